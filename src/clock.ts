@@ -1,0 +1,84 @@
+import type { Clock } from './ports.js';
+
+/** The wall clock. */
+export const systemClock: Clock = {
+  nowMs: () => Date.now(),
+  sleep: (ms, signal) =>
+    new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      const timer = setTimeout(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      }, Math.max(0, ms));
+      const onAbort = (): void => {
+        clearTimeout(timer);
+        reject(signal?.reason);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+    }),
+};
+
+/**
+ * A clock that runs `speed` times faster than real time from `startMs`: the demo and the
+ * end-to-end tests run days in minutes with real sockets and real timers underneath.
+ */
+export function acceleratedClock(startMs: number, speed: number): Clock {
+  const realStart = Date.now();
+  return {
+    nowMs: () => startMs + (Date.now() - realStart) * speed,
+    sleep: (ms, signal) => systemClock.sleep(ms / speed, signal),
+  };
+}
+
+/**
+ * A clock that only moves when told to, for unit tests. `sleep` resolves when `advance`
+ * passes its wake-up time; sleepers wake in time order.
+ */
+export class ManualClock implements Clock {
+  private now: number;
+  private sleepers: { wakeMs: number; resolve: () => void }[] = [];
+
+  constructor(startMs: number) {
+    this.now = startMs;
+  }
+
+  nowMs(): number {
+    return this.now;
+  }
+
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise<void>((resolve, reject) => {
+      const sleeper = { wakeMs: this.now + Math.max(0, ms), resolve };
+      this.sleepers.push(sleeper);
+      signal?.addEventListener(
+        'abort',
+        () => {
+          this.sleepers = this.sleepers.filter((s) => s !== sleeper);
+          reject(signal.reason);
+        },
+        { once: true },
+      );
+    });
+  }
+
+  /** Moves time forward, waking sleepers in order and letting their continuations run. */
+  async advance(ms: number): Promise<void> {
+    const target = this.now + ms;
+    for (;;) {
+      this.sleepers.sort((a, b) => a.wakeMs - b.wakeMs);
+      const next = this.sleepers[0];
+      if (!next || next.wakeMs > target) break;
+      this.sleepers.shift();
+      this.now = next.wakeMs;
+      next.resolve();
+      await new Promise((r) => setImmediate(r));
+    }
+    this.now = target;
+  }
+
+  /** Steps the wall clock without waking anyone, like an NTP correction. */
+  set(ms: number): void {
+    this.now = ms;
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * One error type for the whole daemon. Codes are stable: they appear in logs, in status output
+ * and in docs/errors.md, and a retired code is never reused for another meaning.
+ */
+export const errorCodes = {
+  CONFIG_INVALID: { retryable: false, hint: 'fix the config file; run `wattshift check`' },
+  CONFIG_SECRET_UNREADABLE: { retryable: false, hint: 'check the secret file, environment variable or systemd credential' },
+  AUTH_REJECTED: { retryable: false, hint: 'the API rejected the client credentials' },
+  API_UNAVAILABLE: { retryable: true, hint: 'network error, timeout, 429 or 5xx from the API; retried with backoff' },
+  API_BAD_RESPONSE: { retryable: false, hint: 'the API answered with a body that does not match the contract' },
+  API_NOT_FOUND: { retryable: false, hint: 'the API does not know the requested id' },
+  API_CONFLICT: { retryable: false, hint: 'the API reports a conflict (409)' },
+  API_REJECTED: { retryable: false, hint: 'the API rejected the request (4xx); its message is kept' },
+  WEBHOOK_SIGNATURE_INVALID: { retryable: false, hint: 'a webhook call had a missing or wrong X-Payload-Signature' },
+  WEBHOOK_BODY_INVALID: { retryable: false, hint: 'a webhook call had a malformed body' },
+  PRICE_UNITS_MIXED: { retryable: false, hint: 'prices in different currencies with no exchange rate configured' },
+  PLAN_INPUT_INVALID: { retryable: false, hint: 'the planner was given inputs it cannot use' },
+  DEVICE_TIMEOUT: { retryable: true, hint: 'a device did not answer in time' },
+  DEVICE_UNREACHABLE: { retryable: true, hint: 'a device or its bus/broker cannot be reached' },
+  DEVICE_BAD_VALUE: { retryable: true, hint: 'a device answered with an impossible or malformed value' },
+  DEVICE_STALE: { retryable: true, hint: 'a device value is older than its allowed age' },
+  DEVICE_PROFILE_INVALID: { retryable: false, hint: 'a device profile or register map is invalid' },
+  MQTT_UNAVAILABLE: { retryable: true, hint: 'the MQTT broker cannot be reached' },
+  MQTT_COMMAND_INVALID: { retryable: false, hint: 'an MQTT command was malformed or out of range' },
+  STORE_FAILED: { retryable: true, hint: 'a database read or write failed (disk full? read-only?)' },
+  STORE_OPEN_FAILED: { retryable: false, hint: 'the database cannot be opened (missing or read-only directory)' },
+  STORE_SCHEMA_NEWER: { retryable: false, hint: 'the database was written by a newer wattshift; upgrade or restore a backup' },
+  REPORT_REJECTED: { retryable: false, hint: 'the API rejected a usage report; its reason is kept in the outbox' },
+  REPORT_DEADLINE_NEAR: { retryable: false, hint: 'a report is still unsent close to the month-end deadline' },
+  CLOCK_JUMP: { retryable: false, hint: 'the wall clock stepped (NTP correction?)' },
+  INTERNAL: { retryable: false, hint: 'a bug: please report it with the log' },
+} as const satisfies Record<string, { retryable: boolean; hint: string }>;
+
+export type ErrorCode = keyof typeof errorCodes;
+
+export interface WattshiftErrorOptions {
+  cause?: unknown;
+  /** Overrides the code's default. */
+  retryable?: boolean;
+  /** Structured context for logs (never secrets). */
+  details?: Record<string, unknown>;
+}
+
+export class WattshiftError extends Error {
+  override readonly name = 'WattshiftError';
+  readonly code: ErrorCode;
+  readonly retryable: boolean;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: ErrorCode, message: string, options: WattshiftErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.retryable = options.retryable ?? errorCodes[code].retryable;
+    this.details = options.details;
+  }
+}
+
+export function isWattshiftError(err: unknown, code?: ErrorCode): err is WattshiftError {
+  return err instanceof WattshiftError && (code === undefined || err.code === code);
+}
+
+export function isRetryable(err: unknown): boolean {
+  return err instanceof WattshiftError ? err.retryable : false;
+}
+
+/** Wraps anything thrown into a WattshiftError, keeping an existing one as it is. */
+export function toWattshiftError(err: unknown, code: ErrorCode, message: string): WattshiftError {
+  if (err instanceof WattshiftError) return err;
+  return new WattshiftError(code, `${message}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+}

@@ -1,0 +1,59 @@
+/**
+ * Small capability interfaces the daemon depends on. Units are in the names. A device implements
+ * the set of capabilities it has; `hasCapability`-style guards live next to the adapters.
+ */
+
+/** Time source. Everything that waits takes one, so tests and the demo can run days in seconds. */
+export interface Clock {
+  /** Milliseconds since the Unix epoch. */
+  nowMs(): number;
+  /** Resolves after `ms` of this clock's time; rejects with the signal's reason on abort. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+/** Allows or blocks a heater. The safe (unpowered, timed-out) state is always "allowed". */
+export interface HeaterSwitch {
+  /**
+   * Blocks heating for at most `leaseMs`; the device falls back to "allowed" when the lease
+   * expires without renewal, where the device supports it.
+   */
+  block(leaseMs: number, signal: AbortSignal): Promise<void>;
+  /** Allows heating (the safe state). */
+  allow(signal: AbortSignal): Promise<void>;
+}
+
+/** Limits an EV charger's current; 0 A pauses charging. */
+export interface ChargeCurrentLimit {
+  /** Sets the charging current per phase, in amperes. */
+  setCurrentA(currentA: number, signal: AbortSignal): Promise<void>;
+}
+
+/** A cumulative energy counter. */
+export interface EnergyMeter {
+  /** Total imported energy, kWh, monotonic except on a counter reset or wrap. */
+  readEnergyKwh(signal: AbortSignal): Promise<number>;
+}
+
+/** Instantaneous active power. */
+export interface PowerMeter {
+  /** Active power, W; positive is consumption. */
+  readPowerW(signal: AbortSignal): Promise<number>;
+}
+
+/** A temperature sensor. */
+export interface Thermometer {
+  /** Temperature, °C. */
+  readTemperatureC(signal: AbortSignal): Promise<number>;
+}
+
+/** What an EV charger knows about the car. */
+export interface EvState {
+  plugged: boolean;
+  charging: boolean;
+  /** State of charge in percent, when the charger or car reports it. */
+  socPct?: number;
+}
+
+export interface EvStateReader {
+  readEvState(signal: AbortSignal): Promise<EvState>;
+}
