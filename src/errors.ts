@@ -21,6 +21,8 @@ export const errorCodes = {
   DEVICE_STALE: { retryable: true, hint: 'a device value is older than its allowed age' },
   DEVICE_PROFILE_INVALID: { retryable: false, hint: 'a device profile or register map is invalid' },
   MQTT_UNAVAILABLE: { retryable: true, hint: 'the MQTT broker cannot be reached' },
+  MQTT_AUTH_REJECTED: { retryable: false, hint: 'the MQTT broker refused the username/password or client id' },
+  MQTT_TLS_FAILED: { retryable: false, hint: 'TLS to the MQTT broker failed: check caFile, the broker certificate and its host name' },
   MQTT_COMMAND_INVALID: { retryable: false, hint: 'an MQTT command was malformed or out of range' },
   STORE_FAILED: { retryable: true, hint: 'a database read or write failed (disk full? read-only?)' },
   STORE_OPEN_FAILED: { retryable: false, hint: 'the database cannot be opened (missing or read-only directory)' },
