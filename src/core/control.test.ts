@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { decide, type ChargerNow, type HeaterNow } from './control.js';
+
+const tank = (over: Partial<HeaterNow> = {}): HeaterNow => ({
+  kind: 'hotWaterTank', id: 'tank', available: true, mode: 'auto', temperatureC: 60, floorC: 45,
+  elementKw: 2, powerW: 0, slotEnergyKwh: 0, planned: { energyKwh: 2, powerKw: 2 }, ...over,
+});
+const car = (over: Partial<ChargerNow> = {}): ChargerNow => ({
+  kind: 'evCharger', id: 'ev', available: true, mode: 'auto', plugged: true, powerW: 0, slotEnergyKwh: 0,
+  planned: { energyKwh: 7, powerKw: 7.36 }, phases: 1, voltageV: 230, minCurrentA: 6, maxCurrentA: 32,
+  safeCurrentA: 6, ...over,
+});
+const roomy = { capKw: 50, locationPowerW: undefined, baseLoadKw: 0.5 };
+
+function heater(d: ReturnType<typeof decide>) {
+  const s = d.setpoints.find((x) => x.kind === 'heater');
+  if (s?.kind !== 'heater') throw new Error('no heater setpoint');
+  return s;
+}
+function charger(d: ReturnType<typeof decide>) {
+  const s = d.setpoints.find((x) => x.kind === 'charger');
+  if (s?.kind !== 'charger') throw new Error('no charger setpoint');
+  return s;
+}
+
+describe('decide: heater', () => {
+  it('runs while the slot energy is not yet metered and stops once it is', () => {
+    expect(heater(decide([tank({ slotEnergyKwh: 1.5 })], roomy)).allow).toBe(true);
+    expect(heater(decide([tank({ slotEnergyKwh: 2 })], roomy)).allow).toBe(false);
+  });
+  it('is blocked in an unplanned slot but allowed below the floor or with unknown temperature', () => {
+    const unplanned = { energyKwh: 0, powerKw: 0 };
+    expect(heater(decide([tank({ planned: unplanned })], roomy)).allow).toBe(false);
+    expect(heater(decide([tank({ planned: unplanned, temperatureC: 44 })], roomy)).allow).toBe(true);
+    expect(heater(decide([tank({ planned: unplanned, temperatureC: undefined })], roomy)).allow).toBe(true);
+  });
+  it('falls back to allowed when unavailable or without a plan', () => {
+    expect(heater(decide([tank({ available: false, planned: { energyKwh: 0, powerKw: 0 } })], roomy)).allow).toBe(true);
+    expect(heater(decide([tank({ planned: null })], roomy)).allow).toBe(true);
+  });
+  it('honours modes, keeping the floor in mode off', () => {
+    expect(heater(decide([tank({ mode: 'off' })], roomy)).allow).toBe(false);
+    expect(heater(decide([tank({ mode: 'off', temperatureC: 40 })], roomy)).allow).toBe(true);
+    expect(heater(decide([tank({ mode: 'boost', planned: { energyKwh: 0, powerKw: 0 } })], roomy)).allow).toBe(true);
+  });
+  it('is blocked when the cap leaves no room, even below the floor', () => {
+    const d = decide([tank({ temperatureC: 30 })], { capKw: 0, locationPowerW: undefined, baseLoadKw: 0 });
+    expect(heater(d).allow).toBe(false);
+    expect(d.expectedDeviceKw).toBe(0);
+  });
+});
+
+describe('decide: charger', () => {
+  it('converts planned power to current and clamps to the charger range', () => {
+    expect(charger(decide([car()], roomy)).currentA).toBe(32);
+    expect(charger(decide([car({ planned: { energyKwh: 1, powerKw: 1 } })], roomy)).currentA).toBe(6);
+  });
+  it('pauses when not planned, and uses the safe current when unavailable', () => {
+    expect(charger(decide([car({ planned: { energyKwh: 0, powerKw: 0 } })], roomy)).currentA).toBe(0);
+    expect(charger(decide([car({ available: false })], roomy)).currentA).toBe(6);
+  });
+  it('shares the measured headroom under the cap after the heater', () => {
+    // 11 kW cap, 3 kW measured of which the tank draws 2 → base 1 kW; tank takes 2, car gets 8 kW → 34 A capped to 32
+    const site = { capKw: 11, locationPowerW: 3000, baseLoadKw: 0 };
+    const d = decide([tank({ powerW: 2000 }), car()], site);
+    expect(heater(d).allow).toBe(true);
+    expect(charger(d).currentA).toBe(32);
+    const tight = decide([tank({ powerW: 2000 }), car()], { ...site, capKw: 5 });
+    // 5 − 1 − 2 = 2 kW → 8 A at 230 V single phase
+    expect(charger(tight).currentA).toBe(8);
+    expect(tight.expectedDeviceKw + tight.baseLoadKw).toBeLessThanOrEqual(5 + 1e-9);
+  });
+  it('stops charging when the headroom is below the minimum current', () => {
+    const d = decide([car()], { capKw: 1, locationPowerW: 500, baseLoadKw: 0 });
+    expect(charger(d).currentA).toBe(0);
+  });
+});

@@ -1,0 +1,159 @@
+/**
+ * The control decision of one tick: what each device should do right now, from the plan's current
+ * slot, fresh readings and the hard limits. Pure; the control loop applies the result.
+ *
+ * Precedence, strongest first:
+ *  1. the location cap (LPC caps and the location limit) holds, whatever else is asked;
+ *  2. a device that is unavailable, or a tank whose temperature is unknown or below its floor,
+ *     gets its safe state (heater allowed, charger at its safe current);
+ *  3. the user's mode (`boost` runs at full power, `off` pauses);
+ *  4. the plan: run while the slot's planned energy is not yet metered.
+ */
+
+export type DeviceMode = 'auto' | 'off' | 'boost';
+
+export interface SlotTarget {
+  /** Planned energy for the whole slot, kWh. */
+  energyKwh: number;
+  /** Planned average power, kW. */
+  powerKw: number;
+}
+
+export interface HeaterNow {
+  kind: 'hotWaterTank';
+  id: string;
+  available: boolean;
+  mode: DeviceMode;
+  /** Measured or trustworthy estimated temperature, °C; undefined when neither exists. */
+  temperatureC: number | undefined;
+  floorC: number;
+  /** Element power, kW (what it draws when allowed and the thermostat calls). */
+  elementKw: number;
+  /** Measured power now, W. */
+  powerW: number | undefined;
+  /** Energy metered since the current slot started, kWh. */
+  slotEnergyKwh: number;
+  /** The plan's target for the current slot; null when there is no plan (thermostat fallback). */
+  planned: SlotTarget | null;
+}
+
+export interface ChargerNow {
+  kind: 'evCharger';
+  id: string;
+  available: boolean;
+  mode: DeviceMode;
+  plugged: boolean;
+  powerW: number | undefined;
+  slotEnergyKwh: number;
+  planned: SlotTarget | null;
+  phases: 1 | 3;
+  voltageV: number;
+  minCurrentA: number;
+  maxCurrentA: number;
+  safeCurrentA: number;
+}
+
+export type DeviceNow = HeaterNow | ChargerNow;
+
+export interface SiteNow {
+  /** The binding cap now: min(location limit, active LPC caps), kW. */
+  capKw: number;
+  /** Measured location power (main meter), W, when there is one. */
+  locationPowerW: number | undefined;
+  /** Forecast base load, kW, used when there is no main meter. */
+  baseLoadKw: number;
+}
+
+export type Setpoint =
+  | { kind: 'heater'; id: string; allow: boolean; reason: string }
+  | { kind: 'charger'; id: string; currentA: number; reason: string };
+
+export interface Decision {
+  setpoints: Setpoint[];
+  /** Power the decision expects the controllable devices to draw at most, kW. */
+  expectedDeviceKw: number;
+  /** Estimated uncontrollable load, kW. */
+  baseLoadKw: number;
+}
+
+const isRunning = (target: SlotTarget | null, slotEnergyKwh: number): boolean =>
+  target !== null && target.energyKwh > 1e-6 && slotEnergyKwh < target.energyKwh - 1e-6;
+
+function wantedHeater(d: HeaterNow): { allow: boolean; reason: string } {
+  if (!d.available) return { allow: true, reason: 'device unavailable: safe state (allowed)' };
+  if (d.temperatureC === undefined) return { allow: true, reason: 'temperature unknown: heating allowed' };
+  if (d.temperatureC < d.floorC) return { allow: true, reason: `below comfort floor ${d.floorC} °C` };
+  if (d.mode === 'boost') return { allow: true, reason: 'boost' };
+  if (d.mode === 'off') return { allow: false, reason: 'mode off (floor still protected)' };
+  if (d.planned === null) return { allow: true, reason: 'no plan: thermostat' };
+  return isRunning(d.planned, d.slotEnergyKwh)
+    ? { allow: true, reason: `planned ${d.planned.energyKwh.toFixed(2)} kWh this slot` }
+    : { allow: false, reason: d.planned.energyKwh > 1e-6 ? 'slot energy reached' : 'not planned' };
+}
+
+function ampsFor(kw: number, d: ChargerNow): number {
+  return (kw * 1000) / (d.phases * d.voltageV);
+}
+
+/** Charging current for a power budget: below the minimum current a charger cannot charge at all. */
+function currentWithin(kw: number, d: ChargerNow): number {
+  const a = Math.min(d.maxCurrentA, Math.floor(ampsFor(kw, d) + 1e-9));
+  return a >= d.minCurrentA ? a : 0;
+}
+
+function wantedCharger(d: ChargerNow): { currentA: number; reason: string } {
+  if (!d.available) return { currentA: d.safeCurrentA, reason: 'device unavailable: safe current' };
+  if (d.mode === 'boost') return { currentA: d.maxCurrentA, reason: 'boost' };
+  if (d.mode === 'off') return { currentA: 0, reason: 'mode off' };
+  if (d.planned === null) return { currentA: d.safeCurrentA, reason: 'no plan: safe current' };
+  if (!isRunning(d.planned, d.slotEnergyKwh)) return { currentA: 0, reason: 'not planned' };
+  const a = Math.max(d.minCurrentA, currentWithin(d.planned.powerKw, d));
+  return { currentA: Math.min(d.maxCurrentA, a), reason: `planned ${d.planned.powerKw.toFixed(1)} kW` };
+}
+
+function drawKw(d: DeviceNow): number {
+  return Math.max(0, (d.powerW ?? 0) / 1000);
+}
+
+/** Decides every device's setpoint for this tick. */
+export function decide(devices: readonly DeviceNow[], site: SiteNow): Decision {
+  const baseLoadKw =
+    site.locationPowerW === undefined
+      ? site.baseLoadKw
+      : Math.max(0, site.locationPowerW / 1000 - devices.reduce((s, d) => s + drawKw(d), 0));
+  let headroomKw = site.capKw - baseLoadKw;
+  const setpoints: Setpoint[] = [];
+  let expectedDeviceKw = 0;
+
+  // Heaters first: hot water is the comfort promise; then chargers share what is left.
+  for (const d of devices) {
+    if (d.kind !== 'hotWaterTank') continue;
+    const want = wantedHeater(d);
+    if (want.allow && d.elementKw > headroomKw + 1e-9) {
+      setpoints.push({ kind: 'heater', id: d.id, allow: false, reason: `cap ${site.capKw} kW leaves no room` });
+      continue;
+    }
+    if (want.allow) {
+      headroomKw -= d.elementKw;
+      expectedDeviceKw += d.elementKw;
+    }
+    setpoints.push({ kind: 'heater', id: d.id, ...want });
+  }
+  for (const d of devices) {
+    if (d.kind !== 'evCharger') continue;
+    const want = wantedCharger(d);
+    const wantKw = d.plugged ? (want.currentA * d.phases * d.voltageV) / 1000 : 0;
+    if (wantKw > headroomKw + 1e-9) {
+      const currentA = currentWithin(Math.max(0, headroomKw), d);
+      const kw = (currentA * d.phases * d.voltageV) / 1000;
+      headroomKw -= kw;
+      expectedDeviceKw += kw;
+      setpoints.push({ kind: 'charger', id: d.id, currentA, reason: `limited by cap ${site.capKw} kW` });
+      continue;
+    }
+    headroomKw -= wantKw;
+    expectedDeviceKw += wantKw;
+    setpoints.push({ kind: 'charger', id: d.id, ...want });
+  }
+  return { setpoints, expectedDeviceKw, baseLoadKw };
+}

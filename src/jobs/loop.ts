@@ -1,0 +1,60 @@
+import type { Clock } from '../ports.js';
+import type { Logger } from '../log.js';
+import { isWattshiftError } from '../errors.js';
+
+export interface LoopHandle {
+  /** Runs the next tick as soon as the current one (if any) finishes. */
+  wake(): void;
+  /** Stops after the current tick; resolves when the loop has ended. */
+  stop(): Promise<void>;
+}
+
+/**
+ * A loop that never overlaps itself: await the tick, then sleep on the injected clock. A tick that
+ * throws is logged with its error code and the loop goes on; `wake()` cuts the sleep short.
+ */
+export function startLoop(options: {
+  name: string;
+  clock: Clock;
+  logger: Logger;
+  /** Returns the delay before the next tick, ms of clock time. */
+  tick: (signal: AbortSignal) => Promise<number>;
+  /** Delay after a failed tick. */
+  errorDelayMs: number;
+}): LoopHandle {
+  const stopController = new AbortController();
+  let wakeController = new AbortController();
+  let woken = false;
+
+  const done = (async () => {
+    while (!stopController.signal.aborted) {
+      let delay: number;
+      try {
+        woken = false;
+        delay = await options.tick(stopController.signal);
+      } catch (err) {
+        if (stopController.signal.aborted) break;
+        options.logger.error(
+          { err, code: isWattshiftError(err) ? err.code : 'INTERNAL', loop: options.name },
+          `${options.name} tick failed`,
+        );
+        delay = options.errorDelayMs;
+      }
+      if (woken) continue;
+      wakeController = new AbortController();
+      const both = AbortSignal.any([stopController.signal, wakeController.signal]);
+      await options.clock.sleep(delay, both).catch(() => undefined);
+    }
+  })();
+
+  return {
+    wake() {
+      woken = true;
+      wakeController.abort();
+    },
+    async stop() {
+      stopController.abort();
+      await done;
+    },
+  };
+}

@@ -1,0 +1,112 @@
+import type { Clock } from '../ports.js';
+import type { Logger } from '../log.js';
+import { isWattshiftError } from '../errors.js';
+import { backoffMs } from './backoff.js';
+import { startLoop, type LoopHandle } from './loop.js';
+
+/** The outbox operations this job needs (implemented by the SQLite store). */
+export interface OutboxPort {
+  dueReports(nowMs: number): readonly { id: number; key: string; eventId: string; kind: string; body: unknown; attempts: number; deadlineMs: number | null }[];
+  markSending(id: number, nowMs: number): void;
+  markAccepted(id: number, nowMs: number): void;
+  markRejected(id: number, reason: string, nowMs: number): void;
+  markRetry(id: number, error: string, nextAttemptMs: number): void;
+  outboxSummary(): { pending: number; sending: number; accepted: number; rejected: number; oldestPendingDeadlineMs: number | null };
+}
+
+export interface ReportSender {
+  postReport(body: unknown, signal: AbortSignal): Promise<unknown>;
+}
+
+export interface OutboxHealth {
+  ok: boolean;
+  lastError: { code: string; message: string; atMs: number } | null;
+  deadlineWarning: boolean;
+}
+
+const dayMs = 86_400_000;
+
+/**
+ * Sends queued reports, oldest first, one at a time. A report is marked `sending` before the POST
+ * so a crash mid-request resends it after restart (the API refuses a duplicate with 409, which
+ * counts as accepted). Retryable failures back off; a 4xx rejection is final and keeps its reason.
+ */
+export function startReportOutbox(deps: {
+  outbox: OutboxPort;
+  sender: ReportSender;
+  clock: Clock;
+  logger: Logger;
+  pollMs?: number;
+  backoff?: { baseMs: number; maxMs: number };
+  random?: () => number;
+  /** Warn when an unsent report's deadline is this close. */
+  deadlineWarningMs?: number;
+}): LoopHandle & { health(): OutboxHealth; flush(): void } {
+  const log = deps.logger.child({ component: 'report-outbox' });
+  const backoff = deps.backoff ?? { baseMs: 30_000, maxMs: 3_600_000 };
+  const warnWithinMs = deps.deadlineWarningMs ?? 2 * dayMs;
+  const health: OutboxHealth = { ok: true, lastError: null, deadlineWarning: false };
+  let lastDeadlineWarnMs = -Infinity;
+
+  async function sendOne(report: ReturnType<OutboxPort['dueReports']>[number], signal: AbortSignal): Promise<void> {
+    const now = deps.clock.nowMs();
+    deps.outbox.markSending(report.id, now);
+    try {
+      await deps.sender.postReport(report.body, signal);
+      deps.outbox.markAccepted(report.id, deps.clock.nowMs());
+      log.info({ key: report.key, eventId: report.eventId, attempts: report.attempts + 1 }, 'report accepted');
+      health.ok = true;
+    } catch (err) {
+      const at = deps.clock.nowMs();
+      const message = err instanceof Error ? err.message : String(err);
+      const code = isWattshiftError(err) ? err.code : 'INTERNAL';
+      if (code === 'API_CONFLICT') {
+        // Only a report the API already holds conflicts: an earlier send got through.
+        deps.outbox.markAccepted(report.id, at);
+        log.info({ key: report.key }, 'report was already accepted earlier (409); marked accepted');
+        return;
+      }
+      health.ok = false;
+      health.lastError = { code, message, atMs: at };
+      if (code === 'API_REJECTED' || code === 'API_NOT_FOUND' || code === 'API_BAD_RESPONSE') {
+        deps.outbox.markRejected(report.id, message, at);
+        log.error({ code: 'REPORT_REJECTED', key: report.key, reason: message }, 'report rejected by the API');
+        return;
+      }
+      const next = at + backoffMs(report.attempts + 1, backoff, deps.random);
+      deps.outbox.markRetry(report.id, `${code}: ${message}`, next);
+      log.warn({ code, key: report.key, attempts: report.attempts + 1, nextAttemptMs: next }, 'report send failed; will retry');
+    }
+  }
+
+  function checkDeadline(now: number): void {
+    const { oldestPendingDeadlineMs } = deps.outbox.outboxSummary();
+    health.deadlineWarning = oldestPendingDeadlineMs !== null && oldestPendingDeadlineMs - now < warnWithinMs;
+    if (health.deadlineWarning && now - lastDeadlineWarnMs > dayMs / 4) {
+      lastDeadlineWarnMs = now;
+      log.warn({ code: 'REPORT_DEADLINE_NEAR', deadlineMs: oldestPendingDeadlineMs }, 'an unsent report is close to its month-end deadline');
+    }
+  }
+
+  const loop = startLoop({
+    name: 'report-outbox',
+    clock: deps.clock,
+    logger: log,
+    errorDelayMs: 60_000,
+    tick: async (signal) => {
+      for (const report of deps.outbox.dueReports(deps.clock.nowMs())) {
+        if (signal.aborted) break;
+        await sendOne(report, signal);
+      }
+      checkDeadline(deps.clock.nowMs());
+      return deps.pollMs ?? 60_000;
+    },
+  });
+  return { ...loop, flush: () => loop.wake(), health: () => ({ ...health }) };
+}
+
+/** The end of the month (UTC) an event's hours belong to: reports later than this earn nothing. */
+export function monthEndDeadlineMs(lastHourStartMs: number): number {
+  const d = new Date(lastHourStartMs);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+}
