@@ -1,0 +1,125 @@
+import type { Logger } from '../log.js';
+import { startCommandListener } from './commands.js';
+import type { DeviceCommand } from './commands.js';
+import { discoveryMessages, discoveryRemovalTopics, haStatusTopic } from './discovery.js';
+import type { HaMqttPort } from './port.js';
+import { createHaPublisher } from './publisher.js';
+import { fieldsForKind } from './state.js';
+import { haTopics } from './topics.js';
+import type { HomeView } from './view.js';
+
+export interface HaBridgeOptions {
+  port: HaMqttPort;
+  baseTopic: string;
+  discovery: { enabled: boolean; prefix: string };
+  /** Fallback currency for discovery units while neither a price nor a plan is known. */
+  currency: string;
+  swVersion: string;
+  supportUrl?: string;
+  logger: Logger;
+  getView: () => HomeView;
+  onCommand: (cmd: DeviceCommand) => Promise<void>;
+  /** Device ids announced by the previous run (persisted by the caller). */
+  previousDeviceIds: readonly string[];
+  /** Receives the device ids now announced, whenever they change, for the caller to persist. */
+  saveDeviceIds?: (ids: string[]) => void | Promise<void>;
+}
+
+export interface HaBridge {
+  /** Announces `online`, subscribes to commands and HA's birth message, publishes everything. */
+  start(): Promise<void>;
+  /** Publishes what changed since the last call (state and discovery). */
+  update(): Promise<void>;
+  /** Publishes `offline` (clean stop). */
+  stop(): Promise<void>;
+}
+
+/** Wires publisher, commands and discovery to one MQTT port. */
+export function createHaBridge(options: HaBridgeOptions): HaBridge {
+  const log = options.logger.child({ component: 'ha' });
+  const t = haTopics(options.baseTopic);
+  const publisher = createHaPublisher({ port: options.port, baseTopic: options.baseTopic, logger: options.logger });
+  const lastDiscovery = new Map<string, string>();
+  let announced = new Set(options.previousDeviceIds);
+  let stopped = false;
+
+  async function publishDiscovery(view: HomeView): Promise<void> {
+    if (!options.discovery.enabled) return;
+    const messages = discoveryMessages({
+      baseTopic: options.baseTopic,
+      prefix: options.discovery.prefix,
+      location: view.location,
+      devices: view.devices,
+      currency: view.price?.currency ?? view.plan?.currency ?? options.currency,
+      swVersion: options.swVersion,
+      ...(options.supportUrl ? { supportUrl: options.supportUrl } : {}),
+    });
+    for (const m of messages) {
+      const payload = JSON.stringify(m.payload);
+      if (lastDiscovery.get(m.topic) === payload) continue;
+      await options.port.publish(m.topic, payload, { retain: true, qos: 1 });
+      lastDiscovery.set(m.topic, payload);
+    }
+  }
+
+  /** Removes devices that were announced before but are no longer configured. */
+  async function removeStale(view: HomeView): Promise<void> {
+    const current = new Set(view.devices.map((d) => d.id));
+    const gone = [...announced].filter((id) => !current.has(id));
+    for (const id of gone) {
+      if (options.discovery.enabled) {
+        for (const topic of discoveryRemovalTopics(options.discovery.prefix, view.location.id, id)) {
+          await options.port.publish(topic, '', { retain: true, qos: 1 });
+          lastDiscovery.delete(topic);
+        }
+      }
+      const fieldTopics = (['hotWaterTank', 'evCharger', 'meter'] as const)
+        .flatMap((k) => fieldsForKind(k))
+        .map((f) => t.deviceField(id, f));
+      await publisher.clearDevice(id, [...new Set(fieldTopics)]);
+      log.info({ deviceId: id }, 'removed a device that left the config');
+    }
+    const changed = gone.length > 0 || [...current].some((id) => !announced.has(id));
+    announced = current;
+    if (changed) await options.saveDeviceIds?.([...current]);
+  }
+
+  async function update(): Promise<void> {
+    if (stopped) return;
+    const view = options.getView();
+    await removeStale(view);
+    await publishDiscovery(view);
+    await publisher.publishView(view);
+  }
+
+  return {
+    async start() {
+      stopped = false;
+      await publisher.start();
+      await startCommandListener({
+        port: options.port,
+        baseTopic: options.baseTopic,
+        logger: options.logger,
+        devices: () => options.getView().devices,
+        onCommand: options.onCommand,
+      });
+      if (options.discovery.enabled) {
+        await options.port.subscribe(haStatusTopic(options.discovery.prefix), (_topic, payload) => {
+          if (payload.toString('utf8').trim() !== 'online') return;
+          log.info('Home Assistant came online: republishing discovery and state');
+          lastDiscovery.clear();
+          publisher.invalidate();
+          update().catch((err: unknown) => {
+            log.warn({ code: 'MQTT_UNAVAILABLE', err: err instanceof Error ? err.message : String(err) }, 'republish failed');
+          });
+        });
+      }
+      await update();
+    },
+    update,
+    async stop() {
+      stopped = true;
+      await publisher.stop();
+    },
+  };
+}

@@ -1,0 +1,180 @@
+import { z } from 'zod';
+import { WattshiftError, isWattshiftError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { HaMqttPort } from './port.js';
+import { commandFields, commandFilters, haTopics, parseCommandTopic } from './topics.js';
+import type { ParsedCommandTopic } from './topics.js';
+import type { DeviceKind } from './view.js';
+
+const modeSchema = z.enum(['auto', 'off', 'boost']);
+
+/** The fields a command may carry; at least one must be present. */
+const commandFieldsSchema = z.strictObject({
+  mode: modeSchema.optional(),
+  /** Boost length; implies `mode: boost` when given alone. */
+  boostMinutes: z.number().int().min(1).max(24 * 60).optional(),
+  /** EV departure time, ISO 8601 with an offset (Home Assistant sends UTC). */
+  departure: z.iso.datetime({ offset: true }).optional(),
+  targetKwh: z.number().min(0).max(200).optional(),
+  targetSocPct: z.number().min(0).max(100).optional(),
+  /** Tank comfort floor, °C. */
+  floorC: z.number().min(5).max(85).optional(),
+});
+
+export const deviceCommandSchema = commandFieldsSchema
+  .extend({ deviceId: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/) })
+  .refine((c) => Object.keys(c).some((k) => k !== 'deviceId'), { message: 'the command sets nothing' });
+
+/** A validated command for one device. */
+export type DeviceCommand = z.infer<typeof deviceCommandSchema>;
+
+const evOnly = ['departure', 'targetKwh', 'targetSocPct'] as const;
+
+/** Fields each kind of device accepts. */
+function allowedFor(kind: DeviceKind): ReadonlySet<string> {
+  switch (kind) {
+    case 'hotWaterTank':
+      return new Set(['mode', 'boostMinutes', 'floorC']);
+    case 'evCharger':
+      return new Set(['mode', 'boostMinutes', ...evOnly]);
+    case 'meter':
+      return new Set();
+  }
+}
+
+export interface CommandResponse {
+  status: 'ok' | 'error';
+  data: Record<string, unknown>;
+  error?: { code: string; message: string };
+  transaction?: string | number;
+}
+
+export interface CommandDevice {
+  id: string;
+  kind: DeviceKind;
+}
+
+/**
+ * Turns one MQTT message into a validated command. Throws `MQTT_COMMAND_INVALID` with a
+ * readable message for anything malformed, unknown or not applicable to the device.
+ */
+export function parseCommand(
+  parsed: ParsedCommandTopic,
+  payload: string,
+  devices: readonly CommandDevice[],
+): { command: DeviceCommand; transaction?: string | number } {
+  const device = devices.find((d) => d.id === parsed.deviceId);
+  if (!device) throw invalid(`unknown device '${parsed.deviceId}'`);
+  let raw: Record<string, unknown>;
+  let transaction: string | number | undefined;
+  if (parsed.kind === 'setField') {
+    raw = { [commandFields[parsed.field]]: scalarValue(parsed.field, payload) };
+  } else {
+    const body = parseJsonOrBare(payload, parsed.kind === 'set');
+    if (parsed.kind === 'request') {
+      const tx = body['transaction'];
+      if (tx !== undefined && typeof tx !== 'string' && typeof tx !== 'number') throw invalid('transaction must be a string or a number');
+      transaction = tx as string | number | undefined;
+      delete body['transaction'];
+    }
+    raw = body;
+  }
+  if (raw['boostMinutes'] !== undefined && raw['mode'] === undefined) raw['mode'] = 'boost';
+  const result = deviceCommandSchema.safeParse({ ...raw, deviceId: device.id });
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    const where = issue && issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
+    throw invalid(`${where}${issue?.message ?? 'invalid command'}`);
+  }
+  const allowed = allowedFor(device.kind);
+  const extra = Object.keys(result.data).filter((k) => k !== 'deviceId' && !allowed.has(k));
+  if (extra.length > 0) throw invalid(`${extra.join(', ')} not supported by a ${device.kind}`);
+  if (result.data.boostMinutes !== undefined && result.data.mode !== 'boost') {
+    throw invalid('boostMinutes needs mode boost');
+  }
+  return transaction === undefined ? { command: result.data } : { command: result.data, transaction };
+}
+
+function invalid(message: string): WattshiftError {
+  return new WattshiftError('MQTT_COMMAND_INVALID', message);
+}
+
+/** A JSON object, or (on plain `/set`) a bare mode such as `boost`. */
+function parseJsonOrBare(payload: string, bareModeAllowed: boolean): Record<string, unknown> {
+  const text = payload.trim();
+  if (bareModeAllowed && modeSchema.safeParse(text).success) return { mode: text };
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw invalid('payload is neither JSON nor a mode (auto, off, boost)');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid('payload must be a JSON object');
+  return { ...(value as Record<string, unknown>) };
+}
+
+function scalarValue(field: keyof typeof commandFields, payload: string): unknown {
+  const text = payload.trim();
+  if (field === 'mode' || field === 'departure') return text;
+  if (text === '' || !/^-?\d+(\.\d+)?$/.test(text)) throw invalid(`${field}: '${text}' is not a number`);
+  return Number(text);
+}
+
+export interface CommandListenerOptions {
+  port: HaMqttPort;
+  baseTopic: string;
+  logger: Logger;
+  /** The devices currently configured. */
+  devices: () => readonly CommandDevice[];
+  /** Applies a validated command; a rejection becomes an error response. */
+  onCommand: (cmd: DeviceCommand) => Promise<void>;
+}
+
+/**
+ * Subscribes to the command topics. Every command gets a response on
+ * `<base>/response/<device>/set` (not retained); a bad one changes nothing.
+ */
+export async function startCommandListener(options: CommandListenerOptions): Promise<void> {
+  const t = haTopics(options.baseTopic);
+  const log = options.logger.child({ component: 'ha-commands' });
+  // Commands are applied one at a time, in arrival order.
+  let chain: Promise<void> = Promise.resolve();
+  const handle = (topic: string, payload: Buffer): void => {
+    const parsed = parseCommandTopic(options.baseTopic, topic);
+    if (!parsed) return;
+    chain = chain.then(() => handleOne(parsed, payload.toString('utf8')));
+  };
+  async function handleOne(parsed: ParsedCommandTopic, payload: string): Promise<void> {
+    let response: CommandResponse;
+    try {
+      const { command, transaction } = parseCommand(parsed, payload, options.devices());
+      await options.onCommand(command);
+      const { deviceId: _id, ...data } = command;
+      response = { status: 'ok', data, ...(transaction === undefined ? {} : { transaction }) };
+      log.info({ command }, 'command applied');
+    } catch (err) {
+      const code = isWattshiftError(err) ? err.code : 'INTERNAL';
+      const message = err instanceof Error ? err.message : String(err);
+      const transaction = parsed.kind === 'request' ? transactionOf(payload) : undefined;
+      response = { status: 'error', data: {}, error: { code, message }, ...(transaction === undefined ? {} : { transaction }) };
+      log.warn({ code, deviceId: parsed.deviceId, err: message }, 'command rejected');
+    }
+    try {
+      await options.port.publish(t.response(parsed.deviceId), JSON.stringify(response), { retain: false, qos: 1 });
+    } catch (err) {
+      log.warn({ code: 'MQTT_UNAVAILABLE', err: err instanceof Error ? err.message : String(err) }, 'could not publish a command response');
+    }
+  }
+  for (const filter of commandFilters(options.baseTopic)) await options.port.subscribe(filter, handle);
+}
+
+/** Best effort: the transaction id of a request whose payload failed later validation. */
+function transactionOf(payload: string): string | number | undefined {
+  try {
+    const v: unknown = JSON.parse(payload);
+    const tx = typeof v === 'object' && v !== null ? (v as Record<string, unknown>)['transaction'] : undefined;
+    return typeof tx === 'string' || typeof tx === 'number' ? tx : undefined;
+  } catch {
+    return undefined;
+  }
+}

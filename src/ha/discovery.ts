@@ -1,0 +1,254 @@
+import { haSafeId, haTopics } from './topics.js';
+import type { HaTopics } from './topics.js';
+import type { DeviceKind } from './view.js';
+
+/**
+ * Home Assistant MQTT discovery: one config message per entity at
+ * `<prefix>/<component>/<node_id>/<object_id>/config` (retained), one HA device per wattshift
+ * device plus one for the location, linked with `via_device`. Sensors follow HA's device-class
+ * rules so the energy counters can be used in the Energy dashboard (`energy`, kWh,
+ * `total_increasing`) and the price sensor as a price entity (`<currency>/kWh`).
+ */
+
+export const defaultDiscoveryPrefix = 'homeassistant';
+
+export type HaComponent = 'sensor' | 'binary_sensor' | 'select' | 'button' | 'number' | 'datetime';
+
+export interface DiscoveryInput {
+  baseTopic: string;
+  /** Discovery prefix, `homeassistant` by default; must differ from the base topic. */
+  prefix: string;
+  location: { id: string; name: string };
+  devices: readonly { id: string; name: string; kind: DeviceKind }[];
+  /** ISO 4217 code of prices and costs (`EUR`, `NOK`). */
+  currency: string;
+  swVersion: string;
+  supportUrl?: string;
+}
+
+export interface DiscoveryMessage {
+  topic: string;
+  payload: Record<string, unknown>;
+}
+
+type Config = Record<string, unknown>;
+
+interface Ctx {
+  t: HaTopics;
+  id: string;
+  currency: string;
+}
+
+interface EntityDef {
+  key: string;
+  component: HaComponent;
+  build: (c: Ctx) => Config;
+}
+
+const sensor = (key: string, name: string, extra: Config, field?: string): EntityDef => ({
+  key, component: 'sensor',
+  build: ({ t, id }) => ({ name, state_topic: t.deviceField(id, (field ?? key) as never), ...extra }),
+});
+
+const power = sensor('power', 'Power', { device_class: 'power', unit_of_measurement: 'W', state_class: 'measurement' });
+const energy = sensor('energy', 'Energy', {
+  device_class: 'energy', unit_of_measurement: 'kWh', state_class: 'total_increasing', suggested_display_precision: 2,
+});
+const mode: EntityDef = {
+  key: 'mode', component: 'select',
+  build: ({ t, id }) => ({
+    name: 'Mode', icon: 'mdi:tune', options: ['auto', 'off', 'boost'],
+    state_topic: t.deviceField(id, 'mode'), command_topic: t.setField(id, 'mode'),
+  }),
+};
+const boost: EntityDef = {
+  key: 'boost', component: 'button',
+  build: ({ t, id }) => ({ name: 'Boost', icon: 'mdi:rocket-launch', command_topic: t.set(id), payload_press: '{"mode":"boost"}' }),
+};
+const plannedOn: EntityDef = {
+  key: 'planned_on', component: 'binary_sensor',
+  build: ({ t, id }) => ({
+    name: 'Planned on', icon: 'mdi:calendar-clock', state_topic: t.deviceField(id, 'planned_on'),
+    payload_on: 'true', payload_off: 'false',
+  }),
+};
+const nextStart = sensor('next_start', 'Next start', { device_class: 'timestamp' });
+
+const numberDef = (key: string, name: string, extra: Config): EntityDef => ({
+  key, component: 'number',
+  build: ({ t, id }) => ({
+    name, mode: 'box', state_topic: t.deviceField(id, key as never), command_topic: t.setField(id, key as never), ...extra,
+  }),
+});
+
+/** Entities of each kind of device. */
+const deviceEntities: Record<DeviceKind, readonly EntityDef[]> = {
+  hotWaterTank: [
+    sensor('temperature', 'Temperature', { device_class: 'temperature', unit_of_measurement: '°C', state_class: 'measurement' }),
+    power, energy, mode, boost, plannedOn, nextStart,
+    numberDef('floor', 'Comfort floor', { device_class: 'temperature', unit_of_measurement: '°C', min: 5, max: 85, step: 0.5 }),
+  ],
+  evCharger: [
+    power, energy, mode, boost, plannedOn, nextStart,
+    {
+      key: 'plugged', component: 'binary_sensor',
+      build: ({ t, id }) => ({ name: 'Plugged in', device_class: 'plug', state_topic: t.deviceField(id, 'plugged'), payload_on: 'true', payload_off: 'false' }),
+    },
+    {
+      key: 'charging', component: 'binary_sensor',
+      build: ({ t, id }) => ({ name: 'Charging', device_class: 'battery_charging', state_topic: t.deviceField(id, 'charging'), payload_on: 'true', payload_off: 'false' }),
+    },
+    sensor('soc', 'State of charge', { device_class: 'battery', unit_of_measurement: '%', state_class: 'measurement' }),
+    {
+      key: 'departure', component: 'datetime',
+      build: ({ t, id }) => ({ name: 'Departure', icon: 'mdi:car-clock', state_topic: t.deviceField(id, 'departure'), command_topic: t.setField(id, 'departure') }),
+    },
+    numberDef('target_kwh', 'Target energy', { device_class: 'energy', unit_of_measurement: 'kWh', min: 0, max: 200, step: 0.5 }),
+    numberDef('target_soc', 'Target state of charge', { device_class: 'battery', unit_of_measurement: '%', min: 0, max: 100, step: 1 }),
+  ],
+  meter: [power, energy],
+};
+
+/** Entities of the location's HA device; state comes from JSON topics through templates. */
+const locationEntities: readonly EntityDef[] = [
+  {
+    key: 'power', component: 'sensor',
+    build: ({ t }) => ({
+      name: 'Power', state_topic: t.location, value_template: '{{ value_json.power }}',
+      device_class: 'power', unit_of_measurement: 'W', state_class: 'measurement',
+    }),
+  },
+  {
+    key: 'limit', component: 'sensor',
+    build: ({ t }) => ({
+      name: 'Power limit', state_topic: t.location, value_template: '{{ value_json.limit_kw }}',
+      device_class: 'power', unit_of_measurement: 'kW', state_class: 'measurement', entity_category: 'diagnostic',
+    }),
+  },
+  {
+    key: 'lpc_cap', component: 'sensor',
+    build: ({ t }) => ({
+      name: 'Power cap (LPC)', state_topic: t.location, value_template: '{{ value_json.lpc_cap_kw }}',
+      device_class: 'power', unit_of_measurement: 'kW', state_class: 'measurement',
+    }),
+  },
+  {
+    key: 'price', component: 'sensor',
+    build: ({ t, currency }) => ({
+      name: 'Electricity price', icon: 'mdi:cash', state_topic: t.priceTotal,
+      unit_of_measurement: `${currency}/kWh`, state_class: 'measurement', suggested_display_precision: 3,
+    }),
+  },
+  {
+    key: 'price_delta', component: 'sensor',
+    build: ({ t, currency }) => ({
+      name: 'Incentive delta', icon: 'mdi:cash-minus', state_topic: t.priceDelta,
+      unit_of_measurement: `${currency}/kWh`, state_class: 'measurement', suggested_display_precision: 3,
+    }),
+  },
+  {
+    key: 'plan_cost', component: 'sensor',
+    build: ({ t, currency }) => ({
+      name: 'Planned cost (48 h)', state_topic: t.plan, value_template: '{{ value_json.expected_cost }}',
+      device_class: 'monetary', unit_of_measurement: currency, json_attributes_topic: t.plan,
+      json_attributes_template: '{{ {"shortfalls": value_json.shortfalls, "incentive": value_json.incentive} | tojson }}',
+    }),
+  },
+  {
+    key: 'plan_savings', component: 'sensor',
+    build: ({ t, currency }) => ({
+      name: 'Planned savings (48 h)', state_topic: t.plan, value_template: '{{ value_json.savings }}',
+      device_class: 'monetary', unit_of_measurement: currency,
+    }),
+  },
+  {
+    key: 'problem', component: 'binary_sensor',
+    build: ({ t }) => ({
+      name: 'Problem', device_class: 'problem', entity_category: 'diagnostic', state_topic: t.health,
+      value_template: "{{ 'OFF' if value_json.ok else 'ON' }}",
+    }),
+  },
+  {
+    key: 'outbox_pending', component: 'sensor',
+    build: ({ t }) => ({
+      name: 'Reports pending', icon: 'mdi:tray-full', entity_category: 'diagnostic', state_topic: t.health,
+      value_template: '{{ value_json.outbox.pending }}', state_class: 'measurement',
+    }),
+  },
+];
+
+function nodeId(locationId: string): string {
+  return `wattshift_${haSafeId(locationId)}`;
+}
+
+function configTopic(prefix: string, component: HaComponent, locationId: string, objectId: string): string {
+  return `${prefix}/${component}/${nodeId(locationId)}/${objectId}/config`;
+}
+
+/** All discovery config messages for the location and its devices. */
+export function discoveryMessages(input: DiscoveryInput): DiscoveryMessage[] {
+  if (input.prefix === input.baseTopic || input.prefix.length === 0) {
+    throw new TypeError('the discovery prefix must be non-empty and differ from the base topic');
+  }
+  const t = haTopics(input.baseTopic);
+  const node = nodeId(input.location.id);
+  const origin = {
+    name: 'wattshift', sw_version: input.swVersion, ...(input.supportUrl ? { support_url: input.supportUrl } : {}),
+  };
+  const locationDevice = {
+    identifiers: [node], name: input.location.name, manufacturer: 'wattshift', model: 'Home energy controller', sw_version: input.swVersion,
+  };
+  const out: DiscoveryMessage[] = [];
+  for (const def of locationEntities) {
+    out.push({
+      topic: configTopic(input.prefix, def.component, input.location.id, `location_${def.key}`),
+      payload: {
+        ...def.build({ t, id: '', currency: input.currency }),
+        unique_id: `${node}_location_${def.key}`,
+        availability: [{ topic: t.availability }],
+        device: locationDevice,
+        origin,
+      },
+    });
+  }
+  for (const d of input.devices) {
+    const device = {
+      identifiers: [`${node}_${d.id}`], name: d.name, manufacturer: 'wattshift', model: kindModel[d.kind], via_device: node,
+    };
+    for (const def of deviceEntities[d.kind]) {
+      out.push({
+        topic: configTopic(input.prefix, def.component, input.location.id, `${d.id}_${def.key}`),
+        payload: {
+          ...def.build({ t, id: d.id, currency: input.currency }),
+          unique_id: `${node}_${d.id}_${def.key}`,
+          availability: [{ topic: t.availability }, { topic: t.deviceAvailability(d.id) }],
+          availability_mode: 'all',
+          device,
+          origin,
+        },
+      });
+    }
+  }
+  return out;
+}
+
+const kindModel: Record<DeviceKind, string> = {
+  hotWaterTank: 'Hot water tank', evCharger: 'EV charger', meter: 'Energy meter',
+};
+
+/**
+ * Config topics a device could have had under any kind; publishing an empty retained payload
+ * to each removes the device's entities from Home Assistant.
+ */
+export function discoveryRemovalTopics(prefix: string, locationId: string, deviceId: string): string[] {
+  const seen = new Set<string>();
+  for (const defs of Object.values(deviceEntities)) {
+    for (const def of defs) seen.add(configTopic(prefix, def.component, locationId, `${deviceId}_${def.key}`));
+  }
+  return [...seen];
+}
+
+/** Home Assistant's birth/last-will topic. */
+export function haStatusTopic(prefix: string): string {
+  return `${prefix}/status`;
+}

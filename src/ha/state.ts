@@ -1,0 +1,136 @@
+import type { HaTopics, DeviceScalarField } from './topics.js';
+import type { DeviceKind, DeviceView, HomeView, PlanView } from './view.js';
+
+/** Payload of a scalar topic whose value is unknown; Home Assistant reads it as `unknown`. */
+export const unknownPayload = 'None';
+
+/** How far ahead the plan topic looks. */
+export const planHorizonMs = 48 * 3600_000;
+
+/** The scalar subtopics that make sense for each kind of device. */
+export function fieldsForKind(kind: DeviceKind): readonly DeviceScalarField[] {
+  switch (kind) {
+    case 'hotWaterTank':
+      return ['temperature', 'power', 'energy', 'mode', 'planned_on', 'next_start', 'floor'];
+    case 'evCharger':
+      return ['power', 'energy', 'mode', 'planned_on', 'next_start', 'plugged', 'charging', 'soc', 'departure', 'target_kwh', 'target_soc'];
+    case 'meter':
+      return ['power', 'energy'];
+  }
+}
+
+type Scalar = string | number | boolean | null;
+
+/** Rounded so that sensor noise below display precision does not cause a publish. */
+function round(value: number | undefined, decimals: number): number | null {
+  if (value === undefined || !Number.isFinite(value)) return null;
+  const f = 10 ** decimals;
+  return Math.round(value * f) / f;
+}
+
+function iso(ms: number | undefined): string | null {
+  return ms === undefined || !Number.isFinite(ms) ? null : new Date(ms).toISOString();
+}
+
+/** The device's scalar values by field (null = unknown). */
+export function deviceValues(d: DeviceView): Record<DeviceScalarField, Scalar> {
+  return {
+    temperature: round(d.temperatureC, 1),
+    power: round(d.powerW, 0),
+    energy: round(d.energyKwh, 3),
+    mode: d.mode,
+    planned_on: d.plannedOn,
+    next_start: iso(d.nextStartMs),
+    floor: round(d.floorC, 1),
+    plugged: d.ev?.plugged ?? null,
+    charging: d.ev?.charging ?? null,
+    soc: round(d.ev?.socPct, 0),
+    departure: d.ev?.departure ?? null,
+    target_kwh: round(d.ev?.targetKwh, 2),
+    target_soc: round(d.ev?.targetSocPct, 0),
+  };
+}
+
+function scalarPayload(v: Scalar): string {
+  return v === null ? unknownPayload : String(v);
+}
+
+/** The plan as published: slots from the current one to 48 h ahead, times as ISO strings. */
+export function planPayload(plan: PlanView, nowMs: number): unknown {
+  const slotMs = plan.slotMinutes * 60_000;
+  const slots = plan.slots
+    .filter((s) => s.startMs + slotMs > nowMs && s.startMs < nowMs + planHorizonMs)
+    .map((s) => ({
+      start: new Date(s.startMs).toISOString(),
+      price: round(s.pricePerKwh, 5),
+      delta: round(s.deltaPerKwh, 5),
+      ...(s.reason === undefined ? {} : { reason: s.reason }),
+      devices: Object.fromEntries(
+        Object.entries(s.devices).map(([id, d]) => [
+          id,
+          {
+            on: d.on,
+            power_kw: round(d.powerKw, 3),
+            ...(d.temperatureC === undefined ? {} : { temperature: round(d.temperatureC, 1) }),
+            ...(d.energyStateKwh === undefined ? {} : { energy_state_kwh: round(d.energyStateKwh, 3) }),
+          },
+        ]),
+      ),
+    }));
+  return {
+    slot_minutes: plan.slotMinutes,
+    currency: plan.currency,
+    expected_cost: round(plan.expectedCost, 2),
+    baseline_cost: round(plan.baselineCost, 2),
+    savings: round(plan.baselineCost - plan.expectedCost, 2),
+    incentive: round(plan.incentive, 2),
+    shortfalls: plan.shortfalls,
+    slots,
+  };
+}
+
+/** Published while there is no plan, so that templates reading the plan topic see nulls. */
+const noPlanPayload = {
+  slot_minutes: null, currency: null, expected_cost: null, baseline_cost: null, savings: null, incentive: null, shortfalls: [], slots: [],
+};
+
+/**
+ * Every retained state message for a view, as topic → payload. Payloads never contain the
+ * current time, so an unchanged state yields identical payloads and nothing is republished.
+ */
+export function stateMessages(t: HaTopics, view: HomeView): Map<string, string> {
+  const out = new Map<string, string>();
+  const loc = view.location;
+  out.set(t.location, JSON.stringify({
+    id: loc.id, name: loc.name, power: round(loc.powerW, 0), limit_kw: loc.limitKw, lpc_cap_kw: loc.lpcCapKw ?? null,
+  }));
+  if (view.price) {
+    const p = view.price;
+    out.set(t.price, JSON.stringify({
+      currency: p.currency, total: round(p.totalPerKwh, 5), spot: round(p.spotPerKwh, 5), delta: round(p.deltaPerKwh, 5), source: p.source,
+    }));
+    out.set(t.priceTotal, scalarPayload(round(p.totalPerKwh, 5)));
+    out.set(t.priceDelta, scalarPayload(round(p.deltaPerKwh, 5)));
+  }
+  out.set(t.plan, JSON.stringify(view.plan ? planPayload(view.plan, view.nowMs) : noPlanPayload));
+  out.set(t.health, JSON.stringify({
+    ok: view.health.ok,
+    jobs: view.health.jobs.map((j) => ({
+      name: j.name, ok: j.ok,
+      ...(j.lastError ? { last_error: { code: j.lastError.code, message: j.lastError.message, at: iso(j.lastError.atMs) } } : {}),
+    })),
+    outbox: { pending: view.outbox.pending, rejected: view.outbox.rejected, oldest_deadline: iso(view.outbox.oldestDeadlineMs) },
+  }));
+  for (const d of view.devices) {
+    const values = deviceValues(d);
+    const fields = fieldsForKind(d.kind);
+    const json: Record<string, Scalar> = { name: d.name, kind: d.kind, available: d.available };
+    for (const f of fields) {
+      json[f] = values[f];
+      out.set(t.deviceField(d.id, f), scalarPayload(values[f]));
+    }
+    out.set(t.device(d.id), JSON.stringify(json));
+    out.set(t.deviceAvailability(d.id), d.available ? 'online' : 'offline');
+  }
+  return out;
+}

@@ -1,0 +1,94 @@
+/**
+ * The read-only views the home-automation and status layers render. The composition root maps
+ * the daemon's real state onto these, so this layer does not depend on the planner's or the
+ * store's internal types. Units are in the names; times are epoch milliseconds. No secrets.
+ */
+
+export type DeviceKind = 'hotWaterTank' | 'evCharger' | 'meter';
+export type DeviceMode = 'auto' | 'off' | 'boost';
+
+export interface EvView {
+  plugged: boolean;
+  charging: boolean;
+  socPct?: number;
+  /** Departure time, ISO 8601 with offset. */
+  departure?: string;
+  targetKwh?: number;
+  targetSocPct?: number;
+}
+
+export interface DeviceView {
+  /** Config id: `[A-Za-z0-9_-]+`, used in topics and Home Assistant ids. */
+  id: string;
+  name: string;
+  kind: DeviceKind;
+  available: boolean;
+  mode: DeviceMode;
+  temperatureC?: number;
+  powerW?: number;
+  /** Cumulative imported energy (meter counter), kWh. */
+  energyKwh?: number;
+  /** Whether the plan has the device on in the current slot. */
+  plannedOn: boolean;
+  /** Start of the next planned on-slot, if any. */
+  nextStartMs?: number;
+  /** Tank comfort floor, °C (hot water tanks). */
+  floorC?: number;
+  ev?: EvView;
+}
+
+export interface PlanSlotDeviceView {
+  powerKw: number;
+  on: boolean;
+  /** Forecast tank temperature at the end of the slot. */
+  temperatureC?: number;
+  energyStateKwh?: number;
+}
+
+export interface PlanSlotView {
+  startMs: number;
+  /** Total price (spot + delta + fees), currency per kWh. */
+  pricePerKwh: number;
+  /** Incentive delta of the price-curve events, currency per kWh (negative = reward). */
+  deltaPerKwh: number;
+  /** Why the planner chose what it chose in this slot. */
+  reason?: string;
+  devices: Record<string, PlanSlotDeviceView>;
+}
+
+export interface PlanView {
+  slotMinutes: number;
+  slots: PlanSlotView[];
+  expectedCost: number;
+  baselineCost: number;
+  incentive: number;
+  currency: string;
+  shortfalls: string[];
+}
+
+export interface PriceView {
+  currency: string;
+  totalPerKwh: number;
+  spotPerKwh: number;
+  deltaPerKwh: number;
+  source: string;
+}
+
+export interface JobHealthView {
+  name: string;
+  ok: boolean;
+  lastError?: { code: string; message: string; atMs: number };
+}
+
+export interface HomeView {
+  location: { id: string; name: string; powerW?: number; limitKw: number; lpcCapKw?: number };
+  price: PriceView | null;
+  devices: DeviceView[];
+  plan: PlanView | null;
+  health: { ok: boolean; jobs: JobHealthView[] };
+  outbox: { pending: number; rejected: number; oldestDeadlineMs?: number };
+  nowMs: number;
+}
+
+/** Device ids must be safe as one MQTT topic level and as a Home Assistant object id. */
+export const deviceIdPattern = /^[A-Za-z0-9_-]{1,64}$/;
