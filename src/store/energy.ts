@@ -1,0 +1,85 @@
+import { z } from 'zod';
+import type { StoreContext } from './context.js';
+import { checkInput, guard, parseRow } from './errors.js';
+import { energyQualities, type HourlyEnergyInput, type HourlyEnergyRow, type MeterCheckpoint } from './types.js';
+
+const HOUR_MS = 3_600_000;
+const ms = z.number().int().safe();
+
+const hourlyInputSchema = z.strictObject({
+  subject: z.string().min(1),
+  hourStartMs: ms.refine((v) => v % HOUR_MS === 0, 'must be a whole UTC hour'),
+  kwh: z.number().finite(),
+  quality: z.enum(energyQualities),
+  samples: z.number().int().nonnegative(),
+});
+
+const hourlyRowSchema = hourlyInputSchema.extend({ kwh: z.number(), updatedAtMs: ms });
+
+const checkpointSchema = z.strictObject({
+  deviceId: z.string().min(1),
+  valueKwh: z.number().finite(),
+  atMs: ms,
+});
+
+export interface EnergyTables {
+  upsertHourly(rows: readonly HourlyEnergyInput[]): void;
+  readHourly(subject: string, fromMs: number, toMs: number): HourlyEnergyRow[];
+  saveCheckpoints(rows: readonly MeterCheckpoint[]): void;
+  loadCheckpoints(): MeterCheckpoint[];
+}
+
+/**
+ * Hourly energy per subject and meter checkpoints. A metering job that writes both should do it
+ * in one `store.transaction`, so that after a crash the checkpoint and the hours it produced are
+ * either both there or both absent (no hour counted twice, none lost).
+ */
+export function energyTables(ctx: StoreContext): EnergyTables {
+  const { db } = ctx;
+  const upsert = db.prepare(`INSERT INTO hourly_energy (subject, hour_start_ms, kwh, quality, samples, updated_at_ms)
+    VALUES (@subject, @hourStartMs, @kwh, @quality, @samples, @updatedAtMs)
+    ON CONFLICT (subject, hour_start_ms) DO UPDATE SET kwh = excluded.kwh, quality = excluded.quality,
+      samples = excluded.samples, updated_at_ms = excluded.updated_at_ms`);
+  const select = db.prepare(`SELECT subject, hour_start_ms AS hourStartMs, kwh, quality, samples,
+      updated_at_ms AS updatedAtMs
+    FROM hourly_energy WHERE subject = ? AND hour_start_ms >= ? AND hour_start_ms < ? ORDER BY hour_start_ms`);
+  const saveCheckpoint = db.prepare(`INSERT INTO meter_checkpoints (device_id, value_kwh, at_ms)
+    VALUES (@deviceId, @valueKwh, @atMs)
+    ON CONFLICT (device_id) DO UPDATE SET value_kwh = excluded.value_kwh, at_ms = excluded.at_ms`);
+  const selectCheckpoints = db.prepare(
+    'SELECT device_id AS deviceId, value_kwh AS valueKwh, at_ms AS atMs FROM meter_checkpoints ORDER BY device_id',
+  );
+
+  return {
+    upsertHourly(rows) {
+      const parsed = rows.map((r) => checkInput(hourlyInputSchema, r, 'hourly energy row'));
+      if (parsed.length === 0) return;
+      guard('upsertHourly', () =>
+        ctx.tx(() => {
+          const updatedAtMs = ctx.clock.nowMs();
+          for (const r of parsed) upsert.run({ ...r, updatedAtMs });
+        }),
+      );
+    },
+
+    readHourly(subject, fromMs, toMs) {
+      const rows = guard('readHourly', () => select.all(subject, fromMs, toMs));
+      return rows.map((row) => parseRow(hourlyRowSchema, row, 'hourly_energy'));
+    },
+
+    saveCheckpoints(rows) {
+      const parsed = rows.map((r) => checkInput(checkpointSchema, r, 'meter checkpoint'));
+      if (parsed.length === 0) return;
+      guard('saveCheckpoints', () =>
+        ctx.tx(() => {
+          for (const r of parsed) saveCheckpoint.run(r);
+        }),
+      );
+    },
+
+    loadCheckpoints() {
+      const rows = guard('loadCheckpoints', () => selectCheckpoints.all());
+      return rows.map((row) => parseRow(checkpointSchema, row, 'meter_checkpoints'));
+    },
+  };
+}

@@ -1,0 +1,92 @@
+/**
+ * The schema, as ordered migrations. Migration N brings the database to `PRAGMA user_version` N;
+ * each runs in one transaction together with the version bump. Never edit a released migration:
+ * append a new one. The SQL lives in TypeScript strings so it is found the same way from `src`
+ * (tsx, vitest) and from `dist` (after tsc).
+ *
+ * `auto_vacuum = INCREMENTAL` must be set before the first table exists, so `openStore` sets it
+ * on an empty database before running migration 1 (it cannot run inside a transaction).
+ */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const migrations: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'initial schema',
+    sql: `
+CREATE TABLE events (
+  event_id          TEXT PRIMARY KEY NOT NULL,
+  notification_type TEXT,
+  payload_type      TEXT,
+  created_at_ms     INTEGER NOT NULL,
+  received_at_ms    INTEGER NOT NULL,
+  start_ms          INTEGER,
+  end_ms            INTEGER,
+  location_ids      TEXT NOT NULL DEFAULT '[]',
+  resource_ids      TEXT NOT NULL DEFAULT '[]',
+  raw_json          TEXT NOT NULL,
+  state             TEXT NOT NULL DEFAULT 'received'
+                    CHECK (state IN ('received', 'ignored', 'active', 'reportQueued', 'done', 'failed')),
+  state_detail      TEXT,
+  updated_at_ms     INTEGER NOT NULL
+);
+CREATE INDEX events_span ON events (coalesce(start_ms, created_at_ms));
+
+CREATE TABLE hourly_energy (
+  subject       TEXT NOT NULL,
+  hour_start_ms INTEGER NOT NULL,
+  kwh           REAL NOT NULL,
+  quality       TEXT NOT NULL CHECK (quality IN ('measured', 'estimated', 'partial', 'gap')),
+  samples       INTEGER NOT NULL,
+  updated_at_ms INTEGER NOT NULL,
+  PRIMARY KEY (subject, hour_start_ms)
+) WITHOUT ROWID;
+CREATE INDEX hourly_energy_hour ON hourly_energy (hour_start_ms);
+
+CREATE TABLE meter_checkpoints (
+  device_id TEXT PRIMARY KEY NOT NULL,
+  value_kwh REAL NOT NULL,
+  at_ms     INTEGER NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE plans (
+  id               INTEGER PRIMARY KEY,
+  created_at_ms    INTEGER NOT NULL,
+  horizon_start_ms INTEGER NOT NULL,
+  horizon_end_ms   INTEGER NOT NULL,
+  json             TEXT NOT NULL
+);
+
+CREATE TABLE report_outbox (
+  id              INTEGER PRIMARY KEY,
+  idempotency_key TEXT NOT NULL UNIQUE,
+  event_id        TEXT NOT NULL REFERENCES events (event_id),
+  kind            TEXT NOT NULL CHECK (kind IN ('usage', 'lpcAck')),
+  body_json       TEXT NOT NULL,
+  state           TEXT NOT NULL DEFAULT 'pending'
+                  CHECK (state IN ('pending', 'sending', 'accepted', 'rejected')),
+  attempts        INTEGER NOT NULL DEFAULT 0,
+  last_error      TEXT,
+  next_attempt_ms INTEGER NOT NULL,
+  deadline_ms     INTEGER,
+  remote_id       TEXT,
+  created_at_ms   INTEGER NOT NULL,
+  updated_at_ms   INTEGER NOT NULL
+);
+CREATE INDEX report_outbox_due ON report_outbox (state, next_attempt_ms);
+CREATE INDEX report_outbox_event ON report_outbox (event_id);
+
+CREATE TABLE kv_state (
+  key           TEXT PRIMARY KEY NOT NULL,
+  value_json    TEXT NOT NULL,
+  updated_at_ms INTEGER NOT NULL
+) WITHOUT ROWID;
+`,
+  },
+];
+
+export const latestSchemaVersion: number = migrations.reduce((v, m) => Math.max(v, m.version), 0);

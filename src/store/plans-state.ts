@@ -1,0 +1,98 @@
+import { z } from 'zod';
+import { WattshiftError } from '../errors.js';
+import type { StoreContext } from './context.js';
+import { checkInput, guard, jsonText, parseRow, toJson } from './errors.js';
+import type { PlanInput, PlanRow, SavePlanResult } from './types.js';
+
+const ms = z.number().int().safe();
+
+/** How many plans savePlan keeps (older ones also go with retention). */
+export const KEEP_PLANS = 48;
+
+const planInputSchema = z.strictObject({
+  createdAtMs: ms,
+  horizonStartMs: ms,
+  horizonEndMs: ms,
+  json: z.unknown(),
+});
+
+const planRowSchema = z.strictObject({
+  id: z.number().int(),
+  createdAtMs: ms,
+  horizonStartMs: ms,
+  horizonEndMs: ms,
+  json: jsonText,
+});
+
+export interface PlansAndStateTables {
+  savePlan(plan: PlanInput): SavePlanResult;
+  latestPlan(): PlanRow | undefined;
+  getState<T>(key: string, schema: z.ZodType<T>): T | undefined;
+  setState(key: string, value: unknown): void;
+  deleteState(key: string): void;
+}
+
+export function plansAndStateTables(ctx: StoreContext): PlansAndStateTables {
+  const { db } = ctx;
+  const planColumns = `id, created_at_ms AS createdAtMs, horizon_start_ms AS horizonStartMs,
+    horizon_end_ms AS horizonEndMs, json`;
+  const latest = db.prepare(`SELECT ${planColumns} FROM plans ORDER BY id DESC LIMIT 1`);
+  const latestRaw = db.prepare('SELECT id, horizon_start_ms AS s, horizon_end_ms AS e, json FROM plans ORDER BY id DESC LIMIT 1');
+  const insertPlan = db.prepare(`INSERT INTO plans (created_at_ms, horizon_start_ms, horizon_end_ms, json)
+    VALUES (@createdAtMs, @horizonStartMs, @horizonEndMs, @json)`);
+  const trimPlans = db.prepare(
+    'DELETE FROM plans WHERE id NOT IN (SELECT id FROM plans ORDER BY id DESC LIMIT ?)',
+  );
+  const getValue = db.prepare('SELECT value_json FROM kv_state WHERE key = ?').pluck();
+  const putValue = db.prepare(`INSERT INTO kv_state (key, value_json, updated_at_ms) VALUES (?, ?, ?)
+    ON CONFLICT (key) DO UPDATE SET value_json = excluded.value_json, updated_at_ms = excluded.updated_at_ms`);
+  const delValue = db.prepare('DELETE FROM kv_state WHERE key = ?');
+
+  return {
+    savePlan(plan) {
+      const p = checkInput(planInputSchema, plan, 'plan');
+      const json = toJson(p.json, 'plan');
+      return guard('savePlan', () =>
+        ctx.tx(() => {
+          // Re-planning often yields the same plan; writing it again would only wear the SD card.
+          const prev = z
+            .object({ id: z.number(), s: z.number(), e: z.number(), json: z.string() })
+            .optional()
+            .parse(latestRaw.get());
+          if (prev && prev.json === json && prev.s === p.horizonStartMs && prev.e === p.horizonEndMs) {
+            return { id: prev.id, stored: false };
+          }
+          const id = Number(insertPlan.run({ ...p, json }).lastInsertRowid);
+          trimPlans.run(KEEP_PLANS);
+          return { id, stored: true };
+        }),
+      );
+    },
+
+    latestPlan() {
+      const row = guard('latestPlan', () => latest.get());
+      return row === undefined ? undefined : parseRow(planRowSchema, row, 'plans');
+    },
+
+    getState(key, schema) {
+      const text = guard('getState', () => getValue.get(key));
+      if (text === undefined) return undefined;
+      const parsed = jsonText.pipe(schema).safeParse(text);
+      if (parsed.success) return parsed.data;
+      throw new WattshiftError('STORE_FAILED', `store: state "${key}" is corrupt: ${z.prettifyError(parsed.error)}`, {
+        retryable: false,
+        cause: parsed.error,
+        details: { table: 'kv_state', key },
+      });
+    },
+
+    setState(key, value) {
+      const json = toJson(value, `state "${key}"`);
+      guard('setState', () => ctx.tx(() => putValue.run(key, json, ctx.clock.nowMs())));
+    },
+
+    deleteState(key) {
+      guard('deleteState', () => ctx.tx(() => delValue.run(key)));
+    },
+  };
+}
