@@ -1,0 +1,120 @@
+/**
+ * The last value of each quantity an MQTT device pushed, with its arrival time. MQTT devices push;
+ * a read returns the last value only while it is younger than `staleAfterMs`, otherwise it fails
+ * with DEVICE_STALE: a stale value is treated as missing, never as current.
+ */
+import { WattshiftError } from '../../errors.js';
+import type { Clock } from '../../ports.js';
+
+interface Slot {
+  value?: unknown;
+  atMs?: number;
+  seq: number;
+  error?: WattshiftError;
+  errorSeq: number;
+}
+
+export interface LatestValuesOptions {
+  device: string;
+  clock: Clock;
+  staleAfterMs: number;
+  /** Whether the broker connection is up; reads fail with MQTT_UNAVAILABLE while it is not. */
+  isConnected: () => boolean;
+}
+
+export class LatestValues {
+  private readonly slots = new Map<string, Slot>();
+  private readonly waiters = new Set<{ name: string; afterSeq: number; resolve: () => void }>();
+  private seq = 0;
+  private offline: WattshiftError | undefined;
+
+  constructor(private readonly options: LatestValuesOptions) {}
+
+  private slot(name: string): Slot {
+    let s = this.slots.get(name);
+    if (!s) {
+      s = { seq: 0, errorSeq: 0 };
+      this.slots.set(name, s);
+    }
+    return s;
+  }
+
+  /** Records a good value. */
+  put(name: string, value: unknown): void {
+    const s = this.slot(name);
+    s.value = value;
+    s.atMs = this.options.clock.nowMs();
+    s.seq = ++this.seq;
+    for (const w of this.waiters) {
+      if (w.name === name && s.seq > w.afterSeq) {
+        this.waiters.delete(w);
+        w.resolve();
+      }
+    }
+  }
+
+  /** Records that the latest payload for `name` was unusable; reads fail until a good one comes. */
+  bad(name: string, error: WattshiftError): void {
+    const s = this.slot(name);
+    s.error = error;
+    s.errorSeq = ++this.seq;
+  }
+
+  /** Marks the device offline (its LWT/availability topic said so) or back online (undefined). */
+  setOffline(error: WattshiftError | undefined): void {
+    this.offline = error;
+  }
+
+  /** The sequence number of the latest good value (0 when none). */
+  version(name: string): number {
+    return this.slots.get(name)?.seq ?? 0;
+  }
+
+  /** The last value regardless of age, for internal decisions (e.g. "already set"). */
+  peek(name: string): unknown {
+    return this.slots.get(name)?.value;
+  }
+
+  /** The current value, or throws MQTT_UNAVAILABLE / DEVICE_UNREACHABLE / DEVICE_BAD_VALUE / DEVICE_STALE. */
+  get(name: string): unknown {
+    const { device } = this.options;
+    if (!this.options.isConnected()) {
+      throw new WattshiftError('MQTT_UNAVAILABLE', `${device}: MQTT broker not connected`, { details: { device } });
+    }
+    if (this.offline) throw this.offline;
+    const s = this.slots.get(name);
+    if (s?.error && s.errorSeq > s.seq) throw s.error;
+    if (s?.atMs === undefined) {
+      throw new WattshiftError('DEVICE_STALE', `${device}: no ${name} received yet`, { details: { device, value: name } });
+    }
+    const ageMs = this.options.clock.nowMs() - s.atMs;
+    if (ageMs > this.options.staleAfterMs) {
+      throw new WattshiftError('DEVICE_STALE', `${device}: ${name} is ${Math.round(ageMs / 1000)} s old`, {
+        details: { device, value: name, ageMs, staleAfterMs: this.options.staleAfterMs },
+      });
+    }
+    return s.value;
+  }
+
+  /** Resolves when a value newer than `afterSeq` arrives for `name`; aborts with the signal. */
+  waitNewer(name: string, afterSeq: number, signal: AbortSignal): Promise<void> {
+    if (this.version(name) > afterSeq) return Promise.resolve();
+    if (signal.aborted) return Promise.reject(signal.reason);
+    return new Promise<void>((resolve, reject) => {
+      const waiter = {
+        name,
+        afterSeq,
+        resolve: () => {
+          signal.removeEventListener('abort', onAbort);
+          resolve();
+        },
+      };
+      const onAbort = (): void => {
+        this.waiters.delete(waiter);
+        reject(signal.reason);
+      };
+      this.waiters.add(waiter);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+}

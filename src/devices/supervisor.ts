@@ -1,0 +1,275 @@
+/**
+ * Fail-safe supervision of one device, whatever its transport (Modbus or MQTT): it only sees the
+ * capability ports. Every read runs under a timeout; failures are counted; after
+ * `downAfterFailures` consecutive failed reads or commands the device is "down": that is logged
+ * once (warn, with the error code), the device is put in its declared safe state (heater:
+ * allowed; charger: the configured safe current) best-effort, and commands other than the safe
+ * state are held back until a read succeeds again (logged once, info).
+ *
+ * A heater block is a lease: while blocked and healthy, `block(leaseMs)` is re-issued every
+ * `leaseMs / 2`; `stop()` ends the renewals and releases the block (allow).
+ */
+import { WattshiftError, toWattshiftError, type ErrorCode } from '../errors.js';
+import type { Logger } from '../log.js';
+import type {
+  ChargeCurrentLimit, Clock, EnergyMeter, EvState, EvStateReader, HeaterSwitch, PowerMeter, Thermometer,
+} from '../ports.js';
+
+/** The capabilities one device offers; each optional. */
+export interface DeviceCapabilities {
+  heaterSwitch?: HeaterSwitch;
+  chargeCurrentLimit?: ChargeCurrentLimit;
+  energyMeter?: EnergyMeter;
+  powerMeter?: PowerMeter;
+  thermometer?: Thermometer;
+  evStateReader?: EvStateReader;
+}
+
+export type DeviceKind = 'hotWaterTank' | 'evCharger' | 'meter';
+export type ReadCapability = 'energyMeter' | 'powerMeter' | 'thermometer' | 'evStateReader';
+export type CommandCapability = 'heaterSwitch' | 'chargeCurrentLimit';
+
+export interface DeviceReading {
+  atMs: number;
+  energyKwh?: number;
+  powerW?: number;
+  temperatureC?: number;
+  ev?: EvState;
+  errors: { capability: ReadCapability | CommandCapability; code: ErrorCode }[];
+}
+
+export interface DeviceHealth {
+  state: 'up' | 'down';
+  /** Since when in this state (clock ms). */
+  sinceMs: number;
+  consecutiveFailures: number;
+  lastError?: { code: ErrorCode; message: string };
+  /** Whether the heater is currently held blocked by a lease. */
+  blocked: boolean;
+  /** The last current applied to the charger, A. */
+  currentA?: number;
+}
+
+export interface SupervisorOptions {
+  id: string;
+  kind: DeviceKind;
+  capabilities: DeviceCapabilities;
+  /** Charger current applied when wattshift loses control or stops (0 = pause). Default 0. */
+  safeCurrentA?: number;
+  /** Lease length of a heater block. */
+  leaseMs: number;
+  /** Deadline of each read and command. */
+  readTimeoutMs: number;
+  /** Consecutive failures before the device counts as down. Default 2. */
+  downAfterFailures?: number;
+}
+
+export interface SupervisedDevice {
+  /** Reads every readable capability concurrently; never throws for device errors. */
+  read(signal: AbortSignal): Promise<DeviceReading>;
+  /** Blocks (with a renewed lease) or allows the heater. Held at "allowed" while down. */
+  applyHeater(blocked: boolean): Promise<void>;
+  /** Sets the charger current. Held at the safe current while down. */
+  applyCurrent(currentA: number): Promise<void>;
+  health(): DeviceHealth;
+  /** Ends lease renewals and releases the device: heater allowed, charger at the safe current. */
+  stop(): Promise<void>;
+}
+
+const readers = {
+  energyMeter: (c: DeviceCapabilities, s: AbortSignal) => c.energyMeter?.readEnergyKwh(s),
+  powerMeter: (c: DeviceCapabilities, s: AbortSignal) => c.powerMeter?.readPowerW(s),
+  thermometer: (c: DeviceCapabilities, s: AbortSignal) => c.thermometer?.readTemperatureC(s),
+  evStateReader: (c: DeviceCapabilities, s: AbortSignal) => c.evStateReader?.readEvState(s),
+} as const;
+
+export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock; logger: Logger }): SupervisedDevice {
+  const { clock } = deps;
+  const { capabilities: caps, id } = options;
+  const log = deps.logger.child({ component: 'supervisor', device: id, kind: options.kind });
+  const downAfter = Math.max(1, options.downAfterFailures ?? 2);
+  const safeCurrentA = options.safeCurrentA ?? 0;
+  const stopController = new AbortController();
+  let state: 'up' | 'down' = 'up';
+  let sinceMs = clock.nowMs();
+  let failures = 0;
+  let lastError: WattshiftError | undefined;
+  let blocked = false;
+  let currentA: number | undefined;
+  let renewal: AbortController | undefined;
+  let stopped = false;
+
+  /** Runs one device call under the read timeout, also cancelled by stop(). */
+  const timed = async <T>(what: string, signal: AbortSignal | undefined, work: (s: AbortSignal) => Promise<T>): Promise<T> => {
+    const inner = new AbortController();
+    const timer = new AbortController();
+    const timeout = new WattshiftError('DEVICE_TIMEOUT', `${id}: ${what} did not answer within ${options.readTimeoutMs} ms`);
+    const abort = (reason: unknown): void => inner.abort(reason);
+    const onOuter = (): void => abort(signal?.reason);
+    signal?.addEventListener('abort', onOuter, { once: true });
+    clock.sleep(options.readTimeoutMs, timer.signal).then(() => abort(timeout), () => undefined);
+    try {
+      // Race so that a device ignoring its signal cannot hold us past the deadline.
+      return await Promise.race([
+        work(inner.signal),
+        new Promise<never>((_r, reject) => {
+          if (inner.signal.aborted) reject(inner.signal.reason);
+          inner.signal.addEventListener('abort', () => reject(inner.signal.reason), { once: true });
+        }),
+      ]);
+    } finally {
+      timer.abort();
+      signal?.removeEventListener('abort', onOuter);
+    }
+  };
+
+  const enterSafeState = async (): Promise<void> => {
+    stopRenewal();
+    blocked = false;
+    try {
+      if (caps.heaterSwitch) await timed('allow', undefined, (s) => caps.heaterSwitch!.allow(s));
+      if (caps.chargeCurrentLimit) {
+        await timed('set safe current', undefined, (s) => caps.chargeCurrentLimit!.setCurrentA(safeCurrentA, s));
+        currentA = safeCurrentA;
+      }
+    } catch (err) {
+      const e = toWattshiftError(err, 'DEVICE_UNREACHABLE', 'safe state');
+      log.debug({ code: e.code, err: e.message }, 'safe state not confirmed (the device falls back on its own where it can)');
+    }
+  };
+
+  const failed = (err: WattshiftError): void => {
+    failures++;
+    lastError = err;
+    if (state === 'up' && failures >= downAfter && !stopped) {
+      state = 'down';
+      sinceMs = clock.nowMs();
+      log.warn({ code: err.code, err: err.message, failures }, 'device down; putting it in its safe state');
+      void enterSafeState();
+    }
+  };
+
+  const succeeded = (): void => {
+    failures = 0;
+    if (state === 'down') {
+      state = 'up';
+      sinceMs = clock.nowMs();
+      log.info({ downSinceCode: lastError?.code }, 'device recovered');
+    }
+  };
+
+  function stopRenewal(): void {
+    renewal?.abort();
+    renewal = undefined;
+  }
+
+  const renewLoop = async (signal: AbortSignal): Promise<void> => {
+    const everyMs = Math.max(1, Math.floor(options.leaseMs / 2));
+    for (;;) {
+      try {
+        await clock.sleep(everyMs, signal);
+      } catch {
+        return;
+      }
+      if (signal.aborted || state !== 'up' || !blocked) return;
+      try {
+        await timed('renew block', signal, (s) => caps.heaterSwitch!.block(options.leaseMs, s));
+      } catch (err) {
+        if (signal.aborted) return;
+        const e = toWattshiftError(err, 'DEVICE_UNREACHABLE', `${id}: renewing block`);
+        log.debug({ code: e.code }, 'lease renewal failed');
+        failed(e);
+      }
+    }
+  };
+
+  const command = async (what: string, work: (s: AbortSignal) => Promise<void>): Promise<void> => {
+    try {
+      await timed(what, stopController.signal, work);
+    } catch (err) {
+      const e = toWattshiftError(err, 'DEVICE_UNREACHABLE', `${id}: ${what}`);
+      failed(e);
+      throw e;
+    }
+  };
+
+  return {
+    async read(signal) {
+      const reading: DeviceReading = { atMs: clock.nowMs(), errors: [] };
+      const names = (Object.keys(readers) as ReadCapability[]).filter((n) => caps[n] !== undefined);
+      const results = await Promise.allSettled(names.map((n) => timed(`read ${n}`, signal, (s) => readers[n](caps, s) as Promise<unknown>)));
+      let firstError: WattshiftError | undefined;
+      results.forEach((r, i) => {
+        const name = names[i]!;
+        if (r.status === 'rejected') {
+          const e = toWattshiftError(r.reason, 'DEVICE_UNREACHABLE', `${id}: read ${name}`);
+          reading.errors.push({ capability: name, code: e.code });
+          firstError ??= e;
+          return;
+        }
+        if (name === 'energyMeter') reading.energyKwh = r.value as number;
+        else if (name === 'powerMeter') reading.powerW = r.value as number;
+        else if (name === 'thermometer') reading.temperatureC = r.value as number;
+        else reading.ev = r.value as EvState;
+      });
+      if (signal.aborted) return reading;
+      if (firstError) failed(firstError);
+      else succeeded();
+      return reading;
+    },
+
+    async applyHeater(block) {
+      const sw = caps.heaterSwitch;
+      if (!sw) throw new WattshiftError('INTERNAL', `${id} has no heater switch`);
+      if (stopped) return;
+      if (!block || state === 'down') {
+        if (state === 'down' && block) log.debug('block held back: device is down');
+        stopRenewal();
+        blocked = false;
+        await command('allow', (s) => sw.allow(s));
+        return;
+      }
+      await command('block', (s) => sw.block(options.leaseMs, s));
+      blocked = true;
+      if (!renewal) {
+        renewal = new AbortController();
+        void renewLoop(renewal.signal);
+      }
+    },
+
+    async applyCurrent(a) {
+      const ch = caps.chargeCurrentLimit;
+      if (!ch) throw new WattshiftError('INTERNAL', `${id} has no charge current limit`);
+      if (stopped) return;
+      if (!Number.isFinite(a) || a < 0) throw new WattshiftError('INTERNAL', `${id}: current ${a} A is not valid`);
+      const target = state === 'down' ? safeCurrentA : a;
+      await command('set current', (s) => ch.setCurrentA(target, s));
+      currentA = target;
+    },
+
+    health() {
+      const h: DeviceHealth = { state, sinceMs, consecutiveFailures: failures, blocked };
+      if (lastError) h.lastError = { code: lastError.code, message: lastError.message };
+      if (currentA !== undefined) h.currentA = currentA;
+      return h;
+    },
+
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      stopRenewal();
+      stopController.abort(new WattshiftError('INTERNAL', `${id}: supervisor stopped`));
+      blocked = false;
+      const release = async (what: string, work: (s: AbortSignal) => Promise<void>): Promise<void> => {
+        try {
+          await timed(what, undefined, work);
+        } catch (err) {
+          const e = toWattshiftError(err, 'DEVICE_UNREACHABLE', `${id}: ${what} on stop`);
+          log.warn({ code: e.code, err: e.message }, 'could not release the device on stop (a lease still expires on the device where supported)');
+        }
+      };
+      if (caps.heaterSwitch) await release('allow', (s) => caps.heaterSwitch!.allow(s));
+      if (caps.chargeCurrentLimit) await release('safe current', (s) => caps.chargeCurrentLimit!.setCurrentA(safeCurrentA, s));
+    },
+  };
+}
