@@ -1,0 +1,256 @@
+/**
+ * Loads the YAML config: reads the file, resolves secrets, validates with the schema and
+ * reports every problem at once, each with its key path (and line, when it comes from a file).
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { LineCounter, parseDocument, isMap, isSeq, isPair, isScalar, type Document, type Node } from 'yaml';
+import type { z } from 'zod';
+import { WattshiftError } from '../errors.js';
+import { configSchema, type Config, type ConfigInput } from './schema.js';
+import { formatPath, resolveSecrets } from './secret.js';
+
+export interface ConfigProblem {
+  /** Key path such as `devices[0].model.volumeL` (empty for the whole file). */
+  path: string;
+  message: string;
+  line?: number;
+  column?: number;
+}
+
+export interface LoadedConfig {
+  /** The parsed config, deep-frozen. */
+  config: Config;
+  /** Every resolved secret value, for the logger to mask. */
+  secrets: string[];
+  warnings: string[];
+}
+
+export interface ParseOptions {
+  env?: NodeJS.ProcessEnv;
+  /** Relative secret `file` paths resolve against this directory (default: the working directory). */
+  baseDir?: string;
+  /**
+   * For `check` outside systemd: a `{ credential }` reference without `$CREDENTIALS_DIRECTORY`
+   * becomes a warning instead of an error (the returned config then holds a placeholder).
+   */
+  deferCredentials?: boolean;
+}
+
+interface Located {
+  file?: string;
+  locate?: (path: readonly (string | number)[], keyOnly: boolean) => { line: number; column: number } | undefined;
+}
+
+/** Reads, resolves and validates a YAML config file. Throws WattshiftError CONFIG_INVALID or CONFIG_SECRET_UNREADABLE. */
+export function loadConfig(path: string, env: NodeJS.ProcessEnv = process.env, options: Omit<ParseOptions, 'env' | 'baseDir'> = {}): LoadedConfig {
+  const file = resolve(path);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'is a directory' : String(err);
+    throw invalid(file, [{ path: '', message: `cannot read config file ${file}: ${why}` }], `cannot read config file ${file}: ${why}`);
+  }
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    const problems = doc.errors.map((e): ConfigProblem => {
+      const pos = e.linePos?.[0];
+      const first = e.message.split('\n')[0] ?? e.message;
+      return { path: '', message: `YAML syntax error: ${first.replace(/ at line \d+, column \d+:?$/, '')}`, ...(pos ? { line: pos.line, column: pos.col } : {}) };
+    });
+    throw invalid(file, problems);
+  }
+  const document: unknown = doc.toJS();
+  if (document === null || document === undefined) throw invalid(file, [{ path: '', message: 'the config file is empty' }]);
+  return parseWith(document, { ...options, env, baseDir: dirname(file) }, { file, locate: locator(doc, lineCounter) });
+}
+
+/** Validates a config object (e.g. one built in code by the demo) against the same schema. */
+export function parseConfig(document: unknown, options: ParseOptions = {}): LoadedConfig {
+  return parseWith(document, options, {});
+}
+
+const minimalDocument = {
+  version: 1,
+  site: { timezone: 'Europe/Oslo', priceArea: 'NO1', currency: 'NOK', locationLimitKw: 11 },
+  spark: { clientId: 'wattshift', clientSecret: 'not-a-real-secret' },
+  storage: { path: ':memory:' },
+} satisfies ConfigInput;
+
+type DeepPartial<T> = T extends readonly unknown[] ? T : T extends object ? { [K in keyof T]?: DeepPartial<T[K]> } : T;
+
+/**
+ * A valid config built in code: the schema's defaults plus a minimal site and an in-memory
+ * database, with `overrides` merged in (objects merged, arrays replaced). For the demo and tests.
+ */
+export function defaultConfig(overrides: DeepPartial<ConfigInput> = {}): Config {
+  return parseConfig(merge(minimalDocument, overrides)).config;
+}
+
+function merge(base: unknown, over: unknown): unknown {
+  if (isObject(base) && isObject(over)) {
+    const out: Record<string, unknown> = { ...base };
+    for (const [k, v] of Object.entries(over)) if (v !== undefined) out[k] = merge(base[k], v);
+    return out;
+  }
+  return over === undefined ? base : over;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function parseWith(document: unknown, options: ParseOptions, where: Located): LoadedConfig {
+  const resolved = resolveSecrets(configSchema, document, {
+    env: options.env ?? process.env,
+    baseDir: options.baseDir ?? process.cwd(),
+    ...(options.deferCredentials ? { deferCredentials: true } : {}),
+  });
+  const secretProblems = resolved.problems.map((p) => withLocation({ path: p.path, message: p.message }, pathSegments(p.path), where, false));
+  const result = configSchema.safeParse(resolved.document);
+  const schemaProblems = result.success ? [] : issuesToProblems(result.error.issues, where);
+  const problems = [...secretProblems, ...schemaProblems];
+  if (problems.length > 0) {
+    const onlyUnreadable = schemaProblems.length === 0 && resolved.problems.every((p) => p.unreadable);
+    if (onlyUnreadable) {
+      throw new WattshiftError('CONFIG_SECRET_UNREADABLE', `${where.file ? `${where.file}: ` : ''}${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`, {
+        details: { ...(where.file ? { file: where.file } : {}), problems },
+      });
+    }
+    throw invalid(where.file, problems);
+  }
+  if (!result.success) throw new Error('unreachable');
+  const config = resolvePaths(result.data, options);
+  return { config: deepFreeze(config), secrets: [...new Set(resolved.secrets)], warnings: [...resolved.warnings, ...configWarnings(config)] };
+}
+
+/**
+ * Relative file paths become absolute: `storage.path` against `$STATE_DIRECTORY` (systemd
+ * StateDirectory=) or else the config file's directory; TLS files and register-map profiles
+ * against the config file's directory.
+ */
+function resolvePaths(config: Config, options: ParseOptions): Config {
+  const baseDir = options.baseDir ?? process.cwd();
+  const env = options.env ?? process.env;
+  const abs = (p: string, base: string): string => (p === ':memory:' || isAbsolute(p) ? p : resolve(base, p));
+  const storageBase = env.STATE_DIRECTORY ? (env.STATE_DIRECTORY.split(':')[0] ?? baseDir) : baseDir;
+  const fileish = (p: string): boolean => /\.ya?ml$/i.test(p);
+  const fixSource = <T extends { type: string }>(s: T | undefined): T | undefined =>
+    s && s.type === 'modbus' && 'profile' in s && typeof s.profile === 'string' && fileish(s.profile) ? { ...s, profile: abs(s.profile, baseDir) } : s;
+  const mqtt = config.mqtt && {
+    ...config.mqtt,
+    ...(config.mqtt.ca ? { ca: abs(config.mqtt.ca, baseDir) } : {}),
+    ...(config.mqtt.cert ? { cert: abs(config.mqtt.cert, baseDir) } : {}),
+    ...(config.mqtt.key ? { key: abs(config.mqtt.key, baseDir) } : {}),
+  };
+  const devices = config.devices.map((d) => {
+    const out: Record<string, unknown> = { ...d };
+    for (const cap of ['switch', 'meter', 'thermometer', 'charger'] as const) {
+      if (cap in d) out[cap] = fixSource((d as unknown as Record<string, { type: string } | undefined>)[cap]);
+    }
+    return out as typeof d;
+  });
+  return { ...config, ...(mqtt ? { mqtt } : {}), devices, storage: { ...config.storage, path: abs(config.storage.path, storageBase) } };
+}
+
+function configWarnings(config: Config): string[] {
+  const out: string[] = [];
+  const wh = config.events.webhook;
+  if (wh.enabled && wh.secret === undefined) out.push('events.webhook.secret: the webhook receiver accepts unsigned calls (no secret configured)');
+  if (!wh.enabled && !config.events.poll) out.push('events: polling and the webhook are both off; no event will arrive');
+  if (config.devices.length === 0) out.push('devices: no device configured; wattshift will only watch prices');
+  if (config.mqtt && !config.mqtt.rejectUnauthorized) out.push('mqtt.rejectUnauthorized: the broker\'s TLS certificate is not verified');
+  if (config.http.enabled && !['127.0.0.1', '::1', 'localhost'].includes(config.http.host)) {
+    out.push(`http.host: the status server listens on ${config.http.host}, not only on loopback`);
+  }
+  return out;
+}
+
+function invalid(file: string | undefined, problems: ConfigProblem[], message?: string): WattshiftError {
+  const where = file ? `${file}: ` : '';
+  const text = message ?? `${where}invalid config (${problems.length} problem${problems.length === 1 ? '' : 's'})`;
+  return new WattshiftError('CONFIG_INVALID', text, { details: { ...(file ? { file } : {}), problems } });
+}
+
+function pathSegments(path: string): (string | number)[] {
+  const out: (string | number)[] = [];
+  for (const m of path.matchAll(/([^.[\]]+)|\[(\d+)\]/g)) out.push(m[2] !== undefined ? Number(m[2]) : (m[1] ?? ''));
+  return out;
+}
+
+function issuesToProblems(issues: readonly z.core.$ZodIssue[], where: Located): ConfigProblem[] {
+  const out: ConfigProblem[] = [];
+  for (const issue of issues) {
+    const segs = issue.path.filter((s): s is string | number => typeof s !== 'symbol');
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) out.push(withLocation({ path: formatPath([...segs, key]), message: 'unknown key' }, [...segs, key], where, true));
+      continue;
+    }
+    out.push(withLocation({ path: formatPath(segs), message: issueMessage(issue) }, segs, where, false));
+  }
+  return out;
+}
+
+function issueMessage(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'invalid_type' && /received undefined$/.test(issue.message)) return `required key is missing (expected ${issue.expected})`;
+  if (issue.code === 'invalid_type') return issue.message.replace(/^Invalid input: /, '');
+  if (issue.code === 'invalid_union') {
+    const discriminator = (issue as { discriminator?: string }).discriminator;
+    const options = (issue as { options?: unknown[] }).options;
+    if (discriminator && options) return `expected one of ${options.map((o) => JSON.stringify(o)).join(', ')}`;
+    const values = issue.errors.flat().flatMap((e) => (e.code === 'invalid_value' ? e.values : []));
+    if (values.length > 0 && values.length === issue.errors.length) return `expected one of ${values.map((v) => JSON.stringify(v)).join(', ')}`;
+  }
+  if (issue.code === 'invalid_value') return `expected ${issue.values.map((v) => JSON.stringify(v)).join(' or ')}`;
+  return issue.message;
+}
+
+function withLocation(problem: ConfigProblem, segs: readonly (string | number)[], where: Located, keyOnly: boolean): ConfigProblem {
+  const pos = where.locate?.(segs, keyOnly);
+  return pos ? { ...problem, line: pos.line, column: pos.column } : problem;
+}
+
+/** Finds the line of a key path in the YAML document (the nearest existing ancestor for missing keys). */
+function locator(doc: Document, lc: LineCounter): NonNullable<Located['locate']> {
+  return (path, keyOnly) => {
+    let node: unknown = doc.contents;
+    let best: Node | undefined = isNodeLike(node) ? node : undefined;
+    for (let i = 0; i < path.length; i++) {
+      const seg = path[i];
+      const last = i === path.length - 1;
+      if (isMap(node)) {
+        const pair = node.items.find((p) => isPair(p) && isScalar(p.key) && String(p.key.value) === String(seg));
+        if (!pair) break;
+        if (isNodeLike(pair.key)) best = pair.key;
+        if (last && keyOnly) break;
+        node = pair.value;
+        if (isNodeLike(node) && !(isMap(node) || isSeq(node))) best = node;
+      } else if (isSeq(node) && typeof seg === 'number') {
+        node = node.items[seg];
+        if (!isNodeLike(node)) break;
+        best = node;
+      } else {
+        break;
+      }
+    }
+    const offset = best?.range?.[0];
+    if (offset === undefined) return undefined;
+    const pos = lc.linePos(offset);
+    return { line: pos.line, column: pos.col };
+  };
+}
+
+function isNodeLike(v: unknown): v is Node {
+  return typeof v === 'object' && v !== null && 'range' in v;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}

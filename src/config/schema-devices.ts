@@ -1,0 +1,198 @@
+/**
+ * The `modbus` and `devices` sections (the shape agreed with the Modbus and MQTT engineers).
+ * Re-exported from `./schema.js`; import from there.
+ */
+import { z } from 'zod';
+
+const idPattern = /^[a-z0-9_-]+$/;
+const hhmm = /^([01]\d|2[0-3]):[0-5]\d$/;
+
+export const timeOfDay = z.string().regex(hhmm, 'expected a local time "HH:MM"');
+
+// ---------------------------------------------------------------------------------------------
+// Modbus buses
+
+const timeoutMs = z.number().int().min(50).max(60_000).default(1000).describe('Per-request timeout, ms.');
+
+const modbusTcpBus = z.strictObject({
+  type: z.enum(['tcp', 'rtuOverTcp']).describe('`tcp` (Modbus TCP) or `rtuOverTcp` (RTU frames over a TCP serial gateway).'),
+  host: z.string().min(1).describe('Host name or IP address of the Modbus TCP device or gateway.'),
+  port: z.number().int().min(1).max(65535).default(502).describe('TCP port.'),
+  timeoutMs,
+});
+
+const modbusRtuBus = z.strictObject({
+  type: z.literal('rtu').describe('`rtu`: a local RS-485 serial port.'),
+  path: z.string().min(1).describe('Serial device path, e.g. `/dev/ttyUSB0`.'),
+  baudRate: z.number().int().positive().default(9600).describe('Baud rate.'),
+  parity: z.enum(['none', 'even', 'odd']).default('none').describe('Parity.'),
+  dataBits: z.union([z.literal(7), z.literal(8)]).default(8).describe('Data bits.'),
+  stopBits: z.union([z.literal(1), z.literal(2)]).default(1).describe('Stop bits.'),
+  timeoutMs,
+});
+
+export const modbusBusSchema = z
+  .discriminatedUnion('type', [modbusTcpBus, modbusRtuBus])
+  .describe('One physical Modbus bus; all units on it share one serialised connection.');
+export type ModbusBusConfig = z.infer<typeof modbusBusSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// Capability sources
+
+export const modbusSourceSchema = z.strictObject({
+  type: z.literal('modbus'),
+  bus: z.string().min(1).describe('Name of a bus in the `modbus` section.'),
+  unitId: z.number().int().min(0).max(247).default(1).describe('Modbus unit (slave) id.'),
+  profile: z.string().min(1).describe('Built-in profile name (`eastron-sdm120`, `eastron-sdm630`, `generic-relay`, `abb-terra-ac`, ...) or a path to a register map YAML file.'),
+  channel: z.number().int().min(0).optional().describe('Relay channel (coil) on multi-channel boards.'),
+  point: z.string().min(1).optional().describe('Named point of the profile to read (default by capability: energyKwh / powerW / temperatureC).'),
+});
+export type ModbusSource = z.infer<typeof modbusSourceSchema>;
+
+export const shellySourceSchema = z.strictObject({
+  type: z.literal('shelly'),
+  topicPrefix: z.string().min(1).describe('The Shelly Gen2/Gen3 device\'s MQTT topic prefix, e.g. `shellyplus1pm-a8032ab12345`.'),
+  switchId: z.number().int().min(0).default(0).describe('Switch component id.'),
+  temperatureSensorId: z.number().int().min(0).optional().describe('Temperature component id of the add-on (e.g. 100).'),
+});
+export type ShellySource = z.infer<typeof shellySourceSchema>;
+
+export const tasmotaSourceSchema = z.strictObject({
+  type: z.literal('tasmota'),
+  topic: z.string().min(1).describe('The Tasmota device topic.'),
+  relay: z.number().int().min(1).default(1).describe('Relay number (POWER1 = 1).'),
+  fullTopic: z.string().min(1).default('%prefix%/%topic%/').describe('Tasmota FullTopic pattern.'),
+  sensor: z.string().min(1).default('DS18B20').describe('Temperature sensor name in the SENSOR message.'),
+});
+export type TasmotaSource = z.infer<typeof tasmotaSourceSchema>;
+
+export const goeSourceSchema = z.strictObject({
+  type: z.literal('goe'),
+  topicPrefix: z.string().min(1).describe('go-e Charger API v2 MQTT topic prefix, e.g. `go-eCharger/123456`.'),
+});
+export type GoeSource = z.infer<typeof goeSourceSchema>;
+
+export const mqttMapSourceSchema = z.strictObject({
+  type: z.literal('mqtt'),
+  stateTopic: z.string().min(1).optional().describe('Topic with the device state (JSON or a bare number).'),
+  energyKwhPath: z.string().optional().describe('Dot path to cumulative energy in the payload (empty: the payload itself).'),
+  powerWPath: z.string().optional().describe('Dot path to active power.'),
+  temperatureCPath: z.string().optional().describe('Dot path to a temperature.'),
+  energyScale: z.number().positive().default(1).describe('Multiplier turning the energy value into kWh.'),
+  powerScale: z.number().positive().default(1).describe('Multiplier turning the power value into W.'),
+  commandTopic: z.string().min(1).optional().describe('Topic to block/allow a heater.'),
+  blockPayload: z.string().optional().describe('Payload that blocks heating.'),
+  allowPayload: z.string().optional().describe('Payload that allows heating.'),
+  currentTopic: z.string().min(1).optional().describe('Topic to set a charger current.'),
+  currentPayloadTemplate: z.string().default('{{value}}').describe('Payload for `currentTopic`; `{{value}}` is the current in A.'),
+  pluggedPath: z.string().optional().describe('Dot path to "car plugged in" (boolean).'),
+  chargingPath: z.string().optional().describe('Dot path to "car charging" (boolean).'),
+});
+export type MqttMapSource = z.infer<typeof mqttMapSourceSchema>;
+
+export const sourceSchema = z.discriminatedUnion('type', [
+  modbusSourceSchema, shellySourceSchema, tasmotaSourceSchema, goeSourceSchema, mqttMapSourceSchema,
+]);
+export type SourceConfig = z.infer<typeof sourceSchema>;
+
+/** Source types that can do each job. */
+const switchSource = z.discriminatedUnion('type', [modbusSourceSchema, shellySourceSchema, tasmotaSourceSchema, mqttMapSourceSchema])
+  .describe('How the heater is blocked/allowed.');
+const meterSource = sourceSchema.describe('Where energy (and power) is measured.');
+const thermometerSource = z.discriminatedUnion('type', [modbusSourceSchema, shellySourceSchema, tasmotaSourceSchema, mqttMapSourceSchema])
+  .describe('Where the tank temperature is measured.');
+const chargerSource = z.discriminatedUnion('type', [goeSourceSchema, modbusSourceSchema, mqttMapSourceSchema])
+  .describe('How the charging current is set and the car state read.');
+
+// ---------------------------------------------------------------------------------------------
+// Device models
+
+/** A typical household draw (kWh of hot water energy per local hour, about 7 kWh a day). */
+export const standardDrawProfileKwh: readonly number[] = [
+  0.05, 0.05, 0.05, 0.05, 0.05, 0.1, 0.6, 0.9, 0.6, 0.3, 0.2, 0.2,
+  0.25, 0.2, 0.15, 0.15, 0.2, 0.35, 0.5, 0.55, 0.6, 0.5, 0.3, 0.1,
+];
+
+export const tankModelSchema = z.strictObject({
+  volumeL: z.number().min(10).max(2000).describe('Tank volume, litres.'),
+  elementKw: z.number().positive().max(20).describe('Heating element power, kW.'),
+  coldWaterC: z.number().min(0).max(30).default(8).describe('Cold inlet water temperature, °C.'),
+  ambientC: z.number().min(-10).max(40).default(20).describe('Air temperature around the tank, °C.'),
+  lossWPerK: z.number().min(0).max(20).default(1.6).describe('Standing heat loss, W per kelvin above ambient.'),
+  floorC: z.number().min(20).max(80).default(50).describe('Comfort floor: the plan never lets the tank fall below this, °C.'),
+  maxC: z.number().min(30).max(95).default(75).describe('Thermostat setpoint (maximum temperature), °C.'),
+  initialC: z.number().min(0).max(95).nullish().transform((v) => v ?? undefined)
+    .describe('Assumed temperature at start when no sensor reads it (default: maxC).'),
+  drawProfileKwh: z.array(z.number().min(0).max(20)).length(24).default([...standardDrawProfileKwh])
+    .describe('Expected hot water draw per local hour 0..23, kWh of heat (default: a standard household profile).'),
+  legionella: z.strictObject({
+    enabled: z.boolean().default(true).describe('Run a legionella cycle.'),
+    tempC: z.number().min(55).max(95).default(60).describe('Temperature the cycle reaches, °C.'),
+    intervalDays: z.number().int().min(1).max(30).default(7).describe('Days between cycles.'),
+  }).prefault({}).describe('Periodic high-temperature cycle.'),
+  relayOnly: z.boolean().default(false).describe('The switch cannot stop heating mid-slot (no metered early stop).'),
+  minOnMinutes: z.number().int().min(0).max(240).default(0).describe('Shortest heating run, minutes.'),
+  minOffMinutes: z.number().int().min(0).max(240).default(0).describe('Shortest pause between runs, minutes.'),
+  maxStartsPerDay: z.number().int().min(1).max(96).default(24).describe('Most heating starts per day (relay wear).'),
+});
+export type TankModel = z.infer<typeof tankModelSchema>;
+
+export const evModelSchema = z.strictObject({
+  capacityKwh: z.number().positive().max(250).describe('Usable battery capacity, kWh.'),
+  targetSocPct: z.number().min(10).max(100).default(80).describe('Target state of charge at departure, % (when the SoC is known).'),
+  targetEnergyKwh: z.number().positive().max(250).optional()
+    .describe('Energy to add per session when the SoC is unknown, kWh (when absent: 40 % of capacityKwh).'),
+  departure: timeOfDay.default('07:00').describe('Usual departure time, local "HH:MM".'),
+  minCurrentA: z.number().min(0).max(80).default(6).describe('Lowest charging current the car accepts, A.'),
+  maxCurrentA: z.number().min(1).max(80).default(16).describe('Highest charging current (fuse / cable), A.'),
+  phases: z.union([z.literal(1), z.literal(3)]).default(3).describe('Phases used for charging.'),
+  voltageV: z.number().min(100).max(400).default(230).describe('Phase voltage, V.'),
+  efficiency: z.number().min(0.5).max(1).default(0.9).describe('Grid-to-battery efficiency.'),
+});
+export type EvModel = z.infer<typeof evModelSchema>;
+
+export const meterModelSchema = z.strictObject({
+  main: z.boolean().default(true).describe('This is the location\'s main meter (the whole home, used for LocationEnergyUsage and the power limit).'),
+});
+export type MeterModel = z.infer<typeof meterModelSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// Devices
+
+const common = {
+  id: z.string().regex(idPattern, 'expected [a-z0-9_-]+').describe('Device id, unique, `[a-z0-9_-]+`; used in topics and logs.'),
+  name: z.string().min(1).optional().describe('Display name.'),
+  resourceId: z.string().min(1).nullable().default(null).describe('Energy Coordination resource id (set by `wattshift register`).'),
+  staleAfterS: z.number().int().min(5).max(3600).default(120).describe('A reading older than this counts as missing, s.'),
+};
+
+export const hotWaterTankSchema = z.strictObject({
+  ...common,
+  kind: z.literal('hotWaterTank'),
+  switch: switchSource.optional(),
+  meter: meterSource.optional(),
+  thermometer: thermometerSource.optional(),
+  model: tankModelSchema.describe('Planning parameters of the tank.'),
+});
+
+export const evChargerSchema = z.strictObject({
+  ...common,
+  kind: z.literal('evCharger'),
+  charger: chargerSource.optional(),
+  meter: meterSource.optional(),
+  safeCurrentA: z.number().min(0).max(80).default(6).describe('Current applied when wattshift loses control (0 = pause), A.'),
+  model: evModelSchema.describe('Planning parameters of the car and charger.'),
+});
+
+export const meterDeviceSchema = z.strictObject({
+  ...common,
+  kind: z.literal('meter'),
+  meter: meterSource.optional(),
+  model: meterModelSchema.prefault({}).describe('Meter role.'),
+});
+
+export const deviceSchema = z.discriminatedUnion('kind', [hotWaterTankSchema, evChargerSchema, meterDeviceSchema]);
+export type DeviceConfig = z.infer<typeof deviceSchema>;
+export type HotWaterTankConfig = z.infer<typeof hotWaterTankSchema>;
+export type EvChargerConfig = z.infer<typeof evChargerSchema>;
+export type MeterDeviceConfig = z.infer<typeof meterDeviceSchema>;

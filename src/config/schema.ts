@@ -1,0 +1,145 @@
+/**
+ * The config schema: the single source of the config's types (`z.infer`), defaults and
+ * documentation (`docs/config.md` is generated from the descriptions here). Every object is
+ * strict, so an unknown key is an error reported with its key path.
+ */
+import { z } from 'zod';
+import { optionalSecretField, secretField } from './secret.js';
+import { deviceSchema, modbusBusSchema, timeOfDay } from './schema-devices.js';
+import { crossCheck } from './cross-check.js';
+
+export * from './schema-devices.js';
+
+export const priceAreas = ['NO1', 'NO2', 'NO3', 'NO4', 'NO5', 'SE1', 'SE2', 'SE3', 'SE4', 'DK1', 'DK2', 'FI'] as const;
+export const currencies = ['NOK', 'SEK', 'DKK', 'EUR'] as const;
+
+function isIanaTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-GB', { timeZone: tz });
+    return tz.includes('/') || tz === 'UTC';
+  } catch {
+    return false;
+  }
+}
+
+const httpUrl = z.url({ protocol: /^https?$/ });
+const host = z.string().min(1);
+const port = z.number().int().min(0).max(65535);
+const filePath = (description: string) => z.string().min(1).nullish().transform((v) => v ?? undefined).describe(description);
+
+export const siteSchema = z.strictObject({
+  timezone: z.string().refine(isIanaTimeZone, 'expected an IANA time zone such as Europe/Oslo')
+    .describe('IANA time zone of the home, e.g. `Europe/Oslo`; local hours, departures and draw profiles use it.'),
+  priceArea: z.enum(priceAreas).describe('Bidding zone of the home.'),
+  currency: z.enum(currencies).describe('Currency of the grid fee, tax and all reported costs.'),
+  locationLimitKw: z.number().positive().max(1000).describe('Most power the home may draw, kW (main fuse or tariff step). Held at every instant.'),
+  gridFeePerKwh: z.number().min(0).max(100).default(0).describe('Grid energy fee per kWh, in `currency`, excluding VAT.'),
+  taxPerKwh: z.number().min(0).max(100).default(0).describe('Energy tax per kWh, in `currency`, excluding VAT.'),
+  vatPct: z.number().min(0).max(100).default(25).describe('VAT, percent, applied to energy price, fee and tax.'),
+  exchangeRates: z.partialRecord(z.enum(currencies), z.number().positive()).optional()
+    .describe('Units of `currency` per 1 unit of another currency, e.g. `{ EUR: 11.5 }`, for prices quoted in other currencies.'),
+  slotMinutes: z.union([z.literal(60), z.literal(15)]).default(60).describe('Planning slot length, minutes.'),
+});
+
+export const sparkSchema = z.strictObject({
+  baseUrl: httpUrl.default('https://api.sandbox.voluespark.com/energy-coordination/v1').describe('Energy Coordination API base URL.'),
+  forecastUrl: httpUrl.default('https://api.voluespark.com/smart/v1').describe('Forecast price service (Smart API) base URL.'),
+  authUrl: httpUrl.default('https://auth.identity.volue.com/connect/token').describe('OAuth2 token endpoint (client credentials).'),
+  clientId: z.string().min(1).describe('OAuth2 client id.'),
+  clientSecret: secretField('OAuth2 client secret.'),
+  userId: z.string().min(1).optional().describe('Partner-chosen user id of this home\'s owner (used by `wattshift register`).'),
+  locationId: z.string().min(1).optional().describe('Partner-chosen location id of this home.'),
+  meterPointIds: z.array(z.string().min(1)).default([]).describe('Meter point ids (MPIDs) of the location.'),
+  coordinates: z.strictObject({
+    latitude: z.number().min(-90).max(90).describe('Latitude, degrees.'),
+    longitude: z.number().min(-180).max(180).describe('Longitude, degrees.'),
+  }).optional().describe('Location coordinates (used for eligibility when no MPID is known).'),
+  requestTimeoutMs: z.number().int().min(100).max(120_000).default(10_000).describe('Timeout of one API request, ms.'),
+  tokenTimeoutMs: z.number().int().min(100).max(120_000).default(10_000).describe('Timeout of one token request, ms.'),
+});
+
+export const eventsSchema = z.strictObject({
+  pollIntervalS: z.number().int().min(10).max(86_400).default(300).describe('Interval of `GET /events` polling, s. Polling also runs shortly after 13:00 local.'),
+  poll: z.boolean().default(true).describe('Poll `GET /events` (works behind NAT).'),
+  webhook: z.strictObject({
+    enabled: z.boolean().default(false).describe('Run the webhook receiver.'),
+    host: host.default('0.0.0.0').describe('Listen address of the webhook receiver.'),
+    port: port.default(8788).describe('Listen port of the webhook receiver.'),
+    path: z.string().regex(/^\//, 'expected a path starting with /').default('/spark/notify').describe('URL path the receiver answers on.'),
+    publicUrl: httpUrl.nullish().transform((v) => v ?? undefined).describe('Public URL Spark calls (registered by `wattshift register` when set).'),
+    secret: optionalSecretField('HMAC-SHA256 key of `X-Payload-Signature` (null: unsigned calls are accepted).'),
+    maxBodyBytes: z.number().int().min(1024).max(10_485_760).default(262_144).describe('Largest accepted request body, bytes.'),
+  }).prefault({}).describe('Webhook receiver.'),
+});
+
+export const reportsSchema = z.strictObject({
+  retryMinS: z.number().int().min(1).max(86_400).default(60).describe('First retry delay of a failed report, s (doubles each attempt).'),
+  retryMaxS: z.number().int().min(1).max(86_400).default(3600).describe('Longest retry delay, s.'),
+  deadlineWarnDays: z.number().int().min(0).max(28).default(3).describe('Warn when a report is still unsent this many days before month end.'),
+});
+
+export const mqttSchema = z.strictObject({
+  url: z.url({ protocol: /^(mqtts?|wss?)$/ }).describe('Broker URL, `mqtt://`, `mqtts://`, `ws://` or `wss://`.'),
+  username: z.string().min(1).nullish().transform((v) => v ?? undefined).describe('Broker user name.'),
+  password: optionalSecretField('Broker password.'),
+  ca: filePath('CA certificate file (PEM) for TLS.'),
+  cert: filePath('Client certificate file (PEM) for TLS.'),
+  key: filePath('Client private key file (PEM) for TLS.'),
+  rejectUnauthorized: z.boolean().default(true).describe('Verify the broker\'s TLS certificate.'),
+  clientId: z.string().min(1).default('wattshift').describe('MQTT client id.'),
+  baseTopic: z.string().regex(/^[^#+]+$/, 'no MQTT wildcards').default('wattshift').describe('Base topic of everything wattshift publishes.'),
+  discovery: z.strictObject({
+    enabled: z.boolean().default(true).describe('Publish Home Assistant MQTT discovery.'),
+    prefix: z.string().regex(/^[^#+]+$/, 'no MQTT wildcards').default('homeassistant').describe('Home Assistant discovery prefix.'),
+  }).prefault({}).describe('Home Assistant MQTT discovery.'),
+});
+
+export const plannerSchema = z.strictObject({
+  horizonHours: z.number().int().min(12).max(168).default(48).describe('How far ahead the plan reaches, hours.'),
+  frozenWindowMinutes: z.number().int().min(0).max(240).default(15).describe('Slots starting within this many minutes are not re-planned, minutes.'),
+  evFallbackWindow: z.strictObject({
+    start: timeOfDay.default('22:00').describe('Start, local "HH:MM".'),
+    end: timeOfDay.default('06:00').describe('End, local "HH:MM".'),
+  }).prefault({}).describe('When no prices are known, the EV charges in this local window.'),
+});
+
+export const storageSchema = z.strictObject({
+  path: z.string().min(1).default('/var/lib/wattshift/wattshift.db').describe('SQLite database file; its directory must exist and be writable.'),
+  retentionDays: z.number().int().min(35).max(3650).default(400).describe('Days of events, energy and plans kept.'),
+});
+
+export const httpSchema = z.strictObject({
+  enabled: z.boolean().default(true).describe('Serve the status page, `/healthz` and `/metrics`.'),
+  host: host.default('127.0.0.1').describe('Listen address (loopback by default).'),
+  port: port.default(8787).describe('Listen port.'),
+});
+
+export const logSchema = z.strictObject({
+  level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).default('info').describe('Log level.'),
+});
+
+export const configSchema = z.strictObject({
+  version: z.literal(1).describe('Config format version; always 1 for now.'),
+  site: siteSchema.describe('The home: time zone, prices, limits.'),
+  spark: sparkSchema.describe('Energy Coordination API and forecast service.'),
+  events: eventsSchema.prefault({}).describe('How events arrive: polling and/or webhook.'),
+  reports: reportsSchema.prefault({}).describe('Usage report outbox.'),
+  mqtt: mqttSchema.optional().describe('MQTT broker for devices and home automation.'),
+  modbus: z.record(z.string().regex(/^[a-z0-9_-]+$/, 'expected [a-z0-9_-]+'), modbusBusSchema).default({}).describe('Named Modbus buses.'),
+  devices: z.array(deviceSchema).default([]).describe('Controlled and measured devices.'),
+  planner: plannerSchema.prefault({}).describe('Planner settings.'),
+  storage: storageSchema.prefault({}).describe('Database.'),
+  http: httpSchema.prefault({}).describe('Local status server.'),
+  log: logSchema.prefault({}).describe('Logging.'),
+}).superRefine(crossCheck);
+
+export type ConfigInput = z.input<typeof configSchema>;
+export type Config = z.infer<typeof configSchema>;
+export type SiteConfig = Config['site'];
+export type SparkConfig = Config['spark'];
+export type EventsConfig = Config['events'];
+export type ReportsConfig = Config['reports'];
+export type MqttConfig = NonNullable<Config['mqtt']>;
+export type PlannerConfig = Config['planner'];
+export type StorageConfig = Config['storage'];
+export type HttpConfig = Config['http'];

@@ -1,0 +1,192 @@
+/**
+ * Reads the zod schema as data: the config docs, the example-coverage test and the secret
+ * resolver all walk the same schema, so none of them can drift from it.
+ */
+import { z } from 'zod';
+
+type AnySchema = z.core.$ZodType;
+
+interface Def {
+  type: string;
+  innerType?: AnySchema;
+  in?: AnySchema;
+  defaultValue?: unknown;
+  shape?: Record<string, AnySchema>;
+  element?: AnySchema;
+  options?: AnySchema[];
+  discriminator?: string;
+  valueType?: AnySchema;
+  keyType?: AnySchema;
+  values?: unknown[];
+  entries?: Record<string, unknown>;
+  checks?: unknown[];
+}
+
+function defOf(schema: AnySchema): Def {
+  return (schema as unknown as { _zod: { def: Def } })._zod.def;
+}
+
+export interface Unwrapped {
+  /** The schema under optional/nullable/default/pipe wrappers. */
+  inner: AnySchema;
+  optional: boolean;
+  hasDefault: boolean;
+  defaultValue: unknown;
+  description: string | undefined;
+  secret: boolean;
+}
+
+function metaOf(schema: AnySchema): { description?: string; secret?: boolean } | undefined {
+  return z.globalRegistry.get(schema) as { description?: string; secret?: boolean } | undefined;
+}
+
+/** Strips wrappers, collecting what they say (outermost description wins). */
+export function unwrap(schema: AnySchema): Unwrapped {
+  const out: Unwrapped = { inner: schema, optional: false, hasDefault: false, defaultValue: undefined, description: undefined, secret: false };
+  let node: AnySchema | undefined = schema;
+  while (node) {
+    const meta = metaOf(node);
+    if (meta?.description !== undefined && out.description === undefined) out.description = meta.description;
+    if (meta?.secret) out.secret = true;
+    out.inner = node;
+    const def = defOf(node);
+    if (def.type === 'optional' || def.type === 'nullable') {
+      out.optional = true;
+      node = def.innerType;
+    } else if (def.type === 'default' || def.type === 'prefault') {
+      out.hasDefault = true;
+      out.defaultValue = def.defaultValue;
+      node = def.innerType;
+    } else if (def.type === 'pipe') {
+      node = def.in;
+    } else {
+      node = undefined;
+    }
+  }
+  return out;
+}
+
+export function kindOf(schema: AnySchema): string {
+  return defOf(schema).type;
+}
+
+export function objectShape(schema: AnySchema): Record<string, AnySchema> | undefined {
+  const def = defOf(schema);
+  return def.type === 'object' ? def.shape : undefined;
+}
+
+export function arrayElement(schema: AnySchema): AnySchema | undefined {
+  const def = defOf(schema);
+  return def.type === 'array' ? def.element : undefined;
+}
+
+export function recordValue(schema: AnySchema): AnySchema | undefined {
+  const def = defOf(schema);
+  return def.type === 'record' ? def.valueType : undefined;
+}
+
+/** The options of a union and, for a discriminated union, the discriminator key. */
+export function unionOptions(schema: AnySchema): { options: AnySchema[]; discriminator: string | undefined } | undefined {
+  const def = defOf(schema);
+  return def.type === 'union' ? { options: def.options ?? [], discriminator: def.discriminator } : undefined;
+}
+
+/** The literal value of an option's discriminator field. */
+export function discriminatorValue(option: AnySchema, key: string): string | undefined {
+  const field = objectShape(option)?.[key];
+  if (!field) return undefined;
+  const def = defOf(unwrap(field).inner);
+  return def.type === 'literal' ? String(def.values?.[0]) : undefined;
+}
+
+/** A short human-readable type of a leaf, for docs. */
+export function describeType(schema: AnySchema): string {
+  const inner = unwrap(schema).inner;
+  const def = defOf(inner);
+  switch (def.type) {
+    case 'literal':
+      return (def.values ?? []).map((v) => JSON.stringify(v)).join(' \\| ');
+    case 'enum':
+      return Object.values(def.entries ?? {}).map((v) => `\`${String(v)}\``).join(' \\| ');
+    case 'union': {
+      const u = unionOptions(inner);
+      if (u?.discriminator) return `one of ${u.options.map((o) => `\`${discriminatorValue(o, u.discriminator ?? '') ?? '?'}\``).join(', ')}`;
+      return (u?.options ?? []).map((o) => describeType(o)).join(' \\| ');
+    }
+    case 'array':
+      return `${describeType(def.element as AnySchema)}[]`;
+    case 'record':
+      return `map of ${describeType(def.valueType as AnySchema)}`;
+    case 'number': {
+      const isInt = (inner as unknown as { isInt?: boolean }).isInt === true;
+      return isInt ? 'integer' : 'number';
+    }
+    default:
+      return def.type;
+  }
+}
+
+/** One documented key. `path` uses `[]` for array items and `<kind=x>` for union variants. */
+export interface FieldInfo {
+  path: string;
+  type: string;
+  required: boolean;
+  defaultValue: unknown;
+  hasDefault: boolean;
+  description: string | undefined;
+  secret: boolean;
+  /** A union member or object: its children are listed separately. */
+  container: boolean;
+}
+
+/** Every key of the schema, depth first, in declaration order. */
+export function listFields(schema: AnySchema, prefix = ''): FieldInfo[] {
+  const out: FieldInfo[] = [];
+  const shape = objectShape(unwrap(schema).inner);
+  if (!shape) return out;
+  for (const [key, child] of Object.entries(shape)) {
+    const path = prefix === '' ? key : `${prefix}.${key}`;
+    const u = unwrap(child);
+    let inner = u.inner;
+    let itemPath = path;
+    const el = arrayElement(inner);
+    if (el && objectOrUnion(el)) {
+      inner = unwrap(el).inner;
+      itemPath = `${path}[]`;
+    }
+    const rec = recordValue(inner);
+    if (rec && objectOrUnion(rec)) {
+      inner = unwrap(rec).inner;
+      itemPath = `${path}.<name>`;
+    }
+    const container = objectOrUnion(inner);
+    out.push({
+      path,
+      type: container && itemPath !== path ? (itemPath.endsWith('[]') ? 'list' : 'map') : describeType(child),
+      required: !u.optional && !u.hasDefault,
+      defaultValue: u.defaultValue,
+      hasDefault: u.hasDefault,
+      description: u.description ?? unwrap(inner).description,
+      secret: u.secret,
+      container,
+    });
+    const union = unionOptions(inner);
+    if (union) {
+      for (const option of union.options) {
+        const tag = union.discriminator ? discriminatorValue(option, union.discriminator) : undefined;
+        const variantPrefix = tag === undefined ? itemPath : `${itemPath}<${union.discriminator ?? ''}=${tag}>`;
+        out.push(...listFields(option, variantPrefix));
+      }
+    } else if (objectShape(inner)) {
+      out.push(...listFields(inner, itemPath));
+    }
+  }
+  return out;
+}
+
+function objectOrUnion(schema: AnySchema): boolean {
+  const inner = unwrap(schema).inner;
+  if (objectShape(inner)) return true;
+  const u = unionOptions(inner);
+  return !!u && u.options.length > 0 && u.options.every((o) => objectShape(unwrap(o).inner) !== undefined);
+}
