@@ -1,0 +1,191 @@
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { isWattshiftError, type WattshiftError } from '../src/errors.js';
+import { latestSchemaVersion, openStore } from '../src/store/index.js';
+import { eventInput, T0, tempDir } from './fixtures/store/helpers.js';
+import { canUnshareMount, fixture, nodeTsArgs } from './fixtures/store/run-ts.js';
+
+let dir: string;
+let cleanup: () => void;
+beforeEach(() => ({ dir, cleanup } = tempDir()));
+afterEach(() => cleanup());
+
+function openError(path: string): WattshiftError {
+  try {
+    openStore({ path }).close();
+  } catch (err) {
+    if (isWattshiftError(err)) return err;
+    throw err;
+  }
+  throw new Error(`opening ${path} succeeded`);
+}
+
+const mode = (file: string): number => statSync(file).mode & 0o777;
+
+describe('openStore: schema', () => {
+  it('creates the schema on an empty file, with WAL and incremental auto-vacuum', () => {
+    const path = join(dir, 'w.db');
+    openStore({ path }).close();
+    const raw = new Database(path, { readonly: true });
+    try {
+      expect(raw.pragma('user_version', { simple: true })).toBe(latestSchemaVersion);
+      expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
+      expect(raw.pragma('auto_vacuum', { simple: true })).toBe(2);
+      const tables = raw.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name").pluck().all();
+      expect(tables).toEqual(['events', 'hourly_energy', 'kv_state', 'meter_checkpoints', 'plans', 'report_outbox']);
+    } finally {
+      raw.close();
+    }
+  });
+
+  it('keeps the data across close and reopen, without re-running migrations', () => {
+    const path = join(dir, 'w.db');
+    const a = openStore({ path });
+    a.saveEvent(eventInput('e1'));
+    a.setState('registration', { userId: 'u1' });
+    a.close();
+    const b = openStore({ path });
+    expect(b.hasEvent('e1')).toBe(true);
+    expect(b.saveEvent(eventInput('e1'))).toBe(false);
+    b.close();
+  });
+
+  it('refuses a database written by a newer schema, naming both versions, and leaves it alone', () => {
+    const path = join(dir, 'w.db');
+    openStore({ path }).close();
+    const raw = new Database(path);
+    raw.pragma(`user_version = ${latestSchemaVersion + 1}`);
+    raw.pragma('journal_mode = DELETE');
+    raw.close();
+    const before = readFileSync(path);
+    const err = openError(path);
+    expect(err.code).toBe('STORE_SCHEMA_NEWER');
+    expect(err.retryable).toBe(false);
+    expect(err.message).toContain(path);
+    expect(err.message).toContain(`version ${latestSchemaVersion + 1}`);
+    expect(err.message).toMatch(/newer wattshift/);
+    expect(readFileSync(path).equals(before)).toBe(true);
+  });
+
+  it('works in memory for unit tests', () => {
+    const store = openStore({ path: ':memory:' });
+    expect(store.saveEvent(eventInput('e1'))).toBe(true);
+    expect(store.hasEvent('e1')).toBe(true);
+    store.close();
+  });
+});
+
+describe('openStore: bad locations', () => {
+  it('fails with STORE_OPEN_FAILED naming the path when the directory is missing', () => {
+    const path = join(dir, 'no-such-dir', 'w.db');
+    const err = openError(path);
+    expect(err.code).toBe('STORE_OPEN_FAILED');
+    expect(err.message).toContain(path);
+    expect(err.message).toMatch(/does not exist/);
+    expect(existsSync(join(dir, 'no-such-dir'))).toBe(false);
+  });
+
+  it('fails with STORE_OPEN_FAILED when a path component is a file', () => {
+    writeFileSync(join(dir, 'plain-file'), 'x');
+    const path = join(dir, 'plain-file', 'w.db');
+    const err = openError(path);
+    expect(err.code).toBe('STORE_OPEN_FAILED');
+    expect(err.message).toContain(path);
+  });
+
+  it('fails with STORE_OPEN_FAILED on a file that is not a database', () => {
+    const path = join(dir, 'w.db');
+    writeFileSync(path, 'this is not an SQLite file, just some text that is long enough '.repeat(20));
+    const err = openError(path);
+    expect(err.code).toBe('STORE_OPEN_FAILED');
+    expect(err.message).toContain(path);
+  });
+
+  // Tests run as root here, where a chmod 0500 directory stays writable. Two substitutes:
+  // sysfs, where even root cannot create files, and a real read-only bind mount made in an
+  // unprivileged user+mount namespace (`unshare -rm`), where writes fail with EROFS.
+  it.skipIf(!existsSync('/sys/kernel'))('fails with STORE_OPEN_FAILED in a directory where files cannot be created', () => {
+    const err = openError('/sys/wattshift-test.db');
+    expect(err.code).toBe('STORE_OPEN_FAILED');
+    expect(err.message).toContain('/sys/wattshift-test.db');
+  });
+
+  it.skipIf(process.getuid?.() === 0)('fails with STORE_OPEN_FAILED in a chmod 0500 directory (non-root)', () => {
+    const ro = join(dir, 'ro');
+    mkdirSync(ro);
+    chmodSync(ro, 0o500);
+    try {
+      const err = openError(join(ro, 'w.db'));
+      expect(err.code).toBe('STORE_OPEN_FAILED');
+      expect(err.message).toMatch(/not writable/);
+    } finally {
+      chmodSync(ro, 0o700);
+    }
+  });
+
+  it.skipIf(!canUnshareMount())('fails with STORE_OPEN_FAILED on a read-only mount, new or existing database', () => {
+    const ro = join(dir, 'ro');
+    mkdirSync(ro);
+    openStore({ path: join(ro, 'existing.db') }).close();
+    const probe = (path: string): { ok: boolean; code?: string; message?: string } => {
+      const node = nodeTsArgs(fixture('open-probe.ts'), [path, 'write']).map((a) => `'${a}'`).join(' ');
+      const script = `mount --bind '${ro}' '${ro}' && mount -o remount,bind,ro '${ro}' && exec ${node}`;
+      const r = spawnSync('unshare', ['-rm', 'sh', '-c', script], { encoding: 'utf8', timeout: 20_000 });
+      expect(r.status, r.stderr).toBe(0);
+      return JSON.parse(r.stdout.trim().split('\n').at(-1) ?? '') as { ok: boolean; code?: string; message?: string };
+    };
+    const fresh = probe(join(ro, 'new.db'));
+    expect(fresh).toMatchObject({ ok: false, code: 'STORE_OPEN_FAILED' });
+    expect(fresh.message).toContain(join(ro, 'new.db'));
+    const existing = probe(join(ro, 'existing.db'));
+    expect(existing).toMatchObject({ ok: false, code: 'STORE_OPEN_FAILED' });
+    expect(existing.message).toContain(join(ro, 'existing.db'));
+  });
+});
+
+describe('openStore: file modes', () => {
+  it('creates the database, -wal and -shm files with mode 0600', () => {
+    const path = join(dir, 'w.db');
+    const old = process.umask(0o022);
+    try {
+      const store = openStore({ path });
+      store.saveEvent(eventInput('e1'));
+      for (const f of [path, `${path}-wal`, `${path}-shm`]) expect([f, mode(f).toString(8)]).toEqual([f, '600']);
+      store.close();
+    } finally {
+      process.umask(old);
+    }
+  });
+
+  it('tightens an existing world-readable database to 0600', () => {
+    const path = join(dir, 'w.db');
+    openStore({ path }).close();
+    chmodSync(path, 0o644);
+    const store = openStore({ path });
+    expect(mode(path)).toBe(0o600);
+    store.setState('k', 1);
+    expect(mode(`${path}-wal`)).toBe(0o600);
+    store.close();
+  });
+});
+
+describe('openStore: interrupted sends', () => {
+  it('puts reports left in sending back to pending at open, and says which', () => {
+    const path = join(dir, 'w.db');
+    const a = openStore({ path });
+    a.saveEvent(eventInput('e1'));
+    const { report } = a.enqueueReport({ idempotencyKey: 'e1:usage', eventId: 'e1', kind: 'usage', body: {}, nowMs: T0 });
+    a.markSending(report.id, T0 + 1);
+    a.close(); // as if the process died before the API answered
+    const b = openStore({ path, clock: { nowMs: () => T0 + 99, sleep: () => Promise.resolve() } });
+    expect(b.interruptedAtOpen.map((r) => r.idempotencyKey)).toEqual(['e1:usage']);
+    const after = b.getReport(report.id);
+    expect(after).toMatchObject({ state: 'pending', attempts: 1, nextAttemptMs: T0 + 99 });
+    expect(b.dueReports(T0 + 99).map((r) => r.id)).toEqual([report.id]);
+    expect(b.recoverInterrupted()).toEqual([]);
+    b.close();
+  });
+});
