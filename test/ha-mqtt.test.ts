@@ -1,0 +1,214 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { MqttClient } from 'mqtt';
+import { createHaBridge } from '../src/ha/bridge.js';
+import type { DeviceCommand } from '../src/ha/commands.js';
+import { mqttJsPort } from '../src/ha/port.js';
+import { createHaPublisher, haWill } from '../src/ha/publisher.js';
+import { haTopics } from '../src/ha/topics.js';
+import type { HomeView } from '../src/ha/view.js';
+import { WattshiftError } from '../src/errors.js';
+import { silentLogger } from '../src/log.js';
+import { checkDiscovery } from './fixtures/ha/discovery-check.js';
+import { sampleView } from './fixtures/ha/sample-view.js';
+import { client, recorder, retained, startBroker } from './helpers/ha-broker.js';
+import type { TestBroker } from './helpers/ha-broker.js';
+
+const base = 'wattshift';
+const t = haTopics(base);
+
+describe.each(['aedes', 'mosquitto'] as const)('Home Assistant MQTT layer on %s', (brokerName) => {
+  let broker: TestBroker;
+  const clients: MqttClient[] = [];
+
+  beforeAll(async () => {
+    broker = await startBroker(brokerName);
+  });
+  afterAll(async () => {
+    await broker.close();
+  });
+  afterEach(async () => {
+    for (const c of clients.splice(0)) await c.endAsync(true).catch(() => undefined);
+  });
+
+  async function connect(options: Parameters<typeof client>[1] = {}): Promise<MqttClient> {
+    const c = await client(broker.url, options);
+    clients.push(c);
+    return c;
+  }
+
+  /** A bridge on its own connection (with the will set), with a mutable view and a command log. */
+  async function startBridge(opts: { previousDeviceIds?: string[]; reject?: boolean } = {}) {
+    const daemon = await connect({ will: { ...haWill(base), payload: Buffer.from(haWill(base).payload) } });
+    let view: HomeView = sampleView();
+    const commands: DeviceCommand[] = [];
+    const saved: string[][] = [];
+    const bridge = createHaBridge({
+      port: mqttJsPort(daemon), baseTopic: base, discovery: { enabled: true, prefix: 'homeassistant' }, currency: 'EUR',
+      swVersion: '0.1.0-test', logger: silentLogger(), getView: () => view,
+      onCommand: async (cmd) => {
+        if (opts.reject) throw new WattshiftError('DEVICE_UNREACHABLE', 'charger does not answer');
+        commands.push(cmd);
+      },
+      previousDeviceIds: opts.previousDeviceIds ?? [],
+      saveDeviceIds: (ids) => void saved.push(ids),
+    });
+    await bridge.start();
+    return { daemon, bridge, commands, saved, setView: (v: HomeView) => (view = v) };
+  }
+
+  it('publishes retained availability, state, plan, price, health and valid discovery', async () => {
+    const { bridge } = await startBridge();
+    const state = await retained(broker.url, `${base}/#`);
+    expect(state.get(t.availability)).toBe('online');
+    expect(JSON.parse(state.get(t.device('tank'))!)).toMatchObject({ temperature: 52.3, mode: 'auto', planned_on: false, energy: 1234.568 });
+    expect(state.get(t.deviceField('tank', 'temperature'))).toBe('52.3');
+    expect(state.get(t.deviceField('tank', 'next_start'))).toBe('2026-03-02T02:00:00.000Z');
+    expect(state.get(t.deviceField('ev', 'planned_on'))).toBe('true');
+    expect(state.get(t.deviceField('ev', 'departure'))).toBe('2026-03-02T07:00:00.000Z');
+    expect(state.get(t.priceTotal)).toBe('1.2345');
+    expect(state.get(t.priceDelta)).toBe('-0.25');
+    const plan = JSON.parse(state.get(t.plan)!) as { slots: { start: string }[]; savings: number };
+    expect(plan.slots).toHaveLength(48); // the current slot and the next 47 hours
+    expect(plan.savings).toBeCloseTo(14.63, 2);
+    expect(JSON.parse(state.get(t.health)!)).toMatchObject({ ok: true, outbox: { pending: 2 } });
+    expect(state.has(t.deviceField('main', 'temperature'))).toBe(false);
+
+    const configs = await retained(broker.url, 'homeassistant/#');
+    expect(configs.size).toBeGreaterThan(20);
+    const problems = [...configs].flatMap(([topic, payload]) => checkDiscovery(topic, JSON.parse(payload) as Record<string, unknown>));
+    expect(problems).toEqual([]);
+    await bridge.stop();
+  });
+
+  it('publishes on change only', async () => {
+    const { bridge, setView } = await startBridge();
+    const watcher = await connect();
+    const rec = await recorder(watcher, `${base}/#`);
+    await rec.next((m) => m.topic === t.availability); // retained replay
+    await new Promise((r) => setTimeout(r, 200));
+    rec.clear();
+    await bridge.update(); // nothing changed
+    const v = sampleView();
+    v.devices[0]!.temperatureC = 52.31; // below display precision: no change
+    setView(v);
+    await bridge.update();
+    const v2 = sampleView();
+    v2.devices[0]!.temperatureC = 55;
+    setView(v2);
+    await bridge.update();
+    await rec.next((m) => m.topic === t.deviceField('tank', 'temperature'));
+    await new Promise((r) => setTimeout(r, 200));
+    expect(rec.messages.map((m) => m.topic).sort()).toEqual([t.device('tank'), t.deviceField('tank', 'temperature')].sort());
+    expect(rec.messages.every((m) => !m.retain)).toBe(true); // live deliveries, not replays
+  });
+
+  it('round-trips commands: request/response with transaction, JSON set, scalar set, bare mode', async () => {
+    const { commands } = await startBridge();
+    const app = await connect();
+    const rec = await recorder(app, `${base}/response/#`);
+    await app.publishAsync(`${base}/request/ev/set`, JSON.stringify({ transaction: 'abc-1', departure: '2026-03-02T06:30:00Z', targetKwh: 25 }));
+    const ok = await rec.next((m) => m.payload.includes('abc-1'));
+    expect(ok.topic).toBe(t.response('ev'));
+    expect(JSON.parse(ok.payload)).toEqual({ status: 'ok', data: { departure: '2026-03-02T06:30:00Z', targetKwh: 25 }, transaction: 'abc-1' });
+
+    await app.publishAsync(t.set('tank'), JSON.stringify({ mode: 'boost', boostMinutes: 45 }));
+    await app.publishAsync(t.setField('tank', 'floor'), '48.5');
+    await app.publishAsync(t.set('ev'), 'off');
+    await app.publishAsync(t.set('ev'), '{"mode":"boost"}'); // what the HA button sends
+    await app.publishAsync(t.setField('ev', 'target_soc'), '90');
+    await rec.next(() => rec.messages.length >= 6);
+    expect(commands).toEqual([
+      { deviceId: 'ev', departure: '2026-03-02T06:30:00Z', targetKwh: 25 },
+      { deviceId: 'tank', mode: 'boost', boostMinutes: 45 },
+      { deviceId: 'tank', floorC: 48.5 },
+      { deviceId: 'ev', mode: 'off' },
+      { deviceId: 'ev', mode: 'boost' },
+      { deviceId: 'ev', targetSocPct: 90 },
+    ]);
+    expect(rec.messages.every((m) => JSON.parse(m.payload).status === 'ok')).toBe(true);
+  });
+
+  it('answers bad commands with an error and changes nothing', async () => {
+    const { commands } = await startBridge();
+    const app = await connect();
+    const rec = await recorder(app, `${base}/response/#`);
+    const bad: [string, string, RegExp][] = [
+      [`${base}/request/ev/set`, '{"transaction":1,"targetSocPct":140}', /targetSocPct/],
+      [`${base}/request/tank/set`, '{"transaction":2,"targetKwh":10}', /not supported by a hotWaterTank/],
+      [`${base}/request/ghost/set`, '{"transaction":3,"mode":"off"}', /unknown device/],
+      [`${base}/request/ev/set`, '{"transaction":4,"departure":"tomorrow"}', /departure/],
+      [`${base}/request/ev/set`, '{"transaction":5,"mode":"turbo"}', /mode/],
+      [`${base}/request/ev/set`, '{"transaction":6}', /sets nothing/],
+      [`${base}/request/ev/set`, '{"transaction":7,"mode":"auto","extra":true}', /extra|Unrecognized/i],
+      [`${base}/request/main/set`, '{"transaction":8,"mode":"off"}', /not supported by a meter/],
+      [`${base}/request/tank/set`, '{"transaction":9,"mode":"off","boostMinutes":30}', /boostMinutes needs mode boost/],
+    ];
+    for (const [topic, payload] of bad) await app.publishAsync(topic, payload);
+    await app.publishAsync(t.set('ev'), '{not json');
+    await app.publishAsync(t.setField('tank', 'floor'), 'warm');
+    await rec.next(() => rec.messages.length >= bad.length + 2);
+    const responses = rec.messages.map((m) => JSON.parse(m.payload) as { status: string; error: { code: string; message: string }; transaction?: number });
+    expect(responses.every((r) => r.status === 'error' && r.error.code === 'MQTT_COMMAND_INVALID')).toBe(true);
+    for (const [i, [, , re]] of bad.entries()) {
+      const r = responses.find((x) => x.transaction === i + 1);
+      expect(r?.error.message, `transaction ${i + 1}`).toMatch(re);
+    }
+    expect(commands).toEqual([]);
+  });
+
+  it('turns a failing command handler into an error response', async () => {
+    await startBridge({ reject: true });
+    const app = await connect();
+    const rec = await recorder(app, `${base}/response/#`);
+    await app.publishAsync(`${base}/request/ev/set`, '{"transaction":"t9","mode":"off"}');
+    const r = JSON.parse((await rec.next(() => true)).payload);
+    expect(r).toMatchObject({ status: 'error', transaction: 't9', error: { code: 'DEVICE_UNREACHABLE' } });
+  });
+
+  it('re-publishes discovery when Home Assistant announces online', async () => {
+    await startBridge();
+    const ha = await connect();
+    const rec = await recorder(ha, 'homeassistant/+/+/+/config');
+    await new Promise((r) => setTimeout(r, 300));
+    const replayed = rec.messages.length;
+    expect(replayed).toBeGreaterThan(20);
+    rec.clear();
+    await ha.publishAsync('homeassistant/status', 'online');
+    await rec.next(() => rec.messages.length >= replayed);
+    expect(rec.messages.every((m) => !m.retain)).toBe(true);
+    expect(new Set(rec.messages.map((m) => m.topic)).size).toBe(replayed);
+  });
+
+  it('removes a device that left the config: empty retained configs and state', async () => {
+    const seeder = await connect();
+    const old = 'homeassistant/sensor/wattshift_loc-1/oldtank_temperature/config';
+    await seeder.publishAsync(old, '{"name":"x"}', { retain: true, qos: 1 });
+    await seeder.publishAsync(t.deviceField('oldtank', 'temperature'), '40', { retain: true, qos: 1 });
+    const { saved } = await startBridge({ previousDeviceIds: ['tank', 'oldtank'] });
+    const configs = await retained(broker.url, 'homeassistant/#');
+    expect([...configs.keys()].some((k) => k.includes('/oldtank_'))).toBe(false);
+    expect(configs.has('homeassistant/sensor/wattshift_loc-1/tank_temperature/config')).toBe(true);
+    const state = await retained(broker.url, `${base}/oldtank/#`);
+    expect(state.size).toBe(0);
+    expect(saved).toEqual([['tank', 'ev', 'main']]);
+  });
+
+  it('shows offline when the daemon dies (last will) and on a clean stop', async () => {
+    const observer = await connect();
+    const { daemon } = await startBridge();
+    const rec = await recorder(observer, t.availability);
+    await rec.next((m) => m.payload === 'online');
+    daemon.stream.destroy(); // no DISCONNECT: the broker sends the will
+    const will = await rec.next((m) => m.payload === 'offline');
+    expect(will.topic).toBe(t.availability);
+    expect((await retained(broker.url, t.availability)).get(t.availability)).toBe('offline');
+
+    const second = await connect();
+    const pub = createHaPublisher({ port: mqttJsPort(second), baseTopic: base, logger: silentLogger() });
+    await pub.start();
+    expect((await retained(broker.url, t.availability)).get(t.availability)).toBe('online');
+    await pub.stop();
+    await second.endAsync();
+    expect((await retained(broker.url, t.availability)).get(t.availability)).toBe('offline');
+  });
+});
