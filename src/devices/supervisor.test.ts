@@ -1,0 +1,203 @@
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../clock.js';
+import { WattshiftError } from '../errors.js';
+import { createLogger } from '../log.js';
+import type { ChargeCurrentLimit, HeaterSwitch } from '../ports.js';
+import { superviseDevice, type DeviceCapabilities } from './supervisor.js';
+
+const t0 = Date.UTC(2025, 0, 6);
+
+function captureLogger() {
+  const lines: Record<string, unknown>[] = [];
+  const logger = createLogger({ level: 'debug', destination: { write: (l: string) => void lines.push(JSON.parse(l)) } });
+  const at = (level: string) => lines.filter((l) => l.level === level && l.component === 'supervisor');
+  return { logger, lines, at };
+}
+
+function fakeHeater() {
+  const calls: string[] = [];
+  let fail: WattshiftError | undefined;
+  const sw: HeaterSwitch = {
+    block: async (leaseMs) => {
+      if (fail) throw fail;
+      calls.push(`block:${leaseMs}`);
+    },
+    allow: async () => {
+      if (fail) throw fail;
+      calls.push('allow');
+    },
+  };
+  return { sw, calls, setFail: (e: WattshiftError | undefined) => (fail = e) };
+}
+
+/** A meter whose next reads are scripted; `hang` never answers. */
+function scriptedMeter() {
+  let mode: 'ok' | 'stale' | 'hang' = 'ok';
+  let value = 100;
+  return {
+    caps: {
+      energyMeter: {
+        readEnergyKwh: (signal: AbortSignal) => {
+          if (mode === 'hang') return new Promise<number>(() => void signal);
+          if (mode === 'stale') return Promise.reject(new WattshiftError('DEVICE_STALE', 'old'));
+          return Promise.resolve((value += 0.5));
+        },
+      },
+      thermometer: { readTemperatureC: async () => 55 },
+    } satisfies DeviceCapabilities,
+    set: (m: typeof mode) => (mode = m),
+  };
+}
+
+const settle = () => new Promise((r) => setImmediate(r));
+
+describe('superviseDevice', () => {
+  it('reads every capability and reports values', async () => {
+    const clock = new ManualClock(t0);
+    const meter = scriptedMeter();
+    const dev = superviseDevice({ id: 'tank', kind: 'hotWaterTank', capabilities: meter.caps, leaseMs: 60_000, readTimeoutMs: 1000 }, { clock, logger: captureLogger().logger });
+    const r = await dev.read(new AbortController().signal);
+    expect(r).toEqual({ atMs: t0, energyKwh: 100.5, temperatureC: 55, errors: [] });
+    expect(dev.health().state).toBe('up');
+  });
+
+  it('goes down after repeated failures, allows the heater, logs once each way', async () => {
+    const clock = new ManualClock(t0);
+    const meter = scriptedMeter();
+    const heater = fakeHeater();
+    const log = captureLogger();
+    const dev = superviseDevice(
+      { id: 'tank', kind: 'hotWaterTank', capabilities: { ...meter.caps, heaterSwitch: heater.sw }, leaseMs: 60_000, readTimeoutMs: 1000 },
+      { clock, logger: log.logger },
+    );
+    await dev.applyHeater(true);
+    expect(heater.calls).toEqual(['block:60000']);
+    meter.set('stale');
+    const r1 = await dev.read(new AbortController().signal);
+    expect(r1.errors).toEqual([{ capability: 'energyMeter', code: 'DEVICE_STALE' }]);
+    expect(r1.temperatureC).toBe(55);
+    expect(dev.health().state).toBe('up'); // one failure is tolerated
+    for (let i = 0; i < 3; i++) await dev.read(new AbortController().signal);
+    await settle();
+    expect(dev.health()).toMatchObject({ state: 'down', blocked: false, lastError: { code: 'DEVICE_STALE' } });
+    expect(heater.calls.at(-1)).toBe('allow');
+    expect(log.at('warn')).toHaveLength(1);
+    expect(log.at('warn')[0]).toMatchObject({ code: 'DEVICE_STALE', device: 'tank' });
+
+    // While down, a block request is held back as "allowed".
+    await dev.applyHeater(true);
+    expect(heater.calls.at(-1)).toBe('allow');
+    expect(dev.health().blocked).toBe(false);
+
+    meter.set('ok');
+    await dev.read(new AbortController().signal);
+    await dev.read(new AbortController().signal);
+    expect(dev.health().state).toBe('up');
+    expect(log.at('info')).toHaveLength(1);
+    expect(log.at('warn')).toHaveLength(1);
+    await dev.applyHeater(true);
+    expect(heater.calls.at(-1)).toBe('block:60000');
+  });
+
+  it('times a hung read out with DEVICE_TIMEOUT on the injected clock', async () => {
+    const clock = new ManualClock(t0);
+    const meter = scriptedMeter();
+    meter.set('hang');
+    const dev = superviseDevice({ id: 'm', kind: 'meter', capabilities: meter.caps, leaseMs: 60_000, readTimeoutMs: 2000, downAfterFailures: 1 }, { clock, logger: captureLogger().logger });
+    const p = dev.read(new AbortController().signal);
+    await settle();
+    await clock.advance(1999);
+    let done = false;
+    void p.then(() => (done = true));
+    await settle();
+    expect(done).toBe(false);
+    await clock.advance(1);
+    const r = await p;
+    expect(r.errors).toEqual([{ capability: 'energyMeter', code: 'DEVICE_TIMEOUT' }]);
+    expect(r.temperatureC).toBe(55);
+    expect(dev.health().state).toBe('down');
+  });
+
+  it('renews the block lease every half lease while healthy and releases it on stop', async () => {
+    const clock = new ManualClock(t0);
+    const heater = fakeHeater();
+    const dev = superviseDevice({ id: 'tank', kind: 'hotWaterTank', capabilities: { heaterSwitch: heater.sw }, leaseMs: 600_000, readTimeoutMs: 1000 }, { clock, logger: captureLogger().logger });
+    await dev.applyHeater(true);
+    await clock.advance(299_999);
+    expect(heater.calls).toEqual(['block:600000']);
+    await clock.advance(1);
+    await settle();
+    expect(heater.calls).toEqual(['block:600000', 'block:600000']);
+    await clock.advance(3_000_000);
+    await settle();
+    expect(heater.calls.filter((c) => c.startsWith('block'))).toHaveLength(12);
+    await dev.applyHeater(false);
+    const n = heater.calls.length;
+    await clock.advance(3_000_000);
+    expect(heater.calls).toHaveLength(n); // no renewal once allowed
+    await dev.applyHeater(true);
+    await dev.stop();
+    expect(heater.calls.at(-1)).toBe('allow');
+    const m = heater.calls.length;
+    await clock.advance(3_000_000);
+    expect(heater.calls).toHaveLength(m);
+    await dev.applyHeater(true); // ignored after stop
+    expect(heater.calls).toHaveLength(m);
+  });
+
+  it('counts failed renewals and stops renewing when the device goes down', async () => {
+    const clock = new ManualClock(t0);
+    const heater = fakeHeater();
+    const log = captureLogger();
+    const dev = superviseDevice({ id: 'tank', kind: 'hotWaterTank', capabilities: { heaterSwitch: heater.sw }, leaseMs: 60_000, readTimeoutMs: 1000 }, { clock, logger: log.logger });
+    await dev.applyHeater(true);
+    heater.setFail(new WattshiftError('DEVICE_UNREACHABLE', 'gone'));
+    await clock.advance(30_000);
+    await settle();
+    expect(dev.health()).toMatchObject({ state: 'up', consecutiveFailures: 1 });
+    await clock.advance(30_000);
+    await settle();
+    expect(dev.health()).toMatchObject({ state: 'down', lastError: { code: 'DEVICE_UNREACHABLE' } });
+    expect(log.at('warn')).toHaveLength(1);
+    await expect(dev.applyHeater(true)).rejects.toMatchObject({ code: 'DEVICE_UNREACHABLE' });
+    expect(log.at('warn')).toHaveLength(1); // still down, not logged again
+  });
+
+  it('puts a charger at its safe current when down and on stop', async () => {
+    const clock = new ManualClock(t0);
+    const currents: number[] = [];
+    const charger: ChargeCurrentLimit = { setCurrentA: async (a) => void currents.push(a) };
+    let ok = true;
+    const caps: DeviceCapabilities = {
+      chargeCurrentLimit: charger,
+      evStateReader: { readEvState: async () => { if (!ok) throw new WattshiftError('MQTT_UNAVAILABLE', 'broker'); return { plugged: true, charging: true }; } },
+    };
+    const dev = superviseDevice({ id: 'car', kind: 'evCharger', capabilities: caps, safeCurrentA: 6, leaseMs: 60_000, readTimeoutMs: 1000, downAfterFailures: 1 }, { clock, logger: captureLogger().logger });
+    await dev.applyCurrent(16);
+    expect((await dev.read(new AbortController().signal)).ev).toEqual({ plugged: true, charging: true });
+    ok = false;
+    await dev.read(new AbortController().signal);
+    await settle();
+    expect(currents).toEqual([16, 6]);
+    await dev.applyCurrent(32);
+    expect(currents.at(-1)).toBe(6);
+    expect(dev.health()).toMatchObject({ state: 'down', currentA: 6 });
+    ok = true;
+    await dev.read(new AbortController().signal);
+    await dev.applyCurrent(10);
+    expect(currents.at(-1)).toBe(10);
+    await dev.stop();
+    expect(currents.at(-1)).toBe(6);
+    await expect(dev.applyCurrent(Number.NaN)).resolves.toBeUndefined(); // stopped: ignored
+  });
+
+  it('keeps stop() best-effort when the device cannot be reached', async () => {
+    const clock = new ManualClock(t0);
+    const heater = fakeHeater();
+    const log = captureLogger();
+    const dev = superviseDevice({ id: 'tank', kind: 'hotWaterTank', capabilities: { heaterSwitch: heater.sw }, leaseMs: 60_000, readTimeoutMs: 1000 }, { clock, logger: log.logger });
+    heater.setFail(new WattshiftError('DEVICE_UNREACHABLE', 'gone'));
+    await expect(dev.stop()).resolves.toBeUndefined();
+    expect(log.at('warn')[0]).toMatchObject({ code: 'DEVICE_UNREACHABLE' });
+  });
+});

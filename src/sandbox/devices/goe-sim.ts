@@ -1,0 +1,190 @@
+/**
+ * A simulated go-e Charger (API v2 over MQTT) with a car battery. It publishes retained
+ * `<prefix>/amp|frc|nrg|wh|eto|car` and obeys `<prefix>/amp/set` (6..maxCurrentA) and
+ * `<prefix>/frc/set` (0, 1, 2). Cars plug in and out on a schedule; a plugged car charges at
+ * amp × phases × voltage while allowed (frc ≠ 1) until its battery is full. Time moves only through
+ * `advance(ms)`; per-hour metered energy is the ground truth for tests.
+ */
+import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
+import type { Clock } from '../../ports.js';
+import { EvBattery, type EvBatteryOptions } from './ev-battery.js';
+
+const hourMs = 3_600_000;
+
+export interface GoeSimPlug {
+  atMs: number;
+  /** When the car leaves (never, if omitted). */
+  untilMs?: number;
+  battery: EvBatteryOptions;
+}
+
+export interface GoeSimOptions {
+  url: string;
+  topicPrefix: string;
+  startMs: number;
+  phases?: 1 | 3;
+  voltageV?: number;
+  amp?: number;
+  frc?: 0 | 1 | 2;
+  maxCurrentA?: number;
+  plugs?: GoeSimPlug[];
+  clientOptions?: IClientOptions;
+}
+
+export interface GoeSim {
+  readonly nowMs: number;
+  readonly amp: number;
+  readonly frc: number;
+  readonly car: number;
+  readonly powerW: number;
+  readonly totalWh: number;
+  readonly battery: EvBattery | undefined;
+  start(): Promise<void>;
+  advance(ms: number): Promise<void>;
+  energyKwhByHour(): Map<number, number>;
+  setSilent(silent: boolean): void;
+  publishRaw(key: string, payload: string): Promise<void>;
+  run(clock: Clock, stepMs: number, signal: AbortSignal): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function createGoeSim(options: GoeSimOptions): GoeSim {
+  const prefix = options.topicPrefix;
+  const phases = options.phases ?? 3;
+  const voltage = options.voltageV ?? 230;
+  const maxCurrentA = options.maxCurrentA ?? 32;
+  let now = options.startMs;
+  let amp = options.amp ?? 16;
+  let frc: number = options.frc ?? 0;
+  let totalWh = 0;
+  let sessionWh = 0;
+  let silent = false;
+  const plugs = [...(options.plugs ?? [])].sort((a, b) => a.atMs - b.atMs);
+  let active: { plug: GoeSimPlug; battery: EvBattery } | undefined;
+  const hours = new Map<number, number>();
+  let client: MqttClient | undefined;
+
+  const allowed = (): boolean => frc !== 1 && amp >= 6;
+  const powerW = (): number => (active && !active.battery.full && allowed() ? amp * phases * voltage : 0);
+  const carState = (): number => {
+    if (!active) return 1;
+    if (active.battery.full) return 4;
+    return allowed() ? 2 : 3;
+  };
+
+  const updatePlug = (): void => {
+    if (active?.plug.untilMs !== undefined && active.plug.untilMs <= now) active = undefined;
+    if (!active) {
+      const next = plugs.find((p) => p.atMs <= now && (p.untilMs === undefined || p.untilMs > now));
+      if (next) {
+        plugs.splice(plugs.indexOf(next), 1);
+        active = { plug: next, battery: new EvBattery(next.battery) };
+        sessionWh = 0;
+      }
+    }
+  };
+
+  const integrate = (toMs: number): void => {
+    updatePlug();
+    while (now < toMs) {
+      const events = [toMs, (Math.floor(now / hourMs) + 1) * hourMs];
+      const nextPlug = plugs[0]?.atMs;
+      if (nextPlug !== undefined && nextPlug > now) events.push(nextPlug);
+      if (active?.plug.untilMs !== undefined) events.push(active.plug.untilMs);
+      const p = powerW();
+      if (active && p > 0) events.push(now + active.battery.msToFull(p));
+      const stepEnd = Math.max(now + 1e-6, Math.min(...events));
+      const kwh = (p * (stepEnd - now)) / 3_600_000_000;
+      if (active && kwh > 0) active.battery.charge(Math.min(kwh, active.battery.acKwhToFull()));
+      totalWh += kwh * 1000;
+      sessionWh += kwh * 1000;
+      const hour = Math.floor(now / hourMs) * hourMs;
+      hours.set(hour, (hours.get(hour) ?? 0) + kwh);
+      now = stepEnd;
+      updatePlug();
+    }
+    now = toMs;
+  };
+
+  const nrg = (): number[] => {
+    const p = powerW();
+    const i = p > 0 ? amp : 0;
+    const perPhase = p / phases;
+    const l = (n: number): number => (n <= phases ? perPhase : 0);
+    const c = (n: number): number => (n <= phases ? i : 0);
+    return [voltage, phases >= 2 ? voltage : 0, phases >= 3 ? voltage : 0, 0, c(1), c(2), c(3), l(1), l(2), l(3), 0, p, 1, 1, 1, 0];
+  };
+
+  const publishKey = async (key: string, value: unknown): Promise<void> => {
+    if (!client || silent) return;
+    await client.publishAsync(`${prefix}/${key}`, JSON.stringify(value), { qos: 1, retain: true });
+  };
+  const publishAll = async (): Promise<void> => {
+    await publishKey('amp', amp);
+    await publishKey('frc', frc);
+    await publishKey('car', carState());
+    await publishKey('nrg', nrg());
+    await publishKey('wh', Math.floor(sessionWh));
+    await publishKey('eto', Math.floor(totalWh));
+  };
+
+  const handleSet = async (key: string, raw: string): Promise<void> => {
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      return;
+    }
+    if (key === 'amp' && Number.isInteger(value) && (value as number) >= 6 && (value as number) <= maxCurrentA) amp = value as number;
+    else if (key === 'frc' && (value === 0 || value === 1 || value === 2)) frc = value;
+    else return;
+    await publishAll();
+  };
+
+  return {
+    get nowMs() { return now; },
+    get amp() { return amp; },
+    get frc() { return frc; },
+    get car() { return carState(); },
+    get powerW() { return powerW(); },
+    get totalWh() { return totalWh; },
+    get battery() { return active?.battery; },
+    async start() {
+      client = await mqtt.connectAsync(options.url, {
+        clientId: `goe-sim-${Math.random().toString(16).slice(2, 8)}`,
+        reconnectPeriod: 500,
+        ...options.clientOptions,
+      });
+      client.on('connect', () => void publishAll().catch(() => undefined));
+      client.on('message', (topic, payload) => {
+        if (silent) return;
+        const m = /\/([a-z]+)\/set$/.exec(topic);
+        if (m?.[1]) void handleSet(m[1], payload.toString()).catch(() => undefined);
+      });
+      await client.subscribeAsync([`${prefix}/amp/set`, `${prefix}/frc/set`], { qos: 1 });
+      updatePlug();
+      await publishAll();
+    },
+    async advance(ms) {
+      integrate(now + ms);
+      await publishAll().catch(() => undefined);
+    },
+    energyKwhByHour: () => new Map(hours),
+    setSilent(value) { silent = value; },
+    publishRaw: (key, payload) => (client ? client.publishAsync(`${prefix}/${key}`, payload, { qos: 1, retain: true }).then(() => undefined) : Promise.resolve()),
+    async run(clock, stepMs, signal) {
+      while (!signal.aborted) {
+        try {
+          await clock.sleep(stepMs, signal);
+        } catch {
+          return;
+        }
+        await this.advance(stepMs);
+      }
+    },
+    async close() {
+      await client?.endAsync();
+      client = undefined;
+    },
+  };
+}
