@@ -1,0 +1,79 @@
+import type { PriceAreaCode } from './spot-prices.js';
+
+/** A grid neighbourhood pre-screened as eligible: a polygon and/or a list of meter point ids. */
+export interface Neighbourhood {
+  id: string;
+  name: string;
+  /** The price area of the neighbourhood's price curves. */
+  priceArea: PriceAreaCode;
+  /** Closed or open ring of vertices (the last vertex connects to the first). May be empty. */
+  polygon: { latitude: number; longitude: number }[];
+  meterPointIds: string[];
+}
+
+/**
+ * The two default sandbox test areas on Svalbard. The service publishes its own polygons (not
+ * captured in our research); these are ours. The OpenAPI example point (78.22094, 15.61946)
+ * lies inside "Longyearbyen sentrum".
+ */
+export const defaultNeighbourhoods: readonly Neighbourhood[] = [
+  {
+    id: 'test-area-1',
+    name: 'Longyearbyen sentrum (test area 1)',
+    priceArea: 'NO4',
+    polygon: [
+      { latitude: 78.2050, longitude: 15.5600 },
+      { latitude: 78.2050, longitude: 15.6800 },
+      { latitude: 78.2300, longitude: 15.7000 },
+      { latitude: 78.2350, longitude: 15.6000 },
+      { latitude: 78.2200, longitude: 15.5400 },
+    ],
+    meterPointIds: ['707057500000000001', '707057500000000002', '707057500000000003'],
+  },
+  {
+    id: 'test-area-2',
+    name: 'Adventdalen, Svalbard (test area 2)',
+    priceArea: 'NO4',
+    polygon: [
+      { latitude: 78.1700, longitude: 15.7500 },
+      { latitude: 78.1700, longitude: 16.0500 },
+      { latitude: 78.2000, longitude: 16.0500 },
+      { latitude: 78.2000, longitude: 15.7500 },
+    ],
+    meterPointIds: ['707057500000000000', '707057500000000011', '707057500000000012'],
+  },
+];
+
+/** Ray casting; points on an edge may fall either way. */
+export function pointInPolygon(lat: number, lon: number, polygon: Neighbourhood['polygon']): boolean {
+  let inside = false;
+  for (let i = 0, j = polygon.length - 1; i < polygon.length; j = i++) {
+    const a = polygon[i];
+    const b = polygon[j];
+    if (!a || !b) continue;
+    const crosses = a.latitude > lat !== b.latitude > lat;
+    if (crosses && lon < ((b.longitude - a.longitude) * (lat - a.latitude)) / (b.latitude - a.latitude) + a.longitude) {
+      inside = !inside;
+    }
+  }
+  return inside;
+}
+
+export interface LocatedThing {
+  meterPointIds: string[];
+  coordinates?: { latitude: number; longitude: number } | undefined;
+}
+
+/** The first neighbourhood containing the location by meter point id, else by coordinates. */
+export function neighbourhoodOf(location: LocatedThing, areas: readonly Neighbourhood[]): Neighbourhood | undefined {
+  for (const area of areas) {
+    if (location.meterPointIds.some((m) => area.meterPointIds.includes(m))) return area;
+  }
+  const c = location.coordinates;
+  if (!c) return undefined;
+  return areas.find((area) => area.polygon.length >= 3 && pointInPolygon(c.latitude, c.longitude, area.polygon));
+}
+
+export function meterPointEligible(mpid: string, areas: readonly Neighbourhood[]): boolean {
+  return areas.some((a) => a.meterPointIds.includes(mpid));
+}
