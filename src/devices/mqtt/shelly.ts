@@ -123,6 +123,7 @@ export function createShellyDevice(source: ShellySource, deps: MqttDeviceDeps, o
           reject(inner.reason);
         }, { once: true });
       });
+      answer.catch(() => undefined); // awaited below; this only keeps an early failure from going unhandled
       await connection.publish(`${prefix}/rpc`, JSON.stringify({ id, src, method, params }), { qos: 1 });
       return answer;
     });
