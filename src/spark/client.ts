@@ -173,14 +173,19 @@ export function createSparkClient(options: SparkClientOptions): SparkClient {
 
   const get = <S extends z.ZodType>(operation: string, path: string, schema: S, opts?: CallOptions & { query?: HttpRequest['query'] }) =>
     http.sendJson({ method: 'GET', path, operation, query: opts?.query, signal: opts?.signal }, schema);
-  const sendBody = <S extends z.ZodType>(
+  /** Checks `body` with its strict request schema, sends it, parses the answer with `schema`. */
+  const sendBody = async <R extends z.ZodType, S extends z.ZodType>(
     method: 'POST' | 'PUT' | 'PATCH',
     operation: string,
     path: string,
-    json: unknown,
+    requestSchema: R,
+    body: unknown,
     schema: S,
     opts?: CallOptions & { idempotent?: boolean },
-  ) => http.sendJson({ method, path, operation, json, signal: opts?.signal, idempotent: opts?.idempotent }, schema);
+  ): Promise<z.infer<S>> => {
+    const json = checkRequest(requestSchema, body, operation);
+    return http.sendJson({ method, path, operation, json, signal: opts?.signal, idempotent: opts?.idempotent }, schema);
+  };
   const noContent = async (method: 'POST' | 'PUT' | 'DELETE', operation: string, path: string, opts?: CallOptions & { query?: HttpRequest['query'] }) => {
     await http.send({ method, path, operation, query: opts?.query, signal: opts?.signal });
   };
@@ -206,14 +211,14 @@ export function createSparkClient(options: SparkClientOptions): SparkClient {
 
     listLocations: (userId, opts) => get('listLocations', `/users/${seg(userId)}/locations`, w.locationListSchema, opts),
     createLocation: (userId, location, opts) =>
-      sendBody('POST', 'createLocation', `/users/${seg(userId)}/locations`, checkRequest(w.locationCreateSchema, location, 'createLocation'), w.locationSchema, opts),
+      sendBody('POST', 'createLocation', `/users/${seg(userId)}/locations`, w.locationCreateSchema, location, w.locationSchema, opts),
     createLocations: (locations, opts) =>
-      sendBody('POST', 'createLocations', '/users/locations/batch', checkRequest(w.locationsBatchCreateSchema, { locations }, 'createLocations'), w.locationsBatchResponseSchema, opts),
+      sendBody('POST', 'createLocations', '/users/locations/batch', w.locationsBatchCreateSchema, { locations }, w.locationsBatchResponseSchema, opts),
     getLocation: (userId, locationId, opts) => get('getLocation', `/users/${seg(userId)}/locations/${seg(locationId)}`, w.locationSchema, opts),
     putLocation: (userId, locationId, location, opts) =>
-      sendBody('PUT', 'putLocation', `/users/${seg(userId)}/locations/${seg(locationId)}`, checkRequest(w.locationPutSchema, location, 'putLocation'), w.locationSchema, opts),
+      sendBody('PUT', 'putLocation', `/users/${seg(userId)}/locations/${seg(locationId)}`, w.locationPutSchema, location, w.locationSchema, opts),
     patchLocation: (userId, locationId, patch, opts) =>
-      sendBody('PATCH', 'patchLocation', `/users/${seg(userId)}/locations/${seg(locationId)}`, checkRequest(w.locationPatchSchema, patch, 'patchLocation'), w.locationSchema, {
+      sendBody('PATCH', 'patchLocation', `/users/${seg(userId)}/locations/${seg(locationId)}`, w.locationPatchSchema, patch, w.locationSchema, {
         ...opts,
         idempotent: true,
       }),
@@ -226,12 +231,13 @@ export function createSparkClient(options: SparkClientOptions): SparkClient {
         'POST',
         'createLocationResource',
         `/users/${seg(userId)}/locations/${seg(locationId)}/resources`,
-        checkRequest(w.locationResourceCreateSchema, resource, 'createLocationResource'),
+        w.locationResourceCreateSchema,
+        resource,
         w.locationResourceSchema,
         opts,
       ),
     createVehicle: (userId, vehicle, opts) =>
-      sendBody('POST', 'createVehicle', `/users/${seg(userId)}/vehicles`, checkRequest(w.vehicleCreateSchema, vehicle, 'createVehicle'), w.resourceSchema, opts),
+      sendBody('POST', 'createVehicle', `/users/${seg(userId)}/vehicles`, w.vehicleCreateSchema, vehicle, w.resourceSchema, opts),
     listUserResources: (userId, opts) => get('listUserResources', `/users/${seg(userId)}/resources`, w.userResourcesSchema, opts),
     getResource: (resourceId, opts) => get('getResource', `/resources/${seg(resourceId)}`, w.resourceSchema, opts),
     deleteResource: (resourceId, opts) => noContent('DELETE', 'deleteResource', `/resources/${seg(resourceId)}`, opts),
@@ -280,14 +286,14 @@ export function createSparkClient(options: SparkClientOptions): SparkClient {
       // Oldest first: a consumer that stops half-way leaves only newer events unprocessed.
       for (let i = fresh.length - 1; i >= 0; i--) yield fresh[i]!;
     },
-    postReport: (report, opts) => sendBody('POST', 'postReport', '/reports', checkRequest(w.reportRequestSchema, report, 'postReport'), w.reportResponseSchema, opts),
+    postReport: (report, opts) => sendBody('POST', 'postReport', '/reports', w.reportRequestSchema, report, w.reportResponseSchema, opts),
 
-    createWebhook: (webhook, opts) => sendBody('POST', 'createWebhook', '/webhooks', checkRequest(w.webhookCreateSchema, webhook, 'createWebhook'), w.webhookSchema, opts),
+    createWebhook: (webhook, opts) => sendBody('POST', 'createWebhook', '/webhooks', w.webhookCreateSchema, webhook, w.webhookSchema, opts),
     listWebhooks: async (opts) => (await get('listWebhooks', '/webhooks', w.webhooksListSchema, opts)).webhooks,
     getWebhook: (id, opts) => get('getWebhook', `/webhooks/${seg(id)}`, w.webhookSchema, opts),
-    putWebhook: (id, webhook, opts) => sendBody('PUT', 'putWebhook', `/webhooks/${seg(id)}`, checkRequest(w.webhookPutSchema, webhook, 'putWebhook'), w.webhookSchema, opts),
+    putWebhook: (id, webhook, opts) => sendBody('PUT', 'putWebhook', `/webhooks/${seg(id)}`, w.webhookPutSchema, webhook, w.webhookSchema, opts),
     patchWebhook: (id, patch, opts) =>
-      sendBody('PATCH', 'patchWebhook', `/webhooks/${seg(id)}`, checkRequest(w.webhookPatchSchema, patch, 'patchWebhook'), w.webhookSchema, { ...opts, idempotent: true }),
+      sendBody('PATCH', 'patchWebhook', `/webhooks/${seg(id)}`, w.webhookPatchSchema, patch, w.webhookSchema, { ...opts, idempotent: true }),
     deleteWebhook: (id, opts) => noContent('DELETE', 'deleteWebhook', `/webhooks/${seg(id)}`, opts),
     setWebhookEnabled: (id, enabled, opts) => noContent('PUT', 'setWebhookEnabled', `/webhooks/${seg(id)}/enabled`, { ...opts, query: { enabled } }),
     listWebhookLogs: (q) =>
@@ -300,7 +306,8 @@ export function createSparkClient(options: SparkClientOptions): SparkClient {
           'POST',
           'simulatePriceCurve',
           '/simulation/events/pricecurve',
-          checkRequest(w.simulatePriceCurveRequestSchema, request, 'simulatePriceCurve'),
+          w.simulatePriceCurveRequestSchema,
+          request,
           w.simulateEventResponseSchema,
           opts,
         )
@@ -314,7 +321,8 @@ export function createSparkClient(options: SparkClientOptions): SparkClient {
           'POST',
           'simulateLocationLpc',
           '/simulation/events/lpc/locations',
-          checkRequest(w.simulateLocationLpcRequestSchema, request, 'simulateLocationLpc'),
+          w.simulateLocationLpcRequestSchema,
+          request,
           w.simulateEventResponseSchema,
           opts,
         )
@@ -325,7 +333,8 @@ export function createSparkClient(options: SparkClientOptions): SparkClient {
           'POST',
           'simulateResourceLpc',
           '/simulation/events/lpc/resources',
-          checkRequest(w.simulateResourceLpcRequestSchema, request, 'simulateResourceLpc'),
+          w.simulateResourceLpcRequestSchema,
+          request,
           w.simulateEventResponseSchema,
           opts,
         )

@@ -244,6 +244,7 @@ export function parseRetryAfter(value: string | string[] | undefined, nowMs: num
   if (v === undefined || v.trim() === '') return undefined;
   const trimmed = v.trim();
   if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  if (!/[A-Za-z]/.test(trimmed)) return undefined;
   const at = Date.parse(trimmed);
   if (Number.isNaN(at)) return undefined;
   return Math.max(0, at - nowMs);
