@@ -20,6 +20,7 @@ export const errorCodes = {
   DEVICE_BAD_VALUE: { retryable: true, hint: 'a device answered with an impossible or malformed value' },
   DEVICE_STALE: { retryable: true, hint: 'a device value is older than its allowed age' },
   DEVICE_PROFILE_INVALID: { retryable: false, hint: 'a device profile or register map is invalid' },
+  DEVICE_REJECTED: { retryable: false, hint: 'a device refused a request (Modbus exception: illegal function/address/value); check the profile and unit id' },
   MQTT_UNAVAILABLE: { retryable: true, hint: 'the MQTT broker cannot be reached' },
   MQTT_AUTH_REJECTED: { retryable: false, hint: 'the MQTT broker refused the username/password or client id' },
   MQTT_TLS_FAILED: { retryable: false, hint: 'TLS to the MQTT broker failed: check caFile, the broker certificate and its host name' },
