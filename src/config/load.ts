@@ -54,7 +54,7 @@ export function loadConfig(path: string, env: NodeJS.ProcessEnv = process.env, o
     throw invalid(file, [{ path: '', message: `cannot read config file ${file}: ${why}` }], `cannot read config file ${file}: ${why}`);
   }
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const doc = parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length > 0) {
     const problems = doc.errors.map((e): ConfigProblem => {
       const pos = e.linePos?.[0];
@@ -204,7 +204,10 @@ function issueMessage(issue: z.core.$ZodIssue): string {
     const values = issue.errors.flat().flatMap((e) => (e.code === 'invalid_value' ? e.values : []));
     if (values.length > 0 && values.length === issue.errors.length) return `expected one of ${values.map((v) => JSON.stringify(v)).join(', ')}`;
   }
-  if (issue.code === 'invalid_value') return `expected ${issue.values.map((v) => JSON.stringify(v)).join(' or ')}`;
+  if (issue.code === 'invalid_value') {
+    const values = issue.values.map((v) => JSON.stringify(v));
+    return values.length > 2 ? `expected one of ${values.join(', ')}` : `expected ${values.join(' or ')}`;
+  }
   return issue.message;
 }
 

@@ -40,7 +40,7 @@ export type ModbusBusConfig = z.infer<typeof modbusBusSchema>;
 // Capability sources
 
 export const modbusSourceSchema = z.strictObject({
-  type: z.literal('modbus'),
+  type: z.literal('modbus').describe('Modbus TCP/RTU through a named bus and a register profile.'),
   bus: z.string().min(1).describe('Name of a bus in the `modbus` section.'),
   unitId: z.number().int().min(0).max(247).default(1).describe('Modbus unit (slave) id.'),
   profile: z.string().min(1).describe('Built-in profile name (`eastron-sdm120`, `eastron-sdm630`, `generic-relay`, `abb-terra-ac`, ...) or a path to a register map YAML file.'),
@@ -50,7 +50,7 @@ export const modbusSourceSchema = z.strictObject({
 export type ModbusSource = z.infer<typeof modbusSourceSchema>;
 
 export const shellySourceSchema = z.strictObject({
-  type: z.literal('shelly'),
+  type: z.literal('shelly').describe('Shelly Gen2/Gen3 over MQTT RPC.'),
   topicPrefix: z.string().min(1).describe('The Shelly Gen2/Gen3 device\'s MQTT topic prefix, e.g. `shellyplus1pm-a8032ab12345`.'),
   switchId: z.number().int().min(0).default(0).describe('Switch component id.'),
   temperatureSensorId: z.number().int().min(0).optional().describe('Temperature component id of the add-on (e.g. 100).'),
@@ -58,7 +58,7 @@ export const shellySourceSchema = z.strictObject({
 export type ShellySource = z.infer<typeof shellySourceSchema>;
 
 export const tasmotaSourceSchema = z.strictObject({
-  type: z.literal('tasmota'),
+  type: z.literal('tasmota').describe('Tasmota over MQTT.'),
   topic: z.string().min(1).describe('The Tasmota device topic.'),
   relay: z.number().int().min(1).default(1).describe('Relay number (POWER1 = 1).'),
   fullTopic: z.string().min(1).default('%prefix%/%topic%/').describe('Tasmota FullTopic pattern.'),
@@ -67,13 +67,13 @@ export const tasmotaSourceSchema = z.strictObject({
 export type TasmotaSource = z.infer<typeof tasmotaSourceSchema>;
 
 export const goeSourceSchema = z.strictObject({
-  type: z.literal('goe'),
+  type: z.literal('goe').describe('go-e Charger, API v2 over MQTT.'),
   topicPrefix: z.string().min(1).describe('go-e Charger API v2 MQTT topic prefix, e.g. `go-eCharger/123456`.'),
 });
 export type GoeSource = z.infer<typeof goeSourceSchema>;
 
 export const mqttMapSourceSchema = z.strictObject({
-  type: z.literal('mqtt'),
+  type: z.literal('mqtt').describe('A user-defined MQTT map.'),
   stateTopic: z.string().min(1).optional().describe('Topic with the device state (JSON or a bare number).'),
   energyKwhPath: z.string().optional().describe('Dot path to cumulative energy in the payload (empty: the payload itself).'),
   powerWPath: z.string().optional().describe('Dot path to active power.'),
@@ -90,9 +90,11 @@ export const mqttMapSourceSchema = z.strictObject({
 });
 export type MqttMapSource = z.infer<typeof mqttMapSourceSchema>;
 
-export const sourceSchema = z.discriminatedUnion('type', [
+export const sourceOptionSchemas = [
   modbusSourceSchema, shellySourceSchema, tasmotaSourceSchema, goeSourceSchema, mqttMapSourceSchema,
-]);
+] as const;
+
+export const sourceSchema = z.discriminatedUnion('type', [...sourceOptionSchemas]);
 export type SourceConfig = z.infer<typeof sourceSchema>;
 
 /** Source types that can do each job. */
@@ -168,7 +170,7 @@ const common = {
 
 export const hotWaterTankSchema = z.strictObject({
   ...common,
-  kind: z.literal('hotWaterTank'),
+  kind: z.literal('hotWaterTank').describe('A hot water tank with an electric element.'),
   switch: switchSource.optional(),
   meter: meterSource.optional(),
   thermometer: thermometerSource.optional(),
@@ -177,7 +179,7 @@ export const hotWaterTankSchema = z.strictObject({
 
 export const evChargerSchema = z.strictObject({
   ...common,
-  kind: z.literal('evCharger'),
+  kind: z.literal('evCharger').describe('An EV charger (and the car behind it).'),
   charger: chargerSource.optional(),
   meter: meterSource.optional(),
   safeCurrentA: z.number().min(0).max(80).default(6).describe('Current applied when wattshift loses control (0 = pause), A.'),
@@ -186,7 +188,7 @@ export const evChargerSchema = z.strictObject({
 
 export const meterDeviceSchema = z.strictObject({
   ...common,
-  kind: z.literal('meter'),
+  kind: z.literal('meter').describe('A meter that only measures.'),
   meter: meterSource.optional(),
   model: meterModelSchema.prefault({}).describe('Meter role.'),
 });

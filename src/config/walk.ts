@@ -96,7 +96,9 @@ export function discriminatorValue(option: AnySchema, key: string): string | und
   const field = objectShape(option)?.[key];
   if (!field) return undefined;
   const def = defOf(unwrap(field).inner);
-  return def.type === 'literal' ? String(def.values?.[0]) : undefined;
+  if (def.type === 'literal') return String(def.values?.[0]);
+  if (def.type === 'enum') return Object.values(def.entries ?? {}).map(String).join('|');
+  return undefined;
 }
 
 /** A short human-readable type of a leaf, for docs. */
@@ -105,13 +107,13 @@ export function describeType(schema: AnySchema): string {
   const def = defOf(inner);
   switch (def.type) {
     case 'literal':
-      return (def.values ?? []).map((v) => JSON.stringify(v)).join(' \\| ');
+      return (def.values ?? []).map((v) => JSON.stringify(v)).join(' | ');
     case 'enum':
-      return Object.values(def.entries ?? {}).map((v) => `\`${String(v)}\``).join(' \\| ');
+      return Object.values(def.entries ?? {}).map((v) => `\`${String(v)}\``).join(' | ');
     case 'union': {
       const u = unionOptions(inner);
       if (u?.discriminator) return `one of ${u.options.map((o) => `\`${discriminatorValue(o, u.discriminator ?? '') ?? '?'}\``).join(', ')}`;
-      return (u?.options ?? []).map((o) => describeType(o)).join(' \\| ');
+      return (u?.options ?? []).map((o) => describeType(o)).join(' | ');
     }
     case 'array':
       return `${describeType(def.element as AnySchema)}[]`;
@@ -139,8 +141,13 @@ export interface FieldInfo {
   container: boolean;
 }
 
+export interface ListOptions {
+  /** Unions whose options all satisfy this are listed as one key, not expanded. */
+  collapse?: (option: AnySchema) => boolean;
+}
+
 /** Every key of the schema, depth first, in declaration order. */
-export function listFields(schema: AnySchema, prefix = ''): FieldInfo[] {
+export function listFields(schema: AnySchema, prefix = '', options: ListOptions = {}): FieldInfo[] {
   const out: FieldInfo[] = [];
   const shape = objectShape(unwrap(schema).inner);
   if (!shape) return out;
@@ -159,7 +166,9 @@ export function listFields(schema: AnySchema, prefix = ''): FieldInfo[] {
       inner = unwrap(rec).inner;
       itemPath = `${path}.<name>`;
     }
-    const container = objectOrUnion(inner);
+    const union = unionOptions(inner);
+    const collapsed = !!union && !!options.collapse && union.options.every((o) => options.collapse?.(o));
+    const container = objectOrUnion(inner) && !collapsed;
     out.push({
       path,
       type: container && itemPath !== path ? (itemPath.endsWith('[]') ? 'list' : 'map') : describeType(child),
@@ -170,15 +179,15 @@ export function listFields(schema: AnySchema, prefix = ''): FieldInfo[] {
       secret: u.secret,
       container,
     });
-    const union = unionOptions(inner);
+    if (collapsed) continue;
     if (union) {
       for (const option of union.options) {
         const tag = union.discriminator ? discriminatorValue(option, union.discriminator) : undefined;
         const variantPrefix = tag === undefined ? itemPath : `${itemPath}<${union.discriminator ?? ''}=${tag}>`;
-        out.push(...listFields(option, variantPrefix));
+        out.push(...listFields(option, variantPrefix, options));
       }
     } else if (objectShape(inner)) {
-      out.push(...listFields(inner, itemPath));
+      out.push(...listFields(inner, itemPath, options));
     }
   }
   return out;
