@@ -1,0 +1,70 @@
+import type { DeviceView, HomeView } from '../ha/view.js';
+import { dateTime, escapeXml as esc, fixed } from './format.js';
+import { renderPlanSvg } from './svg.js';
+
+const kindLabel: Record<DeviceView['kind'], string> = { hotWaterTank: 'Hot water tank', evCharger: 'EV charger', meter: 'Meter' };
+
+const css = `body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222;max-width:1000px}
+h1{font-size:1.4em;margin:0 0 .2em}h2{font-size:1.1em;margin:1.4em 0 .4em}
+.badge{display:inline-block;padding:.1em .6em;border-radius:1em;font-weight:bold}
+.ok{background:#d6f5df;color:#17692f}.failing{background:#fbd9d3;color:#8c1d0d}
+table{border-collapse:collapse}td,th{padding:.25em .8em;border-bottom:1px solid #e4e4e4;text-align:left}
+.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}.muted{color:#777}.summary span{margin-right:1.5em}`;
+
+function num(v: number | undefined, decimals: number, unit: string): string {
+  return v === undefined || !Number.isFinite(v) ? '<span class="muted">–</span>' : `${fixed(v, decimals)} ${esc(unit)}`;
+}
+
+function deviceRow(d: DeviceView, tz: string): string {
+  const ev = d.ev;
+  const evText = ev
+    ? `${ev.plugged ? 'plugged' : 'unplugged'}${ev.charging ? ', charging' : ''}${ev.socPct === undefined ? '' : `, ${fixed(ev.socPct, 0)} %`}${ev.departure ? `, leaves ${esc(dateTime(Date.parse(ev.departure), tz))}` : ''}`
+    : '';
+  return `<tr data-device="${esc(d.id)}"><td>${esc(d.name)}<div class="muted">${esc(kindLabel[d.kind])}</div></td>`
+    + `<td>${d.available ? 'online' : '<b>offline</b>'}</td><td>${esc(d.mode)}</td>`
+    + `<td class="num">${num(d.temperatureC, 1, '°C')}</td><td class="num">${num(d.powerW, 0, 'W')}</td><td class="num">${num(d.energyKwh, 1, 'kWh')}</td>`
+    + `<td>${d.plannedOn ? 'on' : 'off'}${d.nextStartMs === undefined ? '' : `<div class="muted">next ${esc(dateTime(d.nextStartMs, tz))}</div>`}</td>`
+    + `<td>${evText}</td></tr>`;
+}
+
+/** The status page: server-rendered HTML with the plan as inline SVG; no scripts. */
+export function renderStatusPage(view: HomeView, options: { timezone: string }): string {
+  const tz = options.timezone;
+  const failing = view.health.jobs.filter((j) => !j.ok);
+  const plan = view.plan;
+  const names = Object.fromEntries(view.devices.map((d) => [d.id, d.name]));
+  const price = view.price
+    ? `${fixed(view.price.totalPerKwh, 3)} ${esc(view.price.currency)}/kWh (delta ${fixed(view.price.deltaPerKwh, 3)}, ${esc(view.price.source)})`
+    : '<span class="muted">no price</span>';
+  const parts: string[] = [];
+  parts.push(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">`
+    + `<meta http-equiv="refresh" content="60"><title>wattshift · ${esc(view.location.name)}</title><style>${css}</style></head><body>`);
+  parts.push(`<h1>${esc(view.location.name)}</h1><p><span class="badge ${view.health.ok ? 'ok' : 'failing'}" id="health">${view.health.ok ? 'healthy' : 'failing'}</span> `
+    + `<span class="muted">as of ${esc(dateTime(view.nowMs, tz))} (${esc(tz)})</span></p>`);
+  parts.push(`<p class="summary"><span>Price now: ${price}</span><span>Power: ${num(view.location.powerW, 0, 'W')}</span>`
+    + `<span>Limit: ${fixed(view.location.limitKw, 1)} kW${view.location.lpcCapKw === undefined ? '' : `, LPC cap ${fixed(view.location.lpcCapKw, 1)} kW`}</span></p>`);
+  if (failing.length > 0) {
+    parts.push('<h2>Problems</h2><ul id="problems">');
+    for (const j of failing) {
+      parts.push(`<li><b>${esc(j.name)}</b>${j.lastError ? `: ${esc(j.lastError.code)} — ${esc(j.lastError.message)} <span class="muted">(${esc(dateTime(j.lastError.atMs, tz))})</span>` : ''}</li>`);
+    }
+    parts.push('</ul>');
+  }
+  parts.push('<h2>Devices</h2><table><thead><tr><th>Device</th><th>State</th><th>Mode</th><th>Temp.</th><th>Power</th><th>Energy</th><th>Plan</th><th>EV</th></tr></thead><tbody>');
+  for (const d of view.devices) parts.push(deviceRow(d, tz));
+  parts.push('</tbody></table>');
+  parts.push('<h2>Plan</h2>');
+  if (plan) {
+    parts.push(`<p class="summary"><span>Expected cost: <b>${fixed(plan.expectedCost, 2)} ${esc(plan.currency)}</b></span>`
+      + `<span>Without shifting: ${fixed(plan.baselineCost, 2)}</span><span>Savings: ${fixed(plan.baselineCost - plan.expectedCost, 2)}</span>`
+      + `<span>Incentive: ${fixed(plan.incentive, 2)}</span></p>`);
+    if (plan.shortfalls.length > 0) parts.push(`<ul id="shortfalls">${plan.shortfalls.map((s) => `<li>${esc(s)}</li>`).join('')}</ul>`);
+    parts.push(renderPlanSvg(plan, { timezone: tz, nowMs: view.nowMs, names }));
+  } else {
+    parts.push('<p class="muted">No plan yet.</p>');
+  }
+  parts.push(`<h2>Reports</h2><p>${view.outbox.pending} pending, ${view.outbox.rejected} rejected`
+    + `${view.outbox.oldestDeadlineMs === undefined ? '' : `; oldest due ${esc(dateTime(view.outbox.oldestDeadlineMs, tz))}`}</p>`);
+  parts.push('<p class="muted"><a href="/metrics">metrics</a> · <a href="/api/view">view JSON</a> · <a href="/healthz">healthz</a></p></body></html>');
+  return parts.join('\n');
+}

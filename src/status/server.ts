@@ -1,0 +1,116 @@
+import { createServer } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WattshiftError } from '../errors.js';
+import type { HomeView } from '../ha/view.js';
+import type { Logger } from '../log.js';
+import { silentLogger } from '../log.js';
+import { assertTimezone } from './format.js';
+import { renderMetrics } from './metrics.js';
+import type { MetricsSnapshot } from './metrics.js';
+import { renderStatusPage } from './page.js';
+
+export interface StatusServerOptions {
+  /** Loopback by default: the page has no authentication. */
+  host?: string;
+  /** 0 picks a free port. */
+  port: number;
+  getView: () => HomeView;
+  metrics: () => MetricsSnapshot;
+  /** IANA timezone for times on the page; UTC by default. */
+  timezone?: string;
+  logger?: Logger;
+}
+
+export interface StatusServer {
+  /** `http://host:port` */
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+const securityHeaders = {
+  'cache-control': 'no-store',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  // No scripts at all; inline styles only (the SVG carries its own <style>).
+  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+};
+
+/** `/healthz` body: what fails, with the job's last error. */
+export function healthBody(view: HomeView): { status: 'ok' | 'failing'; failing: unknown[] } {
+  const failing = view.health.jobs
+    .filter((j) => !j.ok)
+    .map((j) => ({ job: j.name, ...(j.lastError ? { error: { code: j.lastError.code, message: j.lastError.message, at: new Date(j.lastError.atMs).toISOString() } } : {}) }));
+  return { status: view.health.ok && failing.length === 0 ? 'ok' : 'failing', failing };
+}
+
+/**
+ * The local status server: `/healthz` (200, or 503 with the failing jobs), `/metrics`
+ * (Prometheus text), `/` (status page with the plan as SVG), `/api/view` (the view as JSON).
+ */
+export async function startStatusServer(options: StatusServerOptions): Promise<StatusServer> {
+  const host = options.host ?? '127.0.0.1';
+  const timezone = options.timezone ?? 'UTC';
+  assertTimezone(timezone);
+  const log = (options.logger ?? silentLogger()).child({ component: 'status-server' });
+
+  function send(res: ServerResponse, status: number, type: string, body: string, head: boolean, extra: Record<string, string> = {}): void {
+    res.writeHead(status, { ...securityHeaders, 'content-type': type, 'content-length': Buffer.byteLength(body), ...extra });
+    res.end(head ? undefined : body);
+  }
+
+  function handle(req: IncomingMessage, res: ServerResponse): void {
+    const head = req.method === 'HEAD';
+    if (req.method !== 'GET' && !head) {
+      send(res, 405, 'application/json', JSON.stringify({ error: 'method not allowed' }), false, { allow: 'GET, HEAD' });
+      return;
+    }
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    try {
+      switch (path) {
+        case '/healthz': {
+          const body = healthBody(options.getView());
+          send(res, body.status === 'ok' ? 200 : 503, 'application/json', JSON.stringify(body), head);
+          return;
+        }
+        case '/metrics':
+          send(res, 200, 'text/plain; version=0.0.4; charset=utf-8', renderMetrics(options.getView(), options.metrics()), head);
+          return;
+        case '/api/view':
+          send(res, 200, 'application/json', JSON.stringify(options.getView()), head);
+          return;
+        case '/':
+          send(res, 200, 'text/html; charset=utf-8', renderStatusPage(options.getView(), { timezone }), head);
+          return;
+        default:
+          send(res, 404, 'application/json', JSON.stringify({ error: 'not found' }), head);
+      }
+    } catch (err) {
+      log.error({ code: 'INTERNAL', err, path }, 'status request failed');
+      if (!res.headersSent) send(res, 500, 'application/json', JSON.stringify({ error: 'internal error' }), head);
+      else res.destroy();
+    }
+  }
+
+  const server = createServer(handle);
+  server.keepAliveTimeout = 5000;
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 15_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err) => reject(new WattshiftError('CONFIG_INVALID', `status server cannot listen on ${host}:${options.port}: ${err.message}`, { cause: err })));
+    server.listen(options.port, host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+  log.info({ host, port }, 'status server listening');
+  return {
+    url: `http://${urlHost}:${port}`,
+    port,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((err) => (err ? reject(err) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,60 @@
+import { mkdirSync, statSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser } from 'playwright-core';
+import { startStatusServer } from '../src/status/server.js';
+import type { StatusServer } from '../src/status/server.js';
+import { plannedOnSlots, sampleView } from './fixtures/ha/sample-view.js';
+import { launchChromium } from './helpers/chromium.js';
+
+describe('status page in headless Chromium', () => {
+  let browser: Browser;
+  let server: StatusServer;
+  const view = sampleView();
+
+  beforeAll(async () => {
+    server = await startStatusServer({ port: 0, getView: () => view, metrics: () => ({ requestErrors: [] }), timezone: 'Europe/Oslo' });
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  it('draws the plan: one slot per planned on-slot, price bars, delta overlay and the temperature forecast', async () => {
+    const page = await browser.newPage({ viewport: { width: 1060, height: 1100 } });
+    const errors: string[] = [];
+    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    page.on('pageerror', (e) => errors.push(e.message));
+    const res = await page.goto(`${server.url}/`);
+    expect(res?.status()).toBe(200);
+    const plan = view.plan!;
+
+    const svg = page.locator('svg.plan-chart');
+    expect(await svg.count()).toBe(1);
+    expect(await page.locator('svg.plan-chart rect.slot').count()).toBe(plannedOnSlots(plan));
+    expect(plannedOnSlots(plan)).toBe(13);
+    for (const id of ['tank', 'ev']) {
+      const expected = plan.slots.filter((s) => s.devices[id]?.on).map((s) => new Date(s.startMs).toISOString());
+      const drawn = await page.locator(`svg.plan-chart rect.slot[data-device="${id}"]`).evaluateAll((els) => els.map((e) => e.getAttribute('data-start')));
+      expect(drawn).toEqual(expected);
+    }
+    expect(await page.locator('svg.plan-chart rect.price-bar').count()).toBe(plan.slots.length);
+    expect(await page.locator('svg.plan-chart rect.delta').count()).toBe(plan.slots.filter((s) => s.deltaPerKwh !== 0).length);
+    const points = await page.locator('svg.plan-chart polyline.temp-line[data-device="tank"]').getAttribute('points');
+    expect(points?.trim().split(/\s+/)).toHaveLength(plan.slots.length);
+
+    // The slots are laid out in time order, inside the chart, and actually rendered (non-zero boxes).
+    const boxes = await page.locator('svg.plan-chart rect.slot[data-device="tank"]').evaluateAll((els) =>
+      els.map((e) => (e as SVGGraphicsElement).getBoundingClientRect()).map((b) => ({ x: b.x, w: b.width, h: b.height })));
+    expect(boxes.every((b) => b.w > 1 && b.h > 1)).toBe(true);
+    expect(boxes.map((b) => b.x)).toEqual([...boxes.map((b) => b.x)].sort((a, b) => a - b));
+
+    await expect(page.locator('#health').textContent()).resolves.toBe('healthy');
+    await expect(page.title()).resolves.toContain('Home <Oslo> & "co"');
+    mkdirSync('test-artifacts', { recursive: true });
+    await page.screenshot({ path: 'test-artifacts/status-page.png', fullPage: true });
+    expect(statSync('test-artifacts/status-page.png').size).toBeGreaterThan(10_000);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+});
