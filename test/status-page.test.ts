@@ -45,7 +45,7 @@ describe('status page in headless Chromium', () => {
 
     // The slots are laid out in time order, inside the chart, and actually rendered (non-zero boxes).
     const boxes = await page.locator('svg.plan-chart rect.slot[data-device="tank"]').evaluateAll((els) =>
-      els.map((e) => (e as SVGGraphicsElement).getBoundingClientRect()).map((b) => ({ x: b.x, w: b.width, h: b.height })));
+      els.map((e) => e.getBoundingClientRect()).map((b) => ({ x: b.x, w: b.width, h: b.height })));
     expect(boxes.every((b) => b.w > 1 && b.h > 1)).toBe(true);
     expect(boxes.map((b) => b.x)).toEqual([...boxes.map((b) => b.x)].sort((a, b) => a - b));
 
