@@ -97,6 +97,7 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
   let blocked = false;
   let currentA: number | undefined;
   let renewal: AbortController | undefined;
+  let lastLeaseAtMs = 0;
   let stopped = false;
 
   /** Runs one device call under the read timeout, also cancelled by stop(). */
@@ -166,12 +167,14 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
   const renewLoop = async (signal: AbortSignal): Promise<void> => {
     const everyMs = Math.max(1, Math.floor(options.leaseMs / 2));
     for (;;) {
+      // Anchored to when the last block was issued, so command latency does not stretch the lease.
       try {
-        await clock.sleep(everyMs, signal);
+        await clock.sleep(Math.max(0, lastLeaseAtMs + everyMs - clock.nowMs()), signal);
       } catch {
         return;
       }
       if (signal.aborted || state !== 'up' || !blocked) return;
+      lastLeaseAtMs = clock.nowMs();
       try {
         await timed('renew block', signal, (s) => caps.heaterSwitch!.block(options.leaseMs, s));
       } catch (err) {
@@ -229,7 +232,9 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
         await command('allow', (s) => sw.allow(s));
         return;
       }
+      const issuedAtMs = clock.nowMs();
       await command('block', (s) => sw.block(options.leaseMs, s));
+      lastLeaseAtMs = issuedAtMs;
       blocked = true;
       if (!renewal) {
         renewal = new AbortController();
