@@ -1,0 +1,159 @@
+/** The real CLI, spawned: exit codes and messages for good and bad input, and signals. */
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { cli, start, tempConfig } from './fixtures/config/cli-helpers.js';
+
+describe('wattshift CLI', () => {
+  it('--help lists the commands', async () => {
+    const r = await cli(['--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^ {2}run +run the daemon/m);
+    expect(r.stdout).toMatch(/^ {2}check +validate a config file/m);
+    expect(r.stdout).toMatch(/^ {2}version /m);
+  });
+
+  it('version prints the package and node versions', async () => {
+    const r = await cli(['version']);
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toBe(`wattshift 0.1.0 (node ${process.versions.node})`);
+  });
+
+  it('rejects an unknown command and an unknown option with exit 2', async () => {
+    const a = await cli(['frobnicate']);
+    expect(a.code).toBe(2);
+    expect(a.stderr).toContain('unknown command "frobnicate"');
+    const b = await cli(['check', '--conifg', 'x']);
+    expect(b.code).toBe(2);
+    expect(b.stderr).toContain("Unknown option '--conifg'");
+  });
+
+  it('check accepts config.example.yaml (credentials deferred outside systemd)', async () => {
+    const r = await cli(['check', '--config', 'config.example.yaml']);
+    expect(r.stderr).toContain('warning: spark.clientSecret: credential "spark-client-secret" not checked');
+    expect(r.stdout).toContain('config.example.yaml: ok (3 devices');
+    expect(r.code).toBe(0);
+  });
+
+  it('check: a missing config file names the file, exit 78', async () => {
+    const r = await cli(['check', '--config', '/nonexistent/config.yaml']);
+    expect(r.code).toBe(78);
+    expect(r.stderr.split('\n')[0]).toBe('wattshift: CONFIG_INVALID: cannot read config file /nonexistent/config.yaml: no such file');
+  });
+
+  it('check: malformed YAML gives the line, exit 78', async () => {
+    const { file } = tempConfig('devices: [ {id: x\n');
+    const r = await cli(['check', '--config', file]);
+    expect(r.code).toBe(78);
+    expect(r.stderr).toContain(`wattshift: CONFIG_INVALID: ${file}: invalid config`);
+    expect(r.stderr).toMatch(/^ {2}line \d+, column \d+: YAML syntax error/m);
+    expect(r.stderr).not.toMatch(/^\s+at /m);
+  });
+
+  it('check: a wrong type and an unknown key are reported with their key paths, exit 78', async () => {
+    const { file } = tempConfig('http: {port: "eighty", colour: blue}\n');
+    const r = await cli(['check', '--config', file]);
+    expect(r.code).toBe(78);
+    expect(r.stderr).toContain('  http.port (line 5, column 14): expected number, received string');
+    expect(r.stderr).toContain('  http.colour (line 5, column 24): unknown key');
+    expect(r.stderr).toContain('hint: fix the config file');
+  });
+
+  it('check: an unreadable secret file names the key and the file, exit 78', async () => {
+    const { file, dir } = tempConfig('mqtt: {url: "mqtt://127.0.0.1:1883", password: {file: nope.txt}}\n');
+    const r = await cli(['check', '--config', file]);
+    expect(r.code).toBe(78);
+    expect(r.stderr).toContain('wattshift: CONFIG_SECRET_UNREADABLE');
+    expect(r.stderr).toContain(`mqtt.password (line 5, column 38): cannot read secret file ${join(dir, 'nope.txt')}: no such file`);
+  });
+
+  it('check and run: a database path in a missing directory, exit 78', async () => {
+    const { file, dir } = tempConfig();
+    writeFileSync(file, `${(await import('node:fs')).readFileSync(file, 'utf8').replace(/storage: .*/, `storage: {path: ${dir}/missing/w.db}`)}`);
+    for (const command of ['check', 'run']) {
+      const r = await cli([command, '--config', file]);
+      expect(r.code).toBe(78);
+      expect(r.stderr).toContain(`storage.path: the database directory ${dir}/missing does not exist`);
+    }
+  });
+
+  it.skipIf(process.getuid?.() === 0)('check: a read-only database directory, exit 78', async () => {
+    const { file, dir } = tempConfig();
+    const ro = join(dir, 'ro');
+    mkdirSync(ro);
+    chmodSync(ro, 0o555);
+    writeFileSync(file, `version: 1\nsite: {timezone: UTC, priceArea: FI, currency: EUR, locationLimitKw: 17}\nspark: {clientId: c, clientSecret: {file: client-secret}}\nstorage: {path: ro/w.db}\n`);
+    const r = await cli(['check', '--config', file]);
+    expect(r.code).toBe(78);
+    expect(r.stderr).toContain(`the database directory ${ro} is not writable`);
+  });
+
+  it('run: an invalid config exits 78 before logging anything', async () => {
+    const { file } = tempConfig('bogus: 1\n');
+    const r = await cli(['run', '--config', file]);
+    expect(r.code).toBe(78);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain('  bogus (line 5, column 1): unknown key');
+  });
+
+  it('run: SIGTERM stops gracefully with exit 0', async () => {
+    const { file } = tempConfig();
+    const p = start(['run', '--config', file]);
+    await p.waitFor('"msg":"running"');
+    p.child.kill('SIGTERM');
+    const r = await p.done;
+    expect(r.code).toBe(0);
+    const msgs = r.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { msg: string }).msg);
+    expect(msgs.slice(-3)).toEqual(['stopping', 'wattshift stopped', 'stopped']);
+  });
+
+  it('run: SIGINT stops gracefully with exit 0', async () => {
+    const { file } = tempConfig();
+    const p = start(['run', '--config', file]);
+    await p.waitFor('"msg":"running"');
+    p.child.kill('SIGINT');
+    expect((await p.done).code).toBe(0);
+  });
+});
+
+describe('graceful stop under real signals (runDaemon)', () => {
+  const script = 'test/fixtures/config/slow-stop.ts';
+
+  it('a second signal exits at once with 128 + signal number', async () => {
+    const p = start(['60000', '60000'], {}, script);
+    await p.waitFor('READY');
+    p.child.kill('SIGTERM');
+    await p.waitFor('"msg":"stopping"');
+    p.child.kill('SIGTERM');
+    const r = await p.done;
+    expect(r.code).toBe(143);
+    expect(r.stdout).toContain('second signal: exiting at once');
+  });
+
+  it('SIGINT twice exits with 130', async () => {
+    const p = start(['60000', '60000'], {}, script);
+    await p.waitFor('READY');
+    p.child.kill('SIGINT');
+    await p.waitFor('"msg":"stopping"');
+    p.child.kill('SIGINT');
+    expect((await p.done).code).toBe(130);
+  });
+
+  it('a stop that misses its deadline exits 1', async () => {
+    const p = start(['60000', '300'], {}, script);
+    await p.waitFor('READY');
+    p.child.kill('SIGTERM');
+    const r = await p.done;
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('graceful stop missed its deadline');
+  });
+
+  it('a stop within the deadline exits 0', async () => {
+    const p = start(['50', '20000'], {}, script);
+    await p.waitFor('READY');
+    p.child.kill('SIGTERM');
+    const r = await p.done;
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('EXIT 0');
+  });
+});
