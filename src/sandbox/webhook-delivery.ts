@@ -1,6 +1,7 @@
-import { createHmac, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { request } from 'undici';
 import type { Logger } from '../log.js';
+import { signatureHeader, signPayload } from '../spark/webhook-signature.js';
 import type { Clock } from '../ports.js';
 import type { EventRec, NotificationLogRec, PartnerState, WebhookRec } from './state.js';
 import { isoUtc } from './zoned-time.js';
@@ -34,11 +35,6 @@ interface PreparedNotification {
   notificationId: string;
   event: EventRec;
   body: string;
-}
-
-/** Base64 HMAC-SHA256 of the raw body with the webhook secret (the service's signature). */
-export function signBody(secret: string, body: string): string {
-  return createHmac('sha256', secret).update(body, 'utf8').digest('base64');
 }
 
 export class WebhookDelivery {
@@ -88,9 +84,9 @@ export class WebhookDelivery {
 
   private async attempt(partner: PartnerState, webhook: WebhookRec, n: PreparedNotification, attempt: number): Promise<void> {
     const { clock, logger, timeoutMs } = this.options;
-    const signature = webhook.secret ? signBody(webhook.secret, n.body) : null;
+    const signature = webhook.secret ? signPayload(n.body, webhook.secret) : null;
     const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8', 'user-agent': 'wattshift-sandbox' };
-    if (signature) headers['x-payload-signature'] = signature;
+    if (signature) headers[signatureHeader] = signature;
     const sentMs = clock.nowMs();
     const startedReal = performance.now();
     let status: number | null = null;
