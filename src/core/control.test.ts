@@ -70,6 +70,12 @@ describe('decide: charger', () => {
     expect(charger(tight).currentA).toBe(8);
     expect(tight.expectedDeviceKw + tight.baseLoadKw).toBeLessThanOrEqual(5 + 1e-9);
   });
+  it('holds a device LPC cap of 0 kW on either device', () => {
+    const d = decide([tank({ capKw: 0, temperatureC: 40 }), car({ capKw: 0 })], roomy);
+    expect(heater(d).allow).toBe(false);
+    expect(charger(d).currentA).toBe(0);
+    expect(d.expectedDeviceKw).toBe(0);
+  });
   it('stops charging when the headroom is below the minimum current', () => {
     const d = decide([car()], { capKw: 1, locationPowerW: 500, baseLoadKw: 0 });
     expect(charger(d).currentA).toBe(0);

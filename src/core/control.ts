@@ -35,6 +35,8 @@ export interface HeaterNow {
   slotEnergyKwh: number;
   /** The plan's target for the current slot; null when there is no plan (thermostat fallback). */
   planned: SlotTarget | null;
+  /** A resource LPC cap on this device now, kW. */
+  capKw?: number;
 }
 
 export interface ChargerNow {
@@ -51,6 +53,8 @@ export interface ChargerNow {
   minCurrentA: number;
   maxCurrentA: number;
   safeCurrentA: number;
+  /** A resource LPC cap on this device now, kW. */
+  capKw?: number;
 }
 
 export type DeviceNow = HeaterNow | ChargerNow;
@@ -129,8 +133,10 @@ export function decide(devices: readonly DeviceNow[], site: SiteNow): Decision {
   for (const d of devices) {
     if (d.kind !== 'hotWaterTank') continue;
     const want = wantedHeater(d);
-    if (want.allow && d.elementKw > headroomKw + 1e-9) {
-      setpoints.push({ kind: 'heater', id: d.id, allow: false, reason: `cap ${site.capKw} kW leaves no room` });
+    const roomKw = Math.min(headroomKw, d.capKw ?? Infinity);
+    if (want.allow && d.elementKw > roomKw + 1e-9) {
+      const which = roomKw < headroomKw ? `device cap ${d.capKw} kW` : `cap ${site.capKw} kW leaves no room`;
+      setpoints.push({ kind: 'heater', id: d.id, allow: false, reason: which });
       continue;
     }
     if (want.allow) {
@@ -143,12 +149,13 @@ export function decide(devices: readonly DeviceNow[], site: SiteNow): Decision {
     if (d.kind !== 'evCharger') continue;
     const want = wantedCharger(d);
     const wantKw = d.plugged ? (want.currentA * d.phases * d.voltageV) / 1000 : 0;
-    if (wantKw > headroomKw + 1e-9) {
-      const currentA = currentWithin(Math.max(0, headroomKw), d);
+    const roomKw = Math.min(headroomKw, d.capKw ?? Infinity);
+    if (wantKw > roomKw + 1e-9) {
+      const currentA = currentWithin(Math.max(0, roomKw), d);
       const kw = (currentA * d.phases * d.voltageV) / 1000;
       headroomKw -= kw;
       expectedDeviceKw += kw;
-      setpoints.push({ kind: 'charger', id: d.id, currentA, reason: `limited by cap ${site.capKw} kW` });
+      setpoints.push({ kind: 'charger', id: d.id, currentA, reason: roomKw < headroomKw ? `device cap ${d.capKw} kW` : `limited by cap ${site.capKw} kW` });
       continue;
     }
     headroomKw -= wantKw;

@@ -1,0 +1,266 @@
+/**
+ * Planner benchmark: `npm run bench:planner [-- --quick]`.
+ *
+ * Over 48-hour windows (every 12 h; `--quick`: every 96 h, at most 8 per family) of every
+ * hourly price series in ../shared/data (all areas), with seeded incentive deltas (some
+ * negative), it plans four scenario families — tank (continuous), tank (relay on/off), EV,
+ * and tank + EV under a location limit with an LPC cap — and compares each plan with the
+ * optimum of the same model from HiGHS (LP, or MILP where there are on/off decisions or a
+ * legionella "at least once"). It also times 7-day 15-minute joint plans. The last line is
+ * one JSON object with the headline figures.
+ */
+import { performance } from 'node:perf_hooks';
+import { pathToFileURL } from 'node:url';
+import highsLoader from 'highs';
+import { buildPriceSeries } from '../src/core/prices.js';
+import { plan } from '../src/core/planner.js';
+import { setupPlan, type Setup } from '../src/core/plan-setup.js';
+import type { DeltaCurveInput, EvParams, Plan, PlanInput, TankParams } from '../src/core/types.js';
+import { areaTimezone, hourlyWindows, loadPriceSeries, type PriceSeries } from './lib/price-data.js';
+
+export type Family = 'tank' | 'tankRelay' | 'ev' | 'joint';
+
+/** Small seeded PRNG (mulberry32). */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Seeded incentive deltas: per day, a run of 3–10 hours with −0.08..+0.05 EUR/kWh. */
+export function seededDeltas(rand: () => number, startMs: number, hours: number): DeltaCurveInput[] {
+  const out: DeltaCurveInput[] = [];
+  for (let d = 0; d * 24 < hours; d++) {
+    if (rand() < 0.25) continue;
+    const len = 3 + Math.floor(rand() * 8);
+    const at = d * 24 + Math.floor(rand() * 24);
+    const points = [];
+    for (let h = at; h < Math.min(hours, at + len); h++) {
+      points.push({ startMs: startMs + h * 3_600_000, price: -0.08 + rand() * 0.13 });
+    }
+    out.push({ units: { currency: 'EUR', energyUnit: 'kWh' }, resolutionMinutes: 60, points });
+  }
+  return out;
+}
+
+const DRAW_L = [0, 0, 0, 0, 0, 0, 0, 1.715, 4.025, 0.105, 0.105, 0.21, 0.315, 0, 0.105, 0.105, 0.105, 0, 0.315, 0.105, 0.735, 3.71, 0, 0];
+
+export function scenario(
+  family: Family, series: PriceSeries, points: { startMs: number; price: number }[], seed: number, slotMinutes: 15 | 60 = 60,
+): { input: PlanInput; nowMs: number } {
+  const rand = rng(seed);
+  const startMs = points[0]!.startMs;
+  const hours = slotMinutes === 60 ? points.length : points.length / 4;
+  const timezone = areaTimezone(series.area);
+  const slots = buildPriceSeries({
+    slotMinutes, fromMs: startMs, toMs: startMs + hours * 3_600_000, timezone, currency: 'EUR',
+    spot: { actual: { units: { currency: 'EUR', energyUnit: 'kWh' }, resolutionMinutes: slotMinutes, points } },
+    deltas: seededDeltas(rand, startMs, hours),
+    fees: { gridFeePerKWh: 0.03, taxPerKWh: 0.01, vatRate: 1.25 },
+  });
+  const tank: TankParams = {
+    volumeL: 200, powerKW: 2, coldWaterC: 8, ambientC: 18, heatLossWPerK: 1.6, minC: 50, maxC: 75,
+    drawProfileKWh: rand() < 0.5 ? DRAW_L : undefined,
+    currentTempC: 52 + rand() * 20,
+    control: family === 'tankRelay' ? 'relay' : 'continuous',
+    legionella: { tempC: 65, everyDays: 7, lastReachedMs: startMs - (5.5 + rand() * 2) * 86_400_000 },
+  };
+  const ev: EvParams = {
+    energyNeededKWh: 10 + rand() * 30,
+    arrivalMs: startMs + Math.floor(rand() * 6) * 3_600_000,
+    departureMs: startMs + (14 + Math.floor(rand() * 26)) * 3_600_000,
+    minPowerKW: 4.14, maxPowerKW: 11, efficiency: 0.9,
+  };
+  const joint = family === 'joint';
+  const lpcStart = startMs + (16 + Math.floor(rand() * 20)) * 3_600_000;
+  const baseLoadKW = Array.from({ length: slots.length }, () => 0.8 + rand() * 2);
+  const input: PlanInput = {
+    slots, timezone, currency: 'EUR',
+    tank: family === 'ev' ? null : tank,
+    ev: family === 'ev' || joint ? ev : null,
+    location: {
+      limitKW: joint ? 11 : 17,
+      baseLoadKW: joint ? baseLoadKW : 0,
+      lpc: joint ? [{ startMs: lpcStart, endMs: lpcStart + (2 + Math.floor(rand() * 3)) * 3_600_000, maxKW: 4, scope: 'location' }] : [],
+    },
+  };
+  if (slotMinutes === 15 && input.ev) input.ev = { ...ev, departureMs: startMs + (36 + Math.floor(rand() * 100)) * 3_600_000, energyNeededKWh: 40 };
+  return { input, nowMs: startMs };
+}
+
+const n6 = (x: number): string => (Math.abs(x) < 1e-12 ? '0' : x.toFixed(9));
+const term = (c: number, v: string): string => `${c >= 0 ? '+' : '-'} ${n6(Math.abs(c))} ${v}`;
+
+/** CPLEX-LP text of the same model the planner solves (hard floors), for HiGHS. */
+export function referenceModel(s: Setup, input: PlanInput): string {
+  const obj: string[] = [];
+  const rows: string[] = [];
+  const bounds: string[] = [];
+  const bins: string[] = [];
+  const tk = s.tank;
+  const ev = s.ev;
+  const relay = input.tank?.control === 'relay';
+  for (let t = 0; t < s.n; t++) {
+    if (tk) {
+      const m = tk.model;
+      obj.push(term(tk.price[t]!, `q${t}`));
+      const rhs = t === 0 ? m.a * tk.e0 - m.k[0]! : -m.k[t]!;
+      rows.push(t === 0 ? `s${t}: E${t} - q${t} = ${n6(rhs)}` : `s${t}: E${t} ${term(-m.a, `E${t - 1}`)} - q${t} = ${n6(rhs)}`);
+      bounds.push(`${n6(m.eFloor)} <= E${t} <= ${n6(m.eMax)}`);
+      if (relay) {
+        const L = tk.relayLevel[t]!;
+        bounds.push(`0 <= q${t} <= ${n6(L)}`);
+        // On: q = L unless the thermostat stops it at eMax (z = 1).
+        rows.push(`ru${t}: q${t} - ${n6(L)} u${t} <= 0`, `rz${t}: z${t} - u${t} <= 0`,
+          `rq${t}: q${t} - ${n6(L)} u${t} + ${n6(L)} z${t} >= 0`,
+          `rt${t}: E${t} - ${n6(m.eMax - m.eFloor)} z${t} >= ${n6(m.eFloor)}`);
+        bins.push(`u${t}`, `z${t}`);
+      } else bounds.push(`0 <= q${t} <= ${n6(tk.cap[t]!)}`);
+    }
+    if (ev) {
+      obj.push(term(ev.price[t]!, `e${t}`));
+      bounds.push(`0 <= e${t} <= ${n6(ev.cap[t]!)}`);
+      if (ev.minE[t]! > 0 && ev.cap[t]! > 0) {
+        rows.push(`vu${t}: e${t} - ${n6(ev.cap[t]!)} v${t} <= 0`, `vl${t}: e${t} - ${n6(ev.minE[t]!)} v${t} >= 0`);
+        bins.push(`v${t}`);
+      }
+    }
+    if (tk && ev) rows.push(`h${t}: q${t} + e${t} <= ${n6(s.headroomE[t]!)}`);
+  }
+  if (tk && s.n > 0) {
+    rows.push(`term: E${s.n - 1} >= ${n6(tk.terminal)}`);
+    const leg = tk.legionella;
+    if (leg) {
+      const w: string[] = [];
+      for (let t = 0; t <= leg.bySlot; t++) {
+        rows.push(`lg${t}: E${t} - ${n6(leg.level - tk.model.eFloor)} w${t} >= ${n6(tk.model.eFloor)}`);
+        bins.push(`w${t}`);
+        w.push(`w${t}`);
+      }
+      rows.push(`lgany: ${w.join(' + ')} >= 1`);
+    }
+  }
+  if (ev && s.n > 0) {
+    const all = Array.from({ length: s.n }, (_, t) => `e${t}`).join(' + ');
+    rows.push(`need: ${all} >= ${n6(ev.needGrid)}`, `most: ${all} <= ${n6(ev.needGrid + ev.maxExtraGrid + 1e-6)}`);
+  }
+  return `Minimize\n obj: ${obj.join(' ')}\nSubject To\n ${rows.join('\n ')}\nBounds\n ${bounds.join('\n ')}\n${bins.length > 0 ? `Binary\n ${bins.join(' ')}\n` : ''}End\n`;
+}
+
+/** The planner's cost of the same objective (setup prices). */
+export function plannerObjective(s: Setup, p: Plan): number {
+  let c = 0;
+  p.slots.forEach((sl, t) => {
+    if (sl.tank && s.tank) c += s.tank.price[t]! * sl.tank.energyKWh;
+    if (sl.ev && s.ev) c += s.ev.price[t]! * sl.ev.energyKWh;
+  });
+  return c;
+}
+
+type Highs = Awaited<ReturnType<typeof highsLoader>>;
+
+export function solveReference(highs: Highs, lp: string): { feasible: boolean; objective: number } {
+  const sol = highs.solve(lp, { mip_rel_gap: 1e-7, time_limit: 30, output_flag: false } as never) as { Status: string; ObjectiveValue: number };
+  if (sol.Status === 'Optimal') return { feasible: true, objective: sol.ObjectiveValue };
+  return { feasible: false, objective: NaN };
+}
+
+function pct(values: number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const v = values.slice().sort((a, b) => a - b);
+  return v[Math.min(v.length - 1, Math.floor((p / 100) * v.length))]!;
+}
+
+async function main(): Promise<void> {
+  const quick = process.argv.includes('--quick');
+  const highs = await highsLoader();
+  const series = loadPriceSeries();
+  const stride = quick ? 96 : 12;
+  const perFamilyCap = quick ? 8 : Infinity;
+  const families: Family[] = ['tank', 'tankRelay', 'ev', 'joint'];
+  const summary: Record<string, unknown> = {};
+  let allGaps: number[] = [];
+  let allSavings: number[] = [];
+  let feasibleMissed = 0;
+  let windows = 0;
+  let p99Joint48 = NaN;
+  for (const family of families) {
+    const gaps: number[] = [];
+    const times: number[] = [];
+    const savings: number[] = [];
+    let feasible = 0;
+    let found = 0;
+    let count = 0;
+    let seed = 1;
+    outer: for (const sr of series) {
+      for (const w of hourlyWindows(sr, 48, stride)) {
+        if (count >= perFamilyCap) break outer;
+        count++;
+        const { input, nowMs } = scenario(family, sr, w.points, seed++ * 7919 + families.indexOf(family));
+        const t0 = performance.now();
+        const p = plan(input, nowMs);
+        times.push(performance.now() - t0);
+        const s = setupPlan(input, nowMs, undefined);
+        const ref = solveReference(highs, referenceModel(s, input));
+        const ok = p.shortfalls.length === 0;
+        if (ref.feasible) {
+          feasible++;
+          if (ok) found++;
+          else feasibleMissed++;
+          const gap = (100 * (plannerObjective(s, p) - ref.objective)) / Math.max(Math.abs(ref.objective), 0.5);
+          gaps.push(gap);
+        }
+        if (p.baselineRespectsLimits) savings.push((100 * (p.baselineCost - p.cost)) / Math.max(Math.abs(p.baselineCost), 0.5));
+      }
+    }
+    windows += count;
+    const mean = gaps.reduce((a, b) => a + b, 0) / Math.max(1, gaps.length);
+    const max = gaps.length > 0 ? Math.max(...gaps) : NaN;
+    const sav = savings.reduce((a, b) => a + b, 0) / Math.max(1, savings.length);
+    if (family === 'joint') p99Joint48 = pct(times, 99);
+    allGaps = allGaps.concat(gaps);
+    allSavings = allSavings.concat(savings);
+    summary[family] = { windows: count, feasible, found, meanGapPct: mean, maxGapPct: max, savingsPct: sav, p50Ms: pct(times, 50), p99Ms: pct(times, 99) };
+    console.log(`${family.padEnd(9)} windows ${count}  HiGHS-feasible ${feasible}  planner-feasible ${found}  gap mean ${mean.toFixed(4)} % max ${max.toFixed(4)} %  savings vs baseline ${sav.toFixed(1)} %  time p50 ${pct(times, 50).toFixed(2)} ms p99 ${pct(times, 99).toFixed(2)} ms`);
+  }
+  // 7-day 15-minute joint plans: timing (and feasibility) only.
+  const long: number[] = [];
+  let seed = 99;
+  const longCap = quick ? 4 : 30;
+  outer2: for (const sr of series) {
+    for (const w of hourlyWindows(sr, 168, quick ? 168 : 48)) {
+      if (long.length >= longCap) break outer2;
+      const rand = rng(seed);
+      const quarters = w.points.flatMap((p) => [0, 1, 2, 3].map((i) => ({ startMs: p.startMs + i * 900_000, price: p.price * (0.9 + 0.2 * rand()) })));
+      const { input, nowMs } = scenario('joint', sr, quarters, seed++, 15);
+      const t0 = performance.now();
+      plan(input, nowMs);
+      long.push(performance.now() - t0);
+    }
+  }
+  const p99Long = pct(long, 99);
+  console.log(`joint 7d 15-min  windows ${long.length}  time p50 ${pct(long, 50).toFixed(1)} ms p99 ${p99Long.toFixed(1)} ms`);
+  const meanGap = allGaps.reduce((a, b) => a + b, 0) / Math.max(1, allGaps.length);
+  const out = {
+    windows,
+    meanGapPct: Number(meanGap.toFixed(4)),
+    maxGapPct: Number(Math.max(...allGaps).toFixed(4)),
+    feasibleMissed,
+    p99Ms48hHourly: Number(p99Joint48.toFixed(2)),
+    p99Ms7d15min: Number(p99Long.toFixed(1)),
+    meanSavingsPct: Number((allSavings.reduce((a, b) => a + b, 0) / Math.max(1, allSavings.length)).toFixed(2)),
+  };
+  console.log(JSON.stringify(out));
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((err: unknown) => {
+    console.error(err);
+    process.exitCode = 1;
+  });
+}

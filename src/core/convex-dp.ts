@@ -1,0 +1,158 @@
+/**
+ * Exact dynamic programme for one storage with continuous energy per slot (the duty-cycled
+ * tank): the cost-to-go over stored energy is convex piecewise linear, so it is carried
+ * exactly (no energy grid) through the backward pass; the plan is recovered forwards.
+ *
+ * Floors are soft with a large penalty, so infeasible inputs still give the best possible
+ * plan (least energy below the floor) instead of failing. A "reach at least X once before
+ * slot d" rule (legionella) is placed exactly by a forward + backward pass.
+ */
+import {
+  addFloorPenalty, affine, argminShifted, evalPwl, infConv, type Pwl, pwlEnd, reflect, restrict,
+} from './pwl.js';
+
+export interface StorageProblem {
+  a: number;
+  /** E[t+1] = a·E[t] − k[t] + q[t]. */
+  k: ReadonlyArray<number>;
+  e0: number;
+  eMax: number;
+  /** Soft floor on E at the end of each slot. */
+  floor: ReadonlyArray<number>;
+  /** Soft floor on the final state. */
+  terminal: number;
+  /** Convex cost of q in each slot; its domain is the slot's allowed energy range. */
+  costs: ReadonlyArray<Pwl>;
+  /** Penalty per kWh below a floor (≫ any price). */
+  penalty: number;
+  /** Lowest state the model represents (below every floor). */
+  eLow: number;
+}
+
+export interface StorageSolution {
+  q: number[];
+  /** State at the end of each slot. */
+  e: number[];
+}
+
+function backward(p: StorageProblem, floor: ReadonlyArray<number>): Pwl[] {
+  const n = p.costs.length;
+  const us: Pwl[] = new Array<Pwl>(n);
+  let w: Pwl = addFloorPenalty({ x0: p.eLow, v0: 0, len: [p.eMax - p.eLow], slope: [0] }, p.terminal, p.penalty);
+  for (let t = n - 1; t >= 0; t--) {
+    let u = addFloorPenalty(w, floor[t] as number, p.penalty);
+    u = restrict(u, p.eLow, p.eMax) ?? u;
+    us[t] = u;
+    const h = infConv(u, reflect(p.costs[t] as Pwl));
+    w = affine(h, p.a, p.k[t] as number);
+    // Keep the represented range bounded: states below eLow or above eMax are never used.
+    w = restrict(w, p.eLow, p.eMax) ?? w;
+  }
+  return us;
+}
+
+function recover(p: StorageProblem, us: Pwl[]): StorageSolution {
+  const q: number[] = [];
+  const e: number[] = [];
+  let state = Math.min(p.e0, p.eMax);
+  for (let t = 0; t < us.length; t++) {
+    const base = p.a * state - (p.k[t] as number);
+    const cost = p.costs[t] as Pwl;
+    let qt = argminShifted(cost, us[t] as Pwl, base);
+    qt = Math.min(pwlEnd(cost), Math.max(cost.x0, qt));
+    // The thermostat: never above eMax.
+    if (base + qt > p.eMax) qt = Math.max(cost.x0, p.eMax - base);
+    q.push(qt);
+    state = base + qt;
+    e.push(state);
+  }
+  return { q, e };
+}
+
+/** Solves the storage problem; `extraFloor` adds hard-ish floors at given slots. */
+export function solveStorage(p: StorageProblem, extraFloor?: ReadonlyMap<number, number>): StorageSolution {
+  let floor = p.floor;
+  if (extraFloor && extraFloor.size > 0) {
+    const f = floor.slice();
+    for (const [t, v] of extraFloor) if (t >= 0 && t < f.length) f[t] = Math.max(f[t] as number, v);
+    floor = f;
+  }
+  return recover(p, backward(p, floor));
+}
+
+function points(f: Pwl): { xs: number[]; vs: number[] } {
+  const xs = [f.x0];
+  const vs = [f.v0];
+  let x = f.x0;
+  let v = f.v0;
+  for (let i = 0; i < f.len.length; i++) {
+    x += f.len[i] as number;
+    v += (f.len[i] as number) * (f.slope[i] as number);
+    xs.push(x);
+    vs.push(v);
+  }
+  return { xs, vs };
+}
+
+/** min over x in [lo, hi] of f(x) + g(x); Infinity when the domains do not meet. */
+function minSum(f: Pwl, g: Pwl, lo: number, hi: number): number {
+  const a = Math.max(lo, f.x0, g.x0);
+  const b = Math.min(hi, pwlEnd(f), pwlEnd(g));
+  if (a > b + 1e-9) return Infinity;
+  const cand = [a, b];
+  for (const pts of [points(f), points(g)]) for (const x of pts.xs) if (x > a && x < b) cand.push(x);
+  // Convex: the minimum is at a breakpoint; evaluate the candidates in order with two walkers.
+  cand.sort((x, y) => x - y);
+  const fp = points(f);
+  const gp = points(g);
+  const at = (pts: { xs: number[]; vs: number[] }, idx: { i: number }, x: number): number => {
+    while (idx.i < pts.xs.length - 2 && (pts.xs[idx.i + 1] as number) < x) idx.i++;
+    const x0 = pts.xs[idx.i] as number;
+    const x1 = pts.xs[idx.i + 1] ?? x0;
+    const v0 = pts.vs[idx.i] as number;
+    const v1 = pts.vs[idx.i + 1] ?? v0;
+    return x1 > x0 ? v0 + ((v1 - v0) * (Math.min(Math.max(x, x0), x1) - x0)) / (x1 - x0) : v0;
+  };
+  const fi = { i: 0 };
+  const gi = { i: 0 };
+  let best = Infinity;
+  for (const x of cand) best = Math.min(best, at(fp, fi, x) + at(gp, gi, x));
+  return best;
+}
+
+/**
+ * Chooses the slot (index ≤ lastSlot) at whose end the state should reach `level` so that the
+ * total cost is least, exactly, by combining the forward cost-to-arrive with the backward
+ * cost-to-go. Returns -1 when no slot can reach it (then the caller reports a shortfall and
+ * uses the slot with the highest reachable state).
+ */
+export function bestSlotToReach(p: StorageProblem, level: number, lastSlot: number): number {
+  const us = backward(p, p.floor);
+  let f: Pwl = { x0: Math.min(p.e0, p.eMax), v0: 0, len: [], slope: [] };
+  let best = -1;
+  let bestCost = Infinity;
+  const last = Math.min(lastSlot, p.costs.length - 1);
+  for (let t = 0; t <= last; t++) {
+    const g: Pwl = { x0: p.a * f.x0 - (p.k[t] as number), v0: f.v0, len: f.len.map((l) => l * p.a), slope: f.slope.map((s) => s / p.a) };
+    let next = infConv(g, p.costs[t] as Pwl);
+    next = addFloorPenalty(next, p.floor[t] as number, p.penalty);
+    next = restrict(next, p.eLow, p.eMax) ?? next;
+    f = next;
+    // us[t] = W[t+1] + floor penalty at the end of slot t; f includes that penalty too, so
+    // use W = us[t] minus the penalty: compare with the penalty counted twice consistently by
+    // evaluating only above the floor (level ≥ floor), where the penalty is zero.
+    const c = minSum(f, us[t] as Pwl, Math.max(level, p.floor[t] as number), p.eMax);
+    if (c < bestCost - 1e-12) {
+      bestCost = c;
+      best = t;
+    }
+  }
+  return best;
+}
+
+/** Cost of a solution under the problem's cost functions (without penalties). */
+export function solutionCost(p: StorageProblem, s: StorageSolution): number {
+  let c = 0;
+  for (let t = 0; t < s.q.length; t++) c += evalPwl(p.costs[t] as Pwl, s.q[t] as number);
+  return c;
+}

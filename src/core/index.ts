@@ -1,0 +1,9 @@
+/**
+ * The pure core: prices and the planner. No I/O, no clocks; time is passed in.
+ */
+export * from './types.js';
+export { buildPriceSeries, unitFactor } from './prices.js';
+export { plan, baselinePlan } from './planner.js';
+export { defaultDrawProfileKWh, estimateTankTempC, tankModel, KWH_PER_L_K, type TankModel } from './tank.js';
+export { localParts, slotLocalInfo } from './local-time.js';
+export { solveEv, type EvProblem, type EvSolution } from './ev.js';

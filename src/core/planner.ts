@@ -1,0 +1,227 @@
+/**
+ * The planner: `plan(input, nowMs, previous?)` — pure, synchronous, never throws on infeasible
+ * inputs (it returns the best possible plan and lists what falls short).
+ */
+import { setupPlan, type Setup } from './plan-setup.js';
+import { objective, solveSetup, type Solved } from './solve.js';
+import type { BindingConstraint, Plan, PlanInput, PlanSlot, Shortfall } from './types.js';
+
+const TOL = 1e-6;
+
+/** Naive baseline: tank on its thermostat at full power, EV at full power from arrival. */
+export function baselinePlan(s: Setup): { q: number[]; tankE: number[]; ev: number[] } {
+  const q: number[] = [];
+  const tankE: number[] = [];
+  const ev: number[] = [];
+  const tk = s.tank;
+  let e = tk ? tk.e0 : 0;
+  let remaining = s.ev ? s.ev.needGrid : 0;
+  for (let t = 0; t < s.n; t++) {
+    if (tk) {
+      const m = tk.model;
+      const base = m.a * e - (m.k[t] as number);
+      const qt = Math.max(0, Math.min(m.slotKWh * (s.fraction[t] as number), m.eMax - base));
+      q.push(qt);
+      e = base + qt;
+      tankE.push(e);
+    } else {
+      q.push(0);
+      tankE.push(0);
+    }
+    const et = s.ev ? Math.max(0, Math.min(s.ev.rawCap[t] as number, remaining)) : 0;
+    remaining -= et;
+    ev.push(et);
+  }
+  return { q, tankE, ev };
+}
+
+function respectsLimits(s: Setup, q: number[], ev: number[]): boolean {
+  for (let t = 0; t < s.n; t++) {
+    const qt = q[t] as number;
+    const et = ev[t] as number;
+    if (qt + et > (s.headroomE[t] as number) + TOL) return false;
+    if (s.tank && qt > (s.tank.cap[t] as number) + TOL) return false;
+    if (s.ev && et > (s.ev.cap[t] as number) + TOL) return false;
+  }
+  return true;
+}
+
+function fallbackSolve(s: Setup, input: PlanInput): Solved {
+  // No prices at all: the tank follows its thermostat (within the caps); the EV charges in the
+  // default window, latest slots first, then whatever else it needs before departure.
+  const tk = s.tank;
+  const q: number[] = [];
+  const tankE: number[] = [];
+  let e = tk ? tk.e0 : 0;
+  for (let t = 0; t < s.n; t++) {
+    if (!tk) {
+      q.push(0);
+      tankE.push(0);
+      continue;
+    }
+    const m = tk.model;
+    const base = m.a * e - (m.k[t] as number);
+    const cap = input.tank?.control === 'relay' ? (tk.relayLevel[t] as number) : (tk.cap[t] as number);
+    const qt = Math.max(0, Math.min(cap, m.eMax - base));
+    q.push(qt);
+    e = base + qt;
+    tankE.push(e);
+  }
+  const only = { ...s, tank: null };
+  const evPart = s.ev
+    ? solveSetup({ ...only, ev: { ...s.ev, cap: s.ev.cap.map((c, t) => Math.max(0, Math.min(c, (s.headroomE[t] as number) - (q[t] as number)))) } }, input)
+    : null;
+  const ev = evPart ? evPart.ev : q.map(() => 0);
+  return { q, tankE, tankOn: q.map((v) => v > TOL), ev, evOn: ev.map((v) => v > TOL), legionellaSlot: -1 };
+}
+
+function bindingFor(s: Setup, sol: Solved, t: number): BindingConstraint[] {
+  const b: BindingConstraint[] = [];
+  const qt = sol.q[t] as number;
+  const et = sol.ev[t] as number;
+  const tk = s.tank;
+  const ev = s.ev;
+  const rawTank = tk ? tk.model.slotKWh * (s.fraction[t] as number) : 0;
+  const rawEv = ev ? (ev.rawCap[t] as number) : 0;
+  const h = s.headroomE[t] as number;
+  if (qt + et >= h - TOL && h < rawTank + rawEv - TOL) b.push(s.lpcBinding[t] ? 'lpc' : 'locationLimit');
+  if (tk) {
+    const e = sol.tankE[t] as number;
+    if (e >= tk.model.eMax - 1e-4) b.push('tankMax');
+    if (e <= tk.model.eFloor + 1e-4) b.push('tankFloor');
+    if (qt > TOL && qt >= rawTank - TOL) b.push('tankPower');
+    if (sol.legionellaSlot === t) b.push('legionella');
+    if (tk.fixed[t] !== undefined) b.push('frozen');
+  }
+  if (ev) {
+    if (et > TOL && et >= (ev.cap[t] as number) - TOL) b.push('evPower');
+    if (t === ev.lastSlot && ev.needGrid > 0) b.push('evDeadline');
+    if (ev.fixed[t] !== undefined && !b.includes('frozen')) b.push('frozen');
+  }
+  if ((s.slots[t] as { source: string }).source === 'fallback') b.push('fallback');
+  return b;
+}
+
+function shortfallsFor(s: Setup, input: PlanInput, sol: Solved): Shortfall[] {
+  const out: Shortfall[] = [...s.shortfalls];
+  const tk = s.tank;
+  if (tk) {
+    let first = -1;
+    let worst = 0;
+    for (let t = 0; t < s.n; t++) {
+      const d = tk.model.eFloor - (sol.tankE[t] as number);
+      if (d > 1e-4) {
+        if (first < 0) first = t;
+        worst = Math.max(worst, d / tk.model.capacityKWhPerK);
+      }
+    }
+    if (first >= 0) {
+      out.push({ device: 'tank', kind: 'belowFloor', atMs: s.slots[first]!.startMs, amount: worst,
+        message: `tank expected up to ${worst.toFixed(1)} K below its ${input.tank!.minC} °C floor (not enough power or headroom)` });
+    }
+    const leg = tk.legionella;
+    if (leg) {
+      let reached = false;
+      for (let t = 0; t <= leg.bySlot; t++) if ((sol.tankE[t] as number) >= leg.level - 1e-4) reached = true;
+      if (!reached) {
+        out.push({ device: 'tank', kind: 'legionella', atMs: leg.deadlineMs, amount: input.tank!.legionella!.tempC,
+          message: `the tank cannot reach ${input.tank!.legionella!.tempC} °C by the legionella deadline` });
+      }
+    }
+  }
+  const ev = s.ev;
+  if (ev && input.ev) {
+    const got = sol.ev.reduce((x, y) => x + y, 0);
+    const missing = (ev.needGrid - got) * input.ev.efficiency;
+    if (missing > 1e-4) {
+      out.push({ device: 'ev', kind: 'evTarget', atMs: input.ev.departureMs, amount: missing,
+        message: `the car gets ${missing.toFixed(2)} kWh less than needed by departure (power, caps or time)` });
+    }
+  }
+  return out;
+}
+
+/**
+ * Plans the tank and the EV over the input's slots from `nowMs` on. Pure and synchronous.
+ *
+ * - Slots ending before `nowMs` are dropped; the current slot is scaled to its remaining time.
+ * - With `previous`, the current slot and `options.frozenSlots` more keep their energies
+ *   (clamped to the current caps, which are hard).
+ * - With no known price at all the plan is a documented fallback: tank on its thermostat,
+ *   EV in the default window (22–06 local unless configured).
+ * - Never throws on infeasible inputs; see `Plan.shortfalls`. Throws `PLAN_INPUT_INVALID` only
+ *   for malformed input (non-positive slot length, EV efficiency outside (0, 1]).
+ */
+export function plan(input: PlanInput, nowMs: number, previous?: Plan): Plan {
+  const s = setupPlan(input, nowMs, previous);
+  const sol = s.allFallback ? fallbackSolve(s, input) : solveSetup(s, input);
+  const base = baselinePlan(s);
+  const baseOk = respectsLimits(s, base.q, base.ev);
+  let final = sol;
+  const noneFrozen = !(s.tank?.fixed.some((v) => v !== undefined) || s.ev?.fixed.some((v) => v !== undefined));
+  if (!s.allFallback && baseOk && noneFrozen) {
+    // Safety net for the approximate on/off DP: never plan worse than the naive baseline.
+    if (objective(s, base.q, base.tankE, base.ev) < objective(s, sol.q, sol.tankE, sol.ev) - 1e-9) {
+      final = { q: base.q, tankE: base.tankE, tankOn: base.q.map((v) => v > TOL), ev: base.ev, evOn: base.ev.map((v) => v > TOL), legionellaSlot: -1 };
+      if (s.tank?.legionella) final.legionellaSlot = base.tankE.findIndex((e) => e >= s.tank!.legionella!.level - 1e-6);
+    }
+  }
+  const eff = input.ev?.efficiency ?? 1;
+  let charged = 0;
+  let cost = 0;
+  let baselineCost = 0;
+  let incentive = 0;
+  const order = s.slots.map((_, t) => t).sort((x, y) => (s.price[x] as number) - (s.price[y] as number));
+  const rank = new Array<number>(s.n);
+  order.forEach((t, i) => (rank[t] = i + 1));
+  const slots: PlanSlot[] = s.slots.map((ps, t) => {
+    const hours = s.slotHours * (s.fraction[t] as number);
+    const qt = final.q[t] as number;
+    const et = final.ev[t] as number;
+    cost += ps.price * (qt + et);
+    baselineCost += ps.price * ((base.q[t] as number) + (base.ev[t] as number));
+    incentive -= ps.delta * (qt + et);
+    const out: PlanSlot = {
+      startMs: ps.startMs, endMs: ps.endMs, price: ps.price, delta: ps.delta, source: ps.source,
+      headroomKW: s.headroomKW[t] as number, binding: bindingFor(s, final, t), reason: '',
+    };
+    const parts: string[] = [];
+    if (s.tank) {
+      out.tank = { energyKWh: qt, powerKW: hours > 0 ? qt / hours : 0, on: qt > TOL, endTempC: s.tank.model.toC(final.tankE[t] as number) };
+      if (qt > TOL) parts.push(`tank ${qt.toFixed(2)} kWh`);
+    }
+    if (s.ev) {
+      charged += et * eff;
+      out.ev = { energyKWh: et, powerKW: hours > 0 ? et / hours : 0, on: et > TOL, chargedKWh: charged };
+      if (et > TOL) parts.push(`EV ${et.toFixed(2)} kWh`);
+    }
+    const priceText = `${ps.price.toFixed(4)} ${input.currency}/kWh (rank ${rank[t]}/${s.n}` +
+      `${ps.delta !== 0 ? `, delta ${ps.delta >= 0 ? '+' : ''}${ps.delta.toFixed(4)}` : ''}, ${ps.source})`;
+    out.reason = `${parts.length > 0 ? parts.join(', ') : 'idle'} at ${priceText}` +
+      (out.binding.length > 0 ? `; bound by ${out.binding.join(', ')}` : '');
+    return out;
+  });
+  const first = s.slots[0];
+  const last = s.slots[s.n - 1];
+  const result: Plan = {
+    createdMs: nowMs,
+    currency: input.currency,
+    slotMinutes: Math.round(s.slotMs / 60_000),
+    startMs: first ? first.startMs : nowMs,
+    endMs: last ? last.endMs : nowMs,
+    mode: s.allFallback ? 'fallback' : 'optimal',
+    slots,
+    cost,
+    baselineCost,
+    baselineRespectsLimits: baseOk,
+    incentiveEarned: incentive,
+    shortfalls: shortfallsFor(s, input, final),
+  };
+  if (s.tank) {
+    result.tankStartTempC = s.tank.startTempC;
+    result.tankTempSource = s.tank.tempSource;
+    result.legionellaAtMs = final.legionellaSlot >= 0 ? (s.slots[final.legionellaSlot]?.startMs ?? null) : null;
+  }
+  if (s.ev) result.evEnergyNeededKWh = s.ev.needGrid * eff;
+  return result;
+}

@@ -1,0 +1,200 @@
+/**
+ * Solves a set-up plan: the tank (exact convex DP, or the on/off DP), the EV (exact greedy, or
+ * the on/off DP with anti-cycling), and both jointly under the shared per-slot headroom by a
+ * Lagrangian price on the EV's energy, polished by coordinate re-solves.
+ */
+import { bestSlotToReach, solveStorage, type StorageProblem } from './convex-dp.js';
+import { solveDiscrete } from './discrete-dp.js';
+import { solveEv } from './ev.js';
+import { costPieces } from './pwl.js';
+import type { Setup, TankSetup, EvSetup } from './plan-setup.js';
+import type { PlanInput } from './types.js';
+
+export interface Solved {
+  q: number[];
+  tankE: number[];
+  tankOn: boolean[];
+  ev: number[];
+  evOn: boolean[];
+  legionellaSlot: number;
+}
+
+/** Lagrangian coupling: the EV's potential energy per slot and its price λ. */
+interface Coupling {
+  lambda: number;
+  evPotential: number[];
+}
+
+const TOL = 1e-9;
+
+function tankSolve(s: Setup, input: PlanInput, cap: number[], coupling: Coupling | null, legSlot: number | null): {
+  q: number[]; e: number[]; on: boolean[]; legSlot: number;
+} {
+  const tk = s.tank as TankSetup;
+  const tp = input.tank!;
+  const m = tk.model;
+  const ac = tp.antiCycling;
+  const extra = (t: number): { free: number; slope: number } => {
+    const h = s.headroomE[t] as number;
+    const ev = s.ev;
+    if (!coupling || !ev || (ev.price[t] as number) >= coupling.lambda) return { free: Infinity, slope: 0 };
+    return { free: Math.max(0, h - (coupling.evPotential[t] as number)), slope: coupling.lambda - (ev.price[t] as number) };
+  };
+  const eLow = Math.min(0, m.eFloor) - 5;
+  if (tp.control === 'continuous' && !ac) {
+    const costs = cap.map((hi, t) => {
+      const c = tk.price[t] as number;
+      const fixed = tk.fixed[t];
+      const lo = fixed !== undefined ? Math.min(fixed, hi) : 0;
+      const top = fixed !== undefined ? lo : hi;
+      const x = extra(t);
+      const split = Math.max(lo, Math.min(top, x.free));
+      const v0 = c * lo + x.slope * Math.max(0, lo - x.free);
+      return costPieces(lo, v0, [[split - lo, c], [top - split, c + x.slope]]);
+    });
+    const p: StorageProblem = {
+      a: m.a, k: m.k, e0: tk.e0, eMax: m.eMax, floor: m.k.map(() => m.eFloor), terminal: tk.terminal,
+      costs, penalty: s.penalty, eLow,
+    };
+    let ls = legSlot ?? -1;
+    if (legSlot === null && tk.legionella) {
+      ls = bestSlotToReach(p, tk.legionella.level, tk.legionella.bySlot);
+      if (ls < 0) ls = tk.legionella.bySlot;
+    }
+    const sol = solveStorage(p, ls >= 0 && tk.legionella ? new Map([[ls, tk.legionella.level]]) : undefined);
+    return { q: sol.q, e: sol.e, on: sol.q.map((v) => v > TOL), legSlot: ls };
+  }
+  // On/off (relay) or anti-cycling: the discrete DP.
+  const levels = cap.map((hi, t) => {
+    if (tp.control === 'relay') return (tk.relayLevel[t] as number) > 0 && hi + TOL >= (tk.relayLevel[t] as number) ? [tk.relayLevel[t] as number] : [];
+    return hi > TOL ? [hi / 4, hi / 2, (3 * hi) / 4, hi] : [];
+  });
+  const sol = solveDiscrete({
+    a: m.a, k: m.k, e0: tk.e0, eMax: m.eMax, eLow, floor: m.k.map(() => m.eFloor), terminal: tk.terminal,
+    penalty: s.penalty, onLevels: levels, fixed: tk.fixed,
+    cost: (t, q) => {
+      const x = extra(t);
+      return (tk.price[t] as number) * q + x.slope * Math.max(0, q - x.free);
+    },
+    step: input.options?.energyStepKWh ?? 0.01,
+    minOnSlots: ac?.minOnSlots, minOffSlots: ac?.minOffSlots, maxStartsPerDay: ac?.maxStartsPerDay, dayIndex: s.dayIndex,
+    reach: tk.legionella ? { level: tk.legionella.level, bySlot: tk.legionella.bySlot } : null,
+  });
+  let ls = -1;
+  if (tk.legionella) ls = sol.e.findIndex((v, t) => t <= tk.legionella!.bySlot && v >= tk.legionella!.level - 1e-6);
+  return { q: sol.q, e: sol.e, on: sol.on, legSlot: ls };
+}
+
+function evSolve(s: Setup, input: PlanInput, cap: number[]): { e: number[]; on: boolean[] } {
+  const ev = s.ev as EvSetup;
+  const ac = input.ev?.antiCycling;
+  if (!ac) {
+    const sol = solveEv({ price: ev.price, cap, minE: ev.minE, need: ev.needGrid, maxExtra: ev.maxExtraGrid, fixed: ev.fixed });
+    return { e: sol.e, on: sol.e.map((v) => v > TOL) };
+  }
+  const target = ev.needGrid;
+  const sol = solveDiscrete({
+    a: 1, k: cap.map(() => 0), e0: 0, eMax: target + ev.maxExtraGrid, eLow: 0,
+    floor: cap.map((_, t) => (t === ev.lastSlot ? target : 0)), terminal: 0, penalty: s.penalty,
+    onLevels: cap.map((hi, t) => {
+      const lo = ev.minE[t] as number;
+      if (hi <= TOL || hi + TOL < lo) return [];
+      return lo > 0 ? [lo, (lo + hi) / 2, hi] : [hi / 2, hi];
+    }),
+    fixed: ev.fixed,
+    cost: (t, q) => (ev.price[t] as number) * q,
+    step: Math.max(0.01, target / 400),
+    minOnSlots: ac.minOnSlots, minOffSlots: ac.minOffSlots, maxStartsPerDay: ac.maxStartsPerDay, dayIndex: s.dayIndex,
+  });
+  return { e: sol.q, on: sol.on };
+}
+
+/** Objective used to compare joint candidates: cost plus penalties for every shortfall. */
+export function objective(s: Setup, q: number[], tankE: number[], ev: number[]): number {
+  let v = 0;
+  const tk = s.tank;
+  for (let t = 0; t < s.n; t++) {
+    if (tk) {
+      v += (tk.price[t] as number) * (q[t] as number);
+      v += s.penalty * Math.max(0, tk.model.eFloor - (tankE[t] as number));
+    }
+    if (s.ev) v += (s.ev.price[t] as number) * (ev[t] as number);
+  }
+  if (tk && s.n > 0) v += s.penalty * Math.max(0, tk.terminal - (tankE[s.n - 1] as number));
+  if (s.ev) v += s.penalty * Math.max(0, s.ev.needGrid - ev.reduce((x, y) => x + y, 0));
+  return v;
+}
+
+export function solveSetup(s: Setup, input: PlanInput): Solved {
+  const zero = new Array<number>(s.n).fill(0);
+  const off = new Array<boolean>(s.n).fill(false);
+  const tk = s.tank;
+  const ev = s.ev;
+  if (!tk && !ev) return { q: zero, tankE: zero, tankOn: off, ev: zero, evOn: off, legionellaSlot: -1 };
+  const residual = (cap: number[], used: number[]): number[] =>
+    cap.map((c, t) => Math.max(0, Math.min(c, (s.headroomE[t] as number) - (used[t] as number))));
+  if (!ev) {
+    const r = tankSolve(s, input, (tk as TankSetup).cap, null, null);
+    return { q: r.q, tankE: r.e, tankOn: r.on, ev: zero, evOn: off, legionellaSlot: r.legSlot };
+  }
+  if (!tk) {
+    const r = evSolve(s, input, ev.cap);
+    return { q: zero, tankE: zero, tankOn: off, ev: r.e, evOn: r.on, legionellaSlot: -1 };
+  }
+  const contested = tk.cap.some((c, t) => c + (ev.cap[t] as number) > (s.headroomE[t] as number) + TOL);
+  const first = tankSolve(s, input, tk.cap, null, null);
+  const legSlot = first.legSlot;
+  type Cand = { q: number[]; e: number[]; on: boolean[]; ev: number[]; evOn: boolean[] };
+  const polish = (t0: { q: number[]; e: number[]; on: boolean[] }): Cand => {
+    const e1 = evSolve(s, input, residual(ev.cap, t0.q));
+    if (!contested) return { ...t0, ev: e1.e, evOn: e1.on };
+    const t1 = tankSolve(s, input, residual(tk.cap, e1.e), null, legSlot);
+    const e2 = evSolve(s, input, residual(ev.cap, t1.q));
+    return { q: t1.q, e: t1.e, on: t1.on, ev: e2.e, evOn: e2.on };
+  };
+  const cands: Cand[] = [polish(first)];
+  if (contested) {
+    // EV first, then the tank on what is left.
+    const e0 = evSolve(s, input, ev.cap);
+    const t0 = tankSolve(s, input, residual(tk.cap, e0.e), null, legSlot);
+    cands.push({ ...t0, ev: e0.e, evOn: e0.on });
+    // Lagrangian: price the EV's displaced energy at λ and search the smallest λ that leaves
+    // the EV its energy.
+    const evPotential = ev.cap.map((c, t) => Math.min(c, s.headroomE[t] as number));
+    const demand = (q: number[], lambda: number): number => {
+      let d = 0;
+      for (let t = 0; t < s.n; t++) {
+        if ((ev.fixed[t] ?? -1) >= 0) d += ev.fixed[t] as number;
+        else if ((ev.price[t] as number) < lambda) d += Math.min(ev.cap[t] as number, Math.max(0, (s.headroomE[t] as number) - (q[t] as number)));
+      }
+      return d;
+    };
+    let lo = Math.min(...ev.price) - 1e-6;
+    let hi = Math.max(...ev.price) + 1;
+    let hiSol = tankSolve(s, input, tk.cap, { lambda: hi, evPotential }, legSlot);
+    if (demand(hiSol.q, hi) < ev.needGrid - TOL) {
+      lo = hi;
+      hi = s.penalty / 2;
+      hiSol = tankSolve(s, input, tk.cap, { lambda: hi, evPotential }, legSlot);
+    }
+    for (let i = 0; i < 30 && hi - lo > 1e-7 * Math.max(1, Math.abs(hi)); i++) {
+      const mid = (lo + hi) / 2;
+      const sol = tankSolve(s, input, tk.cap, { lambda: mid, evPotential }, legSlot);
+      if (demand(sol.q, mid) >= ev.needGrid - TOL) {
+        hi = mid;
+        hiSol = sol;
+      } else lo = mid;
+    }
+    cands.push(polish(hiSol));
+  }
+  let best = cands[0] as Cand;
+  let bestV = objective(s, best.q, best.e, best.ev);
+  for (const c of cands.slice(1)) {
+    const v = objective(s, c.q, c.e, c.ev);
+    if (v < bestV - 1e-9) {
+      best = c;
+      bestV = v;
+    }
+  }
+  return { q: best.q, tankE: best.e, tankOn: best.on, ev: best.ev, evOn: best.evOn, legionellaSlot: legSlot };
+}

@@ -1,0 +1,298 @@
+/**
+ * Public types of the pure planner: price inputs and slots, device models, plan input and
+ * output. Plain data only (no classes), so plans serialise to JSON as they are.
+ *
+ * Units are in the names: `Ms` = milliseconds since the Unix epoch (UTC), `KW`, `KWh`, `C`
+ * (degrees Celsius). Prices are in the plan's currency per kWh unless a name says otherwise.
+ */
+
+// ---------------------------------------------------------------------------------------------
+// Prices
+
+/** Where a slot's spot price came from, best first. */
+export type PriceSource = 'actual' | 'forecast' | 'adviceOnly' | 'fallback';
+
+/** Currency and energy unit of a price input. */
+export interface PriceUnits {
+  /** ISO 4217 code, e.g. `EUR`, `NOK`. */
+  currency: string;
+  energyUnit: 'kWh' | 'MWh';
+  /**
+   * VAT multiplier already contained in the prices (e.g. 1.25); it is divided out so that VAT
+   * is applied once, as configured in {@link PriceFees}. Default 1 (no VAT included).
+   */
+  vatIncluded?: number;
+}
+
+/** Prices at a fixed resolution, each point valid from `startMs` for `resolutionMinutes`. */
+export interface PricePointsInput {
+  units: PriceUnits;
+  resolutionMinutes: number;
+  points: ReadonlyArray<{ startMs: number; price: number }>;
+}
+
+/** Forecast segments (e.g. 6-hour averages); each spreads evenly over the hours it covers. */
+export interface ForecastInput {
+  units: PriceUnits;
+  segments: ReadonlyArray<{ fromMs: number; toMs: number; averagePrice: number }>;
+  /**
+   * When true, `toMs` is the start of the segment's last hour (the forecast service's
+   * documented convention) and one hour is added to get the exclusive end. Default false:
+   * `toMs` is exclusive.
+   */
+  toIsLastHourStart?: boolean;
+}
+
+/** The incentive curve of one price-curve event (added to the spot price where it covers a slot). */
+export interface DeltaCurveInput {
+  units: PriceUnits;
+  resolutionMinutes: number;
+  points: ReadonlyArray<{ startMs: number; price: number }>;
+}
+
+/** Configured fees, in the series currency per kWh, excluding VAT. */
+export interface PriceFees {
+  gridFeePerKWh: number;
+  taxPerKWh: number;
+  /** VAT multiplier applied to spot + grid fee + tax (1.25 = 25 %). Default 1. */
+  vatRate?: number;
+  /** Apply VAT to the incentive delta too. Default false (an incentive is paid as is). */
+  vatOnDelta?: boolean;
+}
+
+/** Input of {@link buildPriceSeries}. */
+export interface BuildPriceSeriesInput {
+  slotMinutes: 15 | 60;
+  /** Start of the series; floored to a slot boundary (UTC). */
+  fromMs: number;
+  /** End of the series (exclusive); ceiled to a slot boundary (UTC). */
+  toMs: number;
+  /** IANA zone of the location (kept on the slots' consumers; slots themselves are UTC). */
+  timezone: string;
+  /** Currency of the series; every input is converted to it per kWh. */
+  currency: string;
+  spot: {
+    actual?: PricePointsInput;
+    forecast?: ForecastInput;
+    /** Advice segments of the forecast service, used only where no forecast covers a slot. */
+    advice?: ForecastInput;
+    /** Spot price for slots no input covers (series currency per kWh). Default 0. */
+    fallbackPricePerKWh?: number;
+  };
+  deltas: ReadonlyArray<DeltaCurveInput>;
+  fees: PriceFees;
+  /** Series-currency units per one unit of the keyed currency, e.g. `{ EUR: 11.6 }` for NOK. */
+  exchangeRates?: Readonly<Record<string, number>>;
+}
+
+/** One price slot. All money values are in the series currency per kWh. */
+export interface PriceSlot {
+  startMs: number;
+  endMs: number;
+  /** Spot price excluding VAT. */
+  spot: number;
+  /** Sum of the incentive deltas covering the slot (time-weighted), excluding VAT. */
+  delta: number;
+  /** Grid fee + tax, excluding VAT. */
+  fees: number;
+  /** What the planner minimises: (spot + fees)·VAT + delta (·VAT if configured). */
+  price: number;
+  source: PriceSource;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Devices and location
+
+/** Anti-cycling limits of one device. Slots are the plan's slots. */
+export interface AntiCycling {
+  /** Minimum number of consecutive "on" slots once started (default 1). */
+  minOnSlots?: number;
+  /** Minimum number of consecutive "off" slots between runs (default 1). */
+  minOffSlots?: number;
+  /** Maximum starts per local day (default unlimited). */
+  maxStartsPerDay?: number;
+}
+
+/** Legionella rule: reach at least `tempC` once every `everyDays`, never skipped. */
+export interface LegionellaRule {
+  tempC: number;
+  everyDays: number;
+  /** When the tank last reached `tempC`; null or absent = unknown (treated as overdue). */
+  lastReachedMs?: number | null;
+  /** When overdue, the cycle must happen within this many hours. Default 24. */
+  overdueWithinHours?: number;
+}
+
+/** Electric hot water tank, one-node energy model. */
+export interface TankParams {
+  volumeL: number;
+  /** Element power. */
+  powerKW: number;
+  coldWaterC: number;
+  ambientC: number;
+  /** Heat-loss coefficient UA, W/K (≈ 1.6 for a 200 L tank). */
+  heatLossWPerK: number;
+  /** Comfort floor, never crossed because of the plan. */
+  minC: number;
+  /** Thermostat setting; the element stops there. */
+  maxC: number;
+  /** Hot-water draw energy per local hour 0..23, kWh. Default {@link defaultDrawProfileKWh}. */
+  drawProfileKWh?: ReadonlyArray<number>;
+  /** Measured temperature; null/absent when there is no (valid) sensor. */
+  currentTempC?: number | null;
+  /**
+   * Last known temperature and time, used with {@link TankParams.heatedSinceKWh} to estimate the
+   * current temperature from the energy balance when there is no measurement.
+   */
+  lastKnown?: { tempC: number; atMs: number } | null;
+  /** Energy metered into the element since `lastKnown.atMs`. Default 0. */
+  heatedSinceKWh?: number;
+  /**
+   * `continuous`: the controller can stop the heater mid-slot once the slot's planned energy is
+   * metered (any energy 0..P·Δt per slot). `relay`: whole-slot on/off only.
+   */
+  control: 'continuous' | 'relay';
+  legionella?: LegionellaRule | null;
+  antiCycling?: AntiCycling | null;
+}
+
+/** EV charger with a connected (or expected) car. */
+export interface EvParams {
+  /** Energy to put into the battery. Alternatively give `socPct`, `targetSocPct` and `capacityKWh`. */
+  energyNeededKWh?: number;
+  socPct?: number;
+  targetSocPct?: number;
+  capacityKWh?: number;
+  /** Extra battery energy the car may take in negative-price slots. Default 0. */
+  maxExtraKWh?: number;
+  departureMs: number;
+  /** When the car arrives; absent = connected now. */
+  arrivalMs?: number;
+  /** Minimum charging power (e.g. 6 A × phases × voltage); 0 allows any power. */
+  minPowerKW: number;
+  maxPowerKW: number;
+  /** Battery energy per grid energy (0.85–0.95). */
+  efficiency: number;
+  antiCycling?: AntiCycling | null;
+}
+
+/** A power cap from a power-limitation (LPC) event, hard, per slot it overlaps. */
+export interface LpcCap {
+  startMs: number;
+  endMs: number;
+  maxKW: number;
+  /** `location`: caps the whole location including base load; `tank`/`ev`: one device. */
+  scope: 'location' | 'tank' | 'ev';
+}
+
+export interface LocationParams {
+  /** Main fuse / contracted limit for the whole location. */
+  limitKW: number;
+  /** Base load forecast, kW: one value for all slots or one per slot of the plan. */
+  baseLoadKW: number | ReadonlyArray<number>;
+  lpc?: ReadonlyArray<LpcCap>;
+}
+
+export interface PlanOptions {
+  /** Slots after the current one kept from the previous plan. Default 1. */
+  frozenSlots?: number;
+  /** EV fallback window (local hours, start inclusive, end exclusive, may wrap). Default 22–6. */
+  evFallbackWindow?: { startHour: number; endHour: number };
+  /** Energy grid of the on/off dynamic programme, kWh. Default 0.01. */
+  energyStepKWh?: number;
+}
+
+/** Everything the planner needs. Slots must be contiguous, equal length, UTC-aligned. */
+export interface PlanInput {
+  slots: ReadonlyArray<PriceSlot>;
+  timezone: string;
+  currency: string;
+  tank?: TankParams | null;
+  ev?: EvParams | null;
+  location: LocationParams;
+  options?: PlanOptions;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Plan output
+
+export type BindingConstraint =
+  | 'locationLimit'
+  | 'lpc'
+  | 'tankFloor'
+  | 'tankMax'
+  | 'tankPower'
+  | 'legionella'
+  | 'evDeadline'
+  | 'evPower'
+  | 'antiCycling'
+  | 'frozen'
+  | 'fallback';
+
+export interface DeviceSlotPlan {
+  energyKWh: number;
+  /** Average power over the slot. */
+  powerKW: number;
+  on: boolean;
+}
+
+export interface TankSlotPlan extends DeviceSlotPlan {
+  /** Expected temperature at the end of the slot. */
+  endTempC: number;
+}
+
+export interface EvSlotPlan extends DeviceSlotPlan {
+  /** Battery energy added since the start of the plan, at the end of the slot. */
+  chargedKWh: number;
+}
+
+export interface PlanSlot {
+  startMs: number;
+  endMs: number;
+  price: number;
+  delta: number;
+  source: PriceSource;
+  /** Power available to the flexible loads (limit and location LPC minus base load). */
+  headroomKW: number;
+  tank?: TankSlotPlan;
+  ev?: EvSlotPlan;
+  binding: BindingConstraint[];
+  /** Short human explanation ("why this slot"). */
+  reason: string;
+}
+
+export interface Shortfall {
+  device: 'tank' | 'ev' | 'location';
+  kind: 'belowFloor' | 'legionella' | 'evTarget' | 'baseLoadOverCap';
+  /** First affected slot start. */
+  atMs: number;
+  /** Missing energy (kWh) or temperature (K), see `message`. */
+  amount: number;
+  message: string;
+}
+
+export interface Plan {
+  createdMs: number;
+  currency: string;
+  slotMinutes: number;
+  startMs: number;
+  endMs: number;
+  /** `optimal`: priced plan; `fallback`: no prices at all, documented default behaviour. */
+  mode: 'optimal' | 'fallback';
+  slots: PlanSlot[];
+  /** Expected cost of the plan's flexible energy (series currency). */
+  cost: number;
+  /** Cost of the naive baseline on the same prices (tank on thermostat, EV full power at arrival). */
+  baselineCost: number;
+  /** Whether the baseline itself keeps the location limit and LPC caps. */
+  baselineRespectsLimits: boolean;
+  /** Incentive earned: −Σ delta·energy (positive when consuming in negative-delta slots). */
+  incentiveEarned: number;
+  tankStartTempC?: number;
+  /** Whether the tank start temperature is measured, estimated, or assumed (= floor). */
+  tankTempSource?: 'measured' | 'estimated' | 'assumed';
+  /** Slot (start) at whose end the legionella temperature is planned, if any. */
+  legionellaAtMs?: number | null;
+  evEnergyNeededKWh?: number;
+  shortfalls: Shortfall[];
+}
