@@ -3,6 +3,9 @@
  * serial request queue shared by every unit id on it — RS-485 is half duplex and most TCP
  * gateways serve one request at a time.
  *
+ * - RTU over TCP (a transparent serial gateway: raw RTU frames with CRC on a TCP socket) uses
+ *   modbus-serial's `connectTelnet` port; its `connectTcpRTUBuffered` speaks MBAP (Modbus TCP
+ *   framing) despite the name, which such gateways do not understand.
  * - Requests run strictly one after another; the unit id is set per request.
  * - Per-request timeout (`timeoutMs` of the bus config) is a wire timeout kept by modbus-serial
  *   in real time → DEVICE_TIMEOUT; the connection stays up (other units may still answer).
@@ -68,7 +71,7 @@ export function classifyModbusError(err: unknown, context: string): WattshiftErr
   if (typeof e?.modbusCode === 'number') {
     if (e.modbusCode === 0x0a) return make('DEVICE_UNREACHABLE');
     if (e.modbusCode === 0x0b || e.modbusCode === 0x05 || e.modbusCode === 0x06) return make('DEVICE_TIMEOUT');
-    return make('DEVICE_REJECTED');
+    return make('DEVICE_REJECTED', e.modbusCode === 0x04 ? true : undefined); // 4: server device failure
   }
   if (e?.errno === 'ETIMEDOUT' || /^Timed out/.test(message)) return make('DEVICE_TIMEOUT');
   if (/CRC error|Data length error|Unexpected data error|Invalid/i.test(message)) return make('DEVICE_BAD_VALUE');
@@ -223,7 +226,7 @@ class Bus implements ModbusBus {
       c.type === 'rtu'
         ? client.connectRTUBuffered(c.path, { baudRate: c.baudRate, parity: c.parity, dataBits: c.dataBits, stopBits: c.stopBits })
         : c.type === 'rtuOverTcp'
-          ? client.connectTcpRTUBuffered(c.host, { port: c.port })
+          ? client.connectTelnet(c.host, { port: c.port })
           : client.connectTCP(c.host, { port: c.port });
     let guard: NodeJS.Timeout | undefined;
     try {
