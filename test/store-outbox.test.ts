@@ -176,17 +176,37 @@ describe('store.transaction', () => {
     expect(store.listReports()).toHaveLength(1);
   });
 
-  it('rolls both back when the function throws', () => {
-    expect(() =>
+  it('rolls both back when the function throws, passing the error through unchanged', () => {
+    const boom = new Error('boom');
+    let thrown: unknown;
+    try {
       store.transaction(() => {
         store.enqueueReport(report('e1:usage'));
         store.markEvent('e1', 'reportQueued');
-        throw new Error('boom');
-      }),
-    ).toThrow('boom');
+        throw boom;
+      });
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toBe(boom);
     expect(store.getEvent('e1')?.state).toBe('received');
     expect(store.listReports()).toEqual([]);
     // and the store still works afterwards
     expect(store.enqueueReport(report('e1:usage')).created).toBe(true);
+  });
+
+  it('rolls back a non-durable transaction too', () => {
+    expect(() =>
+      store.transaction(
+        () => {
+          store.upsertHourly([{ subject: 'tank', hourStartMs: T0, kwh: 1, quality: 'measured', samples: 1 }]);
+          store.saveCheckpoints([{ deviceId: 'm', valueKwh: 5, atMs: T0 }]);
+          throw new Error('boom');
+        },
+        { durable: false },
+      ),
+    ).toThrow('boom');
+    expect(store.readHourly('tank', T0, T0 + DAY_MS)).toEqual([]);
+    expect(store.loadCheckpoints()).toEqual([]);
   });
 });

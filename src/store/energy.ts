@@ -31,8 +31,10 @@ export interface EnergyTables {
 
 /**
  * Hourly energy per subject and meter checkpoints. A metering job that writes both should do it
- * in one `store.transaction`, so that after a crash the checkpoint and the hours it produced are
- * either both there or both absent (no hour counted twice, none lost).
+ * in one `store.transaction(fn, { durable: false })`, so that after a crash the checkpoint and the
+ * hours it produced are either both there or both absent (no hour counted twice, none lost).
+ * Each commit appends its changed pages (4 KiB each) to the WAL, so commit every few minutes at
+ * most, not on every reading: an SD card has a write budget.
  */
 export function energyTables(ctx: StoreContext): EnergyTables {
   const { db } = ctx;

@@ -7,7 +7,7 @@ import { WattshiftError } from '../errors.js';
 import { silentLogger, type Logger } from '../log.js';
 import type { Clock } from '../ports.js';
 import type { StoreContext } from './context.js';
-import { guard, sqliteCodeOf } from './errors.js';
+import { sqliteCodeOf, storeError } from './errors.js';
 import { energyTables } from './energy.js';
 import { eventsTable } from './events.js';
 import { maintenanceOps } from './maintenance.js';
@@ -174,7 +174,14 @@ export function openStore(options: OpenStoreOptions): Store {
   return {
     path,
     interruptedAtOpen,
-    transaction: <T>(fn: () => T): T => guard('transaction', () => ctx.durable(fn)),
+    transaction<T>(fn: () => T, txOptions: { durable?: boolean } = {}): T {
+      try {
+        return txOptions.durable === false ? ctx.tx(fn) : ctx.durable(fn);
+      } catch (err) {
+        // The caller's own errors pass through unchanged; SQLite's (commit on a full disk) are wrapped.
+        throw sqliteCodeOf(err) === undefined ? err : storeError('transaction', err);
+      }
+    },
     ...eventsTable(ctx),
     ...energyTables(ctx),
     ...plansAndStateTables(ctx),

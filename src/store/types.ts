@@ -238,10 +238,13 @@ export interface Store {
   readonly path: string;
 
   /**
-   * Runs `fn` in one transaction, committed durably (synchronous=FULL). Store methods called
-   * inside join it; if `fn` throws, everything is rolled back. Nesting is allowed.
+   * Runs `fn` in one transaction; store methods called inside join it, and if `fn` throws,
+   * everything is rolled back. Nesting is allowed (the outermost call decides durability).
+   * By default the commit is durable (synchronous=FULL: the WAL is fsynced), as event and outbox
+   * changes need. `durable: false` commits with synchronous=NORMAL (survives a process crash, a
+   * power cut may undo it): use it for frequent writes such as hourly energy + meter checkpoints.
    */
-  transaction<T>(fn: () => T): T;
+  transaction<T>(fn: () => T, options?: { durable?: boolean }): T;
 
   /** Stores an event; returns true if it was new, false if its id was already stored. */
   saveEvent(event: EventInput): boolean;
