@@ -1,0 +1,217 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { fileURLToPath } from 'node:url';
+import { dirname } from 'node:path';
+import { ManualClock } from '../src/clock.js';
+import { isWattshiftError } from '../src/errors.js';
+import { silentLogger } from '../src/log.js';
+import { createModbusBus, type ModbusBus } from '../src/devices/modbus/bus.js';
+import { createModbusDevice } from '../src/devices/modbus/modbus-device.js';
+import { builtinProfileNames, loadProfile } from '../src/devices/modbus/profiles.js';
+import { encodeRaw } from '../src/devices/modbus/codec.js';
+import { float32Words, startModbusServer } from './fixtures/modbus/servers.js';
+
+const fixtures = `${dirname(fileURLToPath(import.meta.url))}/fixtures/modbus`;
+const signal = new AbortController().signal;
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!().catch(() => undefined);
+});
+
+/** A register bank server: holding/input words and coils in maps, writes recorded. */
+async function bank(init: { input?: Record<number, number>; holding?: Record<number, number>; coils?: Record<number, boolean> }) {
+  const input = new Map(Object.entries(init.input ?? {}).map(([k, v]) => [Number(k), v]));
+  const holding = new Map(Object.entries(init.holding ?? {}).map(([k, v]) => [Number(k), v]));
+  const coils = new Map(Object.entries(init.coils ?? {}).map(([k, v]) => [Number(k), v]));
+  const writes: string[] = [];
+  const missing = (what: string, a: number) => Object.assign(new Error(`no ${what} ${a}`), { modbusErrorCode: 2 });
+  const srv = await startModbusServer({
+    getInputRegister: (a: number) => {
+      const v = input.get(a);
+      if (v === undefined) throw missing('input', a);
+      return v;
+    },
+    getHoldingRegister: (a: number) => {
+      const v = holding.get(a);
+      if (v === undefined) throw missing('holding', a);
+      return v;
+    },
+    getCoil: (a: number) => coils.get(a) ?? false,
+    setCoil: (a: number, v: boolean) => {
+      writes.push(`coil ${a}=${v}`);
+      coils.set(a, v);
+    },
+    setRegister: (a: number, v: number) => {
+      writes.push(`reg ${a}=${v}`);
+      holding.set(a, v);
+    },
+  });
+  cleanups.push(srv.close);
+  const bus: ModbusBus = createModbusBus('b', { type: 'tcp', host: '127.0.0.1', port: srv.port, timeoutMs: 1000 }, { clock: new ManualClock(0), logger: silentLogger() });
+  cleanups.push(() => bus.close());
+  const setWords = (map: 'input' | 'holding', addr: number, words: number[]) =>
+    words.forEach((w, i) => (map === 'input' ? input : holding).set(addr + i, w));
+  return { bus, writes, setWords, coils };
+}
+
+async function codeOf(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (err) {
+    return isWattshiftError(err) ? err.code : `other: ${String(err)}`;
+  }
+  return 'resolved';
+}
+
+const src = (profile: string, extra: Record<string, unknown> = {}) => ({ type: 'modbus' as const, bus: 'b', unitId: 1, profile, ...extra });
+
+describe('profiles', () => {
+  it('ships the built-in profiles, all valid', () => {
+    const names = builtinProfileNames();
+    for (const n of ['eastron-sdm120', 'eastron-sdm630', 'carlo-gavazzi-em24', 'abb-ab-meter', 'generic-relay', 'abb-terra-ac', 'openwb-secondary', 'wattshift-sim-tank']) {
+      expect(names).toContain(n);
+    }
+    for (const n of names) expect(loadProfile(n).name).toBe(n);
+    expect(loadProfile('eastron-sdm630').points['energyKwh']).toMatchObject({ function: 'input', address: 0x48, type: 'float32' });
+  });
+
+  it('loads a user register map by path relative to a base dir', () => {
+    const p = loadProfile('./user-meter.yaml', { baseDir: fixtures });
+    expect(p.name).toBe('my-heat-pump-meter');
+    expect(p.points['energyKwh']).toMatchObject({ wordOrder: 'little', scale: 0.001 });
+  });
+
+  it('rejects an invalid profile, an unknown name and a missing file with DEVICE_PROFILE_INVALID', () => {
+    const code = (f: () => unknown) => {
+      try {
+        f();
+      } catch (e) {
+        return isWattshiftError(e) ? e.code : 'other';
+      }
+      return 'ok';
+    };
+    expect(code(() => loadProfile('bad-profile.yaml', { baseDir: fixtures }))).toBe('DEVICE_PROFILE_INVALID');
+    expect(code(() => loadProfile('no-such-profile'))).toBe('DEVICE_PROFILE_INVALID');
+    expect(code(() => loadProfile('./missing.yaml', { baseDir: fixtures }))).toBe('DEVICE_PROFILE_INVALID');
+    try {
+      loadProfile('bad-profile.yaml', { baseDir: fixtures });
+    } catch (e) {
+      expect(String((e as Error).message)).toMatch(/coil points have no type/);
+      expect(String((e as Error).message)).toMatch(/65535/);
+    }
+  });
+});
+
+describe('meters', () => {
+  it('reads an Eastron SDM120 (float32 input registers)', async () => {
+    const b = await bank({ input: {} });
+    b.setWords('input', 0x48, float32Words(1234.5));
+    b.setWords('input', 0x0c, float32Words(-850.25));
+    const dev = createModbusDevice(src('eastron-sdm120'), { bus: b.bus, profile: loadProfile('eastron-sdm120'), logger: silentLogger() });
+    const caps = dev.capabilities('meter');
+    expect(await caps.energyMeter!.readEnergyKwh(signal)).toBe(1234.5);
+    expect(await caps.powerMeter!.readPowerW(signal)).toBe(-850.25);
+  });
+
+  it('reads a Carlo Gavazzi EM24 (int32 low word first, scaled)', async () => {
+    const b = await bank({});
+    b.setWords('input', 0x42, encodeRaw(123456, { type: 'int32', wordOrder: 'little' }));
+    b.setWords('input', 0x28, encodeRaw(-15, { type: 'int32', wordOrder: 'little' }));
+    const dev = createModbusDevice(src('carlo-gavazzi-em24'), { bus: b.bus, profile: loadProfile('carlo-gavazzi-em24'), logger: silentLogger() });
+    expect(await dev.energyMeter().readEnergyKwh(signal)).toBeCloseTo(12345.6, 9);
+    expect(await dev.powerMeter().readPowerW(signal)).toBeCloseTo(-1.5, 9);
+  });
+
+  it('reads an ABB A/B meter (uint64 holding) and a user map with a temperature offset', async () => {
+    const b = await bank({});
+    b.setWords('holding', 0x5000, encodeRaw(98765432, { type: 'uint64' }));
+    b.setWords('holding', 100, encodeRaw(4_500_250, { type: 'uint32', wordOrder: 'little' }));
+    b.setWords('holding', 104, [1000]);
+    const abb = createModbusDevice(src('abb-ab-meter'), { bus: b.bus, profile: loadProfile('abb-ab-meter'), logger: silentLogger() });
+    expect(await abb.energyMeter().readEnergyKwh(signal)).toBeCloseTo(987654.32, 6);
+    const user = createModbusDevice(src('user-meter.yaml'), { bus: b.bus, profile: loadProfile('user-meter.yaml', { baseDir: fixtures }), logger: silentLogger() });
+    expect(await user.energyMeter().readEnergyKwh(signal)).toBeCloseTo(4500.25, 9);
+    expect(await user.capabilities('thermometer').thermometer!.readTemperatureC(signal)).toBeCloseTo(50, 9);
+  });
+
+  it('rejects NaN, out-of-range and "not available" readings with DEVICE_BAD_VALUE', async () => {
+    const b = await bank({});
+    const dev = createModbusDevice(src('eastron-sdm120'), { bus: b.bus, profile: loadProfile('eastron-sdm120'), logger: silentLogger() });
+    b.setWords('input', 0x48, [0x7fc0, 0]); // NaN
+    expect(await codeOf(dev.energyMeter().readEnergyKwh(signal))).toBe('DEVICE_BAD_VALUE');
+    b.setWords('input', 0x48, float32Words(-3)); // a counter below zero
+    expect(await codeOf(dev.energyMeter().readEnergyKwh(signal))).toBe('DEVICE_BAD_VALUE');
+    b.setWords('input', 0x0c, float32Words(1e7)); // 10 MW on a 45 A meter
+    expect(await codeOf(dev.powerMeter().readPowerW(signal))).toBe('DEVICE_BAD_VALUE');
+    b.setWords('holding', 0x5000, [0xffff, 0xffff, 0xffff, 0xffff]); // ABB "not available"
+    const abb = createModbusDevice(src('abb-ab-meter'), { bus: b.bus, profile: loadProfile('abb-ab-meter'), logger: silentLogger() });
+    expect(await codeOf(abb.energyMeter().readEnergyKwh(signal))).toBe('DEVICE_BAD_VALUE');
+  });
+
+  it('refuses a role the profile cannot fill', () => {
+    const b = { bus: {} as ModbusBus, logger: silentLogger() };
+    const meter = createModbusDevice(src('eastron-sdm120'), { ...b, profile: loadProfile('eastron-sdm120') });
+    expect(() => meter.capabilities('switch')).toThrow(/no point "relay"/);
+    expect(() => meter.capabilities('charger')).toThrow(/currentLimitA/);
+    const relay = createModbusDevice(src('generic-relay', { channel: 16 }), { ...b, profile: loadProfile('generic-relay') });
+    expect(() => relay.capabilities('switch')).toThrow(/channel 16 out of range/);
+  });
+
+  it('probes every readable point, reporting failures per point', async () => {
+    const b = await bank({});
+    b.setWords('input', 0x48, float32Words(5));
+    const dev = createModbusDevice(src('eastron-sdm120'), { bus: b.bus, profile: loadProfile('eastron-sdm120'), logger: silentLogger() });
+    const out = await dev.probe(signal);
+    expect(out['energyKwh']).toEqual({ value: 5, unit: 'kWh' });
+    expect(out['voltageV']?.error?.code).toBe('DEVICE_REJECTED');
+  });
+});
+
+describe('heater switch on a relay board', () => {
+  it('energises the coil of its channel to block and releases it to allow; no device lease', async () => {
+    const b = await bank({});
+    const dev = createModbusDevice(src('generic-relay', { channel: 2 }), { bus: b.bus, profile: loadProfile('generic-relay'), logger: silentLogger() });
+    const sw = dev.capabilities('switch').heaterSwitch!;
+    expect(sw.hasDeviceLease).toBe(false);
+    await sw.block(60_000, signal);
+    expect(await sw.readBlocked(signal)).toBe(true);
+    await sw.allow(signal);
+    expect(await sw.readBlocked(signal)).toBe(false);
+    expect(b.writes).toEqual(['coil 2=true', 'coil 2=false']);
+  });
+
+  it('writes the release timer before energising when the profile has a lease', async () => {
+    const b = await bank({ holding: { 0x200: 0 } });
+    const dev = createModbusDevice(src('wattshift-sim-tank'), { bus: b.bus, profile: loadProfile('wattshift-sim-tank'), logger: silentLogger() });
+    const sw = dev.heaterSwitch();
+    expect(sw.hasDeviceLease).toBe(true);
+    await sw.block(90_500, signal);
+    expect(b.writes).toEqual([`reg ${0x200}=91`, 'coil 0=true']);
+  });
+});
+
+describe('EV chargers', () => {
+  it('ABB Terra AC: sets the current limit in mA with FC16 and decodes the charging state', async () => {
+    const b = await bank({ holding: { 0x4100: 0, 0x4101: 0 } });
+    const dev = createModbusDevice(src('abb-terra-ac'), { bus: b.bus, profile: loadProfile('abb-terra-ac'), logger: silentLogger() });
+    const caps = dev.capabilities('charger');
+    await caps.chargeCurrentLimit!.setCurrentA(16, signal);
+    expect(b.writes).toEqual([`reg ${0x4100}=0`, `reg ${0x4101}=16000`]);
+    for (const [state, plugged, charging] of [[0, false, false], [2, true, false], [4, true, true], [5, false, false]] as const) {
+      b.setWords('holding', 0x400c, [0x0000, (state << 8) | 0x80 | 0x12]); // high bit and low byte are noise
+      expect(await caps.evState!.readEvState(signal)).toEqual({ plugged, charging });
+    }
+    expect(await codeOf(caps.chargeCurrentLimit!.setCurrentA(40, signal))).toBe('DEVICE_BAD_VALUE');
+    expect(b.writes).toHaveLength(2); // nothing written for the refused value
+  });
+
+  it('openWB secondary: FC06 current in 0.01 A and a heartbeat', async () => {
+    const b = await bank({ input: { 10114: 1, 10115: 0 } });
+    const dev = createModbusDevice(src('openwb-secondary'), { bus: b.bus, profile: loadProfile('openwb-secondary'), logger: silentLogger() });
+    const caps = dev.capabilities('charger');
+    await caps.chargeCurrentLimit!.setCurrentA(6.5, signal);
+    await caps.heartbeat!.beat(signal);
+    expect(caps.heartbeat!.everyMs).toBe(10_000);
+    expect(b.writes).toEqual(['reg 10171=650', 'reg 10190=1']);
+    expect(await caps.evState!.readEvState(signal)).toEqual({ plugged: true, charging: false });
+  });
+});
