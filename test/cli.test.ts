@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cli, start, tempConfig } from './fixtures/config/cli-helpers.js';
 
-describe('wattshift CLI', () => {
+describe.concurrent('wattshift CLI', () => {
   it('--help lists the commands', async () => {
     const r = await cli(['--help']);
     expect(r.code).toBe(0);
@@ -116,7 +116,7 @@ describe('wattshift CLI', () => {
   });
 });
 
-describe('graceful stop under real signals (runDaemon)', () => {
+describe.concurrent('graceful stop under real signals (runDaemon)', () => {
   const script = 'test/fixtures/config/slow-stop.ts';
 
   it('a second signal exits at once with 128 + signal number', async () => {

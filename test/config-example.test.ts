@@ -102,7 +102,10 @@ describe('generated docs', () => {
   it('docs/errors.md is up to date and lists every error code', () => {
     const text = readFileSync('docs/errors.md', 'utf8');
     expect(text).toBe(renderErrorDocs());
-    for (const [code, info] of Object.entries(errorCodes)) expect(text).toContain(`| \`${code}\` |`), expect(text).toContain(info.hint.split('|')[0] ?? '');
+    for (const [code, info] of Object.entries(errorCodes)) {
+      expect(text).toContain(`| \`${code}\` | ${info.retryable ? 'yes' : 'no'} |`);
+      expect(text).toContain(info.hint.split('|')[0] ?? '');
+    }
   });
 
   it('docs/config.md documents every key', () => {

@@ -40,6 +40,8 @@ export const runCommand: CliCommand = {
     const { config, secrets, warnings } = loaded;
     // Synchronous stdout: no line is lost when the process exits right after a failure.
     const logger = createLogger({ level: config.log.level, secrets, destination: pino.destination({ dest: 1, sync: true }) });
+    // Secrets are redacted by key and masked by value (createLogger's `secrets`).
+    logger.debug({ component: 'config', config }, 'config loaded');
     for (const w of warnings) logger.warn({ component: 'config' }, w);
     let code: number;
     try {
