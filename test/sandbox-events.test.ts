@@ -111,7 +111,7 @@ describe('daily price curve, reports and compensation', () => {
     const curves = (await events()).filter((e) => e.payload.payloadType === 'PriceCurve');
     expect(curves).toHaveLength(3);
     curve = curves[0] as Ev;
-    const p = curve.payload as { targets: { resourceId: string; locationId: string }[]; priceArea: string; priceCurveDelta: { points: { price: number; timestamp: string }[]; currency: string; resolution: string } };
+    const p = curve.payload as unknown as { targets: { resourceId: string; locationId: string }[]; priceArea: string; priceCurveDelta: { points: { price: number; timestamp: string }[]; currency: string; resolution: string } };
     expect(p.targets).toEqual([{ resourceId: 'tank-a', locationId: 'home-a' }, { resourceId: 'car-a', locationId: 'home-a' }]);
     expect(p.priceArea).toBe('NO4');
     expect(p.priceCurveDelta.currency).toBe('NOK');

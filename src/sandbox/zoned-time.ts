@@ -88,5 +88,5 @@ export function localDateString(ms: number, zone: string = OSLO): string {
 
 /** ISO 8601 with a `+00:00` offset, as the real service writes timestamps. */
 export function isoUtc(ms: number): string {
-  return new Date(ms).toISOString().replace('Z', '+00:00');
+  return new Date(ms).toISOString().replace('.000Z', 'Z').replace('Z', '+00:00');
 }
