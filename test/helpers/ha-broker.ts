@@ -133,6 +133,7 @@ export async function retained(url: string, filter: string, quietMs = 300): Prom
     last = Date.now();
   });
   await c.subscribeAsync(filter, { qos: 1 });
+  last = Math.max(last, Date.now());
   while (Date.now() - last < quietMs) await new Promise((r) => setTimeout(r, 50));
   await c.endAsync();
   return out;
