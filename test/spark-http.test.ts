@@ -33,6 +33,15 @@ function makeClient(clock: ManualClock | JumpClock, extra: Partial<Parameters<ty
   return client;
 }
 
+/** A ManualClock that counts `sleep` calls, so a test can wait until the client is waiting. */
+class CountingClock extends ManualClock {
+  sleepCalls = 0;
+  override sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    this.sleepCalls++;
+    return super.sleep(ms, signal);
+  }
+}
+
 async function failure(p: Promise<unknown>): Promise<WattshiftError> {
   const err = await p.then(
     () => undefined,
@@ -63,7 +72,7 @@ describe('retries', () => {
   it('does not return before the Retry-After time has passed on a ManualClock', async () => {
     let calls = 0;
     stub = await startStub(() => (++calls === 1 ? { status: 429, headers: { 'retry-after': '120' } } : json(user)));
-    const clock = new ManualClock(0);
+    const clock = new CountingClock(0);
     let done = false;
     const p = makeClient(clock)
       .getUser('u1')
@@ -71,10 +80,9 @@ describe('retries', () => {
         done = true;
         return v;
       });
-    while (stub.apiRequests().length < 1) await new Promise((r) => setTimeout(r, 5));
-    await new Promise((r) => setTimeout(r, 30));
+    while (clock.sleepCalls < 1) await new Promise((r) => setTimeout(r, 5));
     await clock.advance(119_000);
-    await new Promise((r) => setTimeout(r, 30));
+    await new Promise((r) => setTimeout(r, 20));
     expect(done).toBe(false);
     expect(stub.apiRequests()).toHaveLength(1);
     await clock.advance(1000);
