@@ -178,6 +178,17 @@ describe('OpenAPI examples', () => {
     expect(checked).toBeGreaterThanOrEqual(6);
   });
 
+  it('the bodies reconstructed in the research notes parse', () => {
+    const fixture = JSON.parse(readFileSync(fileURLToPath(new URL('./fixtures/spark/research-examples.json', import.meta.url)), 'utf8')) as {
+      examples: { schema: keyof typeof w; body: unknown }[];
+    };
+    expect(fixture.examples.length).toBeGreaterThanOrEqual(10);
+    for (const { schema, body } of fixture.examples) {
+      const r = (w[schema] as z.ZodType).safeParse(body);
+      expect(r.success, `${schema}: ${JSON.stringify(r.error?.issues)}`).toBe(true);
+    }
+  });
+
   it('the signed webhook test bodies parse as EventNotification', () => {
     for (const f of ['price-curve-event.json', 'user-eligibility-event.json']) {
       const body = JSON.parse(readFileSync(fileURLToPath(new URL(`../../shared/spec/volue/webhook-test-data/${f}`, import.meta.url)), 'utf8'));
