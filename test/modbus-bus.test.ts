@@ -1,4 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { spawn, spawnSync } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { ManualClock } from '../src/clock.js';
 import { isWattshiftError, type WattshiftError } from '../src/errors.js';
 import { silentLogger } from '../src/log.js';
@@ -224,6 +227,24 @@ describe('modbus bus over RTU', () => {
     // the request was a raw RTU frame: unit, FC04, address, count, CRC
     expect(frames[0]!.subarray(0, 6)).toEqual(Buffer.from([9, 4, 0, 0x48, 0, 2]));
     expect(frames[0]!.length).toBe(8);
+  });
+
+  const hasPython = spawnSync('python3', ['-c', 'import pty'], { stdio: 'ignore' }).status === 0;
+  it.skipIf(!hasPython)('speaks RTU over a serial line (a pseudo-terminal with a Python RTU slave)', async () => {
+    const script = fileURLToPath(new URL('./fixtures/modbus/rtu-slave.py', import.meta.url));
+    const py = spawn('python3', [script], { stdio: ['pipe', 'pipe', 'inherit'] });
+    cleanups.push(async () => {
+      py.stdin.end();
+      py.kill();
+    });
+    const path = await new Promise<string>((resolve) => createInterface({ input: py.stdout }).once('line', resolve));
+    const bus = createModbusBus('rs485', { type: 'rtu', path, baudRate: 9600, parity: 'none', dataBits: 8, stopBits: 1, timeoutMs: 300 }, {
+      clock: new ManualClock(0), logger: silentLogger(),
+    });
+    cleanups.push(() => bus.close());
+    expect(await bus.readRegisters(5, 'input', 0x48, 2)).toEqual([0x148, 0x149]);
+    expect(await codeOf(bus.readRegisters(6, 'input', 0x48, 2))).toBe('DEVICE_TIMEOUT'); // nobody at unit 6
+    expect(await bus.readRegisters(5, 'holding', 7, 1)).toEqual([0x107]);
   });
 
   it('reports a missing serial port as DEVICE_UNREACHABLE', async () => {
