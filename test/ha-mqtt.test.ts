@@ -3,7 +3,8 @@ import type { MqttClient } from 'mqtt';
 import { createHaBridge } from '../src/ha/bridge.js';
 import { discoveryMessages } from '../src/ha/discovery.js';
 import type { DeviceCommand } from '../src/ha/commands.js';
-import { mqttJsPort } from '../src/ha/port.js';
+import { mqttJsPort, sharedConnectionPort } from '../src/ha/port.js';
+import { createMqttConnection } from '../src/devices/mqtt/connection.js';
 import { createHaPublisher, haWill } from '../src/ha/publisher.js';
 import { haTopics } from '../src/ha/topics.js';
 import type { HomeView } from '../src/ha/view.js';
@@ -190,6 +191,43 @@ describe.each(['aedes', 'mosquitto'] as const)('Home Assistant MQTT layer on %s'
     const state = await retained(broker.url, `${base}/oldtank/#`);
     expect(state.size).toBe(0);
     expect(saved).toEqual([['tank', 'ev', 'main']]);
+  });
+
+  it('resync after a reconnect announces online again and republishes unchanged state', async () => {
+    const { bridge } = await startBridge();
+    const other = await connect();
+    await other.publishAsync(t.availability, 'offline', { retain: true, qos: 1 }); // as the will would
+    await other.publishAsync(t.deviceField('tank', 'mode'), '', { retain: true, qos: 1 }); // broker lost it
+    await bridge.update(); // nothing changed from the bridge's point of view: nothing sent
+    expect((await retained(broker.url, t.deviceField('tank', 'mode'))).size).toBe(0);
+    await bridge.resync();
+    const state = await retained(broker.url, `${base}/#`);
+    expect(state.get(t.availability)).toBe('online');
+    expect(state.get(t.deviceField('tank', 'mode'))).toBe('auto');
+  });
+
+  it('works over the daemon\'s shared MQTT connection, with the will from haWill', async () => {
+    const conn = createMqttConnection({ url: broker.url, will: haWill(base), reconnectPeriodMs: 60_000 }, { logger: silentLogger() });
+    await conn.waitConnected(AbortSignal.timeout(5000));
+    const commands: DeviceCommand[] = [];
+    const bridge = createHaBridge({
+      port: sharedConnectionPort(conn), baseTopic: base, discovery: { enabled: true, prefix: 'homeassistant' }, currency: 'EUR',
+      swVersion: '0.1.0-test', logger: silentLogger(), getView: () => sampleView(),
+      onCommand: async (cmd) => void commands.push(cmd), previousDeviceIds: [],
+    });
+    try {
+      await bridge.start();
+      const app = await connect();
+      const rec = await recorder(app, `${base}/response/#`);
+      await app.publishAsync(t.setField('ev', 'target_kwh'), '12.5');
+      await rec.next(() => true);
+      expect(commands).toEqual([{ deviceId: 'ev', targetKwh: 12.5 }]);
+      expect((await retained(broker.url, t.availability)).get(t.availability)).toBe('online');
+      await bridge.stop();
+      expect((await retained(broker.url, t.availability)).get(t.availability)).toBe('offline');
+    } finally {
+      await conn.close();
+    }
   });
 
   it('shows offline when the daemon dies (last will) and on a clean stop', async () => {

@@ -30,6 +30,11 @@ export interface HaBridge {
   start(): Promise<void>;
   /** Publishes what changed since the last call (state and discovery). */
   update(): Promise<void>;
+  /**
+   * After a reconnect: announces `online` again and republishes everything (the broker may have
+   * lost retained messages, and the will may have replaced `online`).
+   */
+  resync(): Promise<void>;
   /** Publishes `offline` (clean stop). */
   stop(): Promise<void>;
 }
@@ -117,6 +122,13 @@ export function createHaBridge(options: HaBridgeOptions): HaBridge {
       await update();
     },
     update,
+    async resync() {
+      if (stopped) return;
+      lastDiscovery.clear();
+      publisher.invalidate();
+      await publisher.start();
+      await update();
+    },
     async stop() {
       stopped = true;
       await publisher.stop();

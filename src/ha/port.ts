@@ -35,3 +35,19 @@ export function mqttJsPort(client: MqttClient): HaMqttPort {
     },
   };
 }
+
+/** The shape of the daemon's shared MQTT connection (`src/devices/mqtt/connection.ts`). */
+export interface SharedMqttConnection {
+  subscribe(filter: string, handler: MessageHandler, options?: { qos?: 0 | 1 | 2 }): () => void;
+  publish(topic: string, payload: string | Buffer, options?: { qos?: 0 | 1 | 2; retain?: boolean }): Promise<void>;
+}
+
+/** Adapts the shared connection; it re-subscribes after reconnects by itself. */
+export function sharedConnectionPort(conn: SharedMqttConnection): HaMqttPort {
+  return {
+    publish: (topic, payload, options) => conn.publish(topic, payload, { retain: options.retain, qos: options.qos }),
+    subscribe: async (topic, handler) => {
+      conn.subscribe(topic, handler, { qos: 1 });
+    },
+  };
+}
