@@ -1,28 +1,438 @@
+/**
+ * Composition root: builds every part of the daemon from the config, wires the jobs together and
+ * starts and stops them in order. Nothing else in the tree constructs adapters.
+ */
+import type { Dispatcher } from 'undici';
 import type { Config } from './config/schema.js';
 import type { Clock } from './ports.js';
 import type { Logger } from './log.js';
+import type { Plan } from './core/types.js';
+import type { HomeView, JobHealthView } from './ha/view.js';
+import type { Store } from './store/types.js';
 import { systemClock } from './clock.js';
+import { WattshiftError, isWattshiftError } from './errors.js';
+import { openStore } from './store/index.js';
+import { createSparkClient, type SparkClient } from './spark/client.js';
+import { createForecastClient, type ForecastClient } from './spark/forecast-client.js';
+import { createMqttConnection, type MqttConnection } from './devices/mqtt/index.js';
+import { createModbusBuses, type ModbusBus } from './devices/modbus/bus.js';
+import { buildDevice, type BuiltDevice } from './devices/factory.js';
+import { superviseDevice, type SupervisedDevice } from './devices/supervisor.js';
+import { plan as planFn } from './core/index.js';
+import { createHaBridge, type HaBridge } from './ha/bridge.js';
+import { haWill } from './ha/publisher.js';
+import { startStatusServer, type StatusServer } from './status/server.js';
+import { emptyMetrics } from './status/metrics.js';
+import { homeView } from './app-view.js';
+import { identityOf, loadRegistration } from './identity.js';
+import { createMetering, type MeteredSubject, type Metering } from './jobs/metering.js';
+import { Wishes } from './jobs/home-state.js';
+import { createEventIntake } from './jobs/event-intake.js';
+import { createEventActions, homeEventOf } from './jobs/event-actions.js';
+import { startEventPoller } from './jobs/event-poller.js';
+import { startWebhookReceiver, type WebhookReceiver } from './jobs/webhook-receiver.js';
+import { startPriceRefresh, type PriceData } from './jobs/price-refresh.js';
+import { buildPlanInput } from './jobs/plan-inputs.js';
+import { startPlanning } from './jobs/planning.js';
+import { startControlLoop, type ControlSnapshot, type ControlledDevice } from './jobs/control-loop.js';
+import { startReportOutbox } from './jobs/report-outbox.js';
+import { startLoop, type LoopHandle } from './jobs/loop.js';
+import { createHomeTracker } from './jobs/home-tracker.js';
+import { haPortFor } from './app-mqtt.js';
+import type { HomeEvent } from './jobs/event-normalise.js';
 
 export interface AppDeps {
   logger: Logger;
   clock?: Clock;
+  /** undici dispatcher for the API clients (tests, proxies). */
+  dispatcher?: Dispatcher;
+  /** Directory relative device-profile paths resolve against. */
+  configDir?: string;
+  /** Control loop period, ms of clock time (default 10 s). */
+  controlTickMs?: number;
+  /** Called after every control tick (the demo prints from it). */
+  onControlTick?: (snapshot: ControlSnapshot) => void;
+  /** Checks the credentials at start (default true): rejected ones stop the start with AUTH_REJECTED. */
+  checkCredentials?: boolean;
 }
 
 export interface App {
   start(): Promise<void>;
   stop(): Promise<void>;
+  view(): HomeView;
+  currentPlan(): Plan | null;
+  readonly store: Store;
+  /** Runs the event scan now (tests). */
+  scanEvents(): void;
 }
 
-/** Composition root: builds every part of the daemon from the config. */
+const leaseMs = 10 * 60_000;
+
+/** Builds the daemon. Nothing connects before `start()`. */
 export function buildApp(config: Config, deps: AppDeps): App {
   const log = deps.logger.child({ component: 'app' });
   const clock = deps.clock ?? systemClock;
-  return {
-    async start() {
-      log.info({ devices: config.devices.length, atMs: clock.nowMs() }, 'wattshift started');
-    },
-    async stop() {
-      log.info('wattshift stopped');
-    },
+  const slotMs = config.site.slotMinutes * 60_000;
+  let store: Store | undefined;
+  let spark: SparkClient | undefined;
+  let forecast: ForecastClient | undefined;
+  let mqtt: MqttConnection | null = null;
+  let buses = new Map<string, ModbusBus>();
+  const built = new Map<string, BuiltDevice>();
+  const supervised = new Map<string, SupervisedDevice>();
+  let metering: Metering | undefined;
+  let webhook: WebhookReceiver | undefined;
+  let status: StatusServer | undefined;
+  let ha: HaBridge | undefined;
+  const loops: { name: string; handle: LoopHandle }[] = [];
+  let controlLast: () => ControlSnapshot | null = () => null;
+  let planCurrent: () => Plan | null = () => null;
+  let jobHealth: () => JobHealthView[] = () => [];
+  let scan: () => void = () => undefined;
+  let wishes: Wishes | undefined;
+
+  const need = <T>(x: T | undefined, what: string): T => {
+    if (x === undefined) throw new WattshiftError('INTERNAL', `${what} used before start()`);
+    return x;
   };
+
+  function view(): HomeView {
+    const s = need(store, 'store');
+    const reg = loadRegistration(s);
+    return homeView({
+      config,
+      nowMs: clock.nowMs(),
+      plan: planCurrent(),
+      control: controlLast(),
+      devices: supervised,
+      wishes: (id) => need(wishes, 'wishes').get(id),
+      jobs: jobHealth(),
+      outbox: s.outboxSummary(),
+      locationId: identityOf(config, reg).locationId ?? 'home',
+    });
+  }
+
+  async function start(): Promise<void> {
+    const s = openStore({ path: config.storage.path, logger: deps.logger, clock });
+    store = s;
+    if (s.interruptedAtOpen.length > 0) log.warn({ reports: s.interruptedAtOpen.length }, 'reports interrupted by the last stop will be resent');
+    const identity = () => identityOf(config, loadRegistration(s));
+
+    const auth = {
+      authUrl: config.spark.authUrl,
+      clientId: config.spark.clientId,
+      clientSecret: config.spark.clientSecret,
+      clock,
+      logger: deps.logger,
+      timeoutsMs: { connect: config.spark.requestTimeoutMs, headers: config.spark.requestTimeoutMs, body: config.spark.requestTimeoutMs },
+      ...(deps.dispatcher ? { dispatcher: deps.dispatcher } : {}),
+    };
+    spark = createSparkClient({ ...auth, baseUrl: config.spark.baseUrl });
+    forecast = createForecastClient({ ...auth, forecastUrl: config.spark.forecastUrl, tokens: spark.tokens });
+    if (deps.checkCredentials !== false) {
+      try {
+        await spark.tokens.getToken(AbortSignal.timeout(config.spark.tokenTimeoutMs * 3));
+      } catch (err) {
+        if (isWattshiftError(err, 'AUTH_REJECTED')) throw err;
+        log.warn({ code: isWattshiftError(err) ? err.code : 'API_UNAVAILABLE' }, 'API not reachable at start; controlling on stored data and retrying');
+      }
+    }
+
+    if (config.mqtt) {
+      const m = config.mqtt;
+      mqtt = createMqttConnection(
+        {
+          url: m.url,
+          clientId: m.clientId,
+          rejectUnauthorized: m.rejectUnauthorized,
+          will: haWill(m.baseTopic),
+          ...(m.username ? { username: m.username } : {}),
+          ...(m.password ? { password: m.password } : {}),
+          ...(m.ca ? { caFile: m.ca } : {}),
+          ...(m.cert ? { certFile: m.cert } : {}),
+          ...(m.key ? { keyFile: m.key } : {}),
+        },
+        { logger: deps.logger },
+      );
+    }
+    buses = createModbusBuses(config.modbus, { clock, logger: deps.logger });
+
+    for (const d of config.devices) {
+      const b = buildDevice(d, { buses, mqtt, clock, logger: deps.logger, ...(deps.configDir ? { baseDir: deps.configDir } : {}) });
+      built.set(d.id, b);
+      supervised.set(
+        d.id,
+        superviseDevice(
+          { id: d.id, kind: d.kind, capabilities: b.capabilities, leaseMs, readTimeoutMs: 5_000, ...(d.kind === 'evCharger' ? { safeCurrentA: d.safeCurrentA } : {}) },
+          { clock, logger: deps.logger },
+        ),
+      );
+    }
+    const mainMeterId = config.devices.find((d) => d.kind === 'meter' && d.model.main)?.id ?? null;
+    const subjectOfDevice = (id: string): string => (id === mainMeterId ? 'location' : `device:${id}`);
+    const subjects: MeteredSubject[] = config.devices.flatMap((d): MeteredSubject[] => {
+      const caps = built.get(d.id)!.capabilities;
+      if (caps.energyMeter) return [{ subject: subjectOfDevice(d.id), method: 'counter' }];
+      if (caps.powerMeter) return [{ subject: subjectOfDevice(d.id), method: 'power' }];
+      return [];
+    });
+    const meter = createMetering({ store: s, subjects, clock, logger: deps.logger });
+    metering = meter;
+    const w = new Wishes(s, config.devices.map((d) => d.id));
+    wishes = w;
+    const tracker = createHomeTracker({ config, store: s, clock, wishes: w });
+
+    // Events → actions → planning.
+    // Jobs that call each other are created in order; callbacks reach later ones through `late`.
+    const late: {
+      planning?: ReturnType<typeof startPlanning>;
+      outbox?: ReturnType<typeof startReportOutbox>;
+      prices?: ReturnType<typeof startPriceRefresh>;
+    } = {};
+    const activeEvents = (): HomeEvent[] => {
+      const me = identity();
+      const now = clock.nowMs();
+      return s
+        .listEvents({ fromMs: now - slotMs, toMs: now + 8 * 86_400_000, states: ['received', 'active', 'reportQueued'] })
+        .flatMap((row) => {
+          const e = homeEventOf(row, me);
+          return e && e.relevant ? [e] : [];
+        });
+    };
+    const actions = createEventActions({
+      store: s,
+      identity,
+      subjectOf: (t) => {
+        if (t.kind === 'location') return mainMeterId ? 'location' : null;
+        const deviceId = identity().resources.get(t.resourceId);
+        return deviceId ? subjectOfDevice(deviceId) : null;
+      },
+      canHold: (t, e) => {
+        if (t.kind === 'resource') {
+          const deviceId = identity().resources.get(t.resourceId);
+          return deviceId !== undefined && supervised.get(deviceId)?.health().state === 'up';
+        }
+        const caps = e.lpcCaps.filter((c) => c.resourceId === null);
+        return caps.every((c) => tracker.baseLoadKw() <= c.maxKw);
+      },
+      clock,
+      logger: deps.logger,
+      onQueued: () => late.outbox?.flush(),
+    });
+    scan = () => actions.scan();
+    const intake = createEventIntake({
+      store: s,
+      identity,
+      clock,
+      logger: deps.logger,
+      onEvent: (e) => {
+        actions.handle(e);
+        if (e.priceDeltas.length > 0) late.prices?.wake();
+        if (e.eligibility) void tracker.checkEligibility(need(spark, 'spark'), identity(), deps.logger);
+        late.planning?.request(`event ${e.payloadType}`);
+      },
+    });
+
+    const savedPrices = tracker.loadPrices();
+    const prices = startPriceRefresh({
+      source: forecast,
+      area: config.site.priceArea,
+      currency: config.site.currency,
+      clock,
+      logger: deps.logger,
+      ...(savedPrices ? { initial: savedPrices } : {}),
+      onChange: (data: PriceData) => {
+        tracker.savePrices(data);
+        late.planning?.request('prices');
+      },
+    });
+    late.prices = prices;
+    loops.push({ name: 'prices', handle: prices });
+
+    const previous = tracker.loadPlan();
+    const planning = startPlanning({
+      buildInput: (now) => buildPlanInput(config, tracker.snapshot(now, prices.data(), activeEvents())),
+      plan: planFn,
+      store: s,
+      clock,
+      logger: deps.logger,
+      slotMinutes: config.site.slotMinutes,
+      initial: previous,
+      onPlan: () => void ha?.update().catch(() => undefined),
+    });
+    late.planning = planning;
+    loops.push({ name: 'planner', handle: planning });
+    planCurrent = () => planning.current();
+
+    const controlled: ControlledDevice[] = config.devices
+      .filter((d) => d.kind !== 'meter')
+      .map((d) => ({ config: d, subject: subjectOfDevice(d.id), device: supervised.get(d.id)! }));
+    const mainMeter = mainMeterId
+      ? { config: config.devices.find((d) => d.id === mainMeterId)!, subject: 'location', device: supervised.get(mainMeterId)! }
+      : null;
+    const control = startControlLoop({
+      devices: controlled,
+      mainMeter,
+      metering: meter,
+      clock,
+      logger: deps.logger,
+      tickMs: deps.controlTickMs ?? 10_000,
+      slotMinutes: config.site.slotMinutes,
+      inputs: {
+        plan: () => planning.current(),
+        locationCapKw: (now) => tracker.locationCapKw(now, activeEvents()),
+        deviceCapKw: (id, now) => tracker.deviceCapKw(id, now, activeEvents(), identity()),
+        intent: (id) => w.intent(id, clock.nowMs()),
+        baseLoadKw: () => tracker.baseLoadKw(),
+        estimatedTankC: (id, now) => tracker.estimatedTankC(id, now, planning.current()),
+      },
+      onTick: (snap) => {
+        if (tracker.observe(snap, planning.current())) planning.request('device state changed');
+        void ha?.update().catch(() => undefined);
+        deps.onControlTick?.(snap);
+      },
+    });
+    loops.push({ name: 'control', handle: control });
+    controlLast = () => control.last();
+
+    const outbox = startReportOutbox({
+      outbox: s,
+      sender: { postReport: async (body, signal) => need(spark, 'spark').postReport(body as never, { signal }) },
+      clock,
+      logger: deps.logger,
+      backoff: { baseMs: config.reports.retryMinS * 1000, maxMs: config.reports.retryMaxS * 1000 },
+      deadlineWarningMs: config.reports.deadlineWarnDays * 86_400_000,
+    });
+    late.outbox = outbox;
+    loops.push({ name: 'reports', handle: outbox });
+
+    let poller: ReturnType<typeof startEventPoller> | undefined;
+    if (config.events.poll) {
+      poller = startEventPoller({
+        source: spark,
+        intake,
+        isKnown: (id) => s.hasEvent(id),
+        clock,
+        logger: deps.logger,
+        intervalMs: config.events.pollIntervalS * 1000,
+        timeZone: config.site.timezone,
+      });
+      loops.push({ name: 'events', handle: poller });
+    }
+    if (config.events.webhook.enabled) {
+      const wh = config.events.webhook;
+      webhook = await startWebhookReceiver(
+        { host: wh.host, port: wh.port, path: wh.path, secret: wh.secret ?? null, maxBodyBytes: wh.maxBodyBytes, maxConnections: 64 },
+        { intake, logger: deps.logger },
+      );
+    }
+
+    // Maintenance: report scan every few minutes, retention daily.
+    let lastPruneMs = 0;
+    const maintenance = startLoop({
+      name: 'maintenance',
+      clock,
+      logger: log,
+      errorDelayMs: 5 * 60_000,
+      tick: async () => {
+        actions.scan();
+        const now = clock.nowMs();
+        if (now - lastPruneMs > 86_400_000) {
+          lastPruneMs = now;
+          const days = config.storage.retentionDays;
+          s.prune(now, { hourlyDays: days, eventsDays: days, plansDays: 7 });
+        }
+        return 5 * 60_000;
+      },
+    });
+    loops.push({ name: 'maintenance', handle: maintenance });
+
+    jobHealth = () => [
+      { name: 'events', ...healthOf(poller?.health()) },
+      { name: 'prices', ...healthOf(prices.health()) },
+      { name: 'planner', ...healthOf(planning.health()) },
+      { name: 'reports', ...healthOf(outbox.health()) },
+      { name: 'metering', ...healthOf(meter.health()) },
+      ...[...supervised].map(([id, d]) => {
+        const h = d.health();
+        return { name: `device:${id}`, ok: h.state === 'up', ...(h.lastError ? { lastError: { ...h.lastError, atMs: h.sinceMs } } : {}) };
+      }),
+    ];
+
+    if (mqtt && config.mqtt) {
+      const m = config.mqtt;
+      const bridge = createHaBridge({
+        port: haPortFor(mqtt),
+        baseTopic: m.baseTopic,
+        discovery: m.discovery,
+        currency: config.site.currency,
+        swVersion: '0.1.0',
+        logger: deps.logger,
+        getView: view,
+        onCommand: async (cmd) => {
+          w.apply(cmd, clock.nowMs());
+          planning.request(`command for ${cmd.deviceId}`);
+          control.wake();
+        },
+        previousDeviceIds: tracker.announcedDevices(),
+        saveDeviceIds: (ids) => tracker.saveAnnouncedDevices(ids),
+      });
+      ha = bridge;
+      mqtt.onState((state) => {
+        if (state === 'up') void bridge.start().catch((err) => log.warn({ err, code: 'MQTT_UNAVAILABLE' }, 'home automation not announced'));
+      });
+      if (mqtt.connected) await bridge.start().catch(() => undefined);
+    }
+    if (config.http.enabled) {
+      status = await startStatusServer({
+        host: config.http.host,
+        port: config.http.port,
+        getView: view,
+        metrics: emptyMetrics,
+        timezone: config.site.timezone,
+        logger: deps.logger,
+      });
+      log.info({ url: status.url }, 'status page');
+    }
+    log.info({ devices: config.devices.length, slotMinutes: config.site.slotMinutes }, 'wattshift started');
+  }
+
+  async function stop(): Promise<void> {
+    // Jobs first (control last of the loops so devices are released after the final tick).
+    for (const { name, handle } of [...loops].reverse()) {
+      await handle.stop().catch((err) => log.warn({ err, loop: name }, 'loop did not stop cleanly'));
+    }
+    for (const d of supervised.values()) await d.stop().catch(() => undefined);
+    try {
+      metering?.flush();
+    } catch (err) {
+      log.warn({ err }, 'final metering flush failed');
+    }
+    await webhook?.close();
+    await status?.close();
+    await ha?.stop().catch(() => undefined);
+    for (const b of built.values()) b.close();
+    for (const b of buses.values()) await b.close().catch(() => undefined);
+    await mqtt?.close().catch(() => undefined);
+    await spark?.close().catch(() => undefined);
+    await forecast?.close().catch(() => undefined);
+    store?.close();
+    log.info('wattshift stopped');
+  }
+
+  return {
+    start,
+    stop,
+    view,
+    currentPlan: () => planCurrent(),
+    get store() {
+      return need(store, 'store');
+    },
+    scanEvents: () => scan(),
+  };
+}
+
+function healthOf(h: { ok: boolean; lastError?: { code: string; message: string; atMs: number } | null } | undefined): Omit<JobHealthView, 'name'> {
+  if (!h) return { ok: true };
+  return { ok: h.ok, ...(h.lastError ? { lastError: h.lastError } : {}) };
 }

@@ -1,21 +1,16 @@
 import type { Clock } from '../ports.js';
 import type { Logger } from '../log.js';
 import { isWattshiftError } from '../errors.js';
+import type { ReportRow, Store } from '../store/types.js';
 import { backoffMs } from './backoff.js';
 import { startLoop, type LoopHandle } from './loop.js';
 
-/** The outbox operations this job needs (implemented by the SQLite store). */
-export interface OutboxPort {
-  dueReports(nowMs: number): readonly { id: number; key: string; eventId: string; kind: string; body: unknown; attempts: number; deadlineMs: number | null }[];
-  markSending(id: number, nowMs: number): void;
-  markAccepted(id: number, nowMs: number): void;
-  markRejected(id: number, reason: string, nowMs: number): void;
-  markRetry(id: number, error: string, nextAttemptMs: number): void;
-  outboxSummary(): { pending: number; sending: number; accepted: number; rejected: number; oldestPendingDeadlineMs: number | null };
-}
+/** The outbox operations this job needs. */
+export type OutboxPort = Pick<Store, 'dueReports' | 'markSending' | 'markAccepted' | 'markRejected' | 'markRetry' | 'outboxSummary'>;
 
 export interface ReportSender {
-  postReport(body: unknown, signal: AbortSignal): Promise<unknown>;
+  /** Resolves with the API's report id. */
+  postReport(body: unknown, signal: AbortSignal): Promise<{ id: string }>;
 }
 
 export interface OutboxHealth {
@@ -48,13 +43,13 @@ export function startReportOutbox(deps: {
   const health: OutboxHealth = { ok: true, lastError: null, deadlineWarning: false };
   let lastDeadlineWarnMs = -Infinity;
 
-  async function sendOne(report: ReturnType<OutboxPort['dueReports']>[number], signal: AbortSignal): Promise<void> {
+  async function sendOne(report: ReportRow, signal: AbortSignal): Promise<void> {
     const now = deps.clock.nowMs();
     deps.outbox.markSending(report.id, now);
     try {
-      await deps.sender.postReport(report.body, signal);
-      deps.outbox.markAccepted(report.id, deps.clock.nowMs());
-      log.info({ key: report.key, eventId: report.eventId, attempts: report.attempts + 1 }, 'report accepted');
+      const { id } = await deps.sender.postReport(report.body, signal);
+      deps.outbox.markAccepted(report.id, deps.clock.nowMs(), id);
+      log.info({ key: report.idempotencyKey, eventId: report.eventId, attempts: report.attempts + 1 }, 'report accepted');
       health.ok = true;
     } catch (err) {
       const at = deps.clock.nowMs();
@@ -63,19 +58,19 @@ export function startReportOutbox(deps: {
       if (code === 'API_CONFLICT') {
         // Only a report the API already holds conflicts: an earlier send got through.
         deps.outbox.markAccepted(report.id, at);
-        log.info({ key: report.key }, 'report was already accepted earlier (409); marked accepted');
+        log.info({ key: report.idempotencyKey }, 'report was already accepted earlier (409); marked accepted');
         return;
       }
       health.ok = false;
       health.lastError = { code, message, atMs: at };
       if (code === 'API_REJECTED' || code === 'API_NOT_FOUND' || code === 'API_BAD_RESPONSE') {
         deps.outbox.markRejected(report.id, message, at);
-        log.error({ code: 'REPORT_REJECTED', key: report.key, reason: message }, 'report rejected by the API');
+        log.error({ code: 'REPORT_REJECTED', key: report.idempotencyKey, reason: message }, 'report rejected by the API');
         return;
       }
       const next = at + backoffMs(report.attempts + 1, backoff, deps.random);
       deps.outbox.markRetry(report.id, `${code}: ${message}`, next);
-      log.warn({ code, key: report.key, attempts: report.attempts + 1, nextAttemptMs: next }, 'report send failed; will retry');
+      log.warn({ code, key: report.idempotencyKey, attempts: report.attempts + 1, nextAttemptMs: next }, 'report send failed; will retry');
     }
   }
 

@@ -1,0 +1,123 @@
+/**
+ * Builds each configured device's capabilities from its sources (Modbus or MQTT), one physical
+ * device shared between the roles that name it (a Shelly that switches, meters and measures).
+ */
+import type { DeviceConfig, ModbusSource } from '../config/schema.js';
+import type { Clock } from '../ports.js';
+import type { Logger } from '../log.js';
+import { WattshiftError } from '../errors.js';
+import type { DeviceCapabilities } from './supervisor.js';
+import type { ModbusBus } from './modbus/bus.js';
+import { createModbusDevice, type ModbusDevice, type ModbusHeartbeat, type ModbusRole } from './modbus/modbus-device.js';
+import { loadProfile } from './modbus/profiles.js';
+import { createMqttDevice, type MqttConnection, type MqttDevice, type MqttDeviceSource } from './mqtt/index.js';
+
+export interface DeviceBuildContext {
+  buses: ReadonlyMap<string, ModbusBus>;
+  mqtt: MqttConnection | null;
+  clock: Clock;
+  logger: Logger;
+  /** Relative profile paths resolve against the config file's directory. */
+  baseDir?: string;
+}
+
+export interface BuiltDevice {
+  capabilities: DeviceCapabilities;
+  /** Watchdogs some chargers need fed (openWB, Vestel). */
+  heartbeats: ModbusHeartbeat[];
+  /** Removes MQTT handlers. */
+  close(): void;
+}
+
+type Role = ModbusRole;
+
+function sourcesOf(d: DeviceConfig): [Role, NonNullable<DeviceConfig['meter']> | NonNullable<Extract<DeviceConfig, { kind: 'evCharger' }>['charger']>][] {
+  const out: [Role, never][] = [];
+  const push = (role: Role, s: unknown): void => {
+    if (s) out.push([role, s as never]);
+  };
+  if (d.kind === 'hotWaterTank') {
+    push('switch', d.switch);
+    push('meter', d.meter);
+    push('thermometer', d.thermometer);
+  } else if (d.kind === 'evCharger') {
+    push('charger', d.charger);
+    push('meter', d.meter);
+  } else {
+    push('meter', d.meter);
+  }
+  return out;
+}
+
+/** The capabilities a role takes from a device that offers more (an MQTT device offers all it has). */
+function pick(role: Role, all: DeviceCapabilities): DeviceCapabilities {
+  switch (role) {
+    case 'switch':
+      return all.heaterSwitch ? { heaterSwitch: all.heaterSwitch } : {};
+    case 'thermometer':
+      return all.thermometer ? { thermometer: all.thermometer } : {};
+    case 'meter':
+      return {
+        ...(all.energyMeter ? { energyMeter: all.energyMeter } : {}),
+        ...(all.powerMeter ? { powerMeter: all.powerMeter } : {}),
+      };
+    case 'charger':
+      return {
+        ...(all.chargeCurrentLimit ? { chargeCurrentLimit: all.chargeCurrentLimit } : {}),
+        ...(all.evStateReader ? { evStateReader: all.evStateReader } : {}),
+        ...(all.energyMeter ? { energyMeter: all.energyMeter } : {}),
+        ...(all.powerMeter ? { powerMeter: all.powerMeter } : {}),
+      };
+  }
+}
+
+export function buildDevice(device: DeviceConfig, ctx: DeviceBuildContext): BuiltDevice {
+  const modbusDevices = new Map<string, ModbusDevice>();
+  const mqttDevices = new Map<string, MqttDevice>();
+  const heartbeats: ModbusHeartbeat[] = [];
+  let capabilities: DeviceCapabilities = {};
+  const log = ctx.logger.child({ component: 'devices', device: device.id });
+
+  for (const [role, source] of sourcesOf(device)) {
+    let offered: DeviceCapabilities;
+    if (source.type === 'modbus') {
+      const s = source as ModbusSource;
+      const bus = ctx.buses.get(s.bus);
+      if (!bus) throw new WattshiftError('CONFIG_INVALID', `devices.${device.id}: unknown modbus bus '${s.bus}'`);
+      const key = `${s.bus}/${s.unitId}/${s.profile}/${s.channel ?? 0}/${s.point ?? ''}`;
+      let md = modbusDevices.get(key);
+      if (!md) {
+        md = createModbusDevice(s, { bus, profile: loadProfile(s.profile, ctx.baseDir ? { baseDir: ctx.baseDir } : {}), logger: log });
+        modbusDevices.set(key, md);
+      }
+      const caps = md.capabilities(role);
+      if (caps.heartbeat) heartbeats.push(caps.heartbeat);
+      offered = {
+        ...(caps.heaterSwitch ? { heaterSwitch: caps.heaterSwitch } : {}),
+        ...(caps.energyMeter ? { energyMeter: caps.energyMeter } : {}),
+        ...(caps.powerMeter ? { powerMeter: caps.powerMeter } : {}),
+        ...(caps.thermometer ? { thermometer: caps.thermometer } : {}),
+        ...(caps.chargeCurrentLimit ? { chargeCurrentLimit: caps.chargeCurrentLimit } : {}),
+        ...(caps.evState ? { evStateReader: caps.evState } : {}),
+      };
+    } else {
+      if (!ctx.mqtt) throw new WattshiftError('CONFIG_INVALID', `devices.${device.id}: an MQTT source needs the mqtt section`);
+      const key = JSON.stringify(source);
+      let md = mqttDevices.get(key);
+      if (!md) {
+        md = createMqttDevice(source as MqttDeviceSource, { connection: ctx.mqtt, clock: ctx.clock, logger: log }, { id: device.id, staleAfterS: device.staleAfterS });
+        mqttDevices.set(key, md);
+      }
+      offered = pick(role, md);
+    }
+    // Later roles win: a dedicated meter overrides a charger's own counter.
+    capabilities = { ...capabilities, ...pick(role, offered) };
+  }
+  return {
+    capabilities,
+    heartbeats,
+    close: () => {
+      for (const d of mqttDevices.values()) d.close();
+    },
+  };
+}

@@ -1,0 +1,153 @@
+import type { Clock } from '../ports.js';
+import type { Logger } from '../log.js';
+import type { DeviceConfig } from '../config/schema.js';
+import type { SupervisedDevice, DeviceReading } from '../devices/supervisor.js';
+import type { Plan, PlanSlot } from '../core/types.js';
+import { decide, type Decision, type DeviceMode, type DeviceNow } from '../core/control.js';
+import type { Metering } from './metering.js';
+import { startLoop, type LoopHandle } from './loop.js';
+
+export interface ControlledDevice {
+  config: DeviceConfig;
+  /** Metering subject of the device's energy. */
+  subject: string;
+  device: SupervisedDevice;
+}
+
+/** The user's wishes per device, from MQTT commands. */
+export interface DeviceIntent {
+  mode: DeviceMode;
+  boostUntilMs: number | null;
+}
+
+/** What one tick saw and did, for status, home automation and the planner. */
+export interface ControlSnapshot {
+  atMs: number;
+  slotStartMs: number;
+  readings: Map<string, DeviceReading>;
+  /** Energy metered per device since the slot started, kWh. */
+  slotEnergyKwh: Map<string, number>;
+  decision: Decision;
+  locationPowerW: number | undefined;
+  capKw: number;
+}
+
+export interface ControlInputs {
+  plan(): Plan | null;
+  /** min(location limit, active location LPC caps) at this instant, kW. */
+  locationCapKw(nowMs: number): number;
+  /** Active resource LPC cap of a device, kW, or undefined. */
+  deviceCapKw(deviceId: string, nowMs: number): number | undefined;
+  intent(deviceId: string): DeviceIntent;
+  baseLoadKw(nowMs: number): number;
+  /** Tank temperature to act on when no sensor answers (a trustworthy estimate), or undefined. */
+  estimatedTankC(deviceId: string, nowMs: number): number | undefined;
+}
+
+function slotAt(plan: Plan | null, nowMs: number): PlanSlot | undefined {
+  return plan?.slots.find((s) => s.startMs <= nowMs && nowMs < s.endMs);
+}
+
+/**
+ * The one control loop: read every device (each under its own timeout, a failed one never stops
+ * the loop), meter, decide for the current slot under the hard limits, apply, and report the
+ * snapshot. Ticks never overlap.
+ */
+export function startControlLoop(deps: {
+  devices: readonly ControlledDevice[];
+  mainMeter: ControlledDevice | null;
+  metering: Metering;
+  inputs: ControlInputs;
+  clock: Clock;
+  logger: Logger;
+  tickMs: number;
+  slotMinutes: number;
+  onTick: (snapshot: ControlSnapshot) => void;
+}): LoopHandle & { last(): ControlSnapshot | null } {
+  const log = deps.logger.child({ component: 'control' });
+  const slotMs = deps.slotMinutes * 60_000;
+  let slotStartMs = -1;
+  const slotStartEnergy = new Map<string, number>();
+  const slotIntegrated = new Map<string, { kwh: number; lastMs: number }>();
+  let last: ControlSnapshot | null = null;
+  const all = deps.mainMeter ? [...deps.devices, deps.mainMeter] : [...deps.devices];
+
+  function slotEnergy(id: string, r: DeviceReading, now: number): number {
+    if (r.energyKwh !== undefined) {
+      if (!slotStartEnergy.has(id)) slotStartEnergy.set(id, r.energyKwh);
+      return Math.max(0, r.energyKwh - slotStartEnergy.get(id)!);
+    }
+    // No counter: integrate power over the slot.
+    const acc = slotIntegrated.get(id) ?? { kwh: 0, lastMs: now };
+    if (r.powerW !== undefined) acc.kwh += (Math.max(0, r.powerW) / 1000) * ((now - acc.lastMs) / 3_600_000);
+    acc.lastMs = now;
+    slotIntegrated.set(id, acc);
+    return acc.kwh;
+  }
+
+  async function tick(signal: AbortSignal): Promise<number> {
+    const readings = new Map<string, DeviceReading>();
+    await Promise.all(all.map(async (c) => readings.set(c.config.id, await c.device.read(signal))));
+    const now = deps.clock.nowMs();
+    const currentSlot = Math.floor(now / slotMs) * slotMs;
+    if (currentSlot !== slotStartMs) {
+      slotStartMs = currentSlot;
+      slotStartEnergy.clear();
+      slotIntegrated.clear();
+    }
+    for (const c of all) deps.metering.feed(c.subject, readings.get(c.config.id)!);
+
+    const plan = deps.inputs.plan();
+    const slot = slotAt(plan, now);
+    const energies = new Map<string, number>();
+    const nows: DeviceNow[] = [];
+    for (const c of deps.devices) {
+      const cfg = c.config;
+      const r = readings.get(cfg.id)!;
+      const e = slotEnergy(cfg.id, r, now);
+      energies.set(cfg.id, e);
+      const intent = deps.inputs.intent(cfg.id);
+      const mode: DeviceMode = intent.mode === 'boost' && (intent.boostUntilMs ?? Infinity) <= now ? 'auto' : intent.mode;
+      const available = c.device.health().state === 'up';
+      const capKw = deps.inputs.deviceCapKw(cfg.id, now);
+      if (cfg.kind === 'hotWaterTank') {
+        const t = slot?.tank;
+        nows.push({
+          kind: 'hotWaterTank', id: cfg.id, available, mode,
+          temperatureC: r.temperatureC ?? deps.inputs.estimatedTankC(cfg.id, now),
+          floorC: cfg.model.floorC, elementKw: cfg.model.elementKw, powerW: r.powerW, slotEnergyKwh: e,
+          planned: plan === null ? null : { energyKwh: t?.energyKWh ?? 0, powerKw: t?.powerKW ?? 0 },
+          ...(capKw !== undefined ? { capKw } : {}),
+        });
+      } else if (cfg.kind === 'evCharger') {
+        const v = slot?.ev;
+        nows.push({
+          kind: 'evCharger', id: cfg.id, available, mode, plugged: r.ev?.plugged ?? false, powerW: r.powerW, slotEnergyKwh: e,
+          planned: plan === null ? null : { energyKwh: v?.energyKWh ?? 0, powerKw: v?.powerKW ?? 0 },
+          phases: cfg.model.phases, voltageV: cfg.model.voltageV, minCurrentA: cfg.model.minCurrentA,
+          maxCurrentA: cfg.model.maxCurrentA, safeCurrentA: cfg.safeCurrentA,
+          ...(capKw !== undefined ? { capKw } : {}),
+        });
+      }
+    }
+    const capKw = deps.inputs.locationCapKw(now);
+    const locationPowerW = deps.mainMeter ? readings.get(deps.mainMeter.config.id)?.powerW : undefined;
+    const decision = decide(nows, { capKw, locationPowerW, baseLoadKw: deps.inputs.baseLoadKw(now) });
+    const byId = new Map(deps.devices.map((c) => [c.config.id, c]));
+    await Promise.all(
+      decision.setpoints.map(async (s) => {
+        const c = byId.get(s.id);
+        if (!c) return;
+        if (s.kind === 'heater') await c.device.applyHeater(!s.allow);
+        else await c.device.applyCurrent(s.currentA);
+      }),
+    );
+    deps.metering.tick(now);
+    last = { atMs: now, slotStartMs, readings, slotEnergyKwh: energies, decision, locationPowerW, capKw };
+    deps.onTick(last);
+    return deps.tickMs;
+  }
+
+  const loop = startLoop({ name: 'control', clock: deps.clock, logger: log, errorDelayMs: deps.tickMs, tick });
+  return { ...loop, last: () => last };
+}

@@ -1,0 +1,80 @@
+import { z } from 'zod';
+import type { Store } from '../store/types.js';
+import type { DeviceMode } from '../core/control.js';
+import type { DeviceIntent } from './control-loop.js';
+
+/** What a user asked for, per device, over MQTT; kept across restarts. */
+export interface DeviceWishes {
+  mode: DeviceMode;
+  boostUntilMs: number | null;
+  floorC: number | null;
+  departureMs: number | null;
+  targetKwh: number | null;
+  targetSocPct: number | null;
+}
+
+const wishesSchema = z.strictObject({
+  mode: z.enum(['auto', 'off', 'boost']),
+  boostUntilMs: z.number().nullable(),
+  floorC: z.number().nullable(),
+  departureMs: z.number().nullable(),
+  targetKwh: z.number().nullable(),
+  targetSocPct: z.number().nullable(),
+});
+
+const noWishes: DeviceWishes = { mode: 'auto', boostUntilMs: null, floorC: null, departureMs: null, targetKwh: null, targetSocPct: null };
+
+/** A command as the home-automation layer validated it. */
+export interface WishCommand {
+  deviceId: string;
+  mode?: DeviceMode | undefined;
+  boostMinutes?: number | undefined;
+  departure?: string | undefined;
+  targetKwh?: number | undefined;
+  targetSocPct?: number | undefined;
+  floorC?: number | undefined;
+}
+
+/** Applies a command to the wishes: a pure step, so it is tested without MQTT. */
+export function applyCommand(w: DeviceWishes, cmd: WishCommand, nowMs: number, defaultBoostMinutes = 60): DeviceWishes {
+  const next = { ...w };
+  if (cmd.mode !== undefined) {
+    next.mode = cmd.mode;
+    next.boostUntilMs = cmd.mode === 'boost' ? nowMs + (cmd.boostMinutes ?? defaultBoostMinutes) * 60_000 : null;
+  } else if (cmd.boostMinutes !== undefined) {
+    next.mode = 'boost';
+    next.boostUntilMs = nowMs + cmd.boostMinutes * 60_000;
+  }
+  if (cmd.floorC !== undefined) next.floorC = cmd.floorC;
+  if (cmd.departure !== undefined) next.departureMs = Date.parse(cmd.departure);
+  if (cmd.targetKwh !== undefined) next.targetKwh = cmd.targetKwh;
+  if (cmd.targetSocPct !== undefined) next.targetSocPct = cmd.targetSocPct;
+  return next;
+}
+
+/** The user's wishes of every device, persisted in the store's key/value state. */
+export class Wishes {
+  private readonly byDevice = new Map<string, DeviceWishes>();
+
+  constructor(private readonly store: Pick<Store, 'getState' | 'setState'>, deviceIds: readonly string[]) {
+    for (const id of deviceIds) this.byDevice.set(id, store.getState(`wishes:${id}`, wishesSchema) ?? { ...noWishes });
+  }
+
+  get(deviceId: string): DeviceWishes {
+    return this.byDevice.get(deviceId) ?? noWishes;
+  }
+
+  /** The mode in force now: a boost that ran out is back to auto. */
+  intent(deviceId: string, nowMs: number): DeviceIntent {
+    const w = this.get(deviceId);
+    if (w.mode === 'boost' && w.boostUntilMs !== null && w.boostUntilMs <= nowMs) return { mode: 'auto', boostUntilMs: null };
+    return { mode: w.mode, boostUntilMs: w.boostUntilMs };
+  }
+
+  apply(cmd: WishCommand, nowMs: number): DeviceWishes {
+    const next = applyCommand(this.get(cmd.deviceId), cmd, nowMs);
+    this.store.setState(`wishes:${cmd.deviceId}`, next);
+    this.byDevice.set(cmd.deviceId, next);
+    return next;
+  }
+}

@@ -1,0 +1,217 @@
+/**
+ * What the daemon learns about the home between plans: the base load, the tank's state when it
+ * has no sensor, the EV session, legionella cycles, eligibility; and the small state kept across
+ * restarts (last good prices, last plan, announced devices). Store writes here are rare by design.
+ */
+import { z } from 'zod';
+import type { Clock } from '../ports.js';
+import type { Logger } from '../log.js';
+import type { Config } from '../config/schema.js';
+import type { Plan } from '../core/types.js';
+import type { Store } from '../store/types.js';
+import type { SparkClient } from '../spark/client.js';
+import { isWattshiftError } from '../errors.js';
+import type { ControlSnapshot } from './control-loop.js';
+import type { HomeEvent, Identity } from './event-normalise.js';
+import type { Wishes } from './home-state.js';
+import type { PlanningSnapshot, TankNow, EvNow } from './plan-inputs.js';
+import type { PriceData } from './price-refresh.js';
+
+const defaultBaseLoadKw = 0.5;
+const hourMs = 3_600_000;
+
+const unitsSchema = z.strictObject({ currency: z.string(), energyUnit: z.enum(['kWh', 'MWh']), vatIncluded: z.number().optional() });
+const segmentsSchema = z.strictObject({
+  units: unitsSchema,
+  segments: z.array(z.strictObject({ fromMs: z.number(), toMs: z.number(), averagePrice: z.number() })),
+  toIsLastHourStart: z.boolean().optional(),
+});
+const pricesSchema = z.strictObject({
+  forecast: z.strictObject({ input: segmentsSchema, fetchedMs: z.number() }).nullable(),
+  advice: z.strictObject({ input: segmentsSchema, fetchedMs: z.number() }).nullable(),
+  actual: z
+    .strictObject({
+      input: z.strictObject({ units: unitsSchema, resolutionMinutes: z.number(), points: z.array(z.strictObject({ startMs: z.number(), price: z.number() })) }),
+      fetchedMs: z.number(),
+    })
+    .nullable(),
+});
+// Plans are our own output; only their shape's outline is checked when read back.
+const planSchema = z.looseObject({ createdMs: z.number(), slotMinutes: z.number(), startMs: z.number(), endMs: z.number(), slots: z.array(z.looseObject({ startMs: z.number() })) });
+
+export interface HomeTracker {
+  snapshot(nowMs: number, prices: PriceData, events: readonly HomeEvent[]): PlanningSnapshot;
+  locationCapKw(nowMs: number, events: readonly HomeEvent[]): number;
+  deviceCapKw(deviceId: string, nowMs: number, events: readonly HomeEvent[], me: Identity): number | undefined;
+  baseLoadKw(): number;
+  estimatedTankC(deviceId: string, nowMs: number, plan: Plan | null): number | undefined;
+  /** Learns from a control tick; true when the plan should be redone (car plugged in or out...). */
+  observe(snap: ControlSnapshot, plan: Plan | null): boolean;
+  checkEligibility(spark: Pick<SparkClient, 'getEligibility' | 'getEnrollment'>, me: Identity, logger: Logger): Promise<void>;
+  eligibility(): { eligible: boolean | null; enrolled: boolean | null; checkedMs: number | null };
+  loadPrices(): PriceData | undefined;
+  savePrices(data: PriceData): void;
+  loadPlan(): Plan | null;
+  announcedDevices(): string[];
+  saveAnnouncedDevices(ids: string[]): void;
+}
+
+function activeAt<T extends { startMs: number; durationMs: number }>(points: readonly T[], nowMs: number): T[] {
+  return points.filter((p) => p.startMs <= nowMs && nowMs < p.startMs + p.durationMs);
+}
+
+export function createHomeTracker(deps: { config: Config; store: Pick<Store, 'getState' | 'setState' | 'latestPlan'>; clock: Clock; wishes: Wishes }): HomeTracker {
+  const { config, store } = deps;
+  let baseLoadKw = defaultBaseLoadKw;
+  const tank = new Map<string, { lastKnown: { tempC: number; atMs: number } | null; heatedSinceKwh: number; lastEnergyKwh: number | null; measuredC: number | null }>();
+  const ev = new Map<string, { plugged: boolean; sessionStartKwh: number | null; sessionKwh: number; socPct: number | null }>();
+  const legionellaKey = (id: string): string => `legionella:${id}`;
+  const legionella = new Map<string, number | null>(
+    config.devices.filter((d) => d.kind === 'hotWaterTank').map((d) => [d.id, store.getState(legionellaKey(d.id), z.number()) ?? null]),
+  );
+  let elig: { eligible: boolean | null; enrolled: boolean | null; checkedMs: number | null } = { eligible: null, enrolled: null, checkedMs: null };
+
+  function tankNow(d: Extract<Config['devices'][number], { kind: 'hotWaterTank' }>): TankNow {
+    const t = tank.get(d.id);
+    return {
+      config: d,
+      measuredC: t?.measuredC ?? null,
+      lastKnown: t?.lastKnown ?? null,
+      heatedSinceKwh: t?.heatedSinceKwh ?? 0,
+      legionellaLastMs: legionella.get(d.id) ?? null,
+      floorOverrideC: deps.wishes.get(d.id).floorC,
+    };
+  }
+
+  function evNow(d: Extract<Config['devices'][number], { kind: 'evCharger' }>): EvNow {
+    const e = ev.get(d.id);
+    const w = deps.wishes.get(d.id);
+    return {
+      config: d,
+      plugged: e?.plugged ?? false,
+      socPct: e?.socPct ?? null,
+      sessionKwh: e?.sessionKwh ?? 0,
+      departureOverrideMs: w.departureMs,
+      targetKwhOverride: w.targetKwh,
+      targetSocOverride: w.targetSocPct,
+    };
+  }
+
+  return {
+    snapshot(nowMs, prices, events) {
+      const t = config.devices.find((d) => d.kind === 'hotWaterTank');
+      const e = config.devices.find((d) => d.kind === 'evCharger');
+      return {
+        nowMs,
+        prices,
+        events,
+        tank: t && t.kind === 'hotWaterTank' ? tankNow(t) : null,
+        ev: e && e.kind === 'evCharger' ? evNow(e) : null,
+        baseLoadKw,
+      };
+    },
+
+    locationCapKw(nowMs, events) {
+      const caps = events.flatMap((e) => activeAt(e.lpcCaps, nowMs)).filter((c) => c.resourceId === null).map((c) => c.maxKw);
+      return Math.min(config.site.locationLimitKw, ...caps);
+    },
+
+    deviceCapKw(deviceId, nowMs, events, me) {
+      const caps = events
+        .flatMap((e) => activeAt(e.lpcCaps, nowMs))
+        .filter((c) => c.resourceId !== null && me.resources.get(c.resourceId) === deviceId)
+        .map((c) => c.maxKw);
+      return caps.length > 0 ? Math.min(...caps) : undefined;
+    },
+
+    baseLoadKw: () => baseLoadKw,
+
+    estimatedTankC(deviceId, nowMs, plan) {
+      // Without a sensor, the plan's own model is the estimate, unless it merely assumed a start.
+      if (!plan || plan.tankTempSource === 'assumed') return undefined;
+      const idx = plan.slots.findIndex((s) => s.startMs <= nowMs && nowMs < s.endMs);
+      if (idx < 0) return undefined;
+      const prev = idx > 0 ? plan.slots[idx - 1]?.tank?.endTempC : plan.tankStartTempC;
+      return prev ?? undefined;
+    },
+
+    observe(snap, _plan) {
+      let replan = false;
+      // Base load: what the main meter sees beyond the controlled devices, smoothed.
+      if (snap.locationPowerW !== undefined) {
+        let devicesW = 0;
+        for (const d of config.devices) if (d.kind !== 'meter') devicesW += Math.max(0, snap.readings.get(d.id)?.powerW ?? 0);
+        const sample = Math.max(0, (snap.locationPowerW - devicesW) / 1000);
+        baseLoadKw = baseLoadKw * 0.98 + sample * 0.02;
+      }
+      for (const d of config.devices) {
+        const r = snap.readings.get(d.id);
+        if (!r) continue;
+        if (d.kind === 'hotWaterTank') {
+          const t = tank.get(d.id) ?? { lastKnown: null, heatedSinceKwh: 0, lastEnergyKwh: null, measuredC: null };
+          t.measuredC = r.temperatureC ?? null;
+          if (r.temperatureC !== undefined) {
+            t.lastKnown = { tempC: r.temperatureC, atMs: snap.atMs };
+            t.heatedSinceKwh = 0;
+          } else if (r.energyKwh !== undefined) {
+            if (t.lastEnergyKwh !== null && r.energyKwh >= t.lastEnergyKwh) t.heatedSinceKwh += r.energyKwh - t.lastEnergyKwh;
+            // An allowed element drawing nothing means the thermostat is satisfied: the tank is at max.
+            const allowed = snap.decision.setpoints.some((s) => s.kind === 'heater' && s.id === d.id && s.allow);
+            if (allowed && (r.powerW ?? Infinity) < 0.05 * d.model.elementKw * 1000) {
+              t.lastKnown = { tempC: d.model.maxC, atMs: snap.atMs };
+              t.heatedSinceKwh = 0;
+            }
+          }
+          if (r.energyKwh !== undefined) t.lastEnergyKwh = r.energyKwh;
+          tank.set(d.id, t);
+          const reached = r.temperatureC !== undefined && r.temperatureC >= d.model.legionella.tempC;
+          const last = legionella.get(d.id) ?? null;
+          if (reached && (last === null || snap.atMs - last > hourMs)) {
+            legionella.set(d.id, snap.atMs);
+            store.setState(legionellaKey(d.id), snap.atMs);
+          }
+        } else if (d.kind === 'evCharger') {
+          const e = ev.get(d.id) ?? { plugged: false, sessionStartKwh: null, sessionKwh: 0, socPct: null };
+          const plugged = r.ev?.plugged ?? false;
+          if (plugged !== e.plugged) {
+            replan = true;
+            e.plugged = plugged;
+            e.sessionStartKwh = plugged ? (r.energyKwh ?? null) : null;
+            e.sessionKwh = 0;
+          }
+          if (plugged && r.energyKwh !== undefined) {
+            e.sessionStartKwh ??= r.energyKwh;
+            e.sessionKwh = Math.max(0, r.energyKwh - e.sessionStartKwh);
+          }
+          e.socPct = r.ev?.socPct ?? null;
+          ev.set(d.id, e);
+        }
+      }
+      return replan;
+    },
+
+    async checkEligibility(spark, me, logger) {
+      if (!me.userId) return;
+      const log = logger.child({ component: 'eligibility' });
+      try {
+        const [eligibility, enrollment] = await Promise.all([spark.getEligibility(me.userId), spark.getEnrollment(me.userId)]);
+        elig = { eligible: eligibility.isEligible, enrolled: enrollment.isEnrolled ?? null, checkedMs: deps.clock.nowMs() };
+        const level = eligibility.isEligible && enrollment.isEnrolled ? 'info' : 'warn';
+        log[level]({ eligible: eligibility.isEligible, enrolled: enrollment.isEnrolled }, 'eligibility checked');
+      } catch (err) {
+        log.warn({ code: isWattshiftError(err) ? err.code : 'INTERNAL' }, 'eligibility check failed');
+      }
+    },
+    eligibility: () => elig,
+
+    loadPrices: () => store.getState('prices', pricesSchema) as PriceData | undefined,
+    savePrices: (data) => store.setState('prices', data),
+    loadPlan: () => {
+      const row = store.latestPlan();
+      const parsed = row ? planSchema.safeParse(row.json) : undefined;
+      return parsed?.success ? (parsed.data as unknown as Plan) : null;
+    },
+    announcedDevices: () => store.getState('ha:devices', z.array(z.string())) ?? [],
+    saveAnnouncedDevices: (ids) => store.setState('ha:devices', ids),
+  };
+}

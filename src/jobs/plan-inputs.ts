@@ -1,0 +1,146 @@
+import type { Config, EvChargerConfig, HotWaterTankConfig } from '../config/schema.js';
+import type { DeltaCurveInput, EvParams, LpcCap, PlanInput, TankParams } from '../core/types.js';
+import { buildPriceSeries } from '../core/prices.js';
+import { nextLocalTimeMs } from '../core/departure.js';
+import type { HomeEvent } from './event-normalise.js';
+import type { PriceData } from './price-refresh.js';
+
+/** What the tank looks like now, as far as the daemon knows. */
+export interface TankNow {
+  config: HotWaterTankConfig;
+  measuredC: number | null;
+  lastKnown: { tempC: number; atMs: number } | null;
+  heatedSinceKwh: number;
+  legionellaLastMs: number | null;
+  floorOverrideC: number | null;
+}
+
+export interface EvNow {
+  config: EvChargerConfig;
+  plugged: boolean;
+  socPct: number | null;
+  /** Energy delivered since the car was plugged in, kWh (grid side). */
+  sessionKwh: number;
+  departureOverrideMs: number | null;
+  targetKwhOverride: number | null;
+  targetSocOverride: number | null;
+}
+
+export interface PlanningSnapshot {
+  nowMs: number;
+  prices: PriceData;
+  events: readonly HomeEvent[];
+  tank: TankNow | null;
+  ev: EvNow | null;
+  baseLoadKw: number;
+}
+
+/** Price-curve events as incentive curves (one curve per event, whatever resources it names). */
+export function deltaCurves(events: readonly HomeEvent[]): DeltaCurveInput[] {
+  const curves: DeltaCurveInput[] = [];
+  for (const e of events) {
+    if (e.priceDeltas.length === 0) continue;
+    const first = e.priceDeltas[0]!;
+    const byStart = new Map(e.priceDeltas.map((p) => [p.startMs, p.price]));
+    curves.push({
+      units: { currency: first.currency, energyUnit: first.energyUnit === 'MWh' ? 'MWh' : 'kWh' },
+      resolutionMinutes: first.durationMs / 60_000,
+      points: [...byStart].sort((a, b) => a[0] - b[0]).map(([startMs, price]) => ({ startMs, price })),
+    });
+  }
+  return curves;
+}
+
+/** LPC caps of the events, scoped to the location or to the device that owns the resource. */
+export function lpcCaps(events: readonly HomeEvent[], kindOfResource: (resourceId: string) => 'tank' | 'ev' | null): LpcCap[] {
+  return events.flatMap((e) =>
+    e.lpcCaps.flatMap((c): LpcCap[] => {
+      const scope = c.resourceId === null ? 'location' : kindOfResource(c.resourceId);
+      return scope === null ? [] : [{ startMs: c.startMs, endMs: c.startMs + c.durationMs, maxKW: c.maxKw, scope }];
+    }),
+  );
+}
+
+function tankParams(t: TankNow, slotMinutes: number): TankParams {
+  const m = t.config.model;
+  return {
+    volumeL: m.volumeL,
+    powerKW: m.elementKw,
+    coldWaterC: m.coldWaterC,
+    ambientC: m.ambientC,
+    heatLossWPerK: m.lossWPerK,
+    minC: t.floorOverrideC ?? m.floorC,
+    maxC: m.maxC,
+    drawProfileKWh: m.drawProfileKwh,
+    currentTempC: t.measuredC,
+    lastKnown: t.lastKnown,
+    heatedSinceKWh: t.heatedSinceKwh,
+    control: m.relayOnly ? 'relay' : 'continuous',
+    legionella: m.legionella.enabled
+      ? { tempC: m.legionella.tempC, everyDays: m.legionella.intervalDays, lastReachedMs: t.legionellaLastMs }
+      : null,
+    antiCycling: {
+      minOnSlots: Math.max(1, Math.ceil(m.minOnMinutes / slotMinutes)),
+      minOffSlots: Math.max(1, Math.ceil(m.minOffMinutes / slotMinutes)),
+      maxStartsPerDay: m.maxStartsPerDay,
+    },
+  };
+}
+
+function evParams(ev: EvNow, nowMs: number, timezone: string): EvParams {
+  const m = ev.config.model;
+  const kwPerA = (m.phases * m.voltageV) / 1000;
+  const departureMs = ev.departureOverrideMs !== null && ev.departureOverrideMs > nowMs
+    ? ev.departureOverrideMs
+    : nextLocalTimeMs(nowMs, m.departure, timezone);
+  const common = { departureMs, minPowerKW: m.minCurrentA * kwPerA, maxPowerKW: m.maxCurrentA * kwPerA, efficiency: m.efficiency };
+  if (ev.socPct !== null) {
+    return { ...common, socPct: ev.socPct, targetSocPct: ev.targetSocOverride ?? m.targetSocPct, capacityKWh: m.capacityKwh };
+  }
+  const target = ev.targetKwhOverride ?? m.targetEnergyKwh ?? 0.4 * m.capacityKwh;
+  return { ...common, energyNeededKWh: Math.max(0, target - ev.sessionKwh * m.efficiency) };
+}
+
+/** The planner's input from the config and what the daemon knows now. */
+export function buildPlanInput(config: Config, snap: PlanningSnapshot): PlanInput {
+  const slotMs = config.site.slotMinutes * 60_000;
+  const fromMs = Math.floor(snap.nowMs / slotMs) * slotMs;
+  const toMs = fromMs + config.planner.horizonHours * 3_600_000;
+  const { prices } = snap;
+  const slots = buildPriceSeries({
+    slotMinutes: config.site.slotMinutes,
+    fromMs,
+    toMs,
+    timezone: config.site.timezone,
+    currency: config.site.currency,
+    spot: {
+      ...(prices.actual ? { actual: prices.actual.input } : {}),
+      ...(prices.forecast ? { forecast: prices.forecast.input } : {}),
+      ...(prices.advice ? { advice: prices.advice.input } : {}),
+    },
+    deltas: deltaCurves(snap.events),
+    fees: { gridFeePerKWh: config.site.gridFeePerKwh, taxPerKWh: config.site.taxPerKwh, vatRate: 1 + config.site.vatPct / 100 },
+    ...(config.site.exchangeRates ? { exchangeRates: config.site.exchangeRates as Record<string, number> } : {}),
+  });
+  const resourceKinds = new Map<string, 'tank' | 'ev'>();
+  for (const d of config.devices) {
+    if (d.resourceId && d.kind !== 'meter') resourceKinds.set(d.resourceId, d.kind === 'hotWaterTank' ? 'tank' : 'ev');
+  }
+  const fallback = config.planner.evFallbackWindow;
+  return {
+    slots,
+    timezone: config.site.timezone,
+    currency: config.site.currency,
+    tank: snap.tank ? tankParams(snap.tank, config.site.slotMinutes) : null,
+    ev: snap.ev && snap.ev.plugged ? evParams(snap.ev, snap.nowMs, config.site.timezone) : null,
+    location: {
+      limitKW: config.site.locationLimitKw,
+      baseLoadKW: snap.baseLoadKw,
+      lpc: lpcCaps(snap.events, (id) => resourceKinds.get(id) ?? null),
+    },
+    options: {
+      frozenSlots: Math.ceil(config.planner.frozenWindowMinutes / config.site.slotMinutes),
+      evFallbackWindow: { startHour: Number(fallback.start.slice(0, 2)), endHour: Number(fallback.end.slice(0, 2)) },
+    },
+  };
+}

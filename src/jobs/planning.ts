@@ -1,0 +1,76 @@
+import type { Clock } from '../ports.js';
+import type { Logger } from '../log.js';
+import type { Plan, PlanInput } from '../core/types.js';
+import type { Store } from '../store/types.js';
+import { isWattshiftError } from '../errors.js';
+import { startLoop, type LoopHandle } from './loop.js';
+
+export type PlanFunction = (input: PlanInput, nowMs: number, previous?: Plan) => Plan;
+
+/**
+ * Re-plans at every slot boundary and whenever an input changes (`request`), keeping the previous
+ * plan's current slot and frozen window (the planner does that given `previous`). Plans are stored;
+ * identical consecutive plans are written once.
+ */
+export function startPlanning(deps: {
+  buildInput: (nowMs: number) => PlanInput;
+  plan: PlanFunction;
+  store: Pick<Store, 'savePlan'>;
+  clock: Clock;
+  logger: Logger;
+  slotMinutes: number;
+  onPlan: (plan: Plan) => void;
+  initial?: Plan | null;
+}): LoopHandle & { current(): Plan | null; request(reason: string): void; health(): { ok: boolean; lastError: { code: string; message: string; atMs: number } | null } } {
+  const log = deps.logger.child({ component: 'planner' });
+  const slotMs = deps.slotMinutes * 60_000;
+  let current: Plan | null = deps.initial ?? null;
+  let pendingReason = 'start';
+  let lastError: { code: string; message: string; atMs: number } | null = null;
+
+  const loop = startLoop({
+    name: 'planner',
+    clock: deps.clock,
+    logger: log,
+    errorDelayMs: 60_000,
+    tick: async () => {
+      const now = deps.clock.nowMs();
+      try {
+        const input = deps.buildInput(now);
+        const next = deps.plan(input, now, current ?? undefined);
+        current = next;
+        lastError = null;
+        try {
+          deps.store.savePlan({ createdAtMs: now, horizonStartMs: next.startMs, horizonEndMs: next.endMs, json: next });
+        } catch (err) {
+          log.warn({ code: isWattshiftError(err) ? err.code : 'STORE_FAILED' }, 'plan not stored; controlling on it anyway');
+        }
+        log.info(
+          { reason: pendingReason, mode: next.mode, cost: round(next.cost), baseline: round(next.baselineCost), shortfalls: next.shortfalls.length },
+          'plan updated',
+        );
+        for (const s of next.shortfalls) log.warn({ device: s.device, kind: s.kind, atMs: s.atMs }, s.message);
+        deps.onPlan(next);
+      } catch (err) {
+        lastError = { code: isWattshiftError(err) ? err.code : 'INTERNAL', message: err instanceof Error ? err.message : String(err), atMs: now };
+        throw err;
+      }
+      pendingReason = 'slot boundary';
+      // Wake just after the next slot starts.
+      return Math.floor(now / slotMs) * slotMs + slotMs - now + 1_000;
+    },
+  });
+  return {
+    ...loop,
+    current: () => current,
+    request(reason) {
+      pendingReason = reason;
+      loop.wake();
+    },
+    health: () => ({ ok: lastError === null, lastError }),
+  };
+}
+
+function round(x: number): number {
+  return Math.round(x * 100) / 100;
+}
