@@ -101,7 +101,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const ecRouter = new Router([...userRoutes(engine), ...programRoutes(engine), ...webhookRoutes(engine), ...simulationRoutes(engine)]);
   const smartRouter = new Router(forecastRoutes(engine));
   const listeners = new Set<(r: ResponseRecord) => void>();
-  let tokens: TokenService | undefined;
+  // The issuer is fixed (not the origin): the port is only known after listen().
+  const tokens = new TokenService(partners, clock, 'wattshift-sandbox', options.tokenTtlSeconds ?? 3600);
 
   const server: Server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
@@ -129,7 +130,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       if (method !== 'POST') return send(req, res, { ...problem(405, 'Method Not Allowed'), headers: { allow: 'POST' } }, 'auth', '/connect/token');
       const raw = await readBody(req, bodyLimit);
       if (raw === 'too-large') return send(req, res, problem(413, 'Payload Too Large'), 'auth', '/connect/token');
-      const reply = await (tokens as TokenService).handleTokenRequest(new URLSearchParams(raw.toString('utf8')), req.headers.authorization);
+      const reply = await tokens.handleTokenRequest(new URLSearchParams(raw.toString('utf8')), req.headers.authorization);
       return send(req, res, reply, 'auth', '/connect/token');
     }
     const service = lower.startsWith(ecBasePath + '/') ? 'ec' : lower.startsWith(smartBasePath + '/') ? 'smart' : 'none';
@@ -139,7 +140,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     if (match.kind === 'none') return send(req, res, problem(404, 'Not Found', undefined, `No route for ${url.pathname}`), service, undefined);
     if (match.kind === 'method') return send(req, res, { ...problem(405, 'Method Not Allowed'), headers: { allow: match.allow.join(', ') } }, service, undefined);
     const route: Route = match.route;
-    const clientId = await (tokens as TokenService).verify(req.headers.authorization);
+    const clientId = await tokens.verify(req.headers.authorization);
     if (!clientId) return send(req, res, { ...empty(401), headers: { 'www-authenticate': 'Bearer error="invalid_token"' } }, service, route.pattern);
     const raw = await readBody(req, bodyLimit);
     if (raw === 'too-large') return send(req, res, problem(413, 'Payload Too Large', undefined, `The request body exceeds ${bodyLimit} bytes`), service, route.pattern);
@@ -179,8 +180,6 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const origin = `http://${host}:${address.port}`;
-  tokens = new TokenService(partners, clock, origin, options.tokenTtlSeconds ?? 3600);
-  const tokenService = tokens;
 
   const abort = new AbortController();
   let closed = false;
@@ -219,7 +218,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     },
     acceptedReports: (clientId) => [...engine.partner(first(clientId)).reports],
     events: (clientId) => [...engine.partner(first(clientId)).events],
-    tokensIssued: (clientId) => tokenService.issued.get(first(clientId)) ?? 0,
+    tokensIssued: (clientId) => tokens.issued.get(first(clientId)) ?? 0,
     onResponse: (listener) => {
       listeners.add(listener);
       return () => listeners.delete(listener);
