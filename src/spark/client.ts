@@ -2,9 +2,12 @@
  * Client of the Energy Coordination API (`…/energy-coordination/v1`): one method per operation
  * of the OpenAPI document, plus {@link SparkClient.iterateEvents}. Every response is parsed with
  * the schemas of `wire.ts`; every failure is a `WattshiftError` with a stable code:
- * `AUTH_REJECTED`, `API_UNAVAILABLE` (network, timeout, 429, 5xx - after retries),
- * `API_BAD_RESPONSE`, `API_NOT_FOUND`, `API_CONFLICT`, `API_REJECTED` (other 4xx, with the
- * server's message in `details.serverMessage`).
+ * `AUTH_REJECTED` (token endpoint 400/401, a 401 that survives one token refresh, 403),
+ * `API_UNAVAILABLE` (network error, timeout, 429, 5xx - after the retries),
+ * `API_BAD_RESPONSE` (not JSON, or not the contract), `API_NOT_FOUND` (404), `API_CONFLICT`
+ * (409), `API_REJECTED` (other 4xx, with the server's ProblemDetails title/detail or plain-string
+ * message in `details.serverMessage`; also a request body that fails its strict schema, with
+ * `details.local` true, before anything is sent). `details` carries `operation`, `status`.
  */
 import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
