@@ -37,6 +37,12 @@ describe('command parsing', () => {
     expect(() => parseCommand({ kind: 'request', deviceId: 'tank' }, 'boost', devices)).toThrow(/neither JSON/);
   });
 
+  it('accepts the departure format Home Assistant datetime entities send', () => {
+    expect(parseCommand({ kind: 'setField', deviceId: 'ev', field: 'departure' }, '2026-03-02T06:30:00+00:00', devices).command)
+      .toEqual({ deviceId: 'ev', departure: '2026-03-02T06:30:00+00:00' });
+    expect(() => parseCommand({ kind: 'setField', deviceId: 'ev', field: 'departure' }, '06:30', devices)).toThrow(/departure/);
+  });
+
   it('turns a boost length alone into a boost', () => {
     expect(parseCommand({ kind: 'setField', deviceId: 'tank', field: 'boost_minutes' }, '30', devices).command)
       .toEqual({ deviceId: 'tank', mode: 'boost', boostMinutes: 30 });
