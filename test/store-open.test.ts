@@ -189,3 +189,51 @@ describe('openStore: interrupted sends', () => {
     b.close();
   });
 });
+
+describe('openStore: read-only', () => {
+  it('reads beside a running writer without touching its in-flight reports, and refuses writes', () => {
+    const path = join(dir, 'w.db');
+    const writer = openStore({ path });
+    try {
+      writer.saveEvent(eventInput('e1'));
+      const { report } = writer.enqueueReport({ idempotencyKey: 'k', eventId: 'e1', kind: 'usage', body: {}, nowMs: T0 });
+      writer.markSending(report.id, T0);
+      const reader = openStore({ path, readOnly: true });
+      try {
+        expect(reader.interruptedAtOpen).toEqual([]);
+        expect(reader.outboxSummary()).toMatchObject({ pending: 0, sending: 1 });
+        expect(reader.getEvent('e1')?.eventId).toBe('e1');
+        let err: unknown;
+        try {
+          reader.setState('x', 1);
+        } catch (e) {
+          err = e;
+        }
+        expect(isWattshiftError(err, 'STORE_FAILED')).toBe(true);
+        expect((err as WattshiftError).details).toMatchObject({ sqliteCode: 'SQLITE_READONLY' });
+      } finally {
+        reader.close();
+      }
+      // the writer can still finish its send
+      expect(writer.markAccepted(report.id, T0 + 1).state).toBe('accepted');
+    } finally {
+      writer.close();
+    }
+  });
+
+  it('fails with STORE_OPEN_FAILED when the file is missing or not migrated', () => {
+    const missing = join(dir, 'missing.db');
+    expect(() => openStore({ path: missing, readOnly: true })).toThrow(/missing\.db: the file does not exist/);
+    expect(existsSync(missing)).toBe(false);
+    const empty = join(dir, 'empty.db');
+    new Database(empty).close();
+    let err: unknown;
+    try {
+      openStore({ path: empty, readOnly: true });
+    } catch (e) {
+      err = e;
+    }
+    expect(isWattshiftError(err, 'STORE_OPEN_FAILED')).toBe(true);
+    expect((err as Error).message).toMatch(/start the daemon once/);
+  });
+});

@@ -130,6 +130,14 @@ describe('outbox: transitions', () => {
     expectCode(() => store.markSending(other.id, T0), 'INTERNAL');
   });
 
+  it('rounds fractional milliseconds (an accelerated clock) instead of failing', () => {
+    const other = store.enqueueReport(report('frac', { nowMs: T0 + 0.4, nextAttemptMs: T0 + 10.5 })).report;
+    expect(other).toMatchObject({ createdAtMs: T0, nextAttemptMs: T0 + 11 });
+    expect(store.markSending(other.id, T0 + 20.7).updatedAtMs).toBe(T0 + 21);
+    clock.set(T0 + 30.2);
+    expect(store.markRetry(other.id, 'x', T0 + 99.9)).toMatchObject({ updatedAtMs: T0 + 30, nextAttemptMs: T0 + 100 });
+  });
+
   it('refuses an unknown report id', () => {
     expectCode(() => store.markSending(999, T0), 'INTERNAL');
     expect(store.getReport(999)).toBeUndefined();

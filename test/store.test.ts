@@ -113,7 +113,27 @@ describe('events', () => {
   });
 });
 
+describe('corrupt rows', () => {
+  it('gives STORE_FAILED for an outbox body or a plan that is not valid JSON', () => {
+    store.saveEvent(eventInput('e1'));
+    const { report } = store.enqueueReport({ idempotencyKey: 'k', eventId: 'e1', kind: 'usage', body: { a: 1 }, nowMs: T0 });
+    store.savePlan({ createdAtMs: T0, horizonStartMs: T0, horizonEndMs: T0 + DAY_MS, json: [] });
+    rawExec(`UPDATE report_outbox SET body_json = '{"a":' WHERE id = ${report.id}; UPDATE plans SET json = 'nope'`);
+    for (const read of [() => store.getReport(report.id), () => store.dueReports(T0), () => store.latestPlan()]) {
+      const err = caught(read);
+      expect(err.code).toBe('STORE_FAILED');
+      expect(err.retryable).toBe(false);
+    }
+  });
+});
+
 describe('hourly energy and checkpoints', () => {
+  it('has strict column types, so a foreign writer cannot store text as energy', () => {
+    store.upsertHourly([hour('tank', 0, 1)]);
+    expect(() => rawExec("UPDATE hourly_energy SET kwh = 'many'")).toThrow(/cannot store TEXT value in REAL column/);
+    expect(store.readHourly('tank', T0, T0 + HOUR_MS).map((r) => r.kwh)).toEqual([1]);
+  });
+
   it('upserts rows by subject and hour and reads a range back in order', () => {
     store.upsertHourly([hour('tank', 2, 1.5), hour('tank', 0, 0.5), hour('location:l1', 0, 3)]);
     clock.set(T0 + 999);

@@ -1,26 +1,28 @@
 import { z } from 'zod';
 import type { StoreContext } from './context.js';
 import { checkInput, guard, parseRow } from './errors.js';
+import { msInput, msRow, roundMs } from './time.js';
 import { energyQualities, type HourlyEnergyInput, type HourlyEnergyRow, type MeterCheckpoint } from './types.js';
 
 const HOUR_MS = 3_600_000;
-const ms = z.number().int().safe();
 
 const hourlyInputSchema = z.strictObject({
   subject: z.string().min(1),
-  hourStartMs: ms.refine((v) => v % HOUR_MS === 0, 'must be a whole UTC hour'),
+  hourStartMs: msRow.refine((v) => v % HOUR_MS === 0, 'must be a whole UTC hour'),
   kwh: z.number().finite(),
   quality: z.enum(energyQualities),
   samples: z.number().int().nonnegative(),
 });
 
-const hourlyRowSchema = hourlyInputSchema.extend({ kwh: z.number(), updatedAtMs: ms });
+const hourlyRowSchema = hourlyInputSchema.extend({ kwh: z.number(), updatedAtMs: msRow });
 
 const checkpointSchema = z.strictObject({
   deviceId: z.string().min(1),
   valueKwh: z.number().finite(),
-  atMs: ms,
+  atMs: msInput,
 });
+
+const checkpointRowSchema = z.strictObject({ deviceId: z.string(), valueKwh: z.number(), atMs: msRow });
 
 export interface EnergyTables {
   upsertHourly(rows: readonly HourlyEnergyInput[]): void;
@@ -58,7 +60,7 @@ export function energyTables(ctx: StoreContext): EnergyTables {
       if (parsed.length === 0) return;
       guard('upsertHourly', () =>
         ctx.tx(() => {
-          const updatedAtMs = ctx.clock.nowMs();
+          const updatedAtMs = roundMs(ctx.clock.nowMs());
           for (const r of parsed) upsert.run({ ...r, updatedAtMs });
         }),
       );
@@ -81,7 +83,7 @@ export function energyTables(ctx: StoreContext): EnergyTables {
 
     loadCheckpoints() {
       const rows = guard('loadCheckpoints', () => selectCheckpoints.all());
-      return rows.map((row) => parseRow(checkpointSchema, row, 'meter_checkpoints'));
+      return rows.map((row) => parseRow(checkpointRowSchema, row, 'meter_checkpoints'));
     },
   };
 }

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { StoreContext } from './context.js';
+import { msInput, msRow, roundMs } from './time.js';
 import { checkInput, guard, parseRow, stringArrayJson } from './errors.js';
 import { eventStates, type EventInput, type EventQuery, type EventRow, type EventState } from './types.js';
 
-const ms = z.number().int().safe();
 
 function isJson(text: string): boolean {
   try {
@@ -18,10 +18,10 @@ const eventInputSchema = z.strictObject({
   eventId: z.string().min(1),
   notificationType: z.string().nullish(),
   payloadType: z.string().nullish(),
-  createdAtMs: ms,
-  receivedAtMs: ms,
-  startMs: ms.nullish(),
-  endMs: ms.nullish(),
+  createdAtMs: msInput,
+  receivedAtMs: msInput,
+  startMs: msInput.nullish(),
+  endMs: msInput.nullish(),
   locationIds: z.array(z.string()).readonly().optional(),
   resourceIds: z.array(z.string()).readonly().optional(),
   rawJson: z.string().refine(isJson, 'not valid JSON'),
@@ -33,16 +33,16 @@ const eventRowSchema = z
     eventId: z.string(),
     notificationType: z.string().nullable(),
     payloadType: z.string().nullable(),
-    createdAtMs: ms,
-    receivedAtMs: ms,
-    startMs: ms.nullable(),
-    endMs: ms.nullable(),
+    createdAtMs: msRow,
+    receivedAtMs: msRow,
+    startMs: msRow.nullable(),
+    endMs: msRow.nullable(),
     locationIds: stringArrayJson,
     resourceIds: stringArrayJson,
     rawJson: z.string(),
     state: z.enum(eventStates),
     stateDetail: z.string().nullable(),
-    updatedAtMs: ms,
+    updatedAtMs: msRow,
   })
   .transform((row, ctx): EventRow => {
     try {
@@ -135,7 +135,7 @@ export function eventsTable(ctx: StoreContext): EventsTable {
     markEvent(eventId, state, detail = null) {
       checkInput(z.enum(eventStates), state, 'event state');
       return guard('markEvent', () =>
-        ctx.durable(() => updateState.run({ eventId, state, detail, nowMs: ctx.clock.nowMs() }).changes === 1),
+        ctx.durable(() => updateState.run({ eventId, state, detail, nowMs: roundMs(ctx.clock.nowMs()) }).changes === 1),
       );
     },
   };

@@ -33,7 +33,7 @@ CREATE TABLE events (
                     CHECK (state IN ('received', 'ignored', 'active', 'reportQueued', 'done', 'failed')),
   state_detail      TEXT,
   updated_at_ms     INTEGER NOT NULL
-);
+) STRICT;
 CREATE INDEX events_span ON events (coalesce(start_ms, created_at_ms));
 
 CREATE TABLE hourly_energy (
@@ -44,7 +44,7 @@ CREATE TABLE hourly_energy (
   samples       INTEGER NOT NULL,
   updated_at_ms INTEGER NOT NULL,
   PRIMARY KEY (subject, hour_start_ms)
-) WITHOUT ROWID;
+) WITHOUT ROWID, STRICT;
 -- No index on hour_start_ms alone: only the daily prune would use it, and it cost ~50 bytes
 -- per row (40 % of the table); a scan of one year of rows takes milliseconds.
 
@@ -52,7 +52,7 @@ CREATE TABLE meter_checkpoints (
   device_id TEXT PRIMARY KEY NOT NULL,
   value_kwh REAL NOT NULL,
   at_ms     INTEGER NOT NULL
-) WITHOUT ROWID;
+) WITHOUT ROWID, STRICT;
 
 CREATE TABLE plans (
   id               INTEGER PRIMARY KEY,
@@ -60,7 +60,7 @@ CREATE TABLE plans (
   horizon_start_ms INTEGER NOT NULL,
   horizon_end_ms   INTEGER NOT NULL,
   json             TEXT NOT NULL
-);
+) STRICT;
 
 CREATE TABLE report_outbox (
   id              INTEGER PRIMARY KEY,
@@ -77,7 +77,7 @@ CREATE TABLE report_outbox (
   remote_id       TEXT,
   created_at_ms   INTEGER NOT NULL,
   updated_at_ms   INTEGER NOT NULL
-);
+) STRICT;
 CREATE INDEX report_outbox_due ON report_outbox (state, next_attempt_ms);
 CREATE INDEX report_outbox_event ON report_outbox (event_id);
 
@@ -85,7 +85,7 @@ CREATE TABLE kv_state (
   key           TEXT PRIMARY KEY NOT NULL,
   value_json    TEXT NOT NULL,
   updated_at_ms INTEGER NOT NULL
-) WITHOUT ROWID;
+) WITHOUT ROWID, STRICT;
 `,
   },
 ];

@@ -1,4 +1,4 @@
-import { accessSync, chmodSync, closeSync, constants, openSync, statSync } from 'node:fs';
+import { accessSync, chmodSync, closeSync, constants, existsSync, openSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { z } from 'zod';
@@ -23,6 +23,13 @@ export interface OpenStoreOptions {
   clock?: Clock;
   /** How long a write waits for a lock held by another connection; default 5000 ms. */
   busyTimeoutMs?: number;
+  /**
+   * Opens an existing, up-to-date database for reading only (e.g. `wattshift status` while the
+   * daemon runs): nothing is created, migrated or recovered, and every write fails with
+   * STORE_FAILED (SQLITE_READONLY). A read-write open would put the daemon's in-flight reports
+   * back to pending.
+   */
+  readOnly?: boolean;
   /**
    * A ceiling on the database size (`PRAGMA max_page_count`); writes beyond it fail with
    * STORE_FAILED (SQLITE_FULL) like on a full disk. Default: no ceiling.
@@ -123,22 +130,25 @@ export function openStore(options: OpenStoreOptions): Store {
   const path = memory ? options.path : resolve(options.path);
   const clock = options.clock ?? systemClock;
   const log = (options.logger ?? silentLogger()).child({ component: 'store' });
-  if (!memory) prepareFile(path);
+  const readOnly = options.readOnly === true && !memory;
+  if (readOnly && !existsSync(path)) throw openFailed(path, 'the file does not exist');
+  if (!memory && !readOnly) prepareFile(path);
 
   let db: Database.Database;
   try {
-    db = new Database(path, { timeout: options.busyTimeoutMs ?? 5000 });
+    db = new Database(path, { timeout: options.busyTimeoutMs ?? 5000, readonly: readOnly, fileMustExist: readOnly });
   } catch (err) {
     throw openFailed(path, err instanceof Error ? err.message : String(err), err);
   }
   try {
-    migrateAndConfigure(db, path, memory, options, log);
+    if (readOnly) checkReadable(db, path, options);
+    else migrateAndConfigure(db, path, memory, options, log);
   } catch (err) {
     db.close();
     if (err instanceof WattshiftError) throw err;
     throw openFailed(path, `${err instanceof Error ? err.message : String(err)} (${sqliteCodeOf(err) ?? 'error'})`, err);
   }
-  if (!memory) restrictModes(path);
+  if (!memory && !readOnly) restrictModes(path);
 
   const inTx = <T>(fn: () => T): T => (db.inTransaction ? fn() : db.transaction(fn)());
   const ctx: StoreContext = {
@@ -157,9 +167,9 @@ export function openStore(options: OpenStoreOptions): Store {
   };
 
   const outbox = outboxTable(ctx);
-  let interruptedAtOpen: readonly ReportRow[];
+  let interruptedAtOpen: readonly ReportRow[] = [];
   try {
-    interruptedAtOpen = outbox.recoverInterrupted();
+    if (!readOnly) interruptedAtOpen = outbox.recoverInterrupted();
   } catch (err) {
     db.close();
     throw err;
@@ -191,6 +201,15 @@ export function openStore(options: OpenStoreOptions): Store {
       if (db.open) db.close();
     },
   };
+}
+
+function checkReadable(db: Database.Database, path: string, options: OpenStoreOptions): void {
+  checkNotNewer(db, path);
+  const version = userVersion(db);
+  if (version < latestSchemaVersion) {
+    throw openFailed(path, `schema version ${version} is older than ${latestSchemaVersion}; start the daemon once to migrate it`);
+  }
+  db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
 }
 
 function migrateAndConfigure(

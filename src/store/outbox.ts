@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { StoreContext } from './context.js';
+import { msInput, msRow, roundMs } from './time.js';
 import { checkInput, guard, jsonText, misuse, parseRow, toJson } from './errors.js';
 import {
   reportKinds,
@@ -27,16 +28,15 @@ import {
  * committed `accepted` (that would re-send an accepted report) or lose an enqueued report.
  */
 
-const ms = z.number().int().safe();
 
 const reportInputSchema = z.strictObject({
   idempotencyKey: z.string().min(1),
   eventId: z.string().min(1),
   kind: z.enum(reportKinds),
   body: z.unknown(),
-  nowMs: ms,
-  nextAttemptMs: ms.optional(),
-  deadlineMs: ms.nullish(),
+  nowMs: msInput,
+  nextAttemptMs: msInput.optional(),
+  deadlineMs: msInput.nullish(),
 });
 
 const reportRowSchema = z.strictObject({
@@ -48,11 +48,11 @@ const reportRowSchema = z.strictObject({
   state: z.enum(reportStates),
   attempts: z.number().int().nonnegative(),
   lastError: z.string().nullable(),
-  nextAttemptMs: ms,
-  deadlineMs: ms.nullable(),
+  nextAttemptMs: msRow,
+  deadlineMs: msRow.nullable(),
   remoteId: z.string().nullable(),
-  createdAtMs: ms,
-  updatedAtMs: ms,
+  createdAtMs: msRow,
+  updatedAtMs: msRow,
 });
 
 const columns = `id, idempotency_key AS idempotencyKey, event_id AS eventId, kind, body_json AS body, state,
@@ -160,20 +160,21 @@ export function outboxTable(ctx: StoreContext): OutboxTable {
     },
 
     markSending(id, nowMs) {
-      return transition('markSending', id, 'sending', () => toSending.run({ id, nowMs }).changes);
+      return transition('markSending', id, 'sending', () => toSending.run({ id, nowMs: roundMs(nowMs) }).changes);
     },
 
     markAccepted(id, nowMs, remoteId = null) {
-      return transition('markAccepted', id, 'accepted', () => toAccepted.run({ id, nowMs, remoteId }).changes);
+      return transition('markAccepted', id, 'accepted', () => toAccepted.run({ id, nowMs: roundMs(nowMs), remoteId }).changes);
     },
 
     markRejected(id, reason, nowMs) {
-      return transition('markRejected', id, 'rejected', () => toRejected.run({ id, nowMs, reason }).changes);
+      return transition('markRejected', id, 'rejected', () => toRejected.run({ id, nowMs: roundMs(nowMs), reason }).changes);
     },
 
     markRetry(id, error, nextAttemptMs) {
-      const nowMs = ctx.clock.nowMs();
-      return transition('markRetry', id, 'pending', () => toRetry.run({ id, nowMs, error, nextAttemptMs }).changes);
+      const nowMs = roundMs(ctx.clock.nowMs());
+      const next = roundMs(nextAttemptMs);
+      return transition('markRetry', id, 'pending', () => toRetry.run({ id, nowMs, error, nextAttemptMs: next }).changes);
     },
 
     listReports(query = {}) {
@@ -201,7 +202,7 @@ export function outboxTable(ctx: StoreContext): OutboxTable {
           summary[state] = n;
         }
         const stats = parseRow(
-          z.object({ deadline: ms.nullable(), nextAttempt: ms.nullable() }),
+          z.object({ deadline: msRow.nullable(), nextAttempt: msRow.nullable() }),
           pendingStats.get(),
           'report_outbox',
         );
@@ -216,7 +217,7 @@ export function outboxTable(ctx: StoreContext): OutboxTable {
         ctx.durable(() => {
           const interrupted = selectSending.all().map(read);
           if (interrupted.length === 0) return [];
-          const nowMs = ctx.clock.nowMs();
+          const nowMs = roundMs(ctx.clock.nowMs());
           sendingToPending.run({ nowMs });
           return interrupted.map((r) => ({
             ...r,

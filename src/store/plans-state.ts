@@ -1,26 +1,26 @@
 import { z } from 'zod';
 import { WattshiftError } from '../errors.js';
 import type { StoreContext } from './context.js';
+import { msInput, msRow, roundMs } from './time.js';
 import { checkInput, guard, jsonText, parseRow, toJson } from './errors.js';
 import type { PlanInput, PlanRow, SavePlanResult } from './types.js';
 
-const ms = z.number().int().safe();
 
 /** How many plans savePlan keeps (older ones also go with retention). */
 export const KEEP_PLANS = 48;
 
 const planInputSchema = z.strictObject({
-  createdAtMs: ms,
-  horizonStartMs: ms,
-  horizonEndMs: ms,
+  createdAtMs: msInput,
+  horizonStartMs: msInput,
+  horizonEndMs: msInput,
   json: z.unknown(),
 });
 
 const planRowSchema = z.strictObject({
   id: z.number().int(),
-  createdAtMs: ms,
-  horizonStartMs: ms,
-  horizonEndMs: ms,
+  createdAtMs: msRow,
+  horizonStartMs: msRow,
+  horizonEndMs: msRow,
   json: jsonText,
 });
 
@@ -88,7 +88,7 @@ export function plansAndStateTables(ctx: StoreContext): PlansAndStateTables {
 
     setState(key, value) {
       const json = toJson(value, `state "${key}"`);
-      guard('setState', () => ctx.tx(() => putValue.run(key, json, ctx.clock.nowMs())));
+      guard('setState', () => ctx.tx(() => putValue.run(key, json, roundMs(ctx.clock.nowMs()))));
     },
 
     deleteState(key) {
