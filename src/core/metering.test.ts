@@ -226,4 +226,22 @@ describe('properties', () => {
       { numRuns: 200 },
     );
   });
+
+  it('power integration of a constant load equals power × time, however it is sampled', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 10_000 }), fc.array(fc.integer({ min: 1, max: 15 * 60_000 }), { minLength: 1, maxLength: 100 }), (w, steps) => {
+        const samples = [{ atMs: T0, w }];
+        for (const dt of steps) samples.push({ atMs: samples[samples.length - 1]!.atMs + dt, w });
+        const hours = hourlyFromPower(samples, { includeOpen: true });
+        const total = hours.reduce((a, h) => a + h.kwh, 0);
+        const expected = (w * (samples[samples.length - 1]!.atMs - T0)) / 3_600_000_000;
+        expect(Math.abs(total - expected)).toBeLessThanOrEqual(1e-9 * Math.max(1, expected));
+        for (const h of hours) {
+          expect(h.estimated).toBe(true);
+          expect(h.kwh).toBeCloseTo((w * h.coveredMs) / 3_600_000_000, 9);
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
 });
