@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { start } from './fixtures/config/cli-helpers.js';
 
-describe('log redaction in run', () => {
+describe('log redaction in run', { timeout: 120_000 }, () => {
   it('masks the client secret, MQTT password and webhook secret', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'wattshift-log-'));
     const clientSecret = 'CS-3f9a1c77e0b24d6c';
@@ -19,9 +19,10 @@ describe('log redaction in run', () => {
     writeFileSync(file, [
       'version: 1',
       'site: {timezone: Europe/Oslo, priceArea: NO1, currency: NOK, locationLimitKw: 11}',
-      'spark: {clientId: c, clientSecret: {file: client-secret}}',
+      'spark: {clientId: c, clientSecret: {file: client-secret}, baseUrl: "http://127.0.0.1:9/ec", forecastUrl: "http://127.0.0.1:9/fc", authUrl: "http://127.0.0.1:9/token"}',
+      'http: {port: 0}',
       // The password also sits inside the URL, where no key-based redaction can find it.
-      `mqtt: {url: "mqtt://wattshift:${mqttPassword}@127.0.0.1:1883", username: wattshift, password: {env: MQTT_PW}}`,
+      `mqtt: {url: "mqtt://wattshift:${mqttPassword}@127.0.0.1:9", username: wattshift, password: {env: MQTT_PW}}`,
       'events: {webhook: {enabled: true, port: 0, secret: {credential: webhook-secret}}}',
       `storage: {path: ${join(dir, 'w.db')}}`,
       'log: {level: debug}',
@@ -38,7 +39,7 @@ describe('log redaction in run', () => {
     expect(logged.config.spark.clientSecret).toBe('[REDACTED]');
     expect(logged.config.mqtt.password).toBe('[REDACTED]');
     expect(logged.config.events.webhook.secret).toBe('[REDACTED]');
-    expect(logged.config.mqtt.url).toBe('mqtt://wattshift:[REDACTED]@127.0.0.1:1883');
+    expect(logged.config.mqtt.url).toBe('mqtt://wattshift:[REDACTED]@127.0.0.1:9');
     for (const secret of [clientSecret, mqttPassword, webhookSecret]) {
       expect(r.stdout).not.toContain(secret);
       expect(r.stderr).not.toContain(secret);
