@@ -35,20 +35,30 @@ export interface WishCommand {
   floorC?: number | undefined;
 }
 
-/** Applies a command to the wishes: a pure step, so it is tested without MQTT. */
+/**
+ * Applies a command to the wishes: a pure step, so it is tested without MQTT. A value that is not
+ * a finite number (or a departure that is not a date) is ignored, so nothing unreadable is ever
+ * persisted.
+ */
 export function applyCommand(w: DeviceWishes, cmd: WishCommand, nowMs: number, defaultBoostMinutes = 60): DeviceWishes {
   const next = { ...w };
+  const num = (v: number | undefined): number | undefined => (v !== undefined && Number.isFinite(v) ? v : undefined);
+  const boostMinutes = num(cmd.boostMinutes);
   if (cmd.mode !== undefined) {
     next.mode = cmd.mode;
-    next.boostUntilMs = cmd.mode === 'boost' ? nowMs + (cmd.boostMinutes ?? defaultBoostMinutes) * 60_000 : null;
-  } else if (cmd.boostMinutes !== undefined) {
+    next.boostUntilMs = cmd.mode === 'boost' ? nowMs + (boostMinutes ?? defaultBoostMinutes) * 60_000 : null;
+  } else if (boostMinutes !== undefined) {
     next.mode = 'boost';
-    next.boostUntilMs = nowMs + cmd.boostMinutes * 60_000;
+    next.boostUntilMs = nowMs + boostMinutes * 60_000;
   }
-  if (cmd.floorC !== undefined) next.floorC = cmd.floorC;
-  if (cmd.departure !== undefined) next.departureMs = Date.parse(cmd.departure);
-  if (cmd.targetKwh !== undefined) next.targetKwh = cmd.targetKwh;
-  if (cmd.targetSocPct !== undefined) next.targetSocPct = cmd.targetSocPct;
+  const floorC = num(cmd.floorC);
+  if (floorC !== undefined) next.floorC = floorC;
+  const departureMs = cmd.departure === undefined ? undefined : num(Date.parse(cmd.departure));
+  if (departureMs !== undefined) next.departureMs = departureMs;
+  const targetKwh = num(cmd.targetKwh);
+  if (targetKwh !== undefined) next.targetKwh = targetKwh;
+  const targetSocPct = num(cmd.targetSocPct);
+  if (targetSocPct !== undefined) next.targetSocPct = targetSocPct;
   return next;
 }
 

@@ -1,0 +1,142 @@
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../clock.js';
+import { createLogger } from '../log.js';
+import { WattshiftError } from '../errors.js';
+import { startLoop } from './loop.js';
+
+const settle = async (n = 5): Promise<void> => {
+  for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
+};
+
+function capture() {
+  const lines: Record<string, unknown>[] = [];
+  const logger = createLogger({ level: 'debug', destination: { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) } });
+  return { lines, logger };
+}
+
+describe('startLoop', () => {
+  it('ticks, sleeps the returned delay on the clock, and never overlaps', async () => {
+    const clock = new ManualClock(0);
+    let running = 0;
+    let maxRunning = 0;
+    const starts: number[] = [];
+    let release: (() => void) | null = null;
+    const loop = startLoop({
+      name: 't', clock, logger: capture().logger, errorDelayMs: 10,
+      tick: async () => {
+        running++;
+        maxRunning = Math.max(maxRunning, running);
+        starts.push(clock.nowMs());
+        if (starts.length === 2) await new Promise<void>((r) => (release = r));
+        running--;
+        return 1000;
+      },
+    });
+    await settle();
+    expect(starts).toEqual([0]);
+    await clock.advance(999);
+    expect(starts).toEqual([0]);
+    await clock.advance(1);
+    expect(starts).toEqual([0, 1000]);
+    // The second tick hangs: wakes and time passing start nothing new.
+    loop.wake();
+    loop.wake();
+    await clock.advance(5000);
+    await settle();
+    expect(starts).toEqual([0, 1000]);
+    (release as unknown as () => void)();
+    await settle();
+    // Woken during the tick: the next one runs at once.
+    expect(starts).toEqual([0, 1000, 6000]);
+    expect(maxRunning).toBe(1);
+    await loop.stop();
+  });
+
+  it('wake() cuts the sleep short', async () => {
+    const clock = new ManualClock(0);
+    let ticks = 0;
+    const loop = startLoop({ name: 't', clock, logger: capture().logger, errorDelayMs: 10, tick: async () => (ticks++, 3_600_000) });
+    await settle();
+    expect(ticks).toBe(1);
+    loop.wake();
+    await settle();
+    expect(ticks).toBe(2);
+    expect(clock.nowMs()).toBe(0);
+    await loop.stop();
+  });
+
+  it('logs a throwing tick with its code and carries on after errorDelayMs', async () => {
+    const clock = new ManualClock(0);
+    const { lines, logger } = capture();
+    let ticks = 0;
+    const loop = startLoop({
+      name: 'flaky', clock, logger, errorDelayMs: 50,
+      tick: async () => {
+        ticks++;
+        if (ticks === 1) throw new WattshiftError('API_UNAVAILABLE', 'down');
+        if (ticks === 2) throw new Error('plain');
+        return 1000;
+      },
+    });
+    await settle();
+    expect(ticks).toBe(1);
+    await clock.advance(49);
+    expect(ticks).toBe(1);
+    await clock.advance(1);
+    expect(ticks).toBe(2);
+    await clock.advance(50);
+    expect(ticks).toBe(3);
+    const errors = lines.filter((l) => l.level === 'error');
+    expect(errors.map((l) => [l.code, l.loop, l.msg])).toEqual([
+      ['API_UNAVAILABLE', 'flaky', 'flaky tick failed'],
+      ['INTERNAL', 'flaky', 'flaky tick failed'],
+    ]);
+    await loop.stop();
+  });
+
+  it('stop() waits for the running tick and ends the loop; the tick sees the abort', async () => {
+    const clock = new ManualClock(0);
+    let finished = false;
+    let sawAbort = false;
+    let ticks = 0;
+    const loop = startLoop({
+      name: 't', clock, logger: capture().logger, errorDelayMs: 10,
+      tick: async (signal) => {
+        ticks++;
+        await new Promise<void>((r) => setTimeout(r, 30));
+        sawAbort = signal.aborted;
+        finished = true;
+        return 10;
+      },
+    });
+    await settle();
+    const stopped = loop.stop();
+    let resolved = false;
+    void stopped.then(() => (resolved = true));
+    await settle();
+    expect(resolved).toBe(false);
+    await stopped;
+    expect(finished).toBe(true);
+    expect(sawAbort).toBe(true);
+    await clock.advance(1000);
+    await settle();
+    expect(ticks).toBe(1);
+  });
+
+  it('stop() during the sleep resolves at once and a throw after stop is not logged', async () => {
+    const clock = new ManualClock(0);
+    const { lines, logger } = capture();
+    let ticks = 0;
+    const loop = startLoop({ name: 't', clock, logger, errorDelayMs: 10, tick: async () => (ticks++, 60_000) });
+    await settle();
+    await loop.stop();
+    expect(ticks).toBe(1);
+    const loop2 = startLoop({
+      name: 'u', clock, logger, errorDelayMs: 10,
+      tick: (signal) => new Promise<number>((_, reject) => signal.addEventListener('abort', () => reject(new Error('aborted')))),
+    });
+    await settle();
+    await loop2.stop();
+    expect(lines.filter((l) => l.level === 'error')).toEqual([]);
+  });
+});
