@@ -21,6 +21,7 @@ import { superviseDevice, type SupervisedDevice } from './devices/supervisor.js'
 import { plan as planFn } from './core/index.js';
 import { createHaBridge, type HaBridge } from './ha/bridge.js';
 import { haWill } from './ha/publisher.js';
+import { sharedConnectionPort } from './ha/port.js';
 import { startStatusServer, type StatusServer } from './status/server.js';
 import { emptyMetrics } from './status/metrics.js';
 import { homeView } from './app-view.js';
@@ -38,7 +39,6 @@ import { startControlLoop, type ControlSnapshot, type ControlledDevice } from '.
 import { startReportOutbox } from './jobs/report-outbox.js';
 import { startLoop, type LoopHandle } from './jobs/loop.js';
 import { createHomeTracker } from './jobs/home-tracker.js';
-import { haPortFor } from './app-mqtt.js';
 import type { HomeEvent } from './jobs/event-normalise.js';
 
 export interface AppDeps {
@@ -52,6 +52,11 @@ export interface AppDeps {
   controlTickMs?: number;
   /** Called after every control tick (the demo prints from it). */
   onControlTick?: (snapshot: ControlSnapshot) => void;
+  /**
+   * Deadline of one device read or command, ms of clock time (default 5 s). On an accelerated clock
+   * pass a value that is still a sane real-time budget (e.g. 2 s × speed).
+   */
+  deviceTimeoutMs?: number;
   /** Checks the credentials at start (default true): rejected ones stop the start with AUTH_REJECTED. */
   checkCredentials?: boolean;
 }
@@ -156,14 +161,23 @@ export function buildApp(config: Config, deps: AppDeps): App {
       );
     }
     buses = createModbusBuses(config.modbus, { clock, logger: deps.logger });
+    // Devices on MQTT would start in their safe state if the first tick ran before the broker answered.
+    await mqtt?.waitConnected(AbortSignal.timeout(5_000)).catch((err: unknown) => {
+      if (isWattshiftError(err, 'MQTT_AUTH_REJECTED')) throw err;
+      log.warn({ code: isWattshiftError(err) ? err.code : 'MQTT_UNAVAILABLE' }, 'MQTT broker not reachable at start; retrying in the background');
+    });
 
     for (const d of config.devices) {
-      const b = buildDevice(d, { buses, mqtt, clock, logger: deps.logger, ...(deps.configDir ? { baseDir: deps.configDir } : {}) });
+      const b = buildDevice(d, {
+        buses, mqtt, clock, logger: deps.logger,
+        requestTimeoutMs: deps.deviceTimeoutMs ?? 5_000,
+        ...(deps.configDir ? { baseDir: deps.configDir } : {}),
+      });
       built.set(d.id, b);
       supervised.set(
         d.id,
         superviseDevice(
-          { id: d.id, kind: d.kind, capabilities: b.capabilities, leaseMs, readTimeoutMs: 5_000, ...(d.kind === 'evCharger' ? { safeCurrentA: d.safeCurrentA } : {}) },
+          { id: d.id, kind: d.kind, capabilities: b.capabilities, leaseMs, readTimeoutMs: deps.deviceTimeoutMs ?? 5_000, ...(d.kind === 'evCharger' ? { safeCurrentA: d.safeCurrentA } : {}) },
           { clock, logger: deps.logger },
         ),
       );
@@ -362,7 +376,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
     if (mqtt && config.mqtt) {
       const m = config.mqtt;
       const bridge = createHaBridge({
-        port: haPortFor(mqtt),
+        port: sharedConnectionPort(mqtt),
         baseTopic: m.baseTopic,
         discovery: m.discovery,
         currency: config.site.currency,
@@ -378,10 +392,16 @@ export function buildApp(config: Config, deps: AppDeps): App {
         saveDeviceIds: (ids) => tracker.saveAnnouncedDevices(ids),
       });
       ha = bridge;
+      let started = false;
+      const announce = (): void => {
+        const first = !started;
+        started = true;
+        void (first ? bridge.start() : bridge.resync()).catch((err) => log.warn({ err, code: 'MQTT_UNAVAILABLE' }, 'home automation not announced'));
+      };
       mqtt.onState((state) => {
-        if (state === 'up') void bridge.start().catch((err) => log.warn({ err, code: 'MQTT_UNAVAILABLE' }, 'home automation not announced'));
+        if (state === 'up') announce();
       });
-      if (mqtt.connected) await bridge.start().catch(() => undefined);
+      if (mqtt.connected) announce();
     }
     if (config.http.enabled) {
       status = await startStatusServer({

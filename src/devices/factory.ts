@@ -19,6 +19,8 @@ export interface DeviceBuildContext {
   logger: Logger;
   /** Relative profile paths resolve against the config file's directory. */
   baseDir?: string;
+  /** How long an MQTT command waits for the device's answer, ms of clock time. */
+  requestTimeoutMs?: number;
 }
 
 export interface BuiltDevice {
@@ -105,7 +107,7 @@ export function buildDevice(device: DeviceConfig, ctx: DeviceBuildContext): Buil
       const key = JSON.stringify(source);
       let md = mqttDevices.get(key);
       if (!md) {
-        md = createMqttDevice(source as MqttDeviceSource, { connection: ctx.mqtt, clock: ctx.clock, logger: log }, { id: device.id, staleAfterS: device.staleAfterS });
+        md = createMqttDevice(source as MqttDeviceSource, { connection: ctx.mqtt, clock: ctx.clock, logger: log }, { id: device.id, staleAfterS: device.staleAfterS, ...(ctx.requestTimeoutMs ? { requestTimeoutMs: ctx.requestTimeoutMs } : {}) });
         mqttDevices.set(key, md);
       }
       offered = pick(role, md);

@@ -134,7 +134,8 @@ export function startControlLoop(deps: {
     const locationPowerW = deps.mainMeter ? readings.get(deps.mainMeter.config.id)?.powerW : undefined;
     const decision = decide(nows, { capKw, locationPowerW, baseLoadKw: deps.inputs.baseLoadKw(now) });
     const byId = new Map(deps.devices.map((c) => [c.config.id, c]));
-    await Promise.all(
+    // A device that refuses a command is the supervisor's to report; the others still get theirs.
+    await Promise.allSettled(
       decision.setpoints.map(async (s) => {
         const c = byId.get(s.id);
         if (!c) return;
@@ -145,7 +146,9 @@ export function startControlLoop(deps: {
     deps.metering.tick(now);
     last = { atMs: now, slotStartMs, readings, slotEnergyKwh: energies, decision, locationPowerW, capKw };
     deps.onTick(last);
-    return deps.tickMs;
+    // Ticks land on whole multiples of the period, so hour boundaries are sampled exactly.
+    const after = deps.clock.nowMs();
+    return deps.tickMs - (after % deps.tickMs);
   }
 
   const loop = startLoop({ name: 'control', clock: deps.clock, logger: log, errorDelayMs: deps.tickMs, tick });

@@ -1,0 +1,125 @@
+/**
+ * The world the demo daemon lives in: the API sandbox, an embedded MQTT broker, a simulated hot
+ * water tank on Modbus TCP and a simulated go-e charger with a car on MQTT, all on one clock. The
+ * same environment serves the end-to-end test.
+ */
+import { join } from 'node:path';
+import type { Clock } from '../ports.js';
+import type { Logger } from '../log.js';
+import type { ConfigInput } from '../config/schema.js';
+import { startSandbox, type Sandbox } from '../sandbox/server.js';
+import { startSimulatedTank, type SimulatedTank } from '../sandbox/devices/modbus-tank.js';
+import { createGoeSim, type GoeSim } from '../sandbox/devices/goe-sim.js';
+import { localToUtcMs } from '../core/departure.js';
+import { startEmbeddedBroker, type EmbeddedBroker } from './broker.js';
+
+export const demoTimezone = 'Europe/Oslo';
+/** A point inside the sandbox's first test area (Longyearbyen). */
+export const demoCoordinates = { latitude: 78.22094, longitude: 15.61946 };
+export const demoMeterPointId = '707057500000000001';
+export const goeTopic = 'go-eCharger/demo01';
+
+export interface DemoEnvironment {
+  sandbox: Sandbox;
+  broker: EmbeddedBroker;
+  tank: SimulatedTank;
+  charger: GoeSim;
+  /** The daemon's config (to be parsed), pointing at this environment. */
+  config: ConfigInput;
+  close(): Promise<void>;
+}
+
+/** Local wall-clock time of `day` (0 = the start day) as UTC ms. */
+export function localAt(startMs: number, day: number, hh: number, mm = 0): number {
+  const parts = new Intl.DateTimeFormat('en-CA', { timeZone: demoTimezone, year: 'numeric', month: '2-digit', day: '2-digit' })
+    .format(new Date(startMs))
+    .split('-')
+    .map(Number) as [number, number, number];
+  return localToUtcMs(parts[0], parts[1], parts[2] + day, hh, mm, demoTimezone);
+}
+
+export async function startDemoEnvironment(options: { clock: Clock; startMs: number; dataDir: string; logger: Logger; seed?: number }): Promise<DemoEnvironment> {
+  const { clock, startMs } = options;
+  const sandbox = await startSandbox({ clock, seed: options.seed ?? 7, logger: options.logger.child({ component: 'sandbox' }) });
+  const broker = await startEmbeddedBroker();
+  const tank = await startSimulatedTank({ clock, startMs, initialC: 58, params: { volumeL: 200, elementKw: 2, thermostatC: 75 } });
+  // The car comes home in the evening and leaves in the morning, both nights.
+  const plugs = [0, 1].map((day) => ({
+    atMs: localAt(startMs, day, 17, 30),
+    untilMs: localAt(startMs, day + 1, 7, 30),
+    battery: { capacityKwh: 60, socPct: 35, targetSocPct: 100, efficiency: 0.9 },
+  }));
+  const charger = createGoeSim({ url: broker.url, topicPrefix: goeTopic, startMs, phases: 3, amp: 16, maxCurrentA: 16, plugs });
+  await charger.start();
+  const stopCharger = new AbortController();
+  const chargerRun = charger.run(clock, 30_000, stopCharger.signal).catch(() => undefined);
+
+  const credentials = sandbox.credentials[0]!;
+  const config: ConfigInput = {
+    version: 1,
+    site: {
+      timezone: demoTimezone,
+      priceArea: 'NO4',
+      currency: 'NOK',
+      locationLimitKw: 17,
+      gridFeePerKwh: 0.3,
+      taxPerKwh: 0.1,
+      vatPct: 25,
+      exchangeRates: { EUR: 11.5 },
+    },
+    spark: {
+      baseUrl: sandbox.baseUrl,
+      forecastUrl: sandbox.forecastUrl,
+      authUrl: sandbox.authUrl,
+      clientId: credentials.clientId,
+      clientSecret: credentials.clientSecret,
+      userId: 'demo-user',
+      locationId: 'demo-home',
+      meterPointIds: [demoMeterPointId],
+      coordinates: demoCoordinates,
+    },
+    events: { pollIntervalS: 300 },
+    mqtt: { url: broker.url, baseTopic: 'wattshift', clientId: 'wattshift-demo' },
+    modbus: { sim: { type: 'tcp', host: tank.host, port: tank.port, timeoutMs: 2000 } },
+    devices: [
+      {
+        id: 'tank',
+        name: 'Hot water tank',
+        kind: 'hotWaterTank',
+        staleAfterS: 900,
+        switch: { type: 'modbus', bus: 'sim', unitId: 1, profile: 'wattshift-sim-tank' },
+        meter: { type: 'modbus', bus: 'sim', unitId: 1, profile: 'wattshift-sim-tank' },
+        thermometer: { type: 'modbus', bus: 'sim', unitId: 1, profile: 'wattshift-sim-tank' },
+        model: { volumeL: 200, elementKw: 2, floorC: 45, maxC: 75, legionella: { enabled: true, tempC: 60, intervalDays: 7 } },
+      },
+      {
+        id: 'car',
+        name: 'EV charger',
+        kind: 'evCharger',
+        staleAfterS: 900,
+        charger: { type: 'goe', topicPrefix: goeTopic },
+        safeCurrentA: 6,
+        model: { capacityKwh: 60, targetEnergyKwh: 25, departure: '07:00', minCurrentA: 6, maxCurrentA: 16, phases: 3 },
+      },
+    ],
+    storage: { path: join(options.dataDir, 'wattshift.db') },
+    http: { enabled: false },
+    log: { level: 'info' },
+  };
+
+  return {
+    sandbox,
+    broker,
+    tank,
+    charger,
+    config,
+    async close() {
+      stopCharger.abort();
+      await chargerRun;
+      await charger.close().catch(() => undefined);
+      await tank.close().catch(() => undefined);
+      await broker.close().catch(() => undefined);
+      await sandbox.close().catch(() => undefined);
+    },
+  };
+}

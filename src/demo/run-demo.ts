@@ -1,0 +1,170 @@
+/**
+ * `wattshift demo`: the real daemon on embedded defaults, on an accelerated clock, against the
+ * sandbox and simulated devices speaking real Modbus TCP and MQTT. One line per simulated hour,
+ * then a summary; the last line is the summary as JSON.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { acceleratedClock } from '../clock.js';
+import { createLogger, type Logger } from '../log.js';
+import { parseConfig } from '../config/load.js';
+import { buildApp } from '../app.js';
+import { createSparkClient } from '../spark/client.js';
+import { openStore } from '../store/index.js';
+import { register } from '../registration.js';
+import { profileMDraws } from '../sandbox/devices/tank-physics.js';
+import type { ControlSnapshot } from '../jobs/control-loop.js';
+import type { Plan } from '../core/types.js';
+import { localAt, startDemoEnvironment, type DemoEnvironment } from './environment.js';
+import { fillFromStart, spreadByWeight, summarise, type DemoSummary, type HourRecord } from './summary.js';
+
+const hourMs = 3_600_000;
+
+export interface DemoOptions {
+  /** Simulated start (default: a January day, 10:00 in Oslo). */
+  startMs?: number;
+  /** Simulated hours to run (default 40: two evenings, two nights, two daily curves). */
+  hours?: number;
+  /** Clock speed factor (default 1200: an hour in 3 s). */
+  speed?: number;
+  out: (line: string) => void;
+  dataDir?: string;
+  logger?: Logger;
+}
+
+export interface DemoResult {
+  summary: DemoSummary;
+  hours: HourRecord[];
+  env: DemoEnvironment;
+  dataDir: string;
+}
+
+function fmtLocal(ms: number): string {
+  return new Intl.DateTimeFormat('sv-SE', { timeZone: 'Europe/Oslo', dateStyle: 'short', timeStyle: 'short' }).format(new Date(ms));
+}
+
+function slotOf(plan: Plan | null, ms: number): Plan['slots'][number] | undefined {
+  return plan?.slots.find((s) => s.startMs <= ms && ms < s.endMs);
+}
+
+export async function runDemo(options: DemoOptions): Promise<DemoResult> {
+  const startMs = options.startMs ?? localAt(Date.UTC(2026, 0, 14, 12), 0, 10);
+  const totalHours = options.hours ?? 40;
+  const speed = options.speed ?? 1200;
+  const clock = acceleratedClock(startMs, speed);
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'wattshift-demo-'));
+  const logFile = join(dataDir, 'wattshift.log');
+  const logger = options.logger ?? createLogger({ level: 'info', destination: pino.destination({ dest: logFile, sync: false, mkdir: true }) });
+  const out = options.out;
+
+  out(`wattshift demo: ${totalHours} simulated hours from ${fmtLocal(startMs)} (Europe/Oslo), logs in ${logFile}`);
+  const env = await startDemoEnvironment({ clock, startMs, dataDir, logger });
+  const { config } = parseConfig(env.config);
+  out(`sandbox ${env.sandbox.baseUrl} · broker ${env.broker.url} · tank on modbus tcp://${env.tank.host}:${env.tank.port}`);
+
+  // Register the home (idempotent), as `wattshift register` would.
+  const spark = createSparkClient({ ...config.spark, clock, logger });
+  const regStore = openStore({ path: config.storage.path, logger, clock });
+  const { registration, changes } = await register(config, { spark, store: regStore, logger, nowMs: clock.nowMs() });
+  regStore.close();
+  out(`registered: ${changes.join(', ') || 'nothing to do'}`);
+
+  // One power-limitation event: the tank must stay off from 17:00 to 20:00 tomorrow.
+  const lpcAtMs = localAt(startMs, 0, 14);
+  const lpcHours = [17, 18, 19].map((h) => localAt(startMs, 1, h));
+  const tankResource = registration.resources['tank']!;
+
+  const records = new Map<number, HourRecord>();
+  let floorViolations = 0;
+  let capViolations = 0;
+  let lastHour = Math.floor(startMs / hourMs) * hourMs;
+  let plan: Plan | null = null;
+  let lpcSent = false;
+
+  const printHour = (hourStartMs: number, snap: ControlSnapshot): void => {
+    const tankTruth = env.tank.physics.hourlyTruthKwh().get(hourStartMs) ?? 0;
+    const carTruth = env.charger.energyKwhByHour().get(hourStartMs) ?? 0;
+    const slot = slotOf(plan, hourStartMs);
+    records.set(hourStartMs, { hourStartMs, price: slot?.price ?? null, delta: slot?.delta ?? 0, tankKwh: tankTruth, carKwh: carTruth, baselineKwh: 0 });
+    const tankC = snap.readings.get('tank')?.temperatureC;
+    const price = slot ? `${slot.price.toFixed(2)} NOK/kWh Δ ${slot.delta >= 0 ? '+' : ''}${slot.delta.toFixed(2)}` : 'no plan yet';
+    const avgKw = (tankTruth + carTruth).toFixed(1);
+    out(
+      `${fmtLocal(hourStartMs)}  ${price.padEnd(26)}  tank ${tankTruth > 0.01 ? 'heat' : 'idle'} ${tankTruth.toFixed(2)} kWh ` +
+        `${tankC !== undefined ? tankC.toFixed(1) : '  ? '} °C  car ${carTruth.toFixed(2)} kWh  devices ${avgKw} kW` +
+        `${snap.capKw < config.site.locationLimitKw ? `  cap ${snap.capKw} kW` : ''}`,
+    );
+  };
+
+  const app = buildApp(config, {
+    logger,
+    clock,
+    controlTickMs: 60_000,
+    deviceTimeoutMs: 2_000 * speed,
+    onControlTick: (snap) => {
+      plan = app.currentPlan();
+      const truth = env.tank.state();
+      if (truth.tempC < 45 - 0.5) floorViolations++;
+      if (lpcHours.some((h) => h <= snap.atMs && snap.atMs < h + hourMs) && truth.powerW > 0) capViolations++;
+      const hour = Math.floor(snap.atMs / hourMs) * hourMs;
+      if (hour !== lastHour) {
+        printHour(lastHour, snap);
+        lastHour = hour;
+      }
+      if (!lpcSent && snap.atMs >= lpcAtMs) {
+        lpcSent = true;
+        void spark
+          .simulateResourceLpc({
+            resources: [{
+              resource: { resourceId: tankResource, locationId: registration.locationId },
+              points: lpcHours.map((h) => ({ timestamp: new Date(h).toISOString(), maxPowerInKiloWatts: 0 })),
+            }],
+          })
+          .then(() => out(`-- power-limitation event sent: tank capped at 0 kW ${fmtLocal(lpcHours[0]!)}–${fmtLocal(lpcHours.at(-1)! + hourMs)}`))
+          .catch((err: unknown) => out(`-- could not send the LPC event: ${String(err)}`));
+      }
+    },
+  });
+  await app.start();
+  await clock.sleep(totalHours * hourMs - (clock.nowMs() - startMs));
+  await app.stop();
+
+  const hours = [...records.values()].sort((a, b) => a.hourStartMs - b.hourStartMs);
+  addBaseline(hours, env);
+  const store = openStore({ path: config.storage.path, logger, clock });
+  const rejected = store.listReports({ states: ['rejected'] }).length;
+  store.close();
+  const accepted = env.sandbox.acceptedReports(config.spark.clientId).length;
+  const summary = summarise(hours, { reportsAccepted: accepted, reportsRejected: rejected, floorViolations, capViolations });
+  await spark.close();
+  return { summary, hours, env, dataDir };
+}
+
+/** The baseline's hourly energy: same totals, naive timing. */
+function addBaseline(hours: HourRecord[], env: DemoEnvironment): void {
+  const tankTotal = hours.reduce((s, h) => s + h.tankKwh, 0);
+  const drawWeights = hours.map((h) => {
+    const minuteStart = (h.hourStartMs % 86_400_000) / 60_000;
+    return profileMDraws.filter((d) => d.minuteOfDay >= minuteStart && d.minuteOfDay < minuteStart + 60).reduce((s, d) => s + d.kwh, 0);
+  });
+  const tank = spreadByWeight(tankTotal, drawWeights);
+  const car = new Array<number>(hours.length).fill(0);
+  // Each charging session: the same energy at full power from the hour the car arrived.
+  let i = 0;
+  while (i < hours.length) {
+    if (hours[i]!.carKwh <= 0) {
+      i++;
+      continue;
+    }
+    let j = i;
+    let session = 0;
+    while (j < hours.length && (hours[j]!.carKwh > 0 || (j + 1 < hours.length && hours[j + 1]!.carKwh > 0 && j - i < 14))) session += hours[j++]!.carKwh;
+    const fill = fillFromStart(session, hours.length, i, 11);
+    fill.forEach((k, idx) => (car[idx] = car[idx]! + k));
+    i = j;
+  }
+  void env;
+  hours.forEach((h, idx) => (h.baselineKwh = tank[idx]! + car[idx]!));
+}

@@ -1,0 +1,117 @@
+/**
+ * `wattshift register`: makes the API know this home — user, location, resources, enrollment and
+ * (optionally) the webhook — and stores the ids. Every step looks before it creates, so running it
+ * again changes nothing.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Config } from './config/schema.js';
+import type { Logger } from './log.js';
+import type { SparkClient } from './spark/client.js';
+import type { Store } from './store/types.js';
+import type { ResourceType } from './spark/wire.js';
+import { isWattshiftError } from './errors.js';
+import { loadRegistration, registrationKey, type Registration } from './identity.js';
+
+async function exists(lookup: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await lookup();
+    return true;
+  } catch (err) {
+    if (isWattshiftError(err, 'API_NOT_FOUND')) return false;
+    throw err;
+  }
+}
+
+const resourceTypes: Record<'hotWaterTank' | 'evCharger', ResourceType> = { hotWaterTank: 'HotWaterTank', evCharger: 'Charger' };
+
+export interface RegisterResult {
+  registration: Registration;
+  /** What this run created or changed (empty on a repeat run). */
+  changes: string[];
+}
+
+export async function register(
+  config: Config,
+  deps: { spark: SparkClient; store: Pick<Store, 'getState' | 'setState'>; logger: Logger; nowMs: number },
+): Promise<RegisterResult> {
+  const { spark } = deps;
+  const log = deps.logger.child({ component: 'register' });
+  const previous = loadRegistration(deps.store);
+  const changes: string[] = [];
+  const userId = config.spark.userId ?? previous?.userId ?? `wattshift-${randomUUID()}`;
+  const locationId = config.spark.locationId ?? previous?.locationId ?? `${userId}-home`;
+
+  if (!(await exists(() => spark.getUser(userId)))) {
+    await spark.createUser(userId);
+    changes.push(`created user ${userId}`);
+  }
+
+  const wanted = {
+    locationType: 'Residential' as const,
+    ...(config.spark.coordinates ? { coordinates: config.spark.coordinates } : {}),
+    ...(config.spark.meterPointIds.length > 0 ? { meterPointIds: config.spark.meterPointIds } : {}),
+  };
+  let location: Awaited<ReturnType<SparkClient['getLocation']>> | null = null;
+  try {
+    location = await spark.getLocation(userId, locationId);
+  } catch (err) {
+    if (!isWattshiftError(err, 'API_NOT_FOUND')) throw err;
+  }
+  if (!location) {
+    await spark.createLocation(userId, { locationId, ...wanted });
+    changes.push(`created location ${locationId}`);
+  } else {
+    const sameCoordinates =
+      !wanted.coordinates ||
+      (location.coordinates?.latitude === wanted.coordinates.latitude && location.coordinates?.longitude === wanted.coordinates.longitude);
+    const sameMeters = JSON.stringify([...(location.meterPointIds ?? [])].sort()) === JSON.stringify([...config.spark.meterPointIds].sort());
+    if (!sameCoordinates || !sameMeters) {
+      await spark.patchLocation(userId, locationId, { ...wanted, meterPointIds: config.spark.meterPointIds });
+      changes.push(`updated location ${locationId}`);
+    }
+  }
+
+  const resources: Record<string, string> = {};
+  for (const d of config.devices) {
+    if (d.kind === 'meter') continue;
+    const resourceId = d.resourceId ?? previous?.resources[d.id] ?? `${locationId}-${d.id}`;
+    resources[d.id] = resourceId;
+    if (!(await exists(() => spark.getResource(resourceId)))) {
+      await spark.createLocationResource(userId, locationId, { resourceId, resourceType: resourceTypes[d.kind] });
+      changes.push(`created resource ${resourceId} (${d.kind})`);
+    }
+  }
+
+  const enrollment = await spark.getEnrollment(userId).catch((err: unknown) => {
+    if (isWattshiftError(err, 'API_NOT_FOUND')) return null;
+    throw err;
+  });
+  if (!enrollment?.isEnrolled) {
+    await spark.enroll(userId);
+    changes.push(`enrolled user ${userId}`);
+  }
+
+  let webhookId = previous?.webhookId ?? null;
+  const wh = config.events.webhook;
+  if (wh.enabled && wh.publicUrl) {
+    const hooks = await spark.listWebhooks();
+    const found = hooks.find((h) => h.webhookUrl === wh.publicUrl);
+    if (found) {
+      webhookId = found.webhookId;
+    } else {
+      const created = await spark.createWebhook({
+        name: 'wattshift',
+        webhookUrl: wh.publicUrl,
+        ...(wh.secret ? { webhookSecret: wh.secret } : {}),
+        notificationTypes: ['PriceCurveCreated', 'UserEligibilityUpdated', 'LocationLPCRequested', 'ResourceLPCRequested'],
+      });
+      webhookId = created.webhookId;
+      changes.push(`registered webhook ${wh.publicUrl}`);
+    }
+  }
+
+  const registration: Registration = { userId, locationId, resources, webhookId, registeredAtMs: previous?.registeredAtMs ?? deps.nowMs };
+  if (JSON.stringify(previous) !== JSON.stringify(registration)) deps.store.setState(registrationKey, registration);
+  for (const c of changes) log.info(c);
+  return { registration, changes };
+}
