@@ -1,6 +1,7 @@
 import type { Clock } from '../ports.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';
+import { isWattshiftError } from '../errors.js';
 import { parseIncoming, type HomeEvent, type Identity } from './event-normalise.js';
 
 export type IntakeOutcome = 'new' | 'duplicate' | 'ignored' | 'invalid';
@@ -26,6 +27,8 @@ export function createEventIntake(deps: {
       let event: HomeEvent;
       try {
         event = parseIncoming(raw, kind, deps.identity());
+        // The store requires an id; an event without one cannot be deduped or acted on.
+        if (event.id.trim() === '') throw new Error('event without an id');
       } catch (err) {
         log.warn({ code: 'API_BAD_RESPONSE', err: err instanceof Error ? err.message : String(err) }, 'malformed event dropped');
         return { outcome: 'invalid' };
@@ -50,7 +53,12 @@ export function createEventIntake(deps: {
         return { outcome: 'ignored', event };
       }
       log.info({ eventId: event.id, payloadType: event.payloadType, startMs: event.startMs, endMs: event.endMs }, 'event received');
-      deps.onEvent(event);
+      try {
+        deps.onEvent(event);
+      } catch (err) {
+        // The event is stored (state `received`): the actions' scan picks it up again later.
+        log.error({ err, code: isWattshiftError(err) ? err.code : 'INTERNAL', eventId: event.id }, 'acting on a new event failed; it stays stored as received');
+      }
       return { outcome: 'new', event };
     },
   };

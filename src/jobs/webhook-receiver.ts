@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from '../log.js';
 import { verifySignature } from '../spark/webhook-signature.js';
 import type { EventIntake } from './event-intake.js';
+import { isWattshiftError } from '../errors.js';
 
 export interface WebhookReceiverOptions {
   host: string;
@@ -20,8 +21,11 @@ export interface WebhookReceiver {
   close(): Promise<void>;
 }
 
-function reply(res: ServerResponse, status: number, text: string): void {
-  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', connection: 'close' });
+function reply(res: ServerResponse, status: number, text: string, keepAlive = false): void {
+  const headers: Record<string, string> = { 'content-type': 'text/plain; charset=utf-8' };
+  // Refused calls close the connection (their body may be unread); accepted ones may reuse it.
+  if (!keepAlive) headers.connection = 'close';
+  res.writeHead(status, headers);
   res.end(text);
 }
 
@@ -59,17 +63,21 @@ export async function startWebhookReceiver(
     let size = 0;
     let tooLarge = false;
     req.on('data', (chunk: Buffer) => {
+      if (tooLarge) return;
       size += chunk.length;
       if (size > options.maxBodyBytes) {
+        // Answer at once and stop buffering; the rest is drained (bounded by requestTimeout) and
+        // the connection closes after the answer.
         tooLarge = true;
-        req.destroy();
+        chunks.length = 0;
+        refuse(res, 413, 'body too large', 'WEBHOOK_BODY_INVALID');
         return;
       }
       chunks.push(chunk);
     });
     req.on('error', () => undefined);
     req.on('end', () => {
-      if (tooLarge) return refuse(res, 413, 'body too large', 'WEBHOOK_BODY_INVALID');
+      if (tooLarge) return;
       const raw = Buffer.concat(chunks);
       const header = req.headers['x-payload-signature'];
       if (options.secret !== null && !verifySignature(raw, Array.isArray(header) ? header[0] : header, options.secret)) {
@@ -82,11 +90,16 @@ export async function startWebhookReceiver(
         return refuse(res, 400, 'malformed JSON', 'WEBHOOK_BODY_INVALID');
       }
       accepted++;
-      reply(res, 202, 'accepted');
+      reply(res, 202, 'accepted', true);
       // Processing happens after the answer so the sender never waits on the store or planner.
+      // A failure here (store full, read-only...) is logged; the event can still be polled.
       setImmediate(() => {
-        const { outcome } = deps.intake.accept(body, 'notification', raw.toString('utf8'));
-        if (outcome === 'invalid') log.warn({ code: 'WEBHOOK_BODY_INVALID' }, 'signed webhook body did not parse as a notification');
+        try {
+          const { outcome } = deps.intake.accept(body, 'notification', raw.toString('utf8'));
+          if (outcome === 'invalid') log.warn({ code: 'WEBHOOK_BODY_INVALID' }, 'signed webhook body did not parse as a notification');
+        } catch (err) {
+          log.error({ err, code: isWattshiftError(err) ? err.code : 'INTERNAL' }, 'processing an accepted webhook call failed');
+        }
       });
     });
   };
