@@ -8,7 +8,7 @@
  * slot d" rule (legionella) is placed exactly by a forward + backward pass.
  */
 import {
-  addFloorPenalty, affine, argminShifted, evalPwl, infConv, type Pwl, pwlEnd, reflect, restrict,
+  addFloorPenalty, backwardStep, argminShifted, evalPwl, infConv, type Pwl, pwlEnd, reflect, restrict,
 } from './pwl.js';
 
 export interface StorageProblem {
@@ -40,13 +40,9 @@ function backward(p: StorageProblem, floor: ReadonlyArray<number>): Pwl[] {
   const us: Pwl[] = new Array<Pwl>(n);
   let w: Pwl = addFloorPenalty({ x0: p.eLow, v0: 0, len: [p.eMax - p.eLow], slope: [0] }, p.terminal, p.penalty);
   for (let t = n - 1; t >= 0; t--) {
-    let u = addFloorPenalty(w, floor[t] as number, p.penalty);
-    u = restrict(u, p.eLow, p.eMax) ?? u;
-    us[t] = u;
-    const h = infConv(u, reflect(p.costs[t] as Pwl));
-    w = affine(h, p.a, p.k[t] as number);
-    // Keep the represented range bounded: states below eLow or above eMax are never used.
-    w = restrict(w, p.eLow, p.eMax) ?? w;
+    const r = backwardStep(w, floor[t] as number, p.penalty, p.eLow, p.eMax, p.costs[t] as Pwl, p.a, p.k[t] as number);
+    us[t] = r.u;
+    w = r.next;
   }
   return us;
 }
@@ -99,25 +95,32 @@ function minSum(f: Pwl, g: Pwl, lo: number, hi: number): number {
   const a = Math.max(lo, f.x0, g.x0);
   const b = Math.min(hi, pwlEnd(f), pwlEnd(g));
   if (a > b + 1e-9) return Infinity;
-  const cand = [a, b];
-  for (const pts of [points(f), points(g)]) for (const x of pts.xs) if (x > a && x < b) cand.push(x);
-  // Convex: the minimum is at a breakpoint; evaluate the candidates in order with two walkers.
-  cand.sort((x, y) => x - y);
-  const fp = points(f);
-  const gp = points(g);
-  const at = (pts: { xs: number[]; vs: number[] }, idx: { i: number }, x: number): number => {
-    while (idx.i < pts.xs.length - 2 && (pts.xs[idx.i + 1] as number) < x) idx.i++;
-    const x0 = pts.xs[idx.i] as number;
-    const x1 = pts.xs[idx.i + 1] ?? x0;
-    const v0 = pts.vs[idx.i] as number;
-    const v1 = pts.vs[idx.i + 1] ?? v0;
-    return x1 > x0 ? v0 + ((v1 - v0) * (Math.min(Math.max(x, x0), x1) - x0)) / (x1 - x0) : v0;
-  };
-  const fi = { i: 0 };
-  const gi = { i: 0 };
-  let best = Infinity;
-  for (const x of cand) best = Math.min(best, at(fp, fi, x) + at(gp, gi, x));
-  return best;
+  // Convex sum: walk right from a while the summed right-slope is negative.
+  let x = a;
+  let fi = 0;
+  let fx = f.x0;
+  while (fi < f.len.length && fx + (f.len[fi] as number) <= x + 1e-13) fx += f.len[fi++] as number;
+  let gi = 0;
+  let gx = g.x0;
+  while (gi < g.len.length && gx + (g.len[gi] as number) <= x + 1e-13) gx += g.len[gi++] as number;
+  while (x < b - 1e-13) {
+    const fs = fi < f.slope.length ? (f.slope[fi] as number) : 0;
+    const gs = gi < g.slope.length ? (g.slope[gi] as number) : 0;
+    if (fs + gs >= 0) break;
+    const fNext = fi < f.len.length ? fx + (f.len[fi] as number) : Infinity;
+    const gNext = gi < g.len.length ? gx + (g.len[gi] as number) : Infinity;
+    const next = Math.min(fNext, gNext, b);
+    x = next;
+    if (fNext <= next + 1e-13 && fi < f.len.length) {
+      fx = fNext;
+      fi++;
+    }
+    if (gNext <= next + 1e-13 && gi < g.len.length) {
+      gx = gNext;
+      gi++;
+    }
+  }
+  return evalPwl(f, x) + evalPwl(g, x);
 }
 
 /**

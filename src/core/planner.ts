@@ -163,8 +163,11 @@ export function plan(input: PlanInput, nowMs: number, previous?: Plan): Plan {
     // Safety net for the approximate on/off DP: never plan worse than the naive baseline.
     if (objective(s, base.q, base.tankE, base.ev) < objective(s, sol.q, sol.tankE, sol.ev) - 1e-9) {
       final = { q: base.q, tankE: base.tankE, tankOn: base.q.map((v) => v > TOL), ev: base.ev, evOn: base.ev.map((v) => v > TOL), legionellaSlot: -1 };
-      if (s.tank?.legionella) final.legionellaSlot = base.tankE.findIndex((e) => e >= s.tank!.legionella!.level - 1e-6);
     }
+  }
+  if (s.tank?.legionella) {
+    const leg = s.tank.legionella;
+    final = { ...final, legionellaSlot: final.tankE.findIndex((e, t) => t <= leg.bySlot && e >= leg.level - 1e-6) };
   }
   const eff = input.ev?.efficiency ?? 1;
   let charged = 0;

@@ -198,3 +198,116 @@ export function costPieces(qLo: number, v0: number, pieces: ReadonlyArray<readon
   const n = normalise(sorted.map((p) => p[0]), sorted.map((p) => p[1]));
   return { x0: qLo, v0, len: n.len, slope: n.slope };
 }
+
+/**
+ * One fused backward step of the storage DP, for speed:
+ *   u = restrict(w + m·max(0, floor − x), lo, hi)            (returned, kept for recovery)
+ *   next(E) = restrict((u □ reflect(cost))(a·E − k), lo, hi)  (written to `out`)
+ */
+export function backwardStep(
+  w: Pwl, floor: number, m: number, lo: number, hi: number, cost: Pwl, a: number, k: number,
+): { u: Pwl; next: Pwl } {
+  // u: floor penalty + restriction in one pass.
+  const uLen: number[] = [];
+  const uSlope: number[] = [];
+  let x = w.x0;
+  let v = w.v0 + (floor > w.x0 ? m * (floor - w.x0) : 0);
+  let ux0 = NaN;
+  let uv0 = NaN;
+  const push = (l: number, s: number): void => {
+    const nn = uSlope.length;
+    if (l <= 1e-13) return;
+    if (nn > 0 && Math.abs((uSlope[nn - 1] as number) - s) <= EPS * Math.max(1, Math.abs(s))) uLen[nn - 1] = (uLen[nn - 1] as number) + l;
+    else {
+      uLen.push(l);
+      uSlope.push(s);
+    }
+  };
+  const emit = (x1: number, x2: number, s: number, vAtX1: number): void => {
+    // Piece [x1, x2] with slope s, value vAtX1 at x1; clip to [lo, hi].
+    const a1 = Math.max(x1, lo);
+    const a2 = Math.min(x2, hi);
+    if (a2 <= a1) {
+      if (Number.isNaN(ux0) && x2 >= lo && x1 <= lo && a2 >= a1) {
+        ux0 = lo;
+        uv0 = vAtX1 + s * (lo - x1);
+      }
+      return;
+    }
+    if (Number.isNaN(ux0)) {
+      ux0 = a1;
+      uv0 = vAtX1 + s * (a1 - x1);
+    }
+    push(a2 - a1, s);
+  };
+  for (let i = 0; i < w.len.length; i++) {
+    const l = w.len[i] as number;
+    const s = w.slope[i] as number;
+    if (x + l <= floor || x >= floor) {
+      const sp = x + l <= floor ? s - m : s;
+      emit(x, x + l, sp, v);
+      v += l * sp;
+    } else {
+      emit(x, floor, s - m, v);
+      v += (floor - x) * (s - m);
+      emit(floor, x + l, s, v);
+      v += (x + l - floor) * s;
+    }
+    x += l;
+  }
+  if (Number.isNaN(ux0)) {
+    ux0 = Math.min(Math.max(w.x0, lo), hi);
+    uv0 = evalPwl(w, ux0) + (floor > ux0 ? m * (floor - ux0) : 0);
+  }
+  const u: Pwl = { x0: ux0, v0: uv0, len: uLen, slope: uSlope };
+  // next: merge u with the reflected cost (slopes −s in reverse), then x → (x + k)/a, clip.
+  let cEnd = cost.x0;
+  for (const l of cost.len) cEnd += l;
+  const cv = evalPwl(cost, cEnd);
+  const rl = cost.len.length;
+  const nx0 = (u.x0 - cEnd + k) / a;
+  const nLen: number[] = [];
+  const nSlope: number[] = [];
+  let i = 0;
+  let j = 0;
+  let xx = nx0;
+  let vv = u.v0 + cv;
+  let sx0 = NaN;
+  let sv0 = NaN;
+  while (i < uLen.length || j < rl) {
+    let l: number;
+    let s: number;
+    const rs = j < rl ? -(cost.slope[rl - 1 - j] as number) : Infinity;
+    if (i < uLen.length && (uSlope[i] as number) <= rs) {
+      l = (uLen[i] as number) / a;
+      s = (uSlope[i] as number) * a;
+      i++;
+    } else {
+      l = (cost.len[rl - 1 - j] as number) / a;
+      s = rs * a;
+      j++;
+    }
+    const a1 = Math.max(xx, lo);
+    const a2 = Math.min(xx + l, hi);
+    if (a2 > a1) {
+      if (Number.isNaN(sx0)) {
+        sx0 = a1;
+        sv0 = vv + s * (a1 - xx);
+      }
+      const nn = nSlope.length;
+      if (nn > 0 && Math.abs((nSlope[nn - 1] as number) - s) <= EPS * Math.max(1, Math.abs(s))) nLen[nn - 1] = (nLen[nn - 1] as number) + (a2 - a1);
+      else if (a2 - a1 > 1e-13) {
+        nLen.push(a2 - a1);
+        nSlope.push(s);
+      }
+    }
+    vv += l * s;
+    xx += l;
+  }
+  if (Number.isNaN(sx0)) {
+    // Empty after clipping: keep the nearest end point so the caller still has a function.
+    sx0 = Math.min(Math.max(nx0, lo), hi);
+    sv0 = sx0 <= nx0 ? u.v0 + cv : vv;
+  }
+  return { u, next: { x0: sx0, v0: sv0, len: nLen, slope: nSlope } };
+}

@@ -169,23 +169,48 @@ export function solveSetup(s: Setup, input: PlanInput): Solved {
       }
       return d;
     };
-    let lo = Math.min(...ev.price) - 1e-6;
-    let hi = Math.max(...ev.price) + 1;
-    let hiSol = tankSolve(s, input, tk.cap, { lambda: hi, evPotential }, legSlot);
-    if (demand(hiSol.q, hi) < ev.needGrid - TOL) {
-      lo = hi;
+    const solveAt = (lambda: number): { q: number[]; e: number[]; on: boolean[]; legSlot: number } | null => {
+      const sol = tankSolve(s, input, tk.cap, { lambda, evPotential }, legSlot);
+      return demand(sol.q, lambda) >= ev.needGrid - TOL ? sol : null;
+    };
+    // The EV's marginal price λ is searched first over the EV's own slot prices (the demand
+    // only jumps where λ passes one), then refined between the two neighbouring prices.
+    const prices = [...new Set(ev.price.filter((_, t) => (ev.cap[t] as number) > TOL && ev.fixed[t] === undefined))].sort((x, y) => x - y);
+    const eps = 1e-9 * (1 + Math.abs(prices[prices.length - 1] ?? 0));
+    let lo: number;
+    let hi: number;
+    let hiSol = prices.length > 0 ? solveAt((prices[prices.length - 1] as number) + eps) : null;
+    let iterations = 8;
+    if (hiSol && prices.length > 0) {
+      let a = -1;
+      let b = prices.length - 1;
+      while (b - a > 1) {
+        const mid = (a + b) >> 1;
+        const sol = solveAt((prices[mid] as number) + eps);
+        if (sol) {
+          b = mid;
+          hiSol = sol;
+        } else a = mid;
+      }
+      hi = (prices[b] as number) + eps;
+      lo = a >= 0 ? (prices[a] as number) + eps : hi;
+    } else {
+      // Even all its slots do not give the EV its energy at the dearest price: push the tank
+      // out of the shared slots (below the tank's own floor penalty).
+      lo = (prices[prices.length - 1] ?? 0) + eps;
       hi = s.penalty / 2;
       hiSol = tankSolve(s, input, tk.cap, { lambda: hi, evPotential }, legSlot);
+      iterations = 30;
     }
-    for (let i = 0; i < 30 && hi - lo > 1e-7 * Math.max(1, Math.abs(hi)); i++) {
+    for (let i = 0; i < iterations && hi - lo > 1e-9 * Math.max(1, Math.abs(hi)); i++) {
       const mid = (lo + hi) / 2;
-      const sol = tankSolve(s, input, tk.cap, { lambda: mid, evPotential }, legSlot);
-      if (demand(sol.q, mid) >= ev.needGrid - TOL) {
+      const sol = solveAt(mid);
+      if (sol) {
         hi = mid;
         hiSol = sol;
       } else lo = mid;
     }
-    cands.push(polish(hiSol));
+    if (hiSol) cands.push(polish(hiSol));
   }
   let best = cands[0] as Cand;
   let bestV = objective(s, best.q, best.e, best.ev);

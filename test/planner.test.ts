@@ -1,0 +1,231 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { plan } from '../src/core/planner.js';
+import { buildPriceSeries } from '../src/core/prices.js';
+import type { EvParams, Plan, PlanInput, PriceSlot, TankParams } from '../src/core/types.js';
+
+const H = 3_600_000;
+const T0 = Date.parse('2025-01-14T23:00:00Z'); // local midnight in Oslo
+
+function slotsFrom(prices: number[], slotMinutes: 15 | 60 = 60, fromMs = T0): PriceSlot[] {
+  const len = slotMinutes * 60_000;
+  return buildPriceSeries({
+    slotMinutes, fromMs, toMs: fromMs + prices.length * len, timezone: 'Europe/Oslo', currency: 'EUR',
+    spot: { actual: { units: { currency: 'EUR', energyUnit: 'kWh' }, resolutionMinutes: slotMinutes, points: prices.map((p, i) => ({ startMs: fromMs + i * len, price: p })) } },
+    deltas: [], fees: { gridFeePerKWh: 0, taxPerKWh: 0 },
+  });
+}
+
+function tank(over: Partial<TankParams> = {}): TankParams {
+  return {
+    volumeL: 200, powerKW: 2, coldWaterC: 8, ambientC: 18, heatLossWPerK: 1.6, minC: 50, maxC: 75,
+    currentTempC: 60, control: 'continuous', ...over,
+  };
+}
+
+function ev(over: Partial<EvParams> = {}): EvParams {
+  return { energyNeededKWh: 20, departureMs: T0 + 30 * H, minPowerKW: 4.14, maxPowerKW: 11, efficiency: 0.9, ...over };
+}
+
+function input(prices: number[], over: Partial<PlanInput> = {}): PlanInput {
+  return { slots: slotsFrom(prices), timezone: 'Europe/Oslo', currency: 'EUR', tank: tank(), ev: null, location: { limitKW: 17, baseLoadKW: 0 }, ...over };
+}
+
+/** Re-simulates the tank from the plan's energies with the same one-node model. */
+function checkTank(p: Plan, t: TankParams): void {
+  const C = t.volumeL * 0.001163;
+  const ua = t.heatLossWPerK / 1000;
+  const hours = p.slotMinutes / 60;
+  let e = C * ((p.tankStartTempC ?? t.minC) - t.coldWaterC);
+  for (const s of p.slots) {
+    const d = s.tank!;
+    const hour = Number(new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Oslo', hour: '2-digit', hourCycle: 'h23' }).format(s.startMs));
+    const draw = ([0, 0, 0, 0, 0, 0, 0, 1.61, 0.42, 0.21, 0.105, 0.21, 0.315, 0, 0.105, 0.105, 0.105, 0, 0.315, 0.105, 0.735, 1.505, 0, 0][hour] ?? 0) * hours;
+    e = (1 - (ua * hours) / C) * e - draw - ua * hours * (t.coldWaterC - t.ambientC) + d.energyKWh;
+    const temp = t.coldWaterC + e / C;
+    expect(temp).toBeCloseTo(d.endTempC, 6);
+    expect(temp).toBeGreaterThanOrEqual(t.minC - 1e-6);
+    expect(temp).toBeLessThanOrEqual(t.maxC + 1e-6);
+    expect(d.energyKWh).toBeGreaterThanOrEqual(-1e-12);
+    expect(d.energyKWh).toBeLessThanOrEqual(t.powerKW * hours + 1e-9);
+  }
+}
+
+const priceArb = fc.array(fc.double({ min: -0.2, max: 0.6, noNaN: true, noDefaultInfinity: true }), { minLength: 24, maxLength: 48 });
+
+describe('plan: properties', () => {
+  it('keeps the simulated tank temperature within its bounds in every slot', () => {
+    fc.assert(fc.property(priceArb, fc.double({ min: 50, max: 75, noNaN: true }), fc.boolean(), (prices, temp, relay) => {
+      const t = tank({ currentTempC: temp, control: relay ? 'relay' : 'continuous' });
+      const p = plan(input(prices, { tank: t }), T0);
+      expect(p.shortfalls).toEqual([]);
+      checkTank(p, t);
+    }), { numRuns: 40 });
+  });
+
+  it('meets the EV target whenever it is feasible, and keeps every cap in every slot', () => {
+    fc.assert(fc.property(priceArb, fc.double({ min: 0, max: 60, noNaN: true }), fc.integer({ min: 2, max: 30 }),
+      fc.double({ min: 0, max: 12, noNaN: true }), fc.integer({ min: 0, max: 20 }), (prices, need, depH, lpcKW, lpcAt) => {
+        const lpc = [{ startMs: T0 + lpcAt * H, endMs: T0 + (lpcAt + 3) * H, maxKW: lpcKW, scope: 'location' as const }];
+        const e = ev({ energyNeededKWh: need, departureMs: T0 + depH * H });
+        const inp = input(prices, { tank: tank(), ev: e, location: { limitKW: 11, baseLoadKW: 1, lpc } });
+        const p = plan(inp, T0);
+        for (const s of p.slots) {
+          const total = s.tank!.powerKW + s.ev!.powerKW;
+          const capped = s.startMs < lpc[0]!.endMs && s.endMs > lpc[0]!.startMs;
+          expect(total).toBeLessThanOrEqual(Math.max(0, (capped ? Math.min(11, lpcKW) : 11) - 1) + 1e-9);
+          expect(s.ev!.powerKW === 0 || s.ev!.powerKW >= 4.14 - 1e-9).toBe(true);
+          if (s.startMs >= e.departureMs) expect(s.ev!.energyKWh).toBe(0);
+        }
+        // Feasible if the car alone can take its energy in the uncapped hours before departure.
+        let room = 0;
+        for (const s of p.slots) {
+          const capped = s.startMs < lpc[0]!.endMs && s.endMs > lpc[0]!.startMs;
+          const kw = Math.min(11, (capped ? Math.min(11, lpcKW) : 11) - 1);
+          if (s.endMs <= e.departureMs && kw >= 4.14) room += kw - 2; // minus the tank's worst case
+        }
+        const got = p.slots.reduce((x, s) => x + s.ev!.energyKWh, 0) * 0.9;
+        if (room * 0.9 >= need) expect(got).toBeGreaterThanOrEqual(need - 1e-6);
+        const evShort = p.shortfalls.find((x) => x.kind === 'evTarget');
+        if (got < need - 1e-6) expect(evShort).toBeDefined();
+        else expect(evShort).toBeUndefined();
+      }), { numRuns: 40 });
+  });
+
+  it('is never worse than the naive baseline when the baseline keeps the same limits', () => {
+    fc.assert(fc.property(priceArb, fc.double({ min: 50, max: 75, noNaN: true }), fc.double({ min: 0, max: 40, noNaN: true }), fc.boolean(),
+      (prices, temp, need, relay) => {
+        const p = plan(input(prices, { tank: tank({ currentTempC: temp, control: relay ? 'relay' : 'continuous' }), ev: ev({ energyNeededKWh: need, minPowerKW: 0 }), location: { limitKW: 25, baseLoadKW: 0 } }), T0);
+        expect(p.baselineRespectsLimits).toBe(true);
+        expect(p.cost).toBeLessThanOrEqual(p.baselineCost + 1e-6 * Math.max(1, Math.abs(p.baselineCost)));
+      }), { numRuns: 40 });
+  });
+});
+
+describe('plan: cases', () => {
+  it('charges the EV in the cheapest slots, ties going to the later slot', () => {
+    const prices = Array.from({ length: 24 }, () => 0.1);
+    const p = plan(input(prices, { tank: null, ev: ev({ energyNeededKWh: 9.9, minPowerKW: 0, departureMs: T0 + 10 * H }) }), T0);
+    const charging = p.slots.filter((s) => s.ev!.on).map((s) => (s.startMs - T0) / H);
+    expect(charging).toEqual([9]);
+    expect(p.slots[9]!.ev!.energyKWh).toBeCloseTo(11, 9);
+  });
+
+  it('with all-negative prices fills the tank and takes the allowed extra EV energy', () => {
+    const prices = Array.from({ length: 24 }, (_, i) => -0.05 - i * 0.001);
+    const p = plan(input(prices, { ev: ev({ energyNeededKWh: 9, maxExtraKWh: 9, minPowerKW: 0, departureMs: T0 + 20 * H }) }), T0);
+    expect(p.cost).toBeLessThan(0);
+    expect(p.slots.reduce((x, s) => x + s.ev!.energyKWh, 0)).toBeCloseTo(20, 6);
+    expect(Math.max(...p.slots.map((s) => s.tank!.endTempC))).toBeCloseTo(75, 3);
+    expect(p.incentiveEarned).toBe(0);
+  });
+
+  it('with all-equal prices heats no more than needed', () => {
+    const t = tank({ currentTempC: 60 });
+    const p = plan(input(Array.from({ length: 24 }, () => 0.2), { tank: t }), T0);
+    checkTank(p, t);
+    expect(p.cost).toBeLessThanOrEqual(p.baselineCost + 1e-9);
+    expect(p.slots[p.slots.length - 1]!.tank!.endTempC).toBeCloseTo(60, 3);
+  });
+
+  it('falls back when no price is known: tank on its thermostat, EV in the night window', () => {
+    const slots = buildPriceSeries({ slotMinutes: 60, fromMs: T0 + 12 * H, toMs: T0 + 36 * H, timezone: 'Europe/Oslo', currency: 'EUR', spot: {}, deltas: [], fees: { gridFeePerKWh: 0, taxPerKWh: 0 } });
+    const p = plan({ slots, timezone: 'Europe/Oslo', currency: 'EUR', tank: tank({ currentTempC: 55 }), ev: ev({ energyNeededKWh: 18, minPowerKW: 0, departureMs: T0 + 31 * H }), location: { limitKW: 25, baseLoadKW: 0 } }, T0 + 12 * H);
+    expect(p.mode).toBe('fallback');
+    expect(p.slots[0]!.tank!.on).toBe(true);
+    expect(p.slots[0]!.binding).toContain('fallback');
+    const evHours = p.slots.filter((s) => s.ev!.on).map((s) => new Date(s.startMs).getUTCHours() + 1);
+    for (const h of evHours) expect(h >= 22 || h < 6).toBe(true);
+    expect(p.shortfalls).toEqual([]);
+  });
+
+  it('plans only what must be planned inside the known prices when the forecast is missing', () => {
+    const slots = buildPriceSeries({ slotMinutes: 60, fromMs: T0, toMs: T0 + 24 * H, timezone: 'Europe/Oslo', currency: 'EUR',
+      spot: { actual: { units: { currency: 'EUR', energyUnit: 'kWh' }, resolutionMinutes: 60, points: Array.from({ length: 12 }, (_, i) => ({ startMs: T0 + i * H, price: 0.1 })) } },
+      deltas: [], fees: { gridFeePerKWh: 0, taxPerKWh: 0 } });
+    expect(slots[12]!.source).toBe('fallback');
+    const p = plan({ slots, timezone: 'Europe/Oslo', currency: 'EUR', ev: ev({ energyNeededKWh: 99, minPowerKW: 0, departureMs: T0 + 22 * H }), location: { limitKW: 25, baseLoadKW: 0 } }, T0);
+    expect(p.mode).toBe('optimal');
+    const known = p.slots.slice(0, 12).reduce((x, s) => x + s.ev!.energyKWh, 0);
+    const unknown = p.slots.slice(12).reduce((x, s) => x + s.ev!.energyKWh, 0);
+    expect(unknown).toBeCloseTo(110, 6); // 10 unknown hours at 11 kW
+    expect(known).toBeCloseTo(110 - 110 + 99 / 0.9 - 110, 6);
+  });
+
+  it('a 0 kW LPC cap stops everything in its slots and the plan says what falls short', () => {
+    const lpc = [{ startMs: T0, endMs: T0 + 24 * H, maxKW: 0, scope: 'location' as const }];
+    const p = plan(input(Array.from({ length: 24 }, () => 0.1), { tank: tank({ currentTempC: 51 }), ev: ev(), location: { limitKW: 17, baseLoadKW: 0.5, lpc } }), T0);
+    for (const s of p.slots) {
+      expect(s.tank!.energyKWh).toBe(0);
+      expect(s.ev!.energyKWh).toBe(0);
+      expect(s.binding).not.toContain('tankPower');
+    }
+    const kinds = p.shortfalls.map((s) => s.kind);
+    expect(kinds).toContain('belowFloor');
+    expect(kinds).toContain('evTarget');
+    expect(kinds).toContain('baseLoadOverCap');
+  });
+
+  it('places the legionella cycle in the cheapest feasible window before its deadline', () => {
+    const prices = Array.from({ length: 48 }, (_, i) => (i === 30 || i === 31 || i === 32 ? 0.01 : 0.3));
+    const t = tank({ currentTempC: 58, legionella: { tempC: 65, everyDays: 7, lastReachedMs: T0 - 5.5 * 86_400_000 } });
+    const p = plan(input(prices, { tank: t }), T0);
+    expect(p.shortfalls).toEqual([]);
+    const hot = p.slots.findIndex((s) => s.tank!.endTempC >= 65 - 1e-6);
+    expect(hot).toBeGreaterThanOrEqual(30);
+    expect(hot).toBeLessThanOrEqual(32);
+    expect(p.legionellaAtMs).toBe(p.slots[hot]!.startMs);
+    for (const rel of [false, true]) {
+      const pr = plan(input(prices, { tank: { ...t, control: rel ? 'relay' : 'continuous' } }), T0);
+      expect(pr.shortfalls).toEqual([]);
+      expect(Math.max(...pr.slots.slice(0, 48).map((s) => s.tank!.endTempC))).toBeGreaterThanOrEqual(65 - 1e-6);
+    }
+  });
+
+  it('reports an unreachable EV target as a shortfall instead of throwing', () => {
+    const p = plan(input(Array.from({ length: 24 }, () => 0.1), { tank: null, ev: ev({ energyNeededKWh: 80, departureMs: T0 + 3 * H }) }), T0);
+    expect(p.slots.slice(0, 3).every((s) => s.ev!.energyKWh === 11)).toBe(true);
+    const sf = p.shortfalls.find((s) => s.kind === 'evTarget');
+    expect(sf?.amount).toBeCloseTo(80 - 33 * 0.9, 6);
+  });
+
+  it('keeps the current slot and the frozen window from the previous plan', () => {
+    const prices = Array.from({ length: 24 }, (_, i) => 0.1 + 0.01 * ((i * 7) % 5));
+    const first = plan(input(prices), T0);
+    const moved = prices.slice();
+    moved[0] = prices[0]! + 1; // the current slot becomes dear: without stability it would move
+    moved[1] = prices[1]! - 1;
+    const again = plan(input(moved, { options: { frozenSlots: 1 } }), T0 + 10 * 60_000, first);
+    expect(again.slots[0]!.tank!.energyKWh).toBeCloseTo(Math.min(first.slots[0]!.tank!.energyKWh, 2 * (50 / 60)), 9);
+    expect(again.slots[1]!.tank!.energyKWh).toBeCloseTo(first.slots[1]!.tank!.energyKWh, 9);
+    expect(again.slots[0]!.binding).toContain('frozen');
+  });
+
+  it('plans on 15-minute slots across a 25-hour DST day', () => {
+    const from = Date.parse('2024-10-26T22:00:00Z');
+    const prices = Array.from({ length: 100 }, (_, i) => 0.1 + 0.05 * Math.sin(i / 7));
+    const t = tank();
+    const p = plan({ ...input([]), slots: slotsFrom(prices, 15, from), tank: t, ev: ev({ departureMs: from + 20 * H }) }, from);
+    expect(p.slots).toHaveLength(100);
+    expect(p.shortfalls).toEqual([]);
+    for (const s of p.slots) expect(s.tank!.endTempC).toBeGreaterThanOrEqual(50 - 1e-6);
+    expect(p.slots.reduce((x, s) => x + s.ev!.energyKWh, 0)).toBeCloseTo(20 / 0.9, 6);
+  });
+
+  it('estimates the tank temperature from the energy balance when there is no sensor', () => {
+    const t = tank({ currentTempC: null, lastKnown: { tempC: 70, atMs: T0 - 2 * H }, heatedSinceKWh: 0 });
+    const p = plan(input(Array.from({ length: 24 }, () => 0.1), { tank: t }), T0);
+    expect(p.tankTempSource).toBe('estimated');
+    expect(p.tankStartTempC).toBeLessThan(70);
+    expect(p.tankStartTempC).toBeGreaterThan(68.5);
+    const none = plan(input(Array.from({ length: 24 }, () => 0.1), { tank: tank({ currentTempC: null }) }), T0);
+    expect(none.tankTempSource).toBe('assumed');
+    expect(none.tankStartTempC).toBe(50);
+  });
+
+  it('explains every slot', () => {
+    const p = plan(input([0.3, 0.1, 0.2], { ev: ev({ energyNeededKWh: 5, minPowerKW: 0, departureMs: T0 + 3 * H }) }), T0);
+    for (const s of p.slots) expect(s.reason).toMatch(/EUR\/kWh \(rank \d\/3/);
+    expect(p.slots[1]!.reason).toMatch(/EV 5\.56 kWh/);
+  });
+});
