@@ -21,6 +21,14 @@ export interface OutboxHealth {
 
 const dayMs = 86_400_000;
 
+/** A 4xx whose server message says the report was already accepted (the sandbox answers 400). */
+function looksLikeDuplicate(err: unknown): boolean {
+  if (!isWattshiftError(err)) return false;
+  const server = err.details?.serverMessage;
+  const text = typeof server === 'string' ? server : err.message;
+  return /duplicate/i.test(text) && /already (been )?accepted/i.test(text);
+}
+
 /**
  * Sends queued reports, oldest first, one at a time. A report is marked `sending` before the POST
  * so a crash mid-request resends it after restart (the API refuses a duplicate with 409, which
@@ -59,6 +67,13 @@ export function startReportOutbox(deps: {
         // Only a report the API already holds conflicts: an earlier send got through.
         deps.outbox.markAccepted(report.id, at);
         log.info({ key: report.idempotencyKey }, 'report was already accepted earlier (409); marked accepted');
+        return;
+      }
+      if (code === 'API_REJECTED' && report.attempts > 0 && looksLikeDuplicate(err)) {
+        // An earlier attempt (cut off by a crash or a timeout) got through and the API refuses
+        // the same report again: it holds it already.
+        deps.outbox.markAccepted(report.id, at);
+        log.info({ key: report.idempotencyKey, reason: message }, 'report was already accepted earlier (duplicate); marked accepted');
         return;
       }
       health.ok = false;
