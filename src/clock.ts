@@ -22,8 +22,8 @@ export const systemClock: Clock = {
  * A clock that runs `speed` times faster than real time from `startMs`: the demo and the
  * end-to-end tests run days in minutes with real sockets and real timers underneath.
  */
-export function acceleratedClock(startMs: number, speed: number): Clock {
-  const realStart = Date.now();
+export function acceleratedClock(startMs: number, speed: number, realOriginMs = Date.now()): Clock {
+  const realStart = realOriginMs;
   return {
     nowMs: () => startMs + (Date.now() - realStart) * speed,
     sleep: (ms, signal) => systemClock.sleep(ms / speed, signal),
@@ -81,4 +81,19 @@ export class ManualClock implements Clock {
   set(ms: number): void {
     this.now = ms;
   }
+}
+
+/**
+ * A simulated clock from `WATTSHIFT_SIM_CLOCK="<startMs>,<realOriginMs>,<speed>"`: the demo and
+ * the end-to-end tests run the daemon as its own process on the same accelerated time as the
+ * simulators. Undefined when the variable is absent; throws on a malformed value.
+ */
+export function simClockFromEnv(env: NodeJS.ProcessEnv): { clock: Clock; speed: number } | undefined {
+  const raw = env['WATTSHIFT_SIM_CLOCK'];
+  if (!raw) return undefined;
+  const [startMs, originMs, speed] = raw.split(',').map(Number);
+  if (![startMs, originMs, speed].every((n) => Number.isFinite(n)) || !(speed! > 0)) {
+    throw new Error(`WATTSHIFT_SIM_CLOCK must be "<startMs>,<realOriginMs>,<speed>", got ${raw}`);
+  }
+  return { clock: acceleratedClock(startMs!, speed!, originMs!), speed: speed! };
 }

@@ -5,6 +5,7 @@ import { loadConfig, type LoadedConfig } from '../config/load.js';
 import { checkStorage } from '../config/preflight.js';
 import { WattshiftError } from '../errors.js';
 import { createLogger } from '../log.js';
+import { simClockFromEnv } from '../clock.js';
 import { runDaemon } from './daemon.js';
 import { exitCodeFor, exitCodes } from './exit-codes.js';
 import { formatError } from './format-error.js';
@@ -45,7 +46,10 @@ export const runCommand: CliCommand = {
     for (const w of warnings) logger.warn({ component: 'config' }, w);
     let code: number;
     try {
-      const app = buildApp(config, { logger });
+      // Simulated time for the demo and end-to-end tests only; production never sets it.
+      const sim = simClockFromEnv(io.env);
+      const app = buildApp(config, sim ? { logger, clock: sim.clock, controlTickMs: 60_000, deviceTimeoutMs: 2_000 * sim.speed } : { logger });
+      if (sim) logger.warn({ speed: sim.speed }, 'running on a simulated clock (WATTSHIFT_SIM_CLOCK)');
       code = await runDaemon(app, { logger, signals: io.signals });
     } catch (err) {
       logger.error({ err, code: err instanceof WattshiftError ? err.code : 'INTERNAL' }, 'fatal');

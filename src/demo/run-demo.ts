@@ -82,18 +82,22 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   let lastHour = Math.floor(startMs / hourMs) * hourMs;
   let plan: Plan | null = null;
   let lpcSent = false;
+  // The price each hour was planned with, taken while the hour runs (later plans start after it).
+  const hourPrices = new Map<number, { price: number; delta: number }>();
 
   const printHour = (hourStartMs: number, snap: ControlSnapshot): void => {
     const tankTruth = env.tank.physics.hourlyTruthKwh().get(hourStartMs) ?? 0;
     const carTruth = env.charger.energyKwhByHour().get(hourStartMs) ?? 0;
-    const slot = slotOf(plan, hourStartMs);
+    const slot = hourPrices.get(hourStartMs);
     records.set(hourStartMs, { hourStartMs, price: slot?.price ?? null, delta: slot?.delta ?? 0, tankKwh: tankTruth, carKwh: carTruth, baselineKwh: 0 });
     const tankC = snap.readings.get('tank')?.temperatureC;
+    const ev = snap.readings.get('car')?.ev;
+    const carState = ev === undefined ? '?' : ev.plugged ? (ev.charging ? 'charging' : 'plugged') : 'away';
     const price = slot ? `${slot.price.toFixed(2)} NOK/kWh Δ ${slot.delta >= 0 ? '+' : ''}${slot.delta.toFixed(2)}` : 'no plan yet';
     const avgKw = (tankTruth + carTruth).toFixed(1);
     out(
       `${fmtLocal(hourStartMs)}  ${price.padEnd(26)}  tank ${tankTruth > 0.01 ? 'heat' : 'idle'} ${tankTruth.toFixed(2)} kWh ` +
-        `${tankC !== undefined ? tankC.toFixed(1) : '  ? '} °C  car ${carTruth.toFixed(2)} kWh  devices ${avgKw} kW` +
+        `${tankC !== undefined ? tankC.toFixed(1) : '  ? '} °C  car ${carState} ${carTruth.toFixed(2)} kWh  devices ${avgKw} kW` +
         `${snap.capKw < config.site.locationLimitKw ? `  cap ${snap.capKw} kW` : ''}`,
     );
   };
@@ -105,6 +109,9 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     deviceTimeoutMs: 2_000 * speed,
     onControlTick: (snap) => {
       plan = app.currentPlan();
+      const current = slotOf(plan, snap.atMs);
+      const thisHour = Math.floor(snap.atMs / hourMs) * hourMs;
+      if (current && !hourPrices.has(thisHour)) hourPrices.set(thisHour, { price: current.price, delta: current.delta });
       const truth = env.tank.state();
       if (truth.tempC < 45 - 0.5) floorViolations++;
       if (lpcHours.some((h) => h <= snap.atMs && snap.atMs < h + hourMs) && truth.powerW > 0) capViolations++;

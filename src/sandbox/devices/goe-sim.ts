@@ -179,7 +179,8 @@ export function createGoeSim(options: GoeSimOptions): GoeSim {
         } catch {
           return;
         }
-        await this.advance(stepMs);
+        // Catch up with the clock: publishing may take longer than a step on a fast clock.
+        await this.advance(Math.max(stepMs, clock.nowMs() - now));
       }
     },
     async close() {

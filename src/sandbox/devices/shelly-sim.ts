@@ -216,7 +216,8 @@ export function createShellySim(options: ShellySimOptions): ShellySim {
         } catch {
           return;
         }
-        await this.advance(stepMs);
+        // Catch up with the clock: publishing may take longer than a step on a fast clock.
+        await this.advance(Math.max(stepMs, clock.nowMs() - this.nowMs));
       }
     },
     async crash() {
