@@ -21,6 +21,17 @@ export interface OutboxHealth {
 
 const dayMs = 86_400_000;
 
+/**
+ * The API refuses a second usage report for the same event and target (the sandbox with a 400
+ * whose message starts with "duplicate"). After a crash between sending and marking, that answer
+ * means the first send arrived.
+ */
+export function isDuplicateRejection(err: unknown): boolean {
+  if (!isWattshiftError(err) || err.code !== 'API_REJECTED') return false;
+  const message = String(err.details?.['serverMessage'] ?? err.message);
+  return /^duplicate\b/i.test(message.trim());
+}
+
 /** A 4xx whose server message says the report was already accepted (the sandbox answers 400). */
 function looksLikeDuplicate(err: unknown): boolean {
   if (!isWattshiftError(err)) return false;
@@ -63,7 +74,7 @@ export function startReportOutbox(deps: {
       const at = deps.clock.nowMs();
       const message = err instanceof Error ? err.message : String(err);
       const code = isWattshiftError(err) ? err.code : 'INTERNAL';
-      if (code === 'API_CONFLICT') {
+      if (code === 'API_CONFLICT' || isDuplicateRejection(err)) {
         // Only a report the API already holds conflicts: an earlier send got through.
         deps.outbox.markAccepted(report.id, at);
         log.info({ key: report.idempotencyKey }, 'report was already accepted earlier (409); marked accepted');
