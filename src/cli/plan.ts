@@ -1,0 +1,118 @@
+/**
+ * `wattshift plan --config FILE [--explain] [--json]`: the latest stored plan in the terminal (a
+ * price chart, one row per device, the reason of each slot with `--explain`). Reads the database
+ * read-only, so it is safe next to a running daemon.
+ */
+import { z } from 'zod';
+import { planView } from '../app-view.js';
+import { systemClock } from '../clock.js';
+import type { Config } from '../config/schema.js';
+import { loadConfig } from '../config/load.js';
+import type { Plan } from '../core/types.js';
+import { WattshiftError } from '../errors.js';
+import type { PlanView } from '../ha/view.js';
+import { dateTime } from '../status/format.js';
+import { openStore, type Store } from '../store/index.js';
+import { exitCodes } from './exit-codes.js';
+import { renderPlan } from './plan-render.js';
+import { cliLogger, configPathOf } from './register.js';
+import type { CliCommand } from './types.js';
+
+const deviceSlot = z.looseObject({ energyKWh: z.number(), powerKW: z.number(), on: z.boolean() });
+
+/** The fields of a stored core `Plan` the CLI reads; the rest is kept as stored. */
+const storedPlanSchema = z.looseObject({
+  createdMs: z.number(),
+  currency: z.string(),
+  slotMinutes: z.number().positive(),
+  startMs: z.number(),
+  endMs: z.number(),
+  mode: z.string(),
+  cost: z.number(),
+  baselineCost: z.number(),
+  incentiveEarned: z.number(),
+  shortfalls: z.array(z.looseObject({ message: z.string() })),
+  slots: z.array(z.looseObject({
+    startMs: z.number(),
+    endMs: z.number(),
+    price: z.number(),
+    delta: z.number(),
+    source: z.string(),
+    reason: z.string(),
+    tank: deviceSlot.extend({ endTempC: z.number() }).optional(),
+    ev: deviceSlot.extend({ chargedKWh: z.number() }).optional(),
+  })),
+});
+
+export interface StoredPlan {
+  /** When the daemon stored it. */
+  storedAtMs: number;
+  plan: Plan;
+}
+
+/** The latest plan of the store, checked; undefined when none is stored. Throws STORE_FAILED when it is corrupt. */
+export function readLatestPlan(store: Pick<Store, 'latestPlan'>): StoredPlan | undefined {
+  const row = store.latestPlan();
+  if (!row) return undefined;
+  const parsed = storedPlanSchema.safeParse(row.json);
+  if (!parsed.success) {
+    throw new WattshiftError('STORE_FAILED', `the stored plan ${row.id} is not a plan: ${parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  }
+  return { storedAtMs: row.createdAtMs, plan: parsed.data as unknown as Plan };
+}
+
+/** The plan from `nowMs` on; a plan that has wholly passed is shown from its start (`stale`). */
+export function currentPlanView(plan: Plan, config: Config, nowMs: number): { view: PlanView; stale: boolean } {
+  const stale = !plan.slots.some((s) => s.endMs > nowMs);
+  return { view: planView(plan, config, stale ? plan.startMs : nowMs), stale };
+}
+
+export function deviceNames(config: Config): Record<string, string> {
+  return Object.fromEntries(config.devices.map((d) => [d.id, d.name ?? d.id]));
+}
+
+export const planCommand: CliCommand = {
+  name: 'plan',
+  summary: 'show the latest plan: price chart, device slots, and why (--explain)',
+  usage: '--config FILE [--explain] [--json]',
+  options: {
+    config: { type: 'string', short: 'c' },
+    explain: { type: 'boolean', short: 'e' },
+    json: { type: 'boolean' },
+  },
+  help: [
+    'Reads the database read-only (safe while the daemon runs). --json prints the plan view as one JSON object.',
+    'Exit codes: 0 shown (or no plan yet), 1 the database cannot be read, 78 invalid config.',
+  ],
+  async run(args, io) {
+    const path = configPathOf(args, io, 'plan');
+    if (path === null) return exitCodes.usage;
+    const { config, secrets } = loadConfig(path, io.env);
+    const store = openStore({ path: config.storage.path, readOnly: true, logger: cliLogger(io, secrets) });
+    let stored: StoredPlan | undefined;
+    try {
+      stored = readLatestPlan(store);
+    } finally {
+      store.close();
+    }
+    const nowMs = systemClock.nowMs();
+    if (!stored) {
+      if (args.values.json === true) io.stdout(JSON.stringify({ plan: null }));
+      else io.stdout('No plan stored yet: the daemon plans once it has prices (run `wattshift run`).');
+      return exitCodes.ok;
+    }
+    const { view, stale } = currentPlanView(stored.plan, config, nowMs);
+    const tz = config.site.timezone;
+    if (args.values.json === true) {
+      io.stdout(JSON.stringify({ storedAtMs: stored.storedAtMs, mode: stored.plan.mode, stale, plan: view }));
+      return exitCodes.ok;
+    }
+    const ageMin = Math.max(0, Math.round((nowMs - stored.storedAtMs) / 60_000));
+    io.stdout(`Planned ${dateTime(stored.storedAtMs, tz)} (${ageMin} min ago), ${stored.plan.mode === 'fallback' ? 'fallback plan: no prices known' : 'optimal plan'}`);
+    if (stale) io.stdout(`Warning: the latest plan ended ${dateTime(stored.plan.endMs, tz)}; is the daemon running?`);
+    const width = Math.max(40, Math.min(200, process.stdout.columns ?? 100));
+    const text = renderPlan(view, { explain: args.values.explain === true, timezone: tz, width, names: deviceNames(config), nowMs });
+    for (const line of text.replace(/\n$/, '').split('\n')) io.stdout(line);
+    return exitCodes.ok;
+  },
+};

@@ -1,0 +1,110 @@
+/**
+ * `wattshift register --config FILE`: creates or updates the user, location and resources at the
+ * API, enrolls the user, optionally registers the webhook, stores the ids, and prints what changed
+ * with the eligibility and enrollment. Idempotent: a second run prints "already registered".
+ */
+import { z } from 'zod';
+import { systemClock } from '../clock.js';
+import { loadConfig } from '../config/load.js';
+import { isWattshiftError, WattshiftError } from '../errors.js';
+import { createLogger, type Logger } from '../log.js';
+import { register } from '../registration.js';
+import { createSparkClient, type SparkClient } from '../spark/client.js';
+import { openStore } from '../store/index.js';
+import { exitCodes } from './exit-codes.js';
+import type { CliCommand, CliIo, CommandArgs } from './types.js';
+
+/** Warnings and errors of the building blocks go to stderr as JSON lines; progress is printed by the command. */
+export function cliLogger(io: Pick<CliIo, 'stderr'>, secrets: readonly string[] = [], level = 'warn'): Logger {
+  return createLogger({ level, secrets, destination: { write: (line: string) => io.stderr(line.trimEnd()) } });
+}
+
+/** The `--config` value, or null after printing the usage (the caller returns exit 2). */
+export function configPathOf(args: CommandArgs, io: CliIo, command: string): string | null {
+  const path = args.values.config;
+  if (typeof path === 'string' && path !== '') return path;
+  io.stderr(`wattshift ${command}: --config FILE is required`);
+  return null;
+}
+
+/** What `register` last learnt about the program (the daemon re-checks it on eligibility events). */
+export const eligibilityStateKey = 'register:eligibility';
+export const eligibilityStateSchema = z.strictObject({
+  eligible: z.boolean().nullable(),
+  enrolled: z.boolean().nullable(),
+  checkedMs: z.number(),
+  error: z.string().nullable(),
+});
+export type EligibilityState = z.infer<typeof eligibilityStateSchema>;
+
+async function checkProgram(spark: SparkClient, userId: string, nowMs: number): Promise<EligibilityState> {
+  const state: EligibilityState = { eligible: null, enrolled: null, checkedMs: nowMs, error: null };
+  const errors: string[] = [];
+  try {
+    state.eligible = (await spark.getEligibility(userId)).isEligible;
+  } catch (err) {
+    if (isWattshiftError(err, 'AUTH_REJECTED')) throw err;
+    errors.push(`eligibility: ${isWattshiftError(err) ? `${err.code}: ` : ''}${err instanceof Error ? err.message : String(err)}`);
+  }
+  try {
+    state.enrolled = (await spark.getEnrollment(userId)).isEnrolled ?? null;
+  } catch (err) {
+    if (isWattshiftError(err, 'AUTH_REJECTED')) throw err;
+    errors.push(`enrollment: ${isWattshiftError(err) ? `${err.code}: ` : ''}${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (errors.length > 0) state.error = errors.join('; ');
+  return state;
+}
+
+const yesNo = (v: boolean | null, yes: string, no: string): string => (v === null ? 'unknown' : v ? yes : no);
+
+export const registerCommand: CliCommand = {
+  name: 'register',
+  summary: 'create or update the user, location and resources at the API and enroll (idempotent)',
+  usage: '--config FILE',
+  options: { config: { type: 'string', short: 'c' } },
+  help: [
+    'Stores the ids in the database; running it again changes nothing.',
+    'Exit codes: 0 registered, 1 API unreachable or failing, 78 invalid config or rejected credentials.',
+  ],
+  async run(args, io) {
+    const path = configPathOf(args, io, 'register');
+    if (path === null) return exitCodes.usage;
+    const { config, secrets } = loadConfig(path, io.env);
+    const logger = cliLogger(io, secrets);
+    const clock = systemClock;
+    const store = openStore({ path: config.storage.path, logger, clock });
+    const spark = createSparkClient({ ...config.spark, clock, logger });
+    try {
+      let result;
+      try {
+        result = await register(config, { spark, store, logger, nowMs: clock.nowMs() });
+      } catch (err) {
+        if (isWattshiftError(err, 'API_UNAVAILABLE')) {
+          throw new WattshiftError('API_UNAVAILABLE', `the Energy Coordination API at ${config.spark.baseUrl} is not reachable: ${err.message}`, { cause: err, ...(err.details ? { details: err.details } : {}) });
+        }
+        throw err;
+      }
+      const { registration, changes } = result;
+      if (changes.length === 0) {
+        io.stdout(`already registered at ${config.spark.baseUrl}: nothing changed`);
+      } else {
+        io.stdout(`registered at ${config.spark.baseUrl}:`);
+        for (const c of changes) io.stdout(`  ${c}`);
+      }
+      io.stdout(`user       ${registration.userId}`);
+      io.stdout(`location   ${registration.locationId}`);
+      for (const [device, resource] of Object.entries(registration.resources)) io.stdout(`resource   ${resource} (device ${device})`);
+      io.stdout(`webhook    ${registration.webhookId ?? 'none'}`);
+      const program = await checkProgram(spark, registration.userId, clock.nowMs());
+      store.setState(eligibilityStateKey, program);
+      io.stdout(`eligible   ${yesNo(program.eligible, 'yes', 'no: the location is outside the program\'s areas or lacks a meter point id')}`);
+      io.stdout(`enrolled   ${yesNo(program.enrolled, 'yes', 'no')}`);
+      if (program.error !== null) io.stderr(`warning: could not check the program status: ${program.error}`);
+      return exitCodes.ok;
+    } finally {
+      store.close();
+      await spark.close();
+    }
+  },
+};

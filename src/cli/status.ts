@@ -1,0 +1,243 @@
+/**
+ * `wattshift status --config FILE [--json]`: what the daemon knows and does, for set-up and
+ * support. Reads the database read-only (a read-write open would put the daemon's in-flight
+ * reports back to pending) and, when the status server is enabled, asks the running daemon for
+ * device and job health.
+ */
+import { z } from 'zod';
+import { systemClock } from '../clock.js';
+import type { Config } from '../config/schema.js';
+import { loadConfig } from '../config/load.js';
+import { isWattshiftError } from '../errors.js';
+import { loadRegistration, type Registration } from '../identity.js';
+import { dateTime, fixed } from '../status/format.js';
+import { eventStates, openStore, type OutboxSummary, type Store } from '../store/index.js';
+import { exitCodes } from './exit-codes.js';
+import { currentPlanView, readLatestPlan } from './plan.js';
+import { cliLogger, configPathOf, eligibilityStateKey, eligibilityStateSchema, type EligibilityState } from './register.js';
+import type { CliCommand, CliIo } from './types.js';
+
+export interface StatusReport {
+  nowMs: number;
+  database: string;
+  registration: Registration | null;
+  /** As last checked by `wattshift register`. */
+  program: EligibilityState | null;
+  events: {
+    total: number;
+    byState: Record<string, number>;
+    last: { eventId: string; type: string; receivedAtMs: number; state: string; detail: string | null } | null;
+  };
+  outbox: OutboxSummary & { lastErrors: { eventId: string; kind: string; state: string; attempts: number; error: string; atMs: number }[] };
+  plan: {
+    storedAtMs: number;
+    ageMinutes: number;
+    mode: string;
+    currency: string;
+    stale: boolean;
+    /** The slot covering now, when the plan has one. */
+    current: { startMs: number; pricePerKwh: number; deltaPerKwh: number; reason: string | null; devices: Record<string, { on: boolean; powerKw: number; temperatureC?: number }> } | null;
+  } | null;
+  daemon: { url: string; reachable: boolean; error?: string; view?: DaemonView };
+}
+
+const jobSchema = z.looseObject({
+  name: z.string(),
+  ok: z.boolean(),
+  lastError: z.looseObject({ code: z.string(), message: z.string(), atMs: z.number() }).optional(),
+});
+/** The parts of the daemon's `/api/view` (`HomeView`) that status shows. */
+const daemonViewSchema = z.looseObject({
+  nowMs: z.number(),
+  devices: z.array(z.looseObject({
+    id: z.string(),
+    name: z.string(),
+    kind: z.string(),
+    available: z.boolean(),
+    mode: z.string(),
+    plannedOn: z.boolean(),
+    temperatureC: z.number().optional(),
+    powerW: z.number().optional(),
+    energyKwh: z.number().optional(),
+  })),
+  health: z.looseObject({ ok: z.boolean(), jobs: z.array(jobSchema) }),
+  location: z.looseObject({ powerW: z.number().optional(), limitKw: z.number(), lpcCapKw: z.number().optional() }),
+});
+export type DaemonView = z.infer<typeof daemonViewSchema>;
+
+export function daemonUrl(http: Config['http']): string {
+  const host = http.host === '0.0.0.0' ? '127.0.0.1' : http.host === '::' ? '::1' : http.host;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${http.port}`;
+}
+
+/** Asks the running daemon for its view; never throws. */
+export async function queryDaemon(url: string, timeoutMs = 2_000): Promise<StatusReport['daemon']> {
+  try {
+    const res = await fetch(`${url}/api/view`, { signal: AbortSignal.timeout(timeoutMs) });
+    if (!res.ok) return { url, reachable: false, error: `HTTP ${res.status}` };
+    const parsed = daemonViewSchema.safeParse(await res.json());
+    if (!parsed.success) return { url, reachable: false, error: 'the answer is not a wattshift view' };
+    return { url, reachable: true, view: parsed.data };
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string } }).cause?.code;
+    const name = err instanceof Error ? err.name : '';
+    return { url, reachable: false, error: name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : cause ?? (err instanceof Error ? err.message : String(err)) };
+  }
+}
+
+/** Everything status shows from the store. */
+export function collectStatus(config: Config, store: Store, nowMs: number): Omit<StatusReport, 'daemon'> {
+  const events = store.listEvents();
+  const byState: Record<string, number> = Object.fromEntries(eventStates.map((s) => [s, 0]));
+  for (const e of events) byState[e.state] = (byState[e.state] ?? 0) + 1;
+  const last = events.reduce<(typeof events)[number] | undefined>((a, e) => (a === undefined || e.receivedAtMs >= a.receivedAtMs ? e : a), undefined);
+  const lastErrors = store
+    .listReports({ states: ['pending', 'sending', 'rejected'] })
+    .filter((r) => r.lastError !== null)
+    .sort((a, b) => b.updatedAtMs - a.updatedAtMs)
+    .slice(0, 5)
+    .map((r) => ({ eventId: r.eventId, kind: r.kind, state: r.state, attempts: r.attempts, error: r.lastError!, atMs: r.updatedAtMs }));
+  const stored = readLatestPlan(store);
+  let plan: StatusReport['plan'] = null;
+  if (stored) {
+    const { view, stale } = currentPlanView(stored.plan, config, nowMs);
+    const slot = view.slots.find((s) => s.startMs <= nowMs && nowMs < s.startMs + view.slotMinutes * 60_000);
+    plan = {
+      storedAtMs: stored.storedAtMs,
+      ageMinutes: Math.max(0, Math.round((nowMs - stored.storedAtMs) / 60_000)),
+      mode: stored.plan.mode,
+      currency: view.currency,
+      stale,
+      current: slot
+        ? {
+            startMs: slot.startMs,
+            pricePerKwh: slot.pricePerKwh,
+            deltaPerKwh: slot.deltaPerKwh,
+            reason: slot.reason ?? null,
+            devices: Object.fromEntries(Object.entries(slot.devices).map(([id, d]) => [id, { on: d.on, powerKw: d.powerKw, ...(d.temperatureC !== undefined ? { temperatureC: d.temperatureC } : {}) }])),
+          }
+        : null,
+    };
+  }
+  return {
+    nowMs,
+    database: store.path,
+    registration: loadRegistration(store) ?? null,
+    program: store.getState(eligibilityStateKey, eligibilityStateSchema) ?? null,
+    events: {
+      total: events.length,
+      byState,
+      last: last ? { eventId: last.eventId, type: last.payloadType ?? last.notificationType ?? 'unknown', receivedAtMs: last.receivedAtMs, state: last.state, detail: last.stateDetail } : null,
+    },
+    outbox: { ...store.outboxSummary(), lastErrors },
+    plan,
+  };
+}
+
+const yesNo = (v: boolean | null): string => (v === null ? 'unknown' : v ? 'yes' : 'no');
+
+export function renderStatus(r: StatusReport, config: Config): string[] {
+  const tz = config.site.timezone;
+  const at = (ms: number): string => dateTime(ms, tz);
+  const name = (id: string): string => config.devices.find((d) => d.id === id)?.name ?? id;
+  const out: string[] = [`wattshift status at ${at(r.nowMs)} (${tz}), database ${r.database}`, ''];
+  if (r.registration) {
+    const reg = r.registration;
+    out.push(`Registration: user ${reg.userId}, location ${reg.locationId}, since ${at(reg.registeredAtMs)}`);
+    for (const [device, resource] of Object.entries(reg.resources)) out.push(`  resource ${resource} (${name(device)})`);
+    out.push(`  webhook ${reg.webhookId ?? 'none'}`);
+  } else {
+    out.push('Registration: not registered (run `wattshift register --config FILE`)');
+  }
+  if (r.program) {
+    out.push(`  eligible ${yesNo(r.program.eligible)}, enrolled ${yesNo(r.program.enrolled)} (checked ${at(r.program.checkedMs)}${r.program.error ? `; ${r.program.error}` : ''})`);
+  }
+  out.push('');
+  const counts = Object.entries(r.events.byState).filter(([, n]) => n > 0).map(([s, n]) => `${s} ${n}`).join(', ');
+  out.push(`Events: ${r.events.total}${counts ? ` (${counts})` : ''}`);
+  if (r.events.last) {
+    const l = r.events.last;
+    out.push(`  last: ${l.type} ${l.eventId}, received ${at(l.receivedAtMs)}, ${l.state}${l.detail ? ` (${l.detail})` : ''}`);
+  }
+  const o = r.outbox;
+  out.push(`Outbox: pending ${o.pending}, sending ${o.sending}, accepted ${o.accepted}, rejected ${o.rejected}`);
+  if (o.oldestPendingDeadlineMs !== null) out.push(`  oldest deadline ${at(o.oldestPendingDeadlineMs)}`);
+  if (o.nextAttemptMs !== null) out.push(`  next attempt ${at(o.nextAttemptMs)}`);
+  for (const e of o.lastErrors) out.push(`  ${e.state} ${e.kind} report of ${e.eventId} (${e.attempts} attempt${e.attempts === 1 ? '' : 's'}): ${e.error}`);
+  out.push('');
+  if (!r.plan) {
+    out.push('Plan: none stored yet');
+  } else {
+    const p = r.plan;
+    out.push(`Plan: ${p.mode}, made ${at(p.storedAtMs)} (${p.ageMinutes} min ago)${p.stale ? ', ended: is the daemon running?' : ''}`);
+    if (p.current) {
+      const c = p.current;
+      out.push(`  now (slot ${at(c.startMs)}): ${fixed(c.pricePerKwh, 3)} ${p.currency}/kWh, delta ${c.deltaPerKwh > 0 ? '+' : ''}${fixed(c.deltaPerKwh, 3)}`);
+      for (const [id, d] of Object.entries(c.devices)) {
+        out.push(`  ${name(id)}: ${d.on ? `on ${fixed(d.powerKw, 1)} kW` : 'off'}${d.temperatureC !== undefined ? `, ${fixed(d.temperatureC, 0)} °C at slot end` : ''}`);
+      }
+      if (c.reason) out.push(`  why: ${c.reason}`);
+    } else {
+      out.push('  no slot covers now');
+    }
+  }
+  out.push('');
+  const d = r.daemon;
+  if (!config.http.enabled) {
+    out.push('Daemon: status server disabled in the config (http.enabled: false); device and job health unknown');
+  } else if (!d.reachable || !d.view) {
+    out.push(`Daemon: not reachable at ${d.url}${d.error ? ` (${d.error})` : ''}`);
+  } else {
+    const v = d.view;
+    out.push(`Daemon: running at ${d.url}, ${v.health.ok ? 'healthy' : 'FAILING'}`);
+    for (const j of v.health.jobs) {
+      out.push(`  job ${j.name}: ${j.ok ? 'ok' : 'failing'}${j.lastError ? ` (last error ${j.lastError.code} at ${at(j.lastError.atMs)}: ${j.lastError.message})` : ''}`);
+    }
+    for (const dev of v.devices) {
+      const values = [
+        dev.temperatureC !== undefined ? `${fixed(dev.temperatureC, 1)} °C` : null,
+        dev.powerW !== undefined ? `${fixed(dev.powerW, 0)} W` : null,
+        dev.energyKwh !== undefined ? `${fixed(dev.energyKwh, 2)} kWh` : null,
+      ].filter((x) => x !== null);
+      out.push(`  device ${dev.name} (${dev.id}): ${dev.available ? 'available' : 'DOWN'}, mode ${dev.mode}, planned ${dev.plannedOn ? 'on' : 'off'}${values.length ? `, ${values.join(', ')}` : ''}`);
+    }
+    if (v.location.powerW !== undefined) out.push(`  location power ${fixed(v.location.powerW, 0)} W of ${v.location.limitKw} kW${v.location.lpcCapKw !== undefined ? `, LPC cap ${v.location.lpcCapKw} kW` : ''}`);
+  }
+  return out;
+}
+
+export const statusCommand: CliCommand = {
+  name: 'status',
+  summary: 'show registration, events, outbox, the current plan slot and the daemon\'s health',
+  usage: '--config FILE [--json]',
+  options: { config: { type: 'string', short: 'c' }, json: { type: 'boolean' } },
+  help: [
+    'Reads the database read-only (safe while the daemon runs) and asks the daemon\'s status server',
+    '(http section) for device and job health. --json prints one JSON object.',
+    'Exit codes: 0 shown, 1 the database cannot be opened, 78 invalid config.',
+  ],
+  async run(args, io: CliIo) {
+    const path = configPathOf(args, io, 'status');
+    if (path === null) return exitCodes.usage;
+    const { config, secrets } = loadConfig(path, io.env, { deferCredentials: true });
+    const nowMs = systemClock.nowMs();
+    let local: Omit<StatusReport, 'daemon'>;
+    try {
+      const store = openStore({ path: config.storage.path, readOnly: true, logger: cliLogger(io, secrets) });
+      try {
+        local = collectStatus(config, store, nowMs);
+      } finally {
+        store.close();
+      }
+    } catch (err) {
+      if (isWattshiftError(err, 'STORE_OPEN_FAILED')) io.stderr('wattshift status: has `wattshift register` or `wattshift run` created the database yet?');
+      throw err;
+    }
+    const url = daemonUrl(config.http);
+    const daemon = config.http.enabled ? await queryDaemon(url) : { url, reachable: false, error: 'status server disabled' };
+    const report: StatusReport = { ...local, daemon };
+    if (args.values.json === true) io.stdout(JSON.stringify(report));
+    else for (const line of renderStatus(report, config)) io.stdout(line);
+    return exitCodes.ok;
+  },
+};
