@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { normaliseEvent, normaliseNotification, parseApiTimeMs, parseIncoming, parseTimeSpanMs, type Identity } from './event-normalise.js';
+import type { normaliseNotification} from './event-normalise.js';
+import { normaliseEvent, parseApiTimeMs, parseIncoming, parseTimeSpanMs, type Identity } from './event-normalise.js';
 import { verifySignature } from '../spark/webhook-signature.js';
 
 const me: Identity = {
