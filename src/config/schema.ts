@@ -44,7 +44,7 @@ export const siteSchema = z.strictObject({
 export const sparkSchema = z.strictObject({
   baseUrl: httpUrl.default('https://api.sandbox.voluespark.com/energy-coordination/v1').describe('Energy Coordination API base URL.'),
   forecastUrl: httpUrl.default('https://api.voluespark.com/smart/v1').describe('Forecast price service (Smart API) base URL.'),
-  authUrl: httpUrl.default('https://auth.identity.volue.com/connect/token').describe('OAuth2 token endpoint (client credentials).'),
+  authUrl: httpUrl.default('https://auth.identity.volue.com').describe('OAuth2 identity server base URL; tokens come from `{authUrl}/connect/token` (client credentials).'),
   clientId: z.string().min(1).describe('OAuth2 client id.'),
   clientSecret: secretField('OAuth2 client secret.'),
   userId: z.string().min(1).optional().describe('Partner-chosen user id of this home\'s owner (used by `wattshift register`).'),
