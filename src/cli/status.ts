@@ -12,7 +12,8 @@ import { isWattshiftError } from '../errors.js';
 import { loadRegistration, type Registration } from '../identity.js';
 import { dateTime, fixed } from '../status/format.js';
 import { eventStates, openStore, type OutboxSummary, type Store } from '../store/index.js';
-import { exitCodes } from './exit-codes.js';
+import { exitCodeFor, exitCodes } from './exit-codes.js';
+import { formatError } from './format-error.js';
 import { currentPlanView, readLatestPlan } from './plan.js';
 import { cliLogger, configPathOf, eligibilityStateKey, eligibilityStateSchema, type EligibilityState } from './register.js';
 import type { CliCommand, CliIo } from './types.js';
@@ -230,8 +231,9 @@ export const statusCommand: CliCommand = {
         store.close();
       }
     } catch (err) {
-      if (isWattshiftError(err, 'STORE_OPEN_FAILED')) io.stderr('wattshift status: has `wattshift register` or `wattshift run` created the database yet?');
-      throw err;
+      for (const line of formatError(err)) io.stderr(line);
+      if (isWattshiftError(err, 'STORE_OPEN_FAILED')) io.stderr('  has `wattshift register` or `wattshift run` created the database yet?');
+      return exitCodeFor(err);
     }
     const url = daemonUrl(config.http);
     const daemon = config.http.enabled ? await queryDaemon(url) : { url, reachable: false, error: 'status server disabled' };
