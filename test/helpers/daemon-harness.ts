@@ -1,0 +1,333 @@
+/**
+ * Runs the real daemon as its own process (`node --import tsx src/main.ts run`) against the demo
+ * world (sandbox, MQTT broker, simulated Modbus tank, simulated go-e charger), all on one
+ * accelerated timeline shared through WATTSHIFT_SIM_CLOCK. Used by the end-to-end test, the fault
+ * suite and the benchmarks.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { stringify } from 'yaml';
+import { acceleratedClock } from '../../src/clock.js';
+import { silentLogger, type Logger } from '../../src/log.js';
+import type { Clock } from '../../src/ports.js';
+import type { ConfigInput } from '../../src/config/schema.js';
+import { parseConfig } from '../../src/config/load.js';
+import { createSparkClient, type SparkClient } from '../../src/spark/client.js';
+import { openStore } from '../../src/store/index.js';
+import { register } from '../../src/registration.js';
+import type { Registration } from '../../src/identity.js';
+import { goeTopic, localAt, startDemoEnvironment, type DemoEnvironment } from '../../src/demo/environment.js';
+import { createGoeSim, type GoeSim } from '../../src/sandbox/devices/goe-sim.js';
+import { startAedes, type TestBroker } from './aedes.js';
+import { startFaultProxy, type FaultProxy } from './fault-proxy.js';
+
+export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const hourMs = 3_600_000;
+
+export interface WorldOptions {
+  /** Simulated start, UTC ms. */
+  startMs: number;
+  /** Clock speed factor (simulated ms per real ms). */
+  speed: number;
+  /** Directory for the config, the database and logs (created if missing). */
+  dataDir: string;
+  seed?: number;
+  logger?: Logger;
+  /** Run the charger on a restartable aedes broker of our own (world.broker). */
+  ownBroker?: boolean;
+  /** Put a switchable HTTP proxy (world.proxy) between the daemon and the sandbox. */
+  proxy?: boolean;
+}
+
+export interface World {
+  readonly startMs: number;
+  readonly speed: number;
+  /** Real time (Date.now()) at which the simulated clock read `startMs`. */
+  readonly realOriginMs: number;
+  readonly clock: Clock;
+  readonly dataDir: string;
+  readonly env: DemoEnvironment;
+  /** The daemon's config as a document (edit it, then writeConfig). */
+  config: ConfigInput;
+  /** The charger the daemon talks to (env.charger, or ours on `broker`). */
+  readonly charger: GoeSim;
+  readonly broker: TestBroker | undefined;
+  readonly proxy: FaultProxy | undefined;
+  /** Set by registerHome. */
+  registration: Registration | undefined;
+  /** A client straight to the sandbox (not through the proxy), for simulation calls. */
+  readonly spark: SparkClient;
+  /** Literal secrets of this world's config, for grepping output. */
+  readonly secrets: string[];
+  close(): Promise<void>;
+}
+
+export interface DaemonLogLine {
+  level?: string;
+  msg?: string;
+  code?: string;
+  component?: string;
+  [key: string]: unknown;
+}
+
+export interface DaemonProcess {
+  readonly child: ChildProcess;
+  readonly pid: number;
+  /** Parsed JSON lines of stdout, in order. */
+  readonly logs: DaemonLogLine[];
+  /** Every line of stdout and stderr as text (JSON or not). */
+  readonly rawOutput: string[];
+  waitForLog(predicate: (line: DaemonLogLine) => boolean, timeoutMs?: number): Promise<DaemonLogLine>;
+  kill(signal?: NodeJS.Signals): void;
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+const worlds = new Set<World>();
+const daemons = new Set<DaemonProcess>();
+
+function realSleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, Math.max(0, ms)));
+}
+
+export async function startWorld(options: WorldOptions): Promise<World> {
+  mkdirSync(options.dataDir, { recursive: true });
+  const realOriginMs = Date.now();
+  const clock = acceleratedClock(options.startMs, options.speed, realOriginMs);
+  const logger = options.logger ?? silentLogger();
+  const env = await startDemoEnvironment({ clock, startMs: options.startMs, dataDir: options.dataDir, logger, ...(options.seed !== undefined ? { seed: options.seed } : {}) });
+  const config = structuredClone(env.config);
+  config.log = { level: 'info' };
+
+  let broker: TestBroker | undefined;
+  let charger: GoeSim = env.charger;
+  let stopOwnCharger: (() => Promise<void>) | undefined;
+  if (options.ownBroker) {
+    broker = await startAedes();
+    const startMs = options.startMs;
+    const plugs = [0, 1].map((day) => ({
+      atMs: localAt(startMs, day, 17, 30),
+      untilMs: localAt(startMs, day + 1, 7, 30),
+      battery: { capacityKwh: 60, socPct: 35, targetSocPct: 100, efficiency: 0.9 },
+    }));
+    // The simulator starts where the clock is now, so its hourly truth covers exactly what it metered.
+    const own = createGoeSim({ url: broker.url, topicPrefix: goeTopic, startMs: clock.nowMs(), phases: 3, amp: 16, maxCurrentA: 16, plugs, clientOptions: { reconnectPeriod: 200 } });
+    await own.start();
+    const abort = new AbortController();
+    const running = own.run(clock, 30_000, abort.signal).catch(() => undefined);
+    stopOwnCharger = async () => {
+      abort.abort();
+      await running;
+      await own.close().catch(() => undefined);
+    };
+    charger = own;
+    config.mqtt = { ...(config.mqtt as object), url: broker.url } as ConfigInput['mqtt'];
+  }
+
+  let proxy: FaultProxy | undefined;
+  if (options.proxy) {
+    const origin = env.sandbox.authUrl;
+    proxy = await startFaultProxy(origin);
+    const swap = (u: string | undefined): string | undefined => (u === undefined ? u : u.replace(origin, proxy!.origin));
+    config.spark = { ...config.spark, baseUrl: swap(config.spark.baseUrl), authUrl: swap(config.spark.authUrl), forecastUrl: swap(config.spark.forecastUrl) } as ConfigInput['spark'];
+  }
+
+  const { config: parsedDirect } = parseConfig(env.config);
+  const spark = createSparkClient({ ...parsedDirect.spark, clock, logger });
+  const secrets = [String(env.config.spark.clientSecret)];
+
+  const world: World = {
+    startMs: options.startMs,
+    speed: options.speed,
+    realOriginMs,
+    clock,
+    dataDir: options.dataDir,
+    env,
+    config,
+    charger,
+    broker,
+    proxy,
+    registration: undefined,
+    spark,
+    secrets,
+    async close() {
+      worlds.delete(world);
+      await spark.close().catch(() => undefined);
+      await proxy?.close().catch(() => undefined);
+      await stopOwnCharger?.();
+      await broker?.close().catch(() => undefined);
+      await env.close();
+    },
+  };
+  worlds.add(world);
+  return world;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function deepMerge(base: unknown, over: unknown): unknown {
+  if (!isPlainObject(base) || !isPlainObject(over)) return over === undefined ? base : over;
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(over)) out[k] = deepMerge(base[k], v);
+  return out;
+}
+
+/** Writes world.config (deep-merged with `overrides`; arrays replace) as YAML; returns its path. */
+export function writeConfig(world: World, overrides: Record<string, unknown> = {}, file = 'config.yaml'): string {
+  const doc = deepMerge(world.config, overrides) as ConfigInput;
+  const path = join(world.dataDir, file);
+  writeFileSync(path, stringify(doc), { mode: 0o600 });
+  return path;
+}
+
+/** Registers the home with the sandbox (as `wattshift register` would) into the daemon's database. */
+export async function registerHome(world: World): Promise<Registration> {
+  const { config } = parseConfig(world.env.config);
+  const logger = silentLogger();
+  const store = openStore({ path: String(world.config.storage?.path ?? config.storage.path), logger, clock: world.clock });
+  try {
+    const { registration } = await register(config, { spark: world.spark, store, logger, nowMs: world.clock.nowMs() });
+    world.registration = registration;
+    return registration;
+  } finally {
+    store.close();
+  }
+}
+
+export interface SpawnOptions {
+  /** Extra environment variables. */
+  env?: Record<string, string>;
+  /** Config file (default: writeConfig(world)). */
+  configPath?: string;
+  /** Shift the daemon's clock against the world's (an NTP step): + ahead, - behind. */
+  clockOffsetMs?: number;
+}
+
+/** Starts `wattshift run` as a child process on the world's timeline. */
+export function spawnDaemon(world: World, options: SpawnOptions = {}): DaemonProcess {
+  const configPath = options.configPath ?? writeConfig(world);
+  const simStart = world.startMs + (options.clockOffsetMs ?? 0);
+  const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'src/main.ts'), 'run', '--config', configPath], {
+    cwd: repoRoot,
+    env: { ...process.env, WATTSHIFT_SIM_CLOCK: `${simStart},${world.realOriginMs},${world.speed}`, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: DaemonLogLine[] = [];
+  const rawOutput: string[] = [];
+  const waiters = new Set<{ predicate: (l: DaemonLogLine) => boolean; resolve: (l: DaemonLogLine) => void }>();
+  const onLines = (stream: NodeJS.ReadableStream, json: boolean): void => {
+    let buffer = '';
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk: string) => {
+      buffer += chunk;
+      let nl: number;
+      while ((nl = buffer.indexOf('\n')) >= 0) {
+        const line = buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 1);
+        if (line.length === 0) continue;
+        rawOutput.push(line);
+        if (!json) continue;
+        let parsed: DaemonLogLine;
+        try {
+          parsed = JSON.parse(line) as DaemonLogLine;
+        } catch {
+          continue;
+        }
+        logs.push(parsed);
+        for (const w of [...waiters]) {
+          if (w.predicate(parsed)) {
+            waiters.delete(w);
+            w.resolve(parsed);
+          }
+        }
+      }
+    });
+  };
+  onLines(child.stdout!, true);
+  onLines(child.stderr!, false);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolveExit) => {
+    child.once('exit', (code, signal) => resolveExit({ code, signal }));
+  });
+  const daemon: DaemonProcess = {
+    child,
+    pid: child.pid ?? -1,
+    logs,
+    rawOutput,
+    exited,
+    waitForLog(predicate, timeoutMs = 30_000) {
+      const found = logs.find(predicate);
+      if (found) return Promise.resolve(found);
+      return new Promise((resolveLog, reject) => {
+        const w = { predicate, resolve: (l: DaemonLogLine) => (clearTimeout(timer), resolveLog(l)) };
+        const timer = setTimeout(() => {
+          waiters.delete(w);
+          reject(new Error(`no matching daemon log line within ${timeoutMs} ms; last lines:\n${rawOutput.slice(-15).join('\n')}`));
+        }, timeoutMs);
+        waiters.add(w);
+        void exited.then(({ code, signal }) => {
+          if (!waiters.has(w)) return;
+          waiters.delete(w);
+          clearTimeout(timer);
+          reject(new Error(`daemon exited (code ${code}, signal ${signal}) before a matching log line; last lines:\n${rawOutput.slice(-15).join('\n')}`));
+        });
+      });
+    },
+    kill(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    },
+  };
+  daemons.add(daemon);
+  void exited.then(() => daemons.delete(daemon));
+  return daemon;
+}
+
+/** Waits (in real time) until the world's clock reads at least `ms`. */
+export async function waitUntilSim(world: World, ms: number): Promise<void> {
+  for (;;) {
+    const left = ms - world.clock.nowMs();
+    if (left <= 0) return;
+    await realSleep(left / world.speed + 1);
+  }
+}
+
+/** Local (Europe/Oslo) time `hh:mm` of `day` days after the world's start day, UTC ms. */
+export function localTime(world: World, day: number, hh: number, mm = 0): number {
+  return localAt(world.startMs, day, hh, mm);
+}
+
+export interface TruthSample {
+  atMs: number;
+  tankC: number;
+  tankPowerW: number;
+  tankBlocked: boolean;
+  chargerPowerW: number;
+}
+
+/** Samples the simulators' truth every `everySimMs` of simulated time until stopped. */
+export function sampleTruth(world: World, everySimMs = 60_000): { samples: TruthSample[]; stop(): void } {
+  const samples: TruthSample[] = [];
+  const timer = setInterval(() => {
+    const t = world.env.tank.state();
+    samples.push({ atMs: world.clock.nowMs(), tankC: t.tempC, tankPowerW: t.powerW, tankBlocked: t.blocked, chargerPowerW: world.charger.powerW });
+  }, Math.max(5, everySimMs / world.speed));
+  return { samples, stop: () => clearInterval(timer) };
+}
+
+/** The tank's and the charger's hourly ground truth, kWh by UTC hour start. */
+export function truthByHour(world: World): { tank: Map<number, number>; car: Map<number, number> } {
+  return { tank: world.env.tank.physics.hourlyTruthKwh(), car: world.charger.energyKwhByHour() };
+}
+
+/** Kills every daemon still running (SIGKILL) and closes every world. */
+export async function stopAll(): Promise<void> {
+  for (const d of [...daemons]) {
+    d.kill('SIGKILL');
+    await Promise.race([d.exited, realSleep(5000)]);
+  }
+  for (const w of [...worlds]) await w.close().catch(() => undefined);
+}
+
+export { hourMs };
