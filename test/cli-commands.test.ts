@@ -5,11 +5,14 @@
  * spawned, shortened demo.
  */
 import { EventEmitter } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../src/cli/dispatch.js';
+import { queryDaemon } from '../src/cli/status.js';
 import type { ConfigInput } from '../src/config/schema.js';
 import { buildPriceSeries, plan } from '../src/core/index.js';
 import { startEmbeddedBroker, type EmbeddedBroker } from '../src/demo/broker.js';
@@ -306,7 +309,32 @@ describe('wattshift status and plan', () => {
     openStore({ path: db }).close();
     const r = await wattshift(['status', '--config', file]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain(`Daemon: not reachable at http://127.0.0.1:${deadPort}`);
+    expect(r.stdout).toContain(`Daemon: not reachable at http://127.0.0.1:${deadPort} (ECONNREFUSED)`);
+  });
+});
+
+describe('queryDaemon', () => {
+  it('gives up after its timeout when the daemon accepts but does not answer', async () => {
+    const silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+      expect(await queryDaemon(url, 200)).toEqual({ url, reachable: false, error: 'no answer within 200 ms' });
+    } finally {
+      silent.closeAllConnections();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
+  });
+
+  it('says so when the answer is not a wattshift view', async () => {
+    const other = createServer((_req, res) => res.end(JSON.stringify({ hello: 'world' })));
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+      expect(await queryDaemon(url)).toEqual({ url, reachable: false, error: 'the answer is not a wattshift view' });
+    } finally {
+      await new Promise<void>((resolve) => other.close(() => resolve()));
+    }
   });
 });
 

@@ -98,7 +98,7 @@ export const registerCommand: CliCommand = {
       io.stdout(`webhook    ${registration.webhookId ?? 'none'}`);
       const program = await checkProgram(spark, registration.userId, clock.nowMs());
       store.setState(eligibilityStateKey, program);
-      io.stdout(`eligible   ${yesNo(program.eligible, 'yes', 'no: the location is outside the program\'s areas or lacks a meter point id')}`);
+      io.stdout(`eligible   ${yesNo(program.eligible, 'yes', 'no (the API updates eligibility in batches; the daemon re-checks on each eligibility event)')}`);
       io.stdout(`enrolled   ${yesNo(program.enrolled, 'yes', 'no')}`);
       if (program.error !== null) io.stderr(`warning: could not check the program status: ${program.error}`);
       return exitCodes.ok;

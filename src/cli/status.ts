@@ -4,6 +4,7 @@
  * reports back to pending) and, when the status server is enabled, asks the running daemon for
  * device and job health.
  */
+import { request } from 'undici';
 import { z } from 'zod';
 import { systemClock } from '../clock.js';
 import type { Config } from '../config/schema.js';
@@ -74,15 +75,19 @@ export function daemonUrl(http: Config['http']): string {
 /** Asks the running daemon for its view; never throws. */
 export async function queryDaemon(url: string, timeoutMs = 2_000): Promise<StatusReport['daemon']> {
   try {
-    const res = await fetch(`${url}/api/view`, { signal: AbortSignal.timeout(timeoutMs) });
-    if (!res.ok) return { url, reachable: false, error: `HTTP ${res.status}` };
-    const parsed = daemonViewSchema.safeParse(await res.json());
+    // undici's request, not fetch: fetch refuses some ports (the WHATWG "bad port" list).
+    const res = await request(`${url}/api/view`, { signal: AbortSignal.timeout(timeoutMs), headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+    if (res.statusCode !== 200) {
+      await res.body.dump();
+      return { url, reachable: false, error: `HTTP ${res.statusCode}` };
+    }
+    const parsed = daemonViewSchema.safeParse(await res.body.json());
     if (!parsed.success) return { url, reachable: false, error: 'the answer is not a wattshift view' };
     return { url, reachable: true, view: parsed.data };
   } catch (err) {
-    const cause = (err as { cause?: { code?: string } }).cause?.code;
-    const name = err instanceof Error ? err.name : '';
-    return { url, reachable: false, error: name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : cause ?? (err instanceof Error ? err.message : String(err)) };
+    const e = err as { name?: string; code?: string; message?: string; cause?: { code?: string } };
+    const why = e.name === 'TimeoutError' || e.name === 'AbortError' ? `no answer within ${timeoutMs} ms` : e.code ?? e.cause?.code ?? e.message ?? String(err);
+    return { url, reachable: false, error: why };
   }
 }
 
