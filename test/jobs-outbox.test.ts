@@ -79,7 +79,7 @@ function start(extra: { deadlineWarningMs?: number } = {}) {
 
 /** Waits (real time, bounded) until the loop is idle with `check` true. */
 async function until(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 400 && !check(); i++) await new Promise((r) => setTimeout(r, 5));
+  for (const end = Date.now() + 15_000; !check() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 5));
   expect(check(), what).toBe(true);
   for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
 }
@@ -184,11 +184,19 @@ describe('report outbox', () => {
     expect(posts()).toEqual(['ev-crash']);
   });
 
-  it('a first attempt refused as a duplicate is a real rejection', async () => {
+  it('a first attempt refused as a duplicate, or a report naming a target twice, is a real rejection', async () => {
     const a = enqueue('ev-dup-first');
-    answer = () => ({ status: 400, body: 'duplicate: already accepted' });
+    answer = () => ({ status: 400, body: 'duplicate: a ResourceLPCAcknowledgement report of event ev-dup-first was already accepted (report r-9)' });
     start();
     await until(() => stateOf(a.id) === 'rejected', 'rejected');
+    await outbox?.stop();
+    const b = enqueue('ev-twice');
+    store.markSending(b.id, t0);
+    store.markRetry(b.id, 'API_UNAVAILABLE: timeout', t0);
+    answer = () => ({ status: 400, body: "duplicate: the report names target res-ev twice" });
+    start();
+    await until(() => stateOf(b.id) === 'rejected', 'rejected');
+    expect(store.getReport(b.id)?.lastError).toContain('names target res-ev twice');
   });
 
   it('warns once when an unsent report nears its deadline and sets the health flag', async () => {

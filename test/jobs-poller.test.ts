@@ -110,7 +110,7 @@ const curveFor = (resourceId: string, locationId: string) =>
   admin.simulatePriceCurve({ targets: [{ resourceId, locationId }], priceCurveDelta: { resolution: '01:00:00', currency: 'NOK', energyUnit: 'kWh', points: [{ price: -0.5, timestamp: '2025-11-05T02:00:00Z' }] } });
 
 async function until(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 600 && !check(); i++) await new Promise((r) => setTimeout(r, 5));
+  for (const end = Date.now() + 15_000; !check() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 5));
   expect(check(), what).toBe(true);
   for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
 }

@@ -90,7 +90,7 @@ const notification = (eventId: string, extra: Record<string, unknown> = {}) =>
 const signed = (body: string | Buffer, key = secret) => ({ 'x-payload-signature': signPayload(body, key) });
 /** Processing runs right after the answer; give it a moment (real time, bounded). */
 async function eventually(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 5));
+  for (const end = Date.now() + 15_000; !check() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 5));
   expect(check(), what).toBe(true);
 }
 const settle = () => new Promise((r) => setTimeout(r, 30));

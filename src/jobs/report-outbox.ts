@@ -23,19 +23,13 @@ const dayMs = 86_400_000;
 
 /**
  * The API refuses a second usage report for the same event and target (the sandbox with a 400
- * whose message starts with "duplicate"). After a crash between sending and marking, that answer
- * means the first send arrived.
+ * "duplicate: ... was already accepted (report ...)"). After a crash or a timeout between sending
+ * and marking, that answer means the earlier send arrived. A report that names a target twice
+ * ("duplicate: the report names target ... twice") is malformed, not a duplicate of ours.
  */
 export function isDuplicateRejection(err: unknown): boolean {
   if (!isWattshiftError(err) || err.code !== 'API_REJECTED') return false;
-  const message = String(err.details?.['serverMessage'] ?? err.message);
-  return /^duplicate\b/i.test(message.trim());
-}
-
-/** A 4xx whose server message says the report was already accepted (the sandbox answers 400). */
-function looksLikeDuplicate(err: unknown): boolean {
-  if (!isWattshiftError(err)) return false;
-  const server = err.details?.serverMessage;
+  const server = err.details?.['serverMessage'];
   const text = typeof server === 'string' ? server : err.message;
   return /duplicate/i.test(text) && /already (been )?accepted/i.test(text);
 }
@@ -74,15 +68,15 @@ export function startReportOutbox(deps: {
       const at = deps.clock.nowMs();
       const message = err instanceof Error ? err.message : String(err);
       const code = isWattshiftError(err) ? err.code : 'INTERNAL';
-      if (code === 'API_CONFLICT' || isDuplicateRejection(err)) {
+      if (code === 'API_CONFLICT') {
         // Only a report the API already holds conflicts: an earlier send got through.
         deps.outbox.markAccepted(report.id, at);
         log.info({ key: report.idempotencyKey }, 'report was already accepted earlier (409); marked accepted');
         return;
       }
-      if (code === 'API_REJECTED' && report.attempts > 0 && looksLikeDuplicate(err)) {
-        // An earlier attempt (cut off by a crash or a timeout) got through and the API refuses
-        // the same report again: it holds it already.
+      if (report.attempts > 0 && isDuplicateRejection(err)) {
+        // An earlier attempt (cut off by a crash or a timeout) got through. On a first attempt
+        // the same answer means another report of ours holds the target: a real rejection.
         deps.outbox.markAccepted(report.id, at);
         log.info({ key: report.idempotencyKey, reason: message }, 'report was already accepted earlier (duplicate); marked accepted');
         return;
