@@ -87,7 +87,8 @@ export const planCommand: CliCommand = {
   async run(args, io) {
     const path = configPathOf(args, io, 'plan');
     if (path === null) return exitCodes.usage;
-    const { config, secrets } = loadConfig(path, io.env);
+    // Secrets are not needed here: { credential } references outside systemd do not stop it.
+    const { config, secrets } = loadConfig(path, io.env, { deferCredentials: true });
     const store = openStore({ path: config.storage.path, readOnly: true, logger: cliLogger(io, secrets) });
     let stored: StoredPlan | undefined;
     try {

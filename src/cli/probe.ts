@@ -218,7 +218,9 @@ export const probeCommand: CliCommand = {
       io.stderr('usage: wattshift probe --config FILE DEVICE');
       return exitCodes.usage;
     }
-    const { config, secrets } = loadConfig(path, io.env);
+    // The API secret is not needed; an unreadable MQTT password shows as the broker's refusal.
+    const { config, secrets, warnings } = loadConfig(path, io.env, { deferCredentials: true });
+    for (const w of warnings) io.stderr(`warning: ${w}`);
     const sections = await probeDevice(config, deviceId, { logger: cliLogger(io, secrets, 'error'), baseDir: dirname(resolve(path)) });
     for (const line of renderProbe(config.devices.find((d) => d.id === deviceId)!, sections)) io.stdout(line);
     const read = sections.some((s) => s.values.some((v) => v.error === undefined && v.value !== undefined));
