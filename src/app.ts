@@ -414,6 +414,8 @@ export function buildApp(config: Config, deps: AppDeps): App {
       });
       log.info({ url: status.url }, 'status page');
     }
+    // Eligibility can change while the daemon was down; look once at start, then on each event.
+    void tracker.checkEligibility(spark, identity(), deps.logger);
     log.info({ devices: config.devices.length, slotMinutes: config.site.slotMinutes }, 'wattshift started');
   }
 

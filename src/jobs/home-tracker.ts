@@ -196,6 +196,8 @@ export function createHomeTracker(deps: { config: Config; store: Pick<Store, 'ge
       try {
         const [eligibility, enrollment] = await Promise.all([spark.getEligibility(me.userId), spark.getEnrollment(me.userId)]);
         elig = { eligible: eligibility.isEligible, enrolled: enrollment.isEnrolled ?? null, checkedMs: deps.clock.nowMs() };
+        // Kept for `wattshift status`, which reads the store while the daemon runs.
+        store.setState('eligibility', elig);
         const level = eligibility.isEligible && enrollment.isEnrolled ? 'info' : 'warn';
         log[level]({ eligible: eligibility.isEligible, enrolled: enrollment.isEnrolled }, 'eligibility checked');
       } catch (err) {
