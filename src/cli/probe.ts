@@ -219,8 +219,8 @@ export const probeCommand: CliCommand = {
       return exitCodes.usage;
     }
     // The API secret is not needed; an unreadable MQTT password shows as the broker's refusal.
-    const { config, secrets, warnings } = loadConfig(path, io.env, { deferCredentials: true });
-    for (const w of warnings) io.stderr(`warning: ${w}`);
+    // Config warnings are `wattshift check`'s business.
+    const { config, secrets } = loadConfig(path, io.env, { deferCredentials: true });
     const sections = await probeDevice(config, deviceId, { logger: cliLogger(io, secrets, 'error'), baseDir: dirname(resolve(path)) });
     for (const line of renderProbe(config.devices.find((d) => d.id === deviceId)!, sections)) io.stdout(line);
     const read = sections.some((s) => s.values.some((v) => v.error === undefined && v.value !== undefined));
