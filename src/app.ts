@@ -23,7 +23,6 @@ import { createHaBridge, type HaBridge } from './ha/bridge.js';
 import { haWill } from './ha/publisher.js';
 import { sharedConnectionPort } from './ha/port.js';
 import { startStatusServer, type StatusServer } from './status/server.js';
-import { emptyMetrics } from './status/metrics.js';
 import { homeView } from './app-view.js';
 import { identityOf, loadRegistration } from './identity.js';
 import { createMetering, type MeteredSubject, type Metering } from './jobs/metering.js';
@@ -39,6 +38,7 @@ import { startControlLoop, type ControlSnapshot, type ControlledDevice } from '.
 import { startReportOutbox } from './jobs/report-outbox.js';
 import { startLoop, type LoopHandle } from './jobs/loop.js';
 import { createHomeTracker } from './jobs/home-tracker.js';
+import { Counters } from './jobs/metrics.js';
 import type { HomeEvent } from './jobs/event-normalise.js';
 
 export interface AppDeps {
@@ -95,6 +95,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
   let jobHealth: () => JobHealthView[] = () => [];
   let scan: () => void = () => undefined;
   let wishes: Wishes | undefined;
+  const counters = new Counters();
 
   const need = <T>(x: T | undefined, what: string): T => {
     if (x === undefined) throw new WattshiftError('INTERNAL', `${what} used before start()`);
@@ -316,6 +317,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
       logger: deps.logger,
       backoff: { baseMs: config.reports.retryMinS * 1000, maxMs: config.reports.retryMaxS * 1000 },
       deadlineWarningMs: config.reports.deadlineWarnDays * 86_400_000,
+      onOutcome: (outcome, code) => counters.report(outcome, code),
     });
     late.outbox = outbox;
     loops.push({ name: 'reports', handle: outbox });
@@ -384,7 +386,12 @@ export function buildApp(config: Config, deps: AppDeps): App {
         logger: deps.logger,
         getView: view,
         onCommand: async (cmd) => {
+          if (cmd.departure !== undefined && Date.parse(cmd.departure) <= clock.nowMs()) {
+            counters.command(false);
+            throw new WattshiftError('MQTT_COMMAND_INVALID', 'departure is in the past');
+          }
           w.apply(cmd, clock.nowMs());
+          counters.command(true);
           planning.request(`command for ${cmd.deviceId}`);
           control.wake();
         },
@@ -408,7 +415,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
         host: config.http.host,
         port: config.http.port,
         getView: view,
-        metrics: emptyMetrics,
+        metrics: () => counters.snapshot(),
         timezone: config.site.timezone,
         logger: deps.logger,
       });

@@ -47,6 +47,8 @@ export function startReportOutbox(deps: {
   pollMs?: number;
   backoff?: { baseMs: number; maxMs: number };
   random?: () => number;
+  /** Told about every send's outcome (metrics). */
+  onOutcome?: (outcome: 'sent' | 'rejected' | 'retried', code?: string) => void;
   /** Warn when an unsent report's deadline is this close. */
   deadlineWarningMs?: number;
 }): LoopHandle & { health(): OutboxHealth; flush(): void } {
@@ -64,6 +66,7 @@ export function startReportOutbox(deps: {
       deps.outbox.markAccepted(report.id, deps.clock.nowMs(), id);
       log.info({ key: report.idempotencyKey, eventId: report.eventId, attempts: report.attempts + 1 }, 'report accepted');
       health.ok = true;
+      deps.onOutcome?.('sent');
     } catch (err) {
       const at = deps.clock.nowMs();
       const message = err instanceof Error ? err.message : String(err);
@@ -86,11 +89,13 @@ export function startReportOutbox(deps: {
       if (code === 'API_REJECTED' || code === 'API_NOT_FOUND' || code === 'API_BAD_RESPONSE') {
         deps.outbox.markRejected(report.id, message, at);
         log.error({ code: 'REPORT_REJECTED', key: report.idempotencyKey, reason: message }, 'report rejected by the API');
+        deps.onOutcome?.('rejected', code);
         return;
       }
       const next = at + backoffMs(report.attempts + 1, backoff, deps.random);
       deps.outbox.markRetry(report.id, `${code}: ${message}`, next);
       log.warn({ code, key: report.idempotencyKey, attempts: report.attempts + 1, nextAttemptMs: next }, 'report send failed; will retry');
+      deps.onOutcome?.('retried', code);
     }
   }
 

@@ -1,0 +1,37 @@
+import type { MetricsSnapshot } from '../status/metrics.js';
+
+/** Counters since start, for `/metrics` (gauges come from the live view). */
+export class Counters {
+  private readonly requestErrors = new Map<string, number>();
+  private readonly commands = { ok: 0, error: 0 };
+  private readonly reports = { sent: 0, rejected: 0, retried: 0 };
+
+  requestError(target: string, code: string): void {
+    const key = `${target}\u0000${code}`;
+    this.requestErrors.set(key, (this.requestErrors.get(key) ?? 0) + 1);
+  }
+
+  command(ok: boolean): void {
+    this.commands[ok ? 'ok' : 'error']++;
+  }
+
+  report(outcome: 'sent' | 'rejected' | 'retried', code?: string): void {
+    this.reports[outcome]++;
+    if (code) this.requestError('api', code);
+  }
+
+  snapshot(): MetricsSnapshot {
+    return {
+      requestErrors: [...this.requestErrors].map(([key, count]) => {
+        const [target, code] = key.split('\u0000') as [string, string];
+        return { target, code, count };
+      }),
+      commands: [{ status: 'ok', count: this.commands.ok }, { status: 'error', count: this.commands.error }],
+      reports: [
+        { status: 'sent', count: this.reports.sent },
+        { status: 'rejected', count: this.reports.rejected },
+        { status: 'retried', count: this.reports.retried },
+      ],
+    };
+  }
+}
