@@ -23,8 +23,8 @@ export interface StatusReport {
   nowMs: number;
   database: string;
   registration: Registration | null;
-  /** As last checked by `wattshift register`. */
-  program: EligibilityState | null;
+  /** The latest check, by the daemon (at start and on eligibility events) or by `wattshift register`. */
+  program: (EligibilityState & { checkedBy: 'daemon' | 'register' }) | null;
   events: {
     total: number;
     byState: Record<string, number>;
@@ -66,6 +66,18 @@ const daemonViewSchema = z.looseObject({
   location: z.looseObject({ powerW: z.number().optional(), limitKw: z.number(), lpcCapKw: z.number().optional() }),
 });
 export type DaemonView = z.infer<typeof daemonViewSchema>;
+
+/** What the daemon keeps under the state key `eligibility` (src/jobs/home-tracker.ts). */
+const daemonEligibilitySchema = z.looseObject({ eligible: z.boolean().nullable(), enrolled: z.boolean().nullable(), checkedMs: z.number().nullable() });
+
+function programOf(store: Pick<Store, 'getState'>): StatusReport['program'] {
+  const byDaemon = store.getState('eligibility', daemonEligibilitySchema);
+  const byRegister = store.getState(eligibilityStateKey, eligibilityStateSchema);
+  if (byDaemon && byDaemon.checkedMs !== null && (!byRegister || byDaemon.checkedMs >= byRegister.checkedMs)) {
+    return { eligible: byDaemon.eligible, enrolled: byDaemon.enrolled, checkedMs: byDaemon.checkedMs, error: null, checkedBy: 'daemon' };
+  }
+  return byRegister ? { ...byRegister, checkedBy: 'register' } : null;
+}
 
 export function daemonUrl(http: Config['http']): string {
   const host = http.host === '0.0.0.0' ? '127.0.0.1' : http.host === '::' ? '::1' : http.host;
@@ -129,7 +141,7 @@ export function collectStatus(config: Config, store: Store, nowMs: number): Omit
     nowMs,
     database: store.path,
     registration: loadRegistration(store) ?? null,
-    program: store.getState(eligibilityStateKey, eligibilityStateSchema) ?? null,
+    program: programOf(store),
     events: {
       total: events.length,
       byState,
@@ -156,7 +168,7 @@ export function renderStatus(r: StatusReport, config: Config): string[] {
     out.push('Registration: not registered (run `wattshift register --config FILE`)');
   }
   if (r.program) {
-    out.push(`  eligible ${yesNo(r.program.eligible)}, enrolled ${yesNo(r.program.enrolled)} (checked ${at(r.program.checkedMs)}${r.program.error ? `; ${r.program.error}` : ''})`);
+    out.push(`  eligible ${yesNo(r.program.eligible)}, enrolled ${yesNo(r.program.enrolled)} (checked by ${r.program.checkedBy === 'daemon' ? 'the daemon' : 'register'} ${at(r.program.checkedMs)}${r.program.error ? `; ${r.program.error}` : ''})`);
   }
   out.push('');
   const counts = Object.entries(r.events.byState).filter(([, n]) => n > 0).map(([s, n]) => `${s} ${n}`).join(', ');
