@@ -1,0 +1,177 @@
+/**
+ * Daemon benchmark: the built daemon as its own process with a tank and an EV charger, against the
+ * sandbox and simulated devices. Startup-to-ready is the median of 3 starts on the real clock;
+ * then a simulated week on an accelerated clock (WATTSHIFT_SIM_CLOCK), sampling the process's
+ * /proc status, stat and io. Prints figures (nothing is asserted); the last line is one JSON object.
+ *
+ *   npm run build && npx tsx scripts/bench-daemon.ts [--speed 4000] [--days 7] [--starts 3] [--keep]
+ *
+ * Steady state is simulated day 2 to the end. Disk writes are given two ways: `write_bytes` (what
+ * the kernel accounted as dirtied pages; page rewrites within the writeback delay count once, so on
+ * an accelerated clock this is a lower bound) and logical file writes (`wchar` minus the bytes the
+ * daemon sent to its peers through counting relays and to stdout/stderr), an upper bound.
+ */
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import Database from 'better-sqlite3';
+import { acceleratedClock, systemClock } from '../src/clock.js';
+import { localAt } from '../src/demo/environment.js';
+import { startBenchWorld } from './lib/bench-world.js';
+import { spawnDaemon } from './lib/daemon-process.js';
+import { median, round, sampleProc, slope, type ProcSample } from './lib/proc-sample.js';
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
+const MIB = 1024 * 1024;
+
+const { values } = parseArgs({
+  options: {
+    speed: { type: 'string', default: '4000' },
+    days: { type: 'string', default: '7' },
+    starts: { type: 'string', default: '3' },
+    'sample-ms': { type: 'string', default: '250' },
+    keep: { type: 'boolean', default: false },
+    /** NODE_OPTIONS for the daemon process (e.g. --max-old-space-size=64), to see what RSS is made of. */
+    'node-options': { type: 'string' },
+  },
+});
+const speed = Number(values.speed);
+const days = Number(values.days);
+const starts = Number(values.starts);
+const sampleMs = Number(values['sample-ms']);
+const nodeEnv: NodeJS.ProcessEnv = values['node-options'] ? { NODE_OPTIONS: values['node-options'] } : {};
+const dirs: string[] = [];
+const tmp = (prefix: string): string => {
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  dirs.push(d);
+  return d;
+};
+
+async function measureStartup(): Promise<number[]> {
+  const dataDir = tmp('wattshift-bench-start-');
+  const world = await startBenchWorld({ clock: systemClock, startMs: Date.now(), dataDir });
+  const times: number[] = [];
+  try {
+    for (let i = 0; i < starts; i++) {
+      const d = spawnDaemon({ configPath: world.configPath, env: { ...world.daemonEnv, ...nodeEnv } });
+      try {
+        times.push(await d.ready);
+      } finally {
+        await d.stop();
+      }
+    }
+  } finally {
+    await world.close();
+  }
+  return times;
+}
+
+interface WeekSample extends ProcSample {
+  simMs: number;
+  socketBytes: number;
+  pipeBytes: number;
+}
+
+function fileBytes(path: string): number {
+  return ['', '-wal', '-shm'].reduce((n, suffix) => n + (existsSync(path + suffix) ? statSync(path + suffix).size : 0), 0);
+}
+
+/** Bytes per table and index (dbstat) and row counts, largest first. */
+function tableSizes(path: string): { name: string; bytes: number; rows?: number }[] {
+  const db = new Database(path, { readonly: true });
+  try {
+    const rows = db.prepare("SELECT name, SUM(pgsize) AS bytes FROM dbstat GROUP BY name ORDER BY bytes DESC").all() as { name: string; bytes: number }[];
+    const tables = new Set((db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map((t) => t.name));
+    return rows.map((r) => (tables.has(r.name) ? { ...r, rows: (db.prepare(`SELECT COUNT(*) AS n FROM "${r.name}"`).get() as { n: number }).n } : r));
+  } catch {
+    return [];
+  } finally {
+    db.close();
+  }
+}
+
+async function runWeek() {
+  const dataDir = tmp('wattshift-bench-week-');
+  // Midnight in Oslo on a January Monday: winter prices, heating every day.
+  const startMs = localAt(Date.UTC(2026, 0, 12, 12), 0, 0);
+  const realOriginMs = Date.now();
+  const clock = acceleratedClock(startMs, speed, realOriginMs);
+  const world = await startBenchWorld({ clock, startMs, dataDir });
+  const d = spawnDaemon({ configPath: world.configPath, env: { ...world.daemonEnv, ...nodeEnv, WATTSHIFT_SIM_CLOCK: `${startMs},${realOriginMs},${speed}` }, ...(values.keep ? { logPath: join(dataDir, 'daemon.log') } : {}) });
+  const samples: WeekSample[] = [];
+  const endMs = startMs + days * DAY_MS;
+  let lastDay = -1;
+  try {
+    await d.ready;
+    process.stdout.write(`daemon ready at simulated +${round((clock.nowMs() - startMs) / HOUR_MS)} h; running to day ${days} at ${speed}×\n`);
+    while (clock.nowMs() < endMs) {
+      await new Promise((r) => setTimeout(r, sampleMs));
+      const s = sampleProc(d.pid);
+      if (!s) throw new Error(`daemon exited during the week:\n${d.tail().join('\n')}`);
+      const simMs = clock.nowMs();
+      samples.push({ ...s, simMs, socketBytes: world.socketBytesFromDaemon(), pipeBytes: d.stdoutBytes() + d.stderrBytes() });
+      const day = Math.floor((simMs - startMs) / DAY_MS);
+      if (day !== lastDay && day < days) {
+        lastDay = day;
+        process.stdout.write(`  day ${day + 1}: RSS ${round(s.rssBytes / MIB)} MiB, CPU ${round(s.cpuMs / 1000)} s, write_bytes ${round(s.writeBytes / 1024)} KiB\n`);
+      }
+    }
+  } finally {
+    const code = await d.stop();
+    if (code !== 0) process.stdout.write(`daemon stopped with exit code ${code}\n`);
+    await world.close();
+  }
+  const steady = samples.filter((s) => s.simMs >= startMs + DAY_MS);
+  const first = steady[0];
+  const last = steady.at(-1);
+  if (!first || !last || steady.length < 10) throw new Error(`too few steady-state samples (${steady.length}); is the machine overloaded?`);
+  const steadyDays = (last.simMs - first.simMs) / DAY_MS;
+  const logical = (s: WeekSample): number => s.wchar - s.socketBytes - s.pipeBytes;
+  const wholeDays = (last.simMs - startMs) / DAY_MS;
+  return {
+    samples: samples.length,
+    rssMb: round(median(steady.map((s) => s.rssBytes / MIB))),
+    rssMaxMb: round(Math.max(...samples.map((s) => s.rssBytes / MIB))),
+    rssGrowthMbDay2to7: round(slope(steady.map((s) => ({ x: (s.simMs - startMs) / DAY_MS, y: s.rssBytes / MIB }))), 2),
+    cpuMsPerSimHour: round((last.cpuMs - first.cpuMs) / ((last.simMs - first.simMs) / HOUR_MS)),
+    cpuUtilPct: round((100 * (last.cpuMs - first.cpuMs)) / (last.atMs - first.atMs)),
+    blockWriteBytesPerDay: Math.round((last.writeBytes - first.writeBytes) / steadyDays),
+    fileWriteBytesPerDay: Math.round((logical(last) - logical(first)) / steadyDays),
+    blockWriteBytesWholeRun: last.writeBytes,
+    logBytesPerDay: Math.round((last.pipeBytes - first.pipeBytes) / steadyDays),
+    socketBytesPerDay: Math.round((last.socketBytes - first.socketBytes) / steadyDays),
+    simDays: round(wholeDays, 2),
+    dbBytesEnd: fileBytes(world.dbPath),
+    tables: tableSizes(world.dbPath),
+    warnLines: d.levels().get('warn') ?? 0,
+    errorLines: (d.levels().get('error') ?? 0) + (d.levels().get('fatal') ?? 0),
+  };
+}
+
+try {
+  const startup = starts > 0 ? await measureStartup() : [];
+  const startupMs = startup.length > 0 ? round(median(startup)) : null;
+  process.stdout.write(`startup to ready (real clock): ${startup.map((t) => `${Math.round(t)} ms`).join(', ')}; median ${startupMs} ms\n`);
+  const week = await runWeek();
+  const kib = (n: number): string => `${round(n / 1024)} KiB`;
+  process.stdout.write(
+    [
+      `steady state (day 2–${days}, ${week.samples} samples at ${speed}×):`,
+      `  RSS median ${week.rssMb} MiB (max ${week.rssMaxMb}), growth ${week.rssGrowthMbDay2to7} MiB/day`,
+      `  CPU ${week.cpuMsPerSimHour} ms per simulated hour (${week.cpuUtilPct}% of one core at this speed)`,
+      `  disk writes per simulated day: block ${kib(week.blockWriteBytesPerDay)}, logical file writes ${kib(week.fileWriteBytesPerDay)}`,
+      `  stdout log ${kib(week.logBytesPerDay)}/day, sent to peers ${kib(week.socketBytesPerDay)}/day; ${week.warnLines} warn, ${week.errorLines} error lines`,
+      `  database at the end: ${kib(week.dbBytesEnd)} (${week.tables.slice(0, 5).map((t) => `${t.name} ${kib(t.bytes)}${t.rows !== undefined ? ` ${t.rows} rows` : ''}`).join(', ')})`,
+    ].join('\n') + '\n',
+  );
+  const { tables: _tables, samples: _samples, ...figures } = week;
+  void _tables;
+  void _samples;
+  const diskBytesPerDay = Math.max(week.blockWriteBytesPerDay, week.fileWriteBytesPerDay);
+  process.stdout.write(`${JSON.stringify({ ...figures, startupMs, startupRunsMs: startup.map(Math.round), diskBytesPerDay, speed, nodeOptions: values['node-options'] ?? null })}\n`);
+} finally {
+  if (values.keep) process.stderr.write(`kept ${dirs.join(' ')}\n`);
+  else for (const d of dirs) rmSync(d, { recursive: true, force: true });
+}
