@@ -61,6 +61,19 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
 
   out(`wattshift demo: ${totalHours} simulated hours from ${fmtLocal(startMs)} (Europe/Oslo), logs in ${logFile}`);
   const env = await startDemoEnvironment({ clock, startMs, dataDir, logger });
+  try {
+    return await runInEnvironment(env, { startMs, totalHours, clock, speed, dataDir, logger, out });
+  } catch (err) {
+    await env.close();
+    throw err;
+  }
+}
+
+async function runInEnvironment(
+  env: DemoEnvironment,
+  o: { startMs: number; totalHours: number; clock: ReturnType<typeof acceleratedClock>; speed: number; dataDir: string; logger: Logger; out: (line: string) => void },
+): Promise<DemoResult> {
+  const { startMs, totalHours, clock, speed, dataDir, logger, out } = o;
   const { config } = parseConfig(env.config);
   out(`sandbox ${env.sandbox.baseUrl} · broker ${env.broker.url} · tank on modbus tcp://${env.tank.host}:${env.tank.port}`);
 
