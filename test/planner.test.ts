@@ -228,4 +228,37 @@ describe('plan: cases', () => {
     for (const s of p.slots) expect(s.reason).toMatch(/EUR\/kWh \(rank \d\/3/);
     expect(p.slots[1]!.reason).toMatch(/EV 5\.56 kWh/);
   });
+
+  it('keeps minimum on/off durations and the maximum starts per local day', () => {
+    fc.assert(fc.property(fc.array(fc.double({ min: -0.1, max: 0.5, noNaN: true }), { minLength: 48, maxLength: 48 }), (prices) => {
+      const ac = { minOnSlots: 2, minOffSlots: 2, maxStartsPerDay: 2 };
+      for (const control of ['relay', 'continuous'] as const) {
+        const t = tank({ control, antiCycling: ac, currentTempC: 65 });
+        const p = plan(input(prices, { tank: t, ev: ev({ energyNeededKWh: 30, minPowerKW: 4.14, departureMs: T0 + 40 * H, antiCycling: { minOnSlots: 3 } }) }), T0);
+        checkTank(p, t);
+        for (const dev of ['tank', 'ev'] as const) {
+          const on = p.slots.map((s) => s[dev]!.on);
+          const minOn = dev === 'tank' ? 2 : 3;
+          // Runs (except one cut by the horizon end) last at least minOn slots.
+          let i = 0;
+          const startsPerDay = new Map<string, number>();
+          while (i < on.length) {
+            if (!on[i]) {
+              i++;
+              continue;
+            }
+            let j = i;
+            while (j < on.length && on[j]) j++;
+            if (j < on.length) expect(j - i).toBeGreaterThanOrEqual(minOn);
+            const day = new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Oslo' }).format(p.slots[i]!.startMs);
+            startsPerDay.set(day, (startsPerDay.get(day) ?? 0) + 1);
+            i = j;
+          }
+          if (dev === 'tank') for (const n of startsPerDay.values()) expect(n).toBeLessThanOrEqual(2);
+        }
+        const got = p.slots.reduce((x, s) => x + s.ev!.energyKWh, 0) * 0.9;
+        expect(got).toBeGreaterThanOrEqual(30 - 1e-3);
+      }
+    }), { numRuns: 6 });
+  });
 });

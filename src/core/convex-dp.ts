@@ -8,7 +8,7 @@
  * slot d" rule (legionella) is placed exactly by a forward + backward pass.
  */
 import {
-  addFloorPenalty, backwardStep, argminShifted, evalPwl, infConv, type Pwl, pwlEnd, reflect, restrict,
+  addFloorPenalty, backwardStep, argminShifted, evalPwl, infConv, type Pwl, pwlEnd, restrict,
 } from './pwl.js';
 
 export interface StorageProblem {
@@ -74,20 +74,6 @@ export function solveStorage(p: StorageProblem, extraFloor?: ReadonlyMap<number,
     floor = f;
   }
   return recover(p, backward(p, floor));
-}
-
-function points(f: Pwl): { xs: number[]; vs: number[] } {
-  const xs = [f.x0];
-  const vs = [f.v0];
-  let x = f.x0;
-  let v = f.v0;
-  for (let i = 0; i < f.len.length; i++) {
-    x += f.len[i] as number;
-    v += (f.len[i] as number) * (f.slope[i] as number);
-    xs.push(x);
-    vs.push(v);
-  }
-  return { xs, vs };
 }
 
 /** min over x in [lo, hi] of f(x) + g(x); Infinity when the domains do not meet. */

@@ -37,7 +37,7 @@ export interface DiscreteSolution {
 }
 
 interface Layer {
-  keys: Map<number, number>;
+  keys: number[];
   e: number[];
   cost: number[];
   prev: number[];
@@ -49,7 +49,7 @@ interface Layer {
 }
 
 function layer(): Layer {
-  return { keys: new Map(), e: [], cost: [], prev: [], q: [], on: [], run: [], starts: [], leg: [] };
+  return { keys: [], e: [], cost: [], prev: [], q: [], on: [], run: [], starts: [], leg: [] };
 }
 
 export function solveDiscrete(p: DiscreteProblem): DiscreteSolution {
@@ -60,10 +60,13 @@ export function solveDiscrete(p: DiscreteProblem): DiscreteSolution {
   const S = p.maxStartsPerDay ?? Infinity;
   const limitStarts = Number.isFinite(S);
   const nb = Math.ceil((p.eMax - p.eLow) / p.step) + 2;
+  const startsDim = limitStarts ? S + 2 : 1;
+  // Key → index of the state in the layer being built (-1: none); reset after each layer.
+  const slotOf = new Int32Array((nb + 1) * 2 * (R + 1) * startsDim * 2).fill(-1);
   const layers: Layer[] = [];
   let cur = layer();
   const e0 = Math.min(p.e0, p.eMax);
-  cur.keys.set(0, 0);
+  cur.keys.push(0);
   cur.e.push(e0);
   cur.cost.push(0);
   cur.prev.push(-1);
@@ -81,41 +84,43 @@ export function solveDiscrete(p: DiscreteProblem): DiscreteSolution {
     const allowOff = fixed === undefined || fixed <= 0;
     const kt = p.k[t] as number;
     const floorT = p.floor[t] as number;
+    const actions: number[] = allowOff ? [0] : [];
+    for (const level of levels) if (level > 0) actions.push(level);
     for (let i = 0; i < cur.e.length; i++) {
       const on = cur.on[i] as number;
       const run = cur.run[i] as number;
       const starts = newDay ? 0 : (cur.starts[i] as number);
       const base = p.a * (cur.e[i] as number) - kt;
       const c0 = cur.cost[i] as number;
-      const tryAction = (isOn: number, level: number): void => {
+      const leg0 = cur.leg[i] as number;
+      for (const level of actions) {
+        const isOn = level > 0 ? 1 : 0;
         if (fixed === undefined) {
-          if (on === 1 && isOn === 0 && run < minOn) return;
-          if (on === 0 && isOn === 1 && run < minOff) return;
+          if (on === 1 && isOn === 0 && run < minOn) continue;
+          if (on === 0 && isOn === 1 && run < minOff) continue;
         }
         let st = starts;
         if (isOn === 1 && on === 0) {
           st++;
-          if (st > S && fixed === undefined) return;
+          if (st > S && fixed === undefined) continue;
         }
         const q = isOn === 1 ? Math.max(0, Math.min(level, p.eMax - base)) : 0;
         let e = base + q;
         if (e < p.eLow) e = p.eLow;
         let cost = c0 + p.cost(t, q);
         if (e < floorT) cost += p.penalty * (floorT - e);
-        let leg = cur.leg[i] as number;
+        let leg = leg0;
         if (p.reach) {
           if (e >= p.reach.level - 1e-9) leg = 1;
           if (t === p.reach.bySlot && leg === 0) cost += p.penalty * (1 + p.reach.level - e);
         }
         const r = isOn === on ? Math.min(R, run + 1) : 1;
         const bucket = Math.min(nb, Math.max(0, Math.floor((e - p.eLow) / p.step)));
-        let key = bucket * 2 + isOn;
-        key = key * (R + 1) + r;
-        if (limitStarts) key = key * (S + 2) + Math.min(st, S + 1);
-        key = key * 2 + leg;
-        const j = next.keys.get(key);
-        if (j === undefined) {
-          next.keys.set(key, next.e.length);
+        const key = ((((bucket * 2 + isOn) * (R + 1) + r) * startsDim + (limitStarts ? Math.min(st, S + 1) : 0)) * 2) + leg;
+        const j = slotOf[key] as number;
+        if (j < 0) {
+          slotOf[key] = next.e.length;
+          next.keys.push(key);
           next.e.push(e);
           next.cost.push(cost);
           next.prev.push(i);
@@ -134,16 +139,15 @@ export function solveDiscrete(p: DiscreteProblem): DiscreteSolution {
             next.starts[j] = st;
           }
         }
-      };
-      if (allowOff) tryAction(0, 0);
-      for (const level of levels) if (level > 0) tryAction(1, level);
+      }
     }
+    for (const key of next.keys) slotOf[key] = -1;
     if (next.e.length === 0) {
       // Every action was blocked (should not happen): stay off from the cheapest state.
       let best = 0;
       for (let i = 1; i < cur.e.length; i++) if ((cur.cost[i] as number) < (cur.cost[best] as number)) best = i;
       const e = Math.max(p.eLow, p.a * (cur.e[best] as number) - kt);
-      next.keys.set(0, 0);
+      next.keys.push(0);
       next.e.push(e);
       next.cost.push((cur.cost[best] as number) + (e < floorT ? p.penalty * (floorT - e) : 0));
       next.prev.push(best);

@@ -36,6 +36,32 @@ function order(p: EvProblem): number[] {
   return idx.sort((x, y) => (p.price[x] as number) - (p.price[y] as number) || y - x);
 }
 
+/**
+ * Best allocation of `target` over the slot set `set` (in fill order): every slot at least its
+ * minimum, the rest cheapest first up to the caps. Null when the set cannot take the target
+ * (or its minimums overshoot the budget).
+ */
+function allocate(p: EvProblem, set: number[], target: number, budget: number): { e: Map<number, number>; cost: number } | null {
+  let minSum = 0;
+  let capSum = 0;
+  for (const t of set) {
+    minSum += p.minE[t] as number;
+    capSum += p.cap[t] as number;
+  }
+  if (capSum + TOL < target || minSum > Math.max(target, budget) + TOL) return null;
+  const e = new Map<number, number>();
+  let left = target - minSum;
+  let cost = 0;
+  for (const t of set) {
+    const add = Math.max(0, Math.min(left, (p.cap[t] as number) - (p.minE[t] as number)));
+    left -= add;
+    const v = (p.minE[t] as number) + add;
+    e.set(t, v);
+    cost += v * (p.price[t] as number);
+  }
+  return { e, cost };
+}
+
 export function solveEv(p: EvProblem): EvSolution {
   const n = p.cap.length;
   const e = new Array<number>(n).fill(0);
@@ -48,48 +74,44 @@ export function solveEv(p: EvProblem): EvSolution {
     }
   }
   const ord = order(p);
-  let remaining = Math.max(0, p.need - got);
-  for (const t of ord) {
-    if (remaining <= TOL) break;
-    const take = Math.min(p.cap[t] as number, remaining);
-    e[t] = take;
-    remaining -= take;
+  const target = Math.max(0, p.need - got);
+  const budget = Math.max(target, p.need + p.maxExtra - got);
+  if (target > TOL) {
+    // k0: fewest cheapest slots that can take the target.
+    let k0 = 0;
+    let capSum = 0;
+    while (k0 < ord.length && capSum + TOL < target) capSum += p.cap[ord[k0++] as number] as number;
+    let best = capSum + TOL >= target ? null : allocate(p, ord, Math.min(target, capSum), budget);
+    const consider = (set: number[]): void => {
+      const a = allocate(p, set, target, budget);
+      if (a && (!best || a.cost < best.cost - 1e-12)) best = a;
+    };
+    if (capSum + TOL >= target) {
+      // The cheapest k slots for a few k (more slots at their minimum can beat a partial one),
+      // and the cheapest k0 − 1 plus any one other slot in place of the partial one.
+      for (let k = k0; k <= Math.min(ord.length, k0 + 3); k++) consider(ord.slice(0, k));
+      const head = ord.slice(0, Math.max(0, k0 - 1));
+      for (let j = k0; j < ord.length; j++) consider([...head, ord[j] as number].sort((x, y) => ord.indexOf(x) - ord.indexOf(y)));
+    }
+    if (!best) {
+      // Nothing takes the target within the minimums: everything at full power (shortfall, or
+      // a small overshoot when the minimums exceed what is needed).
+      best = { e: new Map(ord.map((t) => [t, p.cap[t] as number])), cost: 0 };
+    }
+    for (const [t, v] of (best as { e: Map<number, number> }).e) e[t] = v;
   }
   // Negative prices: take up to the extra budget where it pays.
   let extra = p.need + p.maxExtra - e.reduce((x, y) => x + y, 0);
   for (const t of ord) {
     if (extra <= TOL || (p.price[t] as number) >= 0) break;
-    const add = Math.min((p.cap[t] as number) - (e[t] as number), extra);
-    if (add > TOL) {
-      e[t] = (e[t] as number) + add;
+    const cur = e[t] as number;
+    const add = Math.min((p.cap[t] as number) - cur, extra);
+    if (add > TOL && (cur > TOL || add + TOL >= (p.minE[t] as number))) {
+      e[t] = cur + add;
       extra -= add;
     }
   }
-  repairMinPower(p, e, ord);
   let total = 0;
   for (const v of e) total += v;
   return { e, shortfall: Math.max(0, p.need - total) };
-}
-
-/** A slot below its minimum power is raised to it, paid by the dearest other slot if possible. */
-function repairMinPower(p: EvProblem, e: number[], ord: number[]): void {
-  for (const t of ord) {
-    const v = e[t] as number;
-    const minE = p.minE[t] as number;
-    if (v <= TOL || v + TOL >= minE) continue;
-    const d = minE - v;
-    // (b) take d from the dearest other charging slot that stays above its minimum.
-    let donor = -1;
-    for (const j of ord) {
-      if (j === t) continue;
-      const ej = e[j] as number;
-      if (ej - d + TOL >= (p.minE[j] as number) && ej > TOL && (donor < 0 || (p.price[j] as number) > (p.price[donor] as number))) donor = j;
-    }
-    const costRaise = d * (p.price[t] as number);
-    const costSwap = donor >= 0 ? d * ((p.price[t] as number) - (p.price[donor] as number)) : Infinity;
-    // (c) drop the partial slot into spare room of slots already charging (none when the fill was greedy
-    // and full), else raise.
-    if (costSwap <= costRaise) e[donor] = (e[donor] as number) - d;
-    e[t] = minE;
-  }
 }

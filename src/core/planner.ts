@@ -190,12 +190,12 @@ export function plan(input: PlanInput, nowMs: number, previous?: Plan): Plan {
     };
     const parts: string[] = [];
     if (s.tank) {
-      out.tank = { energyKWh: qt, powerKW: hours > 0 ? qt / hours : 0, on: qt > TOL, endTempC: s.tank.model.toC(final.tankE[t] as number) };
+      out.tank = { energyKWh: qt, powerKW: hours > 0 ? qt / hours : 0, on: final.tankOn[t] === true || qt > TOL, endTempC: s.tank.model.toC(final.tankE[t] as number) };
       if (qt > TOL) parts.push(`tank ${qt.toFixed(2)} kWh`);
     }
     if (s.ev) {
       charged += et * eff;
-      out.ev = { energyKWh: et, powerKW: hours > 0 ? et / hours : 0, on: et > TOL, chargedKWh: charged };
+      out.ev = { energyKWh: et, powerKW: hours > 0 ? et / hours : 0, on: final.evOn[t] === true || et > TOL, chargedKWh: charged };
       if (et > TOL) parts.push(`EV ${et.toFixed(2)} kWh`);
     }
     const priceText = `${ps.price.toFixed(4)} ${input.currency}/kWh (rank ${rank[t]}/${s.n}` +

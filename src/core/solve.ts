@@ -65,18 +65,22 @@ function tankSolve(s: Setup, input: PlanInput, cap: number[], coupling: Coupling
     return { q: sol.q, e: sol.e, on: sol.q.map((v) => v > TOL), legSlot: ls };
   }
   // On/off (relay) or anti-cycling: the discrete DP.
+  const xFree: number[] = [];
+  const xSlope: number[] = [];
+  for (let t = 0; t < cap.length; t++) {
+    const x = extra(t);
+    xFree.push(x.free);
+    xSlope.push(x.slope);
+  }
   const levels = cap.map((hi, t) => {
     if (tp.control === 'relay') return (tk.relayLevel[t] as number) > 0 && hi + TOL >= (tk.relayLevel[t] as number) ? [tk.relayLevel[t] as number] : [];
     return hi > TOL ? [hi / 4, hi / 2, (3 * hi) / 4, hi] : [];
   });
   const sol = solveDiscrete({
-    a: m.a, k: m.k, e0: tk.e0, eMax: m.eMax, eLow, floor: m.k.map(() => m.eFloor), terminal: tk.terminal,
+    a: m.a, k: m.k, e0: tk.e0, eMax: m.eMax, eLow: Math.min(m.eFloor, tk.e0) - 1.5, floor: m.k.map(() => m.eFloor), terminal: tk.terminal,
     penalty: s.penalty, onLevels: levels, fixed: tk.fixed,
-    cost: (t, q) => {
-      const x = extra(t);
-      return (tk.price[t] as number) * q + x.slope * Math.max(0, q - x.free);
-    },
-    step: input.options?.energyStepKWh ?? 0.01,
+    cost: (t, q) => (tk.price[t] as number) * q + (xSlope[t] as number) * Math.max(0, q - (xFree[t] as number)),
+    step: input.options?.energyStepKWh ?? (tp.control === 'relay' ? 0.01 : 0.02),
     minOnSlots: ac?.minOnSlots, minOffSlots: ac?.minOffSlots, maxStartsPerDay: ac?.maxStartsPerDay, dayIndex: s.dayIndex,
     reach: tk.legionella ? { level: tk.legionella.level, bySlot: tk.legionella.bySlot } : null,
   });
@@ -153,7 +157,40 @@ export function solveSetup(s: Setup, input: PlanInput): Solved {
     return { q: t1.q, e: t1.e, on: t1.on, ev: e2.e, evOn: e2.on };
   };
   const cands: Cand[] = [polish(first)];
+  // With a minimum EV power the continuous EV fill may end in a slot below the minimum. Then
+  // the tank gives that much headroom back in the cheapest shared slots (and re-plans), so
+  // the EV can take it there instead.
+  const borrow = (q: number[]): number[] | null => {
+    const cont = solveEv({ price: ev.price, cap: residual(ev.cap, q), minE: ev.minE.map(() => 0), need: ev.needGrid, maxExtra: ev.maxExtraGrid, fixed: ev.fixed });
+    let r = 0;
+    const partial = new Set<number>();
+    cont.e.forEach((v, t) => {
+      if (v > TOL && v + TOL < (ev.minE[t] as number)) {
+        r += v;
+        partial.add(t);
+      }
+    });
+    if (r <= TOL) return null;
+    const caps = tk.cap.slice();
+    const slotsByPrice = cont.e.map((_, t) => t).filter((t) => (cont.e[t] as number) > TOL && !partial.has(t))
+      .sort((x, y) => (ev.price[x] as number) - (ev.price[y] as number));
+    // The tank may not take more of the EV's slots than it has now...
+    for (const j of slotsByPrice) caps[j] = Math.min(caps[j] as number, q[j] as number);
+    // ...and gives back r in the cheapest of them.
+    let left = r;
+    for (const j of slotsByPrice) {
+      if (left <= TOL) break;
+      const qj = q[j] as number;
+      if (qj <= TOL || tk.fixed[j] !== undefined) continue;
+      const cut = Math.min(left, qj);
+      caps[j] = qj - cut;
+      left -= cut;
+    }
+    return left < r - TOL ? caps : null;
+  };
   if (contested) {
+    const b0 = borrow(first.q);
+    if (b0) cands.push(polish(tankSolve(s, input, b0, null, legSlot)));
     // EV first, then the tank on what is left.
     const e0 = evSolve(s, input, ev.cap);
     const t0 = tankSolve(s, input, residual(tk.cap, e0.e), null, legSlot);
@@ -210,7 +247,11 @@ export function solveSetup(s: Setup, input: PlanInput): Solved {
         hiSol = sol;
       } else lo = mid;
     }
-    if (hiSol) cands.push(polish(hiSol));
+    if (hiSol) {
+      cands.push(polish(hiSol));
+      const b = borrow(hiSol.q);
+      if (b) cands.push(polish(tankSolve(s, input, b, null, legSlot)));
+    }
   }
   let best = cands[0] as Cand;
   let bestV = objective(s, best.q, best.e, best.ev);
