@@ -35,13 +35,17 @@ const { values } = parseArgs({
     keep: { type: 'boolean', default: false },
     /** NODE_OPTIONS for the daemon process (e.g. --max-old-space-size=64), to see what RSS is made of. */
     'node-options': { type: 'string' },
+    /** Runs the daemon with --trace-gc and reports the heap left after each full GC (leak check without GC timing). */
+    'trace-gc': { type: 'boolean', default: false },
   },
 });
 const speed = Number(values.speed);
 const days = Number(values.days);
 const starts = Number(values.starts);
 const sampleMs = Number(values['sample-ms']);
-const nodeEnv: NodeJS.ProcessEnv = values['node-options'] ? { NODE_OPTIONS: values['node-options'] } : {};
+const nodeOptions = values['node-options'] ?? '';
+const nodeArgs = values['trace-gc'] ? ['--trace-gc'] : [];
+const nodeEnv: NodeJS.ProcessEnv = nodeOptions ? { NODE_OPTIONS: nodeOptions } : {};
 const dirs: string[] = [];
 const tmp = (prefix: string): string => {
   const d = mkdtempSync(join(tmpdir(), prefix));
@@ -55,7 +59,7 @@ async function measureStartup(): Promise<number[]> {
   const times: number[] = [];
   try {
     for (let i = 0; i < starts; i++) {
-      const d = spawnDaemon({ configPath: world.configPath, env: { ...world.daemonEnv, ...nodeEnv } });
+      const d = spawnDaemon({ configPath: world.configPath, env: { ...world.daemonEnv, ...nodeEnv }, ...(values.keep ? { logPath: join(dataDir, 'daemon.log') } : {}) });
       try {
         times.push(await d.ready);
       } finally {
@@ -99,7 +103,7 @@ async function runWeek() {
   const realOriginMs = Date.now();
   const clock = acceleratedClock(startMs, speed, realOriginMs);
   const world = await startBenchWorld({ clock, startMs, dataDir });
-  const d = spawnDaemon({ configPath: world.configPath, env: { ...world.daemonEnv, ...nodeEnv, WATTSHIFT_SIM_CLOCK: `${startMs},${realOriginMs},${speed}` }, ...(values.keep ? { logPath: join(dataDir, 'daemon.log') } : {}) });
+  const d = spawnDaemon({ configPath: world.configPath, env: { ...world.daemonEnv, ...nodeEnv, WATTSHIFT_SIM_CLOCK: `${startMs},${realOriginMs},${speed}` }, nodeArgs, ...(values.keep ? { logPath: join(dataDir, 'daemon.log') } : {}) });
   const samples: WeekSample[] = [];
   const endMs = startMs + days * DAY_MS;
   let lastDay = -1;
@@ -130,6 +134,11 @@ async function runWeek() {
   const steadyDays = (last.simMs - first.simMs) / DAY_MS;
   const logical = (s: WeekSample): number => s.wchar - s.socketBytes - s.pipeBytes;
   const wholeDays = (last.simMs - startMs) / DAY_MS;
+  const simOf = (atMs: number): number => startMs + (atMs - realOriginMs) * speed;
+  const gcs = d.heapAfterGc().map((g) => ({ simMs: simOf(g.atMs), mb: g.mb })).filter((g) => g.simMs >= startMs + DAY_MS);
+  const gcFigures = gcs.length > 1
+    ? { fullGcs: gcs.length, heapAfterGcMb: round(median(gcs.map((g) => g.mb))), heapAfterGcGrowthMbDay: round(slope(gcs.map((g) => ({ x: (g.simMs - startMs) / DAY_MS, y: g.mb }))), 2) }
+    : {};
   return {
     samples: samples.length,
     rssMb: round(median(steady.map((s) => s.rssBytes / MIB))),
@@ -147,6 +156,7 @@ async function runWeek() {
     tables: tableSizes(world.dbPath),
     warnLines: d.levels().get('warn') ?? 0,
     errorLines: (d.levels().get('error') ?? 0) + (d.levels().get('fatal') ?? 0),
+    ...gcFigures,
   };
 }
 
@@ -163,6 +173,7 @@ try {
       `  CPU ${week.cpuMsPerSimHour} ms per simulated hour (${week.cpuUtilPct}% of one core at this speed)`,
       `  disk writes per simulated day: block ${kib(week.blockWriteBytesPerDay)}, logical file writes ${kib(week.fileWriteBytesPerDay)}`,
       `  stdout log ${kib(week.logBytesPerDay)}/day, sent to peers ${kib(week.socketBytesPerDay)}/day; ${week.warnLines} warn, ${week.errorLines} error lines`,
+      ...(week.heapAfterGcMb !== undefined ? [`  V8 heap after full GC: median ${week.heapAfterGcMb} MB over ${week.fullGcs} GCs, growth ${week.heapAfterGcGrowthMbDay} MB/day`] : []),
       `  database at the end: ${kib(week.dbBytesEnd)} (${week.tables.slice(0, 5).map((t) => `${t.name} ${kib(t.bytes)}${t.rows !== undefined ? ` ${t.rows} rows` : ''}`).join(', ')})`,
     ].join('\n') + '\n',
   );
@@ -170,7 +181,7 @@ try {
   void _tables;
   void _samples;
   const diskBytesPerDay = Math.max(week.blockWriteBytesPerDay, week.fileWriteBytesPerDay);
-  process.stdout.write(`${JSON.stringify({ ...figures, startupMs, startupRunsMs: startup.map(Math.round), diskBytesPerDay, speed, nodeOptions: values['node-options'] ?? null })}\n`);
+  process.stdout.write(`${JSON.stringify({ ...figures, startupMs, startupRunsMs: startup.map(Math.round), diskBytesPerDay, speed, nodeOptions: [...nodeArgs, nodeOptions].filter(Boolean).join(' ') || null })}\n`);
 } finally {
   if (values.keep) process.stderr.write(`kept ${dirs.join(' ')}\n`);
   else for (const d of dirs) rmSync(d, { recursive: true, force: true });

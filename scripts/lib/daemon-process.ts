@@ -25,6 +25,8 @@ export interface DaemonProcess {
   stderrBytes(): number;
   /** Count of log lines by level name (warn, error, ...). */
   levels(): Map<string, number>;
+  /** Heap after each full GC (printed by node --trace-gc), MB, with the real time it was seen. */
+  heapAfterGc(): { atMs: number; mb: number }[];
   /** The last log lines (stdout and stderr), for diagnosis. */
   tail(): string[];
   /** SIGTERM, then SIGKILL after `graceMs`; resolves with the exit code. */
@@ -33,15 +35,15 @@ export interface DaemonProcess {
 
 const levelNames: Record<number, string> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' };
 
-export function spawnDaemon(options: { configPath: string; env?: NodeJS.ProcessEnv; /** Copy of the daemon's stdout and stderr. */ logPath?: string }): DaemonProcess {
+export function spawnDaemon(options: { configPath: string; env?: NodeJS.ProcessEnv; /** Copy of the daemon's stdout and stderr. */ logPath?: string; /** Flags for node itself (e.g. --trace-gc). */ nodeArgs?: string[] }): DaemonProcess {
   if (!existsSync(daemonEntry)) throw new Error(`${daemonEntry} is missing: run \`npm run build\` first`);
   const nowMs = (): number => Number(process.hrtime.bigint()) / 1e6;
   const spawnedAtMs = nowMs();
-  const child = spawn(process.execPath, [daemonEntry, 'run', '--config', options.configPath], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), daemonEntry, 'run', '--config', options.configPath], {
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const copy = options.logPath ? createWriteStream(options.logPath, { flags: 'a' }) : undefined;
+  const copy = options.logPath ? createWriteStream(options.logPath, { flags: 'a', mode: 0o600 }) : undefined;
   if (copy) {
     child.stdout!.pipe(copy, { end: false });
     child.stderr!.pipe(copy, { end: false });
@@ -51,6 +53,7 @@ export function spawnDaemon(options: { configPath: string; env?: NodeJS.ProcessE
   let errBytes = 0;
   const lines: string[] = [];
   const levels = new Map<string, number>();
+  const gcs: { atMs: number; mb: number }[] = [];
   const keep = (line: string): void => {
     lines.push(line);
     if (lines.length > 40) lines.shift();
@@ -68,6 +71,8 @@ export function spawnDaemon(options: { configPath: string; env?: NodeJS.ProcessE
     keep(line);
     let msg: unknown;
     let level: unknown;
+    const gc = /Mark-Compact.*-> ([\d.]+) \([\d.]+\) MB/.exec(line);
+    if (gc) gcs.push({ atMs: Date.now(), mb: Number(gc[1]) });
     try {
       ({ msg, level } = JSON.parse(line) as { msg?: unknown; level?: unknown });
     } catch {
@@ -94,6 +99,7 @@ export function spawnDaemon(options: { configPath: string; env?: NodeJS.ProcessE
     stdoutBytes: () => outBytes,
     stderrBytes: () => errBytes,
     levels: () => levels,
+    heapAfterGc: () => gcs,
     tail: () => [...lines],
     async stop(graceMs = 15_000) {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
