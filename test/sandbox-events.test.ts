@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/clock.js';
 import { dailyIncentiveCurve } from '../src/sandbox/price-curves.js';
 import { startSandbox, type Sandbox } from '../src/sandbox/server.js';
-import { hoursOfLocalDay, localDayStartMs, localTimeToUtcMs } from '../src/sandbox/zoned-time.js';
+import { hoursOfLocalDay, localDayStartMs, localTimeToUtcMs } from '../src/core/zoned-time.js';
 import { auditResponses, checkResponse, validateComponent, type ResponseAudit } from './helpers/openapi-validate.js';
 import { api, fetchToken } from './fixtures/sandbox/raw-client.js';
 

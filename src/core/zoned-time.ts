@@ -57,9 +57,12 @@ export function zoneOffsetMs(ms: number, zone: string = OSLO): number {
   return asUtc - Math.floor(ms / MINUTE_MS) * MINUTE_MS;
 }
 
-/** The instant of local wall time y-m-d h:00 in `zone` (the later instant is never needed here). */
-export function localTimeToUtcMs(year: number, month: number, day: number, hour: number, zone: string = OSLO): number {
-  const naive = Date.UTC(year, month - 1, day, hour);
+/**
+ * The instant of local wall time y-m-d h:mm in `zone` (of a repeated hour, the first; a skipped
+ * time moves forward by the gap). Day overflow is allowed (day 32 is the next month's first).
+ */
+export function localTimeToUtcMs(year: number, month: number, day: number, hour: number, zone: string = OSLO, minute = 0): number {
+  const naive = Date.UTC(year, month - 1, day, hour, minute);
   let guess = naive - zoneOffsetMs(naive, zone);
   guess = naive - zoneOffsetMs(guess, zone);
   return guess;

@@ -10,7 +10,7 @@ import type { ConfigInput } from '../config/schema.js';
 import { startSandbox, type Sandbox } from '../sandbox/server.js';
 import { startSimulatedTank, type SimulatedTank } from '../sandbox/devices/modbus-tank.js';
 import { createGoeSim, type GoeSim } from '../sandbox/devices/goe-sim.js';
-import { localToUtcMs } from '../core/departure.js';
+import { localParts, localTimeToUtcMs } from '../core/zoned-time.js';
 import { startEmbeddedBroker, type EmbeddedBroker } from './broker.js';
 
 export const demoTimezone = 'Europe/Oslo';
@@ -31,11 +31,8 @@ export interface DemoEnvironment {
 
 /** Local wall-clock time of `day` (0 = the start day) as UTC ms. */
 export function localAt(startMs: number, day: number, hh: number, mm = 0): number {
-  const parts = new Intl.DateTimeFormat('en-CA', { timeZone: demoTimezone, year: 'numeric', month: '2-digit', day: '2-digit' })
-    .format(new Date(startMs))
-    .split('-')
-    .map(Number) as [number, number, number];
-  return localToUtcMs(parts[0], parts[1], parts[2] + day, hh, mm, demoTimezone);
+  const p = localParts(startMs, demoTimezone);
+  return localTimeToUtcMs(p.year, p.month, p.day + day, hh, demoTimezone, mm);
 }
 
 export async function startDemoEnvironment(options: { clock: Clock; startMs: number; dataDir: string; logger: Logger; seed?: number }): Promise<DemoEnvironment> {

@@ -6,7 +6,7 @@ import { neighbourhoodOf, type Neighbourhood } from './neighbourhoods.js';
 import { dailyIncentiveCurve, priceCurveDelta } from './price-curves.js';
 import { PartnerState, type EventRec } from './state.js';
 import { WebhookDelivery } from './webhook-delivery.js';
-import { HOUR_MS, isoUtc, localDateString, localDayStartMs, localParts, localTimeToUtcMs, OSLO } from './zoned-time.js';
+import { HOUR_MS, isoUtc, localDateString, localDayStartMs, localParts, localTimeToUtcMs, OSLO } from '../core/zoned-time.js';
 
 /**
  * The moving parts of the sandbox, all on the injected clock: partner state, event creation and

@@ -1,6 +1,6 @@
 import type { Currency } from '../spark/wire.js';
 import { areaCurrency, eurRates, hashUnit, spotEurPerMwh, type PriceAreaCode } from './spot-prices.js';
-import { hoursOfLocalDay, isoUtc, OSLO } from './zoned-time.js';
+import { hoursOfLocalDay, isoUtc, OSLO } from '../core/zoned-time.js';
 
 /**
  * The incentive (price delta) of a daily price curve. For the local day starting at

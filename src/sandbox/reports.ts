@@ -4,7 +4,7 @@ import type { SandboxEngine } from './engine.js';
 import { curveCurrency } from './price-curves.js';
 import { eurRates, isPriceArea, type CurrencyCode } from './spot-prices.js';
 import type { AcceptedPayload, AcceptedReport, EventRec, PartnerState } from './state.js';
-import { HOUR_MS, localDateString, localDayStartMs, localParts, OSLO } from './zoned-time.js';
+import { HOUR_MS, localDateString, localDayStartMs, localParts, OSLO } from '../core/zoned-time.js';
 
 /**
  * Usage report validation and compensation. A report is accepted whole or not at all; every

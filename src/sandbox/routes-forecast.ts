@@ -2,7 +2,7 @@ import { forecastAdviceRequestSchema } from '../spark/wire.js';
 import type { SandboxEngine } from './engine.js';
 import { badRequest, defineRoute, json, ReplyError, type Route } from './http-kit.js';
 import { areaTimeZone, convertPrice, isPriceArea, spotEurPerMwh, type CurrencyCode, type PriceAreaCode } from './spot-prices.js';
-import { hoursOfLocalDay, isoUtc, localDayStartMs, localParts } from './zoned-time.js';
+import { hoursOfLocalDay, isoUtc, localDayStartMs, localParts } from '../core/zoned-time.js';
 
 /**
  * The forecast price service (`/smart/v1`): a 7-day forecast in segments of `segmentSize` hours

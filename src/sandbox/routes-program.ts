@@ -6,7 +6,7 @@ import { meterPointEligible } from './neighbourhoods.js';
 import { compensation, ReportRejected, validateReport } from './reports.js';
 import { paginate, parsePaging, type PartnerState } from './state.js';
 import { eventView, newestFirst } from './views.js';
-import { isoUtc } from './zoned-time.js';
+import { isoUtc } from '../core/zoned-time.js';
 
 /** Enrollment, eligibility, compensation, events and reports. */
 export function programRoutes(engine: SandboxEngine): Route[] {

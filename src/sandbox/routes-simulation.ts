@@ -7,7 +7,7 @@ import { priceAreas } from './spot-prices.js';
 import type { EventRec, PartnerState } from './state.js';
 import { timeSpanMs } from './reports.js';
 import { eventView } from './views.js';
-import { HOUR_MS, isoUtc, localDayStartMs, OSLO } from './zoned-time.js';
+import { HOUR_MS, isoUtc, localDayStartMs, OSLO } from '../core/zoned-time.js';
 
 /**
  * Simulation endpoints. They create events for the calling partner, deliver them and list them

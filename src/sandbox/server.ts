@@ -13,7 +13,7 @@ import { simulationRoutes } from './routes-simulation.js';
 import { userRoutes } from './routes-users.js';
 import { webhookRoutes } from './routes-webhooks.js';
 import type { AcceptedReport, EventRec } from './state.js';
-import { localTimeToUtcMs } from './zoned-time.js';
+import { localTimeToUtcMs } from '../core/zoned-time.js';
 
 /**
  * A faithful local sandbox of the Energy Coordination API (`/energy-coordination/v1`), its

@@ -1,4 +1,4 @@
-import { HOUR_MS, localDateString, localParts } from './zoned-time.js';
+import { HOUR_MS, localDateString, localParts } from '../core/zoned-time.js';
 
 /**
  * Deterministic synthetic day-ahead spot prices, shaped like real Nordic prices. The hourly

@@ -1,5 +1,5 @@
 import type { EventRec, LocationRec, NotificationLogRec, ResourceRec, WebhookRec } from './state.js';
-import { isoUtc } from './zoned-time.js';
+import { isoUtc } from '../core/zoned-time.js';
 
 /** Response bodies, member order as the real service writes them. */
 

@@ -4,7 +4,7 @@ import type { Logger } from '../log.js';
 import { signatureHeader, signPayload } from '../spark/webhook-signature.js';
 import type { Clock } from '../ports.js';
 import type { EventRec, NotificationLogRec, PartnerState, WebhookRec } from './state.js';
-import { isoUtc } from './zoned-time.js';
+import { isoUtc } from '../core/zoned-time.js';
 
 /**
  * Delivers events to the partner's enabled webhooks subscribed to the event's notification type.
