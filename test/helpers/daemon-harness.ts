@@ -19,7 +19,7 @@ import { openStore } from '../../src/store/index.js';
 import { register } from '../../src/registration.js';
 import type { Registration } from '../../src/identity.js';
 import { goeTopic, localAt, startDemoEnvironment, type DemoEnvironment } from '../../src/demo/environment.js';
-import { createGoeSim, type GoeSim } from '../../src/sandbox/devices/goe-sim.js';
+import { createGoeSim, type GoeSim, type GoeSimPlug } from '../../src/sandbox/devices/goe-sim.js';
 import { startAedes, type TestBroker } from './aedes.js';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.js';
 
@@ -37,6 +37,15 @@ export interface WorldOptions {
   logger?: Logger;
   /** Run the charger on a restartable aedes broker of our own (world.broker). */
   ownBroker?: boolean;
+  /** When the car is plugged in (implies ownBroker); default: 17:30 to 07:30 on the first two evenings. */
+  plugs?: GoeSimPlug[];
+  /**
+   * Simulation step of our own charger, ms of clock time (default 30 s). It publishes after every
+   * step, and the daemon stamps a value with the time it reads it, so a long step shifts energy
+   * across hour boundaries by up to a step: use a few seconds (like a real go-e) where hourly kWh
+   * must be exact.
+   */
+  chargerStepMs?: number;
   /** Put a switchable HTTP proxy (world.proxy) between the daemon and the sandbox. */
   proxy?: boolean;
 }
@@ -103,10 +112,10 @@ export async function startWorld(options: WorldOptions): Promise<World> {
   let broker: TestBroker | undefined;
   let charger: GoeSim = env.charger;
   let stopOwnCharger: (() => Promise<void>) | undefined;
-  if (options.ownBroker) {
+  if (options.ownBroker || options.plugs) {
     broker = await startAedes();
     const startMs = options.startMs;
-    const plugs = [0, 1].map((day) => ({
+    const plugs = options.plugs ?? [0, 1].map((day) => ({
       atMs: localAt(startMs, day, 17, 30),
       untilMs: localAt(startMs, day + 1, 7, 30),
       battery: { capacityKwh: 60, socPct: 35, targetSocPct: 100, efficiency: 0.9 },
@@ -115,7 +124,7 @@ export async function startWorld(options: WorldOptions): Promise<World> {
     const own = createGoeSim({ url: broker.url, topicPrefix: goeTopic, startMs: clock.nowMs(), phases: 3, amp: 16, maxCurrentA: 16, plugs, clientOptions: { reconnectPeriod: 200 } });
     await own.start();
     const abort = new AbortController();
-    const running = own.run(clock, 30_000, abort.signal).catch(() => undefined);
+    const running = own.run(clock, options.chargerStepMs ?? 30_000, abort.signal).catch(() => undefined);
     stopOwnCharger = async () => {
       abort.abort();
       await running;
@@ -331,3 +340,95 @@ export async function stopAll(): Promise<void> {
 }
 
 export { hourMs };
+
+export interface ReportCheck {
+  /** Human-readable problems: kWh off truth, hours missing, duplicates. */
+  problems: string[];
+  /** Accepted usage reports (EnergyUsage payloads) per event id. */
+  usageByEvent: Map<string, number>;
+  /** Accepted LPC acknowledgements per event id, with when they were accepted. */
+  acksByEvent: Map<string, number[]>;
+  /** Usage points compared with truth. */
+  pointsCompared: number;
+}
+
+/**
+ * Compares every report the sandbox accepted for this world's partner with the simulators' ground
+ * truth: each EnergyUsage point within 0.1 % of the hour's truth (or within half a Wh, the
+ * reports' resolution), every hour of the event span with consumption present (unless listed in
+ * `gapHours`), and no event with two usage reports.
+ */
+export function checkReports(
+  world: World,
+  options: {
+    gapHours?: ReadonlySet<number>;
+    relTol?: number;
+    /**
+     * Absolute per-hour tolerance by device id, kWh (default half a Wh, the reports' resolution).
+     * A pushed (MQTT) counter is stamped when the daemon reads it, not when the device measured
+     * it, so an hour boundary can move energy by power × publish interval between two hours; the
+     * sum over the event is then still held to `relTol`.
+     */
+    absTolKwh?: Record<string, number>;
+  } = {},
+): ReportCheck {
+  const reg = world.registration;
+  if (!reg) throw new Error('registerHome first');
+  const relTol = options.relTol ?? 0.001;
+  const byResource = new Map(Object.entries(reg.resources).map(([device, res]) => [res, device]));
+  const truth = truthByHour(world);
+  const events = new Map(world.env.sandbox.events(String(world.config.spark.clientId)).map((e) => [e.id, e]));
+  const problems: string[] = [];
+  const usageByEvent = new Map<string, number>();
+  const acksByEvent = new Map<string, number[]>();
+  let pointsCompared = 0;
+  for (const r of world.env.sandbox.acceptedReports(String(world.config.spark.clientId))) {
+    const usage = r.payloads.filter((p) => p.payloadType === 'EnergyUsage' || p.payloadType === 'LocationEnergyUsage');
+    if (r.payloads.some((p) => p.payloadType.endsWith('LPCAcknowledgement'))) {
+      acksByEvent.set(r.eventId, [...(acksByEvent.get(r.eventId) ?? []), r.createdAtMs]);
+    }
+    if (usage.length === 0) continue;
+    usageByEvent.set(r.eventId, (usageByEvent.get(r.eventId) ?? 0) + 1);
+    const ev = events.get(r.eventId);
+    for (const p of usage) {
+      const device = p.resourceId ? byResource.get(p.resourceId) : undefined;
+      if (device !== 'tank' && device !== 'car') {
+        problems.push(`event ${r.eventId}: usage for unknown resource ${String(p.resourceId)}`);
+        continue;
+      }
+      const hours = device === 'tank' ? truth.tank : truth.car;
+      const seen = new Set<number>();
+      let reportedSum = 0;
+      for (const pt of p.points) {
+        pointsCompared++;
+        if (seen.has(pt.timestampMs)) problems.push(`event ${r.eventId} ${device}: hour ${new Date(pt.timestampMs).toISOString()} twice`);
+        seen.add(pt.timestampMs);
+        const t = hours.get(pt.timestampMs) ?? 0;
+        reportedSum += pt.kiloWattHours;
+        if (Math.abs(pt.kiloWattHours - t) > Math.max(relTol * t, options.absTolKwh?.[device] ?? 0.0005)) {
+          problems.push(`event ${r.eventId} ${device} ${new Date(pt.timestampMs).toISOString()}: reported ${pt.kiloWattHours} kWh, truth ${t.toFixed(5)}`);
+        }
+      }
+      if (ev) {
+        let truthSum = 0;
+        for (const [h, kwh] of hours) if (h >= ev.coverFromMs && h < ev.coverToMs && !options.gapHours?.has(h)) truthSum += kwh;
+        if (Math.abs(reportedSum - truthSum) > Math.max(relTol * truthSum, 0.0005 * p.points.length)) {
+          problems.push(`event ${r.eventId} ${device}: ${reportedSum.toFixed(4)} kWh reported over the event, truth ${truthSum.toFixed(4)}`);
+        }
+        for (const [h, kwh] of hours) {
+          if (h < ev.coverFromMs || h >= ev.coverToMs || kwh < 0.0005 || seen.has(h) || options.gapHours?.has(h)) continue;
+          problems.push(`event ${r.eventId} ${device}: hour ${new Date(h).toISOString()} with ${kwh.toFixed(4)} kWh missing from the report`);
+        }
+      }
+    }
+  }
+  for (const [eventId, n] of usageByEvent) if (n > 1) problems.push(`event ${eventId}: ${n} usage reports accepted`);
+  for (const [eventId, at] of acksByEvent) if (at.length > 1) problems.push(`event ${eventId}: ${at.length} LPC acknowledgements accepted`);
+  return { problems, usageByEvent, acksByEvent, pointsCompared };
+}
+
+/** Lines of everything a daemon wrote that contain one of the world's secrets. */
+export function secretLeaks(world: World, daemonsToCheck: readonly DaemonProcess[], extra: readonly string[] = []): string[] {
+  const secrets = [...world.secrets, ...extra].filter((s) => s.length >= 4);
+  return daemonsToCheck.flatMap((d) => d.rawOutput.filter((line) => secrets.some((s) => line.includes(s))));
+}
