@@ -6,7 +6,7 @@
  * `advance(ms)`; per-hour metered energy is the ground truth for tests.
  */
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
-import type { Clock } from '../../ports.js';
+import { followClock, type MqttSimulator } from './mqtt-simulator.js';
 import { EvBattery, type EvBatteryOptions } from './ev-battery.js';
 
 const hourMs = 3_600_000;
@@ -31,21 +31,13 @@ export interface GoeSimOptions {
   clientOptions?: IClientOptions;
 }
 
-export interface GoeSim {
-  readonly nowMs: number;
+export interface GoeSim extends MqttSimulator {
   readonly amp: number;
   readonly frc: number;
   readonly car: number;
   readonly powerW: number;
   readonly totalWh: number;
   readonly battery: EvBattery | undefined;
-  start(): Promise<void>;
-  advance(ms: number): Promise<void>;
-  energyKwhByHour(): Map<number, number>;
-  setSilent(silent: boolean): void;
-  publishRaw(key: string, payload: string): Promise<void>;
-  run(clock: Clock, stepMs: number, signal: AbortSignal): Promise<void>;
-  close(): Promise<void>;
 }
 
 export function createGoeSim(options: GoeSimOptions): GoeSim {
@@ -172,16 +164,8 @@ export function createGoeSim(options: GoeSimOptions): GoeSim {
     energyKwhByHour: () => new Map(hours),
     setSilent(value) { silent = value; },
     publishRaw: (key, payload) => (client ? client.publishAsync(`${prefix}/${key}`, payload, { qos: 1, retain: true }).then(() => undefined) : Promise.resolve()),
-    async run(clock, stepMs, signal) {
-      while (!signal.aborted) {
-        try {
-          await clock.sleep(stepMs, signal);
-        } catch {
-          return;
-        }
-        // Catch up with the clock: publishing may take longer than a step on a fast clock.
-        await this.advance(Math.max(stepMs, clock.nowMs() - now));
-      }
+    run(clock, stepMs, signal) {
+      return followClock(this, clock, stepMs, signal);
     },
     async close() {
       await client?.endAsync();

@@ -7,7 +7,7 @@
  * energy the simulated element drew per UTC hour is the ground truth for metering tests.
  */
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
-import type { Clock } from '../../ports.js';
+import { followClock, type MqttSimulator } from './mqtt-simulator.js';
 
 const hourMs = 3_600_000;
 
@@ -27,8 +27,7 @@ export interface ShellySimOptions {
   clientOptions?: IClientOptions;
 }
 
-export interface ShellySim {
-  readonly nowMs: number;
+export interface ShellySim extends MqttSimulator {
   readonly output: boolean;
   readonly powerW: number;
   /** Cumulative energy, Wh (what `aenergy.total` reports). */
@@ -36,20 +35,8 @@ export interface ShellySim {
   readonly temperatureC: number;
   /** When a pending `toggle_after` flips the relay (sim ms), if any. */
   readonly toggleAtMs: number | undefined;
-  start(): Promise<void>;
-  /** Moves simulated time forward, integrating energy exactly, then publishes status. */
-  advance(ms: number): Promise<void>;
-  /** Ground truth: energy per UTC hour start, kWh. */
-  energyKwhByHour(): Map<number, number>;
-  /** While silent the device publishes nothing and answers no RPC (a hung device). */
-  setSilent(silent: boolean): void;
-  /** Publishes raw bytes on a topic under the prefix (garbage tests). */
-  publishRaw(subtopic: string, payload: string): Promise<void>;
-  /** Advances by `stepMs` every `stepMs` of `clock` time until the signal aborts. */
-  run(clock: Clock, stepMs: number, signal: AbortSignal): Promise<void>;
   /** Drops the connection without a clean disconnect, so the broker publishes the last will. */
   crash(): Promise<void>;
-  close(): Promise<void>;
 }
 
 interface RpcRequest {
@@ -209,16 +196,8 @@ export function createShellySim(options: ShellySimOptions): ShellySim {
     energyKwhByHour: () => new Map(hours),
     setSilent(value) { silent = value; },
     publishRaw: (subtopic, payload) => (client ? client.publishAsync(`${prefix}/${subtopic}`, payload, { qos: 1 }).then(() => undefined) : Promise.resolve()),
-    async run(clock, stepMs, signal) {
-      while (!signal.aborted) {
-        try {
-          await clock.sleep(stepMs, signal);
-        } catch {
-          return;
-        }
-        // Catch up with the clock: publishing may take longer than a step on a fast clock.
-        await this.advance(Math.max(stepMs, clock.nowMs() - this.nowMs));
-      }
+    run(clock, stepMs, signal) {
+      return followClock(this, clock, stepMs, signal);
     },
     async crash() {
       client?.stream.destroy();

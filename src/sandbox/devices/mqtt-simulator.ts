@@ -1,0 +1,33 @@
+import type { Clock } from '../../ports.js';
+
+/** What every simulated MQTT device offers its tests and the demo. */
+export interface MqttSimulator {
+  readonly nowMs: number;
+  start(): Promise<void>;
+  /** Moves simulated time forward, integrating energy exactly, then publishes. */
+  advance(ms: number): Promise<void>;
+  /** Ground truth: energy per UTC hour start, kWh. */
+  energyKwhByHour(): Map<number, number>;
+  /** While silent the device publishes nothing and answers nothing (a hung device). */
+  setSilent(silent: boolean): void;
+  /** Publishes raw bytes on a topic under the device's prefix (garbage tests). */
+  publishRaw(subtopic: string, payload: string): Promise<void>;
+  /** Follows `clock` in steps of `stepMs` until the signal aborts. */
+  run(clock: Clock, stepMs: number, signal: AbortSignal): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Advances a simulator along a clock. Each step catches up with the clock, since publishing can
+ * take longer than a step on a fast clock.
+ */
+export async function followClock(sim: Pick<MqttSimulator, 'nowMs' | 'advance'>, clock: Clock, stepMs: number, signal: AbortSignal): Promise<void> {
+  while (!signal.aborted) {
+    try {
+      await clock.sleep(stepMs, signal);
+    } catch {
+      return;
+    }
+    await sim.advance(Math.max(stepMs, clock.nowMs() - sim.nowMs));
+  }
+}
