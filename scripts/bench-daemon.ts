@@ -32,6 +32,8 @@ const { values } = parseArgs({
     days: { type: 'string', default: '7' },
     starts: { type: 'string', default: '3' },
     'sample-ms': { type: 'string', default: '250' },
+    /** Seconds the last real-clock start keeps running for its RSS. */
+    'idle-s': { type: 'string', default: '30' },
     keep: { type: 'boolean', default: false },
     /** NODE_OPTIONS for the daemon process (e.g. --max-old-space-size=64), to see what RSS is made of. */
     'node-options': { type: 'string' },
@@ -43,6 +45,7 @@ const speed = Number(values.speed);
 const days = Number(values.days);
 const starts = Number(values.starts);
 const sampleMs = Number(values['sample-ms']);
+const idleSeconds = Number(values['idle-s']);
 const nodeOptions = values['node-options'] ?? '';
 const nodeArgs = values['trace-gc'] ? ['--trace-gc'] : [];
 const nodeEnv: NodeJS.ProcessEnv = nodeOptions ? { NODE_OPTIONS: nodeOptions } : {};
@@ -53,6 +56,8 @@ const tmp = (prefix: string): string => {
   return d;
 };
 
+let idleRssMb: number | null = null;
+
 async function measureStartup(): Promise<number[]> {
   const dataDir = tmp('wattshift-bench-start-');
   const world = await startBenchWorld({ clock: systemClock, startMs: Date.now(), dataDir });
@@ -62,6 +67,17 @@ async function measureStartup(): Promise<number[]> {
       const d = spawnDaemon({ configPath: world.configPath, env: { ...world.daemonEnv, ...nodeEnv }, ...(values.keep ? { logPath: join(dataDir, 'daemon.log') } : {}) });
       try {
         times.push(await d.ready);
+        // The last start stays up on the real clock: its RSS shows the footprint without the
+        // allocation pressure of an accelerated week.
+        if (i === starts - 1) {
+          const rss: number[] = [];
+          for (let k = 0; k < idleSeconds; k++) {
+            await new Promise((r) => setTimeout(r, 1000));
+            const s = sampleProc(d.pid);
+            if (s && k >= idleSeconds / 2) rss.push(s.rssBytes / MIB);
+          }
+          idleRssMb = rss.length > 0 ? round(median(rss)) : null;
+        }
       } finally {
         await d.stop();
       }
@@ -163,7 +179,7 @@ async function runWeek() {
 try {
   const startup = starts > 0 ? await measureStartup() : [];
   const startupMs = startup.length > 0 ? round(median(startup)) : null;
-  process.stdout.write(`startup to ready (real clock): ${startup.map((t) => `${Math.round(t)} ms`).join(', ')}; median ${startupMs} ms\n`);
+  process.stdout.write(`startup to ready (real clock): ${startup.map((t) => `${Math.round(t)} ms`).join(', ')}; median ${startupMs} ms; RSS on the real clock after ${idleSeconds} s: ${idleRssMb} MiB\n`);
   const week = await runWeek();
   const kib = (n: number): string => `${round(n / 1024)} KiB`;
   process.stdout.write(
@@ -181,7 +197,7 @@ try {
   void _tables;
   void _samples;
   const diskBytesPerDay = Math.max(week.blockWriteBytesPerDay, week.fileWriteBytesPerDay);
-  process.stdout.write(`${JSON.stringify({ ...figures, startupMs, startupRunsMs: startup.map(Math.round), diskBytesPerDay, speed, nodeOptions: [...nodeArgs, nodeOptions].filter(Boolean).join(' ') || null })}\n`);
+  process.stdout.write(`${JSON.stringify({ ...figures, startupMs, startupRunsMs: startup.map(Math.round), rssRealClockMb: idleRssMb, diskBytesPerDay, speed, nodeOptions: [...nodeArgs, nodeOptions].filter(Boolean).join(' ') || null })}\n`);
 } finally {
   if (values.keep) process.stderr.write(`kept ${dirs.join(' ')}\n`);
   else for (const d of dirs) rmSync(d, { recursive: true, force: true });
