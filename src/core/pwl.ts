@@ -207,55 +207,44 @@ export function costPieces(qLo: number, v0: number, pieces: ReadonlyArray<readon
 export function backwardStep(
   w: Pwl, floor: number, m: number, lo: number, hi: number, cost: Pwl, a: number, k: number,
 ): { u: Pwl; next: Pwl } {
-  // u: floor penalty + restriction in one pass.
+  // u: floor penalty + restriction in one pass (no closures: this is the hot loop).
   const uLen: number[] = [];
   const uSlope: number[] = [];
   let x = w.x0;
   let v = w.v0 + (floor > w.x0 ? m * (floor - w.x0) : 0);
   let ux0 = NaN;
   let uv0 = NaN;
-  const push = (l: number, s: number): void => {
-    const nn = uSlope.length;
-    if (l <= 1e-13) return;
-    if (nn > 0 && Math.abs((uSlope[nn - 1] as number) - s) <= EPS * Math.max(1, Math.abs(s))) uLen[nn - 1] = (uLen[nn - 1] as number) + l;
-    else {
-      uLen.push(l);
-      uSlope.push(s);
-    }
-  };
-  const emit = (x1: number, x2: number, s: number, vAtX1: number): void => {
-    // Piece [x1, x2] with slope s, value vAtX1 at x1; clip to [lo, hi].
-    const a1 = Math.max(x1, lo);
-    const a2 = Math.min(x2, hi);
-    if (a2 <= a1) {
-      if (Number.isNaN(ux0) && x2 >= lo && x1 <= lo && a2 >= a1) {
-        ux0 = lo;
-        uv0 = vAtX1 + s * (lo - x1);
-      }
-      return;
-    }
-    if (Number.isNaN(ux0)) {
-      ux0 = a1;
-      uv0 = vAtX1 + s * (a1 - x1);
-    }
-    push(a2 - a1, s);
-  };
-  for (let i = 0; i < w.len.length; i++) {
+  const nw = w.len.length;
+  for (let i = 0; i < nw; i++) {
     const l = w.len[i] as number;
     const s = w.slope[i] as number;
-    if (x + l <= floor || x >= floor) {
-      const sp = x + l <= floor ? s - m : s;
-      emit(x, x + l, sp, v);
-      v += l * sp;
-    } else {
-      emit(x, floor, s - m, v);
-      v += (floor - x) * (s - m);
-      emit(floor, x + l, s, v);
-      v += (x + l - floor) * s;
+    // Up to two pieces: below and above the floor.
+    const split = x < floor && x + l > floor;
+    for (let part = 0; part < (split ? 2 : 1); part++) {
+      const p1 = split && part === 1 ? floor : x;
+      const p2 = split && part === 0 ? floor : x + l;
+      const sp = p2 <= floor + 1e-15 && (split ? part === 0 : x + l <= floor) ? s - m : s;
+      const a1 = p1 > lo ? p1 : lo;
+      const a2 = p2 < hi ? p2 : hi;
+      if (a2 > a1) {
+        if (ux0 !== ux0) {
+          ux0 = a1;
+          uv0 = v + sp * (a1 - p1);
+        }
+        const nn = uSlope.length;
+        if (a2 - a1 > 1e-13) {
+          if (nn > 0 && Math.abs((uSlope[nn - 1] as number) - sp) <= EPS * Math.max(1, Math.abs(sp))) uLen[nn - 1] = (uLen[nn - 1] as number) + (a2 - a1);
+          else {
+            uLen.push(a2 - a1);
+            uSlope.push(sp);
+          }
+        }
+      }
+      v += (p2 - p1) * sp;
     }
     x += l;
   }
-  if (Number.isNaN(ux0)) {
+  if (ux0 !== ux0) {
     ux0 = Math.min(Math.max(w.x0, lo), hi);
     uv0 = evalPwl(w, ux0) + (floor > ux0 ? m * (floor - ux0) : 0);
   }

@@ -40,7 +40,8 @@ function tankSolve(s: Setup, input: PlanInput, cap: number[], coupling: Coupling
     if (!coupling || !ev || (ev.price[t] as number) >= coupling.lambda) return { free: Infinity, slope: 0 };
     return { free: Math.max(0, h - (coupling.evPotential[t] as number)), slope: coupling.lambda - (ev.price[t] as number) };
   };
-  const eLow = Math.min(0, m.eFloor) - 5;
+  // Represented states: from a little below the floor (or the start) up to the thermostat.
+  const eLow = Math.min(m.eFloor, tk.e0) - 1.5;
   if (tp.control === 'continuous' && !ac) {
     const costs = cap.map((hi, t) => {
       const c = tk.price[t] as number;
@@ -77,7 +78,7 @@ function tankSolve(s: Setup, input: PlanInput, cap: number[], coupling: Coupling
     return hi > TOL ? [hi / 4, hi / 2, (3 * hi) / 4, hi] : [];
   });
   const sol = solveDiscrete({
-    a: m.a, k: m.k, e0: tk.e0, eMax: m.eMax, eLow: Math.min(m.eFloor, tk.e0) - 1.5, floor: m.k.map(() => m.eFloor), terminal: tk.terminal,
+    a: m.a, k: m.k, e0: tk.e0, eMax: m.eMax, eLow, floor: m.k.map(() => m.eFloor), terminal: tk.terminal,
     penalty: s.penalty, onLevels: levels, fixed: tk.fixed,
     cost: (t, q) => (tk.price[t] as number) * q + (xSlope[t] as number) * Math.max(0, q - (xFree[t] as number)),
     step: input.options?.energyStepKWh ?? (tp.control === 'relay' ? 0.01 : 0.02),
@@ -206,18 +207,27 @@ export function solveSetup(s: Setup, input: PlanInput): Solved {
       }
       return d;
     };
-    const solveAt = (lambda: number): { q: number[]; e: number[]; on: boolean[]; legSlot: number } | null => {
+    type TankSol = { q: number[]; e: number[]; on: boolean[]; legSlot: number };
+    let loSol: TankSol | null = null;
+    let loLambda = NaN;
+    const solveAt = (lambda: number): TankSol | null => {
       const sol = tankSolve(s, input, tk.cap, { lambda, evPotential }, legSlot);
-      return demand(sol.q, lambda) >= ev.needGrid - TOL ? sol : null;
+      if (demand(sol.q, lambda) >= ev.needGrid - TOL) return sol;
+      if (!(lambda <= loLambda)) {
+        loSol = sol;
+        loLambda = lambda;
+      }
+      return null;
     };
     // The EV's marginal price λ is searched first over the EV's own slot prices (the demand
     // only jumps where λ passes one), then refined between the two neighbouring prices.
-    const prices = [...new Set(ev.price.filter((_, t) => (ev.cap[t] as number) > TOL && ev.fixed[t] === undefined))].sort((x, y) => x - y);
+    const evSlots = ev.cap.map((_, t) => t).filter((t) => (ev.cap[t] as number) > TOL && ev.fixed[t] === undefined);
+    const prices = [...new Set(evSlots.map((t) => ev.price[t] as number))].sort((x, y) => x - y);
     const eps = 1e-9 * (1 + Math.abs(prices[prices.length - 1] ?? 0));
     let lo: number;
     let hi: number;
     let hiSol = prices.length > 0 ? solveAt((prices[prices.length - 1] as number) + eps) : null;
-    let iterations = 8;
+    let iterations = 6;
     if (hiSol && prices.length > 0) {
       let a = -1;
       let b = prices.length - 1;
@@ -252,6 +262,31 @@ export function solveSetup(s: Setup, input: PlanInput): Solved {
       const b = borrow(hiSol.q);
       if (b) cands.push(polish(tankSolve(s, input, b, null, legSlot)));
     }
+    // The Lagrangian is not differentiable where the tank leaves the shared slots all at once:
+    // below λ the EV is short, above it the tank has left more than needed. Mix: start from
+    // the plan just below λ and let the tank give back only the EV's deficit, in a few orders.
+    const below = loSol as TankSol | null;
+    if (below) {
+      const deficit = ev.needGrid - demand(below.q, loLambda);
+      const shared = evSlots.filter((t) => (below.q[t] as number) > TOL && (ev.price[t] as number) < loLambda);
+      const orders = [
+        shared.slice(),
+        shared.slice().sort((x, y) => (ev.price[x] as number) - (ev.price[y] as number) || y - x),
+        shared.slice().reverse(),
+      ];
+      for (const ord of orders) {
+        const caps = tk.cap.slice();
+        for (const j of evSlots) caps[j] = Math.min(caps[j] as number, below.q[j] as number);
+        let left = deficit;
+        for (const j of ord) {
+          if (left <= TOL) break;
+          const cut = Math.min(left, below.q[j] as number);
+          caps[j] = (below.q[j] as number) - cut;
+          left -= cut;
+        }
+        if (left < deficit - TOL) cands.push(polish(tankSolve(s, input, caps, null, legSlot)));
+      }
+    }
   }
   let best = cands[0] as Cand;
   let bestV = objective(s, best.q, best.e, best.ev);
@@ -261,6 +296,50 @@ export function solveSetup(s: Setup, input: PlanInput): Solved {
       best = c;
       bestV = v;
     }
+  }
+  // Exchange polish: the EV moves energy from cheap shared slots, where the tank is held back
+  // by the headroom, into the spare room of its marginal slot; the tank re-plans with the
+  // freed headroom. Kept only when the total improves.
+  for (let round = 0; contested && round < 4; round++) {
+    const room = (t: number): number => Math.min(ev.cap[t] as number, (s.headroomE[t] as number) - (best.q[t] as number));
+    // Marginal slot: the dearest one the EV fills only partly (above its minimum, below the
+    // room left); slots held at the minimum power cannot take more.
+    let j = -1;
+    best.ev.forEach((v, t) => {
+      if (v <= TOL || ev.fixed[t] !== undefined) return;
+      if (v > (ev.minE[t] as number) + TOL && v < room(t) - TOL && (j < 0 || (ev.price[t] as number) > (ev.price[j] as number))) j = t;
+    });
+    if (j < 0) break;
+    let spare = room(j) - (best.ev[j] as number);
+    const e2 = best.ev.slice();
+    const shared = best.ev.map((_, t) => t).filter((t) => t !== j && (best.ev[t] as number) > TOL && ev.fixed[t] === undefined &&
+      tk.fixed[t] === undefined && (ev.price[t] as number) < (ev.price[j] as number) &&
+      (best.q[t] as number) + (best.ev[t] as number) >= (s.headroomE[t] as number) - TOL && (best.q[t] as number) < (tk.cap[t] as number) - TOL)
+      .sort((x, y) => (s.price[x] as number) - (s.price[y] as number));
+    for (const i of shared) {
+      if (spare <= TOL) break;
+      const ei = e2[i] as number;
+      let d = Math.min(spare, (tk.cap[i] as number) - (best.q[i] as number), ei);
+      if (ei - d > TOL && ei - d < (ev.minE[i] as number)) d = ei - (ev.minE[i] as number);
+      if (d <= TOL) continue;
+      e2[i] = ei - d;
+      e2[j] = (e2[j] as number) + d;
+      spare -= d;
+    }
+    if (e2.every((v, t) => v === best.ev[t])) break;
+    const t1 = tankSolve(s, input, residual(tk.cap, e2), null, legSlot);
+    const e3 = evSolve(s, input, residual(ev.cap, t1.q));
+    const cands2: Cand[] = [{ ...t1, ev: e2, evOn: e2.map((v) => v > TOL) }, { ...t1, ev: e3.e, evOn: e3.on }];
+    let improved = false;
+    for (const c of cands2) {
+      const v = objective(s, c.q, c.e, c.ev);
+      if (v < bestV - 1e-9) {
+        best = c;
+        bestV = v;
+        improved = true;
+      }
+    }
+    if (!improved) break;
   }
   return { q: best.q, tankE: best.e, tankOn: best.on, ev: best.ev, evOn: best.evOn, legionellaSlot: legSlot };
 }
