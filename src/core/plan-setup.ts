@@ -133,7 +133,8 @@ export function setupPlan(input: PlanInput, nowMs: number, previous: Plan | unde
     let legionella: TankSetup['legionella'] = null;
     const rule = tp.legionella;
     if (rule && n > 0) {
-      const last = rule.lastReachedMs ?? -Infinity;
+      // A tank at the legionella temperature now has just reached it.
+      const last = startTempC >= rule.tempC ? nowMs : (rule.lastReachedMs ?? -Infinity);
       let deadline = last + rule.everyDays * 86_400_000;
       const overdueBy = nowMs + (rule.overdueWithinHours ?? 24) * 3_600_000;
       if (deadline < overdueBy && deadline < nowMs + slotMs) deadline = overdueBy;
