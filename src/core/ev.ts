@@ -115,3 +115,8 @@ export function solveEv(p: EvProblem): EvSolution {
   for (const v of e) total += v;
   return { e, shortfall: Math.max(0, p.need - total) };
 }
+
+/** Charging power from current per phase, number of phases and phase voltage (default 230 V). */
+export function evPowerKW(currentA: number, phases: 1 | 2 | 3, voltageV = 230): number {
+  return (currentA * phases * voltageV) / 1000;
+}

@@ -1,8 +1,8 @@
 /**
  * Convex piecewise-linear functions on a closed interval, stored as a start point and segments
  * of non-decreasing slope. Outside the interval the function is +∞. This is all the exact
- * dynamic programme of the continuous tank needs: adding linear and hinge terms, restricting
- * the domain, an affine change of variable, and infimal convolution (merge of slopes).
+ * dynamic programme of the continuous tank needs: hinge (soft floor) terms, restricting the
+ * domain, an affine change of variable, and infimal convolution (merge of slopes).
  */
 export interface Pwl {
   x0: number;
@@ -17,11 +17,6 @@ export function pwlEnd(f: Pwl): number {
   let x = f.x0;
   for (const l of f.len) x += l;
   return x;
-}
-
-/** A linear function c·(x − x0) + v0 on [x0, x1]. */
-export function linear(x0: number, x1: number, v0: number, c: number): Pwl {
-  return x1 > x0 ? { x0, v0, len: [x1 - x0], slope: [c] } : { x0, v0, len: [], slope: [] };
 }
 
 /** Drops empty segments and joins equal slopes. */
@@ -53,10 +48,6 @@ export function evalPwl(f: Pwl, x: number): number {
     at += l;
   }
   return x <= at + 1e-9 ? v : Infinity;
-}
-
-export function addLinear(f: Pwl, c: number): Pwl {
-  return { x0: f.x0, v0: f.v0 + c * f.x0, len: f.len.slice(), slope: f.slope.map((s) => s + c) };
 }
 
 /** Adds m·max(0, at − x) (m ≥ 0): a soft floor at `at`. */
@@ -110,17 +101,6 @@ export function restrict(f: Pwl, lo: number, hi: number): Pwl | null {
   return { x0: a, v0, len, slope };
 }
 
-/** h(E) = f(a·E − k), a > 0. */
-export function affine(f: Pwl, a: number, k: number): Pwl {
-  return { x0: (f.x0 + k) / a, v0: f.v0, len: f.len.map((l) => l / a), slope: f.slope.map((s) => s * a) };
-}
-
-/** g(z) = f(−z). */
-export function reflect(f: Pwl): Pwl {
-  const end = pwlEnd(f);
-  return { x0: -end, v0: evalPwl(f, end), len: f.len.slice().reverse(), slope: f.slope.map((s) => -s).reverse() };
-}
-
 /** Infimal convolution (f □ g)(x) = min_y f(y) + g(x − y): slopes merged in order. */
 export function infConv(f: Pwl, g: Pwl): Pwl {
   const len: number[] = [];
@@ -140,16 +120,6 @@ export function infConv(f: Pwl, g: Pwl): Pwl {
   }
   const n = normalise(len, slope);
   return { x0: f.x0 + g.x0, v0: f.v0 + g.v0, len: n.len, slope: n.slope };
-}
-
-/** Smallest minimiser of f. */
-export function argminPwl(f: Pwl): number {
-  let x = f.x0;
-  for (let i = 0; i < f.len.length; i++) {
-    if ((f.slope[i] as number) >= -EPS) return x;
-    x += f.len[i] as number;
-  }
-  return x;
 }
 
 /**

@@ -168,7 +168,7 @@ export interface EvParams {
   departureMs: number;
   /** When the car arrives; absent = connected now. */
   arrivalMs?: number;
-  /** Minimum charging power (e.g. 6 A × phases × voltage); 0 allows any power. */
+  /** Minimum charging power (e.g. 6 A × phases × voltage, see `evPowerKW`); 0 allows any power. */
   minPowerKW: number;
   maxPowerKW: number;
   /** Battery energy per grid energy (0.85–0.95). */
@@ -188,7 +188,7 @@ export interface LpcCap {
 export interface LocationParams {
   /** Main fuse / contracted limit for the whole location. */
   limitKW: number;
-  /** Base load forecast, kW: one value for all slots or one per slot of the plan. */
+  /** Base load forecast, kW: one value for all slots, or one per slot of `PlanInput.slots` (same index). */
   baseLoadKW: number | ReadonlyArray<number>;
   lpc?: ReadonlyArray<LpcCap>;
 }
