@@ -261,4 +261,22 @@ describe('plan: cases', () => {
       }
     }), { numRuns: 6 });
   });
+
+  it('reports a legionella rule above the thermostat, and an empty or past horizon, without throwing', () => {
+    const p = plan(input([0.1, 0.1, 0.1], { tank: tank({ maxC: 55, legionella: { tempC: 60, everyDays: 7, lastReachedMs: null } }) }), T0);
+    expect(p.shortfalls.map((x) => x.kind)).toEqual(['legionella']);
+    const empty = plan(input([]), T0);
+    expect(empty.slots).toEqual([]);
+    const past = plan(input([0.1, 0.2]), T0 + 10 * H);
+    expect(past.slots).toEqual([]);
+    expect(past.cost).toBe(0);
+  });
+
+  it('marks a device LPC cap as the binding constraint', () => {
+    const lpc = [{ startMs: T0, endMs: T0 + 2 * H, maxKW: 0, scope: 'tank' as const }];
+    const p = plan(input([0.1, 0.1, 0.1, 0.1], { tank: tank({ currentTempC: 52 }), location: { limitKW: 17, baseLoadKW: 0, lpc } }), T0);
+    expect(p.slots[0]!.tank!.energyKWh).toBe(0);
+    expect(p.slots[0]!.binding).toContain('lpc');
+    expect(p.slots[1]!.binding).toContain('lpc');
+  });
 });

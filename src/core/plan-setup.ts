@@ -132,7 +132,11 @@ export function setupPlan(input: PlanInput, nowMs: number, previous: Plan | unde
     });
     let legionella: TankSetup['legionella'] = null;
     const rule = tp.legionella;
-    if (rule && n > 0) {
+    if (rule && rule.tempC > tp.maxC) {
+      shortfalls.push({ device: 'tank', kind: 'legionella', atMs: nowMs, amount: rule.tempC - tp.maxC,
+        message: `the thermostat (${tp.maxC} °C) is below the legionella temperature (${rule.tempC} °C): the cycle cannot happen` });
+    }
+    if (rule && n > 0 && rule.tempC <= tp.maxC) {
       // A tank at the legionella temperature now has just reached it.
       const last = startTempC >= rule.tempC ? nowMs : (rule.lastReachedMs ?? -Infinity);
       let deadline = last + rule.everyDays * 86_400_000;
