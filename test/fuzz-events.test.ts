@@ -274,9 +274,12 @@ describe('parseIncoming under fuzzing', () => {
           return;
         }
         checkHomeEvent(event);
-        // Only this home's targets are kept.
-        for (const r of event.resourceIds) expect(me.resources.has(r)).toBe(true);
-        for (const c of event.lpcCaps) if (c.resourceId === null) expect(c.locationId).toBe(me.locationId);
+        // Only this home's targets are kept: its resources, or (price curves) its own location.
+        for (const r of event.resourceIds) expect(me.resources.has(r) || event.locationIds.includes(me.locationId!)).toBe(true);
+        for (const c of event.lpcCaps) {
+          if (c.resourceId === null) expect(c.locationId).toBe(me.locationId);
+          else expect(me.resources.has(c.resourceId)).toBe(true);
+        }
       }),
       { numRuns: 300 },
     );
