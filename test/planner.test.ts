@@ -212,6 +212,16 @@ describe('plan: cases', () => {
     expect(p.slots.reduce((x, s) => x + s.ev!.energyKWh, 0)).toBeCloseTo(20 / 0.9, 6);
   });
 
+  it('plans an hourly 23-hour DST day with the draws at their local hours', () => {
+    const from = Date.parse('2024-03-30T23:00:00Z');
+    const prices = Array.from({ length: 23 }, (_, i) => 0.1 + 0.05 * Math.cos(i / 4));
+    const t = tank({ currentTempC: 56 });
+    const p = plan({ ...input([]), slots: slotsFrom(prices, 60, from), tank: t }, from);
+    expect(p.slots).toHaveLength(23);
+    expect(p.shortfalls).toEqual([]);
+    checkTank(p, t); // re-simulates with the Oslo local hour of every slot
+  });
+
   it('estimates the tank temperature from the energy balance when there is no sensor', () => {
     const t = tank({ currentTempC: null, lastKnown: { tempC: 70, atMs: T0 - 2 * H }, heatedSinceKWh: 0 });
     const p = plan(input(Array.from({ length: 24 }, () => 0.1), { tank: t }), T0);
