@@ -3,7 +3,7 @@
  * devices on an accelerated clock. One line per simulated hour, a short summary, and as the last
  * line the summary as one JSON object for tools.
  */
-import { runDemo, type DemoResult } from '../demo/run-demo.js';
+import type { DemoResult } from '../demo/run-demo.js';
 import { exitCodes } from './exit-codes.js';
 import type { CliCommand, CliIo } from './types.js';
 
@@ -36,6 +36,8 @@ export const demoCommand: CliCommand = {
     }
     let result: DemoResult;
     try {
+      // Loaded on demand: the daemon itself never needs the sandbox and the simulators in memory.
+      const { runDemo } = await import('../demo/run-demo.js');
       result = await runDemo({ out: (line) => io.stdout(line), hours, speed });
     } catch (err) {
       io.stderr('wattshift demo: the demo failed');

@@ -1,6 +1,5 @@
 /** `wattshift sandbox`: runs the local Energy Coordination API simulator until SIGINT/SIGTERM. */
 import { isWattshiftError } from '../errors.js';
-import { runSandboxCommand } from '../sandbox/cli.js';
 import { exitCodes } from './exit-codes.js';
 import type { CliCommand } from './types.js';
 
@@ -26,6 +25,8 @@ export const sandboxCommand: CliCommand = {
     io.signals.on('SIGINT', onSignal);
     io.signals.on('SIGTERM', onSignal);
     try {
+      // Loaded on demand, so `wattshift run` does not carry the simulator in memory.
+      const { runSandboxCommand } = await import('../sandbox/cli.js');
       await runSandboxCommand(argv, io, stop.signal);
       return exitCodes.ok;
     } catch (err) {
