@@ -11,18 +11,14 @@ import { apiTimestamp, buildUsageReport, subjectOf, type HourQuality, type Meter
 
 const y2000 = Date.UTC(2000, 0, 1);
 const y2100 = Date.UTC(2100, 0, 1);
-/** Valid JS dates end at ±8.64e15 ms. Beyond that (1e25) `accumulate` loops forever, see the report. */
+/** Valid JS dates end at ±8.64e15 ms; later stamps (1e25) are refused as invalid readings. */
 const maxDateMs = 8.64e15;
 
-/**
- * Counter values: ordinary, tiny, negative, non-finite. Bounded to ±1e12 kWh: a counter jump
- * above ~1e302 kWh across an hour boundary overflows the interpolation to +Infinity in one hour
- * and -Infinity in the next (see the fuzzing report).
- */
+/** Counter values: ordinary, tiny, negative, huge (refused above 1e12 kWh), non-finite. */
 const kwhArb = fc.oneof(
   { weight: 5, arbitrary: fc.double({ min: 0, max: 100_000, noNaN: true }) },
-  { weight: 1, arbitrary: fc.double({ min: -1e12, max: 1e12, noNaN: true }) },
-  { weight: 1, arbitrary: fc.constantFrom(Number.NaN, Infinity, -Infinity, -0, 0, Number.MIN_VALUE, 999_999.99, 1e12) },
+  { weight: 1, arbitrary: fc.double({ noNaN: true }) },
+  { weight: 1, arbitrary: fc.constantFrom(Number.NaN, Infinity, -Infinity, -0, 0, Number.MIN_VALUE, 999_999.99, 1e12, 1e308) },
 );
 /** Time steps: mostly seconds to minutes, sometimes hours or days, sometimes backwards or none. */
 const stepArb = fc.oneof(
@@ -111,7 +107,7 @@ describe('accumulate under fuzzing', () => {
   });
 
   it('arbitrary timestamps across the whole date range (few readings): same guarantees', () => {
-    const atArb = fc.oneof(fc.integer({ min: -maxDateMs, max: maxDateMs }), fc.constantFrom(Number.NaN, Infinity, -Infinity, 0, -1, HOUR_MS - 1, HOUR_MS));
+    const atArb = fc.oneof(fc.integer({ min: -maxDateMs, max: maxDateMs }), fc.constantFrom(Number.NaN, Infinity, -Infinity, 0, -1, HOUR_MS - 1, HOUR_MS, 1e25, 1e25 + 2 ** 40));
     fc.assert(
       fc.property(fc.array(fc.record({ atMs: atArb, kwh: kwhArb }), { maxLength: 4 }), optionsArb, (samples, options) => {
         feed(samples, { ...options, maxGapHours: Math.min(options.maxGapHours ?? 48, 48) });
@@ -147,12 +143,8 @@ const targetArb: fc.Arbitrary<UsageTarget> = fc.oneof(
   fc.record({ kind: fc.constant('resource' as const), resourceId: idArb, locationId: idArb, meterPointId: fc.option(idArb) }),
   fc.record({ kind: fc.constant('location' as const), locationId: idArb, meterPointId: idArb }),
 );
-/**
- * Metered kWh: negative, tiny, large, NaN. Bounded to ±1e300: from about 1.8e305 kWh up (and
- * ±Infinity), `roundKwh` in src/core/reports.ts overflows and the point is `Infinity`, which is
- * JSON `null` on the wire (see the fuzzing report).
- */
-const meteredKwhArb = fc.oneof(fc.double({ min: -1e300, max: 1e300, noNaN: true }), fc.constantFrom(Number.NaN, 0, -0, 0.0004, 0.0005, 1e-12, -1, 1e300));
+/** Metered kWh: negative, tiny, huge, non-finite (insane values are left out like gaps). */
+const meteredKwhArb = fc.oneof(fc.double({ noNaN: true }), fc.constantFrom(Number.NaN, Infinity, -Infinity, 0, -0, 0.0004, 0.0005, 1e-12, -1, 1e300, 1e308));
 const qualityArb = fc.constantFrom<HourQuality>('measured', 'estimated', 'partial', 'gap');
 
 describe('buildUsageReport under fuzzing', () => {

@@ -63,7 +63,13 @@ export function loadConfig(path: string, env: NodeJS.ProcessEnv = process.env, o
     });
     throw invalid(file, problems);
   }
-  const document: unknown = doc.toJS();
+  let document: unknown;
+  try {
+    document = doc.toJS();
+  } catch (err) {
+    // An alias without its anchor, or an alias bomb, only shows when the document is resolved.
+    throw invalid(file, [{ path: '', message: `YAML error: ${err instanceof Error ? err.message : String(err)}` }]);
+  }
   if (document === null || document === undefined) throw invalid(file, [{ path: '', message: 'the config file is empty' }]);
   return parseWith(document, { ...options, env, baseDir: dirname(file) }, { file, locate: locator(doc, lineCounter) });
 }

@@ -156,8 +156,14 @@ function crossesBoundary(a: number, b: number): boolean {
   return floorHourMs(a) + HOUR_MS < b;
 }
 
+/** Beyond this a timestamp is not a date (and hour arithmetic stops moving). */
+const maxAbsTimeMs = 8.64e15;
+/** No meter counts this high; larger values are corrupt reads whose differences overflow. */
+const maxCounterKwh = 1e12;
+
 function precheck(state: MeteringState, atMs: number, value: number, counter: boolean): AccumulateResult | null {
-  if (!Number.isFinite(atMs) || !Number.isFinite(value) || (counter && value < 0)) {
+  const insane = Math.abs(atMs) > maxAbsTimeMs || (counter && value > maxCounterKwh) || (!counter && Math.abs(value) > 1e9);
+  if (!Number.isFinite(atMs) || !Number.isFinite(value) || (counter && value < 0) || insane) {
     return { state, closedHours: [], ignored: 'invalid' };
   }
   if (state.last !== null && atMs <= state.last.atMs) return { state, closedHours: [], ignored: 'out-of-order' };

@@ -85,7 +85,7 @@ export function buildUsageReport(input: {
     const points: UsagePoint[] = [];
     for (const hour of hours) {
       const m = byHour.get(hour);
-      if (!m || m.quality === 'gap') {
+      if (!m || m.quality === 'gap' || !Number.isFinite(m.kwh) || Math.abs(m.kwh) > 1e9) {
         gaps.push({ subject, hourStartMs: hour });
         continue;
       }

@@ -65,10 +65,14 @@ export function parseTimeSpanMs(text: string | null | undefined): number {
 
 function span(points: { startMs: number; durationMs: number }[]): { startMs: number | null; endMs: number | null } {
   if (points.length === 0) return { startMs: null, endMs: null };
-  return {
-    startMs: Math.min(...points.map((p) => p.startMs)),
-    endMs: Math.max(...points.map((p) => p.startMs + p.durationMs)),
-  };
+  // A loop, not Math.min(...points): a huge event would overflow the call stack.
+  let startMs = Infinity;
+  let endMs = -Infinity;
+  for (const p of points) {
+    startMs = Math.min(startMs, p.startMs);
+    endMs = Math.max(endMs, p.startMs + p.durationMs);
+  }
+  return { startMs, endMs };
 }
 
 function normalisePayload(payload: EventPayload | null | undefined, me: Identity): Omit<HomeEvent, 'id' | 'createdAtMs' | 'notificationType'> {

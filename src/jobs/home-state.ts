@@ -43,7 +43,9 @@ export interface WishCommand {
 export function applyCommand(w: DeviceWishes, cmd: WishCommand, nowMs: number, defaultBoostMinutes = 60): DeviceWishes {
   const next = { ...w };
   const num = (v: number | undefined): number | undefined => (v !== undefined && Number.isFinite(v) ? v : undefined);
-  const boostMinutes = num(cmd.boostMinutes);
+  // A boost lasts at most a day, whatever a caller that skipped validation asked for.
+  const rawBoost = num(cmd.boostMinutes);
+  const boostMinutes = rawBoost === undefined ? undefined : Math.min(Math.max(rawBoost, 1), 24 * 60);
   if (cmd.mode !== undefined) {
     next.mode = cmd.mode;
     next.boostUntilMs = cmd.mode === 'boost' ? nowMs + (boostMinutes ?? defaultBoostMinutes) * 60_000 : null;

@@ -21,12 +21,18 @@ export function startPlanning(deps: {
   slotMinutes: number;
   onPlan: (plan: Plan) => void;
   initial?: Plan | null;
+  /** Least time between two stored plans, ms of clock time (default 30 min). */
+  storeEveryMs?: number;
 }): LoopHandle & { current(): Plan | null; request(reason: string): void; health(): { ok: boolean; lastError: { code: string; message: string; atMs: number } | null } } {
   const log = deps.logger.child({ component: 'planner' });
   const slotMs = deps.slotMinutes * 60_000;
   let current: Plan | null = deps.initial ?? null;
   let pendingReason = 'start';
   let lastError: { code: string; message: string; atMs: number } | null = null;
+  // Stored plans serve `status`, `plan` and a restart, not control: writing every re-plan would
+  // dominate the SD card's daily writes, so one is kept at most every `storeEveryMs`.
+  const storeEveryMs = deps.storeEveryMs ?? 30 * 60_000;
+  let lastStoredMs = -Infinity;
 
   const loop = startLoop({
     name: 'planner',
@@ -40,10 +46,13 @@ export function startPlanning(deps: {
         const next = deps.plan(input, now, current ?? undefined);
         current = next;
         lastError = null;
-        try {
-          deps.store.savePlan({ createdAtMs: now, horizonStartMs: next.startMs, horizonEndMs: next.endMs, json: next });
-        } catch (err) {
-          log.warn({ code: isWattshiftError(err) ? err.code : 'STORE_FAILED' }, 'plan not stored; controlling on it anyway');
+        if (now - lastStoredMs >= storeEveryMs || now < lastStoredMs) {
+          try {
+            deps.store.savePlan({ createdAtMs: now, horizonStartMs: next.startMs, horizonEndMs: next.endMs, json: next });
+            lastStoredMs = now;
+          } catch (err) {
+            log.warn({ code: isWattshiftError(err) ? err.code : 'STORE_FAILED' }, 'plan not stored; controlling on it anyway');
+          }
         }
         log.info(
           { reason: pendingReason, mode: next.mode, cost: round(next.cost), baseline: round(next.baselineCost), shortfalls: next.shortfalls.length },
