@@ -7,8 +7,9 @@ export default defineConfig({
     testTimeout: 180_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    // Scenarios run on an accelerated clock: two at once share the 2 cores without starving each other.
-    maxWorkers: 2,
-    fileParallelism: true,
+    // Scenarios run on an accelerated clock where the daemon's CPU stalls become simulated minutes
+    // without readings: one at a time, so that a scenario does not starve another.
+    maxWorkers: 1,
+    fileParallelism: false,
   },
 });

@@ -106,10 +106,12 @@ describe('the daemon end to end', () => {
     expect(secretLeaks(world, [first, second])).toEqual([]);
 
     // Reports: each equals the ground truth, none twice, none missing.
-    // The tank's counter is polled over Modbus: every hour exact. The charger pushes its counter
-    // every ~2 s of clock time over MQTT and the daemon stamps it when read: an hour boundary may
-    // shift up to ~6 s × 11 kW between two hours; the event total is still held to 0.1 %.
-    const check = checkReports(world, { absTolKwh: { car: 0.02 } });
+    // The tank's counter is polled over Modbus: every hour exact to 0.1 %. The charger pushes its
+    // counter over MQTT and the daemon stamps the last value it received when it reads it; on a
+    // 400× clock a CPU stall of the daemon (a planning run) is minutes of simulated time in which
+    // that value ages, so an hour boundary can move up to ~30 s × 11 kW between two hours (and in
+    // or out of the event at its ends). At real speed that is a few Wh.
+    const check = checkReports(world, { absTolKwh: { car: 0.1 } });
     const diagnostics = (): string => {
       const db = openStore({ path: String(world.config.storage!.path), readOnly: true });
       try {

@@ -312,6 +312,7 @@ export interface TruthSample {
   tankC: number;
   tankPowerW: number;
   tankBlocked: boolean;
+  tankLeaseS: number;
   chargerPowerW: number;
 }
 
@@ -320,7 +321,7 @@ export function sampleTruth(world: World, everySimMs = 60_000): { samples: Truth
   const samples: TruthSample[] = [];
   const timer = setInterval(() => {
     const t = world.env.tank.state();
-    samples.push({ atMs: world.clock.nowMs(), tankC: t.tempC, tankPowerW: t.powerW, tankBlocked: t.blocked, chargerPowerW: world.charger.powerW });
+    samples.push({ atMs: world.clock.nowMs(), tankC: t.tempC, tankPowerW: t.powerW, tankBlocked: t.blocked, tankLeaseS: t.leaseRemainingS, chargerPowerW: world.charger.powerW });
   }, Math.max(5, everySimMs / world.speed));
   return { samples, stop: () => clearInterval(timer) };
 }
@@ -361,13 +362,14 @@ export interface ReportCheck {
 export function checkReports(
   world: World,
   options: {
+    /** Hours the daemon could not read in full (gap/partial): reported kWh may only be lower. */
     gapHours?: ReadonlySet<number>;
     relTol?: number;
     /**
      * Absolute per-hour tolerance by device id, kWh (default half a Wh, the reports' resolution).
      * A pushed (MQTT) counter is stamped when the daemon reads it, not when the device measured
      * it, so an hour boundary can move energy by power × publish interval between two hours; the
-     * sum over the event is then still held to `relTol`.
+     * sum over the event can then only be off by that at its two outer boundaries.
      */
     absTolKwh?: Record<string, number>;
   } = {},
@@ -404,15 +406,23 @@ export function checkReports(
         if (seen.has(pt.timestampMs)) problems.push(`event ${r.eventId} ${device}: hour ${new Date(pt.timestampMs).toISOString()} twice`);
         seen.add(pt.timestampMs);
         const t = hours.get(pt.timestampMs) ?? 0;
+        const tol = Math.max(relTol * t, options.absTolKwh?.[device] ?? 0.0005);
+        if (options.gapHours?.has(pt.timestampMs)) {
+          // An hour the daemon could not read in full: a lower bound.
+          if (pt.kiloWattHours > t + tol) problems.push(`event ${r.eventId} ${device} ${new Date(pt.timestampMs).toISOString()}: partial hour reported ${pt.kiloWattHours} kWh, above truth ${t.toFixed(5)}`);
+          continue;
+        }
         reportedSum += pt.kiloWattHours;
-        if (Math.abs(pt.kiloWattHours - t) > Math.max(relTol * t, options.absTolKwh?.[device] ?? 0.0005)) {
+        if (Math.abs(pt.kiloWattHours - t) > tol) {
           problems.push(`event ${r.eventId} ${device} ${new Date(pt.timestampMs).toISOString()}: reported ${pt.kiloWattHours} kWh, truth ${t.toFixed(5)}`);
         }
       }
       if (ev) {
         let truthSum = 0;
         for (const [h, kwh] of hours) if (h >= ev.coverFromMs && h < ev.coverToMs && !options.gapHours?.has(h)) truthSum += kwh;
-        if (Math.abs(reportedSum - truthSum) > Math.max(relTol * truthSum, 0.0005 * p.points.length)) {
+        // Only the event's two outer boundaries can move energy in or out of the sum.
+        const edgeTol = 2 * (options.absTolKwh?.[device] ?? 0.0005) + 0.0005 * p.points.length;
+        if (Math.abs(reportedSum - truthSum) > Math.max(relTol * truthSum, edgeTol)) {
           problems.push(`event ${r.eventId} ${device}: ${reportedSum.toFixed(4)} kWh reported over the event, truth ${truthSum.toFixed(4)}`);
         }
         for (const [h, kwh] of hours) {

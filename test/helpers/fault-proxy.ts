@@ -15,7 +15,7 @@ export interface FaultProxy {
   /** Switches mode; leaving `timeout` drops the requests it was holding. */
   setMode(mode: ProxyMode): void;
   /** Requests seen, by mode in force and path. */
-  readonly seen: { mode: ProxyMode; method: string; path: string; status: number | null }[];
+  readonly seen: { mode: ProxyMode; method: string; path: string; status: number | null; realMs: number }[];
   close(): Promise<void>;
 }
 
@@ -45,7 +45,7 @@ export async function startFaultProxy(target: string, options: { retryAfterS?: n
 
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
-    const rec = { mode, method: req.method ?? 'GET', path, status: null as number | null };
+    const rec = { mode, method: req.method ?? 'GET', path, status: null as number | null, realMs: Date.now() };
     seen.push(rec);
     const isToken = path.endsWith('/connect/token');
     const fail = (status: number, headers: Record<string, string>, body: string): void => {

@@ -1,0 +1,81 @@
+/** Shared setup of the fault scenarios: a world, a registered home, events, a config. */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { localAt } from '../../src/demo/environment.js';
+import { openStore } from '../../src/store/index.js';
+import type { Store } from '../../src/store/types.js';
+import { hourMs, localTime, registerHome, startWorld, type DaemonLogLine, type DaemonProcess, type World, type WorldOptions } from '../helpers/daemon-harness.js';
+
+/** A January Wednesday in Oslo. */
+export const januaryDay = Date.UTC(2026, 0, 14, 12);
+export const floorC = 45;
+
+/**
+ * Config overrides of every scenario: a 24 h horizon keeps planning runs short (their CPU time is
+ * simulated time without readings), and 1 s API timeouts keep a hanging API from holding a job
+ * for an hour of simulated time.
+ */
+export const faultOverrides = {
+  planner: { horizonHours: 24 },
+  spark: { requestTimeoutMs: 1000, tokenTimeoutMs: 1000 },
+};
+
+export async function faultWorld(name: string, options: Partial<WorldOptions> & { startLocal?: [number, number] } = {}): Promise<World> {
+  const [hh, mm] = options.startLocal ?? [10, 0];
+  const startMs = options.startMs ?? localAt(januaryDay, 0, hh, mm);
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), `wattshift-fault-${name}-`));
+  const world = await startWorld({ speed: 400, ...options, startMs, dataDir });
+  await registerHome(world);
+  return world;
+}
+
+/** A price curve on the tank and the car for local hours `hours` of day 0, with `deltas`. */
+export async function priceCurve(world: World, hours: number[], deltas: number[], day = 0): Promise<{ id: string; hoursMs: number[] }> {
+  const reg = world.registration!;
+  const hoursMs = hours.map((h) => localTime(world, day, h));
+  const ev = await world.spark.simulatePriceCurve({
+    targets: ['tank', 'car'].map((d) => ({ resourceId: reg.resources[d]!, locationId: reg.locationId })),
+    priceCurveDelta: {
+      points: hoursMs.map((h, i) => ({ timestamp: new Date(h).toISOString(), price: deltas[i] ?? 0 })),
+      currency: 'NOK',
+      energyUnit: 'kWh',
+      resolution: '01:00:00',
+    },
+    priceArea: 'NO4',
+  });
+  return { id: ev.id, hoursMs };
+}
+
+/** A 0 kW LPC on the tank for local hours `hours` of day 0. */
+export async function tankLpc(world: World, hours: number[], day = 0): Promise<{ id: string; startMs: number; endMs: number }> {
+  const reg = world.registration!;
+  const hoursMs = hours.map((h) => localTime(world, day, h));
+  const ev = await world.spark.simulateResourceLpc({
+    resources: [{ resource: { resourceId: reg.resources['tank']!, locationId: reg.locationId }, points: hoursMs.map((h) => ({ timestamp: new Date(h).toISOString(), maxPowerInKiloWatts: 0 })) }],
+  });
+  return { id: ev.id, startMs: hoursMs[0]!, endMs: hoursMs.at(-1)! + hourMs };
+}
+
+/** Opens the daemon's database read-only (after the daemon stopped). */
+export function readStore<T>(world: World, fn: (store: Store) => T): T {
+  const store = openStore({ path: String(world.config.storage!.path), readOnly: true });
+  try {
+    return fn(store);
+  } finally {
+    store.close();
+  }
+}
+
+export function errorLines(daemons: readonly DaemonProcess[]): DaemonLogLine[] {
+  return daemons.flatMap((d) => d.logs.filter((l) => l.level === 'error' || l.level === 'fatal'));
+}
+
+export function logsWith(daemons: readonly DaemonProcess[], predicate: (l: DaemonLogLine) => boolean): DaemonLogLine[] {
+  return daemons.flatMap((d) => d.logs.filter(predicate));
+}
+
+/** Real seconds since `t0` (for the scenario's wall time in its report line). */
+export function wallSeconds(t0: number): string {
+  return ((Date.now() - t0) / 1000).toFixed(1);
+}

@@ -1,0 +1,88 @@
+/**
+ * Fault (f): the database's file system fills up. The daemon keeps controlling (an LPC inside the
+ * full-disk window holds, the floor holds) and reports STORE_FAILED in its log and on /healthz.
+ * Needs a small tmpfs: mounted here when the test runs as root with mount rights, skipped otherwise.
+ */
+import { execFileSync } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, expect, it } from 'vitest';
+import { findFreePort } from '../../src/sandbox/devices/modbus-tank.js';
+import { localTime, registerHome, sampleTruth, secretLeaks, spawnDaemon, stopAll, waitUntilSim, writeConfig } from '../helpers/daemon-harness.js';
+import { errorLines, faultOverrides, faultWorld, floorC, logsWith, tankLpc, wallSeconds } from './common.js';
+
+const mountPoint = mkdtempSync(join(tmpdir(), 'wattshift-full-'));
+let skipReason: string | null = null;
+try {
+  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=3m,mode=0700', 'tmpfs', mountPoint], { stdio: 'pipe' });
+} catch (err) {
+  skipReason = `cannot mount a tmpfs here (${String((err as { stderr?: Buffer }).stderr ?? err).trim()}); needs root with mount rights`;
+  process.stderr.write(`fault disk-full: SKIPPED: ${skipReason}\n`);
+}
+
+afterAll(async () => {
+  await stopAll();
+  if (!skipReason) execFileSync('umount', ['-l', mountPoint], { stdio: 'pipe' });
+  rmSync(mountPoint, { recursive: true, force: true });
+}, 30_000);
+
+/** Writes until the file system says ENOSPC. */
+function fillUp(path: string): number {
+  const fd = openSync(path, 'w');
+  const chunk = Buffer.alloc(64 * 1024, 1);
+  let written = 0;
+  try {
+    for (;;) written += writeSync(fd, chunk);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
+  } finally {
+    closeSync(fd);
+  }
+  return written;
+}
+
+it.skipIf(skipReason !== null)('keeps controlling with a full disk and reports STORE_FAILED', async () => {
+  const t0 = Date.now();
+  const world = await faultWorld('disk-full');
+  const dbPath = join(mountPoint, 'wattshift.db');
+  world.config.storage = { path: dbPath };
+  // Registered again into the database on the tmpfs (idempotent on the API).
+  await registerHome(world);
+  const lpc = await tankLpc(world, [12]);
+  const port = await findFreePort();
+  const sampler = sampleTruth(world);
+  const daemon = spawnDaemon(world, { configPath: writeConfig(world, { ...faultOverrides, http: { enabled: true, host: '127.0.0.1', port } }) });
+  await daemon.waitForLog((l) => l.msg === 'wattshift started');
+  await daemon.waitForLog((l) => l.msg === 'report accepted' && l.eventId === lpc.id);
+
+  await waitUntilSim(world, localTime(world, 0, 11));
+  const filler = join(mountPoint, 'filler');
+  fillUp(filler);
+  await daemon.waitForLog((l) => l.code === 'STORE_FAILED' || l.code === 'STORE_FULL', 20_000);
+  const health = await fetch(`http://127.0.0.1:${port}/healthz`);
+  const healthBody = await health.text();
+  await waitUntilSim(world, localTime(world, 0, 13, 10));
+  rmSync(filler);
+  await waitUntilSim(world, localTime(world, 0, 14));
+  daemon.kill('SIGTERM');
+  const exit = await daemon.exited;
+  sampler.stop();
+  expect(exit.code).toBe(0);
+
+  expect(healthBody, `status ${health.status}`).toMatch(/STORE_FAILED|STORE_FULL/);
+  expect(health.status).not.toBe(200);
+  const storeErrors = logsWith([daemon], (l) => l.code === 'STORE_FAILED' || l.code === 'STORE_FULL');
+  expect(storeErrors.length).toBeGreaterThan(0);
+
+  // Control went on: the LPC inside the full-disk window held, the floor held.
+  const inLpc = sampler.samples.filter((s) => s.atMs >= lpc.startMs + 60_000 && s.atMs < lpc.endMs);
+  expect(inLpc.length).toBeGreaterThan(20);
+  expect(inLpc.filter((s) => s.tankPowerW > 0)).toEqual([]);
+  expect(sampler.samples.filter((s) => s.tankC < floorC - 0.5)).toEqual([]);
+
+  // Error lines: only the store's.
+  expect(errorLines([daemon]).filter((l) => l.code !== 'STORE_FAILED' && l.code !== 'STORE_FULL')).toEqual([]);
+  expect(secretLeaks(world, [daemon])).toEqual([]);
+  process.stderr.write(`fault disk-full: ${wallSeconds(t0)} s wall; ${storeErrors.length} store error lines; /healthz ${health.status}\n`);
+}, 120_000);
