@@ -230,6 +230,9 @@ async function main(): Promise<void> {
     let beatIncumbent = 0;
     let worst = '';
     let worstGap = -Infinity;
+    let best = '';
+    let bestGap = Infinity;
+    const vsIncumbent: string[] = [];
     const missed: string[] = [];
     let count = 0;
     let seed = 1;
@@ -258,10 +261,15 @@ async function main(): Promise<void> {
               worstGap = gap;
               worst = `${sr.id}@${new Date(w.startMs).toISOString()}#${seedUsed}`;
             }
+            if (gap < bestGap) {
+              bestGap = gap;
+              best = `${sr.id}@${new Date(w.startMs).toISOString()}#${seedUsed} (${gap.toFixed(5)} %)`;
+            }
           }
           else {
             timeouts++;
             if (gap <= 1e-6) beatIncumbent++;
+            else vsIncumbent.push(`${sr.id}@${new Date(w.startMs).toISOString()}#${seedUsed} (+${gap.toFixed(4)} %)`);
           }
         }
         if (p.baselineRespectsLimits) savings.push((100 * (p.baselineCost - p.cost)) / Math.max(Math.abs(p.baselineCost), 0.5));
@@ -279,7 +287,10 @@ async function main(): Promise<void> {
       `${timeouts > 0 ? `; ${timeouts} HiGHS time-outs, planner ≤ incumbent in ${beatIncumbent}` : ''})  ` +
       `savings vs baseline ${savings.length > 0 ? `${sav.toFixed(1)} % (${savings.length} windows where the baseline keeps the limits)` : 'n/a (the baseline breaks the limits)'}  ` +
       `time p50 ${pct(times, 50).toFixed(2)} ms p99 ${pct(times, 99).toFixed(2)} ms`);
-    if (process.argv.includes('--verbose')) console.log(`  worst gap ${worst}${missed.length > 0 ? `; missed: ${missed.join(' ')}` : ''}`);
+    if (process.argv.includes('--verbose')) {
+      console.log(`  worst gap ${worst}; lowest ${best}${missed.length > 0 ? `; missed: ${missed.join(' ')}` : ''}` +
+        `${vsIncumbent.length > 0 ? `; above the incumbent: ${vsIncumbent.join(' ')}` : ''}`);
+    }
   }
   // 7-day 15-minute joint plans: timing (and feasibility) only.
   const long: number[] = [];
