@@ -162,7 +162,9 @@ export function plan(input: PlanInput, nowMs: number, previous?: Plan): Plan {
   const baseOk = respectsLimits(s, base.q, base.ev);
   let final = sol;
   const noneFrozen = !(s.tank?.fixed.some((v) => v !== undefined) || s.ev?.fixed.some((v) => v !== undefined));
-  if (!s.allFallback && baseOk && noneFrozen) {
+  // The baseline can replace the plan only where it fits the plan's model too (EV minimum power).
+  const baseFits = !s.ev || base.ev.every((v, t) => v <= TOL || v + TOL >= (s.ev!.minE[t] as number));
+  if (!s.allFallback && baseOk && baseFits && noneFrozen) {
     // Safety net for the approximate on/off DP: never plan worse than the naive baseline.
     if (objective(s, base.q, base.tankE, base.ev) < objective(s, sol.q, sol.tankE, sol.ev) - 1e-9) {
       final = { q: base.q, tankE: base.tankE, tankOn: base.q.map((v) => v > TOL), ev: base.ev, evOn: base.ev.map((v) => v > TOL), legionellaSlot: -1 };
