@@ -128,12 +128,13 @@ export function infConv(f: Pwl, g: Pwl): Pwl {
  */
 export function argminShifted(cost: Pwl, u: Pwl, base: number): number {
   const uEnd = pwlEnd(u);
-  const qLo = Math.max(cost.x0, u.x0 - base);
   const qHi = Math.min(pwlEnd(cost), uEnd - base);
-  if (qLo > qHi) {
+  let qLo = Math.max(cost.x0, u.x0 - base);
+  if (qLo > qHi + 1e-9) {
     // No q keeps the state inside u's domain: take the nearest end.
     return base + pwlEnd(cost) < u.x0 ? pwlEnd(cost) : cost.x0;
   }
+  if (qLo > qHi) qLo = qHi; // rounding
   // Right-derivative walk over the merged breakpoints from qLo.
   let ci = 0;
   let cx = cost.x0;
