@@ -364,6 +364,8 @@ export function checkReports(
   options: {
     /** Hours the daemon could not read in full (gap/partial): reported kWh may only be lower. */
     gapHours?: ReadonlySet<number>;
+    /** Hours not compared at all (e.g. interpolated across a restart): only duplicates are checked. */
+    skipHours?: ReadonlySet<number>;
     relTol?: number;
     /**
      * Absolute per-hour tolerance by device id, kWh (default half a Wh, the reports' resolution).
@@ -407,6 +409,7 @@ export function checkReports(
         seen.add(pt.timestampMs);
         const t = hours.get(pt.timestampMs) ?? 0;
         const tol = Math.max(relTol * t, options.absTolKwh?.[device] ?? 0.0005);
+        if (options.skipHours?.has(pt.timestampMs)) continue;
         if (options.gapHours?.has(pt.timestampMs)) {
           // An hour the daemon could not read in full: a lower bound.
           if (pt.kiloWattHours > t + tol) problems.push(`event ${r.eventId} ${device} ${new Date(pt.timestampMs).toISOString()}: partial hour reported ${pt.kiloWattHours} kWh, above truth ${t.toFixed(5)}`);
@@ -419,14 +422,14 @@ export function checkReports(
       }
       if (ev) {
         let truthSum = 0;
-        for (const [h, kwh] of hours) if (h >= ev.coverFromMs && h < ev.coverToMs && !options.gapHours?.has(h)) truthSum += kwh;
+        for (const [h, kwh] of hours) if (h >= ev.coverFromMs && h < ev.coverToMs && !options.gapHours?.has(h) && !options.skipHours?.has(h)) truthSum += kwh;
         // Only the event's two outer boundaries can move energy in or out of the sum.
         const edgeTol = 2 * (options.absTolKwh?.[device] ?? 0.0005) + 0.0005 * p.points.length;
         if (Math.abs(reportedSum - truthSum) > Math.max(relTol * truthSum, edgeTol)) {
           problems.push(`event ${r.eventId} ${device}: ${reportedSum.toFixed(4)} kWh reported over the event, truth ${truthSum.toFixed(4)}`);
         }
         for (const [h, kwh] of hours) {
-          if (h < ev.coverFromMs || h >= ev.coverToMs || kwh < 0.0005 || seen.has(h) || options.gapHours?.has(h)) continue;
+          if (h < ev.coverFromMs || h >= ev.coverToMs || kwh < 0.0005 || seen.has(h) || options.gapHours?.has(h) || options.skipHours?.has(h)) continue;
           problems.push(`event ${r.eventId} ${device}: hour ${new Date(h).toISOString()} with ${kwh.toFixed(4)} kWh missing from the report`);
         }
       }
