@@ -97,6 +97,21 @@ export function buildApp(config: Config, deps: AppDeps): App {
   let wishes: Wishes | undefined;
   const counters = new Counters();
 
+  // Best-effort writes of small state: a store failure (disk full) is logged once per kind and
+  // never stops control, planning or pricing.
+  const storeFaults = new Set<string>();
+  function guardStore<T>(what: string, write: () => T): T | undefined {
+    try {
+      const result = write();
+      if (storeFaults.delete(what)) log.info({ what }, 'state writes work again');
+      return result;
+    } catch (err) {
+      if (!storeFaults.has(what)) log.warn({ code: isWattshiftError(err) ? err.code : 'STORE_FAILED', what, err }, 'state not stored; going on');
+      storeFaults.add(what);
+      return undefined;
+    }
+  }
+
   const need = <T>(x: T | undefined, what: string): T => {
     if (x === undefined) throw new WattshiftError('INTERNAL', `${what} used before start()`);
     return x;
@@ -257,8 +272,9 @@ export function buildApp(config: Config, deps: AppDeps): App {
       logger: deps.logger,
       ...(savedPrices ? { initial: savedPrices } : {}),
       onChange: (data: PriceData) => {
-        tracker.savePrices(data);
         late.planning?.request('prices');
+        // Kept for a restart only: a full disk must not stop prices reaching the planner.
+        guardStore('prices', () => tracker.savePrices(data));
       },
     });
     late.prices = prices;
@@ -302,7 +318,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
         estimatedTankC: (id, now) => tracker.estimatedTankC(id, now, planning.current()),
       },
       onTick: (snap) => {
-        if (tracker.observe(snap, planning.current())) planning.request('device state changed');
+        if (guardStore('home state', () => tracker.observe(snap, planning.current()))) planning.request('device state changed');
         void ha?.update().catch(() => undefined);
         deps.onControlTick?.(snap);
       },

@@ -130,6 +130,31 @@ describe('client credentials', () => {
     expect(stub.apiRequests()).toHaveLength(0);
   });
 
+  it('after rejected credentials, token requests pause with a growing delay, then recover', async () => {
+    stub = await startStub(() => json(user));
+    let reject = true;
+    stub.onToken = () => (reject ? json({ error: 'invalid_client' }, 401) : json({ access_token: 'tok-ok', expires_in: 3600 }));
+    const clock = new ManualClock(Date.UTC(2026, 0, 1));
+    const c = makeClient(clock);
+    const rejected = async (): Promise<boolean> => isWattshiftError(await c.getUser('u1').catch((e: unknown) => e), 'AUTH_REJECTED');
+    expect(await rejected()).toBe(true);
+    // Within the first pause (1 min) every caller gets the rejection without a request.
+    await clock.advance(30_000);
+    expect(await rejected()).toBe(true);
+    expect(stub.tokenRequests()).toHaveLength(1);
+    await clock.advance(31_000);
+    expect(await rejected()).toBe(true);
+    expect(stub.tokenRequests()).toHaveLength(2);
+    // The next pause is twice as long.
+    await clock.advance(90_000);
+    expect(await rejected()).toBe(true);
+    expect(stub.tokenRequests()).toHaveLength(2);
+    reject = false;
+    await clock.advance(31_000);
+    await expect(c.getUser('u1')).resolves.toMatchObject({ userId: user.userId });
+    expect(stub.tokenRequests()).toHaveLength(3);
+  });
+
   it('a 503 from the token endpoint is retried with backoff', async () => {
     stub = await startStub(() => json(user));
     const defaultToken = stub.onToken;

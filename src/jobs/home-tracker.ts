@@ -137,6 +137,8 @@ export function createHomeTracker(deps: { config: Config; store: Pick<Store, 'ge
 
     observe(snap, _plan) {
       let replan = false;
+      // Writes go last, so a failing store (disk full) never leaves the in-memory state half-updated.
+      const writes: (() => void)[] = [];
       // Base load: what the main meter sees beyond the controlled devices, smoothed.
       if (snap.locationPowerW !== undefined) {
         let devicesW = 0;
@@ -168,7 +170,8 @@ export function createHomeTracker(deps: { config: Config; store: Pick<Store, 'ge
           const last = legionella.get(d.id) ?? null;
           if (reached && (last === null || snap.atMs - last > hourMs)) {
             legionella.set(d.id, snap.atMs);
-            store.setState(legionellaKey(d.id), snap.atMs);
+            const at = snap.atMs;
+            writes.push(() => store.setState(legionellaKey(d.id), at));
           }
         } else if (d.kind === 'evCharger') {
           const e = ev.get(d.id) ?? { plugged: false, sessionStartKwh: null, sessionKwh: 0, socPct: null };
@@ -187,6 +190,7 @@ export function createHomeTracker(deps: { config: Config; store: Pick<Store, 'ge
           ev.set(d.id, e);
         }
       }
+      for (const write of writes) write();
       return replan;
     },
 

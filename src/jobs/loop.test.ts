@@ -86,11 +86,33 @@ describe('startLoop', () => {
     expect(ticks).toBe(2);
     await clock.advance(50);
     expect(ticks).toBe(3);
-    const errors = lines.filter((l) => l.level === 'error');
-    expect(errors.map((l) => [l.code, l.loop, l.msg])).toEqual([
-      ['API_UNAVAILABLE', 'flaky', 'flaky tick failed'],
-      ['INTERNAL', 'flaky', 'flaky tick failed'],
+    // A retryable failure warns, a bug is an error, and the recovery is logged once.
+    const logged = lines.filter((l) => l.loop === 'flaky').map((l) => [l.level, l.code ?? l.downSinceCode, l.msg]);
+    expect(logged).toEqual([
+      ['warn', 'API_UNAVAILABLE', 'flaky tick failed'],
+      ['error', 'INTERNAL', 'flaky tick failed'],
+      ['info', 'INTERNAL', 'flaky recovered'],
     ]);
+    await loop.stop();
+  });
+
+  it('logs a repeated failure once, not on every retry', async () => {
+    const clock = new ManualClock(0);
+    const { lines, logger } = capture();
+    let ticks = 0;
+    const loop = startLoop({
+      name: 'outage', clock, logger, errorDelayMs: 10,
+      tick: async () => {
+        ticks++;
+        if (ticks <= 5) throw new WattshiftError('API_UNAVAILABLE', 'down');
+        return 1000;
+      },
+    });
+    await settle();
+    for (let i = 0; i < 6; i++) await clock.advance(10);
+    expect(ticks).toBeGreaterThanOrEqual(6);
+    const shown = lines.filter((l) => l.loop === 'outage' && l.level !== 'debug').map((l) => l.msg);
+    expect(shown).toEqual(['outage tick failed', 'outage recovered']);
     await loop.stop();
   });
 

@@ -1,6 +1,6 @@
 import type { Clock } from '../ports.js';
 import type { Logger } from '../log.js';
-import { isWattshiftError } from '../errors.js';
+import { isRetryable, isWattshiftError } from '../errors.js';
 
 export interface LoopHandle {
   /** Runs the next tick as soon as the current one (if any) finishes. */
@@ -26,18 +26,25 @@ export function startLoop(options: {
   let wakeController = new AbortController();
   let woken = false;
 
+  // A failure is logged once when it starts (error, or warn when retryable) and once when the
+  // loop recovers; repeats of the same code in between go to debug, so an outage does not flood.
+  let failingCode: string | null = null;
   const done = (async () => {
     while (!stopController.signal.aborted) {
       let delay: number;
       try {
         woken = false;
         delay = await options.tick(stopController.signal);
+        if (failingCode !== null) {
+          options.logger.info({ loop: options.name, downSinceCode: failingCode }, `${options.name} recovered`);
+          failingCode = null;
+        }
       } catch (err) {
         if (stopController.signal.aborted) break;
-        options.logger.error(
-          { err, code: isWattshiftError(err) ? err.code : 'INTERNAL', loop: options.name },
-          `${options.name} tick failed`,
-        );
+        const code = isWattshiftError(err) ? err.code : 'INTERNAL';
+        const level = code === failingCode ? 'debug' : isRetryable(err) ? 'warn' : 'error';
+        options.logger[level]({ err, code, loop: options.name }, `${options.name} tick failed`);
+        failingCode = code;
         delay = options.errorDelayMs;
       }
       if (woken) continue;

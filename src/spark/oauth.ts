@@ -26,6 +26,12 @@ export interface TokenSourceOptions {
   retry?: RetryOptions;
   /** Refresh this long before expiry (capped at half the lifetime). Default 5 minutes. */
   refreshAheadMs?: number;
+  /**
+   * After rejected credentials, token requests wait this long, doubling up to `rejectedMaxMs`
+   * (defaults 1 min and 1 h); meanwhile every caller gets the rejection at once.
+   */
+  rejectedBaseMs?: number;
+  rejectedMaxMs?: number;
 }
 
 export interface ClientCredentialsTokenSource extends TokenSource {
@@ -58,6 +64,10 @@ export function createTokenSource(options: TokenSourceOptions): ClientCredential
   let cached: CachedToken | undefined;
   let inflight: Promise<CachedToken> | undefined;
   let fetchCount = 0;
+  // Rejected credentials are not retried by every request: they stay rejected until `retryAtMs`.
+  let rejection: { error: WattshiftError; retryAtMs: number; delayMs: number } | undefined;
+  const rejectedBaseMs = options.rejectedBaseMs ?? 60_000;
+  const rejectedMaxMs = options.rejectedMaxMs ?? 3_600_000;
 
   async function fetchToken(): Promise<CachedToken> {
     const form: Record<string, string> = {
@@ -98,15 +108,22 @@ export function createTokenSource(options: TokenSourceOptions): ClientCredential
     async getToken(signal?: AbortSignal): Promise<string> {
       const current = cached;
       if (current && options.clock.nowMs() < current.refreshAtMs) return current.value;
+      if (rejection && options.clock.nowMs() < rejection.retryAtMs) throw rejection.error;
       if (!inflight) {
         inflight = fetchToken().then(
           (t) => {
             cached = t;
             inflight = undefined;
+            rejection = undefined;
             return t;
           },
           (err: unknown) => {
             inflight = undefined;
+            if (isWattshiftError(err, 'AUTH_REJECTED')) {
+              const delayMs = rejection ? Math.min(rejectedMaxMs, rejection.delayMs * 2) : rejectedBaseMs;
+              rejection = { error: err, retryAtMs: options.clock.nowMs() + delayMs, delayMs };
+              log.warn({ code: 'AUTH_REJECTED', retryInMs: delayMs }, 'credentials rejected; token requests paused');
+            }
             throw err;
           },
         );

@@ -75,11 +75,9 @@ it('keeps controlling while the token endpoint rejects it, retries with backoff,
   process.stderr.write(`fault auth-at-run-time: ${wallSeconds(t0)} s wall (${rejectedTokens.length} rejected token requests in ${simMinutes.toFixed(0)} simulated minutes)\n`);
 }, 120_000);
 
-// KNOWN BUG (src/spark/oauth.ts): after the token endpoint rejects the credentials, nothing backs
-// off: every API call of every loop posts to /connect/token again at the loop's own constant retry
-// delay (about one request per simulated minute here). Remove `.fails` once rejected credentials
-// are retried with a growing delay.
-it.fails('backs off token requests while the credentials stay rejected', () => {
+// Rejected credentials pause token requests with a growing delay (src/spark/oauth.ts), instead of
+// every API call of every loop posting to /connect/token again.
+it('backs off token requests while the credentials stay rejected', () => {
   expect(tokenRetries).toBeDefined();
   expect(tokenRetries!.secondHalf).toBeLessThanOrEqual(tokenRetries!.firstHalf / 2);
 });
