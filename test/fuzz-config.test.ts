@@ -9,11 +9,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getAt, isObj, pathsOf, put, type Json } from './helpers/json-mutation.js';
 import { parse, stringify } from 'yaml';
 import { WattshiftError } from '../src/errors.js';
 import { loadConfig, parseConfig, type ConfigProblem, type ParseOptions } from '../src/config/load.js';
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 const example = parse(readFileSync('config.example.yaml', 'utf8')) as Json;
 
@@ -54,22 +54,6 @@ const parseCodes = ['CONFIG_INVALID', 'CONFIG_SECRET_UNREADABLE'] as const;
 // ---------------------------------------------------------------------------------------------
 // Mutations of the example document
 
-type Path = (string | number)[];
-function pathsOf(v: Json, prefix: Path = [], out: Path[] = []): Path[] {
-  out.push(prefix);
-  if (Array.isArray(v)) v.forEach((x, i) => pathsOf(x, [...prefix, i], out));
-  else if (v !== null && typeof v === 'object') for (const [k, x] of Object.entries(v)) pathsOf(x, [...prefix, k], out);
-  return out;
-}
-function getAt(v: Json, path: Path): Json | undefined {
-  let cur: Json | undefined = v;
-  for (const seg of path) cur = cur !== null && typeof cur === 'object' ? (cur as Record<string | number, Json>)[seg] : undefined;
-  return cur;
-}
-const isObj = (v: Json | undefined): v is { [key: string]: Json } => v !== null && typeof v === 'object' && !Array.isArray(v);
-function put(obj: { [key: string]: Json }, key: string, value: Json): void {
-  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
-}
 
 type Mutation =
   | { op: 'delete'; at: number }

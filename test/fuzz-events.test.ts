@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getAt, isObj, pathsOf, put, type Json } from './helpers/json-mutation.js';
 import { ZodError, type z } from 'zod';
 import { ManualClock } from '../src/clock.js';
 import { silentLogger } from '../src/log.js';
@@ -19,7 +20,6 @@ import { createEventIntake, type IntakeOutcome } from '../src/jobs/event-intake.
 import { parseIncoming, type HomeEvent, type Identity } from '../src/jobs/event-normalise.js';
 import { eventNotificationSchema, eventSchema, eventsPageSchema, reportRequestSchema } from '../src/spark/wire.js';
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 // ---------------------------------------------------------------------------------------------
 // Valid examples: the vendor's webhook test data and the reconstructed bodies of the research notes
@@ -80,23 +80,6 @@ const longArrayArb = fc.option(fc.record({ op: fc.constant('longArray' as const)
   freq: 4,
 });
 
-type Path = (string | number)[];
-function pathsOf(v: Json, prefix: Path = [], out: Path[] = []): Path[] {
-  out.push(prefix);
-  if (Array.isArray(v)) v.forEach((x, i) => pathsOf(x, [...prefix, i], out));
-  else if (v !== null && typeof v === 'object') for (const [k, x] of Object.entries(v)) pathsOf(x, [...prefix, k], out);
-  return out;
-}
-function getAt(v: Json, path: Path): Json | undefined {
-  let cur: Json | undefined = v;
-  for (const seg of path) cur = cur !== null && typeof cur === 'object' ? (cur as Record<string | number, Json>)[seg] : undefined;
-  return cur;
-}
-const isObj = (v: Json | undefined): v is { [key: string]: Json } => v !== null && typeof v === 'object' && !Array.isArray(v);
-/** Sets an own property, even `__proto__` (as JSON.parse does). */
-function put(obj: { [key: string]: Json }, key: string, value: Json): void {
-  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
-}
 
 /** Applies the mutations in turn to a deep copy of `doc`. */
 function mutate(doc: Json, mutations: readonly Mutation[]): Json {

@@ -4,6 +4,7 @@ import { checkStorage } from '../config/preflight.js';
 import { WattshiftError } from '../errors.js';
 import { exitCodeFor, exitCodes } from './exit-codes.js';
 import { formatError } from './format-error.js';
+import { configPathOf } from './args.js';
 import type { CliCommand } from './types.js';
 
 export const checkCommand: CliCommand = {
@@ -17,11 +18,8 @@ export const checkCommand: CliCommand = {
     '{ credential } secrets cannot be read ($CREDENTIALS_DIRECTORY is unset): they are warned about.',
   ],
   async run(args, io) {
-    const path = args.values.config;
-    if (typeof path !== 'string') {
-      io.stderr('wattshift check: --config FILE is required');
-      return exitCodes.usage;
-    }
+    const path = configPathOf(args, io, 'check');
+    if (path === null) return exitCodes.usage;
     let loaded;
     try {
       loaded = loadConfig(path, io.env, { deferCredentials: true });

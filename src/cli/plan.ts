@@ -15,7 +15,8 @@ import { dateTime } from '../status/format.js';
 import { openStore, type Store } from '../store/index.js';
 import { exitCodes } from './exit-codes.js';
 import { renderPlan } from './plan-render.js';
-import { cliLogger, configPathOf } from './register.js';
+import { cliLogger } from './register.js';
+import { configPathOf } from './args.js';
 import type { CliCommand } from './types.js';
 
 const deviceSlot = z.looseObject({ energyKWh: z.number(), powerKW: z.number(), on: z.boolean() });

@@ -15,7 +15,8 @@ import { loadProfile } from '../devices/modbus/profiles.js';
 import { createMqttConnection, createMqttDevice, type MqttConnection, type MqttDevice, type MqttDeviceSource } from '../devices/mqtt/index.js';
 import type { EvState } from '../ports.js';
 import { exitCodes } from './exit-codes.js';
-import { cliLogger, configPathOf } from './register.js';
+import { cliLogger } from './register.js';
+import { configPathOf } from './args.js';
 import type { CliCommand } from './types.js';
 
 export interface ProbeValue {

@@ -12,20 +12,14 @@ import { register } from '../registration.js';
 import { createSparkClient, type SparkClient } from '../spark/client.js';
 import { openStore } from '../store/index.js';
 import { exitCodes } from './exit-codes.js';
-import type { CliCommand, CliIo, CommandArgs } from './types.js';
+import { configPathOf } from './args.js';
+import type { CliCommand, CliIo } from './types.js';
 
 /** Warnings and errors of the building blocks go to stderr as JSON lines; progress is printed by the command. */
 export function cliLogger(io: Pick<CliIo, 'stderr'>, secrets: readonly string[] = [], level = 'warn'): Logger {
   return createLogger({ level, secrets, destination: { write: (line: string) => io.stderr(line.trimEnd()) } });
 }
 
-/** The `--config` value, or null after printing the usage (the caller returns exit 2). */
-export function configPathOf(args: CommandArgs, io: CliIo, command: string): string | null {
-  const path = args.values.config;
-  if (typeof path === 'string' && path !== '') return path;
-  io.stderr(`wattshift ${command}: --config FILE is required`);
-  return null;
-}
 
 /** What `register` last learnt about the program (the daemon re-checks it on eligibility events). */
 export const eligibilityStateKey = 'register:eligibility';

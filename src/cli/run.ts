@@ -9,6 +9,7 @@ import { simClockFromEnv } from '../clock.js';
 import { runDaemon } from './daemon.js';
 import { exitCodeFor, exitCodes } from './exit-codes.js';
 import { formatError } from './format-error.js';
+import { configPathOf } from './args.js';
 import type { CliCommand } from './types.js';
 
 export const runCommand: CliCommand = {
@@ -22,11 +23,8 @@ export const runCommand: CliCommand = {
     '130/143 second SIGINT/SIGTERM.',
   ],
   async run(args, io) {
-    const path = args.values.config;
-    if (typeof path !== 'string') {
-      io.stderr('wattshift run: --config FILE is required');
-      return exitCodes.usage;
-    }
+    const path = configPathOf(args, io, 'run');
+    if (path === null) return exitCodes.usage;
     let loaded: LoadedConfig;
     try {
       loaded = loadConfig(path, io.env);

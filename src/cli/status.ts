@@ -16,7 +16,8 @@ import { eventStates, openStore, type OutboxSummary, type Store } from '../store
 import { exitCodeFor, exitCodes } from './exit-codes.js';
 import { formatError } from './format-error.js';
 import { currentPlanView, readLatestPlan } from './plan.js';
-import { cliLogger, configPathOf, eligibilityStateKey, eligibilityStateSchema, type EligibilityState } from './register.js';
+import { cliLogger, eligibilityStateKey, eligibilityStateSchema, type EligibilityState } from './register.js';
+import { configPathOf } from './args.js';
 import type { CliCommand, CliIo } from './types.js';
 
 export interface StatusReport {

@@ -122,7 +122,7 @@ export function createTokenSource(options: TokenSourceOptions): ClientCredential
             if (isWattshiftError(err, 'AUTH_REJECTED')) {
               const delayMs = rejection ? Math.min(rejectedMaxMs, rejection.delayMs * 2) : rejectedBaseMs;
               rejection = { error: err, retryAtMs: options.clock.nowMs() + delayMs, delayMs };
-              log.warn({ code: 'AUTH_REJECTED', retryInMs: delayMs }, 'credentials rejected; token requests paused');
+              log.info({ code: 'AUTH_REJECTED', retryInMs: delayMs }, 'credentials rejected; token requests paused');
             }
             throw err;
           },
