@@ -162,3 +162,4 @@ describe('startLoop', () => {
     expect(lines.filter((l) => l.level === 'error')).toEqual([]);
   });
 });
+

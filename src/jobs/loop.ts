@@ -23,7 +23,8 @@ export function startLoop(options: {
   errorDelayMs: number;
 }): LoopHandle {
   const stopController = new AbortController();
-  let wakeController = new AbortController();
+  // Ends the current sleep early; aborted by wake() and by stop(). One per sleep.
+  let sleeper: AbortController | null = null;
   let woken = false;
 
   // A failure is logged once when it starts (error, or warn when retryable) and once when the
@@ -47,20 +48,21 @@ export function startLoop(options: {
         failingCode = code;
         delay = options.errorDelayMs;
       }
-      if (woken) continue;
-      wakeController = new AbortController();
-      const both = AbortSignal.any([stopController.signal, wakeController.signal]);
-      await options.clock.sleep(delay, both).catch(() => undefined);
+      if (woken || stopController.signal.aborted) continue;
+      sleeper = new AbortController();
+      await options.clock.sleep(delay, sleeper.signal).catch(() => undefined);
+      sleeper = null;
     }
   })();
 
   return {
     wake() {
       woken = true;
-      wakeController.abort();
+      sleeper?.abort();
     },
     async stop() {
       stopController.abort();
+      sleeper?.abort();
       await done;
     },
   };
