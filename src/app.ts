@@ -282,7 +282,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
 
     const previous = tracker.loadPlan();
     const planning = startPlanning({
-      buildInput: (now) => buildPlanInput(config, tracker.snapshot(now, prices.data(), activeEvents())),
+      buildInput: (now) => buildPlanInput(config, tracker.snapshot(now, prices.data(), activeEvents()), identity().resources),
       plan: planFn,
       store: s,
       clock,

@@ -101,8 +101,11 @@ function evParams(ev: EvNow, nowMs: number, timezone: string): EvParams {
   return { ...common, energyNeededKWh: Math.max(0, target - ev.sessionKwh * m.efficiency) };
 }
 
-/** The planner's input from the config and what the daemon knows now. */
-export function buildPlanInput(config: Config, snap: PlanningSnapshot): PlanInput {
+/**
+ * The planner's input from the config and what the daemon knows now. `resources` maps resource ids
+ * (configured or registered) to device ids, so resource LPC caps reach the device they name.
+ */
+export function buildPlanInput(config: Config, snap: PlanningSnapshot, resources: ReadonlyMap<string, string>): PlanInput {
   const slotMs = config.site.slotMinutes * 60_000;
   const fromMs = Math.floor(snap.nowMs / slotMs) * slotMs;
   const toMs = fromMs + config.planner.horizonHours * 3_600_000;
@@ -122,10 +125,10 @@ export function buildPlanInput(config: Config, snap: PlanningSnapshot): PlanInpu
     fees: { gridFeePerKWh: config.site.gridFeePerKwh, taxPerKWh: config.site.taxPerKwh, vatRate: 1 + config.site.vatPct / 100 },
     ...(config.site.exchangeRates ? { exchangeRates: config.site.exchangeRates as Record<string, number> } : {}),
   });
-  const resourceKinds = new Map<string, 'tank' | 'ev'>();
-  for (const d of config.devices) {
-    if (d.resourceId && d.kind !== 'meter') resourceKinds.set(d.resourceId, d.kind === 'hotWaterTank' ? 'tank' : 'ev');
-  }
+  const kindOf = (resourceId: string): 'tank' | 'ev' | null => {
+    const kind = config.devices.find((d) => d.id === resources.get(resourceId))?.kind;
+    return kind === 'hotWaterTank' ? 'tank' : kind === 'evCharger' ? 'ev' : null;
+  };
   const fallback = config.planner.evFallbackWindow;
   return {
     slots,
@@ -136,7 +139,7 @@ export function buildPlanInput(config: Config, snap: PlanningSnapshot): PlanInpu
     location: {
       limitKW: config.site.locationLimitKw,
       baseLoadKW: snap.baseLoadKw,
-      lpc: lpcCaps(snap.events, (id) => resourceKinds.get(id) ?? null),
+      lpc: lpcCaps(snap.events, kindOf),
     },
     options: {
       frozenSlots: Math.ceil(config.planner.frozenWindowMinutes / config.site.slotMinutes),
