@@ -39,7 +39,7 @@ import { startReportOutbox } from './jobs/report-outbox.js';
 import { startLoop, type LoopHandle } from './jobs/loop.js';
 import { createHomeTracker } from './jobs/home-tracker.js';
 import { Counters } from './jobs/metrics.js';
-import type { HomeEvent } from './jobs/event-normalise.js';
+import type { HomeEvent, Identity } from './jobs/event-normalise.js';
 
 export interface AppDeps {
   logger: Logger;
@@ -117,9 +117,12 @@ export function buildApp(config: Config, deps: AppDeps): App {
     return x;
   };
 
+  // The ids this home has at the API: read once at start (`wattshift register` runs before the
+  // service starts; a restart picks up a new registration).
+  let me: Identity = identityOf(config, undefined);
+
   function view(): HomeView {
     const s = need(store, 'store');
-    const reg = loadRegistration(s);
     return homeView({
       config,
       nowMs: clock.nowMs(),
@@ -129,7 +132,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
       wishes: (id) => need(wishes, 'wishes').get(id),
       jobs: jobHealth(),
       outbox: s.outboxSummary(),
-      locationId: identityOf(config, reg).locationId ?? 'home',
+      locationId: me.locationId ?? 'home',
     });
   }
 
@@ -137,7 +140,8 @@ export function buildApp(config: Config, deps: AppDeps): App {
     const s = openStore({ path: config.storage.path, logger: deps.logger, clock });
     store = s;
     if (s.interruptedAtOpen.length > 0) log.warn({ reports: s.interruptedAtOpen.length }, 'reports interrupted by the last stop will be resent');
-    const identity = () => identityOf(config, loadRegistration(s));
+    me = identityOf(config, loadRegistration(s));
+    const identity = (): Identity => me;
 
     const auth = {
       authUrl: config.spark.authUrl,
@@ -219,27 +223,35 @@ export function buildApp(config: Config, deps: AppDeps): App {
       outbox?: ReturnType<typeof startReportOutbox>;
       prices?: ReturnType<typeof startPriceRefresh>;
     } = {};
+    // The events that shape prices and caps, read from the store when they may have changed (a
+    // new event, a scan) or every few minutes as time moves on, not on every control tick.
+    let eventsCache: { atMs: number; events: HomeEvent[] } | null = null;
     const activeEvents = (): HomeEvent[] => {
-      const me = identity();
       const now = clock.nowMs();
-      return s
+      if (eventsCache && now >= eventsCache.atMs && now - eventsCache.atMs < 5 * 60_000) return eventsCache.events;
+      const events = s
         .listEvents({ fromMs: now - slotMs, toMs: now + 8 * 86_400_000, states: ['received', 'active', 'reportQueued'] })
         .flatMap((row) => {
           const e = homeEventOf(row, me);
           return e && e.relevant ? [e] : [];
         });
+      eventsCache = { atMs: now, events };
+      return events;
+    };
+    const eventsChanged = (): void => {
+      eventsCache = null;
     };
     const actions = createEventActions({
       store: s,
       identity,
       subjectOf: (t) => {
         if (t.kind === 'location') return mainMeterId ? 'location' : null;
-        const deviceId = identity().resources.get(t.resourceId);
+        const deviceId = me.resources.get(t.resourceId);
         return deviceId ? subjectOfDevice(deviceId) : null;
       },
       canHold: (t, e) => {
         if (t.kind === 'resource') {
-          const deviceId = identity().resources.get(t.resourceId);
+          const deviceId = me.resources.get(t.resourceId);
           return deviceId !== undefined && supervised.get(deviceId)?.health().state === 'up';
         }
         const caps = e.lpcCaps.filter((c) => c.resourceId === null);
@@ -249,7 +261,10 @@ export function buildApp(config: Config, deps: AppDeps): App {
       logger: deps.logger,
       onQueued: () => late.outbox?.flush(),
     });
-    scan = () => actions.scan();
+    scan = () => {
+      actions.scan();
+      eventsChanged();
+    };
     const intake = createEventIntake({
       store: s,
       identity,
@@ -257,8 +272,9 @@ export function buildApp(config: Config, deps: AppDeps): App {
       logger: deps.logger,
       onEvent: (e) => {
         actions.handle(e);
+        eventsChanged();
         if (e.priceDeltas.length > 0) late.prices?.wake();
-        if (e.eligibility) void tracker.checkEligibility(need(spark, 'spark'), identity(), deps.logger);
+        if (e.eligibility) void tracker.checkEligibility(need(spark, 'spark'), me, deps.logger);
         late.planning?.request(`event ${e.payloadType}`);
       },
     });
@@ -282,7 +298,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
 
     const previous = tracker.loadPlan();
     const planning = startPlanning({
-      buildInput: (now) => buildPlanInput(config, tracker.snapshot(now, prices.data(), activeEvents()), identity().resources),
+      buildInput: (now) => buildPlanInput(config, tracker.snapshot(now, prices.data(), activeEvents()), me.resources),
       plan: planFn,
       store: s,
       clock,
@@ -312,7 +328,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
       inputs: {
         plan: () => planning.current(),
         locationCapKw: (now) => tracker.locationCapKw(now, activeEvents()),
-        deviceCapKw: (id, now) => tracker.deviceCapKw(id, now, activeEvents(), identity()),
+        deviceCapKw: (id, now) => tracker.deviceCapKw(id, now, activeEvents(), me),
         intent: (id) => w.intent(id, clock.nowMs()),
         baseLoadKw: () => tracker.baseLoadKw(),
         estimatedTankC: (id, now) => tracker.estimatedTankC(id, now, planning.current()),
@@ -367,7 +383,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
       logger: log,
       errorDelayMs: 5 * 60_000,
       tick: async () => {
-        actions.scan();
+        scan();
         const now = clock.nowMs();
         if (now - lastPruneMs > 86_400_000) {
           lastPruneMs = now;
@@ -438,7 +454,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
       log.info({ url: status.url }, 'status page');
     }
     // Eligibility can change while the daemon was down; look once at start, then on each event.
-    void tracker.checkEligibility(spark, identity(), deps.logger);
+    void tracker.checkEligibility(spark, me, deps.logger);
     log.info({ devices: config.devices.length, slotMinutes: config.site.slotMinutes }, 'wattshift started');
   }
 
