@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import type { StoreContext } from './context.js';
+import type { Store } from './types.js';
 import { checkInput, guard, parseRow } from './errors.js';
 import { msInput, msRow, roundMs } from './time.js';
-import { energyQualities, type HourlyEnergyInput, type HourlyEnergyRow, type MeterCheckpoint } from './types.js';
+import { energyQualities } from './types.js';
 
 const HOUR_MS = 3_600_000;
 
@@ -24,12 +25,8 @@ const checkpointSchema = z.strictObject({
 
 const checkpointRowSchema = z.strictObject({ deviceId: z.string(), valueKwh: z.number(), atMs: msRow });
 
-export interface EnergyTables {
-  upsertHourly(rows: readonly HourlyEnergyInput[]): void;
-  readHourly(subject: string, fromMs: number, toMs: number): HourlyEnergyRow[];
-  saveCheckpoints(rows: readonly MeterCheckpoint[]): void;
-  loadCheckpoints(): MeterCheckpoint[];
-}
+/** This table's part of the {@link Store} (its documentation is there). */
+export type EnergyTables = Pick<Store, 'upsertHourly' | 'readHourly' | 'saveCheckpoints' | 'loadCheckpoints'>;
 
 /**
  * Hourly energy per subject and meter checkpoints. A metering job that writes both should do it

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import type { StoreContext } from './context.js';
+import type { Store } from './types.js';
 import { msInput, msRow, roundMs } from './time.js';
 import { checkInput, guard, parseRow, stringArrayJson } from './errors.js';
-import { eventStates, type EventInput, type EventQuery, type EventRow, type EventState } from './types.js';
+import { eventStates, type EventRow } from './types.js';
 
 
 function isJson(text: string): boolean {
@@ -58,13 +59,8 @@ const columns = `event_id AS eventId, notification_type AS notificationType, pay
   location_ids AS locationIds, resource_ids AS resourceIds, raw_json AS rawJson, state,
   state_detail AS stateDetail, updated_at_ms AS updatedAtMs`;
 
-export interface EventsTable {
-  saveEvent(event: EventInput): boolean;
-  getEvent(eventId: string): EventRow | undefined;
-  hasEvent(eventId: string): boolean;
-  listEvents(query?: EventQuery): EventRow[];
-  markEvent(eventId: string, state: EventState, detail?: string | null): boolean;
-}
+/** This table's part of the {@link Store} (its documentation is there). */
+export type EventsTable = Pick<Store, 'saveEvent' | 'getEvent' | 'hasEvent' | 'listEvents' | 'markEvent'>;
 
 export function eventsTable(ctx: StoreContext): EventsTable {
   const { db } = ctx;

@@ -1,14 +1,12 @@
 import { z } from 'zod';
 import type { StoreContext } from './context.js';
+import type { Store } from './types.js';
 import { msInput, msRow, roundMs } from './time.js';
 import { checkInput, guard, jsonText, misuse, parseRow, toJson } from './errors.js';
 import {
   reportKinds,
   reportStates,
-  type EnqueueResult,
   type OutboxSummary,
-  type ReportInput,
-  type ReportQuery,
   type ReportRow,
   type ReportState,
 } from './types.js';
@@ -59,18 +57,8 @@ const columns = `id, idempotency_key AS idempotencyKey, event_id AS eventId, kin
   attempts, last_error AS lastError, next_attempt_ms AS nextAttemptMs, deadline_ms AS deadlineMs,
   remote_id AS remoteId, created_at_ms AS createdAtMs, updated_at_ms AS updatedAtMs`;
 
-export interface OutboxTable {
-  enqueueReport(report: ReportInput): EnqueueResult;
-  getReport(id: number): ReportRow | undefined;
-  dueReports(nowMs: number, limit?: number): ReportRow[];
-  markSending(id: number, nowMs: number): ReportRow;
-  markAccepted(id: number, nowMs: number, remoteId?: string | null): ReportRow;
-  markRejected(id: number, reason: string, nowMs: number): ReportRow;
-  markRetry(id: number, error: string, nextAttemptMs: number): ReportRow;
-  listReports(query?: ReportQuery): ReportRow[];
-  outboxSummary(): OutboxSummary;
-  recoverInterrupted(): ReportRow[];
-}
+/** This table's part of the {@link Store} (its documentation is there). */
+export type OutboxTable = Pick<Store, 'enqueueReport' | 'getReport' | 'dueReports' | 'markSending' | 'markAccepted' | 'markRejected' | 'markRetry' | 'listReports' | 'outboxSummary' | 'recoverInterrupted'>;
 
 export function outboxTable(ctx: StoreContext): OutboxTable {
   const { db } = ctx;

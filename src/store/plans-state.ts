@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { WattshiftError } from '../errors.js';
 import type { StoreContext } from './context.js';
+import type { Store } from './types.js';
 import { msInput, msRow, roundMs } from './time.js';
 import { checkInput, guard, jsonText, parseRow, toJson } from './errors.js';
-import type { PlanInput, PlanRow, SavePlanResult } from './types.js';
 
 
 /** How many plans savePlan keeps (older ones also go with retention). */
@@ -24,13 +24,8 @@ const planRowSchema = z.strictObject({
   json: jsonText,
 });
 
-export interface PlansAndStateTables {
-  savePlan(plan: PlanInput): SavePlanResult;
-  latestPlan(): PlanRow | undefined;
-  getState<T>(key: string, schema: z.ZodType<T>): T | undefined;
-  setState(key: string, value: unknown): void;
-  deleteState(key: string): void;
-}
+/** This table's part of the {@link Store} (its documentation is there). */
+export type PlansAndStateTables = Pick<Store, 'savePlan' | 'latestPlan' | 'getState' | 'setState' | 'deleteState'>;
 
 export function plansAndStateTables(ctx: StoreContext): PlansAndStateTables {
   const { db } = ctx;
