@@ -17,20 +17,10 @@ import { plan } from '../src/core/planner.js';
 import { setupPlan, type Setup } from '../src/core/plan-setup.js';
 import type { DeltaCurveInput, EvParams, Plan, PlanInput, TankParams } from '../src/core/types.js';
 import { areaTimezone, hourlyWindows, loadPriceSeries, type PriceSeries } from './lib/price-data.js';
+import { rng } from '../src/core/prng.js';
 
 export type Family = 'tank' | 'tankRelay' | 'ev' | 'joint';
 
-/** Small seeded PRNG (mulberry32). */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Seeded incentive deltas: per day, a run of 3–10 hours with −0.08..+0.05 EUR/kWh. */
 export function seededDeltas(rand: () => number, startMs: number, hours: number): DeltaCurveInput[] {

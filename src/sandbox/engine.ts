@@ -7,6 +7,7 @@ import { dailyIncentiveCurve, priceCurveDelta } from './price-curves.js';
 import { PartnerState, type EventRec } from './state.js';
 import { WebhookDelivery } from './webhook-delivery.js';
 import { HOUR_MS, isoUtc, localDateString, localDayStartMs, localParts, localTimeToUtcMs, OSLO } from '../core/zoned-time.js';
+import { rng } from '../core/prng.js';
 
 /**
  * The moving parts of the sandbox, all on the injected clock: partner state, event creation and
@@ -35,13 +36,13 @@ export class SandboxEngine {
   private seq = 0;
   private lastCurveDay: string | undefined;
   private readonly batchDue = new Map<string, number>();
-  private rngState: number;
+  private readonly nextRandom: () => number;
   private chain: Promise<void> = Promise.resolve();
   private readonly inflight = new Set<Promise<void>>();
 
   constructor(readonly options: EngineOptions) {
     this.neighbourhoods = options.neighbourhoods;
-    this.rngState = options.seed >>> 0 || 1;
+    this.nextRandom = rng(options.seed >>> 0 || 1);
     this.delivery = new WebhookDelivery({
       clock: options.clock,
       logger: options.logger,
@@ -61,11 +62,7 @@ export class SandboxEngine {
 
   /** A seeded uniform number in [0, 1) (mulberry32), for simulation choices. */
   random(): number {
-    this.rngState = (this.rngState + 0x6d2b79f5) >>> 0;
-    let t = this.rngState;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+    return this.nextRandom();
   }
 
   partner(clientId: string): PartnerState {

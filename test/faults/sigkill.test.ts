@@ -6,20 +6,10 @@
 import { afterAll, expect, it } from 'vitest';
 import { checkReports, hourMs, localTime, secretLeaks, spawnDaemon, stopAll, truthByHour, waitUntilSim, writeConfig, type DaemonProcess } from '../helpers/daemon-harness.js';
 import { errorLines, faultOverrides, faultWorld, priceCurve, readStore, tankLpc, wallSeconds } from './common.js';
+import { rng } from '../../src/core/prng.js';
 
 afterAll(stopAll, 30_000);
 
-/** mulberry32: a small seeded PRNG, so the kill moments are the same on every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 it('survives twelve SIGKILLs over a simulated day without losing, duplicating or double-counting anything', async () => {
   const t0 = Date.now();
@@ -29,7 +19,8 @@ it('survives twelve SIGKILLs over a simulated day without losing, duplicating or
   const configPath = writeConfig(world, faultOverrides);
 
   // Twelve moments in [10:00, 08:00 next day], at least 50 simulated minutes apart.
-  const random = prng(20260114);
+  // Seeded, so the kill moments are the same on every run.
+  const random = rng(20260114);
   const from = localTime(world, 0, 10);
   const to = localTime(world, 1, 8);
   const kills: number[] = [];
