@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getAt, isObj, pathsOf, put, type Json } from './helpers/json-mutation.js';
+import { mutate, type Json, type Mutation } from './helpers/json-mutation.js';
 import { parse, stringify } from 'yaml';
 import { WattshiftError } from '../src/errors.js';
 import { loadConfig, parseConfig, type ConfigProblem, type ParseOptions } from '../src/config/load.js';
@@ -55,10 +55,6 @@ const parseCodes = ['CONFIG_INVALID', 'CONFIG_SECRET_UNREADABLE'] as const;
 // Mutations of the example document
 
 
-type Mutation =
-  | { op: 'delete'; at: number }
-  | { op: 'retype'; at: number; value: Json }
-  | { op: 'unknownKey'; at: number; key: string; value: Json };
 
 const jsonArb = fc.jsonValue({ maxDepth: 2 }) as fc.Arbitrary<Json>;
 /** Replacement values: arbitrary JSON, boundary numbers, and secret references of every kind. */
@@ -80,30 +76,6 @@ const mutationArb: fc.Arbitrary<Mutation> = fc.oneof(
   }),
 );
 
-function mutate(doc: Json, mutations: readonly Mutation[]): Json {
-  let root = structuredClone(doc);
-  for (const m of mutations) {
-    const paths = pathsOf(root);
-    const path = paths[m.at % paths.length] ?? [];
-    const parent = path.length === 0 ? undefined : getAt(root, path.slice(0, -1));
-    const key = path[path.length - 1];
-    const node = getAt(root, path);
-    if (m.op === 'delete') {
-      if (Array.isArray(parent)) parent.splice(key as number, 1);
-      else if (isObj(parent)) delete parent[String(key)];
-      else root = null;
-    } else if (m.op === 'retype') {
-      if (parent === undefined || key === undefined) root = m.value;
-      else if (Array.isArray(parent)) parent[key as number] = m.value;
-      else if (isObj(parent)) put(parent, String(key), m.value);
-    } else if (isObj(node)) {
-      put(node, m.key, m.value);
-    } else if (isObj(parent)) {
-      put(parent, m.key, m.value);
-    }
-  }
-  return root;
-}
 const mutatedExampleArb = fc.array(mutationArb, { minLength: 1, maxLength: 4 }).map((ms) => mutate(example, ms));
 
 // ---------------------------------------------------------------------------------------------

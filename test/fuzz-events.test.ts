@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getAt, isObj, pathsOf, put, type Json } from './helpers/json-mutation.js';
+import { mutate, type Json, type Mutation } from './helpers/json-mutation.js';
 import { ZodError, type z } from 'zod';
 import { ManualClock } from '../src/clock.js';
 import { silentLogger } from '../src/log.js';
@@ -56,12 +56,6 @@ const knownPayloadTypes = ['PriceCurve', 'UserEligibility', 'LocationLPC', 'Reso
  */
 const maxLongArray = 3_000;
 
-type Mutation =
-  | { op: 'delete' | 'duplicate'; at: number }
-  | { op: 'retype'; at: number; value: Json }
-  | { op: 'unknownKey'; at: number; key: string; value: Json }
-  | { op: 'payloadType'; at: number; value: string }
-  | { op: 'longArray'; at: number; length: number };
 
 const jsonArb = fc.jsonValue({ maxDepth: 3 }) as fc.Arbitrary<Json>;
 const mutationArb: fc.Arbitrary<Mutation> = fc.oneof(
@@ -81,49 +75,6 @@ const longArrayArb = fc.option(fc.record({ op: fc.constant('longArray' as const)
 });
 
 
-/** Applies the mutations in turn to a deep copy of `doc`. */
-function mutate(doc: Json, mutations: readonly Mutation[]): Json {
-  let root = structuredClone(doc);
-  for (const m of mutations) {
-    const paths = pathsOf(root);
-    const path = paths[m.at % paths.length] ?? [];
-    const parent = path.length === 0 ? undefined : getAt(root, path.slice(0, -1));
-    const key = path[path.length - 1];
-    const node = getAt(root, path) ?? null;
-    const replace = (value: Json): void => {
-      if (parent === undefined || key === undefined) root = value;
-      else if (Array.isArray(parent)) parent[key as number] = value;
-      else if (isObj(parent)) put(parent, String(key), value);
-    };
-    switch (m.op) {
-      case 'delete':
-        if (Array.isArray(parent)) parent.splice(key as number, 1);
-        else if (isObj(parent)) delete parent[String(key)];
-        else root = null;
-        break;
-      case 'duplicate':
-        if (Array.isArray(node) && node.length > 0) node.push(structuredClone(node[0] as Json));
-        else replace([node, structuredClone(node)]);
-        break;
-      case 'retype':
-        replace(m.value);
-        break;
-      case 'unknownKey':
-        if (isObj(node)) put(node, m.key, m.value);
-        else if (isObj(parent)) put(parent, m.key, m.value);
-        break;
-      case 'payloadType': {
-        const holder = isObj(node) ? node : isObj(parent) ? parent : undefined;
-        if (holder) put(holder, 'payloadType', m.value);
-        break;
-      }
-      case 'longArray':
-        replace(Array.from({ length: m.length }, () => (Array.isArray(node) && node.length > 0 ? (node[0] as Json) : node)));
-        break;
-    }
-  }
-  return root;
-}
 
 const mutated = (bodies: Json[]): fc.Arbitrary<Json> =>
   fc
