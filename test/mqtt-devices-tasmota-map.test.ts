@@ -5,11 +5,10 @@
 import { readFileSync } from 'node:fs';
 import mqtt, { type MqttClient } from 'mqtt';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../src/clock.js';
 import { silentLogger } from '../src/log.js';
-import { createMqttConnection, createMqttDevice, type MqttConnection } from '../src/devices/mqtt/index.js';
+import { createMqttDevice } from '../src/devices/mqtt/index.js';
 import { pulseTimeForLease } from '../src/devices/mqtt/tasmota.js';
-import { eventually, startAedes, type TestBroker } from './helpers/aedes.js';
+import { eventually, useMqttDeviceWorld } from './helpers/aedes.js';
 
 const fixture = (name: string) => readFileSync(new URL(`./fixtures/mqtt/${name}`, import.meta.url), 'utf8');
 const t0 = Date.UTC(2025, 0, 6);
@@ -17,24 +16,16 @@ const sig = () => new AbortController().signal;
 /** For reads that may hit a missing value: a refresh request then ends in real time, not on the manual clock. */
 const quick = () => AbortSignal.timeout(200);
 
-let broker: TestBroker;
-let connection: MqttConnection;
-let clock: ManualClock;
+const w = useMqttDeviceWorld(t0);
 let peer: MqttClient;
 const received: { topic: string; payload: string }[] = [];
 
 beforeEach(async () => {
-  broker = await startAedes();
-  clock = new ManualClock(t0);
-  connection = createMqttConnection({ url: broker.url }, { logger: silentLogger() });
-  await connection.waitConnected(AbortSignal.timeout(5000));
-  peer = await mqtt.connectAsync(broker.url, { clientId: 'peer' });
+  peer = await mqtt.connectAsync(w.broker.url, { clientId: 'peer' });
   received.length = 0;
 });
 afterEach(async () => {
   await peer.endAsync();
-  await connection.close();
-  await broker.close();
 });
 
 /** A Tasmota with one relay: answers POWER1 and Status 10 like the firmware. */
@@ -60,7 +51,7 @@ async function fakeTasmota(topic: string, options: { answerStatus?: boolean; ans
 describe('Tasmota adapter', () => {
   it('reads ENERGY.Total, ENERGY.Power and DS18B20 from tele/SENSOR', async () => {
     const tas = await fakeTasmota('tasmota_A1B2C3', { answerStatus: false });
-    const dev = createMqttDevice({ type: 'tasmota', topic: 'tasmota_A1B2C3' }, { connection, clock, logger: silentLogger() });
+    const dev = createMqttDevice({ type: 'tasmota', topic: 'tasmota_A1B2C3' }, { connection: w.connection, clock: w.clock, logger: silentLogger() });
     await peer.publishAsync('tele/tasmota_A1B2C3/LWT', 'Online', { retain: true });
     // Retained so that it reaches the adapter even if its SUBSCRIBE is still in flight.
     await peer.publishAsync('tele/tasmota_A1B2C3/SENSOR', fixture('tasmota-sensor.json'), { retain: true });
@@ -69,7 +60,7 @@ describe('Tasmota adapter', () => {
     expect(await dev.thermometer!.readTemperatureC(sig())).toBe(61.4);
     // Stale: the adapter asks for Status 10 and uses the answer.
     tas.answerStatus(true);
-    await clock.advance(121_000);
+    await w.clock.advance(121_000);
     expect(await dev.energyMeter!.readEnergyKwh(sig())).toBe(1234.6);
     expect(received.some((r) => r.topic === 'cmnd/tasmota_A1B2C3/STATUS' && r.payload === '10')).toBe(true);
     // Offline via LWT: unreachable, not "off".
@@ -80,7 +71,7 @@ describe('Tasmota adapter', () => {
 
   it('blocks with POWER1 OFF (default wiring) and confirms from stat', async () => {
     const tas = await fakeTasmota('t1');
-    const dev = createMqttDevice({ type: 'tasmota', topic: 't1' }, { connection, clock, logger: silentLogger() });
+    const dev = createMqttDevice({ type: 'tasmota', topic: 't1' }, { connection: w.connection, clock: w.clock, logger: silentLogger() });
     await dev.heaterSwitch!.block(3_900_000, sig());
     expect(tas.power()).toBe('OFF');
     expect(received.some((r) => r.topic.startsWith('cmnd/t1/PulseTime'))).toBe(false);
@@ -91,7 +82,7 @@ describe('Tasmota adapter', () => {
 
   it('uses PulseTime as a device-side lease when blocking means relay ON', async () => {
     const tas = await fakeTasmota('t2');
-    const dev = createMqttDevice({ type: 'tasmota', topic: 't2', blockedState: 'on' }, { connection, clock, logger: silentLogger() });
+    const dev = createMqttDevice({ type: 'tasmota', topic: 't2', blockedState: 'on' }, { connection: w.connection, clock: w.clock, logger: silentLogger() });
     await dev.heaterSwitch!.allow(sig());
     expect(tas.power()).toBe('OFF');
     await dev.heaterSwitch!.block(3_900_000, sig());
@@ -104,10 +95,10 @@ describe('Tasmota adapter', () => {
 
   it('times out an unconfirmed command and rejects garbage SENSOR payloads', async () => {
     await fakeTasmota('t3', { answerPower: false, answerStatus: false });
-    const dev = createMqttDevice({ type: 'tasmota', topic: 't3' }, { connection, clock, logger: silentLogger() }, { requestTimeoutMs: 1000 });
+    const dev = createMqttDevice({ type: 'tasmota', topic: 't3' }, { connection: w.connection, clock: w.clock, logger: silentLogger() }, { requestTimeoutMs: 1000 });
     const block = expect(dev.heaterSwitch!.block(60_000, sig())).rejects.toMatchObject({ code: 'DEVICE_TIMEOUT' });
     await new Promise((r) => setTimeout(r, 20));
-    await clock.advance(1000);
+    await w.clock.advance(1000);
     await block;
     await peer.publishAsync('tele/t3/SENSOR', '{"ENERGY":{"Total":"lots","Power":5}}');
     await eventually(() => expect(dev.energyMeter!.readEnergyKwh(quick())).rejects.toMatchObject({ code: 'DEVICE_BAD_VALUE' }));
@@ -133,7 +124,7 @@ describe('user-defined MQTT map', () => {
         blockPayload: '{"heat":false}',
         allowPayload: '{"heat":true}',
       },
-      { connection, clock, logger: silentLogger() },
+      { connection: w.connection, clock: w.clock, logger: silentLogger() },
       { staleAfterS: 60 },
     );
     await peer.subscribeAsync('home/boiler/set');
@@ -149,7 +140,7 @@ describe('user-defined MQTT map', () => {
     await eventually(() => expect(dev.energyMeter!.readEnergyKwh(sig())).rejects.toMatchObject({ code: 'DEVICE_BAD_VALUE' }));
     await expect(dev.thermometer!.readTemperatureC(sig())).rejects.toMatchObject({ code: 'DEVICE_BAD_VALUE' });
     expect(await dev.powerMeter!.readPowerW(sig())).toBe(1);
-    await clock.advance(61_000);
+    await w.clock.advance(61_000);
     await expect(dev.powerMeter!.readPowerW(sig())).rejects.toMatchObject({ code: 'DEVICE_STALE' });
     dev.close();
   });
@@ -157,7 +148,7 @@ describe('user-defined MQTT map', () => {
   it('reads a bare number payload with an empty path and an EV state; templates the current', async () => {
     const dev = createMqttDevice(
       { type: 'mqtt', stateTopic: 'ev/power', powerWPath: '', currentTopic: 'ev/current/set', currentPayloadTemplate: '{"amps":{{value}}}' },
-      { connection, clock, logger: silentLogger() },
+      { connection: w.connection, clock: w.clock, logger: silentLogger() },
     );
     expect(dev.energyMeter).toBeUndefined();
     expect(dev.heaterSwitch).toBeUndefined();
@@ -171,7 +162,7 @@ describe('user-defined MQTT map', () => {
     await peer.publishAsync('ev/power', 'unavailable');
     await eventually(() => expect(dev.powerMeter!.readPowerW(sig())).rejects.toMatchObject({ code: 'DEVICE_BAD_VALUE' }));
 
-    const ev = createMqttDevice({ type: 'mqtt', stateTopic: 'ev/state', pluggedPath: 'plug', chargingPath: 'state' }, { connection, clock, logger: silentLogger() });
+    const ev = createMqttDevice({ type: 'mqtt', stateTopic: 'ev/state', pluggedPath: 'plug', chargingPath: 'state' }, { connection: w.connection, clock: w.clock, logger: silentLogger() });
     await peer.publishAsync('ev/state', JSON.stringify({ plug: 'on', state: 1 }), { retain: true });
     await eventually(async () => expect(await ev.evStateReader!.readEvState(sig())).toEqual({ plugged: true, charging: true }));
     await peer.publishAsync('ev/state', JSON.stringify({ plug: false, state: 1 }));

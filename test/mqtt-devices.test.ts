@@ -1,13 +1,12 @@
 /**
  * MQTT device adapters against the simulated Shelly and go-e over a real aedes broker.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../src/clock.js';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../src/log.js';
-import { createMqttConnection, createMqttDevice, type MqttConnection, type MqttDevice } from '../src/devices/mqtt/index.js';
+import { createMqttDevice, type MqttDevice } from '../src/devices/mqtt/index.js';
 import { createShellySim, type ShellySim } from '../src/sandbox/devices/shelly-sim.js';
 import { createGoeSim, type GoeSim } from '../src/sandbox/devices/goe-sim.js';
-import { eventually, startAedes, type TestBroker } from './helpers/aedes.js';
+import { eventually, useMqttDeviceWorld } from './helpers/aedes.js';
 
 const hourMs = 3_600_000;
 const t0 = Date.UTC(2025, 0, 6, 0, 0, 0);
@@ -30,38 +29,22 @@ function expectHoursMatch(counterKwhAtHour: Map<number, number>, truth: Map<numb
   return checked;
 }
 
-let broker: TestBroker;
-let connection: MqttConnection;
-let clock: ManualClock;
-const cleanups: (() => Promise<void> | void)[] = [];
-
-beforeEach(async () => {
-  broker = await startAedes();
-  clock = new ManualClock(t0);
-  connection = createMqttConnection({ url: broker.url, reconnectPeriodMs: 100 }, { logger: silentLogger() });
-  await connection.waitConnected(AbortSignal.timeout(5000));
-});
-
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-  await connection.close();
-  await broker.close();
-});
+const w = useMqttDeviceWorld(t0, { reconnectPeriodMs: 100 });
 
 describe('Shelly Gen2 adapter with the simulated Plus 1PM', () => {
   let sim: ShellySim;
   let dev: MqttDevice;
 
   beforeEach(async () => {
-    sim = createShellySim({ url: broker.url, topicPrefix: 'shellyplus1pm-test', startMs: t0, heaterW: 3000, temperatureSensorId: 100, tank: { initialC: 40 } });
+    sim = createShellySim({ url: w.broker.url, topicPrefix: 'shellyplus1pm-test', startMs: t0, heaterW: 3000, temperatureSensorId: 100, tank: { initialC: 40 } });
     await sim.start();
-    cleanups.push(() => sim.close());
-    dev = createMqttDevice({ type: 'shelly', topicPrefix: 'shellyplus1pm-test', temperatureSensorId: 100 }, { connection, clock, logger: silentLogger() }, { staleAfterS: 120, requestTimeoutMs: 1000 });
-    cleanups.push(() => dev.close());
+    w.cleanups.push(() => sim.close());
+    dev = createMqttDevice({ type: 'shelly', topicPrefix: 'shellyplus1pm-test', temperatureSensorId: 100 }, { connection: w.connection, clock: w.clock, logger: silentLogger() }, { staleAfterS: 120, requestTimeoutMs: 1000 });
+    w.cleanups.push(() => dev.close());
   });
 
   const step = async (ms: number) => {
-    await clock.advance(ms);
+    await w.clock.advance(ms);
     await sim.advance(ms);
   };
 
@@ -105,18 +88,18 @@ describe('Shelly Gen2 adapter with the simulated Plus 1PM', () => {
   it('requests status when values go stale and reports DEVICE_STALE when the device is silent', async () => {
     await step(60_000);
     await eventually(async () => expect(await dev.energyMeter!.readEnergyKwh(quick())).toBeGreaterThan(0));
-    await clock.advance(121_000); // no status pushed for longer than staleAfterS
+    await w.clock.advance(121_000); // no status pushed for longer than staleAfterS
     // The device still answers Shelly.GetStatus, so the read refreshes itself.
     expect(await dev.energyMeter!.readEnergyKwh(sig())).toBeCloseTo(0.05, 6);
     sim.setSilent(true);
-    await clock.advance(121_000);
+    await w.clock.advance(121_000);
     const read = expect(dev.energyMeter!.readEnergyKwh(sig())).rejects.toMatchObject({ code: 'DEVICE_STALE' });
     await new Promise((r) => setTimeout(r, 20));
-    await clock.advance(1000); // the status request times out
+    await w.clock.advance(1000); // the status request times out
     await read;
     const block = expect(dev.heaterSwitch!.block(60_000, sig())).rejects.toMatchObject({ code: 'DEVICE_TIMEOUT' });
     await new Promise((r) => setTimeout(r, 20));
-    await clock.advance(1000);
+    await w.clock.advance(1000);
     await block;
   });
 
@@ -142,17 +125,17 @@ describe('Shelly Gen2 adapter with the simulated Plus 1PM', () => {
     await eventually(() => expect(dev.powerMeter!.readPowerW(quick())).rejects.toMatchObject({ code: 'DEVICE_UNREACHABLE' }));
   });
 
-  it('survives a broker restart: reconnects, resubscribes and commands work again', async () => {
+  it('survives a w.broker restart: reconnects, resubscribes and commands work again', async () => {
     await step(60_000);
     await eventually(async () => expect(await dev.powerMeter!.readPowerW(quick())).toBe(3000));
     const states: string[] = [];
-    connection.onState((s) => states.push(s));
-    await broker.stop();
-    await eventually(() => expect(connection.connected).toBe(false));
+    w.connection.onState((s) => states.push(s));
+    await w.broker.stop();
+    await eventually(() => expect(w.connection.connected).toBe(false));
     await expect(dev.powerMeter!.readPowerW(sig())).rejects.toMatchObject({ code: 'MQTT_UNAVAILABLE' });
     await expect(dev.heaterSwitch!.block(60_000, sig())).rejects.toMatchObject({ code: 'MQTT_UNAVAILABLE' });
-    await broker.start();
-    await connection.waitConnected(AbortSignal.timeout(5000));
+    await w.broker.start();
+    await w.connection.waitConnected(AbortSignal.timeout(5000));
     expect(states).toEqual(['down', 'up']);
     // The fresh broker has no retained state: new values flow only if both sides resubscribed.
     await eventually(async () => {
@@ -169,14 +152,14 @@ describe('go-e adapter with the simulated charger and car', () => {
   let dev: MqttDevice;
 
   const start = async (plugs: Parameters<typeof createGoeSim>[0]['plugs']) => {
-    sim = createGoeSim({ url: broker.url, topicPrefix: 'go-eCharger/123456', startMs: t0, phases: 3, amp: 16, plugs });
+    sim = createGoeSim({ url: w.broker.url, topicPrefix: 'go-eCharger/123456', startMs: t0, phases: 3, amp: 16, plugs });
     await sim.start();
-    cleanups.push(() => sim.close());
-    dev = createMqttDevice({ type: 'goe', topicPrefix: 'go-eCharger/123456' }, { connection, clock, logger: silentLogger() }, { staleAfterS: 120, requestTimeoutMs: 2000 });
-    cleanups.push(() => dev.close());
+    w.cleanups.push(() => sim.close());
+    dev = createMqttDevice({ type: 'goe', topicPrefix: 'go-eCharger/123456' }, { connection: w.connection, clock: w.clock, logger: silentLogger() }, { staleAfterS: 120, requestTimeoutMs: 2000 });
+    w.cleanups.push(() => dev.close());
   };
   const step = async (ms: number) => {
-    await clock.advance(ms);
+    await w.clock.advance(ms);
     await sim.advance(ms);
   };
 
@@ -227,7 +210,7 @@ describe('go-e adapter with the simulated charger and car', () => {
     await eventually(() => expect(dev.evStateReader!.readEvState(quick())).rejects.toMatchObject({ code: 'DEVICE_BAD_VALUE' }));
     await step(60_000);
     await eventually(async () => expect(await dev.energyMeter!.readEnergyKwh(quick())).toBe(0));
-    await clock.advance(121_000);
+    await w.clock.advance(121_000);
     await expect(dev.energyMeter!.readEnergyKwh(sig())).rejects.toMatchObject({ code: 'DEVICE_STALE' });
     await expect(dev.evStateReader!.readEvState(sig())).rejects.toMatchObject({ code: 'DEVICE_STALE' });
   });

@@ -1,14 +1,13 @@
 /**
  * The fail-safe path end to end: supervisor + MQTT adapters + simulated devices over aedes.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../src/clock.js';
+import { describe, expect, it } from 'vitest';
 import { createLogger, silentLogger } from '../src/log.js';
-import { createMqttConnection, createMqttDevice, type MqttConnection } from '../src/devices/mqtt/index.js';
+import { createMqttDevice } from '../src/devices/mqtt/index.js';
 import { superviseDevice } from '../src/devices/supervisor.js';
 import { createShellySim } from '../src/sandbox/devices/shelly-sim.js';
 import { createGoeSim } from '../src/sandbox/devices/goe-sim.js';
-import { eventually, startAedes, type TestBroker } from './helpers/aedes.js';
+import { eventually, useMqttDeviceWorld } from './helpers/aedes.js';
 
 const t0 = Date.UTC(2025, 0, 6);
 const sig = () => new AbortController().signal;
@@ -22,36 +21,21 @@ function captureLogger() {
   return { logger, sup };
 }
 
-let broker: TestBroker;
-let connection: MqttConnection;
-let clock: ManualClock;
-const cleanups: (() => Promise<void> | void)[] = [];
-
-beforeEach(async () => {
-  broker = await startAedes();
-  clock = new ManualClock(t0);
-  connection = createMqttConnection({ url: broker.url, reconnectPeriodMs: 100 }, { logger: silentLogger() });
-  await connection.waitConnected(AbortSignal.timeout(5000));
-});
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-  await connection.close();
-  await broker.close();
-});
+const w = useMqttDeviceWorld(t0, { reconnectPeriodMs: 100 });
 
 describe('supervised Shelly heater', () => {
   it('keeps the block alive by renewing the lease, and the device allows heating when renewals stop', async () => {
-    const sim = createShellySim({ url: broker.url, topicPrefix: 'shelly-sup', startMs: t0 });
+    const sim = createShellySim({ url: w.broker.url, topicPrefix: 'shelly-sup', startMs: t0 });
     await sim.start();
-    cleanups.push(() => sim.close());
-    const dev = createMqttDevice({ type: 'shelly', topicPrefix: 'shelly-sup' }, { connection, clock, logger: silentLogger() }, { requestTimeoutMs: 5000 });
-    cleanups.push(() => dev.close());
+    w.cleanups.push(() => sim.close());
+    const dev = createMqttDevice({ type: 'shelly', topicPrefix: 'shelly-sup' }, { connection: w.connection, clock: w.clock, logger: silentLogger() }, { requestTimeoutMs: 5000 });
+    w.cleanups.push(() => dev.close());
     const leaseMs = 600_000;
     // Counts answered blocks, so the test never moves the manual clock while a command is in flight
     // (that would time it out: the clock is manual, the network is real).
     let answered = 0;
     const heaterSwitch = { allow: dev.heaterSwitch!.allow, block: async (ms: number, s: AbortSignal) => { await dev.heaterSwitch!.block(ms, s); answered++; } };
-    const sup = superviseDevice({ id: 'tank', kind: 'hotWaterTank', capabilities: { heaterSwitch }, leaseMs, readTimeoutMs: 5000 }, { clock, logger: silentLogger() });
+    const sup = superviseDevice({ id: 'tank', kind: 'hotWaterTank', capabilities: { heaterSwitch }, leaseMs, readTimeoutMs: 5000 }, { clock: w.clock, logger: silentLogger() });
 
     await sup.applyHeater(true);
     expect(sim.output).toBe(false);
@@ -59,17 +43,17 @@ describe('supervised Shelly heater', () => {
     for (let i = 0; i < 6; i++) {
       await sim.advance(leaseMs / 2);
       expect(sim.output).toBe(false);
-      await clock.advance(leaseMs / 2);
+      await w.clock.advance(leaseMs / 2);
       const before = answered;
       await eventually(async () => {
-        await clock.advance(0); // wakes a renewal timer armed after the advance (network latency)
+        await w.clock.advance(0); // wakes a renewal timer armed after the advance (network latency)
         expect(answered).toBe(before + 1);
       });
       expect(sim.toggleAtMs).toBe(sim.nowMs + leaseMs);
       expect(sup.health()).toMatchObject({ state: 'up', consecutiveFailures: 0, blocked: true });
     }
     // The daemon dies without a clean stop: nothing renews; the Shelly's own timer restores heating.
-    await connection.close();
+    await w.connection.close();
     await sim.advance(leaseMs);
     expect(sim.output).toBe(true);
     expect(sim.toggleAtMs).toBeUndefined();
@@ -77,13 +61,13 @@ describe('supervised Shelly heater', () => {
   });
 
   it('goes down on a hung device (DEVICE_STALE), logs once, and recovers once', async () => {
-    const sim = createShellySim({ url: broker.url, topicPrefix: 'shelly-hung', startMs: t0 });
+    const sim = createShellySim({ url: w.broker.url, topicPrefix: 'shelly-hung', startMs: t0 });
     await sim.start();
-    cleanups.push(() => sim.close());
-    const dev = createMqttDevice({ type: 'shelly', topicPrefix: 'shelly-hung' }, { connection, clock, logger: silentLogger() }, { staleAfterS: 60, requestTimeoutMs: 1000 });
-    cleanups.push(() => dev.close());
+    w.cleanups.push(() => sim.close());
+    const dev = createMqttDevice({ type: 'shelly', topicPrefix: 'shelly-hung' }, { connection: w.connection, clock: w.clock, logger: silentLogger() }, { staleAfterS: 60, requestTimeoutMs: 1000 });
+    w.cleanups.push(() => dev.close());
     const log = captureLogger();
-    const sup = superviseDevice({ id: 'tank', kind: 'hotWaterTank', capabilities: dev, leaseMs: 600_000, readTimeoutMs: 3000 }, { clock, logger: log.logger });
+    const sup = superviseDevice({ id: 'tank', kind: 'hotWaterTank', capabilities: dev, leaseMs: 600_000, readTimeoutMs: 3000 }, { clock: w.clock, logger: log.logger });
     await eventually(async () => expect((await sup.read(quick())).errors).toEqual([]));
     await sup.applyHeater(true);
     expect(sim.output).toBe(false);
@@ -91,10 +75,10 @@ describe('supervised Shelly heater', () => {
     sim.setSilent(true);
     const readUntilDown = async () => {
       for (let i = 0; i < 5 && sup.health().state === 'up'; i++) {
-        await clock.advance(61_000);
+        await w.clock.advance(61_000);
         const r = sup.read(sig());
         await new Promise((res) => setTimeout(res, 20));
-        await clock.advance(1000);
+        await w.clock.advance(1000);
         await r;
       }
     };
@@ -117,12 +101,12 @@ describe('supervised Shelly heater', () => {
   });
 
   it('releases the block on a clean stop', async () => {
-    const sim = createShellySim({ url: broker.url, topicPrefix: 'shelly-stop', startMs: t0 });
+    const sim = createShellySim({ url: w.broker.url, topicPrefix: 'shelly-stop', startMs: t0 });
     await sim.start();
-    cleanups.push(() => sim.close());
-    const dev = createMqttDevice({ type: 'shelly', topicPrefix: 'shelly-stop' }, { connection, clock, logger: silentLogger() });
-    cleanups.push(() => dev.close());
-    const sup = superviseDevice({ id: 'tank', kind: 'hotWaterTank', capabilities: dev, leaseMs: 600_000, readTimeoutMs: 3000 }, { clock, logger: silentLogger() });
+    w.cleanups.push(() => sim.close());
+    const dev = createMqttDevice({ type: 'shelly', topicPrefix: 'shelly-stop' }, { connection: w.connection, clock: w.clock, logger: silentLogger() });
+    w.cleanups.push(() => dev.close());
+    const sup = superviseDevice({ id: 'tank', kind: 'hotWaterTank', capabilities: dev, leaseMs: 600_000, readTimeoutMs: 3000 }, { clock: w.clock, logger: silentLogger() });
     await sup.applyHeater(true);
     expect(sim.output).toBe(false);
     await sup.stop();
@@ -132,24 +116,24 @@ describe('supervised Shelly heater', () => {
 });
 
 describe('supervised go-e charger', () => {
-  it('applies the safe current when values go stale and when the broker is lost', async () => {
-    const sim = createGoeSim({ url: broker.url, topicPrefix: 'go-eCharger/42', startMs: t0, amp: 16, plugs: [{ atMs: t0, battery: { capacityKwh: 60, socPct: 30 } }] });
+  it('applies the safe current when values go stale and when the w.broker is lost', async () => {
+    const sim = createGoeSim({ url: w.broker.url, topicPrefix: 'go-eCharger/42', startMs: t0, amp: 16, plugs: [{ atMs: t0, battery: { capacityKwh: 60, socPct: 30 } }] });
     await sim.start();
-    cleanups.push(() => sim.close());
-    const dev = createMqttDevice({ type: 'goe', topicPrefix: 'go-eCharger/42' }, { connection, clock, logger: silentLogger() }, { staleAfterS: 60 });
-    cleanups.push(() => dev.close());
+    w.cleanups.push(() => sim.close());
+    const dev = createMqttDevice({ type: 'goe', topicPrefix: 'go-eCharger/42' }, { connection: w.connection, clock: w.clock, logger: silentLogger() }, { staleAfterS: 60 });
+    w.cleanups.push(() => dev.close());
     await eventually(async () => expect(await dev.energyMeter!.readEnergyKwh(quick())).toBe(0));
     const log = captureLogger();
     const sup = superviseDevice(
       { id: 'car', kind: 'evCharger', capabilities: dev, safeCurrentA: 6, leaseMs: 600_000, readTimeoutMs: 3000, downAfterFailures: 1 },
-      { clock, logger: log.logger },
+      { clock: w.clock, logger: log.logger },
     );
     await eventually(async () => expect((await sup.read(quick())).ev).toEqual({ plugged: true, charging: true }));
     await sup.applyCurrent(16);
     expect(sim.amp).toBe(16);
 
     // The charger stops publishing (nothing advances it) for longer than staleAfterS.
-    await clock.advance(61_000);
+    await w.clock.advance(61_000);
     const r = await sup.read(sig());
     expect(r.errors.map((e) => e.code)).toContain('DEVICE_STALE');
     await eventually(() => expect(sim.amp).toBe(6));
@@ -161,14 +145,14 @@ describe('supervised go-e charger', () => {
     expect(sim.amp).toBe(12);
 
     // Broker lost: reads fail with MQTT_UNAVAILABLE; after it returns, the safe current is set.
-    await broker.stop();
-    await eventually(() => expect(connection.connected).toBe(false));
+    await w.broker.stop();
+    await eventually(() => expect(w.connection.connected).toBe(false));
     const lost = await sup.read(sig());
     expect(lost.errors.map((e) => e.code)).toContain('MQTT_UNAVAILABLE');
     expect(sup.health().state).toBe('down');
     expect(log.sup('warn')).toHaveLength(2);
-    await broker.start();
-    await connection.waitConnected(AbortSignal.timeout(5000));
+    await w.broker.start();
+    await w.connection.waitConnected(AbortSignal.timeout(5000));
     await sim.advance(1000);
     await eventually(async () => expect((await sup.read(quick())).errors).toEqual([]));
     await sup.applyCurrent(16);

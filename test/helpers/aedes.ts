@@ -5,6 +5,10 @@
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import { Aedes } from 'aedes';
+import { afterEach, beforeEach } from 'vitest';
+import { ManualClock } from '../../src/clock.js';
+import { silentLogger } from '../../src/log.js';
+import { createMqttConnection, type MqttConnection } from '../../src/devices/mqtt/index.js';
 
 export interface TestBroker {
   readonly port: number;
@@ -76,4 +80,33 @@ export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 500
       await new Promise((r) => setTimeout(r, everyMs));
     }
   }
+}
+
+/** What each MQTT device test gets: a fresh broker, a connected daemon-side connection and a manual clock. */
+export interface MqttDeviceWorld {
+  broker: TestBroker;
+  connection: MqttConnection;
+  clock: ManualClock;
+  /** Run after each test, last registered first (simulators, devices). */
+  cleanups: (() => Promise<void> | void)[];
+}
+
+/** Registers per-test set-up and tear-down of an {@link MqttDeviceWorld} starting at `t0`. */
+export function useMqttDeviceWorld(t0: number, options: { reconnectPeriodMs?: number } = {}): MqttDeviceWorld {
+  const world = { cleanups: [] } as unknown as MqttDeviceWorld;
+  beforeEach(async () => {
+    world.broker = await startAedes();
+    world.clock = new ManualClock(t0);
+    world.connection = createMqttConnection(
+      { url: world.broker.url, ...(options.reconnectPeriodMs ? { reconnectPeriodMs: options.reconnectPeriodMs } : {}) },
+      { logger: silentLogger() },
+    );
+    await world.connection.waitConnected(AbortSignal.timeout(5000));
+  });
+  afterEach(async () => {
+    for (const c of world.cleanups.splice(0).reverse()) await c();
+    await world.connection.close();
+    await world.broker.close();
+  });
+  return world;
 }
