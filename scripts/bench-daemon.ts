@@ -37,6 +37,8 @@ const { values } = parseArgs({
     keep: { type: 'boolean', default: false },
     /** NODE_OPTIONS for the daemon process (e.g. --max-old-space-size=64), to see what RSS is made of. */
     'node-options': { type: 'string' },
+    /** Flags for node itself, space-separated; V8 flags such as --lite-mode are refused in NODE_OPTIONS. */
+    'node-flags': { type: 'string' },
     /** Runs the daemon with --trace-gc and reports the heap left after each full GC (leak check without GC timing). */
     'trace-gc': { type: 'boolean', default: false },
   },
@@ -47,7 +49,7 @@ const starts = Number(values.starts);
 const sampleMs = Number(values['sample-ms']);
 const idleSeconds = Number(values['idle-s']);
 const nodeOptions = values['node-options'] ?? '';
-const nodeArgs = values['trace-gc'] ? ['--trace-gc'] : [];
+const nodeArgs = [...(values['node-flags']?.split(/\s+/).filter(Boolean) ?? []), ...(values['trace-gc'] ? ['--trace-gc'] : [])];
 const nodeEnv: NodeJS.ProcessEnv = nodeOptions ? { NODE_OPTIONS: nodeOptions } : {};
 const dirs: string[] = [];
 const tmp = (prefix: string): string => {
@@ -64,7 +66,7 @@ async function measureStartup(): Promise<number[]> {
   const times: number[] = [];
   try {
     for (let i = 0; i < starts; i++) {
-      const d = spawnDaemon({ configPath: world.configPath, env: { ...world.daemonEnv, ...nodeEnv }, ...(values.keep ? { logPath: join(dataDir, 'daemon.log') } : {}) });
+      const d = spawnDaemon({ configPath: world.configPath, env: { ...world.daemonEnv, ...nodeEnv }, nodeArgs, ...(values.keep ? { logPath: join(dataDir, 'daemon.log') } : {}) });
       try {
         times.push(await d.ready);
         // The last start stays up on the real clock: its RSS shows the footprint without the

@@ -120,6 +120,9 @@ export function createMqttConnection(options: MqttConnectionOptions, deps: { log
     queueQoSZero: false,
     resubscribe: true,
     rejectUnauthorized: options.rejectUnauthorized ?? true,
+    // mqtt-packet otherwise pre-builds a Buffer for every 16-bit number (65 536 objects, ~7 MB of
+    // heap) on the first packet; a gateway sends a few packets a minute.
+    writeCache: false,
   };
   if (options.username !== undefined) clientOptions.username = options.username;
   if (options.password !== undefined) clientOptions.password = options.password;
