@@ -2,7 +2,6 @@
  * Composition root: builds every part of the daemon from the config, wires the jobs together and
  * starts and stops them in order. Nothing else in the tree constructs adapters.
  */
-import type { Dispatcher } from 'undici';
 import type { Config } from './config/schema.js';
 import type { Clock } from './ports.js';
 import type { Logger } from './log.js';
@@ -44,8 +43,6 @@ import type { HomeEvent, Identity } from './jobs/event-normalise.js';
 export interface AppDeps {
   logger: Logger;
   clock?: Clock;
-  /** undici dispatcher for the API clients (tests, proxies). */
-  dispatcher?: Dispatcher;
   /** Directory relative device-profile paths resolve against. */
   configDir?: string;
   /** Control loop period, ms of clock time (default 10 s). */
@@ -150,7 +147,6 @@ export function buildApp(config: Config, deps: AppDeps): App {
       clock,
       logger: deps.logger,
       timeoutsMs: { connect: config.spark.requestTimeoutMs, headers: config.spark.requestTimeoutMs, body: config.spark.requestTimeoutMs },
-      ...(deps.dispatcher ? { dispatcher: deps.dispatcher } : {}),
     };
     spark = createSparkClient({ ...auth, baseUrl: config.spark.baseUrl });
     forecast = createForecastClient({ ...auth, forecastUrl: config.spark.forecastUrl, tokens: spark.tokens });

@@ -1,5 +1,4 @@
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/clock.js';
 import { isWattshiftError, type WattshiftError } from '../src/errors.js';
@@ -212,7 +211,7 @@ describe('timeouts', () => {
     const c = makeClient(new JumpClock(), { timeoutsMs: { headers: 150 }, retry: { attempts: 2 } });
     const err = await failure(c.getUser('u1'));
     expect(err.code).toBe('API_UNAVAILABLE');
-    expect(err.details?.networkError).toBe('UND_ERR_HEADERS_TIMEOUT');
+    expect(err.details?.networkError).toBe('HEADERS_TIMEOUT');
     expect(stub.apiRequests()).toHaveLength(2);
   });
 
@@ -237,10 +236,32 @@ describe('timeouts', () => {
       const c = makeClient(new JumpClock(), { timeoutsMs: { body: 150 }, retry: { attempts: 1 } }, base);
       const err = await failure(c.getUser('u1'));
       expect(err.code).toBe('API_UNAVAILABLE');
-      expect(err.details?.networkError).toBe('UND_ERR_BODY_TIMEOUT');
+      expect(err.details?.networkError).toBe('BODY_TIMEOUT');
     } finally {
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
+
+  it('a connect timeout proves the request was not sent: a POST is retried', async () => {
+    // A TLS peer that reads the ClientHello and never answers it.
+    const sockets: Socket[] = [];
+    const silent = createServer((s) => {
+      sockets.push(s);
+      s.resume();
+    });
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
+    stub = await startStub(() => json(user));
+    const clock = new JumpClock();
+    try {
+      const c = makeClient(clock, { timeoutsMs: { connect: 150 }, retry: { attempts: 2 } }, `https://127.0.0.1:${(silent.address() as AddressInfo).port}`);
+      const err = await failure(c.createUser('u1'));
+      expect(err.code).toBe('API_UNAVAILABLE');
+      expect(err.details?.networkError).toBe('CONNECT_TIMEOUT');
+      expect(sockets).toHaveLength(2);
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((r) => silent.close(() => r()));
     }
   });
 
@@ -253,6 +274,44 @@ describe('timeouts', () => {
     ac.abort(new Error('stop'));
     await expect(p).rejects.toThrow('stop');
     expect(stub.apiRequests()).toHaveLength(1);
+  });
+});
+
+describe('response size and connections', () => {
+  it('a body over the cap is API_BAD_RESPONSE and not retried', async () => {
+    stub = await startStub(() => json({ userId: 'u'.repeat(5000) }));
+    const err = await failure(makeClient(new JumpClock(), { maxResponseBytes: 1000 }).getUser('u1'));
+    expect(err.code).toBe('API_BAD_RESPONSE');
+    expect(err.details?.maxResponseBytes).toBe(1000);
+    expect(err.message).toContain('exceeds 1000 bytes');
+    expect(stub.apiRequests()).toHaveLength(1);
+  });
+
+  it('reuses one keep-alive connection and close() ends it', async () => {
+    const { createServer: createHttp } = await import('node:http');
+    const server = createHttp((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(user)));
+    const sockets: Socket[] = [];
+    server.on('connection', (s: Socket) => sockets.push(s));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const tokens = { fetchCount: 0, getToken: () => Promise.resolve('t'), invalidate: () => undefined, close: () => Promise.resolve() };
+    try {
+      const c = makeClient(new JumpClock(), { tokens }, base);
+      await c.getUser('u1');
+      await c.getUser('u1');
+      expect(sockets).toHaveLength(1);
+      await c.close();
+      // Idle pooled sockets also close on their own after 4 s: close() must be quicker than that.
+      const ended = await new Promise<boolean>((r) => {
+        setTimeout(() => r(false), 2000);
+        if (sockets[0]!.destroyed) r(true);
+        sockets[0]!.once('close', () => r(true));
+      });
+      expect(ended).toBe(true);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
   });
 });
 

@@ -1,5 +1,4 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { request } from 'undici';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { HomeView } from '../src/ha/view.js';
@@ -22,8 +21,8 @@ async function start(view: () => HomeView, metrics: () => MetricsSnapshot = () =
 }
 
 async function get(url: string, method: 'GET' | 'HEAD' | 'POST' = 'GET') {
-  const res = await request(url, { method });
-  return { status: res.statusCode, headers: res.headers, body: await res.body.text() };
+  const res = await fetch(url, { method });
+  return { status: res.status, headers: Object.fromEntries(res.headers), body: await res.text() };
 }
 
 /** A strict reader of the Prometheus text format: every line is a comment or a valid sample. */

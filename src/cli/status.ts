@@ -4,7 +4,6 @@
  * reports back to pending) and, when the status server is enabled, asks the running daemon for
  * device and job health.
  */
-import { request } from 'undici';
 import { z } from 'zod';
 import { systemClock } from '../clock.js';
 import type { Config } from '../config/schema.js';
@@ -16,6 +15,7 @@ import { eventStates, openStore, type OutboxSummary, type Store } from '../store
 import { exitCodeFor, exitCodes } from './exit-codes.js';
 import { formatError } from './format-error.js';
 import { currentPlanView, readLatestPlan } from './plan.js';
+import { nodeRequest } from '../spark/node-request.js';
 import { cliLogger, eligibilityStateKey, eligibilityStateSchema, type EligibilityState } from './register.js';
 import { configPathOf } from './args.js';
 import type { CliCommand, CliIo } from './types.js';
@@ -88,18 +88,15 @@ export function daemonUrl(http: Config['http']): string {
 /** Asks the running daemon for its view; never throws. */
 export async function queryDaemon(url: string, timeoutMs = 2_000): Promise<StatusReport['daemon']> {
   try {
-    // undici's request, not fetch: fetch refuses some ports (the WHATWG "bad port" list).
-    const res = await request(`${url}/api/view`, { signal: AbortSignal.timeout(timeoutMs), headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
-    if (res.statusCode !== 200) {
-      await res.body.dump();
-      return { url, reachable: false, error: `HTTP ${res.statusCode}` };
-    }
-    const parsed = daemonViewSchema.safeParse(await res.body.json());
+    // node:http, not fetch: fetch refuses some ports (the WHATWG "bad port" list).
+    const res = await nodeRequest(`${url}/api/view`, { signal: AbortSignal.timeout(timeoutMs) });
+    if (res.status !== 200) return { url, reachable: false, error: `HTTP ${res.status}` };
+    const parsed = daemonViewSchema.safeParse(JSON.parse(res.text));
     if (!parsed.success) return { url, reachable: false, error: 'the answer is not a wattshift view' };
     return { url, reachable: true, view: parsed.data };
   } catch (err) {
-    const e = err as { name?: string; code?: string; message?: string; cause?: { code?: string } };
-    const why = e.name === 'TimeoutError' || e.name === 'AbortError' ? `no answer within ${timeoutMs} ms` : e.code ?? e.cause?.code ?? e.message ?? String(err);
+    const e = err as { name?: string; code?: string; message?: string };
+    const why = e.name === 'TimeoutError' || e.name === 'AbortError' ? `no answer within ${timeoutMs} ms` : e.code ?? e.message ?? String(err);
     return { url, reachable: false, error: why };
   }
 }

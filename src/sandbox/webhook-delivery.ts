@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { request } from 'undici';
 import type { Logger } from '../log.js';
+import { nodeRequest, RequestError } from '../spark/node-request.js';
 import { signatureHeader, signPayload } from '../spark/webhook-signature.js';
 import type { Clock } from '../ports.js';
 import type { EventRec, NotificationLogRec, PartnerState, WebhookRec } from './state.js';
@@ -92,19 +92,10 @@ export class WebhookDelivery {
     let status: number | null = null;
     let timedOut = false;
     try {
-      const res = await request(webhook.webhookUrl, {
-        method: 'POST',
-        headers,
-        body: n.body,
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-      status = res.statusCode;
-      await res.body.dump();
+      const res = await nodeRequest(webhook.webhookUrl, { method: 'POST', headers, body: n.body, signal: AbortSignal.timeout(timeoutMs) });
+      status = res.status;
     } catch (err) {
-      const name = err instanceof Error ? `${err.name} ${(err as { code?: string }).code ?? ''}` : '';
-      timedOut = /Timeout|ABORT/i.test(name);
+      timedOut = (err instanceof Error && err.name === 'TimeoutError') || (err instanceof RequestError && err.code.endsWith('_TIMEOUT'));
       logger.debug({ webhookId: webhook.webhookId, attempt, err: String(err) }, 'webhook attempt failed');
     }
     const ok = status !== null && status >= 200 && status < 300;

@@ -4,12 +4,11 @@
  * the schemas of `wire.ts`; every failure is a `WattshiftError` with a stable code:
  * `AUTH_REJECTED` (token endpoint 400/401, a 401 that survives one token refresh, 403),
  * `API_UNAVAILABLE` (network error, timeout, 429, 5xx - after the retries),
- * `API_BAD_RESPONSE` (not JSON, or not the contract), `API_NOT_FOUND` (404), `API_CONFLICT`
+ * `API_BAD_RESPONSE` (not JSON, not the contract, or over the body size cap), `API_NOT_FOUND` (404), `API_CONFLICT`
  * (409), `API_REJECTED` (other 4xx, with the server's ProblemDetails title/detail or plain-string
  * message in `details.serverMessage`; also a request body that fails its strict schema, with
  * `details.local` true, before anything is sent). `details` carries `operation`, `status`.
  */
-import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { WattshiftError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -26,9 +25,9 @@ export interface SparkAuthOptions {
   clientSecret: string;
   clock: Clock;
   logger: Logger;
-  /** undici dispatcher for all requests (tests, proxies); the client's own Agent otherwise. */
-  dispatcher?: Dispatcher;
   timeoutsMs?: HttpTimeoutsMs;
+  /** A larger response body fails with API_BAD_RESPONSE. Default 2 MiB. */
+  maxResponseBytes?: number;
   retry?: RetryOptions;
   /**
    * Share one token source between clients (e.g. the forecast client reuses the Energy

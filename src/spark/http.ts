@@ -1,25 +1,19 @@
 /**
- * The one HTTP path of the Spark clients: undici with connect/headers/body timeouts, retries
- * with exponential backoff and jitter (network errors, 429 honouring `Retry-After`, 502/503/504),
- * one token refresh and retry on 401, zod parsing of responses, and stable error codes.
+ * The one HTTP path of the Spark clients: node:http/https (`node-request.ts` says why not undici)
+ * with connect/headers/body timeouts, a response size cap, retries with exponential backoff and
+ * jitter (network errors, 429 honouring `Retry-After`, 502/503/504), one token refresh and retry
+ * on 401, zod parsing of responses, and stable error codes.
  * Every wait goes through the injected {@link Clock}.
  */
-import { Agent, request, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { WattshiftError, isWattshiftError, type ErrorCode } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../ports.js';
+import { createKeepAliveAgent, defaultMaxBodyBytes, nodeRequest, RequestError, type RequestTimeoutsMs } from './node-request.js';
 import { problemDetailsSchema } from './wire.js';
 
-/** Timeouts of one HTTP attempt, in milliseconds. */
-export interface HttpTimeoutsMs {
-  /** TCP/TLS connect (only applies to the client's own dispatcher). Default 10 000. */
-  connect?: number;
-  /** From request sent to response headers received. Default 30 000. */
-  headers?: number;
-  /** Between body chunks. Default 30 000. */
-  body?: number;
-}
+/** Timeouts of one HTTP attempt in milliseconds (connect, headers, body idle); defaults 10 s, 30 s, 30 s. */
+export type HttpTimeoutsMs = RequestTimeoutsMs;
 
 /** Retry policy. */
 export interface RetryOptions {
@@ -48,9 +42,9 @@ export interface HttpOptions {
   baseUrl: string;
   clock: Clock;
   logger: Logger;
-  /** An undici dispatcher to use instead of the client's own keep-alive Agent. */
-  dispatcher?: Dispatcher;
   timeoutsMs?: HttpTimeoutsMs;
+  /** A larger response body fails with API_BAD_RESPONSE. Default 2 MiB. */
+  maxResponseBytes?: number;
   retry?: RetryOptions;
   /** Bearer tokens for requests with `auth: true`. */
   tokens?: TokenSource;
@@ -94,21 +88,20 @@ export interface HttpTransport {
   send(req: HttpRequest): Promise<HttpResult>;
   /** Sends `req` and parses the JSON body with `schema` (API_BAD_RESPONSE on a mismatch). */
   sendJson<S extends z.ZodType>(req: HttpRequest, schema: S): Promise<z.infer<S>>;
-  /** Closes the client's own dispatcher (not an injected one). */
+  /** Closes the transport's keep-alive connections. */
   close(): Promise<void>;
 }
 
 const retryStatuses = new Set([429, 502, 503, 504]);
 /** Errors raised before any byte of the request could reach the server. */
-const notSentCodes = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+const notSentCodes = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'CONNECT_TIMEOUT']);
 
 export function createHttpTransport(options: HttpOptions): HttpTransport {
   const log = options.logger.child({ component: 'spark-http' });
-  const timeouts = { connect: 10_000, headers: 30_000, body: 30_000, ...options.timeoutsMs };
   const retry = { attempts: 4, baseDelayMs: 500, maxDelayMs: 30_000, maxRetryAfterMs: 300_000, random: Math.random, ...options.retry };
-  const ownAgent = options.dispatcher ? undefined : new Agent({ connect: { timeout: timeouts.connect } });
-  const dispatcher: Dispatcher = options.dispatcher ?? (ownAgent as Agent);
+  const maxBodyBytes = options.maxResponseBytes ?? defaultMaxBodyBytes;
   const base = options.baseUrl.replace(/\/+$/, '');
+  const agent = createKeepAliveAgent(base);
 
   function backoffMs(attempt: number): number {
     const cap = Math.min(retry.maxDelayMs, retry.baseDelayMs * 2 ** (attempt - 1));
@@ -122,7 +115,7 @@ export function createHttpTransport(options: HttpOptions): HttpTransport {
     return `${base}${req.path}${qs ? `?${qs}` : ''}`;
   }
 
-  async function attemptOnce(req: HttpRequest, token: string | undefined): Promise<HttpResult> {
+  function attemptOnce(req: HttpRequest, token: string | undefined): Promise<HttpResult> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (options.userAgent) headers['user-agent'] = options.userAgent;
     if (token !== undefined) headers.authorization = `Bearer ${token}`;
@@ -134,17 +127,7 @@ export function createHttpTransport(options: HttpOptions): HttpTransport {
       headers['content-type'] = 'application/x-www-form-urlencoded';
       body = new URLSearchParams(req.form).toString();
     }
-    const res = await request(buildUrl(req), {
-      method: req.method,
-      headers,
-      body,
-      dispatcher,
-      headersTimeout: timeouts.headers,
-      bodyTimeout: timeouts.body,
-      signal: req.signal,
-    });
-    const text = await res.body.text();
-    return { status: res.statusCode, headers: res.headers, text };
+    return nodeRequest(buildUrl(req), { method: req.method, headers, body, agent, timeoutsMs: options.timeoutsMs, maxBodyBytes, signal: req.signal });
   }
 
   async function send(req: HttpRequest): Promise<HttpResult> {
@@ -159,6 +142,12 @@ export function createHttpTransport(options: HttpOptions): HttpTransport {
         res = await attemptOnce(req, token);
       } catch (err) {
         if (req.signal?.aborted) throw err;
+        if (err instanceof RequestError && err.code === 'BODY_TOO_LARGE') {
+          throw new WattshiftError('API_BAD_RESPONSE', `${req.operation}: ${req.method} ${req.path}: ${err.message}`, {
+            cause: err,
+            details: { ...detail, maxResponseBytes: maxBodyBytes },
+          });
+        }
         const code = networkErrorCode(err);
         const safe = req.method === 'GET' || req.method === 'PUT' || req.method === 'DELETE' || req.idempotent === true || notSentCodes.has(code);
         if (safe && attempt < retry.attempts) {
@@ -199,8 +188,9 @@ export function createHttpTransport(options: HttpOptions): HttpTransport {
       const res = await send(req);
       return parseResponse(schema, res, req.operation);
     },
-    async close() {
-      await ownAgent?.close();
+    close() {
+      agent.destroy();
+      return Promise.resolve();
     },
   };
 }
@@ -227,7 +217,7 @@ export function parseResponse<S extends z.ZodType>(schema: S, res: Pick<HttpResu
   return parsed.data;
 }
 
-/** The error code undici or node gave a failed request, or its name. */
+/** The error code node (or our {@link RequestError}) gave a failed request, or its name. */
 function networkErrorCode(err: unknown): string {
   if (err && typeof err === 'object') {
     const e = err as { code?: unknown; name?: unknown; cause?: unknown };

@@ -3,7 +3,6 @@
  * refreshed ahead of `expires_in` (60 minutes when absent), one fetch at a time however many
  * callers wait. The token never reaches a log line or an error message.
  */
-import type { Dispatcher } from 'undici';
 import { WattshiftError, isWattshiftError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../ports.js';
@@ -21,7 +20,6 @@ export interface TokenSourceOptions {
   logger: Logger;
   /** Optional `scope` form field (the Energy Coordination API needs none). */
   scope?: string;
-  dispatcher?: Dispatcher;
   timeoutsMs?: HttpTimeoutsMs;
   retry?: RetryOptions;
   /** Refresh this long before expiry (capped at half the lifetime). Default 5 minutes. */
@@ -37,7 +35,7 @@ export interface TokenSourceOptions {
 export interface ClientCredentialsTokenSource extends TokenSource {
   /** How many tokens have been fetched so far (for status output and tests). */
   readonly fetchCount: number;
-  /** Closes the token source's own dispatcher. */
+  /** Closes the token source's keep-alive connections. */
   close(): Promise<void>;
 }
 
@@ -56,7 +54,6 @@ export function createTokenSource(options: TokenSourceOptions): ClientCredential
     baseUrl: options.authUrl,
     clock: options.clock,
     logger: options.logger,
-    dispatcher: options.dispatcher,
     timeoutsMs: options.timeoutsMs,
     retry: options.retry,
   });
