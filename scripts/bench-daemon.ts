@@ -11,7 +11,7 @@
  * an accelerated clock this is a lower bound) and logical file writes (`wchar` minus the bytes the
  * daemon sent to its peers through counting relays and to stdout/stderr), an upper bound.
  */
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -37,7 +37,11 @@ const { values } = parseArgs({
     keep: { type: 'boolean', default: false },
     /** NODE_OPTIONS for the daemon process (e.g. --max-old-space-size=64), to see what RSS is made of. */
     'node-options': { type: 'string' },
-    /** Flags for node itself, space-separated; V8 flags such as --lite-mode are refused in NODE_OPTIONS. */
+    /**
+     * Flags for node itself, space-separated (V8 flags are refused in NODE_OPTIONS). Default: the
+     * flags of the systemd unit's ExecStart, so the figures are those of the installed service;
+     * `--node-flags=` runs without any.
+     */
     'node-flags': { type: 'string' },
     /** Runs the daemon with --trace-gc and reports the heap left after each full GC (leak check without GC timing). */
     'trace-gc': { type: 'boolean', default: false },
@@ -49,7 +53,8 @@ const starts = Number(values.starts);
 const sampleMs = Number(values['sample-ms']);
 const idleSeconds = Number(values['idle-s']);
 const nodeOptions = values['node-options'] ?? '';
-const nodeArgs = [...(values['node-flags']?.split(/\s+/).filter(Boolean) ?? []), ...(values['trace-gc'] ? ['--trace-gc'] : [])];
+const nodeFlags = values['node-flags'] ?? unitNodeFlags();
+const nodeArgs = [...nodeFlags.split(/\s+/).filter(Boolean), ...(values['trace-gc'] ? ['--trace-gc'] : [])];
 const nodeEnv: NodeJS.ProcessEnv = nodeOptions ? { NODE_OPTIONS: nodeOptions } : {};
 const dirs: string[] = [];
 const tmp = (prefix: string): string => {
@@ -59,6 +64,14 @@ const tmp = (prefix: string): string => {
 };
 
 let idleRssMb: number | null = null;
+
+/** The node flags in systemd/wattshift.service's ExecStart (between the node binary and the script). */
+function unitNodeFlags(): string {
+  const unit = readFileSync(new URL('../systemd/wattshift.service', import.meta.url), 'utf8');
+  const exec = /^ExecStart=\S*node((?:\s+--\S+)*)\s/m.exec(unit);
+  if (!exec) throw new Error('systemd/wattshift.service: no ExecStart running node');
+  return (exec[1] ?? '').trim();
+}
 
 async function measureStartup(): Promise<number[]> {
   const dataDir = tmp('wattshift-bench-start-');
