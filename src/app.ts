@@ -24,7 +24,7 @@ import { sharedConnectionPort } from './ha/port.js';
 import { startStatusServer, type StatusServer } from './status/server.js';
 import { homeView } from './app-view.js';
 import { identityOf, loadRegistration } from './identity.js';
-import { createMetering, type MeteredSubject, type Metering } from './jobs/metering.js';
+import { createMetering, meteringOptionsFor, type MeteredSubject, type Metering } from './jobs/metering.js';
 import { Wishes } from './jobs/home-state.js';
 import { createEventIntake } from './jobs/event-intake.js';
 import { createEventActions, homeEventOf } from './jobs/event-actions.js';
@@ -202,7 +202,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
     const subjectOfDevice = (id: string): string => (id === mainMeterId ? 'location' : `device:${id}`);
     const subjects: MeteredSubject[] = config.devices.flatMap((d): MeteredSubject[] => {
       const caps = built.get(d.id)!.capabilities;
-      if (caps.energyMeter) return [{ subject: subjectOfDevice(d.id), method: 'counter' }];
+      if (caps.energyMeter) return [{ subject: subjectOfDevice(d.id), method: 'counter', options: meteringOptionsFor(d, config.site) }];
       if (caps.powerMeter) return [{ subject: subjectOfDevice(d.id), method: 'power' }];
       return [];
     });

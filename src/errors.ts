@@ -30,7 +30,8 @@ export const errorCodes = {
   STORE_SCHEMA_NEWER: { retryable: false, hint: 'the database was written by a newer wattshift; upgrade or restore a backup' },
   REPORT_REJECTED: { retryable: false, hint: 'the API rejected a usage report; its reason is kept in the outbox' },
   REPORT_DEADLINE_NEAR: { retryable: false, hint: 'a report is still unsent close to the month-end deadline' },
-  CLOCK_JUMP: { retryable: false, hint: 'the wall clock stepped (NTP correction?)' },
+  METER_DISCONTINUITY: { retryable: false, hint: 'an energy counter went down or rose faster than the device can draw (reset, meter exchange or a garbled read); that interval is left out of the hourly energy, which is marked partial' },
+  CLOCK_JUMP: { retryable: false, hint: 'the wall clock stepped (NTP correction?); after a step back metering goes on from the new time and the energy across the step is left out of the hours' },
   INTERNAL: { retryable: false, hint: 'a bug: please report it with the log' },
 } as const satisfies Record<string, { retryable: boolean; hint: string }>;
 

@@ -1,6 +1,6 @@
 /**
  * Property-based fuzzing of the pure energy code: `accumulate` (hourly energy from counter
- * readings) with NaN, negative, out-of-order, repeated and large readings, and
+ * readings) with NaN, negative, out-of-order (clock steps), repeated and large readings, and
  * `buildUsageReport` with arbitrary metered rows. No exception, no negative or NaN energy, and a
  * report only ever speaks about the event's own hours.
  */
@@ -75,6 +75,8 @@ function feed(samples: readonly { atMs: number; kwh: number }[], options: Meteri
     }
     if (!Number.isFinite(s.kwh) || s.kwh < 0 || !Number.isFinite(s.atMs)) expect(r.ignored).toBe('invalid');
     checkHours(r.closedHours, lastStart);
+    // After a clock step back, hours start again from the hour of the new reading.
+    if (r.discontinuity?.kind === 'clock-back') lastStart.ms = Math.floor(s.atMs / HOUR_MS) * HOUR_MS - 1;
     checkState(r.state);
     // The input state is never mutated.
     expect(JSON.stringify(state)).toBe(before);

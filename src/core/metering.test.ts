@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import {
-  HOUR_MS, accumulate, closeHoursBefore, hourlyFromCounter, hourlyFromPower, initialMeteringState, openHour,
+  HOUR_MS, accumulate, accumulatePower, closeHoursBefore, hourlyFromCounter, hourlyFromPower, initialMeteringState, openHour,
   type CounterSample, type HourEnergy,
 } from './metering.js';
 
@@ -41,9 +41,18 @@ describe('hourlyFromCounter', () => {
     expect(brief(hours)).toEqual([['10', 3.5, 'complete']]);
   });
 
-  it('splits a short gap across a boundary by interpolation', () => {
+  it('splits a short gap across a boundary by interpolation, and marks both hours interpolated', () => {
     const hours = hourlyFromCounter([{ atMs: min(0), kwh: 0 }, { atMs: min(55), kwh: 1 }, { atMs: min(65), kwh: 2 }, { atMs: min(120), kwh: 3 }]);
     expect(brief(hours)).toEqual([['10', 1.5, 'complete'], ['11', 1.5, 'complete']]);
+    expect(hours.map((h) => h.interpolated)).toEqual([true, true]);
+  });
+
+  it('does not mark hours split by an interval as short as a normal read', () => {
+    const read = (s: number, kwh: number): CounterSample => ({ atMs: min(0) + s * 1000, kwh });
+    const hours = hourlyFromCounter([read(0, 0), read(3570, 1), read(3630, 1.1), read(7200, 2)]);
+    expect(hours.map((h) => [h.quality, h.interpolated])).toEqual([['complete', false], ['complete', false]]);
+    expect(hourlyFromCounter([read(0, 0), read(3570, 1), read(3630, 1.1), read(7200, 2)], { maxReadIntervalMs: 30_000 })
+      .map((h) => h.interpolated)).toEqual([true, true]);
   });
 
   it('keeps the energy before a counter reset and marks the reset interval uncovered', () => {
@@ -80,6 +89,31 @@ describe('hourlyFromCounter', () => {
     expect(hours[0]!.quality).toBe('partial');
   });
 
+  it('leaves a counter glitch down and back up out of the hour, whatever its size', () => {
+    // 2 kW, read every 10 s; the meter answers 40 kWh too low for half a minute at 10:30.
+    const samples: CounterSample[] = [];
+    for (let s = 0; s <= 3600; s += 10) {
+      const glitch = s >= 1800 && s < 1830 ? -40 : 0;
+      samples.push({ atMs: min(0) + s * 1000, kwh: 100 + (2 * s) / 3600 + glitch });
+    }
+    const hours = hourlyFromCounter(samples, { maxPowerKw: 3 });
+    expect(hours).toHaveLength(1);
+    expect(hours[0]!.quality).toBe('partial');
+    expect(hours[0]!.discontinuities).toBe(2);
+    // Two 10 s intervals uncovered: 20 s of 2 kW missing, nothing invented.
+    expect(hours[0]!.coveredMs).toBe(HOUR_MS - 20_000);
+    expect(hours[0]!.kwh).toBeCloseTo(2 - (2 * 20) / 3600, 9);
+  });
+
+  it('allows a minute of rated power over very short intervals (counter resolution)', () => {
+    // A counter in whole Wh, read 2 s apart at 11 kW: steps of 6 and 7 Wh look like 12.6 kW.
+    const samples: CounterSample[] = [];
+    for (let s = 0; s <= 3600; s += 2) samples.push({ atMs: min(0) + s * 1000, kwh: Math.floor((11_000 * s) / 3600) / 1000 });
+    const hours = hourlyFromCounter(samples, { maxPowerKw: 11 });
+    expect(hours[0]).toMatchObject({ quality: 'complete', discontinuities: 0 });
+    expect(hours[0]!.kwh).toBeCloseTo(11, 9);
+  });
+
   it('ignores small read-out jitter below jitterKwh without double counting', () => {
     const hours = hourlyFromCounter(
       [{ atMs: min(0), kwh: 10 }, { atMs: min(20), kwh: 11 }, { atMs: min(40), kwh: 10.9995 }, { atMs: min(60), kwh: 12 }],
@@ -90,10 +124,9 @@ describe('hourlyFromCounter', () => {
 });
 
 describe('accumulate (incremental)', () => {
-  it('ignores out-of-order, duplicate and invalid readings', () => {
+  it('ignores duplicate and invalid readings', () => {
     let s = accumulate(initialMeteringState('counter'), { atMs: min(10), kwh: 1 }).state;
-    expect(accumulate(s, { atMs: min(10), kwh: 2 }).ignored).toBe('out-of-order');
-    expect(accumulate(s, { atMs: min(5), kwh: 2 }).ignored).toBe('out-of-order');
+    expect(accumulate(s, { atMs: min(10), kwh: 2 }).ignored).toBe('duplicate');
     expect(accumulate(s, { atMs: min(11), kwh: Number.NaN }).ignored).toBe('invalid');
     expect(accumulate(s, { atMs: min(11), kwh: -1 }).ignored).toBe('invalid');
     s = accumulate(s, { atMs: min(20), kwh: 2 }).state;
@@ -131,6 +164,61 @@ describe('accumulate (incremental)', () => {
     const later = accumulate(r.state, { atMs: min(150), kwh: 4 });
     expect(later.closedHours).toEqual([]);
     expect(openHour(later.state)).toMatchObject({ kwh: 0, quality: 'gap' });
+  });
+});
+
+describe('clock steps', () => {
+  /** Feeds counter readings; returns every closed hour and each result's discontinuity. */
+  function feed(samples: CounterSample[]): { hours: HourEnergy[]; kinds: (string | undefined)[]; state: ReturnType<typeof initialMeteringState> } {
+    let state = initialMeteringState('counter');
+    const hours: HourEnergy[] = [];
+    const kinds: (string | undefined)[] = [];
+    for (const s of samples) {
+      const r = accumulate(state, s);
+      expect(r.ignored).toBeUndefined();
+      state = r.state;
+      hours.push(...r.closedHours);
+      kinds.push(r.discontinuity?.kind);
+    }
+    return { hours, kinds, state };
+  }
+  /** A steady 1 kW load read every minute of real time, from real minute `from` to `to`, on a clock offset by `offsetMin`. */
+  const steady = (from: number, to: number, offsetMin: number): CounterSample[] =>
+    Array.from({ length: to - from + 1 }, (_, i) => ({ atMs: min(from + i + offsetMin), kwh: (from + i) / 60 }));
+
+  it('after a step back, closes the open hour as it stands and meters on from the new time at once', () => {
+    // Real 10:00–10:40 on a clock 20 min ahead (10:20–11:00 shown), then NTP sets it right at real 10:40.
+    const { hours, kinds, state } = feed([...steady(0, 40, 20), ...steady(41, 125, 0)]);
+    expect(kinds.filter(Boolean)).toEqual(['clock-back']);
+    expect(kinds.indexOf('clock-back')).toBe(41);
+    // 10:00 (shown 10:20–11:00, 40 min), then the step closes 11:00 (empty); 10:00 again from the
+    // new timeline (10:41–11:00) and 11:00 in full.
+    expect(hours.map((h) => [new Date(h.hourStartMs).toISOString().slice(11, 13), +h.kwh.toFixed(9), h.quality])).toEqual([
+      ['10', +(40 / 60).toFixed(9), 'partial'],
+      ['11', 0, 'gap'],
+      ['10', +(19 / 60).toFixed(9), 'partial'],
+      ['11', 1, 'complete'],
+    ]);
+    // The minute across the step (real 10:40–10:41) is the only energy not in any hour.
+    const total = hours.reduce((a, h) => a + h.kwh, 0) + (openHour(state)?.kwh ?? 0);
+    expect(total).toBeCloseTo(125 / 60 - 1 / 60, 9);
+  });
+
+  it('never puts energy from both sides of a step into one emitted hour', () => {
+    // Step back by 5 minutes inside an hour: the hour is emitted twice, each copy one timeline.
+    const { hours } = feed([...steady(0, 30, 0), ...steady(31, 120, -5)]);
+    const tens = hours.filter((h) => new Date(h.hourStartMs).getUTCHours() === 10);
+    expect(tens.map((h) => [+h.kwh.toFixed(9), h.coveredMs / 60_000])).toEqual([[0.5, 30], [+(34 / 60).toFixed(9), 34]]);
+    for (const h of hours) expect(h.kwh).toBeLessThanOrEqual(h.coveredMs / HOUR_MS + 1e-9);
+  });
+
+  it('treats a step back for a power meter the same way', () => {
+    let state = initialMeteringState('power');
+    for (const atMs of [min(0), min(30)]) state = accumulatePower(state, { atMs, w: 1000 }).state;
+    const r = accumulatePower(state, { atMs: min(10), w: 1000 });
+    expect(r.discontinuity).toEqual({ kind: 'clock-back', from: { atMs: min(30), value: 1000 } });
+    expect(r.closedHours.map((h) => [h.kwh, h.quality])).toEqual([[0.5, 'partial']]);
+    expect(openHour(accumulatePower(r.state, { atMs: min(20), w: 1000 }).state)).toMatchObject({ kwh: 1 / 6, coveredMs: 600_000 });
   });
 });
 

@@ -11,9 +11,20 @@
  * - it crosses an hour boundary and is longer than `maxGapMs` (how the energy splits is unknown);
  *   an interval inside one hour is always attributed, however long, since its energy is exact;
  * - the counter went down (reset / meter exchange) and it is not a wrap;
- * - the counter rose faster than `maxPowerKw` allows (a glitch or a meter swap).
+ * - the counter rose faster than `maxPowerKw` allows (a glitch or a meter swap);
+ * - the clock stepped back across it (see below).
  * An hour whose whole 3 600 000 ms is covered is `complete`; one with some coverage is `partial`
- * (its kWh is a lower bound); one with none is `gap` (kWh 0, meaning "unknown").
+ * (its kWh is a lower bound); one with none is `gap` (kWh 0, meaning "unknown"). A complete hour
+ * is also `interpolated` when an interval longer than `maxReadIntervalMs` (a restart, a stall) was
+ * split at one of its boundaries: its total is then an estimate, though the energy is real.
+ *
+ * Clock steps. A reading stamped before the last one means the clock stepped back (an NTP
+ * correction). The counter difference across the step is true energy but its hour is unknown, so
+ * it stays uncovered; the open hour is closed as it stands (it never mixes readings from both
+ * sides of the step) and metering goes on at once on the new timeline, from the hour of the new
+ * reading. Hours can therefore be emitted again after a step back; each emission holds energy of
+ * one timeline only, and the caller keeps one of them per hour (the better covered), so no hour
+ * ever holds energy counted twice. A step forward is a long interval: the hours it skips are gaps.
  *
  * The state is a plain JSON-serialisable object the metering job persists with its readings.
  * Hours are UTC-keyed by their start in epoch milliseconds.
@@ -33,8 +44,10 @@ export interface HourEnergy {
   quality: HourQuality;
   /** True when integrated from power readings rather than read from a counter. */
   estimated: boolean;
-  /** Counter resets, wraps of implausible size and jumps seen in this hour. */
+  /** Counter resets, wraps of implausible size, jumps and clock steps seen in this hour. */
   discontinuities: number;
+  /** Part of its energy was placed by interpolating over a long interval (see the module comment). */
+  interpolated: boolean;
 }
 
 export interface CounterSample {
@@ -52,8 +65,16 @@ export interface MeteringOptions {
   maxGapMs?: number;
   /** Counter modulus: a drop from near it is read as a wrap, not a reset. */
   wrapKwh?: number;
-  /** A counter rise implying more than this average power is a discontinuity. */
+  /**
+   * A counter rise implying more than this average power is a discontinuity. Over intervals
+   * shorter than a minute the rise allowed is a minute's worth (counter resolution, read latency).
+   */
   maxPowerKw?: number;
+  /**
+   * Longest interval between readings in normal operation. A longer one (up to `maxGapMs`) split
+   * across an hour boundary marks the hours on both sides `interpolated`. Default 1 min.
+   */
+  maxReadIntervalMs?: number;
   /** Counter drops up to this size are read-out noise: treated as no change. Default 0. */
   jitterKwh?: number;
   /** At most this many gap hours are emitted at once (guards against clock jumps). Default 1 year. */
@@ -65,6 +86,7 @@ interface OpenHour {
   kwh: number;
   coveredMs: number;
   discontinuities: number;
+  interpolated?: boolean;
 }
 
 export interface MeteringState {
@@ -75,14 +97,20 @@ export interface MeteringState {
   open: OpenHour | null;
 }
 
+/** Why a reading was not continuous with the one before (for the caller to log). */
+export type DiscontinuityKind = 'counter-down' | 'counter-jump' | 'clock-back';
+
 export interface AccumulateResult {
   state: MeteringState;
   closedHours: HourEnergy[];
   /** Set when the reading was not used. */
-  ignored?: 'invalid' | 'out-of-order';
+  ignored?: 'invalid' | 'duplicate';
+  /** Set when the reading was used but the interval before it was left uncovered. */
+  discontinuity?: { kind: DiscontinuityKind; from: { atMs: number; value: number } };
 }
 
 export const defaultMaxGapMs = 15 * 60_000;
+export const defaultMaxReadIntervalMs = 60_000;
 
 export function initialMeteringState(method: 'counter' | 'power'): MeteringState {
   return { method, last: null, open: null };
@@ -101,14 +129,13 @@ class Acc {
   }
 
   private emit(h: OpenHour): void {
-    this.closed.push({
-      hourStartMs: h.hourStartMs,
-      kwh: h.kwh,
-      coveredMs: h.coveredMs,
-      quality: h.coveredMs >= HOUR_MS ? 'complete' : h.coveredMs > 0 ? 'partial' : 'gap',
-      estimated: this.state.method === 'power',
-      discontinuities: h.discontinuities,
-    });
+    this.closed.push(hourEnergyOf(h, this.state.method));
+  }
+
+  /** Closes the open hour as it stands and opens `hourStartMs`, whether later or earlier. */
+  restartAt(hourStartMs: number): void {
+    if (this.state.open !== null) this.emit(this.state.open);
+    this.state.open = { hourStartMs, kwh: 0, coveredMs: 0, discontinuities: 1 };
   }
 
   /** Moves the open hour forward to `hourStartMs`, emitting it and any gap hours in between. */
@@ -127,8 +154,11 @@ class Acc {
     this.state.open = fresh(hourStartMs);
   }
 
-  /** Attributes the interval [a, b] hour by hour; `valueAt` is the cumulative energy curve (kWh). */
-  attribute(a: number, b: number, energy: (t0: number, t1: number) => number): void {
+  /**
+   * Attributes the interval [a, b] hour by hour; `energy` gives the energy of a sub-interval, kWh.
+   * `interpolated` marks the hours the interval is split across.
+   */
+  attribute(a: number, b: number, energy: (t0: number, t1: number) => number, interpolated: boolean): void {
     let t = a;
     while (t < b) {
       const h = floorHourMs(t);
@@ -139,6 +169,7 @@ class Acc {
         const o = this.state.open as OpenHour;
         o.kwh += energy(t, end);
         o.coveredMs += end - t;
+        if (interpolated) o.interpolated = true;
       }
       t = end;
     }
@@ -152,8 +183,23 @@ class Acc {
   }
 }
 
+function hourEnergyOf(h: OpenHour, method: MeteringState['method']): HourEnergy {
+  return {
+    hourStartMs: h.hourStartMs, kwh: h.kwh, coveredMs: h.coveredMs,
+    quality: h.coveredMs >= HOUR_MS ? 'complete' : h.coveredMs > 0 ? 'partial' : 'gap',
+    estimated: method === 'power', discontinuities: h.discontinuities, interpolated: h.interpolated === true,
+  };
+}
+
 function crossesBoundary(a: number, b: number): boolean {
   return floorHourMs(a) + HOUR_MS < b;
+}
+
+/** How the interval [a, b] may be split across hour boundaries: not at all, exactly, or by interpolation. */
+function splitOf(a: number, b: number, options: MeteringOptions): 'none' | 'exact' | 'interpolated' {
+  if (!crossesBoundary(a, b)) return 'exact';
+  if (b - a > (options.maxGapMs ?? defaultMaxGapMs)) return 'none';
+  return b - a > (options.maxReadIntervalMs ?? defaultMaxReadIntervalMs) ? 'interpolated' : 'exact';
 }
 
 /** Beyond this a timestamp is not a date (and hour arithmetic stops moving). */
@@ -166,22 +212,32 @@ function precheck(state: MeteringState, atMs: number, value: number, counter: bo
   if (!Number.isFinite(atMs) || !Number.isFinite(value) || (counter && value < 0) || insane) {
     return { state, closedHours: [], ignored: 'invalid' };
   }
-  if (state.last !== null && atMs <= state.last.atMs) return { state, closedHours: [], ignored: 'out-of-order' };
+  if (state.last !== null && atMs === state.last.atMs) return { state, closedHours: [], ignored: 'duplicate' };
   return null;
+}
+
+/** A reading older than the last one: the clock stepped back. Re-anchors on the new timeline. */
+function stepBack(state: MeteringState, atMs: number, value: number): AccumulateResult | null {
+  const last = state.last;
+  if (last === null || atMs > last.atMs) return null;
+  const acc = new Acc(state, {});
+  acc.restartAt(floorHourMs(atMs));
+  acc.state.last = { atMs, value };
+  return { state: acc.state, closedHours: acc.closed, discontinuity: { kind: 'clock-back', from: last } };
 }
 
 /** Feeds one cumulative counter reading. */
 export function accumulate(state: MeteringState, sample: CounterSample, options: MeteringOptions = {}): AccumulateResult {
-  const skip = precheck(state, sample.atMs, sample.kwh, true);
-  if (skip) return skip;
+  const settled = precheck(state, sample.atMs, sample.kwh, true) ?? stepBack(state, sample.atMs, sample.kwh);
+  if (settled) return settled;
   const acc = new Acc(state, options);
   const last = acc.state.last;
   const b = sample.atMs;
   let newValue = sample.kwh;
+  let discontinuity: DiscontinuityKind | undefined;
   if (last !== null) {
     const a = last.atMs;
     let delta = sample.kwh - last.value;
-    let continuous = true;
     if (delta < 0) {
       const wrapped = options.wrapKwh !== undefined ? options.wrapKwh - last.value + sample.kwh : Number.NaN;
       if (-delta <= (options.jitterKwh ?? 0)) {
@@ -190,36 +246,39 @@ export function accumulate(state: MeteringState, sample: CounterSample, options:
       } else if (options.wrapKwh !== undefined && wrapped >= 0 && wrapped < options.wrapKwh / 2) {
         delta = wrapped;
       } else {
-        continuous = false;
+        discontinuity = 'counter-down';
       }
     }
-    if (continuous && options.maxPowerKw !== undefined && delta / ((b - a) / HOUR_MS) > options.maxPowerKw) {
-      continuous = false;
+    if (discontinuity === undefined && options.maxPowerKw !== undefined && delta > options.maxPowerKw * (Math.max(b - a, 60_000) / HOUR_MS)) {
+      discontinuity = 'counter-jump';
     }
-    if (!continuous) {
+    const split = splitOf(a, b, options);
+    if (discontinuity !== undefined) {
       acc.markDiscontinuity(b - 1);
-    } else if (!(b - a > (options.maxGapMs ?? defaultMaxGapMs) && crossesBoundary(a, b))) {
+    } else if (split !== 'none') {
       const curve = (t: number): number => (t >= b ? delta : (delta * (t - a)) / (b - a));
-      acc.attribute(a, b, (t0, t1) => curve(t1) - curve(t0));
+      acc.attribute(a, b, (t0, t1) => curve(t1) - curve(t0), split === 'interpolated');
     }
   }
   acc.advanceTo(floorHourMs(b));
+  const from = acc.state.last;
   acc.state.last = { atMs: b, value: newValue };
-  return { state: acc.state, closedHours: acc.closed };
+  return { state: acc.state, closedHours: acc.closed, ...(discontinuity && from ? { discontinuity: { kind: discontinuity, from } } : {}) };
 }
 
 /** Feeds one power reading (W); energy is integrated by the trapezoid rule and marked estimated. */
 export function accumulatePower(state: MeteringState, sample: PowerSample, options: MeteringOptions = {}): AccumulateResult {
-  const skip = precheck(state, sample.atMs, sample.w, false);
-  if (skip) return skip;
+  const settled = precheck(state, sample.atMs, sample.w, false) ?? stepBack(state, sample.atMs, sample.w);
+  if (settled) return settled;
   const acc = new Acc(state, options);
   const last = acc.state.last;
   const b = sample.atMs;
-  if (last !== null && !(b - last.atMs > (options.maxGapMs ?? defaultMaxGapMs) && crossesBoundary(last.atMs, b))) {
+  const split = last === null ? 'none' : splitOf(last.atMs, b, options);
+  if (last !== null && split !== 'none') {
     const a = last.atMs;
     const pa = last.value;
     const p = (t: number): number => pa + ((sample.w - pa) * (t - a)) / (b - a);
-    acc.attribute(a, b, (t0, t1) => ((p(t0) + p(t1)) / 2) * ((t1 - t0) / 3_600_000_000));
+    acc.attribute(a, b, (t0, t1) => ((p(t0) + p(t1)) / 2) * ((t1 - t0) / 3_600_000_000), split === 'interpolated');
   }
   acc.advanceTo(floorHourMs(b));
   acc.state.last = { atMs: b, value: sample.w };
@@ -241,13 +300,7 @@ export function closeHoursBefore(state: MeteringState, nowMs: number, options: M
 
 /** The hour still accumulating, as it stands (never `complete`). */
 export function openHour(state: MeteringState): HourEnergy | null {
-  const h = state.open;
-  if (h === null) return null;
-  return {
-    hourStartMs: h.hourStartMs, kwh: h.kwh, coveredMs: h.coveredMs,
-    quality: h.coveredMs >= HOUR_MS ? 'complete' : h.coveredMs > 0 ? 'partial' : 'gap',
-    estimated: state.method === 'power', discontinuities: h.discontinuities,
-  };
+  return state.open === null ? null : hourEnergyOf(state.open, state.method);
 }
 
 /** Batch helper: hourly energy of a time-ordered series of counter readings. */

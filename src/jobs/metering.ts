@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import type { Clock } from '../ports.js';
 import type { Logger } from '../log.js';
-import type { Store, HourlyEnergyInput } from '../store/types.js';
+import type { DeviceConfig, SiteConfig } from '../config/schema.js';
+import type { Store, HourlyEnergyInput, EnergyQuality } from '../store/types.js';
 import {
-  accumulate, accumulatePower, closeHoursBefore, initialMeteringState, openHour,
-  type HourEnergy, type MeteringOptions, type MeteringState,
+  HOUR_MS, accumulate, accumulatePower, closeHoursBefore, defaultMaxGapMs, initialMeteringState, openHour,
+  type AccumulateResult, type HourEnergy, type MeteringOptions, type MeteringState,
 } from '../core/metering.js';
 import { isWattshiftError } from '../errors.js';
 
@@ -16,22 +17,62 @@ export interface MeteredSubject {
   options?: MeteringOptions;
 }
 
+/** One control-loop reading of a subject. */
+export interface MeterReading {
+  /** When the reading was taken. */
+  atMs: number;
+  energyKwh?: number;
+  /** When the counter value was received, for counters the device pushes (default `atMs`). */
+  energyAtMs?: number;
+  powerW?: number;
+}
+
 const meteringStateSchema = z.strictObject({
   method: z.enum(['counter', 'power']),
   last: z.strictObject({ atMs: z.number(), value: z.number() }).nullable(),
-  open: z.strictObject({ hourStartMs: z.number(), kwh: z.number(), coveredMs: z.number(), discontinuities: z.number() }).nullable(),
+  open: z.strictObject({
+    hourStartMs: z.number(), kwh: z.number(), coveredMs: z.number(), discontinuities: z.number(), interpolated: z.boolean().optional(),
+  }).nullable(),
 });
 
 const stateKey = (subject: string): string => `metering:${subject}`;
 
+/** Headroom over a device's rated power before a counter rise counts as a glitch. */
+const powerHeadroom = 1.5;
+
+/**
+ * Metering options of a device: its counter may not rise faster than the device can draw (a
+ * garbled read or a meter swap would otherwise become energy). Sub-meters have no known limit.
+ */
+export function meteringOptionsFor(device: DeviceConfig, site: Pick<SiteConfig, 'locationLimitKw'>): MeteringOptions {
+  const ratedKw =
+    device.kind === 'hotWaterTank' ? device.model.elementKw
+    : device.kind === 'evCharger' ? (device.model.phases * device.model.voltageV * device.model.maxCurrentA) / 1000
+    : device.model.main ? site.locationLimitKw : undefined;
+  return ratedKw === undefined ? {} : { maxPowerKw: ratedKw * powerHeadroom };
+}
+
 function toRow(subject: string, h: HourEnergy): HourlyEnergyInput {
-  const quality = h.quality === 'gap' ? 'gap' : h.quality === 'partial' ? 'partial' : h.estimated ? 'estimated' : 'measured';
+  const quality = h.quality === 'gap' ? 'gap' : h.quality === 'partial' ? 'partial' : h.estimated || h.interpolated ? 'estimated' : 'measured';
   return { subject, hourStartMs: h.hourStartMs, kwh: h.kwh, quality, samples: 0 };
+}
+
+const coverageRank: Record<EnergyQuality, number> = { gap: 0, partial: 1, estimated: 2, measured: 2 };
+
+/**
+ * Whether the stored row of an hour beats a newly closed one. They only meet after the clock
+ * stepped back, each holding energy of one timeline: the better covered wins; of two partial rows
+ * the larger (both are lower bounds); of two complete ones the newer (read on the corrected clock).
+ */
+export function keepStoredHour(stored: Pick<HourlyEnergyInput, 'quality' | 'kwh'>, fresh: Pick<HourlyEnergyInput, 'quality' | 'kwh'>): boolean {
+  const better = coverageRank[fresh.quality] - coverageRank[stored.quality];
+  if (better !== 0) return better < 0;
+  return stored.quality === 'partial' && stored.kwh > fresh.kwh;
 }
 
 export interface Metering {
   /** Feeds one reading; readings without the subject's quantity are skipped. */
-  feed(subject: string, reading: { atMs: number; energyKwh?: number; powerW?: number }): void;
+  feed(subject: string, reading: MeterReading): void;
   /** Closes hours no reading can still cover and writes at most once per `flushEveryMs`. */
   tick(nowMs: number): void;
   /** Writes everything buffered now (clean stop). */
@@ -45,9 +86,12 @@ export interface Metering {
  * Hourly metering: readings go through the pure accumulator; closed hours and the accumulator
  * states are written together in one transaction at most once a minute (SD cards wear), so a
  * power cut loses at most a minute of readings and never half a flush.
+ *
+ * Counter glitches (a drop, a rise faster than the device can draw) are logged at most once an
+ * hour per subject (METER_DISCONTINUITY); a clock step back once per step (CLOCK_JUMP).
  */
 export function createMetering(deps: {
-  store: Pick<Store, 'transaction' | 'upsertHourly' | 'getState' | 'setState'>;
+  store: Pick<Store, 'transaction' | 'upsertHourly' | 'readHourly' | 'getState' | 'setState'>;
   subjects: readonly MeteredSubject[];
   clock: Clock;
   logger: Logger;
@@ -55,7 +99,7 @@ export function createMetering(deps: {
 }): Metering {
   const log = deps.logger.child({ component: 'metering' });
   const flushEveryMs = deps.flushEveryMs ?? 60_000;
-  const states = new Map<string, { state: MeteringState; options: MeteringOptions }>();
+  const states = new Map<string, { state: MeteringState; options: MeteringOptions; warnedAtMs?: number }>();
   for (const s of deps.subjects) {
     const saved = deps.store.getState(stateKey(s.subject), meteringStateSchema);
     const state = saved && saved.method === s.method ? saved : initialMeteringState(s.method);
@@ -65,9 +109,29 @@ export function createMetering(deps: {
   let dirty = false;
   let lastFlushMs = deps.clock.nowMs();
   let lastError: { code: string; message: string; atMs: number } | null = null;
+  /** When the last clock step was logged (on the new timeline): meters seeing one step log it once. */
+  let clockStepLoggedAtMs: number | undefined;
 
   function take(subject: string, closed: HourEnergy[]): void {
     for (const h of closed) buffer.push(toRow(subject, h));
+  }
+
+  /** Rows to write: per hour the one that beats what is stored (see keepStoredHour). */
+  function rowsToWrite(rows: readonly HourlyEnergyInput[]): HourlyEnergyInput[] {
+    const chosen = new Map<string, HourlyEnergyInput>();
+    for (const subject of new Set(rows.map((r) => r.subject))) {
+      const hours = rows.filter((r) => r.subject === subject).map((r) => r.hourStartMs);
+      const stored = deps.store.readHourly(subject, Math.min(...hours), Math.max(...hours) + HOUR_MS);
+      const current = new Map<number, Pick<HourlyEnergyInput, 'quality' | 'kwh'>>(stored.map((r) => [r.hourStartMs, r]));
+      for (const r of rows) {
+        if (r.subject !== subject) continue;
+        const before = current.get(r.hourStartMs);
+        if (before && keepStoredHour(before, r)) continue;
+        current.set(r.hourStartMs, r);
+        chosen.set(`${subject}@${r.hourStartMs}`, r);
+      }
+    }
+    return [...chosen.values()];
   }
 
   function flush(): void {
@@ -75,7 +139,7 @@ export function createMetering(deps: {
     const rows = buffer;
     try {
       deps.store.transaction(() => {
-        if (rows.length > 0) deps.store.upsertHourly(rows);
+        if (rows.length > 0) deps.store.upsertHourly(rowsToWrite(rows));
         for (const [subject, { state }] of states) deps.store.setState(stateKey(subject), state);
         // Rows and states move together, so a power cut that undoes this commit loses a minute
         // of readings consistently; no fsync a minute spares the SD card.
@@ -92,16 +156,35 @@ export function createMetering(deps: {
     }
   }
 
+  function report(subject: string, entry: { warnedAtMs?: number }, atMs: number, d: NonNullable<AccumulateResult['discontinuity']>, value: number): void {
+    const detail = { subject, from: { atMs: d.from.atMs, value: d.from.value }, to: { atMs, value } };
+    if (d.kind === 'clock-back') {
+      if (clockStepLoggedAtMs !== undefined && Math.abs(atMs - clockStepLoggedAtMs) <= defaultMaxGapMs) return;
+      clockStepLoggedAtMs = atMs;
+      log.warn({ code: 'CLOCK_JUMP', ...detail, backMs: d.from.atMs - atMs }, 'clock stepped back; metering goes on from the new time, the energy across the step is left out of the hours');
+      return;
+    }
+    if (entry.warnedAtMs !== undefined && Math.abs(atMs - entry.warnedAtMs) < HOUR_MS) return;
+    entry.warnedAtMs = atMs;
+    log.warn({ code: 'METER_DISCONTINUITY', kind: d.kind, ...detail }, 'meter counter not continuous; the interval is left out of the hourly energy');
+  }
+
   return {
     feed(subject, reading) {
       const entry = states.get(subject);
       if (!entry) return;
-      const r =
-        entry.state.method === 'counter'
-          ? reading.energyKwh === undefined ? null : accumulate(entry.state, { atMs: reading.atMs, kwh: reading.energyKwh }, entry.options)
-          : reading.powerW === undefined ? null : accumulatePower(entry.state, { atMs: reading.atMs, w: reading.powerW }, entry.options);
-      if (!r) return;
+      let r: AccumulateResult | null = null;
+      let sample: { atMs: number; value: number } | null = null;
+      if (entry.state.method === 'counter' && reading.energyKwh !== undefined) {
+        sample = { atMs: reading.energyAtMs ?? reading.atMs, value: reading.energyKwh };
+        r = accumulate(entry.state, { atMs: sample.atMs, kwh: sample.value }, entry.options);
+      } else if (entry.state.method === 'power' && reading.powerW !== undefined) {
+        sample = { atMs: reading.atMs, value: reading.powerW };
+        r = accumulatePower(entry.state, { atMs: sample.atMs, w: sample.value }, entry.options);
+      }
+      if (!r || !sample) return;
       if (r.ignored) log.debug({ subject, ignored: r.ignored }, 'reading not used');
+      if (r.discontinuity) report(subject, entry, sample.atMs, r.discontinuity, sample.value);
       entry.state = r.state;
       dirty = true;
       take(subject, r.closedHours);
