@@ -32,6 +32,11 @@ export interface ChargeCurrentLimit {
 export interface EnergyMeter {
   /** Total imported energy, kWh, monotonic except on a counter reset or wrap. */
   readEnergyKwh(signal: AbortSignal): Promise<number>;
+  /**
+   * Counters the device pushes: the last value with the clock time it arrived, so that it is
+   * metered at that time rather than when it is read. Absent for polled counters.
+   */
+  readStampedEnergyKwh?(signal: AbortSignal): Promise<{ kwh: number; atMs: number }>;
 }
 
 /** Instantaneous active power. */

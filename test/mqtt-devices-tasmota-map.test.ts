@@ -61,7 +61,8 @@ describe('Tasmota adapter', () => {
     // Stale: the adapter asks for Status 10 and uses the answer.
     tas.answerStatus(true);
     await w.clock.advance(121_000);
-    expect(await dev.energyMeter!.readEnergyKwh(sig())).toBe(1234.6);
+    // The refreshed value is stamped with its arrival (now), the stale one was not used.
+    expect(await dev.energyMeter!.readStampedEnergyKwh!(sig())).toEqual({ kwh: 1234.6, atMs: w.clock.nowMs() });
     expect(received.some((r) => r.topic === 'cmnd/tasmota_A1B2C3/STATUS' && r.payload === '10')).toBe(true);
     // Offline via LWT: unreachable, not "off".
     await peer.publishAsync('tele/tasmota_A1B2C3/LWT', 'Offline', { retain: true });
@@ -131,6 +132,9 @@ describe('user-defined MQTT map', () => {
     peer.on('message', (topic, p) => received.push({ topic, payload: p.toString() }));
     await peer.publishAsync('home/boiler/state', JSON.stringify({ meter: { total_wh: 123456, power: '1500.5' }, temp: 58.2 }), { retain: true });
     await eventually(async () => expect(await dev.energyMeter!.readEnergyKwh(sig())).toBeCloseTo(123.456, 9));
+    const arrivedAtMs = w.clock.nowMs();
+    await w.clock.advance(20_000);
+    expect((await dev.energyMeter!.readStampedEnergyKwh!(sig())).atMs).toBe(arrivedAtMs);
     expect(await dev.powerMeter!.readPowerW(sig())).toBe(1500.5);
     expect(await dev.thermometer!.readTemperatureC(sig())).toBe(58.2);
     await dev.heaterSwitch!.block(60_000, sig());

@@ -51,6 +51,8 @@ describe('Shelly Gen2 adapter with the simulated Plus 1PM', () => {
   it('reads power, energy and the add-on temperature', async () => {
     await step(60_000);
     await eventually(async () => expect(await dev.energyMeter!.readEnergyKwh(quick())).toBeCloseTo(0.05, 6));
+    await w.clock.advance(10_000);
+    expect(await dev.energyMeter!.readStampedEnergyKwh!(sig())).toMatchObject({ atMs: t0 + 60_000 });
     expect(await dev.powerMeter!.readPowerW(sig())).toBe(3000);
     expect(await dev.thermometer!.readTemperatureC(sig())).toBeCloseTo(sim.temperatureC, 1);
   });
@@ -197,6 +199,14 @@ describe('go-e adapter with the simulated charger and car', () => {
     expect(sim.car).toBe(4);
     await eventually(async () => expect(await dev.evStateReader!.readEvState(quick())).toEqual({ plugged: true, charging: false }));
     expect(await dev.powerMeter!.readPowerW(sig())).toBe(0);
+  });
+
+  it('stamps the energy counter with the time it arrived, not the time it is read', async () => {
+    await start([{ atMs: t0, battery: { capacityKwh: 60, socPct: 20 } }]);
+    await step(60_000);
+    await eventually(async () => expect(await dev.energyMeter!.readEnergyKwh(quick())).toBe(Math.floor(sim.totalWh) / 1000));
+    await w.clock.advance(30_000);
+    expect(await dev.energyMeter!.readStampedEnergyKwh!(sig())).toEqual({ kwh: Math.floor(sim.totalWh) / 1000, atMs: t0 + 60_000 });
   });
 
   it('rejects garbage values with DEVICE_BAD_VALUE and goes stale without updates', async () => {

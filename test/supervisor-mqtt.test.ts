@@ -129,6 +129,9 @@ describe('supervised go-e charger', () => {
       { clock: w.clock, logger: log.logger },
     );
     await eventually(async () => expect((await sup.read(quick())).ev).toEqual({ plugged: true, charging: true }));
+    // The pushed counter carries its arrival time, which the read time does not replace.
+    await w.clock.advance(5_000);
+    expect(await sup.read(sig())).toMatchObject({ atMs: t0 + 5_000, energyKwh: 0, energyAtMs: t0 });
     await sup.applyCurrent(16);
     expect(sim.amp).toBe(16);
 

@@ -32,6 +32,8 @@ export type CommandCapability = 'heaterSwitch' | 'chargeCurrentLimit';
 export interface DeviceReading {
   atMs: number;
   energyKwh?: number;
+  /** When a pushed counter value arrived (see `EnergyMeter.readStampedEnergyKwh`). */
+  energyAtMs?: number;
   powerW?: number;
   temperatureC?: number;
   ev?: EvState;
@@ -77,7 +79,8 @@ export interface SupervisedDevice {
 }
 
 const readers = {
-  energyMeter: (c: DeviceCapabilities, s: AbortSignal) => c.energyMeter?.readEnergyKwh(s),
+  energyMeter: (c: DeviceCapabilities, s: AbortSignal) =>
+    c.energyMeter?.readStampedEnergyKwh?.(s) ?? c.energyMeter?.readEnergyKwh(s).then((kwh) => ({ kwh, atMs: undefined })),
   powerMeter: (c: DeviceCapabilities, s: AbortSignal) => c.powerMeter?.readPowerW(s),
   thermometer: (c: DeviceCapabilities, s: AbortSignal) => c.thermometer?.readTemperatureC(s),
   evStateReader: (c: DeviceCapabilities, s: AbortSignal) => c.evStateReader?.readEvState(s),
@@ -210,7 +213,11 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
           firstError ??= e;
           return;
         }
-        if (name === 'energyMeter') reading.energyKwh = r.value as number;
+        if (name === 'energyMeter') {
+          const energy = r.value as { kwh: number; atMs: number | undefined };
+          reading.energyKwh = energy.kwh;
+          if (energy.atMs !== undefined) reading.energyAtMs = energy.atMs;
+        }
         else if (name === 'powerMeter') reading.powerW = r.value as number;
         else if (name === 'thermometer') reading.temperatureC = r.value as number;
         else reading.ev = r.value as EvState;

@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { WattshiftError } from '../../errors.js';
 import type { EvState } from '../../ports.js';
 import { LatestValues } from './values.js';
-import { guard, limits, parseJson, parseWith, plausible, withTimeout } from './util.js';
+import { guard, limits, parseJson, parseWith, plausible, pushedEnergyMeter, withTimeout } from './util.js';
 import type { GoeSource, MqttDevice, MqttDeviceDeps, MqttDeviceOptions } from './types.js';
 
 export const goeMinCurrentA = 6;
@@ -78,9 +78,7 @@ export function createGoeDevice(
         await write('frc', 2, signal);
       },
     },
-    energyMeter: {
-      readEnergyKwh: async () => plausible(values.get('eto'), 0, 1e12, `${device} eto`) / 1000,
-    },
+    energyMeter: pushedEnergyMeter(async () => values.getStamped('eto'), (wh) => plausible(wh, 0, 1e12, `${device} eto`) / 1000),
     powerMeter: {
       readPowerW: async () => {
         const nrg = values.get('nrg') as (number | null)[];

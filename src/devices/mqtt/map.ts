@@ -7,7 +7,7 @@
 import { WattshiftError } from '../../errors.js';
 import type { EvState } from '../../ports.js';
 import { LatestValues } from './values.js';
-import { atPath, guard, limits, plausible } from './util.js';
+import { atPath, guard, limits, plausible, pushedEnergyMeter } from './util.js';
 import type { MqttDevice, MqttDeviceDeps, MqttDeviceOptions, MqttMapSource } from './types.js';
 
 function parsePayload(payload: Buffer): unknown {
@@ -72,7 +72,7 @@ export function createMqttMapDevice(source: MqttMapSource, deps: MqttDeviceDeps,
       for (const u of unsubscribers) u();
     },
   };
-  if (has(source.energyKwhPath)) dev.energyMeter = { readEnergyKwh: async () => values.get('energyKwh') as number };
+  if (has(source.energyKwhPath)) dev.energyMeter = pushedEnergyMeter(async () => values.getStamped('energyKwh'), (kwh) => kwh as number);
   if (has(source.powerWPath)) dev.powerMeter = { readPowerW: async () => values.get('powerW') as number };
   if (has(source.temperatureCPath)) dev.thermometer = { readTemperatureC: async () => values.get('temperatureC') as number };
   if (has(source.pluggedPath)) {

@@ -10,7 +10,7 @@
 import { z } from 'zod';
 import { WattshiftError } from '../../errors.js';
 import { LatestValues } from './values.js';
-import { guard, limits, parseJson, parseWith, plausible, withTimeout } from './util.js';
+import { guard, limits, parseJson, parseWith, plausible, pushedEnergyMeter, withTimeout } from './util.js';
 import type { MqttDevice, MqttDeviceDeps, MqttDeviceOptions, ShellySource } from './types.js';
 
 const switchStatusSchema = z.looseObject({
@@ -134,9 +134,9 @@ export function createShellyDevice(source: ShellySource, deps: MqttDeviceDeps, o
   };
 
   /** Reads a value; when missing or stale, asks the device for its status once and reads again. */
-  const readFresh = async (name: string, signal: AbortSignal): Promise<unknown> => {
+  const readFresh = async (name: string, signal: AbortSignal): Promise<{ value: unknown; atMs: number }> => {
     try {
-      return values.get(name);
+      return values.getStamped(name);
     } catch (err) {
       if (!(err instanceof WattshiftError) || err.code !== 'DEVICE_STALE') throw err;
       try {
@@ -145,7 +145,7 @@ export function createShellyDevice(source: ShellySource, deps: MqttDeviceDeps, o
         log.debug({ err: refreshErr }, 'status request failed');
         throw err;
       }
-      return values.get(name);
+      return values.getStamped(name);
     }
   };
 
@@ -161,14 +161,12 @@ export function createShellyDevice(source: ShellySource, deps: MqttDeviceDeps, o
       block: (leaseMs, signal) => setRelay(blockOn, Math.max(1, Math.ceil(leaseMs / 1000)), signal),
       allow: (signal) => setRelay(!blockOn, undefined, signal),
     },
-    energyMeter: {
-      readEnergyKwh: async (signal) => (await readFresh('energyWh', signal) as number) / 1000,
-    },
+    energyMeter: pushedEnergyMeter((signal) => readFresh('energyWh', signal), (wh) => (wh as number) / 1000),
     powerMeter: {
-      readPowerW: async (signal) => (await readFresh('powerW', signal)) as number,
+      readPowerW: async (signal) => (await readFresh('powerW', signal)).value as number,
     },
     ...(tempKey
-      ? { thermometer: { readTemperatureC: async (signal: AbortSignal) => (await readFresh('temperatureC', signal)) as number } }
+      ? { thermometer: { readTemperatureC: async (signal: AbortSignal) => (await readFresh('temperatureC', signal)).value as number } }
       : {}),
     close() {
       for (const u of unsubscribers) u();

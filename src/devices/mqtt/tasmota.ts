@@ -13,7 +13,7 @@
 import { z } from 'zod';
 import { WattshiftError } from '../../errors.js';
 import { LatestValues } from './values.js';
-import { guard, limits, parseJson, parseWith, plausible, withTimeout } from './util.js';
+import { guard, limits, parseJson, parseWith, plausible, pushedEnergyMeter, withTimeout } from './util.js';
 import type { MqttDevice, MqttDeviceDeps, MqttDeviceOptions, TasmotaSource } from './types.js';
 
 /** PulseTime encoding: values 112..64900 mean (value − 100) seconds. */
@@ -93,9 +93,9 @@ export function createTasmotaDevice(source: TasmotaSource, deps: MqttDeviceDeps,
     }),
   ];
 
-  const readFresh = async (name: string, signal: AbortSignal): Promise<unknown> => {
+  const readFresh = async (name: string, signal: AbortSignal): Promise<{ value: unknown; atMs: number }> => {
     try {
-      return values.get(name);
+      return values.getStamped(name);
     } catch (err) {
       if (!(err instanceof WattshiftError) || err.code !== 'DEVICE_STALE') throw err;
       const before = values.version(name);
@@ -108,7 +108,7 @@ export function createTasmotaDevice(source: TasmotaSource, deps: MqttDeviceDeps,
         log.debug({ err: refreshErr }, 'status request failed');
         throw err;
       }
-      return values.get(name);
+      return values.getStamped(name);
     }
   };
 
@@ -131,9 +131,9 @@ export function createTasmotaDevice(source: TasmotaSource, deps: MqttDeviceDeps,
       },
       allow: (signal) => setRelay(!blockOn, signal),
     },
-    energyMeter: { readEnergyKwh: async (signal) => (await readFresh('energyKwh', signal)) as number },
-    powerMeter: { readPowerW: async (signal) => (await readFresh('powerW', signal)) as number },
-    thermometer: { readTemperatureC: async (signal) => (await readFresh('temperatureC', signal)) as number },
+    energyMeter: pushedEnergyMeter((signal) => readFresh('energyKwh', signal), (kwh) => kwh as number),
+    powerMeter: { readPowerW: async (signal) => (await readFresh('powerW', signal)).value as number },
+    thermometer: { readTemperatureC: async (signal) => (await readFresh('temperatureC', signal)).value as number },
     close() {
       for (const u of unsubscribers) u();
     },

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { WattshiftError, toWattshiftError } from '../../errors.js';
-import type { Clock } from '../../ports.js';
+import type { Clock, EnergyMeter } from '../../ports.js';
 
 /**
  * Runs `work` with a signal that aborts after `timeoutMs` of `clock` time or when `signal` aborts.
@@ -83,6 +83,15 @@ export const limits = {
   energyKwh: [0, 1e9],
   temperatureC: [-50, 150],
 } as const;
+
+/** An energy meter over a pushed counter: `read` gives the last value with its arrival time. */
+export function pushedEnergyMeter(read: (signal: AbortSignal) => Promise<{ value: unknown; atMs: number }>, toKwh: (value: unknown) => number): EnergyMeter {
+  const readStampedEnergyKwh = async (signal: AbortSignal): Promise<{ kwh: number; atMs: number }> => {
+    const { value, atMs } = await read(signal);
+    return { kwh: toKwh(value), atMs };
+  };
+  return { readStampedEnergyKwh, readEnergyKwh: async (signal) => (await readStampedEnergyKwh(signal)).kwh };
+}
 
 /** Runs a handler body, turning anything it throws into a DEVICE_BAD_VALUE passed to `onBad`. */
 export function guard(onBad: (err: WattshiftError) => void, body: () => void): void {

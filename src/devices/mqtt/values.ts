@@ -77,6 +77,11 @@ export class LatestValues {
 
   /** The current value, or throws MQTT_UNAVAILABLE / DEVICE_UNREACHABLE / DEVICE_BAD_VALUE / DEVICE_STALE. */
   get(name: string): unknown {
+    return this.getStamped(name).value;
+  }
+
+  /** Like `get`, with the clock time the value arrived. */
+  getStamped(name: string): { value: unknown; atMs: number } {
     const { device } = this.options;
     if (!this.options.isConnected()) {
       throw new WattshiftError('MQTT_UNAVAILABLE', `${device}: MQTT broker not connected`, { details: { device } });
@@ -93,7 +98,7 @@ export class LatestValues {
         details: { device, value: name, ageMs, staleAfterMs: this.options.staleAfterMs },
       });
     }
-    return s.value;
+    return { value: s.value, atMs: s.atMs };
   }
 
   /** Resolves when a value newer than `afterSeq` arrives for `name`; aborts with the signal. */
