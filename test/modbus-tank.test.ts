@@ -9,7 +9,7 @@ import {
   accumulate, closeHoursBefore, initialMeteringState, type HourEnergy, type MeteringState,
 } from '../src/core/metering.js';
 import { TankPhysics, profileMDraws } from '../src/sandbox/devices/tank-physics.js';
-import { startSimulatedTank, type SimulatedTank } from '../src/sandbox/devices/modbus-tank.js';
+import { counterGlitchKwh, startSimulatedTank, type SimulatedTank } from '../src/sandbox/devices/modbus-tank.js';
 
 const T0 = Date.UTC(2026, 0, 15);
 const MIN = 60_000;
@@ -101,12 +101,20 @@ describe('simulated tank over Modbus TCP', () => {
     expect(await sw.readBlocked(signal)).toBe(false);
   });
 
-  it('injects faults: NaN, out-of-range, silence and exceptions', async () => {
+  it('injects faults: NaN, ±Inf, out-of-range, counter glitches, silence and exceptions', async () => {
     const clock = new ManualClock(T0);
-    const { tank, meter, thermo } = await tankWithAdapter(clock, { draws: [] });
+    const { tank, meter, thermo } = await tankWithAdapter(clock, { draws: [], initialCounterKwh: 100 });
     const code = (p: Promise<unknown>) => p.then(() => 'ok', (e) => (isWattshiftError(e) ? e.code : String(e)));
+    const trueKwh = tank.state().counterKwh;
     tank.setFault('nan');
     expect(await code(meter.energyMeter!.readEnergyKwh(signal))).toBe('DEVICE_BAD_VALUE');
+    tank.setFault('inf');
+    expect(await code(meter.energyMeter!.readEnergyKwh(signal))).toBe('DEVICE_BAD_VALUE');
+    expect(await code(meter.powerMeter!.readPowerW(signal))).toBe('DEVICE_BAD_VALUE');
+    tank.setFault('counter-low');
+    expect(await meter.energyMeter!.readEnergyKwh(signal)).toBeCloseTo(trueKwh - counterGlitchKwh, 3);
+    tank.setFault('counter-high');
+    expect(await meter.energyMeter!.readEnergyKwh(signal)).toBeCloseTo(trueKwh + counterGlitchKwh, 3);
     tank.setFault('out-of-range');
     expect(await code(meter.energyMeter!.readEnergyKwh(signal))).toBe('DEVICE_BAD_VALUE');
     expect(await code(meter.powerMeter!.readPowerW(signal))).toBe('DEVICE_BAD_VALUE');

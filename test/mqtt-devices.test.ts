@@ -220,6 +220,13 @@ describe('go-e adapter with the simulated charger and car', () => {
     await eventually(() => expect(dev.evStateReader!.readEvState(quick())).rejects.toMatchObject({ code: 'DEVICE_BAD_VALUE' }));
     await step(60_000);
     await eventually(async () => expect(await dev.energyMeter!.readEnergyKwh(quick())).toBe(0));
+    // A charger that keeps sending garbage (malformed JSON, then the wrong type) and then recovers.
+    for (const garbage of ['{"eto":', '"12 kWh"', null]) {
+      sim.corrupt('eto', garbage);
+      await step(10_000);
+      if (garbage === null) await eventually(async () => expect(await dev.energyMeter!.readEnergyKwh(quick())).toBe(0));
+      else await eventually(() => expect(dev.energyMeter!.readEnergyKwh(quick())).rejects.toMatchObject({ code: 'DEVICE_BAD_VALUE' }));
+    }
     await w.clock.advance(121_000);
     await expect(dev.energyMeter!.readEnergyKwh(sig())).rejects.toMatchObject({ code: 'DEVICE_STALE' });
     await expect(dev.evStateReader!.readEvState(sig())).rejects.toMatchObject({ code: 'DEVICE_STALE' });

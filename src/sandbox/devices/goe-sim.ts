@@ -38,6 +38,8 @@ export interface GoeSim extends MqttSimulator {
   readonly powerW: number;
   readonly totalWh: number;
   readonly battery: EvBattery | undefined;
+  /** Publishes `payload` (raw) instead of the value of `key` until called again with null. */
+  corrupt(key: string, payload: string | null): void;
 }
 
 export function createGoeSim(options: GoeSimOptions): GoeSim {
@@ -51,6 +53,7 @@ export function createGoeSim(options: GoeSimOptions): GoeSim {
   let totalWh = 0;
   let sessionWh = 0;
   let silent = false;
+  const corrupted = new Map<string, string>();
   const plugs = [...(options.plugs ?? [])].sort((a, b) => a.atMs - b.atMs);
   let active: { plug: GoeSimPlug; battery: EvBattery } | undefined;
   const hours = new Map<number, number>();
@@ -109,7 +112,7 @@ export function createGoeSim(options: GoeSimOptions): GoeSim {
 
   const publishKey = async (key: string, value: unknown): Promise<void> => {
     if (!client || silent) return;
-    await client.publishAsync(`${prefix}/${key}`, JSON.stringify(value), { qos: 1, retain: true });
+    await client.publishAsync(`${prefix}/${key}`, corrupted.get(key) ?? JSON.stringify(value), { qos: 1, retain: true });
   };
   const publishAll = async (): Promise<void> => {
     await publishKey('amp', amp);
@@ -163,6 +166,10 @@ export function createGoeSim(options: GoeSimOptions): GoeSim {
     },
     energyKwhByHour: () => new Map(hours),
     setSilent(value) { silent = value; },
+    corrupt(key, payload) {
+      if (payload === null) corrupted.delete(key);
+      else corrupted.set(key, payload);
+    },
     publishRaw: (key, payload) => (client ? client.publishAsync(`${prefix}/${key}`, payload, { qos: 1, retain: true }).then(() => undefined) : Promise.resolve()),
     run(clock, stepMs, signal) {
       return followClock(this, clock, stepMs, signal);

@@ -9,8 +9,9 @@
  *   input 0x0100      temperature, 0.1 °C (int16)
  *
  * Physics advance to `clock.nowMs()` on every request when a Clock is given, and by `advance(ms)`.
- * Faults can be injected for tests: NaN or out-of-range values, silence (never answers),
- * Modbus exceptions, and the server going away and coming back on the same port.
+ * Faults can be injected for tests: NaN, ±Inf or out-of-range values, a counter that reads
+ * `counterGlitchKwh` low (not below zero) or high (a garbled read), silence (never answers), Modbus exceptions,
+ * and the server going away and coming back on the same port.
  */
 import { createServer } from 'node:net';
 import { ServerTCP, type IServiceVector } from 'modbus-serial';
@@ -26,7 +27,10 @@ export const simTankRegisters = {
   temperatureInput: 0x0100,
 } as const;
 
-export type TankFault = 'nan' | 'out-of-range' | 'silent' | 'exception' | null;
+export type TankFault = 'nan' | 'inf' | 'out-of-range' | 'counter-low' | 'counter-high' | 'silent' | 'exception' | null;
+
+/** How far off the counter reads under the `counter-low` / `counter-high` faults, kWh. */
+export const counterGlitchKwh = 40;
 
 export interface SimulatedTankOptions extends Partial<TankPhysicsOptions> {
   /** TCP port; 0 or absent picks a free one. */
@@ -105,13 +109,23 @@ export async function startSimulatedTank(options: SimulatedTankOptions = {}): Pr
     let energy = physics.counterKwh;
     let temp = Math.round(physics.tempC * 10);
     if (fault === 'nan') energy = Number.NaN;
+    if (fault === 'inf') {
+      energy = Number.POSITIVE_INFINITY;
+      power = Number.NEGATIVE_INFINITY;
+    }
+    if (fault === 'counter-low') energy = Math.max(0, energy - counterGlitchKwh);
+    if (fault === 'counter-high') energy += counterGlitchKwh;
     if (fault === 'out-of-range') {
       power = 1e9;
       energy = -5;
       temp = 30000;
     }
+    // The IEEE 754 single bit patterns of NaN and ±Inf, which the encoder refuses to produce.
     const f32 = (v: number): number[] =>
-      Number.isNaN(v) ? [0x7fc0, 0] : encodeRaw(Math.max(-3.4e38, Math.min(3.4e38, v)), { type: 'float32' });
+      Number.isNaN(v) ? [0x7fc0, 0]
+      : v === Number.POSITIVE_INFINITY ? [0x7f80, 0]
+      : v === Number.NEGATIVE_INFINITY ? [0xff80, 0]
+      : encodeRaw(Math.max(-3.4e38, Math.min(3.4e38, v)), { type: 'float32' });
     f32(power).forEach((w, i) => words.set(simTankRegisters.powerInput + i, w));
     f32(energy).forEach((w, i) => words.set(simTankRegisters.energyInput + i, w));
     words.set(simTankRegisters.temperatureInput, encodeRaw(Math.max(-32768, Math.min(32767, temp)), { type: 'int16' })[0]!);
