@@ -5,7 +5,14 @@
  * into the same grid bucket (`step` kWh) are merged, keeping the cheaper one (ties: more
  * energy). "On" delivers the requested level but never beyond `eMax` (the thermostat, or a
  * full battery), as the device itself does.
+ *
+ * Memory: the layer being built and the one before it are typed-array columns reused from slot
+ * to slot; a finished slot keeps only what the backtrack needs, its states' predecessors and
+ * actions (5 bytes a state). The plan's q and E are then replayed forwards along the chosen
+ * path with the same arithmetic as the DP, so they are the same numbers bit for bit.
  */
+import { WattshiftError } from '../errors.js';
+
 export interface DiscreteProblem {
   a: number;
   k: ReadonlyArray<number>;
@@ -15,7 +22,7 @@ export interface DiscreteProblem {
   floor: ReadonlyArray<number>;
   terminal: number;
   penalty: number;
-  /** Energy levels of "on" per slot (empty = the device must stay off). */
+  /** Energy levels of "on" per slot (empty = the device must stay off; at most 255). */
   onLevels: ReadonlyArray<ReadonlyArray<number>>;
   /** Fixed decision per slot (frozen window): energy level, 0 = off; undefined = free. */
   fixed?: ReadonlyArray<number | undefined>;
@@ -36,20 +43,70 @@ export interface DiscreteSolution {
   on: boolean[];
 }
 
-interface Layer {
-  keys: number[];
-  e: number[];
-  cost: number[];
-  prev: number[];
-  q: number[];
-  on: number[];
-  run: number[];
-  starts: number[];
-  leg: number[];
+type Column = Int32Array | Float64Array | Uint8Array;
+
+function grown<C extends Column>(c: C, capacity: number): C {
+  const out = new (c.constructor as new (length: number) => C)(capacity);
+  out.set(c);
+  return out;
 }
 
-function layer(): Layer {
-  return { keys: [], e: [], cost: [], prev: [], q: [], on: [], run: [], starts: [], leg: [] };
+/**
+ * The states of one slot as columns. `action` is 0 for off, else 1 + the index of the "on"
+ * level (see `onLevelsAt`); `prev` is the index of the predecessor in the slot before.
+ */
+class Layer {
+  size = 0;
+  key = new Int32Array(64);
+  e = new Float64Array(64);
+  cost = new Float64Array(64);
+  prev = new Int32Array(64);
+  action = new Uint8Array(64);
+  on = new Uint8Array(64);
+  run = new Int32Array(64);
+  starts = new Int32Array(64);
+  leg = new Uint8Array(64);
+
+  push(key: number, e: number, cost: number, prev: number, action: number, on: number, run: number, starts: number, leg: number): void {
+    if (this.size === this.key.length) this.grow();
+    const i = this.size++;
+    this.key[i] = key;
+    this.e[i] = e;
+    this.cost[i] = cost;
+    this.prev[i] = prev;
+    this.action[i] = action;
+    this.on[i] = on;
+    this.run[i] = run;
+    this.starts[i] = starts;
+    this.leg[i] = leg;
+  }
+
+  private grow(): void {
+    const n = 2 * this.key.length;
+    this.key = grown(this.key, n);
+    this.e = grown(this.e, n);
+    this.cost = grown(this.cost, n);
+    this.prev = grown(this.prev, n);
+    this.action = grown(this.action, n);
+    this.on = grown(this.on, n);
+    this.run = grown(this.run, n);
+    this.starts = grown(this.starts, n);
+    this.leg = grown(this.leg, n);
+  }
+}
+
+/** The positive "on" levels of slot t; action a ≥ 1 is level a − 1 of this list. */
+function onLevelsAt(p: DiscreteProblem, t: number): number[] {
+  const fixed = p.fixed?.[t];
+  const levels = fixed !== undefined ? (fixed > 0 ? [fixed] : []) : (p.onLevels[t] ?? []);
+  const on = levels.filter((level) => level > 0);
+  if (on.length > 255) throw new WattshiftError('PLAN_INPUT_INVALID', `slot ${t}: more than 255 on-levels`);
+  return on;
+}
+
+/** Energy "on" at `level` delivers from the state `base` (the thermostat stops it at eMax). */
+function delivered(p: DiscreteProblem, level: number, base: number): number {
+  return level > 0 ? Math.max(0, Math.min(level, p.eMax - base)) : 0;
 }
 
 export function solveDiscrete(p: DiscreteProblem): DiscreteSolution {
@@ -63,38 +120,30 @@ export function solveDiscrete(p: DiscreteProblem): DiscreteSolution {
   const startsDim = limitStarts ? S + 2 : 1;
   // Key → index of the state in the layer being built (-1: none); reset after each layer.
   const slotOf = new Int32Array((nb + 1) * 2 * (R + 1) * startsDim * 2).fill(-1);
-  const layers: Layer[] = [];
-  let cur = layer();
+  // Per finished slot, for the backtrack.
+  const prevOf: Int32Array[] = [];
+  const actionOf: Uint8Array[] = [];
+  let cur = new Layer();
+  let next = new Layer();
   const e0 = Math.min(p.e0, p.eMax);
-  cur.keys.push(0);
-  cur.e.push(e0);
-  cur.cost.push(0);
-  cur.prev.push(-1);
-  cur.q.push(0);
-  cur.on.push(p.initiallyOn === true ? 1 : 0);
-  cur.run.push(R);
-  cur.starts.push(0);
-  cur.leg.push(p.reach && e0 >= p.reach.level ? 1 : 0);
-  layers.push(cur);
+  cur.push(0, e0, 0, -1, 0, p.initiallyOn === true ? 1 : 0, R, 0, p.reach && e0 >= p.reach.level ? 1 : 0);
   for (let t = 0; t < n; t++) {
-    const next = layer();
+    next.size = 0;
     const newDay = p.dayIndex !== undefined && t > 0 && p.dayIndex[t] !== p.dayIndex[t - 1];
     const fixed = p.fixed?.[t];
-    const levels = fixed !== undefined ? (fixed > 0 ? [fixed] : []) : (p.onLevels[t] ?? []);
-    const allowOff = fixed === undefined || fixed <= 0;
+    const levels = onLevelsAt(p, t);
+    const firstAction = fixed === undefined || fixed <= 0 ? 0 : 1;
     const kt = p.k[t] as number;
     const floorT = p.floor[t] as number;
-    const actions: number[] = allowOff ? [0] : [];
-    for (const level of levels) if (level > 0) actions.push(level);
-    for (let i = 0; i < cur.e.length; i++) {
+    for (let i = 0; i < cur.size; i++) {
       const on = cur.on[i] as number;
       const run = cur.run[i] as number;
       const starts = newDay ? 0 : (cur.starts[i] as number);
       const base = p.a * (cur.e[i] as number) - kt;
       const c0 = cur.cost[i] as number;
       const leg0 = cur.leg[i] as number;
-      for (const level of actions) {
-        const isOn = level > 0 ? 1 : 0;
+      for (let action = firstAction; action <= levels.length; action++) {
+        const isOn = action > 0 ? 1 : 0;
         if (fixed === undefined) {
           if (on === 1 && isOn === 0 && run < minOn) continue;
           if (on === 0 && isOn === 1 && run < minOff) continue;
@@ -104,7 +153,7 @@ export function solveDiscrete(p: DiscreteProblem): DiscreteSolution {
           st++;
           if (st > S && fixed === undefined) continue;
         }
-        const q = isOn === 1 ? Math.max(0, Math.min(level, p.eMax - base)) : 0;
+        const q = delivered(p, isOn === 1 ? (levels[action - 1] as number) : 0, base);
         let e = base + q;
         if (e < p.eLow) e = p.eLow;
         let cost = c0 + p.cost(t, q);
@@ -119,50 +168,35 @@ export function solveDiscrete(p: DiscreteProblem): DiscreteSolution {
         const key = ((((bucket * 2 + isOn) * (R + 1) + r) * startsDim + (limitStarts ? Math.min(st, S + 1) : 0)) * 2) + leg;
         const j = slotOf[key] as number;
         if (j < 0) {
-          slotOf[key] = next.e.length;
-          next.keys.push(key);
-          next.e.push(e);
-          next.cost.push(cost);
-          next.prev.push(i);
-          next.q.push(q);
-          next.on.push(isOn);
-          next.run.push(r);
-          next.starts.push(st);
-          next.leg.push(leg);
+          slotOf[key] = next.size;
+          next.push(key, e, cost, i, action, isOn, r, st, leg);
         } else {
           const cj = next.cost[j] as number;
           if (cost < cj - 1e-12 || (cost <= cj + 1e-12 && e > (next.e[j] as number))) {
             next.e[j] = e;
             next.cost[j] = cost;
             next.prev[j] = i;
-            next.q[j] = q;
+            next.action[j] = action;
             next.starts[j] = st;
           }
         }
       }
     }
-    for (const key of next.keys) slotOf[key] = -1;
-    if (next.e.length === 0) {
+    for (let j = 0; j < next.size; j++) slotOf[next.key[j] as number] = -1;
+    if (next.size === 0) {
       // Every action was blocked (should not happen): stay off from the cheapest state.
       let best = 0;
-      for (let i = 1; i < cur.e.length; i++) if ((cur.cost[i] as number) < (cur.cost[best] as number)) best = i;
+      for (let i = 1; i < cur.size; i++) if ((cur.cost[i] as number) < (cur.cost[best] as number)) best = i;
       const e = Math.max(p.eLow, p.a * (cur.e[best] as number) - kt);
-      next.keys.push(0);
-      next.e.push(e);
-      next.cost.push((cur.cost[best] as number) + (e < floorT ? p.penalty * (floorT - e) : 0));
-      next.prev.push(best);
-      next.q.push(0);
-      next.on.push(0);
-      next.run.push(1);
-      next.starts.push(0);
-      next.leg.push(cur.leg[best] as number);
+      next.push(0, e, (cur.cost[best] as number) + (e < floorT ? p.penalty * (floorT - e) : 0), best, 0, 0, 1, 0, cur.leg[best] as number);
     }
-    layers.push(next);
-    cur = next;
+    prevOf.push(next.prev.slice(0, next.size));
+    actionOf.push(next.action.slice(0, next.size));
+    [cur, next] = [next, cur];
   }
   let best = 0;
   let bestCost = Infinity;
-  for (let i = 0; i < cur.e.length; i++) {
+  for (let i = 0; i < cur.size; i++) {
     const e = cur.e[i] as number;
     const c = (cur.cost[i] as number) + (e < p.terminal ? p.penalty * (p.terminal - e) : 0);
     if (c < bestCost - 1e-12 || (c <= bestCost + 1e-12 && e > (cur.e[best] as number))) {
@@ -170,16 +204,30 @@ export function solveDiscrete(p: DiscreteProblem): DiscreteSolution {
       best = i;
     }
   }
+  const actions = new Array<number>(n);
+  let idx = best;
+  for (let t = n - 1; t >= 0; t--) {
+    actions[t] = (actionOf[t] as Uint8Array)[idx] as number;
+    idx = (prevOf[t] as Int32Array)[idx] as number;
+  }
+  return replay(p, e0, actions);
+}
+
+/** q, E and on along the chosen actions, computed exactly as the DP computed them. */
+function replay(p: DiscreteProblem, e0: number, actions: ReadonlyArray<number>): DiscreteSolution {
+  const n = actions.length;
   const q = new Array<number>(n);
   const e = new Array<number>(n);
   const on = new Array<boolean>(n);
-  let idx = best;
-  for (let t = n; t >= 1; t--) {
-    const L = layers[t] as Layer;
-    q[t - 1] = L.q[idx] as number;
-    e[t - 1] = L.e[idx] as number;
-    on[t - 1] = (L.on[idx] as number) === 1;
-    idx = L.prev[idx] as number;
+  let state = e0;
+  for (let t = 0; t < n; t++) {
+    const action = actions[t] as number;
+    const base = p.a * state - (p.k[t] as number);
+    q[t] = delivered(p, action > 0 ? (onLevelsAt(p, t)[action - 1] as number) : 0, base);
+    state = base + (q[t] as number);
+    if (state < p.eLow) state = p.eLow;
+    e[t] = state;
+    on[t] = action > 0;
   }
   return { q, e, on };
 }
