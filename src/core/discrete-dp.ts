@@ -8,8 +8,9 @@
  *
  * Memory: the layer being built and the one before it are typed-array columns reused from slot
  * to slot; a finished slot keeps only what the backtrack needs, its states' predecessors and
- * actions (5 bytes a state). The plan's q and E are then replayed forwards along the chosen
- * path with the same arithmetic as the DP, so they are the same numbers bit for bit.
+ * actions (5 bytes a state), and all of it lives in a workspace the caller can reuse across
+ * solves. The plan's q and E are replayed forwards along the chosen path with the same
+ * arithmetic as the DP, so they are the same numbers bit for bit.
  */
 import { WattshiftError } from '../errors.js';
 
@@ -95,6 +96,33 @@ class Layer {
   }
 }
 
+/**
+ * Memory the DP reuses from one solve to the next (the joint search solves many times per
+ * plan), so a plan does not leave a horizon's worth of buffers behind per solve.
+ */
+export class DiscreteWorkspace {
+  readonly layers = [new Layer(), new Layer()] as const;
+  /** `prev` and `action` of every state of every finished slot, slot after slot. */
+  prev = new Int32Array(1024);
+  action = new Uint8Array(1024);
+  size = 0;
+
+  /** Appends a finished layer's backtrack columns; returns where they start. */
+  keep(layer: Layer): number {
+    const at = this.size;
+    this.size += layer.size;
+    if (this.size > this.prev.length) {
+      let n = this.prev.length;
+      while (n < this.size) n *= 2;
+      this.prev = grown(this.prev, n);
+      this.action = grown(this.action, n);
+    }
+    this.prev.set(layer.prev.subarray(0, layer.size), at);
+    this.action.set(layer.action.subarray(0, layer.size), at);
+    return at;
+  }
+}
+
 /** The positive "on" levels of slot t; action a ≥ 1 is level a − 1 of this list. */
 function onLevelsAt(p: DiscreteProblem, t: number): number[] {
   const fixed = p.fixed?.[t];
@@ -109,7 +137,7 @@ function delivered(p: DiscreteProblem, level: number, base: number): number {
   return level > 0 ? Math.max(0, Math.min(level, p.eMax - base)) : 0;
 }
 
-export function solveDiscrete(p: DiscreteProblem): DiscreteSolution {
+export function solveDiscrete(p: DiscreteProblem, ws = new DiscreteWorkspace()): DiscreteSolution {
   const n = p.k.length;
   const minOn = Math.max(1, p.minOnSlots ?? 1);
   const minOff = Math.max(1, p.minOffSlots ?? 1);
@@ -120,11 +148,11 @@ export function solveDiscrete(p: DiscreteProblem): DiscreteSolution {
   const startsDim = limitStarts ? S + 2 : 1;
   // Key → index of the state in the layer being built (-1: none); reset after each layer.
   const slotOf = new Int32Array((nb + 1) * 2 * (R + 1) * startsDim * 2).fill(-1);
-  // Per finished slot, for the backtrack.
-  const prevOf: Int32Array[] = [];
-  const actionOf: Uint8Array[] = [];
-  let cur = new Layer();
-  let next = new Layer();
+  // Where each finished slot's states start in the workspace's backtrack columns.
+  const slotStart = new Int32Array(n);
+  ws.size = 0;
+  let [cur, next] = ws.layers;
+  cur.size = 0;
   const e0 = Math.min(p.e0, p.eMax);
   cur.push(0, e0, 0, -1, 0, p.initiallyOn === true ? 1 : 0, R, 0, p.reach && e0 >= p.reach.level ? 1 : 0);
   for (let t = 0; t < n; t++) {
@@ -190,8 +218,7 @@ export function solveDiscrete(p: DiscreteProblem): DiscreteSolution {
       const e = Math.max(p.eLow, p.a * (cur.e[best] as number) - kt);
       next.push(0, e, (cur.cost[best] as number) + (e < floorT ? p.penalty * (floorT - e) : 0), best, 0, 0, 1, 0, cur.leg[best] as number);
     }
-    prevOf.push(next.prev.slice(0, next.size));
-    actionOf.push(next.action.slice(0, next.size));
+    slotStart[t] = ws.keep(next);
     [cur, next] = [next, cur];
   }
   let best = 0;
@@ -207,8 +234,9 @@ export function solveDiscrete(p: DiscreteProblem): DiscreteSolution {
   const actions = new Array<number>(n);
   let idx = best;
   for (let t = n - 1; t >= 0; t--) {
-    actions[t] = (actionOf[t] as Uint8Array)[idx] as number;
-    idx = (prevOf[t] as Int32Array)[idx] as number;
+    const at = (slotStart[t] as number) + idx;
+    actions[t] = ws.action[at] as number;
+    idx = ws.prev[at] as number;
   }
   return replay(p, e0, actions);
 }

@@ -84,7 +84,7 @@ export function tankSolve(s: Setup, input: PlanInput, cap: number[], coupling: C
     step: input.options?.energyStepKWh ?? (tp.control === 'relay' ? 0.01 : 0.02),
     minOnSlots: ac?.minOnSlots, minOffSlots: ac?.minOffSlots, maxStartsPerDay: ac?.maxStartsPerDay, dayIndex: s.dayIndex,
     reach: tk.legionella ? { level: tk.legionella.level, bySlot: tk.legionella.bySlot } : null,
-  });
+  }, s.dpWorkspace);
   let ls = -1;
   if (tk.legionella) ls = sol.e.findIndex((v, t) => t <= tk.legionella!.bySlot && v >= tk.legionella!.level - 1e-6);
   return { q: sol.q, e: sol.e, on: sol.on, legSlot: ls };
@@ -110,7 +110,7 @@ export function evSolve(s: Setup, input: PlanInput, cap: number[]): { e: number[
     cost: (t, q) => (ev.price[t] as number) * q,
     step: Math.max(0.01, target / 400),
     minOnSlots: ac.minOnSlots, minOffSlots: ac.minOffSlots, maxStartsPerDay: ac.maxStartsPerDay, dayIndex: s.dayIndex,
-  });
+  }, s.dpWorkspace);
   return { e: sol.q, on: sol.on };
 }
 
