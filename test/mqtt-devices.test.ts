@@ -139,6 +139,7 @@ describe('Shelly Gen2 adapter with the simulated Plus 1PM', () => {
     await w.broker.start();
     await w.connection.waitConnected(AbortSignal.timeout(5000));
     expect(states).toEqual(['down', 'up']);
+    await eventually(() => expect(sim.connected).toBe(true));
     // The fresh broker has no retained state: new values flow only if both sides resubscribed.
     await eventually(async () => {
       await step(60_000);

@@ -156,6 +156,8 @@ describe('supervised go-e charger', () => {
     expect(log.sup('warn')).toHaveLength(2);
     await w.broker.start();
     await w.connection.waitConnected(AbortSignal.timeout(5000));
+    // Offline the charger published nothing; back, it publishes everything again.
+    await eventually(() => expect(sim.connected).toBe(true));
     await sim.advance(1000);
     await eventually(async () => expect((await sup.read(quick())).errors).toEqual([]));
     await sup.applyCurrent(16);

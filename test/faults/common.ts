@@ -79,3 +79,17 @@ export function logsWith(daemons: readonly DaemonProcess[], predicate: (l: Daemo
 export function wallSeconds(t0: number): string {
   return ((Date.now() - t0) / 1000).toFixed(1);
 }
+
+/** The world's simulated time at which a daemon wrote a log line (its `time` is real time). */
+export function simTimeOf(world: World, line: DaemonLogLine): number {
+  return world.startMs + (Date.parse(String(line['time'])) - world.realOriginMs) * world.speed;
+}
+
+/** A device's supervisor transitions (down with its code, recovered) in simulated [fromMs, toMs). */
+export function deviceTransitions(world: World, daemons: readonly DaemonProcess[], device: string, fromMs: number, toMs: number): { down: string[]; recovered: number } {
+  const inWindow = (l: DaemonLogLine): boolean => l['device'] === device && simTimeOf(world, l) >= fromMs && simTimeOf(world, l) < toMs;
+  return {
+    down: logsWith(daemons, (l) => inWindow(l) && l.msg === 'device down; putting it in its safe state').map((l) => String(l.code)),
+    recovered: logsWith(daemons, (l) => inWindow(l) && l.msg === 'device recovered').length,
+  };
+}

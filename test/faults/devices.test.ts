@@ -1,89 +1,202 @@
 /**
- * Fault (c): the MQTT broker stops and comes back; the Modbus tank vanishes for a simulated hour
- * and returns; the tank's meter answers garbage for a quarter of an hour. Safe states are reached,
- * the tank's outage is logged once each way, hours read in full are exact and the others are
- * marked gap or partial.
+ * Fault (c), devices. Two homes:
+ * - Modbus: the tank's Modbus server vanishes for over an hour and returns, then its meter answers
+ *   NaN, ±Inf, out-of-range values and Modbus exceptions, and its counter jumps down and back and
+ *   up and back. The tank gets its safe state from its own release timer; every episode is logged
+ *   once with its code; garbage never becomes energy; the hours it touched are marked.
+ * - MQTT on a real Mosquitto (TLS, password): a Shelly switches, meters and measures the tank, a
+ *   go-e charges the car. The charger sends malformed JSON and then the wrong type; the broker
+ *   stops for 20 minutes and restarts empty. The Shelly falls back to "heating allowed" on its
+ *   own (`toggle_after`), the daemon reconnects, re-subscribes, republishes its retained state and
+ *   Home Assistant discovery, and takes control back.
+ * In both, hours read in full equal the simulators' truth, the others are marked partial or gap.
  */
+import mqtt from 'mqtt';
+import { readFileSync } from 'node:fs';
 import { afterAll, expect, it } from 'vitest';
-import { hourMs, localTime, sampleTruth, secretLeaks, spawnDaemon, stopAll, truthByHour, waitUntilSim, writeConfig, type DaemonLogLine } from '../helpers/daemon-harness.js';
-import { errorLines, faultOverrides, faultWorld, floorC, logsWith, readStore, wallSeconds } from './common.js';
+import { localAt } from '../../src/demo/environment.js';
+import type { HourlyEnergyRow } from '../../src/store/types.js';
+import { hourMs, localTime, sampleTruth, secretLeaks, spawnDaemon, stopAll, truthByHour, waitUntilSim, writeConfig, type World } from '../helpers/daemon-harness.js';
+import { deviceTransitions, errorLines, faultOverrides, faultWorld, floorC, januaryDay, logsWith, readStore, simTimeOf, tankLpc, wallSeconds } from './common.js';
 
 afterAll(stopAll, 30_000);
 
-it('reaches safe states through a broker restart, a vanished Modbus device and garbage readings', async () => {
+const started = (l: { msg?: string }): boolean => l.msg === 'wattshift started';
+
+/**
+ * Hour rows of a device, and checks: unique, hours read in full exact, the others never above
+ * truth. A complete hour split over a CPU stall at a boundary is `estimated` (interpolated); the
+ * daemon switches nothing while it stalls, so its power is constant there and the split exact.
+ */
+function checkHours(world: World, device: 'tank' | 'car', untilMs: number, absTolKwh: number): HourlyEnergyRow[] {
+  const rows = readStore(world, (s) => s.readHourly(`device:${device}`, world.startMs - hourMs, untilMs));
+  const truth = truthByHour(world)[device];
+  const at = (r: HourlyEnergyRow): string => `${device} ${new Date(r.hourStartMs).toISOString()} ${r.quality} ${r.kwh} vs truth ${truth.get(r.hourStartMs) ?? 0}`;
+  expect(new Set(rows.map((r) => r.hourStartMs)).size).toBe(rows.length);
+  for (const r of rows) {
+    const t = truth.get(r.hourStartMs) ?? 0;
+    const tol = Math.max(0.001 * t, absTolKwh);
+    if (readInFull(r)) expect(Math.abs(r.kwh - t), at(r)).toBeLessThanOrEqual(tol);
+    else expect(r.kwh, at(r)).toBeLessThanOrEqual(t + tol);
+  }
+  return rows;
+}
+
+const readInFull = (r: HourlyEnergyRow | undefined): boolean => r?.quality === 'measured' || r?.quality === 'estimated';
+const hourOf = (rows: readonly HourlyEnergyRow[], hourStartMs: number): HourlyEnergyRow | undefined => rows.find((r) => r.hourStartMs === hourStartMs);
+const qualityOf = (rows: readonly HourlyEnergyRow[], hourStartMs: number): string | undefined => hourOf(rows, hourStartMs)?.quality;
+const brief = (rows: readonly HourlyEnergyRow[]): string => rows.map((r) => `${new Date(r.hourStartMs).toISOString().slice(11, 13)}Z:${r.quality}`).join(' ');
+
+it('puts a vanished Modbus tank in its safe state and keeps garbage from its meter out of the hours', async () => {
   const t0 = Date.now();
-  const world = await faultWorld('devices', { ownBroker: true });
-  const broker = world.broker!;
+  const world = await faultWorld('devices-modbus', { startLocal: [10, 40] });
   const tank = world.env.tank;
   const sampler = sampleTruth(world);
   const daemon = spawnDaemon(world, { configPath: writeConfig(world, faultOverrides) });
-  await daemon.waitForLog((l) => l.msg === 'wattshift started');
+  await daemon.waitForLog(started);
 
-  // The broker stops for 20 simulated minutes and restarts empty (no retained messages).
-  await waitUntilSim(world, localTime(world, 0, 11, 10));
-  const brokerDownReal = Date.now();
-  await broker.stop();
-  await waitUntilSim(world, localTime(world, 0, 11, 30));
-  await broker.start();
-  await daemon.waitForLog((l) => l.msg === 'MQTT broker connected' && Date.parse(String(l['time'])) > brokerDownReal, 20_000);
-
-  // The tank vanishes from 13:00 to 14:00.
-  const goneMs = localTime(world, 0, 13);
-  const backMs = localTime(world, 0, 14);
+  // The tank vanishes from 11:50 to 13:02: 12:00 is never read.
+  const goneMs = localTime(world, 0, 11, 50);
+  const backMs = localTime(world, 0, 13, 2);
   await waitUntilSim(world, goneMs);
-  const goneReal = Date.now();
   await tank.stopServer();
   await waitUntilSim(world, backMs);
   await tank.startServer();
-  const backReal = Date.now();
-  await daemon.waitForLog((l) => l.msg === 'device recovered' && l['device'] === 'tank' && Date.parse(String(l['time'])) >= backReal - 50, 20_000);
 
-  // Garbage from the meter for a quarter of an hour.
-  await waitUntilSim(world, localTime(world, 0, 14, 30));
-  tank.setFault('out-of-range');
-  await waitUntilSim(world, localTime(world, 0, 14, 45));
-  tank.setFault(null);
-  await waitUntilSim(world, localTime(world, 0, 16, 10));
+  // Garbage: each for 6 minutes with 4 clean minutes after; then the counter reads 40 kWh low
+  // for 2 minutes and, after 2 clean ones, 40 kWh high for 2 minutes.
+  const garbage = [['nan', 10, 6], ['inf', 20, 6], ['out-of-range', 30, 6], ['exception', 40, 6], ['counter-low', 50, 2], ['counter-high', 54, 2]] as const;
+  for (const [fault, minute, minutes] of garbage) {
+    await waitUntilSim(world, localTime(world, 0, 13, minute));
+    tank.setFault(fault);
+    await waitUntilSim(world, localTime(world, 0, 13, minute + minutes));
+    tank.setFault(null);
+  }
+  const endMs = localTime(world, 0, 15, 2);
+  await waitUntilSim(world, endMs);
   daemon.kill('SIGTERM');
   expect((await daemon.exited).code).toBe(0);
   sampler.stop();
 
-  // The broker outage was seen and healed.
-  expect(logsWith([daemon], (l) => l.msg === 'MQTT broker connection lost').length).toBeGreaterThan(0);
-
-  // The tank's outage: down once and recovered once within it; relay released (heater allowed).
-  const inOutage = (l: DaemonLogLine): boolean => {
-    const t = Date.parse(String(l['time']));
-    return t >= goneReal && t <= backReal + 3000;
-  };
-  const downs = logsWith([daemon], (l) => l.msg === 'device down; putting it in its safe state' && l['device'] === 'tank' && inOutage(l));
-  const ups = logsWith([daemon], (l) => l.msg === 'device recovered' && l['device'] === 'tank' && inOutage(l));
-  expect(downs).toHaveLength(1);
-  expect(ups).toHaveLength(1);
-  // Its lease (10 min) runs out on the device: from then on the relay is not blocked.
+  // The outage: down once, recovered once. Its release timer (the 10 min lease) runs out on the
+  // device: from then on the relay is not blocked.
+  expect(deviceTransitions(world, [daemon], 'tank', goneMs, backMs + 5 * 60_000)).toEqual({ down: ['DEVICE_UNREACHABLE'], recovered: 1 });
   const afterLease = sampler.samples.filter((s) => s.atMs >= goneMs + 12 * 60_000 && s.atMs < backMs);
   expect(afterLease.length).toBeGreaterThan(20);
   expect(afterLease.filter((s) => s.tankBlocked)).toEqual([]);
   expect(sampler.samples.filter((s) => s.tankC < floorC - 0.5)).toEqual([]);
 
-  // Hourly energy: measured hours exact, the outage hour marked, nothing counted twice.
-  const truth = truthByHour(world).tank;
-  const rows = readStore(world, (s) => s.readHourly('device:tank', world.startMs - hourMs, localTime(world, 0, 17)));
-  expect(new Set(rows.map((r) => r.hourStartMs)).size).toBe(rows.length);
-  const measured = rows.filter((r) => r.quality === 'measured');
-  // Read in full: 11:00 (the broker outage does not touch the tank) and 15:00 local.
-  expect(measured.map((r) => r.hourStartMs), JSON.stringify(rows)).toEqual(expect.arrayContaining([localTime(world, 0, 11), localTime(world, 0, 15)]));
-  for (const r of measured) {
-    const t = truth.get(r.hourStartMs) ?? 0;
-    expect(Math.abs(r.kwh - t), `hour ${new Date(r.hourStartMs).toISOString()}: ${r.kwh} vs truth ${t}`).toBeLessThanOrEqual(Math.max(0.001 * t, 0.0005));
-  }
-  // The hour the device was away is a gap; the hours it left and came back in (and the one with
-  // garbage) are partial, their kWh a lower bound.
-  expect(rows.find((r) => r.hourStartMs === goneMs)?.quality).toBe('gap');
-  for (const h of [goneMs - hourMs, backMs]) expect(rows.find((r) => r.hourStartMs === h)?.quality).toBe('partial');
-  for (const r of rows.filter((x) => x.quality === 'partial')) expect(r.kwh).toBeLessThanOrEqual((truth.get(r.hourStartMs) ?? 0) + 0.0005);
+  // Each bad answer: logged once with its code when the device goes down, once when it recovers.
+  // A counter that jumps is a valid number: the metering leaves the jumps out and says so once.
+  const garbageFrom = localTime(world, 0, 13, 10);
+  const garbageTo = localTime(world, 0, 14);
+  expect(deviceTransitions(world, [daemon], 'tank', garbageFrom, garbageTo)).toEqual({
+    down: ['DEVICE_BAD_VALUE', 'DEVICE_BAD_VALUE', 'DEVICE_BAD_VALUE', 'DEVICE_REJECTED'],
+    recovered: 4,
+  });
+  const jumps = logsWith([daemon], (l) => l.code === 'METER_DISCONTINUITY');
+  expect(jumps.map((l) => [l['subject'], l['kind']])).toEqual([['device:tank', 'counter-down']]);
+
+  // Hours: 14:00 read in full and exact; 12:00 never read (gap); the hours the tank left, came
+  // back and answered garbage in are partial, never above the truth (no jump became energy).
+  const rows = checkHours(world, 'tank', endMs, 0.0005);
+  expect(readInFull(hourOf(rows, localTime(world, 0, 14))), brief(rows)).toBe(true);
+  expect(rows.find((r) => r.hourStartMs === localTime(world, 0, 12))).toMatchObject({ quality: 'gap', kwh: 0 });
+  for (const h of [11, 13]) expect(qualityOf(rows, localTime(world, 0, h)), brief(rows)).toBe('partial');
 
   expect(errorLines([daemon])).toEqual([]);
   expect(secretLeaks(world, [daemon])).toEqual([]);
-  process.stderr.write(`fault devices: ${wallSeconds(t0)} s wall; hours ${rows.map((r) => `${new Date(r.hourStartMs).toISOString().slice(11, 13)}Z:${r.quality}`).join(' ')}\n`);
+  process.stderr.write(`fault devices (Modbus): ${wallSeconds(t0)} s wall; tank hours ${brief(rows)}\n`);
+}, 150_000);
+
+it('rides out a Mosquitto restart and garbage from an MQTT charger', async () => {
+  const t0 = Date.now();
+  const startMs = localAt(januaryDay, 0, 10);
+  const world = await faultWorld('devices-mqtt', {
+    startMs,
+    ownBroker: 'mosquitto',
+    tank: 'shelly',
+    chargerStepMs: 10_000,
+    plugs: [{ atMs: startMs - hourMs, battery: { capacityKwh: 60, socPct: 20, targetSocPct: 100, efficiency: 0.9 } }],
+  });
+  const lpc = await tankLpc(world, [11, 12]);
+  const sampler = sampleTruth(world);
+  const daemon = spawnDaemon(world, { configPath: writeConfig(world, faultOverrides) });
+  await daemon.waitForLog(started);
+  const mqttConfig = world.config.mqtt!;
+  const client = await mqtt.connectAsync(world.broker!.url, {
+    username: String(mqttConfig.username), password: String(mqttConfig.password), ca: readFileSync(String(mqttConfig.ca)), reconnectPeriod: 200,
+  });
+  try {
+    // The car charges at full current through everything (a user's boost).
+    await client.publishAsync('wattshift/car/set', JSON.stringify({ boostMinutes: 240 }), { qos: 1 });
+
+    // The charger's energy counter: malformed JSON inside 10:00, the wrong type across 11:00.
+    const charger = world.charger;
+    const garbage: [string, number, number][] = [['{"eto":', localTime(world, 0, 10, 20), localTime(world, 0, 10, 26)], ['"12 kWh"', localTime(world, 0, 10, 50), localTime(world, 0, 11, 10)]];
+    for (const [payload, fromMs, toMs] of garbage) {
+      await waitUntilSim(world, fromMs);
+      charger.corrupt('eto', payload);
+      await waitUntilSim(world, toMs);
+      charger.corrupt('eto', null);
+    }
+
+    // The broker stops from 11:20 to 11:40 and restarts empty (no persistence).
+    const downMs = localTime(world, 0, 11, 20);
+    const upMs = localTime(world, 0, 11, 40);
+    await waitUntilSim(world, downMs);
+    await world.broker!.stop();
+    await waitUntilSim(world, upMs);
+    const upReal = Date.now();
+    await world.broker!.start();
+    const reconnected = await daemon.waitForLog((l) => l.msg === 'MQTT broker connected' && Date.parse(String(l['time'])) >= upReal, 20_000);
+
+    // Everything the daemon keeps retained is there again: availability and discovery.
+    const retained = new Map<string, string>();
+    client.on('message', (topic, payload) => retained.set(topic, payload.toString()));
+    await client.subscribeAsync(['wattshift/availability', 'homeassistant/#'], { qos: 1 });
+    await waitUntilSim(world, localTime(world, 0, 13, 2));
+    expect(retained.get('wattshift/availability')).toBe('online');
+    expect([...retained.keys()].filter((t) => t.startsWith('homeassistant/') && t.endsWith('/config')).length).toBeGreaterThan(5);
+    daemon.kill('SIGTERM');
+    expect((await daemon.exited).code).toBe(0);
+    sampler.stop();
+
+    // Garbage: the charger down once per episode with its code, recovered once.
+    expect(deviceTransitions(world, [daemon], 'car', localTime(world, 0, 10, 15), localTime(world, 0, 11, 15))).toEqual({ down: ['DEVICE_BAD_VALUE', 'DEVICE_BAD_VALUE'], recovered: 2 });
+    // The broker outage: both devices down once (the broker gone, or a read cut off by it) and
+    // back once.
+    const backBy = Math.min(localTime(world, 0, 12), simTimeOf(world, reconnected) + 5 * 60_000);
+    for (const device of ['tank', 'car']) {
+      const t = deviceTransitions(world, [daemon], device, downMs, backBy);
+      expect(t.down, device).toHaveLength(1);
+      expect(['MQTT_UNAVAILABLE', 'DEVICE_TIMEOUT'], device).toContain(t.down[0]);
+      expect(t.recovered, device).toBe(1);
+    }
+    expect(logsWith([daemon], (l) => l.msg === 'MQTT broker connection lost').length).toBeGreaterThan(0);
+
+    // The Shelly: blocked for the LPC before the outage; its toggle_after lease (10 min) gives
+    // heating back while the broker is away; blocked again once the daemon is back.
+    const between = (from: number, to: number) => sampler.samples.filter((s) => s.atMs >= from && s.atMs < to);
+    expect(between(lpc.startMs + 10 * 60_000, downMs).some((s) => s.tankBlocked)).toBe(true);
+    const unleashed = between(downMs + 11 * 60_000, upMs);
+    expect(unleashed.length).toBeGreaterThanOrEqual(5);
+    expect(unleashed.filter((s) => s.tankBlocked)).toEqual([]);
+    expect(between(backBy, lpc.endMs).some((s) => s.tankBlocked)).toBe(true);
+
+    // Hours: 12:00 read in full for both (the counter is metered at the time it arrived, so the
+    // car's 11 kW cross the boundaries exactly); the hours with garbage or the outage are partial.
+    const tankRows = checkHours(world, 'tank', lpc.endMs, 0.001);
+    const carRows = checkHours(world, 'car', lpc.endMs, 0.002);
+    expect(readInFull(hourOf(tankRows, localTime(world, 0, 12))), brief(tankRows)).toBe(true);
+    expect(readInFull(hourOf(carRows, localTime(world, 0, 12))), brief(carRows)).toBe(true);
+    expect(truthByHour(world).car.get(localTime(world, 0, 12))).toBeGreaterThan(5);
+    for (const h of [10, 11]) expect(qualityOf(carRows, localTime(world, 0, h)), brief(carRows)).toBe('partial');
+
+    expect(errorLines([daemon])).toEqual([]);
+    expect(secretLeaks(world, [daemon])).toEqual([]);
+    process.stderr.write(`fault devices (MQTT): ${wallSeconds(t0)} s wall; tank ${brief(tankRows)}; car ${brief(carRows)}\n`);
+  } finally {
+    await client.endAsync();
+  }
 }, 150_000);

@@ -5,7 +5,7 @@
  * suite and the benchmarks.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
@@ -20,7 +20,10 @@ import { register } from '../../src/registration.js';
 import type { Registration } from '../../src/identity.js';
 import { goeTopic, localAt, startDemoEnvironment, type DemoEnvironment } from '../../src/demo/environment.js';
 import { createGoeSim, type GoeSim, type GoeSimPlug } from '../../src/sandbox/devices/goe-sim.js';
+import { createShellySim, type ShellySim } from '../../src/sandbox/devices/shelly-sim.js';
+import type { IClientOptions } from 'mqtt';
 import { startAedes, type TestBroker } from './aedes.js';
+import { startMosquitto } from './mosquitto.js';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.js';
 
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -35,15 +38,24 @@ export interface WorldOptions {
   dataDir: string;
   seed?: number;
   logger?: Logger;
-  /** Run the charger on a restartable aedes broker of our own (world.broker). */
-  ownBroker?: boolean;
+  /**
+   * Run the charger on a restartable broker of our own (world.broker): aedes in process, or a
+   * real Mosquitto process with TLS and a password (the daemon and the simulators use both).
+   */
+  ownBroker?: boolean | 'mosquitto';
+  /**
+   * The tank the daemon drives: the Modbus simulator (default), or a Shelly Plus 1PM with the
+   * add-on thermometer on our own broker (world.shelly; implies ownBroker), which falls back to
+   * "heating allowed" on its own when a block lease (`toggle_after`) is not renewed.
+   */
+  tank?: 'modbus' | 'shelly';
   /** When the car is plugged in (implies ownBroker); default: 17:30 to 07:30 on the first two evenings. */
   plugs?: GoeSimPlug[];
   /**
-   * Simulation step of our own charger, ms of clock time (default 30 s). It publishes after every
-   * step, and the daemon stamps a value with the time it reads it, so a long step shifts energy
-   * across hour boundaries by up to a step: use a few seconds (like a real go-e) where hourly kWh
-   * must be exact.
+   * Simulation step of our own charger (and Shelly), ms of clock time (default 30 s). It
+   * publishes after every step and the daemon meters a value at the time it arrives; within a
+   * step the daemon interpolates, so a step in which the current changes shifts a little energy
+   * across an hour boundary: use a few seconds (like a real go-e) where hourly kWh must be exact.
    */
   chargerStepMs?: number;
   /** Put a switchable HTTP proxy (world.proxy) between the daemon and the sandbox. */
@@ -62,6 +74,8 @@ export interface World {
   config: ConfigInput;
   /** The charger the daemon talks to (env.charger, or ours on `broker`). */
   readonly charger: GoeSim;
+  /** The Shelly tank, when the world was started with `tank: 'shelly'` (env.tank is then idle). */
+  readonly shelly: ShellySim | undefined;
   readonly broker: TestBroker | undefined;
   readonly proxy: FaultProxy | undefined;
   /** Set by registerHome. */
@@ -111,27 +125,44 @@ export async function startWorld(options: WorldOptions): Promise<World> {
 
   let broker: TestBroker | undefined;
   let charger: GoeSim = env.charger;
-  let stopOwnCharger: (() => Promise<void>) | undefined;
-  if (options.ownBroker || options.plugs) {
-    broker = await startAedes();
+  let shelly: ShellySim | undefined;
+  const stopOwn: (() => Promise<void>)[] = [];
+  const secrets = [String(env.config.spark.clientSecret)];
+  if (options.ownBroker || options.plugs || options.tank === 'shelly') {
+    const own: OwnBroker = options.ownBroker === 'mosquitto' ? await mosquittoWorldBroker() : { broker: await startAedes(), clientOptions: {}, mqtt: {} };
+    broker = own.broker;
+    config.mqtt = { ...(config.mqtt as object), url: broker.url, ...own.mqtt } as ConfigInput['mqtt'];
+    if (own.mqtt.password) secrets.push(own.mqtt.password);
+    const stepMs = options.chargerStepMs ?? 30_000;
+    const follow = async (sim: GoeSim | ShellySim): Promise<void> => {
+      await sim.start();
+      const abort = new AbortController();
+      const running = sim.run(clock, stepMs, abort.signal).catch(() => undefined);
+      stopOwn.push(async () => {
+        abort.abort();
+        await running;
+        await sim.close().catch(() => undefined);
+      });
+    };
     const startMs = options.startMs;
     const plugs = options.plugs ?? [0, 1].map((day) => ({
       atMs: localAt(startMs, day, 17, 30),
       untilMs: localAt(startMs, day + 1, 7, 30),
       battery: { capacityKwh: 60, socPct: 35, targetSocPct: 100, efficiency: 0.9 },
     }));
-    // The simulator starts where the clock is now, so its hourly truth covers exactly what it metered.
-    const own = createGoeSim({ url: broker.url, topicPrefix: goeTopic, startMs: clock.nowMs(), phases: 3, amp: 16, maxCurrentA: 16, plugs, clientOptions: { reconnectPeriod: 200 } });
-    await own.start();
-    const abort = new AbortController();
-    const running = own.run(clock, options.chargerStepMs ?? 30_000, abort.signal).catch(() => undefined);
-    stopOwnCharger = async () => {
-      abort.abort();
-      await running;
-      await own.close().catch(() => undefined);
-    };
-    charger = own;
-    config.mqtt = { ...(config.mqtt as object), url: broker.url } as ConfigInput['mqtt'];
+    // The simulators start where the clock is now, so their hourly truth covers exactly what they metered.
+    const clientOptions: IClientOptions = { reconnectPeriod: 200, ...own.clientOptions };
+    charger = createGoeSim({ url: broker.url, topicPrefix: goeTopic, startMs: clock.nowMs(), phases: 3, amp: 16, maxCurrentA: 16, plugs, clientOptions });
+    await follow(charger);
+    if (options.tank === 'shelly') {
+      shelly = createShellySim({
+        url: broker.url, topicPrefix: shellyTankTopic, startMs: clock.nowMs(), heaterW: 2000, temperatureSensorId: 100,
+        tank: { volumeL: 200, initialC: 58, thermostatC: 75 }, clientOptions,
+      });
+      await follow(shelly);
+      const source = { type: 'shelly' as const, topicPrefix: shellyTankTopic, temperatureSensorId: 100 };
+      config.devices = config.devices?.map((d) => (d.kind === 'hotWaterTank' ? { ...d, switch: source, meter: source, thermometer: source } : d));
+    }
   }
 
   let proxy: FaultProxy | undefined;
@@ -144,7 +175,6 @@ export async function startWorld(options: WorldOptions): Promise<World> {
 
   const { config: parsedDirect } = parseConfig(env.config);
   const spark = createSparkClient({ ...parsedDirect.spark, clock, logger });
-  const secrets = [String(env.config.spark.clientSecret)];
 
   const world: World = {
     startMs: options.startMs,
@@ -155,6 +185,7 @@ export async function startWorld(options: WorldOptions): Promise<World> {
     env,
     config,
     charger,
+    shelly,
     broker,
     proxy,
     registration: undefined,
@@ -164,13 +195,44 @@ export async function startWorld(options: WorldOptions): Promise<World> {
       worlds.delete(world);
       await spark.close().catch(() => undefined);
       await proxy?.close().catch(() => undefined);
-      await stopOwnCharger?.();
+      for (const stop of stopOwn) await stop();
       await broker?.close().catch(() => undefined);
       await env.close();
     },
   };
   worlds.add(world);
   return world;
+}
+
+/** MQTT topic prefix of the Shelly tank (`tank: 'shelly'`). */
+export const shellyTankTopic = 'shellyplus1pm-tank';
+
+/** A world's own broker, with what the simulators and the daemon's config need to log in. */
+interface OwnBroker {
+  broker: TestBroker;
+  clientOptions: IClientOptions;
+  mqtt: { username?: string; password?: string; ca?: string };
+}
+
+/** A Mosquitto process as a restartable world broker. */
+async function mosquittoWorldBroker(): Promise<OwnBroker> {
+  const m = await startMosquitto();
+  const broker: TestBroker = {
+    port: m.port,
+    url: m.url,
+    stop: m.halt,
+    start: m.resume,
+    async restart() {
+      await m.halt();
+      await m.resume();
+    },
+    close: m.stop,
+  };
+  return {
+    broker,
+    clientOptions: { username: m.username, password: m.password, ca: readFileSync(m.caFile) },
+    mqtt: { username: m.username, password: m.password, ca: m.caFile },
+  };
 }
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
@@ -320,15 +382,20 @@ export interface TruthSample {
 export function sampleTruth(world: World, everySimMs = 60_000): { samples: TruthSample[]; stop(): void } {
   const samples: TruthSample[] = [];
   const timer = setInterval(() => {
-    const t = world.env.tank.state();
-    samples.push({ atMs: world.clock.nowMs(), tankC: t.tempC, tankPowerW: t.powerW, tankBlocked: t.blocked, tankLeaseS: t.leaseRemainingS, chargerPowerW: world.charger.powerW });
+    const atMs = world.clock.nowMs();
+    const s = world.shelly;
+    const tank = s
+      // The Shelly's relay blocks when off (the default wiring); its lease is a pending toggle_after.
+      ? { tankC: s.temperatureC, tankPowerW: s.powerW, tankBlocked: !s.output, tankLeaseS: s.toggleAtMs === undefined ? 0 : (s.toggleAtMs - s.nowMs) / 1000 }
+      : (({ tempC, powerW, blocked, leaseRemainingS }) => ({ tankC: tempC, tankPowerW: powerW, tankBlocked: blocked, tankLeaseS: leaseRemainingS }))(world.env.tank.state());
+    samples.push({ atMs, ...tank, chargerPowerW: world.charger.powerW });
   }, Math.max(5, everySimMs / world.speed));
   return { samples, stop: () => clearInterval(timer) };
 }
 
 /** The tank's and the charger's hourly ground truth, kWh by UTC hour start. */
 export function truthByHour(world: World): { tank: Map<number, number>; car: Map<number, number> } {
-  return { tank: world.env.tank.physics.hourlyTruthKwh(), car: world.charger.energyKwhByHour() };
+  return { tank: world.shelly?.energyKwhByHour() ?? world.env.tank.physics.hourlyTruthKwh(), car: world.charger.energyKwhByHour() };
 }
 
 /** Kills every daemon still running (SIGKILL) and closes every world. */

@@ -26,6 +26,11 @@ export interface MosquittoBroker {
   otherCaFile: string;
   username: string;
   password: string;
+  /** Stops the broker process, keeping its files and port; retained messages are lost (no persistence). */
+  halt(): Promise<void>;
+  /** Starts the halted broker again on the same port. */
+  resume(): Promise<void>;
+  /** Stops the broker and removes its files. */
   stop(): Promise<void>;
 }
 
@@ -93,11 +98,24 @@ export async function startMosquitto(): Promise<MosquittoBroker> {
   ].join('\n');
   writeFileSync(join(dir, 'mosquitto.conf'), conf);
 
-  const child = spawn(mosquittoBinary, ['-c', join(dir, 'mosquitto.conf')], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-  await waitForPort(port, child, () => output);
+  let child: ChildProcess | undefined;
+  const launch = async (): Promise<void> => {
+    const c = spawn(mosquittoBinary, ['-c', join(dir, 'mosquitto.conf')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    c.stdout?.on('data', (d: Buffer) => (output += d.toString()));
+    c.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+    child = c;
+    await waitForPort(port, c, () => output);
+  };
+  const halt = async (): Promise<void> => {
+    const c = child;
+    child = undefined;
+    if (!c || c.exitCode !== null) return;
+    const exited = new Promise<void>((resolve) => c.once('exit', () => resolve()));
+    c.kill('SIGTERM');
+    await exited;
+  };
+  await launch();
 
   return {
     port,
@@ -107,12 +125,12 @@ export async function startMosquitto(): Promise<MosquittoBroker> {
     otherCaFile: join(dir, 'other-ca.crt'),
     username,
     password,
+    halt,
+    async resume() {
+      if (!child) await launch();
+    },
     async stop() {
-      if (child.exitCode === null) {
-        const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-        child.kill('SIGTERM');
-        await exited;
-      }
+      await halt();
       rmSync(dir, { recursive: true, force: true });
     },
   };

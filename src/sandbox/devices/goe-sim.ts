@@ -6,7 +6,7 @@
  * `advance(ms)`; per-hour metered energy is the ground truth for tests.
  */
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
-import { followClock, type MqttSimulator } from './mqtt-simulator.js';
+import { followClock, publishOnline, type MqttSimulator } from './mqtt-simulator.js';
 import { EvBattery, type EvBatteryOptions } from './ev-battery.js';
 
 const hourMs = 3_600_000;
@@ -111,8 +111,7 @@ export function createGoeSim(options: GoeSimOptions): GoeSim {
   };
 
   const publishKey = async (key: string, value: unknown): Promise<void> => {
-    if (!client || silent) return;
-    await client.publishAsync(`${prefix}/${key}`, corrupted.get(key) ?? JSON.stringify(value), { qos: 1, retain: true });
+    if (!silent) await publishOnline(client, `${prefix}/${key}`, corrupted.get(key) ?? JSON.stringify(value), { qos: 1, retain: true });
   };
   const publishAll = async (): Promise<void> => {
     await publishKey('amp', amp);
@@ -138,6 +137,7 @@ export function createGoeSim(options: GoeSimOptions): GoeSim {
 
   return {
     get nowMs() { return now; },
+    get connected() { return client?.connected ?? false; },
     get amp() { return amp; },
     get frc() { return frc; },
     get car() { return carState(); },

@@ -1,8 +1,11 @@
+import type { IClientPublishOptions, MqttClient } from 'mqtt';
 import type { Clock } from '../../ports.js';
 
 /** What every simulated MQTT device offers its tests and the demo. */
 export interface MqttSimulator {
   readonly nowMs: number;
+  /** Whether its MQTT client is connected (offline it publishes nothing). */
+  readonly connected: boolean;
   start(): Promise<void>;
   /** Moves simulated time forward, integrating energy exactly, then publishes. */
   advance(ms: number): Promise<void>;
@@ -15,6 +18,23 @@ export interface MqttSimulator {
   /** Follows `clock` in steps of `stepMs` until the signal aborts. */
   run(clock: Clock, stepMs: number, signal: AbortSignal): Promise<void>;
   close(): Promise<void>;
+}
+
+/**
+ * Publishes like a device: nothing while offline (it sends its whole state again on reconnect),
+ * and a message in flight when the connection drops counts as sent (mqtt.js resends it). Either
+ * way simulated time never waits for a broker that is away.
+ */
+export function publishOnline(client: MqttClient | undefined, topic: string, payload: string, options: IClientPublishOptions): Promise<void> {
+  if (!client?.connected) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (): void => {
+      client.off('close', done);
+      resolve();
+    };
+    client.once('close', done);
+    client.publishAsync(topic, payload, options).then(done, done);
+  });
 }
 
 /**

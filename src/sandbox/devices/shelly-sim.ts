@@ -7,7 +7,7 @@
  * energy the simulated element drew per UTC hour is the ground truth for metering tests.
  */
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
-import { followClock, type MqttSimulator } from './mqtt-simulator.js';
+import { followClock, publishOnline, type MqttSimulator } from './mqtt-simulator.js';
 
 const hourMs = 3_600_000;
 
@@ -89,8 +89,7 @@ export function createShellySim(options: ShellySimOptions): ShellySim {
   });
 
   const publish = async (topic: string, payload: string, retain = false): Promise<void> => {
-    if (!client || silent) return;
-    await client.publishAsync(topic, payload, { qos: 1, retain });
+    if (!silent) await publishOnline(client, topic, payload, { qos: 1, retain });
   };
   const publishStatus = async (): Promise<void> => {
     await publish(`${prefix}/status/switch:${switchId}`, JSON.stringify(switchStatus()));
@@ -154,6 +153,7 @@ export function createShellySim(options: ShellySimOptions): ShellySim {
 
   return {
     get nowMs() { return now; },
+    get connected() { return client?.connected ?? false; },
     get output() { return output; },
     get powerW() { return powerW(); },
     get energyWh() { return energyWh; },
