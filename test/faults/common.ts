@@ -31,9 +31,13 @@ export async function faultWorld(name: string, options: Partial<WorldOptions> & 
 }
 
 /** A price curve on the tank and the car for local hours `hours` of day 0, with `deltas`. */
-export async function priceCurve(world: World, hours: number[], deltas: number[], day = 0): Promise<{ id: string; hoursMs: number[] }> {
+export function priceCurve(world: World, hours: number[], deltas: number[], day = 0): Promise<{ id: string; hoursMs: number[] }> {
+  return priceCurveAt(world, hours.map((h) => localTime(world, day, h)), deltas);
+}
+
+/** A price curve on the tank and the car for the hours starting at `hoursMs` (UTC ms), with `deltas`. */
+export async function priceCurveAt(world: World, hoursMs: number[], deltas: number[]): Promise<{ id: string; hoursMs: number[] }> {
   const reg = world.registration!;
-  const hoursMs = hours.map((h) => localTime(world, day, h));
   const ev = await world.spark.simulatePriceCurve({
     targets: ['tank', 'car'].map((d) => ({ resourceId: reg.resources[d]!, locationId: reg.locationId })),
     priceCurveDelta: {
