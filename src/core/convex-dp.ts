@@ -8,7 +8,7 @@
  * slot d" rule (legionella) is placed exactly by a forward + backward pass.
  */
 import {
-  addFloorPenalty, backwardStep, argminShifted, evalPwl, infConv, type Pwl, pwlEnd, restrict,
+  addFloorPenalty, backwardStep, argminShifted, evalPwl, infConv, type Pwl, pwlEnd, restrict, Segments,
 } from './pwl.js';
 
 export interface StorageProblem {
@@ -35,26 +35,59 @@ export interface StorageSolution {
   e: number[];
 }
 
-function backward(p: StorageProblem, floor: ReadonlyArray<number>): Pwl[] {
-  const n = p.costs.length;
-  const us: Pwl[] = new Array<Pwl>(n);
-  let w: Pwl = addFloorPenalty({ x0: p.eLow, v0: 0, len: [p.eMax - p.eLow], slope: [0] }, p.terminal, p.penalty);
-  for (let t = n - 1; t >= 0; t--) {
-    const r = backwardStep(w, floor[t] as number, p.penalty, p.eLow, p.eMax, p.costs[t] as Pwl, p.a, p.k[t] as number);
-    us[t] = r.u;
-    w = r.next;
+/**
+ * Memory the backward pass reuses from one solve to the next: the segments of every u[t] in one
+ * buffer, and two buffers the cost-to-go alternates between.
+ */
+export class StorageWorkspace {
+  readonly u = new Segments();
+  readonly scratch = [new Segments(), new Segments()] as const;
+  /** Per slot: where u[t]'s segments start and end in `u`, its start point and value there. */
+  from = new Int32Array(0);
+  to = new Int32Array(0);
+  x0 = new Float64Array(0);
+  v0 = new Float64Array(0);
+
+  /** Prepares for a pass over n slots. */
+  reset(n: number): void {
+    this.u.size = 0;
+    if (this.from.length < n) {
+      this.from = new Int32Array(n);
+      this.to = new Int32Array(n);
+      this.x0 = new Float64Array(n);
+      this.v0 = new Float64Array(n);
+    }
   }
-  return us;
+
+  uAt(t: number): Pwl {
+    return this.u.view(this.x0[t] as number, this.v0[t] as number, this.from[t] as number, this.to[t] as number);
+  }
 }
 
-function recover(p: StorageProblem, us: Pwl[]): StorageSolution {
+/** Fills the workspace with u[t] for every slot (read back with `ws.uAt(t)`). */
+function backward(p: StorageProblem, floor: ReadonlyArray<number>, ws: StorageWorkspace): void {
+  const n = p.costs.length;
+  ws.reset(n);
+  let w: Pwl = addFloorPenalty({ x0: p.eLow, v0: 0, len: [p.eMax - p.eLow], slope: [0] }, p.terminal, p.penalty);
+  for (let t = n - 1; t >= 0; t--) {
+    const from = ws.u.size;
+    const r = backwardStep(w, floor[t] as number, p.penalty, p.eLow, p.eMax, p.costs[t] as Pwl, p.a, p.k[t] as number, ws.u, ws.scratch[t & 1]);
+    ws.from[t] = from;
+    ws.to[t] = ws.u.size;
+    ws.x0[t] = r.u.x0;
+    ws.v0[t] = r.u.v0;
+    w = r.next;
+  }
+}
+
+function recover(p: StorageProblem, ws: StorageWorkspace): StorageSolution {
   const q: number[] = [];
   const e: number[] = [];
   let state = Math.min(p.e0, p.eMax);
-  for (let t = 0; t < us.length; t++) {
+  for (let t = 0; t < p.costs.length; t++) {
     const base = p.a * state - (p.k[t] as number);
     const cost = p.costs[t] as Pwl;
-    let qt = argminShifted(cost, us[t] as Pwl, base);
+    let qt = argminShifted(cost, ws.uAt(t), base);
     qt = Math.min(pwlEnd(cost), Math.max(cost.x0, qt));
     // The thermostat: never above eMax.
     if (base + qt > p.eMax) qt = Math.max(cost.x0, p.eMax - base);
@@ -66,14 +99,15 @@ function recover(p: StorageProblem, us: Pwl[]): StorageSolution {
 }
 
 /** Solves the storage problem; `extraFloor` adds hard-ish floors at given slots. */
-export function solveStorage(p: StorageProblem, extraFloor?: ReadonlyMap<number, number>): StorageSolution {
+export function solveStorage(p: StorageProblem, extraFloor?: ReadonlyMap<number, number>, ws = new StorageWorkspace()): StorageSolution {
   let floor = p.floor;
   if (extraFloor && extraFloor.size > 0) {
     const f = floor.slice();
     for (const [t, v] of extraFloor) if (t >= 0 && t < f.length) f[t] = Math.max(f[t] as number, v);
     floor = f;
   }
-  return recover(p, backward(p, floor));
+  backward(p, floor, ws);
+  return recover(p, ws);
 }
 
 /** min over x in [lo, hi] of f(x) + g(x); Infinity when the domains do not meet. */
@@ -115,22 +149,22 @@ function minSum(f: Pwl, g: Pwl, lo: number, hi: number): number {
  * cost-to-go. Returns -1 when no slot can reach it (then the caller reports a shortfall and
  * uses the slot with the highest reachable state).
  */
-export function bestSlotToReach(p: StorageProblem, level: number, lastSlot: number): number {
-  const us = backward(p, p.floor);
+export function bestSlotToReach(p: StorageProblem, level: number, lastSlot: number, ws = new StorageWorkspace()): number {
+  backward(p, p.floor, ws);
   let f: Pwl = { x0: Math.min(p.e0, p.eMax), v0: 0, len: [], slope: [] };
   let best = -1;
   let bestCost = Infinity;
   const last = Math.min(lastSlot, p.costs.length - 1);
   for (let t = 0; t <= last; t++) {
-    const g: Pwl = { x0: p.a * f.x0 - (p.k[t] as number), v0: f.v0, len: f.len.map((l) => l * p.a), slope: f.slope.map((s) => s / p.a) };
+    const g: Pwl = { x0: p.a * f.x0 - (p.k[t] as number), v0: f.v0, len: Array.from(f.len, (l) => l * p.a), slope: Array.from(f.slope, (s) => s / p.a) };
     let next = infConv(g, p.costs[t] as Pwl);
     next = addFloorPenalty(next, p.floor[t] as number, p.penalty);
     next = restrict(next, p.eLow, p.eMax) ?? next;
     f = next;
-    // us[t] = W[t+1] + floor penalty at the end of slot t; f includes that penalty too, so
-    // use W = us[t] minus the penalty: compare with the penalty counted twice consistently by
+    // u[t] = W[t+1] + floor penalty at the end of slot t; f includes that penalty too, so
+    // use W = u[t] minus the penalty: compare with the penalty counted twice consistently by
     // evaluating only above the floor (level ≥ floor), where the penalty is zero.
-    const c = minSum(f, us[t] as Pwl, Math.max(level, p.floor[t] as number), p.eMax);
+    const c = minSum(f, ws.uAt(t), Math.max(level, p.floor[t] as number), p.eMax);
     if (c < bestCost - 1e-12) {
       bestCost = c;
       best = t;

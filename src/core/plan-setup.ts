@@ -3,6 +3,7 @@
  * device caps, tank model and state, EV need and availability, frozen decisions.
  */
 import { WattshiftError } from '../errors.js';
+import { StorageWorkspace } from './convex-dp.js';
 import { DiscreteWorkspace } from './discrete-dp.js';
 import { slotLocalInfo } from './local-time.js';
 import { estimateTankTempC, tankModel, type TankModel } from './tank.js';
@@ -54,8 +55,8 @@ export interface Setup {
   ev: EvSetup | null;
   shortfalls: Shortfall[];
   penalty: number;
-  /** Memory the on/off DP reuses across the solves of this plan. */
-  dpWorkspace: DiscreteWorkspace;
+  /** Memory the solvers reuse across the many solves of this plan. */
+  workspace: { discrete: DiscreteWorkspace; storage: StorageWorkspace };
 }
 
 function overlap(a0: number, a1: number, b0: number, b1: number): number {
@@ -203,5 +204,5 @@ export function setupPlan(input: PlanInput, nowMs: number, previous: Plan | unde
     };
   }
   return { slots, n, slotMs, slotHours, fraction, hours, dayIndex, allFallback, price, headroomKW, headroomE, lpcBinding, tank, ev, shortfalls, penalty,
-    dpWorkspace: new DiscreteWorkspace() };
+    workspace: { discrete: new DiscreteWorkspace(), storage: new StorageWorkspace() } };
 }

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { argminShifted, backwardStep, costPieces, evalPwl, infConv, pwlEnd, type Pwl } from './pwl.js';
+import { argminShifted, backwardStep, costPieces, evalPwl, infConv, pwlEnd, Segments, type Pwl } from './pwl.js';
 
 /** A random convex PWL: start, value, and segments with sorted slopes. */
 const pwlArb = fc.record({
@@ -49,5 +49,26 @@ describe('convex piecewise-linear operations', () => {
         const q = argminShifted(cost, u, a * e - k);
         expect(price * q + evalPwl(u, a * e - k + q)).toBeCloseTo(evalPwl(next, e), 6);
       }), { numRuns: 60 });
+  });
+
+  it('the backward step gives the same functions in buffers that already hold segments', () => {
+    const plain = (f: Pwl): object => ({ x0: f.x0, v0: f.v0, len: Array.from(f.len), slope: Array.from(f.slope) });
+    fc.assert(fc.property(pwlArb, pwlArb, fc.double({ min: 0.2, max: 2, noNaN: true }), (w, junk, qMax) => {
+      const cost = costPieces(0, 0, [[qMax, 0.1]]);
+      const step = (uOut?: Segments, nextOut?: Segments): { u: Pwl; next: Pwl } =>
+        backwardStep(w, w.x0 + 0.5, 10, w.x0 - 1, pwlEnd(w) + 1, cost, 0.98, 0.1, uOut, nextOut);
+      const fresh = step();
+      // Leftovers, the last one with the slope u starts with (it must not be extended).
+      const uOut = new Segments();
+      const nextOut = new Segments();
+      for (let i = 0; i < junk.len.length; i++) {
+        uOut.push(junk.len[i] as number, junk.slope[i] as number);
+        nextOut.push(junk.len[i] as number, junk.slope[i] as number);
+      }
+      uOut.push(1, fresh.u.slope[0] ?? 0);
+      const reused = step(uOut, nextOut);
+      expect(plain(reused.u)).toEqual(plain(fresh.u));
+      expect(plain(reused.next)).toEqual(plain(fresh.next));
+    }), { numRuns: 60 });
   });
 });

@@ -7,16 +7,57 @@
 export interface Pwl {
   x0: number;
   v0: number;
-  len: number[];
-  slope: number[];
+  len: ArrayLike<number>;
+  slope: ArrayLike<number>;
 }
 
 const EPS = 1e-12;
 
 export function pwlEnd(f: Pwl): number {
   let x = f.x0;
-  for (const l of f.len) x += l;
+  for (let i = 0; i < f.len.length; i++) x += f.len[i] as number;
   return x;
+}
+
+function sameSlope(s0: number, s: number): boolean {
+  return Math.abs(s0 - s) <= EPS * Math.max(1, Math.abs(s));
+}
+
+/**
+ * Segments in typed arrays grown by doubling, reused from one backward step to the next so the
+ * DP over a long horizon does not allocate a fresh function per slot.
+ */
+export class Segments {
+  len = new Float64Array(256);
+  slope = new Float64Array(256);
+  size = 0;
+
+  push(l: number, s: number): void {
+    if (this.size === this.len.length) {
+      const len = new Float64Array(2 * this.size);
+      const slope = new Float64Array(2 * this.size);
+      len.set(this.len);
+      slope.set(this.slope);
+      this.len = len;
+      this.slope = slope;
+    }
+    this.len[this.size] = l;
+    this.slope[this.size++] = s;
+  }
+
+  /** Slope of the last segment at or after `from`; NaN when there is none. */
+  lastSlope(from: number): number {
+    return this.size > from ? (this.slope[this.size - 1] as number) : NaN;
+  }
+
+  extendLast(l: number): void {
+    this.len[this.size - 1] = (this.len[this.size - 1] as number) + l;
+  }
+
+  /** The function from `x0` over the segments [from, to). */
+  view(x0: number, v0: number, from: number, to = this.size): Pwl {
+    return { x0, v0, len: this.len.subarray(from, to), slope: this.slope.subarray(from, to) };
+  }
 }
 
 /** Drops empty segments and joins equal slopes. */
@@ -28,7 +69,7 @@ function normalise(len: number[], slope: number[]): { len: number[]; slope: numb
     const s = slope[i] as number;
     if (l <= 1e-13) continue;
     const n = S.length;
-    if (n > 0 && Math.abs((S[n - 1] as number) - s) <= EPS * Math.max(1, Math.abs(s))) L[n - 1] = (L[n - 1] as number) + l;
+    if (n > 0 && sameSlope(S[n - 1] as number, s)) L[n - 1] = (L[n - 1] as number) + l;
     else {
       L.push(l);
       S.push(s);
@@ -172,15 +213,16 @@ export function costPieces(qLo: number, v0: number, pieces: ReadonlyArray<readon
 
 /**
  * One fused backward step of the storage DP, for speed:
- *   u = restrict(w + m·max(0, floor − x), lo, hi)            (returned, kept for recovery)
- *   next(E) = restrict((u □ reflect(cost))(a·E − k), lo, hi)  (written to `out`)
+ *   u = restrict(w + m·max(0, floor − x), lo, hi)            (appended to `uOut`, kept for recovery)
+ *   next(E) = restrict((u □ reflect(cost))(a·E − k), lo, hi)  (written over `nextOut`)
+ * The returned functions view those buffers; `w` must not live in `nextOut`.
  */
 export function backwardStep(
   w: Pwl, floor: number, m: number, lo: number, hi: number, cost: Pwl, a: number, k: number,
+  uOut = new Segments(), nextOut = new Segments(),
 ): { u: Pwl; next: Pwl } {
   // u: floor penalty + restriction in one pass (no closures: this is the hot loop).
-  const uLen: number[] = [];
-  const uSlope: number[] = [];
+  const uFrom = uOut.size;
   let x = w.x0;
   let v = w.v0 + (floor > w.x0 ? m * (floor - w.x0) : 0);
   let ux0 = NaN;
@@ -202,13 +244,9 @@ export function backwardStep(
           ux0 = a1;
           uv0 = v + sp * (a1 - p1);
         }
-        const nn = uSlope.length;
         if (a2 - a1 > 1e-13) {
-          if (nn > 0 && Math.abs((uSlope[nn - 1] as number) - sp) <= EPS * Math.max(1, Math.abs(sp))) uLen[nn - 1] = (uLen[nn - 1] as number) + (a2 - a1);
-          else {
-            uLen.push(a2 - a1);
-            uSlope.push(sp);
-          }
+          if (sameSlope(uOut.lastSlope(uFrom), sp)) uOut.extendLast(a2 - a1);
+          else uOut.push(a2 - a1, sp);
         }
       }
       v += (p2 - p1) * sp;
@@ -219,28 +257,27 @@ export function backwardStep(
     ux0 = Math.min(Math.max(w.x0, lo), hi);
     uv0 = evalPwl(w, ux0) + (floor > ux0 ? m * (floor - ux0) : 0);
   }
-  const u: Pwl = { x0: ux0, v0: uv0, len: uLen, slope: uSlope };
+  const u = uOut.view(ux0, uv0, uFrom);
   // next: merge u with the reflected cost (slopes −s in reverse), then x → (x + k)/a, clip.
-  let cEnd = cost.x0;
-  for (const l of cost.len) cEnd += l;
+  const cEnd = pwlEnd(cost);
   const cv = evalPwl(cost, cEnd);
   const rl = cost.len.length;
+  const nu = u.len.length;
   const nx0 = (u.x0 - cEnd + k) / a;
-  const nLen: number[] = [];
-  const nSlope: number[] = [];
+  nextOut.size = 0;
   let i = 0;
   let j = 0;
   let xx = nx0;
   let vv = u.v0 + cv;
   let sx0 = NaN;
   let sv0 = NaN;
-  while (i < uLen.length || j < rl) {
+  while (i < nu || j < rl) {
     let l: number;
     let s: number;
     const rs = j < rl ? -(cost.slope[rl - 1 - j] as number) : Infinity;
-    if (i < uLen.length && (uSlope[i] as number) <= rs) {
-      l = (uLen[i] as number) / a;
-      s = (uSlope[i] as number) * a;
+    if (i < nu && (u.slope[i] as number) <= rs) {
+      l = (u.len[i] as number) / a;
+      s = (u.slope[i] as number) * a;
       i++;
     } else {
       l = (cost.len[rl - 1 - j] as number) / a;
@@ -254,12 +291,8 @@ export function backwardStep(
         sx0 = a1;
         sv0 = vv + s * (a1 - xx);
       }
-      const nn = nSlope.length;
-      if (nn > 0 && Math.abs((nSlope[nn - 1] as number) - s) <= EPS * Math.max(1, Math.abs(s))) nLen[nn - 1] = (nLen[nn - 1] as number) + (a2 - a1);
-      else if (a2 - a1 > 1e-13) {
-        nLen.push(a2 - a1);
-        nSlope.push(s);
-      }
+      if (sameSlope(nextOut.lastSlope(0), s)) nextOut.extendLast(a2 - a1);
+      else if (a2 - a1 > 1e-13) nextOut.push(a2 - a1, s);
     }
     vv += l * s;
     xx += l;
@@ -269,5 +302,5 @@ export function backwardStep(
     sx0 = Math.min(Math.max(nx0, lo), hi);
     sv0 = sx0 <= nx0 ? u.v0 + cv : vv;
   }
-  return { u, next: { x0: sx0, v0: sv0, len: nLen, slope: nSlope } };
+  return { u, next: nextOut.view(sx0, sv0, 0) };
 }

@@ -59,10 +59,10 @@ export function tankSolve(s: Setup, input: PlanInput, cap: number[], coupling: C
     };
     let ls = legSlot ?? -1;
     if (legSlot === null && tk.legionella) {
-      ls = bestSlotToReach(p, tk.legionella.level, tk.legionella.bySlot);
+      ls = bestSlotToReach(p, tk.legionella.level, tk.legionella.bySlot, s.workspace.storage);
       if (ls < 0) ls = tk.legionella.bySlot;
     }
-    const sol = solveStorage(p, ls >= 0 && tk.legionella ? new Map([[ls, tk.legionella.level]]) : undefined);
+    const sol = solveStorage(p, ls >= 0 && tk.legionella ? new Map([[ls, tk.legionella.level]]) : undefined, s.workspace.storage);
     return { q: sol.q, e: sol.e, on: sol.q.map((v) => v > TOL), legSlot: ls };
   }
   // On/off (relay) or anti-cycling: the discrete DP.
@@ -84,7 +84,7 @@ export function tankSolve(s: Setup, input: PlanInput, cap: number[], coupling: C
     step: input.options?.energyStepKWh ?? (tp.control === 'relay' ? 0.01 : 0.02),
     minOnSlots: ac?.minOnSlots, minOffSlots: ac?.minOffSlots, maxStartsPerDay: ac?.maxStartsPerDay, dayIndex: s.dayIndex,
     reach: tk.legionella ? { level: tk.legionella.level, bySlot: tk.legionella.bySlot } : null,
-  }, s.dpWorkspace);
+  }, s.workspace.discrete);
   let ls = -1;
   if (tk.legionella) ls = sol.e.findIndex((v, t) => t <= tk.legionella!.bySlot && v >= tk.legionella!.level - 1e-6);
   return { q: sol.q, e: sol.e, on: sol.on, legSlot: ls };
@@ -110,7 +110,7 @@ export function evSolve(s: Setup, input: PlanInput, cap: number[]): { e: number[
     cost: (t, q) => (ev.price[t] as number) * q,
     step: Math.max(0.01, target / 400),
     minOnSlots: ac.minOnSlots, minOffSlots: ac.minOffSlots, maxStartsPerDay: ac.maxStartsPerDay, dayIndex: s.dayIndex,
-  }, s.dpWorkspace);
+  }, s.workspace.discrete);
   return { e: sol.q, on: sol.on };
 }
 
