@@ -279,12 +279,47 @@ export interface SpawnOptions {
 
 /** Starts `wattshift run` as a child process on the world's timeline. */
 export function spawnDaemon(world: World, options: SpawnOptions = {}): DaemonProcess {
+  return launchDaemon(world, options);
+}
+
+export interface StandbyDaemon extends DaemonProcess {
+  /** Resolves once the daemon's code is loaded (start() then costs only the daemon's own start-up). */
+  readonly loaded: Promise<void>;
+  /** Lets `wattshift run` begin (at once if loaded, else as soon as it is). */
+  start(): void;
+}
+
+/**
+ * A `wattshift run` process that loads its code now and starts only on `start()`: a restart right
+ * after a kill, without the second of module loading that a fast clock turns into an hour.
+ */
+export function spawnStandbyDaemon(world: World, options: SpawnOptions = {}): StandbyDaemon {
+  let markLoaded: () => void = () => undefined;
+  const loadedLine = new Promise<void>((resolveLoaded) => (markLoaded = resolveLoaded));
+  const daemon = launchDaemon(world, options, (line) => {
+    if (line === standbyLoadedLine) markLoaded();
+  });
+  const loaded = Promise.race([
+    loadedLine,
+    daemon.exited.then(({ code, signal }) => Promise.reject(new Error(`standby daemon exited (code ${code}, signal ${signal}) before loading`))),
+  ]);
+  loaded.catch(() => undefined);
+  return { ...daemon, loaded, start: () => daemon.child.stdin?.end('start\n') };
+}
+
+/** What test/helpers/standby-preload.ts writes on stderr once the code is loaded. */
+const standbyLoadedLine = 'standby: loaded';
+
+/** Spawns the daemon; with `onStandbyLine` it waits behind the standby preload, stdin open. */
+function launchDaemon(world: World, options: SpawnOptions, onStandbyLine?: (stderrLine: string) => void): DaemonProcess {
+  const standby = onStandbyLine !== undefined;
   const configPath = options.configPath ?? writeConfig(world);
   const simStart = world.startMs + (options.clockOffsetMs ?? 0);
-  const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'src/main.ts'), 'run', '--config', configPath], {
+  const preload = standby ? ['--import', join(repoRoot, 'test/helpers/standby-preload.ts')] : [];
+  const child = spawn(process.execPath, ['--import', 'tsx', ...preload, join(repoRoot, 'src/main.ts'), 'run', '--config', configPath], {
     cwd: repoRoot,
     env: { ...process.env, WATTSHIFT_SIM_CLOCK: `${simStart},${world.realOriginMs},${world.speed}`, ...options.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [standby ? 'pipe' : 'ignore', 'pipe', 'pipe'],
   });
   const logs: DaemonLogLine[] = [];
   const rawOutput: string[] = [];
@@ -300,7 +335,10 @@ export function spawnDaemon(world: World, options: SpawnOptions = {}): DaemonPro
         buffer = buffer.slice(nl + 1);
         if (line.length === 0) continue;
         rawOutput.push(line);
-        if (!json) continue;
+        if (!json) {
+          onStandbyLine?.(line);
+          continue;
+        }
         let parsed: DaemonLogLine;
         try {
           parsed = JSON.parse(line) as DaemonLogLine;

@@ -16,6 +16,8 @@ export interface FaultProxy {
   setMode(mode: ProxyMode): void;
   /** Requests seen, by mode in force and path. */
   readonly seen: { mode: ProxyMode; method: string; path: string; status: number | null; realMs: number }[];
+  /** Called when the sandbox has answered a passed request, before the answer goes on (a test can kill the client there). */
+  onAnswer: ((request: FaultProxy['seen'][number]) => void) | null;
   close(): Promise<void>;
 }
 
@@ -32,6 +34,7 @@ export async function startFaultProxy(target: string, options: { retryAfterS?: n
       { host: targetUrl.hostname, port: targetUrl.port, method: req.method, path: req.url, headers },
       (up) => {
         rec.status = up.statusCode ?? null;
+        proxy.onAnswer?.(rec);
         res.writeHead(up.statusCode ?? 502, up.headers);
         up.pipe(res);
       },
@@ -80,7 +83,7 @@ export async function startFaultProxy(target: string, options: { retryAfterS?: n
   });
   const address = server.address();
   const port = address && typeof address === 'object' ? address.port : 0;
-  return {
+  const proxy: FaultProxy = {
     origin: `http://127.0.0.1:${port}`,
     get mode() {
       return mode;
@@ -93,10 +96,12 @@ export async function startFaultProxy(target: string, options: { retryAfterS?: n
       mode = next;
     },
     seen,
+    onAnswer: null,
     async close() {
       for (const res of held) res.destroy();
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+  return proxy;
 }

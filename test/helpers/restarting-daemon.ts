@@ -1,0 +1,91 @@
+/**
+ * The daemon under a supervisor that starts it again as soon as it dies (systemd's
+ * Restart=always), each time from a warm standby process so that a restart costs simulated
+ * minutes even on a fast clock.
+ */
+import { spawnStandbyDaemon, type DaemonLogLine, type DaemonProcess, type SpawnOptions, type StandbyDaemon, type World } from './daemon-harness.js';
+
+export interface Kill {
+  /** Simulated time of the SIGKILL. */
+  atMs: number;
+  cause: string;
+  /** The process killed (index into `incarnations`). */
+  incarnation: number;
+}
+
+export interface RestartingDaemon {
+  /** Every process started, in order; the last one is running. */
+  readonly incarnations: readonly DaemonProcess[];
+  readonly kills: readonly Kill[];
+  /** Resolves once the running process has logged that it runs (waits across restarts). */
+  running(): Promise<DaemonProcess>;
+  /** SIGKILLs the running process (once); the next one starts when it has gone. */
+  kill(cause: string): void;
+  /** Stops the running process with SIGTERM and drops the standbys; resolves with its exit. */
+  stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+export const isRunningLine = (l: DaemonLogLine): boolean => l.msg === 'running';
+
+/** Starts the daemon with `standbys` more processes loading behind it (default 2). */
+export function startRestartingDaemon(world: World, options: SpawnOptions & { standbys?: number } = {}): RestartingDaemon {
+  const { standbys = 2, ...spawnOptions } = options;
+  const pool: StandbyDaemon[] = [];
+  const incarnations: StandbyDaemon[] = [];
+  const kills: Kill[] = [];
+  const killed = new Set<DaemonProcess>();
+  let stopping = false;
+  const refill = (): void => {
+    while (!stopping && pool.length < standbys) pool.push(spawnStandbyDaemon(world, spawnOptions));
+  };
+
+  const startNext = (): void => {
+    const next = pool.shift() ?? spawnStandbyDaemon(world, spawnOptions);
+    incarnations.push(next);
+    next.start();
+    // Standbys load once this process runs, not against its start.
+    void next.waitForLog(isRunningLine, 120_000).then(refill, refill);
+    void next.exited.then(() => {
+      if (!stopping && incarnations.at(-1) === next) startNext();
+    });
+  };
+  startNext();
+  const current = (): StandbyDaemon => incarnations.at(-1)!;
+
+  return {
+    incarnations,
+    kills,
+    async running() {
+      for (;;) {
+        const d = current();
+        if (killed.has(d)) {
+          // Its successor starts when it has gone.
+          await d.exited;
+          continue;
+        }
+        // A process killed before it ran rejects; its successor is then the one to wait for.
+        const ran = await d.waitForLog(isRunningLine, 60_000).then(() => true, (err: unknown) => {
+          if (d === current() && !stopping) throw err;
+          return false;
+        });
+        if (ran && d === current() && !killed.has(d)) return d;
+      }
+    },
+    kill(cause) {
+      const d = current();
+      if (killed.has(d)) return;
+      killed.add(d);
+      kills.push({ atMs: world.clock.nowMs(), cause, incarnation: incarnations.length - 1 });
+      d.kill('SIGKILL');
+    },
+    async stop() {
+      stopping = true;
+      const last = current();
+      last.kill('SIGTERM');
+      const exit = await last.exited;
+      for (const d of pool) d.kill('SIGKILL');
+      await Promise.all(pool.map((d) => d.exited));
+      return exit;
+    },
+  };
+}
