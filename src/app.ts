@@ -455,10 +455,9 @@ export function buildApp(config: Config, deps: AppDeps): App {
   }
 
   async function stop(): Promise<void> {
-    // Jobs first (control last of the loops so devices are released after the final tick).
-    for (const { name, handle } of [...loops].reverse()) {
-      await handle.stop().catch((err) => log.warn({ err, loop: name }, 'loop did not stop cleanly'));
-    }
+    // Every loop is told at once, so none starts new work (a plan, a report) while another is
+    // still finishing its tick; devices are released only after all ticks have ended.
+    await Promise.all(loops.map(({ name, handle }) => handle.stop().catch((err) => log.warn({ err, loop: name }, 'loop did not stop cleanly'))));
     for (const d of supervised.values()) await d.stop().catch(() => undefined);
     try {
       metering?.flush();

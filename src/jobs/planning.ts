@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { Clock } from '../ports.js';
 import type { Logger } from '../log.js';
 import type { Plan, PlanInput } from '../core/types.js';
@@ -42,8 +43,11 @@ export function startPlanning(deps: {
     tick: async () => {
       const now = deps.clock.nowMs();
       try {
+        // Wall time, not clock time: how long planning holds the event loop.
+        const startedAt = performance.now();
         const input = deps.buildInput(now);
         const next = deps.plan(input, now, current ?? undefined);
+        const tookMs = Math.round(performance.now() - startedAt);
         current = next;
         lastError = null;
         if (now - lastStoredMs >= storeEveryMs || now < lastStoredMs) {
@@ -55,7 +59,7 @@ export function startPlanning(deps: {
           }
         }
         log.info(
-          { reason: pendingReason, mode: next.mode, cost: round(next.cost), baseline: round(next.baselineCost), shortfalls: next.shortfalls.length },
+          { reason: pendingReason, mode: next.mode, cost: round(next.cost), baseline: round(next.baselineCost), shortfalls: next.shortfalls.length, tookMs },
           'plan updated',
         );
         for (const s of next.shortfalls) log.warn({ device: s.device, kind: s.kind, atMs: s.atMs }, s.message);

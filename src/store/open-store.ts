@@ -232,6 +232,9 @@ function migrateAndConfigure(
   }
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
+  // The page cache is capped at 512 KiB (SQLite's default is 2 MiB): the daemon reads recent rows
+  // only, and on a gateway every MiB of RSS counts.
+  db.pragma('cache_size = -512');
   db.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT_BYTES}`);
   migrate(db, log);
   if (options.maxSizeBytes !== undefined) {

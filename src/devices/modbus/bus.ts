@@ -16,13 +16,12 @@
  *   (gateway exceptions 0x0A/0x0B → DEVICE_UNREACHABLE/DEVICE_TIMEOUT, busy → DEVICE_TIMEOUT).
  * - Going down and recovering are logged once each.
  */
-import mbs from 'modbus-serial';
+import type { ModbusRTU } from 'modbus-serial/ModbusRTU.js';
+import { requireCjs } from '../../cjs.js';
 import type { ModbusBusConfig } from '../../config/schema.js';
 import { WattshiftError, type ErrorCode } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { Clock } from '../../ports.js';
-
-type Client = InstanceType<typeof mbs.default>;
 
 export type RegisterFunction = 'holding' | 'input';
 export type BitFunction = 'coil' | 'discrete';
@@ -51,7 +50,7 @@ export interface ModbusBusDeps {
 }
 
 interface Connection {
-  client: Client;
+  client: ModbusRTU;
   /** Rejects when the connection is lost; raced against every request. */
   lost: Promise<never>;
   fail(err: WattshiftError): void;
@@ -135,7 +134,7 @@ class Bus implements ModbusBus {
     await this.tail;
   }
 
-  private enqueue<T>(what: string, unitId: number, signal: AbortSignal | undefined, op: (c: Client) => Promise<T>): Promise<T> {
+  private enqueue<T>(what: string, unitId: number, signal: AbortSignal | undefined, op: (c: ModbusRTU) => Promise<T>): Promise<T> {
     if (this.closed) return Promise.reject(new WattshiftError('DEVICE_UNREACHABLE', `${this.where}: bus closed`));
     return new Promise<T>((resolve, reject) => {
       const onAbort = (): void => reject(signal?.reason);
@@ -155,7 +154,7 @@ class Bus implements ModbusBus {
     });
   }
 
-  private async execute<T>(what: string, unitId: number, op: (c: Client) => Promise<T>): Promise<T> {
+  private async execute<T>(what: string, unitId: number, op: (c: ModbusRTU) => Promise<T>): Promise<T> {
     if (this.closed) throw new WattshiftError('DEVICE_UNREACHABLE', `${this.where}: bus closed`);
     const conn = await this.ensureConnected();
     conn.client.setID(unitId);
@@ -218,7 +217,8 @@ class Bus implements ModbusBus {
   }
 
   private async connect(): Promise<Connection> {
-    const client = new mbs.default();
+    const ModbusClient = requireCjs('modbus-serial') as typeof ModbusRTU;
+    const client = new ModbusClient();
     client.on('error', (e: unknown) => this.log.debug({ err: (e as Error)?.message }, 'modbus port error'));
     client.setTimeout(this.config.timeoutMs);
     const c = this.config;

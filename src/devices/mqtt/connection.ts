@@ -6,7 +6,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { EventEmitter } from 'node:events';
-import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
+import type * as Mqtt from 'mqtt';
+import type { IClientOptions, MqttClient } from 'mqtt';
+import { requireCjs } from '../../cjs.js';
 import { WattshiftError, type ErrorCode } from '../../errors.js';
 import type { Logger } from '../../log.js';
 
@@ -138,7 +140,8 @@ export function createMqttConnection(options: MqttConnectionOptions, deps: { log
     };
   }
 
-  const client: MqttClient = mqtt.connect(options.url, clientOptions);
+  const { connect } = requireCjs('mqtt') as typeof Mqtt;
+  const client: MqttClient = connect(options.url, clientOptions);
   const handlers = new Map<string, Set<MqttHandler>>();
   const events = new EventEmitter();
   let lastError: WattshiftError | undefined;
