@@ -105,13 +105,20 @@ describe('hourlyFromCounter', () => {
     expect(hours[0]!.kwh).toBeCloseTo(2 - (2 * 20) / 3600, 9);
   });
 
-  it('allows a minute of rated power over very short intervals (counter resolution)', () => {
-    // A counter in whole Wh, read 2 s apart at 11 kW: steps of 6 and 7 Wh look like 12.6 kW.
+  it('allows a quarter of an hour of rated power over shorter intervals (late or bunched readings)', () => {
+    // A counter in whole Wh at 11 kW, read 2 s apart (steps of 6 and 7 Wh look like 12.6 kW); the
+    // value of 10:30:00 arrives 3 min late, just before the next one: 550 Wh within 2 s.
     const samples: CounterSample[] = [];
-    for (let s = 0; s <= 3600; s += 2) samples.push({ atMs: min(0) + s * 1000, kwh: Math.floor((11_000 * s) / 3600) / 1000 });
+    for (let s = 0; s <= 3600; s += 2) {
+      if (s > 1800 && s < 1980) continue;
+      samples.push({ atMs: min(0) + (s === 1800 ? 1978 : s) * 1000, kwh: Math.floor((11_000 * s) / 3600) / 1000 });
+    }
     const hours = hourlyFromCounter(samples, { maxPowerKw: 11 });
     expect(hours[0]).toMatchObject({ quality: 'complete', discontinuities: 0 });
     expect(hours[0]!.kwh).toBeCloseTo(11, 9);
+    // What a quarter of an hour at 11 kW cannot explain is a jump.
+    const jumped = hourlyFromCounter([...samples.slice(0, 10), ...samples.slice(10).map((x) => ({ ...x, kwh: x.kwh + 2.8 }))], { maxPowerKw: 11 });
+    expect(jumped[0]).toMatchObject({ quality: 'partial', discontinuities: 1 });
   });
 
   it('ignores small read-out jitter below jitterKwh without double counting', () => {

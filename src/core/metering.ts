@@ -67,7 +67,9 @@ export interface MeteringOptions {
   wrapKwh?: number;
   /**
    * A counter rise implying more than this average power is a discontinuity. Over intervals
-   * shorter than a minute the rise allowed is a minute's worth (counter resolution, read latency).
+   * shorter than `maxGapMs` the rise allowed is `maxGapMs`' worth: a reading can arrive late or
+   * bunched with the next (a stalled daemon, a slow broker, counter resolution) by as much as
+   * metering trusts an interval. What this catches is garbage: a counter off by far more.
    */
   maxPowerKw?: number;
   /**
@@ -249,7 +251,8 @@ export function accumulate(state: MeteringState, sample: CounterSample, options:
         discontinuity = 'counter-down';
       }
     }
-    if (discontinuity === undefined && options.maxPowerKw !== undefined && delta > options.maxPowerKw * (Math.max(b - a, 60_000) / HOUR_MS)) {
+    const maxGapMs = options.maxGapMs ?? defaultMaxGapMs;
+    if (discontinuity === undefined && options.maxPowerKw !== undefined && delta > options.maxPowerKw * (Math.max(b - a, maxGapMs) / HOUR_MS)) {
       discontinuity = 'counter-jump';
     }
     const split = splitOf(a, b, options);

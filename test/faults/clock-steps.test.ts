@@ -9,7 +9,9 @@ import { afterAll, expect, it } from 'vitest';
 import { localTimeToUtcMs } from '../../src/core/zoned-time.js';
 import type { HourlyEnergyRow } from '../../src/store/types.js';
 import { checkReports, hourMs, localTime, secretLeaks, spawnDaemon, stopAll, truthByHour, waitUntilSim, writeConfig, type DaemonProcess, type World } from '../helpers/daemon-harness.js';
-import { errorLines, faultOverrides, faultWorld, logsWith, priceCurve, priceCurveAt, readStore, tankLpc, wallSeconds } from './common.js';
+import {
+  errorLines, expectHourVsTruth, faultOverrides, faultWorld, logsWith, priceCurve, priceCurveAt, readInFull, readStore, tankLpc, wallSeconds,
+} from './common.js';
 
 afterAll(stopAll, 30_000);
 
@@ -41,17 +43,10 @@ function expectNoHourTwice(rows: readonly HourlyEnergyRow[]): void {
   }
 }
 
-const readInFull = (r: HourlyEnergyRow | undefined): boolean => r?.quality === 'measured' || r?.quality === 'estimated';
-
-/**
- * A row read in full against the truth: exact when `measured`. An `estimated` hour was split over
- * a long interval by interpolation (on a fast clock, a CPU stall at the hour boundary): off by at
- * most what the element draws in a few minutes when its thermostat switched inside that interval.
- */
+/** An hour read in full and right, within what the element (2 kW) draws in three minutes if estimated. */
 function expectReadInFull(r: HourlyEnergyRow | undefined, truthKwh: number): void {
   expect(readInFull(r), JSON.stringify(r)).toBe(true);
-  const tol = r!.quality === 'measured' ? Math.max(0.001 * truthKwh, 0.0005) : 2 * (3 / 60);
-  expect(Math.abs(r!.kwh - truthKwh), `${JSON.stringify(r)} vs truth ${truthKwh}`).toBeLessThanOrEqual(tol);
+  expectHourVsTruth(r!, truthKwh, { absTolKwh: 0.0005, estimatedTolKwh: 0.1 });
 }
 
 /** Local hour labels ("02") of slot starts. */

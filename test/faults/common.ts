@@ -2,9 +2,10 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { expect } from 'vitest';
 import { localAt } from '../../src/demo/environment.js';
 import { openStore } from '../../src/store/index.js';
-import type { Store } from '../../src/store/types.js';
+import type { HourlyEnergyRow, Store } from '../../src/store/types.js';
 import { hourMs, localTime, registerHome, startWorld, type DaemonLogLine, type DaemonProcess, type World, type WorldOptions } from '../helpers/daemon-harness.js';
 
 /** A January Wednesday in Oslo. */
@@ -96,4 +97,23 @@ export function deviceTransitions(world: World, daemons: readonly DaemonProcess[
     down: logsWith(daemons, (l) => inWindow(l) && l.msg === 'device down; putting it in its safe state').map((l) => String(l.code)),
     recovered: logsWith(daemons, (l) => inWindow(l) && l.msg === 'device recovered').length,
   };
+}
+
+/** Hours the daemon read in full: exactly (`measured`) or split over a long interval (`estimated`). */
+export function readInFull(row: HourlyEnergyRow | undefined): boolean {
+  return row?.quality === 'measured' || row?.quality === 'estimated';
+}
+
+/**
+ * A stored hour against the simulator's truth: a `measured` hour within 0.1 % (or `absTolKwh`);
+ * an `estimated` one within `estimatedTolKwh`, since it was split over a long interval by
+ * interpolation (on a fast clock, a CPU stall at the boundary in which a thermostat may switch);
+ * any other (partial, gap) never above the truth: its kWh is a lower bound.
+ */
+export function expectHourVsTruth(row: HourlyEnergyRow, truthKwh: number, tolerances: { absTolKwh: number; estimatedTolKwh: number }): void {
+  const what = `${row.subject} ${new Date(row.hourStartMs).toISOString()} ${row.quality} ${row.kwh} vs truth ${truthKwh}`;
+  const exact = Math.max(0.001 * truthKwh, tolerances.absTolKwh);
+  if (row.quality === 'measured') expect(Math.abs(row.kwh - truthKwh), what).toBeLessThanOrEqual(exact);
+  else if (row.quality === 'estimated') expect(Math.abs(row.kwh - truthKwh), what).toBeLessThanOrEqual(Math.max(exact, tolerances.estimatedTolKwh));
+  else expect(row.kwh, what).toBeLessThanOrEqual(truthKwh + exact);
 }
