@@ -47,12 +47,15 @@ describe('hourlyFromCounter', () => {
     expect(hours.map((h) => h.interpolated)).toEqual([true, true]);
   });
 
-  it('does not mark hours split by an interval as short as a normal read', () => {
-    const read = (s: number, kwh: number): CounterSample => ({ atMs: min(0) + s * 1000, kwh });
-    const hours = hourlyFromCounter([read(0, 0), read(3570, 1), read(3630, 1.1), read(7200, 2)]);
-    expect(hours.map((h) => [h.quality, h.interpolated])).toEqual([['complete', false], ['complete', false]]);
-    expect(hourlyFromCounter([read(0, 0), read(3570, 1), read(3630, 1.1), read(7200, 2)], { maxReadIntervalMs: 30_000 })
-      .map((h) => h.interpolated)).toEqual([true, true]);
+  it('does not mark hours split by an interval as short as a normal read, unless the reader restarted in it', () => {
+    const read = (s: number, kwh: number, resumed?: boolean): CounterSample => ({ atMs: min(0) + s * 1000, kwh, ...(resumed ? { resumed } : {}) });
+    const samples = [read(0, 0), read(3570, 1), read(3630, 1.1), read(7200, 2)];
+    expect(hourlyFromCounter(samples).map((h) => [h.quality, h.interpolated])).toEqual([['complete', false], ['complete', false]]);
+    expect(hourlyFromCounter(samples, { maxReadIntervalMs: 30_000 }).map((h) => h.interpolated)).toEqual([true, true]);
+    samples[2] = read(3630, 1.1, true);
+    expect(hourlyFromCounter(samples).map((h) => h.interpolated)).toEqual([true, true]);
+    // A restart inside an hour splits nothing.
+    expect(hourlyFromCounter([read(0, 0), read(1800, 1, true), read(3600, 2)]).map((h) => [h.quality, h.interpolated])).toEqual([['complete', false]]);
   });
 
   it('keeps the energy before a counter reset and marks the reset interval uncovered', () => {

@@ -15,8 +15,9 @@
  * - the clock stepped back across it (see below).
  * An hour whose whole 3 600 000 ms is covered is `complete`; one with some coverage is `partial`
  * (its kWh is a lower bound); one with none is `gap` (kWh 0, meaning "unknown"). A complete hour
- * is also `interpolated` when an interval longer than `maxReadIntervalMs` (a restart, a stall) was
- * split at one of its boundaries: its total is then an estimate, though the energy is real.
+ * is also `interpolated` when an interval across a restart of the reader (`resumed`), or longer
+ * than `maxReadIntervalMs` (a device away for minutes), was split at one of its boundaries: its
+ * total is then an estimate, though the energy is real.
  *
  * Clock steps. A reading stamped before the last one means the clock stepped back (an NTP
  * correction). The counter difference across the step is true energy but its hour is unknown, so
@@ -53,11 +54,15 @@ export interface HourEnergy {
 export interface CounterSample {
   atMs: number;
   kwh: number;
+  /** The reader restarted since the last sample: how the interval splits is an estimate. */
+  resumed?: boolean;
 }
 
 export interface PowerSample {
   atMs: number;
   w: number;
+  /** As for counters. */
+  resumed?: boolean;
 }
 
 export interface MeteringOptions {
@@ -73,8 +78,9 @@ export interface MeteringOptions {
    */
   maxPowerKw?: number;
   /**
-   * Longest interval between readings in normal operation. A longer one (up to `maxGapMs`) split
-   * across an hour boundary marks the hours on both sides `interpolated`. Default 1 min.
+   * Longest interval between readings in normal operation, with room for a busy reader (on an
+   * accelerated clock a CPU stall is minutes). A longer one (up to `maxGapMs`) split across an
+   * hour boundary marks the hours on both sides `interpolated`. Default 5 min.
    */
   maxReadIntervalMs?: number;
   /** Counter drops up to this size are read-out noise: treated as no change. Default 0. */
@@ -112,7 +118,7 @@ export interface AccumulateResult {
 }
 
 export const defaultMaxGapMs = 15 * 60_000;
-export const defaultMaxReadIntervalMs = 60_000;
+export const defaultMaxReadIntervalMs = 5 * 60_000;
 
 export function initialMeteringState(method: 'counter' | 'power'): MeteringState {
   return { method, last: null, open: null };
@@ -198,10 +204,10 @@ function crossesBoundary(a: number, b: number): boolean {
 }
 
 /** How the interval [a, b] may be split across hour boundaries: not at all, exactly, or by interpolation. */
-function splitOf(a: number, b: number, options: MeteringOptions): 'none' | 'exact' | 'interpolated' {
+function splitOf(a: number, b: number, resumed: boolean, options: MeteringOptions): 'none' | 'exact' | 'interpolated' {
   if (!crossesBoundary(a, b)) return 'exact';
   if (b - a > (options.maxGapMs ?? defaultMaxGapMs)) return 'none';
-  return b - a > (options.maxReadIntervalMs ?? defaultMaxReadIntervalMs) ? 'interpolated' : 'exact';
+  return resumed || b - a > (options.maxReadIntervalMs ?? defaultMaxReadIntervalMs) ? 'interpolated' : 'exact';
 }
 
 /** Beyond this a timestamp is not a date (and hour arithmetic stops moving). */
@@ -255,7 +261,7 @@ export function accumulate(state: MeteringState, sample: CounterSample, options:
     if (discontinuity === undefined && options.maxPowerKw !== undefined && delta > options.maxPowerKw * (Math.max(b - a, maxGapMs) / HOUR_MS)) {
       discontinuity = 'counter-jump';
     }
-    const split = splitOf(a, b, options);
+    const split = splitOf(a, b, sample.resumed === true, options);
     if (discontinuity !== undefined) {
       acc.markDiscontinuity(b - 1);
     } else if (split !== 'none') {
@@ -276,7 +282,7 @@ export function accumulatePower(state: MeteringState, sample: PowerSample, optio
   const acc = new Acc(state, options);
   const last = acc.state.last;
   const b = sample.atMs;
-  const split = last === null ? 'none' : splitOf(last.atMs, b, options);
+  const split = last === null ? 'none' : splitOf(last.atMs, b, sample.resumed === true, options);
   if (last !== null && split !== 'none') {
     const a = last.atMs;
     const pa = last.value;

@@ -99,11 +99,12 @@ export function createMetering(deps: {
 }): Metering {
   const log = deps.logger.child({ component: 'metering' });
   const flushEveryMs = deps.flushEveryMs ?? 60_000;
-  const states = new Map<string, { state: MeteringState; options: MeteringOptions; warnedAtMs?: number }>();
+  /** Per subject; `resumed` until the first reading after a saved state was loaded (a restart). */
+  const states = new Map<string, { state: MeteringState; options: MeteringOptions; resumed: boolean; warnedAtMs?: number }>();
   for (const s of deps.subjects) {
     const saved = deps.store.getState(stateKey(s.subject), meteringStateSchema);
     const state = saved && saved.method === s.method ? saved : initialMeteringState(s.method);
-    states.set(s.subject, { state, options: s.options ?? {} });
+    states.set(s.subject, { state, options: s.options ?? {}, resumed: state.last !== null });
   }
   let buffer: HourlyEnergyInput[] = [];
   let dirty = false;
@@ -175,14 +176,16 @@ export function createMetering(deps: {
       if (!entry) return;
       let r: AccumulateResult | null = null;
       let sample: { atMs: number; value: number } | null = null;
+      const resumed = entry.resumed;
       if (entry.state.method === 'counter' && reading.energyKwh !== undefined) {
         sample = { atMs: reading.energyAtMs ?? reading.atMs, value: reading.energyKwh };
-        r = accumulate(entry.state, { atMs: sample.atMs, kwh: sample.value }, entry.options);
+        r = accumulate(entry.state, { atMs: sample.atMs, kwh: sample.value, resumed }, entry.options);
       } else if (entry.state.method === 'power' && reading.powerW !== undefined) {
         sample = { atMs: reading.atMs, value: reading.powerW };
-        r = accumulatePower(entry.state, { atMs: sample.atMs, w: sample.value }, entry.options);
+        r = accumulatePower(entry.state, { atMs: sample.atMs, w: sample.value, resumed }, entry.options);
       }
       if (!r || !sample) return;
+      if (!r.ignored) entry.resumed = false;
       if (r.ignored) log.debug({ subject, ignored: r.ignored }, 'reading not used');
       if (r.discontinuity) report(subject, entry, sample.atMs, r.discontinuity, sample.value);
       entry.state = r.state;
