@@ -18,6 +18,7 @@
  */
 import type { ModbusRTU } from 'modbus-serial/ModbusRTU.js';
 import { requireCjs } from '../../cjs.js';
+import { LossWatch } from './loss-watch.js';
 import type { ModbusBusConfig } from '../../config/schema.js';
 import { WattshiftError, type ErrorCode } from '../../errors.js';
 import type { Logger } from '../../log.js';
@@ -51,9 +52,8 @@ export interface ModbusBusDeps {
 
 interface Connection {
   client: ModbusRTU;
-  /** Rejects when the connection is lost; raced against every request. */
-  lost: Promise<never>;
-  fail(err: WattshiftError): void;
+  /** Fails the requests in flight when the connection is lost. */
+  loss: LossWatch;
 }
 
 function describe(c: ModbusBusConfig): string {
@@ -159,7 +159,7 @@ class Bus implements ModbusBus {
     const conn = await this.ensureConnected();
     conn.client.setID(unitId);
     try {
-      return await Promise.race([op(conn.client), conn.lost]);
+      return await conn.loss.guard(op(conn.client));
     } catch (err) {
       const wErr = classifyModbusError(err, `${this.where} ${what}`);
       if (wErr.code === 'DEVICE_UNREACHABLE' && this.conn === conn) {
@@ -208,7 +208,7 @@ class Bus implements ModbusBus {
     const conn = this.conn;
     this.conn = null;
     if (!conn) return;
-    conn.fail(err);
+    conn.loss.fail(err);
     try {
       conn.client.destroy(() => undefined);
     } catch {
@@ -246,13 +246,9 @@ class Bus implements ModbusBus {
     } finally {
       clearTimeout(guard);
     }
-    let fail: (err: WattshiftError) => void = () => undefined;
-    const lost = new Promise<never>((_, reject) => {
-      fail = reject;
-    });
-    lost.catch(() => undefined);
-    client.on('close', () => fail(new WattshiftError('DEVICE_UNREACHABLE', `${this.where}: connection lost`)));
-    return { client, lost, fail };
+    const loss = new LossWatch();
+    client.on('close', () => loss.fail(new WattshiftError('DEVICE_UNREACHABLE', `${this.where}: connection lost`)));
+    return { client, loss };
   }
 }
 
