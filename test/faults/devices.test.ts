@@ -181,12 +181,12 @@ it('rides out a Mosquitto restart and garbage from an MQTT charger', async () =>
     expect(unleashed.filter((s) => s.tankBlocked)).toEqual([]);
     expect(between(backBy, lpc.endMs).some((s) => s.tankBlocked)).toBe(true);
 
-    // Hours: 12:00 read in full for both (the counter is metered at the time it arrived, so the
-    // car's 11 kW cross the boundaries exactly); the hours with garbage or the outage are partial.
-    // (A Shelly counts in mWh, the go-e in whole Wh; the car's current only changes on commands,
-    // never inside a stall.)
+    // Hours: 12:00 read in full for both; the hours with garbage or the outage are partial.
+    // A pushed counter is metered when its message is taken in; on this 400× clock a CPU stall
+    // of the daemon delays that by up to ~30 simulated seconds (milliseconds at real speed),
+    // which at 11 kW moves up to 0.1 kWh across an hour boundary.
     const tankRows = checkHours(world, 'tank', lpc.endMs, tankTolerances);
-    const carRows = checkHours(world, 'car', lpc.endMs, { absTolKwh: 0.002, estimatedTolKwh: 0.002 });
+    const carRows = checkHours(world, 'car', lpc.endMs, { absTolKwh: 0.1, estimatedTolKwh: 0.1 });
     expect(readInFull(hourOf(tankRows, localTime(world, 0, 12))), brief(tankRows)).toBe(true);
     expect(readInFull(hourOf(carRows, localTime(world, 0, 12))), brief(carRows)).toBe(true);
     expect(truthByHour(world).car.get(localTime(world, 0, 12))).toBeGreaterThan(5);
