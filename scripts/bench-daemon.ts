@@ -55,7 +55,7 @@ const idleSeconds = Number(values['idle-s']);
 const nodeOptions = values['node-options'] ?? '';
 const nodeFlags = values['node-flags'] ?? unitNodeFlags();
 const nodeArgs = [...nodeFlags.split(/\s+/).filter(Boolean), ...(values['trace-gc'] ? ['--trace-gc'] : [])];
-const nodeEnv: NodeJS.ProcessEnv = nodeOptions ? { NODE_OPTIONS: nodeOptions } : {};
+const nodeEnv: NodeJS.ProcessEnv = { ...(values['node-flags'] === undefined ? unitEnvironment() : {}), ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}) };
 const dirs: string[] = [];
 const tmp = (prefix: string): string => {
   const d = mkdtempSync(join(tmpdir(), prefix));
@@ -65,12 +65,20 @@ const tmp = (prefix: string): string => {
 
 let idleRssMb: number | null = null;
 
+function readUnit(): string {
+  return readFileSync(new URL('../systemd/wattshift.service', import.meta.url), 'utf8');
+}
+
 /** The node flags in systemd/wattshift.service's ExecStart (between the node binary and the script). */
 function unitNodeFlags(): string {
-  const unit = readFileSync(new URL('../systemd/wattshift.service', import.meta.url), 'utf8');
-  const exec = /^ExecStart=\S*node((?:\s+--\S+)*)\s/m.exec(unit);
+  const exec = /^ExecStart=\S*node((?:\s+--\S+)*)\s/m.exec(readUnit());
   if (!exec) throw new Error('systemd/wattshift.service: no ExecStart running node');
   return (exec[1] ?? '').trim();
+}
+
+/** The unit's `Environment=NAME=value` lines (malloc tuning and the like). */
+function unitEnvironment(): NodeJS.ProcessEnv {
+  return Object.fromEntries([...readUnit().matchAll(/^Environment=([A-Z_]+)=(\S+)$/gm)].map((m) => [m[1], m[2]]));
 }
 
 async function measureStartup(): Promise<number[]> {
