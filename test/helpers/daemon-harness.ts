@@ -474,9 +474,10 @@ export function checkReports(
     relTol?: number;
     /**
      * Absolute per-hour tolerance by device id, kWh (default half a Wh, the reports' resolution).
-     * A pushed (MQTT) counter is stamped when the daemon reads it, not when the device measured
-     * it, so an hour boundary can move energy by power × publish interval between two hours; the
-     * sum over the event can then only be off by that at its two outer boundaries.
+     * A pushed (MQTT) counter is metered when the daemon takes its message in; on a fast clock a
+     * CPU stall of the daemon delays that by simulated seconds, so an hour boundary can move
+     * energy by power × stall between two hours; the sum over the event can then only be off by
+     * that at its two outer boundaries.
      */
     absTolKwh?: Record<string, number>;
   } = {},
