@@ -7,19 +7,16 @@ import { z } from 'zod';
 import { optionalSecretField, secretField } from './secret.js';
 import { deviceSchema, modbusBusSchema, timeOfDay } from './schema-devices.js';
 import { crossCheck } from './cross-check.js';
+import { isKnownTimeZone } from '../core/zoned-time.js';
 
 export * from './schema-devices.js';
 
 export const priceAreas = ['NO1', 'NO2', 'NO3', 'NO4', 'NO5', 'SE1', 'SE2', 'SE3', 'SE4', 'DK1', 'DK2', 'FI'] as const;
 export const currencies = ['NOK', 'SEK', 'DKK', 'EUR'] as const;
 
+/** An Area/Location name (or UTC); legacy names such as `CET` or `EST5EDT` are refused. */
 function isIanaTimeZone(tz: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-GB', { timeZone: tz });
-    return tz.includes('/') || tz === 'UTC';
-  } catch {
-    return false;
-  }
+  return (tz.includes('/') || tz === 'UTC') && isKnownTimeZone(tz);
 }
 
 const httpUrl = z.url({ protocol: /^https?$/ });

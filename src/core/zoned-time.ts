@@ -1,7 +1,10 @@
 /**
- * Calendar arithmetic in an IANA time zone (Europe/Oslo for the daily price curves), using only
- * `Intl`. All inputs and outputs are epoch milliseconds; "local" means wall-clock time in `zone`.
+ * Calendar arithmetic in an IANA time zone (Europe/Oslo for the daily price curves). All inputs and
+ * outputs are epoch milliseconds; "local" means wall-clock time in `zone`. Offsets come from the
+ * zone's compiled tz data (`zone-rules.ts`); a zone without it takes the Intl path, same results.
  */
+import { zoneRules } from './zone-rules.js';
+import { utcOffsetMs } from './tzif.js';
 
 export const OSLO = 'Europe/Oslo';
 export const HOUR_MS = 3_600_000;
@@ -35,8 +38,7 @@ function formatter(zone: string): Intl.DateTimeFormat {
   return f;
 }
 
-/** Wall-clock parts of `ms` in `zone`. */
-export function localParts(ms: number, zone: string = OSLO): LocalParts {
+function intlLocalParts(ms: number, zone: string): LocalParts {
   const parts: Record<string, number> = {};
   for (const p of formatter(zone).formatToParts(new Date(ms))) {
     if (p.type !== 'literal') parts[p.type] = Number(p.value);
@@ -50,16 +52,42 @@ export function localParts(ms: number, zone: string = OSLO): LocalParts {
   };
 }
 
-/** Offset of `zone` from UTC at instant `ms`, in ms (e.g. +3_600_000 for CET). */
-export function zoneOffsetMs(ms: number, zone: string = OSLO): number {
-  const p = localParts(ms, zone);
-  const asUtc = Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute);
-  return asUtc - Math.floor(ms / MINUTE_MS) * MINUTE_MS;
+const floorToMinute = (ms: number): number => Math.floor(ms / MINUTE_MS) * MINUTE_MS;
+
+/** Wall-clock parts of `ms` in `zone`. */
+export function localParts(ms: number, zone: string = OSLO): LocalParts {
+  const rules = zoneRules(zone);
+  if (!rules) return intlLocalParts(ms, zone);
+  const wall = new Date(ms + utcOffsetMs(rules, ms));
+  return { year: wall.getUTCFullYear(), month: wall.getUTCMonth() + 1, day: wall.getUTCDate(), hour: wall.getUTCHours(), minute: wall.getUTCMinutes() };
 }
 
 /**
- * The instant of local wall time y-m-d h:mm in `zone` (of a repeated hour, the first; a skipped
- * time moves forward by the gap). Day overflow is allowed (day 32 is the next month's first).
+ * Offset of `zone` from UTC at instant `ms`, in ms (e.g. +3_600_000 for CET), as wall-clock
+ * minutes show it (an offset with seconds, from before 1972, is cut to the local minute).
+ */
+export function zoneOffsetMs(ms: number, zone: string = OSLO): number {
+  const rules = zoneRules(zone);
+  if (rules) return floorToMinute(ms + utcOffsetMs(rules, ms)) - floorToMinute(ms);
+  const p = intlLocalParts(ms, zone);
+  return Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute) - floorToMinute(ms);
+}
+
+/** Whether `zone` names a time zone: one with compiled tz data, or one Intl knows (any spelling). */
+export function isKnownTimeZone(zone: string): boolean {
+  if (zoneRules(zone)) return true;
+  try {
+    new Intl.DateTimeFormat('en-GB', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The instant of local wall time y-m-d h:mm in `zone`. Of a repeated hour it gives the later
+ * instant east of Greenwich (Oslo) and the earlier west of it (New York); a skipped time moves by
+ * the gap, forward east and backward west. Day overflow is allowed (day 32 is the next month's first).
  */
 export function localTimeToUtcMs(year: number, month: number, day: number, hour: number, zone: string = OSLO, minute = 0): number {
   const naive = Date.UTC(year, month - 1, day, hour, minute);

@@ -4,6 +4,7 @@ import type { SparkEvent } from '../spark/wire.js';
 import { startLoop, type LoopHandle } from './loop.js';
 import type { EventIntake } from './event-intake.js';
 import { isWattshiftError } from '../errors.js';
+import { localParts, localTimeToUtcMs } from '../core/zoned-time.js';
 
 export interface EventSource {
   /** Pages newest first and stops at the first page made only of known events. */
@@ -16,38 +17,14 @@ export interface PollerHealth {
   lastError: { code: string; message: string; atMs: number } | null;
 }
 
-/** Wall-clock fields of `ms` in `timeZone`. */
-function zonedParts(ms: number, timeZone: string): { y: number; mo: number; d: number; h: number; mi: number; s: number } {
-  const parts = new Intl.DateTimeFormat('en-GB', {
-    timeZone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23',
-  }).formatToParts(new Date(ms));
-  const get = (t: string): number => Number(parts.find((p) => p.type === t)?.value ?? 0);
-  return { y: get('year'), mo: get('month'), d: get('day'), h: get('hour'), mi: get('minute'), s: get('second') };
-}
-
-/** The zone's offset from UTC at `ms`, in ms (whole seconds). */
-function offsetMs(ms: number, timeZone: string): number {
-  const p = zonedParts(ms, timeZone);
-  return Date.UTC(p.y, p.mo - 1, p.d, p.h, p.mi, p.s) - Math.floor(ms / 1000) * 1000;
-}
-
-/** The instant of a wall-clock time in `timeZone` (the later one when it does not exist). */
-function zonedToUtcMs(y: number, mo: number, d: number, h: number, mi: number, timeZone: string): number {
-  const guess = Date.UTC(y, mo - 1, d, h, mi);
-  const first = guess - offsetMs(guess, timeZone);
-  const second = guess - offsetMs(first, timeZone);
-  return Math.max(first, second);
-}
-
 /**
  * Milliseconds until the next daily-curve check: a few minutes after 13:00 in `timeZone`. Real
  * elapsed time, so a day with a DST change is 23 or 25 hours long.
  */
 export function msUntilDailyCurve(nowMs: number, timeZone: string, afterMinutes = 5): number {
-  const today = zonedParts(nowMs, timeZone);
+  const today = localParts(nowMs, timeZone);
   for (let dayOffset = 0; dayOffset < 3; dayOffset++) {
-    const date = new Date(Date.UTC(today.y, today.mo - 1, today.d + dayOffset));
-    const target = zonedToUtcMs(date.getUTCFullYear(), date.getUTCMonth() + 1, date.getUTCDate(), 13, afterMinutes, timeZone);
+    const target = localTimeToUtcMs(today.year, today.month, today.day + dayOffset, 13, timeZone, afterMinutes);
     if (target > nowMs) return target - nowMs;
   }
   return 86_400_000;

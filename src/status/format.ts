@@ -1,42 +1,41 @@
+import { isKnownTimeZone, localParts } from '../core/zoned-time.js';
+
 /** Escapes text for HTML and SVG (element content and quoted attributes). */
 export function escapeXml(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 }
 
-const formatters = new Map<string, Intl.DateTimeFormat>();
+const weekdays = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
+const pad2 = (n: number): string => String(n).padStart(2, '0');
 
-function parts(ms: number, timezone: string): Record<string, string> {
-  let f = formatters.get(timezone);
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-GB', {
-      timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', weekday: 'short', hourCycle: 'h23',
-    });
-    formatters.set(timezone, f);
-  }
-  return Object.fromEntries(f.formatToParts(new Date(ms)).map((p) => [p.type, p.value]));
+/** Two-digit wall-clock fields and the short weekday of `ms` in the timezone. */
+function parts(ms: number, timezone: string): { year: string; month: string; day: string; hour: string; minute: string; weekday: string } {
+  const p = localParts(ms, timezone);
+  const weekday = weekdays[new Date(Date.UTC(p.year, p.month - 1, p.day)).getUTCDay()] ?? '';
+  return { year: String(p.year), month: pad2(p.month), day: pad2(p.day), hour: pad2(p.hour), minute: pad2(p.minute), weekday };
 }
 
 /** `HH:mm` in the timezone. */
 export function hhmm(ms: number, timezone: string): string {
   const p = parts(ms, timezone);
-  return `${p['hour']}:${p['minute']}`;
+  return `${p.hour}:${p.minute}`;
 }
 
 /** `Mon 02-03` (day-month) in the timezone. */
 export function dayLabel(ms: number, timezone: string): string {
   const p = parts(ms, timezone);
-  return `${p['weekday']} ${p['day']}-${p['month']}`;
+  return `${p.weekday} ${p.day}-${p.month}`;
 }
 
 /** `2026-03-02 14:00` in the timezone. */
 export function dateTime(ms: number, timezone: string): string {
   const p = parts(ms, timezone);
-  return `${p['year']}-${p['month']}-${p['day']} ${p['hour']}:${p['minute']}`;
+  return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}`;
 }
 
-/** Throws a RangeError for a timezone Intl does not know. */
+/** Throws a RangeError for an unknown timezone. */
 export function assertTimezone(timezone: string): void {
-  new Intl.DateTimeFormat('en-GB', { timeZone: timezone });
+  if (!isKnownTimeZone(timezone)) throw new RangeError(`Invalid time zone specified: ${timezone}`);
 }
 
 /** Fixed decimals without `-0`. */
