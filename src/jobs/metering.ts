@@ -52,6 +52,11 @@ export function meteringOptionsFor(device: DeviceConfig, site: Pick<SiteConfig, 
   return ratedKw === undefined ? {} : { maxPowerKw: ratedKw * powerHeadroom };
 }
 
+/**
+ * The stored quality. `estimated` (integrated from power, or split over a restart or a long
+ * interval) is reported like `measured`: the API carries no quality, and the total is real.
+ * `partial` is reported as a lower bound, `gap` left out (see core/reports).
+ */
 function toRow(subject: string, h: HourEnergy): HourlyEnergyInput {
   const quality = h.quality === 'gap' ? 'gap' : h.quality === 'partial' ? 'partial' : h.estimated || h.interpolated ? 'estimated' : 'measured';
   return { subject, hourStartMs: h.hourStartMs, kwh: h.kwh, quality, samples: 0 };
