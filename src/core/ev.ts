@@ -90,8 +90,9 @@ export function solveEv(p: EvProblem): EvSolution {
       // The cheapest k slots for a few k (more slots at their minimum can beat a partial one),
       // and the cheapest k0 − 1 plus any one other slot in place of the partial one.
       for (let k = k0; k <= Math.min(ord.length, k0 + 3); k++) consider(ord.slice(0, k));
+      // (head + ord[j] is already in fill order: j comes after every slot of the head.)
       const head = ord.slice(0, Math.max(0, k0 - 1));
-      for (let j = k0; j < ord.length; j++) consider([...head, ord[j] as number].sort((x, y) => ord.indexOf(x) - ord.indexOf(y)));
+      for (let j = k0; j < ord.length; j++) consider([...head, ord[j] as number]);
     }
     if (!best) {
       // Nothing takes the target within the minimums: everything at full power (shortfall, or

@@ -37,6 +37,20 @@ export interface EvSetup {
   fixed: (number | undefined)[];
 }
 
+/** Memory the solvers reuse across the many solves of one plan, made on first use. */
+export class SolverWorkspace {
+  #discrete: DiscreteWorkspace | undefined;
+  #storage: StorageWorkspace | undefined;
+
+  get discrete(): DiscreteWorkspace {
+    return (this.#discrete ??= new DiscreteWorkspace());
+  }
+
+  get storage(): StorageWorkspace {
+    return (this.#storage ??= new StorageWorkspace());
+  }
+}
+
 export interface Setup {
   slots: PriceSlot[];
   n: number;
@@ -55,8 +69,7 @@ export interface Setup {
   ev: EvSetup | null;
   shortfalls: Shortfall[];
   penalty: number;
-  /** Memory the solvers reuse across the many solves of this plan. */
-  workspace: { discrete: DiscreteWorkspace; storage: StorageWorkspace };
+  workspace: SolverWorkspace;
 }
 
 function overlap(a0: number, a1: number, b0: number, b1: number): number {
@@ -204,5 +217,5 @@ export function setupPlan(input: PlanInput, nowMs: number, previous: Plan | unde
     };
   }
   return { slots, n, slotMs, slotHours, fraction, hours, dayIndex, allFallback, price, headroomKW, headroomE, lpcBinding, tank, ev, shortfalls, penalty,
-    workspace: { discrete: new DiscreteWorkspace(), storage: new StorageWorkspace() } };
+    workspace: new SolverWorkspace() };
 }
