@@ -6,8 +6,9 @@
  * negative), it plans four scenario families — tank (continuous), tank (relay on/off), EV,
  * and tank + EV under a location limit with an LPC cap — and compares each plan with the
  * optimum of the same model from HiGHS (LP, or MILP where there are on/off decisions or a
- * legionella "at least once"). It also times 7-day 15-minute joint plans. The last line is
- * one JSON object with the headline figures.
+ * legionella "at least once"). It also times 7-day 15-minute joint plans and measures the peak
+ * memory of one such plan with a relay tank (see bench-planner-memory.ts). The last line is one
+ * JSON object with the headline figures.
  */
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
@@ -18,6 +19,7 @@ import { setupPlan, type Setup } from '../src/core/plan-setup.js';
 import type { DeltaCurveInput, EvParams, Plan, PlanInput, TankParams } from '../src/core/types.js';
 import { areaTimezone, hourlyWindows, loadPriceSeries, type PriceSeries } from './lib/price-data.js';
 import { rng } from '../src/core/prng.js';
+import { planPeakRssMb } from './bench-planner-memory.js';
 
 export type Family = 'tank' | 'tankRelay' | 'ev' | 'joint';
 
@@ -81,6 +83,12 @@ export function scenario(
   };
   if (slotMinutes === 15 && input.ev) input.ev = { ...ev, departureMs: startMs + (36 + Math.floor(rand() * 100)) * 3_600_000, energyNeededKWh: 40 };
   return { input, nowMs: startMs };
+}
+
+/** 15-minute prices from hourly ones, each quarter varied by ±10 % (seeded). */
+export function quarterHourly(hourly: { startMs: number; price: number }[], seed: number): { startMs: number; price: number }[] {
+  const rand = rng(seed);
+  return hourly.flatMap((p) => [0, 1, 2, 3].map((i) => ({ startMs: p.startMs + i * 900_000, price: p.price * (0.9 + 0.2 * rand()) })));
 }
 
 const n6 = (x: number): string => (Math.abs(x) < 1e-12 ? '0' : x.toFixed(9));
@@ -289,14 +297,14 @@ async function main(): Promise<void> {
   outer2: for (const sr of series) {
     for (const w of hourlyWindows(sr, 168, quick ? 168 : 48)) {
       if (long.length >= longCap) break outer2;
-      const rand = rng(seed);
-      const quarters = w.points.flatMap((p) => [0, 1, 2, 3].map((i) => ({ startMs: p.startMs + i * 900_000, price: p.price * (0.9 + 0.2 * rand()) })));
-      const { input, nowMs } = scenario('joint', sr, quarters, seed++, 15);
+      const { input, nowMs } = scenario('joint', sr, quarterHourly(w.points, seed), seed++, 15);
       long.push(timePlan(input, nowMs));
     }
   }
   const p99Long = pct(long, 99);
   console.log(`joint 7d 15-min  windows ${long.length}  time p50 ${pct(long, 50).toFixed(1)} ms p99 ${p99Long.toFixed(1)} ms`);
+  const peakRssMb = planPeakRssMb();
+  console.log(`one 7-day 15-min relay tank + EV plan raises peak RSS by ${peakRssMb.toFixed(2)} MB`);
   const meanGap = allGaps.reduce((a, b) => a + b, 0) / Math.max(1, allGaps.length);
   const out = {
     windows,
@@ -305,6 +313,7 @@ async function main(): Promise<void> {
     feasibleMissed,
     p99Ms48hHourly: Number(p99Joint48.toFixed(2)),
     p99Ms7d15min: Number(p99Long.toFixed(1)),
+    peakRssMb7d15minRelay: Number(peakRssMb.toFixed(2)),
     meanSavingsPct: Number((allSavings.reduce((a, b) => a + b, 0) / Math.max(1, allSavings.length)).toFixed(2)),
   };
   console.log(JSON.stringify(out));
