@@ -11,9 +11,13 @@ SRC=$(cd "$(dirname "$0")/.." && pwd)
 [ "$(id -u)" = 0 ] || { echo "install.sh: run as root" >&2; exit 1; }
 [ -f "$SRC/dist/main.js" ] || { echo "install.sh: build first (npm ci && npm run build)" >&2; exit 1; }
 
-if ! command -v node >/dev/null 2>&1; then
+# nodejs, and tzdata: local time comes from /usr/share/zoneinfo (Intl's formatter costs ~8 MB of RSS).
+missing=()
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+[ -d /usr/share/zoneinfo ] || missing+=(tzdata)
+if [ ${#missing[@]} -gt 0 ]; then
   apt-get update
-  apt-get install -y nodejs
+  apt-get install -y "${missing[@]}"
 fi
 node_major=$(node -p 'process.versions.node.split(".")[0]')
 [ "$node_major" -ge 20 ] || { echo "install.sh: Node 20 or newer is needed, found $(node --version)" >&2; exit 1; }
