@@ -17,7 +17,7 @@ command -v node >/dev/null 2>&1 || missing+=(nodejs)
 [ -d /usr/share/zoneinfo ] || missing+=(tzdata)
 if [ ${#missing[@]} -gt 0 ]; then
   apt-get update
-  apt-get install -y "${missing[@]}"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}"
 fi
 node_major=$(node -p 'process.versions.node.split(".")[0]')
 [ "$node_major" -ge 20 ] || { echo "install.sh: Node 20 or newer is needed, found $(node --version)" >&2; exit 1; }
