@@ -3,7 +3,7 @@
  * Restart=always), each time from a warm standby process so that a restart costs simulated
  * minutes even on a fast clock.
  */
-import { spawnStandbyDaemon, type DaemonLogLine, type DaemonProcess, type SpawnOptions, type StandbyDaemon, type World } from './daemon-harness.js';
+import { spawnStandbyDaemon, waitUntilSim, type DaemonLogLine, type DaemonProcess, type SpawnOptions, type StandbyDaemon, type World } from './daemon-harness.js';
 
 export interface Kill {
   /** Simulated time of the SIGKILL. */
@@ -19,17 +19,27 @@ export interface RestartingDaemon {
   readonly kills: readonly Kill[];
   /** Resolves once the running process has logged that it runs (waits across restarts). */
   running(): Promise<DaemonProcess>;
-  /** SIGKILLs the running process (once); the next one starts when it has gone. */
+  /** SIGKILLs the running process (once; not while stopping); the next one starts when it has gone. */
   kill(cause: string): void;
-  /** Stops the running process with SIGTERM and drops the standbys; resolves with its exit. */
+  /** Kills the process once it has run for `minRunMs` of simulated time (waiting across restarts). */
+  killAfterRunning(cause: string, minRunMs: number): Promise<void>;
+  /** Stops the process with SIGTERM once it runs, and drops the standbys; resolves with its exit. */
   stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
 export const isRunningLine = (l: DaemonLogLine): boolean => l.msg === 'running';
 
-/** Starts the daemon with `standbys` more processes loading behind it (default 2). */
-export function startRestartingDaemon(world: World, options: SpawnOptions & { standbys?: number } = {}): RestartingDaemon {
-  const { standbys = 2, ...spawnOptions } = options;
+/** The simulated time of a daemon's log line (stamped on the real clock). */
+export function simTimeOf(world: World, line: DaemonLogLine): number {
+  return world.startMs + (Date.parse(String(line['time'])) - world.realOriginMs) * world.speed;
+}
+
+/**
+ * Starts the daemon with `standbys` more processes loading behind it (default 2). After `maxKills`
+ * kills (default unlimited) further kills are ignored.
+ */
+export function startRestartingDaemon(world: World, options: SpawnOptions & { standbys?: number; maxKills?: number } = {}): RestartingDaemon {
+  const { standbys = 2, maxKills = Number.POSITIVE_INFINITY, ...spawnOptions } = options;
   const pool: StandbyDaemon[] = [];
   const incarnations: StandbyDaemon[] = [];
   const kills: Kill[] = [];
@@ -73,14 +83,21 @@ export function startRestartingDaemon(world: World, options: SpawnOptions & { st
     },
     kill(cause) {
       const d = current();
-      if (killed.has(d)) return;
+      if (stopping || killed.has(d) || kills.length >= maxKills) return;
       killed.add(d);
       kills.push({ atMs: world.clock.nowMs(), cause, incarnation: incarnations.length - 1 });
       d.kill('SIGKILL');
     },
+    async killAfterRunning(cause, minRunMs) {
+      while (kills.length < maxKills) {
+        const d = await this.running();
+        await waitUntilSim(world, simTimeOf(world, d.logs.find(isRunningLine)!) + minRunMs);
+        if (d === current() && !killed.has(d)) return this.kill(cause);
+      }
+    },
     async stop() {
+      const last = await this.running();
       stopping = true;
-      const last = current();
       last.kill('SIGTERM');
       const exit = await last.exited;
       for (const d of pool) d.kill('SIGKILL');
