@@ -67,18 +67,11 @@ export function startRestartingDaemon(world: World, options: SpawnOptions & { st
     kills,
     async running() {
       for (;;) {
+        if (stopping) throw new Error('the daemon is being stopped');
         const d = current();
-        if (killed.has(d)) {
-          // Its successor starts when it has gone.
-          await d.exited;
-          continue;
-        }
-        // A process killed before it ran rejects; its successor is then the one to wait for.
-        const ran = await d.waitForLog(isRunningLine, 60_000).then(() => true, (err: unknown) => {
-          if (d === current() && !stopping) throw err;
-          return false;
-        });
-        if (ran && d === current() && !killed.has(d)) return d;
+        // One we killed: its successor starts when it has gone. Any other must get to run.
+        if (killed.has(d)) await d.exited;
+        else if (await d.waitForLog(isRunningLine, 60_000).then(() => !killed.has(d), (err: unknown) => (killed.has(d) ? false : Promise.reject(err)))) return d;
       }
     },
     kill(cause) {
