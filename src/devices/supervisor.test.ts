@@ -57,8 +57,22 @@ describe('superviseDevice', () => {
     const meter = scriptedMeter();
     const dev = superviseDevice({ id: 'tank', kind: 'hotWaterTank', capabilities: meter.caps, leaseMs: 60_000, readTimeoutMs: 1000 }, { clock, logger: captureLogger().logger });
     const r = await dev.read(new AbortController().signal);
-    expect(r).toEqual({ atMs: t0, energyKwh: 100.5, temperatureC: 55, errors: [] });
+    expect(r).toEqual({ atMs: t0, energyKwh: 100.5, energyAtMs: t0, temperatureC: 55, errors: [] });
     expect(dev.health().state).toBe('up');
+  });
+
+  it('stamps a polled counter when its answer arrives, not when the read was queued', async () => {
+    const clock = new ManualClock(t0);
+    const caps: DeviceCapabilities = {
+      // The counter's answer waits 40 s behind other requests on its bus.
+      energyMeter: { readEnergyKwh: async (signal) => (await clock.sleep(40_000, signal), 12.5) },
+      thermometer: { readTemperatureC: async () => 55 },
+    };
+    const dev = superviseDevice({ id: 'tank', kind: 'hotWaterTank', capabilities: caps, leaseMs: 60_000, readTimeoutMs: 60_000 }, { clock, logger: captureLogger().logger });
+    const reading = dev.read(new AbortController().signal);
+    await settle();
+    await clock.advance(40_000);
+    expect(await reading).toMatchObject({ atMs: t0, energyKwh: 12.5, energyAtMs: t0 + 40_000 });
   });
 
   it('goes down after repeated failures, allows the heater, logs once each way', async () => {

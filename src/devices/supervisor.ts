@@ -79,8 +79,10 @@ export interface SupervisedDevice {
 }
 
 const readers = {
-  energyMeter: (c: DeviceCapabilities, s: AbortSignal) =>
-    c.energyMeter?.readStampedEnergyKwh?.(s) ?? c.energyMeter?.readEnergyKwh(s).then((kwh) => ({ kwh, atMs: undefined })),
+  // A polled counter is stamped when its answer arrives: the read may wait behind others on its
+  // bus, and a stamp taken before queueing would move energy across an hour boundary.
+  energyMeter: (c: DeviceCapabilities, s: AbortSignal, nowMs: () => number) =>
+    c.energyMeter?.readStampedEnergyKwh?.(s) ?? c.energyMeter?.readEnergyKwh(s).then((kwh) => ({ kwh, atMs: nowMs() })),
   powerMeter: (c: DeviceCapabilities, s: AbortSignal) => c.powerMeter?.readPowerW(s),
   thermometer: (c: DeviceCapabilities, s: AbortSignal) => c.thermometer?.readTemperatureC(s),
   evStateReader: (c: DeviceCapabilities, s: AbortSignal) => c.evStateReader?.readEvState(s),
@@ -203,7 +205,7 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
     async read(signal) {
       const reading: DeviceReading = { atMs: clock.nowMs(), errors: [] };
       const names = (Object.keys(readers) as ReadCapability[]).filter((n) => caps[n] !== undefined);
-      const results = await Promise.allSettled(names.map((n) => timed(`read ${n}`, signal, (s) => readers[n](caps, s) as Promise<unknown>)));
+      const results = await Promise.allSettled(names.map((n) => timed(`read ${n}`, signal, (s) => readers[n](caps, s, () => clock.nowMs()) as Promise<unknown>)));
       let firstError: WattshiftError | undefined;
       results.forEach((r, i) => {
         const name = names[i]!;
@@ -214,9 +216,9 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
           return;
         }
         if (name === 'energyMeter') {
-          const energy = r.value as { kwh: number; atMs: number | undefined };
+          const energy = r.value as { kwh: number; atMs: number };
           reading.energyKwh = energy.kwh;
-          if (energy.atMs !== undefined) reading.energyAtMs = energy.atMs;
+          reading.energyAtMs = energy.atMs;
         }
         else if (name === 'powerMeter') reading.powerW = r.value as number;
         else if (name === 'thermometer') reading.temperatureC = r.value as number;
