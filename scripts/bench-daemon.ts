@@ -11,7 +11,7 @@
  * an accelerated clock this is a lower bound) and logical file writes (`wchar` minus the bytes the
  * daemon sent to its peers through counting relays and to stdout/stderr), an upper bound.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -20,6 +20,7 @@ import { acceleratedClock, systemClock } from '../src/clock.js';
 import { localAt } from '../src/demo/environment.js';
 import { startBenchWorld } from './lib/bench-world.js';
 import { spawnDaemon } from './lib/daemon-process.js';
+import { unitEnvironment, unitNodeFlags } from './lib/systemd-unit.js';
 import { median, round, sampleProc, slope, type ProcSample } from './lib/proc-sample.js';
 
 const HOUR_MS = 3_600_000;
@@ -53,8 +54,8 @@ const starts = Number(values.starts);
 const sampleMs = Number(values['sample-ms']);
 const idleSeconds = Number(values['idle-s']);
 const nodeOptions = values['node-options'] ?? '';
-const nodeFlags = values['node-flags'] ?? unitNodeFlags();
-const nodeArgs = [...nodeFlags.split(/\s+/).filter(Boolean), ...(values['trace-gc'] ? ['--trace-gc'] : [])];
+const nodeFlags = values['node-flags'] === undefined ? unitNodeFlags() : values['node-flags'].split(/\s+/).filter(Boolean);
+const nodeArgs = [...nodeFlags, ...(values['trace-gc'] ? ['--trace-gc'] : [])];
 const nodeEnv: NodeJS.ProcessEnv = { ...(values['node-flags'] === undefined ? unitEnvironment() : {}), ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}) };
 const dirs: string[] = [];
 const tmp = (prefix: string): string => {
@@ -64,22 +65,6 @@ const tmp = (prefix: string): string => {
 };
 
 let idleRssMb: number | null = null;
-
-function readUnit(): string {
-  return readFileSync(new URL('../systemd/wattshift.service', import.meta.url), 'utf8');
-}
-
-/** The node flags in systemd/wattshift.service's ExecStart (between the node binary and the script). */
-function unitNodeFlags(): string {
-  const exec = /^ExecStart=\S*node((?:\s+--\S+)*)\s/m.exec(readUnit());
-  if (!exec) throw new Error('systemd/wattshift.service: no ExecStart running node');
-  return (exec[1] ?? '').trim();
-}
-
-/** The unit's `Environment=NAME=value` lines (malloc tuning and the like). */
-function unitEnvironment(): NodeJS.ProcessEnv {
-  return Object.fromEntries([...readUnit().matchAll(/^Environment=([A-Z_]+)=(\S+)$/gm)].map((m) => [m[1], m[2]]));
-}
 
 async function measureStartup(): Promise<number[]> {
   const dataDir = tmp('wattshift-bench-start-');

@@ -26,6 +26,7 @@ import type { IClientOptions } from 'mqtt';
 import { startAedes, type TestBroker } from './aedes.js';
 import { startMosquitto } from './mosquitto.js';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.js';
+import { unitEnvironment, unitNodeFlags } from '../../scripts/lib/systemd-unit.js';
 
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const hourMs = 3_600_000;
@@ -317,9 +318,10 @@ function launchDaemon(world: World, options: SpawnOptions, onStandbyLine?: (stde
   const configPath = options.configPath ?? writeConfig(world);
   const simStart = world.startMs + (options.clockOffsetMs ?? 0);
   const preload = standby ? ['--import', join(repoRoot, 'test/helpers/standby-preload.ts')] : [];
-  const child = spawn(process.execPath, ['--import', 'tsx', ...preload, join(repoRoot, 'src/main.ts'), 'run', '--config', configPath], {
+  // With the service's node flags and environment: the tests run what systemd runs.
+  const child = spawn(process.execPath, [...unitNodeFlags(), '--import', 'tsx', ...preload, join(repoRoot, 'src/main.ts'), 'run', '--config', configPath], {
     cwd: repoRoot,
-    env: { ...process.env, WATTSHIFT_SIM_CLOCK: `${simStart},${world.realOriginMs},${world.speed}`, ...options.env },
+    env: { ...process.env, ...unitEnvironment(), WATTSHIFT_SIM_CLOCK: `${simStart},${world.realOriginMs},${world.speed}`, ...options.env },
     stdio: [standby ? 'pipe' : 'ignore', 'pipe', 'pipe'],
   });
   const logs: DaemonLogLine[] = [];
