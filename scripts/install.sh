@@ -27,8 +27,10 @@ getent passwd wattshift >/dev/null || useradd --system --gid wattshift --groups 
   --home-dir /var/lib/wattshift --no-create-home --shell /usr/sbin/nologin wattshift
 
 install -d -m 0755 "$PREFIX"
-# Copy the built program and its production dependencies; the native addons were built for this host.
-cp -a "$SRC/dist" "$SRC/package.json" "$SRC/package-lock.json" "$PREFIX/"
+# Copy the built program, its data and its production dependencies; the native addons were built
+# for this host. dist/ and profiles/ are replaced whole: chunk names change from build to build.
+rm -rf "$PREFIX/dist" "$PREFIX/profiles"
+cp -a "$SRC/dist" "$SRC/profiles" "$SRC/package.json" "$SRC/package-lock.json" "$PREFIX/"
 [ -d "$SRC/node_modules" ] && cp -a "$SRC/node_modules" "$PREFIX/"
 (cd "$PREFIX" && npm prune --omit=dev --no-audit --no-fund >/dev/null)
 

@@ -1,9 +1,11 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { packageRoot } from '../package-root.js';
 import type { CliCommand } from './types.js';
 
-/** The package version, read from package.json next to src/ or dist/. */
+/** The package version, from the package's package.json. */
 export function packageVersion(): string {
-  const raw = readFileSync(new URL('../../package.json', import.meta.url), 'utf8');
+  const raw = readFileSync(join(packageRoot(), 'package.json'), 'utf8');
   return (JSON.parse(raw) as { version: string }).version;
 }
 

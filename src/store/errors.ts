@@ -1,4 +1,4 @@
-import Database from 'better-sqlite3';
+import { Database } from './sqlite.js';
 import { z } from 'zod';
 import { WattshiftError } from '../errors.js';
 

@@ -1,6 +1,6 @@
 import { accessSync, chmodSync, closeSync, constants, existsSync, openSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import Database from 'better-sqlite3';
+import { Database } from './sqlite.js';
 import { z } from 'zod';
 import { systemClock } from '../clock.js';
 import { WattshiftError } from '../errors.js';
@@ -85,12 +85,12 @@ function restrictModes(path: string): void {
   }
 }
 
-function userVersion(db: Database.Database): number {
+function userVersion(db: Database): number {
   return z.number().int().parse(db.pragma('user_version', { simple: true }));
 }
 
 /** Refuses a database written by a newer wattshift, before changing anything in it. */
-function checkNotNewer(db: Database.Database, path: string): void {
+function checkNotNewer(db: Database, path: string): void {
   const current = userVersion(db);
   if (current <= latestSchemaVersion) return;
   throw new WattshiftError(
@@ -102,7 +102,7 @@ function checkNotNewer(db: Database.Database, path: string): void {
 }
 
 /** Applies the migrations newer than the database's user_version, each in one transaction. */
-function migrate(db: Database.Database, log: Logger): void {
+function migrate(db: Database, log: Logger): void {
   const current = userVersion(db);
   for (const m of migrations) {
     if (m.version <= current) continue;
@@ -134,7 +134,7 @@ export function openStore(options: OpenStoreOptions): Store {
   if (readOnly && !existsSync(path)) throw openFailed(path, 'the file does not exist');
   if (!memory && !readOnly) prepareFile(path);
 
-  let db: Database.Database;
+  let db: Database;
   try {
     db = new Database(path, { timeout: options.busyTimeoutMs ?? 5000, readonly: readOnly, fileMustExist: readOnly });
   } catch (err) {
@@ -203,7 +203,7 @@ export function openStore(options: OpenStoreOptions): Store {
   };
 }
 
-function checkReadable(db: Database.Database, path: string, options: OpenStoreOptions): void {
+function checkReadable(db: Database, path: string, options: OpenStoreOptions): void {
   checkNotNewer(db, path);
   const version = userVersion(db);
   if (version < latestSchemaVersion) {
@@ -213,7 +213,7 @@ function checkReadable(db: Database.Database, path: string, options: OpenStoreOp
 }
 
 function migrateAndConfigure(
-  db: Database.Database,
+  db: Database,
   path: string,
   memory: boolean,
   options: OpenStoreOptions,

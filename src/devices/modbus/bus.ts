@@ -17,7 +17,6 @@
  * - Going down and recovering are logged once each.
  */
 import type { ModbusRTU } from 'modbus-serial/ModbusRTU.js';
-import { requireCjs } from '../../cjs.js';
 import { LossWatch } from './loss-watch.js';
 import type { ModbusBusConfig } from '../../config/schema.js';
 import { WattshiftError, type ErrorCode } from '../../errors.js';
@@ -217,7 +216,9 @@ class Bus implements ModbusBus {
   }
 
   private async connect(): Promise<Connection> {
-    const ModbusClient = requireCjs('modbus-serial') as typeof ModbusRTU;
+    // Loaded on first connect: the serial-port stack it brings along is needed only with Modbus devices.
+    // A CommonJS module seen from ESM: `default` is its module.exports, the class is that object's `default`.
+    const ModbusClient = (await import('modbus-serial')).default.default;
     const client = new ModbusClient();
     client.on('error', (e: unknown) => this.log.debug({ err: (e as Error)?.message }, 'modbus port error'));
     client.setTimeout(this.config.timeoutMs);

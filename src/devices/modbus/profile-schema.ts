@@ -1,6 +1,6 @@
 /**
  * The schema of a Modbus device profile: a register map as data. Built-in profiles live in
- * `src/devices/profiles/*.yaml`; users write their own in the same shape and point `profile:` at
+ * `profiles/*.yaml`; users write their own in the same shape and point `profile:` at
  * the file. Addresses are 0-based protocol addresses (30073 in Modicon notation = 0x48).
  */
 import { z } from 'zod';

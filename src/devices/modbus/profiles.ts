@@ -1,23 +1,27 @@
 /**
- * Loads Modbus device profiles: built-ins by name from `src/devices/profiles/` (or the copy under
- * `dist/` after a build: resolved relative to this module), user register maps by file path.
+ * Loads Modbus device profiles: built-ins by name from the package's `profiles/` directory, user
+ * register maps by file path.
  */
 import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { WattshiftError } from '../../errors.js';
+import { packageRoot } from '../../package-root.js';
 import { profileSchema, type ModbusProfile } from './profile-schema.js';
 
-const builtinDir = fileURLToPath(new URL('../profiles/', import.meta.url));
+function builtinDir(): string {
+  return join(packageRoot(), 'profiles');
+}
+
 const builtinName = /^[a-z0-9][a-z0-9-]*$/;
 const cache = new Map<string, ModbusProfile>();
 
 /** Names of the built-in profiles. */
 export function builtinProfileNames(): string[] {
-  if (!existsSync(builtinDir)) return [];
-  return readdirSync(builtinDir)
+  const dir = builtinDir();
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
     .filter((f) => /\.(ya?ml|json)$/.test(f))
     .map((f) => f.replace(/\.(ya?ml|json)$/, ''))
     .sort();
@@ -58,7 +62,7 @@ export function loadProfile(nameOrPath: string, options: { baseDir?: string } = 
   if (builtinName.test(nameOrPath)) {
     const hit = cache.get(nameOrPath);
     if (hit) return hit;
-    const file = ['.yaml', '.yml', '.json'].map((ext) => join(builtinDir, nameOrPath + ext)).find((f) => existsSync(f));
+    const file = ['.yaml', '.yml', '.json'].map((ext) => join(builtinDir(), nameOrPath + ext)).find((f) => existsSync(f));
     if (!file) {
       throw new WattshiftError('DEVICE_PROFILE_INVALID', `unknown Modbus profile "${nameOrPath}"`, {
         details: { known: builtinProfileNames() },

@@ -6,9 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { EventEmitter } from 'node:events';
-import type * as Mqtt from 'mqtt';
-import type { IClientOptions, MqttClient } from 'mqtt';
-import { requireCjs } from '../../cjs.js';
+import { connect, type IClientOptions, type MqttClient } from 'mqtt';
 import { WattshiftError, type ErrorCode } from '../../errors.js';
 import type { Logger } from '../../log.js';
 
@@ -140,7 +138,6 @@ export function createMqttConnection(options: MqttConnectionOptions, deps: { log
     };
   }
 
-  const { connect } = requireCjs('mqtt') as typeof Mqtt;
   const client: MqttClient = connect(options.url, clientOptions);
   const handlers = new Map<string, Set<MqttHandler>>();
   const events = new EventEmitter();

@@ -1,0 +1,33 @@
+/**
+ * The directory holding wattshift's package.json: the checkout when run from `src/` (tsx, tests),
+ * the install prefix when run from the bundle in `dist/`. Built-in data (`profiles/`) and the
+ * version live there; the bundle keeps no copies of them.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+let found: string | undefined;
+
+/** Walks up from `start` to the first directory whose package.json names wattshift. */
+export function findPackageRoot(start: string): string | undefined {
+  for (let dir = start; ; dir = dirname(dir)) {
+    const manifest = join(dir, 'package.json');
+    if (existsSync(manifest) && isWattshiftManifest(manifest)) return dir;
+    if (dirname(dir) === dir) return undefined;
+  }
+}
+
+function isWattshiftManifest(path: string): boolean {
+  try {
+    return (JSON.parse(readFileSync(path, 'utf8')) as { name?: unknown }).name === 'wattshift';
+  } catch {
+    return false;
+  }
+}
+
+export function packageRoot(): string {
+  found ??= findPackageRoot(dirname(fileURLToPath(import.meta.url)));
+  if (found === undefined) throw new Error(`wattshift's package.json not found above ${fileURLToPath(import.meta.url)}`);
+  return found;
+}

@@ -1,0 +1,77 @@
+/**
+ * The shipped build: `scripts/build.mjs` bundles the daemon into dist/. Every other test runs the
+ * TypeScript sources; this one builds a bundle of its own and runs it the way systemd does (the
+ * unit's node flags and environment), to catch what only bundling breaks: data files found
+ * relative to the package, chunks loaded on demand, native addons left in node_modules.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// @ts-expect-error: a plain ES module without type declarations
+import { buildBundle } from '../scripts/build.mjs';
+import { repoRoot } from '../scripts/lib/daemon-process.js';
+import { unitEnvironment, unitNodeFlags } from '../scripts/lib/systemd-unit.js';
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+let outdir: string;
+
+function runBundle(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
+  const child = spawn(process.execPath, [...unitNodeFlags(), join(outdir, 'main.js'), ...args], {
+    cwd: outdir,
+    env: { PATH: process.env.PATH, ...unitEnvironment(), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+/** Files node loaded through require(), from NODE_DEBUG=module lines. */
+function requiredFiles(stderr: string): string[] {
+  return [...stderr.matchAll(/^MODULE \d+: load "([^"]+)"/gm)].map((m) => m[1]!);
+}
+
+beforeAll(async () => {
+  // Inside the package, as in an install: the bundle finds profiles/ and package.json above it.
+  outdir = mkdtempSync(join(repoRoot, '.tmp-bundle-'));
+  await buildBundle(outdir);
+}, 60_000);
+
+afterAll(() => rmSync(outdir, { recursive: true, force: true }));
+
+describe('the bundle', () => {
+  it('reports the version from package.json', async () => {
+    const { version } = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string };
+    const r = await runBundle(['version']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`wattshift ${version} (node `);
+  });
+
+  it('runs the demo end to end: sandbox, broker, Modbus tank from a built-in profile, reports', async () => {
+    const r = await runBundle(['demo', '--hours', '4', '--speed', '3600'], { NODE_DEBUG: 'module' });
+    expect(r.code, r.stderr.slice(-2000)).toBe(0);
+    const summary = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { floorViolations: number; capViolations: number; reportsRejected: number };
+    expect(summary).toMatchObject({ floorViolations: 0, capViolations: 0, reportsRejected: 0 });
+    expect(r.stdout).not.toMatch(/"level":50/);
+    // The dependencies come from the bundle; only the native addons (and what they require) load from node_modules.
+    const packageOf = (f: string): string => {
+      const rest = f.split('/node_modules/').at(-1)!.split('/');
+      return rest[0]!.startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0]!;
+    };
+    const fromNodeModules = new Set(requiredFiles(r.stderr).filter((f) => f.includes('/node_modules/')).map(packageOf));
+    expect(fromNodeModules).toContain('better-sqlite3');
+    const { dependencies } = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    const hasNativeAddon = (d: string): boolean => existsSync(join(repoRoot, 'node_modules', d, 'binding.gyp'));
+    const bundled = Object.keys(dependencies).filter((d) => !hasNativeAddon(d));
+    expect(bundled).toContain('zod');
+    expect(bundled.filter((d) => fromNodeModules.has(d))).toEqual([]);
+  }, 120_000);
+});
