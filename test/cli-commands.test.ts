@@ -7,8 +7,7 @@
 import { EventEmitter } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../src/cli/dispatch.js';
@@ -24,6 +23,7 @@ import { startStatusServer, type StatusServer } from '../src/status/server.js';
 import { openStore } from '../src/store/index.js';
 import { sampleView } from './fixtures/ha/sample-view.js';
 import { start } from './fixtures/config/cli-helpers.js';
+import { suiteTempDir, tempDir } from './helpers/temp-dir.js';
 
 const H = 3_600_000;
 
@@ -47,7 +47,7 @@ let tank: SimulatedTank;
 let broker: EmbeddedBroker;
 let charger: GoeSim;
 let deadPort: number;
-const dir = mkdtempSync(join(tmpdir(), 'wattshift-cli-commands-'));
+const dir = suiteTempDir('wattshift-cli-commands-');
 
 beforeAll(async () => {
   sandbox = await startSandbox({ seed: 5 });
@@ -431,7 +431,8 @@ describe('wattshift demo', () => {
   });
 
   it('spawned: a short demo exits 0 and ends with the summary as JSON', async () => {
-    const run = start(['demo', '--hours', '3', '--speed', '2400']);
+    // The demo keeps its data dir for the user: let it make that inside one of ours.
+    const run = start(['demo', '--hours', '3', '--speed', '2400'], { TMPDIR: tempDir('wattshift-demo-') });
     const r = await run.done;
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);

@@ -1,9 +1,9 @@
-import { mkdtempSync, writeFileSync, chmodSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync, chmodSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { defaultConfig, loadConfig, parseConfig, type ConfigProblem } from '../src/config/load.js';
 import { isWattshiftError, type WattshiftError } from '../src/errors.js';
+import { tempDir } from './helpers/temp-dir.js';
 
 const base = {
   version: 1,
@@ -14,7 +14,7 @@ const base = {
 const env = { CS: 'client-secret-from-env' };
 
 function tmp(): string {
-  return mkdtempSync(join(tmpdir(), 'wattshift-config-'));
+  return tempDir('wattshift-config-');
 }
 
 function writeYaml(text: string): string {

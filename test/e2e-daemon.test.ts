@@ -5,9 +5,6 @@
  * ground truth, no report may be lost or sent twice, the tank must stay above its floor and off
  * during the LPC, and the LPC acknowledgement must arrive before the event starts.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   hourMs,
@@ -25,6 +22,7 @@ import {
   type DaemonProcess,
   type World,
 } from './helpers/daemon-harness.js';
+import { tempDir } from './helpers/temp-dir.js';
 import { localAt } from '../src/demo/environment.js';
 import { openStore } from '../src/store/index.js';
 
@@ -45,7 +43,7 @@ function unexpectedErrors(d: DaemonProcess): unknown[] {
 
 describe('the daemon end to end', () => {
   it('acts on a price curve and an LPC, survives a SIGKILL, and reports exactly the metered energy once', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'wattshift-e2e-'));
+    const dataDir = tempDir('wattshift-e2e-');
     const world: World = await startWorld({
       startMs,
       speed,

@@ -1,13 +1,13 @@
 /** A secret from the config never appears in what `wattshift run` prints, even at debug level. */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { start } from './fixtures/config/cli-helpers.js';
+import { tempDir } from './helpers/temp-dir.js';
 
 describe('log redaction in run', { timeout: 120_000 }, () => {
   it('masks the client secret, MQTT password and webhook secret', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'wattshift-log-'));
+    const dir = tempDir('wattshift-log-');
     const clientSecret = 'CS-3f9a1c77e0b24d6c';
     const mqttPassword = 'MQ-8d2e55b1a9c04f13';
     const webhookSecret = 'WH-b71c0e9f2a6d4835';

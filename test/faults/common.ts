@@ -1,12 +1,10 @@
 /** Shared setup of the fault scenarios: a world, a registered home, events, a config. */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { expect } from 'vitest';
 import { localAt } from '../../src/demo/environment.js';
 import { openStore } from '../../src/store/index.js';
 import type { HourlyEnergyRow, Store } from '../../src/store/types.js';
 import { hourMs, localTime, registerHome, startWorld, type DaemonLogLine, type DaemonProcess, type World, type WorldOptions } from '../helpers/daemon-harness.js';
+import { tempDir } from '../helpers/temp-dir.js';
 
 /** A January Wednesday in Oslo. */
 export const januaryDay = Date.UTC(2026, 0, 14, 12);
@@ -22,10 +20,11 @@ export const faultOverrides = {
   spark: { requestTimeoutMs: 1000, tokenTimeoutMs: 1000 },
 };
 
+/** A started world with a registered home; its data dir, unless given, is removed when the test passes. */
 export async function faultWorld(name: string, options: Partial<WorldOptions> & { startLocal?: [number, number] } = {}): Promise<World> {
   const [hh, mm] = options.startLocal ?? [10, 0];
   const startMs = options.startMs ?? localAt(januaryDay, 0, hh, mm);
-  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), `wattshift-fault-${name}-`));
+  const dataDir = options.dataDir ?? tempDir(`wattshift-fault-${name}-`);
   const world = await startWorld({ speed: 400, ...options, startMs, dataDir });
   await registerHome(world);
   return world;
