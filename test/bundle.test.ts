@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildBundle } from '../scripts/build.mjs';
 import { repoRoot } from '../scripts/lib/daemon-process.js';
 import { unitEnvironment, unitNodeFlags } from '../scripts/lib/systemd-unit.js';
+import { tempDir } from './helpers/temp-dir.js';
 
 interface Run {
   code: number | null;
@@ -56,7 +57,8 @@ describe('the bundle', () => {
   });
 
   it('runs the demo end to end: sandbox, broker, Modbus tank from a built-in profile, reports', async () => {
-    const r = await runBundle(['demo', '--hours', '4', '--speed', '3600'], { NODE_DEBUG: 'module' });
+    // The demo keeps its data directory under TMPDIR; this one goes when the test passes.
+    const r = await runBundle(['demo', '--hours', '4', '--speed', '3600'], { NODE_DEBUG: 'module', TMPDIR: tempDir('wattshift-bundle-demo-') });
     expect(r.code, r.stderr.slice(-2000)).toBe(0);
     const summary = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { floorViolations: number; capViolations: number; reportsRejected: number };
     expect(summary).toMatchObject({ floorViolations: 0, capViolations: 0, reportsRejected: 0 });
