@@ -17,6 +17,13 @@ const minuteMs = 60_000;
  */
 export const readSkewMs = 5 * minuteMs;
 
+/**
+ * The same skew just after a restart is larger: the fresh process compiles its code and plans
+ * cold while its first reads are in flight, a stall of 100–200 ms, which at 5000× is 8–17 minutes
+ * between a counter's read and its stamp. Energy then moves between the hours after a restart.
+ */
+const startupSkewMs = 20 * minuteMs;
+
 export interface Restart {
   /** The kill, and when the next process ran (simulated ms). */
   killMs: number;
@@ -33,24 +40,31 @@ export interface Restart {
 export function restartsOf(world: World, daemon: RestartingDaemon): Restart[] {
   return daemon.kills.map((k) => {
     const ranMs = simTimeOf(world, daemon.incarnations[k.incarnation + 1]!.logs.find(isRunningLine)!);
-    return { killMs: k.atMs, ranMs, fromMs: k.atMs - 15 * minuteMs, toMs: Math.max(k.atMs + 15 * minuteMs, ranMs + readSkewMs) };
+    return { killMs: k.atMs, ranMs, fromMs: k.atMs - 15 * minuteMs, toMs: Math.max(k.atMs + 15 * minuteMs, ranMs + startupSkewMs) };
   });
 }
 
 export const isComplete = (r: HourlyEnergyRow): boolean => r.quality === 'measured' || r.quality === 'estimated';
 
-/** Energy the read skew can move across boundary `b`: the element's highest sampled power near it. */
-function skewKwh(samples: readonly TruthSample[], b: number): number {
-  const near = samples.filter((x) => Math.abs(x.atMs - b) <= readSkewMs + minuteMs);
-  return (Math.max(0, ...near.map((x) => x.tankPowerW)) / 1000) * (readSkewMs / hourMs);
+/**
+ * The longest interval metering splits across an hour boundary by interpolation (its `maxGapMs`).
+ * A stall that long makes the hours on both sides `estimated`: energy may move between them.
+ */
+const interpolatedMs = 15 * minuteMs;
+
+/** Energy a shift of `windowMs` can move across boundary `b`: the element's highest sampled power near it. */
+function skewKwh(samples: readonly TruthSample[], b: number, windowMs = readSkewMs): number {
+  const near = samples.filter((x) => Math.abs(x.atMs - b) <= windowMs + minuteMs);
+  return (Math.max(0, ...near.map((x) => x.tankPowerW)) / 1000) * (windowMs / hourMs);
 }
 
 /**
  * Compares the tank's hours with the truth. Away from restarts an hour read in full equals it and
  * any other holds no more, give or take the read skew where the element drew power at a boundary
- * (`skewed`: elsewhere to the Wh). Around restarts energy may move between hours but never be
- * counted twice: each run of such hours (`runs`) holds no more than the truth, give or take the
- * skew at its two outer boundaries.
+ * (`skewed`: elsewhere to the Wh). Around restarts, and in `estimated` hours (split by
+ * interpolation over a stall), energy may move between hours but never be counted twice: each run
+ * of such hours (`runs`) holds no more than the truth, give or take one interpolated interval's
+ * worth at its two outer boundaries.
  */
 export function checkHours(
   rows: readonly HourlyEnergyRow[],
@@ -69,7 +83,7 @@ export function checkHours(
     const skew = skewKwh(samples, h) + skewKwh(samples, h + hourMs);
     if (skew > 0) skewed.add(h);
     const tol = Math.max(0.001 * t, 0.0005 + skew);
-    if (nearRestart(h)) {
+    if (nearRestart(h) || r.quality === 'estimated') {
       const run = runs.at(-1);
       if (run && run.at(-1)! + hourMs === h) run.push(h);
       else runs.push([h]);
@@ -82,8 +96,8 @@ export function checkHours(
   for (const run of runs) {
     const metered = sum(run.map((h) => kwhOf.get(h)!));
     const t = sum(run.map(truthOf));
-    const tol = 0.0005 + skewKwh(samples, run[0]!) + skewKwh(samples, run.at(-1)! + hourMs);
-    if (metered > t + tol) problems.push(`${label(run[0]!)} to ${label(run.at(-1)!)} (restarts): ${metered.toFixed(4)} kWh, truth ${t.toFixed(4)}`);
+    const tol = 0.0005 + skewKwh(samples, run[0]!, interpolatedMs) + skewKwh(samples, run.at(-1)! + hourMs, interpolatedMs);
+    if (metered > t + tol) problems.push(`${label(run[0]!)} to ${label(run.at(-1)!)} (restarts or estimates): ${metered.toFixed(4)} kWh, truth ${t.toFixed(4)}`);
   }
   return { problems, runs, skewed };
 }
