@@ -2,17 +2,17 @@ import { once } from 'node:events';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { openStore } from '../src/store/index.js';
 import { hoursOf } from './fixtures/store/crash-shape.js';
-import { tempDir } from './fixtures/store/helpers.js';
+import { tempDir } from './helpers/temp-dir.js';
 import { fixture, spawnTs } from './fixtures/store/run-ts.js';
 
 let dir: string;
-let cleanup: () => void;
-beforeEach(() => ({ dir, cleanup } = tempDir('wattshift-crash-')));
-afterEach(() => cleanup());
+beforeEach(() => {
+  dir = tempDir('wattshift-crash-');
+});
 
 /** A small seeded PRNG, so a failing run can be replayed from the seed in the message. */
 function prng(seed: number): () => number {

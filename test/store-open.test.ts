@@ -2,16 +2,17 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { isWattshiftError, type WattshiftError } from '../src/errors.js';
 import { latestSchemaVersion, openStore } from '../src/store/index.js';
-import { eventInput, T0, tempDir } from './fixtures/store/helpers.js';
+import { eventInput, T0 } from './fixtures/store/helpers.js';
+import { tempDir } from './helpers/temp-dir.js';
 import { canUnshareMount, fixture, nodeTsArgs } from './fixtures/store/run-ts.js';
 
 let dir: string;
-let cleanup: () => void;
-beforeEach(() => ({ dir, cleanup } = tempDir()));
-afterEach(() => cleanup());
+beforeEach(() => {
+  dir = tempDir('wattshift-store-');
+});
 
 function openError(path: string): WattshiftError {
   try {

@@ -3,15 +3,15 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/clock.js';
 import { isWattshiftError } from '../src/errors.js';
 import { openStore, type ReportInput, type ReportRow, type Store } from '../src/store/index.js';
-import { DAY_MS, eventInput, T0, tempDir } from './fixtures/store/helpers.js';
+import { DAY_MS, eventInput, T0 } from './fixtures/store/helpers.js';
+import { tempDir } from './helpers/temp-dir.js';
 
 let dir: string;
-let cleanup: () => void;
 let clock: ManualClock;
 let store: Store;
 
 beforeEach(() => {
-  ({ dir, cleanup } = tempDir());
+  dir = tempDir('wattshift-store-');
   clock = new ManualClock(T0);
   store = openStore({ path: join(dir, 'w.db'), clock });
   store.saveEvent(eventInput('e1'));
@@ -19,7 +19,6 @@ beforeEach(() => {
 });
 afterEach(() => {
   store.close();
-  cleanup();
 });
 
 function report(key: string, overrides: Partial<ReportInput> = {}): ReportInput {

@@ -5,23 +5,22 @@ import { z } from 'zod';
 import { ManualClock } from '../src/clock.js';
 import { isWattshiftError, type WattshiftError } from '../src/errors.js';
 import { KEEP_PLANS, openStore, type HourlyEnergyInput, type Store } from '../src/store/index.js';
-import { DAY_MS, eventInput, HOUR_MS, T0, tempDir } from './fixtures/store/helpers.js';
+import { DAY_MS, eventInput, HOUR_MS, T0 } from './fixtures/store/helpers.js';
+import { tempDir } from './helpers/temp-dir.js';
 
 let dir: string;
 let path: string;
-let cleanup: () => void;
 let clock: ManualClock;
 let store: Store;
 
 beforeEach(() => {
-  ({ dir, cleanup } = tempDir());
+  dir = tempDir('wattshift-store-');
   path = join(dir, 'w.db');
   clock = new ManualClock(T0);
   store = openStore({ path, clock });
 });
 afterEach(() => {
   store.close();
-  cleanup();
 });
 
 function caught(fn: () => unknown): WattshiftError {
