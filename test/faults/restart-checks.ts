@@ -61,10 +61,10 @@ function skewKwh(samples: readonly TruthSample[], b: number, windowMs = readSkew
 /**
  * Compares the tank's hours with the truth. Away from restarts an hour read in full equals it and
  * any other holds no more, give or take the read skew where the element drew power at a boundary
- * (`skewed`: elsewhere to the Wh). Around restarts, and in `estimated` hours (split by
- * interpolation over a stall), energy may move between hours but never be counted twice: each run
- * of such hours (`runs`) holds no more than the truth, give or take one interpolated interval's
- * worth at its two outer boundaries.
+ * (`skewed`: elsewhere to the Wh); an `estimated` hour, split by interpolation over a stall,
+ * give or take one interpolated interval's worth. Around restarts energy may move between hours but
+ * never be counted twice: each run of such hours (`runs`) holds no more than the truth, give or
+ * take one interpolated interval's worth at its two outer boundaries.
  */
 export function checkHours(
   rows: readonly HourlyEnergyRow[],
@@ -80,10 +80,11 @@ export function checkHours(
   for (const r of rows) {
     const h = r.hourStartMs;
     const t = truthOf(h);
-    const skew = skewKwh(samples, h) + skewKwh(samples, h + hourMs);
+    const window = r.quality === 'estimated' ? interpolatedMs : readSkewMs;
+    const skew = skewKwh(samples, h, window) + skewKwh(samples, h + hourMs, window);
     if (skew > 0) skewed.add(h);
     const tol = Math.max(0.001 * t, 0.0005 + skew);
-    if (nearRestart(h) || r.quality === 'estimated') {
+    if (nearRestart(h)) {
       const run = runs.at(-1);
       if (run && run.at(-1)! + hourMs === h) run.push(h);
       else runs.push([h]);

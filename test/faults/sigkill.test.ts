@@ -137,9 +137,7 @@ it('survives fifty SIGKILLs across a simulated week without losing, duplicating 
   const nearRestart = (h: number): boolean => restarts.some((w) => [h, h + hourMs].some((edge) => edge > w.fromMs && edge < w.toMs));
   const hours = checkHours(rows, truthByHour(world).tank, truthSamples.samples, nearRestart);
   const complete = rows.filter(isComplete);
-  // Hours checked on their own: complete, away from restarts and not estimated (those are in runs).
-  const inRuns = new Set(hours.runs.flat());
-  const clean = complete.filter((r) => !inRuns.has(r.hourStartMs));
+  const clean = complete.filter((r) => !nearRestart(r.hourStartMs));
   // Hours the daemon was up throughout (from its first start on), away from restarts.
   const downs = [{ killMs: world.startMs, ranMs: simTimeOf(world, incarnations[0]!.logs.find(isRunningLine)!) }, ...restarts];
   const upRows = rows.filter((r) => !nearRestart(r.hourStartMs) && !downs.some((w) => w.killMs < r.hourStartMs + hourMs && w.ranMs > r.hourStartMs));
