@@ -282,6 +282,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
       currency: config.site.currency,
       clock,
       logger: deps.logger,
+      horizonMs: config.planner.horizonHours * 3_600_000,
       ...(savedPrices ? { initial: savedPrices } : {}),
       onChange: (data: PriceData) => {
         late.planning?.request('prices');

@@ -44,9 +44,22 @@ export function toActualInput(r: ActualPricesResponse): PricePointsInput {
 }
 
 /**
+ * The prices of a part a plan made now can use, those of the hours from `fromMs` to `toMs`, as a
+ * key: a forecast that only slid on by an hour beyond the horizon has not changed for the planner.
+ */
+export function pricesWithinKey(input: ForecastInput | PricePointsInput, fromMs: number, toMs: number): string {
+  const within =
+    'segments' in input
+      ? input.segments.filter((s) => s.fromMs < toMs && s.toMs + (input.toIsLastHourStart ? hourMs : 0) > fromMs)
+      : input.points.filter((p) => p.startMs < toMs && p.startMs + input.resolutionMinutes * 60_000 > fromMs);
+  return JSON.stringify([input.units, within]);
+}
+
+/**
  * Refreshes the forecast, the advice and the actual spot prices hourly (and at once when asked,
  * e.g. after a new price curve). Each part keeps its last good value when a fetch fails; the
- * planner decides what is too old. `onChange` runs after any part changed.
+ * planner decides what is too old. `onChange` runs when the prices of any part changed within
+ * the planning horizon (`horizonMs` from now); a fetch that only confirms them is not a change.
  */
 export function startPriceRefresh(deps: {
   source: PriceSource;
@@ -55,6 +68,7 @@ export function startPriceRefresh(deps: {
   clock: Clock;
   logger: Logger;
   intervalMs?: number;
+  horizonMs: number;
   onChange: (data: PriceData) => void;
   initial?: PriceData;
 }): LoopHandle & { data(): PriceData; health(): { ok: boolean; lastError: { code: string; message: string; atMs: number } | null } } {
@@ -64,15 +78,24 @@ export function startPriceRefresh(deps: {
   const segmentSize = 1;
   const q = { area: deps.area, currency: deps.currency as Currency, energyUnit: 'kWh' as const };
 
-  async function part<T>(name: keyof PriceData, fetch: () => Promise<T>, apply: (r: T, now: number) => void): Promise<boolean> {
+  /** Fetches one part; `changed` only when its prices differ from the last good ones. */
+  async function part<K extends keyof PriceData, T>(
+    name: K,
+    fetch: () => Promise<T>,
+    toInput: (r: T) => NonNullable<PriceData[K]>['input'],
+  ): Promise<'changed' | 'same' | 'failed'> {
     try {
-      apply(await fetch(), deps.clock.nowMs());
-      return true;
+      const input = toInput(await fetch());
+      const now = deps.clock.nowMs();
+      const old = data[name]?.input;
+      const same = old !== undefined && pricesWithinKey(old, now, now + deps.horizonMs) === pricesWithinKey(input, now, now + deps.horizonMs);
+      data[name] = { input, fetchedMs: now } as PriceData[K];
+      return same ? 'same' : 'changed';
     } catch (err) {
       const code = isWattshiftError(err) ? err.code : 'INTERNAL';
       lastError = { code, message: err instanceof Error ? err.message : String(err), atMs: deps.clock.nowMs() };
       log.warn({ code, part: name, ageMs: data[name] ? deps.clock.nowMs() - data[name].fetchedMs : null }, `${name} prices not refreshed; keeping the last good data`);
-      return false;
+      return 'failed';
     }
   }
 
@@ -83,20 +106,16 @@ export function startPriceRefresh(deps: {
     errorDelayMs: 5 * 60_000,
     tick: async (signal) => {
       const results = await Promise.all([
-        part('forecast', () => deps.source.forecast({ ...q, segmentSize, signal }), (r, now) => {
-          data.forecast = { input: toForecastInput(r.priceUnits, r.forecastSegments, segmentSize), fetchedMs: now };
-        }),
-        part('advice', () => deps.source.advice({ ...q, segmentSize: 6, signal }), (r, now) => {
-          data.advice = { input: toForecastInput(r.priceUnits, r.forecastAdvice, 6), fetchedMs: now };
-        }),
-        part('actual', () => deps.source.actualPrices({ ...q, timeZone: 'UTC', signal }), (r, now) => {
-          data.actual = { input: toActualInput(r), fetchedMs: now };
-        }),
+        part('forecast', () => deps.source.forecast({ ...q, segmentSize, signal }), (r) => toForecastInput(r.priceUnits, r.forecastSegments, segmentSize)),
+        part('advice', () => deps.source.advice({ ...q, segmentSize: 6, signal }), (r) => toForecastInput(r.priceUnits, r.forecastAdvice, 6)),
+        part('actual', () => deps.source.actualPrices({ ...q, timeZone: 'UTC', signal }), toActualInput),
       ]);
-      if (results.every(Boolean)) lastError = null;
-      if (results.some(Boolean)) deps.onChange(data);
+      const ok = !results.includes('failed');
+      if (ok) lastError = null;
+      // Unchanged prices neither re-plan nor rewrite the saved copy (SD card writes).
+      if (results.includes('changed')) deps.onChange(data);
       // A failed part is retried sooner than the hourly refresh.
-      return results.every(Boolean) ? (deps.intervalMs ?? hourMs) : 5 * 60_000;
+      return ok ? (deps.intervalMs ?? hourMs) : 5 * 60_000;
     },
   });
   return { ...loop, data: () => data, health: () => ({ ok: lastError === null, lastError }) };

@@ -48,14 +48,22 @@ export const isComplete = (r: HourlyEnergyRow): boolean => r.quality === 'measur
 
 /**
  * The longest interval metering splits across an hour boundary by interpolation (its `maxGapMs`).
- * A stall that long makes the hours on both sides `estimated`: energy may move between them.
+ * A stall that long makes the hours on both sides `estimated`: energy may move between them, and
+ * the counter read that closes the interval may itself be late by the read skew.
  */
-const interpolatedMs = 15 * minuteMs;
+const interpolatedMs = 15 * minuteMs + readSkewMs;
 
-/** Energy a shift of `windowMs` can move across boundary `b`: the element's highest sampled power near it. */
-function skewKwh(samples: readonly TruthSample[], b: number, windowMs = readSkewMs): number {
-  const near = samples.filter((x) => Math.abs(x.atMs - b) <= windowMs + minuteMs);
-  return (Math.max(0, ...near.map((x) => x.tankPowerW)) / 1000) * (windowMs / hourMs);
+/**
+ * The most energy a shift of up to `windowMs` can move across boundary `b`: what the element truly
+ * drew within `windowMs` of it. Taken from the simulator's energy integral between the samples
+ * that bracket the window, so a stalled sampler widens the window rather than missing a burst
+ * between two samples of the element's power.
+ */
+function energyNearKwh(samples: readonly TruthSample[], b: number, windowMs = readSkewMs): number {
+  if (samples.length === 0) return Number.POSITIVE_INFINITY;
+  const before = samples.findLast((x) => x.atMs <= b - windowMs) ?? samples[0]!;
+  const after = samples.find((x) => x.atMs >= b + windowMs) ?? samples.at(-1)!;
+  return after.atMs >= b + windowMs && before.atMs <= b - windowMs ? after.tankEnergyKwh - before.tankEnergyKwh : Number.POSITIVE_INFINITY;
 }
 
 /**
@@ -81,7 +89,7 @@ export function checkHours(
     const h = r.hourStartMs;
     const t = truthOf(h);
     const window = r.quality === 'estimated' ? interpolatedMs : readSkewMs;
-    const skew = skewKwh(samples, h, window) + skewKwh(samples, h + hourMs, window);
+    const skew = energyNearKwh(samples, h, window) + energyNearKwh(samples, h + hourMs, window);
     if (skew > 0) skewed.add(h);
     const tol = Math.max(0.001 * t, 0.0005 + skew);
     if (nearRestart(h)) {
@@ -97,7 +105,7 @@ export function checkHours(
   for (const run of runs) {
     const metered = sum(run.map((h) => kwhOf.get(h)!));
     const t = sum(run.map(truthOf));
-    const tol = 0.0005 + skewKwh(samples, run[0]!, interpolatedMs) + skewKwh(samples, run.at(-1)! + hourMs, interpolatedMs);
+    const tol = 0.0005 + energyNearKwh(samples, run[0]!, interpolatedMs) + energyNearKwh(samples, run.at(-1)! + hourMs, interpolatedMs);
     if (metered > t + tol) problems.push(`${label(run[0]!)} to ${label(run.at(-1)!)} (restarts or estimates): ${metered.toFixed(4)} kWh, truth ${t.toFixed(4)}`);
   }
   return { problems, runs, skewed };

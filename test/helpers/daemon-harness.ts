@@ -414,6 +414,8 @@ export interface TruthSample {
   atMs: number;
   tankC: number;
   tankPowerW: number;
+  /** All the element's energy so far (the simulator's own integral, never reset), kWh. */
+  tankEnergyKwh: number;
   tankBlocked: boolean;
   tankLeaseS: number;
   chargerPowerW: number;
@@ -427,8 +429,8 @@ export function sampleTruth(world: World, everySimMs = 60_000): { samples: Truth
     const s = world.shelly;
     const tank = s
       // The Shelly's relay blocks when off (the default wiring); its lease is a pending toggle_after.
-      ? { tankC: s.temperatureC, tankPowerW: s.powerW, tankBlocked: !s.output, tankLeaseS: s.toggleAtMs === undefined ? 0 : (s.toggleAtMs - s.nowMs) / 1000 }
-      : (({ tempC, powerW, blocked, leaseRemainingS }) => ({ tankC: tempC, tankPowerW: powerW, tankBlocked: blocked, tankLeaseS: leaseRemainingS }))(world.env.tank.state());
+      ? { tankC: s.temperatureC, tankPowerW: s.powerW, tankEnergyKwh: s.energyWh / 1000, tankBlocked: !s.output, tankLeaseS: s.toggleAtMs === undefined ? 0 : (s.toggleAtMs - s.nowMs) / 1000 }
+      : (({ tempC, powerW, trueEnergyKwh, blocked, leaseRemainingS }) => ({ tankC: tempC, tankPowerW: powerW, tankEnergyKwh: trueEnergyKwh, tankBlocked: blocked, tankLeaseS: leaseRemainingS }))(world.env.tank.state());
     samples.push({ atMs, ...tank, chargerPowerW: world.charger.powerW });
   }, Math.max(5, everySimMs / world.speed));
   return { samples, stop: () => clearInterval(timer) };
