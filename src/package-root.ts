@@ -6,6 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { WattshiftError } from './errors.js';
 
 let found: string | undefined;
 
@@ -28,6 +29,6 @@ function isWattshiftManifest(path: string): boolean {
 
 export function packageRoot(): string {
   found ??= findPackageRoot(dirname(fileURLToPath(import.meta.url)));
-  if (found === undefined) throw new Error(`wattshift's package.json not found above ${fileURLToPath(import.meta.url)}`);
+  if (found === undefined) throw new WattshiftError('INTERNAL', `broken install: wattshift's package.json not found above ${fileURLToPath(import.meta.url)}; reinstall`);
   return found;
 }

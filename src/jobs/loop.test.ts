@@ -14,6 +14,19 @@ function capture() {
   return { lines, logger };
 }
 
+/** A loop on a manual clock whose tick number `n` (from 1) throws `failure(n)` if that is an error. */
+function failingLoop(name: string, errorDelayMs: number, failure: (n: number) => Error | undefined) {
+  const clock = new ManualClock(0);
+  const { lines, logger } = capture();
+  const count = { ticks: 0 };
+  const tick = async (): Promise<number> => {
+    const err = failure(++count.ticks);
+    if (err) throw err;
+    return 1000;
+  };
+  return { clock, lines, count, loop: startLoop({ name, clock, logger, errorDelayMs, tick }) };
+}
+
 describe('startLoop', () => {
   it('ticks, sleeps the returned delay on the clock, and never overlaps', async () => {
     const clock = new ManualClock(0);
@@ -66,26 +79,16 @@ describe('startLoop', () => {
   });
 
   it('logs a throwing tick with its code and carries on after errorDelayMs', async () => {
-    const clock = new ManualClock(0);
-    const { lines, logger } = capture();
-    let ticks = 0;
-    const loop = startLoop({
-      name: 'flaky', clock, logger, errorDelayMs: 50,
-      tick: async () => {
-        ticks++;
-        if (ticks === 1) throw new WattshiftError('API_UNAVAILABLE', 'down');
-        if (ticks === 2) throw new Error('plain');
-        return 1000;
-      },
-    });
+    const { clock, lines, count, loop } = failingLoop('flaky', 50, (n) =>
+      n === 1 ? new WattshiftError('API_UNAVAILABLE', 'down') : n === 2 ? new Error('plain') : undefined);
     await settle();
-    expect(ticks).toBe(1);
+    expect(count.ticks).toBe(1);
     await clock.advance(49);
-    expect(ticks).toBe(1);
+    expect(count.ticks).toBe(1);
     await clock.advance(1);
-    expect(ticks).toBe(2);
+    expect(count.ticks).toBe(2);
     await clock.advance(50);
-    expect(ticks).toBe(3);
+    expect(count.ticks).toBe(3);
     // A retryable failure warns, a bug is an error, and the recovery is logged once.
     const logged = lines.filter((l) => l.loop === 'flaky').map((l) => [l.level, l.code ?? l.downSinceCode, l.msg]);
     expect(logged).toEqual([
@@ -97,20 +100,10 @@ describe('startLoop', () => {
   });
 
   it('logs a repeated failure once, not on every retry', async () => {
-    const clock = new ManualClock(0);
-    const { lines, logger } = capture();
-    let ticks = 0;
-    const loop = startLoop({
-      name: 'outage', clock, logger, errorDelayMs: 10,
-      tick: async () => {
-        ticks++;
-        if (ticks <= 5) throw new WattshiftError('API_UNAVAILABLE', 'down');
-        return 1000;
-      },
-    });
+    const { clock, lines, count, loop } = failingLoop('outage', 10, (n) => (n <= 5 ? new WattshiftError('API_UNAVAILABLE', 'down') : undefined));
     await settle();
     for (let i = 0; i < 6; i++) await clock.advance(10);
-    expect(ticks).toBeGreaterThanOrEqual(6);
+    expect(count.ticks).toBeGreaterThanOrEqual(6);
     const shown = lines.filter((l) => l.loop === 'outage' && l.level !== 'debug').map((l) => l.msg);
     expect(shown).toEqual(['outage tick failed', 'outage recovered']);
     await loop.stop();

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Clock } from '../ports.js';
 import type { Logger } from '../log.js';
 import type { DeviceConfig, SiteConfig } from '../config/schema.js';
+import type { DeviceReading } from '../devices/supervisor.js';
 import type { Store, HourlyEnergyInput, EnergyQuality } from '../store/types.js';
 import {
   HOUR_MS, accumulate, accumulatePower, closeHoursBefore, defaultMaxGapMs, initialMeteringState, openHour,
@@ -17,15 +18,8 @@ export interface MeteredSubject {
   options?: MeteringOptions;
 }
 
-/** One control-loop reading of a subject. */
-export interface MeterReading {
-  /** When the reading was taken. */
-  atMs: number;
-  energyKwh?: number;
-  /** When the counter value was received, for counters the device pushes (default `atMs`). */
-  energyAtMs?: number;
-  powerW?: number;
-}
+/** What metering takes from one control-loop reading of a subject. */
+export type MeterReading = Pick<DeviceReading, 'atMs' | 'energyKwh' | 'energyAtMs' | 'powerW'>;
 
 const meteringStateSchema = z.strictObject({
   method: z.enum(['counter', 'power']),
