@@ -1,9 +1,26 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import {
-  HOUR_MS, accumulate, accumulatePower, closeHoursBefore, hourlyFromCounter, hourlyFromPower, initialMeteringState, openHour,
-  type CounterSample, type HourEnergy,
+  HOUR_MS, accumulate, accumulatePower, closeHoursBefore, initialMeteringState, openHour,
+  type AccumulateResult, type CounterSample, type HourEnergy, type MeteringOptions, type MeteringState, type PowerSample,
 } from './metering.js';
+
+type BatchOptions = MeteringOptions & { includeOpen?: boolean };
+
+/** Hourly energy of a time-ordered series of readings fed one by one (with the open hour if asked). */
+function hourlyOf<S>(method: 'counter' | 'power', step: (st: MeteringState, s: S, o: MeteringOptions) => AccumulateResult, samples: readonly S[], options: BatchOptions): HourEnergy[] {
+  let state = initialMeteringState(method);
+  const out: HourEnergy[] = [];
+  for (const s of samples) {
+    const r = step(state, s, options);
+    state = r.state;
+    out.push(...r.closedHours);
+  }
+  const open = options.includeOpen ? openHour(state) : null;
+  return open ? [...out, open] : out;
+}
+const hourlyFromCounter = (samples: readonly CounterSample[], options: BatchOptions = {}): HourEnergy[] => hourlyOf('counter', accumulate, samples, options);
+const hourlyFromPower = (samples: readonly PowerSample[], options: BatchOptions = {}): HourEnergy[] => hourlyOf('power', accumulatePower, samples, options);
 
 const T0 = Date.UTC(2026, 0, 15, 10, 0, 0);
 const min = (m: number): number => T0 + m * 60_000;

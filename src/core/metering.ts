@@ -311,35 +311,3 @@ export function closeHoursBefore(state: MeteringState, nowMs: number, options: M
 export function openHour(state: MeteringState): HourEnergy | null {
   return state.open === null ? null : hourEnergyOf(state.open, state.method);
 }
-
-/** Batch helper: hourly energy of a time-ordered series of counter readings. */
-export function hourlyFromCounter(
-  samples: readonly CounterSample[],
-  options: MeteringOptions & { includeOpen?: boolean } = {},
-): HourEnergy[] {
-  let state = initialMeteringState('counter');
-  const out: HourEnergy[] = [];
-  for (const s of samples) {
-    const r = accumulate(state, s, options);
-    state = r.state;
-    out.push(...r.closedHours);
-  }
-  const open = options.includeOpen ? openHour(state) : null;
-  return open ? [...out, open] : out;
-}
-
-/** Batch helper: hourly energy integrated from a time-ordered series of power readings. */
-export function hourlyFromPower(
-  samples: readonly PowerSample[],
-  options: MeteringOptions & { includeOpen?: boolean } = {},
-): HourEnergy[] {
-  let state = initialMeteringState('power');
-  const out: HourEnergy[] = [];
-  for (const s of samples) {
-    const r = accumulatePower(state, s, options);
-    state = r.state;
-    out.push(...r.closedHours);
-  }
-  const open = options.includeOpen ? openHour(state) : null;
-  return open ? [...out, open] : out;
-}
