@@ -60,10 +60,10 @@ const interpolatedMs = 15 * minuteMs + readSkewMs;
  * between two samples of the element's power.
  */
 function energyNearKwh(samples: readonly TruthSample[], b: number, windowMs = readSkewMs): number {
-  if (samples.length === 0) return Number.POSITIVE_INFINITY;
-  const before = samples.findLast((x) => x.atMs <= b - windowMs) ?? samples[0]!;
-  const after = samples.find((x) => x.atMs >= b + windowMs) ?? samples.at(-1)!;
-  return after.atMs >= b + windowMs && before.atMs <= b - windowMs ? after.tankEnergyKwh - before.tankEnergyKwh : Number.POSITIVE_INFINITY;
+  const before = samples.findLast((x) => x.atMs <= b - windowMs);
+  const after = samples.find((x) => x.atMs >= b + windowMs);
+  // Unbracketed (the week's last boundary): anything may have moved.
+  return before && after ? after.tankEnergyKwh - before.tankEnergyKwh : Number.POSITIVE_INFINITY;
 }
 
 /**
