@@ -6,6 +6,7 @@ import { hourMs, type TruthSample, type World } from '../helpers/daemon-harness.
 import { isRunningLine, simTimeOf, type RestartingDaemon } from '../helpers/restarting-daemon.js';
 import type { AcceptedReport } from '../../src/sandbox/state.js';
 import type { HourlyEnergyRow } from '../../src/store/types.js';
+import { defaultMaxGapMs } from '../../src/core/metering.js';
 
 const minuteMs = 60_000;
 
@@ -30,7 +31,7 @@ export interface Restart {
   ranMs: number;
   /**
    * The span whose hour boundaries may see more than ordinary readings: the metering splits an
-   * interval across a kill only if it is at most 15 min long (so within 15 min of the kill), and
+   * interval across a kill only if it is at most `defaultMaxGapMs` long (so within that of the kill), and
    * the next process's first reading may be stamped before it is taken (until it ran, plus skew).
    */
   fromMs: number;
@@ -40,7 +41,7 @@ export interface Restart {
 export function restartsOf(world: World, daemon: RestartingDaemon): Restart[] {
   return daemon.kills.map((k) => {
     const ranMs = simTimeOf(world, daemon.incarnations[k.incarnation + 1]!.logs.find(isRunningLine)!);
-    return { killMs: k.atMs, ranMs, fromMs: k.atMs - 15 * minuteMs, toMs: Math.max(k.atMs + 15 * minuteMs, ranMs + startupSkewMs) };
+    return { killMs: k.atMs, ranMs, fromMs: k.atMs - defaultMaxGapMs, toMs: Math.max(k.atMs + defaultMaxGapMs, ranMs + startupSkewMs) };
   });
 }
 
@@ -51,7 +52,7 @@ export const isComplete = (r: HourlyEnergyRow): boolean => r.quality === 'measur
  * A stall that long makes the hours on both sides `estimated`: energy may move between them, and
  * the counter read that closes the interval may itself be late by the read skew.
  */
-const interpolatedMs = 15 * minuteMs + readSkewMs;
+const interpolatedMs = defaultMaxGapMs + readSkewMs;
 
 /**
  * The most energy a shift of up to `windowMs` can move across boundary `b`: what the element truly
@@ -59,7 +60,7 @@ const interpolatedMs = 15 * minuteMs + readSkewMs;
  * that bracket the window, so a stalled sampler widens the window rather than missing a burst
  * between two samples of the element's power.
  */
-function energyNearKwh(samples: readonly TruthSample[], b: number, windowMs = readSkewMs): number {
+function energyNearKwh(samples: readonly TruthSample[], b: number, windowMs: number): number {
   const before = samples.findLast((x) => x.atMs <= b - windowMs);
   const after = samples.find((x) => x.atMs >= b + windowMs);
   // Unbracketed (the week's last boundary): anything may have moved.
