@@ -465,8 +465,8 @@ export interface ReportCheck {
 
 /**
  * Compares every report the sandbox accepted for this world's partner with the simulators' ground
- * truth: each EnergyUsage point within 0.1 % of the hour's truth (or within half a Wh, the
- * reports' resolution), every hour the event names with consumption present (unless listed in
+ * truth: each EnergyUsage point within 0.1 % of the hour's truth plus half a Wh (the reports round
+ * to the Wh), every hour the event names with consumption present (unless listed in
  * `gapHours`), and no event with two usage reports.
  */
 export function checkReports(
@@ -527,7 +527,8 @@ export function checkReports(
         if (seen.has(pt.timestampMs)) problems.push(`event ${r.eventId} ${device}: hour ${new Date(pt.timestampMs).toISOString()} twice`);
         seen.add(pt.timestampMs);
         const t = hours.get(pt.timestampMs) ?? 0;
-        const tol = Math.max(relTol * t, options.absTolKwh?.[device] ?? 0.0005);
+        // The metered hour may be off the truth by the relative tolerance, and the report rounds it to the Wh.
+        const tol = relTol * t + (options.absTolKwh?.[device] ?? 0.0005);
         if (options.skipHours?.has(pt.timestampMs)) continue;
         if (options.gapHours?.has(pt.timestampMs)) {
           // An hour the daemon could not read in full: a lower bound.
