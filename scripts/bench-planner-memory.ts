@@ -28,7 +28,7 @@ function relayWindow(): { input: PlanInput; nowMs: number } {
     const { input, nowMs } = scenario('joint', sr, quarterHourly(w.points, 99), 99, 15);
     return { input: { ...input, tank: { ...input.tank!, control: 'relay' } }, nowMs };
   }
-  throw new Error('no 7-day price window in the shared data');
+  throw new Error('no 7-day price window in data/prices');
 }
 
 /** A size line of /proc/self/status (`VmRSS`, `VmHWM`), MB. */

@@ -2,7 +2,7 @@
  * Planner benchmark: `npm run bench:planner [-- --quick]`.
  *
  * Over 48-hour windows (every 12 h; `--quick`: every 96 h, at most 8 per family) of every
- * hourly price series in ../shared/data (all areas), with seeded incentive deltas (some
+ * hourly price series in data/prices (all areas), with seeded incentive deltas (some
  * negative), it plans four scenario families — tank (continuous), tank (relay on/off), EV,
  * and tank + EV under a location limit with an LPC cap — and compares each plan with the
  * optimum of the same model from HiGHS (LP, or MILP where there are on/off decisions or a

@@ -24,7 +24,7 @@ import { eventNotificationSchema, eventSchema, eventsPageSchema, reportRequestSc
 // ---------------------------------------------------------------------------------------------
 // Valid examples: the vendor's webhook test data and the reconstructed bodies of the research notes
 
-const webhookDir = fileURLToPath(new URL('../../shared/spec/volue/webhook-test-data/', import.meta.url));
+const webhookDir = fileURLToPath(new URL('../spec/webhook-test-data/', import.meta.url));
 const webhookBodies = readdirSync(webhookDir)
   .filter((f) => f.endsWith('.json'))
   .map((f) => JSON.parse(readFileSync(join(webhookDir, f), 'utf8')) as Json);

@@ -20,7 +20,7 @@ import { signPayload } from '../src/spark/webhook-signature.js';
 
 const secret = 'hook-secret-123';
 const me: Identity = { userId: 'user-1', locationId: 'home-1', resources: new Map([['res-tank', 'tank']]), meterPointIds: [] };
-const dataDir = fileURLToPath(new URL('../../shared/spec/volue/webhook-test-data/', import.meta.url));
+const dataDir = fileURLToPath(new URL('../spec/webhook-test-data/', import.meta.url));
 
 interface Rig {
   store: Store;

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { plan } from '../src/core/planner.js';
 import { setupPlan } from '../src/core/plan-setup.js';
 import { loadHighs, plannerObjective, referenceModel, scenario, solveReference, type Family, type Highs } from '../scripts/bench-planner.js';
-import { hasPriceData, hourlyWindows, loadPriceSeries } from '../scripts/lib/price-data.js';
+import { hourlyWindows, loadPriceSeries } from '../scripts/lib/price-data.js';
 
 let highs: Highs;
 
@@ -10,8 +10,8 @@ beforeAll(async () => {
   highs = await loadHighs();
 });
 
-describe.runIf(hasPriceData())('planner vs HiGHS on real price windows', () => {
-  const series = hasPriceData() ? loadPriceSeries() : [];
+describe('planner vs HiGHS on real price windows', () => {
+  const series = loadPriceSeries();
   // One window from a few different files (negative hours, spikes, NOK, FI incl. VAT).
   const picks = ['se3_2024-08-05_2024-08-25_eds.csv:SE3', 'dk2_2024-10-07_2024-11-06_eds.csv:DK2', 'no1-no5_2024-08-24_2024-08-28_nok_kwh.csv:NO1', 'fi_2023-10-16_2023-11-05_sahkotin_ckwh_incl_vat.csv:FI'];
   const families: Family[] = ['tank', 'ev', 'joint'];

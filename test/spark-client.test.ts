@@ -14,7 +14,7 @@ import type { SparkEvent } from '../src/spark/wire.js';
 import { json, startStub, type StubReply, type StubServer } from './fixtures/spark/stub-server.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-const doc: any = JSON.parse(readFileSync(fileURLToPath(new URL('../../shared/spec/volue/ec-sandbox-swagger.json', import.meta.url)), 'utf8'));
+const doc: any = JSON.parse(readFileSync(fileURLToPath(new URL('../spec/ec-sandbox-swagger.json', import.meta.url)), 'utf8'));
 const example = (path: string, method: string, status: string): unknown => doc.paths[path][method].responses[status].content['application/json'].example;
 
 const base = '/energy-coordination/v1';

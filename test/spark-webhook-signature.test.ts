@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { signPayload, verifySignature } from '../src/spark/webhook-signature.js';
 
-const dir = fileURLToPath(new URL('../../shared/spec/volue/webhook-test-data/', import.meta.url));
+const dir = fileURLToPath(new URL('../spec/webhook-test-data/', import.meta.url));
 const key = readFileSync(`${dir}signing-key.txt`, 'utf8');
 const cases = ['price-curve-event.json', 'user-eligibility-event.json'].map((file) => ({
   file,

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import * as w from '../src/spark/wire.js';
 
-const specPath = fileURLToPath(new URL('../../shared/spec/volue/ec-sandbox-swagger.json', import.meta.url));
+const specPath = fileURLToPath(new URL('../spec/ec-sandbox-swagger.json', import.meta.url));
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
 const doc: Json = JSON.parse(readFileSync(specPath, 'utf8'));
@@ -191,7 +191,7 @@ describe('OpenAPI examples', () => {
 
   it('the signed webhook test bodies parse as EventNotification', () => {
     for (const f of ['price-curve-event.json', 'user-eligibility-event.json']) {
-      const body = JSON.parse(readFileSync(fileURLToPath(new URL(`../../shared/spec/volue/webhook-test-data/${f}`, import.meta.url)), 'utf8'));
+      const body = JSON.parse(readFileSync(fileURLToPath(new URL(`../spec/webhook-test-data/${f}`, import.meta.url)), 'utf8'));
       expect(w.eventNotificationSchema.safeParse(body).success, f).toBe(true);
     }
   });

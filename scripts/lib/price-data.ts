@@ -1,9 +1,9 @@
 /**
- * Loader for the real price extracts in the shared data folder (`../shared/data` relative to
- * the repository root, or `WATTSHIFT_SHARED_DIR`). Every series is normalised to EUR/kWh
- * excluding VAT, hourly, keyed by UTC hour start. For tests and benchmarks only.
+ * Loader for the real price extracts in `data/prices/` (sources and licences in its README).
+ * Every series is normalised to EUR/kWh excluding VAT, hourly, keyed by UTC hour start. For
+ * tests and benchmarks only.
  */
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -21,14 +21,7 @@ export const NOK_PER_EUR = 11.7;
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-export function sharedDataDir(): string {
-  const env = process.env['WATTSHIFT_SHARED_DIR'];
-  return env ? join(env, 'data') : join(repoRoot, '..', 'shared', 'data');
-}
-
-export function hasPriceData(): boolean {
-  return existsSync(sharedDataDir());
-}
+export const priceDataDir = join(repoRoot, 'data', 'prices');
 
 function parseMs(iso: string): number {
   const ms = Date.parse(iso);
@@ -71,17 +64,16 @@ function loadCsv(file: string, text: string): PriceSeries[] {
 
 /** All hourly CSV series (every area of every file), sorted by id. */
 export function loadPriceSeries(): PriceSeries[] {
-  const dir = sharedDataDir();
   const out: PriceSeries[] = [];
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.csv')).sort()) {
-    out.push(...loadCsv(file, readFileSync(join(dir, file), 'utf8')));
+  for (const file of readdirSync(priceDataDir).filter((f) => f.endsWith('.csv')).sort()) {
+    out.push(...loadCsv(file, readFileSync(join(priceDataDir, file), 'utf8')));
   }
   return out;
 }
 
 /** The Nord Pool data-portal JSON bodies (one delivery day), per area, EUR/kWh. */
 export function loadNordpoolJson(file: string): PriceSeries[] {
-  const body = JSON.parse(readFileSync(join(sharedDataDir(), file), 'utf8')) as {
+  const body = JSON.parse(readFileSync(join(priceDataDir, file), 'utf8')) as {
     multiIndexEntries: { deliveryStart: string; entryPerArea: Record<string, number> }[];
   };
   const byArea = new Map<string, { startMs: number; price: number }[]>();

@@ -12,7 +12,7 @@ const me: Identity = {
   meterPointIds: ['707057500000000011'],
 };
 
-const dataDir = fileURLToPath(new URL('../../../shared/spec/volue/webhook-test-data/', import.meta.url));
+const dataDir = fileURLToPath(new URL('../../spec/webhook-test-data/', import.meta.url));
 const fixture = (name: string): Buffer => readFileSync(dataDir + name);
 
 const priceCurve = (targets: { resourceId: string; locationId: string }[], resolution: string | null = '01:00:00') => ({

@@ -3,7 +3,7 @@ import { HOUR_MS, localDateString, localParts } from '../core/zoned-time.js';
 /**
  * Deterministic synthetic day-ahead spot prices, shaped like real Nordic prices. The hourly
  * profiles are the mean price per local hour divided by the period mean, measured on the real
- * extracts in `shared/data/` (DK2 Oct–Nov 2024 for the cold season: morning and evening peaks;
+ * extracts in `data/prices/` (DK2 Oct–Nov 2024 for the cold season: morning and evening peaks;
  * SE3 Aug 2024 for summer: a deep solar dip around 13:00). Levels are typical 2024 area means.
  * A price depends only on (seed, area, hour), never on the order of calls.
  */

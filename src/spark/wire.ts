@@ -1,6 +1,6 @@
 /**
  * Wire schemas (zod 4) of the Energy Coordination API (`/energy-coordination/v1`, contract:
- * ../shared/spec/volue/ec-sandbox-swagger.json), its webhook body and the forecast price service
+ * spec/ec-sandbox-swagger.json), its webhook body and the forecast price service
  * (`/smart/v1`). The client parses every response with these; the sandbox validates requests
  * with them and builds its responses from the inferred types.
  *

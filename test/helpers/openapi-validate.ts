@@ -2,7 +2,7 @@
  * Validates every response the sandbox gives against an OpenAPI 3.0 document, with the
  * `openapi-response-validator` library (ajv 8 underneath; formats from ajv-formats).
  *
- * Documents: the provider's Energy Coordination document (../shared/spec/volue/
+ * Documents: the provider's Energy Coordination document (spec/
  * ec-sandbox-swagger.json) for `/energy-coordination/v1`, and our reconstruction of the token
  * endpoint and the forecast service (test/fixtures/sandbox/auxiliary-openapi.json).
  *
@@ -36,7 +36,7 @@ const ResponseValidator: ValidatorCtor = 'default' in mod.default ? mod.default.
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '../..');
-export const ecDocumentPath = resolve(repoRoot, '../shared/spec/volue/ec-sandbox-swagger.json');
+export const ecDocumentPath = resolve(repoRoot, 'spec/ec-sandbox-swagger.json');
 export const auxDocumentPath = resolve(repoRoot, 'test/fixtures/sandbox/auxiliary-openapi.json');
 
 /** ajv-formats' full formats as plain functions, plus the document's .NET formats. */
