@@ -28,14 +28,25 @@ function checkSource(cfg: CrossCheckInput, ctx: Ctx, source: SourceConfig | unde
   }
 }
 
+/** The planner and the control loop drive one tank and one charger; a second would silently follow the first's plan. */
+const plannedKinds = { hotWaterTank: 'tank', evCharger: 'charger' } as const;
+
 export function crossCheck(cfg: CrossCheckInput, ctx: Ctx): void {
   const seen = new Map<string, number>();
+  const firstOfKind = new Map<string, number>();
   let mainMeters = 0;
   cfg.devices.forEach((d, i) => {
     const at = ['devices', i];
     const first = seen.get(d.id);
     if (first !== undefined) issue(ctx, [...at, 'id'], `duplicate device id "${d.id}" (also devices[${first}])`);
     else seen.set(d.id, i);
+    if (d.kind in plannedKinds) {
+      const firstSame = firstOfKind.get(d.kind);
+      if (firstSame !== undefined) {
+        const noun = plannedKinds[d.kind as keyof typeof plannedKinds];
+        issue(ctx, [...at, 'kind'], `only one ${d.kind} can be planned (devices[${firstSame}] is one); a second ${noun} would follow the first ${noun}'s plan, so it is refused`);
+      } else firstOfKind.set(d.kind, i);
+    }
     checkSource(cfg, ctx, d.meter, [...at, 'meter']);
     if (d.kind === 'hotWaterTank') {
       checkSource(cfg, ctx, d.switch, [...at, 'switch']);
