@@ -12,6 +12,7 @@ import { systemClock } from './clock.js';
 import { WattshiftError, isWattshiftError } from './errors.js';
 import { openStore } from './store/index.js';
 import { createSparkClient, type SparkClient } from './spark/client.js';
+import { createSparkConnection, type SparkConnection } from './spark/connection.js';
 import { createForecastClient, type ForecastClient } from './spark/forecast-client.js';
 import { createMqttConnection, type MqttConnection } from './devices/mqtt/index.js';
 import { createModbusBuses, type ModbusBus } from './devices/modbus/bus.js';
@@ -78,6 +79,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
   let store: Store | undefined;
   let spark: SparkClient | undefined;
   let forecast: ForecastClient | undefined;
+  let sparkConnection: SparkConnection | undefined;
   let mqtt: MqttConnection | null = null;
   let buses = new Map<string, ModbusBus>();
   const built = new Map<string, BuiltDevice>();
@@ -140,13 +142,15 @@ export function buildApp(config: Config, deps: AppDeps): App {
     me = identityOf(config, loadRegistration(s));
     const identity = (): Identity => me;
 
+    const timeout = config.spark.requestTimeoutMs;
+    sparkConnection = createSparkConnection({ timeoutsMs: { connect: timeout, headers: timeout, body: timeout }, proxyUrl: config.spark.proxyUrl });
     const auth = {
       authUrl: config.spark.authUrl,
       clientId: config.spark.clientId,
       clientSecret: config.spark.clientSecret,
       clock,
       logger: deps.logger,
-      timeoutsMs: { connect: config.spark.requestTimeoutMs, headers: config.spark.requestTimeoutMs, body: config.spark.requestTimeoutMs },
+      connection: sparkConnection,
     };
     spark = createSparkClient({ ...auth, baseUrl: config.spark.baseUrl });
     forecast = createForecastClient({ ...auth, forecastUrl: config.spark.forecastUrl, tokens: spark.tokens });
@@ -473,6 +477,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
     await mqtt?.close().catch(() => undefined);
     await spark?.close().catch(() => undefined);
     await forecast?.close().catch(() => undefined);
+    await sparkConnection?.close();
     store?.close();
     log.info('wattshift stopped');
   }

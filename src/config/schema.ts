@@ -53,6 +53,8 @@ export const sparkSchema = z.strictObject({
   }).optional().describe('Location coordinates (used for eligibility when no MPID is known).'),
   requestTimeoutMs: z.number().int().min(100).max(120_000).default(10_000).describe('Timeout of one API request, ms.'),
   tokenTimeoutMs: z.number().int().min(100).max(120_000).default(10_000).describe('Timeout of one token request, ms.'),
+  proxyUrl: httpUrl.nullish().transform((v) => v ?? undefined)
+    .describe('Forward proxy for every API, token and forecast request, e.g. `http://proxy.lan:3128` (user:password@ allowed); https goes through it with CONNECT.'),
 });
 
 export const eventsSchema = z.strictObject({
