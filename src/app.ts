@@ -37,6 +37,7 @@ import { startPlanning } from './jobs/planning.js';
 import { startControlLoop, type ControlSnapshot, type ControlledDevice } from './jobs/control-loop.js';
 import { startReportOutbox } from './jobs/report-outbox.js';
 import { startLoop, type LoopHandle } from './jobs/loop.js';
+import { startCronJob } from './jobs/cron.js';
 import { createHomeTracker } from './jobs/home-tracker.js';
 import { Counters } from './jobs/metrics.js';
 import type { HomeEvent, Identity } from './jobs/event-normalise.js';
@@ -70,6 +71,8 @@ export interface App {
 }
 
 const leaseMs = 10 * 60_000;
+/** Retention runs at night, local time, when the home is quiet (clear of the DST change hour in Europe). */
+const nightlyPruneCron = '30 3 * * *';
 
 /** Builds the daemon. Nothing connects before `start()`. */
 export function buildApp(config: Config, deps: AppDeps): App {
@@ -376,8 +379,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
       );
     }
 
-    // Maintenance: report scan every few minutes, retention daily.
-    let lastPruneMs = 0;
+    // Maintenance: report scan every few minutes; retention nightly at 03:30 local (a node-cron job).
     const maintenance = startLoop({
       name: 'maintenance',
       clock,
@@ -385,14 +387,21 @@ export function buildApp(config: Config, deps: AppDeps): App {
       errorDelayMs: 5 * 60_000,
       tick: async () => {
         scan();
-        const now = clock.nowMs();
-        if (now - lastPruneMs > 86_400_000) {
-          lastPruneMs = now;
-          const days = config.storage.retentionDays;
-          s.prune(now, { hourlyDays: days, eventsDays: days, plansDays: 7 });
-        }
         return 5 * 60_000;
       },
+    });
+    const days = config.storage.retentionDays;
+    loops.push({
+      name: 'nightly-prune',
+      handle: startCronJob({
+        name: 'nightly-prune',
+        spec: { cron: nightlyPruneCron, timezone: config.site.timezone },
+        clock,
+        logger: deps.logger,
+        run: () => {
+          guardStore('nightly prune', () => s.prune(clock.nowMs(), { hourlyDays: days, eventsDays: days, plansDays: 7 }));
+        },
+      }),
     });
     loops.push({ name: 'maintenance', handle: maintenance });
 
