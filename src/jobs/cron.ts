@@ -7,11 +7,13 @@
  * demo, the benchmark's accelerated week, ManualClock tests) the same node-cron task is executed
  * at node-cron's own next match, waiting on that clock: the matching is node-cron's either way.
  */
-import { createTask, validateDetailed, type ScheduledTask } from 'node-cron';
+import { createTask, type ScheduledTask } from 'node-cron';
 import { systemClock } from '../clock.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../ports.js';
 import { startLoop, type LoopHandle } from './loop.js';
+
+export { cronProblem } from '../config/time-fields.js';
 
 /** A cron expression in a time zone, e.g. `30 6 * * 1-5` in Europe/Oslo. */
 export interface CronSpec {
@@ -25,15 +27,6 @@ export interface CronSchedule {
   nextAfterMs(ms: number): number;
   /** Occurrences in (`fromMs`, `toMs`], at most `max`. */
   occurrencesMs(fromMs: number, toMs: number, max?: number): number[];
-}
-
-/** What node-cron says is wrong with `expression`, or undefined when it is valid. */
-export function cronProblem(expression: string): string | undefined {
-  const fields = expression.trim().split(/\s+/);
-  if (fields.length !== 5) return `expected 5 fields (minute hour day-of-month month day-of-week), got ${fields.length}`;
-  const result = validateDetailed(expression);
-  if (result.valid) return undefined;
-  return result.errors.map((e) => `${e.field}${e.value === undefined ? '' : ` "${e.value}"`}: ${e.message}`).join('; ') || 'not a cron expression';
 }
 
 /** node-cron's matcher of a task: public in its build, absent from its types. */
