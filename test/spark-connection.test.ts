@@ -11,11 +11,10 @@ import { connect, createServer as createNetServer, type AddressInfo, type Server
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { isWattshiftError, type WattshiftError } from '../src/errors.js';
 import { silentLogger } from '../src/log.js';
 import { createSparkConnection, type SparkConnectionOptions } from '../src/spark/connection.js';
 import { createHttpTransport, type HttpRequest, type HttpTransport } from '../src/spark/http.js';
-import { JumpClock } from './fixtures/spark/stub-server.js';
+import { failure, JumpClock } from './fixtures/spark/stub-server.js';
 
 interface Peer {
   url: string;
@@ -51,15 +50,6 @@ function transport(url: string, options: SparkConnectionOptions & { attempts?: n
 }
 
 const get = (extra: Partial<HttpRequest> = {}): HttpRequest => ({ method: 'GET', path: '/', auth: false, operation: 'probe', ...extra });
-
-async function failure(p: Promise<unknown>): Promise<WattshiftError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!isWattshiftError(err)) throw new Error(`expected a WattshiftError, got ${String(err)}`);
-  return err;
-}
 
 describe('requests', () => {
   it('sends method, headers and a JSON body and returns status, headers and text', async () => {

@@ -1,12 +1,11 @@
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/clock.js';
-import { isWattshiftError, type WattshiftError } from '../src/errors.js';
 import { silentLogger } from '../src/log.js';
 import { createSparkClient, type SparkClient } from '../src/spark/client.js';
 import { createSparkConnection } from '../src/spark/connection.js';
 import { parseRetryAfter, serverMessage } from '../src/spark/http.js';
-import { JumpClock, json, startStub, type StubServer } from './fixtures/spark/stub-server.js';
+import { failure, JumpClock, json, startStub, type StubServer } from './fixtures/spark/stub-server.js';
 
 const user = { userId: 'u1' };
 let stub: StubServer | undefined;
@@ -40,15 +39,6 @@ class CountingClock extends ManualClock {
     this.sleepCalls++;
     return super.sleep(ms, signal);
   }
-}
-
-async function failure(p: Promise<unknown>): Promise<WattshiftError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!isWattshiftError(err)) throw new Error(`expected a WattshiftError, got ${String(err)}`);
-  return err;
 }
 
 describe('retries', () => {
