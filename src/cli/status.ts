@@ -15,7 +15,7 @@ import { eventStates, openStore, type OutboxSummary, type Store } from '../store
 import { exitCodeFor, exitCodes } from './exit-codes.js';
 import { formatError } from './format-error.js';
 import { currentPlanView, readLatestPlan } from './plan.js';
-import { request } from 'undici';
+import { request } from '../spark/undici-parts.js';
 import { cliLogger, eligibilityStateKey, eligibilityStateSchema, type EligibilityState } from './register.js';
 import { configPathOf } from './args.js';
 import type { CliCommand, CliIo } from './types.js';
