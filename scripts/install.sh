@@ -11,10 +11,9 @@ SRC=$(cd "$(dirname "$0")/.." && pwd)
 [ "$(id -u)" = 0 ] || { echo "install.sh: run as root" >&2; exit 1; }
 [ -f "$SRC/dist/main.js" ] || { echo "install.sh: build first (npm ci && npm run build)" >&2; exit 1; }
 
-# nodejs, and tzdata: local time comes from /usr/share/zoneinfo (Intl's formatter costs ~8 MB of RSS).
+# nodejs (its ICU carries the time zones; no tzdata needed).
 missing=()
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
-[ -d /usr/share/zoneinfo ] || missing+=(tzdata)
 if [ ${#missing[@]} -gt 0 ]; then
   apt-get update
   DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}"

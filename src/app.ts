@@ -12,6 +12,7 @@ import { systemClock } from './clock.js';
 import { WattshiftError, isWattshiftError } from './errors.js';
 import { openStore } from './store/index.js';
 import { createSparkClient, type SparkClient } from './spark/client.js';
+import { createSparkConnection, type SparkConnection } from './spark/connection.js';
 import { createForecastClient, type ForecastClient } from './spark/forecast-client.js';
 import { createMqttConnection, type MqttConnection } from './devices/mqtt/index.js';
 import { createModbusBuses, type ModbusBus } from './devices/modbus/bus.js';
@@ -36,6 +37,7 @@ import { startPlanning } from './jobs/planning.js';
 import { startControlLoop, type ControlSnapshot, type ControlledDevice } from './jobs/control-loop.js';
 import { startReportOutbox } from './jobs/report-outbox.js';
 import { startLoop, type LoopHandle } from './jobs/loop.js';
+import { startCronJob } from './jobs/cron.js';
 import { createHomeTracker } from './jobs/home-tracker.js';
 import { Counters } from './jobs/metrics.js';
 import type { HomeEvent, Identity } from './jobs/event-normalise.js';
@@ -69,6 +71,8 @@ export interface App {
 }
 
 const leaseMs = 10 * 60_000;
+/** Retention runs at night, local time, when the home is quiet (clear of the DST change hour in Europe). */
+const nightlyPruneCron = '30 3 * * *';
 
 /** Builds the daemon. Nothing connects before `start()`. */
 export function buildApp(config: Config, deps: AppDeps): App {
@@ -78,6 +82,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
   let store: Store | undefined;
   let spark: SparkClient | undefined;
   let forecast: ForecastClient | undefined;
+  let sparkConnection: SparkConnection | undefined;
   let mqtt: MqttConnection | null = null;
   let buses = new Map<string, ModbusBus>();
   const built = new Map<string, BuiltDevice>();
@@ -140,13 +145,15 @@ export function buildApp(config: Config, deps: AppDeps): App {
     me = identityOf(config, loadRegistration(s));
     const identity = (): Identity => me;
 
+    const timeout = config.spark.requestTimeoutMs;
+    sparkConnection = createSparkConnection({ timeoutsMs: { connect: timeout, headers: timeout, body: timeout }, proxyUrl: config.spark.proxyUrl });
     const auth = {
       authUrl: config.spark.authUrl,
       clientId: config.spark.clientId,
       clientSecret: config.spark.clientSecret,
       clock,
       logger: deps.logger,
-      timeoutsMs: { connect: config.spark.requestTimeoutMs, headers: config.spark.requestTimeoutMs, body: config.spark.requestTimeoutMs },
+      connection: sparkConnection,
     };
     spark = createSparkClient({ ...auth, baseUrl: config.spark.baseUrl });
     forecast = createForecastClient({ ...auth, forecastUrl: config.spark.forecastUrl, tokens: spark.tokens });
@@ -372,8 +379,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
       );
     }
 
-    // Maintenance: report scan every few minutes, retention daily.
-    let lastPruneMs = 0;
+    // Maintenance: report scan every few minutes; retention nightly at 03:30 local (a node-cron job).
     const maintenance = startLoop({
       name: 'maintenance',
       clock,
@@ -381,14 +387,21 @@ export function buildApp(config: Config, deps: AppDeps): App {
       errorDelayMs: 5 * 60_000,
       tick: async () => {
         scan();
-        const now = clock.nowMs();
-        if (now - lastPruneMs > 86_400_000) {
-          lastPruneMs = now;
-          const days = config.storage.retentionDays;
-          s.prune(now, { hourlyDays: days, eventsDays: days, plansDays: 7 });
-        }
         return 5 * 60_000;
       },
+    });
+    const days = config.storage.retentionDays;
+    loops.push({
+      name: 'nightly-prune',
+      handle: startCronJob({
+        name: 'nightly-prune',
+        spec: { cron: nightlyPruneCron, timezone: config.site.timezone },
+        clock,
+        logger: deps.logger,
+        run: () => {
+          guardStore('nightly prune', () => s.prune(clock.nowMs(), { hourlyDays: days, eventsDays: days, plansDays: 7 }));
+        },
+      }),
     });
     loops.push({ name: 'maintenance', handle: maintenance });
 
@@ -473,6 +486,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
     await mqtt?.close().catch(() => undefined);
     await spark?.close().catch(() => undefined);
     await forecast?.close().catch(() => undefined);
+    await sparkConnection?.close();
     store?.close();
     log.info('wattshift stopped');
   }

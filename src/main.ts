@@ -2,8 +2,6 @@
 /** The process shell: argv, exit codes and last-resort error handling. Commands live in src/cli/. */
 import { runCli } from './cli/dispatch.js';
 import { formatError } from './cli/format-error.js';
-import { useZoneData } from './core/zone-rules.js';
-import { zoneinfoSource } from './zone-database.js';
 
 process.on('uncaughtException', (err) => {
   for (const line of formatError(err)) console.error(line);
@@ -16,8 +14,6 @@ process.on('unhandledRejection', (reason) => {
   process.exit(1);
 });
 
-// Local times from the system's tz files rather than Intl, which keeps ~8 MB of ICU data resident.
-useZoneData(zoneinfoSource(process.env));
 const code = await runCli(process.argv.slice(2), {
   stdout: (line) => console.log(line),
   stderr: (line) => console.error(line),

@@ -122,21 +122,6 @@ describe('wattshift CLI', { timeout: slow }, () => {
     expect(msgs.indexOf('stopping')).toBeGreaterThan(msgs.indexOf('running'));
     expect(msgs.at(-1)).toBe('stopped');
   });
-
-  it('run: without tz files for its zone, warns once and runs on Intl', async () => {
-    const { file, dir } = tempConfig();
-    const emptyZoneinfo = join(dir, 'zoneinfo');
-    mkdirSync(emptyZoneinfo);
-    const p = start(['run', '--config', file], { TZDIR: emptyZoneinfo });
-    await p.waitFor('"msg":"running"');
-    p.child.kill('SIGTERM');
-    const r = await p.done;
-    expect(r.code).toBe(0);
-    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { level: string; msg: string; timezone?: string });
-    const warned = lines.filter((l) => l.msg.startsWith('no usable tz file'));
-    expect(warned).toHaveLength(1);
-    expect(warned[0]?.timezone).toBe('Europe/Oslo');
-  });
 });
 
 describe('graceful stop under real signals (runDaemon)', { timeout: slow }, () => {

@@ -246,6 +246,42 @@ describe('loadConfig', () => {
     ]);
   });
 
+  it('points a bad cron expression or schedule time zone at its key path and line', () => {
+    const file = writeYaml([
+      'version: 1',
+      'site: {timezone: Europe/Oslo, priceArea: NO1, currency: NOK, locationLimitKw: 17}',
+      'spark: {clientId: c, clientSecret: {env: CS}}',
+      'mqtt: {url: "mqtt://127.0.0.1:1883"}',
+      'devices:',
+      '  - id: car',
+      '    kind: evCharger',
+      '    charger: {type: goe, topicPrefix: go-e/1}',
+      '    model:',
+      '      capacityKwh: 60',
+      '      departureSchedule:',
+      '        cron: "30 7 * * mon-fry"',
+      '        timezone: Europe/Olso',
+    ].join('\n'));
+    const found = problems(failure(() => loadConfig(file, env)));
+    expect(found.map((p) => [p.path, p.line])).toEqual([
+      ['devices[0].model.departureSchedule.cron', 12],
+      ['devices[0].model.departureSchedule.timezone', 13],
+    ]);
+    expect(found[0]?.message).toMatch(/^invalid cron expression "30 7 \* \* mon-fry": /);
+    expect(found[1]?.message).toBe('expected an IANA time zone such as Europe/Oslo');
+  });
+
+  it('accepts a weekday departure schedule', () => {
+    const { config } = parseConfig({
+      ...base,
+      spark: { clientId: 'c', clientSecret: 'inline-secret' },
+      mqtt: { url: 'mqtt://127.0.0.1:1883' },
+      devices: [{ id: 'car', kind: 'evCharger', charger: { type: 'goe', topicPrefix: 'go-e/1' }, model: { capacityKwh: 60, departureSchedule: { cron: '30 7 * * 1-5' } } }],
+    });
+    const car = config.devices[0];
+    expect(car?.kind === 'evCharger' && car.model.departureSchedule).toEqual({ cron: '30 7 * * 1-5' });
+  });
+
   it('keeps the example file valid', () => {
     const creds = tmp();
     writeFileSync(join(creds, 'spark-client-secret'), 'example-secret');

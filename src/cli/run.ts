@@ -6,7 +6,6 @@ import { checkStorage } from '../config/preflight.js';
 import { WattshiftError } from '../errors.js';
 import { createLogger } from '../log.js';
 import { simClockFromEnv } from '../clock.js';
-import { zoneRules } from '../core/zone-rules.js';
 import { runDaemon } from './daemon.js';
 import { exitCodeFor, exitCodes } from './exit-codes.js';
 import { formatError } from './format-error.js';
@@ -43,9 +42,6 @@ export const runCommand: CliCommand = {
     // Secrets are redacted by key and masked by value (createLogger's `secrets`).
     logger.debug({ component: 'config', config }, 'config loaded');
     for (const w of warnings) logger.warn({ component: 'config' }, w);
-    if (!zoneRules(config.site.timezone)) {
-      logger.warn({ component: 'config', timezone: config.site.timezone }, 'no usable tz file for the time zone in $TZDIR or /usr/share/zoneinfo (package tzdata): local times come from Intl, about 8 MB more memory');
-    }
     let code: number;
     try {
       // Simulated time for the demo and end-to-end tests only; production never sets it.

@@ -15,7 +15,7 @@ import { eventStates, openStore, type OutboxSummary, type Store } from '../store
 import { exitCodeFor, exitCodes } from './exit-codes.js';
 import { formatError } from './format-error.js';
 import { currentPlanView, readLatestPlan } from './plan.js';
-import { nodeRequest } from '../spark/node-request.js';
+import { request } from '../spark/undici-parts.js';
 import { cliLogger, eligibilityStateKey, eligibilityStateSchema, type EligibilityState } from './register.js';
 import { configPathOf } from './args.js';
 import type { CliCommand, CliIo } from './types.js';
@@ -88,10 +88,11 @@ export function daemonUrl(http: Config['http']): string {
 /** Asks the running daemon for its view; never throws. */
 export async function queryDaemon(url: string, timeoutMs = 2_000): Promise<StatusReport['daemon']> {
   try {
-    // node:http, not fetch: fetch refuses some ports (the WHATWG "bad port" list).
-    const res = await nodeRequest(`${url}/api/view`, { signal: AbortSignal.timeout(timeoutMs) });
-    if (res.status !== 200) return { url, reachable: false, error: `HTTP ${res.status}` };
-    const parsed = daemonViewSchema.safeParse(JSON.parse(res.text));
+    // undici's request, not fetch: fetch refuses some ports (the WHATWG "bad port" list).
+    const res = await request(`${url}/api/view`, { signal: AbortSignal.timeout(timeoutMs) });
+    const text = await res.body.text();
+    if (res.statusCode !== 200) return { url, reachable: false, error: `HTTP ${res.statusCode}` };
+    const parsed = daemonViewSchema.safeParse(JSON.parse(text));
     if (!parsed.success) return { url, reachable: false, error: 'the answer is not a wattshift view' };
     return { url, reachable: true, view: parsed.data };
   } catch (err) {

@@ -3,6 +3,7 @@
  * Re-exported from `./schema.js`; import from there.
  */
 import { z } from 'zod';
+import { cronScheduleSchema } from './time-fields.js';
 
 const idPattern = /^[a-z0-9_-]+$/;
 const hhmm = /^([01]\d|2[0-3]):[0-5]\d$/;
@@ -144,7 +145,9 @@ export const evModelSchema = z.strictObject({
   targetSocPct: z.number().min(10).max(100).default(80).describe('Target state of charge at departure, % (when the SoC is known).'),
   targetEnergyKwh: z.number().positive().max(250).optional()
     .describe('Energy to add per session when the SoC is unknown, kWh (when absent: 40 % of capacityKwh).'),
-  departure: timeOfDay.default('07:00').describe('Usual departure time, local "HH:MM".'),
+  departure: timeOfDay.default('07:00').describe('Usual departure time, local "HH:MM" (every day; see `departureSchedule`).'),
+  departureSchedule: cronScheduleSchema.optional()
+    .describe('Departures as a schedule instead, e.g. `{ cron: "30 7 * * 1-5" }` for 07:30 on weekdays; the next one (even beyond the planning horizon) is the charging deadline.'),
   minCurrentA: z.number().min(0).max(80).default(6).describe('Lowest charging current the car accepts, A.'),
   maxCurrentA: z.number().min(1).max(80).default(16).describe('Highest charging current (fuse / cable), A.'),
   phases: z.union([z.literal(1), z.literal(3)]).default(3).describe('Phases used for charging.'),

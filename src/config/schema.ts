@@ -7,17 +7,12 @@ import { z } from 'zod';
 import { optionalSecretField, secretField } from './secret.js';
 import { deviceSchema, modbusBusSchema, timeOfDay } from './schema-devices.js';
 import { crossCheck } from './cross-check.js';
-import { isKnownTimeZone } from '../core/zoned-time.js';
+import { ianaTimeZone } from './time-fields.js';
 
 export * from './schema-devices.js';
 
 export const priceAreas = ['NO1', 'NO2', 'NO3', 'NO4', 'NO5', 'SE1', 'SE2', 'SE3', 'SE4', 'DK1', 'DK2', 'FI'] as const;
 export const currencies = ['NOK', 'SEK', 'DKK', 'EUR'] as const;
-
-/** An Area/Location name (or UTC); legacy names such as `CET` or `EST5EDT` are refused. */
-function isIanaTimeZone(tz: string): boolean {
-  return (tz.includes('/') || tz === 'UTC') && isKnownTimeZone(tz);
-}
 
 const httpUrl = z.url({ protocol: /^https?$/ });
 const host = z.string().min(1);
@@ -25,7 +20,7 @@ const port = z.number().int().min(0).max(65535);
 const filePath = (description: string) => z.string().min(1).nullish().transform((v) => v ?? undefined).describe(description);
 
 export const siteSchema = z.strictObject({
-  timezone: z.string().refine(isIanaTimeZone, 'expected an IANA time zone such as Europe/Oslo')
+  timezone: ianaTimeZone
     .describe('IANA time zone of the home, e.g. `Europe/Oslo`; local hours, departures and draw profiles use it.'),
   priceArea: z.enum(priceAreas).describe('Bidding zone of the home.'),
   currency: z.enum(currencies).describe('Currency of the grid fee, tax and all reported costs.'),
@@ -53,6 +48,8 @@ export const sparkSchema = z.strictObject({
   }).optional().describe('Location coordinates (used for eligibility when no MPID is known).'),
   requestTimeoutMs: z.number().int().min(100).max(120_000).default(10_000).describe('Timeout of one API request, ms.'),
   tokenTimeoutMs: z.number().int().min(100).max(120_000).default(10_000).describe('Timeout of one token request, ms.'),
+  proxyUrl: httpUrl.nullish().transform((v) => v ?? undefined)
+    .describe('Forward proxy for every API, token and forecast request, e.g. `http://proxy.lan:3128` (user:password@ allowed); https goes through it with CONNECT.'),
 });
 
 export const eventsSchema = z.strictObject({

@@ -1,11 +1,9 @@
 /**
  * Calendar arithmetic in an IANA time zone (Europe/Oslo for the daily price curves). All inputs and
- * outputs are epoch milliseconds; "local" means wall-clock time in `zone`. Offsets come from the
- * zone's compiled tz data (`zone-rules.ts`); a zone without it takes the Intl path, same results.
+ * outputs are epoch milliseconds; "local" means wall-clock time in `zone`. Offsets come from Intl
+ * (Node's ICU zone data), asked once per zone and UTC hour: a slot loop over a week asks ICU about
+ * 170 times, not once per call.
  */
-import { zoneRules } from './zone-rules.js';
-import { utcOffsetMs } from './tzif.js';
-
 export const OSLO = 'Europe/Oslo';
 export const HOUR_MS = 3_600_000;
 export const MINUTE_MS = 60_000;
@@ -28,54 +26,56 @@ function formatter(zone: string): Intl.DateTimeFormat {
       timeZone: zone,
       hourCycle: 'h23',
       year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
     });
     formatters.set(zone, f);
   }
   return f;
 }
 
-function intlLocalParts(ms: number, zone: string): LocalParts {
-  const parts: Record<string, number> = {};
-  for (const p of formatter(zone).formatToParts(new Date(ms))) {
-    if (p.type !== 'literal') parts[p.type] = Number(p.value);
-  }
-  return {
-    year: parts.year ?? 1970,
-    month: parts.month ?? 1,
-    day: parts.day ?? 1,
-    hour: (parts.hour ?? 0) % 24,
-    minute: parts.minute ?? 0,
-  };
-}
-
 const floorToMinute = (ms: number): number => Math.floor(ms / MINUTE_MS) * MINUTE_MS;
 
-/** Wall-clock parts of `ms` in `zone`. */
-export function localParts(ms: number, zone: string = OSLO): LocalParts {
-  const rules = zoneRules(zone);
-  if (!rules) return intlLocalParts(ms, zone);
-  const wall = new Date(ms + utcOffsetMs(rules, ms));
-  return { year: wall.getUTCFullYear(), month: wall.getUTCMonth() + 1, day: wall.getUTCDate(), hour: wall.getUTCHours(), minute: wall.getUTCMinutes() };
+/** ICU's offset at `ms`, as wall-clock minutes show it (an offset with seconds, before 1972, is cut to the minute). */
+function intlOffsetMs(ms: number, zone: string): number {
+  const p: Record<string, number> = {};
+  for (const part of formatter(zone).formatToParts(ms)) if (part.type !== 'literal') p[part.type] = Number(part.value);
+  return Date.UTC(p.year ?? 1970, (p.month ?? 1) - 1, p.day ?? 1, p.hour ?? 0, p.minute ?? 0) - floorToMinute(ms);
 }
+
+/** Offsets by zone and UTC hour; only hours without a change inside are kept. */
+const offsetsByHour = new Map<string, Map<number, number>>();
+/** A week of hours per zone at most: enough for the planning horizon, and memory stays flat. */
+const MAX_CACHED_HOURS = 24 * 8;
 
 /**
  * Offset of `zone` from UTC at instant `ms`, in ms (e.g. +3_600_000 for CET), as wall-clock
- * minutes show it (an offset with seconds, from before 1972, is cut to the local minute).
+ * minutes show it.
  */
 export function zoneOffsetMs(ms: number, zone: string = OSLO): number {
-  const rules = zoneRules(zone);
-  if (rules) return floorToMinute(ms + utcOffsetMs(rules, ms)) - floorToMinute(ms);
-  const p = intlLocalParts(ms, zone);
-  return Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute) - floorToMinute(ms);
+  let hours = offsetsByHour.get(zone);
+  if (!hours) offsetsByHour.set(zone, (hours = new Map()));
+  const hour = Math.floor(ms / HOUR_MS);
+  const cached = hours.get(hour);
+  if (cached !== undefined) return cached;
+  const start = intlOffsetMs(hour * HOUR_MS, zone);
+  // Transitions need not fall on a UTC hour (Lord Howe, historical changes): an hour with one inside is not cached.
+  if (intlOffsetMs(hour * HOUR_MS + HOUR_MS - MINUTE_MS, zone) !== start) return intlOffsetMs(ms, zone);
+  if (hours.size >= MAX_CACHED_HOURS) hours.clear();
+  hours.set(hour, start);
+  return start;
 }
 
-/** Whether `zone` names a time zone: one with compiled tz data, or one Intl knows (any spelling). */
+/** Wall-clock parts of `ms` in `zone`. */
+export function localParts(ms: number, zone: string = OSLO): LocalParts {
+  const wall = new Date(floorToMinute(ms) + zoneOffsetMs(ms, zone));
+  return { year: wall.getUTCFullYear(), month: wall.getUTCMonth() + 1, day: wall.getUTCDate(), hour: wall.getUTCHours(), minute: wall.getUTCMinutes() };
+}
+
+/** Whether Intl knows `zone` as a time zone (any spelling it accepts). */
 export function isKnownTimeZone(zone: string): boolean {
-  if (zoneRules(zone)) return true;
   try {
     new Intl.DateTimeFormat('en-GB', { timeZone: zone });
     return true;

@@ -1,11 +1,14 @@
+/** The daily-curve poll's node-cron schedule: 13:05 local, real elapsed time across DST. */
 import { describe, expect, it } from 'vitest';
-import { msUntilDailyCurve } from './event-poller.js';
+import { cronSchedule } from './cron.js';
+import { dailyCurveCron } from './event-poller.js';
 
 const oslo = 'Europe/Oslo';
 const min = 60_000;
 const hour = 60 * min;
+const msUntilDailyCurve = (nowMs: number, timezone: string): number => cronSchedule({ cron: dailyCurveCron, timezone }).nextAfterMs(nowMs) - nowMs;
 
-describe('msUntilDailyCurve', () => {
+describe('the daily-curve poll', () => {
   it('waits until 13:05 Oslo time, winter (UTC+1) and summer (UTC+2)', () => {
     expect(msUntilDailyCurve(Date.UTC(2025, 0, 15, 11, 0), oslo)).toBe(65 * min); // 12:00 local
     expect(msUntilDailyCurve(Date.UTC(2025, 6, 15, 10, 0), oslo)).toBe(65 * min); // 12:00 local
@@ -25,8 +28,9 @@ describe('msUntilDailyCurve', () => {
     expect(msUntilDailyCurve(Date.UTC(2025, 9, 25, 11, 5), oslo)).toBe(25 * hour);
     expect(msUntilDailyCurve(Date.UTC(2025, 9, 26, 0, 30), oslo)).toBe(11 * hour + 35 * min);
   });
-  it('honours another zone and another delay', () => {
-    expect(msUntilDailyCurve(Date.UTC(2025, 0, 15, 12, 0), 'UTC', 0)).toBe(hour);
-    expect(msUntilDailyCurve(Date.UTC(2025, 0, 15, 12, 0), 'Europe/Helsinki', 10)).toBe(24 * hour - 50 * min);
+  it('honours another zone', () => {
+    expect(msUntilDailyCurve(Date.UTC(2025, 0, 15, 12, 0), 'UTC')).toBe(hour + 5 * min);
+    // 12:00Z is 14:00 in Helsinki (UTC+2): the next 13:05 is tomorrow's.
+    expect(msUntilDailyCurve(Date.UTC(2025, 0, 15, 12, 0), 'Europe/Helsinki')).toBe(23 * hour + 5 * min);
   });
 });

@@ -4,7 +4,7 @@ import type { SparkEvent } from '../spark/wire.js';
 import { startLoop, type LoopHandle } from './loop.js';
 import type { EventIntake } from './event-intake.js';
 import { isWattshiftError } from '../errors.js';
-import { localParts, localTimeToUtcMs } from '../core/zoned-time.js';
+import { startCronJob } from './cron.js';
 
 export interface EventSource {
   /** Pages newest first and stops at the first page made only of known events. */
@@ -17,22 +17,13 @@ export interface PollerHealth {
   lastError: { code: string; message: string; atMs: number } | null;
 }
 
-/**
- * Milliseconds until the next daily-curve check: a few minutes after 13:00 in `timeZone`. Real
- * elapsed time, so a day with a DST change is 23 or 25 hours long.
- */
-export function msUntilDailyCurve(nowMs: number, timeZone: string, afterMinutes = 5): number {
-  const today = localParts(nowMs, timeZone);
-  for (let dayOffset = 0; dayOffset < 3; dayOffset++) {
-    const target = localTimeToUtcMs(today.year, today.month, today.day + dayOffset, 13, timeZone, afterMinutes);
-    if (target > nowMs) return target - nowMs;
-  }
-  return 86_400_000;
-}
+/** The daily-curve check: a few minutes after the curve appears at 13:00 local. */
+export const dailyCurveCron = '5 13 * * *';
 
 /**
- * Polls `GET /events` at the configured interval, and shortly after 13:00 local when the daily
- * price curve appears, handing each event to the intake. Known events end the paging.
+ * Polls `GET /events` at the configured interval, and at {@link dailyCurveCron} in `timeZone` (a
+ * node-cron job) when the daily price curve appears, handing each event to the intake. Known
+ * events end the paging.
  */
 export function startEventPoller(deps: {
   source: EventSource;
@@ -68,8 +59,22 @@ export function startEventPoller(deps: {
         };
         throw err;
       }
-      return Math.min(deps.intervalMs, msUntilDailyCurve(deps.clock.nowMs(), deps.timeZone));
+      return deps.intervalMs;
     },
   });
-  return { ...loop, health: () => ({ ...health }) };
+  const dailyCurve = startCronJob({
+    name: 'daily-curve-poll',
+    spec: { cron: dailyCurveCron, timezone: deps.timeZone },
+    clock: deps.clock,
+    logger: deps.logger,
+    run: () => loop.wake(),
+  });
+  return {
+    wake: () => loop.wake(),
+    stop: async () => {
+      await dailyCurve.stop();
+      await loop.stop();
+    },
+    health: () => ({ ...health }),
+  };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { defaultConfig } from '../config/load.js';
-import { buildPlanInput, type PlanningSnapshot } from './plan-inputs.js';
+import { buildPlanInput, nextDepartureMs, type EvNow, type PlanningSnapshot } from './plan-inputs.js';
 import type { HomeEvent } from './event-normalise.js';
 
 const hourMs = 3_600_000;
@@ -42,5 +42,40 @@ describe('buildPlanInput', () => {
     expect(input.slots[0]?.startMs).toBe(now);
     expect(input.slots).toHaveLength(config.planner.horizonHours);
     expect(input.slots.every((s) => s.source === 'fallback')).toBe(true);
+  });
+});
+
+describe('the car\'s departure', () => {
+  const car = (model: Record<string, unknown>): EvNow => {
+    const c = defaultConfig({
+      mqtt: { url: 'mqtt://127.0.0.1:1883' },
+      devices: [{ id: 'car', kind: 'evCharger', charger: { type: 'goe', topicPrefix: 'go-e/1' }, model: { capacityKwh: 60, ...model } }],
+    }).devices[0];
+    if (c?.kind !== 'evCharger') throw new Error('not a charger');
+    return { config: c, plugged: true, socPct: null, sessionKwh: 0, departureOverrideMs: null, targetKwhOverride: null, targetSocOverride: null };
+  };
+
+  it('a weekday schedule skips the weekend, across the autumn change', () => {
+    const weekdays = car({ departureSchedule: { cron: '30 7 * * 1-5' } });
+    // Friday 2026-10-23 08:00 Oslo (UTC+2): next is Monday the 26th 07:30, after the change (UTC+1).
+    expect(nextDepartureMs(weekdays, Date.UTC(2026, 9, 23, 6), 'Europe/Oslo')).toBe(Date.UTC(2026, 9, 26, 6, 30));
+    // Monday 06:00 local: the same morning.
+    expect(nextDepartureMs(weekdays, Date.UTC(2026, 9, 26, 5), 'Europe/Oslo')).toBe(Date.UTC(2026, 9, 26, 6, 30));
+  });
+
+  it('a schedule in its own zone, a command\'s override first, the daily time without a schedule', () => {
+    const abroad = car({ departureSchedule: { cron: '0 9 * * *', timezone: 'America/New_York' } });
+    // Saturday 10:00 EST; Sunday the 8th New York moves to EDT (UTC-4): 09:00 is 13:00Z.
+    expect(nextDepartureMs(abroad, Date.UTC(2026, 2, 7, 15), 'Europe/Oslo')).toBe(Date.UTC(2026, 2, 8, 13));
+    const override = { ...abroad, departureOverrideMs: Date.UTC(2026, 2, 7, 20) };
+    expect(nextDepartureMs(override, Date.UTC(2026, 2, 7, 12), 'Europe/Oslo')).toBe(Date.UTC(2026, 2, 7, 20));
+    expect(nextDepartureMs(car({ departure: '06:45' }), Date.UTC(2026, 2, 7, 12), 'Europe/Oslo')).toBe(Date.UTC(2026, 2, 8, 5, 45));
+  });
+
+  it('feeds the planner: the car gets no slot after a Monday departure planned on Sunday', () => {
+    const weekdays = car({ departureSchedule: { cron: '30 7 * * 1-5' } });
+    const sunday = Date.UTC(2026, 0, 11, 12);
+    const input = buildPlanInput(config, { ...snap([]), nowMs: sunday, ev: weekdays }, new Map());
+    expect(input.ev?.departureMs).toBe(Date.UTC(2026, 0, 12, 6, 30));
   });
 });

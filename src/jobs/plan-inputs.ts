@@ -2,6 +2,8 @@ import type { Config, EvChargerConfig, HotWaterTankConfig } from '../config/sche
 import type { DeltaCurveInput, EvParams, LpcCap, PlanInput, TankParams } from '../core/types.js';
 import { buildPriceSeries } from '../core/prices.js';
 import { nextLocalTimeMs } from '../core/departure.js';
+import type { CronScheduleConfig } from '../config/time-fields.js';
+import { cronSchedule, type CronSchedule } from './cron.js';
 import type { HomeEvent } from './event-normalise.js';
 import type { PriceData } from './price-refresh.js';
 
@@ -87,12 +89,29 @@ function tankParams(t: TankNow, slotMinutes: number): TankParams {
   };
 }
 
+/** node-cron schedules of the config, made once each (a plan is made every few minutes). */
+const schedules = new Map<string, CronSchedule>();
+
+function scheduleOf(config: CronScheduleConfig, siteTimezone: string): CronSchedule {
+  const spec = { cron: config.cron, timezone: config.timezone ?? siteTimezone };
+  const key = `${spec.timezone} ${spec.cron}`;
+  let s = schedules.get(key);
+  if (!s) schedules.set(key, (s = cronSchedule(spec)));
+  return s;
+}
+
+/** The car's next departure: a command's override, else the next of its schedule, else its daily time. */
+export function nextDepartureMs(ev: EvNow, nowMs: number, timezone: string): number {
+  const m = ev.config.model;
+  if (ev.departureOverrideMs !== null && ev.departureOverrideMs > nowMs) return ev.departureOverrideMs;
+  if (m.departureSchedule) return scheduleOf(m.departureSchedule, timezone).nextAfterMs(nowMs);
+  return nextLocalTimeMs(nowMs, m.departure, timezone);
+}
+
 function evParams(ev: EvNow, nowMs: number, timezone: string): EvParams {
   const m = ev.config.model;
   const kwPerA = (m.phases * m.voltageV) / 1000;
-  const departureMs = ev.departureOverrideMs !== null && ev.departureOverrideMs > nowMs
-    ? ev.departureOverrideMs
-    : nextLocalTimeMs(nowMs, m.departure, timezone);
+  const departureMs = nextDepartureMs(ev, nowMs, timezone);
   const common = { departureMs, minPowerKW: m.minCurrentA * kwPerA, maxPowerKW: m.maxCurrentA * kwPerA, efficiency: m.efficiency };
   if (ev.socPct !== null) {
     return { ...common, socPct: ev.socPct, targetSocPct: ev.targetSocOverride ?? m.targetSocPct, capacityKWh: m.capacityKwh };

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../log.js';
-import { nodeRequest, RequestError } from '../spark/node-request.js';
+import { request } from '../spark/undici-parts.js';
 import { signatureHeader, signPayload } from '../spark/webhook-signature.js';
 import type { Clock } from '../ports.js';
 import type { EventRec, NotificationLogRec, PartnerState, WebhookRec } from './state.js';
@@ -92,10 +92,12 @@ export class WebhookDelivery {
     let status: number | null = null;
     let timedOut = false;
     try {
-      const res = await nodeRequest(webhook.webhookUrl, { method: 'POST', headers, body: n.body, signal: AbortSignal.timeout(timeoutMs) });
-      status = res.status;
+      const res = await request(webhook.webhookUrl, { method: 'POST', headers, body: n.body, signal: AbortSignal.timeout(timeoutMs) });
+      await res.body.dump();
+      status = res.statusCode;
     } catch (err) {
-      timedOut = (err instanceof Error && err.name === 'TimeoutError') || (err instanceof RequestError && err.code.endsWith('_TIMEOUT'));
+      const e = err as { name?: unknown; code?: unknown };
+      timedOut = e.name === 'TimeoutError' || (typeof e.code === 'string' && /^UND_ERR_.*_TIMEOUT$/.test(e.code));
       logger.debug({ webhookId: webhook.webhookId, attempt, err: String(err) }, 'webhook attempt failed');
     }
     const ok = status !== null && status >= 200 && status < 300;

@@ -13,6 +13,7 @@ import type { z } from 'zod';
 import { WattshiftError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../ports.js';
+import type { SparkConnection } from './connection.js';
 import { createHttpTransport, parseResponse, type HttpRequest, type HttpTimeoutsMs, type RetryOptions } from './http.js';
 import { createTokenSource, type ClientCredentialsTokenSource } from './oauth.js';
 import * as w from './wire.js';
@@ -25,9 +26,13 @@ export interface SparkAuthOptions {
   clientSecret: string;
   clock: Clock;
   logger: Logger;
+  /** One pool for all clients (see `connection.ts`); each makes its own from the options below otherwise. */
+  connection?: SparkConnection;
   timeoutsMs?: HttpTimeoutsMs;
   /** A larger response body fails with API_BAD_RESPONSE. Default 2 MiB. */
   maxResponseBytes?: number;
+  /** Forward proxy for an own pool. */
+  proxyUrl?: string;
   retry?: RetryOptions;
   /**
    * Share one token source between clients (e.g. the forecast client reuses the Energy

@@ -1,19 +1,21 @@
 /**
- * The one HTTP path of the Spark clients: node:http/https (`node-request.ts` says why not undici)
- * with connect/headers/body timeouts, a response size cap, retries with exponential backoff and
- * jitter (network errors, 429 honouring `Retry-After`, 502/503/504), one token refresh and retry
- * on 401, zod parsing of responses, and stable error codes.
- * Every wait goes through the injected {@link Clock}.
+ * The one HTTP path of the Spark clients, on undici: the shared pool of `connection.ts` (keep-alive,
+ * connect/headers/body timeouts, response size limit) and undici's retry interceptor, whose retry
+ * decision is ours: network errors and 429/502/503/504 (honouring `Retry-After`) for idempotent
+ * requests, a POST only when the error proves it never left. Waits between attempts go through
+ * the injected {@link Clock}. One token refresh and retry on 401, zod parsing of responses,
+ * stable error codes.
  */
+import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { WattshiftError, isWattshiftError, type ErrorCode } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../ports.js';
-import { createKeepAliveAgent, defaultMaxBodyBytes, nodeRequest, RequestError, type RequestTimeoutsMs } from './node-request.js';
+import { createSparkConnection, type HttpTimeoutsMs, type SparkConnection } from './connection.js';
+import { request, retryInterceptor } from './undici-parts.js';
 import { problemDetailsSchema } from './wire.js';
 
-/** Timeouts of one HTTP attempt in milliseconds (connect, headers, body idle); defaults 10 s, 30 s, 30 s. */
-export type HttpTimeoutsMs = RequestTimeoutsMs;
+export type { HttpTimeoutsMs } from './connection.js';
 
 /** Retry policy. */
 export interface RetryOptions {
@@ -42,9 +44,13 @@ export interface HttpOptions {
   baseUrl: string;
   clock: Clock;
   logger: Logger;
+  /** The shared pool; without it the transport makes (and closes) its own from the options below. */
+  connection?: SparkConnection;
   timeoutsMs?: HttpTimeoutsMs;
   /** A larger response body fails with API_BAD_RESPONSE. Default 2 MiB. */
   maxResponseBytes?: number;
+  /** Forward proxy URL for an own pool. */
+  proxyUrl?: string;
   retry?: RetryOptions;
   /** Bearer tokens for requests with `auth: true`. */
   tokens?: TokenSource;
@@ -88,20 +94,31 @@ export interface HttpTransport {
   send(req: HttpRequest): Promise<HttpResult>;
   /** Sends `req` and parses the JSON body with `schema` (API_BAD_RESPONSE on a mismatch). */
   sendJson<S extends z.ZodType>(req: HttpRequest, schema: S): Promise<z.infer<S>>;
-  /** Closes the transport's keep-alive connections. */
+  /** Closes the transport's keep-alive connections (only those of its own pool). */
   close(): Promise<void>;
 }
 
+type RetryCallback = (err?: Error | null) => void;
+type RetryContext = { state: { counter: number }; opts: Dispatcher.DispatchOptions };
+
 const retryStatuses = new Set([429, 502, 503, 504]);
-/** Errors raised before any byte of the request could reach the server. */
-const notSentCodes = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'CONNECT_TIMEOUT']);
+/** undici's codes for failures before any byte of the request could reach the server. */
+const notSentCodes = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+/** The names these failures had before undici, kept so log searches and alerts stay valid. */
+const stableCodes: Record<string, string> = {
+  UND_ERR_CONNECT_TIMEOUT: 'CONNECT_TIMEOUT',
+  UND_ERR_HEADERS_TIMEOUT: 'HEADERS_TIMEOUT',
+  UND_ERR_BODY_TIMEOUT: 'BODY_TIMEOUT',
+  UND_ERR_SOCKET: 'ECONNRESET',
+};
+const tooLargeCode = 'UND_ERR_RES_EXCEEDED_MAX_SIZE';
 
 export function createHttpTransport(options: HttpOptions): HttpTransport {
   const log = options.logger.child({ component: 'spark-http' });
   const retry = { attempts: 4, baseDelayMs: 500, maxDelayMs: 30_000, maxRetryAfterMs: 300_000, random: Math.random, ...options.retry };
-  const maxBodyBytes = options.maxResponseBytes ?? defaultMaxBodyBytes;
+  const own = options.connection ? undefined : createSparkConnection(options);
+  const connection = options.connection ?? own!;
   const base = options.baseUrl.replace(/\/+$/, '');
-  const agent = createKeepAliveAgent(base);
 
   function backoffMs(attempt: number): number {
     const cap = Math.min(retry.maxDelayMs, retry.baseDelayMs * 2 ** (attempt - 1));
@@ -115,70 +132,95 @@ export function createHttpTransport(options: HttpOptions): HttpTransport {
     return `${base}${req.path}${qs ? `?${qs}` : ''}`;
   }
 
-  function attemptOnce(req: HttpRequest, token: string | undefined): Promise<HttpResult> {
+  function requestBody(req: HttpRequest, headers: Record<string, string>): string | undefined {
+    if (req.json !== undefined) {
+      headers['content-type'] = 'application/json';
+      return JSON.stringify(req.json);
+    }
+    if (req.form !== undefined) {
+      headers['content-type'] = 'application/x-www-form-urlencoded';
+      return new URLSearchParams(req.form).toString();
+    }
+    return undefined;
+  }
+
+  /** One call with undici's retries; the outcome carries how many attempts it took. */
+  async function attempt(req: HttpRequest, token: string | undefined): Promise<{ res?: HttpResult; err?: unknown; attempts: number }> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (options.userAgent) headers['user-agent'] = options.userAgent;
     if (token !== undefined) headers.authorization = `Bearer ${token}`;
-    let body: string | undefined;
-    if (req.json !== undefined) {
-      headers['content-type'] = 'application/json';
-      body = JSON.stringify(req.json);
-    } else if (req.form !== undefined) {
-      headers['content-type'] = 'application/x-www-form-urlencoded';
-      body = new URLSearchParams(req.form).toString();
+    const body = requestBody(req, headers);
+    const detail = { operation: req.operation, method: req.method, path: req.path };
+    const repeatable = req.method === 'GET' || req.method === 'PUT' || req.method === 'DELETE' || req.idempotent === true;
+    let attempts = 1;
+    // A failure after the headers arrived is final: undici would resume with a Range request, which the API does not serve.
+    let headersSeen = false;
+
+    const decide = (err: Error & { statusCode?: number; headers?: Record<string, string | string[] | undefined> }, ctx: RetryContext, done: RetryCallback): void => {
+      attempts = ctx.state.counter;
+      const giveUp = (): void => done(err);
+      if (req.signal?.aborted || headersSeen || attempts >= retry.attempts) return giveUp();
+      let delayMs: number;
+      if (err.statusCode !== undefined) {
+        if (!retryStatuses.has(err.statusCode)) return giveUp();
+        const retryAfterMs = parseRetryAfter(err.headers?.['retry-after'], options.clock.nowMs());
+        if (retryAfterMs !== undefined && retryAfterMs > retry.maxRetryAfterMs) return giveUp();
+        delayMs = retryAfterMs ?? backoffMs(attempts);
+        log.debug({ ...detail, attempt: attempts, delayMs, status: err.statusCode }, 'retryable status; retrying');
+      } else {
+        const code = rawErrorCode(err);
+        if (code === tooLargeCode || !(repeatable || notSentCodes.has(code))) return giveUp();
+        delayMs = backoffMs(attempts);
+        log.debug({ ...detail, attempt: attempts, delayMs, errorCode: stableCode(code) }, 'network error; retrying');
+      }
+      options.clock.sleep(delayMs, req.signal).then(() => done(null), (e: unknown) => done(e instanceof Error ? e : err));
+    };
+
+    const dispatcher = connection.dispatcher.compose(retryInterceptor({ retry: decide as never, throwOnError: false }));
+    try {
+      const res = await request(buildUrl(req), { dispatcher, method: req.method, headers, body, signal: req.signal });
+      headersSeen = true;
+      // undici's limit counts bytes as they come; a declared length over it fails before the first one.
+      if (Number(res.headers['content-length']) > connection.maxResponseBytes) {
+        res.body.destroy();
+        return { err: Object.assign(new Error('declared content-length over the limit'), { code: tooLargeCode }), attempts };
+      }
+      const text = await res.body.text();
+      return { res: { status: res.statusCode, headers: res.headers, text }, attempts };
+    } catch (err) {
+      return { err, attempts };
     }
-    return nodeRequest(buildUrl(req), { method: req.method, headers, body, agent, timeoutsMs: options.timeoutsMs, maxBodyBytes, signal: req.signal });
   }
 
   async function send(req: HttpRequest): Promise<HttpResult> {
     const auth = req.auth ?? true;
     if (auth && !options.tokens) throw new WattshiftError('INTERNAL', 'spark http: auth requested without a token source');
     const detail = { operation: req.operation, method: req.method, path: req.path };
-    let refreshed = false;
-    for (let attempt = 1; ; attempt++) {
+    req.signal?.throwIfAborted();
+    for (let refreshed = false; ; refreshed = true) {
       const token = auth ? await options.tokens!.getToken(req.signal) : undefined;
-      let res: HttpResult;
-      try {
-        res = await attemptOnce(req, token);
-      } catch (err) {
-        if (req.signal?.aborted) throw err;
-        if (err instanceof RequestError && err.code === 'BODY_TOO_LARGE') {
-          throw new WattshiftError('API_BAD_RESPONSE', `${req.operation}: ${req.method} ${req.path}: ${err.message}`, {
+      const { res, err, attempts } = await attempt(req, token);
+      if (!res) {
+        if (req.signal?.aborted) throw req.signal.reason ?? err;
+        const code = rawErrorCode(err);
+        if (code === tooLargeCode) {
+          throw new WattshiftError('API_BAD_RESPONSE', `${req.operation}: ${req.method} ${req.path}: the response body exceeds ${connection.maxResponseBytes} bytes`, {
             cause: err,
-            details: { ...detail, maxResponseBytes: maxBodyBytes },
+            details: { ...detail, maxResponseBytes: connection.maxResponseBytes },
           });
         }
-        const code = networkErrorCode(err);
-        const safe = req.method === 'GET' || req.method === 'PUT' || req.method === 'DELETE' || req.idempotent === true || notSentCodes.has(code);
-        if (safe && attempt < retry.attempts) {
-          const delayMs = backoffMs(attempt);
-          log.debug({ ...detail, attempt, delayMs, errorCode: code }, 'network error; retrying');
-          await options.clock.sleep(delayMs, req.signal);
-          continue;
-        }
-        throw new WattshiftError('API_UNAVAILABLE', `${req.operation}: ${req.method} ${req.path} failed: ${code}`, {
+        throw new WattshiftError('API_UNAVAILABLE', `${req.operation}: ${req.method} ${req.path} failed: ${stableCode(code)}`, {
           cause: err,
-          details: { ...detail, networkError: code, attempts: attempt },
+          details: { ...detail, networkError: stableCode(code), attempts },
         });
       }
       if (res.status >= 200 && res.status < 300) return res;
       if (res.status === 401 && auth && !refreshed) {
-        refreshed = true;
         options.tokens!.invalidate(token);
         log.debug(detail, '401; refreshing the token and retrying once');
-        attempt--;
         continue;
       }
-      if (retryStatuses.has(res.status) && attempt < retry.attempts) {
-        const retryAfterMs = parseRetryAfter(res.headers['retry-after'], options.clock.nowMs());
-        if (retryAfterMs === undefined || retryAfterMs <= retry.maxRetryAfterMs) {
-          const delayMs = retryAfterMs ?? backoffMs(attempt);
-          log.debug({ ...detail, attempt, delayMs, status: res.status }, 'retryable status; retrying');
-          await options.clock.sleep(delayMs, req.signal);
-          continue;
-        }
-      }
-      throw statusError(req, res, attempt);
+      throw statusError(req, res, attempts);
     }
   }
 
@@ -188,10 +230,7 @@ export function createHttpTransport(options: HttpOptions): HttpTransport {
       const res = await send(req);
       return parseResponse(schema, res, req.operation);
     },
-    close() {
-      agent.destroy();
-      return Promise.resolve();
-    },
+    close: () => own?.close() ?? Promise.resolve(),
   };
 }
 
@@ -217,16 +256,18 @@ export function parseResponse<S extends z.ZodType>(schema: S, res: Pick<HttpResu
   return parsed.data;
 }
 
-/** The error code node (or our {@link RequestError}) gave a failed request, or its name. */
-function networkErrorCode(err: unknown): string {
+/** The code a failed request carries (undici's or the system's), or its name. */
+function rawErrorCode(err: unknown): string {
   if (err && typeof err === 'object') {
     const e = err as { code?: unknown; name?: unknown; cause?: unknown };
     if (typeof e.code === 'string') return e.code;
-    if (e.cause) return networkErrorCode(e.cause);
+    if (e.cause) return rawErrorCode(e.cause);
     if (typeof e.name === 'string') return e.name;
   }
   return 'UNKNOWN';
 }
+
+const stableCode = (code: string): string => stableCodes[code] ?? code;
 
 /** `Retry-After` as milliseconds from now: delay-seconds or an HTTP date; undefined if absent/invalid. */
 export function parseRetryAfter(value: string | string[] | undefined, nowMs: number): number | undefined {

@@ -6,6 +6,7 @@
 import { WattshiftError, isWattshiftError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../ports.js';
+import type { SparkConnection } from './connection.js';
 import { createHttpTransport, type HttpTimeoutsMs, type RetryOptions, type TokenSource } from './http.js';
 import { tokenResponseSchema } from './wire.js';
 
@@ -20,6 +21,8 @@ export interface TokenSourceOptions {
   logger: Logger;
   /** Optional `scope` form field (the Energy Coordination API needs none). */
   scope?: string;
+  /** The shared pool (see `connection.ts`); an own one from `timeoutsMs` otherwise. */
+  connection?: SparkConnection;
   timeoutsMs?: HttpTimeoutsMs;
   retry?: RetryOptions;
   /** Refresh this long before expiry (capped at half the lifetime). Default 5 minutes. */
@@ -54,6 +57,7 @@ export function createTokenSource(options: TokenSourceOptions): ClientCredential
     baseUrl: options.authUrl,
     clock: options.clock,
     logger: options.logger,
+    connection: options.connection,
     timeoutsMs: options.timeoutsMs,
     retry: options.retry,
   });

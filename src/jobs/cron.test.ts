@@ -1,0 +1,104 @@
+/**
+ * One node-cron task, two clocks: on the system clock node-cron's own runner fires it (driven here
+ * by vitest's fake timers, which fake the `Date` and `setTimeout` it reads); on any other clock
+ * the same task fires at node-cron's next match. Both must give the same instants, DST included.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ManualClock, systemClock } from '../clock.js';
+import { silentLogger } from '../log.js';
+import type { Clock } from '../ports.js';
+import { cronProblem, cronSchedule, startCronJob, type CronJob } from './cron.js';
+
+const hour = 3_600_000;
+const oslo = 'Europe/Oslo';
+// From Friday 2026-03-27 12:00Z over the spring change (Sunday 29th) to Tuesday the 31st.
+const start = Date.UTC(2026, 2, 27, 12);
+const until = Date.UTC(2026, 2, 31, 12);
+const expected = {
+  daily: [Date.UTC(2026, 2, 27, 12, 5), Date.UTC(2026, 2, 28, 12, 5), Date.UTC(2026, 2, 29, 11, 5), Date.UTC(2026, 2, 30, 11, 5), Date.UTC(2026, 2, 31, 11, 5)],
+  // Weekdays 06:30 local: Monday and Tuesday after the change (UTC+2).
+  weekdays: [Date.UTC(2026, 2, 30, 4, 30), Date.UTC(2026, 2, 31, 4, 30)],
+};
+
+let jobs: CronJob[] = [];
+afterEach(async () => {
+  for (const j of jobs) await j.stop();
+  jobs = [];
+  vi.useRealTimers();
+});
+
+function record(clock: Clock, cron: string, fired: number[], fail = false): void {
+  jobs.push(startCronJob({
+    name: cron,
+    spec: { cron, timezone: oslo },
+    clock,
+    logger: silentLogger(),
+    run: () => {
+      fired.push(clock.nowMs());
+      if (fail) throw new Error('job failed');
+    },
+  }));
+}
+
+describe('on the system clock: node-cron runs the job', () => {
+  it('fires at 13:05 local each day and 06:30 on weekdays, across the spring change', async () => {
+    vi.useFakeTimers({ now: start, toFake: ['Date', 'setTimeout', 'clearTimeout'] });
+    const daily: number[] = [];
+    const weekdays: number[] = [];
+    record(systemClock, '5 13 * * *', daily);
+    record(systemClock, '30 6 * * 1-5', weekdays, true);
+    for (let t = start; t < until; t += hour) await vi.advanceTimersByTimeAsync(hour);
+    // Fake timers fire on the millisecond; node-cron runs within its second.
+    expect(daily.map((t) => Math.floor(t / 1000) * 1000)).toEqual(expected.daily);
+    expect(weekdays.map((t) => Math.floor(t / 1000) * 1000)).toEqual(expected.weekdays);
+  });
+});
+
+describe('on a simulated clock: the same task at node-cron\'s next match', () => {
+  it('fires at the same instants, and a failing run does not stop the job', async () => {
+    const clock = new ManualClock(start);
+    const daily: number[] = [];
+    const weekdays: number[] = [];
+    record(clock, '5 13 * * *', daily);
+    record(clock, '30 6 * * 1-5', weekdays, true);
+    const minute = 60_000;
+    await new Promise((r) => setImmediate(r));
+    for (let t = start; t < until; t += minute) {
+      await clock.advance(minute);
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(daily).toEqual(expected.daily);
+    expect(weekdays).toEqual(expected.weekdays);
+  });
+
+  it('a stopped job fires no more', async () => {
+    const clock = new ManualClock(start);
+    const fired: number[] = [];
+    record(clock, '5 13 * * *', fired);
+    await jobs.pop()!.stop();
+    await clock.advance(48 * hour);
+    expect(fired).toEqual([]);
+  });
+});
+
+describe('schedules', () => {
+  it('lists the occurrences within a horizon, across the autumn change', () => {
+    const s = cronSchedule({ cron: '30 6 * * 1-5', timezone: oslo });
+    // Friday 2026-10-23 to Wednesday the 28th; clocks go back on Sunday the 25th.
+    expect(s.occurrencesMs(Date.UTC(2026, 9, 23, 12), Date.UTC(2026, 9, 28, 12))).toEqual([
+      Date.UTC(2026, 9, 26, 5, 30),
+      Date.UTC(2026, 9, 27, 5, 30),
+      Date.UTC(2026, 9, 28, 5, 30),
+    ]);
+    expect(s.occurrencesMs(Date.UTC(2026, 9, 26, 5, 30), Date.UTC(2026, 9, 26, 23))).toEqual([]);
+  });
+
+  it('names what is wrong with an expression', () => {
+    expect(cronProblem('30 6 * * 1-5')).toBeUndefined();
+    expect(cronProblem('30 6 * *')).toMatch(/expected 5 fields/);
+    expect(cronProblem('0 30 6 * * 1-5')).toMatch(/expected 5 fields/);
+    expect(cronProblem('61 6 * * *')).toBeDefined();
+    expect(cronProblem('30 25 * * *')).toBeDefined();
+    expect(cronProblem('30 6 * * funday')).toBeDefined();
+  });
+});
