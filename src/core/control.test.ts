@@ -41,7 +41,10 @@ describe('decide: heater', () => {
   it('runs on to the maximum temperature in a paid-to-consume slot, and only there', () => {
     const paid = { energyKwh: 1, powerKw: 2, paidToConsume: true };
     expect(heater(decide([tank({ planned: paid, slotEnergyKwh: 1.5, temperatureC: 72, maxC: 75 })], roomy))).toMatchObject({ allow: true });
-    expect(heater(decide([tank({ planned: paid, slotEnergyKwh: 1.5, temperatureC: 75, maxC: 75 })], roomy)).allow).toBe(false);
+    expect(heater(decide([tank({ planned: paid, slotEnergyKwh: 1.5, temperatureC: 75, maxC: 75, powerW: 2000 })], roomy)).allow).toBe(false);
+    // Within 1 K of the maximum: heating goes on to it, but a tank that stopped is not restarted.
+    expect(heater(decide([tank({ planned: paid, slotEnergyKwh: 1.5, temperatureC: 74.5, maxC: 75, powerW: 2000 })], roomy)).allow).toBe(true);
+    expect(heater(decide([tank({ planned: paid, slotEnergyKwh: 1.5, temperatureC: 74.5, maxC: 75, powerW: 0 })], roomy)).allow).toBe(false);
     expect(heater(decide([tank({ planned: { ...paid, paidToConsume: false }, slotEnergyKwh: 1.5, temperatureC: 72, maxC: 75 })], roomy)).allow).toBe(false);
     // Paid or not, the cap holds.
     expect(heater(decide([tank({ planned: paid, slotEnergyKwh: 1.5, temperatureC: 72, maxC: 75, capKw: 0 })], roomy)).allow).toBe(false);

@@ -92,6 +92,10 @@ export interface Decision {
 const isRunning = (target: SlotTarget | null, slotEnergyKwh: number): boolean =>
   target !== null && target.energyKwh > 1e-6 && slotEnergyKwh < target.energyKwh - 1e-6;
 
+/** Paid to consume: heat to maxC, and start again only 1 K below it, so the relay does not chatter. */
+const paidRoom = (d: HeaterNow, maxC: number): boolean =>
+  d.temperatureC !== undefined && (d.temperatureC < maxC - 1 || (d.temperatureC < maxC && (d.powerW ?? 0) > 0));
+
 function wantedHeater(d: HeaterNow): { allow: boolean; reason: string } {
   if (!d.available) return { allow: true, reason: 'device unavailable: safe state (allowed)' };
   if (d.temperatureC === undefined) return { allow: true, reason: 'temperature unknown: heating allowed' };
@@ -99,7 +103,7 @@ function wantedHeater(d: HeaterNow): { allow: boolean; reason: string } {
   if (d.mode === 'boost') return { allow: true, reason: 'boost' };
   if (d.mode === 'off') return { allow: false, reason: 'mode off (floor still protected)' };
   if (d.planned === null) return { allow: true, reason: 'no plan: thermostat' };
-  if (d.planned.paidToConsume && d.maxC !== undefined && d.temperatureC < d.maxC) {
+  if (d.planned.paidToConsume && d.maxC !== undefined && paidRoom(d, d.maxC)) {
     return { allow: true, reason: `paid to consume: heating to ${d.maxC} °C` };
   }
   return isRunning(d.planned, d.slotEnergyKwh)

@@ -51,6 +51,8 @@ export interface GoeSim extends MqttSimulator {
   corrupt(key: string, payload: string | null): void;
   /** How many `<key>/set` messages the charger received. */
   setsOf(key: string): number;
+  /** How many of them changed the key's value. */
+  changesOf(key: string): number;
 }
 
 export function createGoeSim(options: GoeSimOptions): GoeSim {
@@ -68,6 +70,7 @@ export function createGoeSim(options: GoeSimOptions): GoeSim {
   let rbtAtMs = -Infinity;
   const published = new Map<string, string>();
   const sets = new Map<string, number>();
+  const changes = new Map<string, number>();
   const corrupted = new Map<string, string>();
   const plugs = [...(options.plugs ?? [])].sort((a, b) => a.atMs - b.atMs);
   let active: { plug: GoeSimPlug; battery: EvBattery } | undefined;
@@ -155,12 +158,14 @@ export function createGoeSim(options: GoeSimOptions): GoeSim {
       await reply(`invalid json: ${raw}`);
       return;
     }
+    const before = key === 'amp' ? amp : frc;
     if (key === 'amp' && Number.isInteger(value) && (value as number) >= 6 && (value as number) <= maxCurrentA) amp = value as number;
     else if (key === 'frc' && (value === 0 || value === 1 || value === 2)) frc = value;
     else {
       await reply(`value out of range: ${raw}`);
       return;
     }
+    if ((key === 'amp' ? amp : frc) !== before) changes.set(key, (changes.get(key) ?? 0) + 1);
     await reply('success');
     await publishChanges();
   };
@@ -202,6 +207,7 @@ export function createGoeSim(options: GoeSimOptions): GoeSim {
     energyKwhByHour: () => new Map(hours),
     setSilent(value) { silent = value; },
     setsOf: (key) => sets.get(key) ?? 0,
+    changesOf: (key) => changes.get(key) ?? 0,
     corrupt(key, payload) {
       if (payload === null) corrupted.delete(key);
       else corrupted.set(key, payload);
