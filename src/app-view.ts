@@ -63,6 +63,7 @@ export function homeView(src: ViewSources): HomeView {
       ...(r?.energyKwh !== undefined ? { energyKwh: r.energyKwh } : {}),
       ...(next ? { nextStartMs: next.startMs } : {}),
       ...(d.kind === 'hotWaterTank' ? { floorC: w.floorC ?? d.model.floorC } : {}),
+      ...(src.devices.get(d.id)?.health().blockWithoutLease ? { blockWithoutLease: true as const } : {}),
     };
     if (d.kind === 'evCharger') {
       view.ev = {

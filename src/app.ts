@@ -302,7 +302,14 @@ export function buildApp(config: Config, deps: AppDeps): App {
 
     const previous = tracker.loadPlan();
     const planning = startPlanning({
-      buildInput: (now) => buildPlanInput(config, tracker.snapshot(now, prices.data(), activeEvents()), me.resources),
+      buildInput: (now) => {
+        // What the devices took in this slot so far, so that a mid-slot plan keeps the slot's target.
+        const last = controlLast();
+        const slotMs = config.site.slotMinutes * 60_000;
+        const delivered = last && last.slotStartMs === Math.floor(now / slotMs) * slotMs ? last.slotEnergyKwh : undefined;
+        const snap = tracker.snapshot(now, prices.data(), activeEvents());
+        return buildPlanInput(config, delivered ? { ...snap, slotDeliveredKwh: delivered } : snap, me.resources);
+      },
       plan: planFn,
       store: s,
       clock,

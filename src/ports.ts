@@ -20,12 +20,24 @@ export interface HeaterSwitch {
   block(leaseMs: number, signal: AbortSignal): Promise<void>;
   /** Allows heating (the safe state). */
   allow(signal: AbortSignal): Promise<void>;
+  /**
+   * Whether a block ends on the device by itself when not renewed (a release timer, Shelly
+   * `toggle_after`, Tasmota `PulseTime`). Without one a block holds until it is released or the
+   * device loses power, so it is written once and reported as not lease-protected.
+   */
+  readonly deviceLease: boolean;
 }
 
 /** Limits an EV charger's current; 0 A pauses charging. */
 export interface ChargeCurrentLimit {
   /** Sets the charging current per phase, in amperes. */
   setCurrentA(currentA: number, signal: AbortSignal): Promise<void>;
+  /**
+   * Lowers the current to at most `maxCurrentA` without starting a charge that is paused (below the
+   * minimum current it pauses). Chargers whose current register is itself only a limit omit it, and
+   * `setCurrentA` serves. Used for safe states, which must never start a load.
+   */
+  limitCurrentA?(maxCurrentA: number, signal: AbortSignal): Promise<void>;
 }
 
 /** A cumulative energy counter. */

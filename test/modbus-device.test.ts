@@ -171,7 +171,7 @@ describe('heater switch on a relay board', () => {
     const b = await bank({});
     const dev = createModbusDevice(src('generic-relay', { channel: 2 }), { bus: b.bus, profile: loadProfile('generic-relay'), logger: silentLogger() });
     const sw = dev.capabilities('switch').heaterSwitch!;
-    expect(sw.hasDeviceLease).toBe(false);
+    expect(sw.deviceLease).toBe(false);
     await sw.block(60_000, signal);
     expect(await sw.readBlocked(signal)).toBe(true);
     await sw.allow(signal);
@@ -183,7 +183,7 @@ describe('heater switch on a relay board', () => {
     const b = await bank({ holding: { 0x200: 0 } });
     const dev = createModbusDevice(src('wattshift-sim-tank'), { bus: b.bus, profile: loadProfile('wattshift-sim-tank'), logger: silentLogger() });
     const sw = dev.heaterSwitch();
-    expect(sw.hasDeviceLease).toBe(true);
+    expect(sw.deviceLease).toBe(true);
     await sw.block(90_500, signal);
     expect(b.writes).toEqual([`reg ${0x200}=91`, 'coil 0=true']);
   });

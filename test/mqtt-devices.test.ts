@@ -160,6 +160,8 @@ describe('go-e adapter with the simulated charger and car', () => {
     w.cleanups.push(() => sim.close());
     dev = createMqttDevice({ type: 'goe', topicPrefix: 'go-eCharger/123456' }, { connection: w.connection, clock: w.clock, logger: silentLogger() }, { staleAfterS: 120, requestTimeoutMs: 2000 });
     w.cleanups.push(() => dev.close());
+    // The charger publishes on change only: nothing may change before the adapter listens.
+    await eventually(async () => expect(await dev.energyMeter!.readEnergyKwh(quick())).toBe(0));
   };
   const step = async (ms: number) => {
     await w.clock.advance(ms);
@@ -219,8 +221,9 @@ describe('go-e adapter with the simulated charger and car', () => {
     await eventually(() => expect(dev.energyMeter!.readEnergyKwh(quick())).rejects.toMatchObject({ code: 'DEVICE_BAD_VALUE' }));
     await sim.publishRaw('car', '"plugged"');
     await eventually(() => expect(dev.evStateReader!.readEvState(quick())).rejects.toMatchObject({ code: 'DEVICE_BAD_VALUE' }));
+    // The charger publishes a key again only when it changes, so a garbled key stays unusable.
     await step(60_000);
-    await eventually(async () => expect(await dev.energyMeter!.readEnergyKwh(quick())).toBe(0));
+    await expect(dev.energyMeter!.readEnergyKwh(quick())).rejects.toMatchObject({ code: 'DEVICE_BAD_VALUE' });
     // A charger that keeps sending garbage (malformed JSON, then the wrong type) and then recovers.
     for (const garbage of ['{"eto":', '"12 kWh"', null]) {
       sim.corrupt('eto', garbage);
@@ -231,5 +234,48 @@ describe('go-e adapter with the simulated charger and car', () => {
     await w.clock.advance(121_000);
     await expect(dev.energyMeter!.readEnergyKwh(sig())).rejects.toMatchObject({ code: 'DEVICE_STALE' });
     await expect(dev.evStateReader!.readEvState(sig())).rejects.toMatchObject({ code: 'DEVICE_STALE' });
+  });
+  it('keeps an unchanged key current while the charger is heard from, and is stale only when it is silent', async () => {
+    await start([]);
+    // An idle charger: nothing changes but its uptime (rbt), for three stale periods.
+    for (let i = 0; i < 12; i++) {
+      await step(30_000);
+      // Valid as of the last word from the charger, though `eto` itself last changed at the start.
+      await eventually(async () => expect((await dev.energyMeter!.readStampedEnergyKwh!(quick())).atMs).toBe(w.clock.nowMs()));
+    }
+    expect(await dev.energyMeter!.readEnergyKwh(sig())).toBe(0);
+    expect(await dev.evStateReader!.readEvState(sig())).toEqual({ plugged: false, charging: false });
+    // Silent (hung): stale once the stale time has passed without a word.
+    sim.setSilent(true);
+    await w.clock.advance(121_000);
+    await expect(dev.energyMeter!.readEnergyKwh(sig())).rejects.toMatchObject({ code: 'DEVICE_STALE' });
+    sim.setSilent(false);
+    await step(1_000);
+    await eventually(async () => expect(await dev.energyMeter!.readEnergyKwh(quick())).toBe(0));
+    // Its Last Will: retained values are not its state any more.
+    await sim.publishRaw('mcc', 'false');
+    await eventually(() => expect(dev.energyMeter!.readEnergyKwh(quick())).rejects.toMatchObject({ code: 'DEVICE_UNREACHABLE' }));
+    await sim.publishRaw('mcc', 'true');
+    await eventually(async () => expect(await dev.energyMeter!.readEnergyKwh(quick())).toBe(0));
+  });
+
+  it('writes amp and frc only when they change, and its limit never forces a charge on', async () => {
+    await start([{ atMs: t0, battery: { capacityKwh: 60, socPct: 20 } }]);
+    await step(60_000);
+    for (let i = 0; i < 5; i++) await dev.chargeCurrentLimit!.setCurrentA(10, sig());
+    expect([sim.setsOf('amp'), sim.setsOf('frc')]).toEqual([1, 1]);
+    await dev.chargeCurrentLimit!.setCurrentA(0, sig());
+    await dev.chargeCurrentLimit!.setCurrentA(0, sig());
+    expect(sim.frc).toBe(1);
+    expect(sim.setsOf('frc')).toBe(2);
+    // Paused: a safe limit of 6 A keeps it paused (it lowers amp at most).
+    await dev.chargeCurrentLimit!.limitCurrentA!(6, sig());
+    expect([sim.frc, sim.amp, sim.powerW]).toEqual([1, 6, 0]);
+    // Charging at 16 A: the limit lowers the current and leaves the charge as it was.
+    await dev.chargeCurrentLimit!.setCurrentA(16, sig());
+    await dev.chargeCurrentLimit!.limitCurrentA!(6, sig());
+    expect([sim.frc, sim.amp]).toEqual([2, 6]);
+    await dev.chargeCurrentLimit!.limitCurrentA!(0, sig());
+    expect(sim.frc).toBe(1);
   });
 });

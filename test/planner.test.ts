@@ -201,6 +201,34 @@ describe('plan: cases', () => {
     expect(again.slots[0]!.binding).toContain('frozen');
   });
 
+
+  it('keeps a slot\'s whole-slot target through a re-plan at any point inside it', () => {
+    // Slot 0 is the cheapest, so the first plan heats in it; the devices meter what they took.
+    const prices = [0.01, ...Array.from({ length: 23 }, () => 0.5)];
+    const first = plan(input(prices, { tank: tank({ currentTempC: 55 }) }), T0);
+    const target = first.slots[0]!.tank!.energyKWh;
+    expect(target).toBeCloseTo(2, 9);
+    fc.assert(fc.property(fc.integer({ min: 1, max: 59 }), fc.double({ min: 0, max: 1, noNaN: true }), (minute, share) => {
+      // Whatever the heater took by then (a thermostat pause means it may be behind its power).
+      const delivered = Math.min(target, 2 * (minute / 60)) * share;
+      const t = tank({ currentTempC: 55 + delivered / (200 * 0.001163), slotDeliveredKWh: delivered });
+      const again = plan(input(prices, { tank: t }), T0 + minute * 60_000, first);
+      const s0 = again.slots[0]!.tank!;
+      // The target still counts the slot from its start: what was taken plus what the time left allows.
+      expect(s0.energyKWh).toBeCloseTo(delivered + Math.min(target - delivered, 2 * ((60 - minute) / 60)), 9);
+      expect(s0.powerKW).toBeLessThanOrEqual(2 + 1e-9);
+    }), { numRuns: 30 });
+  });
+
+  it('does not ask a slot for its energy twice when the re-plan comes after it was delivered', () => {
+    const prices = [0.2, 0.01, ...Array.from({ length: 22 }, () => 0.5)];
+    const first = plan(input(prices, { tank: tank({ currentTempC: 55 }) }), T0);
+    const target = first.slots[0]!.tank!.energyKWh;
+    // Already delivered in full by minute 40: the re-plan must not add more to this slot.
+    const again = plan(input(prices, { tank: tank({ currentTempC: 56, slotDeliveredKWh: target }) }), T0 + 40 * 60_000, first);
+    expect(again.slots[0]!.tank!.energyKWh).toBeCloseTo(target, 9);
+    expect(again.slots[0]!.tank!.powerKW).toBe(0);
+  });
   it('plans on 15-minute slots across a 25-hour DST day', () => {
     const from = Date.parse('2024-10-26T22:00:00Z');
     const prices = Array.from({ length: 100 }, (_, i) => 0.1 + 0.05 * Math.sin(i / 7));

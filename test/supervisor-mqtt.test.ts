@@ -34,7 +34,7 @@ describe('supervised Shelly heater', () => {
     // Counts answered blocks, so the test never moves the manual clock while a command is in flight
     // (that would time it out: the clock is manual, the network is real).
     let answered = 0;
-    const heaterSwitch = { allow: dev.heaterSwitch!.allow, block: async (ms: number, s: AbortSignal) => { await dev.heaterSwitch!.block(ms, s); answered++; } };
+    const heaterSwitch = { deviceLease: true, allow: dev.heaterSwitch!.allow, block: async (ms: number, s: AbortSignal) => { await dev.heaterSwitch!.block(ms, s); answered++; } };
     const sup = superviseDevice({ id: 'tank', kind: 'hotWaterTank', capabilities: { heaterSwitch }, leaseMs, readTimeoutMs: 5000 }, { clock: w.clock, logger: silentLogger() });
 
     await sup.applyHeater(true);

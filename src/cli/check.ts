@@ -1,6 +1,7 @@
 /** `wattshift check --config FILE`: validates the config and prints every problem. */
 import { loadConfig } from '../config/load.js';
 import { checkStorage } from '../config/preflight.js';
+import { switchesWithoutLease } from '../devices/lease-warnings.js';
 import { WattshiftError } from '../errors.js';
 import { exitCodeFor, exitCodes } from './exit-codes.js';
 import { formatError } from './format-error.js';
@@ -28,13 +29,14 @@ export const checkCommand: CliCommand = {
       return exitCodeFor(err);
     }
     const problems = checkStorage(loaded.config);
-    for (const w of loaded.warnings) io.stderr(`warning: ${w}`);
+    const warnings = [...loaded.warnings, ...switchesWithoutLease(loaded.config)];
+    for (const w of warnings) io.stderr(`warning: ${w}`);
     if (problems.length > 0) {
       const err = new WattshiftError('CONFIG_INVALID', `${path}: invalid config (${problems.length} problem${problems.length === 1 ? '' : 's'})`, { details: { problems } });
       for (const line of formatError(err)) io.stderr(line);
       return exitCodes.config;
     }
-    io.stdout(`${path}: ok (${loaded.config.devices.length} device${loaded.config.devices.length === 1 ? '' : 's'}, ${loaded.warnings.length} warning${loaded.warnings.length === 1 ? '' : 's'})`);
+    io.stdout(`${path}: ok (${loaded.config.devices.length} device${loaded.config.devices.length === 1 ? '' : 's'}, ${warnings.length} warning${warnings.length === 1 ? '' : 's'})`);
     for (const d of loaded.config.devices) io.stdout(`  ${d.id}: ${d.kind}`);
     return exitCodes.ok;
   },

@@ -38,6 +38,17 @@ describe('decide: heater', () => {
     expect(heater(decide([tank({ available: false, planned: { energyKwh: 0, powerKw: 0 } })], roomy)).allow).toBe(true);
     expect(heater(decide([tank({ planned: null })], roomy)).allow).toBe(true);
   });
+  it('runs on to the maximum temperature in a paid-to-consume slot, and only there', () => {
+    const paid = { energyKwh: 1, powerKw: 2, paidToConsume: true };
+    expect(heater(decide([tank({ planned: paid, slotEnergyKwh: 1.5, temperatureC: 72, maxC: 75 })], roomy))).toMatchObject({ allow: true });
+    expect(heater(decide([tank({ planned: paid, slotEnergyKwh: 1.5, temperatureC: 75, maxC: 75, powerW: 2000 })], roomy)).allow).toBe(false);
+    // Within 1 K of the maximum: heating goes on to it, but a tank that stopped is not restarted.
+    expect(heater(decide([tank({ planned: paid, slotEnergyKwh: 1.5, temperatureC: 74.5, maxC: 75, powerW: 2000 })], roomy)).allow).toBe(true);
+    expect(heater(decide([tank({ planned: paid, slotEnergyKwh: 1.5, temperatureC: 74.5, maxC: 75, powerW: 0 })], roomy)).allow).toBe(false);
+    expect(heater(decide([tank({ planned: { ...paid, paidToConsume: false }, slotEnergyKwh: 1.5, temperatureC: 72, maxC: 75 })], roomy)).allow).toBe(false);
+    // Paid or not, the cap holds.
+    expect(heater(decide([tank({ planned: paid, slotEnergyKwh: 1.5, temperatureC: 72, maxC: 75, capKw: 0 })], roomy)).allow).toBe(false);
+  });
   it('honours modes, keeping the floor in mode off', () => {
     expect(heater(decide([tank({ mode: 'off' })], roomy)).allow).toBe(false);
     expect(heater(decide([tank({ mode: 'off', temperatureC: 40 })], roomy)).allow).toBe(true);
@@ -58,6 +69,9 @@ describe('decide: charger', () => {
   it('pauses when not planned, and uses the safe current when unavailable', () => {
     expect(charger(decide([car({ planned: { energyKwh: 0, powerKw: 0 } })], roomy)).currentA).toBe(0);
     expect(charger(decide([car({ available: false })], roomy)).currentA).toBe(6);
+    // Unavailable in a slot the plan left empty: the safe state keeps it paused, never starts it.
+    expect(charger(decide([car({ available: false, planned: { energyKwh: 0, powerKw: 0 } })], roomy)).currentA).toBe(0);
+    expect(charger(decide([car({ available: false, mode: 'off' })], roomy)).currentA).toBe(0);
   });
   it('shares the measured headroom under the cap after the heater', () => {
     // 11 kW cap, 3 kW measured of which the tank draws 2 → base 1 kW; tank takes 2, car gets 8 kW → 34 A capped to 32

@@ -7,7 +7,12 @@
  *  2. a device that is unavailable, or a tank whose temperature is unknown or below its floor,
  *     gets its safe state (heater allowed, charger at its safe current);
  *  3. the user's mode (`boost` runs at full power, `off` pauses);
- *  4. the plan: run while the slot's planned energy is not yet metered.
+ *  4. the plan: run while the slot's planned energy is not yet metered; in a slot where
+ *     consuming is paid for (negative effective price) the heater runs on until the tank is at
+ *     its maximum temperature, whatever the planned energy.
+ *
+ * A charger that is unavailable gets a safe limit, never more than the plan asks now: a safe
+ * state must not start a load the plan left out.
  */
 
 export type DeviceMode = 'auto' | 'off' | 'boost';
@@ -17,6 +22,8 @@ export interface SlotTarget {
   energyKwh: number;
   /** Planned average power, kW. */
   powerKw: number;
+  /** Consuming in this slot is paid for (its effective price is negative). */
+  paidToConsume?: boolean;
 }
 
 export interface HeaterNow {
@@ -27,6 +34,8 @@ export interface HeaterNow {
   /** Measured or trustworthy estimated temperature, °C; undefined when neither exists. */
   temperatureC: number | undefined;
   floorC: number;
+  /** Maximum tank temperature, °C: the heater runs up to it in a paid-to-consume slot. */
+  maxC?: number;
   /** Element power, kW (what it draws when allowed and the thermostat calls). */
   elementKw: number;
   /** Measured power now, W. */
@@ -83,6 +92,10 @@ export interface Decision {
 const isRunning = (target: SlotTarget | null, slotEnergyKwh: number): boolean =>
   target !== null && target.energyKwh > 1e-6 && slotEnergyKwh < target.energyKwh - 1e-6;
 
+/** Paid to consume: heat to maxC, and start again only 1 K below it, so the relay does not chatter. */
+const paidRoom = (d: HeaterNow, maxC: number): boolean =>
+  d.temperatureC !== undefined && (d.temperatureC < maxC - 1 || (d.temperatureC < maxC && (d.powerW ?? 0) > 0));
+
 function wantedHeater(d: HeaterNow): { allow: boolean; reason: string } {
   if (!d.available) return { allow: true, reason: 'device unavailable: safe state (allowed)' };
   if (d.temperatureC === undefined) return { allow: true, reason: 'temperature unknown: heating allowed' };
@@ -90,6 +103,9 @@ function wantedHeater(d: HeaterNow): { allow: boolean; reason: string } {
   if (d.mode === 'boost') return { allow: true, reason: 'boost' };
   if (d.mode === 'off') return { allow: false, reason: 'mode off (floor still protected)' };
   if (d.planned === null) return { allow: true, reason: 'no plan: thermostat' };
+  if (d.planned.paidToConsume && d.maxC !== undefined && paidRoom(d, d.maxC)) {
+    return { allow: true, reason: `paid to consume: heating to ${d.maxC} °C` };
+  }
   return isRunning(d.planned, d.slotEnergyKwh)
     ? { allow: true, reason: `planned ${d.planned.energyKwh.toFixed(2)} kWh this slot` }
     : { allow: false, reason: d.planned.energyKwh > 1e-6 ? 'slot energy reached' : 'not planned' };
@@ -106,7 +122,10 @@ function currentWithin(kw: number, d: ChargerNow): number {
 }
 
 function wantedCharger(d: ChargerNow): { currentA: number; reason: string } {
-  if (!d.available) return { currentA: d.safeCurrentA, reason: 'device unavailable: safe current' };
+  if (!d.available) {
+    const planned = wantedCharger({ ...d, available: true }).currentA;
+    return { currentA: Math.min(d.safeCurrentA, planned), reason: 'device unavailable: safe limit' };
+  }
   if (d.mode === 'boost') return { currentA: d.maxCurrentA, reason: 'boost' };
   if (d.mode === 'off') return { currentA: 0, reason: 'mode off' };
   if (d.planned === null) return { currentA: d.safeCurrentA, reason: 'no plan: safe current' };

@@ -76,6 +76,15 @@ function overlap(a0: number, a1: number, b0: number, b1: number): number {
   return Math.max(0, Math.min(a1, b1) - Math.max(a0, b0));
 }
 
+/**
+ * What a frozen slot still asks for: the previous plan's energy for the whole slot less what was
+ * already delivered in it, within the (hard) cap of the time left.
+ */
+function frozenRest(previous: { energyKWh: number } | undefined, deliveredKWh: number | undefined, capKWh: number): number | undefined {
+  if (previous === undefined) return undefined;
+  return Math.min(capKWh, Math.max(0, previous.energyKWh - Math.max(0, deliveredKWh ?? 0)));
+}
+
 export function setupPlan(input: PlanInput, nowMs: number, previous: Plan | undefined): Setup {
   const first = input.slots[0];
   const slotMs = first ? first.endMs - first.startMs : 3_600_000;
@@ -168,10 +177,7 @@ export function setupPlan(input: PlanInput, nowMs: number, previous: Plan | unde
       price: slots.map((s) => (s.source === 'fallback' ? meanKnown : s.price)),
       terminal: Math.min(model.eMax, Math.max(model.eFloor, e0)),
       legionella,
-      fixed: slots.map((s, t) => {
-        const p = prevSlot.get(s.startMs)?.tank;
-        return p === undefined ? undefined : Math.min(p.energyKWh, cap[t] as number);
-      }),
+      fixed: slots.map((s, t) => frozenRest(prevSlot.get(s.startMs)?.tank, t === 0 ? tp.slotDeliveredKWh : 0, cap[t] as number)),
     };
   }
 
@@ -210,10 +216,7 @@ export function setupPlan(input: PlanInput, nowMs: number, previous: Plan | unde
         ? hours.map((h) => (inWindow(h) ? 0 : 1))
         : slots.map((s) => (s.source === 'fallback' ? minKnown - 1 : s.price)),
       lastSlot,
-      fixed: slots.map((s, t) => {
-        const p = prevSlot.get(s.startMs)?.ev;
-        return p === undefined ? undefined : Math.min(p.energyKWh, cap[t] as number);
-      }),
+      fixed: slots.map((s, t) => frozenRest(prevSlot.get(s.startMs)?.ev, t === 0 ? e.slotDeliveredKWh : 0, cap[t] as number)),
     };
   }
   return { slots, n, slotMs, slotHours, fraction, hours, dayIndex, allFallback, price, headroomKW, headroomE, lpcBinding, tank, ev, shortfalls, penalty,

@@ -147,7 +147,8 @@ function shortfallsFor(s: Setup, input: PlanInput, sol: Solved): Shortfall[] {
 /**
  * Plans the tank and the EV over the input's slots from `nowMs` on. Pure and synchronous.
  *
- * - Slots ending before `nowMs` are dropped; the current slot is scaled to its remaining time.
+ * - Slots ending before `nowMs` are dropped; the current slot is scaled to its remaining time, and
+ *   its energy is reported for the whole slot (what the devices took before `nowMs` included).
  * - With `previous`, the current slot and `options.frozenSlots` more keep their energies
  *   (clamped to the current caps, which are hard).
  * - With no known price at all the plan is a documented fallback: tank on its thermostat,
@@ -194,13 +195,15 @@ export function plan(input: PlanInput, nowMs: number, previous?: Plan): Plan {
       headroomKW: s.headroomKW[t] as number, binding: bindingFor(s, final, t), reason: '',
     };
     const parts: string[] = [];
+    // The slot the plan is made in counts what it already took, so its target is for the whole slot.
+    const before = (d: { slotDeliveredKWh?: number } | null | undefined): number => (t === 0 && ps.startMs < nowMs ? Math.max(0, d?.slotDeliveredKWh ?? 0) : 0);
     if (s.tank) {
-      out.tank = { energyKWh: qt, powerKW: hours > 0 ? qt / hours : 0, on: final.tankOn[t] === true || qt > TOL, endTempC: s.tank.model.toC(final.tankE[t] as number) };
+      out.tank = { energyKWh: qt + before(input.tank), powerKW: hours > 0 ? qt / hours : 0, on: final.tankOn[t] === true || qt > TOL, endTempC: s.tank.model.toC(final.tankE[t] as number) };
       if (qt > TOL) parts.push(`tank ${qt.toFixed(2)} kWh`);
     }
     if (s.ev) {
       charged += et * eff;
-      out.ev = { energyKWh: et, powerKW: hours > 0 ? et / hours : 0, on: final.evOn[t] === true || et > TOL, chargedKWh: charged };
+      out.ev = { energyKWh: et + before(input.ev), powerKW: hours > 0 ? et / hours : 0, on: final.evOn[t] === true || et > TOL, chargedKWh: charged };
       if (et > TOL) parts.push(`EV ${et.toFixed(2)} kWh`);
     }
     const priceText = `${ps.price.toFixed(4)} ${input.currency}/kWh (rank ${rank[t]}/${s.n}` +

@@ -148,6 +148,12 @@ export interface TankParams {
   /** Energy metered into the element since `lastKnown.atMs`. Default 0. */
   heatedSinceKWh?: number;
   /**
+   * Energy the heater already took in the slot that contains `nowMs`, before `nowMs`, kWh. A plan
+   * made mid-slot gives that slot's energy for the whole slot (this plus what is still to come), so
+   * the controller compares it with energy metered since the slot started. Default 0.
+   */
+  slotDeliveredKWh?: number;
+  /**
    * `continuous`: the controller can stop the heater mid-slot once the slot's planned energy is
    * metered (any energy 0..P·Δt per slot). `relay`: whole-slot on/off only.
    */
@@ -174,6 +180,8 @@ export interface EvParams {
   /** Battery energy per grid energy (0.85–0.95). */
   efficiency: number;
   antiCycling?: AntiCycling | null;
+  /** Energy already charged in the slot that contains `nowMs`, kWh (see `TankParams.slotDeliveredKWh`). */
+  slotDeliveredKWh?: number;
 }
 
 /** A power cap from a power-limitation (LPC) event, hard, per slot it overlaps. */
@@ -230,8 +238,12 @@ export type BindingConstraint =
   | 'fallback';
 
 export interface DeviceSlotPlan {
+  /**
+   * Energy for the whole slot, kWh. In the slot a plan is made in, this includes what was metered
+   * before the plan (`slotDeliveredKWh`), so a re-plan never moves the controller's target.
+   */
   energyKWh: number;
-  /** Average power over the slot. */
+  /** Average power over the rest of the slot (the whole slot unless the plan was made inside it). */
   powerKW: number;
   on: boolean;
 }

@@ -35,11 +35,16 @@ export function localAt(startMs: number, day: number, hh: number, mm = 0): numbe
   return localTimeToUtcMs(p.year, p.month, p.day + day, hh, demoTimezone, mm);
 }
 
-export async function startDemoEnvironment(options: { clock: Clock; startMs: number; dataDir: string; logger: Logger; seed?: number }): Promise<DemoEnvironment> {
+export async function startDemoEnvironment(options: {
+  clock: Clock; startMs: number; dataDir: string; logger: Logger; seed?: number;
+  /** The tank's relay board has a release timer (default); false: a plain board, no device lease. */
+  tankReleaseTimer?: boolean;
+}): Promise<DemoEnvironment> {
   const { clock, startMs } = options;
   const sandbox = await startSandbox({ clock, seed: options.seed ?? 7, logger: options.logger.child({ component: 'sandbox' }) });
   const broker = await startEmbeddedBroker();
-  const tank = await startSimulatedTank({ clock, startMs, initialC: 58, params: { volumeL: 200, elementKw: 2, thermostatC: 75 } });
+  const plainRelay = options.tankReleaseTimer === false;
+  const tank = await startSimulatedTank({ clock, startMs, initialC: 58, params: { volumeL: 200, elementKw: 2, thermostatC: 75 }, releaseTimer: !plainRelay });
   // The car comes home in the evening and leaves in the morning, both nights.
   const plugs = [0, 1].map((day) => ({
     atMs: localAt(startMs, day, 17, 30),
@@ -84,8 +89,9 @@ export async function startDemoEnvironment(options: { clock: Clock; startMs: num
         name: 'Hot water tank',
         kind: 'hotWaterTank',
         staleAfterS: 900,
-        switch: { type: 'modbus', bus: 'sim', unitId: 1, profile: 'wattshift-sim-tank' },
-        meter: { type: 'modbus', bus: 'sim', unitId: 1, profile: 'wattshift-sim-tank' },
+        // A plain board is a Waveshare-style relay (coil 0, no timer) with an SDM120 on the element.
+        switch: { type: 'modbus', bus: 'sim', unitId: 1, profile: plainRelay ? 'generic-relay' : 'wattshift-sim-tank' },
+        meter: { type: 'modbus', bus: 'sim', unitId: 1, profile: plainRelay ? 'eastron-sdm120' : 'wattshift-sim-tank' },
         thermometer: { type: 'modbus', bus: 'sim', unitId: 1, profile: 'wattshift-sim-tank' },
         model: { volumeL: 200, elementKw: 2, floorC: 45, maxC: 75, legionella: { enabled: true, tempC: 60, intervalDays: 7 } },
       },

@@ -14,10 +14,11 @@ function captureLogger() {
   return { logger, lines, at };
 }
 
-function fakeHeater() {
+function fakeHeater(deviceLease = true) {
   const calls: string[] = [];
   let fail: WattshiftError | undefined;
   const sw: HeaterSwitch = {
+    deviceLease,
     block: async (leaseMs) => {
       if (fail) throw fail;
       calls.push(`block:${leaseMs}`);
@@ -213,5 +214,61 @@ describe('superviseDevice', () => {
     heater.setFail(new WattshiftError('DEVICE_UNREACHABLE', 'gone'));
     await expect(dev.stop()).resolves.toBeUndefined();
     expect(log.at('warn')[0]).toMatchObject({ code: 'DEVICE_UNREACHABLE' });
+  });
+  it('writes a relay without a device lease once per change and reports its block as not lease-protected', async () => {
+    const clock = new ManualClock(t0);
+    const heater = fakeHeater(false);
+    const dev = superviseDevice({ id: 'tank', kind: 'hotWaterTank', capabilities: { heaterSwitch: heater.sw }, leaseMs: 60_000, readTimeoutMs: 1000 }, { clock, logger: captureLogger().logger });
+    for (let i = 0; i < 5; i++) {
+      await dev.applyHeater(true);
+      await clock.advance(60_000);
+      await settle();
+    }
+    expect(heater.calls).toEqual(['block:60000']); // no renewal: re-asserting a plain coil changes nothing
+    expect(dev.health()).toMatchObject({ blocked: true, blockWithoutLease: true });
+    for (let i = 0; i < 3; i++) await dev.applyHeater(false);
+    expect(heater.calls).toEqual(['block:60000', 'allow']);
+    expect(dev.health().blockWithoutLease).toBeUndefined();
+    // A failed write is written again at the next command, even though nothing changed.
+    heater.setFail(new WattshiftError('DEVICE_UNREACHABLE', 'gone'));
+    await expect(dev.applyHeater(true)).rejects.toMatchObject({ code: 'DEVICE_UNREACHABLE' });
+    heater.setFail(undefined);
+    await dev.applyHeater(true);
+    await dev.applyHeater(true);
+    expect(heater.calls).toEqual(['block:60000', 'allow', 'block:60000']);
+  });
+
+  it('sets a charger current on change only, and its safe state never raises the current', async () => {
+    const clock = new ManualClock(t0);
+    const sets: number[] = [];
+    const limits: number[] = [];
+    let ok = true;
+    const caps: DeviceCapabilities = {
+      chargeCurrentLimit: { setCurrentA: async (a) => void sets.push(a), limitCurrentA: async (a) => void limits.push(a) },
+      evStateReader: { readEvState: async () => { if (!ok) throw new WattshiftError('DEVICE_STALE', 'silent'); return { plugged: true, charging: false }; } },
+    };
+    const dev = superviseDevice({ id: 'car', kind: 'evCharger', capabilities: caps, safeCurrentA: 6, leaseMs: 60_000, readTimeoutMs: 1000, downAfterFailures: 1 }, { clock, logger: captureLogger().logger });
+    for (let i = 0; i < 4; i++) await dev.applyCurrent(0);
+    expect(sets).toEqual([0]);
+    // Down while paused (the plan left this hour empty): the safe state keeps it paused.
+    ok = false;
+    await dev.read(new AbortController().signal);
+    await settle();
+    expect(limits).toEqual([0]);
+    await dev.applyCurrent(16); // whatever is asked while down, never more than before
+    expect(limits).toEqual([0]);
+    expect(dev.health()).toMatchObject({ state: 'down', currentA: 0 });
+    // Back up: the next command resynchronises, then only changes are written.
+    ok = true;
+    await dev.read(new AbortController().signal);
+    await dev.applyCurrent(16);
+    await dev.applyCurrent(16);
+    expect(sets).toEqual([0, 16]);
+    // Down while charging at 16 A: limited to the safe current, with the limit, not a forced start.
+    ok = false;
+    await dev.read(new AbortController().signal);
+    await settle();
+    expect(limits).toEqual([0, 6]);
+    expect(sets).toEqual([0, 16]);
   });
 });

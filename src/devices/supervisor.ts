@@ -6,8 +6,17 @@
  * allowed; charger: the configured safe current) best-effort, and commands other than the safe
  * state are held back until a read succeeds again (logged once, info).
  *
- * A heater block is a lease: while blocked and healthy, `block(leaseMs)` is re-issued every
- * `leaseMs / 2`; `stop()` ends the renewals and releases the block (allow).
+ * Commands are written on change only: a setting the device already has is not written again
+ * (some devices keep settings in flash, and every write wears it). After a failed command or a
+ * recovery the next command is written whatever it is, to resynchronise.
+ *
+ * A heater block is a lease where the device has one (`HeaterSwitch.deviceLease`): while blocked
+ * and healthy, `block(leaseMs)` is re-issued every `leaseMs / 2`. A switch without a device lease
+ * is written once per change; its block is reported as not lease-protected. `stop()` ends the
+ * renewals and releases the block (allow).
+ *
+ * A safe state never starts a load: a charger's safe state is a limit, at most the safe current
+ * and at most what it was last set to, applied with `limitCurrentA` where the charger has it.
  */
 import { WattshiftError, toWattshiftError, type ErrorCode } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -46,8 +55,10 @@ export interface DeviceHealth {
   sinceMs: number;
   consecutiveFailures: number;
   lastError?: { code: ErrorCode; message: string };
-  /** Whether the heater is currently held blocked by a lease. */
+  /** Whether the heater is currently held blocked. */
   blocked: boolean;
+  /** A block that the device does not end by itself (no device-side lease): it outlasts an outage. */
+  blockWithoutLease?: boolean;
   /** The last current applied to the charger, A. */
   currentA?: number;
 }
@@ -100,7 +111,11 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
   let failures = 0;
   let lastError: WattshiftError | undefined;
   let blocked = false;
+  /** The heater state last confirmed written; undefined when unknown (start, failed write). */
+  let heaterWritten: 'blocked' | 'allowed' | undefined;
   let currentA: number | undefined;
+  /** The next command is written even if unchanged (after a failure or a recovery). */
+  let resync = true;
   let renewal: AbortController | undefined;
   let lastLeaseAtMs = 0;
   let stopped = false;
@@ -129,14 +144,26 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
     }
   };
 
+  /** The charger's safe limit: never above the safe current, never above what it was set to. */
+  const safeLimitA = (wantA = Infinity): number => Math.min(wantA, safeCurrentA, currentA ?? safeCurrentA);
+  const limitCurrent = (a: number, s: AbortSignal): Promise<void> => {
+    const ch = caps.chargeCurrentLimit!;
+    return ch.limitCurrentA ? ch.limitCurrentA(a, s) : ch.setCurrentA(a, s);
+  };
+
   const enterSafeState = async (): Promise<void> => {
     stopRenewal();
     blocked = false;
     try {
-      if (caps.heaterSwitch) await timed('allow', undefined, (s) => caps.heaterSwitch!.allow(s));
+      if (caps.heaterSwitch) {
+        heaterWritten = undefined;
+        await timed('allow', undefined, (s) => caps.heaterSwitch!.allow(s));
+        heaterWritten = 'allowed';
+      }
       if (caps.chargeCurrentLimit) {
-        await timed('set safe current', undefined, (s) => caps.chargeCurrentLimit!.setCurrentA(safeCurrentA, s));
-        currentA = safeCurrentA;
+        const limit = safeLimitA();
+        await timed('limit to the safe current', undefined, (s) => limitCurrent(limit, s));
+        currentA = limit;
       }
     } catch (err) {
       const e = toWattshiftError(err, 'DEVICE_UNREACHABLE', 'safe state');
@@ -159,6 +186,7 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
     failures = 0;
     if (state === 'down') {
       state = 'up';
+      resync = true;
       sinceMs = clock.nowMs();
       log.info({ downSinceCode: lastError?.code }, 'device recovered');
     }
@@ -185,6 +213,7 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
       } catch (err) {
         if (signal.aborted) return;
         const e = toWattshiftError(err, 'DEVICE_UNREACHABLE', `${id}: renewing block`);
+        heaterWritten = undefined;
         log.debug({ code: e.code }, 'lease renewal failed');
         failed(e);
       }
@@ -194,8 +223,10 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
   const command = async (what: string, work: (s: AbortSignal) => Promise<void>): Promise<void> => {
     try {
       await timed(what, stopController.signal, work);
+      resync = false;
     } catch (err) {
       const e = toWattshiftError(err, 'DEVICE_UNREACHABLE', `${id}: ${what}`);
+      resync = true;
       failed(e);
       throw e;
     }
@@ -238,14 +269,21 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
         if (state === 'down' && block) log.debug('block held back: device is down');
         stopRenewal();
         blocked = false;
+        if (heaterWritten === 'allowed' && !resync) return;
+        heaterWritten = undefined;
         await command('allow', (s) => sw.allow(s));
+        heaterWritten = 'allowed';
         return;
       }
+      // Still blocked: a device lease is renewed by its own loop; a plain relay needs nothing.
+      if (heaterWritten === 'blocked' && !resync) return;
       const issuedAtMs = clock.nowMs();
+      heaterWritten = undefined;
       await command('block', (s) => sw.block(options.leaseMs, s));
+      heaterWritten = 'blocked';
       lastLeaseAtMs = issuedAtMs;
       blocked = true;
-      if (!renewal) {
+      if (sw.deviceLease && !renewal) {
         renewal = new AbortController();
         void renewLoop(renewal.signal);
       }
@@ -256,13 +294,21 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
       if (!ch) throw new WattshiftError('INTERNAL', `${id} has no charge current limit`);
       if (stopped) return;
       if (!Number.isFinite(a) || a < 0) throw new WattshiftError('INTERNAL', `${id}: current ${a} A is not valid`);
-      const target = state === 'down' ? safeCurrentA : a;
-      await command('set current', (s) => ch.setCurrentA(target, s));
-      currentA = target;
+      if (state === 'down') {
+        const limit = safeLimitA(a);
+        if (limit === currentA && !resync) return;
+        await command('limit to the safe current', (s) => limitCurrent(limit, s));
+        currentA = limit;
+        return;
+      }
+      if (a === currentA && !resync) return;
+      await command('set current', (s) => ch.setCurrentA(a, s));
+      currentA = a;
     },
 
     health() {
       const h: DeviceHealth = { state, sinceMs, consecutiveFailures: failures, blocked };
+      if (blocked && caps.heaterSwitch && !caps.heaterSwitch.deviceLease) h.blockWithoutLease = true;
       if (lastError) h.lastError = { code: lastError.code, message: lastError.message };
       if (currentA !== undefined) h.currentA = currentA;
       return h;

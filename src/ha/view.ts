@@ -34,6 +34,8 @@ export interface DeviceView {
   nextStartMs?: number;
   /** Tank comfort floor, °C (hot water tanks). */
   floorC?: number;
+  /** Set while the heater is blocked by a relay that cannot end the block itself (no device lease). */
+  blockWithoutLease?: true;
   ev?: EvView;
 }
 

@@ -115,8 +115,8 @@ export function startControlLoop(deps: {
         nows.push({
           kind: 'hotWaterTank', id: cfg.id, available, mode,
           temperatureC: r.temperatureC ?? deps.inputs.estimatedTankC(cfg.id, now),
-          floorC: cfg.model.floorC, elementKw: cfg.model.elementKw, powerW: r.powerW, slotEnergyKwh: e,
-          planned: plan === null ? null : { energyKwh: t?.energyKWh ?? 0, powerKw: t?.powerKW ?? 0 },
+          floorC: cfg.model.floorC, maxC: cfg.model.maxC, elementKw: cfg.model.elementKw, powerW: r.powerW, slotEnergyKwh: e,
+          planned: plan === null ? null : { energyKwh: t?.energyKWh ?? 0, powerKw: t?.powerKW ?? 0, paidToConsume: (slot?.price ?? 0) < 0 },
           ...(capKw !== undefined ? { capKw } : {}),
         });
       } else if (cfg.kind === 'evCharger') {

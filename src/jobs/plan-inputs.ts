@@ -35,6 +35,8 @@ export interface PlanningSnapshot {
   tank: TankNow | null;
   ev: EvNow | null;
   baseLoadKw: number;
+  /** Energy each device took in the current slot so far (the control loop's meter), kWh. */
+  slotDeliveredKwh?: ReadonlyMap<string, number>;
 }
 
 /** Price-curve events as incentive curves (one curve per event, whatever resources it names). */
@@ -63,9 +65,10 @@ export function lpcCaps(events: readonly HomeEvent[], kindOfResource: (resourceI
   );
 }
 
-function tankParams(t: TankNow, slotMinutes: number): TankParams {
+function tankParams(t: TankNow, slotMinutes: number, slotDeliveredKWh: number): TankParams {
   const m = t.config.model;
   return {
+    slotDeliveredKWh,
     volumeL: m.volumeL,
     powerKW: m.elementKw,
     coldWaterC: m.coldWaterC,
@@ -108,11 +111,11 @@ export function nextDepartureMs(ev: EvNow, nowMs: number, timezone: string): num
   return nextLocalTimeMs(nowMs, m.departure, timezone);
 }
 
-function evParams(ev: EvNow, nowMs: number, timezone: string): EvParams {
+function evParams(ev: EvNow, nowMs: number, timezone: string, slotDeliveredKWh: number): EvParams {
   const m = ev.config.model;
   const kwPerA = (m.phases * m.voltageV) / 1000;
   const departureMs = nextDepartureMs(ev, nowMs, timezone);
-  const common = { departureMs, minPowerKW: m.minCurrentA * kwPerA, maxPowerKW: m.maxCurrentA * kwPerA, efficiency: m.efficiency };
+  const common = { slotDeliveredKWh, departureMs, minPowerKW: m.minCurrentA * kwPerA, maxPowerKW: m.maxCurrentA * kwPerA, efficiency: m.efficiency };
   if (ev.socPct !== null) {
     return { ...common, socPct: ev.socPct, targetSocPct: ev.targetSocOverride ?? m.targetSocPct, capacityKWh: m.capacityKwh };
   }
@@ -149,12 +152,13 @@ export function buildPlanInput(config: Config, snap: PlanningSnapshot, resources
     return kind === 'hotWaterTank' ? 'tank' : kind === 'evCharger' ? 'ev' : null;
   };
   const fallback = config.planner.evFallbackWindow;
+  const delivered = (id: string): number => snap.slotDeliveredKwh?.get(id) ?? 0;
   return {
     slots,
     timezone: config.site.timezone,
     currency: config.site.currency,
-    tank: snap.tank ? tankParams(snap.tank, config.site.slotMinutes) : null,
-    ev: snap.ev && snap.ev.plugged ? evParams(snap.ev, snap.nowMs, config.site.timezone) : null,
+    tank: snap.tank ? tankParams(snap.tank, config.site.slotMinutes, delivered(snap.tank.config.id)) : null,
+    ev: snap.ev && snap.ev.plugged ? evParams(snap.ev, snap.nowMs, config.site.timezone, delivered(snap.ev.config.id)) : null,
     location: {
       limitKW: config.site.locationLimitKw,
       baseLoadKW: snap.baseLoadKw,

@@ -48,9 +48,10 @@ export interface WorldOptions {
   /**
    * The tank the daemon drives: the Modbus simulator (default), or a Shelly Plus 1PM with the
    * add-on thermometer on our own broker (world.shelly; implies ownBroker), which falls back to
-   * "heating allowed" on its own when a block lease (`toggle_after`) is not renewed.
+   * "heating allowed" on its own when a block lease (`toggle_after`) is not renewed; or the Modbus
+   * simulator as a plain relay board without a release timer (`plain-relay`) and an SDM120.
    */
-  tank?: 'modbus' | 'shelly';
+  tank?: 'modbus' | 'shelly' | 'plain-relay';
   /** When the car is plugged in (implies ownBroker); default: 17:30 to 07:30 on the first two evenings. */
   plugs?: GoeSimPlug[];
   /**
@@ -121,7 +122,10 @@ export async function startWorld(options: WorldOptions): Promise<World> {
   const realOriginMs = Date.now();
   const clock = acceleratedClock(options.startMs, options.speed, realOriginMs);
   const logger = options.logger ?? silentLogger();
-  const env = await startDemoEnvironment({ clock, startMs: options.startMs, dataDir: options.dataDir, logger, ...(options.seed !== undefined ? { seed: options.seed } : {}) });
+  const env = await startDemoEnvironment({
+    clock, startMs: options.startMs, dataDir: options.dataDir, logger, tankReleaseTimer: options.tank !== 'plain-relay',
+    ...(options.seed !== undefined ? { seed: options.seed } : {}),
+  });
   const config = structuredClone(env.config);
   config.log = { level: 'info' };
 

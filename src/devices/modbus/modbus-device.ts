@@ -26,8 +26,6 @@ export interface ModbusDeviceDeps {
 }
 
 export interface ModbusHeaterSwitch extends HeaterSwitch {
-  /** True when the profile has a release timer, i.e. a block expires on the device. */
-  readonly hasDeviceLease: boolean;
   /** Reads the coil back: true = energised = blocked. */
   readBlocked(signal: AbortSignal): Promise<boolean>;
 }
@@ -103,7 +101,7 @@ export class ModbusDevice {
       this.log.info('relay has no device-side lease: blocks are held by re-assertion and released on stop');
     }
     return {
-      hasDeviceLease: lease !== undefined,
+      deviceLease: lease !== undefined,
       block: async (leaseMs, signal) => {
         if (lease) {
           const seconds = Math.min(lease.maxS, Math.max(1, Math.ceil(leaseMs / 1000)));

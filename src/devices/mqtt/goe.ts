@@ -1,12 +1,20 @@
 /**
- * go-e Charger, API v2 over MQTT: one retained topic per key under `<topicPrefix>/` with a JSON
- * value, writes to `<topicPrefix>/<key>/set`. Keys used: `amp` (A), `frc` (0 neutral, 1 off,
- * 2 on), `nrg` (index 11 = total power, W), `eto` (total energy, Wh), `wh` (energy since the car
- * was connected, Wh), `car` (1 idle, 2 charging, 3 waiting for car, 4 complete, 5 error).
+ * go-e Charger, API v2 over MQTT, as go-e documents it (github.com/goecharger/go-eCharger-API-v2,
+ * `mqtt-en.md` and `apikeys-en.md`): one retained topic per key under `<topicPrefix>/` with a JSON
+ * value, published when the key changes; writes to `<topicPrefix>/<key>/set`. Keys used: `amp`
+ * (A), `frc` (0 neutral, 1 off, 2 on), `nrg` (index 11 = total power, W), `eto` (total energy,
+ * Wh), `wh` (energy since the car was connected, Wh), `car` (1 idle, 2 charging, 3 waiting for
+ * car, 4 complete, 5 error), `rbt` (ms since boot) and `mcc` (MQTT connected, also the charger's
+ * Last Will: `false` when it drops off the broker).
+ *
+ * Liveness is per device: an unchanged key stays current while the charger is heard from at all
+ * (`rbt` ticks) and `mcc` is not `false`; only a silent charger is stale.
  *
  * `setCurrentA(0)` (or anything below the 6 A IEC 61851 minimum) pauses with `frc=1`; a current
- * of 6 A or more sets `amp` (whole amperes, at most `maxCurrentA`) then `frc=2`. Each write is
- * confirmed by the charger republishing the key.
+ * of 6 A or more sets `amp` (whole amperes, at most `maxCurrentA`) then `frc=2`. `limitCurrentA`
+ * (the safe state) only lowers `amp` or pauses: it never forces a charge on. `amp` and `frc` are
+ * settings the charger keeps, so a value the charger already publishes is never written again;
+ * each write is confirmed by the charger republishing the key.
  */
 import { z } from 'zod';
 import { WattshiftError } from '../../errors.js';
@@ -24,6 +32,8 @@ const keySchemas = {
   eto: z.number().min(0),
   wh: z.number().min(0),
   car: z.number().int().min(0).max(5),
+  rbt: z.number().min(0),
+  mcc: z.boolean(),
 } as const;
 type Key = keyof typeof keySchemas;
 
@@ -38,10 +48,21 @@ export function createGoeDevice(
   const maxCurrentA = options.maxCurrentA ?? 32;
   const requestTimeoutMs = options.requestTimeoutMs ?? 5000;
   const log = deps.logger.child({ component: 'goe', device });
-  const values = new LatestValues({ device, clock, staleAfterMs: (options.staleAfterS ?? 120) * 1000, isConnected: () => connection.connected });
+  const values = new LatestValues({
+    device, clock, staleAfterMs: (options.staleAfterS ?? 120) * 1000, isConnected: () => connection.connected, deviceLiveness: true,
+  });
+  const offline = new WattshiftError('DEVICE_UNREACHABLE', `${device}: the charger left the broker (mcc=false)`, { details: { device } });
 
   const unsubscribe = connection.subscribe(`${prefix}/+`, (topic, payload) => {
     const key = topic.slice(prefix.length + 1);
+    if (key === 'mcc') {
+      // The Last Will: the retained values are the charger's last words, not its state now.
+      const online = payload.toString().trim() === 'true';
+      values.setOffline(online ? undefined : offline);
+      if (online) values.heard();
+      return;
+    }
+    values.heard();
     if (!(key in keySchemas)) return;
     guard(
       (err) => {
@@ -54,6 +75,8 @@ export function createGoeDevice(
 
   const write = (key: 'amp' | 'frc', value: number, signal: AbortSignal): Promise<void> =>
     withTimeout(clock, requestTimeoutMs, signal, `${device} ${key}=${value}`, async (s) => {
+      // A setting the charger already has (and says so, alive) is not written again.
+      if (values.peek(key) === value && values.alive()) return;
       let seen = values.version(key);
       await connection.publish(`${prefix}/${key}/set`, JSON.stringify(value), { qos: 1 });
       if (values.peek(key) === value) return; // unchanged keys are not republished
@@ -64,18 +87,32 @@ export function createGoeDevice(
       }
     });
 
+  /** Whether a current pauses the charger (below the IEC 61851 minimum); throws if it is not a current. */
+  const pausing = (currentA: number): boolean => {
+    if (!Number.isFinite(currentA) || currentA < 0) {
+      throw new WattshiftError('MQTT_COMMAND_INVALID', `${device}: current ${currentA} A is not valid`);
+    }
+    return currentA < goeMinCurrentA;
+  };
+
   return {
     chargeCurrentLimit: {
       async setCurrentA(currentA, signal) {
-        if (!Number.isFinite(currentA) || currentA < 0) {
-          throw new WattshiftError('MQTT_COMMAND_INVALID', `${device}: current ${currentA} A is not valid`);
-        }
-        if (currentA < goeMinCurrentA) {
+        if (pausing(currentA)) {
           await write('frc', 1, signal);
           return;
         }
         await write('amp', Math.min(maxCurrentA, Math.floor(currentA)), signal);
         await write('frc', 2, signal);
+      },
+      async limitCurrentA(maxA, signal) {
+        if (pausing(maxA)) {
+          await write('frc', 1, signal);
+          return;
+        }
+        const amp = values.peek('amp');
+        const limit = Math.min(maxCurrentA, Math.floor(maxA));
+        if (typeof amp !== 'number' || amp > limit) await write('amp', limit, signal);
       },
     },
     energyMeter: pushedEnergyMeter(async () => values.getStamped('eto'), (wh) => plausible(wh, 0, 1e12, `${device} eto`) / 1000),

@@ -87,6 +87,7 @@ export function createMqttMapDevice(source: MqttMapSource, deps: MqttDeviceDeps,
   const { commandTopic, blockPayload, allowPayload, currentTopic } = source;
   if (commandTopic && blockPayload !== undefined && allowPayload !== undefined) {
     dev.heaterSwitch = {
+      deviceLease: false,
       block: () => publish(commandTopic, blockPayload),
       allow: () => publish(commandTopic, allowPayload),
     };

@@ -158,6 +158,7 @@ export function createShellyDevice(source: ShellySource, deps: MqttDeviceDeps, o
 
   return {
     heaterSwitch: {
+      deviceLease: true,
       block: (leaseMs, signal) => setRelay(blockOn, Math.max(1, Math.ceil(leaseMs / 1000)), signal),
       allow: (signal) => setRelay(!blockOn, undefined, signal),
     },

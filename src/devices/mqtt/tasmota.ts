@@ -112,6 +112,7 @@ export function createTasmotaDevice(source: TasmotaSource, deps: MqttDeviceDeps,
     }
   };
 
+  let pulseSent: number | undefined;
   const setRelay = (on: boolean, signal: AbortSignal): Promise<void> =>
     withTimeout(clock, requestTimeoutMs, signal, `${device} POWER${relay}`, async (s) => {
       let seen = values.version('relay');
@@ -125,8 +126,14 @@ export function createTasmotaDevice(source: TasmotaSource, deps: MqttDeviceDeps,
 
   return {
     heaterSwitch: {
+      deviceLease: blockOn,
       block: async (leaseMs, signal) => {
-        if (blockOn) await connection.publish(topic('cmnd', `PulseTime${relay}`), String(pulseTimeForLease(leaseMs)), { qos: 1 });
+        // PulseTime is a setting Tasmota keeps in flash: sent only when it changes; each ON restarts it.
+        const pulse = pulseTimeForLease(leaseMs);
+        if (blockOn && pulse !== pulseSent) {
+          await connection.publish(topic('cmnd', `PulseTime${relay}`), String(pulse), { qos: 1 });
+          pulseSent = pulse;
+        }
         await setRelay(blockOn, signal);
       },
       allow: (signal) => setRelay(!blockOn, signal),

@@ -2,6 +2,10 @@
  * The last value of each quantity an MQTT device pushed, with its arrival time. MQTT devices push;
  * a read returns the last value only while it is younger than `staleAfterMs`, otherwise it fails
  * with DEVICE_STALE: a stale value is treated as missing, never as current.
+ *
+ * With `deviceLiveness`, age is the device's silence, not the value's: a device that publishes a
+ * key only when it changes (go-e API v2) keeps an unchanged value current as long as it is heard
+ * from at all (`heard()`, e.g. its periodic uptime key); such a value counts as read when last heard.
  */
 import { WattshiftError } from '../../errors.js';
 import type { Clock } from '../../ports.js';
@@ -20,6 +24,8 @@ export interface LatestValuesOptions {
   staleAfterMs: number;
   /** Whether the broker connection is up; reads fail with MQTT_UNAVAILABLE while it is not. */
   isConnected: () => boolean;
+  /** Staleness is the device's silence (see `heard`) rather than each value's age. */
+  deviceLiveness?: boolean;
 }
 
 export class LatestValues {
@@ -27,6 +33,7 @@ export class LatestValues {
   private readonly waiters = new Set<{ name: string; afterSeq: number; resolve: () => void }>();
   private seq = 0;
   private offline: WattshiftError | undefined;
+  private lastHeardMs: number | undefined;
 
   constructor(private readonly options: LatestValuesOptions) {}
 
@@ -39,11 +46,22 @@ export class LatestValues {
     return s;
   }
 
+  /** Records that the device published something, whatever it was. */
+  heard(): void {
+    this.lastHeardMs = this.options.clock.nowMs();
+  }
+
+  /** Whether the device was heard from within `staleAfterMs` (always false before it was). */
+  alive(): boolean {
+    return this.lastHeardMs !== undefined && this.options.clock.nowMs() - this.lastHeardMs <= this.options.staleAfterMs;
+  }
+
   /** Records a good value. */
   put(name: string, value: unknown): void {
     const s = this.slot(name);
     s.value = value;
     s.atMs = this.options.clock.nowMs();
+    this.lastHeardMs = s.atMs;
     s.seq = ++this.seq;
     for (const w of this.waiters) {
       if (w.name === name && s.seq > w.afterSeq) {
@@ -87,11 +105,18 @@ export class LatestValues {
       throw new WattshiftError('MQTT_UNAVAILABLE', `${device}: MQTT broker not connected`, { details: { device } });
     }
     if (this.offline) throw this.offline;
+    if (this.options.deviceLiveness && this.lastHeardMs !== undefined && !this.alive()) {
+      const ageMs = this.options.clock.nowMs() - this.lastHeardMs;
+      throw new WattshiftError('DEVICE_STALE', `${device}: silent for ${Math.round(ageMs / 1000)} s`, {
+        details: { device, value: name, ageMs, staleAfterMs: this.options.staleAfterMs },
+      });
+    }
     const s = this.slots.get(name);
     if (s?.error && s.errorSeq > s.seq) throw s.error;
     if (s?.atMs === undefined) {
       throw new WattshiftError('DEVICE_STALE', `${device}: no ${name} received yet`, { details: { device, value: name } });
     }
+    if (this.options.deviceLiveness) return { value: s.value, atMs: Math.max(s.atMs, this.lastHeardMs ?? s.atMs) };
     const ageMs = this.options.clock.nowMs() - s.atMs;
     if (ageMs > this.options.staleAfterMs) {
       throw new WattshiftError('DEVICE_STALE', `${device}: ${name} is ${Math.round(ageMs / 1000)} s old`, {

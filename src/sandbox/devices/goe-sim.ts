@@ -1,9 +1,18 @@
 /**
- * A simulated go-e Charger (API v2 over MQTT) with a car battery. It publishes retained
- * `<prefix>/amp|frc|nrg|wh|eto|car` and obeys `<prefix>/amp/set` (6..maxCurrentA) and
- * `<prefix>/frc/set` (0, 1, 2). Cars plug in and out on a schedule; a plugged car charges at
- * amp × phases × voltage while allowed (frc ≠ 1) until its battery is full. Time moves only through
- * `advance(ms)`; per-hour metered energy is the ground truth for tests.
+ * A simulated go-e Charger (API v2 over MQTT) with a car battery, behaving as go-e documents it
+ * (github.com/goecharger/go-eCharger-API-v2, `mqtt-en.md`, `apikeys-en.md`):
+ *
+ * - one retained topic per key, `<prefix>/amp|frc|nrg|wh|eto|car`, published only when its value
+ *   changes (all of them again on every (re)connect);
+ * - `rbt` (ms since boot) published as time passes (every second on the real charger; here at most
+ *   once per simulation step), the only key that shows an idle charger is alive;
+ * - `mcc`: retained `true` after connecting and `false` as its MQTT Last Will;
+ * - `<prefix>/amp/set` (6..maxCurrentA) and `<prefix>/frc/set` (0, 1, 2), each answered on
+ *   `<key>/result` (non-retained); a set that changes nothing republishes nothing.
+ *
+ * Cars plug in and out on a schedule; a plugged car charges at amp × phases × voltage while allowed
+ * (frc ≠ 1) until its battery is full. Time moves only through `advance(ms)`; per-hour metered
+ * energy is the ground truth for tests, and `setsOf(key)` counts the writes the charger received.
  */
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { followClock, publishOnline, type MqttSimulator } from './mqtt-simulator.js';
@@ -40,6 +49,10 @@ export interface GoeSim extends MqttSimulator {
   readonly battery: EvBattery | undefined;
   /** Publishes `payload` (raw) instead of the value of `key` until called again with null. */
   corrupt(key: string, payload: string | null): void;
+  /** How many `<key>/set` messages the charger received. */
+  setsOf(key: string): number;
+  /** How many of them changed the key's value. */
+  changesOf(key: string): number;
 }
 
 export function createGoeSim(options: GoeSimOptions): GoeSim {
@@ -53,6 +66,11 @@ export function createGoeSim(options: GoeSimOptions): GoeSim {
   let totalWh = 0;
   let sessionWh = 0;
   let silent = false;
+  const bootMs = options.startMs;
+  let rbtAtMs = -Infinity;
+  const published = new Map<string, string>();
+  const sets = new Map<string, number>();
+  const changes = new Map<string, number>();
   const corrupted = new Map<string, string>();
   const plugs = [...(options.plugs ?? [])].sort((a, b) => a.atMs - b.atMs);
   let active: { plug: GoeSimPlug; battery: EvBattery } | undefined;
@@ -110,29 +128,46 @@ export function createGoeSim(options: GoeSimOptions): GoeSim {
     return [voltage, phases >= 2 ? voltage : 0, phases >= 3 ? voltage : 0, 0, c(1), c(2), c(3), l(1), l(2), l(3), 0, p, 1, 1, 1, 0];
   };
 
-  const publishKey = async (key: string, value: unknown): Promise<void> => {
-    if (!silent) await publishOnline(client, `${prefix}/${key}`, corrupted.get(key) ?? JSON.stringify(value), { qos: 1, retain: true });
+  /** Publishes a key when its payload changed (or on `all`, after a (re)connect). */
+  const publishKey = async (key: string, value: unknown, all: boolean): Promise<void> => {
+    const payload = corrupted.get(key) ?? JSON.stringify(value);
+    if (silent || (!all && published.get(key) === payload) || !client?.connected) return;
+    published.set(key, payload);
+    await publishOnline(client, `${prefix}/${key}`, payload, { qos: 1, retain: true });
   };
-  const publishAll = async (): Promise<void> => {
-    await publishKey('amp', amp);
-    await publishKey('frc', frc);
-    await publishKey('car', carState());
-    await publishKey('nrg', nrg());
-    await publishKey('wh', Math.floor(sessionWh));
-    await publishKey('eto', Math.floor(totalWh));
+  const publishChanges = async (all = false): Promise<void> => {
+    await publishKey('amp', amp, all);
+    await publishKey('frc', frc, all);
+    await publishKey('car', carState(), all);
+    await publishKey('nrg', nrg(), all);
+    await publishKey('wh', Math.floor(sessionWh), all);
+    await publishKey('eto', Math.floor(totalWh), all);
+    if (all || now - rbtAtMs >= 1000) {
+      rbtAtMs = now;
+      await publishKey('rbt', Math.floor(now - bootMs), true);
+    }
   };
 
   const handleSet = async (key: string, raw: string): Promise<void> => {
+    sets.set(key, (sets.get(key) ?? 0) + 1);
+    const reply = (text: string): Promise<void> => publishOnline(client, `${prefix}/${key}/result`, text, { qos: 1 });
     let value: unknown;
     try {
       value = JSON.parse(raw);
     } catch {
+      await reply(`invalid json: ${raw}`);
       return;
     }
+    const before = key === 'amp' ? amp : frc;
     if (key === 'amp' && Number.isInteger(value) && (value as number) >= 6 && (value as number) <= maxCurrentA) amp = value as number;
     else if (key === 'frc' && (value === 0 || value === 1 || value === 2)) frc = value;
-    else return;
-    await publishAll();
+    else {
+      await reply(`value out of range: ${raw}`);
+      return;
+    }
+    if ((key === 'amp' ? amp : frc) !== before) changes.set(key, (changes.get(key) ?? 0) + 1);
+    await reply('success');
+    await publishChanges();
   };
 
   return {
@@ -148,9 +183,14 @@ export function createGoeSim(options: GoeSimOptions): GoeSim {
       client = await mqtt.connectAsync(options.url, {
         clientId: `goe-sim-${Math.random().toString(16).slice(2, 8)}`,
         reconnectPeriod: 500,
+        will: { topic: `${prefix}/mcc`, payload: Buffer.from('false'), qos: 1, retain: true },
         ...options.clientOptions,
       });
-      client.on('connect', () => void publishAll().catch(() => undefined));
+      const online = async (): Promise<void> => {
+        await publishOnline(client, `${prefix}/mcc`, 'true', { qos: 1, retain: true });
+        await publishChanges(true);
+      };
+      client.on('connect', () => void online().catch(() => undefined));
       client.on('message', (topic, payload) => {
         if (silent) return;
         const m = /\/([a-z]+)\/set$/.exec(topic);
@@ -158,14 +198,16 @@ export function createGoeSim(options: GoeSimOptions): GoeSim {
       });
       await client.subscribeAsync([`${prefix}/amp/set`, `${prefix}/frc/set`], { qos: 1 });
       updatePlug();
-      await publishAll();
+      await online();
     },
     async advance(ms) {
       integrate(now + ms);
-      await publishAll().catch(() => undefined);
+      await publishChanges().catch(() => undefined);
     },
     energyKwhByHour: () => new Map(hours),
     setSilent(value) { silent = value; },
+    setsOf: (key) => sets.get(key) ?? 0,
+    changesOf: (key) => changes.get(key) ?? 0,
     corrupt(key, payload) {
       if (payload === null) corrupted.delete(key);
       else corrupted.set(key, payload);

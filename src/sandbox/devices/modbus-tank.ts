@@ -8,6 +8,12 @@
  *   input 0x0048      import energy counter, kWh (float32, SDM120 layout)
  *   input 0x0100      temperature, 0.1 °C (int16)
  *
+ * With `releaseTimer: false` it is a plain relay board as Waveshare documents its "Modbus RTU
+ * Relay" (https://www.waveshare.com/wiki/Modbus_RTU_Relay): relay n is coil n−1, FC05 writes
+ * 0xFF00/0x0000, FC01 reads, and nothing releases an energised coil but a write or a power cut;
+ * holding 0x0200 then does not exist (exception 2). The board's vendor-specific flash commands are
+ * not modelled. `writes()` counts the writes the device received (relay wear, tests).
+ *
  * Physics advance to `clock.nowMs()` on every request when a Clock is given, and by `advance(ms)`.
  * Faults can be injected for tests: NaN, ±Inf or out-of-range values, a counter that reads
  * `counterGlitchKwh` low (not below zero) or high (a garbled read), silence (never answers), Modbus exceptions,
@@ -40,6 +46,8 @@ export interface SimulatedTankOptions extends Partial<TankPhysicsOptions> {
   unitId?: number;
   /** When given, physics follow this clock on every request and `sync()`. */
   clock?: Clock;
+  /** Whether the board has the release-timer register (default true). */
+  releaseTimer?: boolean;
 }
 
 export interface TankSnapshot {
@@ -65,6 +73,8 @@ export interface SimulatedTank {
   /** Brings physics up to the clock (no-op without one). */
   sync(): void;
   setFault(fault: TankFault): void;
+  /** Writes received: to the relay coil (and how many changed it), and to the release timer. */
+  writes(): { coil: number; coilChanges: number; timer: number };
   /** Closes the server (connections drop) but keeps the physics. */
   stopServer(): Promise<void>;
   /** Listens again on the same port. */
@@ -98,6 +108,8 @@ export async function startSimulatedTank(options: SimulatedTankOptions = {}): Pr
   const physics = new TankPhysics({ ...options, startMs: options.startMs ?? clock?.nowMs() ?? Date.UTC(2026, 0, 1) });
   let fault: TankFault = null;
   let server: ServerTCP | null = null;
+  const timer = options.releaseTimer ?? true;
+  const writes = { coil: 0, coilChanges: 0, timer: 0 };
 
   const sync = (): void => {
     if (clock) physics.advanceTo(clock.nowMs());
@@ -157,7 +169,7 @@ export async function startSimulatedTank(options: SimulatedTankOptions = {}): Pr
 
   const readHolding = (addr: number, length: number): number[] =>
     Array.from({ length }, (_, i) => {
-      if (addr + i !== simTankRegisters.leaseHolding) throw modbusError(2, `no holding register ${addr + i}`);
+      if (!timer || addr + i !== simTankRegisters.leaseHolding) throw modbusError(2, `no holding register ${addr + i}`);
       return Math.min(0xffff, physics.leaseRemainingS);
     });
 
@@ -175,11 +187,14 @@ export async function startSimulatedTank(options: SimulatedTankOptions = {}): Pr
     setCoil: (addr: number, value: boolean, _unit: number, cb: (err: Error | null) => void) =>
       answer<void>(cb, () => {
         if (addr !== simTankRegisters.relayCoil) throw modbusError(2, `no coil ${addr}`);
+        writes.coil++;
+        if (physics.blocked !== value) writes.coilChanges++;
         physics.setBlocked(value);
       }),
     setRegister: (addr: number, value: number, _unit: number, cb: (err: Error | null) => void) =>
       answer<void>(cb, () => {
-        if (addr !== simTankRegisters.leaseHolding) throw modbusError(2, `no holding register ${addr}`);
+        if (!timer || addr !== simTankRegisters.leaseHolding) throw modbusError(2, `no holding register ${addr}`);
+        writes.timer++;
         physics.setLeaseS(value);
       }),
   };
@@ -232,6 +247,7 @@ export async function startSimulatedTank(options: SimulatedTankOptions = {}): Pr
     setFault: (f) => {
       fault = f;
     },
+    writes: () => ({ ...writes }),
     stopServer,
     startServer: async () => {
       if (!server) await listen();
