@@ -38,6 +38,7 @@ import { startReportOutbox } from './jobs/report-outbox.js';
 import { startLoop, type LoopHandle } from './jobs/loop.js';
 import { createHomeTracker } from './jobs/home-tracker.js';
 import { Counters } from './jobs/metrics.js';
+import { CommandGovernor, checkCommandLimits } from './jobs/command-envelope.js';
 import type { HomeEvent, Identity } from './jobs/event-normalise.js';
 
 export interface AppDeps {
@@ -69,6 +70,8 @@ export interface App {
 }
 
 const leaseMs = 10 * 60_000;
+/** Commands within this much clock time of the first one share one re-plan. */
+const commandReplanDelayMs = 3_000;
 
 /** Builds the daemon. Nothing connects before `start()`. */
 export function buildApp(config: Config, deps: AppDeps): App {
@@ -88,11 +91,14 @@ export function buildApp(config: Config, deps: AppDeps): App {
   let ha: HaBridge | undefined;
   const loops: { name: string; handle: LoopHandle }[] = [];
   let controlLast: () => ControlSnapshot | null = () => null;
+  const stopping = new AbortController();
   let planCurrent: () => Plan | null = () => null;
   let jobHealth: () => JobHealthView[] = () => [];
   let scan: () => void = () => undefined;
   let wishes: Wishes | undefined;
   const counters = new Counters();
+  /** The last event the store could not take (cleared when one is stored again), for health. */
+  let storeFailure: { code: string; message: string; atMs: number } | null = null;
 
   // Best-effort writes of small state: a store failure (disk full) is logged once per kind and
   // never stops control, planning or pricing.
@@ -167,6 +173,11 @@ export function buildApp(config: Config, deps: AppDeps): App {
           clientId: m.clientId,
           rejectUnauthorized: m.rejectUnauthorized,
           will: haWill(m.baseTopic),
+          maxPacketBytes: m.maxPacketBytes,
+          onOversized: (p) => {
+            counters.refused('mqtt', 'MQTT_MESSAGE_TOO_LARGE');
+            if (p.topic !== undefined) ha?.clearOversizedCommand(p.topic);
+          },
           ...(m.username ? { username: m.username } : {}),
           ...(m.password ? { password: m.password } : {}),
           ...(m.ca ? { caFile: m.ca } : {}),
@@ -232,10 +243,19 @@ export function buildApp(config: Config, deps: AppDeps): App {
           return e && e.relevant ? [e] : [];
         });
       eventsCache = { atMs: now, events };
-      return events;
+      return withUnstored(events);
     };
     const eventsChanged = (): void => {
       eventsCache = null;
+    };
+    // Events the store could not take: their caps and prices hold from memory until they end.
+    const unstored = new Map<string, HomeEvent>();
+    const withUnstored = (events: HomeEvent[]): HomeEvent[] => {
+      if (unstored.size === 0) return events;
+      const now = clock.nowMs();
+      for (const [id, e] of unstored) if (e.endMs !== null && e.endMs < now - slotMs) unstored.delete(id);
+      const stored = new Set(events.map((e) => e.id));
+      return [...events, ...[...unstored.values()].filter((e) => !stored.has(e.id))];
     };
     const actions = createEventActions({
       store: s,
@@ -266,13 +286,21 @@ export function buildApp(config: Config, deps: AppDeps): App {
       identity,
       clock,
       logger: deps.logger,
-      onEvent: (e) => {
-        actions.handle(e);
+      onEvent: (e, stored) => {
+        if (!stored) {
+          unstored.set(e.id, e);
+          storeFailure = { code: 'STORE_FAILED', message: `event ${e.id} could not be stored; held in memory`, atMs: clock.nowMs() };
+        } else {
+          unstored.delete(e.id);
+          storeFailure = null;
+          actions.handle(e);
+        }
         eventsChanged();
         if (e.priceDeltas.length > 0) late.prices?.wake();
         if (e.eligibility) void tracker.checkEligibility(need(spark, 'spark'), me, deps.logger);
         late.planning?.request(`event ${e.payloadType}`);
       },
+      onRefused: () => counters.refused('event', 'EVENT_OUT_OF_RANGE'),
     });
 
     const savedPrices = tracker.loadPrices();
@@ -367,8 +395,8 @@ export function buildApp(config: Config, deps: AppDeps): App {
     if (config.events.webhook.enabled) {
       const wh = config.events.webhook;
       webhook = await startWebhookReceiver(
-        { host: wh.host, port: wh.port, path: wh.path, secret: wh.secret ?? null, maxBodyBytes: wh.maxBodyBytes, maxConnections: 64 },
-        { intake, logger: deps.logger },
+        { host: wh.host, port: wh.port, path: wh.path, secret: wh.secret ?? null, maxBodyBytes: wh.maxBodyBytes, maxConnections: 256 },
+        { intake, logger: deps.logger, onRefused: (code) => counters.refused('webhook', code) },
       );
     }
 
@@ -398,6 +426,11 @@ export function buildApp(config: Config, deps: AppDeps): App {
       { name: 'planner', ...healthOf(planning.health()) },
       { name: 'reports', ...healthOf(outbox.health()) },
       { name: 'metering', ...healthOf(meter.health()) },
+      {
+        name: 'store',
+        ok: storeFailure === null && storeFaults.size === 0,
+        ...(storeFailure ? { lastError: storeFailure } : storeFaults.size > 0 ? { lastError: { code: 'STORE_FAILED', message: `not stored: ${[...storeFaults].join(', ')}`, atMs: clock.nowMs() } } : {}),
+      },
       ...[...supervised].map(([id, d]) => {
         const h = d.health();
         return { name: `device:${id}`, ok: h.state === 'up', ...(h.lastError ? { lastError: { ...h.lastError, atMs: h.sinceMs } } : {}) };
@@ -406,6 +439,17 @@ export function buildApp(config: Config, deps: AppDeps): App {
 
     if (mqtt && config.mqtt) {
       const m = config.mqtt;
+      const governor = new CommandGovernor();
+      // A burst of commands makes one re-plan, a few seconds after its first command.
+      let replanQueued = false;
+      const replanSoon = (reason: string): void => {
+        if (replanQueued) return;
+        replanQueued = true;
+        void clock.sleep(commandReplanDelayMs, stopping.signal).then(
+          () => planning.request(reason),
+          () => undefined,
+        ).finally(() => (replanQueued = false));
+      };
       const bridge = createHaBridge({
         port: sharedConnectionPort(mqtt),
         baseTopic: m.baseTopic,
@@ -415,14 +459,19 @@ export function buildApp(config: Config, deps: AppDeps): App {
         logger: deps.logger,
         getView: view,
         onCommand: async (cmd) => {
-          if (cmd.departure !== undefined && Date.parse(cmd.departure) <= clock.nowMs()) {
-            counters.command(false);
-            throw new WattshiftError('MQTT_COMMAND_INVALID', 'departure is in the past');
-          }
-          w.apply(cmd, clock.nowMs());
+          const device = config.devices.find((d) => d.id === cmd.deviceId);
+          if (!device) throw new WattshiftError('MQTT_COMMAND_INVALID', `unknown device '${cmd.deviceId}'`);
+          const now = clock.nowMs();
+          checkCommandLimits(cmd, device, now);
+          governor.admit(cmd, device, w.intent(cmd.deviceId, now).mode, now);
+          w.apply(cmd, now);
           counters.command(true);
-          planning.request(`command for ${cmd.deviceId}`);
+          replanSoon(`command for ${cmd.deviceId}`);
           control.wake();
+        },
+        onRefused: (code) => {
+          counters.command(false);
+          counters.refused('command', code);
         },
         previousDeviceIds: tracker.announcedDevices(),
         saveDeviceIds: (ids) => tracker.saveAnnouncedDevices(ids),
@@ -456,6 +505,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
   }
 
   async function stop(): Promise<void> {
+    stopping.abort();
     // Every loop is told at once, so none starts new work (a plan, a report) while another is
     // still finishing its tick; devices are released only after all ticks have ended.
     await Promise.all(loops.map(({ name, handle }) => handle.stop().catch((err) => log.warn({ err, loop: name }, 'loop did not stop cleanly'))));
