@@ -71,7 +71,7 @@ export interface App {
 
 const leaseMs = 10 * 60_000;
 /** Commands within this much clock time of the first one share one re-plan. */
-const commandReplanDelayMs = 3_000;
+const commandReplanDelayMs = 10_000;
 
 /** Builds the daemon. Nothing connects before `start()`. */
 export function buildApp(config: Config, deps: AppDeps): App {
