@@ -10,7 +10,7 @@ import type { HomeView, JobHealthView } from './ha/view.js';
 import type { Store } from './store/types.js';
 import { systemClock } from './clock.js';
 import { WattshiftError, isWattshiftError } from './errors.js';
-import { openStore } from './store/index.js';
+import { openStoreRecovering } from './store/recover.js';
 import { createSparkClient, type SparkClient } from './spark/client.js';
 import { createForecastClient, type ForecastClient } from './spark/forecast-client.js';
 import { createMqttConnection, type MqttConnection } from './devices/mqtt/index.js';
@@ -99,6 +99,8 @@ export function buildApp(config: Config, deps: AppDeps): App {
   const counters = new Counters();
   /** The last event the store could not take (cleared when one is stored again), for health. */
   let storeFailure: { code: string; message: string; atMs: number } | null = null;
+  /** A damaged database replaced at start (shown, not failing) or found by the nightly check (failing). */
+  let storeCorrupt: { code: string; message: string; atMs: number; failing?: boolean } | null = null;
 
   // Best-effort writes of small state: a store failure (disk full) is logged once per kind and
   // never stops control, planning or pricing.
@@ -113,6 +115,18 @@ export function buildApp(config: Config, deps: AppDeps): App {
       storeFaults.add(what);
       return undefined;
     }
+  }
+
+  /** The store's health: failing while writes fail or corruption was found, else showing a past recovery. */
+  function storeHealth(): JobHealthView {
+    const faults = storeFaults.size > 0 ? { code: 'STORE_FAILED', message: `not stored: ${[...storeFaults].join(', ')}`, atMs: clock.nowMs() } : null;
+    const corrupt = storeCorrupt ? { code: storeCorrupt.code, message: storeCorrupt.message, atMs: storeCorrupt.atMs } : null;
+    const shown = storeFailure ?? faults ?? corrupt;
+    return {
+      name: 'store',
+      ok: storeFailure === null && faults === null && storeCorrupt?.failing !== true,
+      ...(shown ? { lastError: shown } : {}),
+    };
   }
 
   const need = <T>(x: T | undefined, what: string): T => {
@@ -140,8 +154,13 @@ export function buildApp(config: Config, deps: AppDeps): App {
   }
 
   async function start(): Promise<void> {
-    const s = openStore({ path: config.storage.path, logger: deps.logger, clock });
+    const opened = openStoreRecovering({ path: config.storage.path, logger: deps.logger, clock });
+    const s = opened.store;
     store = s;
+    if (opened.recovery) {
+      const r = opened.recovery;
+      storeCorrupt = { code: 'STORE_CORRUPT', message: `a damaged database was moved to ${r.movedTo} and a new one created; run \`wattshift register\` again`, atMs: r.atMs };
+    }
     if (s.interruptedAtOpen.length > 0) log.warn({ reports: s.interruptedAtOpen.length }, 'reports interrupted by the last stop will be resent');
     me = identityOf(config, loadRegistration(s));
     const identity = (): Identity => me;
@@ -412,6 +431,11 @@ export function buildApp(config: Config, deps: AppDeps): App {
         const now = clock.nowMs();
         if (now - lastPruneMs > 86_400_000) {
           lastPruneMs = now;
+          const check = s.integrityCheck('quick');
+          if (!check.ok) {
+            storeCorrupt = { code: 'STORE_CORRUPT', message: `quick_check failed (${check.messages.slice(0, 2).join('; ')}); restart the service to replace the database`, atMs: now, failing: true };
+            log.error({ code: 'STORE_CORRUPT', messages: check.messages.slice(0, 5) }, 'the database failed its nightly quick_check; restart the service to move it aside');
+          }
           const days = config.storage.retentionDays;
           s.prune(now, { hourlyDays: days, eventsDays: days, plansDays: 7 });
         }
@@ -426,11 +450,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
       { name: 'planner', ...healthOf(planning.health()) },
       { name: 'reports', ...healthOf(outbox.health()) },
       { name: 'metering', ...healthOf(meter.health()) },
-      {
-        name: 'store',
-        ok: storeFailure === null && storeFaults.size === 0,
-        ...(storeFailure ? { lastError: storeFailure } : storeFaults.size > 0 ? { lastError: { code: 'STORE_FAILED', message: `not stored: ${[...storeFaults].join(', ')}`, atMs: clock.nowMs() } } : {}),
-      },
+      storeHealth(),
       ...[...supervised].map(([id, d]) => {
         const h = d.health();
         return { name: `device:${id}`, ok: h.state === 'up', ...(h.lastError ? { lastError: { ...h.lastError, atMs: h.sinceMs } } : {}) };

@@ -30,6 +30,7 @@ export const errorCodes = {
   EVENT_OUT_OF_RANGE: { retryable: false, hint: 'an event carried values outside physical bounds (non-finite or absurd prices, negative or huge caps, far-off timestamps, too many points); it is stored and refused, never planned' },
   STORE_FAILED: { retryable: true, hint: 'a database read or write failed (disk full? read-only?)' },
   STORE_OPEN_FAILED: { retryable: false, hint: 'the database cannot be opened (missing or read-only directory)' },
+  STORE_CORRUPT: { retryable: false, hint: 'the database failed its integrity check: at start it is moved aside as <file>.corrupt.<time> and a new one is created (its events, energy history and registration are lost: run `wattshift register` again); found while running, restart the service' },
   STORE_SCHEMA_NEWER: { retryable: false, hint: 'the database was written by a newer wattshift; upgrade or restore a backup' },
   REPORT_REJECTED: { retryable: false, hint: 'the API rejected a usage report; its reason is kept in the outbox' },
   REPORT_DEADLINE_NEAR: { retryable: false, hint: 'a report is still unsent close to the month-end deadline' },
