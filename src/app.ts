@@ -32,7 +32,7 @@ import { startEventPoller } from './jobs/event-poller.js';
 import { startWebhookReceiver, type WebhookReceiver } from './jobs/webhook-receiver.js';
 import { startPriceRefresh, type PriceData } from './jobs/price-refresh.js';
 import { buildPlanInput } from './jobs/plan-inputs.js';
-import { startPlanning } from './jobs/planning.js';
+import { clockStepOf, startPlanning } from './jobs/planning.js';
 import { startControlLoop, type ControlSnapshot, type ControlledDevice } from './jobs/control-loop.js';
 import { startReportOutbox } from './jobs/report-outbox.js';
 import { startLoop, type LoopHandle } from './jobs/loop.js';
@@ -355,6 +355,8 @@ export function buildApp(config: Config, deps: AppDeps): App {
     loops.push({ name: 'planner', handle: planning });
     planCurrent = () => planning.current();
 
+    // One warning per step: until the re-plan lands, later ticks see the same step.
+    let stepSeen = false;
     const controlled: ControlledDevice[] = config.devices
       .filter((d) => d.kind !== 'meter')
       .map((d) => ({ config: d, subject: subjectOfDevice(d.id), device: supervised.get(d.id)! }));
@@ -378,6 +380,14 @@ export function buildApp(config: Config, deps: AppDeps): App {
         estimatedTankC: (id, now) => tracker.estimatedTankC(id, now, planning.current()),
       },
       onTick: (snap) => {
+        const step = clockStepOf(planning.current(), clock.nowMs(), slotMs);
+        if (step !== null && !stepSeen) {
+          log.warn({ code: 'CLOCK_JUMP', direction: step, planStartMs: planning.current()?.startMs }, 'the clock stepped under the plan: re-planning and refreshing prices now');
+          eventsChanged();
+          prices.wake();
+          planning.request(`clock step ${step}`);
+        }
+        stepSeen = step !== null;
         if (guardStore('home state', () => tracker.observe(snap, planning.current()))) planning.request('device state changed');
         void ha?.update().catch(() => undefined);
         deps.onControlTick?.(snap);
