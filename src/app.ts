@@ -10,7 +10,7 @@ import type { HomeView, JobHealthView } from './ha/view.js';
 import type { Store } from './store/types.js';
 import { systemClock } from './clock.js';
 import { WattshiftError, isWattshiftError } from './errors.js';
-import { openStore } from './store/index.js';
+import { openStoreRecovering } from './store/recover.js';
 import { createSparkClient, type SparkClient } from './spark/client.js';
 import { createSparkConnection, type SparkConnection } from './spark/connection.js';
 import { createForecastClient, type ForecastClient } from './spark/forecast-client.js';
@@ -33,13 +33,14 @@ import { startEventPoller } from './jobs/event-poller.js';
 import { startWebhookReceiver, type WebhookReceiver } from './jobs/webhook-receiver.js';
 import { startPriceRefresh, type PriceData } from './jobs/price-refresh.js';
 import { buildPlanInput } from './jobs/plan-inputs.js';
-import { startPlanning } from './jobs/planning.js';
+import { clockStepOf, startPlanning } from './jobs/planning.js';
 import { startControlLoop, type ControlSnapshot, type ControlledDevice } from './jobs/control-loop.js';
 import { startReportOutbox } from './jobs/report-outbox.js';
 import { startLoop, type LoopHandle } from './jobs/loop.js';
 import { startCronJob } from './jobs/cron.js';
 import { createHomeTracker } from './jobs/home-tracker.js';
 import { Counters } from './jobs/metrics.js';
+import { CommandGovernor, checkCommandLimits } from './jobs/command-envelope.js';
 import type { HomeEvent, Identity } from './jobs/event-normalise.js';
 
 export interface AppDeps {
@@ -73,6 +74,8 @@ export interface App {
 const leaseMs = 10 * 60_000;
 /** Retention runs at night, local time, when the home is quiet (clear of the DST change hour in Europe). */
 const nightlyPruneCron = '30 3 * * *';
+/** Commands within this much clock time of the first one share one re-plan. */
+const commandReplanDelayMs = 10_000;
 
 /** Builds the daemon. Nothing connects before `start()`. */
 export function buildApp(config: Config, deps: AppDeps): App {
@@ -93,11 +96,16 @@ export function buildApp(config: Config, deps: AppDeps): App {
   let ha: HaBridge | undefined;
   const loops: { name: string; handle: LoopHandle }[] = [];
   let controlLast: () => ControlSnapshot | null = () => null;
+  const stopping = new AbortController();
   let planCurrent: () => Plan | null = () => null;
   let jobHealth: () => JobHealthView[] = () => [];
   let scan: () => void = () => undefined;
   let wishes: Wishes | undefined;
   const counters = new Counters();
+  /** The last event the store could not take (cleared when one is stored again), for health. */
+  let storeFailure: { code: string; message: string; atMs: number } | null = null;
+  /** A damaged database replaced at start (shown, not failing) or found by the nightly check (failing). */
+  let storeCorrupt: { code: string; message: string; atMs: number; failing?: boolean } | null = null;
 
   // Best-effort writes of small state: a store failure (disk full) is logged once per kind and
   // never stops control, planning or pricing.
@@ -112,6 +120,18 @@ export function buildApp(config: Config, deps: AppDeps): App {
       storeFaults.add(what);
       return undefined;
     }
+  }
+
+  /** The store's health: failing while writes fail or corruption was found, else showing a past recovery. */
+  function storeHealth(): JobHealthView {
+    const faults = storeFaults.size > 0 ? { code: 'STORE_FAILED', message: `not stored: ${[...storeFaults].join(', ')}`, atMs: clock.nowMs() } : null;
+    const corrupt = storeCorrupt ? { code: storeCorrupt.code, message: storeCorrupt.message, atMs: storeCorrupt.atMs } : null;
+    const shown = storeFailure ?? faults ?? corrupt;
+    return {
+      name: 'store',
+      ok: storeFailure === null && faults === null && storeCorrupt?.failing !== true,
+      ...(shown ? { lastError: shown } : {}),
+    };
   }
 
   const need = <T>(x: T | undefined, what: string): T => {
@@ -139,8 +159,13 @@ export function buildApp(config: Config, deps: AppDeps): App {
   }
 
   async function start(): Promise<void> {
-    const s = openStore({ path: config.storage.path, logger: deps.logger, clock });
+    const opened = openStoreRecovering({ path: config.storage.path, logger: deps.logger, clock });
+    const s = opened.store;
     store = s;
+    if (opened.recovery) {
+      const r = opened.recovery;
+      storeCorrupt = { code: 'STORE_CORRUPT', message: `a damaged database was moved to ${r.movedTo} and a new one created; run \`wattshift register\` again`, atMs: r.atMs };
+    }
     if (s.interruptedAtOpen.length > 0) log.warn({ reports: s.interruptedAtOpen.length }, 'reports interrupted by the last stop will be resent');
     me = identityOf(config, loadRegistration(s));
     const identity = (): Identity => me;
@@ -174,6 +199,11 @@ export function buildApp(config: Config, deps: AppDeps): App {
           clientId: m.clientId,
           rejectUnauthorized: m.rejectUnauthorized,
           will: haWill(m.baseTopic),
+          maxPacketBytes: m.maxPacketBytes,
+          onOversized: (p) => {
+            counters.refused('mqtt', 'MQTT_MESSAGE_TOO_LARGE');
+            if (p.topic !== undefined) ha?.clearOversizedCommand(p.topic);
+          },
           ...(m.username ? { username: m.username } : {}),
           ...(m.password ? { password: m.password } : {}),
           ...(m.ca ? { caFile: m.ca } : {}),
@@ -239,10 +269,19 @@ export function buildApp(config: Config, deps: AppDeps): App {
           return e && e.relevant ? [e] : [];
         });
       eventsCache = { atMs: now, events };
-      return events;
+      return withUnstored(events);
     };
     const eventsChanged = (): void => {
       eventsCache = null;
+    };
+    // Events the store could not take: their caps and prices hold from memory until they end.
+    const unstored = new Map<string, HomeEvent>();
+    const withUnstored = (events: HomeEvent[]): HomeEvent[] => {
+      if (unstored.size === 0) return events;
+      const now = clock.nowMs();
+      for (const [id, e] of unstored) if (e.endMs !== null && e.endMs < now - slotMs) unstored.delete(id);
+      const stored = new Set(events.map((e) => e.id));
+      return [...events, ...[...unstored.values()].filter((e) => !stored.has(e.id))];
     };
     const actions = createEventActions({
       store: s,
@@ -273,13 +312,21 @@ export function buildApp(config: Config, deps: AppDeps): App {
       identity,
       clock,
       logger: deps.logger,
-      onEvent: (e) => {
-        actions.handle(e);
+      onEvent: (e, stored) => {
+        if (!stored) {
+          unstored.set(e.id, e);
+          storeFailure = { code: 'STORE_FAILED', message: `event ${e.id} could not be stored; held in memory`, atMs: clock.nowMs() };
+        } else {
+          unstored.delete(e.id);
+          storeFailure = null;
+          actions.handle(e);
+        }
         eventsChanged();
         if (e.priceDeltas.length > 0) late.prices?.wake();
         if (e.eligibility) void tracker.checkEligibility(need(spark, 'spark'), me, deps.logger);
         late.planning?.request(`event ${e.payloadType}`);
       },
+      onRefused: () => counters.refused('event', 'EVENT_OUT_OF_RANGE'),
     });
 
     const savedPrices = tracker.loadPrices();
@@ -322,6 +369,8 @@ export function buildApp(config: Config, deps: AppDeps): App {
     loops.push({ name: 'planner', handle: planning });
     planCurrent = () => planning.current();
 
+    // One warning per step: until the re-plan lands, later ticks see the same step.
+    let stepSeen = false;
     const controlled: ControlledDevice[] = config.devices
       .filter((d) => d.kind !== 'meter')
       .map((d) => ({ config: d, subject: subjectOfDevice(d.id), device: supervised.get(d.id)! }));
@@ -345,6 +394,14 @@ export function buildApp(config: Config, deps: AppDeps): App {
         estimatedTankC: (id, now) => tracker.estimatedTankC(id, now, planning.current()),
       },
       onTick: (snap) => {
+        const step = clockStepOf(planning.current(), clock.nowMs(), slotMs);
+        if (step !== null && !stepSeen) {
+          log.warn({ code: 'CLOCK_JUMP', direction: step, planStartMs: planning.current()?.startMs }, 'the clock stepped under the plan: re-planning and refreshing prices now');
+          eventsChanged();
+          prices.wake();
+          planning.request(`clock step ${step}`);
+        }
+        stepSeen = step !== null;
         if (guardStore('home state', () => tracker.observe(snap, planning.current()))) planning.request('device state changed');
         void ha?.update().catch(() => undefined);
         deps.onControlTick?.(snap);
@@ -381,12 +438,12 @@ export function buildApp(config: Config, deps: AppDeps): App {
     if (config.events.webhook.enabled) {
       const wh = config.events.webhook;
       webhook = await startWebhookReceiver(
-        { host: wh.host, port: wh.port, path: wh.path, secret: wh.secret ?? null, maxBodyBytes: wh.maxBodyBytes, maxConnections: 64 },
-        { intake, logger: deps.logger },
+        { host: wh.host, port: wh.port, path: wh.path, secret: wh.secret ?? null, maxBodyBytes: wh.maxBodyBytes, maxConnections: 256 },
+        { intake, logger: deps.logger, onRefused: (code) => counters.refused('webhook', code) },
       );
     }
 
-    // Maintenance: report scan every few minutes; retention nightly at 03:30 local (a node-cron job).
+    // Maintenance: report scan every few minutes; quick_check and retention nightly at 03:30 local (a node-cron job).
     const maintenance = startLoop({
       name: 'maintenance',
       clock,
@@ -406,7 +463,13 @@ export function buildApp(config: Config, deps: AppDeps): App {
         clock,
         logger: deps.logger,
         run: () => {
-          guardStore('nightly prune', () => s.prune(clock.nowMs(), { hourlyDays: days, eventsDays: days, plansDays: 7 }));
+          const now = clock.nowMs();
+          const check = s.integrityCheck('quick');
+          if (!check.ok) {
+            storeCorrupt = { code: 'STORE_CORRUPT', message: `quick_check failed (${check.messages.slice(0, 2).join('; ')}); restart the service to replace the database`, atMs: now, failing: true };
+            log.error({ code: 'STORE_CORRUPT', messages: check.messages.slice(0, 5) }, 'the database failed its nightly quick_check; restart the service to move it aside');
+          }
+          guardStore('nightly prune', () => s.prune(now, { hourlyDays: days, eventsDays: days, plansDays: 7 }));
         },
       }),
     });
@@ -418,6 +481,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
       { name: 'planner', ...healthOf(planning.health()) },
       { name: 'reports', ...healthOf(outbox.health()) },
       { name: 'metering', ...healthOf(meter.health()) },
+      storeHealth(),
       ...[...supervised].map(([id, d]) => {
         const h = d.health();
         return { name: `device:${id}`, ok: h.state === 'up', ...(h.lastError ? { lastError: { ...h.lastError, atMs: h.sinceMs } } : {}) };
@@ -426,6 +490,17 @@ export function buildApp(config: Config, deps: AppDeps): App {
 
     if (mqtt && config.mqtt) {
       const m = config.mqtt;
+      const governor = new CommandGovernor();
+      // A burst of commands makes one re-plan, a few seconds after its first command.
+      let replanQueued = false;
+      const replanSoon = (reason: string): void => {
+        if (replanQueued) return;
+        replanQueued = true;
+        void clock.sleep(commandReplanDelayMs, stopping.signal).then(
+          () => planning.request(reason),
+          () => undefined,
+        ).finally(() => (replanQueued = false));
+      };
       const bridge = createHaBridge({
         port: sharedConnectionPort(mqtt),
         baseTopic: m.baseTopic,
@@ -435,14 +510,19 @@ export function buildApp(config: Config, deps: AppDeps): App {
         logger: deps.logger,
         getView: view,
         onCommand: async (cmd) => {
-          if (cmd.departure !== undefined && Date.parse(cmd.departure) <= clock.nowMs()) {
-            counters.command(false);
-            throw new WattshiftError('MQTT_COMMAND_INVALID', 'departure is in the past');
-          }
-          w.apply(cmd, clock.nowMs());
+          const device = config.devices.find((d) => d.id === cmd.deviceId);
+          if (!device) throw new WattshiftError('MQTT_COMMAND_INVALID', `unknown device '${cmd.deviceId}'`);
+          const now = clock.nowMs();
+          checkCommandLimits(cmd, device, now);
+          governor.admit(cmd, device, w.intent(cmd.deviceId, now).mode, now);
+          w.apply(cmd, now);
           counters.command(true);
-          planning.request(`command for ${cmd.deviceId}`);
+          replanSoon(`command for ${cmd.deviceId}`);
           control.wake();
+        },
+        onRefused: (code) => {
+          counters.command(false);
+          counters.refused('command', code);
         },
         previousDeviceIds: tracker.announcedDevices(),
         saveDeviceIds: (ids) => tracker.saveAnnouncedDevices(ids),
@@ -476,6 +556,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
   }
 
   async function stop(): Promise<void> {
+    stopping.abort();
     // Every loop is told at once, so none starts new work (a plan, a report) while another is
     // still finishing its tick; devices are released only after all ticks have ended.
     await Promise.all(loops.map(({ name, handle }) => handle.stop().catch((err) => log.warn({ err, loop: name }, 'loop did not stop cleanly'))));

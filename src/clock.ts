@@ -91,14 +91,20 @@ export class ManualClock implements Clock {
 /**
  * A simulated clock from `WATTSHIFT_SIM_CLOCK="<startMs>,<realOriginMs>,<speed>"`: the demo and
  * the end-to-end tests run the daemon as its own process on the same accelerated time as the
- * simulators. Undefined when the variable is absent; throws on a malformed value.
+ * simulators. Two more fields `<stepAtRealMs>,<stepMs>` step it by `stepMs` at that real time.
+ * Undefined when the variable is absent; throws on a malformed value.
  */
 export function simClockFromEnv(env: NodeJS.ProcessEnv): { clock: Clock; speed: number } | undefined {
   const raw = env['WATTSHIFT_SIM_CLOCK'];
   if (!raw) return undefined;
-  const [startMs, originMs, speed] = raw.split(',').map(Number);
-  if (![startMs, originMs, speed].every((n) => Number.isFinite(n)) || !(speed! > 0)) {
-    throw new Error(`WATTSHIFT_SIM_CLOCK must be "<startMs>,<realOriginMs>,<speed>", got ${raw}`);
+  const fields = raw.split(',').map(Number);
+  const [startMs, originMs, speed, stepAtRealMs, stepMs] = fields;
+  const stepped = fields.length === 5;
+  if ((fields.length !== 3 && !stepped) || !fields.every((n) => Number.isFinite(n)) || !(speed! > 0)) {
+    throw new Error(`WATTSHIFT_SIM_CLOCK must be "<startMs>,<realOriginMs>,<speed>[,<stepAtRealMs>,<stepMs>]", got ${raw}`);
   }
-  return { clock: acceleratedClock(startMs!, speed!, originMs!), speed: speed! };
+  const clock = acceleratedClock(startMs!, speed!, originMs!);
+  if (!stepped) return { clock, speed: speed! };
+  // A step like an NTP correction at a given real time: the tests of clock steps in a live daemon.
+  return { clock: { ...clock, nowMs: () => clock.nowMs() + (Date.now() >= stepAtRealMs! ? stepMs! : 0) }, speed: speed! };
 }

@@ -125,11 +125,54 @@ describe('event intake', () => {
     expect(lines.some((l) => l.level === 'error' && l.code === 'INTERNAL')).toBe(true);
   });
 
-  it('a store failure propagates (the poller retries) and hands nothing on', () => {
+  it('a store failure is "unstored": acted on in memory, logged STORE_FAILED, and not stored', () => {
     store.close();
-    const intake = makeIntake();
-    expect(() => intake.accept(curve('e1'), 'event')).toThrow(WattshiftError);
-    expect(seen).toEqual([]);
+    const acted: HomeEvent[] = [];
+    const intake = createEventIntake({
+      store, identity: () => me, clock: new ManualClock(t0),
+      logger: createLogger({ level: 'debug', destination: { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) } }),
+      onEvent: (event, stored) => {
+        expect(stored).toBe(false);
+        acted.push(event);
+      },
+    });
+    expect(intake.accept(curve('e1'), 'event').outcome).toBe('unstored');
+    expect(acted.map((e) => e.id)).toEqual(['e1']);
+    expect(lines.some((l) => l.level === 'error' && l.code === 'STORE_FAILED')).toBe(true);
     store = openStore({ path: join(dir, 'db.sqlite') });
+    expect(store.hasEvent('e1')).toBe(false);
+  });
+
+  const hostile: [string, Record<string, unknown>][] = [
+    ['a price of 1e308', { price: 1e308 }],
+    ['a price of -1e308', { price: -1e308 }],
+    ['a resolution of 36,500 days', { resolution: '36500.00:00:00' }],
+    ['a timestamp in year 9999', { timestamp: '9999-01-01T00:00:00Z' }],
+  ];
+  it.each(hostile)('a price curve with %s is stored, refused (EVENT_OUT_OF_RANGE) and never acted on', (_name, patch) => {
+    const intake = makeIntake();
+    const ev = curve('e-bad');
+    const d = ev.payload.priceCurveDelta as Record<string, unknown>;
+    const point = { ...(d['points'] as Record<string, unknown>[])[0], ...patch };
+    delete point['resolution'];
+    Object.assign(d, 'resolution' in patch ? { resolution: patch['resolution'] } : {}, { points: [point] });
+    expect(intake.accept(ev, 'event').outcome).toBe('refused');
+    expect(store.getEvent('e-bad')?.state).toBe('ignored');
+    expect(seen).toEqual([]);
+    expect(lines.some((l) => l.code === 'EVENT_OUT_OF_RANGE')).toBe(true);
+  });
+
+  it('an LPC with a negative cap, or 3,000 points, is refused; a 0 kW cap within bounds is taken', () => {
+    const intake = makeIntake();
+    const lpc = (id: string, points: { timestamp: string; maxPowerInKiloWatts: number }[]) => ({
+      id, createdAt: '2025-10-25T11:05:00Z',
+      payload: { payloadType: 'LocationLPC', targets: [{ locationId: 'home-1', resolution: '01:00:00', points }] },
+    });
+    const hour = (h: number) => new Date(Date.UTC(2025, 9, 26) + h * 3_600_000).toISOString();
+    expect(intake.accept(lpc('l-neg', [{ timestamp: hour(1), maxPowerInKiloWatts: -5 }]), 'event').outcome).toBe('refused');
+    const many = Array.from({ length: 3000 }, (_, h) => ({ timestamp: hour(h % 700), maxPowerInKiloWatts: 1 }));
+    expect(intake.accept(lpc('l-many', many), 'event').outcome).toBe('refused');
+    expect(intake.accept(lpc('l-ok', [{ timestamp: hour(1), maxPowerInKiloWatts: 0 }]), 'event').outcome).toBe('new');
+    expect(seen.map((x) => x.event.id)).toEqual(['l-ok']);
   });
 });

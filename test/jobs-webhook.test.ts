@@ -96,14 +96,14 @@ async function eventually(check: () => boolean, what: string): Promise<void> {
 const settle = () => new Promise((r) => setTimeout(r, 30));
 
 describe('webhook receiver: accepted calls', () => {
-  it('answers 202 to a signed body and stores the event, then acts on it', async () => {
+  it('answers 200 (the code of the webhook document) once the event of a signed body is stored, then acts on it', async () => {
     const r = await rig();
     const body = notification('ev-1');
     const res = await send(r, { body, headers: signed(body) });
-    expect(res.status).toBe(202);
+    expect(res.status).toBe(200);
     await eventually(() => r.acted.includes('ev-1'), 'acted on');
     expect(r.store.getEvent('ev-1')).toMatchObject({ notificationType: 'PriceCurveCreated', state: 'received', rawJson: body });
-    expect(r.receiver.stats()).toEqual({ accepted: 1, rejected: 0 });
+    expect(r.receiver.stats()).toEqual({ accepted: 1, rejected: 0, failed: 0, evicted: 0 });
   });
 
   it('accepts the published test bodies with their published signatures', async () => {
@@ -111,7 +111,7 @@ describe('webhook receiver: accepted calls', () => {
     for (const name of ['price-curve-event.json', 'user-eligibility-event.json']) {
       const body = readFileSync(join(dataDir, name));
       const sig = readFileSync(join(dataDir, `${name}.hmacsha256b64`), 'utf8').trim();
-      expect((await send(r, { body, headers: { 'X-Payload-Signature': sig } })).status).toBe(202);
+      expect((await send(r, { body, headers: { 'X-Payload-Signature': sig } })).status).toBe(200);
     }
     await eventually(() => r.store.listEvents().length === 2, 'both stored');
     // Neither targets this home: kept as ignored, byte for byte (trailing newline included).
@@ -119,10 +119,10 @@ describe('webhook receiver: accepted calls', () => {
     expect(r.acted).toEqual([]);
   });
 
-  it('a duplicate delivery is answered 202 and stored once', async () => {
+  it('a duplicate delivery is answered 200 and stored once', async () => {
     const r = await rig();
     const body = notification('ev-dup');
-    for (let i = 0; i < 3; i++) expect((await send(r, { body, headers: signed(body) })).status).toBe(202);
+    for (let i = 0; i < 3; i++) expect((await send(r, { body, headers: signed(body) })).status).toBe(200);
     await eventually(() => r.store.hasEvent('ev-dup'), 'stored');
     await settle();
     expect(r.store.listEvents()).toHaveLength(1);
@@ -132,26 +132,28 @@ describe('webhook receiver: accepted calls', () => {
   it('without a secret, unsigned bodies are accepted', async () => {
     const r = await rig({ secret: null });
     const body = notification('ev-open');
-    expect((await send(r, { body })).status).toBe(202);
+    expect((await send(r, { body })).status).toBe(200);
     await eventually(() => r.store.hasEvent('ev-open'), 'stored');
   });
 
-  it('a signed body that is JSON but no notification is acknowledged and stores nothing', async () => {
+  it('a signed body that is JSON but no notification is answered 400 and stores nothing', async () => {
     const r = await rig();
     const body = JSON.stringify({ hello: 'world' });
-    expect((await send(r, { body, headers: signed(body) })).status).toBe(202);
-    await eventually(() => r.lines.some((l) => l.msg === 'signed webhook body did not parse as a notification'), 'logged');
+    expect((await send(r, { body, headers: signed(body) })).status).toBe(400);
+    expect(r.lines.some((l) => l.code === 'API_BAD_RESPONSE' && l.msg === 'malformed event dropped')).toBe(true);
     expect(r.store.listEvents()).toEqual([]);
   });
 
-  it('a store failure while processing is logged and does not take the receiver down', async () => {
+  it('an event the store cannot take is answered 500 (delivered again), acted on in memory, and the receiver goes on', async () => {
     const r = await rig();
     r.store.close();
     const body = notification('ev-broken');
-    expect((await send(r, { body, headers: signed(body) })).status).toBe(202);
-    await eventually(() => r.lines.some((l) => l.level === 'error' && l.code === 'STORE_FAILED'), 'store failure logged');
+    expect((await send(r, { body, headers: signed(body) })).status).toBe(500);
+    expect(r.lines.some((l) => l.level === 'error' && l.code === 'STORE_FAILED')).toBe(true);
+    expect(r.acted).toEqual(['ev-broken']);
     const body2 = notification('ev-after');
-    expect((await send(r, { body: body2, headers: signed(body2) })).status).toBe(202);
+    expect((await send(r, { body: body2, headers: signed(body2) })).status).toBe(500);
+    expect(r.receiver.stats()).toMatchObject({ accepted: 0, failed: 2 });
   });
 });
 
@@ -180,7 +182,7 @@ describe('webhook receiver: refused calls change nothing', () => {
     expect(res.status).toBe(401);
     await settle();
     expect(r.store.listEvents()).toEqual([]);
-    expect(r.receiver.stats()).toEqual({ accepted: 0, rejected: 1 });
+    expect(r.receiver.stats()).toEqual({ accepted: 0, rejected: 1, failed: 0, evicted: 0 });
     expect(r.lines.some((l) => l.code === 'WEBHOOK_SIGNATURE_INVALID')).toBe(true);
   });
 
@@ -188,7 +190,7 @@ describe('webhook receiver: refused calls change nothing', () => {
     const r = await rig();
     const original = notification('ev-orig');
     const sig = signPayload(original, secret);
-    expect((await send(r, { body: original, headers: { 'x-payload-signature': sig } })).status).toBe(202);
+    expect((await send(r, { body: original, headers: { 'x-payload-signature': sig } })).status).toBe(200);
     const forged = original.replace('ev-orig', 'ev-forged');
     expect((await send(r, { body: forged, headers: { 'x-payload-signature': sig } })).status).toBe(401);
     await eventually(() => r.store.hasEvent('ev-orig'), 'original stored');
@@ -221,7 +223,7 @@ describe('webhook receiver: refused calls change nothing', () => {
     const fits = notification('ev-fits', { padding: '' });
     const exact = notification('ev-fits', { padding: 'y'.repeat(1024 - Buffer.byteLength(fits)) });
     expect(Buffer.byteLength(exact)).toBe(1024);
-    expect((await send(r, { body: exact, chunked: true, headers: signed(exact) })).status).toBe(202);
+    expect((await send(r, { body: exact, chunked: true, headers: signed(exact) })).status).toBe(200);
     await eventually(() => r.store.hasEvent('ev-fits'), 'stored');
     expect(r.store.listEvents().map((e) => e.eventId)).toEqual(['ev-fits']);
   });
@@ -236,30 +238,29 @@ describe('webhook receiver: refused calls change nothing', () => {
     expect(get.headers.allow).toBe('POST');
     expect((await send(r, { body, headers: signed(body), method: 'PUT' })).status).toBe(405);
     // A query string does not change the path.
-    expect((await send(r, { body, headers: signed(body), path: '/hooks/spark?x=1' })).status).toBe(202);
+    expect((await send(r, { body, headers: signed(body), path: '/hooks/spark?x=1' })).status).toBe(200);
   });
 });
 
 describe('webhook receiver: connections', () => {
-  it('refuses connections beyond maxConnections and serves again once they close', async () => {
+  it('beyond maxConnections, the oldest socket without a request makes room for a new one', async () => {
     const r = await rig({ maxConnections: 2 });
     const idle: Socket[] = [];
+    const closed: boolean[] = [];
     for (let i = 0; i < 2; i++) {
       const s = connect({ host: r.url.hostname, port: Number(r.url.port) });
       await new Promise<void>((ok, ko) => s.once('connect', ok).once('error', ko));
       s.on('error', () => undefined);
+      s.on('close', () => (closed[i] = true));
       idle.push(s);
     }
     await settle();
     const body = notification('ev-conn');
-    await expect(send(r, { body, headers: signed(body) })).rejects.toThrow();
+    expect((await send(r, { body, headers: signed(body) })).status).toBe(200);
+    await eventually(() => closed[0] === true, 'oldest idle socket closed');
+    expect(closed[1]).toBeUndefined();
+    expect(r.receiver.stats().evicted).toBeGreaterThanOrEqual(1);
     for (const s of idle) s.destroy();
-    let status = 0;
-    for (let i = 0; i < 50 && status !== 202; i++) {
-      status = await send(r, { body, headers: signed(body) }).then((x) => x.status, () => 0);
-      if (status !== 202) await settle();
-    }
-    expect(status).toBe(202);
   });
 
   it('keeps a connection alive after an accepted call, closes it after a refused one', async () => {
@@ -271,7 +272,7 @@ describe('webhook receiver: connections', () => {
     for (const id of ['ev-ka1', 'ev-ka2', 'ev-ka3']) {
       const body = notification(id);
       const res = await send(r, { body, headers: signed(body), agent });
-      expect(res.status).toBe(202);
+      expect(res.status).toBe(200);
       expect(res.headers.connection).toBe('keep-alive');
     }
     expect(ports.size).toBe(1);
@@ -299,8 +300,8 @@ describe('webhook receiver: property', () => {
         else if (sig === 'wrongKey') headers['x-payload-signature'] = signPayload(body, 'nope');
         else if (sig !== 'none') headers['x-payload-signature'] = sig;
         const res = await send(r, { body: method === 'GET' ? undefined : body, headers, method });
-        expect([202, 400, 401, 405, 413]).toContain(res.status);
-        if (res.status === 202) {
+        expect([200, 400, 401, 405, 413]).toContain(res.status);
+        if (res.status === 200) {
           expect(sig).toBe('good');
           signedOk++;
           return;
@@ -316,6 +317,6 @@ describe('webhook receiver: property', () => {
     for (const e of r.store.listEvents()) expect(e.eventId.startsWith('p-')).toBe(true);
     // Still serving.
     const body = notification('ev-final');
-    expect((await send(r, { body, headers: signed(body) })).status).toBe(202);
+    expect((await send(r, { body, headers: signed(body) })).status).toBe(200);
   });
 });

@@ -165,7 +165,7 @@ function resolvePaths(config: Config, options: ParseOptions): Config {
 function configWarnings(config: Config): string[] {
   const out: string[] = [];
   const wh = config.events.webhook;
-  if (wh.enabled && wh.secret === undefined) out.push('events.webhook.secret: the webhook receiver accepts unsigned calls (no secret configured)');
+  if (wh.enabled && wh.secret === undefined) out.push('events.webhook.insecureAcceptUnsignedCalls: THE WEBHOOK RECEIVER ACCEPTS UNSIGNED CALLS: anyone who reaches it can cap the home');
   if (!wh.enabled && !config.events.poll) out.push('events: polling and the webhook are both off; no event will arrive');
   if (config.devices.length === 0) out.push('devices: no device configured; wattshift will only watch prices');
   if (config.mqtt && !config.mqtt.rejectUnauthorized) out.push('mqtt.rejectUnauthorized: the broker\'s TLS certificate is not verified');

@@ -57,13 +57,18 @@ export const eventsSchema = z.strictObject({
   poll: z.boolean().default(true).describe('Poll `GET /events` (works behind NAT).'),
   webhook: z.strictObject({
     enabled: z.boolean().default(false).describe('Run the webhook receiver.'),
-    host: host.default('0.0.0.0').describe('Listen address of the webhook receiver.'),
+    host: host.default('127.0.0.1').describe('Listen address of the webhook receiver (loopback by default: put a TLS reverse proxy in front for the API to reach it).'),
     port: port.default(8788).describe('Listen port of the webhook receiver.'),
     path: z.string().regex(/^\//, 'expected a path starting with /').default('/spark/notify').describe('URL path the receiver answers on.'),
     publicUrl: httpUrl.nullish().transform((v) => v ?? undefined).describe('Public URL Spark calls (registered by `wattshift register` when set).'),
-    secret: optionalSecretField('HMAC-SHA256 key of `X-Payload-Signature` (null: unsigned calls are accepted).'),
+    secret: optionalSecretField('HMAC-SHA256 key of `X-Payload-Signature`. Required when the receiver is enabled.'),
+    insecureAcceptUnsignedCalls: z.boolean().default(false)
+      .describe('Run the receiver without a secret, accepting unsigned calls: anyone who reaches the port can then cap the home. For a closed test network only.'),
     maxBodyBytes: z.number().int().min(1024).max(10_485_760).default(262_144).describe('Largest accepted request body, bytes.'),
-  }).prefault({}).describe('Webhook receiver.'),
+  }).prefault({}).refine((w) => !w.enabled || w.secret !== undefined || w.insecureAcceptUnsignedCalls, {
+    path: ['secret'],
+    message: 'the webhook receiver needs a secret: unsigned calls could cap the home (set events.webhook.insecureAcceptUnsignedCalls: true only on a closed test network)',
+  }).describe('Webhook receiver.'),
 });
 
 export const reportsSchema = z.strictObject({
@@ -81,6 +86,8 @@ export const mqttSchema = z.strictObject({
   key: filePath('Client private key file (PEM) for TLS.'),
   rejectUnauthorized: z.boolean().default(true).describe('Verify the broker\'s TLS certificate.'),
   clientId: z.string().min(1).default('wattshift').describe('MQTT client id.'),
+  maxPacketBytes: z.number().int().min(4096).max(16_777_216).default(262_144)
+    .describe('Largest MQTT packet accepted from the broker, bytes; a larger one is refused before it is read (set the broker\'s `message_size_limit` as well).'),
   baseTopic: z.string().regex(/^[^#+]+$/, 'no MQTT wildcards').default('wattshift').describe('Base topic of everything wattshift publishes.'),
   discovery: z.strictObject({
     enabled: z.boolean().default(true).describe('Publish Home Assistant MQTT discovery.'),

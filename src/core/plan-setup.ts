@@ -3,6 +3,7 @@
  * device caps, tank model and state, EV need and availability, frozen decisions.
  */
 import { WattshiftError } from '../errors.js';
+import { assertPlanInputBounded } from './input-check.js';
 import { StorageWorkspace } from './convex-dp.js';
 import { DiscreteWorkspace } from './discrete-dp.js';
 import { slotLocalInfo } from './local-time.js';
@@ -86,6 +87,8 @@ function frozenRest(previous: { energyKWh: number } | undefined, deliveredKWh: n
 }
 
 export function setupPlan(input: PlanInput, nowMs: number, previous: Plan | undefined): Setup {
+  assertPlanInputBounded(input);
+  if (!Number.isFinite(nowMs)) throw new WattshiftError('PLAN_INPUT_INVALID', 'nowMs must be finite');
   const first = input.slots[0];
   const slotMs = first ? first.endMs - first.startMs : 3_600_000;
   if (!(slotMs > 0)) throw new WattshiftError('PLAN_INPUT_INVALID', 'slots must have a positive length');

@@ -6,6 +6,12 @@ import { WattshiftError } from '../errors.js';
 import type { BuildPriceSeriesInput, PriceSlot, PriceSource, PriceUnits } from './types.js';
 
 const HOUR_MS = 3_600_000;
+/**
+ * A price (or delta) beyond this magnitude, per kWh in the series currency, is not a price but
+ * garbage; it is left out like a missing one, so it can neither overflow the time-weighted sums
+ * nor steer the plan. 1000/kWh is 250 times the day-ahead market's 4 EUR/kWh cap.
+ */
+export const maxAbsPricePerKWh = 1000;
 
 /** An interval with a value in series currency per kWh. */
 interface Piece {
@@ -79,6 +85,7 @@ function pointsToPieces(
   return points
     .filter((p) => Number.isFinite(p.startMs) && Number.isFinite(p.price))
     .map((p) => ({ from: p.startMs, to: p.startMs + len, value: p.price * factor }))
+    .filter((p) => Math.abs(p.value) <= maxAbsPricePerKWh)
     .sort((a, b) => a.from - b.from);
 }
 
@@ -90,7 +97,7 @@ function segmentsToPieces(
   return input.segments
     .filter((s) => Number.isFinite(s.fromMs) && Number.isFinite(s.toMs) && Number.isFinite(s.averagePrice))
     .map((s) => ({ from: s.fromMs, to: s.toMs + extra, value: s.averagePrice * factor }))
-    .filter((p) => p.to > p.from)
+    .filter((p) => p.to > p.from && Math.abs(p.value) <= maxAbsPricePerKWh)
     .sort((a, b) => a.from - b.from);
 }
 

@@ -5,7 +5,7 @@ import { discoveryMessages, discoveryRemovalTopics, haStatusTopic } from './disc
 import type { HaMqttPort } from './port.js';
 import { createHaPublisher } from './publisher.js';
 import { fieldsForKind } from './state.js';
-import { haTopics } from './topics.js';
+import { haTopics, parseCommandTopic } from './topics.js';
 import type { HomeView } from './view.js';
 
 export interface HaBridgeOptions {
@@ -19,6 +19,8 @@ export interface HaBridgeOptions {
   logger: Logger;
   getView: () => HomeView;
   onCommand: (cmd: DeviceCommand) => Promise<void>;
+  /** Told about each refused command, with its code (for counters). */
+  onRefused?: (code: string) => void;
   /** Device ids announced by the previous run (persisted by the caller). */
   previousDeviceIds: readonly string[];
   /** Receives the device ids now announced, whenever they change, for the caller to persist. */
@@ -37,6 +39,11 @@ export interface HaBridge {
   resync(): Promise<void>;
   /** Publishes `offline` (clean stop). */
   stop(): Promise<void>;
+  /**
+   * Clears a command topic whose retained message was refused for its size before it could be
+   * read (it would come back at every connect); done now if possible, else at the next resync.
+   */
+  clearOversizedCommand(topic: string): void;
 }
 
 /** Wires publisher, commands and discovery to one MQTT port. */
@@ -47,6 +54,15 @@ export function createHaBridge(options: HaBridgeOptions): HaBridge {
   const lastDiscovery = new Map<string, string>();
   let announced = new Set(options.previousDeviceIds);
   let stopped = false;
+  const toClear = new Set<string>();
+
+  async function clearPending(): Promise<void> {
+    for (const topic of [...toClear]) {
+      await options.port.publish(topic, '', { retain: true, qos: 1 });
+      toClear.delete(topic);
+      log.warn({ code: 'MQTT_MESSAGE_TOO_LARGE', topic }, 'cleared an oversized retained command');
+    }
+  }
 
   async function publishDiscovery(view: HomeView): Promise<void> {
     if (!options.discovery.enabled) return;
@@ -107,7 +123,9 @@ export function createHaBridge(options: HaBridgeOptions): HaBridge {
         logger: options.logger,
         devices: () => options.getView().devices,
         onCommand: options.onCommand,
+        ...(options.onRefused ? { onRefused: options.onRefused } : {}),
       });
+      await clearPending();
       if (options.discovery.enabled) {
         await options.port.subscribe(haStatusTopic(options.discovery.prefix), (_topic, payload) => {
           if (payload.toString('utf8').trim() !== 'online') return;
@@ -126,8 +144,13 @@ export function createHaBridge(options: HaBridgeOptions): HaBridge {
       if (stopped) return;
       lastDiscovery.clear();
       publisher.invalidate();
+      await clearPending();
       await publisher.start();
       await update();
+    },
+    clearOversizedCommand(topic) {
+      if (parseCommandTopic(options.baseTopic, topic) === null) return;
+      toClear.add(topic);
     },
     async stop() {
       stopped = true;

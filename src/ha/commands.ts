@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { WattshiftError, isWattshiftError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { rateLimitedWarn } from '../log-limit.js';
 import type { HaMqttPort } from './port.js';
 import { commandFields, commandFilters, haTopics, parseCommandTopic } from './topics.js';
 import type { ParsedCommandTopic } from './topics.js';
@@ -80,6 +81,10 @@ export function parseCommand(
     raw = body;
   }
   if (raw['boostMinutes'] !== undefined && raw['mode'] === undefined) raw['mode'] = 'boost';
+  const claimed = raw['deviceId'];
+  if (claimed !== undefined && claimed !== device.id) {
+    throw invalid(`deviceId ${JSON.stringify(claimed)} does not match the topic's device '${device.id}'`);
+  }
   const result = deviceCommandSchema.safeParse({ ...raw, deviceId: device.id });
   if (!result.success) {
     const issue = result.error.issues[0];
@@ -120,6 +125,11 @@ function scalarValue(field: keyof typeof commandFields, payload: string): unknow
   return Number(text);
 }
 
+/** Largest command payload read, bytes; a larger one is refused unread. */
+export const maxCommandBytes = 4096;
+/** Commands waiting to be applied; more are refused until the queue drains (a flood). */
+export const maxQueuedCommands = 32;
+
 export interface CommandListenerOptions {
   port: HaMqttPort;
   baseTopic: string;
@@ -128,23 +138,41 @@ export interface CommandListenerOptions {
   devices: () => readonly CommandDevice[];
   /** Applies a validated command; a rejection becomes an error response. */
   onCommand: (cmd: DeviceCommand) => Promise<void>;
+  /** Told about each refused command, with its code (for counters). */
+  onRefused?: (code: string) => void;
 }
 
 /**
  * Subscribes to the command topics. Every command gets a response on
- * `<base>/response/<device>/set` (not retained); a bad one changes nothing.
+ * `<base>/response/<device>/set` (not retained); a bad one changes nothing. After a command is
+ * handled its topic is cleared with an empty retained message, so a retained command is applied
+ * once and never replayed at the next start (the empty echo is ignored).
  */
 export async function startCommandListener(options: CommandListenerOptions): Promise<void> {
   const t = haTopics(options.baseTopic);
   const log = options.logger.child({ component: 'ha-commands' });
+  const warn = rateLimitedWarn(log);
   // Commands are applied one at a time, in arrival order.
   let chain: Promise<void> = Promise.resolve();
+  let queued = 0;
   const handle = (topic: string, payload: Buffer): void => {
     const parsed = parseCommandTopic(options.baseTopic, topic);
-    if (!parsed) return;
-    chain = chain.then(() => handleOne(parsed, payload.toString('utf8')));
+    if (!parsed || payload.length === 0) return;
+    if (payload.length > maxCommandBytes) {
+      options.onRefused?.('MQTT_MESSAGE_TOO_LARGE');
+      warn('MQTT_MESSAGE_TOO_LARGE', { topic, bytes: payload.length, limit: maxCommandBytes }, 'command over the size limit refused unread');
+      chain = chain.then(() => finish(topic, parsed, error('MQTT_MESSAGE_TOO_LARGE', `payload of ${payload.length} bytes is over the ${maxCommandBytes}-byte limit`)));
+      return;
+    }
+    if (queued >= maxQueuedCommands) {
+      options.onRefused?.('MQTT_COMMAND_LIMITED');
+      warn('MQTT_COMMAND_LIMITED', { topic, queued }, 'command queue full: command dropped');
+      return;
+    }
+    queued++;
+    chain = chain.then(() => handleOne(topic, parsed, payload.toString('utf8'))).finally(() => queued--);
   };
-  async function handleOne(parsed: ParsedCommandTopic, payload: string): Promise<void> {
+  async function handleOne(topic: string, parsed: ParsedCommandTopic, payload: string): Promise<void> {
     let response: CommandResponse;
     try {
       const { command, transaction } = parseCommand(parsed, payload, options.devices());
@@ -156,16 +184,25 @@ export async function startCommandListener(options: CommandListenerOptions): Pro
       const code = isWattshiftError(err) ? err.code : 'INTERNAL';
       const message = err instanceof Error ? err.message : String(err);
       const transaction = parsed.kind === 'request' ? transactionOf(payload) : undefined;
-      response = { status: 'error', data: {}, error: { code, message }, ...(transaction === undefined ? {} : { transaction }) };
-      log.warn({ code, deviceId: parsed.deviceId, err: message }, 'command rejected');
+      response = { ...error(code, message), ...(transaction === undefined ? {} : { transaction }) };
+      options.onRefused?.(code);
+      warn(code, { deviceId: parsed.deviceId, err: message }, 'command rejected');
     }
+    await finish(topic, parsed, response);
+  }
+  async function finish(topic: string, parsed: ParsedCommandTopic, response: CommandResponse): Promise<void> {
     try {
+      await options.port.publish(topic, '', { retain: true, qos: 1 });
       await options.port.publish(t.response(parsed.deviceId), JSON.stringify(response), { retain: false, qos: 1 });
     } catch (err) {
-      log.warn({ code: 'MQTT_UNAVAILABLE', err: err instanceof Error ? err.message : String(err) }, 'could not publish a command response');
+      warn('MQTT_UNAVAILABLE', { err: err instanceof Error ? err.message : String(err) }, 'could not clear a command or publish its response');
     }
   }
   for (const filter of commandFilters(options.baseTopic)) await options.port.subscribe(filter, handle);
+}
+
+function error(code: string, message: string): CommandResponse {
+  return { status: 'error', data: {}, error: { code, message } };
 }
 
 /** Best effort: the transaction id of a request whose payload failed later validation. */

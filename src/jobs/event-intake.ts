@@ -4,7 +4,11 @@ import type { Store } from '../store/types.js';
 import { isWattshiftError } from '../errors.js';
 import { parseIncoming, type HomeEvent, type Identity } from './event-normalise.js';
 
-export type IntakeOutcome = 'new' | 'duplicate' | 'ignored' | 'invalid';
+/**
+ * `refused`: stored but out of bounds, never acted on; `unstored`: the store failed, so the event
+ * was acted on in memory only and its sender must deliver it again.
+ */
+export type IntakeOutcome = 'new' | 'duplicate' | 'ignored' | 'refused' | 'invalid' | 'unstored';
 
 export interface EventIntake {
   /**
@@ -19,9 +23,20 @@ export function createEventIntake(deps: {
   identity: () => Identity;
   clock: Clock;
   logger: Logger;
-  onEvent: (event: HomeEvent) => void;
+  /** A new, relevant event; `stored` is false when only memory holds it (the store failed). */
+  onEvent: (event: HomeEvent, stored: boolean) => void;
+  /** An event stored but refused for values out of bounds. */
+  onRefused?: (event: HomeEvent) => void;
 }): EventIntake {
   const log = deps.logger.child({ component: 'events' });
+  const act = (event: HomeEvent, stored: boolean): void => {
+    try {
+      deps.onEvent(event, stored);
+    } catch (err) {
+      // A stored event stays `received`: the actions' scan picks it up again later.
+      log.error({ err, code: isWattshiftError(err) ? err.code : 'INTERNAL', eventId: event.id }, 'acting on a new event failed');
+    }
+  };
   return {
     accept(raw, kind, rawJson) {
       let event: HomeEvent;
@@ -33,32 +48,40 @@ export function createEventIntake(deps: {
         log.warn({ code: 'API_BAD_RESPONSE', err: err instanceof Error ? err.message : String(err) }, 'malformed event dropped');
         return { outcome: 'invalid' };
       }
-      const isNew = deps.store.saveEvent({
-        eventId: event.id,
-        notificationType: event.notificationType,
-        payloadType: event.payloadType,
-        createdAtMs: event.createdAtMs,
-        receivedAtMs: deps.clock.nowMs(),
-        startMs: event.startMs,
-        endMs: event.endMs,
-        locationIds: event.locationIds,
-        resourceIds: event.resourceIds,
-        rawJson: rawJson ?? JSON.stringify(raw),
-        state: event.relevant ? 'received' : 'ignored',
-      });
+      let isNew: boolean;
+      try {
+        isNew = deps.store.saveEvent({
+          eventId: event.id,
+          notificationType: event.notificationType,
+          payloadType: event.payloadType,
+          createdAtMs: event.createdAtMs,
+          receivedAtMs: deps.clock.nowMs(),
+          startMs: event.startMs,
+          endMs: event.endMs,
+          locationIds: event.locationIds,
+          resourceIds: event.resourceIds,
+          rawJson: rawJson ?? JSON.stringify(raw),
+          state: event.relevant ? 'received' : 'ignored',
+        });
+      } catch (err) {
+        // Not stored: its caps and prices still count in memory, and the sender is told to resend.
+        log.error({ err, code: isWattshiftError(err) ? err.code : 'STORE_FAILED', eventId: event.id }, 'event could not be stored; acting on it in memory');
+        if (event.relevant) act(event, false);
+        return { outcome: 'unstored', event };
+      }
       if (!isNew) return { outcome: 'duplicate', event };
+      if (event.refusal !== null) {
+        log.warn({ code: 'EVENT_OUT_OF_RANGE', eventId: event.id, payloadType: event.payloadType, reason: event.refusal }, 'event refused: values out of bounds; stored, not planned');
+        deps.onRefused?.(event);
+        return { outcome: 'refused', event };
+      }
       if (!event.relevant) {
         const known = ['PriceCurve', 'LocationLPC', 'ResourceLPC', 'UserEligibility', 'LPCReservation'].includes(event.payloadType);
         log.info({ eventId: event.id, payloadType: event.payloadType }, known ? 'event for other targets ignored' : 'event of unknown type kept');
         return { outcome: 'ignored', event };
       }
       log.info({ eventId: event.id, payloadType: event.payloadType, startMs: event.startMs, endMs: event.endMs }, 'event received');
-      try {
-        deps.onEvent(event);
-      } catch (err) {
-        // The event is stored (state `received`): the actions' scan picks it up again later.
-        log.error({ err, code: isWattshiftError(err) ? err.code : 'INTERNAL', eventId: event.id }, 'acting on a new event failed; it stays stored as received');
-      }
+      act(event, true);
       return { outcome: 'new', event };
     },
   };

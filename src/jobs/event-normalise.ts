@@ -1,4 +1,5 @@
 import type { EventPayload, SparkEvent, EventNotification } from '../spark/wire.js';
+import { lpcRefusal, maxPointsPerTarget, priceCurveRefusal } from './event-bounds.js';
 import { eventSchema, eventNotificationSchema, isLocationLpcPayload, isPriceCurvePayload, isResourceLpcPayload, isUserEligibilityPayload } from '../spark/wire.js';
 
 /** Who this daemon is, in the API's ids. */
@@ -44,6 +45,8 @@ export interface HomeEvent {
   priceDeltas: PriceDeltaPoint[];
   lpcCaps: LpcCapPoint[];
   eligibility: { added: boolean; removed: boolean } | null;
+  /** Why the event was refused (values out of bounds, see event-bounds.ts); it is then not relevant. */
+  refusal: string | null;
 }
 
 /** API timestamps sometimes lack an offset; they are UTC. */
@@ -76,7 +79,7 @@ function span(points: { startMs: number; durationMs: number }[]): { startMs: num
 }
 
 function normalisePayload(payload: EventPayload | null | undefined, me: Identity): Omit<HomeEvent, 'id' | 'createdAtMs' | 'notificationType'> {
-  const empty = { priceDeltas: [], lpcCaps: [], eligibility: null, locationIds: [], resourceIds: [] };
+  const empty = { priceDeltas: [], lpcCaps: [], eligibility: null, locationIds: [], resourceIds: [], refusal: null };
   const payloadType = payload?.payloadType ?? 'Unknown';
   const mine = (locationId: string, resourceId: string | null): boolean =>
     (resourceId !== null && me.resources.has(resourceId)) || (resourceId === null && locationId === me.locationId);
@@ -86,9 +89,13 @@ function normalisePayload(payload: EventPayload | null | undefined, me: Identity
     const durationMs = parseTimeSpanMs(curve.resolution);
     // A price curve targets a resource, or a behind-the-meter location (then any resource id).
     const targets = payload.targets.filter((t) => me.resources.has(t.resourceId) || t.locationId === me.locationId);
-    const points = (curve.points ?? []).map((p) => ({ startMs: parseApiTimeMs(p.timestamp), durationMs, price: p.price }));
+    const rawPoints = curve.points ?? [];
+    const units = { currency: curve.currency ?? 'EUR', energyUnit: curve.energyUnit ?? 'kWh' };
+    const points = rawPoints.length > maxPointsPerTarget ? [] : rawPoints.map((p) => ({ startMs: parseApiTimeMs(p.timestamp), durationMs, price: p.price }));
+    const refusal = targets.length > 0 ? priceCurveRefusal(rawPoints.length, points.map((p) => ({ ...p, ...units }))) : null;
+    if (refusal !== null) return { ...empty, payloadType, relevant: false, startMs: null, endMs: null, refusal };
     const priceDeltas = targets.flatMap((t) =>
-      points.map((p) => ({ ...p, currency: curve.currency ?? 'EUR', energyUnit: curve.energyUnit ?? 'kWh', resourceId: t.resourceId })),
+      points.map((p) => ({ ...p, ...units, resourceId: t.resourceId })),
     );
     return {
       ...empty,
@@ -102,9 +109,12 @@ function normalisePayload(payload: EventPayload | null | undefined, me: Identity
   }
   if (isResourceLpcPayload(payload) || isLocationLpcPayload(payload)) {
     const caps: LpcCapPoint[] = [];
+    const pointCounts: number[] = [];
     for (const t of payload.targets) {
       const resourceId = 'resourceId' in t && typeof t.resourceId === 'string' ? t.resourceId : null;
       if (!mine(t.locationId, resourceId)) continue;
+      pointCounts.push(t.points.length);
+      if (t.points.length > maxPointsPerTarget) continue;
       const durationMs = parseTimeSpanMs(t.resolution);
       for (const p of t.points) {
         if (p.timestamp == null || p.maxPowerInKiloWatts == null) continue;
@@ -118,6 +128,8 @@ function normalisePayload(payload: EventPayload | null | undefined, me: Identity
         });
       }
     }
+    const refusal = lpcRefusal(pointCounts, caps);
+    if (refusal !== null) return { ...empty, payloadType, relevant: false, startMs: null, endMs: null, refusal };
     return {
       ...empty,
       payloadType,

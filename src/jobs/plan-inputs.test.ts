@@ -17,7 +17,7 @@ function lpc(resourceId: string | null, maxKw: number): HomeEvent {
   return {
     id: `lpc-${resourceId ?? 'home'}`, createdAtMs: now, notificationType: null, payloadType: resourceId ? 'ResourceLPC' : 'LocationLPC',
     relevant: true, startMs: now + 8 * hourMs, endMs: now + 10 * hourMs, locationIds: ['home'], resourceIds: resourceId ? [resourceId] : [],
-    priceDeltas: [], eligibility: null,
+    priceDeltas: [], eligibility: null, refusal: null,
     lpcCaps: [0, 1].map((h) => ({ startMs: now + (8 + h) * hourMs, durationMs: hourMs, maxKw, resourceId, locationId: 'home', meterPointId: 'm1' })),
   };
 }

@@ -59,7 +59,7 @@ export function startPlanning(deps: {
           }
         }
         log.info(
-          { reason: pendingReason, mode: next.mode, cost: round(next.cost), baseline: round(next.baselineCost), shortfalls: next.shortfalls.length, tookMs },
+          { reason: pendingReason, planStartMs: next.startMs, mode: next.mode, cost: round(next.cost), baseline: round(next.baselineCost), shortfalls: next.shortfalls.length, tookMs },
           'plan updated',
         );
         for (const s of next.shortfalls) log.warn({ device: s.device, kind: s.kind, atMs: s.atMs }, s.message);
@@ -82,6 +82,18 @@ export function startPlanning(deps: {
     },
     health: () => ({ ok: lastError === null, lastError }),
   };
+}
+
+/**
+ * Whether the wall clock stepped under a plan: back before the plan's first slot, or forward so
+ * far that the re-plan at the next slot boundary was missed (the loop sleeps on real timers, so
+ * after a step it would wake only at the old timeline's boundary, up to a slot late).
+ */
+export function clockStepOf(plan: Pick<Plan, 'startMs'> | null, nowMs: number, slotMs: number): 'back' | 'forward' | null {
+  if (!plan) return null;
+  if (nowMs < plan.startMs - 60_000) return 'back';
+  if (nowMs >= plan.startMs + 2 * slotMs) return 'forward';
+  return null;
 }
 
 function round(x: number): number {

@@ -1,9 +1,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from '../log.js';
 import { verifySignature } from '../spark/webhook-signature.js';
 import type { EventIntake } from './event-intake.js';
 import { isWattshiftError } from '../errors.js';
+import { rateLimitedWarn } from '../log-limit.js';
 
 export interface WebhookReceiverOptions {
   host: string;
@@ -12,12 +13,20 @@ export interface WebhookReceiverOptions {
   /** When set, every call must carry a valid `X-Payload-Signature`. */
   secret: string | null;
   maxBodyBytes: number;
+  /**
+   * Open connections kept; beyond it the oldest connection that has not sent a whole request yet
+   * is closed to make room, so slow-header sockets cannot starve genuine deliveries.
+   */
   maxConnections: number;
+  /** Time a client has to send its headers, and then its body, ms (default 2000 and 5000). */
+  headersTimeoutMs?: number;
+  bodyTimeoutMs?: number;
 }
 
 export interface WebhookReceiver {
   readonly url: string;
-  stats(): { accepted: number; rejected: number };
+  /** accepted: stored (or known); rejected: refused input; failed: could not be stored (500); evicted: idle sockets closed for room. */
+  stats(): { accepted: number; rejected: number; failed: number; evicted: number };
   close(): Promise<void>;
 }
 
@@ -31,19 +40,24 @@ function reply(res: ServerResponse, status: number, text: string, keepAlive = fa
 
 /**
  * Receives webhook notifications: the body is read raw (capped), its HMAC is checked on the raw
- * bytes, the call is answered at once and the event is processed right after the answer.
- * Rejected calls change nothing.
+ * bytes, the event is stored and only then answered 200 (the webhook document's code). When it
+ * cannot be stored the answer is 500, so the API delivers it again; the intake still acts on it
+ * in memory. Rejected calls change nothing.
  */
 export async function startWebhookReceiver(
   options: WebhookReceiverOptions,
-  deps: { intake: EventIntake; logger: Logger },
+  deps: { intake: EventIntake; logger: Logger; onRefused?: (code: string) => void },
 ): Promise<WebhookReceiver> {
   const log = deps.logger.child({ component: 'webhook' });
+  const warn = rateLimitedWarn(log);
   let accepted = 0;
   let rejected = 0;
+  let failed = 0;
+  let evicted = 0;
   const refuse = (res: ServerResponse, status: number, why: string, code: string): void => {
     rejected++;
-    log.warn({ code, status }, `webhook call refused: ${why}`);
+    deps.onRefused?.(code);
+    warn(code, { status }, `webhook call refused: ${why}`);
     reply(res, status, why);
   };
 
@@ -89,24 +103,53 @@ export async function startWebhookReceiver(
       } catch {
         return refuse(res, 400, 'malformed JSON', 'WEBHOOK_BODY_INVALID');
       }
+      let outcome: string;
+      try {
+        outcome = deps.intake.accept(body, 'notification', raw.toString('utf8')).outcome;
+      } catch (err) {
+        failed++;
+        log.error({ err, code: isWattshiftError(err) ? err.code : 'INTERNAL' }, 'webhook event could not be processed; answered 500 for a redelivery');
+        return reply(res, 500, 'not stored');
+      }
+      if (outcome === 'unstored') {
+        failed++;
+        return reply(res, 500, 'not stored');
+      }
+      if (outcome === 'invalid') return refuse(res, 400, 'not a notification', 'WEBHOOK_BODY_INVALID');
       accepted++;
-      reply(res, 202, 'accepted', true);
-      // Processing happens after the answer so the sender never waits on the store or planner.
-      // A failure here (store full, read-only...) is logged; the event can still be polled.
-      setImmediate(() => {
-        try {
-          const { outcome } = deps.intake.accept(body, 'notification', raw.toString('utf8'));
-          if (outcome === 'invalid') log.warn({ code: 'WEBHOOK_BODY_INVALID' }, 'signed webhook body did not parse as a notification');
-        } catch (err) {
-          log.error({ err, code: isWattshiftError(err) ? err.code : 'INTERNAL' }, 'processing an accepted webhook call failed');
-        }
-      });
+      reply(res, 200, 'ok', true);
     });
   };
 
-  const server: Server = createServer({ requestTimeout: 10_000, headersTimeout: 5_000 }, handle);
-  server.maxConnections = options.maxConnections;
+  const headersTimeout = options.headersTimeoutMs ?? 2_000;
+  const server: Server = createServer(
+    { headersTimeout, requestTimeout: headersTimeout + (options.bodyTimeoutMs ?? 5_000), connectionsCheckingInterval: 500 },
+    handle,
+  );
   server.keepAliveTimeout = 1_000;
+  // Sockets in arrival order, each marked once a whole request arrived on it.
+  const sockets = new Map<Socket, { busy: boolean }>();
+  server.on('connection', (socket: Socket) => {
+    if (sockets.size >= options.maxConnections) {
+      const idle = [...sockets].find(([, s]) => !s.busy);
+      if (idle) {
+        evicted++;
+        idle[0].destroy();
+        sockets.delete(idle[0]);
+      } else {
+        socket.destroy();
+        return;
+      }
+    }
+    sockets.set(socket, { busy: false });
+    socket.once('close', () => sockets.delete(socket));
+  });
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const entry = sockets.get(req.socket);
+    if (!entry) return;
+    entry.busy = true;
+    res.once('finish', () => (entry.busy = false));
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => resolve());
@@ -116,7 +159,7 @@ export async function startWebhookReceiver(
   log.info({ url }, 'webhook receiver listening');
   return {
     url,
-    stats: () => ({ accepted, rejected }),
+    stats: () => ({ accepted, rejected, failed, evicted }),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

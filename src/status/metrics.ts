@@ -9,6 +9,8 @@ export interface MetricsSnapshot {
   requestErrors: { target: string; code: string; count: number }[];
   /** Commands received over MQTT, by outcome. */
   commands?: { status: 'ok' | 'error'; count: number }[];
+  /** Refused input by source (`webhook`, `mqtt`, `command`, `event`) and error code. */
+  refused?: { input: string; code: string; count: number }[];
   /** Reports sent by outcome. */
   reports?: { status: 'sent' | 'rejected' | 'retried'; count: number }[];
 }
@@ -100,6 +102,8 @@ export function renderMetrics(view: HomeView, snapshot: MetricsSnapshot): string
   counter('wattshift_request_errors_total', 'Failed outgoing requests by target and error code.',
     snapshot.requestErrors.map((e) => ({ labels: { target: e.target, code: e.code }, value: e.count })));
   counter('wattshift_commands_total', 'MQTT commands by outcome.', (snapshot.commands ?? []).map((c) => ({ labels: { status: c.status }, value: c.count })));
+  counter('wattshift_refused_inputs_total', 'Webhook calls, MQTT messages, commands and events refused, by source and error code.',
+    (snapshot.refused ?? []).map((r) => ({ labels: { input: r.input, code: r.code }, value: r.count })));
   counter('wattshift_reports_total', 'Usage reports by outcome.', (snapshot.reports ?? []).map((c) => ({ labels: { status: c.status }, value: c.count })));
   return families.map(renderFamily).join('');
 }

@@ -15,7 +15,8 @@ const pruneOptionsSchema = z.strictObject({
 
 export interface MaintenanceOps {
   prune(nowMs: number, options: PruneOptions): PruneResult;
-  integrityCheck(): { ok: boolean; messages: string[] };
+  /** `PRAGMA integrity_check`, or with `quick` the cheaper `quick_check` (no index contents). */
+  integrityCheck(mode?: 'full' | 'quick'): { ok: boolean; messages: string[] };
   diskUsage(): StoreDiskUsage;
 }
 
@@ -51,12 +52,13 @@ export function maintenanceOps(ctx: StoreContext, path: string): MaintenanceOps 
       return result;
     },
 
-    integrityCheck() {
+    integrityCheck(mode = 'full') {
+      const pragma = mode === 'quick' ? 'quick_check' : 'integrity_check';
       const messages = guard('integrityCheck', () =>
         z
-          .array(z.object({ integrity_check: z.string() }))
-          .parse(db.pragma('integrity_check'))
-          .map((r) => r.integrity_check),
+          .array(z.record(z.string(), z.string()))
+          .parse(db.pragma(pragma))
+          .map((r) => Object.values(r)[0] ?? ''),
       );
       return { ok: messages.length === 1 && messages[0] === 'ok', messages };
     },

@@ -294,8 +294,8 @@ export interface Store {
   /** Deletes rows older than the retention, in one transaction; never unsent reports. */
   prune(nowMs: number, options: PruneOptions): PruneResult;
 
-  /** `PRAGMA integrity_check`: `ok` when the file is sound, else SQLite's messages. */
-  integrityCheck(): { ok: boolean; messages: string[] };
+  /** `PRAGMA integrity_check` (`ok` when the file is sound, else SQLite's messages), or with `quick` the cheaper `quick_check` (no index contents). */
+  integrityCheck(mode?: 'full' | 'quick'): { ok: boolean; messages: string[] };
   diskUsage(): StoreDiskUsage;
   close(): void;
 }

@@ -281,6 +281,8 @@ export interface SpawnOptions {
   configPath?: string;
   /** Shift the daemon's clock against the world's (an NTP step): + ahead, - behind. */
   clockOffsetMs?: number;
+  /** Step the running daemon's clock by `stepMs` at real time `atRealMs` (an NTP step while it runs). */
+  clockStep?: { atRealMs: number; stepMs: number };
 }
 
 /** Starts `wattshift run` as a child process on the world's timeline. */
@@ -325,7 +327,7 @@ function launchDaemon(world: World, options: SpawnOptions, onStandbyLine?: (stde
   // With the service's node flags and environment: the tests run what systemd runs.
   const child = spawn(process.execPath, [...unitNodeFlags(), '--import', 'tsx', ...preload, join(repoRoot, 'src/main.ts'), 'run', '--config', configPath], {
     cwd: repoRoot,
-    env: { ...process.env, ...unitEnvironment(), WATTSHIFT_SIM_CLOCK: `${simStart},${world.realOriginMs},${world.speed}`, ...options.env },
+    env: { ...process.env, ...unitEnvironment(), WATTSHIFT_SIM_CLOCK: `${simStart},${world.realOriginMs},${world.speed}${options.clockStep ? `,${options.clockStep.atRealMs},${options.clockStep.stepMs}` : ''}`, ...options.env },
     stdio: [standby ? 'pipe' : 'ignore', 'pipe', 'pipe'],
   });
   const logs: DaemonLogLine[] = [];

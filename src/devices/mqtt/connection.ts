@@ -6,9 +6,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { EventEmitter } from 'node:events';
+import type { Duplex } from 'node:stream';
 import { connect, type IClientOptions, type MqttClient } from 'mqtt';
 import { WattshiftError, type ErrorCode } from '../../errors.js';
 import type { Logger } from '../../log.js';
+import { guardPacketSize, type OversizedPacket } from './packet-guard.js';
 
 export interface MqttWill {
   topic: string;
@@ -35,7 +37,16 @@ export interface MqttConnectionOptions {
   reconnectPeriodMs?: number;
   /** Time allowed for the TCP/TLS connect and CONNACK (default 10 000 ms). */
   connectTimeoutMs?: number;
+  /**
+   * Largest packet accepted from the broker, bytes (default 256 KiB). A larger one ends the
+   * connection before it is buffered (see packet-guard.ts); mqtt.js then reconnects.
+   */
+  maxPacketBytes?: number;
+  /** Told about every packet refused for its size (after the MQTT_MESSAGE_TOO_LARGE log line). */
+  onOversized?: (packet: OversizedPacket) => void;
 }
+
+export const defaultMaxPacketBytes = 256 * 1024;
 
 export type MqttHandler = (topic: string, payload: Buffer) => void;
 
@@ -123,6 +134,8 @@ export function createMqttConnection(options: MqttConnectionOptions, deps: { log
     // mqtt-packet otherwise pre-builds a Buffer for every 16-bit number (65 536 objects, ~7 MB of
     // heap) on the first packet; a gateway sends a few packets a minute.
     writeCache: false,
+    // The stream builder is wrapped below before the first connect.
+    manualConnect: true,
   };
   if (options.username !== undefined) clientOptions.username = options.username;
   if (options.password !== undefined) clientOptions.password = options.password;
@@ -139,6 +152,20 @@ export function createMqttConnection(options: MqttConnectionOptions, deps: { log
   }
 
   const client: MqttClient = connect(options.url, clientOptions);
+  const maxPacketBytes = options.maxPacketBytes ?? defaultMaxPacketBytes;
+  // mqtt.js keeps the protocol's stream builder (tcp, tls, ws) as a TypeScript-private field; it
+  // is wrapped so that every (re)connect's socket is guarded before its first byte arrives.
+  const internals = client as unknown as { streamBuilder: (c: MqttClient) => Duplex };
+  const buildStream = internals.streamBuilder;
+  internals.streamBuilder = (c) => {
+    const stream = buildStream(c);
+    guardPacketSize(stream, maxPacketBytes, (p) => {
+      log.warn({ code: 'MQTT_MESSAGE_TOO_LARGE', bytes: p.bytes, limit: maxPacketBytes, topic: p.topic }, 'MQTT packet over the size limit refused; reconnecting');
+      options.onOversized?.(p);
+    });
+    return stream;
+  };
+  client.connect();
   const handlers = new Map<string, Set<MqttHandler>>();
   const events = new EventEmitter();
   let lastError: WattshiftError | undefined;

@@ -1,0 +1,89 @@
+/**
+ * Commands are wishes inside the safety envelope: a value the configured device cannot hold is
+ * refused (never clamped silently), a horizon is bounded, and a device's commands are
+ * rate-limited, with mode changes held to the tank's anti-cycling limits so that a flood of
+ * off/boost cannot flap a relay.
+ */
+import type { DeviceConfig } from '../config/schema.js';
+import { WattshiftError } from '../errors.js';
+import type { WishCommand } from './home-state.js';
+
+/** A departure or boost further ahead than this is refused. */
+export const maxCommandHorizonMs = 7 * 86_400_000;
+/** Commands per device per minute of clock time. */
+export const commandsPerMinute = 10;
+
+/**
+ * Throws MQTT_COMMAND_INVALID when the command asks for more than the configured device allows:
+ * a floor below the configured comfort floor or within 5 °C of the thermostat, a target above the
+ * battery's capacity, a departure in the past or beyond {@link maxCommandHorizonMs}.
+ */
+export function checkCommandLimits(cmd: WishCommand, device: DeviceConfig, nowMs: number): void {
+  const invalid = (message: string): never => {
+    throw new WattshiftError('MQTT_COMMAND_INVALID', message, { details: { deviceId: cmd.deviceId } });
+  };
+  if (device.kind === 'hotWaterTank' && cmd.floorC !== undefined) {
+    const { floorC, maxC } = device.model;
+    if (cmd.floorC < floorC) invalid(`floorC ${cmd.floorC} is below the configured floor of ${floorC} °C`);
+    if (cmd.floorC > maxC - 5) invalid(`floorC ${cmd.floorC} must stay 5 °C under the thermostat's ${maxC} °C`);
+  }
+  if (device.kind === 'evCharger') {
+    if (cmd.targetKwh !== undefined && cmd.targetKwh > device.model.capacityKwh) {
+      invalid(`targetKwh ${cmd.targetKwh} is above the battery's ${device.model.capacityKwh} kWh`);
+    }
+    if (cmd.departure !== undefined) {
+      const at = Date.parse(cmd.departure);
+      if (!(at > nowMs)) invalid('departure is in the past');
+      if (at - nowMs > maxCommandHorizonMs) invalid('departure is more than 7 days ahead');
+    }
+  }
+}
+
+interface DeviceHistory {
+  /** Clock times of the commands accepted in the last minute. */
+  recent: number[];
+  /** Clock times of the mode changes accepted in the last day. */
+  modeChanges: number[];
+  lastMode: string | undefined;
+}
+
+/** Per-device rate limit and anti-cycling of mode changes, on clock time. */
+export class CommandGovernor {
+  private readonly byDevice = new Map<string, DeviceHistory>();
+
+  /**
+   * Records the command if it may go ahead; throws MQTT_COMMAND_LIMITED when the device had
+   * {@link commandsPerMinute} commands in the last minute, or when the command changes the mode
+   * sooner than the tank's minimum on/off time after the last change or beyond its starts per day.
+   */
+  admit(cmd: WishCommand, device: DeviceConfig, currentMode: string, nowMs: number): void {
+    const h = this.byDevice.get(cmd.deviceId) ?? { recent: [], modeChanges: [], lastMode: undefined };
+    this.byDevice.set(cmd.deviceId, h);
+    h.recent = h.recent.filter((t) => t > nowMs - 60_000 && t <= nowMs);
+    h.modeChanges = h.modeChanges.filter((t) => t > nowMs - 86_400_000 && t <= nowMs);
+    const limited = (message: string): never => {
+      throw new WattshiftError('MQTT_COMMAND_LIMITED', message, { details: { deviceId: cmd.deviceId } });
+    };
+    if (h.recent.length >= commandsPerMinute) limited(`more than ${commandsPerMinute} commands a minute for ${cmd.deviceId}`);
+    const changesMode = cmd.mode !== undefined && cmd.mode !== currentMode;
+    if (changesMode) {
+      const { holdMs, perDay } = modeLimits(device);
+      const last = h.modeChanges.at(-1);
+      if (last !== undefined && nowMs - last < holdMs) {
+        limited(`mode changed ${Math.round((nowMs - last) / 1000)} s ago; it holds for ${Math.round(holdMs / 60_000)} min (anti-cycling)`);
+      }
+      if (h.modeChanges.length >= perDay) limited(`${perDay} mode changes in the last day already (maxStartsPerDay)`);
+      h.modeChanges.push(nowMs);
+    }
+    h.recent.push(nowMs);
+  }
+}
+
+/** Least time between two mode changes and most changes a day: the tank's anti-cycling limits. */
+function modeLimits(device: DeviceConfig): { holdMs: number; perDay: number } {
+  if (device.kind === 'hotWaterTank') {
+    const m = device.model;
+    return { holdMs: Math.max(m.minOnMinutes, m.minOffMinutes, 1) * 60_000, perDay: 2 * m.maxStartsPerDay };
+  }
+  return { holdMs: 60_000, perDay: 96 };
+}
