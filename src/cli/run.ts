@@ -2,7 +2,6 @@
 import { pino } from 'pino';
 import { buildApp } from '../app.js';
 import { loadConfig, type LoadedConfig } from '../config/load.js';
-import { checkStorage } from '../config/preflight.js';
 import { WattshiftError } from '../errors.js';
 import { createLogger } from '../log.js';
 import { simClockFromEnv } from '../clock.js';
@@ -11,6 +10,7 @@ import { runDaemon } from './daemon.js';
 import { exitCodeFor, exitCodes } from './exit-codes.js';
 import { formatError } from './format-error.js';
 import { configPathOf } from './args.js';
+import { machineChecks } from './config-checks.js';
 import type { CliCommand } from './types.js';
 
 export const runCommand: CliCommand = {
@@ -28,11 +28,7 @@ export const runCommand: CliCommand = {
     if (path === null) return exitCodes.usage;
     let loaded: LoadedConfig;
     try {
-      loaded = loadConfig(path, io.env);
-      const problems = checkStorage(loaded.config);
-      if (problems.length > 0) {
-        throw new WattshiftError('CONFIG_INVALID', `${path}: ${problems.map((p) => p.message).join('; ')}`, { details: { problems } });
-      }
+      loaded = loadConfig(path, io.env, { machineChecks });
     } catch (err) {
       for (const line of formatError(err)) io.stderr(line);
       return exitCodeFor(err);
