@@ -12,6 +12,8 @@ export function planView(plan: Plan, config: Config, fromMs: number): PlanView {
   const tankId = config.devices.find((d) => d.kind === 'hotWaterTank')?.id;
   const evId = config.devices.find((d) => d.kind === 'evCharger')?.id;
   return {
+    createdMs: plan.createdMs,
+    mode: plan.mode,
     slotMinutes: plan.slotMinutes,
     currency: plan.currency,
     expectedCost: plan.cost,

@@ -57,6 +57,10 @@ export interface PlanSlotView {
 }
 
 export interface PlanView {
+  /** When the planner made this plan. */
+  createdMs: number;
+  /** `optimal`: priced; `fallback`: no prices known (the documented default behaviour). */
+  mode: 'optimal' | 'fallback';
   slotMinutes: number;
   slots: PlanSlotView[];
   expectedCost: number;
