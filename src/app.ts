@@ -91,6 +91,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
   let planCurrent: () => Plan | null = () => null;
   let jobHealth: () => JobHealthView[] = () => [];
   let scan: () => void = () => undefined;
+  let eventsNow: () => HomeEvent[] = () => [];
   let wishes: Wishes | undefined;
   const counters = new Counters();
 
@@ -130,6 +131,8 @@ export function buildApp(config: Config, deps: AppDeps): App {
       jobs: jobHealth(),
       outbox: s.outboxSummary(),
       locationId: me.locationId ?? 'home',
+      events: eventsNow(),
+      resources: me.resources,
     });
   }
 
@@ -234,6 +237,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
       eventsCache = { atMs: now, events };
       return events;
     };
+    eventsNow = activeEvents;
     const eventsChanged = (): void => {
       eventsCache = null;
     };

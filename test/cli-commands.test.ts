@@ -337,6 +337,8 @@ describe('wattshift status and plan', () => {
       expect(r.stdout).toContain('job control: ok');
       expect(r.stdout).toContain('device Hot water (tank): DOWN, mode auto, planned off, 52.3 °C, 0 W, 1234.57 kWh');
       expect(r.stdout).toContain('device Garage charger (ev): available');
+      expect(r.stdout).toMatch(/coming limit: Hot water at most 0\.0 kW, .* → .* \(event lpc-2\)/);
+      expect(r.stdout).toMatch(/event PriceCurve pc-1: /);
       const j = JSON.parse((await wattshift(['status', '--config', file, '--json'])).stdout) as { daemon: { reachable: boolean; view: { devices: unknown[] } } };
       expect(j.daemon.reachable).toBe(true);
       expect(j.daemon.view.devices).toHaveLength(3);

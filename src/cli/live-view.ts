@@ -51,6 +51,8 @@ const daemonViewSchema = z.looseObject({
   health: z.looseObject({ ok: z.boolean(), jobs: z.array(jobSchema) }),
   location: z.looseObject({ powerW: z.number().optional(), limitKw: z.number(), lpcCapKw: z.number().optional() }),
   plan: planViewSchema.nullable(),
+  limits: z.array(z.looseObject({ eventId: z.string(), deviceId: z.string().nullable(), capKw: z.number(), startMs: z.number(), endMs: z.number(), active: z.boolean() })).default([]),
+  events: z.array(z.looseObject({ id: z.string(), type: z.string(), startMs: z.number().nullable(), endMs: z.number().nullable() })).default([]),
 });
 export type DaemonView = z.infer<typeof daemonViewSchema>;
 

@@ -179,6 +179,10 @@ export function renderStatus(r: StatusReport, config: Config): string[] {
       out.push(`  device ${dev.name} (${dev.id}): ${dev.available ? 'available' : 'DOWN'}, mode ${dev.mode}, planned ${dev.plannedOn ? 'on' : 'off'}${values.length ? `, ${values.join(', ')}` : ''}`);
     }
     if (v.location.powerW !== undefined) out.push(`  location power ${fixed(v.location.powerW, 0)} W of ${v.location.limitKw} kW${v.location.lpcCapKw !== undefined ? `, LPC cap ${v.location.lpcCapKw} kW` : ''}`);
+    for (const l of v.limits) {
+      out.push(`  ${l.active ? 'LIMIT' : 'coming limit'}: ${l.deviceId === null ? 'whole home' : name(l.deviceId)} at most ${fixed(l.capKw, 1)} kW, ${at(l.startMs)} → ${at(l.endMs)} (event ${l.eventId})`);
+    }
+    for (const e of v.events) out.push(`  event ${e.type} ${e.id}: ${e.startMs === null ? '–' : at(e.startMs)} → ${e.endMs === null ? '–' : at(e.endMs)}`);
   }
   return out;
 }

@@ -1,4 +1,4 @@
-/** An example home for docs/mqtt.md: a tank, a charger and a main meter, during an LPC cap. */
+/** An example home for docs/mqtt.md: a tank, a charger and a main meter, during LPC caps on the location and the tank. */
 import type { HomeView } from './view.js';
 
 /** 2026-03-02T17:00:00Z. */
@@ -13,6 +13,7 @@ export function exampleHomeView(): HomeView {
       {
         id: 'tank', name: 'Hot water tank', kind: 'hotWaterTank', available: true, mode: 'auto',
         temperatureC: 61.5, powerW: 0, energyKwh: 1234.567, plannedOn: false, nextStartMs: nowMs + 7 * hour, floorC: 45,
+        capKw: 0, capUntilMs: nowMs + 2 * hour,
       },
       {
         id: 'car', name: 'Garage charger', kind: 'evCharger', available: true, mode: 'auto', powerW: 0, energyKwh: 845.2, plannedOn: false,
@@ -42,7 +43,16 @@ export function exampleHomeView(): HomeView {
       ],
     },
     health: { ok: true, jobs: [{ name: 'events', ok: true }, { name: 'prices', ok: true }, { name: 'planner', ok: true }] },
-    outbox: { pending: 1, rejected: 0, oldestDeadlineMs: Date.UTC(2026, 2, 31, 22, 0, 0) },
+    outbox: { pending: 1, accepted: 12, rejected: 0, oldestDeadlineMs: Date.UTC(2026, 2, 31, 22, 0, 0) },
+    limits: [
+      { eventId: 'lpc-7', deviceId: null, capKw: 6, startMs: nowMs - hour, endMs: nowMs + hour, active: true },
+      { eventId: 'lpc-8', deviceId: 'tank', capKw: 0, startMs: nowMs - 30 * 60_000, endMs: nowMs + 2 * hour, active: true },
+    ],
+    events: [
+      { id: 'lpc-7', type: 'LPC', startMs: nowMs - hour, endMs: nowMs + hour },
+      { id: 'pc-3', type: 'PriceCurve', startMs: nowMs - 17 * hour, endMs: nowMs + 7 * hour },
+      { id: 'lpc-8', type: 'ResourceLPC', startMs: nowMs - 30 * 60_000, endMs: nowMs + 2 * hour },
+    ],
     nowMs,
   };
 }
