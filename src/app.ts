@@ -37,7 +37,8 @@ import { startControlLoop, type ControlSnapshot, type ControlledDevice } from '.
 import { startReportOutbox } from './jobs/report-outbox.js';
 import { startLoop, type LoopHandle } from './jobs/loop.js';
 import { createHomeTracker } from './jobs/home-tracker.js';
-import { Counters } from './jobs/metrics.js';
+import { DaemonMetrics } from './status/metrics.js';
+import { packageVersion } from './package-root.js';
 import type { HomeEvent, Identity } from './jobs/event-normalise.js';
 
 export interface AppDeps {
@@ -93,7 +94,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
   let scan: () => void = () => undefined;
   let eventsNow: () => HomeEvent[] = () => [];
   let wishes: Wishes | undefined;
-  const counters = new Counters();
+  const counters = new DaemonMetrics({ version: packageVersion() });
 
   // Best-effort writes of small state: a store failure (disk full) is logged once per kind and
   // never stops control, planning or pricing.
@@ -300,7 +301,13 @@ export function buildApp(config: Config, deps: AppDeps): App {
     const previous = tracker.loadPlan();
     const planning = startPlanning({
       buildInput: (now) => buildPlanInput(config, tracker.snapshot(now, prices.data(), activeEvents()), me.resources),
-      plan: planFn,
+      plan: (input, nowMs) => {
+        // Real time, not the clock: this is CPU spent, for /metrics.
+        const started = performance.now();
+        const made = planFn(input, nowMs);
+        counters.planSolved((performance.now() - started) / 1000);
+        return made;
+      },
       store: s,
       clock,
       logger: deps.logger,
@@ -415,19 +422,18 @@ export function buildApp(config: Config, deps: AppDeps): App {
         baseTopic: m.baseTopic,
         discovery: m.discovery,
         currency: config.site.currency,
-        swVersion: '0.1.0',
+        swVersion: packageVersion(),
         logger: deps.logger,
         getView: view,
         onCommand: async (cmd) => {
           if (cmd.departure !== undefined && Date.parse(cmd.departure) <= clock.nowMs()) {
-            counters.command(false);
             throw new WattshiftError('MQTT_COMMAND_INVALID', 'departure is in the past');
           }
           w.apply(cmd, clock.nowMs());
-          counters.command(true);
           planning.request(`command for ${cmd.deviceId}`);
           control.wake();
         },
+        onCommandOutcome: (ok) => counters.command(ok),
         previousDeviceIds: tracker.announcedDevices(),
         saveDeviceIds: (ids) => tracker.saveAnnouncedDevices(ids),
       });
@@ -448,7 +454,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
         host: config.http.host,
         port: config.http.port,
         getView: view,
-        metrics: () => counters.snapshot(),
+        metrics: counters,
         timezone: config.site.timezone,
         logger: deps.logger,
       });

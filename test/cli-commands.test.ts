@@ -19,6 +19,7 @@ import { demoCoordinates, demoMeterPointId } from '../src/demo/environment.js';
 import { findFreePort, startSimulatedTank, type SimulatedTank } from '../src/sandbox/devices/modbus-tank.js';
 import { createGoeSim, type GoeSim } from '../src/sandbox/devices/goe-sim.js';
 import { startSandbox, type Sandbox } from '../src/sandbox/server.js';
+import { DaemonMetrics } from '../src/status/metrics.js';
 import { startStatusServer, type StatusServer } from '../src/status/server.js';
 import { openStore } from '../src/store/index.js';
 import { sampleView, t0 } from './fixtures/ha/sample-view.js';
@@ -296,7 +297,7 @@ describe('wattshift status and plan', () => {
     const live = view.plan!;
     // The daemon's plan: 5 min old, its slots moved to now, a price the stored plan never has.
     view.plan = { ...live, createdMs: Date.now() - 5 * 60_000, slots: live.slots.map((s) => ({ ...s, startMs: s.startMs - t0 + nowHour, pricePerKwh: s.pricePerKwh + 10 })) };
-    const server: StatusServer = await startStatusServer({ port: 0, getView: () => ({ ...view, nowMs: Date.now() }), metrics: () => ({ requestErrors: [] }) });
+    const server: StatusServer = await startStatusServer({ port: 0, getView: () => ({ ...view, nowMs: Date.now() }), metrics: new DaemonMetrics({ version: 'test', processMetrics: false }) });
     try {
       const { file, db } = configFile({ http: { enabled: true, host: '127.0.0.1', port: server.port } });
       seedStore(db);
@@ -326,7 +327,7 @@ describe('wattshift status and plan', () => {
     const view = sampleView(Date.now());
     view.health = { ok: false, jobs: [{ name: 'event-sync', ok: false, lastError: { code: 'API_UNAVAILABLE', message: 'connect ECONNREFUSED', atMs: Date.now() } }, { name: 'control', ok: true }] };
     view.devices[0]!.available = false;
-    const server: StatusServer = await startStatusServer({ port: 0, getView: () => view, metrics: () => ({ requestErrors: [] }) });
+    const server: StatusServer = await startStatusServer({ port: 0, getView: () => view, metrics: new DaemonMetrics({ version: 'test', processMetrics: false }) });
     try {
       const { file, db } = configFile({ http: { enabled: true, host: '127.0.0.1', port: server.port } });
       openStore({ path: db }).close();

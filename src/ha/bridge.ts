@@ -19,6 +19,8 @@ export interface HaBridgeOptions {
   logger: Logger;
   getView: () => HomeView;
   onCommand: (cmd: DeviceCommand) => Promise<void>;
+  /** Told the outcome of every command, rejected ones included. */
+  onCommandOutcome?: (ok: boolean, code?: string) => void;
   /** Device ids announced by the previous run (persisted by the caller). */
   previousDeviceIds: readonly string[];
   /** Receives the device ids now announced, whenever they change, for the caller to persist. */
@@ -107,6 +109,7 @@ export function createHaBridge(options: HaBridgeOptions): HaBridge {
         logger: options.logger,
         devices: () => options.getView().devices,
         onCommand: options.onCommand,
+        ...(options.onCommandOutcome ? { onOutcome: options.onCommandOutcome } : {}),
       });
       if (options.discovery.enabled) {
         await options.port.subscribe(haStatusTopic(options.discovery.prefix), (_topic, payload) => {

@@ -128,6 +128,8 @@ export interface CommandListenerOptions {
   devices: () => readonly CommandDevice[];
   /** Applies a validated command; a rejection becomes an error response. */
   onCommand: (cmd: DeviceCommand) => Promise<void>;
+  /** Told the outcome of every command, rejected ones included (for `/metrics`). */
+  onOutcome?: (ok: boolean, code?: string) => void;
 }
 
 /**
@@ -152,12 +154,14 @@ export async function startCommandListener(options: CommandListenerOptions): Pro
       const { deviceId: _id, ...data } = command;
       response = { status: 'ok', data, ...(transaction === undefined ? {} : { transaction }) };
       log.info({ command }, 'command applied');
+      options.onOutcome?.(true);
     } catch (err) {
       const code = isWattshiftError(err) ? err.code : 'INTERNAL';
       const message = err instanceof Error ? err.message : String(err);
       const transaction = parsed.kind === 'request' ? transactionOf(payload) : undefined;
       response = { status: 'error', data: {}, error: { code, message }, ...(transaction === undefined ? {} : { transaction }) };
       log.warn({ code, deviceId: parsed.deviceId, err: message }, 'command rejected');
+      options.onOutcome?.(false, code);
     }
     try {
       await options.port.publish(t.response(parsed.deviceId), JSON.stringify(response), { retain: false, qos: 1 });
