@@ -1,16 +1,19 @@
 /**
- * Writes docs/config.md (from the config schema) and docs/errors.md (from src/errors.ts).
+ * Writes docs/config.md (from the config schema), docs/errors.md (from src/errors.ts) and
+ * docs/mqtt.md (from the MQTT layer run on an example home).
  * `--check` only compares and exits 1 when a committed file is stale.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { renderConfigDocs, renderErrorDocs } from '../src/config/docs.js';
+import { renderMqttDocs } from '../src/ha/mqtt-docs.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const outputs: [string, string][] = [
   [join(root, 'docs', 'config.md'), renderConfigDocs()],
   [join(root, 'docs', 'errors.md'), renderErrorDocs()],
+  [join(root, 'docs', 'mqtt.md'), await renderMqttDocs()],
 ];
 const check = process.argv.includes('--check');
 let stale = 0;

@@ -1,7 +1,8 @@
 /** Maps the daemon's live state onto the read-only views of home automation and the status page. */
 import type { Config } from './config/schema.js';
 import type { Plan } from './core/types.js';
-import type { DeviceView, HomeView, JobHealthView, PlanView } from './ha/view.js';
+import type { DeviceView, EventView, HomeView, JobHealthView, LimitView, PlanView } from './ha/view.js';
+import type { HomeEvent } from './jobs/event-normalise.js';
 import type { ControlSnapshot } from './jobs/control-loop.js';
 import type { DeviceWishes } from './jobs/home-state.js';
 import type { SupervisedDevice } from './devices/supervisor.js';
@@ -12,6 +13,8 @@ export function planView(plan: Plan, config: Config, fromMs: number): PlanView {
   const tankId = config.devices.find((d) => d.kind === 'hotWaterTank')?.id;
   const evId = config.devices.find((d) => d.kind === 'evCharger')?.id;
   return {
+    createdMs: plan.createdMs,
+    mode: plan.mode,
     slotMinutes: plan.slotMinutes,
     currency: plan.currency,
     expectedCost: plan.cost,
@@ -41,10 +44,46 @@ export interface ViewSources {
   jobs: JobHealthView[];
   outbox: OutboxSummary;
   locationId: string;
+  /** Events relevant to this home that apply now or later. */
+  events: readonly HomeEvent[];
+  /** Device id of each of this home's resource ids at the API. */
+  resources: ReadonlyMap<string, string>;
+}
+
+/** Most caps and events listed: enough for a week of hourly caps, small enough for one MQTT message. */
+const listedMax = 24;
+
+/** The caps of the events from `nowMs` on, each on the location or a device of this home. */
+export function limitsOf(events: readonly HomeEvent[], resources: ReadonlyMap<string, string>, nowMs: number): LimitView[] {
+  return events
+    .flatMap((e) => e.lpcCaps.flatMap((c): LimitView[] => {
+      const endMs = c.startMs + c.durationMs;
+      const deviceId = c.resourceId === null ? null : resources.get(c.resourceId);
+      if (endMs <= nowMs || deviceId === undefined) return [];
+      return [{ eventId: e.id, deviceId, capKw: c.maxKw, startMs: c.startMs, endMs, active: c.startMs <= nowMs }];
+    }))
+    .sort((a, b) => a.startMs - b.startMs || a.capKw - b.capKw)
+    .slice(0, listedMax);
+}
+
+function eventsOf(events: readonly HomeEvent[], nowMs: number): EventView[] {
+  return events
+    .filter((e) => e.endMs === null || e.endMs > nowMs)
+    .map((e) => ({ id: e.id, type: e.payloadType, startMs: e.startMs, endMs: e.endMs }))
+    .sort((a, b) => (a.startMs ?? 0) - (b.startMs ?? 0))
+    .slice(0, listedMax);
+}
+
+/** The lowest active cap of a scope and the end of the last one that holds it (caps can chain). */
+function activeCap(limits: readonly LimitView[], deviceId: string | null): { capKw: number; untilMs: number } | undefined {
+  const active = limits.filter((l) => l.active && l.deviceId === deviceId);
+  if (active.length === 0) return undefined;
+  return { capKw: Math.min(...active.map((l) => l.capKw)), untilMs: Math.max(...active.map((l) => l.endMs)) };
 }
 
 export function homeView(src: ViewSources): HomeView {
   const { config, plan, control, nowMs } = src;
+  const limits = limitsOf(src.events, src.resources, nowMs);
   const slot = plan?.slots.find((s) => s.startMs <= nowMs && nowMs < s.endMs);
   const devices: DeviceView[] = config.devices.map((d) => {
     const r = control?.readings.get(d.id);
@@ -65,6 +104,8 @@ export function homeView(src: ViewSources): HomeView {
       ...(d.kind === 'hotWaterTank' ? { floorC: w.floorC ?? d.model.floorC } : {}),
       ...(src.devices.get(d.id)?.health().blockWithoutLease ? { blockWithoutLease: true as const } : {}),
     };
+    const cap = activeCap(limits, d.id);
+    if (cap) Object.assign(view, { capKw: cap.capKw, capUntilMs: cap.untilMs });
     if (d.kind === 'evCharger') {
       view.ev = {
         plugged: r?.ev?.plugged ?? false,
@@ -77,7 +118,8 @@ export function homeView(src: ViewSources): HomeView {
     }
     return view;
   });
-  const capKw = control?.capKw;
+  const locationCap = activeCap(limits, null);
+  const capKw = locationCap ? Math.min(locationCap.capKw, control?.capKw ?? Infinity) : control?.capKw;
   return {
     location: {
       id: src.locationId,
@@ -94,9 +136,12 @@ export function homeView(src: ViewSources): HomeView {
     health: { ok: src.jobs.every((j) => j.ok), jobs: src.jobs },
     outbox: {
       pending: src.outbox.pending + src.outbox.sending,
+      accepted: src.outbox.accepted,
       rejected: src.outbox.rejected,
       ...(src.outbox.oldestPendingDeadlineMs !== null ? { oldestDeadlineMs: src.outbox.oldestPendingDeadlineMs } : {}),
     },
+    limits,
+    events: eventsOf(src.events, nowMs),
     nowMs,
   };
 }

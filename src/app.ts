@@ -39,7 +39,8 @@ import { startReportOutbox } from './jobs/report-outbox.js';
 import { startLoop, type LoopHandle } from './jobs/loop.js';
 import { startCronJob } from './jobs/cron.js';
 import { createHomeTracker } from './jobs/home-tracker.js';
-import { Counters } from './jobs/metrics.js';
+import { DaemonMetrics } from './status/metrics.js';
+import { packageVersion } from './package-root.js';
 import { CommandGovernor, checkCommandLimits } from './jobs/command-envelope.js';
 import type { HomeEvent, Identity } from './jobs/event-normalise.js';
 
@@ -100,8 +101,9 @@ export function buildApp(config: Config, deps: AppDeps): App {
   let planCurrent: () => Plan | null = () => null;
   let jobHealth: () => JobHealthView[] = () => [];
   let scan: () => void = () => undefined;
+  let eventsNow: () => HomeEvent[] = () => [];
   let wishes: Wishes | undefined;
-  const counters = new Counters();
+  const counters = new DaemonMetrics({ version: packageVersion() });
   /** The last event the store could not take (cleared when one is stored again), for health. */
   let storeFailure: { code: string; message: string; atMs: number } | null = null;
   /** A damaged database replaced at start (shown, not failing) or found by the nightly check (failing). */
@@ -155,6 +157,8 @@ export function buildApp(config: Config, deps: AppDeps): App {
       jobs: jobHealth(),
       outbox: s.outboxSummary(),
       locationId: me.locationId ?? 'home',
+      events: eventsNow(),
+      resources: me.resources,
     });
   }
 
@@ -271,6 +275,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
       eventsCache = { atMs: now, events };
       return withUnstored(events);
     };
+    eventsNow = activeEvents;
     const eventsChanged = (): void => {
       eventsCache = null;
     };
@@ -357,7 +362,13 @@ export function buildApp(config: Config, deps: AppDeps): App {
         const snap = tracker.snapshot(now, prices.data(), activeEvents());
         return buildPlanInput(config, delivered ? { ...snap, slotDeliveredKwh: delivered } : snap, me.resources);
       },
-      plan: planFn,
+      plan: (input, nowMs) => {
+        // Real time, not the clock: this is CPU spent, for /metrics.
+        const started = performance.now();
+        const made = planFn(input, nowMs);
+        counters.planSolved((performance.now() - started) / 1000);
+        return made;
+      },
       store: s,
       clock,
       logger: deps.logger,
@@ -506,7 +517,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
         baseTopic: m.baseTopic,
         discovery: m.discovery,
         currency: config.site.currency,
-        swVersion: '0.1.0',
+        swVersion: packageVersion(),
         logger: deps.logger,
         getView: view,
         onCommand: async (cmd) => {
@@ -516,14 +527,11 @@ export function buildApp(config: Config, deps: AppDeps): App {
           checkCommandLimits(cmd, device, now);
           governor.admit(cmd, device, w.intent(cmd.deviceId, now).mode, now);
           w.apply(cmd, now);
-          counters.command(true);
           replanSoon(`command for ${cmd.deviceId}`);
           control.wake();
         },
-        onRefused: (code) => {
-          counters.command(false);
-          counters.refused('command', code);
-        },
+        onRefused: (code) => counters.refused('command', code),
+        onCommandOutcome: (ok) => counters.command(ok),
         previousDeviceIds: tracker.announcedDevices(),
         saveDeviceIds: (ids) => tracker.saveAnnouncedDevices(ids),
       });
@@ -544,7 +552,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
         host: config.http.host,
         port: config.http.port,
         getView: view,
-        metrics: () => counters.snapshot(),
+        metrics: counters,
         timezone: config.site.timezone,
         logger: deps.logger,
       });

@@ -1,3 +1,4 @@
+import { fstatSync } from 'node:fs';
 import { pino, type Logger, type DestinationStream } from 'pino';
 
 export type { Logger } from 'pino';
@@ -21,16 +22,61 @@ export interface LoggerOptions {
    * a message string. They are masked as `[REDACTED]`.
    */
   secrets?: readonly string[];
+  /**
+   * `json` (default): one JSON object a line. `journald`: the same, each line prefixed with the
+   * syslog priority (`<3>` error ... `<7>` debug) that journald reads, so `journalctl -p warning`
+   * filters. `pretty` is for a terminal: see {@link prettyDestination}.
+   */
+  format?: 'json' | 'journald';
+}
+
+export const logFormats = ['json', 'pretty', 'journald'] as const;
+export type LogFormat = (typeof logFormats)[number];
+
+/** Syslog priorities (sd-daemon(3)) of pino's levels. */
+const priorities: Record<string, number> = { fatal: 2, error: 3, warn: 4, info: 6, debug: 7, trace: 7 };
+
+/** `<N>` before a JSON log line, from its `"level"` (the first key of every line). */
+export function journaldPrefix(line: string): string {
+  const level = /^\{"level":"([a-z]+)"/.exec(line)?.[1];
+  return `<${(level && priorities[level]) ?? 6}>`;
+}
+
+/**
+ * Whether stdout is connected to journald: systemd sets `$JOURNAL_STREAM` to the device and
+ * inode of that stream (systemd.exec(5)); a redirected stdout no longer matches it.
+ */
+export function stdoutIsJournal(env: NodeJS.ProcessEnv, fd = 1): boolean {
+  const expected = env.JOURNAL_STREAM;
+  if (!expected) return false;
+  try {
+    const st = fstatSync(fd);
+    return `${st.dev}:${st.ino}` === expected;
+  } catch {
+    return false;
+  }
+}
+
+/** A destination that prints lines for people (colours, local times), through pino-pretty. */
+export async function prettyDestination(): Promise<DestinationStream> {
+  const { default: pretty } = await import('pino-pretty');
+  return pretty({ colorize: process.stdout.isTTY === true, translateTime: 'SYS:yyyy-mm-dd HH:MM:ss', ignore: 'pid,hostname', sync: true });
 }
 
 /** The root logger. Components take `logger.child({ component: 'x' })`. */
 export function createLogger(options: LoggerOptions = {}): Logger {
   const secrets = (options.secrets ?? []).filter((s) => s.length >= 4);
   const destination = options.destination ?? pino.destination({ dest: 1, sync: false });
+  const journald = options.format === 'journald';
   const stream: DestinationStream =
-    secrets.length === 0
+    secrets.length === 0 && !journald
       ? destination
-      : { write: (line: string) => destination.write(maskSecrets(line, secrets)) };
+      : {
+          write: (line: string) => {
+            const masked = secrets.length === 0 ? line : maskSecrets(line, secrets);
+            destination.write(journald ? journaldPrefix(masked) + masked : masked);
+          },
+        };
   return pino(
     {
       level: options.level ?? 'info',

@@ -32,3 +32,9 @@ export function packageRoot(): string {
   if (found === undefined) throw new WattshiftError('INTERNAL', `broken install: wattshift's package.json not found above ${fileURLToPath(import.meta.url)}; reinstall`);
   return found;
 }
+
+/** The package version, from the package's package.json. */
+export function packageVersion(): string {
+  const raw = readFileSync(join(packageRoot(), 'package.json'), 'utf8');
+  return (JSON.parse(raw) as { version: string }).version;
+}

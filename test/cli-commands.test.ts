@@ -11,7 +11,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../src/cli/dispatch.js';
-import { queryDaemon } from '../src/cli/status.js';
+import { queryDaemon } from '../src/cli/live-view.js';
 import type { ConfigInput } from '../src/config/schema.js';
 import { buildPriceSeries, plan } from '../src/core/index.js';
 import { startEmbeddedBroker, type EmbeddedBroker } from '../src/demo/broker.js';
@@ -19,9 +19,10 @@ import { demoCoordinates, demoMeterPointId } from '../src/demo/environment.js';
 import { findFreePort, startSimulatedTank, type SimulatedTank } from '../src/sandbox/devices/modbus-tank.js';
 import { createGoeSim, type GoeSim } from '../src/sandbox/devices/goe-sim.js';
 import { startSandbox, type Sandbox } from '../src/sandbox/server.js';
+import { DaemonMetrics } from '../src/status/metrics.js';
 import { startStatusServer, type StatusServer } from '../src/status/server.js';
 import { openStore } from '../src/store/index.js';
-import { sampleView } from './fixtures/ha/sample-view.js';
+import { sampleView, t0 } from './fixtures/ha/sample-view.js';
 import { start } from './fixtures/config/cli-helpers.js';
 import { suiteTempDir, tempDir } from './helpers/temp-dir.js';
 
@@ -254,14 +255,15 @@ describe('wattshift status and plan', () => {
     expect(text.stdout).toContain('Events: 2 (active 1, done 1)');
     expect(text.stdout).toMatch(/last: ResourceLPC ev-new, received .*, active/);
     expect(text.stdout).toContain('rejected usage report of ev-old (1 attempt): points do not match the event');
-    expect(text.stdout).toMatch(/Plan: optimal, made /);
+    expect(text.stdout).toMatch(/Plan: optimal, made .*, stored copy from the database, shown because the daemon is not reachable at http:\/\/127\.0\.0\.1:\d+ \(status server disabled/);
     expect(text.stdout).toMatch(/eligible yes, enrolled no \(checked by the daemon /);
     expect(text.stdout).toMatch(/ {2}Hot water: (on 2\.0 kW|off)/);
     expect(text.stdout).toMatch(/ {2}why: \S/);
 
     const p = await wattshift(['plan', '--config', file, '--explain']);
     expect(p.code).toBe(0);
-    expect(p.stdout).toContain('optimal plan');
+    expect(p.out[0]).toMatch(/^Stored copy from the database, made .* \(\d+ min ago\), optimal plan$/);
+    expect(p.out[1]).toContain('shown because the daemon is not reachable');
     expect(p.stdout).toMatch(/^Hot water +[█▌·]+ +\d+ slots?$/m);
     expect(p.stdout).toContain('Why each slot:');
     const whyLines = p.out.slice(p.out.indexOf('Why each slot:') + 1);
@@ -289,11 +291,43 @@ describe('wattshift status and plan', () => {
     }
   });
 
+  it('plan and status show the running daemon\'s plan, not the older stored copy; the copy only when it does not answer', async () => {
+    const nowHour = Math.floor(Date.now() / H) * H;
+    const view = sampleView(Date.now());
+    const live = view.plan!;
+    // The daemon's plan: 5 min old, its slots moved to now, a price the stored plan never has.
+    view.plan = { ...live, createdMs: Date.now() - 5 * 60_000, slots: live.slots.map((s) => ({ ...s, startMs: s.startMs - t0 + nowHour, pricePerKwh: s.pricePerKwh + 10 })) };
+    const server: StatusServer = await startStatusServer({ port: 0, getView: () => ({ ...view, nowMs: Date.now() }), metrics: new DaemonMetrics({ version: 'test', processMetrics: false }) });
+    try {
+      const { file, db } = configFile({ http: { enabled: true, host: '127.0.0.1', port: server.port } });
+      seedStore(db);
+      const s = JSON.parse((await wattshift(['status', '--config', file, '--json'])).stdout) as { plan: { origin: string; ageMinutes: number; current: { pricePerKwh: number } } };
+      expect(s.plan.origin).toBe('daemon');
+      expect(s.plan.ageMinutes).toBe(5);
+      expect(s.plan.current.pricePerKwh).toBe(view.plan.slots[0]!.pricePerKwh);
+      const text = await wattshift(['status', '--config', file]);
+      expect(text.stdout).toMatch(/Plan: optimal, made .* \(5 min ago\), live from the daemon/);
+      const p = await wattshift(['plan', '--config', file]);
+      expect(p.out[0]).toMatch(/^Live plan from the running daemon, made .* \(5 min ago\), optimal plan$/);
+      const pj = JSON.parse((await wattshift(['plan', '--config', file, '--json'])).stdout) as { origin: string; plan: { slots: { pricePerKwh: number }[] } };
+      expect(pj.origin).toBe('daemon');
+      expect(pj.plan.slots[0]!.pricePerKwh).toBe(view.plan.slots[0]!.pricePerKwh);
+    } finally {
+      await server.close();
+    }
+    const { file, db } = configFile({ http: { enabled: true, host: '127.0.0.1', port: deadPort } });
+    seedStore(db);
+    const pj = JSON.parse((await wattshift(['plan', '--config', file, '--json'])).stdout) as { origin: string; fallbackReason: string; plan: { slots: { pricePerKwh: number }[] } };
+    expect(pj.origin).toBe('database');
+    expect(pj.fallbackReason).toBe(`the daemon is not reachable at http://127.0.0.1:${deadPort} (ECONNREFUSED)`);
+    expect(pj.plan.slots[0]!.pricePerKwh).toBeLessThan(10);
+  });
+
   it('shows device and job health from a running daemon, or says it is not reachable', async () => {
     const view = sampleView(Date.now());
     view.health = { ok: false, jobs: [{ name: 'event-sync', ok: false, lastError: { code: 'API_UNAVAILABLE', message: 'connect ECONNREFUSED', atMs: Date.now() } }, { name: 'control', ok: true }] };
     view.devices[0]!.available = false;
-    const server: StatusServer = await startStatusServer({ port: 0, getView: () => view, metrics: () => ({ requestErrors: [] }) });
+    const server: StatusServer = await startStatusServer({ port: 0, getView: () => view, metrics: new DaemonMetrics({ version: 'test', processMetrics: false }) });
     try {
       const { file, db } = configFile({ http: { enabled: true, host: '127.0.0.1', port: server.port } });
       openStore({ path: db }).close();
@@ -304,6 +338,8 @@ describe('wattshift status and plan', () => {
       expect(r.stdout).toContain('job control: ok');
       expect(r.stdout).toContain('device Hot water (tank): DOWN, mode auto, planned off, 52.3 °C, 0 W, 1234.57 kWh');
       expect(r.stdout).toContain('device Garage charger (ev): available');
+      expect(r.stdout).toMatch(/coming limit: Hot water at most 0\.0 kW, .* → .* \(event lpc-2\)/);
+      expect(r.stdout).toMatch(/event PriceCurve pc-1: /);
       const j = JSON.parse((await wattshift(['status', '--config', file, '--json'])).stdout) as { daemon: { reachable: boolean; view: { devices: unknown[] } } };
       expect(j.daemon.reachable).toBe(true);
       expect(j.daemon.view.devices).toHaveLength(3);

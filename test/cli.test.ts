@@ -85,10 +85,10 @@ describe('wattshift CLI', { timeout: slow }, () => {
     writeFileSync(file, `${(await import('node:fs')).readFileSync(file, 'utf8').replace(/storage: .*/, `storage: {path: ${dir}/missing/w.db}`)}`);
     const checked = await inProcess(['check', '--config', file]);
     expect(checked.code).toBe(78);
-    expect(checked.stderr).toContain(`storage.path: the database directory ${dir}/missing does not exist`);
+    expect(checked.stderr).toContain(`storage.path (line 5, column 17): the database directory ${dir}/missing does not exist`);
     const ran = await cli(['run', '--config', file]);
     expect(ran.code).toBe(78);
-    expect(ran.stderr).toContain(`storage.path: the database directory ${dir}/missing does not exist`);
+    expect(ran.stderr).toContain(`storage.path (line 5, column 17): the database directory ${dir}/missing does not exist`);
   });
 
   it.skipIf(process.getuid?.() === 0)('check: a read-only database directory, exit 78', async () => {
@@ -100,6 +100,41 @@ describe('wattshift CLI', { timeout: slow }, () => {
     const r = await inProcess(['check', '--config', file]);
     expect(r.code).toBe(78);
     expect(r.stderr).toContain(`the database directory ${ro} is not writable`);
+  });
+
+  it('check reports in one pass what run would meet: unknown profile, missing point, cross-field rules beside schema errors', async () => {
+    const devices = [
+      'modbus: {main: {type: tcp, host: 127.0.0.1}}',
+      'reports: {retryMinS: 600, retryMaxS: 60}',
+      'log: {level: loud}',
+      'devices:',
+      '  - {id: tank, kind: hotWaterTank, switch: {type: modbus, bus: main, profile: generic-relai}, model: {volumeL: 200, elementKw: 3}}',
+      '  - {id: tank2, kind: hotWaterTank, switch: {type: modbus, bus: main, profile: generic-relay}, thermometer: {type: modbus, bus: main, profile: eastron-sdm120, point: temperatureC}, model: {volumeL: 200, elementKw: 3}}',
+      '  - {id: car, kind: evCharger, charger: {type: modbus, bus: nowhere, profile: abb-terra-ac}, model: {capacityKwh: 60, minCurrentA: 20, maxCurrentA: 16}}',
+      '  - {id: boiler, kind: boiler}',
+    ].join('\n');
+    const { file } = tempConfig(`${devices}\n`);
+    const r = await inProcess(['check', '--config', file]);
+    expect(r.code).toBe(78);
+    expect(r.stderr).toContain('log.level (line 8, column 14): expected one of');
+    expect(r.stderr).toMatch(/reports\.retryMinS \(line 7, column \d+\): retryMinS is above retryMaxS/);
+    expect(r.stderr).toMatch(/devices\[0\]\.switch\.profile \(line 10, column \d+\): unknown Modbus profile "generic-relai" \(built-in profiles: .*generic-relay/);
+    expect(r.stderr).toMatch(/devices\[1\]\.thermometer\.profile \(line 11, column \d+\): profile eastron-sdm120 has no point "temperatureC"/);
+    expect(r.stderr).toMatch(/devices\[2\]\.charger\.bus \(line 12, column \d+\): unknown Modbus bus "nowhere"/);
+    expect(r.stderr).toMatch(/devices\[2\]\.model\.minCurrentA \(line 12, column \d+\): minCurrentA \(20\) is above maxCurrentA \(16\)/);
+    expect(r.stderr).toContain('devices[3].kind');
+    expect(r.stderr).toContain('invalid config (8 problems)');
+  });
+
+  it('run exits 78 on a profile that check reports, before it logs or connects', async () => {
+    const { file } = tempConfig('modbus: {main: {type: tcp, host: 127.0.0.1}}\ndevices:\n  - {id: tank, kind: hotWaterTank, switch: {type: modbus, bus: main, profile: generic-relai}, model: {volumeL: 200, elementKw: 3}}\n');
+    const checked = await inProcess(['check', '--config', file]);
+    expect(checked.code).toBe(78);
+    const ran = await inProcess(['run', '--config', file]);
+    expect(ran.code).toBe(78);
+    expect(ran.stdout).toBe('');
+    expect(ran.stderr).toContain('devices[0].switch.profile (line 8');
+    expect(ran.stderr).toContain('unknown Modbus profile "generic-relai"');
   });
 
   it('run: an invalid config exits 78 before logging anything', async () => {

@@ -1,6 +1,7 @@
 import { mkdirSync, statSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
+import { DaemonMetrics } from '../src/status/metrics.js';
 import { startStatusServer } from '../src/status/server.js';
 import type { StatusServer } from '../src/status/server.js';
 import { plannedOnSlots, sampleView } from './fixtures/ha/sample-view.js';
@@ -12,7 +13,7 @@ describe('status page in headless Chromium', () => {
   const view = sampleView();
 
   beforeAll(async () => {
-    server = await startStatusServer({ port: 0, getView: () => view, metrics: () => ({ requestErrors: [] }), timezone: 'Europe/Oslo' });
+    server = await startStatusServer({ port: 0, getView: () => view, metrics: new DaemonMetrics({ version: 'test', processMetrics: false }), timezone: 'Europe/Oslo' });
     browser = await launchChromium();
   });
   afterAll(async () => {

@@ -4,7 +4,7 @@ import { exitCodeFor, exitCodes } from './exit-codes.js';
 import { formatError } from './format-error.js';
 import { commands as registered } from './registry.js';
 import type { CliCommand, CliIo } from './types.js';
-import { packageVersion } from './version.js';
+import { packageVersion } from '../package-root.js';
 
 export function renderHelp(commands: readonly CliCommand[]): string[] {
   const width = Math.max(...commands.map((c) => c.name.length));

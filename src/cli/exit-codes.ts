@@ -9,9 +9,16 @@ export const exitCodes = {
   config: 78,
 } as const;
 
-/** 78 for config problems and rejected credentials, 1 for everything else. */
+/**
+ * Codes that only an edit of the config (or its files) can fix: restarting would not help. Broker
+ * TLS and authentication failures are left out: at boot a Pi without a clock, or a broker still
+ * loading its users, fails them for a while.
+ */
+const configFaults = new Set(['AUTH_REJECTED', 'DEVICE_PROFILE_INVALID']);
+
+/** 78 for config problems, rejected credentials and invalid device profiles, 1 for everything else. */
 export function exitCodeFor(err: unknown): number {
-  if (err instanceof WattshiftError && (err.code.startsWith('CONFIG_') || err.code === 'AUTH_REJECTED')) return exitCodes.config;
+  if (err instanceof WattshiftError && (err.code.startsWith('CONFIG_') || configFaults.has(err.code))) return exitCodes.config;
   return exitCodes.failure;
 }
 

@@ -14,8 +14,8 @@ import { dateTime, fixed } from '../status/format.js';
 import { eventStates, openStore, type OutboxSummary, type Store } from '../store/index.js';
 import { exitCodeFor, exitCodes } from './exit-codes.js';
 import { formatError } from './format-error.js';
-import { currentPlanView, readLatestPlan } from './plan.js';
-import { request } from '../spark/undici-parts.js';
+import { readLatestPlan } from './plan.js';
+import { askDaemon, shownPlan, type DaemonAnswer, type ShownPlan } from './live-view.js';
 import { cliLogger, eligibilityStateKey, eligibilityStateSchema, type EligibilityState } from './register.js';
 import { configPathOf } from './args.js';
 import type { CliCommand, CliIo } from './types.js';
@@ -33,7 +33,10 @@ export interface StatusReport {
   };
   outbox: OutboxSummary & { lastErrors: { eventId: string; kind: string; state: string; attempts: number; error: string; atMs: number }[] };
   plan: {
-    storedAtMs: number;
+    /** `daemon`: the plan the running daemon follows; `database`: its last stored copy. */
+    origin: ShownPlan['origin'];
+    fallbackReason?: string;
+    createdMs: number;
     ageMinutes: number;
     mode: string;
     currency: string;
@@ -41,32 +44,8 @@ export interface StatusReport {
     /** The slot covering now, when the plan has one. */
     current: { startMs: number; pricePerKwh: number; deltaPerKwh: number; reason: string | null; devices: Record<string, { on: boolean; powerKw: number; temperatureC?: number }> } | null;
   } | null;
-  daemon: { url: string; reachable: boolean; error?: string; view?: DaemonView };
+  daemon: DaemonAnswer;
 }
-
-const jobSchema = z.looseObject({
-  name: z.string(),
-  ok: z.boolean(),
-  lastError: z.looseObject({ code: z.string(), message: z.string(), atMs: z.number() }).optional(),
-});
-/** The parts of the daemon's `/api/view` (`HomeView`) that status shows. */
-const daemonViewSchema = z.looseObject({
-  nowMs: z.number(),
-  devices: z.array(z.looseObject({
-    id: z.string(),
-    name: z.string(),
-    kind: z.string(),
-    available: z.boolean(),
-    mode: z.string(),
-    plannedOn: z.boolean(),
-    temperatureC: z.number().optional(),
-    powerW: z.number().optional(),
-    energyKwh: z.number().optional(),
-  })),
-  health: z.looseObject({ ok: z.boolean(), jobs: z.array(jobSchema) }),
-  location: z.looseObject({ powerW: z.number().optional(), limitKw: z.number(), lpcCapKw: z.number().optional() }),
-});
-export type DaemonView = z.infer<typeof daemonViewSchema>;
 
 /** What the daemon keeps under the state key `eligibility` (src/jobs/home-tracker.ts). */
 const daemonEligibilitySchema = z.looseObject({ eligible: z.boolean().nullable(), enrolled: z.boolean().nullable(), checkedMs: z.number().nullable() });
@@ -80,30 +59,8 @@ function programOf(store: Pick<Store, 'getState'>): StatusReport['program'] {
   return byRegister ? { ...byRegister, checkedBy: 'register' } : null;
 }
 
-export function daemonUrl(http: Config['http']): string {
-  const host = http.host === '0.0.0.0' ? '127.0.0.1' : http.host === '::' ? '::1' : http.host;
-  return `http://${host.includes(':') ? `[${host}]` : host}:${http.port}`;
-}
-
-/** Asks the running daemon for its view; never throws. */
-export async function queryDaemon(url: string, timeoutMs = 2_000): Promise<StatusReport['daemon']> {
-  try {
-    // undici's request, not fetch: fetch refuses some ports (the WHATWG "bad port" list).
-    const res = await request(`${url}/api/view`, { signal: AbortSignal.timeout(timeoutMs) });
-    const text = await res.body.text();
-    if (res.statusCode !== 200) return { url, reachable: false, error: `HTTP ${res.statusCode}` };
-    const parsed = daemonViewSchema.safeParse(JSON.parse(text));
-    if (!parsed.success) return { url, reachable: false, error: 'the answer is not a wattshift view' };
-    return { url, reachable: true, view: parsed.data };
-  } catch (err) {
-    const e = err as { name?: string; code?: string; message?: string };
-    const why = e.name === 'TimeoutError' || e.name === 'AbortError' ? `no answer within ${timeoutMs} ms` : e.code ?? e.message ?? String(err);
-    return { url, reachable: false, error: why };
-  }
-}
-
 /** Everything status shows from the store. */
-export function collectStatus(config: Config, store: Store, nowMs: number): Omit<StatusReport, 'daemon'> {
+export function collectStatus(store: Store, nowMs: number): Omit<StatusReport, 'daemon' | 'plan'> {
   const events = store.listEvents();
   const byState: Record<string, number> = Object.fromEntries(eventStates.map((s) => [s, 0]));
   for (const e of events) byState[e.state] = (byState[e.state] ?? 0) + 1;
@@ -114,28 +71,6 @@ export function collectStatus(config: Config, store: Store, nowMs: number): Omit
     .sort((a, b) => b.updatedAtMs - a.updatedAtMs)
     .slice(0, 5)
     .map((r) => ({ eventId: r.eventId, kind: r.kind, state: r.state, attempts: r.attempts, error: r.lastError!, atMs: r.updatedAtMs }));
-  const stored = readLatestPlan(store);
-  let plan: StatusReport['plan'] = null;
-  if (stored) {
-    const { view, stale } = currentPlanView(stored.plan, config, nowMs);
-    const slot = view.slots.find((s) => s.startMs <= nowMs && nowMs < s.startMs + view.slotMinutes * 60_000);
-    plan = {
-      storedAtMs: stored.storedAtMs,
-      ageMinutes: Math.max(0, Math.round((nowMs - stored.storedAtMs) / 60_000)),
-      mode: stored.plan.mode,
-      currency: view.currency,
-      stale,
-      current: slot
-        ? {
-            startMs: slot.startMs,
-            pricePerKwh: slot.pricePerKwh,
-            deltaPerKwh: slot.deltaPerKwh,
-            reason: slot.reason ?? null,
-            devices: Object.fromEntries(Object.entries(slot.devices).map(([id, d]) => [id, { on: d.on, powerKw: d.powerKw, ...(d.temperatureC !== undefined ? { temperatureC: d.temperatureC } : {}) }])),
-          }
-        : null,
-    };
-  }
   return {
     nowMs,
     database: store.path,
@@ -147,7 +82,31 @@ export function collectStatus(config: Config, store: Store, nowMs: number): Omit
       last: last ? { eventId: last.eventId, type: last.payloadType ?? last.notificationType ?? 'unknown', receivedAtMs: last.receivedAtMs, state: last.state, detail: last.stateDetail } : null,
     },
     outbox: { ...store.outboxSummary(), lastErrors },
-    plan,
+  };
+}
+
+/** The plan part of the report: the slot covering now of the plan `plan` would show. */
+export function planStatus(shown: ShownPlan | null, nowMs: number): StatusReport['plan'] {
+  if (!shown) return null;
+  const { view } = shown;
+  const slot = view.slots.find((s) => s.startMs <= nowMs && nowMs < s.startMs + view.slotMinutes * 60_000);
+  return {
+    origin: shown.origin,
+    ...(shown.fallbackReason ? { fallbackReason: shown.fallbackReason } : {}),
+    createdMs: view.createdMs,
+    ageMinutes: shown.ageMinutes,
+    mode: view.mode,
+    currency: view.currency,
+    stale: shown.stale,
+    current: slot
+      ? {
+          startMs: slot.startMs,
+          pricePerKwh: slot.pricePerKwh,
+          deltaPerKwh: slot.deltaPerKwh,
+          reason: slot.reason ?? null,
+          devices: Object.fromEntries(Object.entries(slot.devices).map(([id, d]) => [id, { on: d.on, powerKw: d.powerKw, ...(d.temperatureC !== undefined ? { temperatureC: d.temperatureC } : {}) }])),
+        }
+      : null,
   };
 }
 
@@ -186,7 +145,8 @@ export function renderStatus(r: StatusReport, config: Config): string[] {
     out.push('Plan: none stored yet');
   } else {
     const p = r.plan;
-    out.push(`Plan: ${p.mode}, made ${at(p.storedAtMs)} (${p.ageMinutes} min ago)${p.stale ? ', ended: is the daemon running?' : ''}`);
+    const origin = p.origin === 'daemon' ? 'live from the daemon' : `stored copy from the database, shown because ${p.fallbackReason ?? 'the daemon did not answer'}`;
+    out.push(`Plan: ${p.mode}, made ${at(p.createdMs)} (${p.ageMinutes} min ago), ${origin}${p.stale ? '; ended: is the daemon running?' : ''}`);
     if (p.current) {
       const c = p.current;
       out.push(`  now (slot ${at(c.startMs)}): ${fixed(c.pricePerKwh, 3)} ${p.currency}/kWh, delta ${c.deltaPerKwh > 0 ? '+' : ''}${fixed(c.deltaPerKwh, 3)}`);
@@ -219,6 +179,10 @@ export function renderStatus(r: StatusReport, config: Config): string[] {
       out.push(`  device ${dev.name} (${dev.id}): ${dev.available ? 'available' : 'DOWN'}, mode ${dev.mode}, planned ${dev.plannedOn ? 'on' : 'off'}${values.length ? `, ${values.join(', ')}` : ''}`);
     }
     if (v.location.powerW !== undefined) out.push(`  location power ${fixed(v.location.powerW, 0)} W of ${v.location.limitKw} kW${v.location.lpcCapKw !== undefined ? `, LPC cap ${v.location.lpcCapKw} kW` : ''}`);
+    for (const l of v.limits) {
+      out.push(`  ${l.active ? 'LIMIT' : 'coming limit'}: ${l.deviceId === null ? 'whole home' : name(l.deviceId)} at most ${fixed(l.capKw, 1)} kW, ${at(l.startMs)} → ${at(l.endMs)} (event ${l.eventId})`);
+    }
+    for (const e of v.events) out.push(`  event ${e.type} ${e.id}: ${e.startMs === null ? '–' : at(e.startMs)} → ${e.endMs === null ? '–' : at(e.endMs)}`);
   }
   return out;
 }
@@ -237,12 +201,15 @@ export const statusCommand: CliCommand = {
     const path = configPathOf(args, io, 'status');
     if (path === null) return exitCodes.usage;
     const { config, secrets } = loadConfig(path, io.env, { deferCredentials: true });
-    const nowMs = systemClock.nowMs();
-    let local: Omit<StatusReport, 'daemon'>;
+    // The daemon first: its clock and plan are what the page and MQTT show at this moment.
+    const daemon = await askDaemon(config);
+    const nowMs = daemon.view?.nowMs ?? systemClock.nowMs();
+    let report: StatusReport;
     try {
       const store = openStore({ path: config.storage.path, readOnly: true, logger: cliLogger(io, secrets) });
       try {
-        local = collectStatus(config, store, nowMs);
+        const plan = planStatus(shownPlan(daemon, () => readLatestPlan(store), config, nowMs), nowMs);
+        report = { ...collectStatus(store, nowMs), plan, daemon };
       } finally {
         store.close();
       }
@@ -251,9 +218,6 @@ export const statusCommand: CliCommand = {
       if (isWattshiftError(err, 'STORE_OPEN_FAILED')) io.stderr('  has `wattshift register` or `wattshift run` created the database yet?');
       return exitCodeFor(err);
     }
-    const url = daemonUrl(config.http);
-    const daemon = config.http.enabled ? await queryDaemon(url) : { url, reachable: false, error: 'status server disabled' };
-    const report: StatusReport = { ...local, daemon };
     if (args.values.json === true) io.stdout(JSON.stringify(report));
     else for (const line of renderStatus(report, config)) io.stdout(line);
     return exitCodes.ok;

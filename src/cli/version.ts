@@ -1,13 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { packageRoot } from '../package-root.js';
+import { packageVersion } from '../package-root.js';
 import type { CliCommand } from './types.js';
-
-/** The package version, from the package's package.json. */
-export function packageVersion(): string {
-  const raw = readFileSync(join(packageRoot(), 'package.json'), 'utf8');
-  return (JSON.parse(raw) as { version: string }).version;
-}
 
 export const versionCommand: CliCommand = {
   name: 'version',

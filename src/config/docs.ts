@@ -95,7 +95,7 @@ export function renderErrorDocs(): string {
     '| 0 | clean stop (or `check`: the config is valid) |',
     '| 1 | runtime failure (systemd restarts the daemon), or the 10 s stop deadline passed |',
     '| 2 | wrong command line (unknown command or option) |',
-    '| 78 | invalid config (`CONFIG_*`) or rejected credentials (`AUTH_REJECTED`); `RestartPreventExitStatus=78` keeps systemd from restarting |',
+    '| 78 | invalid config (`CONFIG_*`, including a Modbus profile `DEVICE_PROFILE_INVALID` that `check` also reports) or rejected credentials (`AUTH_REJECTED`); `RestartPreventExitStatus=78` keeps systemd from restarting |',
     '| 130 / 143 | a second SIGINT / SIGTERM during the graceful stop: exited at once |',
     '',
     '## Codes',

@@ -7,7 +7,8 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { LineCounter, parseDocument, isMap, isSeq, isPair, isScalar, type Document, type Node } from 'yaml';
 import type { z } from 'zod';
 import { WattshiftError } from '../errors.js';
-import { configSchema, type Config, type ConfigInput } from './schema.js';
+import { configSchema, deviceSchema, plannerSchema, reportsSchema, siteSchema, storageSchema, type Config, type ConfigInput, type DeviceConfig, type StorageConfig } from './schema.js';
+import { crossCheckWith } from './cross-check.js';
 import { formatPath, resolveSecrets } from './secret.js';
 
 export interface ConfigProblem {
@@ -35,7 +36,21 @@ export interface ParseOptions {
    * becomes a warning instead of an error (the returned config then holds a placeholder).
    */
   deferCredentials?: boolean;
+  /**
+   * Checks against the machine (database directory, device profiles, TLS files), run on the
+   * parts of the config that are valid even when others are not, so one pass reports everything.
+   */
+  machineChecks?: MachineChecks;
 }
+
+/** The sections machine checks read, paths resolved; a section that failed validation is undefined. */
+export interface CheckableConfig {
+  devices: readonly (DeviceConfig | undefined)[];
+  storage: StorageConfig | undefined;
+  mqtt: Config['mqtt'];
+  modbus: Config['modbus'] | undefined;
+}
+export type MachineChecks = (config: CheckableConfig) => ConfigProblem[];
 
 interface Located {
   file?: string;
@@ -117,10 +132,13 @@ function parseWith(document: unknown, options: ParseOptions, where: Located): Lo
   });
   const secretProblems = resolved.problems.map((p) => withLocation({ path: p.path, message: p.message }, pathSegments(p.path), where, false));
   const result = configSchema.safeParse(resolved.document);
-  const schemaProblems = result.success ? [] : issuesToProblems(result.error.issues, where);
-  const problems = [...secretProblems, ...schemaProblems];
-  if (problems.length > 0) {
-    const onlyUnreadable = schemaProblems.length === 0 && resolved.problems.every((p) => p.unreadable);
+  const parsed = result.success ? resolvePaths(result.data, options) : undefined;
+  const schemaProblems = result.success ? [] : dedupe([...issuesToProblems(result.error.issues, where), ...salvagedCrossChecks(resolved.document, where)]);
+  const machineProblems = (options.machineChecks?.(parsed ? checkable(parsed) : salvage(resolved.document, options)) ?? [])
+    .map((p) => withLocation(p, pathSegments(p.path), where, false));
+  const problems = [...secretProblems, ...schemaProblems, ...machineProblems];
+  if (problems.length > 0 || !parsed) {
+    const onlyUnreadable = schemaProblems.length === 0 && machineProblems.length === 0 && resolved.problems.every((p) => p.unreadable);
     if (onlyUnreadable) {
       throw new WattshiftError('CONFIG_SECRET_UNREADABLE', `${where.file ? `${where.file}: ` : ''}${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`, {
         details: { ...(where.file ? { file: where.file } : {}), problems },
@@ -128,9 +146,106 @@ function parseWith(document: unknown, options: ParseOptions, where: Located): Lo
     }
     throw invalid(where.file, problems);
   }
-  if (!result.success) throw new Error('unreachable');
-  const config = resolvePaths(result.data, options);
+  const config = parsed;
   return { config: deepFreeze(config), secrets: [...new Set(resolved.secrets)], warnings: [...resolved.warnings, ...configWarnings(config)] };
+}
+
+const sectionOf = <T>(schema: z.ZodType<T>, value: unknown): T | undefined => {
+  const r = schema.safeParse(value);
+  return r.success ? r.data : undefined;
+};
+
+function recordOf(document: unknown): Record<string, unknown> {
+  return isObject(document) ? document : {};
+}
+
+/** The sections of an invalid document that are valid on their own. */
+function sections(document: unknown): Pick<CheckableConfig, 'devices' | 'storage' | 'modbus'> & { raw: Record<string, unknown> } {
+  const raw = recordOf(document);
+  return {
+    raw,
+    devices: Array.isArray(raw.devices) ? raw.devices.map((d) => sectionOf(deviceSchema, d)) : [],
+    storage: sectionOf(storageSchema, raw.storage ?? {}),
+    modbus: sectionOf(configSchema.shape.modbus, raw.modbus ?? {}),
+  };
+}
+
+/**
+ * Zod skips the whole-config rules once any field is invalid; they run here on the sections that
+ * are valid, so a user fixes every problem in one round.
+ */
+function salvagedCrossChecks(document: unknown, where: Located): ConfigProblem[] {
+  const s = sections(document);
+  const out: ConfigProblem[] = [];
+  crossCheckWith(
+    {
+      site: sectionOf(siteSchema, s.raw.site),
+      mqtt: s.raw.mqtt,
+      modbus: s.modbus,
+      devices: s.devices,
+      reports: sectionOf(reportsSchema, s.raw.reports ?? {}),
+      planner: sectionOf(plannerSchema, s.raw.planner ?? {}),
+    },
+    (path, message) => out.push(withLocation({ path: formatPath(path), message }, path, where, false)),
+  );
+  return out;
+}
+
+function salvage(document: unknown, options: ParseOptions): CheckableConfig {
+  const s = sections(document);
+  const baseDir = options.baseDir ?? process.cwd();
+  const mqtt = sectionOf(configSchema.shape.mqtt, s.raw.mqtt);
+  return {
+    devices: s.devices.map((d) => d && resolveDevicePaths(d, baseDir)),
+    storage: s.storage && resolveStoragePath(s.storage, options),
+    mqtt: mqtt && resolveMqttPaths(mqtt, baseDir),
+    modbus: s.modbus,
+  };
+}
+
+function checkable(config: Config): CheckableConfig {
+  return { devices: config.devices, storage: config.storage, mqtt: config.mqtt, modbus: config.modbus };
+}
+
+function dedupe(problems: ConfigProblem[]): ConfigProblem[] {
+  const seen = new Set<string>();
+  return problems.filter((p) => {
+    const key = `${p.path}\u0000${p.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+const abs = (p: string, base: string): string => (p === ':memory:' || isAbsolute(p) ? p : resolve(base, p));
+
+/** Register-map files (not built-in profile names) resolve against the config file's directory. */
+function resolveDevicePaths(d: DeviceConfig, baseDir: string): DeviceConfig {
+  const fileish = (p: string): boolean => /\.ya?ml$/i.test(p);
+  const out: Record<string, unknown> = { ...d };
+  for (const cap of ['switch', 'meter', 'thermometer', 'charger'] as const) {
+    const s = (d as unknown as Record<string, { type: string; profile?: unknown } | undefined>)[cap];
+    if (s && s.type === 'modbus' && typeof s.profile === 'string' && fileish(s.profile)) out[cap] = { ...s, profile: abs(s.profile, baseDir) };
+  }
+  return out as DeviceConfig;
+}
+
+/** TLS files resolve against the config file's directory. */
+function resolveMqttPaths(m: NonNullable<Config['mqtt']>, baseDir: string): NonNullable<Config['mqtt']> {
+  return {
+    ...m,
+    ...(m.ca ? { ca: abs(m.ca, baseDir) } : {}),
+    ...(m.cert ? { cert: abs(m.cert, baseDir) } : {}),
+    ...(m.key ? { key: abs(m.key, baseDir) } : {}),
+  };
+}
+
+/** `storage.path` against `$STATE_DIRECTORY` (systemd StateDirectory=) or else the config file's directory. */
+function resolveStoragePath(storage: StorageConfig, options: ParseOptions): StorageConfig {
+  const baseDir = options.baseDir ?? process.cwd();
+  const env = options.env ?? process.env;
+  const storageBase = env.STATE_DIRECTORY ? (env.STATE_DIRECTORY.split(':')[0] ?? baseDir) : baseDir;
+  return { ...storage, path: abs(storage.path, storageBase) };
 }
 
 /**
@@ -140,26 +255,9 @@ function parseWith(document: unknown, options: ParseOptions, where: Located): Lo
  */
 function resolvePaths(config: Config, options: ParseOptions): Config {
   const baseDir = options.baseDir ?? process.cwd();
-  const env = options.env ?? process.env;
-  const abs = (p: string, base: string): string => (p === ':memory:' || isAbsolute(p) ? p : resolve(base, p));
-  const storageBase = env.STATE_DIRECTORY ? (env.STATE_DIRECTORY.split(':')[0] ?? baseDir) : baseDir;
-  const fileish = (p: string): boolean => /\.ya?ml$/i.test(p);
-  const fixSource = <T extends { type: string }>(s: T | undefined): T | undefined =>
-    s && s.type === 'modbus' && 'profile' in s && typeof s.profile === 'string' && fileish(s.profile) ? { ...s, profile: abs(s.profile, baseDir) } : s;
-  const mqtt = config.mqtt && {
-    ...config.mqtt,
-    ...(config.mqtt.ca ? { ca: abs(config.mqtt.ca, baseDir) } : {}),
-    ...(config.mqtt.cert ? { cert: abs(config.mqtt.cert, baseDir) } : {}),
-    ...(config.mqtt.key ? { key: abs(config.mqtt.key, baseDir) } : {}),
-  };
-  const devices = config.devices.map((d) => {
-    const out: Record<string, unknown> = { ...d };
-    for (const cap of ['switch', 'meter', 'thermometer', 'charger'] as const) {
-      if (cap in d) out[cap] = fixSource((d as unknown as Record<string, { type: string } | undefined>)[cap]);
-    }
-    return out as typeof d;
-  });
-  return { ...config, ...(mqtt ? { mqtt } : {}), devices, storage: { ...config.storage, path: abs(config.storage.path, storageBase) } };
+  const mqtt = config.mqtt && resolveMqttPaths(config.mqtt, baseDir);
+  const devices = config.devices.map((d) => resolveDevicePaths(d, baseDir));
+  return { ...config, ...(mqtt ? { mqtt } : {}), devices, storage: resolveStoragePath(config.storage, options) };
 }
 
 function configWarnings(config: Config): string[] {

@@ -33,7 +33,8 @@ export interface BuiltDevice {
 
 type Role = ModbusRole;
 
-function sourcesOf(d: DeviceConfig): [Role, NonNullable<DeviceConfig['meter']> | NonNullable<Extract<DeviceConfig, { kind: 'evCharger' }>['charger']>][] {
+/** Each source of a device with the role it plays (the role is also its config key). */
+export function sourcesOf(d: DeviceConfig): [Role, NonNullable<DeviceConfig['meter']> | NonNullable<Extract<DeviceConfig, { kind: 'evCharger' }>['charger']>][] {
   const out: [Role, never][] = [];
   const push = (role: Role, s: unknown): void => {
     if (s) out.push([role, s as never]);

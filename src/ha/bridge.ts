@@ -19,8 +19,10 @@ export interface HaBridgeOptions {
   logger: Logger;
   getView: () => HomeView;
   onCommand: (cmd: DeviceCommand) => Promise<void>;
-  /** Told about each refused command, with its code (for counters). */
+  /** Told about each refused command or oversized message, with its code (for counters). */
   onRefused?: (code: string) => void;
+  /** Told the outcome of every command, rejected ones included. */
+  onCommandOutcome?: (ok: boolean, code?: string) => void;
   /** Device ids announced by the previous run (persisted by the caller). */
   previousDeviceIds: readonly string[];
   /** Receives the device ids now announced, whenever they change, for the caller to persist. */
@@ -124,6 +126,7 @@ export function createHaBridge(options: HaBridgeOptions): HaBridge {
         devices: () => options.getView().devices,
         onCommand: options.onCommand,
         ...(options.onRefused ? { onRefused: options.onRefused } : {}),
+        ...(options.onCommandOutcome ? { onOutcome: options.onCommandOutcome } : {}),
       });
       await clearPending();
       if (options.discovery.enabled) {

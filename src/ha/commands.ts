@@ -138,8 +138,10 @@ export interface CommandListenerOptions {
   devices: () => readonly CommandDevice[];
   /** Applies a validated command; a rejection becomes an error response. */
   onCommand: (cmd: DeviceCommand) => Promise<void>;
-  /** Told about each refused command, with its code (for counters). */
+  /** Told about each refused command or oversized message, with its code (for counters). */
   onRefused?: (code: string) => void;
+  /** Told the outcome of every command, rejected ones included (for `/metrics`). */
+  onOutcome?: (ok: boolean, code?: string) => void;
 }
 
 /**
@@ -160,12 +162,14 @@ export async function startCommandListener(options: CommandListenerOptions): Pro
     if (!parsed || payload.length === 0) return;
     if (payload.length > maxCommandBytes) {
       options.onRefused?.('MQTT_MESSAGE_TOO_LARGE');
+      options.onOutcome?.(false, 'MQTT_MESSAGE_TOO_LARGE');
       warn('MQTT_MESSAGE_TOO_LARGE', { topic, bytes: payload.length, limit: maxCommandBytes }, 'command over the size limit refused unread');
       chain = chain.then(() => finish(topic, parsed, error('MQTT_MESSAGE_TOO_LARGE', `payload of ${payload.length} bytes is over the ${maxCommandBytes}-byte limit`)));
       return;
     }
     if (queued >= maxQueuedCommands) {
       options.onRefused?.('MQTT_COMMAND_LIMITED');
+      options.onOutcome?.(false, 'MQTT_COMMAND_LIMITED');
       warn('MQTT_COMMAND_LIMITED', { topic, queued }, 'command queue full: command dropped');
       return;
     }
@@ -180,12 +184,14 @@ export async function startCommandListener(options: CommandListenerOptions): Pro
       const { deviceId: _id, ...data } = command;
       response = { status: 'ok', data, ...(transaction === undefined ? {} : { transaction }) };
       log.info({ command }, 'command applied');
+      options.onOutcome?.(true);
     } catch (err) {
       const code = isWattshiftError(err) ? err.code : 'INTERNAL';
       const message = err instanceof Error ? err.message : String(err);
       const transaction = parsed.kind === 'request' ? transactionOf(payload) : undefined;
       response = { ...error(code, message), ...(transaction === undefined ? {} : { transaction }) };
       options.onRefused?.(code);
+      options.onOutcome?.(false, code);
       warn(code, { deviceId: parsed.deviceId, err: message }, 'command rejected');
     }
     await finish(topic, parsed, response);

@@ -103,6 +103,8 @@ export function stateMessages(t: HaTopics, view: HomeView): Map<string, string> 
   const loc = view.location;
   out.set(t.location, JSON.stringify({
     id: loc.id, name: loc.name, power: round(loc.powerW, 0), limit_kw: loc.limitKw, lpc_cap_kw: loc.lpcCapKw ?? null,
+    limits: view.limits.map((l) => ({ device: l.deviceId, cap_kw: l.capKw, start: iso(l.startMs), end: iso(l.endMs), active: l.active })),
+    events: view.events.map((e) => ({ id: e.id, type: e.type, start: iso(e.startMs ?? undefined), end: iso(e.endMs ?? undefined) })),
   }));
   if (view.price) {
     const p = view.price;
@@ -119,7 +121,7 @@ export function stateMessages(t: HaTopics, view: HomeView): Map<string, string> 
       name: j.name, ok: j.ok,
       ...(j.lastError ? { last_error: { code: j.lastError.code, message: j.lastError.message, at: iso(j.lastError.atMs) } } : {}),
     })),
-    outbox: { pending: view.outbox.pending, rejected: view.outbox.rejected, oldest_deadline: iso(view.outbox.oldestDeadlineMs) },
+    outbox: { pending: view.outbox.pending, accepted: view.outbox.accepted, rejected: view.outbox.rejected, oldest_deadline: iso(view.outbox.oldestDeadlineMs) },
   }));
   for (const d of view.devices) {
     const values = deviceValues(d);
@@ -129,6 +131,7 @@ export function stateMessages(t: HaTopics, view: HomeView): Map<string, string> 
       json[f] = values[f];
       out.set(t.deviceField(d.id, f), scalarPayload(values[f]));
     }
+    if (d.kind !== 'meter') Object.assign(json, { cap_kw: d.capKw ?? null, cap_until: iso(d.capUntilMs) });
     out.set(t.device(d.id), JSON.stringify(json));
     out.set(t.deviceAvailability(d.id), d.available ? 'online' : 'offline');
   }

@@ -64,7 +64,9 @@ describe('state messages', () => {
       devices: [{ id: 'tank', name: 'T', kind: 'hotWaterTank', available: false, mode: 'off', plannedOn: false }],
       plan: null,
       health: { ok: true, jobs: [] },
-      outbox: { pending: 0, rejected: 0 },
+      outbox: { pending: 0, accepted: 0, rejected: 0 },
+      limits: [],
+      events: [],
       nowMs: 1,
     };
     const t = haTopics('ws');

@@ -36,7 +36,30 @@ export interface DeviceView {
   floorC?: number;
   /** Set while the heater is blocked by a relay that cannot end the block itself (no device lease). */
   blockWithoutLease?: true;
+  /** Power-limitation (LPC) cap on this device now, kW, and when it ends. */
+  capKw?: number;
+  capUntilMs?: number;
   ev?: EvView;
+}
+
+/** One power-limitation (LPC) cap, active now or coming, on the location or on one device. */
+export interface LimitView {
+  eventId: string;
+  /** Null for a cap on the whole location. */
+  deviceId: string | null;
+  capKw: number;
+  startMs: number;
+  endMs: number;
+  active: boolean;
+}
+
+/** An event that shapes prices or caps now or later. */
+export interface EventView {
+  id: string;
+  /** `PriceCurve`, `LPC`, `ResourceLPC`, ... as the API names it. */
+  type: string;
+  startMs: number | null;
+  endMs: number | null;
 }
 
 export interface PlanSlotDeviceView {
@@ -59,6 +82,10 @@ export interface PlanSlotView {
 }
 
 export interface PlanView {
+  /** When the planner made this plan. */
+  createdMs: number;
+  /** `optimal`: priced; `fallback`: no prices known (the documented default behaviour). */
+  mode: 'optimal' | 'fallback';
   slotMinutes: number;
   slots: PlanSlotView[];
   expectedCost: number;
@@ -88,7 +115,12 @@ export interface HomeView {
   devices: DeviceView[];
   plan: PlanView | null;
   health: { ok: boolean; jobs: JobHealthView[] };
-  outbox: { pending: number; rejected: number; oldestDeadlineMs?: number };
+  /** Usage reports by state; `pending` counts those being sent too. */
+  outbox: { pending: number; accepted: number; rejected: number; oldestDeadlineMs?: number };
+  /** Caps active now or coming, soonest first. */
+  limits: LimitView[];
+  /** Events that apply now or later, soonest first. */
+  events: EventView[];
   nowMs: number;
 }
 

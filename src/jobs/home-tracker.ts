@@ -202,10 +202,16 @@ export function createHomeTracker(deps: { config: Config; store: Pick<Store, 'ge
         elig = { eligible: eligibility.isEligible, enrolled: enrollment.isEnrolled ?? null, checkedMs: deps.clock.nowMs() };
         // Kept for `wattshift status`, which reads the store while the daemon runs.
         store.setState('eligibility', elig);
-        const level = eligibility.isEligible && enrollment.isEnrolled ? 'info' : 'warn';
-        log[level]({ eligible: eligibility.isEligible, enrolled: enrollment.isEnrolled }, 'eligibility checked');
+        const facts = { eligible: eligibility.isEligible, enrolled: enrollment.isEnrolled };
+        if (!eligibility.isEligible) {
+          log.warn(facts, 'this home is not eligible for the programme (yet): no price or limit events will come until it is; check spark.meterPointIds and spark.coordinates, run `wattshift register`, or wait for the API to approve it');
+        } else if (!enrollment.isEnrolled) {
+          log.warn(facts, 'this home is eligible but not enrolled in the programme: run `wattshift register` to enrol it');
+        } else {
+          log.info(facts, 'eligible and enrolled in the programme');
+        }
       } catch (err) {
-        log.warn({ code: isWattshiftError(err) ? err.code : 'INTERNAL' }, 'eligibility check failed');
+        log.warn({ code: isWattshiftError(err) ? err.code : 'INTERNAL' }, 'could not ask the API whether this home is eligible; retried on the next eligibility event or restart');
       }
     },
     eligibility: () => elig,

@@ -1,109 +1,159 @@
+/**
+ * `/metrics` with prom-client: Node's default process metrics (memory, CPU, handles, GC,
+ * event-loop lag), `wattshift_build_info`, counters of what happened since start, and gauges read
+ * from the live view at each scrape. Units are base units (seconds, watts, joules).
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { HomeView } from '../ha/view.js';
 
-/**
- * Counters the daemon keeps (gauges come from the {@link HomeView}). Counts are totals since
- * the process started.
- */
-export interface MetricsSnapshot {
-  /** Failed outgoing requests by target (`api`, `forecast`, `token`, a device id, ...) and error code. */
-  requestErrors: { target: string; code: string; count: number }[];
-  /** Commands received over MQTT, by outcome. */
-  commands?: { status: 'ok' | 'error'; count: number }[];
-  /** Refused input by source (`webhook`, `mqtt`, `command`, `event`) and error code. */
-  refused?: { input: string; code: string; count: number }[];
-  /** Reports sent by outcome. */
-  reports?: { status: 'sent' | 'rejected' | 'retried'; count: number }[];
-}
+const joulesPerKwh = 3_600_000;
 
-export const emptyMetrics = (): MetricsSnapshot => ({ requestErrors: [] });
+export interface MetricsOptions {
+  version: string;
+  /** Node's process metrics and event-loop lag (default true; tests may turn them off). */
+  processMetrics?: boolean;
+}
 
 type Labels = Record<string, string>;
-interface Family {
-  name: string;
-  help: string;
-  type: 'gauge' | 'counter';
-  samples: { labels: Labels; value: number }[];
-}
 
-/** Label values escape backslash, double quote and newline (exposition format 0.0.4). */
-function escapeLabel(v: string): string {
-  return v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
-}
+export class DaemonMetrics {
+  readonly registry = new Registry();
+  readonly contentType: string;
+  private readonly requestErrors: Counter;
+  private readonly commands: Counter;
+  private readonly reports: Counter;
+  private readonly refusedInputs: Counter;
+  private readonly solve: Histogram;
+  private readonly gauges = new Map<string, { gauge: Gauge; labelled: boolean }>();
+  private readonly energy: Counter;
 
-function escapeHelp(v: string): string {
-  return v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
-}
-
-function formatValue(v: number): string {
-  if (Number.isNaN(v)) return 'NaN';
-  if (v === Infinity) return '+Inf';
-  if (v === -Infinity) return '-Inf';
-  return String(v);
-}
-
-function renderFamily(f: Family): string {
-  if (f.samples.length === 0) return '';
-  const lines = [`# HELP ${f.name} ${escapeHelp(f.help)}`, `# TYPE ${f.name} ${f.type}`];
-  for (const s of f.samples) {
-    const entries = Object.entries(s.labels);
-    const labels = entries.length === 0 ? '' : `{${entries.map(([k, v]) => `${k}="${escapeLabel(v)}"`).join(',')}}`;
-    lines.push(`${f.name}${labels} ${formatValue(s.value)}`);
+  constructor(options: MetricsOptions) {
+    const r = this.registry;
+    this.contentType = r.contentType;
+    if (options.processMetrics !== false) collectDefaultMetrics({ register: r });
+    new Gauge({ name: 'wattshift_build_info', help: 'Version of wattshift and Node.js; always 1.', labelNames: ['version', 'node'], registers: [r] })
+      .set({ version: options.version, node: process.versions.node }, 1);
+    this.requestErrors = new Counter({ name: 'wattshift_request_errors_total', help: 'Failed outgoing requests by target and error code.', labelNames: ['target', 'code'], registers: [r] });
+    this.commands = new Counter({ name: 'wattshift_commands_total', help: 'MQTT commands by outcome (error: rejected, nothing changed).', labelNames: ['status'], registers: [r] });
+    this.reports = new Counter({ name: 'wattshift_reports_total', help: 'Usage report attempts by outcome.', labelNames: ['status'], registers: [r] });
+    this.refusedInputs = new Counter({
+      name: 'wattshift_refused_inputs_total', help: 'Webhook calls, MQTT messages, commands and events refused, by source and error code.',
+      labelNames: ['input', 'code'], registers: [r],
+    });
+    for (const status of ['ok', 'error']) this.commands.inc({ status }, 0);
+    for (const status of ['sent', 'rejected', 'retried']) this.reports.inc({ status }, 0);
+    this.solve = new Histogram({
+      name: 'wattshift_plan_solve_seconds', help: 'Time the planner took for one plan.',
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers: [r],
+    });
+    this.energy = new Counter({ name: 'wattshift_device_energy_joules_total', help: 'Cumulative energy counter of a device (its meter).', labelNames: ['device', 'kind'], registers: [r] });
   }
-  return `${lines.join('\n')}\n`;
-}
 
-/** The Prometheus text exposition (format 0.0.4) of a view and the counters. */
-export function renderMetrics(view: HomeView, snapshot: MetricsSnapshot): string {
-  const families: Family[] = [];
-  const gauge = (name: string, help: string, samples: Family['samples']): void => {
-    families.push({ name, help, type: 'gauge', samples });
-  };
-  const counter = (name: string, help: string, samples: Family['samples']): void => {
-    families.push({ name, help, type: 'counter', samples });
-  };
-  const one = (value: number | undefined, labels: Labels = {}): Family['samples'] =>
-    value === undefined || !Number.isFinite(value) ? [] : [{ labels, value }];
+  requestError(target: string, code: string): void {
+    this.requestErrors.inc({ target, code });
+  }
 
-  const plan = view.plan;
-  if (plan) {
-    const cur = { currency: plan.currency };
-    gauge('wattshift_plan_expected_cost', 'Expected cost of the current plan over its horizon.', one(plan.expectedCost, cur));
-    gauge('wattshift_plan_baseline_cost', 'Cost of the same energy without shifting.', one(plan.baselineCost, cur));
-    gauge('wattshift_plan_savings', 'Baseline cost minus expected cost.', one(plan.baselineCost - plan.expectedCost, cur));
-    gauge('wattshift_plan_incentive', 'Incentive earned by the plan.', one(plan.incentive, cur));
-    gauge('wattshift_plan_shortfalls', 'Targets the plan cannot meet.', one(plan.shortfalls.length));
-    gauge('wattshift_plan_slots', 'Slots in the current plan.', one(plan.slots.length));
+  command(ok: boolean): void {
+    this.commands.inc({ status: ok ? 'ok' : 'error' });
   }
-  if (view.price) {
-    const p = view.price;
-    gauge('wattshift_price_per_kwh', 'Current electricity price per kWh by component.', [
-      ...one(p.totalPerKwh, { currency: p.currency, component: 'total' }),
-      ...one(p.spotPerKwh, { currency: p.currency, component: 'spot' }),
-      ...one(p.deltaPerKwh, { currency: p.currency, component: 'delta' }),
-    ]);
+
+  /** Hostile or out-of-range input refused: a webhook call, an MQTT message, a command, an event. */
+  refused(input: 'webhook' | 'mqtt' | 'command' | 'event', code: string): void {
+    this.refusedInputs.inc({ input, code });
   }
-  gauge('wattshift_location_power_watts', 'Location active power.', one(view.location.powerW));
-  gauge('wattshift_location_power_limit_watts', 'Location power limit.', one(view.location.limitKw * 1000));
-  gauge('wattshift_location_lpc_cap_watts', 'Active power-limitation (LPC) cap.', one(view.location.lpcCapKw === undefined ? undefined : view.location.lpcCapKw * 1000));
-  const dev = (d: HomeView['devices'][number]): Labels => ({ device: d.id, kind: d.kind });
-  gauge('wattshift_device_energy_kwh', 'Cumulative energy counter of a device.', view.devices.flatMap((d) => one(d.energyKwh, dev(d))));
-  gauge('wattshift_device_power_watts', 'Active power of a device.', view.devices.flatMap((d) => one(d.powerW, dev(d))));
-  gauge('wattshift_device_temperature_celsius', 'Tank temperature.', view.devices.flatMap((d) => one(d.temperatureC, dev(d))));
-  gauge('wattshift_device_available', '1 when the device answers.', view.devices.map((d) => ({ labels: dev(d), value: d.available ? 1 : 0 })));
-  gauge('wattshift_device_planned_on', '1 when the plan has the device on now.', view.devices.map((d) => ({ labels: dev(d), value: d.plannedOn ? 1 : 0 })));
-  gauge('wattshift_health_ok', '1 when every job is healthy.', [{ labels: {}, value: view.health.ok ? 1 : 0 }]);
-  gauge('wattshift_job_ok', '1 when the job ran without error last time.', view.health.jobs.map((j) => ({ labels: { job: j.name }, value: j.ok ? 1 : 0 })));
-  gauge('wattshift_job_last_error_timestamp_seconds', 'When the job last failed, by error code.',
-    view.health.jobs.flatMap((j) => (j.lastError ? [{ labels: { job: j.name, code: j.lastError.code }, value: j.lastError.atMs / 1000 }] : [])));
-  gauge('wattshift_outbox_pending', 'Reports waiting in the outbox.', one(view.outbox.pending));
-  gauge('wattshift_outbox_rejected', 'Reports the API rejected.', one(view.outbox.rejected));
-  gauge('wattshift_outbox_oldest_deadline_timestamp_seconds', 'Deadline of the oldest pending report.',
-    one(view.outbox.oldestDeadlineMs === undefined ? undefined : view.outbox.oldestDeadlineMs / 1000));
-  counter('wattshift_request_errors_total', 'Failed outgoing requests by target and error code.',
-    snapshot.requestErrors.map((e) => ({ labels: { target: e.target, code: e.code }, value: e.count })));
-  counter('wattshift_commands_total', 'MQTT commands by outcome.', (snapshot.commands ?? []).map((c) => ({ labels: { status: c.status }, value: c.count })));
-  counter('wattshift_refused_inputs_total', 'Webhook calls, MQTT messages, commands and events refused, by source and error code.',
-    (snapshot.refused ?? []).map((r) => ({ labels: { input: r.input, code: r.code }, value: r.count })));
-  counter('wattshift_reports_total', 'Usage reports by outcome.', (snapshot.reports ?? []).map((c) => ({ labels: { status: c.status }, value: c.count })));
-  return families.map(renderFamily).join('');
+
+  report(outcome: 'sent' | 'rejected' | 'retried', code?: string): void {
+    this.reports.inc({ status: outcome });
+    if (code) this.requestError('api', code);
+  }
+
+  planSolved(seconds: number): void {
+    this.solve.observe(seconds);
+  }
+
+  /** The exposition text for this view. */
+  async render(view: HomeView): Promise<string> {
+    // An unknown value is left out, not shown as 0: an unlabelled gauge loses its default sample.
+    for (const { gauge, labelled } of this.gauges.values()) {
+      gauge.reset();
+      if (!labelled) gauge.remove({});
+    }
+    this.energy.reset();
+    this.setGauges(view);
+    for (const d of view.devices) {
+      if (d.energyKwh !== undefined && Number.isFinite(d.energyKwh) && d.energyKwh >= 0) this.energy.inc({ device: d.id, kind: d.kind }, d.energyKwh * joulesPerKwh);
+    }
+    return this.registry.metrics();
+  }
+
+  private gauge(name: string, help: string, labelNames: string[] = []): (value: number | undefined, labels?: Labels) => void {
+    let entry = this.gauges.get(name);
+    if (!entry) {
+      entry = { gauge: new Gauge({ name, help, labelNames, registers: [this.registry] }), labelled: labelNames.length > 0 };
+      this.gauges.set(name, entry);
+    }
+    const { gauge } = entry;
+    return (value, labels = {}) => {
+      if (value !== undefined && Number.isFinite(value)) gauge.set(labels, value);
+    };
+  }
+
+  private setGauges(view: HomeView): void {
+    const plan = view.plan;
+    if (plan) {
+      const cur = { currency: plan.currency };
+      this.gauge('wattshift_plan_expected_cost', 'Expected cost of the current plan over its horizon.', ['currency'])(plan.expectedCost, cur);
+      this.gauge('wattshift_plan_baseline_cost', 'Cost of the same energy without shifting.', ['currency'])(plan.baselineCost, cur);
+      this.gauge('wattshift_plan_savings', 'Baseline cost minus expected cost.', ['currency'])(plan.baselineCost - plan.expectedCost, cur);
+      this.gauge('wattshift_plan_incentive', 'Incentive earned by the plan.', ['currency'])(plan.incentive, cur);
+      this.gauge('wattshift_plan_shortfalls', 'Targets the plan cannot meet.')(plan.shortfalls.length);
+      this.gauge('wattshift_plan_slots', 'Slots in the current plan.')(plan.slots.length);
+      this.gauge('wattshift_plan_age_seconds', 'Time since the planner made the plan the daemon follows.')((view.nowMs - plan.createdMs) / 1000);
+    }
+    if (view.price) {
+      const p = view.price;
+      const price = this.gauge('wattshift_price_per_kwh', 'Current electricity price per kWh by component.', ['currency', 'component']);
+      price(p.totalPerKwh, { currency: p.currency, component: 'total' });
+      price(p.spotPerKwh, { currency: p.currency, component: 'spot' });
+      price(p.deltaPerKwh, { currency: p.currency, component: 'delta' });
+    }
+    const loc = view.location;
+    this.gauge('wattshift_location_power_watts', 'Location active power.')(loc.powerW);
+    this.gauge('wattshift_location_power_limit_watts', 'Location power limit.')(loc.limitKw * 1000);
+    this.gauge('wattshift_location_lpc_cap_watts', 'Active power-limitation (LPC) cap on the location.')(loc.lpcCapKw === undefined ? undefined : loc.lpcCapKw * 1000);
+    const cap = this.gauge('wattshift_lpc_cap_watts', 'Active LPC caps by what they apply to (location or a device id).', ['applies_to', 'event']);
+    const capEnd = this.gauge('wattshift_lpc_cap_end_timestamp_seconds', 'When each active LPC cap ends.', ['applies_to', 'event']);
+    for (const l of view.limits.filter((x) => x.active)) {
+      const labels = { applies_to: l.deviceId ?? 'location', event: l.eventId };
+      cap(l.capKw * 1000, labels);
+      capEnd(l.endMs / 1000, labels);
+    }
+    this.gauge('wattshift_events_applying', 'Events that apply now or later.')(view.events.length);
+    const dev = (d: HomeView['devices'][number]): Labels => ({ device: d.id, kind: d.kind });
+    const power = this.gauge('wattshift_device_power_watts', 'Active power of a device.', ['device', 'kind']);
+    const temp = this.gauge('wattshift_device_temperature_celsius', 'Tank temperature.', ['device', 'kind']);
+    const available = this.gauge('wattshift_device_available', '1 when the device answers.', ['device', 'kind']);
+    const plannedOn = this.gauge('wattshift_device_planned_on', '1 when the plan has the device on now.', ['device', 'kind']);
+    for (const d of view.devices) {
+      power(d.powerW, dev(d));
+      temp(d.temperatureC, dev(d));
+      available(d.available ? 1 : 0, dev(d));
+      plannedOn(d.plannedOn ? 1 : 0, dev(d));
+    }
+    this.gauge('wattshift_health_ok', '1 when every job is healthy.')(view.health.ok ? 1 : 0);
+    const job = this.gauge('wattshift_job_ok', '1 when the job ran without error last time.', ['job']);
+    const jobError = this.gauge('wattshift_job_last_error_timestamp_seconds', 'When the job last failed, by error code.', ['job', 'code']);
+    for (const j of view.health.jobs) {
+      job(j.ok ? 1 : 0, { job: j.name });
+      if (j.lastError) jobError(j.lastError.atMs / 1000, { job: j.name, code: j.lastError.code });
+    }
+    const o = view.outbox;
+    this.gauge('wattshift_outbox_pending', 'Reports waiting in the outbox (or being sent).')(o.pending);
+    this.gauge('wattshift_outbox_rejected', 'Reports the API rejected.')(o.rejected);
+    const byState = this.gauge('wattshift_outbox_reports', 'Usage reports in the outbox by state.', ['state']);
+    byState(o.pending, { state: 'pending' });
+    byState(o.accepted, { state: 'accepted' });
+    byState(o.rejected, { state: 'rejected' });
+    this.gauge('wattshift_outbox_oldest_deadline_timestamp_seconds', 'Deadline of the oldest pending report.')(o.oldestDeadlineMs === undefined ? undefined : o.oldestDeadlineMs / 1000);
+  }
 }

@@ -9,10 +9,29 @@ h1{font-size:1.4em;margin:0 0 .2em}h2{font-size:1.1em;margin:1.4em 0 .4em}
 .badge{display:inline-block;padding:.1em .6em;border-radius:1em;font-weight:bold}
 .ok{background:#d6f5df;color:#17692f}.failing{background:#fbd9d3;color:#8c1d0d}
 table{border-collapse:collapse}td,th{padding:.25em .8em;border-bottom:1px solid #e4e4e4;text-align:left}
-.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}.muted{color:#777}.summary span{margin-right:1.5em}`;
+.limited{color:#8c1d0d;font-weight:bold}.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}.muted{color:#777}.summary span{margin-right:1.5em}`;
 
 function num(v: number | undefined, decimals: number, unit: string): string {
   return v === undefined || !Number.isFinite(v) ? '<span class="muted">–</span>' : `${fixed(v, decimals)} ${esc(unit)}`;
+}
+
+function planCell(d: DeviceView, tz: string): string {
+  const cap = d.capKw === undefined ? '' : `<div class="limited">limited to ${fixed(d.capKw, 1)} kW (LPC)${d.capUntilMs === undefined ? '' : ` until ${esc(dateTime(d.capUntilMs, tz))}`}</div>`;
+  return `${d.plannedOn ? 'on' : 'off'}${cap}${d.nextStartMs === undefined ? '' : `<div class="muted">next ${esc(dateTime(d.nextStartMs, tz))}</div>`}`;
+}
+
+function limitsSection(view: HomeView, tz: string, names: Record<string, string>): string {
+  if (view.limits.length === 0) return '<h2>Limits</h2><p class="muted" id="limits">No power-limitation (LPC) cap now or coming.</p>';
+  const rows = view.limits.map((l) => `<tr><td>${l.deviceId === null ? 'whole home' : esc(names[l.deviceId] ?? l.deviceId)}</td><td class="num">${fixed(l.capKw, 1)} kW</td>`
+    + `<td>${esc(dateTime(l.startMs, tz))}</td><td>${esc(dateTime(l.endMs, tz))}</td><td>${l.active ? '<b>active</b>' : 'coming'}</td></tr>`);
+  return `<h2>Limits</h2><table id="limits"><thead><tr><th>Applies to</th><th>Cap</th><th>From</th><th>Until</th><th></th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
+}
+
+function eventsSection(view: HomeView, tz: string): string {
+  if (view.events.length === 0) return '<h2>Events</h2><p class="muted" id="events">No event applies now or later.</p>';
+  const when = (ms: number | null): string => (ms === null ? '–' : esc(dateTime(ms, tz)));
+  const rows = view.events.map((e) => `<li>${esc(e.type)} <span class="muted">${esc(e.id)}</span>: ${when(e.startMs)} → ${when(e.endMs)}</li>`);
+  return `<h2>Events</h2><ul id="events">${rows.join('')}</ul>`;
 }
 
 function deviceRow(d: DeviceView, tz: string): string {
@@ -23,7 +42,7 @@ function deviceRow(d: DeviceView, tz: string): string {
   return `<tr data-device="${esc(d.id)}"><td>${esc(d.name)}<div class="muted">${esc(kindLabel[d.kind])}</div></td>`
     + `<td>${d.available ? 'online' : '<b>offline</b>'}</td><td>${esc(d.mode)}</td>`
     + `<td class="num">${num(d.temperatureC, 1, '°C')}</td><td class="num">${num(d.powerW, 0, 'W')}</td><td class="num">${num(d.energyKwh, 1, 'kWh')}</td>`
-    + `<td>${d.plannedOn ? 'on' : 'off'}${d.nextStartMs === undefined ? '' : `<div class="muted">next ${esc(dateTime(d.nextStartMs, tz))}</div>`}</td>`
+    + `<td>${planCell(d, tz)}</td>`
     + `<td>${evText}</td></tr>`;
 }
 
@@ -63,7 +82,8 @@ export function renderStatusPage(view: HomeView, options: { timezone: string }):
   } else {
     parts.push('<p class="muted">No plan yet.</p>');
   }
-  parts.push(`<h2>Reports</h2><p>${view.outbox.pending} pending, ${view.outbox.rejected} rejected`
+  parts.push(limitsSection(view, tz, names), eventsSection(view, tz));
+  parts.push(`<h2>Reports</h2><p id="reports">${view.outbox.pending} pending, ${view.outbox.accepted} accepted, ${view.outbox.rejected} rejected`
     + `${view.outbox.oldestDeadlineMs === undefined ? '' : `; oldest due ${esc(dateTime(view.outbox.oldestDeadlineMs, tz))}`}</p>`);
   parts.push('<p class="muted"><a href="/metrics">metrics</a> · <a href="/api/view">view JSON</a> · <a href="/healthz">healthz</a></p></body></html>');
   return parts.join('\n');

@@ -6,8 +6,7 @@ import type { HomeView } from '../ha/view.js';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
 import { assertTimezone } from './format.js';
-import { renderMetrics } from './metrics.js';
-import type { MetricsSnapshot } from './metrics.js';
+import type { DaemonMetrics } from './metrics.js';
 import { renderStatusPage } from './page.js';
 
 export interface StatusServerOptions {
@@ -16,7 +15,7 @@ export interface StatusServerOptions {
   /** 0 picks a free port. */
   port: number;
   getView: () => HomeView;
-  metrics: () => MetricsSnapshot;
+  metrics: Pick<DaemonMetrics, 'render' | 'contentType'>;
   /** IANA timezone for times on the page; UTC by default. */
   timezone?: string;
   logger?: Logger;
@@ -60,7 +59,7 @@ export async function startStatusServer(options: StatusServerOptions): Promise<S
     res.end(head ? undefined : body);
   }
 
-  function handle(req: IncomingMessage, res: ServerResponse): void {
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const head = req.method === 'HEAD';
     if (req.method !== 'GET' && !head) {
       send(res, 405, 'application/json', JSON.stringify({ error: 'method not allowed' }), false, { allow: 'GET, HEAD' });
@@ -75,7 +74,7 @@ export async function startStatusServer(options: StatusServerOptions): Promise<S
           return;
         }
         case '/metrics':
-          send(res, 200, 'text/plain; version=0.0.4; charset=utf-8', renderMetrics(options.getView(), options.metrics()), head);
+          send(res, 200, options.metrics.contentType, await options.metrics.render(options.getView()), head);
           return;
         case '/api/view':
           send(res, 200, 'application/json', JSON.stringify(options.getView()), head);
@@ -93,7 +92,7 @@ export async function startStatusServer(options: StatusServerOptions): Promise<S
     }
   }
 
-  const server = createServer(handle);
+  const server = createServer((req, res) => void handle(req, res));
   server.keepAliveTimeout = 5000;
   server.headersTimeout = 10_000;
   server.requestTimeout = 15_000;

@@ -1,0 +1,62 @@
+/**
+ * The device checks `run` would otherwise meet only when it builds the devices: every Modbus
+ * profile resolves (built-in name or register-map file) and offers the points its role needs, and
+ * the broker's TLS files can be read. `check` and `run` both call them before anything connects.
+ */
+import { accessSync, constants } from 'node:fs';
+import type { CheckableConfig, ConfigProblem } from '../config/load.js';
+import type { ModbusSource } from '../config/schema.js';
+import { systemClock } from '../clock.js';
+import { isWattshiftError } from '../errors.js';
+import { silentLogger } from '../log.js';
+import { sourcesOf } from './factory.js';
+import { createModbusBus } from './modbus/bus.js';
+import { createModbusDevice } from './modbus/modbus-device.js';
+import { loadProfile } from './modbus/profiles.js';
+
+function problemOf(err: unknown): string {
+  if (!isWattshiftError(err)) throw err;
+  const known = (err.details as { known?: unknown } | undefined)?.known;
+  return Array.isArray(known) ? `${err.message} (built-in profiles: ${known.join(', ')})` : err.message;
+}
+
+/** One problem per Modbus source whose profile is missing, invalid or lacks a point its role needs. */
+export function checkDeviceSources(config: Pick<CheckableConfig, 'devices' | 'modbus'>): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  const logger = silentLogger();
+  config.devices.forEach((device, i) => {
+    if (!device) return;
+    for (const [role, source] of sourcesOf(device)) {
+      if (source.type !== 'modbus') continue;
+      const s = source as ModbusSource;
+      const bus = config.modbus?.[s.bus];
+      const at = `devices[${i}].${role}.profile`;
+      try {
+        const profile = loadProfile(s.profile);
+        // An unknown bus is reported by the cross-field rules. A bus connects on its first
+        // request only, which this check never makes.
+        if (bus) createModbusDevice(s, { bus: createModbusBus(s.bus, bus, { clock: systemClock, logger }), profile, logger }).capabilities(role);
+      } catch (err) {
+        problems.push({ path: at, message: problemOf(err) });
+      }
+    }
+  });
+  return problems;
+}
+
+/** The broker's CA, certificate and key files must be readable by this user. */
+export function checkTlsFiles(mqtt: CheckableConfig['mqtt']): ConfigProblem[] {
+  if (!mqtt) return [];
+  const out: ConfigProblem[] = [];
+  for (const key of ['ca', 'cert', 'key'] as const) {
+    const file = mqtt[key];
+    if (!file) continue;
+    try {
+      accessSync(file, constants.R_OK);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      out.push({ path: `mqtt.${key}`, message: `cannot read ${file}: ${code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : String(code)}` });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,58 @@
+/** An example home for docs/mqtt.md: a tank, a charger and a main meter, during LPC caps on the location and the tank. */
+import type { HomeView } from './view.js';
+
+/** 2026-03-02T17:00:00Z. */
+const nowMs = Date.UTC(2026, 2, 2, 17, 0, 0);
+const hour = 3_600_000;
+
+export function exampleHomeView(): HomeView {
+  return {
+    location: { id: 'home-1', name: 'Home', powerW: 4210, limitKw: 17, lpcCapKw: 6 },
+    price: { currency: 'NOK', totalPerKwh: 1.4125, spotPerKwh: 1.0125, deltaPerKwh: 0.4, source: 'forecast' },
+    devices: [
+      {
+        id: 'tank', name: 'Hot water tank', kind: 'hotWaterTank', available: true, mode: 'auto',
+        temperatureC: 61.5, powerW: 0, energyKwh: 1234.567, plannedOn: false, nextStartMs: nowMs + 7 * hour, floorC: 45,
+        capKw: 0, capUntilMs: nowMs + 2 * hour,
+      },
+      {
+        id: 'car', name: 'Garage charger', kind: 'evCharger', available: true, mode: 'auto', powerW: 0, energyKwh: 845.2, plannedOn: false,
+        nextStartMs: nowMs + 6 * hour,
+        ev: { plugged: true, charging: false, socPct: 41, departure: '2026-03-03T06:00:00.000Z', targetKwh: 20, targetSocPct: 80 },
+      },
+      { id: 'main', name: 'Main meter', kind: 'meter', available: true, mode: 'auto', powerW: 4210, energyKwh: 50123.4, plannedOn: false },
+    ],
+    plan: {
+      createdMs: nowMs - 4 * 60_000,
+      mode: 'optimal',
+      slotMinutes: 60,
+      currency: 'NOK',
+      expectedCost: 18.42,
+      baselineCost: 27.9,
+      incentive: 2.35,
+      shortfalls: [],
+      slots: [
+        {
+          startMs: nowMs, pricePerKwh: 1.4125, deltaPerKwh: 0.4, reason: 'LPC cap 6 kW and a price above the cheapest hours needed',
+          devices: { tank: { powerKw: 0, on: false, temperatureC: 60.9 }, car: { powerKw: 0, on: false, energyStateKwh: 0 } },
+        },
+        {
+          startMs: nowMs + hour, pricePerKwh: 0.6125, deltaPerKwh: -0.35, reason: 'incentive hour: the delta pays for heating now',
+          devices: { tank: { powerKw: 3, on: true, temperatureC: 72.4 }, car: { powerKw: 11, on: true, energyStateKwh: 9.9 } },
+        },
+      ],
+    },
+    health: { ok: true, jobs: [{ name: 'events', ok: true }, { name: 'prices', ok: true }, { name: 'planner', ok: true }] },
+    outbox: { pending: 1, accepted: 12, rejected: 0, oldestDeadlineMs: Date.UTC(2026, 2, 31, 22, 0, 0) },
+    limits: [
+      { eventId: 'lpc-7', deviceId: null, capKw: 6, startMs: nowMs - hour, endMs: nowMs + hour, active: true },
+      { eventId: 'lpc-8', deviceId: 'tank', capKw: 0, startMs: nowMs - 30 * 60_000, endMs: nowMs + 2 * hour, active: true },
+    ],
+    events: [
+      { id: 'lpc-7', type: 'LPC', startMs: nowMs - hour, endMs: nowMs + hour },
+      { id: 'pc-3', type: 'PriceCurve', startMs: nowMs - 17 * hour, endMs: nowMs + 7 * hour },
+      { id: 'lpc-8', type: 'ResourceLPC', startMs: nowMs - 30 * 60_000, endMs: nowMs + 2 * hour },
+    ],
+    nowMs,
+  };
+}
