@@ -9,6 +9,7 @@ import type { z } from 'zod';
 import { WattshiftError } from '../errors.js';
 import { configSchema, type Config, type ConfigInput } from './schema.js';
 import { formatPath, resolveSecrets } from './secret.js';
+import { resolveTariff } from './tariff-file.js';
 
 export interface ConfigProblem {
   /** Key path such as `devices[0].model.volumeL` (empty for the whole file). */
@@ -129,8 +130,10 @@ function parseWith(document: unknown, options: ParseOptions, where: Located): Lo
     throw invalid(where.file, problems);
   }
   if (!result.success) throw new Error('unreachable');
-  const config = resolvePaths(result.data, options);
-  return { config: deepFreeze(config), secrets: [...new Set(resolved.secrets)], warnings: [...resolved.warnings, ...configWarnings(config)] };
+  const tariff = resolveTariff(resolvePaths(result.data, options), options.baseDir ?? process.cwd());
+  if (tariff.problems.length > 0) throw invalid(where.file, tariff.problems.map((p) => withLocation(p, pathSegments(p.path), where, false)));
+  const config = tariff.config;
+  return { config: deepFreeze(config), secrets: [...new Set(resolved.secrets)], warnings: [...resolved.warnings, ...tariff.warnings, ...configWarnings(config)] };
 }
 
 /**

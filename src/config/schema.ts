@@ -8,6 +8,7 @@ import { optionalSecretField, secretField } from './secret.js';
 import { deviceSchema, modbusBusSchema, timeOfDay } from './schema-devices.js';
 import { crossCheck } from './cross-check.js';
 import { isKnownTimeZone } from '../core/zoned-time.js';
+import { tariffSchema } from './schema-tariff.js';
 
 export * from './schema-devices.js';
 
@@ -36,6 +37,8 @@ export const siteSchema = z.strictObject({
   exchangeRates: z.partialRecord(z.enum(currencies), z.number().positive()).optional()
     .describe('Units of `currency` per 1 unit of another currency, e.g. `{ EUR: 11.5 }`, for prices quoted in other currencies.'),
   slotMinutes: z.union([z.literal(60), z.literal(15)]).default(60).describe('Planning slot length, minutes.'),
+  tariff: z.union([z.string().min(1), tariffSchema]).optional()
+    .describe('The household\'s tariff: a shipped tariff by name (`elvia`, see `tariffs/`), a path to a tariff file, or an inline tariff (docs/tariffs.md). With a tariff, `gridFeePerKwh`, `taxPerKwh` and `vatPct` are not used.'),
 });
 
 export const sparkSchema = z.strictObject({
