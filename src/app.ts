@@ -17,7 +17,6 @@ import { createMqttConnection, type MqttConnection } from './devices/mqtt/index.
 import { createModbusBuses, type ModbusBus } from './devices/modbus/bus.js';
 import { buildDevice, type BuiltDevice } from './devices/factory.js';
 import { superviseDevice, type SupervisedDevice } from './devices/supervisor.js';
-import { plan as planFn } from './core/index.js';
 import { createHaBridge, type HaBridge } from './ha/bridge.js';
 import { haWill } from './ha/publisher.js';
 import { sharedConnectionPort } from './ha/port.js';
@@ -33,6 +32,7 @@ import { startWebhookReceiver, type WebhookReceiver } from './jobs/webhook-recei
 import { startPriceRefresh, type PriceData } from './jobs/price-refresh.js';
 import { buildPlanInput } from './jobs/plan-inputs.js';
 import { startPlanning } from './jobs/planning.js';
+import { billPlanner } from './jobs/bill-planner.js';
 import { startControlLoop, type ControlSnapshot, type ControlledDevice } from './jobs/control-loop.js';
 import { startReportOutbox } from './jobs/report-outbox.js';
 import { startLoop, type LoopHandle } from './jobs/loop.js';
@@ -296,7 +296,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
     const previous = tracker.loadPlan();
     const planning = startPlanning({
       buildInput: (now) => buildPlanInput(config, tracker.snapshot(now, prices.data(), activeEvents()), me.resources),
-      plan: planFn,
+      plan: billPlanner({ config, readLocationHours: (from, to) => s.readHourly('location', from, to), logger: deps.logger }),
       store: s,
       clock,
       logger: deps.logger,
