@@ -5,6 +5,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { loadConfig, parseConfig, type ConfigProblem } from '../src/config/load.js';
 import { builtinTariffNames, parseTariff, siteTariff, tariffDir } from '../src/config/tariff-file.js';
 import { isWattshiftError } from '../src/errors.js';
@@ -106,5 +107,15 @@ describe('site.tariff', () => {
   it('refuses a tariff in another currency than the site', () => {
     const [p] = problems(() => parseConfig(doc({ tariff: 'n1' })));
     expect(p).toMatchObject({ path: 'site.tariff', message: 'the tariff is in DKK but site.currency is NOK' });
+  });
+});
+
+describe('docs/tariffs.md', () => {
+  it('has an example that is a valid site with a tariff', () => {
+    const block = /```yaml\n([\s\S]*?)```/.exec(readFileSync('docs/tariffs.md', 'utf8'))?.[1] ?? '';
+    const example = parse(block) as { site: Record<string, unknown> };
+    const { config, warnings } = parseConfig(doc(example.site));
+    expect(warnings.filter((w) => w.startsWith('site.'))).toEqual([]);
+    expect(siteTariff(config)?.capacity?.steps).toHaveLength(4);
   });
 });

@@ -20,6 +20,10 @@ function isIanaTimeZone(tz: string): boolean {
   return (tz.includes('/') || tz === 'UTC') && isKnownTimeZone(tz);
 }
 
+/** A shipped tariff's name or a tariff file's path (resolved by the loader). */
+export const tariffReference = z.string().min(1);
+export { tariffSchema };
+
 const httpUrl = z.url({ protocol: /^https?$/ });
 const host = z.string().min(1);
 const port = z.number().int().min(0).max(65535);
@@ -37,7 +41,7 @@ export const siteSchema = z.strictObject({
   exchangeRates: z.partialRecord(z.enum(currencies), z.number().positive()).optional()
     .describe('Units of `currency` per 1 unit of another currency, e.g. `{ EUR: 11.5 }`, for prices quoted in other currencies.'),
   slotMinutes: z.union([z.literal(60), z.literal(15)]).default(60).describe('Planning slot length, minutes.'),
-  tariff: z.union([z.string().min(1), tariffSchema]).optional()
+  tariff: z.union([tariffReference, tariffSchema]).optional()
     .describe('The household\'s tariff: a shipped tariff by name (`elvia`, see `tariffs/`), a path to a tariff file, or an inline tariff (docs/tariffs.md). With a tariff, `gridFeePerKwh`, `taxPerKwh` and `vatPct` are not used.'),
 });
 
