@@ -131,4 +131,29 @@ describe('planWithCapacity', () => {
     expect(p.shortfalls).toEqual([]);
     expect(p.slots.reduce((a, _, i) => a + evEnergy(p, i), 0)).toBeCloseTo(60, 3);
   });
+
+  it('with a fee per kW, holds the month at what is already metered when that is cheapest', () => {
+    // 29 per kW: every kW of measure costs far more than spreading 10 kWh over dearer hours.
+    const perKw: CapacityModel = { measure: 'dailyPeaks', count: 3, days: 'all', perKwPerMonth: 29 };
+    const p = planWithCapacity(evInput(prices, 10), T0, ctx(perKw, peaks(4, 4, 4)));
+    expect(p.capacity!.measureKw).toBeCloseTo(4, 4);
+    expect(p.capacity!.feePerMonth).toBeCloseTo(116, 3);
+    expect(p.capacity!.heldAtKWhPerH).toBeCloseTo(4, 4);
+    expect(p.capacity!.unheldBill).toBeCloseTo(1 + 29 * (11 + 8) / 3, 3);
+  });
+
+  it('lets night hours take twice as much when they count at half', () => {
+    // Hours 0–5 UTC are night (22–6 weighted 0.5). A 22 kW car needing 30 kWh: unheld, hour 0 takes
+    // 23 kWh/h, weighted 11.5 → (11.5+4+4)/3 = 6.5 → the 5–10 step. Held to ≤ 5 the weighted cap
+    // is 7, so 14 kWh/h a night hour: 13 of car in hours 0 and 1, 4 in the dearer ones.
+    const night: CapacityModel = { ...norway, nightWeight: { weight: 0.5, hours: { from: 22, to: 6 } } };
+    const input = evInput(prices, 30);
+    const p = planWithCapacity({ ...input, ev: { ...input.ev!, maxPowerKW: 22 } }, T0, ctx(night, peaks(4, 4, 4)));
+    expect(p.capacity).toMatchObject({ step: 1 });
+    expect(p.capacity!.heldAtKWhPerH).toBeCloseTo(14, 4);
+    expect(evEnergy(p, 0)).toBeCloseTo(13, 4);
+    expect(evEnergy(p, 1)).toBeCloseTo(13, 4);
+    expect([2, 3, 4, 5].reduce((a, i) => a + evEnergy(p, i), 0)).toBeCloseTo(4, 4);
+  });
 });
+

@@ -8,7 +8,7 @@
  * is never chosen. Pure; time is an argument.
  */
 import { plan as planOnce } from './planner.js';
-import { capacityFee, capacityWeight, hourlyEnergies, meanOfTop, monthKey, stepIndex, type HourEnergy } from './capacity.js';
+import { capacityFee, capacityWeight, hourlyEnergies, meanOfTop, stepIndex, type HourEnergy } from './capacity.js';
 import { tariffLocalTime, type CapacityModel } from './tariff.js';
 import { HOUR_MS } from './zoned-time.js';
 import type { LpcCap, Plan, PlanInput } from './types.js';
@@ -83,12 +83,32 @@ interface Prepared {
   kWh: number;
 }
 
-function prepare(ctx: CapacityContext, hours: ReadonlyArray<HourEnergy>): Prepared[] {
-  return hours.map((h) => ({
-    day: tariffLocalTime(h.startMs, ctx.timezone, ctx.holidays).date,
-    weight: capacityWeight(ctx.rule, h.startMs, ctx.timezone, ctx.holidays),
-    kWh: h.kWh,
-  }));
+/** The context plus each hour's local facts, looked up once per hour (wall-clock maths is the slow part). */
+interface Ctx extends CapacityContext {
+  local(startMs: number): { day: string; month: string; weight: number };
+}
+
+function withLocalCache(ctx: CapacityContext): Ctx {
+  const cache = new Map<number, { day: string; month: string; weight: number }>();
+  return {
+    ...ctx,
+    local(startMs) {
+      let hit = cache.get(startMs);
+      if (!hit) {
+        const day = tariffLocalTime(startMs, ctx.timezone, ctx.holidays).date;
+        hit = { day, month: day.slice(0, 7), weight: capacityWeight(ctx.rule, startMs, ctx.timezone, ctx.holidays) };
+        cache.set(startMs, hit);
+      }
+      return hit;
+    },
+  };
+}
+
+function prepare(ctx: Ctx, hours: ReadonlyArray<HourEnergy>): Prepared[] {
+  return hours.map((h) => {
+    const l = ctx.local(h.startMs);
+    return { day: l.day, weight: l.weight, kWh: h.kWh };
+  });
 }
 
 function measureOf(rule: CapacityModel, hours: ReadonlyArray<Prepared>, heldAt?: { cap: number; planned: ReadonlySet<number> }): number {
@@ -103,10 +123,10 @@ function measureOf(rule: CapacityModel, hours: ReadonlyArray<Prepared>, heldAt?:
   return meanOfTop(rule.measure === 'hourlyPeaks' ? values : [...dayMax.values()], rule.count);
 }
 
-function groupByMonth(ctx: CapacityContext, hours: ReadonlyArray<HourEnergy>): Map<string, HourEnergy[]> {
+function groupByMonth(ctx: Ctx, hours: ReadonlyArray<HourEnergy>): Map<string, HourEnergy[]> {
   const out = new Map<string, HourEnergy[]>();
   for (const h of hours) {
-    const k = monthKey(h.startMs, ctx.timezone);
+    const k = ctx.local(h.startMs).month;
     const list = out.get(k) ?? [];
     list.push(h);
     out.set(k, list);
@@ -114,11 +134,11 @@ function groupByMonth(ctx: CapacityContext, hours: ReadonlyArray<HourEnergy>): M
   return out;
 }
 
-function evaluate(p: Plan, ctx: CapacityContext, facts: Map<number, SlotFact>): Evaluated {
+function evaluate(p: Plan, ctx: Ctx, facts: Map<number, SlotFact>): Evaluated {
   const months = [...groupByMonth(ctx, projectedHours(p, facts, ctx.meteredHours))];
   let fees = 0;
   let first: { measure: number; fee: number } | null = null;
-  const current = p.slots[0] ? monthKey(p.slots[0].startMs, ctx.timezone) : null;
+  const current = p.slots[0] ? ctx.local(p.slots[0].startMs).month : null;
   for (const [key, hours] of months) {
     const measure = measureOf(ctx.rule, prepare(ctx, hours));
     const fee = capacityFee(ctx.rule, measure) * ctx.vatRate;
@@ -155,7 +175,7 @@ function capFor(rule: CapacityModel, hours: ReadonlyArray<Prepared>, planned: Re
 }
 
 /** Location caps (kW per slot) that hold each planned hour's energy to the month's cap for `target`. */
-function holdingCaps(input: PlanInput, ctx: CapacityContext, facts: Map<number, SlotFact>, target: number): Map<number, { kw: number; hourKWh: number }> {
+function holdingCaps(input: PlanInput, ctx: Ctx, facts: Map<number, SlotFact>, target: number): Map<number, { kw: number; hourKWh: number }> {
   const metered = new Map(ctx.meteredHours.map((h) => [Math.floor(h.startMs / HOUR_MS) * HOUR_MS, h.kWh]));
   const planHours = new Map<number, number>();
   for (const [start, f] of facts) {
@@ -222,14 +242,15 @@ function explain(p: Plan, input: PlanInput, facts: Map<number, SlotFact>, caps: 
  * Plans the whole bill: energy plus the month's capacity fee. Without a plan to improve on
  * (fallback mode, no slots) the unheld plan is returned with its projected fee.
  */
-export function planWithCapacity(input: PlanInput, nowMs: number, ctx: CapacityContext, previous?: Plan, planFn = planOnce): Plan {
+export function planWithCapacity(input: PlanInput, nowMs: number, context: CapacityContext, previous?: Plan, planFn = planOnce): Plan {
+  const ctx = withLocalCache(context);
   const facts = slotFacts(input, nowMs);
   const free = planFn(input, nowMs, previous);
   const freeEval = evaluate(free, ctx, facts);
   let best: { plan: Plan; ev: Evaluated; caps: Map<number, { kw: number; hourKWh: number }> | null } = { plan: free, ev: freeEval, caps: null };
   if (free.mode === 'optimal' && free.slots.length > 0) {
-    const current = monthKey(free.slots[0]!.startMs, ctx.timezone);
-    const metNow = ctx.meteredHours.filter((h) => monthKey(h.startMs, ctx.timezone) === current);
+    const current = ctx.local(free.slots[0]!.startMs).month;
+    const metNow = ctx.meteredHours.filter((h) => ctx.local(h.startMs).month === current);
     const metMeasure = measureOf(ctx.rule, prepare(ctx, metNow));
     for (const target of targets(ctx.rule, metMeasure, freeEval.measureKw)) {
       const caps = holdingCaps(input, ctx, facts, target);
