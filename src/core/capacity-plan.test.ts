@@ -155,5 +155,16 @@ describe('planWithCapacity', () => {
     expect(evEnergy(p, 1)).toBeCloseTo(13, 4);
     expect([2, 3, 4, 5].reduce((a, i) => a + evEnergy(p, i), 0)).toBeCloseTo(4, 4);
   });
-});
 
+  it('gives a day that needs it the room another day leaves unused', () => {
+    // Metered 2, 2; tomorrow only base load (1 kWh/h). Unheld: 11 kW car + 1 → 12 → (12+2+2)/3 = 5.33.
+    // Every planned day at the same cap C: (C+C+2)/3 ≤ 5 → C = 6.5. Tomorrow stays at 1, so today
+    // may reach (C+2+2)/3 = 5 → C = 11: 10 kWh of car in the cheap hour, 2 in the next.
+    const twoDays = [0.1, 0.2, ...Array<number>(46).fill(0.3)];
+    const p = planWithCapacity(evInput(twoDays, 12), T0, ctx(norway, peaks(2, 2)));
+    expect(evEnergy(p, 0)).toBeCloseTo(10, 3);
+    expect(evEnergy(p, 1)).toBeCloseTo(2, 3);
+    expect(p.capacity!.measureKw).toBeCloseTo(5, 3);
+    expect(p.capacity!.heldAtKWhPerH).toBeCloseTo(11, 3);
+  });
+});

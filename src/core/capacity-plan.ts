@@ -8,10 +8,11 @@
  * is never chosen. Pure; time is an argument.
  */
 import { plan as planOnce } from './planner.js';
-import { capacityFee, capacityWeight, hourlyEnergies, meanOfTop, stepIndex, type HourEnergy } from './capacity.js';
-import { tariffLocalTime, type CapacityModel } from './tariff.js';
+import { capacityFee, hourlyEnergies, stepIndex, type HourEnergy } from './capacity.js';
+import { groupByMonth, holdingCaps, measureOf, prepare, withCaps, withLocalCache, type Caps, type Ctx, type SlotFact } from './capacity-hold.js';
+import type { CapacityModel } from './tariff.js';
 import { HOUR_MS } from './zoned-time.js';
-import type { LpcCap, Plan, PlanInput } from './types.js';
+import type { Plan, PlanInput } from './types.js';
 
 export interface CapacityContext {
   rule: CapacityModel;
@@ -30,7 +31,7 @@ export interface CapacityOutcome {
   /** Index into the tariff's steps, null for a fee per kW. */
   step: number | null;
   feePerMonth: number;
-  /** Hourly energy the plan was held to (kWh/h; night-weighted hours may take more), null when not held. */
+  /** Most energy a held hour may take (kWh/h), null when the plan was not held. */
   heldAtKWhPerH: number | null;
   /** Whole bill of the plan (its energy cost + the fee of every month it touches). */
   bill: number;
@@ -46,13 +47,6 @@ interface Evaluated {
 
 const TOL = 1e-6;
 
-interface SlotFact {
-  baseKW: number;
-  /** Hours of the slot from `nowMs` on. */
-  hours: number;
-  endMs: number;
-}
-
 /** Base load (kW) by slot start, and each remaining slot's hours from `nowMs`. */
 function slotFacts(input: PlanInput, nowMs: number): Map<number, SlotFact> {
   const out = new Map<number, SlotFact>();
@@ -65,6 +59,11 @@ function slotFacts(input: PlanInput, nowMs: number): Map<number, SlotFact> {
   return out;
 }
 
+/** The plan's hourly energies, base load included. */
+function planOnlyHours(p: Plan, facts: Map<number, SlotFact>): Map<number, number> {
+  return new Map(projectedHours(p, facts, []).map((h) => [h.startMs, h.kWh]));
+}
+
 /** The plan's hourly energies (base load included) merged with the metered hours. */
 function projectedHours(p: Plan, facts: Map<number, SlotFact>, metered: ReadonlyArray<HourEnergy>): HourEnergy[] {
   const items: HourEnergy[] = [...metered];
@@ -74,64 +73,6 @@ function projectedHours(p: Plan, facts: Map<number, SlotFact>, metered: Readonly
     items.push({ startMs: s.startMs, kWh: (f ? f.baseKW * f.hours : 0) + flex });
   }
   return hourlyEnergies(items);
-}
-
-/** Weighted value and local day of each hour, computed once per month. */
-interface Prepared {
-  day: string;
-  weight: number;
-  kWh: number;
-}
-
-/** The context plus each hour's local facts, looked up once per hour (wall-clock maths is the slow part). */
-interface Ctx extends CapacityContext {
-  local(startMs: number): { day: string; month: string; weight: number };
-}
-
-function withLocalCache(ctx: CapacityContext): Ctx {
-  const cache = new Map<number, { day: string; month: string; weight: number }>();
-  return {
-    ...ctx,
-    local(startMs) {
-      let hit = cache.get(startMs);
-      if (!hit) {
-        const day = tariffLocalTime(startMs, ctx.timezone, ctx.holidays).date;
-        hit = { day, month: day.slice(0, 7), weight: capacityWeight(ctx.rule, startMs, ctx.timezone, ctx.holidays) };
-        cache.set(startMs, hit);
-      }
-      return hit;
-    },
-  };
-}
-
-function prepare(ctx: Ctx, hours: ReadonlyArray<HourEnergy>): Prepared[] {
-  return hours.map((h) => {
-    const l = ctx.local(h.startMs);
-    return { day: l.day, weight: l.weight, kWh: h.kWh };
-  });
-}
-
-function measureOf(rule: CapacityModel, hours: ReadonlyArray<Prepared>, heldAt?: { cap: number; planned: ReadonlySet<number> }): number {
-  const values: number[] = [];
-  const dayMax = new Map<string, number>();
-  hours.forEach((h, i) => {
-    if (h.weight === 0) return;
-    const v = heldAt?.planned.has(i) ? heldAt.cap : h.kWh * h.weight;
-    if (rule.measure === 'hourlyPeaks') values.push(v);
-    else dayMax.set(h.day, Math.max(dayMax.get(h.day) ?? 0, v));
-  });
-  return meanOfTop(rule.measure === 'hourlyPeaks' ? values : [...dayMax.values()], rule.count);
-}
-
-function groupByMonth(ctx: Ctx, hours: ReadonlyArray<HourEnergy>): Map<string, HourEnergy[]> {
-  const out = new Map<string, HourEnergy[]>();
-  for (const h of hours) {
-    const k = ctx.local(h.startMs).month;
-    const list = out.get(k) ?? [];
-    list.push(h);
-    out.set(k, list);
-  }
-  return out;
 }
 
 function evaluate(p: Plan, ctx: Ctx, facts: Map<number, SlotFact>): Evaluated {
@@ -159,70 +100,13 @@ function targets(rule: CapacityModel, meteredMeasure: number, unheldMeasure: num
   return out.filter((v) => v < unheldMeasure - 0.05);
 }
 
-/**
- * The largest weighted hourly energy `cap` such that the month stays at or under `target` even
- * if every planned hour reaches it (monotone in `cap`, so bisection).
- */
-function capFor(rule: CapacityModel, hours: ReadonlyArray<Prepared>, planned: ReadonlySet<number>, target: number): number {
-  let lo = 0;
-  let hi = target * rule.count + 1;
-  for (let k = 0; k < 40; k++) {
-    const mid = (lo + hi) / 2;
-    if (measureOf(rule, hours, { cap: mid, planned }) <= target + 1e-9) lo = mid;
-    else hi = mid;
-  }
-  return lo;
-}
-
-/** Location caps (kW per slot) that hold each planned hour's energy to the month's cap for `target`. */
-function holdingCaps(input: PlanInput, ctx: Ctx, facts: Map<number, SlotFact>, target: number): Map<number, { kw: number; hourKWh: number }> {
-  const metered = new Map(ctx.meteredHours.map((h) => [Math.floor(h.startMs / HOUR_MS) * HOUR_MS, h.kWh]));
-  const planHours = new Map<number, number>();
-  for (const [start, f] of facts) {
-    const h = Math.floor(start / HOUR_MS) * HOUR_MS;
-    planHours.set(h, (planHours.get(h) ?? 0) + f.hours);
-  }
-  const all = hourlyEnergies([...ctx.meteredHours, ...[...planHours.keys()].map((startMs) => ({ startMs, kWh: 0 }))]);
-  const out = new Map<number, { kw: number; hourKWh: number }>();
-  for (const hours of groupByMonth(ctx, all).values()) {
-    const prepared = prepare(ctx, hours);
-    const metMeasure = measureOf(ctx.rule, prepared);
-    // Peaks already metered above the target: the step they are in is already paid for.
-    const steps = ctx.rule.steps;
-    const paid = steps?.[stepIndex(ctx.rule, metMeasure)]?.upToKw;
-    const monthTarget = metMeasure > target + TOL ? (steps ? paid : metMeasure) : target;
-    if (monthTarget === null || monthTarget === undefined) continue;
-    const planned = new Set(hours.flatMap((h, i) => (planHours.has(h.startMs) ? [i] : [])));
-    const cap = capFor(ctx.rule, prepared, planned, monthTarget);
-    hours.forEach((h, i) => {
-      const w = prepared[i]!.weight;
-      if (!planned.has(i) || w === 0) return;
-      const hourKWh = cap / w;
-      const kw = (hourKWh - (metered.get(h.startMs) ?? 0)) / (planHours.get(h.startMs) ?? 1);
-      out.set(h.startMs, { kw, hourKWh });
-    });
-  }
-  return out;
-}
-
-function withCaps(input: PlanInput, facts: Map<number, SlotFact>, caps: Map<number, { kw: number; hourKWh: number }>): PlanInput {
-  const extra: LpcCap[] = [];
-  for (const [start, f] of facts) {
-    const c = caps.get(Math.floor(start / HOUR_MS) * HOUR_MS);
-    if (!c) continue;
-    const kw = Math.max(f.baseKW, c.kw);
-    if (kw < input.location.limitKW) extra.push({ startMs: start, endMs: f.endMs, maxKW: kw, scope: 'location' });
-  }
-  return { ...input, location: { ...input.location, lpc: [...(input.location.lpc ?? []), ...extra] } };
-}
-
 /** Whether `held` leaves no device worse off than `free` (same kinds of shortfall, no larger). */
 function noWorse(held: Plan, free: Plan): boolean {
   return held.shortfalls.every((s) => free.shortfalls.some((f) => f.device === s.device && f.kind === s.kind && f.amount >= s.amount - 1e-3));
 }
 
 /** Marks the slots the capacity hold binds and says so in their explanation. */
-function explain(p: Plan, input: PlanInput, facts: Map<number, SlotFact>, caps: Map<number, { kw: number; hourKWh: number }>): Plan {
+function explain(p: Plan, input: PlanInput, facts: Map<number, SlotFact>, caps: Caps): Plan {
   const slots = p.slots.map((s) => {
     const c = caps.get(Math.floor(s.startMs / HOUR_MS) * HOUR_MS);
     const f = facts.get(s.startMs);
@@ -247,22 +131,25 @@ export function planWithCapacity(input: PlanInput, nowMs: number, context: Capac
   const facts = slotFacts(input, nowMs);
   const free = planFn(input, nowMs, previous);
   const freeEval = evaluate(free, ctx, facts);
-  let best: { plan: Plan; ev: Evaluated; caps: Map<number, { kw: number; hourKWh: number }> | null } = { plan: free, ev: freeEval, caps: null };
+  let best: { plan: Plan; ev: Evaluated; caps: Caps | null } = { plan: free, ev: freeEval, caps: null };
   if (free.mode === 'optimal' && free.slots.length > 0) {
     const current = ctx.local(free.slots[0]!.startMs).month;
     const metNow = ctx.meteredHours.filter((h) => ctx.local(h.startMs).month === current);
     const metMeasure = measureOf(ctx.rule, prepare(ctx, metNow));
     for (const target of targets(ctx.rule, metMeasure, freeEval.measureKw)) {
-      const caps = holdingCaps(input, ctx, facts, target);
-      if (caps.size === 0) continue;
-      const held = planFn(withCaps(input, facts, caps), nowMs, previous);
-      if (!noWorse(held, free)) continue;
-      const ev = evaluate(held, ctx, facts);
-      if (ev.bill < best.ev.bill - TOL) best = { plan: held, ev, caps };
+      let caps = holdingCaps(ctx, facts, target);
+      // A uniform hold, then two refinements that give the room of the days left below their
+      // allowance to the days that used it all.
+      for (let round = 0; round < 3 && caps.size > 0; round++) {
+        const held = planFn(withCaps(input, facts, caps), nowMs, previous);
+        const ev = evaluate(held, ctx, facts);
+        if (noWorse(held, free) && ev.bill < best.ev.bill - TOL) best = { plan: held, ev, caps };
+        caps = holdingCaps(ctx, facts, target, { caps, planned: planOnlyHours(held, facts) });
+      }
     }
   }
   const chosen = best.caps ? explain(best.plan, input, facts, best.caps) : best.plan;
-  const heldAt = best.caps ? Math.min(...[...best.caps.values()].map((c) => c.hourKWh)) : null;
+  const heldAt = best.caps ? Math.max(...[...best.caps.values()].map((c) => c.hourKWh)) : null;
   return {
     ...chosen,
     capacity: {
