@@ -20,6 +20,7 @@ import type { DeltaCurveInput, EvParams, Plan, PlanInput, TankParams } from '../
 import { areaTimezone, hourlyWindows, loadPriceSeries, type PriceSeries } from './lib/price-data.js';
 import { rng } from '../src/core/prng.js';
 import { planPeakRssMb } from './bench-planner-memory.js';
+import { runCapacityBench } from './bench-capacity.js';
 
 export type Family = 'tank' | 'tankRelay' | 'ev' | 'joint';
 
@@ -303,6 +304,12 @@ async function main(): Promise<void> {
   }
   const p99Long = pct(long, 99);
   console.log(`joint 7d 15-min  windows ${long.length}  time p50 ${pct(long, 50).toFixed(1)} ms p99 ${p99Long.toFixed(1)} ms`);
+  const capacity = only && only !== 'capacity' ? null : runCapacityBench(highs, series, quick, (l) => console.log(l));
+  if (capacity) {
+    allGaps = allGaps.concat(capacity.gaps);
+    windows += capacity.windows;
+    feasibleMissed += capacity.feasibleMissed;
+  }
   const peakRssMb = planPeakRssMb();
   console.log(`one 7-day 15-min relay tank + EV plan raises peak RSS by ${peakRssMb.toFixed(2)} MB`);
   const meanGap = allGaps.reduce((a, b) => a + b, 0) / Math.max(1, allGaps.length);
@@ -315,6 +322,9 @@ async function main(): Promise<void> {
     p99Ms7d15min: Number(p99Long.toFixed(1)),
     peakRssMb7d15minRelay: Number(peakRssMb.toFixed(2)),
     meanSavingsPct: Number((allSavings.reduce((a, b) => a + b, 0) / Math.max(1, allSavings.length)).toFixed(2)),
+    billSavingsPct: capacity && Number.isFinite(capacity.billSavingsPct) ? Number(capacity.billSavingsPct.toFixed(2)) : null,
+    stepUpsAvoided: capacity ? capacity.stepUpsAvoided : null,
+    p99MsCapacity48hHourly: capacity ? Number(capacity.p99Ms.toFixed(2)) : null,
   };
   console.log(JSON.stringify(out));
 }

@@ -18,7 +18,6 @@ import { createMqttConnection, type MqttConnection } from './devices/mqtt/index.
 import { createModbusBuses, type ModbusBus } from './devices/modbus/bus.js';
 import { buildDevice, type BuiltDevice } from './devices/factory.js';
 import { superviseDevice, type SupervisedDevice } from './devices/supervisor.js';
-import { plan as planFn } from './core/index.js';
 import { createHaBridge, type HaBridge } from './ha/bridge.js';
 import { haWill } from './ha/publisher.js';
 import { sharedConnectionPort } from './ha/port.js';
@@ -34,6 +33,7 @@ import { startWebhookReceiver, type WebhookReceiver } from './jobs/webhook-recei
 import { startPriceRefresh, type PriceData } from './jobs/price-refresh.js';
 import { buildPlanInput } from './jobs/plan-inputs.js';
 import { clockStepOf, startPlanning } from './jobs/planning.js';
+import { billPlanner } from './jobs/bill-planner.js';
 import { startControlLoop, type ControlSnapshot, type ControlledDevice } from './jobs/control-loop.js';
 import { startReportOutbox } from './jobs/report-outbox.js';
 import { startLoop, type LoopHandle } from './jobs/loop.js';
@@ -353,6 +353,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
     loops.push({ name: 'prices', handle: prices });
 
     const previous = tracker.loadPlan();
+    const planBill = billPlanner({ config, readLocationHours: (from, to) => s.readHourly('location', from, to), logger: deps.logger });
     const planning = startPlanning({
       buildInput: (now) => {
         // What the devices took in this slot so far, so that a mid-slot plan keeps the slot's target.
@@ -365,7 +366,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
       plan: (input, nowMs) => {
         // Real time, not the clock: this is CPU spent, for /metrics.
         const started = performance.now();
-        const made = planFn(input, nowMs);
+        const made = planBill(input, nowMs);
         counters.planSolved((performance.now() - started) / 1000);
         return made;
       },

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { z } from 'zod';
-import { collapseSources, renderConfigDocs, renderErrorDocs } from '../src/config/docs.js';
+import { collapseOption, renderConfigDocs, renderErrorDocs } from '../src/config/docs.js';
 import { configSchema, sourceOptionSchemas, sourceSchema } from '../src/config/schema.js';
 import { discriminatorValue, listFields } from '../src/config/walk.js';
 import { errorCodes } from '../src/errors.js';
@@ -53,7 +53,7 @@ describe('config.example.yaml', () => {
   documentPaths(example, '', paths, sources);
 
   it('has every key of the schema', () => {
-    const missing = listFields(configSchema, '', { collapse: collapseSources })
+    const missing = listFields(configSchema, '', { collapse: collapseOption })
       .map((f) => f.path)
       .filter((p) => !paths.has(p));
     expect(missing).toEqual([]);
@@ -110,7 +110,7 @@ describe('generated docs', () => {
 
   it('docs/config.md documents every key', () => {
     const text = readFileSync('docs/config.md', 'utf8');
-    for (const f of listFields(configSchema, '', { collapse: collapseSources })) {
+    for (const f of listFields(configSchema, '', { collapse: collapseOption })) {
       if (f.container && !f.path.includes('.')) expect(text).toContain(`## \`${f.path}\``);
       else expect(text).toContain(`| \`${f.path}\` |`);
     }

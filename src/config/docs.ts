@@ -4,12 +4,12 @@
  */
 import { errorCodes } from '../errors.js';
 import { z } from 'zod';
-import { configSchema, sourceOptionSchemas } from './schema.js';
+import { configSchema, sourceOptionSchemas, tariffReference, tariffSchema } from './schema.js';
 import { discriminatorValue, listFields, type FieldInfo } from './walk.js';
 
-const sourceSet = new Set<unknown>(sourceOptionSchemas);
-/** Capability sources are documented once, in their own section. */
-export const collapseSources = (option: unknown): boolean => sourceSet.has(option);
+const collapsed = new Set<unknown>([...sourceOptionSchemas, tariffReference, tariffSchema]);
+/** Capability sources and the tariff are documented once, in their own sections. */
+export const collapseOption = (option: unknown): boolean => collapsed.has(option);
 
 function cell(text: string): string {
   return text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
@@ -29,7 +29,7 @@ function row(f: FieldInfo): string {
 }
 
 export function renderConfigDocs(): string {
-  const fields = listFields(configSchema, '', { collapse: collapseSources });
+  const fields = listFields(configSchema, '', { collapse: collapseOption });
   const lines: string[] = [
     '# Configuration reference',
     '',
@@ -76,6 +76,17 @@ export function renderConfigDocs(): string {
     }
     lines.push('');
   }
+  lines.push(
+    '## Tariff files',
+    '',
+    '`site.tariff` names a shipped tariff, a tariff file, or is a tariff inline; all have these keys (see [tariffs.md](tariffs.md)).',
+    'Money is in the tariff\'s currency and excludes VAT.',
+    '',
+    '| Key | Type | Default | Description |',
+    '|---|---|---|---|',
+  );
+  for (const f of listFields(tariffSchema, '')) lines.push(row(f));
+  lines.push('');
   return lines.join('\n');
 }
 

@@ -10,6 +10,7 @@ import { WattshiftError } from '../errors.js';
 import { configSchema, deviceSchema, plannerSchema, reportsSchema, siteSchema, storageSchema, type Config, type ConfigInput, type DeviceConfig, type StorageConfig } from './schema.js';
 import { crossCheckWith } from './cross-check.js';
 import { formatPath, resolveSecrets } from './secret.js';
+import { resolveTariff } from './tariff-file.js';
 
 export interface ConfigProblem {
   /** Key path such as `devices[0].model.volumeL` (empty for the whole file). */
@@ -136,9 +137,11 @@ function parseWith(document: unknown, options: ParseOptions, where: Located): Lo
   const schemaProblems = result.success ? [] : dedupe([...issuesToProblems(result.error.issues, where), ...salvagedCrossChecks(resolved.document, where)]);
   const machineProblems = (options.machineChecks?.(parsed ? checkable(parsed) : salvage(resolved.document, options)) ?? [])
     .map((p) => withLocation(p, pathSegments(p.path), where, false));
-  const problems = [...secretProblems, ...schemaProblems, ...machineProblems];
-  if (problems.length > 0 || !parsed) {
-    const onlyUnreadable = schemaProblems.length === 0 && machineProblems.length === 0 && resolved.problems.every((p) => p.unreadable);
+  const tariff = parsed ? resolveTariff(parsed, options.baseDir ?? process.cwd()) : undefined;
+  const tariffProblems = (tariff?.problems ?? []).map((p) => withLocation(p, pathSegments(p.path), where, false));
+  const problems = [...secretProblems, ...schemaProblems, ...machineProblems, ...tariffProblems];
+  if (problems.length > 0 || !parsed || !tariff) {
+    const onlyUnreadable = schemaProblems.length === 0 && machineProblems.length === 0 && tariffProblems.length === 0 && resolved.problems.every((p) => p.unreadable);
     if (onlyUnreadable) {
       throw new WattshiftError('CONFIG_SECRET_UNREADABLE', `${where.file ? `${where.file}: ` : ''}${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`, {
         details: { ...(where.file ? { file: where.file } : {}), problems },
@@ -146,8 +149,8 @@ function parseWith(document: unknown, options: ParseOptions, where: Located): Lo
     }
     throw invalid(where.file, problems);
   }
-  const config = parsed;
-  return { config: deepFreeze(config), secrets: [...new Set(resolved.secrets)], warnings: [...resolved.warnings, ...configWarnings(config)] };
+  const config = tariff.config;
+  return { config: deepFreeze(config), secrets: [...new Set(resolved.secrets)], warnings: [...resolved.warnings, ...tariff.warnings, ...configWarnings(config)] };
 }
 
 const sectionOf = <T>(schema: z.ZodType<T>, value: unknown): T | undefined => {

@@ -8,11 +8,16 @@ import { optionalSecretField, secretField } from './secret.js';
 import { deviceSchema, modbusBusSchema, timeOfDay } from './schema-devices.js';
 import { crossCheck } from './cross-check.js';
 import { ianaTimeZone } from './time-fields.js';
+import { tariffSchema } from './schema-tariff.js';
 
 export * from './schema-devices.js';
 
 export const priceAreas = ['NO1', 'NO2', 'NO3', 'NO4', 'NO5', 'SE1', 'SE2', 'SE3', 'SE4', 'DK1', 'DK2', 'FI'] as const;
 export const currencies = ['NOK', 'SEK', 'DKK', 'EUR'] as const;
+
+/** A shipped tariff's name or a tariff file's path (resolved by the loader). */
+export const tariffReference = z.string().min(1);
+export { tariffSchema };
 
 const httpUrl = z.url({ protocol: /^https?$/ });
 const host = z.string().min(1);
@@ -31,6 +36,8 @@ export const siteSchema = z.strictObject({
   exchangeRates: z.partialRecord(z.enum(currencies), z.number().positive()).optional()
     .describe('Units of `currency` per 1 unit of another currency, e.g. `{ EUR: 11.5 }`, for prices quoted in other currencies.'),
   slotMinutes: z.union([z.literal(60), z.literal(15)]).default(60).describe('Planning slot length, minutes.'),
+  tariff: z.union([tariffReference, tariffSchema]).optional()
+    .describe('The household\'s tariff: a shipped tariff by name (`elvia`, see `tariffs/`), a path to a tariff file, or an inline tariff (docs/tariffs.md). With a tariff, `gridFeePerKwh`, `taxPerKwh` and `vatPct` are not used.'),
 });
 
 export const sparkSchema = z.strictObject({

@@ -6,6 +6,9 @@
  * (degrees Celsius). Prices are in the plan's currency per kWh unless a name says otherwise.
  */
 
+import type { SlotCostComponents } from './tariff.js';
+import type { CapacityOutcome } from './capacity-plan.js';
+
 // ---------------------------------------------------------------------------------------------
 // Prices
 
@@ -98,6 +101,8 @@ export interface PriceSlot {
   /** What the planner minimises: (spot + fees)·VAT + delta (·VAT if configured). */
   price: number;
   source: PriceSource;
+  /** Per-kWh cost by component, when a tariff priced the slot. */
+  components?: SlotCostComponents;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -235,7 +240,8 @@ export type BindingConstraint =
   | 'evPower'
   | 'antiCycling'
   | 'frozen'
-  | 'fallback';
+  | 'fallback'
+  | 'capacityStep';
 
 export interface DeviceSlotPlan {
   /**
@@ -307,4 +313,6 @@ export interface Plan {
   legionellaAtMs?: number | null;
   evEnergyNeededKWh?: number;
   shortfalls: Shortfall[];
+  /** The month's capacity fee as planned, when the tariff has one. */
+  capacity?: CapacityOutcome;
 }

@@ -22,10 +22,10 @@ interface Published {
 }
 
 /** An in-memory port: records publishes and subscriptions, delivers messages to the subscribers. */
-function recordingPort(): HaMqttPort & { published: Published[]; filters: string[]; deliver(topic: string, payload: string): Promise<Published> } {
+function recordingPort(): HaMqttPort & { published: Published[]; filters: string[]; deliver(topic: string, payload: string, answerTopic: string): Promise<Published> } {
   const published: Published[] = [];
   const handlers: { filter: string; handler: MessageHandler }[] = [];
-  let waiter: ((p: Published) => void) | undefined;
+  let waiter: { topic: string; resolve: (p: Published) => void } | undefined;
   return {
     published,
     get filters() {
@@ -34,14 +34,14 @@ function recordingPort(): HaMqttPort & { published: Published[]; filters: string
     publish: async (topic, payload, options) => {
       const p = { topic, payload, options };
       published.push(p);
-      waiter?.(p);
+      if (waiter?.topic === topic) waiter.resolve(p);
     },
     subscribe: async (filter, handler) => {
       handlers.push({ filter, handler });
     },
-    deliver: (topic, payload) =>
+    deliver: (topic, payload, answerTopic) =>
       new Promise<Published>((resolve) => {
-        waiter = resolve;
+        waiter = { topic: answerTopic, resolve };
         for (const h of handlers) if (topicMatches(h.filter, topic)) h.handler(topic, Buffer.from(payload));
       }),
   };
@@ -116,7 +116,8 @@ export async function renderMqttDocs(): Promise<string> {
     `- \`${t.setField('<device>', 'mode')}\` and its siblings with one plain value;`,
     `- \`${t.request('<device>')}\` with a JSON object that may carry a \`transaction\` (string or number) echoed in the response.`,
     '',
-    `Every command is answered on \`${t.response('<device>')}\`. A rejected command changes nothing.`,
+    `Every command is answered on \`${t.response('<device>')}\`. A rejected command changes nothing. Once a command is handled,`,
+    'wattshift clears its topic with an empty retained message, so a retained command is applied once and never replayed at the next start.',
     '',
     '| Sub-topic | JSON field | Example | Hot water tank | EV charger |',
     '|---|---|---|---|---|',
@@ -143,8 +144,9 @@ export async function renderMqttDocs(): Promise<string> {
     [t.setField(ev.id, 'target_soc'), 'eighty'],
   ];
   for (const [topic, payload] of examples) {
-    if (!parseCommandTopic(base, topic)) throw new Error(`example topic ${topic} is not a command topic`);
-    const response = await port.deliver(topic, payload);
+    const parsed = parseCommandTopic(base, topic);
+    if (!parsed) throw new Error(`example topic ${topic} is not a command topic`);
+    const response = await port.deliver(topic, payload, t.response(parsed.deviceId));
     out.push(`Publish to \`${topic}\`:`, '', '```', payload, '```', '',
       `Response on \`${response.topic}\` (retained: ${response.options.retain ? 'yes' : 'no'}, QoS ${response.options.qos}):`, '', '```json', response.payload, '```', '');
   }

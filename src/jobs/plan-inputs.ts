@@ -1,6 +1,8 @@
 import type { Config, EvChargerConfig, HotWaterTankConfig } from '../config/schema.js';
 import type { DeltaCurveInput, EvParams, LpcCap, PlanInput, TankParams } from '../core/types.js';
 import { buildPriceSeries } from '../core/prices.js';
+import { priceSlotsWithTariff } from '../core/tariff.js';
+import { siteTariff } from '../config/tariff-file.js';
 import { nextLocalTimeMs } from '../core/departure.js';
 import type { CronScheduleConfig } from '../config/time-fields.js';
 import { cronSchedule, type CronSchedule } from './cron.js';
@@ -132,7 +134,12 @@ export function buildPlanInput(config: Config, snap: PlanningSnapshot, resources
   const fromMs = Math.floor(snap.nowMs / slotMs) * slotMs;
   const toMs = fromMs + config.planner.horizonHours * 3_600_000;
   const { prices } = snap;
-  const slots = buildPriceSeries({
+  // With a tariff, the series carries spot + delta only and the tariff prices each slot.
+  const tariff = siteTariff(config);
+  const fees = tariff
+    ? { gridFeePerKWh: 0, taxPerKWh: 0, vatRate: 1 }
+    : { gridFeePerKWh: config.site.gridFeePerKwh, taxPerKWh: config.site.taxPerKwh, vatRate: 1 + config.site.vatPct / 100 };
+  const series = buildPriceSeries({
     slotMinutes: config.site.slotMinutes,
     fromMs,
     toMs,
@@ -144,9 +151,10 @@ export function buildPlanInput(config: Config, snap: PlanningSnapshot, resources
       ...(prices.advice ? { advice: prices.advice.input } : {}),
     },
     deltas: deltaCurves(snap.events),
-    fees: { gridFeePerKWh: config.site.gridFeePerKwh, taxPerKWh: config.site.taxPerKwh, vatRate: 1 + config.site.vatPct / 100 },
+    fees,
     ...(config.site.exchangeRates ? { exchangeRates: config.site.exchangeRates as Record<string, number> } : {}),
   });
+  const slots = tariff ? priceSlotsWithTariff(series, tariff, config.site.timezone) : series;
   const kindOf = (resourceId: string): 'tank' | 'ev' | null => {
     const kind = config.devices.find((d) => d.id === resources.get(resourceId))?.kind;
     return kind === 'hotWaterTank' ? 'tank' : kind === 'evCharger' ? 'ev' : null;

@@ -1,0 +1,170 @@
+import { describe, expect, it } from 'vitest';
+import { planWithCapacity, type CapacityContext } from './capacity-plan.js';
+import { capacityMeasure, capacityFee, hourlyEnergies, stepIndex } from './capacity.js';
+import type { CapacityModel } from './tariff.js';
+import type { PlanInput, PriceSlot } from './types.js';
+
+const H = 3_600_000;
+// Tuesday 10 November 2026, 00:00 UTC; the hand-checked cases plan in UTC.
+const T0 = Date.parse('2026-11-10T00:00:00Z');
+
+/** Norwegian style: mean of the 3 highest daily maxima, steps by kWh/h. */
+const norway: CapacityModel = {
+  measure: 'dailyPeaks', count: 3, days: 'all',
+  steps: [{ upToKw: 2, perMonth: 100 }, { upToKw: 5, perMonth: 200 }, { upToKw: 10, perMonth: 400 }, { upToKw: null, perMonth: 800 }],
+};
+
+function slots(prices: number[], slotMinutes = 60): PriceSlot[] {
+  const len = slotMinutes * 60_000;
+  return prices.map((price, i) => ({ startMs: T0 + i * len, endMs: T0 + (i + 1) * len, spot: price, delta: 0, fees: 0, price, source: 'actual' }));
+}
+
+/** A car that needs `kWh` by 6 h from now, any power up to 11 kW, 1 kW of base load. */
+function evInput(prices: number[], kWh: number, slotMinutes = 60): PlanInput {
+  return {
+    slots: slots(prices, slotMinutes), timezone: 'UTC', currency: 'NOK', tank: null,
+    ev: { energyNeededKWh: kWh, departureMs: T0 + 6 * H, minPowerKW: 0, maxPowerKW: 11, efficiency: 1 },
+    location: { limitKW: 25, baseLoadKW: 1 },
+  };
+}
+
+/** Earlier days of the month with one peak hour each. */
+function peaks(...kWh: number[]): { startMs: number; kWh: number }[] {
+  return kWh.map((v, i) => ({ startMs: Date.parse('2026-11-01T17:00:00Z') + i * 24 * H, kWh: v }));
+}
+
+function ctx(rule: CapacityModel, meteredHours: { startMs: number; kWh: number }[]): CapacityContext {
+  return { rule, timezone: 'UTC', holidays: [], meteredHours, vatRate: 1 };
+}
+
+const evEnergy = (p: ReturnType<typeof planWithCapacity>, i: number): number => p.slots[i]?.ev?.energyKWh ?? 0;
+
+describe('capacity measure', () => {
+  it('takes one peak per day for dailyPeaks and any hours for hourlyPeaks', () => {
+    const day = Date.parse('2026-11-02T00:00:00Z');
+    const hours = [
+      { startMs: day + 17 * H, kWh: 9 }, { startMs: day + 18 * H, kWh: 8 }, { startMs: day + 19 * H, kWh: 7 }, // one day
+      { startMs: day + 24 * H, kWh: 3 }, { startMs: day + 48 * H, kWh: 2 },
+    ];
+    expect(capacityMeasure(norway, hours, 'UTC', [])).toBeCloseTo((9 + 3 + 2) / 3, 9);
+    expect(capacityMeasure({ ...norway, measure: 'hourlyPeaks' }, hours, 'UTC', [])).toBeCloseTo((9 + 8 + 7) / 3, 9);
+  });
+
+  it('sums 15-minute energies into the hour before measuring', () => {
+    const q = [1.5, 2, 1, 0.5].map((kWh, i) => ({ startMs: T0 + i * 15 * 60_000, kWh }));
+    expect(hourlyEnergies(q)).toEqual([{ startMs: T0, kWh: 5 }]);
+    expect(capacityMeasure({ ...norway, count: 1 }, hourlyEnergies(q), 'UTC', [])).toBe(5);
+  });
+
+  it('counts night hours at their weight and skips hours outside the rule', () => {
+    const rule: CapacityModel = { measure: 'hourlyPeaks', count: 1, days: 'weekdays', nightWeight: { weight: 0.5, hours: { from: 22, to: 6 } }, perKwPerMonth: 50 };
+    const saturday = Date.parse('2026-11-07T12:00:00Z');
+    expect(capacityMeasure(rule, [{ startMs: T0 + 23 * H, kWh: 8 }], 'UTC', [])).toBe(4);
+    expect(capacityMeasure(rule, [{ startMs: saturday, kWh: 8 }], 'UTC', [])).toBe(0);
+    expect(capacityFee(rule, 4)).toBe(200);
+  });
+
+  it('puts a measure on a step boundary in the lower step', () => {
+    expect(stepIndex(norway, 5)).toBe(1);
+    expect(stepIndex(norway, 5.01)).toBe(2);
+    expect(capacityFee(norway, 50)).toBe(800);
+  });
+});
+
+describe('planWithCapacity', () => {
+  const prices = [0.1, 0.2, 0.3, 0.3, 0.3, 0.3];
+
+  it('spreads a cheap hour that would raise the step', () => {
+    // Unheld: 10 kWh in hour 0 → 11 kWh/h, measure (11+4+4)/3 = 6.33 → 400/month.
+    // Held at step ≤ 5: today's peak may be 7 ((7+4+4)/3 = 5), so 6 kWh of car in hour 0, 4 in hour 1.
+    const p = planWithCapacity(evInput(prices, 10), T0, ctx(norway, peaks(4, 4, 4)));
+    expect(evEnergy(p, 0)).toBeCloseTo(6, 4);
+    expect(evEnergy(p, 1)).toBeCloseTo(4, 4);
+    expect(p.capacity).toMatchObject({ step: 1, feePerMonth: 200 });
+    expect(p.capacity!.measureKw).toBeCloseTo(5, 4);
+    expect(p.capacity!.heldAtKWhPerH).toBeCloseTo(7, 4);
+    expect(p.capacity!.bill).toBeCloseTo(6 * 0.1 + 4 * 0.2 + 200, 4);
+    expect(p.capacity!.unheldBill).toBeCloseTo(10 * 0.1 + 400, 4);
+    expect(p.slots[0]!.binding).toContain('capacityStep');
+    expect(p.slots[0]!.reason).toContain('held at 7.0 kWh/h: the month\'s capacity step');
+    expect(p.slots[1]!.binding).not.toContain('capacityStep');
+  });
+
+  it('takes the step when the price gap is worth more than the step', () => {
+    const cheapStep: CapacityModel = { ...norway, steps: [{ upToKw: 5, perMonth: 200 }, { upToKw: null, perMonth: 201 }] };
+    const p = planWithCapacity(evInput([0, 1, 1, 1, 1, 1], 10), T0, ctx(cheapStep, peaks(4, 4, 4)));
+    expect(evEnergy(p, 0)).toBeCloseTo(10, 4);
+    expect(p.capacity).toMatchObject({ step: 1, heldAtKWhPerH: null, feePerMonth: 201 });
+    expect(p.slots.some((s) => s.binding.includes('capacityStep'))).toBe(false);
+  });
+
+  it('lets peaks already metered above a step make that step free', () => {
+    // Metered 8, 8, 8: the month is in the 5–10 step whatever happens; 10 kWh in hour 0 gives (11+8+8)/3 = 9.
+    const p = planWithCapacity(evInput(prices, 10), T0, ctx(norway, peaks(8, 8, 8)));
+    expect(evEnergy(p, 0)).toBeCloseTo(10, 4);
+    expect(p.capacity).toMatchObject({ step: 2, heldAtKWhPerH: null });
+  });
+
+  it('holds only as far as the step needs: low other days leave a high cap (three different days)', () => {
+    // Metered 6, 6, 6 (step 5–10). A 22 kW car unheld: hour 0 at 23 kWh/h → (23+6+6)/3 = 11.67 → step > 10.
+    // Every hour of today is one day, so one peak: held to ≤ 10 it may reach (C+6+6)/3 = 10 → C = 18.
+    const input = evInput(prices, 30);
+    const big = { ...input, ev: { ...input.ev!, maxPowerKW: 22 } };
+    const p = planWithCapacity(big, T0, ctx(norway, peaks(6, 6, 6)));
+    expect(p.capacity!.heldAtKWhPerH).toBeCloseTo(18, 4);
+    expect(evEnergy(p, 0)).toBeCloseTo(17, 4);
+    expect([1, 2, 3, 4, 5].reduce((a, i) => a + evEnergy(p, i), 0)).toBeCloseTo(13, 4);
+    expect(p.capacity).toMatchObject({ step: 2 });
+  });
+
+  it('holds the sum of four quarter-hours, not each quarter, to the hour\'s cap', () => {
+    const quarters = [0.1, 0.1, 0.1, 0.1, ...Array<number>(20).fill(0.2)];
+    const p = planWithCapacity(evInput(quarters, 10, 15), T0, ctx(norway, peaks(4, 4, 4)));
+    const hour0 = [0, 1, 2, 3].reduce((a, i) => a + evEnergy(p, i), 0) + 1; // + base load
+    expect(hour0).toBeCloseTo(7, 3);
+    expect(p.capacity!.step).toBe(1);
+  });
+
+  it('never holds the car below what it needs by departure', () => {
+    // 60 kWh in 6 h needs 10 kWh/h on average: holding to ≤ 5 (7 kWh/h) would miss it, so it is not chosen.
+    const p = planWithCapacity(evInput(prices, 60), T0, ctx(norway, peaks(4, 4, 4)));
+    expect(p.shortfalls).toEqual([]);
+    expect(p.slots.reduce((a, _, i) => a + evEnergy(p, i), 0)).toBeCloseTo(60, 3);
+  });
+
+  it('with a fee per kW, holds the month at what is already metered when that is cheapest', () => {
+    // 29 per kW: every kW of measure costs far more than spreading 10 kWh over dearer hours.
+    const perKw: CapacityModel = { measure: 'dailyPeaks', count: 3, days: 'all', perKwPerMonth: 29 };
+    const p = planWithCapacity(evInput(prices, 10), T0, ctx(perKw, peaks(4, 4, 4)));
+    expect(p.capacity!.measureKw).toBeCloseTo(4, 4);
+    expect(p.capacity!.feePerMonth).toBeCloseTo(116, 3);
+    expect(p.capacity!.heldAtKWhPerH).toBeCloseTo(4, 4);
+    expect(p.capacity!.unheldBill).toBeCloseTo(1 + 29 * (11 + 8) / 3, 3);
+  });
+
+  it('lets night hours take twice as much when they count at half', () => {
+    // Hours 0–5 UTC are night (22–6 weighted 0.5). A 22 kW car needing 30 kWh: unheld, hour 0 takes
+    // 23 kWh/h, weighted 11.5 → (11.5+4+4)/3 = 6.5 → the 5–10 step. Held to ≤ 5 the weighted cap
+    // is 7, so 14 kWh/h a night hour: 13 of car in hours 0 and 1, 4 in the dearer ones.
+    const night: CapacityModel = { ...norway, nightWeight: { weight: 0.5, hours: { from: 22, to: 6 } } };
+    const input = evInput(prices, 30);
+    const p = planWithCapacity({ ...input, ev: { ...input.ev!, maxPowerKW: 22 } }, T0, ctx(night, peaks(4, 4, 4)));
+    expect(p.capacity).toMatchObject({ step: 1 });
+    expect(p.capacity!.heldAtKWhPerH).toBeCloseTo(14, 4);
+    expect(evEnergy(p, 0)).toBeCloseTo(13, 4);
+    expect(evEnergy(p, 1)).toBeCloseTo(13, 4);
+    expect([2, 3, 4, 5].reduce((a, i) => a + evEnergy(p, i), 0)).toBeCloseTo(4, 4);
+  });
+
+  it('gives a day that needs it the room another day leaves unused', () => {
+    // Metered 2, 2; tomorrow only base load (1 kWh/h). Unheld: 11 kW car + 1 → 12 → (12+2+2)/3 = 5.33.
+    // Every planned day at the same cap C: (C+C+2)/3 ≤ 5 → C = 6.5. Tomorrow stays at 1, so today
+    // may reach (C+2+2)/3 = 5 → C = 11: 10 kWh of car in the cheap hour, 2 in the next.
+    const twoDays = [0.1, 0.2, ...Array<number>(46).fill(0.3)];
+    const p = planWithCapacity(evInput(twoDays, 12), T0, ctx(norway, peaks(2, 2)));
+    expect(evEnergy(p, 0)).toBeCloseTo(10, 3);
+    expect(evEnergy(p, 1)).toBeCloseTo(2, 3);
+    expect(p.capacity!.measureKw).toBeCloseTo(5, 3);
+    expect(p.capacity!.heldAtKWhPerH).toBeCloseTo(11, 3);
+  });
+});

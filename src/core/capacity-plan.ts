@@ -1,0 +1,164 @@
+/**
+ * Planning with the month's capacity fee. The fee is a step function of the month's peaks, which
+ * makes the bill mixed-integer; instead of a MILP, an outer loop tries each step (or, for a fee per
+ * kW, a few levels) below the one the unheld plan would land in: for each it derives the largest
+ * hourly energy that keeps the month at or under that step (given the peaks metered so far), holds
+ * every slot to it with a location cap, plans again and keeps the cheapest whole bill (energy +
+ * capacity fee). A held plan that would leave the tank or the car worse off than the unheld one
+ * is never chosen. Pure; time is an argument.
+ */
+import { plan as planOnce } from './planner.js';
+import { capacityFee, hourlyEnergies, stepIndex, type HourEnergy } from './capacity.js';
+import { groupByMonth, holdingCaps, measureOf, prepare, withCaps, withLocalCache, type Caps, type Ctx, type SlotFact } from './capacity-hold.js';
+import type { CapacityModel } from './tariff.js';
+import { HOUR_MS } from './zoned-time.js';
+import type { Plan, PlanInput } from './types.js';
+
+export interface CapacityContext {
+  rule: CapacityModel;
+  timezone: string;
+  holidays: ReadonlyArray<string>;
+  /** The location's metered energy this month per UTC hour, the current hour so far included. */
+  meteredHours: ReadonlyArray<HourEnergy>;
+  /** VAT multiplier on the fee (1.25 = 25 %). */
+  vatRate: number;
+}
+
+/** What the capacity fee looks like with the chosen plan (the current month; fees include VAT). */
+export interface CapacityOutcome {
+  /** The month's projected measure, kW (metered hours plus the plan's). */
+  measureKw: number;
+  /** Index into the tariff's steps, null for a fee per kW. */
+  step: number | null;
+  feePerMonth: number;
+  /** Most energy a held hour may take (kWh/h), null when the plan was not held. */
+  heldAtKWhPerH: number | null;
+  /** Whole bill of the plan (its energy cost + the fee of every month it touches). */
+  bill: number;
+  /** The same for the unheld plan. */
+  unheldBill: number;
+}
+
+interface Evaluated {
+  bill: number;
+  measureKw: number;
+  feePerMonth: number;
+}
+
+const TOL = 1e-6;
+
+/** Base load (kW) by slot start, and each remaining slot's hours from `nowMs`. */
+function slotFacts(input: PlanInput, nowMs: number): Map<number, SlotFact> {
+  const out = new Map<number, SlotFact>();
+  const b = input.location.baseLoadKW;
+  input.slots.forEach((s, i) => {
+    if (s.endMs <= nowMs) return;
+    const baseKW = typeof b === 'number' ? b : (b[i] ?? 0);
+    out.set(s.startMs, { baseKW, hours: (s.endMs - Math.max(nowMs, s.startMs)) / HOUR_MS, endMs: s.endMs });
+  });
+  return out;
+}
+
+/** The plan's hourly energies, base load included. */
+function planOnlyHours(p: Plan, facts: Map<number, SlotFact>): Map<number, number> {
+  return new Map(projectedHours(p, facts, []).map((h) => [h.startMs, h.kWh]));
+}
+
+/** The plan's hourly energies (base load included) merged with the metered hours. */
+function projectedHours(p: Plan, facts: Map<number, SlotFact>, metered: ReadonlyArray<HourEnergy>): HourEnergy[] {
+  const items: HourEnergy[] = [...metered];
+  for (const s of p.slots) {
+    const f = facts.get(s.startMs);
+    const flex = (s.tank?.energyKWh ?? 0) + (s.ev?.energyKWh ?? 0);
+    items.push({ startMs: s.startMs, kWh: (f ? f.baseKW * f.hours : 0) + flex });
+  }
+  return hourlyEnergies(items);
+}
+
+function evaluate(p: Plan, ctx: Ctx, facts: Map<number, SlotFact>): Evaluated {
+  const months = [...groupByMonth(ctx, projectedHours(p, facts, ctx.meteredHours))];
+  let fees = 0;
+  let first: { measure: number; fee: number } | null = null;
+  const current = p.slots[0] ? ctx.local(p.slots[0].startMs).month : null;
+  for (const [key, hours] of months) {
+    const measure = measureOf(ctx.rule, prepare(ctx, hours));
+    const fee = capacityFee(ctx.rule, measure) * ctx.vatRate;
+    fees += fee;
+    if (key === current) first = { measure, fee };
+  }
+  return { bill: p.cost + fees, measureKw: first?.measure ?? 0, feePerMonth: first?.fee ?? 0 };
+}
+
+/** Targets (kW of the measure) worth trying: step tops below where the unheld plan lands. */
+function targets(rule: CapacityModel, meteredMeasure: number, unheldMeasure: number): number[] {
+  if (rule.steps) {
+    return rule.steps.flatMap((s) => (s.upToKw !== null && s.upToKw >= meteredMeasure - TOL && stepIndex(rule, s.upToKw) < stepIndex(rule, unheldMeasure) ? [s.upToKw] : []));
+  }
+  const levels = 6;
+  const out: number[] = [];
+  for (let i = 0; i < levels; i++) out.push(meteredMeasure + ((unheldMeasure - meteredMeasure) * i) / levels);
+  return out.filter((v) => v < unheldMeasure - 0.05);
+}
+
+/** Whether `held` leaves no device worse off than `free` (same kinds of shortfall, no larger). */
+function noWorse(held: Plan, free: Plan): boolean {
+  return held.shortfalls.every((s) => free.shortfalls.some((f) => f.device === s.device && f.kind === s.kind && f.amount >= s.amount - 1e-3));
+}
+
+/** Marks the slots the capacity hold binds and says so in their explanation. */
+function explain(p: Plan, input: PlanInput, facts: Map<number, SlotFact>, caps: Caps): Plan {
+  const slots = p.slots.map((s) => {
+    const c = caps.get(Math.floor(s.startMs / HOUR_MS) * HOUR_MS);
+    const f = facts.get(s.startMs);
+    if (!c || !f) return s;
+    const capKW = Math.max(f.baseKW, c.kw);
+    const otherCaps = (input.location.lpc ?? []).filter((l) => l.scope === 'location' && l.startMs < s.endMs && l.endMs > s.startMs).map((l) => l.maxKW);
+    const used = f.baseKW + (s.tank?.powerKW ?? 0) + (s.ev?.powerKW ?? 0);
+    if (used < capKW - 1e-4 || capKW >= Math.min(input.location.limitKW, ...otherCaps) - TOL) return s;
+    const binding = [...s.binding.filter((b) => b !== 'lpc' && b !== 'locationLimit'), 'capacityStep' as const];
+    const head = s.reason.replace(/; bound by .*$/, '');
+    return { ...s, binding, reason: `${head}; bound by ${binding.join(', ')}; held at ${c.hourKWh.toFixed(1)} kWh/h: the month's capacity step` };
+  });
+  return { ...p, slots };
+}
+
+/**
+ * Plans the whole bill: energy plus the month's capacity fee. Without a plan to improve on
+ * (fallback mode, no slots) the unheld plan is returned with its projected fee.
+ */
+export function planWithCapacity(input: PlanInput, nowMs: number, context: CapacityContext, previous?: Plan, planFn = planOnce): Plan {
+  const ctx = withLocalCache(context);
+  const facts = slotFacts(input, nowMs);
+  const free = planFn(input, nowMs, previous);
+  const freeEval = evaluate(free, ctx, facts);
+  let best: { plan: Plan; ev: Evaluated; caps: Caps | null } = { plan: free, ev: freeEval, caps: null };
+  if (free.mode === 'optimal' && free.slots.length > 0) {
+    const current = ctx.local(free.slots[0]!.startMs).month;
+    const metNow = ctx.meteredHours.filter((h) => ctx.local(h.startMs).month === current);
+    const metMeasure = measureOf(ctx.rule, prepare(ctx, metNow));
+    for (const target of targets(ctx.rule, metMeasure, freeEval.measureKw)) {
+      let caps = holdingCaps(ctx, facts, target);
+      // A uniform hold, then two refinements that give the room of the days left below their
+      // allowance to the days that used it all.
+      for (let round = 0; round < 3 && caps.size > 0; round++) {
+        const held = planFn(withCaps(input, facts, caps), nowMs, previous);
+        const ev = evaluate(held, ctx, facts);
+        if (noWorse(held, free) && ev.bill < best.ev.bill - TOL) best = { plan: held, ev, caps };
+        caps = holdingCaps(ctx, facts, target, { caps, planned: planOnlyHours(held, facts) });
+      }
+    }
+  }
+  const chosen = best.caps ? explain(best.plan, input, facts, best.caps) : best.plan;
+  const heldAt = best.caps ? Math.max(...[...best.caps.values()].map((c) => c.hourKWh)) : null;
+  return {
+    ...chosen,
+    capacity: {
+      measureKw: best.ev.measureKw,
+      step: ctx.rule.steps ? stepIndex(ctx.rule, best.ev.measureKw) : null,
+      feePerMonth: best.ev.feePerMonth,
+      heldAtKWhPerH: heldAt,
+      bill: best.ev.bill,
+      unheldBill: freeEval.bill,
+    },
+  };
+}

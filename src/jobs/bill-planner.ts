@@ -1,0 +1,53 @@
+/**
+ * The plan function of a site: with a tariff that has a capacity fee, plans the whole bill
+ * (energy plus the month's capacity step) from the main meter's hourly energy this month;
+ * otherwise the plain planner.
+ */
+import type { Config } from '../config/schema.js';
+import { siteTariff } from '../config/tariff-file.js';
+import { planWithCapacity } from '../core/capacity-plan.js';
+import type { HourEnergy } from '../core/capacity.js';
+import { plan } from '../core/planner.js';
+import { localParts, localTimeToUtcMs } from '../core/zoned-time.js';
+import { isWattshiftError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { HourlyEnergyRow } from '../store/types.js';
+import type { PlanFunction } from './planning.js';
+
+/** UTC start of the local month containing `ms`. */
+export function localMonthStartMs(ms: number, timezone: string): number {
+  const p = localParts(ms, timezone);
+  return localTimeToUtcMs(p.year, p.month, 1, 0, timezone);
+}
+
+/**
+ * The location's metered hours from the start of the local month to `nowMs`. Hours marked as a
+ * gap carry no trustworthy energy and are left out (a gap cannot set a peak the bill will show).
+ */
+export function monthHours(rows: ReadonlyArray<Pick<HourlyEnergyRow, 'hourStartMs' | 'kwh' | 'quality'>>): HourEnergy[] {
+  return rows.filter((r) => r.quality !== 'gap' && Number.isFinite(r.kwh)).map((r) => ({ startMs: r.hourStartMs, kWh: r.kwh }));
+}
+
+export function billPlanner(deps: {
+  config: Pick<Config, 'site'>;
+  /** Hourly energy of the location ('location' subject) in [fromMs, toMs). */
+  readLocationHours: (fromMs: number, toMs: number) => ReadonlyArray<HourlyEnergyRow>;
+  logger: Logger;
+}): PlanFunction {
+  const tariff = siteTariff(deps.config);
+  const rule = tariff?.capacity;
+  if (!tariff || !rule) return plan;
+  const log = deps.logger.child({ component: 'capacity' });
+  const timezone = deps.config.site.timezone;
+  return (input, nowMs, previous) => {
+    let metered: HourEnergy[] = [];
+    try {
+      metered = monthHours(deps.readLocationHours(localMonthStartMs(nowMs, timezone), nowMs + 3_600_000));
+    } catch (err) {
+      // Planning goes on: the month's peaks so far are taken as unknown (none), which can only
+      // make the plan hold less, never leave the tank or the car short.
+      log.warn({ code: isWattshiftError(err) ? err.code : 'STORE_FAILED', err }, 'month\'s metered peaks unreadable; planning the capacity step without them');
+    }
+    return planWithCapacity(input, nowMs, { rule, timezone, holidays: tariff.holidays, meteredHours: metered, vatRate: 1 + tariff.vatPct / 100 }, previous);
+  };
+}
