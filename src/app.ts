@@ -379,7 +379,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
       );
     }
 
-    // Maintenance: report scan every few minutes; retention nightly at 03:30 local (a node-cron job).
+    // Maintenance: report scan every few minutes; retention at start and nightly at 03:30 local (a node-cron job).
     const maintenance = startLoop({
       name: 'maintenance',
       clock,
@@ -391,19 +391,18 @@ export function buildApp(config: Config, deps: AppDeps): App {
       },
     });
     const days = config.storage.retentionDays;
-    loops.push({
+    const prune = startCronJob({
       name: 'nightly-prune',
-      handle: startCronJob({
-        name: 'nightly-prune',
-        spec: { cron: nightlyPruneCron, timezone: config.site.timezone },
-        clock,
-        logger: deps.logger,
-        run: () => {
-          guardStore('nightly prune', () => s.prune(clock.nowMs(), { hourlyDays: days, eventsDays: days, plansDays: 7 }));
-        },
-      }),
+      spec: { cron: nightlyPruneCron, timezone: config.site.timezone },
+      clock,
+      logger: deps.logger,
+      run: () => {
+        guardStore('nightly prune', () => s.prune(clock.nowMs(), { hourlyDays: days, eventsDays: days, plansDays: 7 }));
+      },
     });
-    loops.push({ name: 'maintenance', handle: maintenance });
+    // Also once at start, so a daemon that is never up at night still keeps its retention.
+    prune.wake();
+    loops.push({ name: 'maintenance', handle: maintenance }, { name: 'nightly-prune', handle: prune });
 
     jobHealth = () => [
       { name: 'events', ...healthOf(poller?.health()) },

@@ -1,6 +1,6 @@
 /**
  * The parts of undici wattshift uses, loaded one by one. undici's index loads all of undici
- * (fetch, WebSocket, EventSource, caches, mocks): about 6 MB more RSS for code the daemon never
+ * (fetch, WebSocket, EventSource, caches, mocks): about 5 MiB more RSS for code the daemon never
  * runs (measured with scripts/bench-stack-rss.mjs). undici 7 has no exports map, so these paths
  * are reachable; package.json pins the version, and `test/spark-connection.test.ts` fails if
  * another one moves them.
