@@ -455,7 +455,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
       );
     }
 
-    // Maintenance: report scan every few minutes; quick_check and retention nightly at 03:30 local (a node-cron job).
+    // Maintenance: report scan every few minutes; quick_check and retention at start and nightly at 03:30 local (a node-cron job).
     const maintenance = startLoop({
       name: 'maintenance',
       clock,
@@ -467,25 +467,24 @@ export function buildApp(config: Config, deps: AppDeps): App {
       },
     });
     const days = config.storage.retentionDays;
-    loops.push({
+    const prune = startCronJob({
       name: 'nightly-prune',
-      handle: startCronJob({
-        name: 'nightly-prune',
-        spec: { cron: nightlyPruneCron, timezone: config.site.timezone },
-        clock,
-        logger: deps.logger,
-        run: () => {
-          const now = clock.nowMs();
-          const check = s.integrityCheck('quick');
-          if (!check.ok) {
-            storeCorrupt = { code: 'STORE_CORRUPT', message: `quick_check failed (${check.messages.slice(0, 2).join('; ')}); restart the service to replace the database`, atMs: now, failing: true };
-            log.error({ code: 'STORE_CORRUPT', messages: check.messages.slice(0, 5) }, 'the database failed its nightly quick_check; restart the service to move it aside');
-          }
-          guardStore('nightly prune', () => s.prune(now, { hourlyDays: days, eventsDays: days, plansDays: 7 }));
-        },
-      }),
+      spec: { cron: nightlyPruneCron, timezone: config.site.timezone },
+      clock,
+      logger: deps.logger,
+      run: () => {
+        const now = clock.nowMs();
+        const check = s.integrityCheck('quick');
+        if (!check.ok) {
+          storeCorrupt = { code: 'STORE_CORRUPT', message: `quick_check failed (${check.messages.slice(0, 2).join('; ')}); restart the service to replace the database`, atMs: now, failing: true };
+          log.error({ code: 'STORE_CORRUPT', messages: check.messages.slice(0, 5) }, 'the database failed its quick_check; restart the service to move it aside');
+        }
+        guardStore('nightly prune', () => s.prune(now, { hourlyDays: days, eventsDays: days, plansDays: 7 }));
+      },
     });
-    loops.push({ name: 'maintenance', handle: maintenance });
+    // Also once at start, so a daemon that is never up at night still keeps its retention.
+    prune.wake();
+    loops.push({ name: 'maintenance', handle: maintenance }, { name: 'nightly-prune', handle: prune });
 
     jobHealth = () => [
       { name: 'events', ...healthOf(poller?.health()) },

@@ -52,6 +52,18 @@ describe('on the system clock: node-cron runs the job', () => {
     expect(daily.map((t) => Math.floor(t / 1000) * 1000)).toEqual(expected.daily);
     expect(weekdays.map((t) => Math.floor(t / 1000) * 1000)).toEqual(expected.weekdays);
   });
+
+  it('still runs when its timer fires minutes late (a busy event loop)', async () => {
+    vi.useFakeTimers({ now: Date.UTC(2026, 2, 27, 12, 4), toFake: ['Date', 'setTimeout', 'clearTimeout'] });
+    const daily: number[] = [];
+    record(systemClock, '5 13 * * *', daily);
+    // The wall clock moves on 3 minutes while no timer can run, as under a long synchronous plan:
+    // the timer set for 13:05 fires at 13:08.
+    vi.setSystemTime(Date.UTC(2026, 2, 27, 12, 7));
+    await vi.advanceTimersByTimeAsync(61_000);
+    expect(daily).toHaveLength(1);
+    expect(daily[0]).toBeGreaterThanOrEqual(Date.UTC(2026, 2, 27, 12, 8));
+  });
 });
 
 describe('on a simulated clock: the same task at node-cron\'s next match', () => {

@@ -63,6 +63,9 @@ function scheduleOf(spec: CronSpec, matcher: { getNextMatch(date: Date): Date })
   };
 }
 
+/** A run that starts this late is still made; later than that it waits for the next occurrence. */
+const lateRunToleranceMs = 10 * 60_000;
+
 export interface CronJob extends LoopHandle {
   readonly schedule: CronSchedule;
 }
@@ -92,7 +95,14 @@ export function startCronJob(options: {
     error: (m: string | Error, err?: Error) => log.error({ err: err ?? m }, String(m)),
     debug: (m: string | Error) => log.debug(String(m)),
   };
-  const task = createTask(options.spec.cron, runSafely, { timezone: options.spec.timezone, name: options.name, noOverlap: true, logger: cronLogger });
+  const task = createTask(options.spec.cron, runSafely, {
+    timezone: options.spec.timezone,
+    name: options.name,
+    noOverlap: true,
+    // node-cron skips a run whose timer fires over a second late; a busy Pi (a long plan) must not lose the day's poll.
+    missedExecutionTolerance: lateRunToleranceMs,
+    logger: cronLogger,
+  });
   const schedule = scheduleOf(options.spec, matcherOf(task));
 
   if (options.clock === systemClock) {

@@ -1,8 +1,9 @@
 /**
  * The parts of undici wattshift uses, loaded one by one. undici's index loads all of undici
- * (fetch, WebSocket, EventSource, caches, mocks): about 6 MB more RSS for code the daemon never
+ * (fetch, WebSocket, EventSource, caches, mocks): about 5 MiB more RSS for code the daemon never
  * runs (measured with scripts/bench-stack-rss.mjs). undici 7 has no exports map, so these paths
- * are reachable; `test/spark-connection.test.ts` fails if a version moves them.
+ * are reachable; package.json pins the version, and `test/spark-connection.test.ts` fails if
+ * another one moves them.
  */
 import type { Dispatcher } from 'undici';
 import AgentClass from 'undici/lib/dispatcher/agent.js';
