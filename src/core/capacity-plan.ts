@@ -187,7 +187,9 @@ export function planWithCapacity(input: PlanInput, nowMs: number, context: Capac
       if (ev.bill < best.ev.bill - TOL) best = { plan: held, ev, caps };
       return { plan: held, ev };
     };
-    for (const target of targets(ctx.rule, metMeasure, freeEval.measureKw)) {
+    // From the step just below the unheld plan's down: where no hold keeps the tank and the car
+    // whole, a tighter one will not either, so the search stops there.
+    for (const target of targets(ctx.rule, metMeasure, freeEval.measureKw).reverse()) {
       // Ways to share the month's room among the planned days: all alike; days the unheld plan
       // keeps low stay as they are; only the day of the unheld plan's top hour gets room, the
       // others their base load (with or without the tank). The best is refined once more.
@@ -201,7 +203,8 @@ export function planWithCapacity(input: PlanInput, nowMs: number, context: Capac
         const r = tryCaps(caps);
         if (r && (!here || r.ev.bill < here.ev.bill)) here = { ...r, caps };
       }
-      if (here) tryCaps(holdingCaps(ctx, facts, target, keepBelow(hourTotals(here.plan, facts, ctx), here.caps)));
+      if (!here) break;
+      tryCaps(holdingCaps(ctx, facts, target, keepBelow(hourTotals(here.plan, facts, ctx), here.caps)));
     }
   }
   const chosen = best.caps ? explain(best.plan, input, facts, best.caps) : best.plan;
