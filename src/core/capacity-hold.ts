@@ -1,9 +1,8 @@
 /**
  * Holding a plan to a capacity target: the measure of a month's hours, and the location caps
- * that keep the month at or under a target measure. A first hold gives every planned hour the
- * same allowance (the worst case: every planned day reaches it); a refinement then keeps the
- * days (or hours, for `hourlyPeaks`) that did not use their allowance at what they used and
- * gives the rest of the room to the ones that did. Pure.
+ * that keep the month at or under a target measure. Units (days, or hours for `hourlyPeaks`) are
+ * either fixed at a peak or share the room the rest leaves; with none fixed every planned unit
+ * gets the same allowance (the worst case: all of them reach it). Pure.
  */
 import { capacityWeight, hourlyEnergies, meanOfTop, stepIndex, type HourEnergy } from './capacity.js';
 import { tariffLocalTime, type CapacityModel } from './tariff.js';
@@ -72,6 +71,16 @@ export function measureOf(rule: CapacityModel, hours: ReadonlyArray<Prepared>, h
   return meanOfTop([...peaks.values()], rule.count);
 }
 
+/**
+ * The least the month's measure can be given what is metered: its `count` highest unit peaks
+ * summed over `count` (with fewer units metered, the units still to come can only add).
+ */
+export function meteredFloor(rule: CapacityModel, hours: ReadonlyArray<Prepared>): number {
+  const peaks = new Map<string, number>();
+  for (const h of hours) if (h.weight > 0) peaks.set(unitOf(rule, h), Math.max(peaks.get(unitOf(rule, h)) ?? 0, h.kWh * h.weight));
+  return [...peaks.values()].sort((a, b) => b - a).slice(0, rule.count).reduce((a, b) => a + b, 0) / rule.count;
+}
+
 export function groupByMonth(ctx: Ctx, hours: ReadonlyArray<HourEnergy>): Map<string, HourEnergy[]> {
   const out = new Map<string, HourEnergy[]>();
   for (const h of hours) {
@@ -95,46 +104,57 @@ function capFor(rule: CapacityModel, hours: ReadonlyArray<Prepared>, planned: Re
   return lo;
 }
 
-/** A previous hold and the plan's hourly energies (base load included) under it. */
-export interface Refine {
-  caps: Caps;
-  planned: ReadonlyMap<number, number>;
-}
+/**
+ * How a unit (a day, or an hour for `hourlyPeaks`) of planned hours is held: at a fixed weighted
+ * peak, or (null) sharing the month's remaining room with the other shared units.
+ */
+export type FixedPeak = (hours: ReadonlyArray<{ startMs: number; weight: number }>) => number | null;
 
 /**
  * Caps that keep every month the plan touches at or under `target` (or, where the month's metered
- * peaks are already above it, in the step those peaks paid for). With `refine`, units that did not
- * reach their allowance are kept at the peak they reached, and the others share the rest.
+ * peaks are already above it, in the step those peaks paid for). Units `fixedPeak` fixes keep that
+ * peak; the others all get the largest allowance the rest of the room leaves (all of them, without
+ * `fixedPeak`: the worst case of every planned unit reaching it).
  */
-export function holdingCaps(ctx: Ctx, facts: ReadonlyMap<number, SlotFact>, target: number, refine?: Refine): Caps {
+export function holdingCaps(ctx: Ctx, facts: ReadonlyMap<number, SlotFact>, target: number, fixedPeak?: FixedPeak): Caps {
   const metered = new Map(ctx.meteredHours.map((h) => [Math.floor(h.startMs / HOUR_MS) * HOUR_MS, h.kWh]));
   const planHours = new Map<number, number>();
   for (const [start, f] of facts) {
     const h = Math.floor(start / HOUR_MS) * HOUR_MS;
     planHours.set(h, (planHours.get(h) ?? 0) + f.hours);
   }
-  const all = hourlyEnergies([...ctx.meteredHours, ...[...planHours.keys()].map((startMs) => ({ startMs, kWh: refine?.planned.get(startMs) ?? 0 }))]);
+  const all = hourlyEnergies([...ctx.meteredHours, ...[...planHours.keys()].map((startMs) => ({ startMs, kWh: 0 }))]);
   const out: Caps = new Map();
   const rule = ctx.rule;
   for (const hours of groupByMonth(ctx, all).values()) {
     const prepared = prepare(ctx, hours);
-    const metMeasure = measureOf(rule, prepare(ctx, hours.flatMap((h) => (metered.has(h.startMs) ? [{ startMs: h.startMs, kWh: metered.get(h.startMs) ?? 0 }] : []))));
+    const metMeasure = meteredFloor(rule, prepared);
     // Peaks already metered above the target: the step they are in is already paid for.
     const paid = rule.steps?.[stepIndex(rule, metMeasure)]?.upToKw;
     const monthTarget = metMeasure > target + 1e-6 ? (rule.steps ? paid : metMeasure) : target;
     if (monthTarget === null || monthTarget === undefined) continue;
-    const isPlanned = (h: Prepared): boolean => planHours.has(h.startMs) && h.weight > 0;
-    // Units whose planned hours reached their allowance under the previous hold (all, at first).
-    const binding = new Set(prepared.filter((h) => isPlanned(h) && (!refine || h.kWh * h.weight >= (refine.caps.get(h.startMs)?.hourKWh ?? Infinity) * h.weight - 1e-4)).map((h) => unitOf(rule, h)));
-    const planned = new Set(prepared.flatMap((h, i) => (isPlanned(h) && binding.has(unitOf(rule, h)) ? [i] : [])));
-    const cap = capFor(rule, prepared, planned, monthTarget);
-    const unitPeak = new Map<string, number>();
-    for (const h of prepared) unitPeak.set(unitOf(rule, h), Math.max(unitPeak.get(unitOf(rule, h)) ?? 0, h.kWh * h.weight));
+    const units = new Map<string, Prepared[]>();
     for (const h of prepared) {
-      if (!isPlanned(h)) continue;
-      const u = unitOf(rule, h);
-      const hourKWh = (binding.has(u) ? cap : (unitPeak.get(u) ?? 0)) / h.weight;
-      out.set(h.startMs, { kw: (hourKWh - (metered.get(h.startMs) ?? 0)) / (planHours.get(h.startMs) ?? 1), hourKWh });
+      if (!planHours.has(h.startMs) || h.weight === 0) continue;
+      const list = units.get(unitOf(rule, h)) ?? [];
+      list.push(h);
+      units.set(unitOf(rule, h), list);
+    }
+    const fixed = new Map<string, number>();
+    for (const [u, list] of units) {
+      const f = fixedPeak?.(list) ?? null;
+      if (f === null) continue;
+      const peak = Math.max(f, ...list.map((h) => h.kWh * h.weight));
+      fixed.set(u, peak);
+      for (const h of list) h.kWh = peak / h.weight;
+    }
+    const planned = new Set(prepared.flatMap((h, i) => (planHours.has(h.startMs) && h.weight > 0 && !fixed.has(unitOf(rule, h)) ? [i] : [])));
+    const cap = capFor(rule, prepared, planned, monthTarget);
+    for (const [u, list] of units) {
+      for (const h of list) {
+        const hourKWh = (fixed.get(u) ?? cap) / h.weight;
+        out.set(h.startMs, { kw: (hourKWh - (metered.get(h.startMs) ?? 0)) / (planHours.get(h.startMs) ?? 1), hourKWh });
+      }
     }
   }
   return out;

@@ -1,15 +1,15 @@
 /**
  * Planning with the month's capacity fee. The fee is a step function of the month's peaks, which
  * makes the bill mixed-integer; instead of a MILP, an outer loop tries each step (or, for a fee per
- * kW, a few levels) below the one the unheld plan would land in: for each it derives the largest
- * hourly energy that keeps the month at or under that step (given the peaks metered so far), holds
- * every slot to it with a location cap, plans again and keeps the cheapest whole bill (energy +
- * capacity fee). A held plan that would leave the tank or the car worse off than the unheld one
+ * kW, a few levels) below the one the unheld plan would land in: for each it shares the room the
+ * step leaves (given the peaks metered so far) among the planned days in a few ways, holds every
+ * slot to its day's allowance with a location cap, plans again and keeps the cheapest whole bill
+ * (energy + capacity fee). A held plan that would leave the tank or the car worse off than the unheld one
  * is never chosen. Pure; time is an argument.
  */
 import { plan as planOnce } from './planner.js';
 import { capacityFee, hourlyEnergies, stepIndex, type HourEnergy } from './capacity.js';
-import { groupByMonth, holdingCaps, measureOf, prepare, withCaps, withLocalCache, type Caps, type Ctx, type SlotFact } from './capacity-hold.js';
+import { groupByMonth, holdingCaps, measureOf, meteredFloor, prepare, withCaps, withLocalCache, type Caps, type Ctx, type FixedPeak, type SlotFact } from './capacity-hold.js';
 import type { CapacityModel } from './tariff.js';
 import { HOUR_MS } from './zoned-time.js';
 import type { Plan, PlanInput } from './types.js';
@@ -59,11 +59,6 @@ function slotFacts(input: PlanInput, nowMs: number): Map<number, SlotFact> {
   return out;
 }
 
-/** The plan's hourly energies, base load included. */
-function planOnlyHours(p: Plan, facts: Map<number, SlotFact>): Map<number, number> {
-  return new Map(projectedHours(p, facts, []).map((h) => [h.startMs, h.kWh]));
-}
-
 /** The plan's hourly energies (base load included) merged with the metered hours. */
 function projectedHours(p: Plan, facts: Map<number, SlotFact>, metered: ReadonlyArray<HourEnergy>): HourEnergy[] {
   const items: HourEnergy[] = [...metered];
@@ -98,6 +93,46 @@ function targets(rule: CapacityModel, meteredMeasure: number, unheldMeasure: num
   const out: number[] = [];
   for (let i = 0; i < levels; i++) out.push(meteredMeasure + ((unheldMeasure - meteredMeasure) * i) / levels);
   return out.filter((v) => v < unheldMeasure - 0.05);
+}
+
+/** A plan's hour energies (base load and the metered part of the current hour included). */
+function hourTotals(p: Plan, facts: Map<number, SlotFact>, ctx: Ctx): Map<number, number> {
+  return new Map(projectedHours(p, facts, ctx.meteredHours).map((h) => [h.startMs, h.kWh]));
+}
+
+/** UTC starts of the hours the plan covers. */
+function planHourSet(facts: Map<number, SlotFact>): Set<number> {
+  return new Set([...facts.keys()].map((s) => Math.floor(s / HOUR_MS) * HOUR_MS));
+}
+
+/** Per planned hour: what it takes with only base load and `tankKW`. */
+function floorHours(input: PlanInput, facts: Map<number, SlotFact>, ctx: Ctx, tankKW: number): Map<number, number> {
+  const out = new Map(ctx.meteredHours.map((h) => [h.startMs, h.kWh]));
+  for (const [start, f] of facts) {
+    const h = Math.floor(start / HOUR_MS) * HOUR_MS;
+    out.set(h, (out.get(h) ?? 0) + (f.baseKW + tankKW) * f.hours);
+  }
+  return out;
+}
+
+/** Units whose hours in `hours` stay below their allowance in `caps` keep the peak they reach there. */
+function keepBelow(hours: ReadonlyMap<number, number>, caps: Caps): FixedPeak {
+  return (list) => {
+    const peak = Math.max(...list.map((h) => (hours.get(h.startMs) ?? 0) * h.weight));
+    const allowance = Math.min(...list.map((h) => (caps.get(h.startMs)?.hourKWh ?? Infinity) * h.weight));
+    return peak < allowance - 1e-4 ? peak : null;
+  };
+}
+
+/** Only the unit holding hour `richest` shares the room; the others keep their floor. */
+function onlyUnitOf(richest: number, floors: ReadonlyMap<number, number>): FixedPeak {
+  return (list) => (list.some((h) => h.startMs === richest) ? null : Math.max(...list.map((h) => (floors.get(h.startMs) ?? 0) * h.weight)));
+}
+
+function sameCaps(a: Caps, b: Caps): boolean {
+  if (a.size !== b.size) return false;
+  for (const [k, v] of a) if (Math.abs((b.get(k)?.hourKWh ?? NaN) - v.hourKWh) > 1e-9) return false;
+  return true;
 }
 
 /** Whether `held` leaves no device worse off than `free` (same kinds of shortfall, no larger). */
@@ -135,17 +170,41 @@ export function planWithCapacity(input: PlanInput, nowMs: number, context: Capac
   if (free.mode === 'optimal' && free.slots.length > 0) {
     const current = ctx.local(free.slots[0]!.startMs).month;
     const metNow = ctx.meteredHours.filter((h) => ctx.local(h.startMs).month === current);
-    const metMeasure = measureOf(ctx.rule, prepare(ctx, metNow));
-    for (const target of targets(ctx.rule, metMeasure, freeEval.measureKw)) {
-      let caps = holdingCaps(ctx, facts, target);
-      // A uniform hold, then two refinements that give the room of the days left below their
-      // allowance to the days that used it all.
-      for (let round = 0; round < 3 && caps.size > 0; round++) {
-        const held = planFn(withCaps(input, facts, caps), nowMs, previous);
-        const ev = evaluate(held, ctx, facts);
-        if (noWorse(held, free) && ev.bill < best.ev.bill - TOL) best = { plan: held, ev, caps };
-        caps = holdingCaps(ctx, facts, target, { caps, planned: planOnlyHours(held, facts) });
+    const metMeasure = meteredFloor(ctx.rule, prepare(ctx, metNow));
+    const freeHours = hourTotals(free, facts, ctx);
+    const planned = planHourSet(facts);
+    let richest = NaN;
+    let top = -Infinity;
+    for (const [h, kWh] of freeHours) {
+      const v = planned.has(h) ? kWh * ctx.local(h).weight : -Infinity;
+      if (v > top) [richest, top] = [h, v];
+    }
+    const floors = [floorHours(input, facts, ctx, 0), floorHours(input, facts, ctx, input.tank?.powerKW ?? 0)];
+    const tryCaps = (caps: Caps): { plan: Plan; ev: Evaluated } | null => {
+      const held = planFn(withCaps(input, facts, caps), nowMs, previous);
+      const ev = evaluate(held, ctx, facts);
+      if (!noWorse(held, free)) return null;
+      if (ev.bill < best.ev.bill - TOL) best = { plan: held, ev, caps };
+      return { plan: held, ev };
+    };
+    // From the step just below the unheld plan's down: where no hold keeps the tank and the car
+    // whole, a tighter one will not either, so the search stops there.
+    for (const target of targets(ctx.rule, metMeasure, freeEval.measureKw).reverse()) {
+      // Ways to share the month's room among the planned days: all alike; days the unheld plan
+      // keeps low stay as they are; only the day of the unheld plan's top hour gets room, the
+      // others their base load (with or without the tank). The best is refined once more.
+      const uniform = holdingCaps(ctx, facts, target);
+      if (uniform.size === 0) continue;
+      const shares = [uniform, holdingCaps(ctx, facts, target, keepBelow(freeHours, uniform)),
+        ...floors.map((f) => holdingCaps(ctx, facts, target, onlyUnitOf(richest, f)))];
+      let here: { plan: Plan; ev: Evaluated; caps: Caps } | null = null;
+      for (const [i, caps] of shares.entries()) {
+        if (shares.slice(0, i).some((c) => sameCaps(c, caps))) continue;
+        const r = tryCaps(caps);
+        if (r && (!here || r.ev.bill < here.ev.bill)) here = { ...r, caps };
       }
+      if (!here) break;
+      tryCaps(holdingCaps(ctx, facts, target, keepBelow(hourTotals(here.plan, facts, ctx), here.caps)));
     }
   }
   const chosen = best.caps ? explain(best.plan, input, facts, best.caps) : best.plan;
