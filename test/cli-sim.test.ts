@@ -74,6 +74,9 @@ describe('wattshift sim', { timeout: 60_000 }, () => {
       await sim.waitFor(/switch: \{ type: shelly, topicPrefix: shelly-try, switchId: 0, temperatureSensorId: 100 \}/);
       for (let i = 0; i < 200 && topics.size === 0; i++) await new Promise((r) => setTimeout(r, 25));
       expect([...topics].some((t) => t.startsWith('shelly-try/'))).toBe(true);
+      // The temperature add-on the printed config names (component id 100) reports too.
+      for (let i = 0; i < 200 && !topics.has('shelly-try/status/temperature:100'); i++) await new Promise((r) => setTimeout(r, 25));
+      expect(topics.has('shelly-try/status/temperature:100')).toBe(true);
       sim.stop();
       expect(await sim.done).toBe(0);
     } finally {

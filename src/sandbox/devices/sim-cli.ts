@@ -63,7 +63,7 @@ export async function runSimulator(options: SimOptions, out: (line: string) => v
     return;
   }
   const prefix = o.prefix ?? 'shellyplus1pm-sim001';
-  const sim = createShellySim({ url: o.mqttUrl, topicPrefix: prefix, startMs });
+  const sim = createShellySim({ url: o.mqttUrl, topicPrefix: prefix, startMs, temperatureSensorId: 100 });
   out(`simulated Shelly Plus 1PM on a 200 l tank on ${o.mqttUrl} under ${prefix}, ${o.speed}× real time; in the config:`);
   out(`  switch: { type: shelly, topicPrefix: ${prefix}, switchId: 0, temperatureSensorId: 100 }`);
   await runMqtt(sim, 10_000, o.speed, signal);
