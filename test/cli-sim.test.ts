@@ -43,46 +43,37 @@ describe('wattshift sim', { timeout: 60_000 }, () => {
     expect(await sim.done).toBe(0);
   });
 
-  it('goe: publishes a charger with a car plugged in on the broker', async () => {
+  /** Runs an MQTT simulator against an embedded broker; resolves with the messages seen once `until` holds. */
+  async function mqttSim(args: string[], prefix: string, printed: RegExp, until: (seen: Map<string, string>) => boolean): Promise<Map<string, string>> {
     const broker = await startEmbeddedBroker();
     const client = await connectAsync(broker.url);
     try {
       const seen = new Map<string, string>();
       client.on('message', (topic, payload) => seen.set(topic, payload.toString()));
-      await client.subscribeAsync('go-eCharger/try1/#');
-      const sim = startSim(['goe', '--mqtt', broker.url, '--prefix', 'go-eCharger/try1', '--speed', '60']);
-      await sim.waitFor(/charger: \{ type: goe, topicPrefix: go-eCharger\/try1 \}/);
-      for (let i = 0; i < 200 && !seen.has('go-eCharger/try1/car'); i++) await new Promise((r) => setTimeout(r, 25));
-      expect(seen.get('go-eCharger/try1/car')).not.toBe('1');
-      expect(seen.has('go-eCharger/try1/car')).toBe(true);
+      await client.subscribeAsync(`${prefix}/#`);
+      const sim = startSim([...args, '--mqtt', broker.url, '--prefix', prefix]);
+      await sim.waitFor(printed);
+      for (let i = 0; i < 200 && !until(seen); i++) await new Promise((r) => setTimeout(r, 25));
       sim.stop();
       expect(await sim.done).toBe(0);
+      return seen;
     } finally {
       await client.endAsync();
       await broker.close();
     }
+  }
+
+  it('goe: publishes a charger with a car plugged in on the broker', async () => {
+    const seen = await mqttSim(['goe', '--speed', '60'], 'go-eCharger/try1', /charger: \{ type: goe, topicPrefix: go-eCharger\/try1 \}/, (m) => m.has('go-eCharger/try1/car'));
+    expect(seen.has('go-eCharger/try1/car')).toBe(true);
+    expect(seen.get('go-eCharger/try1/car')).not.toBe('1');
   });
 
-  it('shelly: publishes a relay with a tank temperature on the broker', async () => {
-    const broker = await startEmbeddedBroker();
-    const client = await connectAsync(broker.url);
-    try {
-      const topics = new Set<string>();
-      client.on('message', (topic) => topics.add(topic));
-      await client.subscribeAsync('shelly-try/#');
-      const sim = startSim(['shelly', '--mqtt', broker.url, '--prefix', 'shelly-try']);
-      await sim.waitFor(/switch: \{ type: shelly, topicPrefix: shelly-try, switchId: 0, temperatureSensorId: 100 \}/);
-      for (let i = 0; i < 200 && topics.size === 0; i++) await new Promise((r) => setTimeout(r, 25));
-      expect([...topics].some((t) => t.startsWith('shelly-try/'))).toBe(true);
-      // The temperature add-on the printed config names (component id 100) reports too.
-      for (let i = 0; i < 200 && !topics.has('shelly-try/status/temperature:100'); i++) await new Promise((r) => setTimeout(r, 25));
-      expect(topics.has('shelly-try/status/temperature:100')).toBe(true);
-      sim.stop();
-      expect(await sim.done).toBe(0);
-    } finally {
-      await client.endAsync();
-      await broker.close();
-    }
+  it('shelly: publishes a relay with the tank temperature add-on its printed config names', async () => {
+    const printed = /switch: \{ type: shelly, topicPrefix: shelly-try, switchId: 0, temperatureSensorId: 100 \}/;
+    const seen = await mqttSim(['shelly'], 'shelly-try', printed, (m) => m.has('shelly-try/status/temperature:100'));
+    expect(seen.has('shelly-try/status/switch:0')).toBe(true);
+    expect(seen.has('shelly-try/status/temperature:100')).toBe(true);
   });
 
   it('an unknown device or a bad option is a usage error', async () => {

@@ -2,6 +2,7 @@
 import { isWattshiftError } from '../errors.js';
 import { exitCodes } from './exit-codes.js';
 import type { CliCommand } from './types.js';
+import { untilSignal } from './until-signal.js';
 import type { SimKind } from '../sandbox/devices/sim-cli.js';
 
 const kinds: readonly SimKind[] = ['tank', 'goe', 'shelly'];
@@ -24,19 +25,15 @@ export const simCommand: CliCommand = {
       return exitCodes.usage;
     }
     const text = (name: string): string | undefined => (typeof args.values[name] === 'string' ? (args.values[name] as string) : undefined);
-    const stop = new AbortController();
-    const onSignal = (): void => stop.abort();
-    io.signals.on('SIGINT', onSignal);
-    io.signals.on('SIGTERM', onSignal);
+    const prefix = text('prefix');
     try {
       // Loaded on demand, so `wattshift run` does not carry the simulators in memory.
       const { runSimulator } = await import('../sandbox/devices/sim-cli.js');
-      const prefix = text('prefix');
-      await runSimulator(
+      await untilSignal(io, (signal) => runSimulator(
         { kind: kind as SimKind, port: Number(text('port') ?? 5020), mqttUrl: text('mqtt') ?? 'mqtt://127.0.0.1:1883', speed: Number(text('speed') ?? 1), ...(prefix ? { prefix } : {}) },
         io.stdout,
-        stop.signal,
-      );
+        signal,
+      ));
       return exitCodes.ok;
     } catch (err) {
       if (isWattshiftError(err, 'CONFIG_INVALID')) {
@@ -44,9 +41,6 @@ export const simCommand: CliCommand = {
         return exitCodes.usage;
       }
       throw err;
-    } finally {
-      io.signals.off('SIGINT', onSignal);
-      io.signals.off('SIGTERM', onSignal);
     }
   },
 };
