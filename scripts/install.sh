@@ -1,52 +1,51 @@
 #!/usr/bin/env bash
-# Installs wattshift on a Debian / Raspberry Pi OS host. Safe to run again: every step checks
-# what is already there. Run as root from a built checkout (npm ci && npm run build).
+# Installs wattshift on a Debian / Raspberry Pi OS host from a built checkout (npm ci && npm run
+# build). Safe to run again: every step checks what is already there. Run as root. The same host
+# set-up runs from the .deb (npm run package); see docs/install.md.
 set -euo pipefail
 
 PREFIX=/opt/wattshift
-CONF_DIR=/etc/wattshift
 UNIT=/etc/systemd/system/wattshift.service
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 
-[ "$(id -u)" = 0 ] || { echo "install.sh: run as root" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "install.sh: run as root (sudo scripts/install.sh)" >&2; exit 1; }
 [ -f "$SRC/dist/main.js" ] || { echo "install.sh: build first (npm ci && npm run build)" >&2; exit 1; }
 
-# nodejs (its ICU carries the time zones; no tzdata needed).
-missing=()
-command -v node >/dev/null 2>&1 || missing+=(nodejs)
-if [ ${#missing[@]} -gt 0 ]; then
+# Node.js 20.18 or newer: from the distribution where it has it (Debian 13, Raspberry Pi OS based on
+# it); Debian 12's nodejs is 18, which cannot run wattshift, so it is not installed.
+node_ok() { command -v node >/dev/null && node -e "const [a,b]=process.versions.node.split('.').map(Number); process.exit(a>20||(a===20&&b>=18)?0:1)"; }
+if ! node_ok; then
   apt-get update
-  DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}"
+  candidate=$(apt-cache policy nodejs | awk '/Candidate:/ {print $2}')
+  if [ -n "$candidate" ] && [ "$candidate" != "(none)" ] && dpkg --compare-versions "$candidate" ge 20.18; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y nodejs
+  else
+    echo "install.sh: wattshift needs Node.js 20.18 or newer; this distribution offers nodejs ${candidate:-none}." >&2
+    echo "  Install Node 20 or 22 another way (docs/install.md names the options), then run this again." >&2
+    exit 1
+  fi
 fi
-node_major=$(node -p 'process.versions.node.split(".")[0]')
-[ "$node_major" -ge 20 ] || { echo "install.sh: Node 20 or newer is needed, found $(node --version)" >&2; exit 1; }
-
-getent group wattshift >/dev/null || groupadd --system wattshift
-getent passwd wattshift >/dev/null || useradd --system --gid wattshift --groups dialout \
-  --home-dir /var/lib/wattshift --no-create-home --shell /usr/sbin/nologin wattshift
 
 install -d -m 0755 "$PREFIX"
-# Copy the built program, its data and its production dependencies; the native addons were built
-# for this host. dist/ and profiles/ are replaced whole: chunk names change from build to build.
-rm -rf "$PREFIX/dist" "$PREFIX/profiles"
-cp -a "$SRC/dist" "$SRC/profiles" "$SRC/package.json" "$SRC/package-lock.json" "$PREFIX/"
+# dist/, profiles/ and tariffs/ are replaced whole: chunk names change from build to build. The native
+# addons in node_modules were built for this host by npm ci.
+rm -rf "$PREFIX/dist" "$PREFIX/profiles" "$PREFIX/tariffs" "$PREFIX/packaging"
+cp -a "$SRC/dist" "$SRC/profiles" "$SRC/tariffs" "$SRC/packaging" "$SRC/package.json" "$SRC/package-lock.json" "$SRC/config.example.yaml" "$PREFIX/"
 [ -d "$SRC/node_modules" ] && cp -a "$SRC/node_modules" "$PREFIX/"
 (cd "$PREFIX" && npm prune --omit=dev --no-audit --no-fund >/dev/null)
 
-install -d -m 0750 -g wattshift "$CONF_DIR"
-install -d -m 0700 "$CONF_DIR/credentials"
-# Never overwrite a config the operator has edited.
-[ -f "$CONF_DIR/config.yaml" ] || install -m 0640 -g wattshift "$SRC/config.example.yaml" "$CONF_DIR/config.yaml"
-[ -f "$CONF_DIR/credentials/spark-client-secret" ] || install -m 0600 /dev/null "$CONF_DIR/credentials/spark-client-secret"
-
+install -m 0755 "$SRC/packaging/wattshift" /usr/bin/wattshift
+install -d -m 0755 /usr/share/doc/wattshift
+install -m 0644 "$SRC/README.md" "$SRC"/docs/*.md /usr/share/doc/wattshift/
 install -m 0644 "$SRC/systemd/wattshift.service" "$UNIT"
-systemctl daemon-reload 2>/dev/null || true
+"$PREFIX/packaging/setup-host.sh" "$PREFIX" "$UNIT"
 
 cat <<MSG
-wattshift is installed in $PREFIX.
+wattshift is installed in $PREFIX; the command is wattshift (run it with sudo).
 Next:
-  1. edit $CONF_DIR/config.yaml and put the client secret in $CONF_DIR/credentials/spark-client-secret
-  2. node $PREFIX/dist/main.js check --config $CONF_DIR/config.yaml
-  3. node $PREFIX/dist/main.js register --config $CONF_DIR/config.yaml
-  4. systemctl enable --now wattshift
+  1. edit /etc/wattshift/config.yaml; put the client secret in /etc/wattshift/credentials/spark-client-secret
+  2. sudo wattshift check
+  3. sudo wattshift register
+  4. sudo systemctl enable --now wattshift
+  5. sudo wattshift status
 MSG

@@ -72,6 +72,13 @@ describe('wattshift CLI', { timeout: slow }, () => {
     expect(r.stderr).toContain('hint: fix the config file');
   });
 
+  it('check: a URL with the wrong scheme names the allowed ones', async () => {
+    const { file } = tempConfig('mqtt: {url: "http://127.0.0.1:1883"}\n');
+    const r = await inProcess(['check', '--config', file]);
+    expect(r.code).toBe(78);
+    expect(r.stderr).toContain('mqtt.url (line 6, column 13): expected an mqtt://, mqtts://, ws:// or wss:// URL');
+  });
+
   it('check: an unreadable secret file names the key and the file, exit 78', async () => {
     const { file, dir } = tempConfig('mqtt: {url: "mqtt://127.0.0.1:9", password: {file: nope.txt}}\n');
     const r = await inProcess(['check', '--config', file]);

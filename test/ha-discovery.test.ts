@@ -103,3 +103,31 @@ describe('Home Assistant discovery payloads', () => {
     expect(() => discoveryMessages({ ...input, prefix: 'wattshift' })).toThrow(/prefix/);
   });
 });
+
+describe('the tank as a Home Assistant water heater', () => {
+  const heater = byObject.get('tank_water_heater');
+
+  it('maps the modes both ways and uses the comfort floor as target temperature', () => {
+    expect(heater).toBeDefined();
+    const p = heater!.payload;
+    expect(p).toMatchObject({
+      modes: ['off', 'eco', 'performance'],
+      mode_state_topic: 'wattshift/tank/mode', mode_command_topic: 'wattshift/tank/set/mode',
+      current_temperature_topic: 'wattshift/tank/temperature',
+      temperature_state_topic: 'wattshift/tank/floor', temperature_command_topic: 'wattshift/tank/set/floor',
+      temperature_unit: 'C',
+    });
+    // Each HA mode the entity offers becomes a command the listener accepts, and each wattshift mode reads back as an offered HA mode.
+    const toWattshift = { eco: 'auto', performance: 'boost', off: 'off' } as const;
+    for (const [ha, ours] of Object.entries(toWattshift)) {
+      expect(p['mode_command_template']).toContain(`'${ha}': '${ours}'`);
+      expect(p['mode_state_template']).toContain(`'${ours}': '${ha}'`);
+      expect(parseCommandTopic('wattshift', p['mode_command_topic'] as string)).toEqual({ kind: 'setField', deviceId: 'tank', field: 'mode' });
+    }
+    expect(checkDiscovery(heater!.topic, { ...p, modes: ['boost'] })).toEqual([expect.stringContaining('modes must be a subset')]);
+  });
+
+  it('only tanks get one', () => {
+    expect(messages.filter((m) => m.topic.includes('/water_heater/')).map((m) => m.topic.split('/')[3])).toEqual(['tank_water_heater']);
+  });
+});

@@ -58,4 +58,31 @@ describe('status page in headless Chromium', () => {
     expect(errors).toEqual([]);
     await page.close();
   });
+
+  for (const width of [390, 1280]) {
+    it(`fits a ${width} px wide screen: no sideways scrolling of the page, chart within the width, legend, currency on every money figure`, async () => {
+      const page = await browser.newPage({ viewport: { width, height: 900 } });
+      await page.goto(`${server.url}/`);
+      const overflow = await page.locator('html').evaluate((el) => el.scrollWidth - el.clientWidth);
+      expect(overflow).toBeLessThanOrEqual(0);
+      const chart = await page.locator('svg.plan-chart').boundingBox();
+      expect(chart!.width).toBeGreaterThan(Math.min(width, 1000) * 0.8);
+      expect(chart!.x + chart!.width).toBeLessThanOrEqual(width);
+      expect(await page.locator('#legend span').allTextContents()).toEqual(expect.arrayContaining(['device planned on', 'incentive delta raising the price']));
+      expect(await page.locator('#legend').isVisible()).toBe(true);
+      const costs = (await page.locator('#costs').textContent())!;
+      expect(costs).toMatch(/To pay for the planned energy: 41\.27 NOK/);
+      expect(costs).toMatch(/incentive earned: 3\.10 NOK/);
+      expect(costs).toMatch(/Saved against no shifting: 14\.63 NOK \(would cost 55\.90 NOK\)/);
+      const figures = costs.match(/-?\d+\.\d\d(?! NOK)/g);
+      expect(figures, 'a money figure without its currency').toBeNull();
+      // Wide tables scroll inside their box on a phone instead of widening the page.
+      const tableBox = await page.locator('div.scroll').first().boundingBox();
+      expect(tableBox!.x + tableBox!.width).toBeLessThanOrEqual(width);
+      mkdirSync('test-artifacts', { recursive: true });
+      await page.screenshot({ path: `test-artifacts/status-page-${width}.png`, fullPage: true });
+      expect(statSync(`test-artifacts/status-page-${width}.png`).size).toBeGreaterThan(10_000);
+      await page.close();
+    });
+  }
 });

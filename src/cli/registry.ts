@@ -6,6 +6,7 @@ import { probeCommand } from './probe.js';
 import { registerCommand } from './register.js';
 import { runCommand } from './run.js';
 import { sandboxCommand } from './sandbox.js';
+import { simCommand } from './sim.js';
 import { statusCommand } from './status.js';
 import type { CliCommand } from './types.js';
 import { versionCommand } from './version.js';
@@ -18,6 +19,7 @@ export const commands: readonly CliCommand[] = [
   planCommand,
   probeCommand,
   sandboxCommand,
+  simCommand,
   demoCommand,
   versionCommand,
 ];

@@ -2,6 +2,7 @@
 import { isWattshiftError } from '../errors.js';
 import { exitCodes } from './exit-codes.js';
 import type { CliCommand } from './types.js';
+import { untilSignal } from './until-signal.js';
 
 const flags = ['port', 'host', 'seed', 'speed', 'client-id', 'client-secret'] as const;
 
@@ -20,14 +21,10 @@ export const sandboxCommand: CliCommand = {
       const v = args.values[f];
       if (typeof v === 'string') argv.push(`--${f}`, v);
     }
-    const stop = new AbortController();
-    const onSignal = (): void => stop.abort();
-    io.signals.on('SIGINT', onSignal);
-    io.signals.on('SIGTERM', onSignal);
     try {
       // Loaded on demand, so `wattshift run` does not carry the simulator in memory.
       const { runSandboxCommand } = await import('../sandbox/cli.js');
-      await runSandboxCommand(argv, io, stop.signal);
+      await untilSignal(io, (signal) => runSandboxCommand(argv, io, signal));
       return exitCodes.ok;
     } catch (err) {
       // Bad option values are usage errors; anything else (port in use, ...) goes to the dispatcher.
@@ -37,9 +34,6 @@ export const sandboxCommand: CliCommand = {
         return exitCodes.usage;
       }
       throw err;
-    } finally {
-      io.signals.off('SIGINT', onSignal);
-      io.signals.off('SIGTERM', onSignal);
     }
   },
 };

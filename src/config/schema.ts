@@ -19,7 +19,7 @@ export const currencies = ['NOK', 'SEK', 'DKK', 'EUR'] as const;
 export const tariffReference = z.string().min(1);
 export { tariffSchema };
 
-const httpUrl = z.url({ protocol: /^https?$/ });
+const httpUrl = z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' });
 const host = z.string().min(1);
 const port = z.number().int().min(0).max(65535);
 const filePath = (description: string) => z.string().min(1).nullish().transform((v) => v ?? undefined).describe(description);
@@ -85,7 +85,7 @@ export const reportsSchema = z.strictObject({
 });
 
 export const mqttSchema = z.strictObject({
-  url: z.url({ protocol: /^(mqtts?|wss?)$/ }).describe('Broker URL, `mqtt://`, `mqtts://`, `ws://` or `wss://`.'),
+  url: z.url({ protocol: /^(mqtts?|wss?)$/, error: 'expected an mqtt://, mqtts://, ws:// or wss:// URL' }).describe('Broker URL, `mqtt://`, `mqtts://`, `ws://` or `wss://`.'),
   username: z.string().min(1).nullish().transform((v) => v ?? undefined).describe('Broker user name.'),
   password: optionalSecretField('Broker password.'),
   ca: filePath('CA certificate file (PEM) for TLS.'),

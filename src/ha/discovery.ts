@@ -12,7 +12,7 @@ import type { DeviceKind } from './view.js';
 
 export const defaultDiscoveryPrefix = 'homeassistant';
 
-export type HaComponent = 'sensor' | 'binary_sensor' | 'select' | 'button' | 'number' | 'datetime';
+export type HaComponent = 'sensor' | 'binary_sensor' | 'select' | 'button' | 'number' | 'datetime' | 'water_heater';
 
 export interface DiscoveryInput {
   baseTopic: string;
@@ -81,12 +81,33 @@ const numberDef = (key: string, name: string, extra: Config): EntityDef => ({
   }),
 });
 
+/**
+ * The tank as Home Assistant's MQTT water heater, whose modes are a fixed list: auto shows as
+ * `eco`, boost as `performance`; the target temperature is the comfort floor.
+ */
+const waterHeater: EntityDef = {
+  key: 'water_heater', component: 'water_heater',
+  build: ({ t, id }) => ({
+    name: 'Water heater',
+    modes: ['off', 'eco', 'performance'],
+    mode_state_topic: t.deviceField(id, 'mode'),
+    mode_state_template: "{{ {'auto': 'eco', 'boost': 'performance', 'off': 'off'}.get(value, 'eco') }}",
+    mode_command_topic: t.setField(id, 'mode'),
+    mode_command_template: "{{ {'eco': 'auto', 'performance': 'boost', 'off': 'off'}.get(value, 'auto') }}",
+    current_temperature_topic: t.deviceField(id, 'temperature'),
+    temperature_state_topic: t.deviceField(id, 'floor'),
+    temperature_command_topic: t.setField(id, 'floor'),
+    temperature_unit: 'C', precision: 0.5, min_temp: 5, max_temp: 85,
+  }),
+};
+
 /** Entities of each kind of device. */
 const deviceEntities: Record<DeviceKind, readonly EntityDef[]> = {
   hotWaterTank: [
     sensor('temperature', 'Temperature', { device_class: 'temperature', unit_of_measurement: '°C', state_class: 'measurement' }),
     power, energy, mode, boost, plannedOn, nextStart,
     numberDef('floor', 'Comfort floor', { device_class: 'temperature', unit_of_measurement: '°C', min: 5, max: 85, step: 0.5 }),
+    waterHeater,
   ],
   evCharger: [
     power, energy, mode, boost, plannedOn, nextStart,

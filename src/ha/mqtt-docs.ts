@@ -159,8 +159,10 @@ export async function renderMqttDocs(): Promise<string> {
     '|---|---|---|---|',
   );
   for (const d of discovery) {
-    const c = JSON.parse(d.payload) as { name?: string; state_topic?: string; command_topic?: string };
-    out.push(`| ${code(d.topic)} | ${c.name ?? ''} | ${c.state_topic ? code(c.state_topic) : ''} | ${c.command_topic ? code(c.command_topic) : ''} |`);
+    const c = JSON.parse(d.payload) as Record<string, unknown>;
+    // A water heater reads and commands several topics (mode, temperature): all are listed.
+    const topics = (suffix: RegExp): string => [...new Set(Object.entries(c).filter(([k, v]) => suffix.test(k) && typeof v === 'string').map(([, v]) => code(v as string)))].join(', ');
+    out.push(`| ${code(d.topic)} | ${String(c['name'] ?? '')} | ${topics(/(^state|_state|^current_temperature)_topic$/)} | ${topics(/command_topic$/)} |`);
   }
   out.push('');
   return out.join('\n');

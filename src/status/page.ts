@@ -4,12 +4,20 @@ import { renderPlanSvg } from './svg.js';
 
 const kindLabel: Record<DeviceView['kind'], string> = { hotWaterTank: 'Hot water tank', evCharger: 'EV charger', meter: 'Meter' };
 
-const css = `body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222;max-width:1000px}
+const css = `body{font:14px/1.4 system-ui,sans-serif;margin:1.5em auto;padding:0 1em;color:#222;max-width:1000px}
 h1{font-size:1.4em;margin:0 0 .2em}h2{font-size:1.1em;margin:1.4em 0 .4em}
 .badge{display:inline-block;padding:.1em .6em;border-radius:1em;font-weight:bold}
 .ok{background:#d6f5df;color:#17692f}.failing{background:#fbd9d3;color:#8c1d0d}
+.scroll{overflow-x:auto;max-width:100%}
 table{border-collapse:collapse}td,th{padding:.25em .8em;border-bottom:1px solid #e4e4e4;text-align:left}
-.limited{color:#8c1d0d;font-weight:bold}.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}.muted{color:#777}.summary span{margin-right:1.5em}`;
+.limited{color:#8c1d0d;font-weight:bold}.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}.muted{color:#777}
+.summary span{margin-right:1.5em;display:inline-block}
+svg.plan-chart{width:100%;height:auto;display:block}
+.legend{display:flex;flex-wrap:wrap;gap:.3em 1.2em;margin:.4em 0;font-size:.9em}.legend span{white-space:nowrap}
+.sw{display:inline-block;width:1.1em;height:.8em;margin-right:.35em;vertical-align:-.05em}
+.sw-price{background:#8fb3e0}.sw-up{background:#e07a6a}.sw-down{border:1.5px dashed #2e9e5b;box-sizing:border-box}
+.sw-slot{background:#f2a33a}.sw-temp{height:0;border-top:2px solid #c0392b;vertical-align:.25em}.sw-now{height:0;border-top:1.5px dashed #333;vertical-align:.25em}
+@media (max-width:600px){body{margin:.8em auto;padding:0 .6em}td,th{padding:.2em .45em}.summary span{display:block;margin:0}}`;
 
 function num(v: number | undefined, decimals: number, unit: string): string {
   return v === undefined || !Number.isFinite(v) ? '<span class="muted">–</span>' : `${fixed(v, decimals)} ${esc(unit)}`;
@@ -24,7 +32,7 @@ function limitsSection(view: HomeView, tz: string, names: Record<string, string>
   if (view.limits.length === 0) return '<h2>Limits</h2><p class="muted" id="limits">No power-limitation (LPC) cap now or coming.</p>';
   const rows = view.limits.map((l) => `<tr><td>${l.deviceId === null ? 'whole home' : esc(names[l.deviceId] ?? l.deviceId)}</td><td class="num">${fixed(l.capKw, 1)} kW</td>`
     + `<td>${esc(dateTime(l.startMs, tz))}</td><td>${esc(dateTime(l.endMs, tz))}</td><td>${l.active ? '<b>active</b>' : 'coming'}</td></tr>`);
-  return `<h2>Limits</h2><table id="limits"><thead><tr><th>Applies to</th><th>Cap</th><th>From</th><th>Until</th><th></th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
+  return `<h2>Limits</h2><div class="scroll"><table id="limits"><thead><tr><th>Applies to</th><th>Cap</th><th>From</th><th>Until</th><th></th></tr></thead><tbody>${rows.join('')}</tbody></table></div>`;
 }
 
 function eventsSection(view: HomeView, tz: string): string {
@@ -32,6 +40,18 @@ function eventsSection(view: HomeView, tz: string): string {
   const when = (ms: number | null): string => (ms === null ? '–' : esc(dateTime(ms, tz)));
   const rows = view.events.map((e) => `<li>${esc(e.type)} <span class="muted">${esc(e.id)}</span>: ${when(e.startMs)} → ${when(e.endMs)}</li>`);
   return `<h2>Events</h2><ul id="events">${rows.join('')}</ul>`;
+}
+
+const legend = '<div class="legend" id="legend">'
+  + '<span><i class="sw sw-price"></i>price per kWh</span>'
+  + '<span><i class="sw sw-up"></i>incentive delta raising the price</span>'
+  + '<span><i class="sw sw-down"></i>price before a reward (delta lowering it)</span>'
+  + '<span><i class="sw sw-slot"></i>device planned on</span>'
+  + '<span><i class="sw sw-temp"></i>tank temperature forecast</span>'
+  + '<span><i class="sw sw-now"></i>now</span></div>';
+
+function money(v: number, currency: string): string {
+  return `${fixed(v, 2)} ${esc(currency)}`;
 }
 
 function deviceRow(d: DeviceView, tz: string): string {
@@ -53,7 +73,7 @@ export function renderStatusPage(view: HomeView, options: { timezone: string }):
   const plan = view.plan;
   const names = Object.fromEntries(view.devices.map((d) => [d.id, d.name]));
   const price = view.price
-    ? `${fixed(view.price.totalPerKwh, 3)} ${esc(view.price.currency)}/kWh (delta ${fixed(view.price.deltaPerKwh, 3)}, ${esc(view.price.source)})`
+    ? `${fixed(view.price.totalPerKwh, 3)} ${esc(view.price.currency)}/kWh (incentive delta ${fixed(view.price.deltaPerKwh, 3)} ${esc(view.price.currency)}/kWh, ${esc(view.price.source)})`
     : '<span class="muted">no price</span>';
   const parts: string[] = [];
   parts.push(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">`
@@ -69,16 +89,17 @@ export function renderStatusPage(view: HomeView, options: { timezone: string }):
     }
     parts.push('</ul>');
   }
-  parts.push('<h2>Devices</h2><table><thead><tr><th>Device</th><th>State</th><th>Mode</th><th>Temp.</th><th>Power</th><th>Energy</th><th>Plan</th><th>EV</th></tr></thead><tbody>');
+  parts.push('<h2>Devices</h2><div class="scroll"><table><thead><tr><th>Device</th><th>State</th><th>Mode</th><th>Temp.</th><th>Power</th><th>Energy</th><th>Plan</th><th>EV</th></tr></thead><tbody>');
   for (const d of view.devices) parts.push(deviceRow(d, tz));
-  parts.push('</tbody></table>');
+  parts.push('</tbody></table></div>');
   parts.push('<h2>Plan</h2>');
   if (plan) {
-    parts.push(`<p class="summary"><span>Expected cost: <b>${fixed(plan.expectedCost, 2)} ${esc(plan.currency)}</b></span>`
-      + `<span>Without shifting: ${fixed(plan.baselineCost, 2)}</span><span>Savings: ${fixed(plan.baselineCost - plan.expectedCost, 2)}</span>`
-      + `<span>Incentive: ${fixed(plan.incentive, 2)}</span></p>`);
+    const c = plan.currency;
+    parts.push(`<p class="summary" id="costs"><span>To pay for the planned energy: <b>${money(plan.expectedCost, c)}</b></span>`
+      + `<span>of which incentive earned: ${money(plan.incentive, c)} (already taken off)</span>`
+      + `<span>Saved against no shifting: ${money(plan.baselineCost - plan.expectedCost, c)} (would cost ${money(plan.baselineCost, c)})</span></p>`);
     if (plan.shortfalls.length > 0) parts.push(`<ul id="shortfalls">${plan.shortfalls.map((s) => `<li>${esc(s)}</li>`).join('')}</ul>`);
-    parts.push(renderPlanSvg(plan, { timezone: tz, nowMs: view.nowMs, names }));
+    parts.push(renderPlanSvg(plan, { timezone: tz, nowMs: view.nowMs, names }), legend);
   } else {
     parts.push('<p class="muted">No plan yet.</p>');
   }
