@@ -526,6 +526,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
         metrics: () => counters.snapshot(),
         timezone: config.site.timezone,
         logger: deps.logger,
+        allowedHosts: config.http.allowedHosts,
       });
       log.info({ url: status.url }, 'status page');
     }

@@ -21,8 +21,7 @@ describe('log redaction in run', { timeout: 120_000 }, () => {
       'site: {timezone: Europe/Oslo, priceArea: NO1, currency: NOK, locationLimitKw: 11}',
       'spark: {clientId: c, clientSecret: {file: client-secret}, baseUrl: "http://127.0.0.1:9/ec", forecastUrl: "http://127.0.0.1:9/fc", authUrl: "http://127.0.0.1:9/token"}',
       'http: {port: 0}',
-      // The password also sits inside the URL, where no key-based redaction can find it.
-      `mqtt: {url: "mqtt://wattshift:${mqttPassword}@127.0.0.1:9", username: wattshift, password: {env: MQTT_PW}}`,
+      'mqtt: {url: "mqtt://127.0.0.1:9", username: wattshift, password: {env: MQTT_PW}}',
       'events: {webhook: {enabled: true, port: 0, secret: {credential: webhook-secret}}}',
       `storage: {path: ${join(dir, 'w.db')}}`,
       'log: {level: debug}',
@@ -39,10 +38,26 @@ describe('log redaction in run', { timeout: 120_000 }, () => {
     expect(logged.config.spark.clientSecret).toBe('[REDACTED]');
     expect(logged.config.mqtt.password).toBe('[REDACTED]');
     expect(logged.config.events.webhook.secret).toBe('[REDACTED]');
-    expect(logged.config.mqtt.url).toBe('mqtt://wattshift:[REDACTED]@127.0.0.1:9');
     for (const secret of [clientSecret, mqttPassword, webhookSecret]) {
       expect(r.stdout).not.toContain(secret);
       expect(r.stderr).not.toContain(secret);
     }
+  });
+
+  it('refuses a password inside mqtt.url (exit 78) without printing it', async () => {
+    const dir = tempDir('wattshift-log-url-');
+    const password = 'URLPW-4c1d9e7a';
+    const file = join(dir, 'config.yaml');
+    writeFileSync(file, [
+      'version: 1',
+      'site: {timezone: Europe/Oslo, priceArea: NO1, currency: NOK, locationLimitKw: 11}',
+      'spark: {clientId: c, clientSecret: s3cr3t-value, baseUrl: "http://127.0.0.1:9/ec", forecastUrl: "http://127.0.0.1:9/fc", authUrl: "http://127.0.0.1:9/token"}',
+      `mqtt: {url: "mqtt://wattshift:${password}@127.0.0.1:9"}`,
+      `storage: {path: ${join(dir, 'w.db')}}`,
+    ].join('\n'));
+    const r = await start(['run', '--config', file], {}).done;
+    expect(r.code).toBe(78);
+    expect(r.stderr).toContain('credentials in a URL are refused');
+    expect(r.stdout + r.stderr).not.toContain(password);
   });
 });

@@ -54,6 +54,15 @@ describe('token endpoint', () => {
     });
     expect(res.status).toBe(200);
   });
+  it('answers a malformed percent-escape in Basic credentials with 400, never 500', async () => {
+    const res = await raw(`${sb.authUrl}/connect/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from('partner-b:%E0%A4%A').toString('base64')}` },
+      body: 'grant_type=client_credentials',
+    });
+    expect(res.status).toBe(400);
+    expect(res.json).toMatchObject({ error: 'invalid_request' });
+  });
   it('rejects wrong secrets, unknown clients, other grants and missing fields', async () => {
     expect((await raw(`${sb.authUrl}/connect/token`, form({ grant_type: 'client_credentials', client_id: 'partner-a', client_secret: 'nope' }))).status).toBe(401);
     expect((await raw(`${sb.authUrl}/connect/token`, form({ grant_type: 'client_credentials', client_id: 'ghost', client_secret: 'x' }))).json).toMatchObject({ error: 'invalid_client' });

@@ -19,7 +19,15 @@ function isIanaTimeZone(tz: string): boolean {
   return (tz.includes('/') || tz === 'UTC') && isKnownTimeZone(tz);
 }
 
-const httpUrl = z.url({ protocol: /^https?$/ });
+/** A URL carrying `user:password@` would put a credential in logs and `ps`: refused. */
+const withoutCredentials = (url: string): boolean => {
+  // A URL that does not parse is reported by z.url() itself.
+  if (!URL.canParse(url)) return true;
+  const u = new URL(url);
+  return u.username === '' && u.password === '';
+};
+const credentialsMessage = 'credentials in a URL are refused (they end up in logs): use the password or secret key';
+const httpUrl = z.url({ protocol: /^https?$/ }).refine(withoutCredentials, credentialsMessage);
 const host = z.string().min(1);
 const port = z.number().int().min(0).max(65535);
 const filePath = (description: string) => z.string().min(1).nullish().transform((v) => v ?? undefined).describe(description);
@@ -81,7 +89,7 @@ export const reportsSchema = z.strictObject({
 });
 
 export const mqttSchema = z.strictObject({
-  url: z.url({ protocol: /^(mqtts?|wss?)$/ }).describe('Broker URL, `mqtt://`, `mqtts://`, `ws://` or `wss://`.'),
+  url: z.url({ protocol: /^(mqtts?|wss?)$/ }).refine(withoutCredentials, credentialsMessage).describe('Broker URL, `mqtt://`, `mqtts://`, `ws://` or `wss://`.'),
   username: z.string().min(1).nullish().transform((v) => v ?? undefined).describe('Broker user name.'),
   password: optionalSecretField('Broker password.'),
   ca: filePath('CA certificate file (PEM) for TLS.'),
@@ -116,6 +124,8 @@ export const httpSchema = z.strictObject({
   enabled: z.boolean().default(true).describe('Serve the status page, `/healthz` and `/metrics`.'),
   host: host.default('127.0.0.1').describe('Listen address (loopback by default).'),
   port: port.default(8787).describe('Listen port.'),
+  allowedHosts: z.array(z.string().regex(/^[A-Za-z0-9.-]+$/, 'expected a host name')).default([])
+    .describe('Host names the page, `/api/view` and `/metrics` answer to besides IP addresses and `localhost` (e.g. `gateway.local`); others get 421 (DNS rebinding).'),
 });
 
 export const logSchema = z.strictObject({
