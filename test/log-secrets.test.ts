@@ -43,21 +43,4 @@ describe('log redaction in run', { timeout: 120_000 }, () => {
       expect(r.stderr).not.toContain(secret);
     }
   });
-
-  it('refuses a password inside mqtt.url (exit 78) without printing it', async () => {
-    const dir = tempDir('wattshift-log-url-');
-    const password = 'URLPW-4c1d9e7a';
-    const file = join(dir, 'config.yaml');
-    writeFileSync(file, [
-      'version: 1',
-      'site: {timezone: Europe/Oslo, priceArea: NO1, currency: NOK, locationLimitKw: 11}',
-      'spark: {clientId: c, clientSecret: s3cr3t-value, baseUrl: "http://127.0.0.1:9/ec", forecastUrl: "http://127.0.0.1:9/fc", authUrl: "http://127.0.0.1:9/token"}',
-      `mqtt: {url: "mqtt://wattshift:${password}@127.0.0.1:9"}`,
-      `storage: {path: ${join(dir, 'w.db')}}`,
-    ].join('\n'));
-    const r = await start(['run', '--config', file], {}).done;
-    expect(r.code).toBe(78);
-    expect(r.stderr).toContain('credentials in a URL are refused');
-    expect(r.stdout + r.stderr).not.toContain(password);
-  });
 });
