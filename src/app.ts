@@ -406,7 +406,9 @@ export function buildApp(config: Config, deps: AppDeps): App {
         estimatedTankC: (id, now) => tracker.estimatedTankC(id, now, planning.current()),
       },
       onTick: (snap) => {
-        const step = clockStepOf(planning.current(), clock.nowMs(), slotMs);
+        // The plan loaded from the store at start is old by design, not because the clock stepped.
+        const current = planning.current();
+        const step = current === previous ? null : clockStepOf(current, clock.nowMs(), slotMs);
         if (step !== null && !stepSeen) {
           log.warn({ code: 'CLOCK_JUMP', direction: step, planStartMs: planning.current()?.startMs }, 'the clock stepped under the plan: re-planning and refreshing prices now');
           eventsChanged();
@@ -555,6 +557,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
         metrics: counters,
         timezone: config.site.timezone,
         logger: deps.logger,
+        allowedHosts: config.http.allowedHosts,
       });
       log.info({ url: status.url }, 'status page');
     }

@@ -25,7 +25,7 @@ export const errorCodes = {
   MQTT_AUTH_REJECTED: { retryable: false, hint: 'the MQTT broker refused the login: check mqtt.username, mqtt.password and mqtt.clientId' },
   MQTT_TLS_FAILED: { retryable: false, hint: 'TLS to the MQTT broker failed: check mqtt.ca (the CA file), the broker certificate and its host name in mqtt.url' },
   MQTT_COMMAND_INVALID: { retryable: false, hint: 'an MQTT command was malformed or out of range' },
-  MQTT_MESSAGE_TOO_LARGE: { retryable: false, hint: 'the broker sent a message over the size limit (mqtt.maxPacketBytes, or a command over 4 KiB); it was refused unread. Set the broker\'s message_size_limit too' },
+  MQTT_MESSAGE_TOO_LARGE: { retryable: false, hint: 'the broker sent a message over the size limit (mqtt.maxPacketBytes, or a command over 4 KiB); it was refused unread. Limit the broker too (Mosquitto 2: max_packet_size)' },
   MQTT_COMMAND_LIMITED: { retryable: true, hint: 'MQTT commands for one device came faster than the rate limit; the extra ones were refused' },
   EVENT_OUT_OF_RANGE: { retryable: false, hint: 'an event carried values outside physical bounds (non-finite or absurd prices, negative or huge caps, far-off timestamps, too many points); it is stored and refused, never planned' },
   STORE_FAILED: { retryable: true, hint: 'a database read or write failed (disk full? read-only?)' },

@@ -65,7 +65,8 @@ export async function prettyDestination(): Promise<DestinationStream> {
 
 /** The root logger. Components take `logger.child({ component: 'x' })`. */
 export function createLogger(options: LoggerOptions = {}): Logger {
-  const secrets = (options.secrets ?? []).filter((s) => s.length >= 4);
+  // Every secret, however short: a short one is weak, not public.
+  const secrets = (options.secrets ?? []).filter((s) => s.length > 0);
   const destination = options.destination ?? pino.destination({ dest: 1, sync: false });
   const journald = options.format === 'journald';
   const stream: DestinationStream =

@@ -50,7 +50,7 @@ describe('parseConfig', () => {
     expect(secrets).toEqual(['client-secret-from-env']);
     expect(config.events.pollIntervalS).toBe(300);
     expect(config.mqtt).toBeUndefined();
-    expect(config.http).toEqual({ enabled: true, host: '127.0.0.1', port: 8787 });
+    expect(config.http).toEqual({ enabled: true, host: '127.0.0.1', port: 8787, allowedHosts: [] });
     expect(config.planner.evFallbackWindow).toEqual({ start: '22:00', end: '06:00' });
     expect(warnings).toContain('devices: no device configured; wattshift will only watch prices');
   });
@@ -160,6 +160,31 @@ describe('secrets', () => {
     );
     expect(config.mqtt?.password).toBe('from-credentials');
     expect(config.storage.path).toBe('/var/lib/wattshift/w.db');
+  });
+
+  it('warns about a secret file readable by group or others, not about an owner-only one', () => {
+    const dir = tmp();
+    const open = join(dir, 'open-secret');
+    const closed = join(dir, 'closed-secret');
+    writeFileSync(open, 'x');
+    chmodSync(open, 0o644);
+    writeFileSync(closed, 'y');
+    chmodSync(closed, 0o600);
+    const warned = parseConfig({ ...base, spark: { clientId: 'c', clientSecret: { file: open } } }).warnings;
+    expect(warned).toContain(`spark.clientSecret: secret file ${open} is readable by group or others (mode 0644); chmod 600 it`);
+    expect(parseConfig({ ...base, spark: { clientId: 'c', clientSecret: { file: closed } } }).warnings.join('\n')).not.toMatch(/readable by group/);
+  });
+
+  it('refuses credentials inside a URL (they would reach logs), naming the key', () => {
+    for (const [key, doc] of [
+      ['mqtt.url', { mqtt: { url: 'mqtt://user:hunter2@broker.local:1883' } }],
+      ['spark.baseUrl', { spark: { clientId: 'c', clientSecret: 's', baseUrl: 'https://u:p@api.example/v1' } }],
+    ] as const) {
+      const err = failure(() => parseConfig({ ...base, ...doc }));
+      expect(err.code).toBe('CONFIG_INVALID');
+      expect(problems(err).find((p) => p.path === key)?.message).toMatch(/credentials in a URL are refused/);
+      expect(JSON.stringify(problems(err))).not.toContain('hunter2');
+    }
   });
 
   it('warns about an inline secret but accepts it', () => {

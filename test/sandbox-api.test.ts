@@ -46,13 +46,19 @@ describe('token endpoint', () => {
     expect(claims.exp - claims.iat).toBe(3600);
     expect(claims.iat).toBe(Math.floor(clock.nowMs() / 1000));
   });
+  /** A token request with HTTP Basic client authentication carrying `credentials` (id:secret). */
+  const basicToken = (credentials: string) => raw(`${sb.authUrl}/connect/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(credentials).toString('base64')}` },
+    body: 'grant_type=client_credentials',
+  });
   it('accepts HTTP Basic client authentication', async () => {
-    const res = await raw(`${sb.authUrl}/connect/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from('partner-b:secret-b').toString('base64')}` },
-      body: 'grant_type=client_credentials',
-    });
-    expect(res.status).toBe(200);
+    expect((await basicToken('partner-b:secret-b')).status).toBe(200);
+  });
+  it('answers a malformed percent-escape in Basic credentials with 400, never 500', async () => {
+    const res = await basicToken('partner-b:%E0%A4%A');
+    expect(res.status).toBe(400);
+    expect(res.json).toMatchObject({ error: 'invalid_request' });
   });
   it('rejects wrong secrets, unknown clients, other grants and missing fields', async () => {
     expect((await raw(`${sb.authUrl}/connect/token`, form({ grant_type: 'client_credentials', client_id: 'partner-a', client_secret: 'nope' }))).status).toBe(401);

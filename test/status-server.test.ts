@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServer } from 'node:net';
+import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { HomeView } from '../src/ha/view.js';
 import { DaemonMetrics } from '../src/status/metrics.js';
@@ -31,6 +32,26 @@ describe('status server', () => {
     const r = await get(`${s.url}/healthz`);
     expect(r.status).toBe(200);
     expect(JSON.parse(r.body)).toEqual({ status: 'ok', failing: [] });
+  });
+
+  it('answers the page and /api/view only to IP addresses, localhost and configured names (DNS rebinding)', async () => {
+    const s = await startStatusServer({ port: 0, getView: () => sampleView(), metrics: new DaemonMetrics({ version: 'test', processMetrics: false }), allowedHosts: ['gateway.local'] });
+    servers.push(s);
+    const port = new URL(s.url).port;
+    const withHost = (path: string, host: string): Promise<number> =>
+      new Promise((resolve, reject) => {
+        const req = httpRequest({ host: '127.0.0.1', port, path, headers: { host } }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    expect(await withHost('/api/view', 'rebind.evil.example')).toBe(421);
+    expect(await withHost('/', `rebind.evil.example:${port}`)).toBe(421);
+    expect(await withHost('/api/view', `gateway.local:${port}`)).toBe(200);
+    expect(await withHost('/api/view', `127.0.0.1:${port}`)).toBe(200);
+    expect(await withHost('/healthz', 'rebind.evil.example')).toBe(200);
   });
 
   it('answers /healthz 503 with the failing job and its error', async () => {

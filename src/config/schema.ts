@@ -19,7 +19,15 @@ export const currencies = ['NOK', 'SEK', 'DKK', 'EUR'] as const;
 export const tariffReference = z.string().min(1);
 export { tariffSchema };
 
-const httpUrl = z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' });
+/** A URL carrying `user:password@` would put a credential in logs and `ps`: refused. */
+const withoutCredentials = (url: string): boolean => {
+  // A URL that does not parse is reported by z.url() itself.
+  if (!URL.canParse(url)) return true;
+  const u = new URL(url);
+  return u.username === '' && u.password === '';
+};
+const credentialsMessage = 'credentials in a URL are refused (they end up in logs): use the password or secret key';
+const httpUrl = z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' }).refine(withoutCredentials, credentialsMessage);
 const host = z.string().min(1);
 const port = z.number().int().min(0).max(65535);
 const filePath = (description: string) => z.string().min(1).nullish().transform((v) => v ?? undefined).describe(description);
@@ -56,7 +64,7 @@ export const sparkSchema = z.strictObject({
   requestTimeoutMs: z.number().int().min(100).max(120_000).default(10_000).describe('Timeout of one API request, ms.'),
   tokenTimeoutMs: z.number().int().min(100).max(120_000).default(10_000).describe('Timeout of one token request, ms.'),
   proxyUrl: httpUrl.nullish().transform((v) => v ?? undefined)
-    .describe('Forward proxy for every API, token and forecast request, e.g. `http://proxy.lan:3128` (user:password@ allowed); https goes through it with CONNECT.'),
+    .describe('Forward proxy for every API, token and forecast request, e.g. `http://proxy.lan:3128`; https goes through it with CONNECT. A proxy that needs a password is not supported (credentials in URLs are refused).'),
 });
 
 export const eventsSchema = z.strictObject({
@@ -85,7 +93,7 @@ export const reportsSchema = z.strictObject({
 });
 
 export const mqttSchema = z.strictObject({
-  url: z.url({ protocol: /^(mqtts?|wss?)$/, error: 'expected an mqtt://, mqtts://, ws:// or wss:// URL' }).describe('Broker URL, `mqtt://`, `mqtts://`, `ws://` or `wss://`.'),
+  url: z.url({ protocol: /^(mqtts?|wss?)$/, error: 'expected an mqtt://, mqtts://, ws:// or wss:// URL' }).refine(withoutCredentials, credentialsMessage).describe('Broker URL, `mqtt://`, `mqtts://`, `ws://` or `wss://`.'),
   username: z.string().min(1).nullish().transform((v) => v ?? undefined).describe('Broker user name.'),
   password: optionalSecretField('Broker password.'),
   ca: filePath('CA certificate file (PEM) for TLS.'),
@@ -94,7 +102,7 @@ export const mqttSchema = z.strictObject({
   rejectUnauthorized: z.boolean().default(true).describe('Verify the broker\'s TLS certificate.'),
   clientId: z.string().min(1).default('wattshift').describe('MQTT client id.'),
   maxPacketBytes: z.number().int().min(4096).max(16_777_216).default(262_144)
-    .describe('Largest MQTT packet accepted from the broker, bytes; a larger one is refused before it is read (set the broker\'s `message_size_limit` as well).'),
+    .describe('Largest MQTT packet accepted from the broker, bytes; a larger one is refused before it is read (limit the broker too: `max_packet_size` in Mosquitto 2).'),
   baseTopic: z.string().regex(/^[^#+]+$/, 'no MQTT wildcards').default('wattshift').describe('Base topic of everything wattshift publishes.'),
   discovery: z.strictObject({
     enabled: z.boolean().default(true).describe('Publish Home Assistant MQTT discovery.'),
@@ -120,6 +128,8 @@ export const httpSchema = z.strictObject({
   enabled: z.boolean().default(true).describe('Serve the status page, `/healthz` and `/metrics`.'),
   host: host.default('127.0.0.1').describe('Listen address (loopback by default).'),
   port: port.default(8787).describe('Listen port.'),
+  allowedHosts: z.array(z.string().regex(/^[A-Za-z0-9.-]+$/, 'expected a host name')).default([])
+    .describe('Host names the page, `/api/view` and `/metrics` answer to besides IP addresses and `localhost` (e.g. `gateway.local`); others get 421 (DNS rebinding).'),
 });
 
 export const logSchema = z.strictObject({

@@ -4,7 +4,7 @@
  * or, discouraged, the value inline. References are resolved into strings before the schema
  * parses the document, so the parsed `Config` only ever holds strings.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { arrayElement, objectShape, recordValue, unionOptions, unwrap } from './walk.js';
@@ -95,6 +95,10 @@ function resolveOne(raw: unknown, path: string, ctx: SecretContext, out: SecretR
         value = readSecretFile(file);
       } catch (err) {
         throw new Error(`cannot read secret file ${file}: ${errMessage(err)}`);
+      }
+      const mode = statSync(file).mode & 0o777;
+      if ((mode & 0o077) !== 0) {
+        out.warnings.push(`${path}: secret file ${file} is readable by group or others (mode ${mode.toString(8).padStart(4, '0')}); chmod 600 it`);
       }
     } else if ('env' in r) {
       const v = ctx.env[r.env];

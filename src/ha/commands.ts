@@ -160,13 +160,6 @@ export async function startCommandListener(options: CommandListenerOptions): Pro
   const handle = (topic: string, payload: Buffer): void => {
     const parsed = parseCommandTopic(options.baseTopic, topic);
     if (!parsed || payload.length === 0) return;
-    if (payload.length > maxCommandBytes) {
-      options.onRefused?.('MQTT_MESSAGE_TOO_LARGE');
-      options.onOutcome?.(false, 'MQTT_MESSAGE_TOO_LARGE');
-      warn('MQTT_MESSAGE_TOO_LARGE', { topic, bytes: payload.length, limit: maxCommandBytes }, 'command over the size limit refused unread');
-      chain = chain.then(() => finish(topic, parsed, error('MQTT_MESSAGE_TOO_LARGE', `payload of ${payload.length} bytes is over the ${maxCommandBytes}-byte limit`)));
-      return;
-    }
     if (queued >= maxQueuedCommands) {
       options.onRefused?.('MQTT_COMMAND_LIMITED');
       options.onOutcome?.(false, 'MQTT_COMMAND_LIMITED');
@@ -174,8 +167,17 @@ export async function startCommandListener(options: CommandListenerOptions): Pro
       return;
     }
     queued++;
-    chain = chain.then(() => handleOne(topic, parsed, payload.toString('utf8'))).finally(() => queued--);
+    const next = payload.length > maxCommandBytes
+      ? () => refuseTooLarge(topic, parsed, payload.length)
+      : () => handleOne(topic, parsed, payload.toString('utf8'));
+    chain = chain.then(next).finally(() => queued--);
   };
+  async function refuseTooLarge(topic: string, parsed: ParsedCommandTopic, bytes: number): Promise<void> {
+    options.onRefused?.('MQTT_MESSAGE_TOO_LARGE');
+    options.onOutcome?.(false, 'MQTT_MESSAGE_TOO_LARGE');
+    warn('MQTT_MESSAGE_TOO_LARGE', { topic, bytes, limit: maxCommandBytes }, 'command over the size limit refused unread');
+    await finish(topic, parsed, error('MQTT_MESSAGE_TOO_LARGE', `payload of ${bytes} bytes is over the ${maxCommandBytes}-byte limit`));
+  }
   async function handleOne(topic: string, parsed: ParsedCommandTopic, payload: string): Promise<void> {
     let response: CommandResponse;
     try {

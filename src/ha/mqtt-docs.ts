@@ -118,6 +118,8 @@ export async function renderMqttDocs(): Promise<string> {
     '',
     `Every command is answered on \`${t.response('<device>')}\`. A rejected command changes nothing. Once a command is handled,`,
     'wattshift clears its topic with an empty retained message, so a retained command is applied once and never replayed at the next start.',
+    'A command over 4 KiB is refused unread, and any message over `mqtt.maxPacketBytes` (default 256 KiB) ends the connection before it is',
+    'read; give the broker a limit too (`max_packet_size` in Mosquitto 2).',
     '',
     '| Sub-topic | JSON field | Example | Hot water tank | EV charger |',
     '|---|---|---|---|---|',

@@ -36,8 +36,13 @@ export class TokenService {
       const decoded = Buffer.from(authorization.slice(6).trim(), 'base64').toString('utf8');
       const colon = decoded.indexOf(':');
       if (colon > 0) {
-        clientId = decodeURIComponent(decoded.slice(0, colon));
-        clientSecret = decodeURIComponent(decoded.slice(colon + 1));
+        // RFC 6749 §2.3.1: both parts are form-urlencoded; a malformed escape is a client error.
+        try {
+          clientId = decodeURIComponent(decoded.slice(0, colon));
+          clientSecret = decodeURIComponent(decoded.slice(colon + 1));
+        } catch {
+          return oauthError(400, 'invalid_request', 'malformed percent-encoding in the Basic credentials');
+        }
       }
     }
     const grant = form.get('grant_type');

@@ -21,7 +21,7 @@ export interface SparkConnectionOptions {
   timeoutsMs?: HttpTimeoutsMs;
   /** A larger response body fails with API_BAD_RESPONSE. Default {@link defaultMaxResponseBytes}. */
   maxResponseBytes?: number;
-  /** `http://[user:pass@]host:port` of a forward proxy; requests go through it (CONNECT for https). */
+  /** `http://host:port` of a forward proxy; requests go through it (CONNECT for https). */
   proxyUrl?: string;
 }
 

@@ -1,6 +1,7 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { hostAllowed } from './host-check.js';
 import { WattshiftError } from '../errors.js';
 import type { HomeView } from '../ha/view.js';
 import type { Logger } from '../log.js';
@@ -19,6 +20,8 @@ export interface StatusServerOptions {
   /** IANA timezone for times on the page; UTC by default. */
   timezone?: string;
   logger?: Logger;
+  /** Host names (besides IP literals and `localhost`) the page and `/api/view` answer to. */
+  allowedHosts?: readonly string[];
 }
 
 export interface StatusServer {
@@ -66,6 +69,10 @@ export async function startStatusServer(options: StatusServerOptions): Promise<S
       return;
     }
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    if (path !== '/healthz' && !hostAllowed(req.headers.host, options.allowedHosts ?? [])) {
+      send(res, 421, 'application/json', JSON.stringify({ error: 'unknown host name: add it to http.allowedHosts' }), head);
+      return;
+    }
     try {
       switch (path) {
         case '/healthz': {

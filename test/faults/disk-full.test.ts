@@ -3,44 +3,15 @@
  * full-disk window holds, the floor holds) and reports STORE_FAILED in its log and on /healthz.
  * Needs a small tmpfs: mounted here when the test runs as root with mount rights, skipped otherwise.
  */
-import { execFileSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { findFreePort } from '../../src/sandbox/devices/modbus-tank.js';
-import { localTime, registerHome, sampleTruth, secretLeaks, spawnDaemon, stopAll, waitUntilSim, writeConfig } from '../helpers/daemon-harness.js';
+import { localTime, registerHome, sampleTruth, secretLeaks, spawnDaemon, waitUntilSim, writeConfig } from '../helpers/daemon-harness.js';
+import { fillUp, suiteTmpfs } from '../helpers/small-tmpfs.js';
 import { errorLines, faultOverrides, faultWorld, floorC, logsWith, tankLpc, wallSeconds } from './common.js';
 
-const mountPoint = mkdtempSync(join(tmpdir(), 'wattshift-full-'));
-let skipReason: string | null = null;
-try {
-  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=3m,mode=0700', 'tmpfs', mountPoint], { stdio: 'pipe' });
-} catch (err) {
-  skipReason = `cannot mount a tmpfs here (${String((err as { stderr?: Buffer }).stderr ?? err).trim()}); needs root with mount rights`;
-  process.stderr.write(`fault disk-full: SKIPPED: ${skipReason}\n`);
-}
-
-afterAll(async () => {
-  await stopAll();
-  if (!skipReason) execFileSync('umount', ['-l', mountPoint], { stdio: 'pipe' });
-  rmSync(mountPoint, { recursive: true, force: true });
-}, 30_000);
-
-/** Writes until the file system says ENOSPC. */
-function fillUp(path: string): number {
-  const fd = openSync(path, 'w');
-  const chunk = Buffer.alloc(64 * 1024, 1);
-  let written = 0;
-  try {
-    for (;;) written += writeSync(fd, chunk);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
-  } finally {
-    closeSync(fd);
-  }
-  return written;
-}
+const { mountPoint, skipReason } = suiteTmpfs('fault-disk-full');
 
 it.skipIf(skipReason !== null)('keeps controlling with a full disk and reports STORE_FAILED', async () => {
   const t0 = Date.now();

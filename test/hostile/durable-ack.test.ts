@@ -5,43 +5,17 @@
  * Once there is room again, the redelivery is stored and answered 200. Needs a small tmpfs
  * (root with mount rights); skipped otherwise.
  */
-import { execFileSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, expect, it, onTestFailed } from 'vitest';
+import { expect, it, onTestFailed } from 'vitest';
 import { findFreePort } from '../../src/sandbox/devices/modbus-tank.js';
 import { signPayload } from '../../src/spark/webhook-signature.js';
-import { registerHome, spawnDaemon, stopAll, writeConfig } from '../helpers/daemon-harness.js';
+import { registerHome, spawnDaemon, writeConfig } from '../helpers/daemon-harness.js';
+import { fillUp, suiteTmpfs } from '../helpers/small-tmpfs.js';
 import { faultOverrides, faultWorld, readStore } from '../faults/common.js';
 import { brokerClient, report, sleep } from './common.js';
 
-const mountPoint = mkdtempSync(join(tmpdir(), 'wattshift-hostile-full-'));
-let skipReason: string | null = null;
-try {
-  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=3m,mode=0700', 'tmpfs', mountPoint], { stdio: 'pipe' });
-} catch (err) {
-  skipReason = `cannot mount a tmpfs here (${String((err as { stderr?: Buffer }).stderr ?? err).trim()})`;
-  process.stderr.write(`hostile durable-ack: SKIPPED: ${skipReason}\n`);
-}
-
-afterAll(async () => {
-  await stopAll();
-  if (!skipReason) execFileSync('umount', ['-l', mountPoint], { stdio: 'pipe' });
-  rmSync(mountPoint, { recursive: true, force: true });
-}, 30_000);
-
-function fillUp(path: string): void {
-  const fd = openSync(path, 'w');
-  const chunk = Buffer.alloc(16 * 1024, 1);
-  try {
-    for (;;) writeSync(fd, chunk);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
-  } finally {
-    closeSync(fd);
-  }
-}
+const { mountPoint, skipReason } = suiteTmpfs('hostile-full');
 
 const secret = 'durable-ack-secret-5b2a';
 const hourMs = 3_600_000;
