@@ -58,8 +58,13 @@ export function startPlanning(deps: {
             log.warn({ code: isWattshiftError(err) ? err.code : 'STORE_FAILED' }, 'plan not stored; controlling on it anyway');
           }
         }
+        // The current slot's targets (whole-slot energy), so a log shows what control is following.
+        const slot = next.slots.find((s) => s.startMs <= now && now < s.endMs);
+        const targets = slot
+          ? { slotStartMs: slot.startMs, ...(slot.tank ? { slotTankKwh: round(slot.tank.energyKWh, 3) } : {}), ...(slot.ev ? { slotEvKwh: round(slot.ev.energyKWh, 3) } : {}) }
+          : {};
         log.info(
-          { reason: pendingReason, mode: next.mode, cost: round(next.cost), baseline: round(next.baselineCost), shortfalls: next.shortfalls.length, tookMs },
+          { reason: pendingReason, mode: next.mode, cost: round(next.cost), baseline: round(next.baselineCost), shortfalls: next.shortfalls.length, tookMs, ...targets },
           'plan updated',
         );
         for (const s of next.shortfalls) log.warn({ device: s.device, kind: s.kind, atMs: s.atMs }, s.message);
@@ -84,6 +89,7 @@ export function startPlanning(deps: {
   };
 }
 
-function round(x: number): number {
-  return Math.round(x * 100) / 100;
+function round(x: number, digits = 2): number {
+  const f = 10 ** digits;
+  return Math.round(x * f) / f;
 }
