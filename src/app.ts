@@ -18,6 +18,7 @@ import { createModbusBuses, type ModbusBus } from './devices/modbus/bus.js';
 import { buildDevice, type BuiltDevice } from './devices/factory.js';
 import { superviseDevice, type SupervisedDevice } from './devices/supervisor.js';
 import { plan as planFn } from './core/index.js';
+import { startPlanWorker, type PlanWorker } from './jobs/plan-worker.js';
 import { createHaBridge, type HaBridge } from './ha/bridge.js';
 import { haWill } from './ha/publisher.js';
 import { sharedConnectionPort } from './ha/port.js';
@@ -56,6 +57,8 @@ export interface AppDeps {
   deviceTimeoutMs?: number;
   /** Checks the credentials at start (default true): rejected ones stop the start with AUTH_REJECTED. */
   checkCredentials?: boolean;
+  /** Plans on a worker thread, off the control loop's event loop (the daemon does; default false). */
+  planInWorker?: boolean;
 }
 
 export interface App {
@@ -88,6 +91,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
   let ha: HaBridge | undefined;
   const loops: { name: string; handle: LoopHandle }[] = [];
   let controlLast: () => ControlSnapshot | null = () => null;
+  let planWorker: PlanWorker | undefined;
   let planCurrent: () => Plan | null = () => null;
   let jobHealth: () => JobHealthView[] = () => [];
   let scan: () => void = () => undefined;
@@ -303,7 +307,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
         const snap = tracker.snapshot(now, prices.data(), activeEvents());
         return buildPlanInput(config, delivered ? { ...snap, slotDeliveredKwh: delivered } : snap, me.resources);
       },
-      plan: planFn,
+      plan: (planWorker = deps.planInWorker ? startPlanWorker({ logger: deps.logger }) : undefined)?.plan ?? planFn,
       store: s,
       clock,
       logger: deps.logger,
@@ -467,6 +471,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
     // still finishing its tick; devices are released only after all ticks have ended.
     await Promise.all(loops.map(({ name, handle }) => handle.stop().catch((err) => log.warn({ err, loop: name }, 'loop did not stop cleanly'))));
     for (const d of supervised.values()) await d.stop().catch(() => undefined);
+    await planWorker?.close().catch(() => undefined);
     try {
       metering?.flush();
     } catch (err) {

@@ -50,7 +50,9 @@ export const runCommand: CliCommand = {
     try {
       // Simulated time for the demo and end-to-end tests only; production never sets it.
       const sim = simClockFromEnv(io.env);
-      const app = buildApp(config, sim ? { logger, clock: sim.clock, controlTickMs: 60_000, deviceTimeoutMs: 2_000 * sim.speed } : { logger });
+      const app = buildApp(config, sim
+        ? { logger, clock: sim.clock, controlTickMs: 60_000, deviceTimeoutMs: 2_000 * sim.speed, planInWorker: true }
+        : { logger, planInWorker: true });
       if (sim) logger.warn({ speed: sim.speed }, 'running on a simulated clock (WATTSHIFT_SIM_CLOCK)');
       code = await runDaemon(app, { logger, signals: io.signals });
     } catch (err) {

@@ -6,7 +6,7 @@ import type { Store } from '../store/types.js';
 import { isWattshiftError } from '../errors.js';
 import { startLoop, type LoopHandle } from './loop.js';
 
-export type PlanFunction = (input: PlanInput, nowMs: number, previous?: Plan) => Plan;
+export type PlanFunction = (input: PlanInput, nowMs: number, previous?: Plan) => Plan | Promise<Plan>;
 
 /**
  * Re-plans at every slot boundary and whenever an input changes (`request`), keeping the previous
@@ -43,10 +43,10 @@ export function startPlanning(deps: {
     tick: async () => {
       const now = deps.clock.nowMs();
       try {
-        // Wall time, not clock time: how long planning holds the event loop.
+        // Wall time, not clock time: how long planning takes (on its worker thread, if it has one).
         const startedAt = performance.now();
         const input = deps.buildInput(now);
-        const next = deps.plan(input, now, current ?? undefined);
+        const next = await deps.plan(input, now, current ?? undefined);
         const tookMs = Math.round(performance.now() - startedAt);
         current = next;
         lastError = null;
