@@ -1,6 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../log.js';
 import { plan } from '../core/planner.js';
@@ -39,7 +40,7 @@ afterEach(async () => {
 describe('startPlanWorker', () => {
   it('plans on its thread exactly what the planner plans here', async () => {
     const log = capture();
-    worker = startPlanWorker({ logger: log.logger });
+    worker = startPlanWorker({ logger: log.logger, file: fileURLToPath(new URL('./plan-worker-thread.ts', import.meta.url)) });
     const inThread = plan(input(), t0 + 600_000);
     expect(await worker.plan(input(), t0 + 600_000)).toEqual(inThread);
     // A malformed input is the planner's error, passed back with its code.

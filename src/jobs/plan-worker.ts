@@ -25,16 +25,21 @@ export interface PlanWorker {
   close(): Promise<void>;
 }
 
-/** The worker's file: beside this one under src/ (tsx), or the bundle's `jobs/` entry in dist/. */
-function workerFile(): string | undefined {
-  const here = dirname(fileURLToPath(import.meta.url));
-  return [join(here, 'plan-worker-thread.ts'), join(here, 'jobs', 'plan-worker-thread.js'), join(here, '..', 'jobs', 'plan-worker-thread.js')]
-    .find((f) => existsSync(f));
+/**
+ * The bundle's thread entry (`jobs/plan-worker-thread.js` in dist/, beside main.js or above its
+ * chunk). Run from src/ (tsx: tests, a checkout) there is none: a thread would compile the planner
+ * afresh for every plan, slower than planning here, so the caller plans on its own thread.
+ */
+function bundledWorkerFile(): string | undefined {
+  const here = fileURLToPath(import.meta.url);
+  if (here.endsWith('.ts')) return undefined;
+  return [join(dirname(here), 'jobs', 'plan-worker-thread.js'), join(dirname(here), '..', 'jobs', 'plan-worker-thread.js')].find((f) => existsSync(f));
 }
 
 export function startPlanWorker(deps: { logger: Logger; file?: string }): PlanWorker {
   const log = deps.logger.child({ component: 'plan-worker' });
-  const file = deps.file ?? workerFile();
+  const fromSource = deps.file === undefined && fileURLToPath(import.meta.url).endsWith('.ts');
+  const file = deps.file ?? bundledWorkerFile();
   let broken = false;
   let running: Worker | undefined;
 
@@ -45,7 +50,7 @@ export function startPlanWorker(deps: { logger: Logger; file?: string }): PlanWo
 
   /** One thread per plan: it costs a start-up off the loop, and no memory between plans. */
   const spawn = (f: string): Worker =>
-    // Under src/ (tests, a checkout) the thread loads the TypeScript file through tsx's API.
+    // A TypeScript entry (the unit test's) loads through tsx's API.
     f.endsWith('.ts')
       ? new Worker(`import('tsx/esm/api').then((api) => api.tsImport(${JSON.stringify(pathToFileURL(f).href)}, ${JSON.stringify(import.meta.url)}))`, { eval: true })
       : new Worker(f);
@@ -61,7 +66,7 @@ export function startPlanWorker(deps: { logger: Logger; file?: string }): PlanWo
       w.postMessage(request);
     });
 
-  if (file === undefined) fallBack('the planner thread\'s file is missing');
+  if (file === undefined && !fromSource) fallBack('the planner thread\'s file is missing');
 
   return {
     async plan(input, nowMs, previous) {
