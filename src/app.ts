@@ -57,7 +57,7 @@ export interface AppDeps {
   deviceTimeoutMs?: number;
   /** Checks the credentials at start (default true): rejected ones stop the start with AUTH_REJECTED. */
   checkCredentials?: boolean;
-  /** Plans on a worker thread, off the control loop's event loop (the daemon does; default false). */
+  /** Plans on a worker thread, off the control loop's event loop (the demo does; default false). */
   planInWorker?: boolean;
 }
 
