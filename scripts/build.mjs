@@ -46,7 +46,8 @@ export async function buildBundle(outdir = join(root, 'dist')) {
   rmSync(outdir, { recursive: true, force: true });
   return build({
     absWorkingDir: root,
-    entryPoints: ['src/main.ts'],
+    // The planner's worker thread is its own entry: dist/jobs/plan-worker-thread.js (src/jobs/plan-worker.ts finds it).
+    entryPoints: ['src/main.ts', 'src/jobs/plan-worker-thread.ts'],
     outdir,
     bundle: true,
     splitting: true,

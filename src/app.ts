@@ -18,6 +18,7 @@ import { createMqttConnection, type MqttConnection } from './devices/mqtt/index.
 import { createModbusBuses, type ModbusBus } from './devices/modbus/bus.js';
 import { buildDevice, type BuiltDevice } from './devices/factory.js';
 import { superviseDevice, type SupervisedDevice } from './devices/supervisor.js';
+import { startPlanWorker, type PlanWorker } from './jobs/plan-worker.js';
 import { createHaBridge, type HaBridge } from './ha/bridge.js';
 import { haWill } from './ha/publisher.js';
 import { sharedConnectionPort } from './ha/port.js';
@@ -34,6 +35,7 @@ import { startPriceRefresh, type PriceData } from './jobs/price-refresh.js';
 import { buildPlanInput } from './jobs/plan-inputs.js';
 import { clockStepOf, startPlanning } from './jobs/planning.js';
 import { billPlanner } from './jobs/bill-planner.js';
+import { siteTariff } from './config/tariff-file.js';
 import { startControlLoop, type ControlSnapshot, type ControlledDevice } from './jobs/control-loop.js';
 import { startReportOutbox } from './jobs/report-outbox.js';
 import { startLoop, type LoopHandle } from './jobs/loop.js';
@@ -60,6 +62,8 @@ export interface AppDeps {
   deviceTimeoutMs?: number;
   /** Checks the credentials at start (default true): rejected ones stop the start with AUTH_REJECTED. */
   checkCredentials?: boolean;
+  /** Plans on a worker thread, off the control loop's event loop (the demo does; default false). */
+  planInWorker?: boolean;
 }
 
 export interface App {
@@ -98,6 +102,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
   const loops: { name: string; handle: LoopHandle }[] = [];
   let controlLast: () => ControlSnapshot | null = () => null;
   const stopping = new AbortController();
+  let planWorker: PlanWorker | undefined;
   let planCurrent: () => Plan | null = () => null;
   let jobHealth: () => JobHealthView[] = () => [];
   let scan: () => void = () => undefined;
@@ -354,6 +359,9 @@ export function buildApp(config: Config, deps: AppDeps): App {
 
     const previous = tracker.loadPlan();
     const planBill = billPlanner({ config, readLocationHours: (from, to) => s.readHourly('location', from, to), logger: deps.logger });
+    // The worker (the demo's choice; off for `run`: it costs memory, see docs/performance.md) plans
+    // energy only, so a tariff with a capacity fee keeps the planner on this thread.
+    if (deps.planInWorker && !siteTariff(config)?.capacity) planWorker = startPlanWorker({ logger: deps.logger });
     const planning = startPlanning({
       buildInput: (now) => {
         // What the devices took in this slot so far, so that a mid-slot plan keeps the slot's target.
@@ -363,10 +371,10 @@ export function buildApp(config: Config, deps: AppDeps): App {
         const snap = tracker.snapshot(now, prices.data(), activeEvents());
         return buildPlanInput(config, delivered ? { ...snap, slotDeliveredKwh: delivered } : snap, me.resources);
       },
-      plan: (input, nowMs) => {
-        // Real time, not the clock: this is CPU spent, for /metrics.
+      plan: async (input, nowMs) => {
+        // Real time, not the clock: this is CPU spent (or waited for, with the worker), for /metrics.
         const started = performance.now();
-        const made = planBill(input, nowMs);
+        const made = await (planWorker ? planWorker.plan(input, nowMs) : planBill(input, nowMs));
         counters.planSolved((performance.now() - started) / 1000);
         return made;
       },
@@ -572,6 +580,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
     // still finishing its tick; devices are released only after all ticks have ended.
     await Promise.all(loops.map(({ name, handle }) => handle.stop().catch((err) => log.warn({ err, loop: name }, 'loop did not stop cleanly'))));
     for (const d of supervised.values()) await d.stop().catch(() => undefined);
+    await planWorker?.close().catch(() => undefined);
     try {
       metering?.flush();
     } catch (err) {

@@ -38,6 +38,12 @@ export interface ChargeCurrentLimit {
    * `setCurrentA` serves. Used for safe states, which must never start a load.
    */
   limitCurrentA?(maxCurrentA: number, signal: AbortSignal): Promise<void>;
+  /**
+   * Hands charging back to the charger's own logic at no more than `maxCurrentA` (below the minimum:
+   * paused), for a clean stop. Chargers that wattshift does not force on omit it, and `setCurrentA`
+   * serves.
+   */
+  releaseCurrentA?(maxCurrentA: number, signal: AbortSignal): Promise<void>;
 }
 
 /** A cumulative energy counter. */

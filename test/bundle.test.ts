@@ -63,6 +63,9 @@ describe('the bundle', () => {
     const summary = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { floorViolations: number; capViolations: number; reportsRejected: number };
     expect(summary).toMatchObject({ floorViolations: 0, capViolations: 0, reportsRejected: 0 });
     expect(r.stdout).not.toMatch(/"level":50/);
+    // The planner ran on its worker thread, loaded from the bundle's own entry.
+    expect(existsSync(join(outdir, 'jobs', 'plan-worker-thread.js'))).toBe(true);
+    expect(r.stdout).not.toMatch(/PLAN_WORKER_FAILED/);
     // The dependencies come from the bundle; only the native addons (and what they require) load from node_modules.
     const packageOf = (f: string): string => {
       const rest = f.split('/node_modules/').at(-1)!.split('/');

@@ -106,12 +106,16 @@ describe('the daemon end to end', () => {
     expect(secretLeaks(world, [first, second])).toEqual([]);
 
     // Reports: each equals the ground truth, none twice, none missing.
-    // The tank's counter is polled over Modbus: every hour exact to 0.1 %. The charger pushes its
+    // The tank's counter is polled over Modbus: every hour exact to 0.1 % and 2 Wh (below). The charger pushes its
     // counter over MQTT and the daemon stamps the last value it received when it reads it; on a
     // 400× clock a CPU stall of the daemon (a planning run) is minutes of simulated time in which
     // that value ages, so an hour boundary can move up to ~30 s × 11 kW between two hours (and in
     // or out of the event at its ends). At real speed that is a few Wh.
-    const check = checkReports(world, { absTolKwh: { car: 0.1 } });
+    // The tank's counter is stamped when its Modbus answer arrives, a few ms of real time after the
+    // tick at the hour boundary: 1–2 s of simulated time at 400×. When the heater switches in the
+    // minute around a boundary (it now stops exactly at its slot's target), the interpolated
+    // boundary value can move ~1 Wh (2 kW × 1.5 s) across it; at real speed that is under 0.01 Wh.
+    const check = checkReports(world, { absTolKwh: { car: 0.1, tank: 0.002 } });
     const diagnostics = (): string => {
       const db = openStore({ path: String(world.config.storage!.path), readOnly: true });
       try {
@@ -125,8 +129,9 @@ describe('the daemon end to end', () => {
     const truth = truthByHour(world);
     const tankInCurve = curveHours.reduce((s, h) => s + (truth.tank.get(h) ?? 0), 0);
     const tankInLpc = lpcHours.reduce((s, h) => s + (truth.tank.get(h) ?? 0), 0);
-    // The scenario must exercise a usage report (the tank heats under the negative deltas).
-    expect(tankInCurve).toBeGreaterThan(0.5);
+    // The scenario must exercise a usage report (the tank heats under the negative deltas; how much
+    // depends on the plan: 0.3–0.6 kWh since heating stops at each slot's target, re-plans or not).
+    expect(tankInCurve).toBeGreaterThan(0.2);
     expect(check.usageByEvent.get(curve.id)).toBe(1);
     expect(check.pointsCompared).toBeGreaterThan(0);
     // The LPC: acknowledged once, before it started; no consumption in it, so no usage report.
@@ -140,7 +145,7 @@ describe('the daemon end to end', () => {
     const store = openStore({ path: String(world.config.storage!.path), readOnly: true });
     try {
       const states = new Map(store.listEvents().map((e) => [e.eventId, e.state]));
-      expect(states.get(curve.id)).toBe('reportQueued');
+      expect(states.get(curve.id)).toBe('done'); // its report was accepted
       expect(states.get(lpc.id)).toBe('done');
       const pending = store.listReports({ states: ['pending', 'sending', 'rejected'] });
       expect(pending).toEqual([]);

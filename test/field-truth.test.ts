@@ -10,20 +10,19 @@
  * power), a safe state never starts the charger in an hour the plan left empty, settings are
  * written only when they change, and the tank is heated to its maximum in the negative window.
  */
-import Database from 'better-sqlite3';
 import mqtt from 'mqtt';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   hourMs, localTime, registerHome, sampleTruth, spawnDaemon, startWorld, stopAll, truthByHour, waitUntilSim, writeConfig,
-  type TruthSample, type World,
+  type DaemonLogLine, type TruthSample,
 } from './helpers/daemon-harness.js';
 import { tempDir } from './helpers/temp-dir.js';
 import { localAt } from '../src/demo/environment.js';
-import type { Plan } from '../src/core/types.js';
 
 const speed = 300;
-// A January Wednesday, 10:00 in Oslo.
-const startMs = localAt(Date.UTC(2026, 0, 14, 12), 0, 10);
+// A January Wednesday, 09:00 in Oslo: up to two simulated hours for the daemon to start on a
+// loaded machine before the scenario begins at 11:00.
+const startMs = localAt(Date.UTC(2026, 0, 14, 12), 0, 9);
 const maxC = 75;
 const hysteresisK = 5; // the simulated tank's own thermostat
 const elementKw = 2;
@@ -33,22 +32,23 @@ const tickKwh = (elementKw * tickMs) / hourMs;
 
 afterAll(stopAll, 30_000);
 
-/** Every plan the daemon stored, oldest first. */
-function storedPlans(world: World): Plan[] {
-  const db = new Database(String(world.config.storage!.path), { readonly: true });
-  try {
-    const rows = db.prepare('SELECT json FROM plans ORDER BY id').all() as { json: string }[];
-    return rows.map((r) => JSON.parse(r.json) as Plan);
-  } finally {
-    db.close();
-  }
+/** What each plan made while the daemon ran asked of the slot it was made in (its log line). */
+interface SlotTargets {
+  atLine: number;
+  slotStartMs: number;
+  tankKwh: number;
+  evKwh: number;
+  reason: string;
 }
 
-/** The tank energy the plan in force at the end of the slot asked of the slot, kWh. */
-function plannedTankKwh(plans: readonly Plan[], slotStartMs: number): { kwh: number; price: number } | undefined {
-  const inForce = plans.filter((p) => p.createdMs < slotStartMs + hourMs).at(-1);
-  const slot = inForce?.slots.find((s) => s.startMs === slotStartMs);
-  return slot?.tank ? { kwh: slot.tank.energyKWh, price: slot.price } : undefined;
+function slotTargets(logs: readonly DaemonLogLine[]): SlotTargets[] {
+  const out: SlotTargets[] = [];
+  logs.forEach((l, atLine) => {
+    const r = l as DaemonLogLine & { slotStartMs?: number; slotTankKwh?: number; slotEvKwh?: number; reason?: string };
+    if (l.msg !== 'plan updated' || r.slotStartMs === undefined) return;
+    out.push({ atLine, slotStartMs: r.slotStartMs, tankKwh: r.slotTankKwh ?? 0, evKwh: r.slotEvKwh ?? 0, reason: r.reason ?? '' });
+  });
+  return out;
 }
 
 const inSlot = (samples: readonly TruthSample[], fromMs: number, toMs: number): TruthSample[] =>
@@ -61,16 +61,21 @@ describe('field truth: vendor-faithful devices, re-plans, a negative window and 
       // The car comes home at 11:20, in the middle of a slot: a re-plan there.
       plugs: [{ atMs: localAt(startMs, 0, 11, 20), battery: { capacityKwh: 60, socPct: 35, targetSocPct: 100, efficiency: 0.9 } }],
     });
-    // The go-e's default: a value is stale after 120 s, as the installer of the issue had it.
-    world.config.devices = world.config.devices?.map((d) => (d.kind === 'evCharger' ? { ...d, staleAfterS: 120 } : d));
+    // Stale after 10 minutes: far shorter than the dear hour in which no key of the waiting car
+    // changes (the field's 120 s would be 0.4 s of real time at this speed, less than a stall of a
+    // loaded test machine).
+    // The car wants 15 kWh: the paid window holds it with room to spare, so the plan leaves the dear
+    // hour empty however late a loaded machine re-plans after it plugs in.
+    world.config.devices = world.config.devices?.map((d) =>
+      (d.kind === 'evCharger' ? { ...d, staleAfterS: 600, model: { ...d.model, targetEnergyKwh: 15 } } : d));
     const reg = await registerHome(world);
     const loc = reg.locationId;
-    const targets = [{ resourceId: reg.resources['tank']!, locationId: loc }, { resourceId: reg.resources['car']!, locationId: loc }];
+    const resources = [{ resourceId: reg.resources['tank']!, locationId: loc }, { resourceId: reg.resources['car']!, locationId: loc }];
     // 11:00–14:00 paid to consume (the delta outweighs spot, fees and VAT), 14:00–15:00 dear.
     const curveHours = [11, 12, 13, 14].map((h) => localTime(world, 0, h));
     const deltas = [-4, -4, -4, 1];
     await world.spark.simulatePriceCurve({
-      targets,
+      targets: resources,
       priceCurveDelta: {
         points: curveHours.map((h, i) => ({ timestamp: new Date(h).toISOString(), price: deltas[i]! })),
         currency: 'NOK', energyUnit: 'kWh', resolution: '01:00:00',
@@ -81,7 +86,7 @@ describe('field truth: vendor-faithful devices, re-plans, a negative window and 
     const sampler = sampleTruth(world, 30_000);
     const daemon = spawnDaemon(world, { configPath: writeConfig(world, { planner: { horizonHours: 24 } }) });
     await daemon.waitForLog((l) => l.msg === 'wattshift started', 30_000);
-    expect(world.clock.nowMs(), 'the daemon started too late on the simulated clock (machine overloaded?)').toBeLessThan(localTime(world, 0, 10, 55));
+    expect(world.clock.nowMs(), 'the daemon started too late on the simulated clock (machine overloaded?)').toBeLessThan(localTime(world, 0, 10, 40));
 
     // Re-plans at odd minutes inside slots: a command asks for one (mode auto changes nothing else).
     const client = await mqtt.connectAsync(world.broker!.url);
@@ -104,26 +109,35 @@ describe('field truth: vendor-faithful devices, re-plans, a negative window and 
     expect((await daemon.exited).code).toBe(0);
     sampler.stop();
     const samples = sampler.samples;
-    const plans = storedPlans(world);
+    const targets = slotTargets(daemon.logs);
     const truth = truthByHour(world);
 
-    // Re-plans happened inside slots, not only at their boundaries.
-    expect(plans.filter((p) => p.createdMs % hourMs > 2 * tickMs).length).toBeGreaterThanOrEqual(4);
-
-    // 1. Every slot's energy is what its plan asks, within one tick of the element's power; where
-    //    consuming is paid the heater may run on; where its own thermostat opened it may stop short.
+    // Soft assertions from here: a failure shows every broken promise at once.
+    // 1. A re-plan inside a slot keeps the slot's target: every plan made in a slot asks at least the
+    //    energy of it that the first one did (the car plugging in at 11:20 included); more only where
+    //    the heater already took more (paid to consume), which the target then counts.
+    const firstSlot = localTime(world, 0, 11);
+    const slots = [0, 1, 2, 3].map((i) => firstSlot + i * hourMs);
+    const midSlot = targets.filter((t) => slots.includes(t.slotStartMs) && targets.some((u) => u.slotStartMs === t.slotStartMs && u.atLine < t.atLine));
+    expect.soft(midSlot.length).toBeGreaterThanOrEqual(5);
+    for (const t of midSlot) {
+      const first = targets.find((u) => u.slotStartMs === t.slotStartMs)!;
+      expect.soft(t.tankKwh, `re-plan (${t.reason}) in the slot at ${new Date(t.slotStartMs).toISOString()}`).toBeGreaterThanOrEqual(first.tankKwh - 0.005);
+    }
+    //    And each slot gets that energy, within one tick of the element's power; where consuming is
+    //    paid the heater may run on, and where its own thermostat opened it may stop short.
     const checked: string[] = [];
-    for (let slot = localTime(world, 0, 11); slot < localTime(world, 0, 15); slot += hourMs) {
-      const planned = plannedTankKwh(plans, slot);
-      expect(planned, `no plan for the slot at ${new Date(slot).toISOString()}`).toBeDefined();
+    for (const slot of slots) {
+      const planned = targets.filter((t) => t.slotStartMs === slot).at(-1);
+      expect.soft(planned, `no plan for the slot at ${new Date(slot).toISOString()}`).toBeDefined();
       const got = truth.tank.get(slot) ?? 0;
       const thermostatOpen = inSlot(samples, slot, slot + hourMs).some((s) => !s.tankBlocked && s.tankPowerW === 0);
-      const where = `${new Date(slot).toISOString()}: planned ${planned!.kwh.toFixed(3)} kWh, metered ${got.toFixed(3)} kWh`;
-      if (!thermostatOpen) expect(got, where).toBeGreaterThanOrEqual(planned!.kwh - tickKwh);
-      if (planned!.price >= 0) expect(got, where).toBeLessThanOrEqual(planned!.kwh + tickKwh);
+      const where = `${new Date(slot).toISOString()}: planned ${planned!.tankKwh.toFixed(3)} kWh, metered ${got.toFixed(3)} kWh`;
+      if (!thermostatOpen) expect.soft(got, where).toBeGreaterThanOrEqual(planned!.tankKwh - tickKwh);
+      if (slot >= localTime(world, 0, 14)) expect.soft(got, where).toBeLessThanOrEqual(planned!.tankKwh + tickKwh);
       checked.push(where);
     }
-    expect(checked).toHaveLength(4);
+    expect.soft(checked.some((c) => !c.includes('planned 0.000'))).toBe(true);
 
     // 2. The tank is at its maximum by the end of the paid window: the relay blocked it there only
     //    at its maximum (and 1 K below, not to chatter); beyond that its own thermostat (75 °C, 5 K
@@ -131,40 +145,35 @@ describe('field truth: vendor-faithful devices, re-plans, a negative window and 
     const windowStart = localTime(world, 0, 11);
     const windowEnd = localTime(world, 0, 14);
     const paid = inSlot(samples, windowStart + tickMs, windowEnd);
-    expect(paid.filter((s) => s.tankBlocked && s.tankC < maxC - 1.5)).toEqual([]);
-    expect(Math.max(...paid.map((s) => s.tankC))).toBeGreaterThanOrEqual(maxC - 0.5);
-    expect(paid.at(-1)!.tankC).toBeGreaterThanOrEqual(maxC - hysteresisK);
+    expect.soft(paid.filter((s) => s.tankBlocked && s.tankC < maxC - 1.5)).toEqual([]);
+    expect.soft(Math.max(...paid.map((s) => s.tankC))).toBeGreaterThanOrEqual(maxC - 0.5);
+    expect.soft(paid.at(-1)!.tankC).toBeGreaterThanOrEqual(maxC - hysteresisK);
 
     // 3. No safe state started a load: the car waits, paused, through the dear hour, its keys
     //    unchanged for an hour; the daemon never took that silence for a dead charger.
     const dear = inSlot(samples, windowEnd + 2 * tickMs, windowEnd + hourMs);
-    expect(dear.length).toBeGreaterThan(50);
-    expect(dear.filter((s) => s.chargerPowerW > 0)).toEqual([]);
-    expect(plannedEv(plans, windowEnd)).toBe(0);
-    expect(daemon.logs.filter((l) => l.msg?.startsWith('device down') && (l as { device?: string }).device === 'car')).toEqual([]);
+    expect.soft(dear.length).toBeGreaterThan(50);
+    expect.soft(dear.filter((s) => s.chargerPowerW > 0)).toEqual([]);
+    expect.soft(targets.filter((t) => t.slotStartMs === windowEnd).at(-1)?.evKwh ?? 0, 'scenario: the plan leaves the dear hour empty').toBeLessThan(0.05);
+    expect.soft(daemon.logs.filter((l) => l.msg?.startsWith('device down') && (l as { device?: string }).device === 'car')).toEqual([]);
 
     // 4. Writes only on change: each go-e write changed a setting, and the coil was written once per
     //    change, plus a resynchronisation after the outage (and the first write of the run).
     const goeSets = world.charger.setsOf('amp') + world.charger.setsOf('frc');
     const goeChanges = world.charger.changesOf('amp') + world.charger.changesOf('frc');
-    expect(goeSets).toBeGreaterThan(0);
-    expect(goeSets - goeChanges).toBeLessThanOrEqual(2);
+    expect.soft(goeSets).toBeGreaterThan(0);
+    expect.soft(goeSets - goeChanges).toBeLessThanOrEqual(2);
     const coil = world.env.tank.writes();
-    expect(coil.coil).toBeGreaterThan(0);
-    expect(coil.timer).toBe(0);
-    expect(coil.coil - coil.coilChanges).toBeLessThanOrEqual(3);
+    expect.soft(coil.coil).toBeGreaterThan(0);
+    expect.soft(coil.timer).toBe(0);
+    expect.soft(coil.coil - coil.coilChanges).toBeLessThanOrEqual(3);
 
     // 5. The outage: the relay held its block (it has no timer), the daemon said so and recovered.
     const outage = inSlot(samples, localTime(world, 0, 14, 12), localTime(world, 0, 14, 24));
-    expect(outage.every((s) => s.tankBlocked)).toBe(true);
+    expect.soft(outage.every((s) => s.tankBlocked)).toBe(true);
     const tankDown = daemon.logs.findIndex((l) => l.msg?.startsWith('device down') && (l as { device?: string }).device === 'tank');
-    expect(tankDown).toBeGreaterThanOrEqual(0);
-    expect(daemon.logs.slice(tankDown).some((l) => l.msg === 'device recovered' && (l as { device?: string }).device === 'tank')).toBe(true);
-    expect(daemon.logs.filter((l) => l.level === 'error' || l.level === 'fatal')).toEqual([]);
+    expect.soft(tankDown).toBeGreaterThanOrEqual(0);
+    expect.soft(daemon.logs.slice(tankDown).some((l) => l.msg === 'device recovered' && (l as { device?: string }).device === 'tank')).toBe(true);
+    expect.soft(daemon.logs.filter((l) => l.level === 'error' || l.level === 'fatal')).toEqual([]);
   }, 180_000);
 });
-
-function plannedEv(plans: readonly Plan[], slotStartMs: number): number | undefined {
-  const inForce = plans.filter((p) => p.createdMs < slotStartMs + hourMs).at(-1);
-  return inForce?.slots.find((s) => s.startMs === slotStartMs)?.ev?.energyKWh ?? 0;
-}

@@ -69,9 +69,11 @@ function verify(path: string, committed: ReadonlySet<number>, accepted: Readonly
 
     const events = store.listEvents();
     expect(events.map((e) => e.eventId).sort()).toEqual(Array.from({ length: n }, (_, i) => `ev-${i}`).sort());
-    expect(events.every((e) => e.state === 'reportQueued')).toBe(true);
-
     const reports = store.listReports();
+    // An event is done exactly when its report is accepted (the same transaction).
+    const reportState = new Map(reports.map((r) => [r.eventId, r.state]));
+    expect(events.filter((e) => e.state !== (reportState.get(e.eventId) === 'accepted' ? 'done' : 'reportQueued'))).toEqual([]);
+
     expect(reports.map((r) => r.idempotencyKey).sort()).toEqual(Array.from({ length: n }, (_, i) => `ev-${i}:usage`).sort());
     expect(reports.filter((r) => r.state === 'sending')).toEqual([]); // recovered at open
     const byKey = new Map(reports.map((r) => [r.idempotencyKey, r]));

@@ -183,6 +183,24 @@ describe('store.transaction', () => {
     expect(store.listReports()).toHaveLength(1);
   });
 
+  it('marks the event done when the last of its reports is accepted, not before', () => {
+    store.transaction(() => {
+      store.enqueueReport(report('e1:a'));
+      store.enqueueReport(report('e1:b'));
+      store.markEvent('e1', 'reportQueued');
+    });
+    const [a, b] = store.listReports();
+    store.markSending(a!.id, T0);
+    store.markAccepted(a!.id, T0);
+    expect(store.getEvent('e1')?.state).toBe('reportQueued'); // e1:b is still pending
+    store.markSending(b!.id, T0);
+    store.markRetry(b!.id, 'API_UNAVAILABLE: down', T0 + 60_000);
+    expect(store.getEvent('e1')?.state).toBe('reportQueued');
+    store.markSending(b!.id, T0 + 60_000);
+    store.markAccepted(b!.id, T0 + 60_000);
+    expect(store.getEvent('e1')?.state).toBe('done');
+  });
+
   it('rolls both back when the function throws, passing the error through unchanged', () => {
     const boom = new Error('boom');
     let thrown: unknown;

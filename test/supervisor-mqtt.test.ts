@@ -162,7 +162,10 @@ describe('supervised go-e charger', () => {
     await eventually(async () => expect((await sup.read(quick())).errors).toEqual([]));
     await sup.applyCurrent(16);
     expect(sim.amp).toBe(16);
+    expect(sim.frc).toBe(2);
     await sup.stop();
+    // A clean stop hands the charger back to its own logic at the safe current, never forced on.
     expect(sim.amp).toBe(6);
+    expect(sim.frc).toBe(0);
   });
 });

@@ -120,6 +120,7 @@ async function runInEnvironment(
     clock,
     controlTickMs: 60_000,
     deviceTimeoutMs: 2_000 * speed,
+    planInWorker: true,
     onControlTick: (snap) => {
       plan = app.currentPlan();
       const current = slotOf(plan, snap.atMs);

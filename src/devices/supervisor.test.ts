@@ -206,6 +206,18 @@ describe('superviseDevice', () => {
     await expect(dev.applyCurrent(Number.NaN)).resolves.toBeUndefined(); // stopped: ignored
   });
 
+  it('hands a charger that can be released back to its own logic on stop, at no more than the safe current', async () => {
+    const calls: string[] = [];
+    const charger: ChargeCurrentLimit = {
+      setCurrentA: async (a) => void calls.push(`set ${a}`),
+      releaseCurrentA: async (a) => void calls.push(`release ${a}`),
+    };
+    const dev = superviseDevice({ id: 'car', kind: 'evCharger', capabilities: { chargeCurrentLimit: charger }, safeCurrentA: 6, leaseMs: 60_000, readTimeoutMs: 1000 }, { clock: new ManualClock(t0), logger: captureLogger().logger });
+    await dev.applyCurrent(16);
+    await dev.stop();
+    expect(calls).toEqual(['set 16', 'release 6']);
+  });
+
   it('keeps stop() best-effort when the device cannot be reached', async () => {
     const clock = new ManualClock(t0);
     const heater = fakeHeater();

@@ -329,7 +329,9 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
         }
       };
       if (caps.heaterSwitch) await release('allow', (s) => caps.heaterSwitch!.allow(s));
-      if (caps.chargeCurrentLimit) await release('safe current', (s) => caps.chargeCurrentLimit!.setCurrentA(safeCurrentA, s));
+      const charger = caps.chargeCurrentLimit;
+      // A charger that wattshift forces on is handed back to its own logic, not forced on once more.
+      if (charger) await release('safe current', (s) => (charger.releaseCurrentA ? charger.releaseCurrentA(safeCurrentA, s) : charger.setCurrentA(safeCurrentA, s)));
     },
   };
 }

@@ -12,7 +12,6 @@ import { localParts, localTimeToUtcMs } from '../core/zoned-time.js';
 import { isWattshiftError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { HourlyEnergyRow } from '../store/types.js';
-import type { PlanFunction } from './planning.js';
 
 /** UTC start of the local month containing `ms`. */
 export function localMonthStartMs(ms: number, timezone: string): number {
@@ -33,7 +32,7 @@ export function billPlanner(deps: {
   /** Hourly energy of the location ('location' subject) in [fromMs, toMs). */
   readLocationHours: (fromMs: number, toMs: number) => ReadonlyArray<HourlyEnergyRow>;
   logger: Logger;
-}): PlanFunction {
+}): typeof plan {
   const tariff = siteTariff(deps.config);
   const rule = tariff?.capacity;
   if (!tariff || !rule) return plan;

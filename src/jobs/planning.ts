@@ -6,7 +6,7 @@ import type { Store } from '../store/types.js';
 import { isWattshiftError } from '../errors.js';
 import { startLoop, type LoopHandle } from './loop.js';
 
-export type PlanFunction = (input: PlanInput, nowMs: number, previous?: Plan) => Plan;
+export type PlanFunction = (input: PlanInput, nowMs: number, previous?: Plan) => Plan | Promise<Plan>;
 
 /**
  * Re-plans at every slot boundary and whenever an input changes (`request`), keeping the previous
@@ -43,10 +43,10 @@ export function startPlanning(deps: {
     tick: async () => {
       const now = deps.clock.nowMs();
       try {
-        // Wall time, not clock time: how long planning holds the event loop.
+        // Wall time, not clock time: how long planning takes (on its worker thread, if it has one).
         const startedAt = performance.now();
         const input = deps.buildInput(now);
-        const next = deps.plan(input, now, current ?? undefined);
+        const next = await deps.plan(input, now, current ?? undefined);
         const tookMs = Math.round(performance.now() - startedAt);
         current = next;
         lastError = null;
@@ -58,8 +58,13 @@ export function startPlanning(deps: {
             log.warn({ code: isWattshiftError(err) ? err.code : 'STORE_FAILED' }, 'plan not stored; controlling on it anyway');
           }
         }
+        // The current slot's targets (whole-slot energy), so a log shows what control is following.
+        const slot = next.slots.find((s) => s.startMs <= now && now < s.endMs);
+        const targets = slot
+          ? { slotStartMs: slot.startMs, ...(slot.tank ? { slotTankKwh: round(slot.tank.energyKWh, 3) } : {}), ...(slot.ev ? { slotEvKwh: round(slot.ev.energyKWh, 3) } : {}) }
+          : {};
         log.info(
-          { reason: pendingReason, planStartMs: next.startMs, mode: next.mode, cost: round(next.cost), baseline: round(next.baselineCost), shortfalls: next.shortfalls.length, tookMs },
+          { reason: pendingReason, planStartMs: next.startMs, mode: next.mode, cost: round(next.cost), baseline: round(next.baselineCost), shortfalls: next.shortfalls.length, tookMs, ...targets },
           'plan updated',
         );
         for (const s of next.shortfalls) log.warn({ device: s.device, kind: s.kind, atMs: s.atMs }, s.message);
@@ -96,6 +101,7 @@ export function clockStepOf(plan: Pick<Plan, 'startMs'> | null, nowMs: number, s
   return null;
 }
 
-function round(x: number): number {
-  return Math.round(x * 100) / 100;
+function round(x: number, digits = 2): number {
+  const f = 10 ** digits;
+  return Math.round(x * f) / f;
 }

@@ -79,6 +79,10 @@ export function outboxTable(ctx: StoreContext): OutboxTable {
     updated_at_ms = @nowMs WHERE id = @id AND state = 'pending'`);
   const toAccepted = db.prepare(`UPDATE report_outbox SET state = 'accepted', remote_id = @remoteId,
     updated_at_ms = @nowMs WHERE id = @id AND state = 'sending'`);
+  // An event whose reports are all accepted has nothing left to do (status shows the outbox's truth).
+  const eventDone = db.prepare(`UPDATE events SET state = 'done', updated_at_ms = @nowMs
+    WHERE event_id = (SELECT event_id FROM report_outbox WHERE id = @id) AND state = 'reportQueued'
+      AND NOT EXISTS (SELECT 1 FROM report_outbox o WHERE o.event_id = events.event_id AND o.state <> 'accepted')`);
   const toRejected = db.prepare(`UPDATE report_outbox SET state = 'rejected', last_error = @reason,
     updated_at_ms = @nowMs WHERE id = @id AND state = 'sending'`);
   const toRetry = db.prepare(`UPDATE report_outbox SET state = 'pending', last_error = @error,
@@ -152,7 +156,11 @@ export function outboxTable(ctx: StoreContext): OutboxTable {
     },
 
     markAccepted(id, nowMs, remoteId = null) {
-      return transition('markAccepted', id, 'accepted', () => toAccepted.run({ id, nowMs: roundMs(nowMs), remoteId }).changes);
+      return transition('markAccepted', id, 'accepted', () => {
+        const changed = toAccepted.run({ id, nowMs: roundMs(nowMs), remoteId }).changes;
+        if (changed === 1) eventDone.run({ id, nowMs: roundMs(nowMs) });
+        return changed;
+      });
     },
 
     markRejected(id, reason, nowMs) {

@@ -17,7 +17,7 @@ import type { z } from 'zod';
  * - `ignored`: not for this location/resources, or of an unknown type (kept for the record).
  * - `active`: accepted and taken into planning (price curve, LPC), not yet reported.
  * - `reportQueued`: its report(s) are in the outbox (set in the same transaction as the enqueue).
- * - `done`: nothing left to do.
+ * - `done`: nothing left to do (set when the last of its reports is accepted, in that transaction).
  * - `failed`: processing failed; `detail` says why.
  */
 export const eventStates = ['received', 'ignored', 'active', 'reportQueued', 'done', 'failed'] as const;

@@ -12,7 +12,9 @@
  *
  * `setCurrentA(0)` (or anything below the 6 A IEC 61851 minimum) pauses with `frc=1`; a current
  * of 6 A or more sets `amp` (whole amperes, at most `maxCurrentA`) then `frc=2`. `limitCurrentA`
- * (the safe state) only lowers `amp` or pauses: it never forces a charge on. `amp` and `frc` are
+ * (the safe state) only lowers `amp` or pauses: it never forces a charge on. On a clean stop
+ * `releaseCurrentA` lowers `amp` to the safe current and sets `frc=0`, handing the decision back to
+ * the charger (or pauses, when the safe current is 0). `amp` and `frc` are
  * settings the charger keeps, so a value the charger already publishes is never written again;
  * each write is confirmed by the charger republishing the key.
  */
@@ -95,6 +97,12 @@ export function createGoeDevice(
     return currentA < goeMinCurrentA;
   };
 
+  const lowerAmp = async (maxA: number, signal: AbortSignal): Promise<void> => {
+    const amp = values.peek('amp');
+    const limit = Math.min(maxCurrentA, Math.floor(maxA));
+    if (typeof amp !== 'number' || amp > limit) await write('amp', limit, signal);
+  };
+
   return {
     chargeCurrentLimit: {
       async setCurrentA(currentA, signal) {
@@ -110,9 +118,15 @@ export function createGoeDevice(
           await write('frc', 1, signal);
           return;
         }
-        const amp = values.peek('amp');
-        const limit = Math.min(maxCurrentA, Math.floor(maxA));
-        if (typeof amp !== 'number' || amp > limit) await write('amp', limit, signal);
+        await lowerAmp(maxA, signal);
+      },
+      async releaseCurrentA(maxA, signal) {
+        if (pausing(maxA)) {
+          await write('frc', 1, signal);
+          return;
+        }
+        await lowerAmp(maxA, signal);
+        await write('frc', 0, signal);
       },
     },
     energyMeter: pushedEnergyMeter(async () => values.getStamped('eto'), (wh) => plausible(wh, 0, 1e12, `${device} eto`) / 1000),

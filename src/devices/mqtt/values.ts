@@ -5,7 +5,8 @@
  *
  * With `deviceLiveness`, age is the device's silence, not the value's: a device that publishes a
  * key only when it changes (go-e API v2) keeps an unchanged value current as long as it is heard
- * from at all (`heard()`, e.g. its periodic uptime key); such a value counts as read when last heard.
+ * from at all (`heard()`, e.g. its periodic uptime key); a value unchanged for a minute counts as
+ * read when the device was last heard from.
  */
 import { WattshiftError } from '../../errors.js';
 import type { Clock } from '../../ports.js';
@@ -27,6 +28,9 @@ export interface LatestValuesOptions {
   /** Staleness is the device's silence (see `heard`) rather than each value's age. */
   deviceLiveness?: boolean;
 }
+
+/** How long a device-liveness value must stay unchanged before it counts as read at the last word. */
+const quietForMs = 60_000;
 
 export class LatestValues {
   private readonly slots = new Map<string, Slot>();
@@ -116,7 +120,13 @@ export class LatestValues {
     if (s?.atMs === undefined) {
       throw new WattshiftError('DEVICE_STALE', `${device}: no ${name} received yet`, { details: { device, value: name } });
     }
-    if (this.options.deviceLiveness) return { value: s.value, atMs: Math.max(s.atMs, this.lastHeardMs ?? s.atMs) };
+    if (this.options.deviceLiveness) {
+      // A value unchanged for a while is still the device's value as of its last word; a recent one
+      // keeps its arrival time, or a counter published less often than the heartbeat would seem to
+      // jump (its increment squeezed into the time since the heartbeat).
+      const heard = this.lastHeardMs ?? s.atMs;
+      return { value: s.value, atMs: heard - s.atMs > quietForMs ? heard : s.atMs };
+    }
     const ageMs = this.options.clock.nowMs() - s.atMs;
     if (ageMs > this.options.staleAfterMs) {
       throw new WattshiftError('DEVICE_STALE', `${device}: ${name} is ${Math.round(ageMs / 1000)} s old`, {

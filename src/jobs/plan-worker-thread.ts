@@ -1,0 +1,17 @@
+/**
+ * The planner's worker thread (see plan-worker.ts): answers each request with a plan or an error.
+ */
+import { parentPort } from 'node:worker_threads';
+import { plan } from '../core/planner.js';
+import { isWattshiftError } from '../errors.js';
+import type { PlanReply, PlanRequest } from './plan-worker.js';
+
+parentPort?.on('message', (req: PlanRequest) => {
+  let reply: PlanReply;
+  try {
+    reply = { plan: plan(req.input, req.nowMs, req.previous) };
+  } catch (err) {
+    reply = { error: { code: isWattshiftError(err) ? err.code : 'INTERNAL', message: err instanceof Error ? err.message : String(err) } };
+  }
+  parentPort?.postMessage(reply);
+});
