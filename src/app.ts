@@ -371,10 +371,11 @@ export function buildApp(config: Config, deps: AppDeps): App {
         const snap = tracker.snapshot(now, prices.data(), activeEvents());
         return buildPlanInput(config, delivered ? { ...snap, slotDeliveredKwh: delivered } : snap, me.resources);
       },
-      plan: async (input, nowMs) => {
+      plan: async (input, nowMs, previous) => {
         // Real time, not the clock: this is CPU spent (or waited for, with the worker), for /metrics.
+        // `previous` carries the slot already under way: without it a re-plan would restart its target.
         const started = performance.now();
-        const made = await (planWorker ? planWorker.plan(input, nowMs) : planBill(input, nowMs));
+        const made = await (planWorker ? planWorker.plan(input, nowMs, previous) : planBill(input, nowMs, previous));
         counters.planSolved((performance.now() - started) / 1000);
         return made;
       },
