@@ -15,8 +15,14 @@ import {
 
 afterAll(stopAll, 30_000);
 
-/** The tank's element is 2 kW: no hour can hold more than 2 kWh unless it was counted twice. */
-const maxTankKwhPerHour = 2 * 1.001;
+/**
+ * The tank's element is 2 kW: no hour can hold more than 2 kWh unless it was counted twice, give
+ * or take the element's draw over how late a reading is stamped. At 800× a busy machine's 0.4 s
+ * of wall-clock lag is five simulated minutes (0.18 kWh); at the field's 1× it is nothing.
+ */
+const elementKw = 2;
+const stampLagWallS = 0.4;
+const maxTankKwhPerHour = (world: World) => elementKw * (1 + (stampLagWallS * world.speed) / 3600) + 0.002;
 const oslo = 'Europe/Oslo';
 
 async function runFor(world: World, untilMs: number, clockOffsetMs: number, configPath: string): Promise<DaemonProcess> {
@@ -34,12 +40,12 @@ function hourRows(world: World, fromMs: number, toMs: number) {
 }
 
 /** Rows unique, none above what the element can deliver. */
-function expectNoHourTwice(rows: readonly HourlyEnergyRow[]): void {
+function expectNoHourTwice(world: World, rows: readonly HourlyEnergyRow[]): void {
   expect(rows.length).toBeGreaterThan(0);
   expect(new Set(rows.map((r) => r.hourStartMs)).size).toBe(rows.length);
   for (const r of rows) {
     expect(r.kwh).toBeGreaterThanOrEqual(0);
-    expect(r.kwh, `hour ${new Date(r.hourStartMs).toISOString()}`).toBeLessThanOrEqual(maxTankKwhPerHour);
+    expect(r.kwh, `hour ${new Date(r.hourStartMs).toISOString()}`).toBeLessThanOrEqual(maxTankKwhPerHour(world));
   }
 }
 
@@ -86,7 +92,7 @@ it('meters on at once after NTP steps back by 40 minutes and by 2 hours, and for
   ];
   const { rows, integrity } = hourRows(world, world.startMs - hourMs, localTime(world, 0, 18));
   expect(integrity.ok).toBe(true);
-  expectNoHourTwice(rows);
+  expectNoHourTwice(world, rows);
 
   // Each step back is logged once, by the run that saw it, with how far the clock went back.
   const steps = runs.map((d) => logsWith([d], (l) => l.code === 'CLOCK_JUMP').map((l) => Math.round(Number(l['backMs']) / 60_000)));
@@ -128,7 +134,7 @@ it('runs across the spring DST change and plans the 23-hour day', async () => {
   expect((await daemon.exited).code).toBe(0);
   const { rows, integrity } = hourRows(world, startMs - hourMs, startMs + 6 * hourMs);
   expect(integrity.ok).toBe(true);
-  expectNoHourTwice(rows);
+  expectNoHourTwice(world, rows);
   // 01:00–02:00 CET and 03:00–04:00 CEST are consecutive UTC hours: both rows, one apart.
   const h1 = localTimeToUtcMs(2026, 3, 29, 1, oslo, 0);
   const h3 = localTimeToUtcMs(2026, 3, 29, 3, oslo, 0);
@@ -137,7 +143,7 @@ it('runs across the spring DST change and plans the 23-hour day', async () => {
   expect(rows.some((r) => r.hourStartMs === h3)).toBe(true);
   expect(errorLines([daemon])).toEqual([]);
   expect(secretLeaks(world, [daemon])).toEqual([]);
-  process.stderr.write(`fault dst spring: ${wallSeconds(t0)} s wall; ${today.length} slots left in the 23-hour day at ${new Date(today[0]!).toISOString()}\n`);
+  process.stderr.write(`fault dst spring: ${wallSeconds(t0)} s wall; ${today.length} slots left in the 23-hour day at ${new Date(today[0]!).toISOString()}; hours ${rows.map((r) => `${new Date(r.hourStartMs).toISOString().slice(11, 13)}Z:${r.quality}:${r.kwh.toFixed(3)}`).join(" ")}\n`);
 }, 120_000);
 
 it('runs across the autumn DST change: the 25-hour day, and the two 02:00 hours apart in rows and reports', async () => {
@@ -169,7 +175,7 @@ it('runs across the autumn DST change: the 25-hour day, and the two 02:00 hours 
   // Hour rows are UTC-keyed: the two 02:00 hours are two rows, each read in full.
   const { rows, integrity } = hourRows(world, startMs - hourMs, second02 + 2 * hourMs);
   expect(integrity.ok).toBe(true);
-  expectNoHourTwice(rows);
+  expectNoHourTwice(world, rows);
   const truth = truthByHour(world).tank;
   const both = [first02, second02].map((h) => rows.find((r) => r.hourStartMs === h));
   both.forEach((r, i) => {
