@@ -82,6 +82,26 @@ describe.each(['aedes', 'mosquitto'] as const)('Home Assistant MQTT layer on %s'
     await bridge.stop();
   });
 
+  it('shows a heater block that no device timer would end (blockWithoutLease) as a problem sensor', async () => {
+    const { bridge, setView } = await startBridge();
+    const before = await retained(broker.url, `${base}/#`);
+    expect(before.get(t.deviceField('tank', 'block_without_lease'))).toBe('false');
+    expect(JSON.parse(before.get(t.device('tank'))!)).toMatchObject({ block_without_lease: false });
+    expect(before.has(t.deviceField('ev', 'block_without_lease'))).toBe(false);
+    const v = sampleView();
+    v.devices[0]!.blockWithoutLease = true;
+    setView(v);
+    await bridge.update();
+    const after = await retained(broker.url, `${base}/#`);
+    expect(after.get(t.deviceField('tank', 'block_without_lease'))).toBe('true');
+    expect(JSON.parse(after.get(t.device('tank'))!)).toMatchObject({ block_without_lease: true });
+    const configs = [...(await retained(broker.url, 'homeassistant/#')).values()].map((p) => JSON.parse(p) as Record<string, unknown>);
+    expect(configs.find((c) => c.state_topic === t.deviceField('tank', 'block_without_lease'))).toMatchObject({
+      device_class: 'problem', entity_category: 'diagnostic', payload_on: 'true', payload_off: 'false',
+    });
+    await bridge.stop();
+  });
+
   it('publishes on change only', async () => {
     const { bridge, setView } = await startBridge();
     const watcher = await connect();

@@ -73,6 +73,14 @@ const plannedOn: EntityDef = {
   }),
 };
 const nextStart = sensor('next_start', 'Next start', { device_class: 'timestamp' });
+/** On while the heater is blocked by a relay with no timer of its own: an outage would keep it blocked. */
+const blockWithoutLease: EntityDef = {
+  key: 'block_without_lease', component: 'binary_sensor',
+  build: ({ t, id }) => ({
+    name: 'Blocked without lease', device_class: 'problem', entity_category: 'diagnostic',
+    state_topic: t.deviceField(id, 'block_without_lease'), payload_on: 'true', payload_off: 'false',
+  }),
+};
 
 const numberDef = (key: string, name: string, extra: Config): EntityDef => ({
   key, component: 'number',
@@ -107,7 +115,7 @@ const deviceEntities: Record<DeviceKind, readonly EntityDef[]> = {
     sensor('temperature', 'Temperature', { device_class: 'temperature', unit_of_measurement: '°C', state_class: 'measurement' }),
     power, energy, mode, boost, plannedOn, nextStart,
     numberDef('floor', 'Comfort floor', { device_class: 'temperature', unit_of_measurement: '°C', min: 5, max: 85, step: 0.5 }),
-    waterHeater,
+    waterHeater, blockWithoutLease,
   ],
   evCharger: [
     power, energy, mode, boost, plannedOn, nextStart,

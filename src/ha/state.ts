@@ -11,7 +11,7 @@ export const planHorizonMs = 48 * 3600_000;
 export function fieldsForKind(kind: DeviceKind): readonly DeviceScalarField[] {
   switch (kind) {
     case 'hotWaterTank':
-      return ['temperature', 'power', 'energy', 'mode', 'planned_on', 'next_start', 'floor'];
+      return ['temperature', 'power', 'energy', 'mode', 'planned_on', 'next_start', 'floor', 'block_without_lease'];
     case 'evCharger':
       return ['power', 'energy', 'mode', 'planned_on', 'next_start', 'plugged', 'charging', 'soc', 'departure', 'target_kwh', 'target_soc'];
     case 'meter':
@@ -48,6 +48,7 @@ export function deviceValues(d: DeviceView): Record<DeviceScalarField, Scalar> {
     departure: d.ev?.departure ?? null,
     target_kwh: round(d.ev?.targetKwh, 2),
     target_soc: round(d.ev?.targetSocPct, 0),
+    block_without_lease: d.blockWithoutLease === true,
   };
 }
 

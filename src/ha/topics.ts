@@ -23,7 +23,7 @@ export const reservedTopicNames = new Set([
 /** Scalar state subtopics of a device. */
 export const deviceScalarFields = [
   'temperature', 'power', 'energy', 'mode', 'planned_on', 'next_start', 'floor',
-  'plugged', 'charging', 'soc', 'departure', 'target_kwh', 'target_soc',
+  'plugged', 'charging', 'soc', 'departure', 'target_kwh', 'target_soc', 'block_without_lease',
 ] as const;
 export type DeviceScalarField = (typeof deviceScalarFields)[number];
 
