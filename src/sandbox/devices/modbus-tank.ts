@@ -8,6 +8,10 @@
  *   input 0x0048      import energy counter, kWh (float32, SDM120 layout)
  *   input 0x0100      temperature, 0.1 °C (int16)
  *
+ * The power and energy registers are those of Eastron's SDM120/SDM230 "Modbus Protocol Input
+ * Registers" table (30013 active power, 30073 import active energy; see profiles/eastron-sdm120.yaml
+ * for the document), so the eastron-sdm120 profile reads the simulator as it reads the meter.
+ *
  * With `releaseTimer: false` it is a plain relay board as Waveshare documents its "Modbus RTU
  * Relay" (https://www.waveshare.com/wiki/Modbus_RTU_Relay): relay n is coil n−1, FC05 writes
  * 0xFF00/0x0000, FC01 reads, and nothing releases an energised coil but a write or a power cut;
