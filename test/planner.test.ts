@@ -120,6 +120,43 @@ describe('plan: cases', () => {
     expect(p.incentiveEarned).toBe(0);
   });
 
+  it('counts nothing extra where the plan already fills the paid-to-consume window', () => {
+    const prices = Array.from({ length: 24 }, (_, i) => (i >= 10 && i < 14 ? -0.2 : 0.3 + 0.01 * i));
+    const p = plan(input(prices), T0);
+    expect(p.slots[13]!.tank!.endTempC).toBeCloseTo(75, 3);
+    expect(p.slots.every((s) => s.tank!.runOnKWh === undefined)).toBe(true);
+    expect(p.cost).toBeCloseTo(p.slots.reduce((c, s) => c + s.price * s.tank!.energyKWh, 0), 9);
+  });
+
+  it('counts in its cost the heat control adds in a paid slot it left part empty, and the room that takes later', () => {
+    // The tank starts full; by 10:00 draws and losses leave less room than the two hours' power can
+    // fill, so the plan puts what it can in the -0.5 hour and only the rest in the -0.05 hour before it.
+    // Control heats on to maxC in the first (src/core/control.ts), which leaves the second less room.
+    const prices = Array.from({ length: 24 }, (_, i) => (i === 10 ? -0.05 : i === 11 ? -0.5 : 0.3));
+    const t = tank({ currentTempC: 75 });
+    const p = plan(input(prices, { tank: t }), T0);
+    const [a, b] = [p.slots[10]!.tank!, p.slots[11]!.tank!];
+    expect(a.energyKWh).toBeLessThan(2 - 1e-3);
+    expect(a.runOnKWh).toBeGreaterThan(0.05);
+    expect(b.runOnKWh).toBeLessThan(0);
+    // What control does, by the plan's model: the first hour ends at maxC (or at full power), the
+    // tank never goes above maxC, and the cost is that energy at each slot's price.
+    const C = t.volumeL * 0.001163;
+    const ua = t.heatLossWPerK / 1000;
+    let e = C * ((p.tankStartTempC ?? t.minC) - t.coldWaterC);
+    let cost = 0;
+    p.slots.forEach((s, i) => {
+      const draw = [0, 0, 0, 0, 0, 0, 0, 1.61, 0.42, 0.21, 0.105, 0.21, 0.315, 0, 0.105, 0.105, 0.105, 0, 0.315, 0.105, 0.735, 1.505, 0, 0][i] ?? 0; // local hour i
+      const q = s.tank!.energyKWh + (s.tank!.runOnKWh ?? 0);
+      e = (1 - ua / C) * e - draw - ua * (t.coldWaterC - t.ambientC) + q;
+      cost += s.price * q;
+      expect(t.coldWaterC + e / C).toBeLessThanOrEqual(t.maxC + 1e-6);
+      if (i === 10) expect(Math.min(75 - (t.coldWaterC + e / C), 2 - q)).toBeCloseTo(0, 6);
+    });
+    expect(p.cost).toBeCloseTo(cost, 9);
+    expect(p.slots[10]!.reason).toMatch(/kWh more: heats on to 75 °C \(paid to consume\)/);
+  });
+
   it('with all-equal prices heats no more than needed', () => {
     const t = tank({ currentTempC: 60 });
     const p = plan(input(Array.from({ length: 24 }, () => 0.2), { tank: t }), T0);

@@ -3,6 +3,7 @@
  * inputs (it returns the best possible plan and lists what falls short).
  */
 import { setupPlan, type Setup } from './plan-setup.js';
+import { runOnByControl } from './run-on.js';
 import { objective, solveSetup, type Solved } from './solve.js';
 import type { BindingConstraint, Plan, PlanInput, PlanSlot, Shortfall } from './types.js';
 
@@ -175,6 +176,7 @@ export function plan(input: PlanInput, nowMs: number, previous?: Plan): Plan {
     const leg = s.tank.legionella;
     final = { ...final, legionellaSlot: final.tankE.findIndex((e, t) => t <= leg.bySlot && e >= leg.level - 1e-6) };
   }
+  const runOn = runOnByControl(s, final);
   const eff = input.ev?.efficiency ?? 1;
   let charged = 0;
   let cost = 0;
@@ -187,9 +189,10 @@ export function plan(input: PlanInput, nowMs: number, previous?: Plan): Plan {
     const hours = s.slotHours * (s.fraction[t] as number);
     const qt = final.q[t] as number;
     const et = final.ev[t] as number;
-    cost += ps.price * (qt + et);
+    const extra = runOn[t] as number;
+    cost += ps.price * (qt + extra + et);
     baselineCost += ps.price * ((base.q[t] as number) + (base.ev[t] as number));
-    incentive -= ps.delta * (qt + et);
+    incentive -= ps.delta * (qt + extra + et);
     const out: PlanSlot = {
       startMs: ps.startMs, endMs: ps.endMs, price: ps.price, delta: ps.delta, source: ps.source,
       headroomKW: s.headroomKW[t] as number, binding: bindingFor(s, final, t), reason: '',
@@ -200,6 +203,10 @@ export function plan(input: PlanInput, nowMs: number, previous?: Plan): Plan {
     if (s.tank) {
       out.tank = { energyKWh: qt + before(input.tank), powerKW: hours > 0 ? qt / hours : 0, on: final.tankOn[t] === true || qt > TOL, endTempC: s.tank.model.toC(final.tankE[t] as number) };
       if (qt > TOL) parts.push(`tank ${qt.toFixed(2)} kWh`);
+      if (Math.abs(extra) > TOL) {
+        out.tank.runOnKWh = extra;
+        parts.push(extra > 0 ? `${extra.toFixed(2)} kWh more: heats on to ${input.tank!.maxC} °C (paid to consume)` : `${(-extra).toFixed(2)} kWh less: the tank is full from heating on`);
+      }
     }
     if (s.ev) {
       charged += et * eff;

@@ -257,6 +257,12 @@ export interface DeviceSlotPlan {
 export interface TankSlotPlan extends DeviceSlotPlan {
   /** Expected temperature at the end of the slot. */
   endTempC: number;
+  /**
+   * What control adds to `energyKWh` in this slot (> 0: a paid-to-consume slot, where it heats on
+   * to maxC), or what the tank's thermostat cuts from it because of such heat (< 0), by the plan's
+   * tank model; counted in the plan's cost. Absent when zero.
+   */
+  runOnKWh?: number;
 }
 
 export interface EvSlotPlan extends DeviceSlotPlan {
@@ -298,7 +304,7 @@ export interface Plan {
   /** `optimal`: priced plan; `fallback`: no prices at all, documented default behaviour. */
   mode: 'optimal' | 'fallback';
   slots: PlanSlot[];
-  /** Expected cost of the plan's flexible energy (series currency). */
+  /** Expected cost of the plan's flexible energy, including control's run-on (`runOnKWh`) (series currency). */
   cost: number;
   /** Cost of the naive baseline on the same prices (tank on thermostat, EV full power at arrival). */
   baselineCost: number;
