@@ -1,15 +1,17 @@
 /**
  * How long the control loop waits while a 7-day 15-minute joint plan (tank + EV) is made: planned
- * on the main thread, as before, against planned on a worker thread (src/jobs/plan-worker.ts, what
- * the daemon does). A stand-in control loop ticks every 20 ms on the main thread; each tick's
- * lateness (when it ran minus when it was due) is recorded while plans run back to back. Also the
- * process's peak RSS over each mode and its RSS after the last plan (the thread ends with its plan).
+ * on the main thread against planned on the daemon's long-lived planner thread (src/jobs/plan-worker.ts,
+ * the bundle's thread entry with its heap limits). A stand-in control loop ticks every 20 ms on the
+ * main thread; each tick's lateness (when it ran minus when it was due) is recorded while plans run
+ * back to back. Also the process's peak RSS over each mode, and its RSS after the main-thread plans
+ * and after the thread's (what the idle thread adds).
  *
- *   npx tsx scripts/bench-control-latency.ts [--plans 12]
+ *   npm run build && npx tsx scripts/bench-control-latency.ts [--plans 12]
  *
  * Prints figures (nothing is asserted); the last line is one JSON object.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { plan } from '../src/core/planner.js';
 import type { PlanInput } from '../src/core/types.js';
@@ -60,13 +62,14 @@ async function measure(work: () => Promise<void>): Promise<{ late: number[]; pea
   return { late, peakRssMb: peak, afterRssMb: rssMb() };
 }
 
+// The bundle's thread, as the daemon runs it (a TypeScript entry would load tsx into the thread).
+const threadFile = fileURLToPath(new URL('../dist/jobs/plan-worker-thread.js', import.meta.url));
+if (!existsSync(threadFile)) throw new Error(`${threadFile} is missing: npm run build first`);
+
 const inputs = windows(plans);
 const logger = createLogger({ level: 'warn' });
-// Warm both paths (JIT, the worker's module loading) before measuring.
+// Warm the main thread's planner (JIT) before measuring.
 plan(inputs[0]!.input, inputs[0]!.nowMs);
-const worker = startPlanWorker({ logger });
-await worker.plan(inputs[0]!.input, inputs[0]!.nowMs);
-
 const baseRss = rssMb();
 const main = await measure(async () => {
   for (const w of inputs) {
@@ -74,6 +77,9 @@ const main = await measure(async () => {
     await new Promise((r) => setImmediate(r));
   }
 });
+// Warm the thread too (its module loading and JIT): the daemon's thread lives as long as it does.
+const worker = startPlanWorker({ logger, file: threadFile });
+await worker.plan(inputs[0]!.input, inputs[0]!.nowMs);
 const threaded = await measure(async () => {
   for (const w of inputs) await worker.plan(w.input, w.nowMs);
 });
@@ -93,5 +99,6 @@ console.log(JSON.stringify({
   tickMaxMsWorker: Number(Math.max(...threaded.late).toFixed(1)),
   peakRssMibMainThread: Number(main.peakRssMb.toFixed(1)),
   peakRssMibWorker: Number(threaded.peakRssMb.toFixed(1)),
+  rssAfterMibMainThread: Number(main.afterRssMb.toFixed(1)),
   rssAfterMibWorker: Number(threaded.afterRssMb.toFixed(1)),
 }));

@@ -62,7 +62,7 @@ export interface AppDeps {
   deviceTimeoutMs?: number;
   /** Checks the credentials at start (default true): rejected ones stop the start with AUTH_REJECTED. */
   checkCredentials?: boolean;
-  /** Plans on a worker thread, off the control loop's event loop (the demo does; default false). */
+  /** Plans on a worker thread, off the control loop's event loop (`run` and the demo do; default false). */
   planInWorker?: boolean;
 }
 
@@ -360,9 +360,9 @@ export function buildApp(config: Config, deps: AppDeps): App {
 
     const previous = tracker.loadPlan();
     const planBill = billPlanner({ config, readLocationHours: (from, to) => s.readHourly('location', from, to), logger: deps.logger });
-    // The worker (the demo's choice; off for `run`: it costs memory, see docs/performance.md) plans
-    // energy only, so a tariff with a capacity fee keeps the planner on this thread.
-    if (deps.planInWorker && !siteTariff(config)?.capacity) planWorker = startPlanWorker({ logger: deps.logger });
+    // The planner thread plans energy only, so a tariff with a capacity fee keeps the planner on this
+    // thread. It ends after two minutes without a plan: an idle thread's memory is not worth keeping.
+    if (deps.planInWorker && !siteTariff(config)?.capacity) planWorker = startPlanWorker({ logger: deps.logger, idle: { clock, ms: 2 * 60_000 } });
     const planning = startPlanning({
       buildInput: (now) => {
         // What the devices took in this slot so far, so that a mid-slot plan keeps the slot's target.

@@ -15,7 +15,7 @@ export const errorCodes = {
   WEBHOOK_BODY_INVALID: { retryable: false, hint: 'a webhook call had a malformed body' },
   PRICE_UNITS_MIXED: { retryable: false, hint: 'prices in different currencies with no exchange rate configured' },
   PLAN_INPUT_INVALID: { retryable: false, hint: 'the planner was given inputs it cannot use' },
-  PLAN_WORKER_FAILED: { retryable: false, hint: 'the planner thread could not run; plans are made on the main thread' },
+  PLAN_WORKER_FAILED: { retryable: false, hint: 'the planner thread is missing, died or outgrew its heap; that plan is made on the main thread and the next starts a new thread (after 3 failures in a row, all plans stay on the main thread)' },
   DEVICE_TIMEOUT: { retryable: true, hint: 'a device did not answer in time' },
   DEVICE_UNREACHABLE: { retryable: true, hint: 'a device or its bus/broker cannot be reached' },
   DEVICE_BAD_VALUE: { retryable: true, hint: 'a device answered with an impossible or malformed value' },

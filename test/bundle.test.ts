@@ -35,6 +35,13 @@ function runBundle(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
   return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
 }
 
+/** The demo's log, from the path its first line names (the demo logs to a file, not to stdout). */
+function demoLog(r: Run): string {
+  const file = /logs in (\S+)$/m.exec(r.stdout)?.[1];
+  if (!file) throw new Error(`the demo named no log file: ${r.stdout.slice(0, 500)}`);
+  return readFileSync(file, 'utf8');
+}
+
 /** Files node loaded through require(), from NODE_DEBUG=module lines. */
 function requiredFiles(stderr: string): string[] {
   return [...stderr.matchAll(/^MODULE \d+: load "([^"]+)"/gm)].map((m) => m[1]!);
@@ -65,7 +72,9 @@ describe('the bundle', () => {
     expect(r.stdout).not.toMatch(/"level":50/);
     // The planner ran on its worker thread, loaded from the bundle's own entry.
     expect(existsSync(join(outdir, 'jobs', 'plan-worker-thread.js'))).toBe(true);
-    expect(r.stdout).not.toMatch(/PLAN_WORKER_FAILED/);
+    const log = demoLog(r);
+    expect(log).toMatch(/"component":"planner"/);
+    expect(log).not.toMatch(/PLAN_WORKER_FAILED/);
     // The dependencies come from the bundle; only the native addons (and what they require) load from node_modules.
     const packageOf = (f: string): string => {
       const rest = f.split('/node_modules/').at(-1)!.split('/');
@@ -78,5 +87,18 @@ describe('the bundle', () => {
     const bundled = Object.keys(dependencies).filter((d) => !hasNativeAddon(d));
     expect(bundled).toContain('zod');
     expect(bundled.filter((d) => fromNodeModules.has(d))).toEqual([]);
+  }, 120_000);
+
+  // Last: it removes the planner thread's entry from this bundle.
+  it('plans on the main thread, with one PLAN_WORKER_FAILED warning, when the bundle lacks the thread entry', async () => {
+    rmSync(join(outdir, 'jobs', 'plan-worker-thread.js'));
+    const r = await runBundle(['demo', '--hours', '2', '--speed', '3600'], { TMPDIR: tempDir('wattshift-bundle-nothread-') });
+    expect(r.code, r.stderr.slice(-2000)).toBe(0);
+    const warnings = demoLog(r).split('\n').filter((l) => l.includes('PLAN_WORKER_FAILED'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/file is missing; planning on the main thread/);
+    const summary = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { floorViolations: number; reportsRejected: number };
+    expect(summary).toMatchObject({ floorViolations: 0, reportsRejected: 0 });
+    expect(r.stdout).not.toMatch(/"level":50/);
   }, 120_000);
 });

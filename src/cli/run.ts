@@ -50,9 +50,9 @@ export const runCommand: CliCommand = {
     try {
       // Simulated time for the demo and end-to-end tests only; production never sets it.
       const sim = simClockFromEnv(io.env);
-      // Plans stay on the main thread: a plan thread costs ~17 MiB of RSS (scripts/bench-daemon.ts
-      // A/B), beyond the 80 MB budget; the demo uses one (planInWorker) so the bundle keeps it tested.
-      const app = buildApp(config, sim ? { logger, clock: sim.clock, controlTickMs: 60_000, deviceTimeoutMs: 2_000 * sim.speed } : { logger });
+      // Plans run on the long-lived planner thread (from the bundle; under tsx on the main thread),
+      // so a long plan never delays device I/O: docs/performance.md has its cost.
+      const app = buildApp(config, sim ? { logger, clock: sim.clock, controlTickMs: 60_000, deviceTimeoutMs: 2_000 * sim.speed, planInWorker: true } : { logger, planInWorker: true });
       if (sim) logger.warn({ speed: sim.speed }, 'running on a simulated clock (WATTSHIFT_SIM_CLOCK)');
       code = await runDaemon(app, { logger, signals: io.signals });
     } catch (err) {

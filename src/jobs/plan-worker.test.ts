@@ -1,8 +1,9 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../clock.js';
 import { createLogger } from '../log.js';
 import { plan } from '../core/planner.js';
 import { buildPriceSeries } from '../core/prices.js';
@@ -10,6 +11,33 @@ import type { PlanInput } from '../core/types.js';
 import { startPlanWorker, type PlanWorker } from './plan-worker.js';
 
 const t0 = Date.parse('2025-01-14T23:00:00Z');
+/** Request times at which the stub thread dies: by exiting, or by outgrowing its heap. */
+const CRASH_AT = t0 + 1;
+const OOM_AT = t0 + 2;
+
+/**
+ * A real thread that stands in for the planner's: it answers with its thread id and how many
+ * requests it has had, exits at CRASH_AT, allocates without end at OOM_AT, and counts its starts
+ * in `<file>.starts`.
+ */
+function stubThread(): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'wattshift-worker-')), 'stub.mjs');
+  writeFileSync(file, [
+    "import { appendFileSync } from 'node:fs';",
+    "import { parentPort, threadId } from 'node:worker_threads';",
+    `appendFileSync(${JSON.stringify(`${file}.starts`)}, '.');`,
+    'let nth = 0;',
+    'const hoard = [];',
+    'parentPort.on(\'message\', (req) => {',
+    `  if (req.nowMs === ${CRASH_AT}) process.exit(3);`,
+    `  if (req.nowMs === ${OOM_AT}) for (;;) hoard.push(new Array(1000).fill(hoard.length));`,
+    '  parentPort.postMessage({ plan: { threadId, nth: ++nth } });',
+    '});',
+  ].join('\n'));
+  return file;
+}
+
+const threadOf = (reply: unknown): number => (reply as { threadId: number }).threadId;
 
 function input(): PlanInput {
   const prices = Array.from({ length: 48 }, (_, i) => 0.1 + 0.05 * Math.sin(i / 5));
@@ -57,13 +85,58 @@ describe('startPlanWorker', () => {
     expect(log.warns()[0]).toMatchObject({ code: 'PLAN_WORKER_FAILED' });
   });
 
-  it('plans on the calling thread when the worker dies under a request', async () => {
+  it('reuses one thread for every plan, one plan at a time', async () => {
+    worker = startPlanWorker({ logger: capture().logger, file: stubThread() });
+    const replies = await Promise.all([worker.plan(input(), t0), worker.plan(input(), t0), worker.plan(input(), t0)]);
+    expect(new Set(replies.map(threadOf)).size).toBe(1);
+    expect(replies.map((r) => (r as unknown as { nth: number }).nth)).toEqual([1, 2, 3]);
+  });
+
+  it('ends the thread after idle.ms of the clock without a plan, and starts a new one for the next plan', async () => {
+    const clock = new ManualClock(t0);
+    const file = stubThread();
+    worker = startPlanWorker({ logger: capture().logger, file, idle: { clock, ms: 120_000 } });
+    const first = threadOf(await worker.plan(input(), t0));
+    await clock.advance(119_000);
+    // A plan inside the idle time keeps the thread and starts the idle time again.
+    expect(threadOf(await worker.plan(input(), t0))).toBe(first);
+    await clock.advance(119_000);
+    expect(threadOf(await worker.plan(input(), t0))).toBe(first);
+    await clock.advance(120_000);
+    expect(threadOf(await worker.plan(input(), t0))).not.toBe(first);
+    expect(readFileSync(`${file}.starts`, 'utf8')).toBe('..');
+  });
+
+  it('plans on the calling thread when the thread dies under a request, and starts a new one for the next', async () => {
     const log = capture();
-    const file = join(mkdtempSync(join(tmpdir(), 'wattshift-worker-')), 'dies.mjs');
-    writeFileSync(file, "import { parentPort } from 'node:worker_threads';\nparentPort.on('message', () => process.exit(3));\n");
-    worker = startPlanWorker({ logger: log.logger, file });
-    expect(await worker.plan(input(), t0)).toEqual(plan(input(), t0));
+    worker = startPlanWorker({ logger: log.logger, file: stubThread() });
+    const first = threadOf(await worker.plan(input(), t0));
+    expect(await worker.plan(input(), CRASH_AT)).toEqual(plan(input(), CRASH_AT));
     expect(log.warns()).toHaveLength(1);
-    expect(log.warns()[0]).toMatchObject({ code: 'PLAN_WORKER_FAILED' });
+    expect(log.warns()[0]).toMatchObject({ code: 'PLAN_WORKER_FAILED', err: 'the planner thread exited (3)', failures: 1 });
+    const next = threadOf(await worker.plan(input(), t0));
+    expect(next).not.toBe(first);
+    expect(log.warns()).toHaveLength(1);
+  });
+
+  it('ends a thread that outgrows its heap limit, plans that one here and the next on a new thread', async () => {
+    const log = capture();
+    worker = startPlanWorker({ logger: log.logger, file: stubThread(), resourceLimits: { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 1 } });
+    const first = threadOf(await worker.plan(input(), t0));
+    expect(await worker.plan(input(), OOM_AT)).toEqual(plan(input(), OOM_AT));
+    expect(log.warns()).toHaveLength(1);
+    expect(log.warns()[0]).toMatchObject({ code: 'PLAN_WORKER_FAILED', err: 'the planner thread ran out of its heap' });
+    expect(threadOf(await worker.plan(input(), t0))).not.toBe(first);
+  });
+
+  it('stops starting threads after maxFailures failures in a row', async () => {
+    const log = capture();
+    const file = stubThread();
+    worker = startPlanWorker({ logger: log.logger, file, maxFailures: 2 });
+    for (let i = 0; i < 4; i++) expect(await worker.plan(input(), CRASH_AT)).toEqual(plan(input(), CRASH_AT));
+    // Two threads started and died; the third and fourth plans did not try another.
+    expect(readFileSync(`${file}.starts`, 'utf8')).toBe('..');
+    expect(log.warns().map((w) => w.failures)).toEqual([1, 2]);
+    expect(log.warns()[1]!.msg).toMatch(/from now on/);
   });
 });
