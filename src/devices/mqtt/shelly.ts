@@ -6,6 +6,11 @@
  *
  * A block is `Switch.Set` with `toggle_after` = the lease, so the relay flips back to "allowed"
  * on its own if wattshift stops renewing it. See `BlockedRelayState` for the wiring convention.
+ *
+ * Source: Shelly Gen2 API documentation (shelly-api-docs.shelly.cloud/gen2): "MQTT" component (RPC
+ * channel on `<topic_prefix>/rpc`, status on `<topic_prefix>/status/<component:id>`, `rpc_ntf`),
+ * "Notifications" (`NotifyStatus` on `<topic_prefix>/events/rpc`, changed keys only), "Switch"
+ * (`Switch.Set` with `toggle_after`, `apower`, `aenergy.total` in Wh).
  */
 import { z } from 'zod';
 import { WattshiftError } from '../../errors.js';

@@ -9,6 +9,10 @@
  * block sets `PulseTime<n>` to the lease first. With the default wiring (blocked = OFF) there is
  * no device-side expiry: configure `PowerOnState 1` so a reboot heats, and rely on the
  * supervisor to release.
+ *
+ * Source: Tasmota documentation (tasmota.github.io/docs): "Commands" (`Power`, `PulseTime` with
+ * 112..64900 = value − 100 seconds, `Status 10`, `TelePeriod` 10..3600 s, default 300) and "MQTT"
+ * (`cmnd`/`stat`/`tele` prefixes, `tele/<topic>/LWT` Online/Offline as the last will).
  */
 import { z } from 'zod';
 import { WattshiftError } from '../../errors.js';
