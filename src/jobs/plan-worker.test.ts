@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../clock.js';
 import { createLogger } from '../log.js';
 import { plan } from '../core/planner.js';
@@ -14,6 +14,7 @@ const t0 = Date.parse('2025-01-14T23:00:00Z');
 /** Request times at which the stub thread dies: by exiting, or by outgrowing its heap. */
 const CRASH_AT = t0 + 1;
 const OOM_AT = t0 + 2;
+const THROW_AFTER_AT = t0 + 3;
 
 /**
  * A real thread that stands in for the planner's: it answers with its thread id and how many
@@ -31,6 +32,7 @@ function stubThread(): string {
     'parentPort.on(\'message\', (req) => {',
     `  if (req.nowMs === ${CRASH_AT}) process.exit(3);`,
     `  if (req.nowMs === ${OOM_AT}) for (;;) hoard.push(new Array(1000).fill(hoard.length));`,
+    `  if (req.nowMs === ${THROW_AFTER_AT}) setTimeout(() => { throw new Error('idle failure'); }, 20);`,
     '  parentPort.postMessage({ plan: { threadId, nth: ++nth } });',
     '});',
   ].join('\n'));
@@ -126,6 +128,15 @@ describe('startPlanWorker', () => {
     expect(await worker.plan(input(), OOM_AT)).toEqual(plan(input(), OOM_AT));
     expect(log.warns()).toHaveLength(1);
     expect(log.warns()[0]).toMatchObject({ code: 'PLAN_WORKER_FAILED', err: 'the planner thread ran out of its heap' });
+    expect(threadOf(await worker.plan(input(), t0))).not.toBe(first);
+  });
+
+  it('survives a thread that fails while idle, and starts a new one for the next plan', async () => {
+    const log = capture();
+    worker = startPlanWorker({ logger: log.logger, file: stubThread() });
+    const first = threadOf(await worker.plan(input(), THROW_AFTER_AT));
+    await vi.waitFor(() => expect(log.warns()).toHaveLength(1), { timeout: 10_000 });
+    expect(log.warns()).toMatchObject([{ code: 'PLAN_WORKER_FAILED', err: 'idle failure' }]);
     expect(threadOf(await worker.plan(input(), t0))).not.toBe(first);
   });
 

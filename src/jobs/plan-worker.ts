@@ -105,6 +105,8 @@ export function startPlanWorker(deps: PlanWorkerOptions): PlanWorker {
   let failures = 0;
   let thread: Worker | undefined;
   let idleTimer: AbortController | undefined;
+  /** A plan is waiting on the thread (its failure is then that plan's, see `ask`). */
+  let busy = false;
   // Plans are made one at a time, in order, on the one thread.
   let queue: Promise<unknown> = Promise.resolve();
 
@@ -141,11 +143,14 @@ export function startPlanWorker(deps: PlanWorkerOptions): PlanWorker {
     try {
       if (!thread) {
         const w = spawn(file, limits);
-        // A thread that dies between plans is replaced at the next plan.
+        // A thread that dies between plans is replaced at the next plan; its error, with no plan
+        // waiting on it, must not become the daemon's uncaught exception.
         w.once('exit', () => { if (thread === w) thread = undefined; });
+        w.on('error', (err) => { if (thread === w && !busy) log.warn({ code: 'PLAN_WORKER_FAILED', err: err.message }, 'the idle planner thread failed; the next plan starts a new one'); });
         thread = w;
       }
-      const made = await ask(thread, { input, nowMs, ...(previous ? { previous } : {}) });
+      busy = true;
+      const made = await ask(thread, { input, nowMs, ...(previous ? { previous } : {}) }).finally(() => { busy = false; });
       failures = 0;
       endWhenIdle(thread);
       return made;
