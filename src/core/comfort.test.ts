@@ -53,6 +53,15 @@ describe('comfort deadlines in the tank planners', () => {
     expect(p.shortfalls).toEqual([]);
   });
 
+  it('holds the temperature until 06:30: the half hour\'s draw after the 06:00 slot end is heated for too', () => {
+    const draws = new Array<number>(24).fill(0);
+    draws[6] = 0.4; // kWh in the local 06:00 hour, 0.2 of it before 06:30
+    const p = plan(input(prices, { drawProfileKWh: draws, comfort: [ready('2025-01-15T06:30:00+01:00')] }), T0);
+    expect(energies(p).slice(0, 6)).toEqual([0, 2, 0.526, 0, 0, 0]);
+    expect(p.slots[5]!.tank!.endTempC).toBeCloseTo(60 + 0.2 / C, 6);
+    expect(p.comfort?.[0]).toMatchObject({ plannedTempC: expect.closeTo(60, 6), met: true });
+  });
+
   it('relay: whole slots only, so the two cheapest slots at full power (4 kWh, 67.2 °C)', () => {
     const p = plan(input(prices, { control: 'relay', comfort: [ready('2025-01-15T06:30:00+01:00')] }), T0);
     expect(energies(p)).toEqual([0, 2, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0]);

@@ -1,7 +1,7 @@
 /**
  * Comfort deadlines of the tank ("hot water ready by 06:30"): each one becomes a floor on the
- * stored energy at the end of the last slot that ends by its time, on top of the constant comfort
- * floor. The solvers take the per-slot floor as it is (soft, with the large penalty), so an
+ * stored energy at the end of the last slot that ends by its time (raised by what the tank loses
+ * from there to the deadline), on top of the constant comfort floor. The solvers take the per-slot floor as it is (soft, with the large penalty), so an
  * unreachable deadline still gives the best possible plan, and the plan states the shortfall.
  */
 import type { TankModel } from './tank.js';
@@ -11,6 +11,9 @@ export interface ComfortTarget extends ComfortDeadline {
   /** Stored energy asked for at the end of slot `bySlot`. */
   level: number;
   bySlot: number;
+  /** Part of the next slot from `bySlot`'s end to the deadline, and that slot's draw and loss term. */
+  f: number;
+  k: number;
 }
 
 /**
@@ -28,18 +31,25 @@ export function comfortTargets(
     if (!last || d.atMs <= nowMs || d.atMs > last.endMs) continue;
     let bySlot = 0;
     for (let t = 0; t < slots.length && (slots[t] as PriceSlot).endMs <= d.atMs; t++) bySlot = t;
+    const slot = slots[bySlot] as PriceSlot;
+    // From the slot's end to the deadline the tank loses heat and hot water is drawn (the next
+    // slot's share, unheated): ask for enough at the slot's end to still hold tempC at the deadline.
+    const f = Math.max(0, Math.min(1, (d.atMs - slot.endMs) / (slot.endMs - slot.startMs)));
+    const k = (model.k[bySlot + 1] ?? model.k[bySlot]) as number;
+    const atDeadline = (model.toE(d.tempC) + f * k) / (1 - f * (1 - model.a));
     // Above the thermostat is out of reach: ask for the thermostat, and say so (planner shortfall).
-    const level = Math.min(model.toE(d.tempC), model.eMax);
-    targets.push({ ...d, level, bySlot });
+    const level = Math.min(atDeadline, model.eMax);
+    targets.push({ ...d, level, bySlot, f, k });
     floor[bySlot] = Math.max(floor[bySlot] as number, level);
   }
   return { targets, floor };
 }
 
-/** Each target with the temperature the plan reaches at its slot. */
+/** Each target with the temperature the plan gives at its deadline (unheated after its slot's end). */
 export function comfortOutcomes(targets: ReadonlyArray<ComfortTarget>, slots: ReadonlyArray<PriceSlot>, model: TankModel, tankE: ReadonlyArray<number>): ComfortOutcome[] {
   return targets.map((c) => {
-    const plannedTempC = model.toC(tankE[c.bySlot] as number);
+    const e = tankE[c.bySlot] as number;
+    const plannedTempC = model.toC(e * (1 - c.f * (1 - model.a)) - c.f * c.k);
     return { atMs: c.atMs, tempC: c.tempC, label: c.label, slotEndMs: (slots[c.bySlot] as PriceSlot).endMs, plannedTempC, met: plannedTempC >= c.tempC - 1e-3 };
   });
 }

@@ -306,7 +306,7 @@ export interface Shortfall {
 export interface ComfortOutcome extends ComfortDeadline {
   /** End of the slot the temperature is planned at (the last slot ending by `atMs`). */
   slotEndMs: number;
-  /** Expected temperature at `slotEndMs`. */
+  /** Expected temperature at `atMs`, from the planned one at `slotEndMs` less what is lost and drawn until then. */
   plannedTempC: number;
   met: boolean;
 }
