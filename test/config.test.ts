@@ -271,13 +271,18 @@ describe('loadConfig', () => {
     ]);
   });
 
+  /** A config file whose only device is given by `lines` (the device list starts on line 6). */
+  const withDevice = (lines: string[]): string => writeYaml([
+    'version: 1',
+    'site: {timezone: Europe/Oslo, priceArea: NO1, currency: NOK, locationLimitKw: 17}',
+    'spark: {clientId: c, clientSecret: {env: CS}}',
+    'mqtt: {url: "mqtt://127.0.0.1:1883"}',
+    'devices:',
+    ...lines,
+  ].join('\n'));
+
   it('points a bad cron expression or schedule time zone at its key path and line', () => {
-    const file = writeYaml([
-      'version: 1',
-      'site: {timezone: Europe/Oslo, priceArea: NO1, currency: NOK, locationLimitKw: 17}',
-      'spark: {clientId: c, clientSecret: {env: CS}}',
-      'mqtt: {url: "mqtt://127.0.0.1:1883"}',
-      'devices:',
+    const file = withDevice([
       '  - id: car',
       '    kind: evCharger',
       '    charger: {type: goe, topicPrefix: go-e/1}',
@@ -286,7 +291,7 @@ describe('loadConfig', () => {
       '      departureSchedule:',
       '        cron: "30 7 * * mon-fry"',
       '        timezone: Europe/Olso',
-    ].join('\n'));
+    ]);
     const found = problems(failure(() => loadConfig(file, env)));
     expect(found.map((p) => [p.path, p.line])).toEqual([
       ['devices[0].model.departureSchedule.cron', 12],
@@ -297,12 +302,7 @@ describe('loadConfig', () => {
   });
 
   it('points a bad comfort window (cron, zone, temperature above the thermostat, unknown key) at its key path and line', () => {
-    const file = writeYaml([
-      'version: 1',
-      'site: {timezone: Europe/Oslo, priceArea: NO1, currency: NOK, locationLimitKw: 17}',
-      'spark: {clientId: c, clientSecret: {env: CS}}',
-      'mqtt: {url: "mqtt://127.0.0.1:1883"}',
-      'devices:',
+    const file = withDevice([
       '  - id: tank',
       '    kind: hotWaterTank',
       '    switch: {type: shelly, topicPrefix: shelly-tank}',
@@ -315,7 +315,7 @@ describe('loadConfig', () => {
       '        - {cron: "0 7 * * 6,0", tempC: 55, timezone: CET}',
       '        - {cron: "0 7 * * *", tempC: 80}',
       '        - {cron: "0 7 * * *", tempC: 55, by: "07:00"}',
-    ].join('\n'));
+    ]);
     const found = problems(failure(() => loadConfig(file, env)));
     expect(found.map((p) => [p.path, p.line])).toEqual([
       ['devices[0].model.comfort[1].cron', 14],
