@@ -3,8 +3,9 @@
  *
  * Over 48-hour windows (every 12 h; `--quick`: every 96 h, at most 8 per family) of every
  * hourly price series in data/prices (all areas), with seeded incentive deltas (some
- * negative), it plans four scenario families — tank (continuous), tank (relay on/off), EV,
- * and tank + EV under a location limit with an LPC cap — and compares each plan with the
+ * negative), it plans five scenario families — tank (continuous), tank (relay on/off), EV,
+ * tank + EV under a location limit with an LPC cap, and tank with comfort deadlines (62 °C by
+ * 06:30, 68 °C by 19:00) — and compares each plan with the
  * optimum of the same model from HiGHS (LP, or MILP where there are on/off decisions or a
  * legionella "at least once"). It also times 7-day 15-minute joint plans and measures the peak
  * memory of one such plan with a relay tank (see bench-planner-memory.ts). The last line is one
@@ -16,13 +17,14 @@ import highsDefault from 'highs';
 import { buildPriceSeries } from '../src/core/prices.js';
 import { plan } from '../src/core/planner.js';
 import { setupPlan, type Setup } from '../src/core/plan-setup.js';
-import type { DeltaCurveInput, EvParams, Plan, PlanInput, TankParams } from '../src/core/types.js';
+import type { ComfortDeadline, DeltaCurveInput, EvParams, Plan, PlanInput, TankParams } from '../src/core/types.js';
+import { localParts, localTimeToUtcMs } from '../src/core/zoned-time.js';
 import { areaTimezone, hourlyWindows, loadPriceSeries, type PriceSeries } from './lib/price-data.js';
 import { rng } from '../src/core/prng.js';
 import { planPeakRssMb } from './bench-planner-memory.js';
 import { runCapacityBench } from './bench-capacity.js';
 
-export type Family = 'tank' | 'tankRelay' | 'ev' | 'joint';
+export type Family = 'tank' | 'tankRelay' | 'ev' | 'joint' | 'tankComfort';
 
 
 /** Seeded incentive deltas: per day, a run of 3–10 hours with −0.08..+0.05 EUR/kWh. */
@@ -43,6 +45,17 @@ export function seededDeltas(rand: () => number, startMs: number, hours: number)
 
 const DRAW_L = [0, 0, 0, 0, 0, 0, 0, 1.715, 4.025, 0.105, 0.105, 0.21, 0.315, 0, 0.105, 0.105, 0.105, 0, 0.315, 0.105, 0.735, 3.71, 0, 0];
 
+/** "62 °C by 06:30" every morning and "68 °C by 19:00" every evening of the window, local time. */
+function comfortDeadlines(startMs: number, hours: number, timezone: string): ComfortDeadline[] {
+  const day = localParts(startMs, timezone);
+  const out: ComfortDeadline[] = [];
+  for (let d = 0; d <= Math.ceil(hours / 24); d++) {
+    out.push({ atMs: localTimeToUtcMs(day.year, day.month, day.day + d, 6, timezone, 30), tempC: 62, label: 'morning' });
+    out.push({ atMs: localTimeToUtcMs(day.year, day.month, day.day + d, 19, timezone, 0), tempC: 68, label: 'evening' });
+  }
+  return out;
+}
+
 export function scenario(
   family: Family, series: PriceSeries, points: { startMs: number; price: number }[], seed: number, slotMinutes: 15 | 60 = 60,
 ): { input: PlanInput; nowMs: number } {
@@ -62,6 +75,7 @@ export function scenario(
     currentTempC: 52 + rand() * 20,
     control: family === 'tankRelay' ? 'relay' : 'continuous',
     legionella: { tempC: 65, everyDays: 7, lastReachedMs: startMs - (5.5 + rand() * 2) * 86_400_000 },
+    ...(family === 'tankComfort' ? { comfort: comfortDeadlines(startMs, hours, timezone) } : {}),
   };
   const ev: EvParams = {
     energyNeededKWh: 10 + rand() * 30,
@@ -110,7 +124,8 @@ export function referenceModel(s: Setup, input: PlanInput): string {
       obj.push(term(tk.price[t]!, `q${t}`));
       const rhs = t === 0 ? m.a * tk.e0 - m.k[0]! : -m.k[t]!;
       rows.push(t === 0 ? `s${t}: E${t} - q${t} = ${n6(rhs)}` : `s${t}: E${t} ${term(-m.a, `E${t - 1}`)} - q${t} = ${n6(rhs)}`);
-      bounds.push(`${n6(m.eFloor)} <= E${t} <= ${n6(m.eMax)}`);
+      // The comfort floor, raised at comfort deadlines.
+      bounds.push(`${n6(tk.floor[t]!)} <= E${t} <= ${n6(m.eMax)}`);
       if (relay) {
         const L = tk.relayLevel[t]!;
         const D = m.eMax - (m.a * m.eFloor - Math.max(...m.k));
@@ -208,11 +223,12 @@ async function main(): Promise<void> {
   // Windows start every `stride` hours; the MILP families (relay thermostat, joint) are
   // sampled more sparsely to keep the full run to a few minutes, with a time limit per solve.
   const strideOf: Record<Family, number> = quick
-    ? { tank: 96, tankRelay: 96, ev: 96, joint: 96 }
-    : { tank: 12, tankRelay: 48, ev: 12, joint: 24 };
-  const limitOf: Record<Family, number> = { tank: 30, tankRelay: 5, ev: 30, joint: 10 };
+    ? { tank: 96, tankRelay: 96, ev: 96, joint: 96, tankComfort: 96 }
+    : { tank: 12, tankRelay: 48, ev: 12, joint: 24, tankComfort: 12 };
+  const limitOf: Record<Family, number> = { tank: 30, tankRelay: 5, ev: 30, joint: 10, tankComfort: 30 };
   const perFamilyCap = quick ? 6 : Infinity;
-  const families: Family[] = ['tank', 'tankRelay', 'ev', 'joint'];
+  // New families go last: a family's seeds depend on its place in this list.
+  const families: Family[] = ['tank', 'tankRelay', 'ev', 'joint', 'tankComfort'];
   let allGaps: number[] = [];
   let allSavings: number[] = [];
   let feasibleMissed = 0;

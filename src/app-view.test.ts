@@ -5,6 +5,10 @@ import type { HomeEvent } from './jobs/event-normalise.js';
 import { renderStatusPage } from './status/page.js';
 import { stateMessages } from './ha/state.js';
 import { haTopics } from './ha/topics.js';
+import { renderPlan } from './cli/plan-render.js';
+import { plan as makePlan } from './core/planner.js';
+import { buildPriceSeries } from './core/prices.js';
+import type { Plan } from './core/types.js';
 
 const hour = 3_600_000;
 const now = Date.UTC(2026, 2, 2, 17, 30);
@@ -18,14 +22,14 @@ function lpc(id: string, caps: { startMs: number; hours: number; maxKw: number; 
   };
 }
 
-function viewWith(events: HomeEvent[]) {
+function viewWith(events: HomeEvent[], plan: Plan | null = null) {
   const config = defaultConfig({
     site: { locationLimitKw: 17 },
     modbus: { main: { type: 'tcp', host: '127.0.0.1' } },
     devices: [{ id: 'tank', name: 'Tank', kind: 'hotWaterTank', switch: { type: 'modbus', bus: 'main', profile: 'generic-relay' }, model: { volumeL: 200, elementKw: 3 } }],
   });
   return homeView({
-    config, nowMs: now, plan: null, control: null, devices: new Map(), jobs: [], locationId: 'loc',
+    config, nowMs: now, plan, control: null, devices: new Map(), jobs: [], locationId: 'loc',
     wishes: () => ({ mode: 'auto', boostUntilMs: null, floorC: null, departureMs: null, targetKwh: null, targetSocPct: null }),
     outbox: { pending: 1, sending: 1, accepted: 7, rejected: 2, oldestPendingDeadlineMs: null, nextAttemptMs: null },
     events, resources: new Map([['res-tank', 'tank']]),
@@ -73,5 +77,48 @@ describe('limits, events and reports in the view', () => {
     expect(v.location.lpcCapKw).toBeUndefined();
     expect(v.devices[0]!.capKw).toBeUndefined();
     expect(renderStatusPage(v, { timezone: 'UTC' })).toContain('No power-limitation (LPC) cap now or coming.');
+  });
+});
+
+describe('the next comfort deadline in the views', () => {
+  /** A real plan from 17:00 UTC over a day, with "60 °C by 06:30 Oslo" the next morning (05:30 UTC). */
+  function comfortPlan(tempC: number): Plan {
+    const from = Date.UTC(2026, 2, 2, 17);
+    const slots = buildPriceSeries({
+      slotMinutes: 60, fromMs: from, toMs: from + 24 * hour, timezone: 'Europe/Oslo', currency: 'NOK', deltas: [], fees: { gridFeePerKWh: 0, taxPerKWh: 0 },
+      spot: { actual: { units: { currency: 'NOK', energyUnit: 'kWh' }, resolutionMinutes: 60, points: Array.from({ length: 24 }, (_, i) => ({ startMs: from + i * hour, price: 1 + (i % 5) / 10 })) } },
+    });
+    const atMs = Date.UTC(2026, 2, 3, 5, 30);
+    return makePlan({
+      slots, timezone: 'Europe/Oslo', currency: 'NOK', location: { limitKW: 17, baseLoadKW: 0 },
+      tank: { volumeL: 200, powerKW: 3, coldWaterC: 10, ambientC: 20, heatLossWPerK: 1.6, minC: 45, maxC: 75, currentTempC: 50, control: 'continuous',
+        comfort: [{ atMs: now - hour, tempC, label: 'past' }, { atMs, tempC, label: 'hot water ≥ 60 °C by 06:30' }] },
+    }, now);
+  }
+
+  it('the page, MQTT, the terminal plan and the view say the same', () => {
+    const v = viewWith([], comfortPlan(60));
+    const comfort = { atMs: Date.UTC(2026, 2, 3, 5, 30), tempC: 60, label: 'hot water ≥ 60 °C by 06:30', met: true };
+    expect(v.devices[0]!.nextComfort).toMatchObject(comfort);
+    expect(v.plan?.nextComfort).toEqual(v.devices[0]!.nextComfort);
+    expect(v.plan!.nextComfort!.plannedTempC).toBeGreaterThanOrEqual(60 - 1e-6);
+    expect(renderStatusPage(v, { timezone: 'Europe/Oslo' })).toContain('<div class="muted">hot water ≥ 60 °C by 06:30: 2026-03-03 06:30, planned 60 °C</div>');
+    const t = haTopics('ws');
+    const m = stateMessages(t, v);
+    expect(m.get(t.deviceField('tank', 'next_comfort'))).toBe('2026-03-03T05:30:00.000Z');
+    expect(JSON.parse(m.get(t.plan)!)).toMatchObject({ next_comfort: { at: '2026-03-03T05:30:00.000Z', label: comfort.label, temperature: 60, planned_temperature: 60, met: true } });
+    expect(renderPlan(v.plan!, { explain: true, timezone: 'Europe/Oslo' }))
+      .toMatch(/Next comfort deadline: hot water ≥ 60 °C by 06:30, Tue 03-03 06:30, ≥ 60 °C \(planned 60\.0 °C\)\n[^]*for hot water ≥ 60 °C by 06:30 \(≥ 60 °C\)/);
+  });
+
+  it('an unreachable deadline stands out, and without windows there is none', () => {
+    const v = viewWith([], comfortPlan(90));
+    expect(v.devices[0]!.nextComfort?.met).toBe(false);
+    expect(renderStatusPage(v, { timezone: 'UTC' })).toMatch(/<div class="limited">hot water ≥ 60 °C by 06:30: 2026-03-03 05:30, <b>planned 75 °C<\/b>, below 90 °C<\/div>/);
+    expect(renderPlan(v.plan!, { explain: false, timezone: 'UTC' })).toContain(', NOT MET)');
+    const none = viewWith([]);
+    expect(none.devices[0]!.nextComfort).toBeUndefined();
+    const t = haTopics('ws');
+    expect(stateMessages(t, none).get(t.deviceField('tank', 'next_comfort'))).toBe('None');
   });
 });

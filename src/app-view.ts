@@ -1,14 +1,21 @@
 /** Maps the daemon's live state onto the read-only views of home automation and the status page. */
 import type { Config } from './config/schema.js';
 import type { Plan } from './core/types.js';
-import type { DeviceView, EventView, HomeView, JobHealthView, LimitView, PlanView } from './ha/view.js';
+import type { ComfortView, DeviceView, EventView, HomeView, JobHealthView, LimitView, PlanView } from './ha/view.js';
 import type { HomeEvent } from './jobs/event-normalise.js';
 import type { ControlSnapshot } from './jobs/control-loop.js';
 import type { DeviceWishes } from './jobs/home-state.js';
 import type { SupervisedDevice } from './devices/supervisor.js';
 import type { OutboxSummary } from './store/types.js';
 
+/** The plan's first comfort deadline after `nowMs`. */
+function nextComfort(plan: Plan, nowMs: number): ComfortView | undefined {
+  const c = plan.comfort?.find((x) => x.atMs > nowMs);
+  return c ? { atMs: c.atMs, tempC: c.tempC, label: c.label, plannedTempC: c.plannedTempC, met: c.met } : undefined;
+}
+
 export function planView(plan: Plan, config: Config, fromMs: number): PlanView {
+  const comfort = nextComfort(plan, fromMs);
   const slots = plan.slots.filter((s) => s.endMs > fromMs).slice(0, (48 * 60) / plan.slotMinutes);
   const tankId = config.devices.find((d) => d.kind === 'hotWaterTank')?.id;
   const evId = config.devices.find((d) => d.kind === 'evCharger')?.id;
@@ -21,6 +28,7 @@ export function planView(plan: Plan, config: Config, fromMs: number): PlanView {
     baselineCost: plan.baselineCost,
     incentive: plan.incentiveEarned,
     shortfalls: plan.shortfalls.map((s) => s.message),
+    ...(comfort ? { nextComfort: comfort } : {}),
     slots: slots.map((s) => ({
       startMs: s.startMs,
       pricePerKwh: s.price,
@@ -85,6 +93,7 @@ export function homeView(src: ViewSources): HomeView {
   const { config, plan, control, nowMs } = src;
   const limits = limitsOf(src.events, src.resources, nowMs);
   const slot = plan?.slots.find((s) => s.startMs <= nowMs && nowMs < s.endMs);
+  const comfort = plan ? nextComfort(plan, nowMs) : undefined;
   const devices: DeviceView[] = config.devices.map((d) => {
     const r = control?.readings.get(d.id);
     const w = src.wishes(d.id);
@@ -102,6 +111,7 @@ export function homeView(src: ViewSources): HomeView {
       ...(r?.energyKwh !== undefined ? { energyKwh: r.energyKwh } : {}),
       ...(next ? { nextStartMs: next.startMs } : {}),
       ...(d.kind === 'hotWaterTank' ? { floorC: w.floorC ?? d.model.floorC } : {}),
+      ...(d.kind === 'hotWaterTank' && comfort ? { nextComfort: comfort } : {}),
       ...(src.devices.get(d.id)?.health().blockWithoutLease ? { blockWithoutLease: true as const } : {}),
     };
     const cap = activeCap(limits, d.id);

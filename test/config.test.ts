@@ -271,13 +271,18 @@ describe('loadConfig', () => {
     ]);
   });
 
+  /** A config file whose only device is given by `lines` (the device list starts on line 6). */
+  const withDevice = (lines: string[]): string => writeYaml([
+    'version: 1',
+    'site: {timezone: Europe/Oslo, priceArea: NO1, currency: NOK, locationLimitKw: 17}',
+    'spark: {clientId: c, clientSecret: {env: CS}}',
+    'mqtt: {url: "mqtt://127.0.0.1:1883"}',
+    'devices:',
+    ...lines,
+  ].join('\n'));
+
   it('points a bad cron expression or schedule time zone at its key path and line', () => {
-    const file = writeYaml([
-      'version: 1',
-      'site: {timezone: Europe/Oslo, priceArea: NO1, currency: NOK, locationLimitKw: 17}',
-      'spark: {clientId: c, clientSecret: {env: CS}}',
-      'mqtt: {url: "mqtt://127.0.0.1:1883"}',
-      'devices:',
+    const file = withDevice([
       '  - id: car',
       '    kind: evCharger',
       '    charger: {type: goe, topicPrefix: go-e/1}',
@@ -286,7 +291,7 @@ describe('loadConfig', () => {
       '      departureSchedule:',
       '        cron: "30 7 * * mon-fry"',
       '        timezone: Europe/Olso',
-    ].join('\n'));
+    ]);
     const found = problems(failure(() => loadConfig(file, env)));
     expect(found.map((p) => [p.path, p.line])).toEqual([
       ['devices[0].model.departureSchedule.cron', 12],
@@ -294,6 +299,48 @@ describe('loadConfig', () => {
     ]);
     expect(found[0]?.message).toMatch(/^invalid cron expression "30 7 \* \* mon-fry": /);
     expect(found[1]?.message).toBe('expected an IANA time zone such as Europe/Oslo');
+  });
+
+  it('points a bad comfort window (cron, zone, temperature above the thermostat, unknown key) at its key path and line', () => {
+    const file = withDevice([
+      '  - id: tank',
+      '    kind: hotWaterTank',
+      '    switch: {type: shelly, topicPrefix: shelly-tank}',
+      '    model:',
+      '      volumeL: 200',
+      '      elementKw: 2',
+      '      comfort:',
+      '        - {cron: "30 6 * * 1-5", tempC: 55}',
+      '        - {cron: "30 25 * * *", tempC: 55}',
+      '        - {cron: "0 7 * * 6,0", tempC: 55, timezone: CET}',
+      '        - {cron: "0 7 * * *", tempC: 80}',
+      '        - {cron: "0 7 * * *", tempC: 55, by: "07:00"}',
+    ]);
+    const found = problems(failure(() => loadConfig(file, env)));
+    expect(found.map((p) => [p.path, p.line])).toEqual([
+      ['devices[0].model.comfort[1].cron', 14],
+      ['devices[0].model.comfort[2].timezone', 15],
+      ['devices[0].model.comfort[4].by', 17],
+      ['devices[0].model.comfort[3].tempC', 16],
+    ]);
+    expect(found[0]?.message).toMatch(/^invalid cron expression "30 25 \* \* \*": hour "25"/);
+    expect(found[1]?.message).toBe('expected an IANA time zone such as Europe/Oslo');
+    expect(found[2]?.message).toBe('unknown key');
+    expect(found[3]?.message).toBe('comfort tempC (80) is above maxC (75): the thermostat never gets there');
+  });
+
+  it('accepts comfort windows, each with its own zone and label or the site zone', () => {
+    const { config } = parseConfig({
+      ...base,
+      spark: { clientId: 'c', clientSecret: 'inline-secret' },
+      mqtt: { url: 'mqtt://127.0.0.1:1883' },
+      devices: [{ id: 'tank', kind: 'hotWaterTank', switch: { type: 'shelly', topicPrefix: 'shelly-tank' },
+        model: { volumeL: 200, elementKw: 2, comfort: [{ cron: '30 6 * * 1-5', tempC: 55 }, { cron: '0 20 * * 0', tempC: 60, label: 'Sunday bath', timezone: 'Europe/Berlin' }] } }],
+    });
+    const tank = config.devices[0];
+    expect(tank?.kind === 'hotWaterTank' && tank.model.comfort).toEqual([
+      { cron: '30 6 * * 1-5', tempC: 55 }, { cron: '0 20 * * 0', tempC: 60, label: 'Sunday bath', timezone: 'Europe/Berlin' },
+    ]);
   });
 
   it('accepts a weekday departure schedule', () => {

@@ -36,6 +36,17 @@ describe('planner vs HiGHS on real price windows', () => {
       it(`${family} on ${id} matches the optimum`, () => check(family, id, 48, 4242 + families.indexOf(family)));
     }
   }
+  // Comfort deadlines every morning and evening: per-slot floors in both models.
+  for (const id of [picks[0]!, picks[1]!]) {
+    it(`tankComfort on ${id} matches the optimum and meets every deadline`, () => {
+      check('tankComfort', id, 48, 4244);
+      const sr = series.find((s) => s.id === id)!;
+      const { input, nowMs } = scenario('tankComfort', sr, hourlyWindows(sr, 48, 24)[1]!.points, 4244);
+      const p = plan(input, nowMs);
+      expect(p.comfort?.length).toBeGreaterThanOrEqual(3);
+      expect(p.comfort?.every((c) => c.met)).toBe(true);
+    });
+  }
   // The relay MILP (thermostat disjunction) is slow in HiGHS: two 24-hour windows.
   for (const id of [picks[1]!, picks[3]!]) {
     it(`tankRelay on ${id} (24 h) matches the optimum`, () => check('tankRelay', id, 24, 4243));

@@ -19,6 +19,7 @@ const planViewSchema = z.looseObject({
   baselineCost: z.number(),
   incentive: z.number(),
   shortfalls: z.array(z.string()),
+  nextComfort: z.looseObject({ atMs: z.number(), tempC: z.number(), label: z.string(), plannedTempC: z.number(), met: z.boolean() }).optional(),
   slots: z.array(z.looseObject({
     startMs: z.number(),
     pricePerKwh: z.number(),

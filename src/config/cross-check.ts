@@ -67,6 +67,9 @@ export function crossCheckWith(cfg: CrossCheckInput, issue: ReportIssue): void {
         issue([...at, 'model', 'legionella', 'tempC'], `legionella tempC (${m.legionella.tempC}) is above maxC (${m.maxC})`);
       }
       if (m.initialC !== undefined && m.initialC > m.maxC) issue([...at, 'model', 'initialC'], `initialC (${m.initialC}) is above maxC (${m.maxC})`);
+      m.comfort.forEach((w, j) => {
+        if (w.tempC > m.maxC) issue([...at, 'model', 'comfort', j, 'tempC'], `comfort tempC (${w.tempC}) is above maxC (${m.maxC}): the thermostat never gets there`);
+      });
     } else if (d.kind === 'evCharger') {
       checkSource(cfg, issue, d.charger, [...at, 'charger']);
       if (!d.charger) issue([...at, 'charger'], 'an evCharger needs a charger source');

@@ -116,6 +116,13 @@ export const standardDrawProfileKwh: readonly number[] = [
   0.25, 0.2, 0.15, 0.15, 0.2, 0.35, 0.5, 0.55, 0.6, 0.5, 0.3, 0.1,
 ];
 
+/** "Hot water ready by 06:30 on weekdays": a schedule (its occurrences are the deadlines) and a temperature. */
+export const comfortWindowSchema = cronScheduleSchema.extend({
+  tempC: z.number().min(30).max(95).describe('Temperature the tank holds at each occurrence, °C (at most `maxC`).'),
+  label: z.string().min(1).max(60).optional().describe('Name shown in plans and shortfalls (default: "hot water ≥ 55 °C by 06:30").'),
+});
+export type ComfortWindowConfig = z.infer<typeof comfortWindowSchema>;
+
 export const tankModelSchema = z.strictObject({
   volumeL: z.number().min(10).max(2000).describe('Tank volume, litres.'),
   elementKw: z.number().positive().max(20).describe('Heating element power, kW.'),
@@ -137,6 +144,8 @@ export const tankModelSchema = z.strictObject({
   minOnMinutes: z.number().int().min(0).max(240).default(0).describe('Shortest heating run, minutes.'),
   minOffMinutes: z.number().int().min(0).max(240).default(0).describe('Shortest pause between runs, minutes.'),
   maxStartsPerDay: z.number().int().min(1).max(96).default(24).describe('Most heating starts per day (relay wear).'),
+  comfort: z.array(comfortWindowSchema).max(16).default([])
+    .describe('Comfort windows: hot water at a temperature by scheduled times, e.g. `{ cron: "30 6 * * 1-5", tempC: 55 }` for 55 °C by 06:30 on weekdays. The planner heats for each occurrence within the horizon.'),
 });
 export type TankModel = z.infer<typeof tankModelSchema>;
 

@@ -8,6 +8,7 @@ import { StorageWorkspace } from './convex-dp.js';
 import { DiscreteWorkspace } from './discrete-dp.js';
 import { slotLocalInfo } from './local-time.js';
 import { estimateTankTempC, tankModel, type TankModel } from './tank.js';
+import { comfortTargets, type ComfortTarget } from './comfort.js';
 import { localParts } from './local-time.js';
 import type { Plan, PlanInput, PriceSlot, Shortfall } from './types.js';
 
@@ -23,6 +24,9 @@ export interface TankSetup {
   price: number[];
   terminal: number;
   legionella: { level: number; bySlot: number; deadlineMs: number } | null;
+  /** Energy floor at the end of each slot: the comfort floor, raised at comfort deadlines. */
+  floor: number[];
+  comfort: ComfortTarget[];
   fixed: (number | undefined)[];
 }
 
@@ -175,8 +179,9 @@ export function setupPlan(input: PlanInput, nowMs: number, previous: Plan | unde
       for (let t = 0; t < n; t++) if ((slots[t] as PriceSlot).endMs <= deadline) bySlot = t;
       if (bySlot >= 0 && deadline <= (slots[n - 1] as PriceSlot).endMs) legionella = { level: model.toE(rule.tempC), bySlot, deadlineMs: deadline };
     }
+    const comfort = comfortTargets(tp.comfort ?? [], slots, nowMs, model);
     tank = {
-      model, e0, startTempC, tempSource, cap, relayLevel,
+      model, e0, startTempC, tempSource, cap, relayLevel, floor: comfort.floor, comfort: comfort.targets,
       price: slots.map((s) => (s.source === 'fallback' ? meanKnown : s.price)),
       terminal: Math.min(model.eMax, Math.max(model.eFloor, e0)),
       legionella,

@@ -5,6 +5,7 @@
 import { setupPlan, type Setup } from './plan-setup.js';
 import { runOnByControl } from './run-on.js';
 import { objective, solveSetup, type Solved } from './solve.js';
+import { comfortNeeding, comfortOutcomes, comfortShortfalls } from './comfort.js';
 import type { BindingConstraint, Plan, PlanInput, PlanSlot, Shortfall } from './types.js';
 
 const TOL = 1e-6;
@@ -95,6 +96,7 @@ function bindingFor(s: Setup, sol: Solved, t: number): BindingConstraint[] {
     if (e <= tk.model.eFloor + 1e-4) b.push('tankFloor');
     if (qt > TOL && qt >= rawTank - TOL) b.push('tankPower');
     if (sol.legionellaSlot === t) b.push('legionella');
+    if (tk.comfort.some((c) => c.bySlot === t && e <= c.level + 1e-4)) b.push('comfort');
     if (tk.fixed[t] !== undefined) b.push('frozen');
   }
   if (ev) {
@@ -133,6 +135,7 @@ function shortfallsFor(s: Setup, input: PlanInput, sol: Solved): Shortfall[] {
       }
     }
   }
+  if (tk) out.push(...comfortShortfalls(comfortOutcomes(tk.comfort, s.slots, tk.model, sol.tankE), input.tank!.maxC));
   const ev = s.ev;
   if (ev && input.ev) {
     const got = sol.ev.reduce((x, y) => x + y, 0);
@@ -202,7 +205,8 @@ export function plan(input: PlanInput, nowMs: number, previous?: Plan): Plan {
     const before = (d: { slotDeliveredKWh?: number } | null | undefined): number => (t === 0 && ps.startMs < nowMs ? Math.max(0, d?.slotDeliveredKWh ?? 0) : 0);
     if (s.tank) {
       out.tank = { energyKWh: qt + before(input.tank), powerKW: hours > 0 ? qt / hours : 0, on: final.tankOn[t] === true || qt > TOL, endTempC: s.tank.model.toC(final.tankE[t] as number) };
-      if (qt > TOL) parts.push(`tank ${qt.toFixed(2)} kWh`);
+      const forComfort = comfortNeeding(s.tank.comfort, s.tank.model, final.q, final.tankE, t);
+      if (qt > TOL) parts.push(`tank ${qt.toFixed(2)} kWh${forComfort ? ` for ${forComfort.label} (≥ ${forComfort.tempC} °C)` : ''}`);
       if (Math.abs(extra) > TOL) {
         out.tank.runOnKWh = extra;
         parts.push(extra > 0 ? `${extra.toFixed(2)} kWh more: heats on to ${input.tank!.maxC} °C (paid to consume)` : `${(-extra).toFixed(2)} kWh less: the tank is full from heating on`);
@@ -239,6 +243,7 @@ export function plan(input: PlanInput, nowMs: number, previous?: Plan): Plan {
     result.tankStartTempC = s.tank.startTempC;
     result.tankTempSource = s.tank.tempSource;
     result.legionellaAtMs = final.legionellaSlot >= 0 ? (s.slots[final.legionellaSlot]?.startMs ?? null) : null;
+    if (s.tank.comfort.length > 0) result.comfort = comfortOutcomes(s.tank.comfort, s.slots, s.tank.model, final.tankE);
   }
   if (s.ev) result.evEnergyNeededKWh = s.ev.needGrid * eff;
   return result;

@@ -54,7 +54,7 @@ export function tankSolve(s: Setup, input: PlanInput, cap: number[], coupling: C
       return costPieces(lo, v0, [[split - lo, c], [top - split, c + x.slope]]);
     });
     const p: StorageProblem = {
-      a: m.a, k: m.k, e0: tk.e0, eMax: m.eMax, floor: m.k.map(() => m.eFloor), terminal: tk.terminal,
+      a: m.a, k: m.k, e0: tk.e0, eMax: m.eMax, floor: tk.floor, terminal: tk.terminal,
       costs, penalty: s.penalty, eLow,
     };
     let ls = legSlot ?? -1;
@@ -78,7 +78,7 @@ export function tankSolve(s: Setup, input: PlanInput, cap: number[], coupling: C
     return hi > TOL ? [hi / 4, hi / 2, (3 * hi) / 4, hi] : [];
   });
   const sol = solveDiscrete({
-    a: m.a, k: m.k, e0: tk.e0, eMax: m.eMax, eLow, floor: m.k.map(() => m.eFloor), terminal: tk.terminal,
+    a: m.a, k: m.k, e0: tk.e0, eMax: m.eMax, eLow, floor: tk.floor, terminal: tk.terminal,
     penalty: s.penalty, onLevels: levels, fixed: tk.fixed,
     cost: (t, q) => (tk.price[t] as number) * q + (xSlope[t] as number) * Math.max(0, q - (xFree[t] as number)),
     step: input.options?.energyStepKWh ?? (tp.control === 'relay' ? 0.01 : 0.02),
@@ -121,7 +121,7 @@ export function objective(s: Setup, q: number[], tankE: number[], ev: number[]):
   for (let t = 0; t < s.n; t++) {
     if (tk) {
       v += (tk.price[t] as number) * (q[t] as number);
-      v += s.penalty * Math.max(0, tk.model.eFloor - (tankE[t] as number));
+      v += s.penalty * Math.max(0, (tk.floor[t] as number) - (tankE[t] as number));
     }
     if (s.ev) v += (s.ev.price[t] as number) * (ev[t] as number);
   }

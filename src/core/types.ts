@@ -128,6 +128,17 @@ export interface LegionellaRule {
   overdueWithinHours?: number;
 }
 
+/**
+ * "Hot water ready": the tank holds at least `tempC` at `atMs` (one occurrence of a user's comfort
+ * schedule). Planned at the end of the last slot that ends by `atMs`.
+ */
+export interface ComfortDeadline {
+  atMs: number;
+  tempC: number;
+  /** What the user calls it, e.g. "hot water ready by 06:30"; shown in reasons and shortfalls. */
+  label: string;
+}
+
 /** Electric hot water tank, one-node energy model. */
 export interface TankParams {
   volumeL: number;
@@ -165,6 +176,8 @@ export interface TankParams {
   control: 'continuous' | 'relay';
   legionella?: LegionellaRule | null;
   antiCycling?: AntiCycling | null;
+  /** Comfort deadlines; those outside the plan's slots are ignored. */
+  comfort?: ReadonlyArray<ComfortDeadline>;
 }
 
 /** EV charger with a connected (or expected) car. */
@@ -236,6 +249,7 @@ export type BindingConstraint =
   | 'tankMax'
   | 'tankPower'
   | 'legionella'
+  | 'comfort'
   | 'evDeadline'
   | 'evPower'
   | 'antiCycling'
@@ -287,12 +301,20 @@ export interface PlanSlot {
 
 export interface Shortfall {
   device: 'tank' | 'ev' | 'location';
-  kind: 'belowFloor' | 'legionella' | 'evTarget' | 'baseLoadOverCap';
+  kind: 'belowFloor' | 'legionella' | 'comfort' | 'evTarget' | 'baseLoadOverCap';
   /** First affected slot start. */
   atMs: number;
   /** Missing energy (kWh) or temperature (K), see `message`. */
   amount: number;
   message: string;
+}
+
+export interface ComfortOutcome extends ComfortDeadline {
+  /** End of the slot the temperature is planned at (the last slot ending by `atMs`). */
+  slotEndMs: number;
+  /** Expected temperature at `atMs`, from the planned one at `slotEndMs` less what is lost and drawn until then. */
+  plannedTempC: number;
+  met: boolean;
 }
 
 export interface Plan {
@@ -317,6 +339,8 @@ export interface Plan {
   tankTempSource?: 'measured' | 'estimated' | 'assumed';
   /** Slot (start) at whose end the legionella temperature is planned, if any. */
   legionellaAtMs?: number | null;
+  /** The comfort deadlines within the plan, soonest first, with the temperature planned for each. */
+  comfort?: ComfortOutcome[];
   evEnergyNeededKWh?: number;
   shortfalls: Shortfall[];
   /** The month's capacity fee as planned, when the tariff has one. */

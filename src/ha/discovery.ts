@@ -114,6 +114,8 @@ const deviceEntities: Record<DeviceKind, readonly EntityDef[]> = {
   hotWaterTank: [
     sensor('temperature', 'Temperature', { device_class: 'temperature', unit_of_measurement: '°C', state_class: 'measurement' }),
     power, energy, mode, boost, plannedOn, nextStart,
+    // The next "hot water ready" deadline of the comfort windows (unknown without any).
+    sensor('next_comfort', 'Hot water ready by', { device_class: 'timestamp', icon: 'mdi:water-boiler-alert' }),
     numberDef('floor', 'Comfort floor', { device_class: 'temperature', unit_of_measurement: '°C', min: 5, max: 85, step: 0.5 }),
     waterHeater, blockWithoutLease,
   ],

@@ -4,6 +4,8 @@ import type { HomeView } from './view.js';
 /** 2026-03-02T17:00:00Z. */
 const nowMs = Date.UTC(2026, 2, 2, 17, 0, 0);
 const hour = 3_600_000;
+/** Tuesday 06:30 in Oslo, from a comfort window `{ cron: "30 6 * * 1-5", tempC: 55 }`. */
+const comfort = { atMs: Date.UTC(2026, 2, 3, 5, 30), tempC: 55, label: 'hot water ≥ 55 °C by 06:30', plannedTempC: 58.2, met: true };
 
 export function exampleHomeView(): HomeView {
   return {
@@ -13,7 +15,7 @@ export function exampleHomeView(): HomeView {
       {
         id: 'tank', name: 'Hot water tank', kind: 'hotWaterTank', available: true, mode: 'auto',
         temperatureC: 61.5, powerW: 0, energyKwh: 1234.567, plannedOn: false, nextStartMs: nowMs + 7 * hour, floorC: 45,
-        capKw: 0, capUntilMs: nowMs + 2 * hour,
+        capKw: 0, capUntilMs: nowMs + 2 * hour, nextComfort: comfort,
       },
       {
         id: 'car', name: 'Garage charger', kind: 'evCharger', available: true, mode: 'auto', powerW: 0, energyKwh: 845.2, plannedOn: false,
@@ -31,6 +33,7 @@ export function exampleHomeView(): HomeView {
       baselineCost: 27.9,
       incentive: 2.35,
       shortfalls: [],
+      nextComfort: comfort,
       slots: [
         {
           startMs: nowMs, pricePerKwh: 1.4125, deltaPerKwh: 0.4, reason: 'LPC cap 6 kW and a price above the cheapest hours needed',

@@ -11,7 +11,7 @@ export const planHorizonMs = 48 * 3600_000;
 export function fieldsForKind(kind: DeviceKind): readonly DeviceScalarField[] {
   switch (kind) {
     case 'hotWaterTank':
-      return ['temperature', 'power', 'energy', 'mode', 'planned_on', 'next_start', 'floor', 'block_without_lease'];
+      return ['temperature', 'power', 'energy', 'mode', 'planned_on', 'next_start', 'floor', 'next_comfort', 'block_without_lease'];
     case 'evCharger':
       return ['power', 'energy', 'mode', 'planned_on', 'next_start', 'plugged', 'charging', 'soc', 'departure', 'target_kwh', 'target_soc'];
     case 'meter':
@@ -42,6 +42,7 @@ export function deviceValues(d: DeviceView): Record<DeviceScalarField, Scalar> {
     planned_on: d.plannedOn,
     next_start: iso(d.nextStartMs),
     floor: round(d.floorC, 1),
+    next_comfort: iso(d.nextComfort?.atMs),
     plugged: d.ev?.plugged ?? null,
     charging: d.ev?.charging ?? null,
     soc: round(d.ev?.socPct, 0),
@@ -86,13 +87,16 @@ export function planPayload(plan: PlanView, nowMs: number): unknown {
     savings: round(plan.baselineCost - plan.expectedCost, 2),
     incentive: round(plan.incentive, 2),
     shortfalls: plan.shortfalls,
+    next_comfort: plan.nextComfort
+      ? { at: iso(plan.nextComfort.atMs), label: plan.nextComfort.label, temperature: plan.nextComfort.tempC, planned_temperature: round(plan.nextComfort.plannedTempC, 1), met: plan.nextComfort.met }
+      : null,
     slots,
   };
 }
 
 /** Published while there is no plan, so that templates reading the plan topic see nulls. */
 const noPlanPayload = {
-  slot_minutes: null, currency: null, expected_cost: null, baseline_cost: null, savings: null, incentive: null, shortfalls: [], slots: [],
+  slot_minutes: null, currency: null, expected_cost: null, baseline_cost: null, savings: null, incentive: null, shortfalls: [], next_comfort: null, slots: [],
 };
 
 /**

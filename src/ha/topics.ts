@@ -22,7 +22,7 @@ export const reservedTopicNames = new Set([
 
 /** Scalar state subtopics of a device. */
 export const deviceScalarFields = [
-  'temperature', 'power', 'energy', 'mode', 'planned_on', 'next_start', 'floor',
+  'temperature', 'power', 'energy', 'mode', 'planned_on', 'next_start', 'floor', 'next_comfort',
   'plugged', 'charging', 'soc', 'departure', 'target_kwh', 'target_soc', 'block_without_lease',
 ] as const;
 export type DeviceScalarField = (typeof deviceScalarFields)[number];

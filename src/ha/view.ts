@@ -17,6 +17,16 @@ export interface EvView {
   targetSocPct?: number;
 }
 
+/** The next "hot water ready" deadline of the tank's comfort windows, as planned. */
+export interface ComfortView {
+  atMs: number;
+  tempC: number;
+  label: string;
+  /** Temperature the plan expects at `atMs`. */
+  plannedTempC: number;
+  met: boolean;
+}
+
 export interface DeviceView {
   /** Config id: `[A-Za-z0-9_-]+`, used in topics and Home Assistant ids. */
   id: string;
@@ -34,6 +44,8 @@ export interface DeviceView {
   nextStartMs?: number;
   /** Tank comfort floor, °C (hot water tanks). */
   floorC?: number;
+  /** The next comfort deadline within the plan (hot water tanks with comfort windows). */
+  nextComfort?: ComfortView;
   /** Set while the heater is blocked by a relay that cannot end the block itself (no device lease). */
   blockWithoutLease?: true;
   /** Power-limitation (LPC) cap on this device now, kW, and when it ends. */
@@ -93,6 +105,8 @@ export interface PlanView {
   incentive: number;
   currency: string;
   shortfalls: string[];
+  /** The next comfort deadline within the plan, if the tank has comfort windows. */
+  nextComfort?: ComfortView;
 }
 
 export interface PriceView {

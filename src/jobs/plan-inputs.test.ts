@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { defaultConfig } from '../config/load.js';
-import { buildPlanInput, nextDepartureMs, type EvNow, type PlanningSnapshot } from './plan-inputs.js';
+import { buildPlanInput, comfortDeadlines, nextDepartureMs, type EvNow, type PlanningSnapshot, type TankNow } from './plan-inputs.js';
 import type { HomeEvent } from './event-normalise.js';
 
 const hourMs = 3_600_000;
@@ -77,5 +77,45 @@ describe('the car\'s departure', () => {
     const sunday = Date.UTC(2026, 0, 11, 12);
     const input = buildPlanInput(config, { ...snap([]), nowMs: sunday, ev: weekdays }, new Map());
     expect(input.ev?.departureMs).toBe(Date.UTC(2026, 0, 12, 6, 30));
+  });
+});
+
+describe('the tank\'s comfort windows', () => {
+  it('are the occurrences of each schedule within the horizon, in the site zone, across the spring change', () => {
+    // Friday 27 March 2026 12:00 Oslo (UTC+1) to Wednesday 1 April; the clocks go forward on Sunday the 29th.
+    const from = Date.UTC(2026, 2, 27, 11);
+    const deadlines = comfortDeadlines([{ cron: '30 6 * * 1-5', tempC: 55 }, { cron: '0 20 * * 0', tempC: 60, label: 'Sunday bath' }], from, from + 5 * 24 * hourMs, 'Europe/Oslo');
+    expect(deadlines).toEqual([
+      // Monday to Wednesday 06:30 CEST (UTC+2); Friday's passed, nothing on the weekend.
+      { atMs: Date.UTC(2026, 2, 30, 4, 30), tempC: 55, label: 'hot water ≥ 55 °C by 06:30' },
+      { atMs: Date.UTC(2026, 2, 31, 4, 30), tempC: 55, label: 'hot water ≥ 55 °C by 06:30' },
+      { atMs: Date.UTC(2026, 3, 1, 4, 30), tempC: 55, label: 'hot water ≥ 55 °C by 06:30' },
+      { atMs: Date.UTC(2026, 2, 29, 18), tempC: 60, label: 'Sunday bath' },
+    ]);
+  });
+
+  it('a window in its own zone is labelled with its own local time', () => {
+    const from = Date.UTC(2026, 0, 14, 0);
+    expect(comfortDeadlines([{ cron: '0 7 * * *', tempC: 50, timezone: 'America/New_York' }], from, from + 24 * hourMs, 'Europe/Oslo'))
+      .toEqual([{ atMs: Date.UTC(2026, 0, 14, 12), tempC: 50, label: 'hot water ≥ 50 °C by 07:00' }]);
+  });
+
+  it('reach the planner with the tank', () => {
+    const withComfort = defaultConfig({
+      mqtt: { url: 'mqtt://127.0.0.1:1883' },
+      devices: [{ id: 'tank', kind: 'hotWaterTank', switch: { type: 'shelly', topicPrefix: 'shelly-tank' },
+        model: { volumeL: 200, elementKw: 2, comfort: [{ cron: '30 6 * * 1-5', tempC: 55 }] } }],
+    });
+    const tankConfig = withComfort.devices[0];
+    if (tankConfig?.kind !== 'hotWaterTank') throw new Error('not a tank');
+    const tank: TankNow = { config: tankConfig, measuredC: 52, lastKnown: null, heatedSinceKwh: 0, legionellaLastMs: null, floorOverrideC: null };
+    // Saturday 10 January 2026 10:00 UTC: Monday 06:30 is inside a horizon of 48 h or more, Sunday has none.
+    const saturday = Date.UTC(2026, 0, 10, 10);
+    const input = buildPlanInput(withComfort, { ...snap([]), nowMs: saturday, tank }, new Map());
+    const horizonEnd = saturday + withComfort.planner.horizonHours * hourMs;
+    const expected = [Date.UTC(2026, 0, 12, 5, 30), Date.UTC(2026, 0, 13, 5, 30), Date.UTC(2026, 0, 14, 5, 30), Date.UTC(2026, 0, 15, 5, 30), Date.UTC(2026, 0, 16, 5, 30)]
+      .filter((ms) => ms <= horizonEnd);
+    expect(expected.length).toBeGreaterThan(0);
+    expect(input.tank?.comfort?.map((c) => c.atMs)).toEqual(expected);
   });
 });

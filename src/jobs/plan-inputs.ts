@@ -1,5 +1,6 @@
-import type { Config, EvChargerConfig, HotWaterTankConfig } from '../config/schema.js';
-import type { DeltaCurveInput, EvParams, LpcCap, PlanInput, TankParams } from '../core/types.js';
+import type { ComfortWindowConfig, Config, EvChargerConfig, HotWaterTankConfig } from '../config/schema.js';
+import type { ComfortDeadline, DeltaCurveInput, EvParams, LpcCap, PlanInput, TankParams } from '../core/types.js';
+import { localParts } from '../core/zoned-time.js';
 import { buildPriceSeries } from '../core/prices.js';
 import { priceSlotsWithTariff } from '../core/tariff.js';
 import { siteTariff } from '../config/tariff-file.js';
@@ -67,9 +68,10 @@ export function lpcCaps(events: readonly HomeEvent[], kindOfResource: (resourceI
   );
 }
 
-function tankParams(t: TankNow, slotMinutes: number, slotDeliveredKWh: number): TankParams {
+function tankParams(t: TankNow, slotMinutes: number, slotDeliveredKWh: number, comfort: ComfortDeadline[]): TankParams {
   const m = t.config.model;
   return {
+    comfort,
     slotDeliveredKWh,
     volumeL: m.volumeL,
     powerKW: m.elementKw,
@@ -103,6 +105,19 @@ function scheduleOf(config: CronScheduleConfig, siteTimezone: string): CronSched
   let s = schedules.get(key);
   if (!s) schedules.set(key, (s = cronSchedule(spec)));
   return s;
+}
+
+const pad2 = (n: number): string => String(n).padStart(2, '0');
+
+/** The occurrences of the tank's comfort windows in (`nowMs`, `toMs`], as the planner's deadlines. */
+export function comfortDeadlines(windows: readonly ComfortWindowConfig[], nowMs: number, toMs: number, timezone: string): ComfortDeadline[] {
+  return windows.flatMap((w) => {
+    const schedule = scheduleOf(w, timezone);
+    return schedule.occurrencesMs(nowMs, toMs).map((atMs) => {
+      const local = localParts(atMs, schedule.spec.timezone);
+      return { atMs, tempC: w.tempC, label: w.label ?? `hot water ≥ ${w.tempC} °C by ${pad2(local.hour)}:${pad2(local.minute)}` };
+    });
+  });
 }
 
 /** The car's next departure: a command's override, else the next of its schedule, else its daily time. */
@@ -165,7 +180,9 @@ export function buildPlanInput(config: Config, snap: PlanningSnapshot, resources
     slots,
     timezone: config.site.timezone,
     currency: config.site.currency,
-    tank: snap.tank ? tankParams(snap.tank, config.site.slotMinutes, delivered(snap.tank.config.id)) : null,
+    tank: snap.tank
+      ? tankParams(snap.tank, config.site.slotMinutes, delivered(snap.tank.config.id), comfortDeadlines(snap.tank.config.model.comfort, snap.nowMs, toMs, config.site.timezone))
+      : null,
     ev: snap.ev && snap.ev.plugged ? evParams(snap.ev, snap.nowMs, config.site.timezone, delivered(snap.ev.config.id)) : null,
     location: {
       limitKW: config.site.locationLimitKw,

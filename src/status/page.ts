@@ -25,7 +25,15 @@ function num(v: number | undefined, decimals: number, unit: string): string {
 
 function planCell(d: DeviceView, tz: string): string {
   const cap = d.capKw === undefined ? '' : `<div class="limited">limited to ${fixed(d.capKw, 1)} kW (LPC)${d.capUntilMs === undefined ? '' : ` until ${esc(dateTime(d.capUntilMs, tz))}`}</div>`;
-  return `${d.plannedOn ? 'on' : 'off'}${cap}${d.nextStartMs === undefined ? '' : `<div class="muted">next ${esc(dateTime(d.nextStartMs, tz))}</div>`}`;
+  return `${d.plannedOn ? 'on' : 'off'}${cap}${d.nextStartMs === undefined ? '' : `<div class="muted">next ${esc(dateTime(d.nextStartMs, tz))}</div>`}${comfortLine(d, tz)}`;
+}
+
+/** The tank's next comfort deadline: what, when, and whether the plan meets it. */
+function comfortLine(d: DeviceView, tz: string): string {
+  const c = d.nextComfort;
+  if (!c) return '';
+  const planned = `planned ${fixed(c.plannedTempC, 0)} °C`;
+  return `<div class="${c.met ? 'muted' : 'limited'}">${esc(c.label)}: ${esc(dateTime(c.atMs, tz))}, ${c.met ? planned : `<b>${planned}</b>, below ${fixed(c.tempC, 0)} °C`}</div>`;
 }
 
 function limitsSection(view: HomeView, tz: string, names: Record<string, string>): string {
