@@ -90,6 +90,12 @@ function frozenRest(previous: { energyKWh: number } | undefined, deliveredKWh: n
   return Math.min(capKWh, Math.max(0, previous.energyKWh - Math.max(0, deliveredKWh ?? 0)));
 }
 
+/**
+ * A car need this small is met (the planner counts a target reached within it): planning it gave
+ * a sliver of energy far below any charger's minimum power.
+ */
+const NEGLIGIBLE_NEED_KWH = 1e-6;
+
 export function setupPlan(input: PlanInput, nowMs: number, previous: Plan | undefined): Setup {
   assertPlanInputBounded(input);
   if (!Number.isFinite(nowMs)) throw new WattshiftError('PLAN_INPUT_INVALID', 'nowMs must be finite');
@@ -213,7 +219,7 @@ export function setupPlan(input: PlanInput, nowMs: number, previous: Plan | unde
       ? h >= fallbackWindow.startHour && h < fallbackWindow.endHour
       : h >= fallbackWindow.startHour || h < fallbackWindow.endHour);
     ev = {
-      needGrid: Math.max(0, batteryNeed) / e.efficiency,
+      needGrid: batteryNeed > NEGLIGIBLE_NEED_KWH ? batteryNeed / e.efficiency : 0,
       maxExtraGrid: Math.max(0, e.maxExtraKWh ?? 0) / e.efficiency,
       cap,
       rawCap,
