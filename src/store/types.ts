@@ -98,6 +98,28 @@ export interface HourlyEnergyRow extends HourlyEnergyInput {
   updatedAtMs: number;
 }
 
+/** The realised cost of one metered hour (see core/bill `HourCost`), in `currency`. */
+export interface HourlyCostInput {
+  subject: string;
+  hourStartMs: number;
+  kwh: number;
+  currency: string;
+  spotPerKwh: number;
+  source: 'actual' | 'forecast' | 'adviceOnly';
+  gridPeriod: string;
+  energy: number;
+  gridFee: number;
+  tax: number;
+  subsidy: number;
+  vat: number;
+  delta: number;
+  total: number;
+}
+
+export interface HourlyCostRow extends HourlyCostInput {
+  pricedAtMs: number;
+}
+
 /** The last cumulative counter reading of a device, so metering continues across restarts. */
 export interface MeterCheckpoint {
   deviceId: string;
@@ -258,6 +280,11 @@ export interface Store {
   upsertHourly(rows: readonly HourlyEnergyInput[]): void;
   /** Rows of `subject` with fromMs <= hourStartMs < toMs, in time order. */
   readHourly(subject: string, fromMs: number, toMs: number): HourlyEnergyRow[];
+
+  /** Inserts or replaces the cost of hours (keyed by subject and hour), in one transaction. */
+  upsertHourlyCost(rows: readonly HourlyCostInput[]): void;
+  /** Cost rows of `subject` with fromMs <= hourStartMs < toMs, in time order. */
+  readHourlyCost(subject: string, fromMs: number, toMs: number): HourlyCostRow[];
 
   saveCheckpoints(rows: readonly MeterCheckpoint[]): void;
   loadCheckpoints(): MeterCheckpoint[];
