@@ -86,7 +86,7 @@ describe('monthBill', () => {
     // Peaks 3, 4 and 5 kWh/h on three days: measure 4 kW, step up to 5 kW (200 a month), margin 1 kW.
     const metered = [{ startMs: first, kWh: 3 }, { startMs: first + day, kWh: 4 }, { startMs: first + 2 * day, kWh: 5 }, { startMs: first + 2 * day + H, kWh: 1 }];
     const bill = monthBill(tariff, OSLO, [cost(first, 10, 3), cost(first + day, 20, 4)], metered);
-    expect(bill.capacity).toEqual({ measureKw: 4, stepUpToKw: 5, marginKw: 1, fee: 200 });
+    expect(bill.capacity).toEqual({ measureKw: 4, stepUpToKw: 5, marginKw: 1, fee: 200, vat: 50 });
     expect(bill.vat).toBeCloseTo(50, 12);
     expect(bill.total).toBeCloseTo(30 + 250, 12);
     expect(bill.kwh).toBe(7);

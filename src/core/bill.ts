@@ -79,6 +79,8 @@ export interface CapacityStanding {
   marginKw: number | null;
   /** The month's capacity fee at this measure, excluding VAT. */
   fee: number;
+  /** VAT on that fee. */
+  vat: number;
 }
 
 /** The month's bill so far at the main meter. */
@@ -118,10 +120,10 @@ export function monthBill(
   if (rule) {
     const measureKw = capacityMeasure(rule, metered, timezone, tariff.holidays);
     const upTo = rule.steps ? (rule.steps[stepIndex(rule, measureKw)]?.upToKw ?? null) : null;
-    capacity = { measureKw, stepUpToKw: upTo, marginKw: upTo === null ? null : upTo - measureKw, fee: capacityFee(rule, measureKw) };
-    const feeVat = capacity.fee * (tariff.vatPct / 100);
-    sum.vat += feeVat;
-    sum.total += capacity.fee + feeVat;
+    const fee = capacityFee(rule, measureKw);
+    capacity = { measureKw, stepUpToKw: upTo, marginKw: upTo === null ? null : upTo - measureKw, fee, vat: fee * (tariff.vatPct / 100) };
+    sum.vat += capacity.vat;
+    sum.total += capacity.fee + capacity.vat;
   }
   return { ...sum, capacity, hoursPriced: costs.length, hoursUnpriced: metered.filter((h) => !priced.has(h.startMs)).length };
 }

@@ -37,6 +37,42 @@ export interface Billing {
 
 const unchanged = (a: number, b: number): boolean => Math.abs(a - b) < 1e-9;
 
+/**
+ * The month so far from the store: the main meter's priced hours and capacity measure, and each
+ * device's cost. Null without a main meter (`location` subject).
+ */
+export function readBill(
+  store: Pick<Store, 'readHourly' | 'readHourlyCost'>,
+  site: Pick<Config['site'], 'timezone' | 'currency'>,
+  tariff: TariffModel,
+  subjects: readonly string[],
+  nowMs: number,
+): BillSummary | null {
+  if (!subjects.includes('location')) return null;
+  const monthStart = localMonthStartMs(nowMs, site.timezone);
+  const closedTo = Math.floor(nowMs / HOUR_MS) * HOUR_MS;
+  const costsOf = (subject: string): HourCost[] => {
+    const metered = new Map(store.readHourly(subject, monthStart, closedTo).map((h) => [h.hourStartMs, h]));
+    // A cost counts while it prices the energy now stored for its hour.
+    return store.readHourlyCost(subject, monthStart, closedTo).filter((c) => {
+      const h = metered.get(c.hourStartMs);
+      return h !== undefined && h.quality !== 'gap' && unchanged(h.kwh, c.kwh);
+    });
+  };
+  const metered = monthHours(store.readHourly('location', monthStart, closedTo));
+  const bill = monthBill(tariff, site.timezone, costsOf('location'), metered);
+  const devices = subjects.filter((s) => s.startsWith('device:')).flatMap((s) => {
+    const c = costsOf(s);
+    return c.length === 0 ? [] : [{ id: s.slice('device:'.length), kwh: c.reduce((a, x) => a + x.kwh, 0), total: c.reduce((a, x) => a + x.total, 0) }];
+  });
+  return { ...bill, month: monthKey(nowMs, site.timezone), currency: site.currency, devices };
+}
+
+/** The tariff that prices the bill: the site's, else its flat keys. */
+export function billTariff(config: Pick<Config, 'site'>): TariffModel {
+  return siteTariff(config) ?? flatTariff(config.site);
+}
+
 export function createBilling(deps: {
   config: Pick<Config, 'site'>;
   store: Pick<Store, 'readHourly' | 'readHourlyCost' | 'upsertHourlyCost'>;
@@ -49,7 +85,7 @@ export function createBilling(deps: {
 }): Billing {
   const log = deps.logger.child({ component: 'billing' });
   const { site } = deps.config;
-  const tariff: TariffModel = siteTariff(deps.config) ?? flatTariff(site);
+  const tariff = billTariff(deps.config);
   let summary: BillSummary | null = null;
   let lastError: { code: string; message: string; atMs: number } | null = null;
 
@@ -82,29 +118,15 @@ export function createBilling(deps: {
   function tickOnce(nowMs: number): void {
     const monthStart = localMonthStartMs(nowMs, site.timezone);
     const closedTo = Math.floor(nowMs / HOUR_MS) * HOUR_MS;
-    const costs = new Map<string, HourCost[]>();
-    const metered = new Map<string, HourlyEnergyRow[]>();
     for (const subject of deps.subjects) {
-      const energy = deps.store.readHourly(subject, monthStart, closedTo).filter((h) => h.quality !== 'gap');
-      const stored = new Map(deps.store.readHourlyCost(subject, monthStart, closedTo).map((c) => [c.hourStartMs, c]));
-      const todo = energy.filter((h) => {
-        const c = stored.get(h.hourStartMs);
-        return !c || !unchanged(c.kwh, h.kwh);
+      const stored = new Map(deps.store.readHourlyCost(subject, monthStart, closedTo).map((c) => [c.hourStartMs, c.kwh]));
+      const todo = deps.store.readHourly(subject, monthStart, closedTo).filter((h) => {
+        const kwh = stored.get(h.hourStartMs);
+        return h.quality !== 'gap' && (kwh === undefined || !unchanged(kwh, h.kwh));
       });
-      const priced = priceHours(subject, todo);
-      deps.store.upsertHourlyCost(priced);
-      for (const p of priced) stored.set(p.hourStartMs, { ...p, pricedAtMs: nowMs });
-      costs.set(subject, [...stored.values()].filter((c) => energy.some((h) => h.hourStartMs === c.hourStartMs)));
-      metered.set(subject, energy);
+      deps.store.upsertHourlyCost(priceHours(subject, todo));
     }
-    const location = metered.get('location');
-    if (!location) return;
-    const bill = monthBill(tariff, site.timezone, costs.get('location') ?? [], monthHours(location));
-    const devices = deps.subjects.filter((s) => s.startsWith('device:')).map((s) => {
-      const c = costs.get(s) ?? [];
-      return { id: s.slice('device:'.length), kwh: c.reduce((a, x) => a + x.kwh, 0), total: c.reduce((a, x) => a + x.total, 0) };
-    });
-    summary = { ...bill, month: monthKey(nowMs, site.timezone), currency: site.currency, devices };
+    summary = readBill(deps.store, site, tariff, deps.subjects, nowMs);
   }
 
   return {
