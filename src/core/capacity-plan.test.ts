@@ -88,6 +88,9 @@ describe('planWithCapacity', () => {
     expect(p.slots[0]!.binding).toContain('capacityStep');
     expect(p.slots[0]!.reason).toContain('held at 7.0 kWh/h: the month\'s capacity step');
     expect(p.slots[1]!.binding).not.toContain('capacityStep');
+    // Control's hourly guard keeps every held hour within its allowance, binding or not.
+    expect(p.slots[0]!.hourAllowanceKWh).toBeCloseTo(7, 4);
+    expect(p.slots[1]!.hourAllowanceKWh).toBeCloseTo(7, 4);
   });
 
   it('takes the step when the price gap is worth more than the step', () => {
@@ -96,6 +99,7 @@ describe('planWithCapacity', () => {
     expect(evEnergy(p, 0)).toBeCloseTo(10, 4);
     expect(p.capacity).toMatchObject({ step: 1, heldAtKWhPerH: null, feePerMonth: 201 });
     expect(p.slots.some((s) => s.binding.includes('capacityStep'))).toBe(false);
+    expect(p.slots.some((s) => s.hourAllowanceKWh !== undefined)).toBe(false);
   });
 
   it('lets peaks already metered above a step make that step free', () => {

@@ -277,6 +277,8 @@ export interface PlanSlot {
   binding: BindingConstraint[];
   /** Short human explanation ("why this slot"). */
   reason: string;
+  /** Most energy the location may take in this slot's UTC hour (kWh), when the plan holds the hour to the month's capacity step. */
+  hourAllowanceKWh?: number;
 }
 
 export interface Shortfall {
