@@ -32,6 +32,7 @@ import { createEventActions, homeEventOf } from './jobs/event-actions.js';
 import { startEventPoller } from './jobs/event-poller.js';
 import { startWebhookReceiver, type WebhookReceiver } from './jobs/webhook-receiver.js';
 import { startPriceRefresh, type PriceData } from './jobs/price-refresh.js';
+import { createNordPoolClient } from './prices/nordpool-client.js';
 import { buildPlanInput } from './jobs/plan-inputs.js';
 import { clockStepOf, startPlanning } from './jobs/planning.js';
 import { billPlanner } from './jobs/bill-planner.js';
@@ -352,6 +353,9 @@ export function buildApp(config: Config, deps: AppDeps): App {
       logger: deps.logger,
       horizonMs: config.planner.horizonHours * 3_600_000,
       ...(savedPrices ? { initial: savedPrices } : {}),
+      ...(config.prices.nordPool.enabled
+        ? { nordPool: { client: createNordPoolClient(config.prices.nordPool), resolutionMinutes: config.site.slotMinutes } }
+        : {}),
       onChange: (data: PriceData) => {
         late.planning?.request('prices');
         // Kept for a restart only: a full disk must not stop prices reaching the planner.

@@ -15,7 +15,7 @@ import type { Logger } from '../log.js';
 import type { HourlyCostInput, HourlyEnergyRow, Store } from '../store/types.js';
 import { localMonthStartMs, monthHours } from './bill-planner.js';
 import type { HomeEvent } from './event-normalise.js';
-import { deltaCurves } from './plan-inputs.js';
+import { deltaCurves, spotInputs } from './plan-inputs.js';
 import type { PriceData } from './price-refresh.js';
 
 /** The month so far at the main meter, in the site currency. */
@@ -74,7 +74,7 @@ export function billTariff(config: Pick<Config, 'site'>): TariffModel {
 }
 
 export function createBilling(deps: {
-  config: Pick<Config, 'site'>;
+  config: Pick<Config, 'site' | 'prices'>;
   store: Pick<Store, 'readHourly' | 'readHourlyCost' | 'upsertHourlyCost'>;
   /** Metering subjects: `location` (the main meter) and `device:<id>`. */
   subjects: readonly string[];
@@ -100,11 +100,7 @@ export function createBilling(deps: {
       toMs,
       timezone: site.timezone,
       currency: site.currency,
-      spot: {
-        ...(prices.actual ? { actual: prices.actual.input } : {}),
-        ...(prices.forecast ? { forecast: prices.forecast.input } : {}),
-        ...(prices.advice ? { advice: prices.advice.input } : {}),
-      },
+      spot: spotInputs(prices, deps.config.prices.nordPool.use === 'first'),
       deltas: deltaCurves(deps.events(fromMs, toMs)),
       fees: { gridFeePerKWh: 0, taxPerKWh: 0, vatRate: 1 },
       ...(site.exchangeRates ? { exchangeRates: site.exchangeRates as Record<string, number> } : {}),

@@ -13,7 +13,7 @@ const costInputSchema = z.strictObject({
   kwh: money,
   currency: z.string().regex(/^[A-Z]{3}$/),
   spotPerKwh: money,
-  source: z.enum(['actual', 'forecast', 'adviceOnly']),
+  source: z.enum(['actual', 'forecast', 'nordPool', 'adviceOnly']),
   gridPeriod: z.string().min(1),
   energy: money,
   gridFee: money,

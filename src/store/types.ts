@@ -105,7 +105,7 @@ export interface HourlyCostInput {
   kwh: number;
   currency: string;
   spotPerKwh: number;
-  source: 'actual' | 'forecast' | 'adviceOnly';
+  source: 'actual' | 'forecast' | 'nordPool' | 'adviceOnly';
   gridPeriod: string;
   energy: number;
   gridFee: number;
