@@ -85,7 +85,7 @@ describe('monthBill', () => {
   it('adds the capacity step of the metered peaks (with VAT) to the priced hours, and counts the hours unpriced', () => {
     // Peaks 3, 4 and 5 kWh/h on three days: measure 4 kW, step up to 5 kW (200 a month), margin 1 kW.
     const metered = [{ startMs: first, kWh: 3 }, { startMs: first + day, kWh: 4 }, { startMs: first + 2 * day, kWh: 5 }, { startMs: first + 2 * day + H, kWh: 1 }];
-    const bill = monthBill(tariff, OSLO, [cost(first, 10, 3), cost(first + day, 20, 4)], metered);
+    const bill = monthBill(tariff, OSLO, 11, [cost(first, 10, 3), cost(first + day, 20, 4)], metered);
     expect(bill.capacity).toEqual({ measureKw: 4, stepUpToKw: 5, marginKw: 1, fee: 200, vat: 50 });
     expect(bill.vat).toBeCloseTo(50, 12);
     expect(bill.total).toBeCloseTo(30 + 250, 12);
@@ -95,8 +95,15 @@ describe('monthBill', () => {
 
   it('has no capacity standing without a capacity rule, and no margin on the top step', () => {
     const { capacity: _, ...noCapacity } = tariff;
-    expect(monthBill(noCapacity, OSLO, [cost(first, 5)], [{ startMs: first, kWh: 1 }])).toMatchObject({ capacity: null, total: 5, hoursUnpriced: 0 });
-    const top = monthBill(tariff, OSLO, [], [{ startMs: first, kWh: 9 }]);
+    expect(monthBill(noCapacity, OSLO, 11, [cost(first, 5)], [{ startMs: first, kWh: 1 }])).toMatchObject({ capacity: null, total: 5, hoursUnpriced: 0 });
+    const top = monthBill(tariff, OSLO, 11, [], [{ startMs: first, kWh: 9 }]);
     expect(top.capacity).toMatchObject({ measureKw: 9, stepUpToKw: null, marginKw: null, fee: 400 });
+  });
+
+  it('takes a seasonal per-kW price of the bill\'s month, with no step to have a margin to', () => {
+    const seasonal: TariffModel = { ...tariff, capacity: { measure: 'dailyPeaks', count: 3, days: 'all', seasons: [{ months: [11, 12, 1, 2, 3], perKwPerMonth: 80 }, { months: [4, 5, 6, 7, 8, 9, 10], perKwPerMonth: 40 }] } };
+    const metered = [{ startMs: first, kWh: 3 }];
+    expect(monthBill(seasonal, OSLO, 11, [], metered).capacity).toMatchObject({ measureKw: 3, stepUpToKw: null, marginKw: null, fee: 240 });
+    expect(monthBill(seasonal, OSLO, 6, [], metered).capacity!.fee).toBe(120);
   });
 });

@@ -103,12 +103,13 @@ export interface MonthBill {
 }
 
 /**
- * The month so far from the location's priced hours and its metered hours (the capacity measure
- * counts every metered hour, priced or not: the grid company meters them all).
+ * Local month `month` (1–12) so far from the location's priced hours and its metered hours (the
+ * capacity measure counts every metered hour, priced or not: the grid company meters them all).
  */
 export function monthBill(
   tariff: TariffModel,
   timezone: string,
+  month: number,
   costs: ReadonlyArray<HourCost>,
   metered: ReadonlyArray<HourEnergy>,
 ): MonthBill {
@@ -120,7 +121,7 @@ export function monthBill(
   if (rule) {
     const measureKw = capacityMeasure(rule, metered, timezone, tariff.holidays);
     const upTo = rule.steps ? (rule.steps[stepIndex(rule, measureKw)]?.upToKw ?? null) : null;
-    const fee = capacityFee(rule, measureKw);
+    const fee = capacityFee(rule, measureKw, month);
     capacity = { measureKw, stepUpToKw: upTo, marginKw: upTo === null ? null : upTo - measureKw, fee, vat: fee * (tariff.vatPct / 100) };
     sum.vat += capacity.vat;
     sum.total += capacity.fee + capacity.vat;

@@ -77,7 +77,7 @@ function evaluate(p: Plan, ctx: Ctx, facts: Map<number, SlotFact>): Evaluated {
   const current = p.slots[0] ? ctx.local(p.slots[0].startMs).month : null;
   for (const [key, hours] of months) {
     const measure = measureOf(ctx.rule, prepare(ctx, hours));
-    const fee = capacityFee(ctx.rule, measure) * ctx.vatRate;
+    const fee = capacityFee(ctx.rule, measure, Number(key.slice(5, 7))) * ctx.vatRate;
     fees += fee;
     if (key === current) first = { measure, fee };
   }

@@ -60,12 +60,13 @@ export function readBill(
     });
   };
   const metered = monthHours(store.readHourly('location', monthStart, closedTo));
-  const bill = monthBill(tariff, site.timezone, costsOf('location'), metered);
+  const month = monthKey(nowMs, site.timezone);
+  const bill = monthBill(tariff, site.timezone, Number(month.slice(5, 7)), costsOf('location'), metered);
   const devices = subjects.filter((s) => s.startsWith('device:')).flatMap((s) => {
     const c = costsOf(s);
     return c.length === 0 ? [] : [{ id: s.slice('device:'.length), kwh: c.reduce((a, x) => a + x.kwh, 0), total: c.reduce((a, x) => a + x.total, 0) }];
   });
-  return { ...bill, month: monthKey(nowMs, site.timezone), currency: site.currency, devices };
+  return { ...bill, month, currency: site.currency, devices };
 }
 
 /** The tariff that prices the bill: the site's, else its flat keys. */
