@@ -6,7 +6,6 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/clock.js';
-import { parseConfig } from '../src/config/load.js';
 import { createBilling } from '../src/jobs/billing.js';
 import type { HomeEvent } from '../src/jobs/event-normalise.js';
 import type { PriceData } from '../src/jobs/price-refresh.js';
@@ -15,6 +14,7 @@ import { createLogger, silentLogger } from '../src/log.js';
 import { WattshiftError } from '../src/errors.js';
 import { openStore, type Store } from '../src/store/index.js';
 import { tempDir } from './helpers/temp-dir.js';
+import { tariffSiteConfig } from './fixtures/tariff.js';
 
 const H = 3_600_000;
 /** Monday 9 Nov 2026, 09:00 UTC = 10:00 in Oslo (day fee). */
@@ -29,11 +29,7 @@ const tariff = {
   taxPerKwh: 0.1,
   vatPct: 25,
 };
-const { config } = parseConfig({
-  version: 1,
-  site: { timezone: 'Europe/Oslo', priceArea: 'NO1', currency: 'NOK', locationLimitKw: 25, tariff },
-  spark: { clientId: 'c', clientSecret: 's' },
-  storage: { path: ':memory:' },
+const config = tariffSiteConfig(tariff, {
   modbus: { bus: { type: 'tcp', host: '127.0.0.1', port: 5020 } },
   devices: [
     { id: 'main', kind: 'meter', meter: { type: 'modbus', bus: 'bus', unitId: 1, profile: 'eastron-sdm120' }, model: { main: true } },

@@ -3,6 +3,7 @@ import { flatTariff, hourCost, monthBill, type HourCost } from './bill.js';
 import { buildPriceSeries } from './prices.js';
 import type { TariffModel } from './tariff.js';
 import type { PriceSlot } from './types.js';
+import { dayFeeTariff } from '../../test/fixtures/tariff.js';
 
 const OSLO = 'Europe/Oslo';
 const H = 3_600_000;
@@ -10,12 +11,7 @@ const Q = 15 * 60_000;
 
 /** Spot + 0.1, day fee 0.5 on weekdays 06–22 else 0.3, tax 0.1, VAT 25 %, 90 % above 0.75 back. */
 const tariff: TariffModel = {
-  energy: { basis: 'spot', markupPerKwh: 0.1 },
-  subsidy: { thresholdPerKwh: 0.75, share: 0.9 },
-  gridEnergy: { perKwh: 0.3, periods: [{ name: 'day', days: 'weekdays', hours: { from: 6, to: 22 }, perKwh: 0.5 }] },
-  taxPerKwh: 0.1,
-  vatPct: 25,
-  holidays: [],
+  ...dayFeeTariff({ markupPerKwh: 0.1, dayPerKwh: 0.5 }),
   capacity: {
     measure: 'dailyPeaks', count: 3, days: 'all',
     steps: [{ upToKw: 2, perMonth: 100 }, { upToKw: 5, perMonth: 200 }, { upToKw: null, perMonth: 400 }],

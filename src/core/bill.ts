@@ -8,8 +8,22 @@ import { HOUR_MS } from './zoned-time.js';
 import { slotCost, type TariffModel } from './tariff.js';
 import type { PriceSlot } from './types.js';
 
-/** What one metered hour cost, by component (money for the hour's energy, not per kWh). */
-export interface HourCost {
+/** Money by component: excluding VAT, except `vat` itself and `total`. */
+export interface CostComponents {
+  /** Spot + markup, or the fixed price. */
+  energy: number;
+  gridFee: number;
+  tax: number;
+  /** Refunded by the household subsidy (positive = money back). */
+  subsidy: number;
+  vat: number;
+  /** Incentive deltas of the programme's events (negative = earned). */
+  delta: number;
+  total: number;
+}
+
+/** What one metered hour cost (money for the hour's energy, not per kWh). */
+export interface HourCost extends CostComponents {
   hourStartMs: number;
   kwh: number;
   /** Mean spot price of the hour's slots, per kWh excluding VAT. */
@@ -17,15 +31,6 @@ export interface HourCost {
   /** Where the spot price came from (`actual` or `forecast`...). */
   source: Exclude<PriceSlot['source'], 'fallback'>;
   gridPeriod: string;
-  energy: number;
-  gridFee: number;
-  tax: number;
-  /** Refunded by the household subsidy (positive = money back), excluding VAT. */
-  subsidy: number;
-  vat: number;
-  /** Incentive deltas of the programme's events (negative = earned). */
-  delta: number;
-  total: number;
 }
 
 /** The flat site keys as a tariff: spot without markup, one grid fee, tax and VAT. */
@@ -83,20 +88,11 @@ export interface CapacityStanding {
   vat: number;
 }
 
-/** The month's bill so far at the main meter. */
-export interface MonthBill {
+/** The month's bill so far at the main meter; `vat` and `total` include the capacity fee's. */
+export interface MonthBill extends CostComponents {
   kwh: number;
-  energy: number;
-  gridFee: number;
-  tax: number;
-  subsidy: number;
-  /** VAT of the hours and of the capacity fee. */
-  vat: number;
-  delta: number;
   /** Null without a capacity rule in the tariff. */
   capacity: CapacityStanding | null;
-  /** Everything the household pays, VAT included. */
-  total: number;
   hoursPriced: number;
   /** Metered hours without a price (prices missing when they were metered): not in the sums. */
   hoursUnpriced: number;

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { HourCost } from '../core/bill.js';
 
 /**
  * The store's public types. `Store` is an interface so that jobs can be unit-tested with a fake;
@@ -98,22 +99,10 @@ export interface HourlyEnergyRow extends HourlyEnergyInput {
   updatedAtMs: number;
 }
 
-/** The realised cost of one metered hour (see core/bill `HourCost`), in `currency`. */
-export interface HourlyCostInput {
+/** The realised cost of one metered hour of a subject, in `currency`. */
+export interface HourlyCostInput extends HourCost {
   subject: string;
-  hourStartMs: number;
-  kwh: number;
   currency: string;
-  spotPerKwh: number;
-  source: 'actual' | 'forecast' | 'nordPool' | 'adviceOnly';
-  gridPeriod: string;
-  energy: number;
-  gridFee: number;
-  tax: number;
-  subsidy: number;
-  vat: number;
-  delta: number;
-  total: number;
 }
 
 export interface HourlyCostRow extends HourlyCostInput {
