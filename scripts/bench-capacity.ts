@@ -138,7 +138,7 @@ export function runCapacityBench(highs: Highs, series: PriceSeries[], quick: boo
       if (p.baselineRespectsLimits && p.capacity) {
         const base = baselinePlan(s);
         const baseHours = withMetered(input, (t) => (base.q[t] ?? 0) + (base.ev[t] ?? 0), metered);
-        const baseBill = p.baselineCost + capacityFee(benchRule, capacityMeasure(benchRule, baseHours, tz, [])) * VAT;
+        const baseBill = p.baselineCost + capacityFee(benchRule, capacityMeasure(benchRule, baseHours, tz, []), new Date(nowMs).getUTCMonth() + 1) * VAT;
         savings.push((100 * (baseBill - p.capacity.bill)) / Math.max(Math.abs(baseBill), 0.5));
       }
     }

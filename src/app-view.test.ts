@@ -9,6 +9,7 @@ import { renderPlan } from './cli/plan-render.js';
 import { plan as makePlan } from './core/planner.js';
 import { buildPriceSeries } from './core/prices.js';
 import type { Plan } from './core/types.js';
+import type { BillSummary } from './jobs/billing.js';
 
 const hour = 3_600_000;
 const now = Date.UTC(2026, 2, 2, 17, 30);
@@ -22,7 +23,7 @@ function lpc(id: string, caps: { startMs: number; hours: number; maxKw: number; 
   };
 }
 
-function viewWith(events: HomeEvent[], plan: Plan | null = null) {
+function viewWith(events: HomeEvent[], plan: Plan | null = null, bill?: BillSummary) {
   const config = defaultConfig({
     site: { locationLimitKw: 17 },
     modbus: { main: { type: 'tcp', host: '127.0.0.1' } },
@@ -32,7 +33,7 @@ function viewWith(events: HomeEvent[], plan: Plan | null = null) {
     config, nowMs: now, plan, control: null, devices: new Map(), jobs: [], locationId: 'loc',
     wishes: () => ({ mode: 'auto', boostUntilMs: null, floorC: null, departureMs: null, targetKwh: null, targetSocPct: null }),
     outbox: { pending: 1, sending: 1, accepted: 7, rejected: 2, oldestPendingDeadlineMs: null, nextAttemptMs: null },
-    events, resources: new Map([['res-tank', 'tank']]),
+    events, resources: new Map([['res-tank', 'tank']]), ...(bill ? { bill } : {}),
   });
 }
 
@@ -120,5 +121,36 @@ describe('the next comfort deadline in the views', () => {
     expect(none.devices[0]!.nextComfort).toBeUndefined();
     const t = haTopics('ws');
     expect(stateMessages(t, none).get(t.deviceField('tank', 'next_comfort'))).toBe('None');
+  });
+});
+
+describe('the month\'s bill in the view', () => {
+  const bill: BillSummary = {
+    month: '2026-03', currency: 'NOK', kwh: 120.5, energy: 110, gridFee: 50, tax: 12, subsidy: 8, vat: 41 + 50, delta: -6,
+    total: 110 + 50 + 12 - 8 + 41 - 6 + 250, hoursPriced: 40, hoursUnpriced: 1,
+    capacity: { measureKw: 4.25, stepUpToKw: 5, marginKw: 0.75, fee: 200, vat: 50 },
+    devices: [{ id: 'tank', kwh: 30, total: 45.5 }],
+  };
+
+  it('the page, MQTT and the view show the same bill, the capacity fee with its VAT', () => {
+    const v = viewWith([], null, bill);
+    expect(v.bill).toMatchObject({ total: 449, incentive: -6, hoursUnpriced: 1, capacity: { measureKw: 4.25, marginKw: 0.75, fee: 250 } });
+    const html = renderStatusPage(v, { timezone: 'UTC' });
+    expect(html).toContain('2026-03 so far: 449.00 NOK for 120.5 kWh (40 hours priced, 1 without a known price left out)');
+    expect(html).toContain('capacity: 4.25 kW (step up to 5.0 kW, 0.75 kW to spare), 250.00 NOK incl. VAT');
+    expect(html).toContain('tank: 45.50 NOK for 30.0 kWh');
+    const t = haTopics('ws');
+    expect(JSON.parse(stateMessages(t, v).get(t.bill)!)).toMatchObject({
+      month: '2026-03', total: 449, incentive: -6, hours_unpriced: 1, capacity: { measure_kw: 4.25, step_up_to_kw: 5, margin_kw: 0.75, fee: 250 },
+      devices: [{ id: 'tank', kwh: 30, total: 45.5 }],
+    });
+  });
+
+  it('before any hour is priced: no bill topic, and the page says why', () => {
+    const v = viewWith([]);
+    expect(v.bill).toBeNull();
+    const t = haTopics('ws');
+    expect(stateMessages(t, v).has(t.bill)).toBe(false);
+    expect(renderStatusPage(v, { timezone: 'UTC' })).toContain('No metered hour priced yet this month');
   });
 });

@@ -1,7 +1,8 @@
 /** Maps the daemon's live state onto the read-only views of home automation and the status page. */
 import type { Config } from './config/schema.js';
 import type { Plan } from './core/types.js';
-import type { ComfortView, DeviceView, EventView, HomeView, JobHealthView, LimitView, PlanView } from './ha/view.js';
+import type { BillSummary } from './jobs/billing.js';
+import type { BillView, ComfortView, DeviceView, EventView, HomeView, JobHealthView, LimitView, PlanView } from './ha/view.js';
 import type { HomeEvent } from './jobs/event-normalise.js';
 import type { ControlSnapshot } from './jobs/control-loop.js';
 import type { DeviceWishes } from './jobs/home-state.js';
@@ -56,6 +57,17 @@ export interface ViewSources {
   events: readonly HomeEvent[];
   /** Device id of each of this home's resource ids at the API. */
   resources: ReadonlyMap<string, string>;
+  bill?: BillSummary | null;
+}
+
+export function billView(b: BillSummary): BillView {
+  const c = b.capacity;
+  return {
+    month: b.month, currency: b.currency, kwh: b.kwh, energy: b.energy, gridFee: b.gridFee, tax: b.tax, subsidy: b.subsidy,
+    vat: b.vat, incentive: b.delta, total: b.total, hoursPriced: b.hoursPriced, hoursUnpriced: b.hoursUnpriced,
+    capacity: c ? { measureKw: c.measureKw, stepUpToKw: c.stepUpToKw, marginKw: c.marginKw, fee: c.fee + c.vat } : null,
+    devices: b.devices,
+  };
 }
 
 /** Most caps and events listed: enough for a week of hourly caps, small enough for one MQTT message. */
@@ -152,6 +164,7 @@ export function homeView(src: ViewSources): HomeView {
     },
     limits,
     events: eventsOf(src.events, nowMs),
+    bill: src.bill ? billView(src.bill) : null,
     nowMs,
   };
 }

@@ -32,9 +32,11 @@ import { createEventActions, homeEventOf } from './jobs/event-actions.js';
 import { startEventPoller } from './jobs/event-poller.js';
 import { startWebhookReceiver, type WebhookReceiver } from './jobs/webhook-receiver.js';
 import { startPriceRefresh, type PriceData } from './jobs/price-refresh.js';
+import { createNordPoolClient } from './prices/nordpool-client.js';
 import { buildPlanInput } from './jobs/plan-inputs.js';
 import { clockStepOf, startPlanning } from './jobs/planning.js';
 import { billPlanner } from './jobs/bill-planner.js';
+import { createBilling, type BillSummary } from './jobs/billing.js';
 import { siteTariff } from './config/tariff-file.js';
 import { startControlLoop, type ControlSnapshot, type ControlledDevice } from './jobs/control-loop.js';
 import { startReportOutbox } from './jobs/report-outbox.js';
@@ -107,6 +109,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
   let jobHealth: () => JobHealthView[] = () => [];
   let scan: () => void = () => undefined;
   let eventsNow: () => HomeEvent[] = () => [];
+  let billNow: () => BillSummary | null = () => null;
   let wishes: Wishes | undefined;
   const counters = new DaemonMetrics({ version: packageVersion() });
   /** The last event the store could not take (cleared when one is stored again), for health. */
@@ -164,6 +167,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
       locationId: me.locationId ?? 'home',
       events: eventsNow(),
       resources: me.resources,
+      bill: billNow(),
     });
   }
 
@@ -349,6 +353,9 @@ export function buildApp(config: Config, deps: AppDeps): App {
       logger: deps.logger,
       horizonMs: config.planner.horizonHours * 3_600_000,
       ...(savedPrices ? { initial: savedPrices } : {}),
+      ...(config.prices.nordPool.enabled
+        ? { nordPool: { client: createNordPoolClient(config.prices.nordPool), resolutionMinutes: config.site.slotMinutes } }
+        : {}),
       onChange: (data: PriceData) => {
         late.planning?.request('prices');
         // Kept for a restart only: a full disk must not stop prices reaching the planner.
@@ -357,6 +364,30 @@ export function buildApp(config: Config, deps: AppDeps): App {
     });
     late.prices = prices;
     loops.push({ name: 'prices', handle: prices });
+
+    // The realised bill: closed hours priced a few minutes after metering writes them.
+    const billing = createBilling({
+      config,
+      store: s,
+      subjects: subjects.map((m) => m.subject),
+      prices: () => prices.data(),
+      events: (fromMs, toMs) => s
+        .listEvents({ fromMs, toMs, states: ['received', 'active', 'reportQueued', 'done', 'failed'] })
+        .flatMap((row) => {
+          const e = homeEventOf(row, me);
+          return e && e.relevant ? [e] : [];
+        }),
+      logger: deps.logger,
+    });
+    billNow = () => billing.summary();
+    const billingLoop = startLoop({
+      name: 'billing', clock, logger: log, errorDelayMs: 5 * 60_000,
+      tick: async () => {
+        billing.tick(clock.nowMs());
+        return 5 * 60_000;
+      },
+    });
+    loops.push({ name: 'billing', handle: billingLoop });
 
     const previous = tracker.loadPlan();
     const planBill = billPlanner({ config, readLocationHours: (from, to) => s.readHourly('location', from, to), logger: deps.logger });
@@ -505,6 +536,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
       { name: 'planner', ...healthOf(planning.health()) },
       { name: 'reports', ...healthOf(outbox.health()) },
       { name: 'metering', ...healthOf(meter.health()) },
+      { name: 'billing', ...healthOf(billing.health()) },
       storeHealth(),
       ...[...supervised].map(([id, d]) => {
         const h = d.health();

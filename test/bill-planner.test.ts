@@ -13,6 +13,7 @@ import { WattshiftError } from '../src/errors.js';
 import { openStore, type Store } from '../src/store/index.js';
 import type { PlanInput } from '../src/core/types.js';
 import { tempDir } from './helpers/temp-dir.js';
+import { tariffSiteConfig } from './fixtures/tariff.js';
 
 const H = 3_600_000;
 const now = Date.parse('2026-11-10T00:00:00Z'); // 01:00 in Oslo, Tuesday
@@ -22,12 +23,7 @@ const tariff = {
   capacity: { measure: 'dailyPeaks', count: 3, steps: [{ upToKw: 5, perMonth: 200 }, { upToKw: 10, perMonth: 400 }, { upToKw: null, perMonth: 800 }] },
   vatPct: 0,
 };
-const { config } = parseConfig({
-  version: 1,
-  site: { timezone: 'Europe/Oslo', priceArea: 'NO1', currency: 'NOK', locationLimitKw: 25, tariff },
-  spark: { clientId: 'c', clientSecret: 's' },
-  storage: { path: ':memory:' },
-});
+const config = tariffSiteConfig(tariff);
 
 /** A car needing 10 kWh in 6 hours, 1 kW of base load, hour 0 cheapest. */
 function input(): PlanInput {

@@ -101,7 +101,20 @@ describe('site.tariff', () => {
     const inline = { name: 'inline', currency: 'NOK', energy: { basis: 'fixed', pricePerKwh: 0.4 } };
     expect(siteTariff(parseConfig(doc({ tariff: inline })).config)?.energy).toEqual({ basis: 'fixed', pricePerKwh: 0.4 });
     const found = problems(() => parseConfig(doc({ tariff: { ...inline, capacity: { measure: 'dailyPeaks' } } })));
-    expect(found.map((p) => p.message)).toContain('give either steps or perKwPerMonth');
+    expect(found.map((p) => p.message)).toContain('give one of steps, perKwPerMonth or seasons');
+  });
+
+  it('takes per-kW prices by season when every month is in exactly one season', () => {
+    const winter = { months: [11, 12, 1, 2, 3], perKwPerMonth: 81.25 };
+    const summer = { months: [4, 5, 6, 7, 8, 9, 10], perKwPerMonth: 40.63 };
+    const tariff = (seasons: unknown[], extra = {}) => ({ name: 'seasonal', currency: 'NOK', capacity: { measure: 'hourlyPeaks', count: 2, seasons, ...extra } });
+    expect(siteTariff(parseConfig(doc({ tariff: tariff([winter, summer]) })).config)?.capacity?.seasons).toEqual([winter, summer]);
+    const gap = problems(() => parseConfig(doc({ tariff: tariff([winter, { ...summer, months: [4, 5, 6] }]) })));
+    expect(gap).toContainEqual(expect.objectContaining({ path: 'site.tariff.capacity.seasons', message: 'seasons must name every month 1–12 exactly once' }));
+    const twice = problems(() => parseConfig(doc({ tariff: tariff([winter, { ...summer, months: [...summer.months, 3] }]) })));
+    expect(twice.map((p) => p.message)).toContain('seasons must name every month 1–12 exactly once');
+    const both = problems(() => parseConfig(doc({ tariff: tariff([winter, summer], { perKwPerMonth: 50 }) })));
+    expect(both.map((p) => p.message)).toContain('give one of steps, perKwPerMonth or seasons');
   });
 
   it('refuses a tariff in another currency than the site', () => {

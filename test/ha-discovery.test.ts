@@ -55,6 +55,15 @@ describe('Home Assistant discovery payloads', () => {
     expect(byObject.get('location_price')!.payload['device_class']).toBeUndefined();
   });
 
+  it('the month\'s bill is a monetary sensor and the capacity measure and margin are power in kW', () => {
+    const bill = byObject.get('location_bill_month')!.payload;
+    expect(bill).toMatchObject({ device_class: 'monetary', state_topic: 'wattshift/bill', value_template: '{{ value_json.total }}' });
+    expect(bill['state_class']).toBeUndefined();
+    for (const key of ['capacity_measure', 'capacity_margin']) {
+      expect(byObject.get(`location_${key}`)!.payload).toMatchObject({ device_class: 'power', unit_of_measurement: 'kW', state_class: 'measurement', state_topic: 'wattshift/bill' });
+    }
+  });
+
   it('has one HA device per wattshift device plus the location, linked by via_device', () => {
     const devices = new Map<string, Record<string, unknown>>();
     for (const m of messages) {

@@ -55,6 +55,24 @@ describe('/metrics', () => {
     expect(value(families, 'wattshift_job_ok', { job: 'control' })).toBe(1);
   });
 
+  it('shows the month\'s bill by component and the capacity standing in watts', async () => {
+    const view: HomeView = {
+      ...sampleView(t0),
+      bill: {
+        month: '2026-03', currency: 'NOK', kwh: 80, energy: 60, gridFee: 20, tax: 8, subsidy: 4, vat: 40, incentive: -3, total: 321,
+        hoursPriced: 30, hoursUnpriced: 2, capacity: { measureKw: 4.2, stepUpToKw: 5, marginKw: 0.8, fee: 250 }, devices: [{ id: 'tank', kwh: 20, total: 31.5 }],
+      },
+    };
+    const { families } = await scrape(view, new DaemonMetrics({ version: 't', processMetrics: false }));
+    expect(value(families, 'wattshift_bill_month', { currency: 'NOK', component: 'total' })).toBe(321);
+    expect(value(families, 'wattshift_bill_month', { component: 'capacity' })).toBe(250);
+    expect(value(families, 'wattshift_bill_month', { component: 'incentive' })).toBe(-3);
+    expect(value(families, 'wattshift_bill_month_device', { device: 'tank' })).toBe(31.5);
+    expect(value(families, 'wattshift_bill_hours_unpriced')).toBe(2);
+    expect(value(families, 'wattshift_capacity_measure_watts')).toBeCloseTo(4200, 6);
+    expect(value(families, 'wattshift_capacity_margin_watts')).toBeCloseTo(800, 6);
+  });
+
   it('counts rejected commands, report outcomes, request errors and solve times as _total counters', async () => {
     const m = new DaemonMetrics({ version: 't', processMetrics: false });
     for (let i = 0; i < 8; i++) m.command(false);

@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { isWattshiftError, type WattshiftError } from '../src/errors.js';
 import { latestSchemaVersion, openStore } from '../src/store/index.js';
+import { migrations } from '../src/store/migrations.js';
 import { eventInput, T0 } from './fixtures/store/helpers.js';
 import { tempDir } from './helpers/temp-dir.js';
 import { canUnshareMount, fixture, nodeTsArgs } from './fixtures/store/run-ts.js';
@@ -36,10 +37,34 @@ describe('openStore: schema', () => {
       expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
       expect(raw.pragma('auto_vacuum', { simple: true })).toBe(2);
       const tables = raw.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name").pluck().all();
-      expect(tables).toEqual(['events', 'hourly_energy', 'kv_state', 'meter_checkpoints', 'plans', 'report_outbox']);
+      expect(tables).toEqual(['events', 'hourly_cost', 'hourly_energy', 'kv_state', 'meter_checkpoints', 'plans', 'report_outbox']);
     } finally {
       raw.close();
     }
+  });
+
+  it('migrates a version 1 file to the hourly cost table, keeping its hours', () => {
+    const path = join(dir, 'v1.db');
+    const raw = new Database(path);
+    raw.exec(migrations[0]!.sql);
+    raw.pragma('user_version = 1');
+    raw.prepare("INSERT INTO hourly_energy VALUES ('location', 3600000, 2.5, 'measured', 60, 1)").run();
+    raw.close();
+    const store = openStore({ path });
+    try {
+      expect(store.readHourly('location', 0, 7_200_000)).toMatchObject([{ kwh: 2.5 }]);
+      const cost = { subject: 'location', hourStartMs: 3_600_000, kwh: 2.5, currency: 'NOK', spotPerKwh: 1, source: 'actual' as const, gridPeriod: 'day', energy: 2.5, gridFee: 1, tax: 0.25, subsidy: 0, vat: 0.94, delta: 0, total: 4.69 };
+      store.upsertHourlyCost([cost]);
+      expect(store.readHourlyCost('location', 0, 7_200_000)).toMatchObject([cost]);
+      // An hour's cost goes with its energy.
+      store.prune(10 * 86_400_000, { hourlyDays: 1, eventsDays: 1, plansDays: 1 });
+      expect(store.readHourlyCost('location', 0, 7_200_000)).toEqual([]);
+    } finally {
+      store.close();
+    }
+    const again = new Database(path, { readonly: true });
+    expect(again.pragma('user_version', { simple: true })).toBe(2);
+    again.close();
   });
 
   it('keeps the data across close and reopen, without re-running migrations', () => {

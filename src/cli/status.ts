@@ -18,6 +18,10 @@ import { readLatestPlan } from './plan.js';
 import { askDaemon, shownPlan, type DaemonAnswer, type ShownPlan } from './live-view.js';
 import { cliLogger, eligibilityStateKey, eligibilityStateSchema, type EligibilityState } from './register.js';
 import { configPathOf } from './args.js';
+import { billView } from '../app-view.js';
+import { billTariff, readBill } from '../jobs/billing.js';
+import { billLines } from '../status/bill-section.js';
+import type { BillView } from '../ha/view.js';
 import type { CliCommand, CliIo } from './types.js';
 
 export interface StatusReport {
@@ -44,7 +48,16 @@ export interface StatusReport {
     /** The slot covering now, when the plan has one. */
     current: { startMs: number; pricePerKwh: number; deltaPerKwh: number; reason: string | null; devices: Record<string, { on: boolean; powerKw: number; temperatureC?: number }> } | null;
   } | null;
+  /** This month's bill so far, from the database (null without a main meter). */
+  bill: BillView | null;
   daemon: DaemonAnswer;
+}
+
+/** The month's bill from the stored hours and costs, as the daemon's view shows it. */
+export function billStatus(store: Store, config: Config, nowMs: number): BillView | null {
+  const subjects = config.devices.map((d) => (d.kind === 'meter' && d.model.main ? 'location' : `device:${d.id}`));
+  const bill = readBill(store, config.site, billTariff(config), subjects, nowMs);
+  return bill ? billView(bill) : null;
 }
 
 /** What the daemon keeps under the state key `eligibility` (src/jobs/home-tracker.ts). */
@@ -60,7 +73,7 @@ function programOf(store: Pick<Store, 'getState'>): StatusReport['program'] {
 }
 
 /** Everything status shows from the store. */
-export function collectStatus(store: Store, nowMs: number): Omit<StatusReport, 'daemon' | 'plan'> {
+export function collectStatus(store: Store, nowMs: number): Omit<StatusReport, 'daemon' | 'plan' | 'bill'> {
   const events = store.listEvents();
   const byState: Record<string, number> = Object.fromEntries(eventStates.map((s) => [s, 0]));
   for (const e of events) byState[e.state] = (byState[e.state] ?? 0) + 1;
@@ -159,6 +172,7 @@ export function renderStatus(r: StatusReport, config: Config): string[] {
     }
   }
   out.push('');
+  if (r.bill) out.push('Bill:', ...billLines(r.bill).map((l) => `  ${l}`), '');
   const d = r.daemon;
   if (!config.http.enabled) {
     out.push('Daemon: status server disabled in the config (http.enabled: false); device and job health unknown');
@@ -209,7 +223,7 @@ export const statusCommand: CliCommand = {
       const store = openStore({ path: config.storage.path, readOnly: true, logger: cliLogger(io, secrets) });
       try {
         const plan = planStatus(shownPlan(daemon, () => readLatestPlan(store), config, nowMs), nowMs);
-        report = { ...collectStatus(store, nowMs), plan, daemon };
+        report = { ...collectStatus(store, nowMs), plan, bill: billStatus(store, config, nowMs), daemon };
       } finally {
         store.close();
       }

@@ -48,9 +48,18 @@ export const capacitySchema = z.strictObject({
   }).optional().describe('Hours that count at a fraction (e.g. half at night, 22–6).'),
   steps: z.array(capacityStepSchema).min(1).optional().describe('Steps by the measure, ascending; the last may have `upToKw: null`.'),
   perKwPerMonth: z.number().min(0).max(100_000).optional().describe('Linear fee per kW of the measure per month, instead of steps.'),
+  seasons: z.array(z.strictObject({
+    months: z.array(z.number().int().min(1).max(12)).min(1).describe('Months (1–12) of the season.'),
+    perKwPerMonth: z.number().min(0).max(100_000).describe('Fee per kW of the measure for a month of this season.'),
+  })).min(1).optional().describe('Linear fee per kW that differs by season (e.g. winter and summer), instead of steps; every month in exactly one season.'),
 }).superRefine((c, ctx) => {
-  if ((c.steps === undefined) === (c.perKwPerMonth === undefined)) {
-    ctx.addIssue({ code: 'custom', message: 'give either steps or perKwPerMonth', path: ['steps'] });
+  const given = [c.steps, c.perKwPerMonth, c.seasons].filter((x) => x !== undefined).length;
+  if (given !== 1) {
+    ctx.addIssue({ code: 'custom', message: 'give one of steps, perKwPerMonth or seasons', path: ['steps'] });
+  }
+  const months = (c.seasons ?? []).flatMap((s) => s.months);
+  if (c.seasons && (months.length !== 12 || new Set(months).size !== 12)) {
+    ctx.addIssue({ code: 'custom', message: 'seasons must name every month 1–12 exactly once', path: ['seasons'] });
   }
   const steps = c.steps ?? [];
   steps.forEach((s, i) => {

@@ -119,6 +119,16 @@ export const plannerSchema = z.strictObject({
   }).prefault({}).describe('When no prices are known, the EV charges in this local window.'),
 });
 
+export const pricesSchema = z.strictObject({
+  nordPool: z.strictObject({
+    enabled: z.boolean().default(false).describe('Fetch day-ahead prices from the Nord Pool data portal as a second source.'),
+    url: httpUrl.default('https://dataportal-api.nordpoolgroup.com/api').describe('Data portal API base URL (`DayAheadPriceIndices` is read below it).'),
+    use: z.enum(['fallback', 'first']).default('fallback')
+      .describe('`fallback`: for slots the forecast service gives no actual or forecast price; `first`: before the forecast service\'s forecast (its actual prices still come first).'),
+    timeoutMs: z.number().int().min(100).max(120_000).default(10_000).describe('Timeout of one request, ms.'),
+  }).prefault({}).describe('Nord Pool day-ahead prices (the published auction result, hourly or 15-minute).'),
+});
+
 export const storageSchema = z.strictObject({
   path: z.string().min(1).default('/var/lib/wattshift/wattshift.db').describe('SQLite database file; its directory must exist and be writable.'),
   retentionDays: z.number().int().min(35).max(3650).default(400).describe('Days of events, energy and plans kept.'),
@@ -146,6 +156,7 @@ export const configSchema = z.strictObject({
   modbus: z.record(z.string().regex(/^[a-z0-9_-]+$/, 'expected [a-z0-9_-]+'), modbusBusSchema).default({}).describe('Named Modbus buses.'),
   devices: z.array(deviceSchema).default([]).describe('Controlled and measured devices.'),
   planner: plannerSchema.prefault({}).describe('Planner settings.'),
+  prices: pricesSchema.prefault({}).describe('Second day-ahead price source.'),
   storage: storageSchema.prefault({}).describe('Database.'),
   http: httpSchema.prefault({}).describe('Local status server.'),
   log: logSchema.prefault({}).describe('Logging.'),

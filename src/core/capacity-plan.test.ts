@@ -61,13 +61,19 @@ describe('capacity measure', () => {
     const saturday = Date.parse('2026-11-07T12:00:00Z');
     expect(capacityMeasure(rule, [{ startMs: T0 + 23 * H, kWh: 8 }], 'UTC', [])).toBe(4);
     expect(capacityMeasure(rule, [{ startMs: saturday, kWh: 8 }], 'UTC', [])).toBe(0);
-    expect(capacityFee(rule, 4)).toBe(200);
+    expect(capacityFee(rule, 4, 11)).toBe(200);
   });
 
   it('puts a measure on a step boundary in the lower step', () => {
     expect(stepIndex(norway, 5)).toBe(1);
     expect(stepIndex(norway, 5.01)).toBe(2);
-    expect(capacityFee(norway, 50)).toBe(800);
+    expect(capacityFee(norway, 50, 11)).toBe(800);
+  });
+
+  it('prices a per-kW fee by the season of the month', () => {
+    const seasonal: CapacityModel = { ...norway, steps: undefined, seasons: [{ months: [11, 12, 1, 2, 3], perKwPerMonth: 80 }, { months: [4, 5, 6, 7, 8, 9, 10], perKwPerMonth: 40 }] };
+    expect(capacityFee(seasonal, 2.5, 1)).toBe(200);
+    expect(capacityFee(seasonal, 2.5, 7)).toBe(100);
   });
 });
 
@@ -88,6 +94,9 @@ describe('planWithCapacity', () => {
     expect(p.slots[0]!.binding).toContain('capacityStep');
     expect(p.slots[0]!.reason).toContain('held at 7.0 kWh/h: the month\'s capacity step');
     expect(p.slots[1]!.binding).not.toContain('capacityStep');
+    // Control's hourly guard keeps every held hour within its allowance, binding or not.
+    expect(p.slots[0]!.hourAllowanceKWh).toBeCloseTo(7, 4);
+    expect(p.slots[1]!.hourAllowanceKWh).toBeCloseTo(7, 4);
   });
 
   it('takes the step when the price gap is worth more than the step', () => {
@@ -96,6 +105,7 @@ describe('planWithCapacity', () => {
     expect(evEnergy(p, 0)).toBeCloseTo(10, 4);
     expect(p.capacity).toMatchObject({ step: 1, heldAtKWhPerH: null, feePerMonth: 201 });
     expect(p.slots.some((s) => s.binding.includes('capacityStep'))).toBe(false);
+    expect(p.slots.some((s) => s.hourAllowanceKWh !== undefined)).toBe(false);
   });
 
   it('lets peaks already metered above a step make that step free', () => {
@@ -140,6 +150,19 @@ describe('planWithCapacity', () => {
     expect(p.capacity!.feePerMonth).toBeCloseTo(116, 3);
     expect(p.capacity!.heldAtKWhPerH).toBeCloseTo(4, 4);
     expect(p.capacity!.unheldBill).toBeCloseTo(1 + 29 * (11 + 8) / 3, 3);
+  });
+
+  it('with seasonal per-kW prices, holds where the month\'s season makes the kW dear and not where it is cheap', () => {
+    const months = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+    const winterDear: CapacityModel = { measure: 'dailyPeaks', count: 3, days: 'all', seasons: [{ months: months(10, 12), perKwPerMonth: 29 }, { months: months(1, 9), perKwPerMonth: 0.001 }] };
+    const held = planWithCapacity(evInput(prices, 10), T0, ctx(winterDear, peaks(4, 4, 4)));
+    expect(held.capacity!.heldAtKWhPerH).toBeCloseTo(4, 4);
+    expect(held.capacity!.feePerMonth).toBeCloseTo(116, 3);
+    // The same rule with November in the cheap season: the cheap hour is worth the kW.
+    const summerNow: CapacityModel = { ...winterDear, seasons: [{ months: months(1, 11), perKwPerMonth: 0.001 }, { months: [12], perKwPerMonth: 29 }] };
+    const free = planWithCapacity(evInput(prices, 10), T0, ctx(summerNow, peaks(4, 4, 4)));
+    expect(free.capacity!.heldAtKWhPerH).toBeNull();
+    expect(evEnergy(free, 0)).toBeCloseTo(10, 4);
   });
 
   it('lets night hours take twice as much when they count at half', () => {

@@ -77,7 +77,7 @@ function evaluate(p: Plan, ctx: Ctx, facts: Map<number, SlotFact>): Evaluated {
   const current = p.slots[0] ? ctx.local(p.slots[0].startMs).month : null;
   for (const [key, hours] of months) {
     const measure = measureOf(ctx.rule, prepare(ctx, hours));
-    const fee = capacityFee(ctx.rule, measure) * ctx.vatRate;
+    const fee = capacityFee(ctx.rule, measure, Number(key.slice(5, 7))) * ctx.vatRate;
     fees += fee;
     if (key === current) first = { measure, fee };
   }
@@ -146,13 +146,15 @@ function explain(p: Plan, input: PlanInput, facts: Map<number, SlotFact>, caps: 
     const c = caps.get(Math.floor(s.startMs / HOUR_MS) * HOUR_MS);
     const f = facts.get(s.startMs);
     if (!c || !f) return s;
+    // Control keeps the hour within its allowance (the hourly energy guard), binding or not.
+    const held = { ...s, hourAllowanceKWh: c.hourKWh };
     const capKW = Math.max(f.baseKW, c.kw);
     const otherCaps = (input.location.lpc ?? []).filter((l) => l.scope === 'location' && l.startMs < s.endMs && l.endMs > s.startMs).map((l) => l.maxKW);
     const used = f.baseKW + (s.tank?.powerKW ?? 0) + (s.ev?.powerKW ?? 0);
-    if (used < capKW - 1e-4 || capKW >= Math.min(input.location.limitKW, ...otherCaps) - TOL) return s;
+    if (used < capKW - 1e-4 || capKW >= Math.min(input.location.limitKW, ...otherCaps) - TOL) return held;
     const binding = [...s.binding.filter((b) => b !== 'lpc' && b !== 'locationLimit'), 'capacityStep' as const];
     const head = s.reason.replace(/; bound by .*$/, '');
-    return { ...s, binding, reason: `${head}; bound by ${binding.join(', ')}; held at ${c.hourKWh.toFixed(1)} kWh/h: the month's capacity step` };
+    return { ...held, binding, reason: `${head}; bound by ${binding.join(', ')}; held at ${c.hourKWh.toFixed(1)} kWh/h: the month's capacity step` };
   });
   return { ...p, slots };
 }

@@ -71,9 +71,10 @@ export function stepIndex(rule: CapacityModel, measureKw: number): number {
   return i < 0 ? steps.length - 1 : i;
 }
 
-/** The month's fee for a measure, excluding VAT. */
-export function capacityFee(rule: CapacityModel, measureKw: number): number {
+/** The fee of local month `month` (1–12) for a measure, excluding VAT. */
+export function capacityFee(rule: CapacityModel, measureKw: number, month: number): number {
   if (rule.perKwPerMonth !== undefined) return rule.perKwPerMonth * measureKw;
+  if (rule.seasons) return (rule.seasons.find((s) => s.months.includes(month))?.perKwPerMonth ?? 0) * measureKw;
   const step = rule.steps?.[stepIndex(rule, measureKw)];
   return step ? step.perMonth : 0;
 }

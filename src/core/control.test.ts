@@ -95,3 +95,49 @@ describe('decide: charger', () => {
     expect(charger(d).currentA).toBe(0);
   });
 });
+
+describe('decide: hourly energy guard', () => {
+  // Half an hour left, 1 kW base load measured (location 1 kW, devices off).
+  const half = 1_800_000;
+  const site = (usedKwh: number, allowanceKwh = 5) => ({ capKw: 50, locationPowerW: 1000, baseLoadKw: 0, hourBudget: { allowanceKwh, usedKwh, remainingMs: half } });
+
+  it('leaves the plan alone while the hour\'s allowance has room for it', () => {
+    // 5 − 1 = 4 kWh in 0.5 h = 8 kW; less 1 kW base: 7 kW for tank (2) + car (7.36 wanted → 5 kW = 21 A).
+    const d = decide([tank(), car()], site(1));
+    expect(heater(d).allow).toBe(true);
+    expect(charger(d)).toMatchObject({ currentA: 21, reason: expect.stringContaining('hourly energy guard: 1.00 of 5.00 kWh') });
+    expect(d.guarded).toEqual(['ev']);
+    expect(decide([tank(), car()], site(0, 8)).guarded).toEqual([]);
+  });
+
+  it('sheds the car first, then the tank', () => {
+    // 5 − 3 = 2 kWh in 0.5 h = 4 kW − 1 kW base = 3 kW: the tank's 2 kW fit, the car's 1 kW is below its 6 A minimum.
+    const carShed = decide([tank(), car()], site(3));
+    expect(heater(carShed).allow).toBe(true);
+    expect(charger(carShed).currentA).toBe(0);
+    // 5 − 4 = 1 kWh → 2 kW − 1 kW base = 1 kW: not enough for the 2 kW element either.
+    const both = decide([tank(), car()], site(4));
+    expect(heater(both)).toMatchObject({ allow: false, reason: expect.stringContaining('hourly energy guard') });
+    expect(both.guarded).toEqual(['tank', 'ev']);
+    // Spent (or overspent): nothing the plan runs goes on.
+    expect(decide([tank(), car()], site(6)).expectedDeviceKw).toBe(0);
+  });
+
+  it('never throttles the comfort floor, an unknown temperature, a safe state or the user\'s boost', () => {
+    const spent = site(5);
+    expect(heater(decide([tank({ temperatureC: 40 })], spent)).allow).toBe(true);
+    expect(heater(decide([tank({ temperatureC: undefined })], spent)).allow).toBe(true);
+    expect(heater(decide([tank({ available: false })], spent)).allow).toBe(true);
+    expect(heater(decide([tank({ mode: 'boost' })], spent)).allow).toBe(true);
+    expect(charger(decide([car({ mode: 'boost' })], spent)).currentA).toBe(32);
+    expect(charger(decide([car({ available: false })], spent)).currentA).toBe(6);
+    expect(decide([tank({ temperatureC: 40 }), car({ mode: 'boost' })], spent).guarded).toEqual([]);
+  });
+
+  it('still lets the location cap win over the guard\'s room', () => {
+    const d = decide([car()], { ...site(0, 50), capKw: 3 });
+    // Cap 3 kW − 1 kW base = 2 kW → 8 A; the reason is the cap, not the guard.
+    expect(charger(d)).toMatchObject({ currentA: 8, reason: 'limited by cap 3 kW' });
+    expect(d.guarded).toEqual([]);
+  });
+});

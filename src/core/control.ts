@@ -11,6 +11,10 @@
  *     consuming is paid for (negative effective price) the heater runs on until the tank is at
  *     its maximum temperature, whatever the planned energy.
  *
+ * The hourly energy guard sits between 3 and 4: in an hour the plan holds to the month's capacity
+ * step, what the plan runs is throttled so the location's metered energy stays within the hour's
+ * allowance (the car first, then the heater; never what the floor, safety or the user's mode asks).
+ *
  * A charger that is unavailable gets a safe limit, never more than the plan asks now: a safe
  * state must not start a load the plan left out.
  */
@@ -75,6 +79,16 @@ export interface SiteNow {
   locationPowerW: number | undefined;
   /** Forecast base load, kW, used when there is no main meter. */
   baseLoadKw: number;
+  /** The plan holds this hour to the month's capacity step: at most `allowanceKwh` at the main meter. */
+  hourBudget?: HourBudget;
+}
+
+export interface HourBudget {
+  allowanceKwh: number;
+  /** Metered at the main meter since the hour began, kWh. */
+  usedKwh: number;
+  /** Time left in the hour, ms. */
+  remainingMs: number;
 }
 
 export type Setpoint =
@@ -87,6 +101,8 @@ export interface Decision {
   expectedDeviceKw: number;
   /** Estimated uncontrollable load, kW. */
   baseLoadKw: number;
+  /** Devices the hourly energy guard throttled below what the plan asked. */
+  guarded: string[];
 }
 
 const isRunning = (target: SlotTarget | null, slotEnergyKwh: number): boolean =>
@@ -96,7 +112,12 @@ const isRunning = (target: SlotTarget | null, slotEnergyKwh: number): boolean =>
 const paidRoom = (d: HeaterNow, maxC: number): boolean =>
   d.temperatureC !== undefined && (d.temperatureC < maxC - 1 || (d.temperatureC < maxC && (d.powerW ?? 0) > 0));
 
-function wantedHeater(d: HeaterNow): { allow: boolean; reason: string } {
+interface Want {
+  /** Asked by the plan (not by safety or the user): the hourly guard may throttle it. */
+  byPlan?: boolean;
+}
+
+function wantedHeater(d: HeaterNow): { allow: boolean; reason: string } & Want {
   if (!d.available) return { allow: true, reason: 'device unavailable: safe state (allowed)' };
   if (d.temperatureC === undefined) return { allow: true, reason: 'temperature unknown: heating allowed' };
   if (d.temperatureC < d.floorC) return { allow: true, reason: `below comfort floor ${d.floorC} °C` };
@@ -104,10 +125,10 @@ function wantedHeater(d: HeaterNow): { allow: boolean; reason: string } {
   if (d.mode === 'off') return { allow: false, reason: 'mode off (floor still protected)' };
   if (d.planned === null) return { allow: true, reason: 'no plan: thermostat' };
   if (d.planned.paidToConsume && d.maxC !== undefined && paidRoom(d, d.maxC)) {
-    return { allow: true, reason: `paid to consume: heating to ${d.maxC} °C` };
+    return { allow: true, reason: `paid to consume: heating to ${d.maxC} °C`, byPlan: true };
   }
   return isRunning(d.planned, d.slotEnergyKwh)
-    ? { allow: true, reason: `planned ${d.planned.energyKwh.toFixed(2)} kWh this slot` }
+    ? { allow: true, reason: `planned ${d.planned.energyKwh.toFixed(2)} kWh this slot`, byPlan: true }
     : { allow: false, reason: d.planned.energyKwh > 1e-6 ? 'slot energy reached' : 'not planned' };
 }
 
@@ -121,7 +142,7 @@ function currentWithin(kw: number, d: ChargerNow): number {
   return a >= d.minCurrentA ? a : 0;
 }
 
-function wantedCharger(d: ChargerNow): { currentA: number; reason: string } {
+function wantedCharger(d: ChargerNow): { currentA: number; reason: string } & Want {
   if (!d.available) {
     const planned = wantedCharger({ ...d, available: true }).currentA;
     return { currentA: Math.min(d.safeCurrentA, planned), reason: 'device unavailable: safe limit' };
@@ -131,7 +152,7 @@ function wantedCharger(d: ChargerNow): { currentA: number; reason: string } {
   if (d.planned === null) return { currentA: d.safeCurrentA, reason: 'no plan: safe current' };
   if (!isRunning(d.planned, d.slotEnergyKwh)) return { currentA: 0, reason: 'not planned' };
   const a = Math.max(d.minCurrentA, currentWithin(d.planned.powerKw, d));
-  return { currentA: Math.min(d.maxCurrentA, a), reason: `planned ${d.planned.powerKw.toFixed(1)} kW` };
+  return { currentA: Math.min(d.maxCurrentA, a), reason: `planned ${d.planned.powerKw.toFixed(1)} kW`, byPlan: true };
 }
 
 function drawKw(d: DeviceNow): number {
@@ -145,6 +166,11 @@ export function decide(devices: readonly DeviceNow[], site: SiteNow): Decision {
       ? site.baseLoadKw
       : Math.max(0, site.locationPowerW / 1000 - devices.reduce((s, d) => s + drawKw(d), 0));
   let headroomKw = site.capKw - baseLoadKw;
+  // The hour's allowance left, as the mean power it allows until the hour ends, less the base load.
+  const b = site.hourBudget;
+  let guardKw = b ? Math.max(0, b.allowanceKwh - b.usedKwh) / Math.max(b.remainingMs / 3_600_000, 1e-6) - baseLoadKw : Infinity;
+  const guardNote = b ? `hourly energy guard: ${b.usedKwh.toFixed(2)} of ${b.allowanceKwh.toFixed(2)} kWh used (capacity step)` : '';
+  const guarded: string[] = [];
   const setpoints: Setpoint[] = [];
   let expectedDeviceKw = 0;
 
@@ -158,8 +184,14 @@ export function decide(devices: readonly DeviceNow[], site: SiteNow): Decision {
       setpoints.push({ kind: 'heater', id: d.id, allow: false, reason: which });
       continue;
     }
+    if (want.allow && want.byPlan && d.elementKw > guardKw + 1e-9) {
+      guarded.push(d.id);
+      setpoints.push({ kind: 'heater', id: d.id, allow: false, reason: guardNote });
+      continue;
+    }
     if (want.allow) {
       headroomKw -= d.elementKw;
+      guardKw -= d.elementKw;
       expectedDeviceKw += d.elementKw;
     }
     setpoints.push({ kind: 'heater', id: d.id, ...want });
@@ -168,18 +200,24 @@ export function decide(devices: readonly DeviceNow[], site: SiteNow): Decision {
     if (d.kind !== 'evCharger') continue;
     const want = wantedCharger(d);
     const wantKw = d.plugged ? (want.currentA * d.phases * d.voltageV) / 1000 : 0;
-    const roomKw = Math.min(headroomKw, d.capKw ?? Infinity);
+    const capRoomKw = Math.min(headroomKw, d.capKw ?? Infinity);
+    const roomKw = want.byPlan ? Math.min(capRoomKw, guardKw) : capRoomKw;
     if (wantKw > roomKw + 1e-9) {
       const currentA = currentWithin(Math.max(0, roomKw), d);
       const kw = (currentA * d.phases * d.voltageV) / 1000;
+      const byGuard = roomKw < capRoomKw;
+      if (byGuard) guarded.push(d.id);
+      const reason = byGuard ? guardNote : capRoomKw < headroomKw ? `device cap ${d.capKw} kW` : `limited by cap ${site.capKw} kW`;
       headroomKw -= kw;
+      guardKw -= kw;
       expectedDeviceKw += kw;
-      setpoints.push({ kind: 'charger', id: d.id, currentA, reason: roomKw < headroomKw ? `device cap ${d.capKw} kW` : `limited by cap ${site.capKw} kW` });
+      setpoints.push({ kind: 'charger', id: d.id, currentA, reason });
       continue;
     }
     headroomKw -= wantKw;
+    guardKw -= wantKw;
     expectedDeviceKw += wantKw;
     setpoints.push({ kind: 'charger', id: d.id, ...want });
   }
-  return { setpoints, expectedDeviceKw, baseLoadKw };
+  return { setpoints, expectedDeviceKw, baseLoadKw, guarded };
 }

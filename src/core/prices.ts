@@ -136,6 +136,14 @@ export function buildPriceSeries(input: BuildPriceSeriesInput): PriceSlot[] {
   const advice = input.spot.advice
     ? segmentsToPieces(input.spot.advice, unitFactor(input.spot.advice.units, currency, exchangeRates, 'price advice'))
     : [];
+  const nordPool = input.spot.nordPool
+    ? pointsToPieces(input.spot.nordPool.points, input.spot.nordPool.resolutionMinutes,
+      unitFactor(input.spot.nordPool.units, currency, exchangeRates, 'Nord Pool day-ahead prices'))
+    : [];
+  type Ranked = readonly [Piece[], PriceSource];
+  const order: Ranked[] = input.spot.nordPoolFirst
+    ? [[actual, 'actual'], [nordPool, 'nordPool'], [forecast, 'forecast'], [advice, 'adviceOnly']]
+    : [[actual, 'actual'], [forecast, 'forecast'], [nordPool, 'nordPool'], [advice, 'adviceOnly']];
   const deltas = input.deltas.map((d, i) =>
     pointsToPieces(d.points, d.resolutionMinutes, unitFactor(d.units, currency, exchangeRates, `price-curve delta #${i}`)));
 
@@ -152,7 +160,7 @@ export function buildPriceSeries(input: BuildPriceSeriesInput): PriceSlot[] {
     const e = s + len;
     let spot = fallback;
     let source: PriceSource = 'fallback';
-    for (const [pieces, src] of [[actual, 'actual'], [forecast, 'forecast'], [advice, 'adviceOnly']] as const) {
+    for (const [pieces, src] of order) {
       if (pieces.length === 0) continue;
       const c = cover(pieces, s, e);
       if (c.covered >= len - 1) {

@@ -2,18 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { priceSlotsWithTariff, slotCost, tariffLocalTime, type TariffModel } from './tariff.js';
 import { hoursOfLocalDay, localDayStartMs } from './zoned-time.js';
 import type { PriceSlot } from './types.js';
+import { dayFeeTariff } from '../../test/fixtures/tariff.js';
 
 const OSLO = 'Europe/Oslo';
 
 /** Day 06–22 on weekdays 0.40, everything else 0.30; spot with 0.05 markup; NO subsidy. */
-const tariff: TariffModel = {
-  energy: { basis: 'spot', markupPerKwh: 0.05 },
-  subsidy: { thresholdPerKwh: 0.75, share: 0.9 },
-  gridEnergy: { perKwh: 0.3, periods: [{ name: 'day', days: 'weekdays', hours: { from: 6, to: 22 }, perKwh: 0.4 }] },
-  taxPerKwh: 0.1,
-  vatPct: 25,
-  holidays: ['12-25', '2026-04-02'],
-};
+const tariff: TariffModel = dayFeeTariff({ markupPerKwh: 0.05, dayPerKwh: 0.4, holidays: ['12-25', '2026-04-02'] });
 
 describe('slotCost', () => {
   it('adds markup, day fee, tax and VAT; no subsidy under the threshold', () => {

@@ -26,6 +26,8 @@ export interface CapacityModel extends TariffWhen {
   nightWeight?: { weight: number; hours: HourWindow } | undefined;
   steps?: ReadonlyArray<{ upToKw: number | null; perMonth: number }> | undefined;
   perKwPerMonth?: number | undefined;
+  /** Per-kW price by season (each month in one season), instead of steps. */
+  seasons?: ReadonlyArray<{ months: ReadonlyArray<number>; perKwPerMonth: number }> | undefined;
 }
 
 /** The tariff as the core sees it (the config schema's `Tariff` fits it). Money excludes VAT. */

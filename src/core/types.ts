@@ -13,7 +13,7 @@ import type { CapacityOutcome } from './capacity-plan.js';
 // Prices
 
 /** Where a slot's spot price came from, best first. */
-export type PriceSource = 'actual' | 'forecast' | 'adviceOnly' | 'fallback';
+export type PriceSource = 'actual' | 'forecast' | 'nordPool' | 'adviceOnly' | 'fallback';
 
 /** Currency and energy unit of a price input. */
 export interface PriceUnits {
@@ -79,6 +79,9 @@ export interface BuildPriceSeriesInput {
     forecast?: ForecastInput;
     /** Advice segments of the forecast service, used only where no forecast covers a slot. */
     advice?: ForecastInput;
+    /** Nord Pool's published day-ahead prices: after the forecast (default) or, with `nordPoolFirst`, before it. */
+    nordPool?: PricePointsInput;
+    nordPoolFirst?: boolean;
     /** Spot price for slots no input covers (series currency per kWh). Default 0. */
     fallbackPricePerKWh?: number;
   };
@@ -297,6 +300,8 @@ export interface PlanSlot {
   binding: BindingConstraint[];
   /** Short human explanation ("why this slot"). */
   reason: string;
+  /** Most energy the location may take in this slot's UTC hour (kWh), when the plan holds the hour to the month's capacity step. */
+  hourAllowanceKWh?: number;
 }
 
 export interface Shortfall {

@@ -193,6 +193,27 @@ const locationEntities: readonly EntityDef[] = [
     }),
   },
   {
+    key: 'bill_month', component: 'sensor',
+    build: ({ t, currency }) => ({
+      name: 'Bill this month', icon: 'mdi:receipt-text', state_topic: t.bill, value_template: '{{ value_json.total }}',
+      device_class: 'monetary', unit_of_measurement: currency, json_attributes_topic: t.bill,
+    }),
+  },
+  {
+    key: 'capacity_measure', component: 'sensor',
+    build: ({ t }) => ({
+      name: 'Capacity measure', state_topic: t.bill, value_template: '{{ value_json.capacity.measure_kw if value_json.capacity else None }}',
+      device_class: 'power', unit_of_measurement: 'kW', state_class: 'measurement', suggested_display_precision: 2,
+    }),
+  },
+  {
+    key: 'capacity_margin', component: 'sensor',
+    build: ({ t }) => ({
+      name: 'Capacity step margin', state_topic: t.bill, value_template: '{{ value_json.capacity.margin_kw if value_json.capacity else None }}',
+      device_class: 'power', unit_of_measurement: 'kW', state_class: 'measurement', suggested_display_precision: 2,
+    }),
+  },
+  {
     key: 'problem', component: 'binary_sensor',
     build: ({ t }) => ({
       name: 'Problem', device_class: 'problem', entity_category: 'diagnostic', state_topic: t.health,

@@ -56,6 +56,12 @@ export function exampleHomeView(): HomeView {
       { id: 'pc-3', type: 'PriceCurve', startMs: nowMs - 17 * hour, endMs: nowMs + 7 * hour },
       { id: 'lpc-8', type: 'ResourceLPC', startMs: nowMs - 30 * 60_000, endMs: nowMs + 2 * hour },
     ],
+    bill: {
+      month: '2026-03', currency: 'NOK', kwh: 38.4, energy: 39.1, gridFee: 12.6, tax: 3.1, subsidy: 4.2, vat: 88.9, incentive: -2.35,
+      total: 442.15, hoursPriced: 41, hoursUnpriced: 0,
+      capacity: { measureKw: 4.1, stepUpToKw: 5, marginKw: 0.9, fee: 381.25 },
+      devices: [{ id: 'tank', kwh: 9.2, total: 10.85 }, { id: 'car', kwh: 14.3, total: 15.02 }],
+    },
     nowMs,
   };
 }

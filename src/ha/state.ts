@@ -1,5 +1,5 @@
 import type { HaTopics, DeviceScalarField } from './topics.js';
-import type { DeviceKind, DeviceView, HomeView, PlanView } from './view.js';
+import type { BillView, DeviceKind, DeviceView, HomeView, PlanView } from './view.js';
 
 /** Payload of a scalar topic whose value is unknown; Home Assistant reads it as `unknown`. */
 export const unknownPayload = 'None';
@@ -94,6 +94,19 @@ export function planPayload(plan: PlanView, nowMs: number): unknown {
   };
 }
 
+/** The month's bill as published: money rounded to cents, energy to Wh, power to W. */
+export function billPayload(b: BillView): unknown {
+  const c = b.capacity;
+  return {
+    month: b.month, currency: b.currency, kwh: round(b.kwh, 3),
+    energy: round(b.energy, 2), grid_fee: round(b.gridFee, 2), tax: round(b.tax, 2), subsidy: round(b.subsidy, 2),
+    vat: round(b.vat, 2), incentive: round(b.incentive, 2), total: round(b.total, 2),
+    hours_priced: b.hoursPriced, hours_unpriced: b.hoursUnpriced,
+    capacity: c ? { measure_kw: round(c.measureKw, 3), step_up_to_kw: c.stepUpToKw, margin_kw: c.marginKw === null ? null : round(c.marginKw, 3), fee: round(c.fee, 2) } : null,
+    devices: b.devices.map((d) => ({ id: d.id, kwh: round(d.kwh, 3), total: round(d.total, 2) })),
+  };
+}
+
 /** Published while there is no plan, so that templates reading the plan topic see nulls. */
 const noPlanPayload = {
   slot_minutes: null, currency: null, expected_cost: null, baseline_cost: null, savings: null, incentive: null, shortfalls: [], next_comfort: null, slots: [],
@@ -120,6 +133,7 @@ export function stateMessages(t: HaTopics, view: HomeView): Map<string, string> 
     out.set(t.priceDelta, scalarPayload(round(p.deltaPerKwh, 5)));
   }
   out.set(t.plan, JSON.stringify(view.plan ? planPayload(view.plan, view.nowMs) : noPlanPayload));
+  if (view.bill) out.set(t.bill, JSON.stringify(billPayload(view.bill)));
   out.set(t.health, JSON.stringify({
     ok: view.health.ok,
     jobs: view.health.jobs.map((j) => ({

@@ -6,6 +6,7 @@
  *   <base>/price, /price/total, /price/delta
  *   <base>/plan                         the next 48 h as JSON
  *   <base>/health                       job health JSON
+ *   <base>/bill                         this month's bill so far JSON
  *   <base>/<device>                     device state JSON
  *   <base>/<device>/<field>             scalar state (temperature, power, energy, mode, ...)
  *   <base>/<device>/availability        online | offline
@@ -17,7 +18,7 @@
 
 /** Names that cannot be device ids because they are topics of their own. */
 export const reservedTopicNames = new Set([
-  'availability', 'location', 'price', 'plan', 'health', 'request', 'response', 'bridge', 'set',
+  'availability', 'location', 'price', 'plan', 'health', 'bill', 'request', 'response', 'bridge', 'set',
 ]);
 
 /** Scalar state subtopics of a device. */
@@ -46,6 +47,7 @@ export interface HaTopics {
   priceDelta: string;
   plan: string;
   health: string;
+  bill: string;
   device(deviceId: string): string;
   deviceField(deviceId: string, field: DeviceScalarField): string;
   deviceAvailability(deviceId: string): string;
@@ -65,6 +67,7 @@ export function haTopics(base: string): HaTopics {
     priceDelta: `${base}/price/delta`,
     plan: `${base}/plan`,
     health: `${base}/health`,
+    bill: `${base}/bill`,
     device: (id) => `${base}/${id}`,
     deviceField: (id, field) => `${base}/${id}/${field}`,
     deviceAvailability: (id) => `${base}/${id}/availability`,

@@ -123,6 +123,31 @@ export interface JobHealthView {
   lastError?: { code: string; message: string; atMs: number };
 }
 
+/** This month's bill so far at the main meter (priced hours plus the capacity step), VAT included where named. */
+export interface BillView {
+  /** Local month, `YYYY-MM`. */
+  month: string;
+  currency: string;
+  kwh: number;
+  /** Energy (spot + markup, or the fixed price), excluding VAT. */
+  energy: number;
+  gridFee: number;
+  tax: number;
+  /** Money back from the household subsidy, excluding VAT. */
+  subsidy: number;
+  vat: number;
+  /** Incentive deltas of the programme's events (negative = earned). */
+  incentive: number;
+  /** What the month costs so far, VAT and the capacity fee included. */
+  total: number;
+  hoursPriced: number;
+  /** Metered hours left out of the sums (no real price known for them). */
+  hoursUnpriced: number;
+  /** The capacity step the month's metered peaks reach, with its fee incl. VAT; null without a capacity fee. */
+  capacity: { measureKw: number; stepUpToKw: number | null; marginKw: number | null; fee: number } | null;
+  devices: { id: string; kwh: number; total: number }[];
+}
+
 export interface HomeView {
   location: { id: string; name: string; powerW?: number; limitKw: number; lpcCapKw?: number };
   price: PriceView | null;
@@ -135,6 +160,8 @@ export interface HomeView {
   limits: LimitView[];
   /** Events that apply now or later, soonest first. */
   events: EventView[];
+  /** Null before the first hour is priced, or without a main meter. */
+  bill?: BillView | null;
   nowMs: number;
 }
 

@@ -3,7 +3,7 @@ import type { Logger } from '../log.js';
 import type { DeviceConfig } from '../config/schema.js';
 import type { SupervisedDevice, DeviceReading } from '../devices/supervisor.js';
 import type { Plan, PlanSlot } from '../core/types.js';
-import { decide, type Decision, type DeviceMode, type DeviceNow } from '../core/control.js';
+import { decide, type Decision, type DeviceMode, type DeviceNow, type HourBudget } from '../core/control.js';
 import type { Metering } from './metering.js';
 import { startLoop, type LoopHandle } from './loop.js';
 
@@ -48,6 +48,18 @@ function slotAt(plan: Plan | null, nowMs: number): PlanSlot | undefined {
   return plan?.slots.find((s) => s.startMs <= nowMs && nowMs < s.endMs);
 }
 
+const HOUR_MS = 3_600_000;
+
+/** The hour's allowance when the plan holds it, with the main meter's energy in the hour so far. */
+function hourBudget(slot: PlanSlot | undefined, metering: Metering, subject: string | undefined, nowMs: number): HourBudget | undefined {
+  if (slot?.hourAllowanceKWh === undefined || subject === undefined) return undefined;
+  const hourStartMs = Math.floor(nowMs / HOUR_MS) * HOUR_MS;
+  const open = metering.openHours().get(subject);
+  // Without this hour's metering (just started, meter down) there is nothing to guard on.
+  if (!open || open.hourStartMs !== hourStartMs) return undefined;
+  return { allowanceKwh: slot.hourAllowanceKWh, usedKwh: open.kwh, remainingMs: hourStartMs + HOUR_MS - nowMs };
+}
+
 /**
  * The one control loop: read every device (each under its own timeout, a failed one never stops
  * the loop), meter, decide for the current slot under the hard limits, apply, and report the
@@ -71,6 +83,8 @@ export function startControlLoop(deps: {
   const slotIntegrated = new Map<string, { kwh: number; lastMs: number }>();
   let last: ControlSnapshot | null = null;
   const all = deps.mainMeter ? [...deps.devices, deps.mainMeter] : [...deps.devices];
+  /** Devices the guard throttles now, so HOUR_GUARD is logged when it starts, not on every tick. */
+  let guarding = new Set<string>();
 
   function slotEnergy(id: string, r: DeviceReading, now: number): number {
     if (r.energyKwh !== undefined) {
@@ -132,7 +146,12 @@ export function startControlLoop(deps: {
     }
     const capKw = deps.inputs.locationCapKw(now);
     const locationPowerW = deps.mainMeter ? readings.get(deps.mainMeter.config.id)?.powerW : undefined;
-    const decision = decide(nows, { capKw, locationPowerW, baseLoadKw: deps.inputs.baseLoadKw(now) });
+    const budget = hourBudget(slot, deps.metering, deps.mainMeter?.subject, now);
+    const decision = decide(nows, { capKw, locationPowerW, baseLoadKw: deps.inputs.baseLoadKw(now), ...(budget ? { hourBudget: budget } : {}) });
+    for (const id of decision.guarded) {
+      if (!guarding.has(id)) log.info({ code: 'HOUR_GUARD', device: id, ...budget }, 'throttled to keep the hour within its capacity-step allowance');
+    }
+    guarding = new Set(decision.guarded);
     const byId = new Map(deps.devices.map((c) => [c.config.id, c]));
     // A device that refuses a command is the supervisor's to report; the others still get theirs.
     await Promise.allSettled(

@@ -26,15 +26,15 @@ const segmentsSchema = z.strictObject({
   segments: z.array(z.strictObject({ fromMs: z.number(), toMs: z.number(), averagePrice: z.number() })),
   toIsLastHourStart: z.boolean().optional(),
 });
+const pointsStateSchema = z.strictObject({
+  input: z.strictObject({ units: unitsSchema, resolutionMinutes: z.number(), points: z.array(z.strictObject({ startMs: z.number(), price: z.number() })) }),
+  fetchedMs: z.number(),
+});
 const pricesSchema = z.strictObject({
   forecast: z.strictObject({ input: segmentsSchema, fetchedMs: z.number() }).nullable(),
   advice: z.strictObject({ input: segmentsSchema, fetchedMs: z.number() }).nullable(),
-  actual: z
-    .strictObject({
-      input: z.strictObject({ units: unitsSchema, resolutionMinutes: z.number(), points: z.array(z.strictObject({ startMs: z.number(), price: z.number() })) }),
-      fetchedMs: z.number(),
-    })
-    .nullable(),
+  actual: pointsStateSchema.nullable(),
+  nordPool: pointsStateSchema.nullable().optional(),
 });
 // Plans are our own output; only their shape's outline is checked when read back.
 const planSchema = z.looseObject({ createdMs: z.number(), slotMinutes: z.number(), startMs: z.number(), endMs: z.number(), slots: z.array(z.looseObject({ startMs: z.number() })) });

@@ -1,5 +1,5 @@
 import type { ComfortWindowConfig, Config, EvChargerConfig, HotWaterTankConfig } from '../config/schema.js';
-import type { ComfortDeadline, DeltaCurveInput, EvParams, LpcCap, PlanInput, TankParams } from '../core/types.js';
+import type { BuildPriceSeriesInput, ComfortDeadline, DeltaCurveInput, EvParams, LpcCap, PlanInput, TankParams } from '../core/types.js';
 import { localParts } from '../core/zoned-time.js';
 import { buildPriceSeries } from '../core/prices.js';
 import { priceSlotsWithTariff } from '../core/tariff.js';
@@ -40,6 +40,16 @@ export interface PlanningSnapshot {
   baseLoadKw: number;
   /** Energy each device took in the current slot so far (the control loop's meter), kWh. */
   slotDeliveredKwh?: ReadonlyMap<string, number>;
+}
+
+/** The spot price inputs of a price series from what the price job holds. */
+export function spotInputs(prices: PriceData, nordPoolFirst: boolean): BuildPriceSeriesInput['spot'] {
+  return {
+    ...(prices.actual ? { actual: prices.actual.input } : {}),
+    ...(prices.forecast ? { forecast: prices.forecast.input } : {}),
+    ...(prices.advice ? { advice: prices.advice.input } : {}),
+    ...(prices.nordPool ? { nordPool: prices.nordPool.input, nordPoolFirst } : {}),
+  };
 }
 
 /** Price-curve events as incentive curves (one curve per event, whatever resources it names). */
@@ -160,11 +170,7 @@ export function buildPlanInput(config: Config, snap: PlanningSnapshot, resources
     toMs,
     timezone: config.site.timezone,
     currency: config.site.currency,
-    spot: {
-      ...(prices.actual ? { actual: prices.actual.input } : {}),
-      ...(prices.forecast ? { forecast: prices.forecast.input } : {}),
-      ...(prices.advice ? { advice: prices.advice.input } : {}),
-    },
+    spot: spotInputs(prices, config.prices.nordPool.use === 'first'),
     deltas: deltaCurves(snap.events),
     fees,
     ...(config.site.exchangeRates ? { exchangeRates: config.site.exchangeRates as Record<string, number> } : {}),

@@ -3,7 +3,9 @@ import type { Logger } from '../log.js';
 import type { ForecastInput, PricePointsInput, PriceUnits } from '../core/types.js';
 import type { ActualPricesResponse, Currency, ForecastResponse } from '../spark/wire.js';
 import type { ForecastClient } from '../spark/forecast-client.js';
-import { isWattshiftError } from '../errors.js';
+import { WattshiftError, isWattshiftError } from '../errors.js';
+import { localParts } from '../core/zoned-time.js';
+import type { DayAheadQuery, NordPoolClient } from '../prices/nordpool-client.js';
 import { parseApiTimeMs } from './event-normalise.js';
 import { startLoop, type LoopHandle } from './loop.js';
 
@@ -17,6 +19,25 @@ export interface PriceData {
   forecast: { input: ForecastInput; fetchedMs: number } | null;
   advice: { input: ForecastInput; fetchedMs: number } | null;
   actual: { input: PricePointsInput; fetchedMs: number } | null;
+  /** Nord Pool's day-ahead prices of today and (once published) tomorrow, when configured. */
+  nordPool?: { input: PricePointsInput; fetchedMs: number } | null;
+}
+
+/** The CET delivery days Nord Pool prices cover from `nowMs`: today and tomorrow. */
+export function deliveryDays(nowMs: number): string[] {
+  return [nowMs, nowMs + 86_400_000].map((ms) => {
+    const p = localParts(ms, 'Europe/Berlin');
+    return `${p.year}-${String(p.month).padStart(2, '0')}-${String(p.day).padStart(2, '0')}`;
+  });
+}
+
+/** Today's and tomorrow's Nord Pool prices as one series (tomorrow's may not be published yet). */
+async function nordPoolDays(client: NordPoolClient, q: Omit<DayAheadQuery, 'date'>, nowMs: number): Promise<PricePointsInput> {
+  const days = await Promise.all(deliveryDays(nowMs).map((date) => client.dayAhead({ ...q, date })));
+  const [today, tomorrow] = days;
+  if (!today) throw new WattshiftError('API_UNAVAILABLE', 'Nord Pool has no prices for today', { details: { source: 'nordPool' } });
+  if (tomorrow && (tomorrow.resolutionMinutes !== today.resolutionMinutes || tomorrow.units.currency !== today.units.currency)) return today;
+  return tomorrow ? { ...today, points: [...today.points, ...tomorrow.points] } : today;
 }
 
 function units(u: ForecastResponse['priceUnits']): PriceUnits {
@@ -71,12 +92,15 @@ export function startPriceRefresh(deps: {
   horizonMs: number;
   onChange: (data: PriceData) => void;
   initial?: PriceData;
+  /** The second source, fetched with the others when configured. */
+  nordPool?: { client: NordPoolClient; resolutionMinutes: 15 | 60 };
 }): LoopHandle & { data(): PriceData; health(): { ok: boolean; lastError: { code: string; message: string; atMs: number } | null } } {
   const log = deps.logger.child({ component: 'prices' });
   const data: PriceData = deps.initial ?? { forecast: null, advice: null, actual: null };
   let lastError: { code: string; message: string; atMs: number } | null = null;
   const segmentSize = 1;
   const q = { area: deps.area, currency: deps.currency as Currency, energyUnit: 'kWh' as const };
+  const np = deps.nordPool;
 
   /** Fetches one part; `changed` only when its prices differ from the last good ones. */
   async function part<K extends keyof PriceData, T>(
@@ -109,6 +133,7 @@ export function startPriceRefresh(deps: {
         part('forecast', () => deps.source.forecast({ ...q, segmentSize, signal }), (r) => toForecastInput(r.priceUnits, r.forecastSegments, segmentSize)),
         part('advice', () => deps.source.advice({ ...q, segmentSize: 6, signal }), (r) => toForecastInput(r.priceUnits, r.forecastAdvice, 6)),
         part('actual', () => deps.source.actualPrices({ ...q, timeZone: 'UTC', signal }), toActualInput),
+        ...(np ? [part('nordPool', () => nordPoolDays(np.client, { area: deps.area, currency: deps.currency, resolutionMinutes: np.resolutionMinutes, signal }, deps.clock.nowMs()), (r) => r)] : []),
       ]);
       const ok = !results.includes('failed');
       if (ok) lastError = null;

@@ -4,7 +4,7 @@
  * from the live view at each scrape. Units are base units (seconds, watts, joules).
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { HomeView } from '../ha/view.js';
+import type { BillView, HomeView } from '../ha/view.js';
 
 const joulesPerKwh = 3_600_000;
 
@@ -117,6 +117,7 @@ export class DaemonMetrics {
       price(p.spotPerKwh, { currency: p.currency, component: 'spot' });
       price(p.deltaPerKwh, { currency: p.currency, component: 'delta' });
     }
+    if (view.bill) this.setBillGauges(view.bill);
     const loc = view.location;
     this.gauge('wattshift_location_power_watts', 'Location active power.')(loc.powerW);
     this.gauge('wattshift_location_power_limit_watts', 'Location power limit.')(loc.limitKw * 1000);
@@ -155,5 +156,18 @@ export class DaemonMetrics {
     byState(o.accepted, { state: 'accepted' });
     byState(o.rejected, { state: 'rejected' });
     this.gauge('wattshift_outbox_oldest_deadline_timestamp_seconds', 'Deadline of the oldest pending report.')(o.oldestDeadlineMs === undefined ? undefined : o.oldestDeadlineMs / 1000);
+  }
+
+  private setBillGauges(b: BillView): void {
+    const bill = this.gauge('wattshift_bill_month', 'This month\'s bill so far at the main meter by component (total includes VAT and the capacity fee).', ['currency', 'component']);
+    const components = { total: b.total, energy: b.energy, grid_fee: b.gridFee, tax: b.tax, subsidy: b.subsidy, vat: b.vat, incentive: b.incentive, capacity: b.capacity?.fee };
+    for (const [component, v] of Object.entries(components)) bill(v, { currency: b.currency, component });
+    this.gauge('wattshift_bill_month_energy_kwh', 'Energy priced this month at the main meter.')(b.kwh);
+    this.gauge('wattshift_bill_hours_unpriced', 'Metered hours this month without a known price (left out of the bill).')(b.hoursUnpriced);
+    const device = this.gauge('wattshift_bill_month_device', 'What each metered device cost this month so far.', ['currency', 'device']);
+    for (const d of b.devices) device(d.total, { currency: b.currency, device: d.id });
+    this.gauge('wattshift_capacity_measure_watts', 'The month\'s capacity measure so far (mean of the billed peaks).')(b.capacity ? b.capacity.measureKw * 1000 : undefined);
+    const margin = b.capacity?.marginKw;
+    this.gauge('wattshift_capacity_margin_watts', 'Room left before the next capacity step.')(margin === null || margin === undefined ? undefined : margin * 1000);
   }
 }

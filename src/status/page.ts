@@ -1,6 +1,7 @@
 import type { DeviceView, HomeView } from '../ha/view.js';
 import { dateTime, escapeXml as esc, fixed } from './format.js';
 import { renderPlanSvg } from './svg.js';
+import { billSection } from './bill-section.js';
 
 const kindLabel: Record<DeviceView['kind'], string> = { hotWaterTank: 'Hot water tank', evCharger: 'EV charger', meter: 'Meter' };
 
@@ -111,7 +112,7 @@ export function renderStatusPage(view: HomeView, options: { timezone: string }):
   } else {
     parts.push('<p class="muted">No plan yet.</p>');
   }
-  parts.push(limitsSection(view, tz, names), eventsSection(view, tz));
+  parts.push(billSection(view.bill), limitsSection(view, tz, names), eventsSection(view, tz));
   parts.push(`<h2>Reports</h2><p id="reports">${view.outbox.pending} pending, ${view.outbox.accepted} accepted, ${view.outbox.rejected} rejected`
     + `${view.outbox.oldestDeadlineMs === undefined ? '' : `; oldest due ${esc(dateTime(view.outbox.oldestDeadlineMs, tz))}`}</p>`);
   parts.push('<p class="muted"><a href="/metrics">metrics</a> · <a href="/api/view">view JSON</a> · <a href="/healthz">healthz</a></p></body></html>');

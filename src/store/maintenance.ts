@@ -23,6 +23,7 @@ export interface MaintenanceOps {
 export function maintenanceOps(ctx: StoreContext, path: string): MaintenanceOps {
   const { db } = ctx;
   const delHourly = db.prepare('DELETE FROM hourly_energy WHERE hour_start_ms < ?');
+  const delCosts = db.prepare('DELETE FROM hourly_cost WHERE hour_start_ms < ?');
   // Finished reports go with their event's retention; unsent ones are never deleted.
   const delReports = db.prepare(`DELETE FROM report_outbox
     WHERE state IN ('accepted', 'rejected') AND updated_at_ms < ?`);
@@ -37,12 +38,16 @@ export function maintenanceOps(ctx: StoreContext, path: string): MaintenanceOps 
     prune(nowMs, options) {
       const o = checkInput(pruneOptionsSchema, options, 'retention');
       const result = guard('prune', () =>
-        ctx.tx(() => ({
-          hourly: delHourly.run(nowMs - o.hourlyDays * DAY_MS).changes,
-          reports: delReports.run(nowMs - o.eventsDays * DAY_MS).changes,
-          events: delEvents.run({ cutoff: nowMs - o.eventsDays * DAY_MS }).changes,
-          plans: delPlans.run(nowMs - o.plansDays * DAY_MS).changes,
-        })),
+        ctx.tx(() => {
+          // An hour's cost goes with its energy.
+          delCosts.run(nowMs - o.hourlyDays * DAY_MS);
+          return {
+            hourly: delHourly.run(nowMs - o.hourlyDays * DAY_MS).changes,
+            reports: delReports.run(nowMs - o.eventsDays * DAY_MS).changes,
+            events: delEvents.run({ cutoff: nowMs - o.eventsDays * DAY_MS }).changes,
+            plans: delPlans.run(nowMs - o.plansDays * DAY_MS).changes,
+          };
+        }),
       );
       if (o.vacuum !== false && !db.inTransaction) {
         // Returns the free pages to the file system (auto_vacuum = INCREMENTAL), so the file

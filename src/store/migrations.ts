@@ -88,6 +88,32 @@ CREATE TABLE kv_state (
 ) WITHOUT ROWID, STRICT;
 `,
   },
+  {
+    version: 2,
+    name: 'hourly cost',
+    // What each metered hour cost, priced when it was metered with the prices and tariff then in
+    // force (money for the hour's energy, excluding VAT except vat and total).
+    sql: `
+CREATE TABLE hourly_cost (
+  subject       TEXT NOT NULL,
+  hour_start_ms INTEGER NOT NULL,
+  kwh           REAL NOT NULL,
+  currency      TEXT NOT NULL,
+  spot_per_kwh  REAL NOT NULL,
+  source        TEXT NOT NULL,
+  grid_period   TEXT NOT NULL,
+  energy        REAL NOT NULL,
+  grid_fee      REAL NOT NULL,
+  tax           REAL NOT NULL,
+  subsidy       REAL NOT NULL,
+  vat           REAL NOT NULL,
+  delta         REAL NOT NULL,
+  total         REAL NOT NULL,
+  priced_at_ms  INTEGER NOT NULL,
+  PRIMARY KEY (subject, hour_start_ms)
+) WITHOUT ROWID, STRICT;
+`,
+  },
 ];
 
 export const latestSchemaVersion: number = migrations.reduce((v, m) => Math.max(v, m.version), 0);

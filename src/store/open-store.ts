@@ -9,6 +9,7 @@ import type { Clock } from '../ports.js';
 import type { StoreContext } from './context.js';
 import { sqliteCodeOf, storeError } from './errors.js';
 import { energyTables } from './energy.js';
+import { costTables } from './costs.js';
 import { eventsTable } from './events.js';
 import { maintenanceOps } from './maintenance.js';
 import { latestSchemaVersion, migrations } from './migrations.js';
@@ -194,6 +195,7 @@ export function openStore(options: OpenStoreOptions): Store {
     },
     ...eventsTable(ctx),
     ...energyTables(ctx),
+    ...costTables(ctx),
     ...plansAndStateTables(ctx),
     ...outbox,
     ...maintenanceOps(ctx, path),

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { HourCost } from '../core/bill.js';
 
 /**
  * The store's public types. `Store` is an interface so that jobs can be unit-tested with a fake;
@@ -96,6 +97,16 @@ export interface HourlyEnergyInput {
 
 export interface HourlyEnergyRow extends HourlyEnergyInput {
   updatedAtMs: number;
+}
+
+/** The realised cost of one metered hour of a subject, in `currency`. */
+export interface HourlyCostInput extends HourCost {
+  subject: string;
+  currency: string;
+}
+
+export interface HourlyCostRow extends HourlyCostInput {
+  pricedAtMs: number;
 }
 
 /** The last cumulative counter reading of a device, so metering continues across restarts. */
@@ -258,6 +269,11 @@ export interface Store {
   upsertHourly(rows: readonly HourlyEnergyInput[]): void;
   /** Rows of `subject` with fromMs <= hourStartMs < toMs, in time order. */
   readHourly(subject: string, fromMs: number, toMs: number): HourlyEnergyRow[];
+
+  /** Inserts or replaces the cost of hours (keyed by subject and hour), in one transaction. */
+  upsertHourlyCost(rows: readonly HourlyCostInput[]): void;
+  /** Cost rows of `subject` with fromMs <= hourStartMs < toMs, in time order. */
+  readHourlyCost(subject: string, fromMs: number, toMs: number): HourlyCostRow[];
 
   saveCheckpoints(rows: readonly MeterCheckpoint[]): void;
   loadCheckpoints(): MeterCheckpoint[];

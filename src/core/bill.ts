@@ -1,0 +1,126 @@
+/**
+ * The realised bill: what each metered hour cost under the tariff in force, and the month so far
+ * with its capacity step. Pure; prices and energies are arguments. Money excludes VAT except
+ * `vat` and the totals.
+ */
+import { capacityFee, capacityMeasure, stepIndex, type HourEnergy } from './capacity.js';
+import { HOUR_MS } from './zoned-time.js';
+import { slotCost, type TariffModel } from './tariff.js';
+import type { PriceSlot } from './types.js';
+
+/** Money by component: excluding VAT, except `vat` itself and `total`. */
+export interface CostComponents {
+  /** Spot + markup, or the fixed price. */
+  energy: number;
+  gridFee: number;
+  tax: number;
+  /** Refunded by the household subsidy (positive = money back). */
+  subsidy: number;
+  vat: number;
+  /** Incentive deltas of the programme's events (negative = earned). */
+  delta: number;
+  total: number;
+}
+
+/** What one metered hour cost (money for the hour's energy, not per kWh). */
+export interface HourCost extends CostComponents {
+  hourStartMs: number;
+  kwh: number;
+  /** Mean spot price of the hour's slots, per kWh excluding VAT. */
+  spotPerKwh: number;
+  /** Where the spot price came from (`actual` or `forecast`...). */
+  source: Exclude<PriceSlot['source'], 'fallback'>;
+  gridPeriod: string;
+}
+
+/** The flat site keys as a tariff: spot without markup, one grid fee, tax and VAT. */
+export function flatTariff(site: { gridFeePerKwh: number; taxPerKwh: number; vatPct: number }): TariffModel {
+  return {
+    energy: { basis: 'spot', markupPerKwh: 0 },
+    gridEnergy: { perKwh: site.gridFeePerKwh, periods: [] },
+    taxPerKwh: site.taxPerKwh,
+    vatPct: site.vatPct,
+    holidays: [],
+  };
+}
+
+/**
+ * The cost of `kwh` metered in the UTC hour starting at `hourStartMs`, priced slot by slot (the
+ * energy taken as spread evenly over the hour's slots: the meter gives only the hour's total).
+ * Null when the slots do not cover the hour with a real price (a fallback price is a guess, not
+ * what was paid): the hour stays unpriced rather than priced wrongly.
+ */
+export function hourCost(
+  tariff: TariffModel,
+  hourStartMs: number,
+  kwh: number,
+  slots: ReadonlyArray<Pick<PriceSlot, 'startMs' | 'endMs' | 'spot' | 'delta' | 'source'>>,
+  timezone: string,
+): HourCost | null {
+  const end = hourStartMs + HOUR_MS;
+  const within = slots.filter((s) => s.startMs >= hourStartMs && s.endMs <= end);
+  const covered = within.reduce((ms, s) => ms + (s.endMs - s.startMs), 0);
+  if (covered !== HOUR_MS) return null;
+  const sum = { spot: 0, energy: 0, gridFee: 0, tax: 0, subsidy: 0, vat: 0, delta: 0, total: 0 };
+  for (const s of within) {
+    const share = (s.endMs - s.startMs) / HOUR_MS;
+    const c = slotCost(tariff, s.startMs, s.spot, s.delta, timezone);
+    sum.spot += s.spot * share;
+    for (const k of ['energy', 'gridFee', 'tax', 'subsidy', 'vat', 'delta', 'total'] as const) sum[k] += c[k] * share * kwh;
+  }
+  const worst = within.find((s) => s.source === 'fallback')?.source ?? within.find((s) => s.source !== 'actual')?.source ?? 'actual';
+  if (worst === 'fallback') return null;
+  const gridPeriod = slotCost(tariff, hourStartMs, 0, 0, timezone).gridPeriod;
+  const { spot, ...money } = sum;
+  return { hourStartMs, kwh, spotPerKwh: spot, source: worst, gridPeriod, ...money };
+}
+
+export interface CapacityStanding {
+  /** The billed measure so far (mean of the month's top peaks), kW. */
+  measureKw: number;
+  /** Upper bound of the step it falls in (null: the top step, or a per-kW price). */
+  stepUpToKw: number | null;
+  /** Room left before the next step, kW (null when there is no next step). */
+  marginKw: number | null;
+  /** The month's capacity fee at this measure, excluding VAT. */
+  fee: number;
+  /** VAT on that fee. */
+  vat: number;
+}
+
+/** The month's bill so far at the main meter; `vat` and `total` include the capacity fee's. */
+export interface MonthBill extends CostComponents {
+  kwh: number;
+  /** Null without a capacity rule in the tariff. */
+  capacity: CapacityStanding | null;
+  hoursPriced: number;
+  /** Metered hours without a price (prices missing when they were metered): not in the sums. */
+  hoursUnpriced: number;
+}
+
+/**
+ * Local month `month` (1–12) so far from the location's priced hours and its metered hours (the
+ * capacity measure counts every metered hour, priced or not: the grid company meters them all).
+ */
+export function monthBill(
+  tariff: TariffModel,
+  timezone: string,
+  month: number,
+  costs: ReadonlyArray<HourCost>,
+  metered: ReadonlyArray<HourEnergy>,
+): MonthBill {
+  const sum = { kwh: 0, energy: 0, gridFee: 0, tax: 0, subsidy: 0, vat: 0, delta: 0, total: 0 };
+  for (const c of costs) for (const k of Object.keys(sum) as (keyof typeof sum)[]) sum[k] += c[k];
+  const priced = new Set(costs.map((c) => c.hourStartMs));
+  const rule = tariff.capacity;
+  let capacity: CapacityStanding | null = null;
+  if (rule) {
+    const measureKw = capacityMeasure(rule, metered, timezone, tariff.holidays);
+    const upTo = rule.steps ? (rule.steps[stepIndex(rule, measureKw)]?.upToKw ?? null) : null;
+    const fee = capacityFee(rule, measureKw, month);
+    capacity = { measureKw, stepUpToKw: upTo, marginKw: upTo === null ? null : upTo - measureKw, fee, vat: fee * (tariff.vatPct / 100) };
+    sum.vat += capacity.vat;
+    sum.total += capacity.fee + capacity.vat;
+  }
+  return { ...sum, capacity, hoursPriced: costs.length, hoursUnpriced: metered.filter((h) => !priced.has(h.startMs)).length };
+}

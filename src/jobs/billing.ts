@@ -1,0 +1,145 @@
+/**
+ * The realised bill: prices every metered hour of the month once it is closed, with the spot
+ * prices and incentive deltas the daemon saw and the tariff in force, stores the cost per hour
+ * (location and devices) and keeps the month so far at the main meter for the views.
+ */
+import type { Config } from '../config/schema.js';
+import { siteTariff } from '../config/tariff-file.js';
+import { flatTariff, hourCost, monthBill, type HourCost, type MonthBill } from '../core/bill.js';
+import { monthKey } from '../core/capacity.js';
+import { buildPriceSeries } from '../core/prices.js';
+import type { TariffModel } from '../core/tariff.js';
+import { HOUR_MS } from '../core/zoned-time.js';
+import { isWattshiftError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { HourlyCostInput, HourlyEnergyRow, Store } from '../store/types.js';
+import { localMonthStartMs, monthHours } from './bill-planner.js';
+import type { HomeEvent } from './event-normalise.js';
+import { deltaCurves, spotInputs } from './plan-inputs.js';
+import type { PriceData } from './price-refresh.js';
+
+/** The month so far at the main meter, in the site currency. */
+export interface BillSummary extends MonthBill {
+  /** Local month, `YYYY-MM`. */
+  month: string;
+  currency: string;
+  /** Per metered device: its energy and what it cost this month (priced hours only). */
+  devices: { id: string; kwh: number; total: number }[];
+}
+
+export interface Billing {
+  /** Prices the closed hours not yet priced (or re-metered) and refreshes the summary. */
+  tick(nowMs: number): void;
+  /** The month so far; null before the first tick or without a main meter. */
+  summary(): BillSummary | null;
+  health(): { ok: boolean; lastError: { code: string; message: string; atMs: number } | null };
+}
+
+const unchanged = (a: number, b: number): boolean => Math.abs(a - b) < 1e-9;
+
+/**
+ * The month so far from the store: the main meter's priced hours and capacity measure, and each
+ * device's cost. Null without a main meter (`location` subject).
+ */
+export function readBill(
+  store: Pick<Store, 'readHourly' | 'readHourlyCost'>,
+  site: Pick<Config['site'], 'timezone' | 'currency'>,
+  tariff: TariffModel,
+  subjects: readonly string[],
+  nowMs: number,
+): BillSummary | null {
+  if (!subjects.includes('location')) return null;
+  const monthStart = localMonthStartMs(nowMs, site.timezone);
+  const closedTo = Math.floor(nowMs / HOUR_MS) * HOUR_MS;
+  const costsOf = (subject: string): HourCost[] => {
+    const metered = new Map(store.readHourly(subject, monthStart, closedTo).map((h) => [h.hourStartMs, h]));
+    // A cost counts while it prices the energy now stored for its hour.
+    return store.readHourlyCost(subject, monthStart, closedTo).filter((c) => {
+      const h = metered.get(c.hourStartMs);
+      return h !== undefined && h.quality !== 'gap' && unchanged(h.kwh, c.kwh);
+    });
+  };
+  const metered = monthHours(store.readHourly('location', monthStart, closedTo));
+  const month = monthKey(nowMs, site.timezone);
+  const bill = monthBill(tariff, site.timezone, Number(month.slice(5, 7)), costsOf('location'), metered);
+  const devices = subjects.filter((s) => s.startsWith('device:')).flatMap((s) => {
+    const c = costsOf(s);
+    return c.length === 0 ? [] : [{ id: s.slice('device:'.length), kwh: c.reduce((a, x) => a + x.kwh, 0), total: c.reduce((a, x) => a + x.total, 0) }];
+  });
+  return { ...bill, month, currency: site.currency, devices };
+}
+
+/** The tariff that prices the bill: the site's, else its flat keys. */
+export function billTariff(config: Pick<Config, 'site'>): TariffModel {
+  return siteTariff(config) ?? flatTariff(config.site);
+}
+
+export function createBilling(deps: {
+  config: Pick<Config, 'site' | 'prices'>;
+  store: Pick<Store, 'readHourly' | 'readHourlyCost' | 'upsertHourlyCost'>;
+  /** Metering subjects: `location` (the main meter) and `device:<id>`. */
+  subjects: readonly string[];
+  prices: () => PriceData;
+  /** Events whose span overlaps [fromMs, toMs), ended ones included. */
+  events: (fromMs: number, toMs: number) => readonly HomeEvent[];
+  logger: Logger;
+}): Billing {
+  const log = deps.logger.child({ component: 'billing' });
+  const { site } = deps.config;
+  const tariff = billTariff(deps.config);
+  let summary: BillSummary | null = null;
+  let lastError: { code: string; message: string; atMs: number } | null = null;
+
+  function priceHours(subject: string, hours: readonly HourlyEnergyRow[]): HourlyCostInput[] {
+    if (hours.length === 0) return [];
+    const fromMs = hours[0]!.hourStartMs;
+    const toMs = hours[hours.length - 1]!.hourStartMs + HOUR_MS;
+    const prices = deps.prices();
+    const slots = buildPriceSeries({
+      slotMinutes: site.slotMinutes,
+      fromMs,
+      toMs,
+      timezone: site.timezone,
+      currency: site.currency,
+      spot: spotInputs(prices, deps.config.prices.nordPool.use === 'first'),
+      deltas: deltaCurves(deps.events(fromMs, toMs)),
+      fees: { gridFeePerKWh: 0, taxPerKWh: 0, vatRate: 1 },
+      ...(site.exchangeRates ? { exchangeRates: site.exchangeRates as Record<string, number> } : {}),
+    });
+    return hours.flatMap((h) => {
+      const c = hourCost(tariff, h.hourStartMs, h.kwh, slots, site.timezone);
+      return c ? [{ ...c, subject, currency: site.currency }] : [];
+    });
+  }
+
+  function tickOnce(nowMs: number): void {
+    const monthStart = localMonthStartMs(nowMs, site.timezone);
+    const closedTo = Math.floor(nowMs / HOUR_MS) * HOUR_MS;
+    for (const subject of deps.subjects) {
+      const stored = new Map(deps.store.readHourlyCost(subject, monthStart, closedTo).map((c) => [c.hourStartMs, c.kwh]));
+      const todo = deps.store.readHourly(subject, monthStart, closedTo).filter((h) => {
+        const kwh = stored.get(h.hourStartMs);
+        return h.quality !== 'gap' && (kwh === undefined || !unchanged(kwh, h.kwh));
+      });
+      deps.store.upsertHourlyCost(priceHours(subject, todo));
+    }
+    summary = readBill(deps.store, site, tariff, deps.subjects, nowMs);
+  }
+
+  return {
+    tick(nowMs) {
+      try {
+        tickOnce(nowMs);
+        if (lastError) log.info({ downSinceCode: lastError.code }, 'billing recovered');
+        lastError = null;
+      } catch (err) {
+        // The bill waits; the hours stay unpriced and the next tick tries again.
+        const code = isWattshiftError(err) ? err.code : 'INTERNAL';
+        if (lastError?.code !== code) log.error({ code, err }, 'pricing metered hours failed; the bill is not updated');
+        lastError = { code, message: err instanceof Error ? err.message : String(err), atMs: nowMs };
+      }
+    },
+    summary: () => summary,
+    health: () => ({ ok: lastError === null, lastError }),
+  };
+}

@@ -1,0 +1,62 @@
+import { z } from 'zod';
+import type { StoreContext } from './context.js';
+import type { Store } from './types.js';
+import { checkInput, guard, parseRow } from './errors.js';
+import { msRow, roundMs } from './time.js';
+
+const HOUR_MS = 3_600_000;
+const money = z.number().finite();
+
+const costInputSchema = z.strictObject({
+  subject: z.string().min(1),
+  hourStartMs: msRow.refine((v) => v % HOUR_MS === 0, 'must be a whole UTC hour'),
+  kwh: money,
+  currency: z.string().regex(/^[A-Z]{3}$/),
+  spotPerKwh: money,
+  source: z.enum(['actual', 'forecast', 'nordPool', 'adviceOnly']),
+  gridPeriod: z.string().min(1),
+  energy: money,
+  gridFee: money,
+  tax: money,
+  subsidy: money,
+  vat: money,
+  delta: money,
+  total: money,
+});
+
+const costRowSchema = costInputSchema.extend({ pricedAtMs: msRow });
+
+/** This table's part of the {@link Store} (its documentation is there). */
+export type CostTables = Pick<Store, 'upsertHourlyCost' | 'readHourlyCost'>;
+
+/** The realised cost of metered hours, per subject (see core/bill). */
+export function costTables(ctx: StoreContext): CostTables {
+  const { db } = ctx;
+  const upsert = db.prepare(`INSERT INTO hourly_cost (subject, hour_start_ms, kwh, currency, spot_per_kwh, source, grid_period,
+      energy, grid_fee, tax, subsidy, vat, delta, total, priced_at_ms)
+    VALUES (@subject, @hourStartMs, @kwh, @currency, @spotPerKwh, @source, @gridPeriod,
+      @energy, @gridFee, @tax, @subsidy, @vat, @delta, @total, @pricedAtMs)
+    ON CONFLICT (subject, hour_start_ms) DO UPDATE SET kwh = excluded.kwh, currency = excluded.currency,
+      spot_per_kwh = excluded.spot_per_kwh, source = excluded.source, grid_period = excluded.grid_period,
+      energy = excluded.energy, grid_fee = excluded.grid_fee, tax = excluded.tax, subsidy = excluded.subsidy,
+      vat = excluded.vat, delta = excluded.delta, total = excluded.total, priced_at_ms = excluded.priced_at_ms`);
+  const select = db.prepare(`SELECT subject, hour_start_ms AS hourStartMs, kwh, currency, spot_per_kwh AS spotPerKwh, source,
+      grid_period AS gridPeriod, energy, grid_fee AS gridFee, tax, subsidy, vat, delta, total, priced_at_ms AS pricedAtMs
+    FROM hourly_cost WHERE subject = ? AND hour_start_ms >= ? AND hour_start_ms < ? ORDER BY hour_start_ms`);
+  return {
+    upsertHourlyCost(rows) {
+      const parsed = rows.map((r) => checkInput(costInputSchema, r, 'hourly cost row'));
+      if (parsed.length === 0) return;
+      guard('upsertHourlyCost', () =>
+        ctx.tx(() => {
+          const pricedAtMs = roundMs(ctx.clock.nowMs());
+          for (const r of parsed) upsert.run({ ...r, pricedAtMs });
+        }),
+      );
+    },
+    readHourlyCost(subject, fromMs, toMs) {
+      const rows = guard('readHourlyCost', () => select.all(subject, fromMs, toMs));
+      return rows.map((row) => parseRow(costRowSchema, row, 'hourly_cost'));
+    },
+  };
+}

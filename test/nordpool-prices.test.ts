@@ -1,0 +1,123 @@
+/**
+ * The second price source against a local HTTP server serving the Nord Pool data portal's real
+ * recorded answers (data/prices/nordpool_dataportal_*.json): parsing, the day not yet published
+ * (204), failures by status, the price job's merge of today and tomorrow, and the series order.
+ */
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../src/clock.js';
+import { buildPriceSeries } from '../src/core/prices.js';
+import { isWattshiftError, WattshiftError } from '../src/errors.js';
+import { deliveryDays, startPriceRefresh, type PriceSource } from '../src/jobs/price-refresh.js';
+import { silentLogger } from '../src/log.js';
+import { createNordPoolClient } from '../src/prices/nordpool-client.js';
+
+const hourly = readFileSync(new URL('../data/prices/nordpool_dataportal_DayAheadPriceIndices_2025-05-07_SE1-4_60min.json', import.meta.url), 'utf8');
+const quarters = readFileSync(new URL('../data/prices/nordpool_dataportal_DayAheadPriceIndices_2025-05-07_FI_15min.json', import.meta.url), 'utf8');
+
+/** What the server answers per `date` query; the requests it saw. */
+const answers = new Map<string, { status: number; body?: string }>();
+const seen: URLSearchParams[] = [];
+let server: Server;
+let url = '';
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    const u = new URL(req.url ?? '/', 'http://x');
+    seen.push(u.searchParams);
+    const a = u.pathname === '/api/DayAheadPriceIndices' ? answers.get(`${u.searchParams.get('date')}/${u.searchParams.get('resolutionInMinutes')}`) : undefined;
+    res.writeHead(a?.status ?? 404, { 'content-type': 'application/json' });
+    res.end(a?.body ?? '');
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api`;
+});
+afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+const client = () => createNordPoolClient({ url, timeoutMs: 2_000 });
+
+async function failure(p: Promise<unknown>): Promise<WattshiftError> {
+  try {
+    await p;
+  } catch (err) {
+    if (isWattshiftError(err)) return err;
+    throw err;
+  }
+  throw new Error('did not fail');
+}
+
+describe('Nord Pool data portal client', () => {
+  it('reads one area of the hourly answer as 24 prices per MWh, asking for the day, area, currency and resolution', async () => {
+    answers.set('2025-05-07/60', { status: 200, body: hourly });
+    const p = (await client().dayAhead({ date: '2025-05-07', area: 'SE3', currency: 'EUR', resolutionMinutes: 60 }))!;
+    expect(p.units).toEqual({ currency: 'EUR', energyUnit: 'MWh' });
+    expect(p.resolutionMinutes).toBe(60);
+    expect(p.points).toHaveLength(24);
+    expect(p.points[0]).toEqual({ startMs: Date.parse('2025-05-06T22:00:00Z'), price: 56.85 });
+    expect(p.points[2]).toEqual({ startMs: Date.parse('2025-05-07T00:00:00Z'), price: 48.66 });
+    expect(Object.fromEntries(seen.at(-1)!)).toEqual({ date: '2025-05-07', market: 'DayAhead', indexNames: 'SE3', currency: 'EUR', resolutionInMinutes: '60' });
+  });
+
+  it('reads the 15-minute answer (96 quarter-hours) and refuses an area the answer lacks', async () => {
+    answers.set('2025-05-07/15', { status: 200, body: quarters });
+    const p = (await client().dayAhead({ date: '2025-05-07', area: 'FI', currency: 'EUR', resolutionMinutes: 15 }))!;
+    expect(p.points).toHaveLength(96);
+    expect(p.points[1]!.startMs - p.points[0]!.startMs).toBe(15 * 60_000);
+    expect((await failure(client().dayAhead({ date: '2025-05-07', area: 'SE3', currency: 'EUR', resolutionMinutes: 15 }))).code).toBe('API_BAD_RESPONSE');
+  });
+
+  it('answers null for a day not yet published (204) and fails by status otherwise', async () => {
+    answers.set('2025-05-08/60', { status: 204 });
+    expect(await client().dayAhead({ date: '2025-05-08', area: 'SE3', currency: 'EUR', resolutionMinutes: 60 })).toBeNull();
+    answers.set('2025-05-09/60', { status: 503, body: 'busy' });
+    expect((await failure(client().dayAhead({ date: '2025-05-09', area: 'SE3', currency: 'EUR', resolutionMinutes: 60 }))).code).toBe('API_UNAVAILABLE');
+    answers.set('2025-05-10/60', { status: 400, body: '{}' });
+    expect((await failure(client().dayAhead({ date: '2025-05-10', area: 'SE3', currency: 'EUR', resolutionMinutes: 60 }))).code).toBe('API_REJECTED');
+    answers.set('2025-05-11/60', { status: 200, body: '{"multiIndexEntries": "no"}' });
+    expect((await failure(client().dayAhead({ date: '2025-05-11', area: 'SE3', currency: 'EUR', resolutionMinutes: 60 }))).code).toBe('API_BAD_RESPONSE');
+    const closed = createNordPoolClient({ url: 'http://127.0.0.1:1/api', timeoutMs: 500 });
+    expect((await failure(closed.dayAhead({ date: '2025-05-07', area: 'SE3', currency: 'EUR', resolutionMinutes: 60 }))).code).toBe('API_UNAVAILABLE');
+  });
+});
+
+describe('Nord Pool as the price job\'s second source', () => {
+  // 7 May 2025, 10:00 UTC: the delivery days are the 7th (published) and the 8th (204 above).
+  const now = Date.parse('2025-05-07T10:00:00Z');
+  const down = (): never => {
+    throw new WattshiftError('API_UNAVAILABLE', 'forecast service down');
+  };
+  const forecastDown: PriceSource = { forecast: async () => down(), advice: async () => down(), actualPrices: async () => down() };
+
+  it('fetches today and tomorrow by the CET delivery day, keeping today when tomorrow is not out', async () => {
+    expect(deliveryDays(now)).toEqual(['2025-05-07', '2025-05-08']);
+    expect(deliveryDays(Date.parse('2025-05-06T22:30:00Z'))[0]).toBe('2025-05-07');
+    answers.set('2025-05-07/60', { status: 200, body: hourly });
+    const job = startPriceRefresh({
+      source: forecastDown, area: 'SE3', currency: 'EUR', clock: new ManualClock(now), logger: silentLogger(), horizonMs: 24 * 3_600_000,
+      onChange: () => undefined, nordPool: { client: client(), resolutionMinutes: 60 },
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    await job.stop();
+    expect(job.data().nordPool?.input.points).toHaveLength(24);
+    expect(job.data().forecast).toBeNull();
+    // The forecast service is down: the job says so, whatever the second source holds.
+    expect(job.health().lastError?.code).toBe('API_UNAVAILABLE');
+  });
+
+  it('prices a slot from Nord Pool where the forecast service has nothing, or first when configured', async () => {
+    const nordPool = (await client().dayAhead({ date: '2025-05-07', area: 'SE3', currency: 'EUR', resolutionMinutes: 60 }))!;
+    const from = Date.parse('2025-05-07T00:00:00Z');
+    const forecast = { units: { currency: 'EUR', energyUnit: 'kWh' as const }, segments: [{ fromMs: from, toMs: from + 3_600_000, averagePrice: 0.1 }] };
+    const series = (nordPoolFirst: boolean) => buildPriceSeries({
+      slotMinutes: 60, fromMs: from, toMs: from + 2 * 3_600_000, timezone: 'Europe/Stockholm', currency: 'EUR',
+      spot: { forecast, nordPool, nordPoolFirst }, deltas: [], fees: { gridFeePerKWh: 0, taxPerKWh: 0 },
+    });
+    const [a, b] = series(false);
+    expect(a).toMatchObject({ source: 'forecast', spot: 0.1 });
+    expect(b!.source).toBe('nordPool');
+    expect(b!.spot).toBeCloseTo(0.04988, 9);
+    expect(series(true)[0]).toMatchObject({ source: 'nordPool', spot: expect.closeTo(0.04866, 9) });
+  });
+});
