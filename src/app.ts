@@ -23,9 +23,10 @@ import { createHaBridge, type HaBridge } from './ha/bridge.js';
 import { haWill } from './ha/publisher.js';
 import { sharedConnectionPort } from './ha/port.js';
 import { startStatusServer, type StatusServer } from './status/server.js';
+import { cachedEnergyHistory, readEnergyHistory } from './status/history.js';
 import { homeView } from './app-view.js';
 import { identityOf, loadRegistration } from './identity.js';
-import { createMetering, meteringOptionsFor, type MeteredSubject, type Metering } from './jobs/metering.js';
+import { createMetering, meterSubjectOf, meteringOptionsFor, type MeteredSubject, type Metering } from './jobs/metering.js';
 import { Wishes } from './jobs/home-state.js';
 import { createEventIntake } from './jobs/event-intake.js';
 import { createEventActions, homeEventOf } from './jobs/event-actions.js';
@@ -246,7 +247,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
       );
     }
     const mainMeterId = config.devices.find((d) => d.kind === 'meter' && d.model.main)?.id ?? null;
-    const subjectOfDevice = (id: string): string => (id === mainMeterId ? 'location' : `device:${id}`);
+    const subjectOfDevice = meterSubjectOf(config.devices);
     const subjects: MeteredSubject[] = config.devices.flatMap((d): MeteredSubject[] => {
       const caps = built.get(d.id)!.capabilities;
       if (caps.energyMeter) return [{ subject: subjectOfDevice(d.id), method: 'counter', options: meteringOptionsFor(d, config.site) }];
@@ -565,6 +566,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
         host: config.http.host,
         port: config.http.port,
         getView: view,
+        getHistory: cachedEnergyHistory((nowMs) => readEnergyHistory(s, config, nowMs)),
         metrics: counters,
         timezone: config.site.timezone,
         logger: deps.logger,

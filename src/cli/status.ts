@@ -16,6 +16,8 @@ import { exitCodeFor, exitCodes } from './exit-codes.js';
 import { formatError } from './format-error.js';
 import { readLatestPlan } from './plan.js';
 import { askDaemon, shownPlan, type DaemonAnswer, type ShownPlan } from './live-view.js';
+import { readEnergyHistory, type EnergyHistory } from '../status/history.js';
+import { renderHistory } from './status-history.js';
 import { cliLogger, eligibilityStateKey, eligibilityStateSchema, type EligibilityState } from './register.js';
 import { configPathOf } from './args.js';
 import type { CliCommand, CliIo } from './types.js';
@@ -45,6 +47,8 @@ export interface StatusReport {
     current: { startMs: number; pricePerKwh: number; deltaPerKwh: number; reason: string | null; devices: Record<string, { on: boolean; powerKw: number; temperatureC?: number }> } | null;
   } | null;
   daemon: DaemonAnswer;
+  /** Metered energy by local day and month (status/history.ts). */
+  history: EnergyHistory;
 }
 
 /** What the daemon keeps under the state key `eligibility` (src/jobs/home-tracker.ts). */
@@ -60,7 +64,7 @@ function programOf(store: Pick<Store, 'getState'>): StatusReport['program'] {
 }
 
 /** Everything status shows from the store. */
-export function collectStatus(store: Store, nowMs: number): Omit<StatusReport, 'daemon' | 'plan'> {
+export function collectStatus(store: Store, nowMs: number): Omit<StatusReport, 'daemon' | 'plan' | 'history'> {
   const events = store.listEvents();
   const byState: Record<string, number> = Object.fromEntries(eventStates.map((s) => [s, 0]));
   for (const e of events) byState[e.state] = (byState[e.state] ?? 0) + 1;
@@ -158,7 +162,7 @@ export function renderStatus(r: StatusReport, config: Config): string[] {
       out.push('  no slot covers now');
     }
   }
-  out.push('');
+  out.push('', ...renderHistory(r.history), '');
   const d = r.daemon;
   if (!config.http.enabled) {
     out.push('Daemon: status server disabled in the config (http.enabled: false); device and job health unknown');
@@ -209,7 +213,7 @@ export const statusCommand: CliCommand = {
       const store = openStore({ path: config.storage.path, readOnly: true, logger: cliLogger(io, secrets) });
       try {
         const plan = planStatus(shownPlan(daemon, () => readLatestPlan(store), config, nowMs), nowMs);
-        report = { ...collectStatus(store, nowMs), plan, daemon };
+        report = { ...collectStatus(store, nowMs), plan, daemon, history: readEnergyHistory(store, config, nowMs) };
       } finally {
         store.close();
       }
