@@ -107,12 +107,29 @@ export function createHaBridge(options: HaBridgeOptions): HaBridge {
     if (changed) await options.saveDeviceIds?.([...current]);
   }
 
-  async function update(): Promise<void> {
+  async function publishAll(): Promise<void> {
     if (stopped) return;
     const view = options.getView();
     await removeStale(view);
     await publishDiscovery(view);
     await publisher.publishView(view);
+  }
+
+  // One update at a time: each remembers what it sent only after the broker took it, so two
+  // overlapping ones (start, the control loop's tick, HA's birth) each sent everything again.
+  // Calls during a run share one more run after it, which sees what the first one sent.
+  let running: Promise<void> | null = null;
+  let next: Promise<void> | null = null;
+  function update(): Promise<void> {
+    if (!running) {
+      running = publishAll().finally(() => (running = null));
+      return running;
+    }
+    next ??= running.catch(() => undefined).then(() => {
+      next = null;
+      return update();
+    });
+    return next;
   }
 
   return {
@@ -130,8 +147,9 @@ export function createHaBridge(options: HaBridgeOptions): HaBridge {
       });
       await clearPending();
       if (options.discovery.enabled) {
-        await options.port.subscribe(haStatusTopic(options.discovery.prefix), (_topic, payload) => {
-          if (payload.toString('utf8').trim() !== 'online') return;
+        await options.port.subscribe(haStatusTopic(options.discovery.prefix), (_topic, payload, meta) => {
+          // A retained birth is an old one (some set-ups retain it): this start announces anyway.
+          if (meta.retained || payload.toString('utf8').trim() !== 'online') return;
           log.info('Home Assistant came online: republishing discovery and state');
           lastDiscovery.clear();
           publisher.invalidate();

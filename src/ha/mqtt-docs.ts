@@ -42,7 +42,7 @@ function recordingPort(): HaMqttPort & { published: Published[]; filters: string
     deliver: (topic, payload, answerTopic) =>
       new Promise<Published>((resolve) => {
         waiter = { topic: answerTopic, resolve };
-        for (const h of handlers) if (topicMatches(h.filter, topic)) h.handler(topic, Buffer.from(payload));
+        for (const h of handlers) if (topicMatches(h.filter, topic)) h.handler(topic, Buffer.from(payload), { retained: false });
       }),
   };
 }
