@@ -5,6 +5,7 @@ import type { HomeEvent } from './jobs/event-normalise.js';
 import { renderStatusPage } from './status/page.js';
 import { stateMessages } from './ha/state.js';
 import { haTopics } from './ha/topics.js';
+import type { ControlSnapshot } from './jobs/control-loop.js';
 
 const hour = 3_600_000;
 const now = Date.UTC(2026, 2, 2, 17, 30);
@@ -18,14 +19,14 @@ function lpc(id: string, caps: { startMs: number; hours: number; maxKw: number; 
   };
 }
 
-function viewWith(events: HomeEvent[]) {
+function viewWith(events: HomeEvent[], control: ControlSnapshot | null = null) {
   const config = defaultConfig({
     site: { locationLimitKw: 17 },
     modbus: { main: { type: 'tcp', host: '127.0.0.1' } },
     devices: [{ id: 'tank', name: 'Tank', kind: 'hotWaterTank', switch: { type: 'modbus', bus: 'main', profile: 'generic-relay' }, model: { volumeL: 200, elementKw: 3 } }],
   });
   return homeView({
-    config, nowMs: now, plan: null, control: null, devices: new Map(), jobs: [], locationId: 'loc',
+    config, nowMs: now, plan: null, control, devices: new Map(), jobs: [], locationId: 'loc',
     wishes: () => ({ mode: 'auto', boostUntilMs: null, floorC: null, departureMs: null, targetKwh: null, targetSocPct: null }),
     outbox: { pending: 1, sending: 1, accepted: 7, rejected: 2, oldestPendingDeadlineMs: null, nextAttemptMs: null },
     events, resources: new Map([['res-tank', 'tank']]),
@@ -66,6 +67,23 @@ describe('limits, events and reports in the view', () => {
     expect(location.limits).toContainEqual({ device: 'tank', cap_kw: 0, start: '2026-03-02T17:00:00.000Z', end: '2026-03-02T20:00:00.000Z', active: true });
     expect(JSON.parse(m.get(t.device('tank'))!)).toMatchObject({ cap_kw: 0, cap_until: '2026-03-02T20:00:00.000Z' });
     expect(JSON.parse(m.get(t.health)!)).toMatchObject({ outbox: { pending: 2, accepted: 7, rejected: 2 } });
+  });
+
+  it('before the first reading, MQTT keeps the last run\'s values instead of publishing unknown', () => {
+    const v = viewWith([]);
+    expect(v.devices[0]!.notReadYet).toBe(true);
+    const t = haTopics('ws');
+    const before = stateMessages(t, v);
+    for (const f of ['temperature', 'power', 'energy'] as const) expect(before.has(t.deviceField('tank', f))).toBe(false);
+    expect(before.get(t.deviceField('tank', 'mode'))).toBe('auto'); // known without a reading
+    expect(before.get(t.deviceAvailability('tank'))).toBe('online');
+    // Once read, a value the reading lacks is published as unknown.
+    const control = { readings: new Map([['tank', { atMs: now, temperatureC: 51.24, errors: [] }]]) } as unknown as ControlSnapshot;
+    const read = viewWith([], control);
+    expect(read.devices[0]!.notReadYet).toBeUndefined();
+    const after = stateMessages(t, read);
+    expect(after.get(t.deviceField('tank', 'temperature'))).toBe('51.2');
+    expect(after.get(t.deviceField('tank', 'power'))).toBe('None');
   });
 
   it('without events: no cap, and the page says so', () => {

@@ -102,6 +102,7 @@ export function homeView(src: ViewSources): HomeView {
       ...(r?.energyKwh !== undefined ? { energyKwh: r.energyKwh } : {}),
       ...(next ? { nextStartMs: next.startMs } : {}),
       ...(d.kind === 'hotWaterTank' ? { floorC: w.floorC ?? d.model.floorC } : {}),
+      ...(r === undefined ? { notReadYet: true as const } : {}),
       ...(src.devices.get(d.id)?.health().blockWithoutLease ? { blockWithoutLease: true as const } : {}),
     };
     const cap = activeCap(limits, d.id);
