@@ -24,6 +24,7 @@ import { haWill } from './ha/publisher.js';
 import { sharedConnectionPort } from './ha/port.js';
 import { startStatusServer, type StatusServer } from './status/server.js';
 import { cachedEnergyHistory, readEnergyHistory } from './status/history.js';
+import { allowedPageHosts, statusPageUrl } from './status/page-url.js';
 import { homeView } from './app-view.js';
 import { identityOf, loadRegistration } from './identity.js';
 import { createMetering, meterSubjectOf, meteringOptionsFor, type MeteredSubject, type Metering } from './jobs/metering.js';
@@ -526,12 +527,14 @@ export function buildApp(config: Config, deps: AppDeps): App {
           () => undefined,
         ).finally(() => (replanQueued = false));
       };
+      const pageUrl = statusPageUrl(config.http);
       const bridge = createHaBridge({
         port: sharedConnectionPort(mqtt),
         baseTopic: m.baseTopic,
         discovery: m.discovery,
         currency: config.site.currency,
         swVersion: packageVersion(),
+        ...(pageUrl ? { configurationUrl: pageUrl } : {}),
         logger: deps.logger,
         getView: view,
         onCommand: async (cmd) => {
@@ -570,7 +573,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
         metrics: counters,
         timezone: config.site.timezone,
         logger: deps.logger,
-        allowedHosts: config.http.allowedHosts,
+        allowedHosts: allowedPageHosts(config.http),
       });
       log.info({ url: status.url }, 'status page');
     }

@@ -130,6 +130,8 @@ export const httpSchema = z.strictObject({
   port: port.default(8787).describe('Listen port.'),
   allowedHosts: z.array(z.string().regex(/^[A-Za-z0-9.-]+$/, 'expected a host name')).default([])
     .describe('Host names the page, `/api/view` and `/metrics` answer to besides IP addresses and `localhost` (e.g. `gateway.local`); others get 421 (DNS rebinding).'),
+  pageUrl: httpUrl.nullish().transform((v) => v ?? undefined)
+    .describe('The status page\'s address as people reach it (e.g. `http://gateway.local:8787/`); Home Assistant links the devices to it (`configuration_url`), and its host name is allowed like those in `allowedHosts`. Unset: `http://<host>:<port>/` when `host` is one address other than loopback, else no link.'),
 });
 
 export const logSchema = z.strictObject({

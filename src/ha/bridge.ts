@@ -16,6 +16,8 @@ export interface HaBridgeOptions {
   currency: string;
   swVersion: string;
   supportUrl?: string;
+  /** The status page, linked from each Home Assistant device. */
+  configurationUrl?: string;
   logger: Logger;
   getView: () => HomeView;
   onCommand: (cmd: DeviceCommand) => Promise<void>;
@@ -76,6 +78,7 @@ export function createHaBridge(options: HaBridgeOptions): HaBridge {
       currency: view.price?.currency ?? view.plan?.currency ?? options.currency,
       swVersion: options.swVersion,
       ...(options.supportUrl ? { supportUrl: options.supportUrl } : {}),
+      ...(options.configurationUrl ? { configurationUrl: options.configurationUrl } : {}),
     });
     for (const m of messages) {
       const payload = JSON.stringify(m.payload);
