@@ -68,7 +68,7 @@ afterAll(async () => {
 
 let seq = 0;
 /** Writes a config file (JSON is YAML) pointing at the peers; returns its path and the database path. */
-function configFile(over: { secret?: string; http?: ConfigInput['http']; db?: string; sparkBase?: string } = {}): { file: string; db: string } {
+function configFile(over: { secret?: string; http?: ConfigInput['http']; db?: string; sparkBase?: string; meterPointIds?: string[] } = {}): { file: string; db: string } {
   const n = ++seq;
   const db = over.db ?? join(dir, `w${n}.db`);
   const doc: ConfigInput = {
@@ -82,7 +82,7 @@ function configFile(over: { secret?: string; http?: ConfigInput['http']; db?: st
       clientSecret: over.secret ?? sandbox.credentials[0]!.clientSecret,
       userId: `cli-user-${n}`,
       locationId: `cli-home-${n}`,
-      meterPointIds: [demoMeterPointId],
+      meterPointIds: over.meterPointIds ?? [demoMeterPointId],
       coordinates: demoCoordinates,
     },
     mqtt: { url: broker.url, clientId: 'wattshift-cli-test' },
@@ -172,6 +172,18 @@ describe('wattshift register', () => {
     expect(report.registration.userId).toMatch(/^cli-user-\d+$/);
     expect(Object.keys(report.registration.resources).sort()).toEqual(['car', 'tank']);
     expect(report.program).toMatchObject({ enrolled: true, checkedBy: 'register' });
+  });
+
+  it('a meter point already at another location: the 409 says so and what to do', async () => {
+    const meter = '707057500000000777';
+    expect((await wattshift(['register', '--config', configFile({ meterPointIds: [meter] }).file])).code).toBe(0);
+    const other = configFile({ meterPointIds: [meter] });
+    const r = await wattshift(['register', '--config', other.file]);
+    expect(r.code).toBe(1);
+    expect(r.err[0]).toMatch(/^wattshift: API_CONFLICT: createLocation: POST \/users\/cli-user-\d+\/locations answered 409: /);
+    expect(r.err[0]).toMatch(/location cli-home-\d+ already exists under another user, or one of its meter point ids \(707057500000000777\) is registered at another location/);
+    expect(r.err[0]).toContain('spark.locationId');
+    expect(r.err[0]).toContain('spark.meterPointIds');
   });
 
   it('wrong credentials: AUTH_REJECTED, exit 78', async () => {
