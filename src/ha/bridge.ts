@@ -81,6 +81,7 @@ export function createHaBridge(options: HaBridgeOptions): HaBridge {
       ...(options.configurationUrl ? { configurationUrl: options.configurationUrl } : {}),
     });
     for (const m of messages) {
+      if (stopped) return; // a stop drops the rest (see publisher.stop)
       const payload = JSON.stringify(m.payload);
       if (lastDiscovery.get(m.topic) === payload) continue;
       await options.port.publish(m.topic, payload, { retain: true, qos: 1 });
