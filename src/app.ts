@@ -24,6 +24,7 @@ import { haWill } from './ha/publisher.js';
 import { sharedConnectionPort } from './ha/port.js';
 import { startStatusServer, type StatusServer } from './status/server.js';
 import { cachedEnergyHistory, readEnergyHistory } from './status/history.js';
+import { nightlyStoreCheck } from './jobs/nightly-check.js';
 import { allowedPageHosts, statusPageUrl } from './status/page-url.js';
 import { homeView } from './app-view.js';
 import { identityOf, loadRegistration } from './identity.js';
@@ -488,13 +489,13 @@ export function buildApp(config: Config, deps: AppDeps): App {
       logger: deps.logger,
       run: () => {
         const now = clock.nowMs();
-        // The open checked the file already; the run at start need not read it all again.
-        const check = now - openCheckedMs < 3_600_000 ? { ok: true, messages: [] } : s.integrityCheck('quick');
-        if (!check.ok) {
-          storeCorrupt = { code: 'STORE_CORRUPT', message: `quick_check failed (${check.messages.slice(0, 2).join('; ')}); restart the service to replace the database`, atMs: now, failing: true };
-          log.error({ code: 'STORE_CORRUPT', messages: check.messages.slice(0, 5) }, 'the database failed its quick_check; restart the service to move it aside');
+        const outcome = guardStore('nightly prune', () => nightlyStoreCheck({
+          store: s, nowMs: now, checkedRecently: now - openCheckedMs < 3_600_000, logger: deps.logger,
+          retention: { hourlyDays: days, eventsDays: days, plansDays: 7 },
+        }));
+        if (outcome?.check === 'corrupt') {
+          storeCorrupt = { code: 'STORE_CORRUPT', message: `quick_check failed (${outcome.messages.slice(0, 2).join('; ')}); restart the service to replace the database`, atMs: now, failing: true };
         }
-        guardStore('nightly prune', () => s.prune(now, { hourlyDays: days, eventsDays: days, plansDays: 7 }));
       },
     });
     // Also once at start, so a daemon that is never up at night still keeps its retention.
