@@ -10,6 +10,7 @@ import { plan as makePlan } from './core/planner.js';
 import { buildPriceSeries } from './core/prices.js';
 import type { Plan } from './core/types.js';
 import type { BillSummary } from './jobs/billing.js';
+import type { ControlSnapshot } from './jobs/control-loop.js';
 
 const hour = 3_600_000;
 const now = Date.UTC(2026, 2, 2, 17, 30);
@@ -23,14 +24,14 @@ function lpc(id: string, caps: { startMs: number; hours: number; maxKw: number; 
   };
 }
 
-function viewWith(events: HomeEvent[], plan: Plan | null = null, bill?: BillSummary) {
+function viewWith(events: HomeEvent[], plan: Plan | null = null, bill?: BillSummary, control: ControlSnapshot | null = null) {
   const config = defaultConfig({
     site: { locationLimitKw: 17 },
     modbus: { main: { type: 'tcp', host: '127.0.0.1' } },
     devices: [{ id: 'tank', name: 'Tank', kind: 'hotWaterTank', switch: { type: 'modbus', bus: 'main', profile: 'generic-relay' }, model: { volumeL: 200, elementKw: 3 } }],
   });
   return homeView({
-    config, nowMs: now, plan, control: null, devices: new Map(), jobs: [], locationId: 'loc',
+    config, nowMs: now, plan, control, devices: new Map(), jobs: [], locationId: 'loc',
     wishes: () => ({ mode: 'auto', boostUntilMs: null, floorC: null, departureMs: null, targetKwh: null, targetSocPct: null }),
     outbox: { pending: 1, sending: 1, accepted: 7, rejected: 2, oldestPendingDeadlineMs: null, nextAttemptMs: null },
     events, resources: new Map([['res-tank', 'tank']]), ...(bill ? { bill } : {}),
@@ -71,6 +72,23 @@ describe('limits, events and reports in the view', () => {
     expect(location.limits).toContainEqual({ device: 'tank', cap_kw: 0, start: '2026-03-02T17:00:00.000Z', end: '2026-03-02T20:00:00.000Z', active: true });
     expect(JSON.parse(m.get(t.device('tank'))!)).toMatchObject({ cap_kw: 0, cap_until: '2026-03-02T20:00:00.000Z' });
     expect(JSON.parse(m.get(t.health)!)).toMatchObject({ outbox: { pending: 2, accepted: 7, rejected: 2 } });
+  });
+
+  it('before the first reading, MQTT keeps the last run\'s values instead of publishing unknown', () => {
+    const v = viewWith([]);
+    expect(v.devices[0]!.notReadYet).toBe(true);
+    const t = haTopics('ws');
+    const before = stateMessages(t, v);
+    for (const f of ['temperature', 'power', 'energy'] as const) expect(before.has(t.deviceField('tank', f))).toBe(false);
+    expect(before.get(t.deviceField('tank', 'mode'))).toBe('auto'); // known without a reading
+    expect(before.get(t.deviceAvailability('tank'))).toBe('online');
+    // Once read, a value the reading lacks is published as unknown.
+    const control = { readings: new Map([['tank', { atMs: now, temperatureC: 51.24, errors: [] }]]) } as unknown as ControlSnapshot;
+    const read = viewWith([], null, undefined, control);
+    expect(read.devices[0]!.notReadYet).toBeUndefined();
+    const after = stateMessages(t, read);
+    expect(after.get(t.deviceField('tank', 'temperature'))).toBe('51.2');
+    expect(after.get(t.deviceField('tank', 'power'))).toBe('None');
   });
 
   it('without events: no cap, and the page says so', () => {
@@ -117,7 +135,8 @@ describe('the next comfort deadline in the views', () => {
     expect(v.devices[0]!.nextComfort?.met).toBe(false);
     expect(renderStatusPage(v, { timezone: 'UTC' })).toMatch(/<div class="limited">hot water ≥ 60 °C by 06:30: 2026-03-03 05:30, <b>planned 75 °C<\/b>, below 90 °C<\/div>/);
     expect(renderPlan(v.plan!, { explain: false, timezone: 'UTC' })).toContain(', NOT MET)');
-    const none = viewWith([]);
+    // (Read once: before its first reading a device's unknown values are not published at all.)
+    const none = viewWith([], null, undefined, { readings: new Map([['tank', { atMs: now, temperatureC: 50, errors: [] }]]) } as unknown as ControlSnapshot);
     expect(none.devices[0]!.nextComfort).toBeUndefined();
     const t = haTopics('ws');
     expect(stateMessages(t, none).get(t.deviceField('tank', 'next_comfort'))).toBe('None');

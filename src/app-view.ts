@@ -124,6 +124,7 @@ export function homeView(src: ViewSources): HomeView {
       ...(next ? { nextStartMs: next.startMs } : {}),
       ...(d.kind === 'hotWaterTank' ? { floorC: w.floorC ?? d.model.floorC } : {}),
       ...(d.kind === 'hotWaterTank' && comfort ? { nextComfort: comfort } : {}),
+      ...(r === undefined ? { notReadYet: true as const } : {}),
       ...(src.devices.get(d.id)?.health().blockWithoutLease ? { blockWithoutLease: true as const } : {}),
     };
     const cap = activeCap(limits, d.id);

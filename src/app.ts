@@ -23,9 +23,12 @@ import { createHaBridge, type HaBridge } from './ha/bridge.js';
 import { haWill } from './ha/publisher.js';
 import { sharedConnectionPort } from './ha/port.js';
 import { startStatusServer, type StatusServer } from './status/server.js';
+import { cachedEnergyHistory, readEnergyHistory } from './status/history.js';
+import { nightlyStoreCheck } from './jobs/nightly-check.js';
+import { allowedPageHosts, statusPageUrl } from './status/page-url.js';
 import { homeView } from './app-view.js';
 import { identityOf, loadRegistration } from './identity.js';
-import { createMetering, meteringOptionsFor, type MeteredSubject, type Metering } from './jobs/metering.js';
+import { createMetering, meterSubjectOf, meteringOptionsFor, type MeteredSubject, type Metering } from './jobs/metering.js';
 import { Wishes } from './jobs/home-state.js';
 import { createEventIntake } from './jobs/event-intake.js';
 import { createEventActions, homeEventOf } from './jobs/event-actions.js';
@@ -250,7 +253,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
       );
     }
     const mainMeterId = config.devices.find((d) => d.kind === 'meter' && d.model.main)?.id ?? null;
-    const subjectOfDevice = (id: string): string => (id === mainMeterId ? 'location' : `device:${id}`);
+    const subjectOfDevice = meterSubjectOf(config.devices);
     const subjects: MeteredSubject[] = config.devices.flatMap((d): MeteredSubject[] => {
       const caps = built.get(d.id)!.capabilities;
       if (caps.energyMeter) return [{ subject: subjectOfDevice(d.id), method: 'counter', options: meteringOptionsFor(d, config.site) }];
@@ -517,13 +520,13 @@ export function buildApp(config: Config, deps: AppDeps): App {
       logger: deps.logger,
       run: () => {
         const now = clock.nowMs();
-        // The open checked the file already; the run at start need not read it all again.
-        const check = now - openCheckedMs < 3_600_000 ? { ok: true, messages: [] } : s.integrityCheck('quick');
-        if (!check.ok) {
-          storeCorrupt = { code: 'STORE_CORRUPT', message: `quick_check failed (${check.messages.slice(0, 2).join('; ')}); restart the service to replace the database`, atMs: now, failing: true };
-          log.error({ code: 'STORE_CORRUPT', messages: check.messages.slice(0, 5) }, 'the database failed its quick_check; restart the service to move it aside');
+        const outcome = guardStore('nightly prune', () => nightlyStoreCheck({
+          store: s, nowMs: now, checkedRecently: now - openCheckedMs < 3_600_000, logger: deps.logger,
+          retention: { hourlyDays: days, eventsDays: days, plansDays: 7 },
+        }));
+        if (outcome?.check === 'corrupt') {
+          storeCorrupt = { code: 'STORE_CORRUPT', message: `quick_check failed (${outcome.messages.slice(0, 2).join('; ')}); restart the service to replace the database`, atMs: now, failing: true };
         }
-        guardStore('nightly prune', () => s.prune(now, { hourlyDays: days, eventsDays: days, plansDays: 7 }));
       },
     });
     // Also once at start, so a daemon that is never up at night still keeps its retention.
@@ -557,12 +560,14 @@ export function buildApp(config: Config, deps: AppDeps): App {
           () => undefined,
         ).finally(() => (replanQueued = false));
       };
+      const pageUrl = statusPageUrl(config.http);
       const bridge = createHaBridge({
         port: sharedConnectionPort(mqtt),
         baseTopic: m.baseTopic,
         discovery: m.discovery,
         currency: config.site.currency,
         swVersion: packageVersion(),
+        ...(pageUrl ? { configurationUrl: pageUrl } : {}),
         logger: deps.logger,
         getView: view,
         onCommand: async (cmd) => {
@@ -597,10 +602,11 @@ export function buildApp(config: Config, deps: AppDeps): App {
         host: config.http.host,
         port: config.http.port,
         getView: view,
+        getHistory: cachedEnergyHistory((nowMs) => readEnergyHistory(s, config, nowMs)),
         metrics: counters,
         timezone: config.site.timezone,
         logger: deps.logger,
-        allowedHosts: config.http.allowedHosts,
+        allowedHosts: allowedPageHosts(config.http),
       });
       log.info({ url: status.url }, 'status page');
     }

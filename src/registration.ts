@@ -9,7 +9,7 @@ import type { Logger } from './log.js';
 import type { SparkClient } from './spark/client.js';
 import type { Store } from './store/types.js';
 import type { ResourceType } from './spark/wire.js';
-import { isWattshiftError } from './errors.js';
+import { WattshiftError, isWattshiftError } from './errors.js';
 import { loadRegistration, registrationKey, type Registration } from './identity.js';
 
 async function exists(lookup: () => Promise<unknown>): Promise<boolean> {
@@ -20,6 +20,20 @@ async function exists(lookup: () => Promise<unknown>): Promise<boolean> {
     if (isWattshiftError(err, 'API_NOT_FOUND')) return false;
     throw err;
   }
+}
+
+/**
+ * The API answers 409 with an empty body; for a location it documents the causes (an id or a meter
+ * point id this partner already has elsewhere), so the error names them and the keys to change.
+ */
+function locationConflict(err: unknown, locationId: string, meterPointIds: readonly string[]): unknown {
+  if (!isWattshiftError(err, 'API_CONFLICT')) return err;
+  const meters = meterPointIds.length > 0 ? `, or one of its meter point ids (${meterPointIds.join(', ')}) is registered at another location` : '';
+  return new WattshiftError(
+    'API_CONFLICT',
+    `${err.message}: location ${locationId} already exists under another user${meters}; choose another spark.locationId, or check spark.meterPointIds`,
+    { cause: err, ...(err.details ? { details: err.details } : {}) },
+  );
 }
 
 const resourceTypes: Record<'hotWaterTank' | 'evCharger', ResourceType> = { hotWaterTank: 'HotWaterTank', evCharger: 'Charger' };
@@ -58,7 +72,9 @@ export async function register(
     if (!isWattshiftError(err, 'API_NOT_FOUND')) throw err;
   }
   if (!location) {
-    await spark.createLocation(userId, { locationId, ...wanted });
+    await spark.createLocation(userId, { locationId, ...wanted }).catch((err: unknown) => {
+      throw locationConflict(err, locationId, config.spark.meterPointIds);
+    });
     changes.push(`created location ${locationId}`);
   } else {
     const sameCoordinates =
@@ -66,7 +82,9 @@ export async function register(
       (location.coordinates?.latitude === wanted.coordinates.latitude && location.coordinates?.longitude === wanted.coordinates.longitude);
     const sameMeters = JSON.stringify([...(location.meterPointIds ?? [])].sort()) === JSON.stringify([...config.spark.meterPointIds].sort());
     if (!sameCoordinates || !sameMeters) {
-      await spark.patchLocation(userId, locationId, { ...wanted, meterPointIds: config.spark.meterPointIds });
+      await spark.patchLocation(userId, locationId, { ...wanted, meterPointIds: config.spark.meterPointIds }).catch((err: unknown) => {
+        throw locationConflict(err, locationId, config.spark.meterPointIds);
+      });
       changes.push(`updated location ${locationId}`);
     }
   }

@@ -7,7 +7,7 @@
 import { EventEmitter } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../src/cli/dispatch.js';
@@ -68,7 +68,7 @@ afterAll(async () => {
 
 let seq = 0;
 /** Writes a config file (JSON is YAML) pointing at the peers; returns its path and the database path. */
-function configFile(over: { secret?: string; http?: ConfigInput['http']; db?: string; sparkBase?: string } = {}): { file: string; db: string } {
+function configFile(over: { secret?: string; http?: ConfigInput['http']; db?: string; sparkBase?: string; meterPointIds?: string[] } = {}): { file: string; db: string } {
   const n = ++seq;
   const db = over.db ?? join(dir, `w${n}.db`);
   const doc: ConfigInput = {
@@ -82,7 +82,7 @@ function configFile(over: { secret?: string; http?: ConfigInput['http']; db?: st
       clientSecret: over.secret ?? sandbox.credentials[0]!.clientSecret,
       userId: `cli-user-${n}`,
       locationId: `cli-home-${n}`,
-      meterPointIds: [demoMeterPointId],
+      meterPointIds: over.meterPointIds ?? [demoMeterPointId],
       coordinates: demoCoordinates,
     },
     mqtt: { url: broker.url, clientId: 'wattshift-cli-test' },
@@ -172,6 +172,18 @@ describe('wattshift register', () => {
     expect(report.registration.userId).toMatch(/^cli-user-\d+$/);
     expect(Object.keys(report.registration.resources).sort()).toEqual(['car', 'tank']);
     expect(report.program).toMatchObject({ enrolled: true, checkedBy: 'register' });
+  });
+
+  it('a meter point already at another location: the 409 says so and what to do', async () => {
+    const meter = '707057500000000777';
+    expect((await wattshift(['register', '--config', configFile({ meterPointIds: [meter] }).file])).code).toBe(0);
+    const other = configFile({ meterPointIds: [meter] });
+    const r = await wattshift(['register', '--config', other.file]);
+    expect(r.code).toBe(1);
+    expect(r.err[0]).toMatch(/^wattshift: API_CONFLICT: createLocation: POST \/users\/cli-user-\d+\/locations answered 409: /);
+    expect(r.err[0]).toMatch(/location cli-home-\d+ already exists under another user, or one of its meter point ids \(707057500000000777\) is registered at another location/);
+    expect(r.err[0]).toContain('spark.locationId');
+    expect(r.err[0]).toContain('spark.meterPointIds');
   });
 
   it('wrong credentials: AUTH_REJECTED, exit 78', async () => {
@@ -466,10 +478,13 @@ describe('wattshift demo', () => {
     expect((await wattshift(['demo', '--speed', 'fast'])).code).toBe(2);
   });
 
-  it('spawned: a short demo exits 0 and ends with the summary as JSON', async () => {
-    // The demo keeps its data dir for the user: let it make that inside one of ours.
-    const run = start(['demo', '--hours', '3', '--speed', '2400'], { TMPDIR: tempDir('wattshift-demo-') });
+  it('spawned: a short demo exits 0, ends with the summary as JSON and leaves no temp folder behind', async () => {
+    const tmp = tempDir('wattshift-demo-');
+    const run = start(['demo', '--hours', '3', '--speed', '2400'], { TMPDIR: tmp });
     const r = await run.done;
+    expect(readdirSync(tmp).filter((n) => n.startsWith('wattshift-'))).toEqual([]); // (tsx keeps its cache here)
+    expect(r.stdout).toMatch(/^ {2}to pay .* of which incentive earned .* \(already taken off\)$/m);
+    expect(r.stdout).toMatch(/^ {2}saved .* against no shifting \(which would have cost .*\)$/m);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const lines = r.stdout.trimEnd().split('\n');
@@ -480,5 +495,16 @@ describe('wattshift demo', () => {
     for (const v of Object.values(summary)) expect(typeof v).toBe('number');
     expect(r.stdout).toContain('Summary over 3 simulated hours');
     expect(r.stdout).toMatch(/registered: /);
+  }, 120_000);
+
+  it('--keep-data keeps the database and log, and says where', async () => {
+    const tmp = tempDir('wattshift-demo-keep-');
+    const run = start(['demo', '--hours', '1', '--speed', '3600', '--keep-data'], { TMPDIR: tmp });
+    const r = await run.done;
+    expect(r.code).toBe(0);
+    const [kept] = readdirSync(tmp).filter((n) => n.startsWith('wattshift-'));
+    expect(kept).toMatch(/^wattshift-demo-/);
+    expect(readdirSync(join(tmp, kept!)).sort()).toEqual(expect.arrayContaining(['wattshift.db', 'wattshift.log']));
+    expect(r.stdout).toContain(`(database and log kept in ${join(tmp, kept!)})`);
   }, 120_000);
 });

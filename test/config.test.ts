@@ -92,6 +92,26 @@ describe('parseConfig', () => {
     expect(problems(err).find((p) => p.path === 'extra')?.message).toBe('unknown key');
   });
 
+  it('says the unit of a number out of range', () => {
+    const err = failure(() =>
+      parseConfig({
+        ...base,
+        site: { ...base.site, locationLimitKw: 0 },
+        planner: { frozenWindowMinutes: 300 },
+        devices: [{ ...tank, model: { volumeL: 5000, elementKw: 50, floorC: 5, drawProfileKwh: [...Array(23).fill(0.5), 30] } }],
+      }, { env }),
+    );
+    const byPath = Object.fromEntries(problems(err).map((p) => [p.path, p.message]));
+    expect(byPath).toMatchObject({
+      'site.locationLimitKw': 'must be more than 0 kW',
+      'planner.frozenWindowMinutes': 'must be at most 240 minutes',
+      'devices[0].model.elementKw': 'must be at most 20 kW',
+      'devices[0].model.volumeL': expect.stringMatching(/^must be at most \d+ litres$/),
+      'devices[0].model.floorC': expect.stringMatching(/^must be at least \d+ °C$/),
+      'devices[0].model.drawProfileKwh[23]': 'must be at most 20 kWh',
+    });
+  });
+
   it('checks fields across sections', () => {
     const err = failure(() =>
       parseConfig(

@@ -140,7 +140,7 @@ function memoryPort() {
   /** Delivers one message; resolves with its response (or null when it is not a command topic). */
   const deliver = (topic: string, payload: string): Promise<CommandResponse> => {
     const response = new Promise<CommandResponse>((res) => waiting.push(res));
-    for (const s of subs) if (topicMatches(s.filter, topic)) s.handler(topic, Buffer.from(payload, 'utf8'));
+    for (const s of subs) if (topicMatches(s.filter, topic)) s.handler(topic, Buffer.from(payload, 'utf8'), { retained: false });
     return response;
   };
   return { port, deliver };

@@ -101,6 +101,13 @@ describe('Home Assistant discovery payloads', () => {
     });
   });
 
+  it('links every device to the status page (configuration_url) when its address is known', () => {
+    const linked = discoveryMessages({ ...input, configurationUrl: 'http://gateway.local:8787/' });
+    expect(linked.flatMap((m) => checkDiscovery(m.topic, m.payload))).toEqual([]);
+    for (const m of linked) expect((m.payload['device'] as Record<string, unknown>)['configuration_url']).toBe('http://gateway.local:8787/');
+    for (const m of messages) expect(m.payload['device']).not.toHaveProperty('configuration_url');
+  });
+
   it('removal topics cover every config a device id could have had', () => {
     const removal = new Set(discoveryRemovalTopics('homeassistant', 'loc-1', 'ev'));
     for (const m of messages.filter((x) => x.topic.includes('/ev_'))) expect(removal.has(m.topic)).toBe(true);

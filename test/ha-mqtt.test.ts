@@ -39,8 +39,9 @@ describe.each(['aedes', 'mosquitto'] as const)('Home Assistant MQTT layer on %s'
   }
 
   /** A bridge on its own connection (with the will set), with a mutable view and a command log. */
-  async function startBridge(opts: { previousDeviceIds?: string[]; reject?: boolean } = {}) {
+  async function startBridge(opts: { previousDeviceIds?: string[]; reject?: boolean; updatesDuringStart?: number; onMessage?: (topic: string) => void } = {}) {
     const daemon = await connect({ will: { ...haWill(base), payload: Buffer.from(haWill(base).payload) } });
+    if (opts.onMessage) daemon.on('message', (topic) => opts.onMessage!(topic));
     let view: HomeView = sampleView();
     const commands: DeviceCommand[] = [];
     const saved: string[][] = [];
@@ -54,7 +55,7 @@ describe.each(['aedes', 'mosquitto'] as const)('Home Assistant MQTT layer on %s'
       previousDeviceIds: opts.previousDeviceIds ?? [],
       saveDeviceIds: (ids) => void saved.push(ids),
     });
-    await bridge.start();
+    await Promise.all([bridge.start(), ...Array.from({ length: opts.updatesDuringStart ?? 0 }, () => bridge.update())]);
     return { daemon, bridge, commands, saved, setView: (v: HomeView) => (view = v) };
   }
 
@@ -197,6 +198,30 @@ describe.each(['aedes', 'mosquitto'] as const)('Home Assistant MQTT layer on %s'
     const live = () => rec.messages.filter((m) => !m.retain);
     await rec.next(() => live().length >= expected.length);
     expect(live().map((m) => m.topic).sort()).toEqual(expected);
+  });
+
+  it('announces discovery once per start: overlapping updates and a retained HA birth send nothing twice', async () => {
+    const v = sampleView();
+    const expected = discoveryMessages({
+      baseTopic: base, prefix: 'homeassistant', location: v.location, devices: v.devices, currency: 'NOK', swVersion: '0.1.0-test',
+    }).map((m) => m.topic).sort();
+    const ha = await connect();
+    await ha.publishAsync('homeassistant/status', 'online', { retain: true, qos: 1 }); // a set-up that retains HA's birth
+    const rec = await recorder(ha, 'homeassistant/+/+/+/config');
+    let birthSeen!: () => void;
+    const birth = new Promise<void>((resolve) => (birthSeen = resolve));
+    const { daemon, bridge } = await startBridge({ updatesDuringStart: 2, onMessage: (topic) => topic === 'homeassistant/status' && birthSeen() });
+    try {
+      await birth; // the bridge's handler has seen the retained birth (it runs before this listener)
+      await bridge.update(); // runs after any update that birth started
+      const marker = 'homeassistant/sensor/zz_marker/end/config';
+      await daemon.publishAsync(marker, 'end', { qos: 1 }); // same connection: the broker keeps its order
+      await rec.next((m) => m.topic === marker);
+      const live = rec.messages.filter((m) => !m.retain && m.topic !== marker).map((m) => m.topic).sort();
+      expect(live).toEqual(expected);
+    } finally {
+      await ha.publishAsync('homeassistant/status', '', { retain: true, qos: 1 });
+    }
   });
 
   it('removes a device that left the config: empty retained configs and state', async () => {

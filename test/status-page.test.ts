@@ -6,6 +6,20 @@ import { startStatusServer } from '../src/status/server.js';
 import type { StatusServer } from '../src/status/server.js';
 import { plannedOnSlots, sampleView } from './fixtures/ha/sample-view.js';
 import { launchChromium } from './helpers/chromium.js';
+import { historyPeriods } from '../src/core/energy-history.js';
+import type { EnergyHistory } from '../src/status/history.js';
+
+/** Two weeks and a year of three devices, one partial figure, one gap and one planned-against-metered row. */
+function sampleHistory(nowMs: number): EnergyHistory {
+  const { days, months } = historyPeriods(nowMs, 'Europe/Oslo', { days: 14, months: 12 });
+  const energy = (kwh: number) => ({ tank: { kwh, quality: 'complete' as const, hours: 24, completeHours: 24 }, car: { kwh: 0, quality: 'gap' as const, hours: 24, completeHours: 0 }, grid: { kwh: kwh * 4, quality: 'partial' as const, hours: 24, completeHours: 20 } });
+  return {
+    nowMs, timezone: 'Europe/Oslo', unreadablePlans: 0,
+    devices: [{ id: 'tank', name: 'Hot water tank', wholeHome: false }, { id: 'car', name: 'Garage charger', wholeHome: false }, { id: 'grid', name: 'Main meter', wholeHome: true }],
+    days: days.map((d, i) => ({ ...d, energy: energy(8 + i), plan: i === 1 ? { tank: { plannedKwh: 9, meteredKwh: 8.6, hours: 22 } } : ({} as Record<string, never>) })),
+    months: months.map((m, i) => ({ ...m, energy: energy(240 + i), plan: {} })),
+  };
+}
 
 describe('status page in headless Chromium', () => {
   let browser: Browser;
@@ -13,7 +27,7 @@ describe('status page in headless Chromium', () => {
   const view = sampleView();
 
   beforeAll(async () => {
-    server = await startStatusServer({ port: 0, getView: () => view, metrics: new DaemonMetrics({ version: 'test', processMetrics: false }), timezone: 'Europe/Oslo' });
+    server = await startStatusServer({ port: 0, getView: () => view, getHistory: sampleHistory, metrics: new DaemonMetrics({ version: 'test', processMetrics: false }), timezone: 'Europe/Oslo' });
     browser = await launchChromium();
   });
   afterAll(async () => {
@@ -77,8 +91,13 @@ describe('status page in headless Chromium', () => {
       const figures = costs.match(/-?\d+\.\d\d(?! NOK)/g);
       expect(figures, 'a money figure without its currency').toBeNull();
       // Wide tables scroll inside their box on a phone instead of widening the page.
-      const tableBox = await page.locator('div.scroll').first().boundingBox();
-      expect(tableBox!.x + tableBox!.width).toBeLessThanOrEqual(width);
+      for (const table of [page.locator('div.scroll').first(), page.locator('div.scroll:has(#history-days)'), page.locator('div.scroll:has(#history-months)')]) {
+        const box = await table.boundingBox();
+        expect(box!.x + box!.width).toBeLessThanOrEqual(width);
+      }
+      expect(await page.locator('#history-days tbody tr').count()).toBe(14);
+      expect(await page.locator('#history-months [data-quality="partial"]').first().textContent()).toMatch(/^\d+\.\d kWhpartial: 20 of 24 h whole$/);
+      expect(await page.locator('#plan-outcome').textContent()).toContain('9.0 kWh8.6 kWh22 h');
       mkdirSync('test-artifacts', { recursive: true });
       await page.screenshot({ path: `test-artifacts/status-page-${width}.png`, fullPage: true });
       expect(statSync(`test-artifacts/status-page-${width}.png`).size).toBeGreaterThan(10_000);

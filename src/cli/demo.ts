@@ -3,7 +3,9 @@
  * devices on an accelerated clock. One line per simulated hour, a short summary, and as the last
  * line the summary as one JSON object for tools.
  */
+import { rmSync } from 'node:fs';
 import type { DemoResult } from '../demo/run-demo.js';
+import { summaryLines } from '../demo/summary.js';
 import { exitCodes } from './exit-codes.js';
 import type { CliCommand, CliIo } from './types.js';
 
@@ -20,11 +22,13 @@ function numberOption(value: unknown, name: string, fallback: number, check: (n:
 export const demoCommand: CliCommand = {
   name: 'demo',
   summary: 'run the daemon on an accelerated clock against the sandbox and simulated devices',
-  usage: '[--hours N] [--speed X]',
-  options: { hours: { type: 'string' }, speed: { type: 'string' } },
+  usage: '[--hours N] [--speed X] [--keep-data]',
+  options: { hours: { type: 'string' }, speed: { type: 'string' }, 'keep-data': { type: 'boolean' } },
   help: [
     '--hours: simulated hours (default 40); --speed: clock speed factor (default 1200, an hour in 3 s).',
-    'Prints a line per simulated hour, then a summary; the last line is the summary as JSON.',
+    '--keep-data: keep the demo\'s database and log (removed at the end otherwise; kept when the demo fails).',
+    'Prints a line per simulated hour (LPC marks the hours under a power-limitation cap), then a summary;',
+    'the last line is the summary as JSON.',
     'Exit codes: 0 completed (whatever the figures), 1 the demo failed.',
   ],
   async run(args, io) {
@@ -43,19 +47,16 @@ export const demoCommand: CliCommand = {
       io.stderr('wattshift demo: the demo failed');
       throw err;
     }
+    const keep = args.values['keep-data'] === true;
     try {
-      const s = result.summary;
-      const cur = result.env.config.site.currency;
       io.stdout('');
-      io.stdout(`Summary over ${hours} simulated hours (data in ${result.dataDir}):`);
-      io.stdout(`  energy shifted     ${s.kwhShifted.toFixed(2)} kWh`);
-      io.stdout(`  cost               ${s.costActual.toFixed(2)} ${cur} (baseline ${s.costBaseline.toFixed(2)}, saved ${(s.costBaseline - s.costActual).toFixed(2)})`);
-      io.stdout(`  incentive earned   ${s.incentiveEarned.toFixed(2)} ${cur}`);
-      io.stdout(`  reports            ${s.reportsAccepted} accepted, ${s.reportsRejected} rejected by the sandbox`);
-      io.stdout(`  safety             ${s.floorViolations} tank floor violations, ${s.capViolations} LPC cap violations`);
-      io.stdout(JSON.stringify(s));
+      io.stdout(`Summary over ${hours} simulated hours${keep ? ` (database and log kept in ${result.dataDir})` : ''}:`);
+      for (const line of summaryLines(result.summary, result.hours, result.env.config.site.currency)) io.stdout(line);
+      io.stdout(JSON.stringify(result.summary));
     } finally {
       await result.env.close();
+      // The demo made this folder (a fresh temp folder): nothing of the user's is in it.
+      if (!keep) rmSync(result.dataDir, { recursive: true, force: true });
     }
     return exitCodes.ok;
   },

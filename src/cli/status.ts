@@ -16,6 +16,8 @@ import { exitCodeFor, exitCodes } from './exit-codes.js';
 import { formatError } from './format-error.js';
 import { readLatestPlan } from './plan.js';
 import { askDaemon, shownPlan, type DaemonAnswer, type ShownPlan } from './live-view.js';
+import { readEnergyHistory, type EnergyHistory } from '../status/history.js';
+import { renderHistory } from './status-history.js';
 import { cliLogger, eligibilityStateKey, eligibilityStateSchema, type EligibilityState } from './register.js';
 import { configPathOf } from './args.js';
 import { billView } from '../app-view.js';
@@ -51,6 +53,8 @@ export interface StatusReport {
   /** This month's bill so far, from the database (null without a main meter). */
   bill: BillView | null;
   daemon: DaemonAnswer;
+  /** Metered energy by local day and month (status/history.ts). */
+  history: EnergyHistory;
 }
 
 /** The month's bill from the stored hours and costs, as the daemon's view shows it. */
@@ -73,7 +77,7 @@ function programOf(store: Pick<Store, 'getState'>): StatusReport['program'] {
 }
 
 /** Everything status shows from the store. */
-export function collectStatus(store: Store, nowMs: number): Omit<StatusReport, 'daemon' | 'plan' | 'bill'> {
+export function collectStatus(store: Store, nowMs: number): Omit<StatusReport, 'daemon' | 'plan' | 'bill' | 'history'> {
   const events = store.listEvents();
   const byState: Record<string, number> = Object.fromEntries(eventStates.map((s) => [s, 0]));
   for (const e of events) byState[e.state] = (byState[e.state] ?? 0) + 1;
@@ -173,6 +177,7 @@ export function renderStatus(r: StatusReport, config: Config): string[] {
   }
   out.push('');
   if (r.bill) out.push('Bill:', ...billLines(r.bill).map((l) => `  ${l}`), '');
+  out.push(...renderHistory(r.history), '');
   const d = r.daemon;
   if (!config.http.enabled) {
     out.push('Daemon: status server disabled in the config (http.enabled: false); device and job health unknown');
@@ -223,7 +228,7 @@ export const statusCommand: CliCommand = {
       const store = openStore({ path: config.storage.path, readOnly: true, logger: cliLogger(io, secrets) });
       try {
         const plan = planStatus(shownPlan(daemon, () => readLatestPlan(store), config, nowMs), nowMs);
-        report = { ...collectStatus(store, nowMs), plan, bill: billStatus(store, config, nowMs), daemon };
+        report = { ...collectStatus(store, nowMs), plan, bill: billStatus(store, config, nowMs), daemon, history: readEnergyHistory(store, config, nowMs) };
       } finally {
         store.close();
       }

@@ -9,6 +9,7 @@ import type { z } from 'zod';
 import { WattshiftError } from '../errors.js';
 import { configSchema, deviceSchema, plannerSchema, reportsSchema, siteSchema, storageSchema, type Config, type ConfigInput, type DeviceConfig, type StorageConfig } from './schema.js';
 import { crossCheckWith } from './cross-check.js';
+import { boundMessage } from './units.js';
 import { formatPath, resolveSecrets } from './secret.js';
 import { resolveTariff } from './tariff-file.js';
 
@@ -310,6 +311,10 @@ function issueMessage(issue: z.core.$ZodIssue): string {
     if (discriminator && options) return `expected one of ${options.map((o) => JSON.stringify(o)).join(', ')}`;
     const values = issue.errors.flat().flatMap((e) => (e.code === 'invalid_value' ? e.values : []));
     if (values.length > 0 && values.length === issue.errors.length) return `expected one of ${values.map((v) => JSON.stringify(v)).join(', ')}`;
+  }
+  if (issue.code === 'too_big' || issue.code === 'too_small') {
+    const bound = boundMessage(issue, issue.path.filter((x): x is string | number => typeof x !== 'symbol'));
+    if (bound) return bound;
   }
   if (issue.code === 'invalid_value') {
     const values = issue.values.map((v) => JSON.stringify(v));

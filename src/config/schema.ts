@@ -112,7 +112,7 @@ export const mqttSchema = z.strictObject({
 
 export const plannerSchema = z.strictObject({
   horizonHours: z.number().int().min(12).max(168).default(48).describe('How far ahead the plan reaches, hours.'),
-  frozenWindowMinutes: z.number().int().min(0).max(240).default(15).describe('Slots starting within this many minutes are not re-planned, minutes.'),
+  frozenWindowMinutes: z.number().int().min(0).max(240).default(15).describe('A re-plan keeps the current slot and the next ones covering this many minutes, rounded up to whole slots (with hourly slots, 1–60 keeps the next hour), minutes.'),
   evFallbackWindow: z.strictObject({
     start: timeOfDay.default('22:00').describe('Start, local "HH:MM".'),
     end: timeOfDay.default('06:00').describe('End, local "HH:MM".'),
@@ -140,6 +140,8 @@ export const httpSchema = z.strictObject({
   port: port.default(8787).describe('Listen port.'),
   allowedHosts: z.array(z.string().regex(/^[A-Za-z0-9.-]+$/, 'expected a host name')).default([])
     .describe('Host names the page, `/api/view` and `/metrics` answer to besides IP addresses and `localhost` (e.g. `gateway.local`); others get 421 (DNS rebinding).'),
+  pageUrl: httpUrl.nullish().transform((v) => v ?? undefined)
+    .describe('The status page\'s address as people reach it (e.g. `http://gateway.local:8787/`); Home Assistant links the devices to it (`configuration_url`), and its host name is allowed like those in `allowedHosts`. Unset: `http://<host>:<port>/` when `host` is one address other than loopback, else no link.'),
 });
 
 export const logSchema = z.strictObject({

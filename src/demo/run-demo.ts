@@ -18,7 +18,7 @@ import { profileMDraws } from '../sandbox/devices/tank-physics.js';
 import type { ControlSnapshot } from '../jobs/control-loop.js';
 import type { Plan } from '../core/types.js';
 import { localAt, startDemoEnvironment, type DemoEnvironment } from './environment.js';
-import { fillFromStart, spreadByWeight, summarise, type DemoSummary, type HourRecord } from './summary.js';
+import { capMark, fillFromStart, spreadByWeight, summarise, type DemoSummary, type HourRecord } from './summary.js';
 
 const hourMs = 3_600_000;
 
@@ -97,12 +97,16 @@ async function runInEnvironment(
   let lpcSent = false;
   // The price each hour was planned with, taken while the hour runs (later plans start after it).
   const hourPrices = new Map<number, { price: number; delta: number }>();
+  // The caps the daemon held in each hour, as its view shows them (lowest cap per device).
+  const hourCaps = new Map<number, Record<string, number>>();
+  const names = Object.fromEntries(config.devices.map((d) => [d.id, d.name ?? d.id]));
 
   const printHour = (hourStartMs: number, snap: ControlSnapshot): void => {
     const tankTruth = env.tank.physics.hourlyTruthKwh().get(hourStartMs) ?? 0;
     const carTruth = env.charger.energyKwhByHour().get(hourStartMs) ?? 0;
     const slot = hourPrices.get(hourStartMs);
-    records.set(hourStartMs, { hourStartMs, price: slot?.price ?? null, delta: slot?.delta ?? 0, tankKwh: tankTruth, carKwh: carTruth, baselineKwh: 0 });
+    const caps = hourCaps.get(hourStartMs);
+    records.set(hourStartMs, { hourStartMs, price: slot?.price ?? null, delta: slot?.delta ?? 0, tankKwh: tankTruth, carKwh: carTruth, baselineKwh: 0, ...(caps ? { caps } : {}) });
     const tankC = snap.readings.get('tank')?.temperatureC;
     const ev = snap.readings.get('car')?.ev;
     const carState = ev === undefined ? '?' : ev.plugged ? (ev.charging ? 'charging' : 'plugged') : 'away';
@@ -111,7 +115,7 @@ async function runInEnvironment(
     out(
       `${fmtLocal(hourStartMs)}  ${price.padEnd(26)}  tank ${tankTruth > 0.01 ? 'heat' : 'idle'} ${tankTruth.toFixed(2)} kWh ` +
         `${tankC !== undefined ? tankC.toFixed(1) : '  ? '} °C  car ${carState} ${carTruth.toFixed(2)} kWh  devices ${avgKw} kW` +
-        `${snap.capKw < config.site.locationLimitKw ? `  cap ${snap.capKw} kW` : ''}`,
+        `${snap.capKw < config.site.locationLimitKw ? `  cap ${snap.capKw} kW` : ''}${capMark(caps)}`,
     );
   };
 
@@ -126,6 +130,12 @@ async function runInEnvironment(
       const current = slotOf(plan, snap.atMs);
       const thisHour = Math.floor(snap.atMs / hourMs) * hourMs;
       if (current && !hourPrices.has(thisHour)) hourPrices.set(thisHour, { price: current.price, delta: current.delta });
+      for (const l of app.view().limits.filter((x) => x.active)) {
+        const caps = hourCaps.get(thisHour) ?? {};
+        const who = l.deviceId === null ? 'home' : names[l.deviceId] ?? l.deviceId;
+        caps[who] = Math.min(caps[who] ?? Infinity, l.capKw);
+        hourCaps.set(thisHour, caps);
+      }
       const truth = env.tank.state();
       if (truth.tempC < 45 - 0.5) floorViolations++;
       if (lpcHours.some((h) => h <= snap.atMs && snap.atMs < h + hourMs) && truth.powerW > 0) capViolations++;

@@ -13,6 +13,8 @@ export interface HourRecord {
   carKwh: number;
   /** Baseline energy of the hour, kWh (tank + car). */
   baselineKwh: number;
+  /** Power-limitation caps the daemon held during the hour, kW by device name (`home` for the location). */
+  caps?: Record<string, number>;
 }
 
 export interface DemoSummary {
@@ -61,4 +63,25 @@ export function summarise(
     costActual: round(cost((h) => h.tankKwh + h.carKwh)),
     incentiveEarned: round(priced.reduce((s, h) => s - (h.tankKwh + h.carKwh) * h.delta, 0)),
   };
+}
+
+/** The summary for people: what was paid (the incentive already in it), and what shifting saved. */
+export function summaryLines(s: DemoSummary, hours: readonly HourRecord[], currency: string): string[] {
+  const money = (v: number): string => `${v.toFixed(2)} ${currency}`;
+  const capped = hours.filter((h) => h.caps && Object.keys(h.caps).length > 0);
+  const who = [...new Set(capped.flatMap((h) => Object.keys(h.caps!)))].join(', ');
+  return [
+    `  energy shifted     ${s.kwhShifted.toFixed(2)} kWh`,
+    `  to pay             ${money(s.costActual)} for the devices' energy, of which incentive earned ${money(s.incentiveEarned)} (already taken off)`,
+    `  saved              ${money(s.costBaseline - s.costActual)} against no shifting (which would have cost ${money(s.costBaseline)})`,
+    `  reports            ${s.reportsAccepted} accepted, ${s.reportsRejected} rejected by the sandbox`,
+    `  limits             ${capped.length === 0 ? 'no power-limitation (LPC) hour' : `${capped.length} hour(s) under a power-limitation (LPC) cap (${who}), ${s.capViolations} cap violation(s)`}`,
+    `  hot water          ${s.floorViolations} tank floor violation(s)`,
+  ];
+}
+
+/** ` LPC tank ≤ 0.0 kW` for an hour the daemon held a cap in; empty otherwise. */
+export function capMark(caps: Readonly<Record<string, number>> | undefined): string {
+  const entries = Object.entries(caps ?? {});
+  return entries.length === 0 ? '' : `  LPC ${entries.map(([who, kw]) => `${who} ≤ ${kw.toFixed(1)} kW`).join(', ')}`;
 }

@@ -16,6 +16,8 @@ export interface HaBridgeOptions {
   currency: string;
   swVersion: string;
   supportUrl?: string;
+  /** The status page, linked from each Home Assistant device. */
+  configurationUrl?: string;
   logger: Logger;
   getView: () => HomeView;
   onCommand: (cmd: DeviceCommand) => Promise<void>;
@@ -76,8 +78,10 @@ export function createHaBridge(options: HaBridgeOptions): HaBridge {
       currency: view.price?.currency ?? view.plan?.currency ?? options.currency,
       swVersion: options.swVersion,
       ...(options.supportUrl ? { supportUrl: options.supportUrl } : {}),
+      ...(options.configurationUrl ? { configurationUrl: options.configurationUrl } : {}),
     });
     for (const m of messages) {
+      if (stopped) return; // a stop drops the rest (see publisher.stop)
       const payload = JSON.stringify(m.payload);
       if (lastDiscovery.get(m.topic) === payload) continue;
       await options.port.publish(m.topic, payload, { retain: true, qos: 1 });
@@ -107,12 +111,29 @@ export function createHaBridge(options: HaBridgeOptions): HaBridge {
     if (changed) await options.saveDeviceIds?.([...current]);
   }
 
-  async function update(): Promise<void> {
+  async function publishAll(): Promise<void> {
     if (stopped) return;
     const view = options.getView();
     await removeStale(view);
     await publishDiscovery(view);
     await publisher.publishView(view);
+  }
+
+  // One update at a time: each remembers what it sent only after the broker took it, so two
+  // overlapping ones (start, the control loop's tick, HA's birth) each sent everything again.
+  // Calls during a run share one more run after it, which sees what the first one sent.
+  let running: Promise<void> | null = null;
+  let next: Promise<void> | null = null;
+  function update(): Promise<void> {
+    if (!running) {
+      running = publishAll().finally(() => (running = null));
+      return running;
+    }
+    next ??= running.catch(() => undefined).then(() => {
+      next = null;
+      return update();
+    });
+    return next;
   }
 
   return {
@@ -130,8 +151,9 @@ export function createHaBridge(options: HaBridgeOptions): HaBridge {
       });
       await clearPending();
       if (options.discovery.enabled) {
-        await options.port.subscribe(haStatusTopic(options.discovery.prefix), (_topic, payload) => {
-          if (payload.toString('utf8').trim() !== 'online') return;
+        await options.port.subscribe(haStatusTopic(options.discovery.prefix), (_topic, payload, meta) => {
+          // A retained birth is an old one (some set-ups retain it): this start announces anyway.
+          if (meta.retained || payload.toString('utf8').trim() !== 'online') return;
           log.info('Home Assistant came online: republishing discovery and state');
           lastDiscovery.clear();
           publisher.invalidate();

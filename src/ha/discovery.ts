@@ -24,6 +24,8 @@ export interface DiscoveryInput {
   currency: string;
   swVersion: string;
   supportUrl?: string;
+  /** The status page: Home Assistant's "Visit" link on each device. */
+  configurationUrl?: string;
 }
 
 export interface DiscoveryMessage {
@@ -247,8 +249,9 @@ export function discoveryMessages(input: DiscoveryInput): DiscoveryMessage[] {
   const origin = {
     name: 'wattshift', sw_version: input.swVersion, ...(input.supportUrl ? { support_url: input.supportUrl } : {}),
   };
+  const link = input.configurationUrl ? { configuration_url: input.configurationUrl } : {};
   const locationDevice = {
-    identifiers: [node], name: input.location.name, manufacturer: 'wattshift', model: 'Home energy controller', sw_version: input.swVersion,
+    identifiers: [node], name: input.location.name, manufacturer: 'wattshift', model: 'Home energy controller', sw_version: input.swVersion, ...link,
   };
   const out: DiscoveryMessage[] = [];
   for (const def of locationEntities) {
@@ -265,7 +268,7 @@ export function discoveryMessages(input: DiscoveryInput): DiscoveryMessage[] {
   }
   for (const d of input.devices) {
     const device = {
-      identifiers: [`${node}_${d.id}`], name: d.name, manufacturer: 'wattshift', model: kindModel[d.kind], via_device: node,
+      identifiers: [`${node}_${d.id}`], name: d.name, manufacturer: 'wattshift', model: kindModel[d.kind], via_device: node, ...link,
     };
     for (const def of deviceEntities[d.kind]) {
       out.push({

@@ -42,7 +42,7 @@ function recordingPort(): HaMqttPort & { published: Published[]; filters: string
     deliver: (topic, payload, answerTopic) =>
       new Promise<Published>((resolve) => {
         waiter = { topic: answerTopic, resolve };
-        for (const h of handlers) if (topicMatches(h.filter, topic)) h.handler(topic, Buffer.from(payload));
+        for (const h of handlers) if (topicMatches(h.filter, topic)) h.handler(topic, Buffer.from(payload), { retained: false });
       }),
   };
 }
@@ -92,7 +92,8 @@ export async function renderMqttDocs(): Promise<string> {
     `The example home has a hot water tank \`${tank.id}\`, a charger \`${ev.id}\` and a main meter.`,
     '',
     'Times are ISO 8601 in UTC; prices are per kWh in the site currency; an unknown scalar is the text `None`',
-    '(Home Assistant shows it as unknown). State messages are sent when a value changes, not on a timer.',
+    '(Home Assistant shows it as unknown); after a restart, a device value stays as last retained until the device',
+    'has been read once. State messages are sent when a value changes, not on a timer.',
     '',
     '## Published state',
     '',

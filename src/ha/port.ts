@@ -6,7 +6,8 @@ export interface PublishOptions {
   qos: 0 | 1 | 2;
 }
 
-export type MessageHandler = (topic: string, payload: Buffer) => void;
+/** `retained`: the broker sent a stored retained message (at subscribe), not a live publish. */
+export type MessageHandler = (topic: string, payload: Buffer, meta: { retained: boolean }) => void;
 
 /**
  * The slice of an MQTT client this layer needs. The daemon adapts its MQTT connection to it;
@@ -22,8 +23,8 @@ export interface HaMqttPort {
 /** Adapts an mqtt.js client: one `message` listener dispatches to the subscribed filters. */
 export function mqttJsPort(client: MqttClient): HaMqttPort {
   const handlers: { filter: string; handler: MessageHandler }[] = [];
-  client.on('message', (topic, payload) => {
-    for (const h of handlers) if (topicMatches(h.filter, topic)) h.handler(topic, payload);
+  client.on('message', (topic, payload, packet) => {
+    for (const h of handlers) if (topicMatches(h.filter, topic)) h.handler(topic, payload, { retained: packet.retain });
   });
   return {
     async publish(topic, payload, options) {

@@ -30,7 +30,10 @@ export interface HaPublisher {
   invalidate(): void;
   /** Clears the retained state topics of devices that are gone. */
   clearDevice(deviceId: string, fieldTopics: readonly string[]): Promise<void>;
-  /** Publishes retained `offline` (a clean stop: the will is not sent then). */
+  /**
+   * Publishes retained `offline` (a clean stop: the will is not sent then) right after the message
+   * in flight: the rest of a view being published is dropped, not sent first.
+   */
   stop(): Promise<void>;
 }
 
@@ -41,6 +44,9 @@ export function createHaPublisher(options: HaPublisherOptions): HaPublisher {
   const last = new Map<string, string>();
   // Publishes are serialised so a slow broker cannot reorder two views' messages.
   let queue: Promise<unknown> = Promise.resolve();
+  // Set by stop: a view being published ends at its next message. Under load each QoS 1 message
+  // waits for its acknowledgement, and a whole view of them made the stop miss its deadline.
+  let stopping = false;
 
   function enqueue<T>(fn: () => Promise<T>): Promise<T> {
     const next = queue.then(fn, fn);
@@ -49,12 +55,16 @@ export function createHaPublisher(options: HaPublisherOptions): HaPublisher {
   }
 
   return {
-    start: () => enqueue(() => port.publish(t.availability, onlinePayload, { retain: true, qos: 1 })),
+    start: () => {
+      stopping = false;
+      return enqueue(() => port.publish(t.availability, onlinePayload, { retain: true, qos: 1 }));
+    },
     publishView: (view) =>
       enqueue(async () => {
         const messages = stateMessages(t, view);
         let sent = 0;
         for (const [topic, payload] of messages) {
+          if (stopping) break;
           if (last.get(topic) === payload) continue;
           await port.publish(topic, payload, { retain: true, qos: 1 });
           last.set(topic, payload);
@@ -71,6 +81,9 @@ export function createHaPublisher(options: HaPublisherOptions): HaPublisher {
           last.delete(topic);
         }
       }),
-    stop: () => enqueue(() => port.publish(t.availability, offlinePayload, { retain: true, qos: 1 })),
+    stop: () => {
+      stopping = true;
+      return enqueue(() => port.publish(t.availability, offlinePayload, { retain: true, qos: 1 }));
+    },
   };
 }

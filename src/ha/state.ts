@@ -148,6 +148,9 @@ export function stateMessages(t: HaTopics, view: HomeView): Map<string, string> 
     const json: Record<string, Scalar> = { name: d.name, kind: d.kind, available: d.available };
     for (const f of fields) {
       json[f] = values[f];
+      // Before the first reading a value is not known yet: the last run's retained one stays
+      // (publishing `None` made Home Assistant show the tank as unknown for a moment at start).
+      if (values[f] === null && d.notReadYet) continue;
       out.set(t.deviceField(d.id, f), scalarPayload(values[f]));
     }
     if (d.kind !== 'meter') Object.assign(json, { cap_kw: d.capKw ?? null, cap_until: iso(d.capUntilMs) });

@@ -46,6 +46,11 @@ export interface DeviceView {
   floorC?: number;
   /** The next comfort deadline within the plan (hot water tanks with comfort windows). */
   nextComfort?: ComfortView;
+  /**
+   * Set until the daemon's first reading of the device: its values are not known yet, so MQTT
+   * keeps the retained values of the previous run instead of flapping to unknown at start.
+   */
+  notReadYet?: true;
   /** Set while the heater is blocked by a relay that cannot end the block itself (no device lease). */
   blockWithoutLease?: true;
   /** Power-limitation (LPC) cap on this device now, kW, and when it ends. */

@@ -18,6 +18,15 @@ export interface MeteredSubject {
   options?: MeteringOptions;
 }
 
+/**
+ * The metered subject of each device: `location` for the location's main meter, `device:<id>`
+ * for every other device (hourly rows are stored under it).
+ */
+export function meterSubjectOf(devices: readonly DeviceConfig[]): (deviceId: string) => string {
+  const mainMeterId = devices.find((d) => d.kind === 'meter' && d.model.main)?.id ?? null;
+  return (id) => (id === mainMeterId ? 'location' : `device:${id}`);
+}
+
 /** What metering takes from one control-loop reading of a subject. */
 export type MeterReading = Pick<DeviceReading, 'atMs' | 'energyKwh' | 'energyAtMs' | 'powerW'>;
 

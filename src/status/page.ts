@@ -2,6 +2,7 @@ import type { DeviceView, HomeView } from '../ha/view.js';
 import { dateTime, escapeXml as esc, fixed } from './format.js';
 import { renderPlanSvg } from './svg.js';
 import { billSection } from './bill-section.js';
+import { historyCss } from './history-page.js';
 
 const kindLabel: Record<DeviceView['kind'], string> = { hotWaterTank: 'Hot water tank', evCharger: 'EV charger', meter: 'Meter' };
 
@@ -18,6 +19,7 @@ svg.plan-chart{width:100%;height:auto;display:block}
 .sw{display:inline-block;width:1.1em;height:.8em;margin-right:.35em;vertical-align:-.05em}
 .sw-price{background:#8fb3e0}.sw-up{background:#e07a6a}.sw-down{border:1.5px dashed #2e9e5b;box-sizing:border-box}
 .sw-slot{background:#f2a33a}.sw-temp{height:0;border-top:2px solid #c0392b;vertical-align:.25em}.sw-now{height:0;border-top:1.5px dashed #333;vertical-align:.25em}
+${historyCss}
 @media (max-width:600px){body{margin:.8em auto;padding:0 .6em}td,th{padding:.2em .45em}.summary span{display:block;margin:0}}`;
 
 function num(v: number | undefined, decimals: number, unit: string): string {
@@ -76,7 +78,7 @@ function deviceRow(d: DeviceView, tz: string): string {
 }
 
 /** The status page: server-rendered HTML with the plan as inline SVG; no scripts. */
-export function renderStatusPage(view: HomeView, options: { timezone: string }): string {
+export function renderStatusPage(view: HomeView, options: { timezone: string; /** The History section (history-page.ts). */ historyHtml?: string }): string {
   const tz = options.timezone;
   const failing = view.health.jobs.filter((j) => !j.ok);
   const plan = view.plan;
@@ -115,6 +117,7 @@ export function renderStatusPage(view: HomeView, options: { timezone: string }):
   parts.push(billSection(view.bill), limitsSection(view, tz, names), eventsSection(view, tz));
   parts.push(`<h2>Reports</h2><p id="reports">${view.outbox.pending} pending, ${view.outbox.accepted} accepted, ${view.outbox.rejected} rejected`
     + `${view.outbox.oldestDeadlineMs === undefined ? '' : `; oldest due ${esc(dateTime(view.outbox.oldestDeadlineMs, tz))}`}</p>`);
-  parts.push('<p class="muted"><a href="/metrics">metrics</a> · <a href="/api/view">view JSON</a> · <a href="/healthz">healthz</a></p></body></html>');
+  if (options.historyHtml !== undefined) parts.push(options.historyHtml);
+  parts.push('<p class="muted"><a href="/metrics">metrics</a> · <a href="/api/history">history JSON</a> · <a href="/api/view">view JSON</a> · <a href="/healthz">healthz</a></p></body></html>');
   return parts.join('\n');
 }

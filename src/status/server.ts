@@ -2,13 +2,15 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostAllowed } from './host-check.js';
-import { WattshiftError } from '../errors.js';
+import { WattshiftError, isWattshiftError } from '../errors.js';
 import type { HomeView } from '../ha/view.js';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
 import { assertTimezone } from './format.js';
 import type { DaemonMetrics } from './metrics.js';
 import { renderStatusPage } from './page.js';
+import type { EnergyHistory } from './history.js';
+import { renderHistorySection } from './history-page.js';
 
 export interface StatusServerOptions {
   /** Loopback by default: the page has no authentication. */
@@ -20,6 +22,8 @@ export interface StatusServerOptions {
   /** IANA timezone for times on the page; UTC by default. */
   timezone?: string;
   logger?: Logger;
+  /** The energy history at the view's now (history.ts); without it the page has no History section. */
+  getHistory?: (nowMs: number) => EnergyHistory;
   /** Host names (besides IP literals and `localhost`) the page and `/api/view` answer to. */
   allowedHosts?: readonly string[];
 }
@@ -86,9 +90,26 @@ export async function startStatusServer(options: StatusServerOptions): Promise<S
         case '/api/view':
           send(res, 200, 'application/json', JSON.stringify(options.getView()), head);
           return;
-        case '/':
-          send(res, 200, 'text/html; charset=utf-8', renderStatusPage(options.getView(), { timezone }), head);
+        case '/api/history': {
+          if (!options.getHistory) {
+            send(res, 404, 'application/json', JSON.stringify({ error: 'no history here' }), head);
+            return;
+          }
+          try {
+            send(res, 200, 'application/json', JSON.stringify(options.getHistory(options.getView().nowMs)), head);
+          } catch (err) {
+            const code = isWattshiftError(err) ? err.code : 'INTERNAL';
+            log.warn({ code, err }, 'energy history not readable');
+            send(res, 503, 'application/json', JSON.stringify({ error: 'history not readable', code }), head);
+          }
           return;
+        }
+        case '/': {
+          const view = options.getView();
+          const historyHtml = options.getHistory ? historySection(options.getHistory, view.nowMs) : undefined;
+          send(res, 200, 'text/html; charset=utf-8', renderStatusPage(view, { timezone, ...(historyHtml === undefined ? {} : { historyHtml }) }), head);
+          return;
+        }
         default:
           send(res, 404, 'application/json', JSON.stringify({ error: 'not found' }), head);
       }
@@ -96,6 +117,17 @@ export async function startStatusServer(options: StatusServerOptions): Promise<S
       log.error({ code: 'INTERNAL', err, path }, 'status request failed');
       if (!res.headersSent) send(res, 500, 'application/json', JSON.stringify({ error: 'internal error' }), head);
       else res.destroy();
+    }
+  }
+
+  /** The page still renders when the history cannot be read: the section says why, the log has the code. */
+  function historySection(getHistory: (nowMs: number) => EnergyHistory, nowMs: number): string {
+    try {
+      return renderHistorySection(getHistory(nowMs));
+    } catch (err) {
+      const code = isWattshiftError(err) ? err.code : 'INTERNAL';
+      log.warn({ code, err }, 'energy history not readable; the page is shown without it');
+      return renderHistorySection(null, `${code}: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
 

@@ -25,13 +25,14 @@ const planRowSchema = z.strictObject({
 });
 
 /** This table's part of the {@link Store} (its documentation is there). */
-export type PlansAndStateTables = Pick<Store, 'savePlan' | 'latestPlan' | 'getState' | 'setState' | 'deleteState'>;
+export type PlansAndStateTables = Pick<Store, 'savePlan' | 'latestPlan' | 'plansBetween' | 'getState' | 'setState' | 'deleteState'>;
 
 export function plansAndStateTables(ctx: StoreContext): PlansAndStateTables {
   const { db } = ctx;
   const planColumns = `id, created_at_ms AS createdAtMs, horizon_start_ms AS horizonStartMs,
     horizon_end_ms AS horizonEndMs, json`;
   const latest = db.prepare(`SELECT ${planColumns} FROM plans ORDER BY id DESC LIMIT 1`);
+  const overlapping = db.prepare(`SELECT ${planColumns} FROM plans WHERE horizon_end_ms > ? AND horizon_start_ms < ? ORDER BY id`);
   const latestRaw = db.prepare('SELECT id, horizon_start_ms AS s, horizon_end_ms AS e, json FROM plans ORDER BY id DESC LIMIT 1');
   const insertPlan = db.prepare(`INSERT INTO plans (created_at_ms, horizon_start_ms, horizon_end_ms, json)
     VALUES (@createdAtMs, @horizonStartMs, @horizonEndMs, @json)`);
@@ -67,6 +68,11 @@ export function plansAndStateTables(ctx: StoreContext): PlansAndStateTables {
     latestPlan() {
       const row = guard('latestPlan', () => latest.get());
       return row === undefined ? undefined : parseRow(planRowSchema, row, 'plans');
+    },
+
+    plansBetween(fromMs, toMs) {
+      const rows = guard('plansBetween', () => overlapping.all(fromMs, toMs));
+      return rows.map((row) => parseRow(planRowSchema, row, 'plans'));
     },
 
     getState(key, schema) {

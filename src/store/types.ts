@@ -109,6 +109,15 @@ export interface HourlyCostRow extends HourlyCostInput {
   pricedAtMs: number;
 }
 
+/** Sums over one period of one subject's hours (see `Store.energyTotals`). */
+export interface EnergyPeriodTotals {
+  kwh: number;
+  /** Hours `measured` or `estimated`: their whole energy is known. */
+  completeHours: number;
+  partialHours: number;
+  gapHours: number;
+}
+
 /** The last cumulative counter reading of a device, so metering continues across restarts. */
 export interface MeterCheckpoint {
   deviceId: string;
@@ -269,6 +278,11 @@ export interface Store {
   upsertHourly(rows: readonly HourlyEnergyInput[]): void;
   /** Rows of `subject` with fromMs <= hourStartMs < toMs, in time order. */
   readHourly(subject: string, fromMs: number, toMs: number): HourlyEnergyRow[];
+  /**
+   * Sums of `subject`'s hours in each period (at most 400 periods), in the periods' order: kWh of
+   * the hours with energy and the count of hours by coverage. One query, summed by SQLite.
+   */
+  energyTotals(subject: string, periods: ReadonlyArray<{ startMs: number; endMs: number }>): EnergyPeriodTotals[];
 
   /** Inserts or replaces the cost of hours (keyed by subject and hour), in one transaction. */
   upsertHourlyCost(rows: readonly HourlyCostInput[]): void;
@@ -280,6 +294,8 @@ export interface Store {
 
   savePlan(plan: PlanInput): SavePlanResult;
   latestPlan(): PlanRow | undefined;
+  /** The stored plans whose horizon overlaps [fromMs, toMs), oldest first (at most KEEP_PLANS). */
+  plansBetween(fromMs: number, toMs: number): PlanRow[];
 
   enqueueReport(report: ReportInput): EnqueueResult;
   getReport(id: number): ReportRow | undefined;

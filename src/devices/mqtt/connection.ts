@@ -48,7 +48,8 @@ export interface MqttConnectionOptions {
 
 export const defaultMaxPacketBytes = 256 * 1024;
 
-export type MqttHandler = (topic: string, payload: Buffer) => void;
+/** `retained`: the broker sent a stored retained message (at subscribe), not a live publish. */
+export type MqttHandler = (topic: string, payload: Buffer, meta: { retained: boolean }) => void;
 
 export type MqttConnectionState = 'up' | 'down';
 
@@ -198,12 +199,13 @@ export function createMqttConnection(options: MqttConnectionOptions, deps: { log
   client.on('close', () => {
     if (!closed) goDown(lastError);
   });
-  client.on('message', (topic, payload) => {
+  client.on('message', (topic, payload, packet) => {
+    const meta = { retained: packet.retain };
     for (const [filter, set] of handlers) {
       if (!topicMatches(filter, topic)) continue;
       for (const handler of set) {
         try {
-          handler(topic, payload);
+          handler(topic, payload, meta);
         } catch (err) {
           log.error({ code: 'INTERNAL', topic, err }, 'MQTT handler threw');
         }

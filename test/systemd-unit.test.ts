@@ -1,0 +1,31 @@
+/**
+ * The shipped unit as systemd reads it: `systemd-analyze verify` (Debian package `systemd`; no
+ * running systemd needed) finds no unknown directive, bad value or missing program. The interpreter
+ * path is this test's node, as the install's drop-in sets it when node is not /usr/bin/node.
+ */
+import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { tempDir } from './helpers/temp-dir.js';
+
+function verify(unitText: string): { status: number | null; output: string } {
+  const file = join(tempDir('wattshift-unit-'), 'wattshift.service');
+  writeFileSync(file, unitText.replaceAll('/usr/bin/node ', `${process.execPath} `));
+  const r = spawnSync('systemd-analyze', ['verify', '--man=no', file], { encoding: 'utf8' });
+  if (r.error) throw new Error(`systemd-analyze cannot run (apt-get install systemd): ${r.error.message}`);
+  return { status: r.status, output: `${r.stdout}${r.stderr}`.trim() };
+}
+
+describe('systemd/wattshift.service', () => {
+  const unit = readFileSync('systemd/wattshift.service', 'utf8');
+
+  it('passes systemd-analyze verify without a message', () => {
+    expect(verify(unit)).toEqual({ status: 0, output: '' });
+  });
+
+  it('(the check itself reports a bad directive and a missing program)', () => {
+    expect(verify(unit.replace('Restart=on-failure', 'Restart=sometimes')).output).toMatch(/Failed to parse service restart specifier/);
+    expect(verify(unit.replace(/^ExecStart=\S+/m, 'ExecStart=/usr/bin/no-such-node')).output).toMatch(/not executable/);
+  });
+});
