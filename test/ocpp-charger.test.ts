@@ -12,6 +12,10 @@ import { ManualClock } from '../src/clock.js';
 import { accumulate, closeHoursBefore, initialMeteringState, type MeteringState } from '../src/core/metering.js';
 import { createCentralSystem, type CentralSystem } from '../src/devices/ocpp/central-system.js';
 import { createOcppCharger, type OcppCharger } from '../src/devices/ocpp/ocpp-charger.js';
+import { createServer } from 'node:net';
+import { parseConfig } from '../src/config/load.js';
+import { buildDevice } from '../src/devices/factory.js';
+import { startCentralSystem } from '../src/devices/ocpp/start.js';
 import { superviseDevice } from '../src/devices/supervisor.js';
 import { createOcppChargePointSim, type OcppChargePointSim } from '../src/sandbox/devices/ocpp-charge-point-sim.js';
 import { eventually } from './helpers/aedes.js';
@@ -239,5 +243,34 @@ describe('OCPP 1.6J charger', () => {
     await sup.read(never);
     expect(sup.health().state).toBe('down');
     expect(sup.health().lastError?.code).toBe('DEVICE_UNREACHABLE');
+  });
+
+  it('is built from the config: the daemon\'s central system and an ocpp charger device', async () => {
+    const port = await new Promise<number>((resolve) => {
+      const srv = createServer().listen(0, '127.0.0.1', () => {
+        const p = (srv.address() as { port: number }).port;
+        srv.close(() => resolve(p));
+      });
+    });
+    const { config } = parseConfig({
+      version: 1,
+      site: { timezone: 'Europe/Oslo', priceArea: 'NO1', currency: 'NOK', locationLimitKw: 11 },
+      spark: { clientId: 'c', clientSecret: 'x' },
+      storage: { path: ':memory:' },
+      ocpp: { host: '127.0.0.1', port },
+      devices: [{ id: 'car', kind: 'evCharger', charger: { type: 'ocpp', chargePointId: 'cp1', password }, model: { capacityKwh: 60 } }],
+    }, { env: {} });
+    const clock = new ManualClock(startMs);
+    const logger = memoryLogger().logger;
+    const cs = await startCentralSystem(config, { clock, logger });
+    open.push(cs);
+    const built = buildDevice(config.devices[0]!, { buses: new Map(), mqtt: null, ocpp: cs, clock, logger });
+    open.push({ close: async () => built.close() });
+    const sim = createOcppChargePointSim({ url: `ws://127.0.0.1:${port}/ocpp`, identity: 'cp1', password, startMs, plugs: [{ atMs: startMs, battery: { capacityKwh: 60, socPct: 50 } }] });
+    open.push(sim);
+    await sim.start();
+    await eventually(async () => expect(await built.capabilities.evStateReader?.readEvState(never)).toEqual({ plugged: true, charging: false }));
+    await built.capabilities.chargeCurrentLimit?.setCurrentA(7, never);
+    await eventually(() => expect(sim.offeredA).toBe(7));
   });
 });

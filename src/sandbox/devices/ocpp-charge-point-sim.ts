@@ -95,6 +95,7 @@ export function createOcppChargePointSim(options: OcppChargePointSimOptions) {
     password: options.password ?? null,
     protocols: ['ocpp1.6'],
     strictMode: true,
+    callTimeoutMs: 5000,
     reconnect: true,
     backoff: { initialDelay: options.reconnectMs?.initial ?? 200, maxDelay: options.reconnectMs?.max ?? 2000, factor: 2, randomisationFactor: 0 },
   } as ConstructorParameters<typeof RPCClient>[0]);
@@ -315,11 +316,12 @@ export function createOcppChargePointSim(options: OcppChargePointSimOptions) {
     },
     /** Waits until every message so far has been sent and answered. */
     async settle(): Promise<void> {
+      // A call in flight when the connection drops stays pending until ocpp-rpc gives it up.
       do {
         await new Promise((r) => setImmediate(r));
-        await Promise.all(pending);
+        await Promise.race([Promise.all(pending), new Promise((r) => setTimeout(r, 20))]);
         await new Promise((r) => setImmediate(r));
-      } while (pending.size > 0);
+      } while (pending.size > 0 && client.state === RPCClient.OPEN);
     },
     async advance(ms: number): Promise<void> {
       integrate(now + ms);
