@@ -3,7 +3,8 @@
  * authentication, charging limits as profiles, energy into hours, restarts and reconnection,
  * malformed frames and an unreachable charger.
  */
-import { mkdtempSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RPCClient } from 'ocpp-rpc';
@@ -272,5 +273,31 @@ describe('OCPP 1.6J charger', () => {
     await eventually(async () => expect(await built.capabilities.evStateReader?.readEvState(never)).toEqual({ plugged: true, charging: false }));
     await built.capabilities.chargeCurrentLimit?.setCurrentA(7, never);
     await eventually(() => expect(sim.offeredA).toBe(7));
+  });
+
+  it('serves wss:// with a certificate (Security Profile 2) and still wants the password', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ocpp-tls-'));
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'key.pem', '-out', 'cert.pem',
+      '-days', '2', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { cwd: dir, stdio: 'pipe' });
+    const cert = readFileSync(join(dir, 'cert.pem'), 'utf8');
+    const clock = new ManualClock(startMs);
+    const cs = createCentralSystem({
+      host: '127.0.0.1', port: 0, heartbeatIntervalS: 30, meterValueSampleIntervalS: 60, chargePoints: [{ id: 'cp1', password }],
+      tls: { cert, key: readFileSync(join(dir, 'key.pem'), 'utf8') }, clock, logger: memoryLogger().logger,
+    });
+    open.push(cs);
+    const port = await cs.listen();
+    const wrong = new RPCClient({ endpoint: `wss://127.0.0.1:${port}/ocpp`, identity: 'cp1', password: 'not-the-password-0', protocols: ['ocpp1.6'], reconnect: false, wsOpts: { ca: cert } } as ConstructorParameters<typeof RPCClient>[0]);
+    await expect(wrong.connect()).rejects.toThrow();
+    const plain = new RPCClient({ endpoint: `ws://127.0.0.1:${port}/ocpp`, identity: 'cp1', password, protocols: ['ocpp1.6'], reconnect: false } as ConstructorParameters<typeof RPCClient>[0]);
+    await expect(plain.connect()).rejects.toThrow();
+    const sim = createOcppChargePointSim({ url: `wss://127.0.0.1:${port}/ocpp`, identity: 'cp1', password, startMs, ca: cert });
+    open.push(sim);
+    await sim.start();
+    await eventually(() => expect(cs.link('cp1').connected).toBe(true));
+    await eventually(async () => {
+      await sim.settle();
+      expect(sim.config('HeartbeatInterval')).toBe('30');
+    });
   });
 });

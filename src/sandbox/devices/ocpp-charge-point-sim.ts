@@ -57,6 +57,8 @@ export interface OcppChargePointSimOptions {
   plugs?: GoeSimPlug[];
   /** JSON file for the persisted configuration keys and profiles. */
   statePath?: string;
+  /** CA certificate (PEM) that the central system's wss:// certificate is checked against. */
+  ca?: string;
   /** Backoff of reconnection attempts, ms (default 200..2000). */
   reconnectMs?: { initial: number; max: number };
 }
@@ -96,6 +98,7 @@ export function createOcppChargePointSim(options: OcppChargePointSimOptions) {
     protocols: ['ocpp1.6'],
     strictMode: true,
     callTimeoutMs: 5000,
+    ...(options.ca ? { wsOpts: { ca: options.ca } } : {}),
     reconnect: true,
     backoff: { initialDelay: options.reconnectMs?.initial ?? 200, maxDelay: options.reconnectMs?.max ?? 2000, factor: 2, randomisationFactor: 0 },
   } as ConstructorParameters<typeof RPCClient>[0]);
