@@ -74,6 +74,12 @@ export const goeSourceSchema = z.strictObject({
 });
 export type GoeSource = z.infer<typeof goeSourceSchema>;
 
+export const amsReaderSourceSchema = z.strictObject({
+  type: z.literal('amsreader').describe('The main meter\'s HAN port through the AMS reader firmware (amsleser.no, Pow-K/U/P1), MQTT payload "JSON (classic)".'),
+  topic: z.string().regex(/^[^#+]+$/, 'no MQTT wildcards').describe('The reader\'s MQTT publish topic, e.g. `ams/meter`.'),
+});
+export type AmsReaderSourceConfig = z.infer<typeof amsReaderSourceSchema>;
+
 export const ocppSourceSchema = z.strictObject({
   type: z.literal('ocpp').describe('A connector of an OCPP 1.6J charge point connected to wattshift\'s central system (the `ocpp` section).'),
   chargePointId: z.string().regex(/^[A-Za-z0-9_.:-]{1,48}$/, 'expected 1..48 of [A-Za-z0-9_.:-]')
@@ -105,7 +111,7 @@ export const mqttMapSourceSchema = z.strictObject({
 export type MqttMapSource = z.infer<typeof mqttMapSourceSchema>;
 
 export const sourceOptionSchemas = [
-  modbusSourceSchema, shellySourceSchema, tasmotaSourceSchema, goeSourceSchema, ocppSourceSchema, mqttMapSourceSchema,
+  modbusSourceSchema, shellySourceSchema, tasmotaSourceSchema, goeSourceSchema, ocppSourceSchema, amsReaderSourceSchema, mqttMapSourceSchema,
 ] as const;
 
 export const sourceSchema = z.discriminatedUnion('type', [...sourceOptionSchemas]);

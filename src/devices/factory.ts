@@ -67,6 +67,7 @@ function pick(role: Role, all: DeviceCapabilities): DeviceCapabilities {
       return {
         ...(all.energyMeter ? { energyMeter: all.energyMeter } : {}),
         ...(all.powerMeter ? { powerMeter: all.powerMeter } : {}),
+        ...(all.phaseMeter ? { phaseMeter: all.phaseMeter } : {}),
       };
     case 'charger':
       return {
