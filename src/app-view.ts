@@ -8,6 +8,14 @@ import type { DeviceWishes } from './jobs/home-state.js';
 import type { SupervisedDevice } from './devices/supervisor.js';
 import type { OutboxSummary } from './store/types.js';
 
+function evNeedText(from: NonNullable<Plan['evNeedFrom']>): string {
+  if ('socPct' in from) {
+    const kwh = Math.max(0, ((from.targetSocPct - from.socPct) / 100) * from.capacityKWh);
+    return `state of charge ${from.socPct.toFixed(0)} % → ${from.targetSocPct.toFixed(0)} % of ${from.capacityKWh.toFixed(0)} kWh: ${kwh.toFixed(1)} kWh into the battery`;
+  }
+  return `no state of charge known: today's energy estimate, ${from.estimateKWh.toFixed(1)} kWh into the battery`;
+}
+
 export function planView(plan: Plan, config: Config, fromMs: number): PlanView {
   const slots = plan.slots.filter((s) => s.endMs > fromMs).slice(0, (48 * 60) / plan.slotMinutes);
   const tankId = config.devices.find((d) => d.kind === 'hotWaterTank')?.id;
@@ -21,6 +29,7 @@ export function planView(plan: Plan, config: Config, fromMs: number): PlanView {
     baselineCost: plan.baselineCost,
     incentive: plan.incentiveEarned,
     shortfalls: plan.shortfalls.map((s) => s.message),
+    ...(plan.evNeedFrom ? { evNeed: evNeedText(plan.evNeedFrom) } : {}),
     slots: slots.map((s) => ({
       startMs: s.startMs,
       pricePerKwh: s.price,

@@ -76,6 +76,7 @@ export function crossCheckWith(cfg: CrossCheckInput, issue: ReportIssue): void {
     } else if (d.kind === 'evCharger') {
       checkSource(cfg, issue, d.charger, [...at, 'charger']);
       if (!d.charger) issue([...at, 'charger'], 'an evCharger needs a charger source');
+      if (d.soc && cfg.mqtt === undefined) issue([...at, 'soc'], 'a SoC topic needs the mqtt section');
       const m = d.model;
       if (m.minCurrentA > m.maxCurrentA) issue([...at, 'model', 'minCurrentA'], `minCurrentA (${m.minCurrentA}) is above maxCurrentA (${m.maxCurrentA})`);
       if (d.safeCurrentA > m.maxCurrentA) issue([...at, 'safeCurrentA'], `safeCurrentA (${d.safeCurrentA}) is above maxCurrentA (${m.maxCurrentA})`);

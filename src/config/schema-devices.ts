@@ -199,12 +199,22 @@ export const hotWaterTankSchema = z.strictObject({
   model: tankModelSchema.describe('Planning parameters of the tank.'),
 });
 
+export const socTopicSchema = z.strictObject({
+  topic: z.string().regex(/^[^#+]+$/, 'no MQTT wildcards').describe('MQTT topic that carries the car\'s state of charge (JSON or a bare number), e.g. from Home Assistant or a car integration.'),
+  path: z.string().default('').describe('Dot path to the SoC in the JSON payload (empty: the payload itself), e.g. `battery.soc`.'),
+  scale: z.number().positive().default(1).describe('Multiplier turning the value into percent (e.g. 100 for a 0..1 fraction).'),
+  staleAfterS: z.number().int().min(60).max(7 * 86_400).default(3600)
+    .describe('A SoC older than this is not used: the car\'s need falls back to the energy estimate (`targetEnergyKwh`), s.'),
+});
+export type SocTopicConfig = z.infer<typeof socTopicSchema>;
+
 export const evChargerSchema = z.strictObject({
   ...common,
   kind: z.literal('evCharger').describe('An EV charger (and the car behind it).'),
   charger: chargerSource.optional(),
   meter: meterSource.optional(),
   safeCurrentA: z.number().min(0).max(80).default(6).describe('Current applied when wattshift loses control (0 = pause), A.'),
+  soc: socTopicSchema.optional().describe('Where the car\'s state of charge comes from when the charger does not know it: with a fresh SoC the need is targetSocPct × capacityKwh minus the SoC.'),
   model: evModelSchema.describe('Planning parameters of the car and charger.'),
 });
 

@@ -234,5 +234,11 @@ export function plan(input: PlanInput, nowMs: number, previous?: Plan): Plan {
     result.legionellaAtMs = final.legionellaSlot >= 0 ? (s.slots[final.legionellaSlot]?.startMs ?? null) : null;
   }
   if (s.ev) result.evEnergyNeededKWh = s.ev.needGrid * eff;
+  const e = input.ev;
+  if (e) {
+    result.evNeedFrom = e.energyNeededKWh === undefined && e.socPct !== undefined
+      ? { socPct: e.socPct, targetSocPct: e.targetSocPct ?? 0, capacityKWh: e.capacityKWh ?? 0 }
+      : { estimateKWh: e.energyNeededKWh ?? 0 };
+  }
   return result;
 }

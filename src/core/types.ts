@@ -312,6 +312,8 @@ export interface Plan {
   /** Slot (start) at whose end the legionella temperature is planned, if any. */
   legionellaAtMs?: number | null;
   evEnergyNeededKWh?: number;
+  /** What the car's need rests on: a known state of charge, or the energy estimate. */
+  evNeedFrom?: { socPct: number; targetSocPct: number; capacityKWh: number } | { estimateKWh: number };
   shortfalls: Shortfall[];
   /** The month's capacity fee as planned, when the tariff has one. */
   capacity?: CapacityOutcome;

@@ -11,6 +11,7 @@ import type { ModbusBus } from './modbus/bus.js';
 import { createModbusDevice, type ModbusDevice, type ModbusHeartbeat, type ModbusRole } from './modbus/modbus-device.js';
 import { loadProfile } from './modbus/profiles.js';
 import type { CentralSystem } from './ocpp/central-system.js';
+import { createSocTopic, withSoc } from './mqtt/soc-topic.js';
 import { createOcppCharger } from './ocpp/ocpp-charger.js';
 import { createMqttDevice, type MqttConnection, type MqttDevice, type MqttDeviceSource } from './mqtt/index.js';
 
@@ -135,6 +136,12 @@ export function buildDevice(device: DeviceConfig, ctx: DeviceBuildContext): Buil
     }
     // Later roles win: a dedicated meter overrides a charger's own counter.
     capabilities = { ...capabilities, ...pick(role, offered) };
+  }
+  if (device.kind === 'evCharger' && device.soc && capabilities.evStateReader) {
+    if (!ctx.mqtt) throw new WattshiftError('CONFIG_INVALID', `devices.${device.id}.soc: a SoC topic needs the mqtt section`);
+    const soc = createSocTopic(device.soc, { connection: ctx.mqtt, clock: ctx.clock, logger: log, device: device.id });
+    mqttDevices.set(`soc:${device.id}`, soc);
+    capabilities = { ...capabilities, evStateReader: withSoc(capabilities.evStateReader, soc) };
   }
   return {
     capabilities,

@@ -93,6 +93,8 @@ export interface PlanView {
   incentive: number;
   currency: string;
   shortfalls: string[];
+  /** What the car's charging need rests on, in words (absent without a car in the plan). */
+  evNeed?: string;
 }
 
 export interface PriceView {
