@@ -15,6 +15,14 @@ function nextComfort(plan: Plan, nowMs: number): ComfortView | undefined {
   return c ? { atMs: c.atMs, tempC: c.tempC, label: c.label, plannedTempC: c.plannedTempC, met: c.met } : undefined;
 }
 
+function evNeedText(from: NonNullable<Plan['evNeedFrom']>): string {
+  if ('socPct' in from) {
+    const kwh = Math.max(0, ((from.targetSocPct - from.socPct) / 100) * from.capacityKWh);
+    return `state of charge ${from.socPct.toFixed(0)} % → ${from.targetSocPct.toFixed(0)} % of ${from.capacityKWh.toFixed(0)} kWh: ${kwh.toFixed(1)} kWh into the battery`;
+  }
+  return `no state of charge known: today's energy estimate, ${from.estimateKWh.toFixed(1)} kWh into the battery`;
+}
+
 export function planView(plan: Plan, config: Config, fromMs: number): PlanView {
   const comfort = nextComfort(plan, fromMs);
   const slots = plan.slots.filter((s) => s.endMs > fromMs).slice(0, (48 * 60) / plan.slotMinutes);
@@ -30,6 +38,7 @@ export function planView(plan: Plan, config: Config, fromMs: number): PlanView {
     incentive: plan.incentiveEarned,
     shortfalls: plan.shortfalls.map((s) => s.message),
     ...(comfort ? { nextComfort: comfort } : {}),
+    ...(plan.evNeedFrom ? { evNeed: evNeedText(plan.evNeedFrom) } : {}),
     slots: slots.map((s) => ({
       startMs: s.startMs,
       pricePerKwh: s.price,

@@ -17,6 +17,8 @@ import { createForecastClient, type ForecastClient } from './spark/forecast-clie
 import { createMqttConnection, type MqttConnection } from './devices/mqtt/index.js';
 import { createModbusBuses, type ModbusBus } from './devices/modbus/bus.js';
 import { buildDevice, type BuiltDevice } from './devices/factory.js';
+import { startCentralSystem } from './devices/ocpp/start.js';
+import type { CentralSystem } from './devices/ocpp/central-system.js';
 import { superviseDevice, type SupervisedDevice } from './devices/supervisor.js';
 import { startPlanWorker, type PlanWorker } from './jobs/plan-worker.js';
 import { createHaBridge, type HaBridge } from './ha/bridge.js';
@@ -98,6 +100,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
   let sparkConnection: SparkConnection | undefined;
   let mqtt: MqttConnection | null = null;
   let buses = new Map<string, ModbusBus>();
+  let ocpp: CentralSystem | null = null;
   const built = new Map<string, BuiltDevice>();
   const supervised = new Map<string, SupervisedDevice>();
   let metering: Metering | undefined;
@@ -231,6 +234,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
       );
     }
     buses = createModbusBuses(config.modbus, { clock, logger: deps.logger });
+    if (config.ocpp) ocpp = await startCentralSystem(config, { clock, logger: deps.logger });
     // Devices on MQTT would start in their safe state if the first tick ran before the broker answered.
     await mqtt?.waitConnected(AbortSignal.timeout(5_000)).catch((err: unknown) => {
       if (isWattshiftError(err, 'MQTT_AUTH_REJECTED')) throw err;
@@ -239,7 +243,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
 
     for (const d of config.devices) {
       const b = buildDevice(d, {
-        buses, mqtt, clock, logger: deps.logger,
+        buses, mqtt, ocpp, clock, logger: deps.logger,
         requestTimeoutMs: deps.deviceTimeoutMs ?? 5_000,
         ...(deps.configDir ? { baseDir: deps.configDir } : {}),
       });
@@ -633,6 +637,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
     for (const b of built.values()) b.close();
     for (const b of buses.values()) await b.close().catch(() => undefined);
     await mqtt?.close().catch(() => undefined);
+    await ocpp?.close().catch(() => undefined);
     await spark?.close().catch(() => undefined);
     await forecast?.close().catch(() => undefined);
     await sparkConnection?.close();

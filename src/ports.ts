@@ -55,6 +55,21 @@ export interface EnergyMeter {
    * metered at that time rather than when it is read. Absent for polled counters.
    */
   readStampedEnergyKwh?(signal: AbortSignal): Promise<{ kwh: number; atMs: number }>;
+  /** Total exported energy, kWh, where the meter counts it (a main meter with solar). */
+  readExportEnergyKwh?(signal: AbortSignal): Promise<number>;
+}
+
+/** Per-phase currents and voltages (L1, L2, L3; one entry on a 1-phase meter). */
+export interface PhaseReading {
+  currentsA: number[];
+  /** Empty when the meter does not give them. */
+  voltagesV: number[];
+  /** When the values arrived, clock ms. */
+  atMs: number;
+}
+
+export interface PhaseMeter {
+  readPhases(signal: AbortSignal): Promise<PhaseReading>;
 }
 
 /** Instantaneous active power. */

@@ -128,6 +128,7 @@ export function renderPlan(view: PlanView, options: RenderPlanOptions): string {
   for (const s of view.shortfalls) lines.push(`Shortfall: ${s}`);
 
   if (options.explain) {
+    if (view.evNeed) lines.push(`Car's need: ${view.evNeed}`);
     lines.push('', 'Why each slot:');
     for (const s of slots) {
       const decisions = ids.map((id) => {

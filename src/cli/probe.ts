@@ -143,7 +143,12 @@ export async function probeDevice(config: Config, deviceId: string, deps: ProbeD
         }
         continue;
       }
-      const label = source.type === 'tasmota' ? source.topic : source.type === 'mqtt' ? (source.stateTopic ?? 'map') : source.topicPrefix;
+      if (source.type === 'ocpp') {
+        // The charger connects to the daemon's central system; a probe has none to offer it.
+        sections.push({ source: `ocpp ${source.chargePointId}`, roles, values: [{ name: 'central system', error: { code: 'DEVICE_UNREACHABLE', message: 'probe does not run the OCPP central system: an OCPP charger is seen by the running daemon (status page, logs)' } }] });
+        continue;
+      }
+      const label = source.type === 'tasmota' || source.type === 'amsreader' ? source.topic : source.type === 'mqtt' ? (source.stateTopic ?? 'map') : source.topicPrefix;
       const section: ProbeSection = { source: `${source.type} ${label}`, roles, values: [] };
       sections.push(section);
       if (!config.mqtt) {

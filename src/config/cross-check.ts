@@ -1,6 +1,6 @@
 /** Checks that span several fields of the config (run once the fields themselves are valid). */
 import type { z } from 'zod';
-import type { DeviceConfig, ModbusBusConfig, SourceConfig } from './schema-devices.js';
+import type { DeviceConfig, ModbusBusConfig, OcppSource, SourceConfig } from './schema-devices.js';
 
 /**
  * The sections the rules read. A section left undefined failed its own validation: the rules that
@@ -9,6 +9,7 @@ import type { DeviceConfig, ModbusBusConfig, SourceConfig } from './schema-devic
 export interface CrossCheckInput {
   site?: { currency: string; exchangeRates?: Partial<Record<string, number>> | undefined } | undefined;
   mqtt?: unknown;
+  ocpp?: unknown;
   modbus?: Record<string, ModbusBusConfig> | undefined;
   /** Each device as parsed, or undefined where it is invalid (indices are kept). */
   devices: readonly (DeviceConfig | undefined)[];
@@ -18,13 +19,17 @@ export interface CrossCheckInput {
 
 export type ReportIssue = (path: (string | number)[], message: string) => void;
 
-function checkSource(cfg: CrossCheckInput, issue: ReportIssue, source: SourceConfig | undefined, path: (string | number)[]): void {
+function checkSource(cfg: CrossCheckInput, issue: ReportIssue, source: SourceConfig | OcppSource | undefined, path: (string | number)[]): void {
   if (!source) return;
   if (source.type === 'modbus' && cfg.modbus && !(source.bus in cfg.modbus)) {
     const known = Object.keys(cfg.modbus);
     issue([...path, 'bus'], `unknown Modbus bus "${source.bus}" (${known.length ? `known: ${known.join(', ')}` : 'the modbus section is empty'})`);
   }
-  if (source.type !== 'modbus' && cfg.mqtt === undefined) {
+  if (source.type === 'ocpp') {
+    if (cfg.ocpp === undefined) issue([...path, 'type'], 'an "ocpp" source needs the ocpp section (the central system)');
+    // OCPP 1.6 Security Whitepaper: the basic-auth password (AuthorizationKey) is 16 to 40 characters.
+    if (source.password.length < 16 || source.password.length > 40) issue([...path, 'password'], 'the charge point password must be 16 to 40 characters');
+  } else if (source.type !== 'modbus' && cfg.mqtt === undefined) {
     issue([...path, 'type'], `a "${source.type}" source needs the mqtt section`);
   }
 }
@@ -40,6 +45,7 @@ export function crossCheck(cfg: CrossCheckInput, ctx: z.core.$RefinementCtx): vo
 export function crossCheckWith(cfg: CrossCheckInput, issue: ReportIssue): void {
   const seen = new Map<string, number>();
   const firstOfKind = new Map<string, number>();
+
   let mainMeters = 0;
   cfg.devices.forEach((d, i) => {
     if (!d) return;
@@ -59,7 +65,7 @@ export function crossCheckWith(cfg: CrossCheckInput, issue: ReportIssue): void {
       checkSource(cfg, issue, d.switch, [...at, 'switch']);
       checkSource(cfg, issue, d.thermometer, [...at, 'thermometer']);
       if (!d.switch) issue([...at, 'switch'], 'a hotWaterTank needs a switch source');
-      if (d.meter?.type === 'goe') issue([...at, 'meter', 'type'], 'a go-e source meters a charger, not a tank');
+      if (d.meter?.type === 'goe' || d.meter?.type === 'ocpp') issue([...at, 'meter', 'type'], `a ${d.meter.type} source meters a charger, not a tank`);
       const m = d.model;
       if (m.floorC >= m.maxC) issue([...at, 'model', 'floorC'], `floorC (${m.floorC}) must be below maxC (${m.maxC})`);
       if (m.coldWaterC >= m.floorC) issue([...at, 'model', 'coldWaterC'], `coldWaterC (${m.coldWaterC}) must be below floorC (${m.floorC})`);
@@ -73,6 +79,7 @@ export function crossCheckWith(cfg: CrossCheckInput, issue: ReportIssue): void {
     } else if (d.kind === 'evCharger') {
       checkSource(cfg, issue, d.charger, [...at, 'charger']);
       if (!d.charger) issue([...at, 'charger'], 'an evCharger needs a charger source');
+      if (d.soc && cfg.mqtt === undefined) issue([...at, 'soc'], 'a SoC topic needs the mqtt section');
       const m = d.model;
       if (m.minCurrentA > m.maxCurrentA) issue([...at, 'model', 'minCurrentA'], `minCurrentA (${m.minCurrentA}) is above maxCurrentA (${m.maxCurrentA})`);
       if (d.safeCurrentA > m.maxCurrentA) issue([...at, 'safeCurrentA'], `safeCurrentA (${d.safeCurrentA}) is above maxCurrentA (${m.maxCurrentA})`);
@@ -81,6 +88,7 @@ export function crossCheckWith(cfg: CrossCheckInput, issue: ReportIssue): void {
       }
     } else {
       if (!d.meter) issue([...at, 'meter'], 'a meter device needs a meter source');
+      if (d.meter?.type === 'ocpp') issue([...at, 'meter', 'type'], 'an ocpp source meters a charger\'s connector: use it on the evCharger');
       if (d.model.main) mainMeters += 1;
       if (d.model.main && mainMeters > 1) issue([...at, 'model', 'main'], 'only one device can be the main meter');
     }

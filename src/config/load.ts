@@ -185,6 +185,7 @@ function salvagedCrossChecks(document: unknown, where: Located): ConfigProblem[]
     {
       site: sectionOf(siteSchema, s.raw.site),
       mqtt: s.raw.mqtt,
+      ocpp: s.raw.ocpp,
       modbus: s.modbus,
       devices: s.devices,
       reports: sectionOf(reportsSchema, s.raw.reports ?? {}),
@@ -261,7 +262,9 @@ function resolvePaths(config: Config, options: ParseOptions): Config {
   const baseDir = options.baseDir ?? process.cwd();
   const mqtt = config.mqtt && resolveMqttPaths(config.mqtt, baseDir);
   const devices = config.devices.map((d) => resolveDevicePaths(d, baseDir));
-  return { ...config, ...(mqtt ? { mqtt } : {}), devices, storage: resolveStoragePath(config.storage, options) };
+  const tls = config.ocpp?.tls;
+  const ocpp = config.ocpp && tls ? { ocpp: { ...config.ocpp, tls: { cert: abs(tls.cert, baseDir), key: abs(tls.key, baseDir) } } } : {};
+  return { ...config, ...(mqtt ? { mqtt } : {}), ...ocpp, devices, storage: resolveStoragePath(config.storage, options) };
 }
 
 function configWarnings(config: Config): string[] {

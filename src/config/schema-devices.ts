@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { cronScheduleSchema } from './time-fields.js';
+import { secretField } from './secret.js';
 
 const idPattern = /^[a-z0-9_-]+$/;
 const hhmm = /^([01]\d|2[0-3]):[0-5]\d$/;
@@ -73,6 +74,24 @@ export const goeSourceSchema = z.strictObject({
 });
 export type GoeSource = z.infer<typeof goeSourceSchema>;
 
+export const amsReaderSourceSchema = z.strictObject({
+  type: z.literal('amsreader').describe('The main meter\'s HAN port through the AMS reader firmware (amsleser.no, Pow-K/U/P1), MQTT payload "JSON (classic)".'),
+  topic: z.string().regex(/^[^#+]+$/, 'no MQTT wildcards').describe('The reader\'s MQTT publish topic, e.g. `ams/meter`.'),
+});
+export type AmsReaderSourceConfig = z.infer<typeof amsReaderSourceSchema>;
+
+export const ocppSourceSchema = z.strictObject({
+  type: z.literal('ocpp').describe('A connector of an OCPP 1.6J charge point connected to wattshift\'s central system (the `ocpp` section).'),
+  chargePointId: z.string().regex(/^[A-Za-z0-9_.:-]{1,48}$/, 'expected 1..48 of [A-Za-z0-9_.:-]')
+    .describe('The charge point\'s identity, the last part of the central system URL it is given (`ws://<gateway>:<port>/ocpp/<chargePointId>`).'),
+  password: secretField('The charge point\'s basic-auth password (OCPP Security Profile 1/2, the charger\'s AuthorizationKey), 16 to 40 characters.'),
+  connectorId: z.number().int().min(1).max(16).default(1).describe('Connector of the charge point.'),
+  idTag: z.string().min(1).max(20).default('wattshift').describe('Id tag wattshift starts sessions with (RemoteStartTransaction).'),
+  leaseS: z.number().int().min(60).max(86_400).default(600)
+    .describe('Validity of each charging limit sent (TxProfile validTo), renewed every half lease: a charger that loses wattshift falls back to `safeCurrentA` by itself within this time, s.'),
+});
+export type OcppSource = z.infer<typeof ocppSourceSchema>;
+
 export const mqttMapSourceSchema = z.strictObject({
   type: z.literal('mqtt').describe('A user-defined MQTT map.'),
   stateTopic: z.string().min(1).optional().describe('Topic with the device state (JSON or a bare number).'),
@@ -92,7 +111,7 @@ export const mqttMapSourceSchema = z.strictObject({
 export type MqttMapSource = z.infer<typeof mqttMapSourceSchema>;
 
 export const sourceOptionSchemas = [
-  modbusSourceSchema, shellySourceSchema, tasmotaSourceSchema, goeSourceSchema, mqttMapSourceSchema,
+  modbusSourceSchema, shellySourceSchema, tasmotaSourceSchema, goeSourceSchema, ocppSourceSchema, amsReaderSourceSchema, mqttMapSourceSchema,
 ] as const;
 
 export const sourceSchema = z.discriminatedUnion('type', [...sourceOptionSchemas]);
@@ -104,7 +123,7 @@ const switchSource = z.discriminatedUnion('type', [modbusSourceSchema, shellySou
 const meterSource = sourceSchema.describe('Where energy (and power) is measured.');
 const thermometerSource = z.discriminatedUnion('type', [modbusSourceSchema, shellySourceSchema, tasmotaSourceSchema, mqttMapSourceSchema])
   .describe('Where the tank temperature is measured.');
-const chargerSource = z.discriminatedUnion('type', [goeSourceSchema, modbusSourceSchema, mqttMapSourceSchema])
+const chargerSource = z.discriminatedUnion('type', [goeSourceSchema, ocppSourceSchema, modbusSourceSchema, mqttMapSourceSchema])
   .describe('How the charging current is set and the car state read.');
 
 // ---------------------------------------------------------------------------------------------
@@ -189,12 +208,22 @@ export const hotWaterTankSchema = z.strictObject({
   model: tankModelSchema.describe('Planning parameters of the tank.'),
 });
 
+export const socTopicSchema = z.strictObject({
+  topic: z.string().regex(/^[^#+]+$/, 'no MQTT wildcards').describe('MQTT topic that carries the car\'s state of charge (JSON or a bare number), e.g. from Home Assistant or a car integration.'),
+  path: z.string().default('').describe('Dot path to the SoC in the JSON payload (empty: the payload itself), e.g. `battery.soc`.'),
+  scale: z.number().positive().default(1).describe('Multiplier turning the value into percent (e.g. 100 for a 0..1 fraction).'),
+  staleAfterS: z.number().int().min(60).max(7 * 86_400).default(3600)
+    .describe('A SoC older than this is not used: the car\'s need falls back to the energy estimate (`targetEnergyKwh`), s.'),
+});
+export type SocTopicConfig = z.infer<typeof socTopicSchema>;
+
 export const evChargerSchema = z.strictObject({
   ...common,
   kind: z.literal('evCharger').describe('An EV charger (and the car behind it).'),
   charger: chargerSource.optional(),
   meter: meterSource.optional(),
   safeCurrentA: z.number().min(0).max(80).default(6).describe('Current applied when wattshift loses control (0 = pause), A.'),
+  soc: socTopicSchema.optional().describe('Where the car\'s state of charge comes from when the charger does not know it: with a fresh SoC the need is targetSocPct × capacityKwh minus the SoC.'),
   model: evModelSchema.describe('Planning parameters of the car and charger.'),
 });
 

@@ -110,6 +110,17 @@ export const mqttSchema = z.strictObject({
   }).prefault({}).describe('Home Assistant MQTT discovery.'),
 });
 
+export const ocppSchema = z.strictObject({
+  host: host.default('0.0.0.0').describe('Listen address of the OCPP central system (chargers on the home network connect to it).'),
+  port: port.default(8887).describe('Listen port; chargers are given `ws://<gateway>:<port>/ocpp/<chargePointId>` (wss:// with `tls`).'),
+  heartbeatIntervalS: z.number().int().min(10).max(3600).default(60).describe('Heartbeat interval given to charge points (BootNotification, HeartbeatInterval), s; keep it below the charger\'s `staleAfterS`.'),
+  meterValueSampleIntervalS: z.number().int().min(5).max(3600).default(60).describe('MeterValueSampleInterval set on charge points: meter values during a session this often, s.'),
+  tls: z.strictObject({
+    cert: z.string().min(1).describe('Server certificate file (PEM).'),
+    key: z.string().min(1).describe('Private key file (PEM).'),
+  }).optional().describe('Serve wss:// (OCPP Security Profile 2: TLS with basic auth). Without it: ws:// with basic auth (Security Profile 1), for a trusted home network only.'),
+});
+
 export const plannerSchema = z.strictObject({
   horizonHours: z.number().int().min(12).max(168).default(48).describe('How far ahead the plan reaches, hours.'),
   frozenWindowMinutes: z.number().int().min(0).max(240).default(15).describe('A re-plan keeps the current slot and the next ones covering this many minutes, rounded up to whole slots (with hourly slots, 1–60 keeps the next hour), minutes.'),
@@ -155,6 +166,7 @@ export const configSchema = z.strictObject({
   events: eventsSchema.prefault({}).describe('How events arrive: polling and/or webhook.'),
   reports: reportsSchema.prefault({}).describe('Usage report outbox.'),
   mqtt: mqttSchema.optional().describe('MQTT broker for devices and home automation.'),
+  ocpp: ocppSchema.optional().describe('Local OCPP 1.6J central system for chargers of type `ocpp`.'),
   modbus: z.record(z.string().regex(/^[a-z0-9_-]+$/, 'expected [a-z0-9_-]+'), modbusBusSchema).default({}).describe('Named Modbus buses.'),
   devices: z.array(deviceSchema).default([]).describe('Controlled and measured devices.'),
   planner: plannerSchema.prefault({}).describe('Planner settings.'),
@@ -172,5 +184,6 @@ export type EventsConfig = Config['events'];
 export type ReportsConfig = Config['reports'];
 export type MqttConfig = NonNullable<Config['mqtt']>;
 export type PlannerConfig = Config['planner'];
+export type OcppConfig = NonNullable<Config['ocpp']>;
 export type StorageConfig = Config['storage'];
 export type HttpConfig = Config['http'];

@@ -246,5 +246,11 @@ export function plan(input: PlanInput, nowMs: number, previous?: Plan): Plan {
     if (s.tank.comfort.length > 0) result.comfort = comfortOutcomes(s.tank.comfort, s.slots, s.tank.model, final.tankE);
   }
   if (s.ev) result.evEnergyNeededKWh = s.ev.needGrid * eff;
+  const e = input.ev;
+  if (e) {
+    result.evNeedFrom = e.energyNeededKWh === undefined && e.socPct !== undefined
+      ? { socPct: e.socPct, targetSocPct: e.targetSocPct ?? 0, capacityKWh: e.capacityKWh ?? 0 }
+      : { estimateKWh: e.energyNeededKWh ?? 0 };
+  }
   return result;
 }

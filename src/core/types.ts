@@ -347,6 +347,8 @@ export interface Plan {
   /** The comfort deadlines within the plan, soonest first, with the temperature planned for each. */
   comfort?: ComfortOutcome[];
   evEnergyNeededKWh?: number;
+  /** What the car's need rests on: a known state of charge, or the energy estimate. */
+  evNeedFrom?: { socPct: number; targetSocPct: number; capacityKWh: number } | { estimateKWh: number };
   shortfalls: Shortfall[];
   /** The month's capacity fee as planned, when the tariff has one. */
   capacity?: CapacityOutcome;

@@ -2,7 +2,7 @@
  * Builds each configured device's capabilities from its sources (Modbus or MQTT), one physical
  * device shared between the roles that name it (a Shelly that switches, meters and measures).
  */
-import type { DeviceConfig, ModbusSource } from '../config/schema.js';
+import type { DeviceConfig, ModbusSource, OcppSource } from '../config/schema.js';
 import type { Clock } from '../ports.js';
 import type { Logger } from '../log.js';
 import { WattshiftError } from '../errors.js';
@@ -10,11 +10,16 @@ import type { DeviceCapabilities } from './supervisor.js';
 import type { ModbusBus } from './modbus/bus.js';
 import { createModbusDevice, type ModbusDevice, type ModbusHeartbeat, type ModbusRole } from './modbus/modbus-device.js';
 import { loadProfile } from './modbus/profiles.js';
+import type { CentralSystem } from './ocpp/central-system.js';
+import { createSocTopic, withSoc } from './mqtt/soc-topic.js';
+import { createOcppCharger } from './ocpp/ocpp-charger.js';
 import { createMqttDevice, type MqttConnection, type MqttDevice, type MqttDeviceSource } from './mqtt/index.js';
 
 export interface DeviceBuildContext {
   buses: ReadonlyMap<string, ModbusBus>;
   mqtt: MqttConnection | null;
+  /** The OCPP central system, when the config has the ocpp section. */
+  ocpp?: CentralSystem | null;
   clock: Clock;
   logger: Logger;
   /** Relative profile paths resolve against the config file's directory. */
@@ -63,6 +68,7 @@ function pick(role: Role, all: DeviceCapabilities): DeviceCapabilities {
       return {
         ...(all.energyMeter ? { energyMeter: all.energyMeter } : {}),
         ...(all.powerMeter ? { powerMeter: all.powerMeter } : {}),
+        ...(all.phaseMeter ? { phaseMeter: all.phaseMeter } : {}),
       };
     case 'charger':
       return {
@@ -74,9 +80,22 @@ function pick(role: Role, all: DeviceCapabilities): DeviceCapabilities {
   }
 }
 
+/** An OCPP connector's capabilities; its close() joins the device's other handlers. */
+function ocppCharger(device: DeviceConfig, source: OcppSource, ctx: DeviceBuildContext, closers: Map<string, { close(): void }>): DeviceCapabilities {
+  if (!ctx.ocpp) throw new WattshiftError('CONFIG_INVALID', `devices.${device.id}: an ocpp charger needs the ocpp section`);
+  if (device.kind !== 'evCharger') throw new WattshiftError('CONFIG_INVALID', `devices.${device.id}: an ocpp source drives a charger`);
+  const charger = createOcppCharger(ctx.ocpp.link(source.chargePointId), {
+    id: device.id, connectorId: source.connectorId, idTag: source.idTag, leaseS: source.leaseS,
+    maxCurrentA: device.model.maxCurrentA, safeCurrentA: device.safeCurrentA, staleAfterS: device.staleAfterS,
+    clock: ctx.clock, logger: ctx.logger,
+  });
+  closers.set(`ocpp:${source.chargePointId}/${source.connectorId}`, charger);
+  return charger;
+}
+
 export function buildDevice(device: DeviceConfig, ctx: DeviceBuildContext): BuiltDevice {
   const modbusDevices = new Map<string, ModbusDevice>();
-  const mqttDevices = new Map<string, MqttDevice>();
+  const mqttDevices = new Map<string, MqttDevice | { close(): void }>();
   const heartbeats: ModbusHeartbeat[] = [];
   let capabilities: DeviceCapabilities = {};
   const log = ctx.logger.child({ component: 'devices', device: device.id });
@@ -103,6 +122,8 @@ export function buildDevice(device: DeviceConfig, ctx: DeviceBuildContext): Buil
         ...(caps.chargeCurrentLimit ? { chargeCurrentLimit: caps.chargeCurrentLimit } : {}),
         ...(caps.evState ? { evStateReader: caps.evState } : {}),
       };
+    } else if (source.type === 'ocpp') {
+      offered = ocppCharger(device, source as OcppSource, ctx, mqttDevices);
     } else {
       if (!ctx.mqtt) throw new WattshiftError('CONFIG_INVALID', `devices.${device.id}: an MQTT source needs the mqtt section`);
       const key = JSON.stringify(source);
@@ -111,10 +132,16 @@ export function buildDevice(device: DeviceConfig, ctx: DeviceBuildContext): Buil
         md = createMqttDevice(source as MqttDeviceSource, { connection: ctx.mqtt, clock: ctx.clock, logger: log }, { id: device.id, staleAfterS: device.staleAfterS, ...(ctx.requestTimeoutMs ? { requestTimeoutMs: ctx.requestTimeoutMs } : {}) });
         mqttDevices.set(key, md);
       }
-      offered = pick(role, md);
+      offered = pick(role, md as MqttDevice);
     }
     // Later roles win: a dedicated meter overrides a charger's own counter.
     capabilities = { ...capabilities, ...pick(role, offered) };
+  }
+  if (device.kind === 'evCharger' && device.soc && capabilities.evStateReader) {
+    if (!ctx.mqtt) throw new WattshiftError('CONFIG_INVALID', `devices.${device.id}.soc: a SoC topic needs the mqtt section`);
+    const soc = createSocTopic(device.soc, { connection: ctx.mqtt, clock: ctx.clock, logger: log, device: device.id });
+    mqttDevices.set(`soc:${device.id}`, soc);
+    capabilities = { ...capabilities, evStateReader: withSoc(capabilities.evStateReader, soc) };
   }
   return {
     capabilities,

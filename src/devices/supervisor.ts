@@ -21,7 +21,7 @@
 import { WattshiftError, toWattshiftError, type ErrorCode } from '../errors.js';
 import type { Logger } from '../log.js';
 import type {
-  ChargeCurrentLimit, Clock, EnergyMeter, EvState, EvStateReader, HeaterSwitch, PowerMeter, Thermometer,
+  ChargeCurrentLimit, Clock, EnergyMeter, EvState, EvStateReader, HeaterSwitch, PhaseMeter, PowerMeter, Thermometer,
 } from '../ports.js';
 
 /** The capabilities one device offers; each optional. */
@@ -32,6 +32,8 @@ export interface DeviceCapabilities {
   powerMeter?: PowerMeter;
   thermometer?: Thermometer;
   evStateReader?: EvStateReader;
+  /** Per-phase currents and voltages (a main meter through the HAN port). */
+  phaseMeter?: PhaseMeter;
 }
 
 export type DeviceKind = 'hotWaterTank' | 'evCharger' | 'meter';

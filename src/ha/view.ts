@@ -112,6 +112,8 @@ export interface PlanView {
   shortfalls: string[];
   /** The next comfort deadline within the plan, if the tank has comfort windows. */
   nextComfort?: ComfortView;
+  /** What the car's charging need rests on, in words (absent without a car in the plan). */
+  evNeed?: string;
 }
 
 export interface PriceView {

@@ -1,4 +1,5 @@
 /** MQTT device adapters: one factory over the source types of the `devices` config section. */
+import { createAmsReaderDevice } from './amsreader.js';
 import { createGoeDevice } from './goe.js';
 import { createMqttMapDevice } from './map.js';
 import { createShellyDevice } from './shelly.js';
@@ -23,6 +24,8 @@ export function createMqttDevice(source: MqttDeviceSource, deps: MqttDeviceDeps,
       return createTasmotaDevice(source, deps, options);
     case 'goe':
       return createGoeDevice(source, deps, options);
+    case 'amsreader':
+      return createAmsReaderDevice(source, deps, options);
     case 'mqtt':
       return createMqttMapDevice(source, deps, options);
   }

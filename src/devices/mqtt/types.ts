@@ -55,7 +55,13 @@ export interface MqttMapSource {
   chargingPath?: string;
 }
 
-export type MqttDeviceSource = ShellySource | TasmotaSource | GoeSource | MqttMapSource;
+/** The AMS reader firmware's "JSON (classic)" payload on its publish topic. */
+export interface AmsReaderSource {
+  type: 'amsreader';
+  topic: string;
+}
+
+export type MqttDeviceSource = ShellySource | TasmotaSource | GoeSource | AmsReaderSource | MqttMapSource;
 
 export interface MqttDeviceDeps {
   connection: MqttConnection;

@@ -1,0 +1,97 @@
+/**
+ * The main meter through the HAN port, as the open-source AMS reader firmware publishes it over
+ * MQTT with the payload "JSON (classic)" (github.com/UtilitechAS/amsreader-firmware, wiki pages
+ * "MQTT configuration" and "Message formats"): one JSON object per meter list on the configured
+ * publish topic, `{ id, name, up, t, vcc, rssi, temp, data: {...}, realtime: {...} }`. The `data`
+ * object follows the meter's list:
+ *
+ * - list 1 (every 2–2.5 s on Nordic meters): `P`, active import power, W;
+ * - list 2 (every 10 s): also `Q`, `PO` (active export power, W), `QO`, `I1..I3` (phase currents,
+ *   A), `U1..U3` (phase voltages, V) and the meter's `id` and `type`;
+ * - list 3 (once an hour, a few seconds past the hour): also `tPI`/`tPO` (cumulative active
+ *   import/export, kWh), `tQI`/`tQO` and `rtc`, the meter's clock (Unix seconds) that the
+ *   cumulative registers belong to: the whole hour before it.
+ *
+ * The registers are metered at the meter's own clock (`rtc`), so consecutive hourly registers
+ * bound exactly one hour each. Power is import minus export (positive: the home draws). Phase
+ * values absent on a 1-phase meter (or published as 0 V) are left out. A list without a usable
+ * value for a quantity leaves that quantity as it was; a malformed payload is DEVICE_BAD_VALUE.
+ */
+import { z } from 'zod';
+import { WattshiftError } from '../../errors.js';
+import type { PhaseReading } from '../../ports.js';
+import { LatestValues } from './values.js';
+import { guard, limits, parseJson, parseWith, plausible, pushedEnergyMeter } from './util.js';
+import type { AmsReaderSource, MqttDevice, MqttDeviceDeps, MqttDeviceOptions } from './types.js';
+
+const num = z.number().finite();
+const payloadSchema = z.looseObject({
+  data: z.looseObject({
+    P: num.optional(),
+    PO: num.optional(),
+    I1: num.optional(), I2: num.optional(), I3: num.optional(),
+    U1: num.optional(), U2: num.optional(), U3: num.optional(),
+    tPI: num.optional(),
+    tPO: num.optional(),
+    rtc: num.optional(),
+  }),
+});
+
+export function createAmsReaderDevice(source: AmsReaderSource, deps: MqttDeviceDeps, options: MqttDeviceOptions = {}): MqttDevice {
+  const { connection, clock } = deps;
+  const device = options.id ?? source.topic;
+  const log = deps.logger.child({ component: 'amsreader', device });
+  // Energy comes once an hour: its own age may reach an hour; the device is alive while lists come.
+  const values = new LatestValues({
+    device, clock, staleAfterMs: (options.staleAfterS ?? 120) * 1000, isConnected: () => connection.connected, deviceLiveness: true,
+  });
+  /** The registers with the meter time they belong to. */
+  let registers: { importKwh: number; exportKwh: number | undefined; atMs: number } | undefined;
+
+  const unsubscribe = connection.subscribe(source.topic, (_topic, payload) => {
+    guard(
+      (err) => {
+        values.bad('powerW', err);
+        log.debug({ code: err.code, err: err.message }, 'bad AMS reader payload');
+      },
+      () => {
+        const { data } = parseWith(payloadSchema, parseJson(payload, device), device);
+        values.heard();
+        if (data.P !== undefined) values.put('powerW', plausible(data.P - (data.PO ?? 0), ...limits.powerW, `${device} P`));
+        const currents = [data.I1, data.I2, data.I3].filter((v): v is number => v !== undefined);
+        const voltages = [data.U1, data.U2, data.U3].filter((v): v is number => v !== undefined && v > 0);
+        if (currents.length > 0) values.put('phases', { currentsA: currents, voltagesV: voltages.length === currents.length ? voltages : [] } satisfies Omit<PhaseReading, 'atMs'>);
+        if (data.tPI !== undefined) {
+          const atMs = data.rtc !== undefined && data.rtc > 0 ? data.rtc * 1000 : Math.floor(clock.nowMs() / 3_600_000) * 3_600_000;
+          registers = { importKwh: plausible(data.tPI, ...limits.energyKwh, `${device} tPI`), exportKwh: data.tPO, atMs };
+          values.put('registers', registers);
+        }
+      },
+    );
+  });
+
+  const readRegisters = (): { value: unknown; atMs: number } => {
+    values.get('registers'); // alive, connected, present
+    if (!registers) throw new WattshiftError('DEVICE_STALE', `${device}: no hourly register received yet`);
+    return { value: registers.importKwh, atMs: registers.atMs };
+  };
+
+  return {
+    energyMeter: {
+      ...pushedEnergyMeter(async () => readRegisters(), (kwh) => kwh as number),
+      readExportEnergyKwh: async () => {
+        readRegisters();
+        if (registers?.exportKwh === undefined) throw new WattshiftError('DEVICE_STALE', `${device}: the meter gives no export register (tPO)`);
+        return plausible(registers.exportKwh, ...limits.energyKwh, `${device} tPO`);
+      },
+    },
+    powerMeter: { readPowerW: async () => values.get('powerW') as number },
+    phaseMeter: {
+      readPhases: async (): Promise<PhaseReading> => {
+        const { value, atMs } = values.getStamped('phases');
+        return { ...(value as Omit<PhaseReading, 'atMs'>), atMs };
+      },
+    },
+    close: unsubscribe,
+  };
+}

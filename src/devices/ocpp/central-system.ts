@@ -1,0 +1,174 @@
+/**
+ * wattshift as a local OCPP 1.6J central system: charge points connect to
+ * `ws://<host>:<port>/<path>/<chargePointId>` (or `wss://` with a certificate: Security Profile 2)
+ * with HTTP basic auth, user = charge point id, password per charge point (Security Profile 1 of
+ * the OCPP 1.6 Security Whitepaper). The RPC framing (message ids, CALL/CALLRESULT/CALLERROR,
+ * validation against the 1.6 JSON schemas, CALLERROR for malformed frames) is ocpp-rpc's.
+ *
+ * What it answers (OCPP 1.6 edition 2): BootNotification (§4.2, Accepted with the configured
+ * heartbeat interval), Heartbeat (§4.6), StatusNotification (§4.9), MeterValues (§4.7),
+ * Start/StopTransaction (§4.8, §4.10; every idTag is accepted: this is the home's own central
+ * system), Authorize (§4.1). On every connection it sets HeartbeatInterval,
+ * MeterValueSampleInterval and MeterValuesSampledData (§5.3, §9.1) and asks for the connectors'
+ * status (TriggerMessage, §5.17), so that after its own restart it learns the state again.
+ */
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { RPCServer, createRPCError } from 'ocpp-rpc';
+import { WattshiftError } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import type { Clock } from '../../ports.js';
+import { ChargePointLink, type OcppClient } from './link.js';
+import { meterValuesSchema, readMeterValues, startTransactionSchema, statusNotificationSchema, stopTransactionSchema } from './messages.js';
+
+export interface CentralSystemOptions {
+  host: string;
+  port: number;
+  heartbeatIntervalS: number;
+  meterValueSampleIntervalS: number;
+  /** The charge points allowed to connect, each with its basic-auth password. */
+  chargePoints: readonly { id: string; password: string }[];
+  /** PEM certificate and key: serve wss:// (Security Profile 2). */
+  tls?: { cert: string; key: string };
+  /** How long a request to a charge point may take, ms of clock time. */
+  requestTimeoutMs?: number;
+  clock: Clock;
+  logger: Logger;
+}
+
+export interface CentralSystem {
+  /** Starts listening; resolves with the bound port. */
+  listen(): Promise<number>;
+  /** The link to a configured charge point (whether or not it is connected). */
+  link(id: string): ChargePointLink;
+  close(): Promise<void>;
+}
+
+const digest = (s: string | Buffer): Buffer => createHash('sha256').update(s).digest();
+
+export function createCentralSystem(options: CentralSystemOptions): CentralSystem {
+  const { clock } = options;
+  const log = options.logger.child({ component: 'ocpp' });
+  const requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
+  const links = new Map<string, ChargePointLink>();
+  const passwords = new Map<string, Buffer>();
+  for (const cp of options.chargePoints) {
+    passwords.set(cp.id, digest(cp.password));
+    links.set(cp.id, new ChargePointLink(cp.id, { clock, logger: log, requestTimeoutMs }));
+  }
+  // A transaction id unique across restarts of the central system (ids are 32-bit signed, §4.8).
+  let nextTransactionId = Math.floor(clock.nowMs() / 1000) % 1_000_000_000;
+
+  const server = new RPCServer({
+    protocols: ['ocpp1.6'],
+    strictMode: true,
+    // Our own clock times requests (ChargePointLink); the library's timers only catch the lost ones.
+    callTimeoutMs: 4 * requestTimeoutMs,
+    pingIntervalMs: 30_000,
+    respondWithDetailedErrors: false,
+  });
+
+  server.auth((accept, reject, handshake) => {
+    const expected = passwords.get(handshake.identity);
+    const given = handshake.password;
+    if (!expected || !given || !timingSafeEqual(expected, digest(given))) {
+      const why = !expected ? 'unknown charge point id' : given ? 'wrong password' : 'no password (basic auth) given';
+      log.warn({ code: 'OCPP_AUTH_REJECTED', chargePoint: handshake.identity.slice(0, 64), remote: handshake.remoteAddress, why }, 'charge point refused');
+      reject(expected ? 401 : 404, '');
+      return;
+    }
+    accept({});
+  });
+
+  server.on('client', (client: OcppClient & { identity: string; handle: (m: string, h: (c: { params: unknown }) => unknown) => void; on: (e: string, l: (...a: never[]) => void) => void }) => {
+    const link = links.get(client.identity);
+    if (!link) return; // auth lets only configured ids through
+    const at = (): string => new Date(clock.nowMs()).toISOString();
+    const bad = (method: string, err: unknown): never => {
+      log.warn({ code: 'OCPP_BAD_MESSAGE', chargePoint: link.id, method, err: err instanceof Error ? err.message : String(err) }, 'unusable OCPP request');
+      throw createRPCError('FormationViolation', `unusable ${method}`);
+    };
+    const parse = <T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: unknown } }, method: string, params: unknown): T => {
+      const r = schema.safeParse(params);
+      return r.success ? r.data : bad(method, r.error);
+    };
+
+    client.handle('BootNotification', () => {
+      link.heard();
+      return { status: 'Accepted', currentTime: at(), interval: options.heartbeatIntervalS };
+    });
+    client.handle('Heartbeat', () => {
+      link.heard();
+      return { currentTime: at() };
+    });
+    client.handle('StatusNotification', ({ params }) => {
+      const p = parse(statusNotificationSchema, 'StatusNotification', params);
+      link.status(p.connectorId, p.status, p.errorCode);
+      return {};
+    });
+    client.handle('MeterValues', ({ params }) => {
+      const p = parse(meterValuesSchema, 'MeterValues', params);
+      link.meter(p.connectorId, readMeterValues(p.meterValue), p.transactionId);
+      return {};
+    });
+    client.handle('StartTransaction', ({ params }) => {
+      const p = parse(startTransactionSchema, 'StartTransaction', params);
+      nextTransactionId = (nextTransactionId % 2_000_000_000) + 1;
+      link.transactionStarted(p.connectorId, nextTransactionId, p.meterStart);
+      return { transactionId: nextTransactionId, idTagInfo: { status: 'Accepted' } };
+    });
+    client.handle('StopTransaction', ({ params }) => {
+      const p = parse(stopTransactionSchema, 'StopTransaction', params);
+      link.transactionStopped(p.transactionId, p.meterStop);
+      return { idTagInfo: { status: 'Accepted' } };
+    });
+    client.handle('Authorize', () => {
+      link.heard();
+      return { idTagInfo: { status: 'Accepted' } };
+    });
+    client.on('badMessage', (e: { error?: Error }) => {
+      log.warn({ code: 'OCPP_BAD_MESSAGE', chargePoint: link.id, err: e.error?.message }, 'malformed OCPP frame answered with CALLERROR');
+    });
+    client.on('close', () => link.detach(client));
+    link.attach(client);
+    void link.configure([
+      ['HeartbeatInterval', String(options.heartbeatIntervalS)],
+      ['MeterValueSampleInterval', String(options.meterValueSampleIntervalS)],
+      ['MeterValuesSampledData', 'Energy.Active.Import.Register,Power.Active.Import'],
+    ]);
+  });
+
+  let http: Server | undefined;
+  return {
+    async listen() {
+      http = options.tls ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }) : createHttpServer();
+      http.on('upgrade', server.handleUpgrade);
+      http.on('request', (_req, res) => res.writeHead(404).end());
+      const h = http;
+      await new Promise<void>((resolve, reject) => {
+        h.once('error', (err) => reject(new WattshiftError('DEVICE_UNREACHABLE', `OCPP central system cannot listen on ${options.host}:${options.port}: ${err.message}`, { cause: err })));
+        h.listen(options.port, options.host, () => resolve());
+      });
+      const port = (h.address() as AddressInfo).port;
+      log.info({ host: options.host, port, tls: Boolean(options.tls) }, 'OCPP central system listening');
+      return port;
+    },
+    link(id) {
+      const l = links.get(id);
+      if (!l) throw new WattshiftError('CONFIG_INVALID', `OCPP charge point "${id}" is not configured`);
+      return l;
+    },
+    async close() {
+      await server.close({ force: true });
+      for (const l of links.values()) l.closeAll();
+      const h = http;
+      if (h) {
+        const closing = new Promise<void>((resolve) => h.close(() => resolve()));
+        h.closeAllConnections();
+        await closing;
+      }
+    },
+  };
+}

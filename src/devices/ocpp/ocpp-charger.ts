@@ -1,0 +1,196 @@
+/**
+ * One connector of an OCPP 1.6J charge point as a charger device (the ports of `src/ports.ts`).
+ *
+ * - The charging limit is a charging profile in amperes (OCPP 1.6 §3.13 Smart Charging, §5.16
+ *   SetChargingProfile, §7.8 ChargingProfile). On every connection the connector gets a
+ *   `TxDefaultProfile` (stack level 0) at the safe current: the limit of any session wattshift has
+ *   not set, and the one the charger falls back to by itself. The planned limit is a `TxProfile`
+ *   (stack level 1) for the running transaction, valid for a lease (`validTo`) that is renewed every
+ *   half lease while the charger is connected: a charger that loses wattshift returns to the safe
+ *   current on its own when the lease ends (§3.13.3: an expired profile no longer applies).
+ * - Below the 6 A minimum (IEC 61851) the limit is 0 A, which suspends charging (SuspendedEVSE)
+ *   and keeps the session; a charger that refuses the 0 A profile is stopped (RemoteStopTransaction,
+ *   §5.12) instead, since a pause must hold.
+ * - A limit of 6 A or more with a car plugged in and no transaction starts one
+ *   (RemoteStartTransaction with the TxProfile, §5.11); `limitCurrentA` (the safe state) never does.
+ * - Energy is the connector's Energy.Active.Import.Register from MeterValues (and the meter values
+ *   of Start/StopTransaction), power is Power.Active.Import (0 when the status says no energy
+ *   flows), the car state is the connector's StatusNotification (§4.9, §7.7).
+ *
+ * Readings fail with DEVICE_UNREACHABLE while the charge point is not connected and DEVICE_STALE
+ * when it has been silent longer than `staleAfterS` (heartbeats keep it alive).
+ */
+import { WattshiftError } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import type { ChargeCurrentLimit, Clock, EvState } from '../../ports.js';
+import type { DeviceCapabilities } from '../supervisor.js';
+import { LatestValues } from '../mqtt/values.js';
+import { limits, plausible, pushedEnergyMeter } from '../mqtt/util.js';
+import type { ChargePointLink, LinkEvent } from './link.js';
+import type { ChargePointStatus } from './messages.js';
+
+export const ocppMinCurrentA = 6;
+const txProfileId = 1001;
+const defaultProfileId = 1000;
+
+export interface OcppChargerOptions {
+  id: string;
+  connectorId: number;
+  idTag: string;
+  maxCurrentA: number;
+  safeCurrentA: number;
+  leaseS: number;
+  staleAfterS: number;
+  clock: Clock;
+  logger: Logger;
+}
+
+export interface OcppCharger extends DeviceCapabilities {
+  chargeCurrentLimit: Required<ChargeCurrentLimit>;
+  close(): void;
+}
+
+/** A connector state where no energy flows to the car (§7.7). */
+const idle: ReadonlySet<ChargePointStatus> = new Set(['Available', 'Preparing', 'SuspendedEVSE', 'SuspendedEV', 'Finishing', 'Reserved', 'Unavailable', 'Faulted']);
+const unplugged: ReadonlySet<ChargePointStatus> = new Set(['Available', 'Reserved', 'Unavailable']);
+
+export function createOcppCharger(link: ChargePointLink, options: OcppChargerOptions): OcppCharger {
+  const { clock, connectorId, id: device } = options;
+  const log = options.logger.child({ component: 'ocpp-charger', device });
+  const leaseMs = options.leaseS * 1000;
+  const values = new LatestValues({ device, clock, staleAfterMs: options.staleAfterS * 1000, isConnected: () => true, deviceLiveness: true });
+  const unreachable = new WattshiftError('DEVICE_UNREACHABLE', `${device}: charge point ${link.id} not connected`, { details: { device } });
+  if (!link.connected) values.setOffline(unreachable);
+  /** The limit wattshift last set for the running session, A (undefined: the default governs). */
+  let limitA: number | undefined;
+  const closed = new AbortController();
+
+  const amps = (a: number): number => {
+    if (!Number.isFinite(a) || a < 0) throw new WattshiftError('MQTT_COMMAND_INVALID', `${device}: current ${a} A is not valid`);
+    return a < ocppMinCurrentA ? 0 : Math.min(options.maxCurrentA, Math.floor(a));
+  };
+
+  const profile = (purpose: 'TxProfile' | 'TxDefaultProfile', a: number, transactionId?: number): Record<string, unknown> => ({
+    chargingProfileId: purpose === 'TxProfile' ? txProfileId : defaultProfileId,
+    ...(transactionId !== undefined ? { transactionId } : {}),
+    stackLevel: purpose === 'TxProfile' ? 1 : 0,
+    chargingProfilePurpose: purpose,
+    chargingProfileKind: 'Relative',
+    ...(purpose === 'TxProfile' ? { validTo: new Date(clock.nowMs() + leaseMs).toISOString() } : {}),
+    chargingSchedule: { chargingRateUnit: 'A', chargingSchedulePeriod: [{ startPeriod: 0, limit: a }] },
+  });
+
+  const setDefault = (a: number, signal: AbortSignal): Promise<void> =>
+    link.request('SetChargingProfile', { connectorId, csChargingProfiles: profile('TxDefaultProfile', a) }, signal);
+
+  const plugged = (): boolean => {
+    const s = values.peek('status') as ChargePointStatus | undefined;
+    return s !== undefined && !unplugged.has(s) && s !== 'Faulted';
+  };
+
+  /** Applies `a` to the running session, or starts one when allowed; without a session nothing is sent. */
+  const apply = async (a: number, mayStart: boolean, signal: AbortSignal): Promise<void> => {
+    if (!link.connected) throw unreachable;
+    const tx = link.transactionOn(connectorId);
+    if (tx === undefined) {
+      if (mayStart && a > 0 && plugged()) {
+        await link.request('RemoteStartTransaction', { connectorId, idTag: options.idTag, chargingProfile: profile('TxProfile', a) }, signal);
+      }
+      return;
+    }
+    try {
+      await link.request('SetChargingProfile', { connectorId, csChargingProfiles: profile('TxProfile', a, tx) }, signal);
+    } catch (err) {
+      if (a > 0 || !(err instanceof WattshiftError) || err.code !== 'OCPP_CALL_FAILED') throw err;
+      log.warn({ code: err.code, err: err.message }, 'the charger refused a 0 A profile: stopping the session instead');
+      await link.request('RemoteStopTransaction', { transactionId: tx }, signal);
+    }
+  };
+
+  const onEvent = (e: LinkEvent): void => {
+    switch (e.type) {
+      case 'connected':
+        values.setOffline(undefined);
+        values.heard();
+        void resync();
+        return;
+      case 'disconnected':
+        values.setOffline(unreachable);
+        return;
+      case 'heard':
+        values.heard();
+        return;
+      case 'status':
+        if (e.connectorId !== connectorId && !(e.connectorId === 0 && e.status === 'Faulted')) return values.heard();
+        values.put('status', e.status);
+        if (idle.has(e.status)) values.put('powerW', 0);
+        return;
+      case 'meter':
+        if (e.connectorId !== connectorId) return values.heard();
+        if (e.reading.energyWh !== undefined) values.put('energyWh', e.reading.energyWh);
+        if (e.reading.powerW !== undefined) values.put('powerW', e.reading.powerW);
+        return;
+      case 'transaction':
+        // A session that starts after the limit was set gets it at once (it began at the default).
+        if (e.connectorId === connectorId && e.transactionId !== undefined && limitA !== undefined) void renew();
+    }
+  };
+
+  const renew = async (): Promise<void> => {
+    if (limitA === undefined || link.transactionOn(connectorId) === undefined) return;
+    await apply(limitA, false, closed.signal).catch((err: unknown) => {
+      log.warn({ code: err instanceof WattshiftError ? err.code : 'OCPP_CALL_FAILED', err: err instanceof Error ? err.message : String(err) }, 'renewing the charging limit failed');
+    });
+  };
+
+  /** After a (re)connection: the safe default first, then the session's limit again. */
+  const resync = async (): Promise<void> => {
+    await setDefault(amps(options.safeCurrentA), closed.signal).catch((err: unknown) => {
+      log.warn({ code: err instanceof WattshiftError ? err.code : 'OCPP_CALL_FAILED', err: err instanceof Error ? err.message : String(err) }, 'setting the default charging profile failed');
+    });
+    await renew();
+  };
+
+  const unsubscribe = link.subscribe(onEvent);
+  void (async () => {
+    while (!closed.signal.aborted) {
+      await clock.sleep(leaseMs / 2, closed.signal).catch(() => undefined);
+      if (!closed.signal.aborted && link.connected) await renew();
+    }
+  })();
+
+  return {
+    chargeCurrentLimit: {
+      async setCurrentA(currentA, signal) {
+        const a = amps(currentA);
+        limitA = a;
+        await apply(a, true, signal);
+      },
+      async limitCurrentA(maxA, signal) {
+        const a = Math.min(limitA ?? options.maxCurrentA, amps(maxA));
+        limitA = a;
+        await apply(a, false, signal);
+      },
+      async releaseCurrentA(maxA, signal) {
+        if (!link.connected) throw unreachable;
+        await setDefault(Math.min(amps(options.safeCurrentA), amps(maxA)), signal);
+        limitA = undefined;
+        // Unknown: the charger holds no such profile, which is the state asked for.
+        await link.request('ClearChargingProfile', { id: txProfileId }, signal, ['Accepted', 'Unknown']);
+      },
+    },
+    energyMeter: pushedEnergyMeter(async () => values.getStamped('energyWh'), (wh) => plausible(wh, 0, 1e12, `${device} energy`) / 1000),
+    powerMeter: { readPowerW: async () => plausible(values.get('powerW'), ...limits.powerW, `${device} power`) },
+    evStateReader: {
+      readEvState: async (): Promise<EvState> => {
+        const status = values.get('status') as ChargePointStatus;
+        if (status === 'Faulted') throw new WattshiftError('OCPP_CHARGER_FAULTED', `${device}: connector ${connectorId} is Faulted`, { details: { device } });
+        return { plugged: !unplugged.has(status), charging: status === 'Charging' };
+      },
+    },
+    close() {
+      closed.abort();
+      unsubscribe();
+    },
+  };
+}

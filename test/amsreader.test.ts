@@ -1,0 +1,92 @@
+/** The HAN-port main meter (AMS reader firmware, JSON classic) against its simulator on aedes. */
+import { describe, expect, it } from 'vitest';
+import { silentLogger } from '../src/log.js';
+import { accumulate, initialMeteringState, type HourEnergy, type MeteringState } from '../src/core/metering.js';
+import { createMqttDevice, type MqttDevice } from '../src/devices/mqtt/index.js';
+import { createAmsReaderSim, type AmsReaderSim } from '../src/sandbox/devices/amsreader-sim.js';
+import { eventually, useMqttDeviceWorld } from './helpers/aedes.js';
+
+const t0 = Date.UTC(2026, 0, 12, 0, 0, 0);
+const hourMs = 3_600_000;
+const never = new AbortController().signal;
+const w = useMqttDeviceWorld(t0, { reconnectPeriodMs: 100 });
+
+/** 2 kW at night, 6 kW from 01:00, and 1.5 kW exported between 02:00 and 03:00. */
+const load = (atMs: number): { importW: number; exportW: number } => {
+  const h = (atMs - t0) / hourMs;
+  if (h >= 2 && h < 3) return { importW: 0, exportW: 1500 };
+  return { importW: h < 1 ? 2000 : 6000, exportW: 0 };
+};
+
+async function setUp(): Promise<{ sim: AmsReaderSim; dev: MqttDevice; step(ms: number): Promise<void> }> {
+  const sim = createAmsReaderSim({ url: w.broker.url, topic: 'ams/meter', startMs: t0, load, importKwh: 12_345.5, exportKwh: 10 });
+  await sim.start();
+  w.cleanups.push(() => sim.close());
+  const dev = createMqttDevice({ type: 'amsreader', topic: 'ams/meter' }, { connection: w.connection, clock: w.clock, logger: silentLogger() }, { staleAfterS: 60 });
+  w.cleanups.push(() => dev.close());
+  // The broker drops what is published before the subscription holds: wait until the device hears a list.
+  await eventually(async () => {
+    await sim.publishRaw('', '{"data":{"P":0}}');
+    await dev.powerMeter!.readPowerW(never);
+  });
+  return {
+    sim, dev,
+    async step(ms) {
+      for (let t = 0; t < ms; t += 10_000) {
+        await w.clock.advance(10_000);
+        await sim.advance(10_000);
+        // Lets the broker's deliveries in before the clock moves on.
+        await new Promise((r) => setTimeout(r, 1));
+      }
+    },
+  };
+}
+
+describe('AMS reader (HAN port) main meter', () => {
+  it('reads power, per-phase currents and voltages from list 2', async () => {
+    const { dev, step } = await setUp();
+    await step(10_000);
+    await eventually(async () => expect(await dev.powerMeter!.readPowerW(never)).toBe(2000));
+    const phases = await dev.phaseMeter!.readPhases(never);
+    expect(phases.currentsA).toEqual([2.9, 2.9, 2.9]); // 2000 W / (3 × 230 V)
+    expect(phases.voltagesV).toEqual([230, 230, 230]);
+    // No hourly list yet: no register to meter.
+    await expect(dev.energyMeter!.readEnergyKwh(never)).rejects.toMatchObject({ code: 'DEVICE_STALE' });
+  });
+
+  it('meters the hourly registers at the meter clock into exact hours, export included', async () => {
+    const { sim, dev, step } = await setUp();
+    let state: MeteringState = initialMeteringState('counter');
+    const hours: HourEnergy[] = [];
+    for (let i = 0; i < 4 * 6; i++) {
+      await step(10 * 60_000);
+      const r = await dev.energyMeter!.readStampedEnergyKwh!(never).catch(() => undefined);
+      if (!r) continue;
+      const res = accumulate(state, { atMs: r.atMs, kwh: r.kwh });
+      state = res.state;
+      hours.push(...res.closedHours);
+    }
+    const truth = sim.energyKwhByHour();
+    expect(hours.map((h) => h.hourStartMs)).toEqual([t0 + hourMs, t0 + 2 * hourMs]);
+    expect(hours.every((h) => h.quality === 'complete')).toBe(true);
+    expect(hours[0]?.kwh).toBeCloseTo(truth.get(t0 + hourMs) ?? NaN, 3); // 6 kWh
+    expect(hours[1]?.kwh).toBeCloseTo(0, 3); // the exporting hour imports nothing
+    expect(await dev.energyMeter!.readExportEnergyKwh!(never)).toBeCloseTo(11.5, 3);
+    await eventually(async () => expect(await dev.powerMeter!.readPowerW(never)).toBe(6000));
+    expect(sim.published.list3).toBe(3);
+  });
+
+  it('a malformed payload is DEVICE_BAD_VALUE until a good list comes; a silent reader goes stale', async () => {
+    const { sim, dev, step } = await setUp();
+    await step(10_000);
+    await eventually(async () => expect(await dev.powerMeter!.readPowerW(never)).toBe(2000));
+    await sim.publishRaw('', '{"data":{"P":"lots"}}');
+    await eventually(async () => expect(dev.powerMeter!.readPowerW(never)).rejects.toMatchObject({ code: 'DEVICE_BAD_VALUE' }));
+    await step(10_000);
+    await eventually(async () => expect(await dev.powerMeter!.readPowerW(never)).toBe(2000));
+    sim.setSilent(true);
+    await step(70_000);
+    await expect(dev.powerMeter!.readPowerW(never)).rejects.toMatchObject({ code: 'DEVICE_STALE' });
+    await expect(dev.phaseMeter!.readPhases(never)).rejects.toMatchObject({ code: 'DEVICE_STALE' });
+  });
+});

@@ -1,0 +1,303 @@
+/**
+ * The OCPP 1.6J charger against the simulated charge point over real WebSockets on 127.0.0.1:
+ * authentication, charging limits as profiles, energy into hours, restarts and reconnection,
+ * malformed frames and an unreachable charger.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { RPCClient } from 'ocpp-rpc';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../src/clock.js';
+import { accumulate, closeHoursBefore, initialMeteringState, type MeteringState } from '../src/core/metering.js';
+import { createCentralSystem, type CentralSystem } from '../src/devices/ocpp/central-system.js';
+import { createOcppCharger, type OcppCharger } from '../src/devices/ocpp/ocpp-charger.js';
+import { createServer } from 'node:net';
+import { parseConfig } from '../src/config/load.js';
+import { buildDevice } from '../src/devices/factory.js';
+import { startCentralSystem } from '../src/devices/ocpp/start.js';
+import { superviseDevice } from '../src/devices/supervisor.js';
+import { createOcppChargePointSim, type OcppChargePointSim } from '../src/sandbox/devices/ocpp-charge-point-sim.js';
+import { eventually } from './helpers/aedes.js';
+import { memoryLogger } from './fixtures/modbus/servers.js';
+
+const startMs = Date.UTC(2026, 0, 12, 0, 0);
+const password = 'home-charger-secret-1';
+const never = new AbortController().signal;
+
+interface World {
+  clock: ManualClock;
+  cs: CentralSystem;
+  port: number;
+  charger: OcppCharger;
+  sim: OcppChargePointSim;
+  lines: Record<string, unknown>[];
+  /** Moves the central system's clock and the charge point together. */
+  step(ms: number): Promise<void>;
+}
+
+const open: { close(): Promise<unknown> }[] = [];
+afterEach(async () => {
+  for (const o of open.splice(0).reverse()) await o.close().catch(() => undefined);
+});
+
+async function startCentral(clock: ManualClock, logger = memoryLogger().logger, port = 0): Promise<{ cs: CentralSystem; port: number }> {
+  const cs = createCentralSystem({
+    host: '127.0.0.1', port, heartbeatIntervalS: 30, meterValueSampleIntervalS: 60,
+    chargePoints: [{ id: 'cp1', password }], requestTimeoutMs: 2000, clock, logger,
+  });
+  open.push(cs);
+  return { cs, port: await cs.listen() };
+}
+
+async function world(opts: { plugged?: boolean; statePath?: string; safeCurrentA?: number } = {}): Promise<World> {
+  const clock = new ManualClock(startMs);
+  const { logger, lines } = memoryLogger();
+  const { cs, port } = await startCentral(clock, logger);
+  const charger = createOcppCharger(cs.link('cp1'), {
+    id: 'car', connectorId: 1, idTag: 'wattshift', maxCurrentA: 16, safeCurrentA: opts.safeCurrentA ?? 6, leaseS: 600, staleAfterS: 120, clock, logger,
+  });
+  open.push({ close: async () => charger.close() });
+  const sim = createOcppChargePointSim({
+    url: `ws://127.0.0.1:${port}/ocpp`, identity: 'cp1', password, startMs,
+    plugs: opts.plugged === false ? [] : [{ atMs: startMs, battery: { capacityKwh: 60, socPct: 20 } }],
+    ...(opts.statePath ? { statePath: opts.statePath } : {}),
+    reconnectMs: { initial: 50, max: 200 },
+  });
+  open.push(sim);
+  await sim.start();
+  await eventually(async () => {
+    await sim.settle();
+    expect(sim.config('MeterValueSampleInterval')).toBe('60');
+    expect(sim.profiles().some((p) => p.profile.chargingProfilePurpose === 'TxDefaultProfile')).toBe(true);
+  });
+  return {
+    clock, cs, port, charger, sim, lines,
+    async step(ms) {
+      for (let t = 0; t < ms; t += 10_000) {
+        await sim.advance(Math.min(10_000, ms - t));
+        await clock.advance(Math.min(10_000, ms - t));
+      }
+      await sim.settle();
+    },
+  };
+}
+
+describe('OCPP 1.6J charger', () => {
+  it('boots the charge point with the central system\'s heartbeat interval and its safe default profile', async () => {
+    const w = await world();
+    expect(w.sim.config('HeartbeatInterval')).toBe('30');
+    expect(w.sim.config('MeterValuesSampledData')).toBe('Energy.Active.Import.Register,Power.Active.Import');
+    const def = w.sim.profiles().find((p) => p.profile.chargingProfilePurpose === 'TxDefaultProfile');
+    expect(def?.profile.chargingSchedule.chargingSchedulePeriod).toEqual([{ startPeriod: 0, limit: 6 }]);
+    expect(await w.charger.evStateReader?.readEvState(never)).toEqual({ plugged: true, charging: false });
+  });
+
+  it('refuses a wrong password and an unknown charge point, logging OCPP_AUTH_REJECTED', async () => {
+    const clock = new ManualClock(startMs);
+    const { logger, lines } = memoryLogger();
+    const { port } = await startCentral(clock, logger);
+    for (const [identity, pw] of [['cp1', 'not-the-password-0'], ['cp9', password], ['cp1', undefined]] as const) {
+      const client = new RPCClient({ endpoint: `ws://127.0.0.1:${port}/ocpp`, identity, password: pw ?? null, protocols: ['ocpp1.6'], reconnect: false } as ConstructorParameters<typeof RPCClient>[0]);
+      await expect(client.connect()).rejects.toThrow();
+    }
+    const refused = lines.filter((l) => l['code'] === 'OCPP_AUTH_REJECTED').map((l) => l['why']);
+    expect(refused).toEqual(['wrong password', 'unknown charge point id', 'no password (basic auth) given']);
+  });
+
+  it('starts a session remotely at the planned current, pauses it at 0 A and resumes it', async () => {
+    const w = await world();
+    await w.charger.chargeCurrentLimit.setCurrentA(10, never);
+    await eventually(() => expect(w.sim.status).toBe('Charging'));
+    await w.sim.settle();
+    expect(w.sim.offeredA).toBe(10);
+    expect(w.sim.powerW).toBe(10 * 3 * 230);
+    expect(w.sim.received()).toContain('RemoteStartTransaction');
+    await w.step(60_000);
+    expect(await w.charger.evStateReader?.readEvState(never)).toEqual({ plugged: true, charging: true });
+    expect(await w.charger.powerMeter?.readPowerW(never)).toBe(6900);
+
+    await w.charger.chargeCurrentLimit.setCurrentA(3, never); // below 6 A: a pause, not a stop
+    await w.sim.settle();
+    expect(w.sim.status).toBe('SuspendedEVSE');
+    expect(w.sim.transactionId).toBeDefined();
+    await eventually(async () => expect(await w.charger.powerMeter?.readPowerW(never)).toBe(0));
+
+    await w.charger.chargeCurrentLimit.setCurrentA(40, never); // capped at maxCurrentA
+    await w.sim.settle();
+    expect(w.sim.offeredA).toBe(16);
+  });
+
+  it('the safe state only lowers: limitCurrentA never starts a session', async () => {
+    const w = await world();
+    await w.charger.chargeCurrentLimit.limitCurrentA(16, never);
+    await w.sim.settle();
+    expect(w.sim.transactionId).toBeUndefined();
+    expect(w.sim.received()).not.toContain('RemoteStartTransaction');
+    await w.charger.chargeCurrentLimit.setCurrentA(16, never);
+    await eventually(() => expect(w.sim.status).toBe('Charging'));
+    await w.charger.chargeCurrentLimit.limitCurrentA(8, never);
+    await w.sim.settle();
+    expect(w.sim.offeredA).toBe(8);
+  });
+
+  it('meters the MeterValues energy into hours that match the charge point', async () => {
+    const w = await world();
+    await w.charger.chargeCurrentLimit.setCurrentA(16, never);
+    await eventually(() => expect(w.sim.status).toBe('Charging'));
+    let state: MeteringState = initialMeteringState('counter');
+    const hours = new Map<number, number>();
+    for (let i = 0; i < 150; i++) {
+      await w.step(60_000);
+      const r = await w.charger.energyMeter!.readStampedEnergyKwh!(never);
+      const res = accumulate(state, { atMs: r.atMs, kwh: r.kwh });
+      state = res.state;
+      for (const h of res.closedHours) hours.set(h.hourStartMs, h.kwh);
+    }
+    for (const h of closeHoursBefore(state, startMs + 2 * 3_600_000).closedHours) hours.set(h.hourStartMs, h.kwh);
+    const truth = w.sim.energyKwhByHour();
+    const first = truth.get(startMs) ?? 0;
+    expect(first).toBeGreaterThan(10); // 11 kW for most of the hour
+    // Samples are whole Wh once a minute: each hour within a minute's energy of the truth.
+    expect(Math.abs((hours.get(startMs) ?? 0) - first)).toBeLessThan(0.2);
+    expect(Math.abs((hours.get(startMs + 3_600_000) ?? 0) - (truth.get(startMs + 3_600_000) ?? 0))).toBeLessThan(0.2);
+  });
+
+  it('lets the session fall back to the safe default when the lease is not renewed', async () => {
+    const w = await world();
+    await w.charger.chargeCurrentLimit.setCurrentA(16, never);
+    await eventually(() => expect(w.sim.offeredA).toBe(16));
+    await w.cs.close(); // wattshift is gone: nobody renews the 600 s lease
+    await w.sim.advance(599_000);
+    expect(w.sim.offeredA).toBe(16);
+    await w.sim.advance(2_000);
+    expect(w.sim.offeredA).toBe(6);
+    expect(w.sim.status).toBe('Charging');
+  });
+
+  it('after a restart of the central system the charge point reconnects and the session gets its limit back', async () => {
+    const statePath = join(mkdtempSync(join(tmpdir(), 'ocpp-')), 'cp.json');
+    const w = await world({ statePath });
+    await w.charger.chargeCurrentLimit.setCurrentA(12, never);
+    await eventually(() => expect(w.sim.offeredA).toBe(12));
+    const tx = w.sim.transactionId;
+    await w.cs.close();
+    w.charger.close();
+    await eventually(() => expect(w.sim.connected).toBe(false));
+
+    const { cs } = await startCentral(w.clock, memoryLogger().logger, w.port);
+    const charger = createOcppCharger(cs.link('cp1'), {
+      id: 'car', connectorId: 1, idTag: 'wattshift', maxCurrentA: 16, safeCurrentA: 6, leaseS: 600, staleAfterS: 120, clock: w.clock, logger: memoryLogger().logger,
+    });
+    open.push({ close: async () => charger.close() });
+    await eventually(() => expect(cs.link('cp1').connected).toBe(true), 10_000);
+    await eventually(async () => expect(await charger.evStateReader?.readEvState(never)).toEqual({ plugged: true, charging: true }));
+    await w.sim.advance(60_000); // a MeterValues tells the new central system the running transaction
+    await eventually(() => expect(cs.link('cp1').transactionOn(1)).toBe(tx));
+    await charger.chargeCurrentLimit.setCurrentA(8, never);
+    await w.sim.settle();
+    expect(w.sim.offeredA).toBe(8);
+    expect(w.sim.received().filter((m) => m === 'RemoteStartTransaction')).toHaveLength(1);
+  });
+
+  it('a restarted charge point keeps its configuration keys and default profile', async () => {
+    const statePath = join(mkdtempSync(join(tmpdir(), 'ocpp-')), 'cp.json');
+    const w = await world({ statePath, safeCurrentA: 10 });
+    await w.sim.close();
+    const again = createOcppChargePointSim({ url: 'ws://127.0.0.1:1/unused', identity: 'cp1', startMs, statePath });
+    expect(again.config('MeterValueSampleInterval')).toBe('60');
+    expect(again.config('HeartbeatInterval')).toBe('30');
+    expect(again.profiles().map((p) => p.profile.chargingSchedule.chargingSchedulePeriod[0]?.limit)).toEqual([10]);
+  });
+
+  it('answers malformed frames with CALLERROR and goes on serving the charge point', async () => {
+    const w = await world({ plugged: false });
+    const replies: string[] = [];
+    const raw = new RPCClient({ endpoint: `ws://127.0.0.1:${w.port}/ocpp`, identity: 'cp1', password, protocols: ['ocpp1.6'], reconnect: false } as ConstructorParameters<typeof RPCClient>[0]);
+    raw.on('message', ({ message, outbound }: { message: string; outbound: boolean }) => {
+      if (!outbound) replies.push(String(message));
+    });
+    open.push(raw);
+    await raw.connect();
+    raw.sendRaw('[2,"m1","MeterValues",{"connectorId":"one","meterValue":[]}]');
+    raw.sendRaw('[2,"m2","StatusNotification",{"connectorId":1,"status":"Exploded","errorCode":"NoError"}]');
+    raw.sendRaw('[2,"m3","NoSuchAction",{}]');
+    raw.sendRaw('not json at all');
+    await eventually(() => expect(replies.filter((r) => r.startsWith('[4,'))).toHaveLength(4));
+    expect(replies.find((r) => r.includes('"m1"'))).toMatch(/^\[4,"m1","(TypeConstraintViolation|FormationViolation)"/);
+    expect(replies.find((r) => r.includes('"m3"'))).toMatch(/^\[4,"m3","NotImplemented"/);
+    await expect(raw.call('Heartbeat', {})).resolves.toMatchObject({ currentTime: new Date(w.clock.nowMs()).toISOString() });
+    expect(w.lines.some((l) => l['code'] === 'OCPP_BAD_MESSAGE')).toBe(true);
+  });
+
+  it('an unreachable charge point fails reads and commands with DEVICE_UNREACHABLE and the supervisor marks it down', async () => {
+    const w = await world();
+    await w.charger.chargeCurrentLimit.setCurrentA(16, never);
+    await eventually(() => expect(w.sim.status).toBe('Charging'));
+    await w.sim.close();
+    await eventually(() => expect(w.cs.link('cp1').connected).toBe(false));
+    await expect(w.charger.energyMeter!.readEnergyKwh(never)).rejects.toMatchObject({ code: 'DEVICE_UNREACHABLE' });
+    await expect(w.charger.chargeCurrentLimit.setCurrentA(10, never)).rejects.toMatchObject({ code: 'DEVICE_UNREACHABLE' });
+    const sup = superviseDevice({ id: 'car', kind: 'evCharger', capabilities: w.charger, safeCurrentA: 6, leaseMs: 600_000, readTimeoutMs: 2000, downAfterFailures: 2 }, { clock: w.clock, logger: memoryLogger().logger });
+    await sup.read(never);
+    await sup.read(never);
+    expect(sup.health().state).toBe('down');
+    expect(sup.health().lastError?.code).toBe('DEVICE_UNREACHABLE');
+  });
+
+  it('is built from the config: the daemon\'s central system and an ocpp charger device', async () => {
+    const port = await new Promise<number>((resolve) => {
+      const srv = createServer().listen(0, '127.0.0.1', () => {
+        const p = (srv.address() as { port: number }).port;
+        srv.close(() => resolve(p));
+      });
+    });
+    const { config } = parseConfig({
+      version: 1,
+      site: { timezone: 'Europe/Oslo', priceArea: 'NO1', currency: 'NOK', locationLimitKw: 11 },
+      spark: { clientId: 'c', clientSecret: 'x' },
+      storage: { path: ':memory:' },
+      ocpp: { host: '127.0.0.1', port },
+      devices: [{ id: 'car', kind: 'evCharger', charger: { type: 'ocpp', chargePointId: 'cp1', password }, model: { capacityKwh: 60 } }],
+    }, { env: {} });
+    const clock = new ManualClock(startMs);
+    const logger = memoryLogger().logger;
+    const cs = await startCentralSystem(config, { clock, logger });
+    open.push(cs);
+    const built = buildDevice(config.devices[0]!, { buses: new Map(), mqtt: null, ocpp: cs, clock, logger });
+    open.push({ close: async () => built.close() });
+    const sim = createOcppChargePointSim({ url: `ws://127.0.0.1:${port}/ocpp`, identity: 'cp1', password, startMs, plugs: [{ atMs: startMs, battery: { capacityKwh: 60, socPct: 50 } }] });
+    open.push(sim);
+    await sim.start();
+    await eventually(async () => expect(await built.capabilities.evStateReader?.readEvState(never)).toEqual({ plugged: true, charging: false }));
+    await built.capabilities.chargeCurrentLimit?.setCurrentA(7, never);
+    await eventually(() => expect(sim.offeredA).toBe(7));
+  });
+
+  it('serves wss:// with a certificate (Security Profile 2) and still wants the password', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ocpp-tls-'));
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'key.pem', '-out', 'cert.pem',
+      '-days', '2', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { cwd: dir, stdio: 'pipe' });
+    const cert = readFileSync(join(dir, 'cert.pem'), 'utf8');
+    const clock = new ManualClock(startMs);
+    const cs = createCentralSystem({
+      host: '127.0.0.1', port: 0, heartbeatIntervalS: 30, meterValueSampleIntervalS: 60, chargePoints: [{ id: 'cp1', password }],
+      tls: { cert, key: readFileSync(join(dir, 'key.pem'), 'utf8') }, clock, logger: memoryLogger().logger,
+    });
+    open.push(cs);
+    const port = await cs.listen();
+    const wrong = new RPCClient({ endpoint: `wss://127.0.0.1:${port}/ocpp`, identity: 'cp1', password: 'not-the-password-0', protocols: ['ocpp1.6'], reconnect: false, wsOpts: { ca: cert } } as ConstructorParameters<typeof RPCClient>[0]);
+    await expect(wrong.connect()).rejects.toThrow();
+    const plain = new RPCClient({ endpoint: `ws://127.0.0.1:${port}/ocpp`, identity: 'cp1', password, protocols: ['ocpp1.6'], reconnect: false } as ConstructorParameters<typeof RPCClient>[0]);
+    await expect(plain.connect()).rejects.toThrow();
+    const sim = createOcppChargePointSim({ url: `wss://127.0.0.1:${port}/ocpp`, identity: 'cp1', password, startMs, ca: cert });
+    open.push(sim);
+    await sim.start();
+    await eventually(() => expect(cs.link('cp1').connected).toBe(true));
+    await eventually(async () => {
+      await sim.settle();
+      expect(sim.config('HeartbeatInterval')).toBe('30');
+    });
+  });
+});
