@@ -64,8 +64,8 @@ describe('the bundle', () => {
   });
 
   it('runs the demo end to end: sandbox, broker, Modbus tank from a built-in profile, reports', async () => {
-    // The demo keeps its data directory under TMPDIR; this one goes when the test passes.
-    const r = await runBundle(['demo', '--hours', '4', '--speed', '3600'], { NODE_DEBUG: 'module', TMPDIR: tempDir('wattshift-bundle-demo-') });
+    // The demo keeps its data directory (--keep-data, for its log) under TMPDIR; this one goes when the test passes.
+    const r = await runBundle(['demo', '--hours', '4', '--speed', '3600', '--keep-data'], { NODE_DEBUG: 'module', TMPDIR: tempDir('wattshift-bundle-demo-') });
     expect(r.code, r.stderr.slice(-2000)).toBe(0);
     const summary = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { floorViolations: number; capViolations: number; reportsRejected: number };
     expect(summary).toMatchObject({ floorViolations: 0, capViolations: 0, reportsRejected: 0 });
@@ -92,7 +92,7 @@ describe('the bundle', () => {
   // Last: it removes the planner thread's entry from this bundle.
   it('plans on the main thread, with one PLAN_WORKER_FAILED warning, when the bundle lacks the thread entry', async () => {
     rmSync(join(outdir, 'jobs', 'plan-worker-thread.js'));
-    const r = await runBundle(['demo', '--hours', '2', '--speed', '3600'], { TMPDIR: tempDir('wattshift-bundle-nothread-') });
+    const r = await runBundle(['demo', '--hours', '2', '--speed', '3600', '--keep-data'], { TMPDIR: tempDir('wattshift-bundle-nothread-') });
     expect(r.code, r.stderr.slice(-2000)).toBe(0);
     const warnings = demoLog(r).split('\n').filter((l) => l.includes('PLAN_WORKER_FAILED'));
     expect(warnings).toHaveLength(1);
