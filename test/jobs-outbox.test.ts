@@ -205,9 +205,15 @@ describe('report outbox', () => {
     await until(() => outbox?.health().deadlineWarning === true, 'flag set');
     for (let i = 0; i < 5; i++) await clock.advance(pollMs);
     await until(() => true, 'idle');
-    const warnings = lines.filter((l) => l.code === 'REPORT_DEADLINE_NEAR');
-    expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatchObject({ level: 'warn', deadlineMs: t0 + 86_400_000 });
+    const warnings = () => lines.filter((l) => l.code === 'REPORT_DEADLINE_NEAR');
+    expect(warnings()).toHaveLength(1);
+    expect(warnings()[0]).toMatchObject({ level: 'warn', deadlineMs: t0 + 86_400_000 });
+    // The check is a node-cron job every six hours (UTC): still unsent at 18:00, it warns again.
+    await clock.advance(Date.UTC(2025, 10, 3, 18) - clock.nowMs() - 1000);
+    await until(() => true, 'idle');
+    expect(warnings()).toHaveLength(1);
+    await clock.advance(2000);
+    await until(() => warnings().length === 2, 'second warning at 18:00');
   });
 
   it('no warning while the deadline is far', async () => {

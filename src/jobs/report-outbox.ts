@@ -4,6 +4,7 @@ import { isWattshiftError } from '../errors.js';
 import type { ReportRow, Store } from '../store/types.js';
 import { backoffMs } from './backoff.js';
 import { startLoop, type LoopHandle } from './loop.js';
+import { startCronJob, type CronSpec } from './cron.js';
 
 /** The outbox operations this job needs. */
 export type OutboxPort = Pick<Store, 'dueReports' | 'markSending' | 'markAccepted' | 'markRejected' | 'markRetry' | 'outboxSummary'>;
@@ -39,6 +40,9 @@ export function isDuplicateRejection(err: unknown): boolean {
  * so a crash mid-request resends it after restart (the API refuses a duplicate with 409, which
  * counts as accepted). Retryable failures back off; a 4xx rejection is final and keeps its reason.
  */
+/** When the month-end deadline of unsent reports is checked (UTC: deadlines are UTC month ends). */
+export const deadlineCheckCron: CronSpec = { cron: '0 */6 * * *', timezone: 'UTC' };
+
 export function startReportOutbox(deps: {
   outbox: OutboxPort;
   sender: ReportSender;
@@ -56,7 +60,6 @@ export function startReportOutbox(deps: {
   const backoff = deps.backoff ?? { baseMs: 30_000, maxMs: 3_600_000 };
   const warnWithinMs = deps.deadlineWarningMs ?? 2 * dayMs;
   const health: OutboxHealth = { ok: true, lastError: null, deadlineWarning: false };
-  let lastDeadlineWarnMs = -Infinity;
 
   async function sendOne(report: ReportRow, signal: AbortSignal): Promise<void> {
     const now = deps.clock.nowMs();
@@ -99,13 +102,10 @@ export function startReportOutbox(deps: {
     }
   }
 
-  function checkDeadline(now: number): void {
+  /** The oldest unsent report's deadline when it is close, else null. */
+  function nearDeadlineMs(now: number): number | null {
     const { oldestPendingDeadlineMs } = deps.outbox.outboxSummary();
-    health.deadlineWarning = oldestPendingDeadlineMs !== null && oldestPendingDeadlineMs - now < warnWithinMs;
-    if (health.deadlineWarning && now - lastDeadlineWarnMs > dayMs / 4) {
-      lastDeadlineWarnMs = now;
-      log.warn({ code: 'REPORT_DEADLINE_NEAR', deadlineMs: oldestPendingDeadlineMs }, 'an unsent report is close to its month-end deadline');
-    }
+    return oldestPendingDeadlineMs !== null && oldestPendingDeadlineMs - now < warnWithinMs ? oldestPendingDeadlineMs : null;
   }
 
   const loop = startLoop({
@@ -118,11 +118,31 @@ export function startReportOutbox(deps: {
         if (signal.aborted) break;
         await sendOne(report, signal);
       }
-      checkDeadline(deps.clock.nowMs());
+      health.deadlineWarning = nearDeadlineMs(deps.clock.nowMs()) !== null;
       return deps.pollMs ?? 60_000;
     },
   });
-  return { ...loop, flush: () => loop.wake(), health: () => ({ ...health }) };
+  // The month-end deadline check: a node-cron job, at start and every six hours (so a report
+  // stuck for days warns four times a day, not every minute).
+  const deadlineCheck = startCronJob({
+    name: 'report-deadline',
+    spec: deadlineCheckCron,
+    clock: deps.clock,
+    logger: deps.logger,
+    run: () => {
+      const deadlineMs = nearDeadlineMs(deps.clock.nowMs());
+      if (deadlineMs !== null) log.warn({ code: 'REPORT_DEADLINE_NEAR', deadlineMs }, 'an unsent report is close to its month-end deadline');
+    },
+  });
+  deadlineCheck.wake();
+  return {
+    ...loop,
+    flush: () => loop.wake(),
+    health: () => ({ ...health }),
+    stop: async () => {
+      await Promise.all([loop.stop(), deadlineCheck.stop()]);
+    },
+  };
 }
 
 /** The end of the month (UTC) an event's hours belong to: reports later than this earn nothing. */
