@@ -9,7 +9,7 @@
  * hour is counted twice: hours read in full away from restarts equal the ground truth, and around
  * restarts energy may move between hours but never exceeds what the element delivered.
  *
- * The clock runs at 5000× (the week in about two minutes). Restarts come from warm standby
+ * The clock runs at 3500× (the week in about three minutes). Restarts come from warm standby
  * processes; what is left of a start (config, database, connections, the first plan: a few
  * hundred CPU milliseconds) is still tens of simulated minutes without readings, so two in three
  * kills fall early in an hour, where the restart usually ends within the same hour.
@@ -24,7 +24,7 @@ import { rng } from '../../src/core/prng.js';
 
 afterAll(stopAll, 30_000);
 
-const speed = 5000;
+const speed = 3500;
 const days = 7;
 const killCount = 50;
 /** At most this many kills come from the API accepting a report (the rest are scheduled). */
@@ -167,9 +167,10 @@ it('survives fifty SIGKILLs across a simulated week without losing, duplicating 
   expect(integrity.ok, integrity.messages.join('\n')).toBe(true);
 
   // Hours: each once; enough of them up and read in full away from restarts to compare; none off
-  // the truth or counted twice. Each start costs its CPU time at 5000× (0.3 s quiet, 25 simulated
-  // minutes), and a busy machine stalls readings: here 69–85 hours were up throughout and 53–73
-  // read in full at load 1.7–4, 48–66 and 32–38 with a competing busy core (load 5–6).
+  // the truth or counted twice. Each start costs its CPU time (0.3 s quiet, 25 simulated minutes at
+  // 5000×), and a busy machine stalls readings: at 5000× 69–85 hours were up throughout and 53–73
+  // read in full at load 1.7–4, 48–66 and 32–38 with a competing busy core (load 5–6); CI at load
+  // 3.5–3.9 saw 56–66 up throughout, too close to the bound, hence 3500× since.
   expect(new Set(rows.map((r) => r.hourStartMs)).size).toBe(rows.length);
   expect(upRows.length, `hours with the daemon up throughout; ${restartsLine}`).toBeGreaterThanOrEqual(0.3 * weekHours);
   expect(clean.length, 'hours read in full away from restarts').toBeGreaterThanOrEqual(0.25 * weekHours);
@@ -191,4 +192,4 @@ it('survives fifty SIGKILLs across a simulated week without losing, duplicating 
 
   expect(errorLines(incarnations)).toEqual([]);
   expect(secretLeaks(world, incarnations)).toEqual([]);
-}, 240_000);
+}, 330_000);
