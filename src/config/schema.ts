@@ -123,7 +123,7 @@ export const ocppSchema = z.strictObject({
 
 export const plannerSchema = z.strictObject({
   horizonHours: z.number().int().min(12).max(168).default(48).describe('How far ahead the plan reaches, hours.'),
-  frozenWindowMinutes: z.number().int().min(0).max(240).default(15).describe('A re-plan keeps the current slot and the next ones covering this many minutes, rounded up to whole slots (with hourly slots, 1–60 keeps the next hour), minutes.'),
+  frozenWindowMinutes: z.number().int().min(0).max(240).default(15).describe('Slots starting within this many minutes are not re-planned (the current slot never is), minutes.'),
   evFallbackWindow: z.strictObject({
     start: timeOfDay.default('22:00').describe('Start, local "HH:MM".'),
     end: timeOfDay.default('06:00').describe('End, local "HH:MM".'),

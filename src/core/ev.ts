@@ -62,6 +62,17 @@ function allocate(p: EvProblem, set: number[], target: number, budget: number): 
   return { e, cost };
 }
 
+/** The slot where its minimum, which covers `target`, costs least; null if no minimum covers it. */
+function cheapestAtMinimum(p: EvProblem, ord: number[], target: number): { e: Map<number, number>; cost: number } | null {
+  let best: { e: Map<number, number>; cost: number } | null = null;
+  for (const t of ord) {
+    const min = p.minE[t] as number;
+    const cost = min * (p.price[t] as number);
+    if (min + TOL >= target && (!best || cost < best.cost - 1e-12)) best = { e: new Map([[t, min]]), cost };
+  }
+  return best;
+}
+
 export function solveEv(p: EvProblem): EvSolution {
   const n = p.cap.length;
   const e = new Array<number>(n).fill(0);
@@ -94,9 +105,11 @@ export function solveEv(p: EvProblem): EvSolution {
       const head = ord.slice(0, Math.max(0, k0 - 1));
       for (let j = k0; j < ord.length; j++) consider([...head, ord[j] as number]);
     }
+    // Less is needed than any slot's minimum (the rest of a frozen slot fell just short): the
+    // cheapest slot at its minimum, a small overshoot. Not every slot at full power.
+    if (!best && capSum + TOL >= target) best = cheapestAtMinimum(p, ord, target);
     if (!best) {
-      // Nothing takes the target within the minimums: everything at full power (shortfall, or
-      // a small overshoot when the minimums exceed what is needed).
+      // Nothing takes the target: everything at full power (a shortfall).
       best = { e: new Map(ord.map((t) => [t, p.cap[t] as number])), cost: 0 };
     }
     for (const [t, v] of (best as { e: Map<number, number> }).e) e[t] = v;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { defaultConfig } from '../config/load.js';
-import { buildPlanInput, comfortDeadlines, nextDepartureMs, type EvNow, type PlanningSnapshot, type TankNow } from './plan-inputs.js';
+import { buildPlanInput, comfortDeadlines, frozenSlotsAfterCurrent, nextDepartureMs, type EvNow, type PlanningSnapshot, type TankNow } from './plan-inputs.js';
 import type { HomeEvent } from './event-normalise.js';
 
 const hourMs = 3_600_000;
@@ -24,6 +24,19 @@ function lpc(resourceId: string | null, maxKw: number): HomeEvent {
 
 const snap = (events: HomeEvent[]): PlanningSnapshot => ({
   nowMs: now, prices: { forecast: null, advice: null, actual: null }, events, tank: null, ev: null, baseLoadKw: 0.5,
+});
+
+describe('the frozen window', () => {
+  it('freezes only the slots that start within frozenWindowMinutes of now', () => {
+    const hourly = defaultConfig({ site: { slotMinutes: 60 }, planner: { frozenWindowMinutes: 15 } });
+    const at = (ms: number) => buildPlanInput(hourly, { ...snap([]), nowMs: ms }, new Map()).options?.frozenSlots;
+    expect(at(now)).toBe(0); // 10:00 is an hour away: not frozen (was: the next hourly slot always)
+    expect(at(now + 44 * 60_000)).toBe(0);
+    expect(at(now + 45 * 60_000)).toBe(1); // 10:00 starts within 15 minutes
+    expect(frozenSlotsAfterCurrent(15, 15, now + 5 * 60_000)).toBe(1); // 09:15, not 09:30
+    expect(frozenSlotsAfterCurrent(30, 15, now)).toBe(2); // 09:15 and 09:30
+    expect(frozenSlotsAfterCurrent(0, 15, now + 14 * 60_000)).toBe(0);
+  });
 });
 
 describe('buildPlanInput', () => {

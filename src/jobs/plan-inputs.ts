@@ -151,6 +151,18 @@ function evParams(ev: EvNow, nowMs: number, timezone: string, slotDeliveredKWh: 
 }
 
 /**
+ * How many slots after the current one start within `windowMinutes` of now (`planner.frozenWindowMinutes`:
+ * "slots starting within this many minutes are not re-planned"). With hourly slots and 15 minutes
+ * that is the next slot only in the current slot's last quarter hour, not always.
+ */
+export function frozenSlotsAfterCurrent(windowMinutes: number, slotMinutes: number, nowMs: number): number {
+  const slotMs = slotMinutes * 60_000;
+  const nextStartMs = Math.floor(nowMs / slotMs) * slotMs + slotMs;
+  const horizonMs = nowMs + windowMinutes * 60_000;
+  return horizonMs < nextStartMs ? 0 : Math.floor((horizonMs - nextStartMs) / slotMs) + 1;
+}
+
+/**
  * The planner's input from the config and what the daemon knows now. `resources` maps resource ids
  * (configured or registered) to device ids, so resource LPC caps reach the device they name.
  */
@@ -196,7 +208,7 @@ export function buildPlanInput(config: Config, snap: PlanningSnapshot, resources
       lpc: lpcCaps(snap.events, kindOf),
     },
     options: {
-      frozenSlots: Math.ceil(config.planner.frozenWindowMinutes / config.site.slotMinutes),
+      frozenSlots: frozenSlotsAfterCurrent(config.planner.frozenWindowMinutes, config.site.slotMinutes, snap.nowMs),
       evFallbackWindow: { startHour: Number(fallback.start.slice(0, 2)), endHour: Number(fallback.end.slice(0, 2)) },
     },
   };
