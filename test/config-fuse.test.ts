@@ -1,7 +1,7 @@
 /** The `site.fuse` section: the main fuse per phase and the meter that gives the phase currents. */
 import { describe, expect, it } from 'vitest';
-import { parseConfig, type ConfigProblem } from '../src/config/load.js';
-import { isWattshiftError } from '../src/errors.js';
+import { parseConfig } from '../src/config/load.js';
+import { problemsOf as problemsOfConfig } from './helpers/config-problems.js';
 
 const site = { timezone: 'Europe/Oslo', priceArea: 'NO1', currency: 'NOK', locationLimitKw: 11 };
 const base = {
@@ -15,15 +15,7 @@ const han = { id: 'han', kind: 'meter', meter: { type: 'amsreader', topic: 'ams/
 const shelly = { id: 'plug', kind: 'meter', meter: { type: 'shelly', topicPrefix: 'shellies/plug' }, model: { main: false } };
 const withFuse = (fuse: Record<string, unknown>, devices: unknown[] = [han]) => ({ ...base, site: { ...site, fuse }, devices });
 
-function problemsOf(document: unknown): ConfigProblem[] {
-  try {
-    parseConfig(document, { env });
-  } catch (err) {
-    if (isWattshiftError(err, 'CONFIG_INVALID')) return err.details?.problems as ConfigProblem[];
-    throw err;
-  }
-  return [];
-}
+const problemsOf = (document: unknown) => problemsOfConfig(document, env);
 
 describe('site.fuse config', () => {
   it('fills the margin, the raise delay, the staleness limit and the 1-phase charger line', () => {
