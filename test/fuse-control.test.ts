@@ -92,9 +92,13 @@ describe('main fuse control with a HAN meter and a go-e charger', () => {
     w.cleanups.push(() => control.stop());
 
     const l1 = new Map<number, number>();
+    let hanSilent = false;
     const step = async (ms: number): Promise<void> => {
       for (let t = 0; t < ms; t += 10_000) {
         await han.advance(10_000);
+        // Pacing, not a timed assertion: the control tick must see this list, so wait for it to land.
+        const listed = Math.round((houseA(w.clock.nowMs() + 10_000)[0]! + carA()) * 100) / 100;
+        if (!hanSilent) await eventually(async () => expect((await hanDev.phaseMeter!.readPhases(AbortSignal.timeout(200))).currentsA[0]).toBe(listed));
         await goe.advance(10_000);
         await w.clock.advance(10_000);
         const at = w.clock.nowMs();
@@ -129,6 +133,7 @@ describe('main fuse control with a HAN meter and a go-e charger', () => {
 
     // The meter goes silent: no headroom credit after 30 s, the charger gets its safe current.
     han.setSilent(true);
+    hanSilent = true;
     await step(50_000);
     expect(goe.amp).toBe(6);
     expect(setpoint()?.reason).toMatch(/phase currents stale/);
