@@ -44,6 +44,7 @@ import { billPlanner } from './jobs/bill-planner.js';
 import { createBilling, type BillSummary } from './jobs/billing.js';
 import { siteTariff } from './config/tariff-file.js';
 import { startControlLoop, type ControlSnapshot, type ControlledDevice } from './jobs/control-loop.js';
+import { createFuseGuard } from './jobs/fuse-guard.js';
 import { startReportOutbox } from './jobs/report-outbox.js';
 import { startLoop, type LoopHandle } from './jobs/loop.js';
 import { startCronJob } from './jobs/cron.js';
@@ -437,9 +438,13 @@ export function buildApp(config: Config, deps: AppDeps): App {
     const mainMeter = mainMeterId
       ? { config: config.devices.find((d) => d.id === mainMeterId)!, subject: 'location', device: supervised.get(mainMeterId)! }
       : null;
+    const fuseConfig = config.site.fuse;
     const control = startControlLoop({
       devices: controlled,
       mainMeter,
+      ...(fuseConfig
+        ? { fuse: { guard: createFuseGuard(fuseConfig, deps.logger), meter: supervised.get(fuseConfig.meter)!, meterId: fuseConfig.meter } }
+        : {}),
       metering: meter,
       clock,
       logger: deps.logger,

@@ -31,6 +31,7 @@ export const errorCodes = {
   OCPP_CALL_FAILED: { retryable: true, hint: 'an OCPP charge point refused or failed a request (Rejected, NotSupported or a CALLERROR): check that it supports Smart Charging and remote start' },
   OCPP_BAD_MESSAGE: { retryable: false, hint: 'an OCPP charge point sent a malformed or invalid frame; it was answered with a CALLERROR and ignored' },
   OCPP_CHARGER_FAULTED: { retryable: true, hint: 'the OCPP charge point reports the connector Faulted (StatusNotification); see the charger\'s own error code' },
+  FUSE_LIMIT: { retryable: true, hint: 'the house load on a phase leaves less than the charger wants under the main fuse (site.fuse): the charger\'s current is lowered, and raised again once the phase has stayed below for site.fuse.raiseAfterS; stale phase currents hold it at its safe current' },
   MQTT_COMMAND_LIMITED: { retryable: true, hint: 'MQTT commands for one device came faster than the rate limit; the extra ones were refused' },
   EVENT_OUT_OF_RANGE: { retryable: false, hint: 'an event carried values outside physical bounds (non-finite or absurd prices, negative or huge caps, far-off timestamps, too many points); it is stored and refused, never planned' },
   STORE_FAILED: { retryable: true, hint: 'a database read or write failed (disk full? read-only?)' },

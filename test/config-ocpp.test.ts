@@ -1,7 +1,7 @@
 /** The `ocpp` section and `ocpp` charger sources in the config. */
 import { describe, expect, it } from 'vitest';
-import { parseConfig, type ConfigProblem } from '../src/config/load.js';
-import { isWattshiftError } from '../src/errors.js';
+import { parseConfig } from '../src/config/load.js';
+import { problemsOf as problemsOfConfig } from './helpers/config-problems.js';
 
 const base = {
   version: 1,
@@ -12,15 +12,7 @@ const base = {
 const env = { CS: 'client-secret-from-env', CP_PASSWORD: 'sixteen-chars-ok' };
 const charger = (source: Record<string, unknown>) => ({ id: 'car', kind: 'evCharger', charger: { type: 'ocpp', chargePointId: 'garage', password: { env: 'CP_PASSWORD' }, ...source }, model: { capacityKwh: 60 } });
 
-function problemsOf(document: unknown): ConfigProblem[] {
-  try {
-    parseConfig(document, { env });
-  } catch (err) {
-    if (isWattshiftError(err, 'CONFIG_INVALID')) return err.details?.problems as ConfigProblem[];
-    throw err;
-  }
-  return [];
-}
+const problemsOf = (document: unknown) => problemsOfConfig(document, env);
 
 describe('ocpp config', () => {
   it('fills the central system and connector defaults, with the password from a secret', () => {

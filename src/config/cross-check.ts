@@ -7,7 +7,7 @@ import type { DeviceConfig, ModbusBusConfig, OcppSource, SourceConfig } from './
  * need it are skipped, the others still run, so one pass reports every problem.
  */
 export interface CrossCheckInput {
-  site?: { currency: string; exchangeRates?: Partial<Record<string, number>> | undefined } | undefined;
+  site?: { currency: string; exchangeRates?: Partial<Record<string, number>> | undefined; fuse?: { meter: string } | undefined } | undefined;
   mqtt?: unknown;
   ocpp?: unknown;
   modbus?: Record<string, ModbusBusConfig> | undefined;
@@ -32,6 +32,18 @@ function checkSource(cfg: CrossCheckInput, issue: ReportIssue, source: SourceCon
   } else if (source.type !== 'modbus' && cfg.mqtt === undefined) {
     issue([...path, 'type'], `a "${source.type}" source needs the mqtt section`);
   }
+}
+
+/** The fuse needs per-phase currents: only a HAN meter (amsreader source) gives them. */
+function checkFuseMeter(cfg: CrossCheckInput, issue: ReportIssue): void {
+  const id = cfg.site?.fuse?.meter;
+  if (id === undefined) return;
+  const d = cfg.devices.find((x) => x?.id === id);
+  // An invalid device may be the one meant: only a complete device list can tell "unknown".
+  if (d === undefined) {
+    if (cfg.devices.every((x) => x !== undefined)) issue(['site', 'fuse', 'meter'], `unknown device "${id}"`);
+  }
+  else if (d.kind !== 'meter' || d.meter?.type !== 'amsreader') issue(['site', 'fuse', 'meter'], `"${id}" gives no per-phase currents: it must be a meter device with an amsreader source`);
 }
 
 /** The planner and the control loop drive one tank and one charger; a second would silently follow the first's plan. */
@@ -96,6 +108,7 @@ export function crossCheckWith(cfg: CrossCheckInput, issue: ReportIssue): void {
   for (const code of Object.keys(cfg.site?.exchangeRates ?? {})) {
     if (code === cfg.site?.currency) issue(['site', 'exchangeRates', code], `the site currency ${code} needs no exchange rate`);
   }
+  checkFuseMeter(cfg, issue);
   if (cfg.reports && cfg.reports.retryMinS > cfg.reports.retryMaxS) issue(['reports', 'retryMinS'], 'retryMinS is above retryMaxS');
   const w = cfg.planner?.evFallbackWindow;
   if (w && w.start === w.end) issue(['planner', 'evFallbackWindow', 'end'], 'the fallback window is empty (start = end)');

@@ -32,6 +32,19 @@ const host = z.string().min(1);
 const port = z.number().int().min(0).max(65535);
 const filePath = (description: string) => z.string().min(1).nullish().transform((v) => v ?? undefined).describe(description);
 
+export const fuseSchema = z.strictObject({
+  mainFuseA: z.number().positive('the main fuse must be above 0 A').max(400, 'the main fuse must be at most 400 A per phase').describe('The main fuse per phase, A (e.g. 25).'),
+  phases: z.union([z.literal(1), z.literal(3)]).describe('Phases of the supply: 1 or 3.'),
+  supply: z.enum(['TN', 'IT']).describe('`TN` (3×230/400 V, a 3-phase load draws 3·U·I) or `IT` (3×230 V without neutral, a 3-phase load draws √3·U·I and a 1-phase load sits on two lines).'),
+  meter: z.string().min(1).describe('Id of the meter device that gives the per-phase currents (an `amsreader` source).'),
+  marginA: z.number().min(0, 'the margin must be 0 A or more').max(10, 'the margin must be at most 10 A').default(1).describe('Current kept free below the fuse on every phase, A.'),
+  raiseAfterS: z.number().int('whole seconds').min(0, 'must be 0 s or more').max(3600, 'must be at most 3600 s').default(60).describe('How long the headroom must stay above the fuse limit before the charger\'s current is raised again, s.'),
+  staleAfterS: z.number().int('whole seconds').min(1, 'must be at least 1 s').max(600, 'must be at most 600 s').default(30).describe('Phase currents older than this give no headroom: the charger is held at its safe current, s.'),
+  singlePhaseChargerLine: z.union([z.literal(1), z.literal(2), z.literal(3)]).default(1)
+    .describe('The line a 1-phase charger is connected to (on IT: between this line and the next).'),
+});
+export type FuseConfig = z.infer<typeof fuseSchema>;
+
 export const siteSchema = z.strictObject({
   timezone: ianaTimeZone
     .describe('IANA time zone of the home, e.g. `Europe/Oslo`; local hours, departures and draw profiles use it.'),
@@ -44,6 +57,7 @@ export const siteSchema = z.strictObject({
   exchangeRates: z.partialRecord(z.enum(currencies), z.number().positive()).optional()
     .describe('Units of `currency` per 1 unit of another currency, e.g. `{ EUR: 11.5 }`, for prices quoted in other currencies.'),
   slotMinutes: z.union([z.literal(60), z.literal(15)]).default(60).describe('Planning slot length, minutes.'),
+  fuse: fuseSchema.optional().describe('The main fuse per phase: with it, the charger\'s current is lowered in real time so that no phase exceeds the fuse.'),
   tariff: z.union([tariffReference, tariffSchema]).optional()
     .describe('The household\'s tariff: a shipped tariff by name (`elvia`, see `tariffs/`), a path to a tariff file, or an inline tariff (docs/tariffs.md). With a tariff, `gridFeePerKwh`, `taxPerKwh` and `vatPct` are not used.'),
 });

@@ -141,3 +141,19 @@ describe('decide: hourly energy guard', () => {
     expect(d.guarded).toEqual([]);
   });
 });
+
+describe('decide: main fuse', () => {
+  it('lowers the charger to the fuse headroom whatever the plan or boost asks, and pauses below the minimum', () => {
+    const fuse = { maxA: 9.6, reason: 'main fuse 25 A: L1 at 30.0 A' };
+    expect(charger(decide([car({ fuse })], roomy))).toMatchObject({ currentA: 9, reason: fuse.reason });
+    expect(charger(decide([car({ fuse, mode: 'boost' })], roomy))).toMatchObject({ currentA: 9 });
+    expect(charger(decide([car({ fuse: { ...fuse, maxA: 5 } })], roomy))).toMatchObject({ currentA: 0, reason: fuse.reason });
+    // Room to spare: the plan's current, its own reason.
+    expect(charger(decide([car({ fuse: { ...fuse, maxA: 40 } })], roomy)).reason).toBe('planned 7.4 kW');
+  });
+  it('a 3-phase charger on an IT supply draws √3·U·I: the planned power needs more current than on TN', () => {
+    const it3 = { phases: 3 as const, planned: { energyKwh: 7, powerKw: 7 } };
+    expect(charger(decide([car(it3)], roomy)).currentA).toBe(10); // 7000 / 690
+    expect(charger(decide([car({ ...it3, wattsPerAmp: Math.sqrt(3) * 230 })], roomy)).currentA).toBe(17); // 7000 / 398
+  });
+});

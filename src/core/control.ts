@@ -3,7 +3,8 @@
  * slot, fresh readings and the hard limits. Pure; the control loop applies the result.
  *
  * Precedence, strongest first:
- *  1. the location cap (LPC caps and the location limit) holds, whatever else is asked;
+ *  1. the location cap (LPC caps and the location limit) and the main fuse per phase hold,
+ *     whatever else is asked;
  *  2. a device that is unavailable, or a tank whose temperature is unknown or below its floor,
  *     gets its safe state (heater allowed, charger at its safe current);
  *  3. the user's mode (`boost` runs at full power, `off` pauses);
@@ -68,6 +69,10 @@ export interface ChargerNow {
   safeCurrentA: number;
   /** A resource LPC cap on this device now, kW. */
   capKw?: number;
+  /** Power per amp, W/A, where it is not phases × voltage (a 3-phase charger on an IT supply: √3·U). */
+  wattsPerAmp?: number;
+  /** Most current the main fuse leaves on the charger's phases now, A, with the reason. */
+  fuse?: { maxA: number; reason: string };
 }
 
 export type DeviceNow = HeaterNow | ChargerNow;
@@ -132,8 +137,17 @@ function wantedHeater(d: HeaterNow): { allow: boolean; reason: string } & Want {
     : { allow: false, reason: d.planned.energyKwh > 1e-6 ? 'slot energy reached' : 'not planned' };
 }
 
+const wattsPerAmpOf = (d: ChargerNow): number => d.wattsPerAmp ?? d.phases * d.voltageV;
+
 function ampsFor(kw: number, d: ChargerNow): number {
-  return (kw * 1000) / (d.phases * d.voltageV);
+  return (kw * 1000) / wattsPerAmpOf(d);
+}
+
+/** The main fuse holds whatever else is asked: below the minimum current the charger pauses. */
+function withinFuse<W extends { currentA: number; reason: string }>(want: W, d: ChargerNow): W {
+  if (d.fuse === undefined || want.currentA <= d.fuse.maxA + 1e-9) return want;
+  const a = Math.floor(d.fuse.maxA + 1e-9);
+  return { ...want, currentA: a >= d.minCurrentA ? a : 0, reason: d.fuse.reason };
 }
 
 /** Charging current for a power budget: below the minimum current a charger cannot charge at all. */
@@ -198,13 +212,13 @@ export function decide(devices: readonly DeviceNow[], site: SiteNow): Decision {
   }
   for (const d of devices) {
     if (d.kind !== 'evCharger') continue;
-    const want = wantedCharger(d);
-    const wantKw = d.plugged ? (want.currentA * d.phases * d.voltageV) / 1000 : 0;
+    const want = withinFuse(wantedCharger(d), d);
+    const wantKw = d.plugged ? (want.currentA * wattsPerAmpOf(d)) / 1000 : 0;
     const capRoomKw = Math.min(headroomKw, d.capKw ?? Infinity);
     const roomKw = want.byPlan ? Math.min(capRoomKw, guardKw) : capRoomKw;
     if (wantKw > roomKw + 1e-9) {
       const currentA = currentWithin(Math.max(0, roomKw), d);
-      const kw = (currentA * d.phases * d.voltageV) / 1000;
+      const kw = (currentA * wattsPerAmpOf(d)) / 1000;
       const byGuard = roomKw < capRoomKw;
       if (byGuard) guarded.push(d.id);
       const reason = byGuard ? guardNote : capRoomKw < headroomKw ? `device cap ${d.capKw} kW` : `limited by cap ${site.capKw} kW`;

@@ -21,7 +21,7 @@
 import { WattshiftError, toWattshiftError, type ErrorCode } from '../errors.js';
 import type { Logger } from '../log.js';
 import type {
-  ChargeCurrentLimit, Clock, EnergyMeter, EvState, EvStateReader, HeaterSwitch, PhaseMeter, PowerMeter, Thermometer,
+  ChargeCurrentLimit, Clock, EnergyMeter, EvState, EvStateReader, HeaterSwitch, PhaseMeter, PhaseReading, PowerMeter, Thermometer,
 } from '../ports.js';
 
 /** The capabilities one device offers; each optional. */
@@ -37,7 +37,7 @@ export interface DeviceCapabilities {
 }
 
 export type DeviceKind = 'hotWaterTank' | 'evCharger' | 'meter';
-export type ReadCapability = 'energyMeter' | 'powerMeter' | 'thermometer' | 'evStateReader';
+export type ReadCapability = 'energyMeter' | 'powerMeter' | 'thermometer' | 'evStateReader' | 'phaseMeter';
 export type CommandCapability = 'heaterSwitch' | 'chargeCurrentLimit';
 
 export interface DeviceReading {
@@ -48,6 +48,8 @@ export interface DeviceReading {
   powerW?: number;
   temperatureC?: number;
   ev?: EvState;
+  /** Per-phase currents of a HAN meter. */
+  phases?: PhaseReading;
   errors: { capability: ReadCapability | CommandCapability; code: ErrorCode }[];
 }
 
@@ -99,6 +101,7 @@ const readers = {
   powerMeter: (c: DeviceCapabilities, s: AbortSignal) => c.powerMeter?.readPowerW(s),
   thermometer: (c: DeviceCapabilities, s: AbortSignal) => c.thermometer?.readTemperatureC(s),
   evStateReader: (c: DeviceCapabilities, s: AbortSignal) => c.evStateReader?.readEvState(s),
+  phaseMeter: (c: DeviceCapabilities, s: AbortSignal) => c.phaseMeter?.readPhases(s),
 } as const;
 
 export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock; logger: Logger }): SupervisedDevice {
@@ -255,6 +258,7 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
         }
         else if (name === 'powerMeter') reading.powerW = r.value as number;
         else if (name === 'thermometer') reading.temperatureC = r.value as number;
+        else if (name === 'phaseMeter') reading.phases = r.value as PhaseReading;
         else reading.ev = r.value as EvState;
       });
       if (signal.aborted) return reading;

@@ -6,6 +6,7 @@ import type { Plan, PlanSlot } from '../core/types.js';
 import { decide, type Decision, type DeviceMode, type DeviceNow, type HourBudget } from '../core/control.js';
 import type { Metering } from './metering.js';
 import { startLoop, type LoopHandle } from './loop.js';
+import type { FuseGuard } from './fuse-guard.js';
 
 export interface ControlledDevice {
   config: DeviceConfig;
@@ -44,6 +45,8 @@ export interface ControlInputs {
   estimatedTankC(deviceId: string, nowMs: number): number | undefined;
 }
 
+const hasDevice = (devices: readonly ControlledDevice[], id: string): boolean => devices.some((c) => c.config.id === id);
+
 function slotAt(plan: Plan | null, nowMs: number): PlanSlot | undefined {
   return plan?.slots.find((s) => s.startMs <= nowMs && nowMs < s.endMs);
 }
@@ -68,6 +71,8 @@ function hourBudget(slot: PlanSlot | undefined, metering: Metering, subject: str
 export function startControlLoop(deps: {
   devices: readonly ControlledDevice[];
   mainMeter: ControlledDevice | null;
+  /** The main fuse per phase and the meter that gives the phase currents (read, not metered, unless it is the main meter). */
+  fuse?: { guard: FuseGuard; meter: SupervisedDevice; meterId: string };
   metering: Metering;
   inputs: ControlInputs;
   clock: Clock;
@@ -101,7 +106,12 @@ export function startControlLoop(deps: {
 
   async function tick(signal: AbortSignal): Promise<number> {
     const readings = new Map<string, DeviceReading>();
-    await Promise.all(all.map(async (c) => readings.set(c.config.id, await c.device.read(signal))));
+    const fuseMeter = deps.fuse && !hasDevice(all, deps.fuse.meterId) ? deps.fuse.meter : undefined;
+    const [, fuseMeterReading] = await Promise.all([
+      Promise.all(all.map(async (c) => readings.set(c.config.id, await c.device.read(signal)))),
+      fuseMeter?.read(signal),
+    ]);
+    const phases = (fuseMeterReading ?? (deps.fuse ? readings.get(deps.fuse.meterId) : undefined))?.phases;
     const now = deps.clock.nowMs();
     const currentSlot = Math.floor(now / slotMs) * slotMs;
     if (currentSlot !== slotStartMs) {
@@ -135,12 +145,15 @@ export function startControlLoop(deps: {
         });
       } else if (cfg.kind === 'evCharger') {
         const v = slot?.ev;
+        const fuse = deps.fuse?.guard;
+        const charger = { id: cfg.id, phases: cfg.model.phases, voltageV: cfg.model.voltageV, safeCurrentA: cfg.safeCurrentA, powerW: r.powerW };
         nows.push({
           kind: 'evCharger', id: cfg.id, available, mode, plugged: r.ev?.plugged ?? false, powerW: r.powerW, slotEnergyKwh: e,
           planned: plan === null ? null : { energyKwh: v?.energyKWh ?? 0, powerKw: v?.powerKW ?? 0 },
           phases: cfg.model.phases, voltageV: cfg.model.voltageV, minCurrentA: cfg.model.minCurrentA,
           maxCurrentA: cfg.model.maxCurrentA, safeCurrentA: cfg.safeCurrentA,
           ...(capKw !== undefined ? { capKw } : {}),
+          ...(fuse ? { wattsPerAmp: fuse.wattsPerAmp(charger), fuse: fuse.limitFor(charger, phases, now) } : {}),
         });
       }
     }
@@ -152,6 +165,7 @@ export function startControlLoop(deps: {
       if (!guarding.has(id)) log.info({ code: 'HOUR_GUARD', device: id, ...budget }, 'throttled to keep the hour within its capacity-step allowance');
     }
     guarding = new Set(decision.guarded);
+    deps.fuse?.guard.applied(decision.setpoints);
     const byId = new Map(deps.devices.map((c) => [c.config.id, c]));
     // A device that refuses a command is the supervisor's to report; the others still get theirs.
     await Promise.allSettled(

@@ -11,7 +11,7 @@
  *
  * List 1 (power only, every 2–2.5 s) is left out: it adds nothing list 2 does not have and would
  * multiply the traffic of long simulations. The home's draw is a function of time (import and
- * export W, split evenly over the phases at the phase voltage); energy is integrated exactly and
+ * export W, split evenly over the phases at the phase voltage unless per-phase currents are given); energy is integrated exactly and
  * `energyKwhByHour` is the ground truth of import per UTC hour.
  */
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
@@ -23,8 +23,11 @@ export interface AmsReaderSimOptions {
   url: string;
   topic: string;
   startMs: number;
-  /** The home's draw at a time: import (and export) active power, W. */
-  load: (atMs: number) => { importW: number; exportW?: number };
+  /**
+   * The home's draw at a time: import (and export) active power, W, and, for an unbalanced home,
+   * the current per phase, A (by default the power split evenly over the phases).
+   */
+  load: (atMs: number) => { importW: number; exportW?: number; currentsA?: number[] };
   phases?: 1 | 3;
   voltageV?: number;
   list2IntervalS?: number;
@@ -59,13 +62,15 @@ export function createAmsReaderSim(options: AmsReaderSimOptions): AmsReaderSim {
   const queue: string[] = [];
 
   const list2 = (): Record<string, unknown> => {
-    const { importW, exportW = 0 } = options.load(now);
-    const perPhaseA = Math.round(((importW + exportW) / (phases * voltage)) * 100) / 100;
+    const { importW, exportW = 0, currentsA } = options.load(now);
+    const evenA = (importW + exportW) / (phases * voltage);
+    // The meter reports currents to two decimals.
+    const amps = (n: number): number => Math.round((currentsA?.[n - 1] ?? evenA) * 100) / 100;
     const phase = (n: number, v: number): number => (n <= phases ? v : 0);
     return {
       lv: 'AIDON_V0001', id: '7359992890941742', type: '6525',
       P: Math.round(importW), Q: 0, PO: Math.round(exportW), QO: 0,
-      I1: phase(1, perPhaseA), I2: phase(2, perPhaseA), I3: phase(3, perPhaseA),
+      I1: phase(1, amps(1)), I2: phase(2, amps(2)), I3: phase(3, amps(3)),
       U1: phase(1, voltage), U2: phase(2, voltage), U3: phase(3, voltage),
     };
   };

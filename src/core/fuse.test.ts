@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { chargerLines, fuseHeadroom, holdFuseLimit, unlimitedHold, wattsPerAmp, type FuseInput } from './fuse.js';
+
+const base: FuseInput = {
+  fuseA: 25, marginA: 1, currentsA: [10, 10, 10], measuredAtMs: 0, nowMs: 5_000, staleAfterMs: 30_000,
+  lines: [0, 1, 2], chargerNowA: 0,
+};
+
+describe('wattsPerAmp and chargerLines', () => {
+  it('TN 3-phase is 3·U, IT 3-phase is √3·U, 1-phase is U', () => {
+    expect(wattsPerAmp('TN', 3, 230)).toBe(690);
+    expect(wattsPerAmp('IT', 3, 230)).toBeCloseTo(398.37, 2);
+    expect(wattsPerAmp('IT', 1, 230)).toBe(230);
+    expect(wattsPerAmp('TN', 1, 230)).toBe(230);
+  });
+  it('a 1-phase charger loads one line on TN and two lines on IT', () => {
+    expect(chargerLines('TN', 3, 1, 1)).toEqual([1]);
+    expect(chargerLines('IT', 3, 1, 2)).toEqual([2, 0]);
+    expect(chargerLines('IT', 3, 3, 0)).toEqual([0, 1, 2]);
+    expect(chargerLines('TN', 1, 1, 0)).toEqual([0]);
+  });
+});
+
+describe('fuseHeadroom', () => {
+  it('the tightest line of a 3-phase charger decides, its own draw not counted as house load', () => {
+    const h = fuseHeadroom({ ...base, currentsA: [30, 12, 14], chargerNowA: 10 });
+    // L1: house 20 A → 25 − 1 − 20 = 4 A.
+    expect(h).toEqual({ kind: 'ok', maxChargerA: 4, line: 0, lineA: 30 });
+  });
+  it('a 1-phase TN charger on L2 ignores a loaded L1', () => {
+    const h = fuseHeadroom({ ...base, currentsA: [24, 5, 5], lines: chargerLines('TN', 3, 1, 1) });
+    expect(h).toMatchObject({ maxChargerA: 19, line: 1 });
+  });
+  it('a 1-phase IT charger between L3 and L1 is held by L1', () => {
+    const h = fuseHeadroom({ ...base, currentsA: [20, 3, 8], lines: chargerLines('IT', 3, 1, 2), chargerNowA: 6 });
+    expect(h).toMatchObject({ maxChargerA: 10, line: 0 });
+  });
+  it('never negative: a house over the fuse leaves the charger 0 A', () => {
+    expect(fuseHeadroom({ ...base, currentsA: [28, 10, 10] })).toMatchObject({ maxChargerA: 0, line: 0 });
+  });
+  it('a stale, missing or incomplete reading gives no headroom credit', () => {
+    expect(fuseHeadroom({ ...base, measuredAtMs: -40_000 })).toEqual({ kind: 'stale' });
+    expect(fuseHeadroom({ ...base, measuredAtMs: undefined })).toEqual({ kind: 'stale' });
+    expect(fuseHeadroom({ ...base, currentsA: [10] })).toEqual({ kind: 'stale' });
+  });
+});
+
+describe('holdFuseLimit', () => {
+  it('lowers at once, raises only after the headroom stayed above for the whole while, to its least value', () => {
+    let h = holdFuseLimit(unlimitedHold, 16, 0, 60_000);
+    expect(h.limitA).toBe(16);
+    h = holdFuseLimit(h, 6, 10_000, 60_000);
+    expect(h.limitA).toBe(6);
+    h = holdFuseLimit(h, 14, 20_000, 60_000);
+    h = holdFuseLimit(h, 12, 50_000, 60_000);
+    expect(h.limitA).toBe(6);
+    h = holdFuseLimit(h, 16, 80_000, 60_000);
+    expect(h.limitA).toBe(12);
+  });
+  it('a dip below the limit restarts the while', () => {
+    let h = holdFuseLimit(unlimitedHold, 6, 0, 60_000);
+    h = holdFuseLimit(h, 14, 10_000, 60_000);
+    h = holdFuseLimit(h, 5, 40_000, 60_000);
+    h = holdFuseLimit(h, 14, 50_000, 60_000);
+    h = holdFuseLimit(h, 14, 100_000, 60_000);
+    expect(h.limitA).toBe(5);
+    expect(holdFuseLimit(h, 14, 110_000, 60_000).limitA).toBe(14);
+  });
+});

@@ -1,0 +1,73 @@
+import type { Logger } from '../log.js';
+import type { FuseConfig } from '../config/schema.js';
+import type { PhaseReading } from '../ports.js';
+import type { Setpoint } from '../core/control.js';
+import { chargerLines, fuseHeadroom, holdFuseLimit, unlimitedHold, wattsPerAmp, type FuseHold } from '../core/fuse.js';
+
+export interface FuseCharger {
+  id: string;
+  phases: 1 | 3;
+  voltageV: number;
+  safeCurrentA: number;
+  /** The charger's measured power now, W. */
+  powerW: number | undefined;
+}
+
+export interface FuseGuard {
+  /** Power per amp of a charger on this supply, W/A. */
+  wattsPerAmp(c: Pick<FuseCharger, 'phases' | 'voltageV'>): number;
+  /** The most current the fuse leaves the charger this tick, with the reason the control shows. */
+  limitFor(c: FuseCharger, phases: PhaseReading | undefined, nowMs: number): { maxA: number; reason: string };
+  /** Logs when the fuse starts and stops holding a charger back. */
+  applied(setpoints: readonly Setpoint[]): void;
+}
+
+const fuseReason = 'main fuse';
+
+/**
+ * The main fuse in the control loop: per charger, the headroom on its lines from the HAN meter's
+ * phase currents, held so that it is lowered at once and raised only after a quiet while. A stale
+ * reading gives no headroom: the charger is held at its safe current until the meter speaks again.
+ */
+export function createFuseGuard(config: FuseConfig, logger: Logger): FuseGuard {
+  const log = logger.child({ component: 'fuse' });
+  const holds = new Map<string, FuseHold>();
+  const limiting = new Map<string, string>();
+  const perAmp = (c: Pick<FuseCharger, 'phases' | 'voltageV'>): number => wattsPerAmp(config.supply, c.phases, c.voltageV);
+  const line = (config.singlePhaseChargerLine - 1) as 0 | 1 | 2;
+
+  return {
+    wattsPerAmp: perAmp,
+    limitFor(c, phases, nowMs) {
+      const h = fuseHeadroom({
+        fuseA: config.mainFuseA, marginA: config.marginA,
+        currentsA: phases?.currentsA ?? [], measuredAtMs: phases?.atMs, nowMs, staleAfterMs: config.staleAfterS * 1000,
+        lines: chargerLines(config.supply, config.phases, c.phases, line),
+        chargerNowA: c.powerW === undefined ? 0 : c.powerW / perAmp(c),
+      });
+      if (h.kind === 'stale') {
+        // After the outage the limit rises again only through the hold's quiet while.
+        holds.set(c.id, { ...unlimitedHold, limitA: c.safeCurrentA });
+        return { maxA: c.safeCurrentA, reason: `${fuseReason}: phase currents stale, safe current` };
+      }
+      const hold = holdFuseLimit(holds.get(c.id) ?? unlimitedHold, h.maxChargerA, nowMs, config.raiseAfterS * 1000);
+      holds.set(c.id, hold);
+      const reason = `${fuseReason} ${config.mainFuseA} A: L${h.line + 1} at ${h.lineA.toFixed(1)} A`;
+      return { maxA: hold.limitA, reason };
+    },
+    applied(setpoints) {
+      for (const s of setpoints) {
+        if (s.kind !== 'charger') continue;
+        const was = limiting.get(s.id);
+        const now = s.reason.startsWith(fuseReason) ? s.reason : undefined;
+        if (now !== undefined && was === undefined) {
+          log.warn({ code: 'FUSE_LIMIT', device: s.id, currentA: s.currentA, reason: now }, 'the main fuse limits the charger\'s current');
+        } else if (now === undefined && was !== undefined) {
+          log.info({ device: s.id, currentA: s.currentA }, 'the main fuse no longer limits the charger');
+        }
+        if (now === undefined) limiting.delete(s.id);
+        else limiting.set(s.id, now);
+      }
+    },
+  };
+}
