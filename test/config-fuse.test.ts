@@ -26,10 +26,10 @@ describe('site.fuse config', () => {
   it('refuses unknown keys, a bad supply or phase count, and out-of-range amps', () => {
     const problems = problemsOf(withFuse({ mainFuseA: 0, phases: 2, supply: 'TT', meter: 'han', marginA: 20, staleAfterS: 0 }));
     expect(problems.map((p) => [p.path, p.message])).toEqual([
-      ['site.fuse.mainFuseA', 'the main fuse must be above 0 A'],
+      ['site.fuse.mainFuseA', 'must be more than 0 A'],
       ['site.fuse.phases', 'expected one of 1, 3'],
       ['site.fuse.supply', 'expected "TN" or "IT"'],
-      ['site.fuse.marginA', 'the margin must be at most 10 A'],
+      ['site.fuse.marginA', 'must be at most 10 A'],
       ['site.fuse.staleAfterS', 'must be at least 1 s'],
     ]);
     const unknown = problemsOf(withFuse({ mainFuseA: 25, phases: 3, supply: 'TN', meter: 'han', fuseA: 25 }));

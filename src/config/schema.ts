@@ -33,11 +33,11 @@ const port = z.number().int().min(0).max(65535);
 const filePath = (description: string) => z.string().min(1).nullish().transform((v) => v ?? undefined).describe(description);
 
 export const fuseSchema = z.strictObject({
-  mainFuseA: z.number().positive('the main fuse must be above 0 A').max(400, 'the main fuse must be at most 400 A per phase').describe('The main fuse per phase, A (e.g. 25).'),
+  mainFuseA: z.number().positive().max(400).describe('The main fuse per phase, A (e.g. 25).'),
   phases: z.union([z.literal(1), z.literal(3)]).describe('Phases of the supply: 1 or 3.'),
   supply: z.enum(['TN', 'IT']).describe('`TN` (3×230/400 V, a 3-phase load draws 3·U·I) or `IT` (3×230 V without neutral, a 3-phase load draws √3·U·I and a 1-phase load sits on two lines).'),
   meter: z.string().min(1).describe('Id of the meter device that gives the per-phase currents (an `amsreader` source).'),
-  marginA: z.number().min(0, 'the margin must be 0 A or more').max(10, 'the margin must be at most 10 A').default(1).describe('Current kept free below the fuse on every phase, A.'),
+  marginA: z.number().min(0).max(10).default(1).describe('Current kept free below the fuse on every phase, A.'),
   raiseAfterS: z.number().int('whole seconds').min(0, 'must be 0 s or more').max(3600, 'must be at most 3600 s').default(60).describe('How long the headroom must stay above the fuse limit before the charger\'s current is raised again, s.'),
   staleAfterS: z.number().int('whole seconds').min(1, 'must be at least 1 s').max(600, 'must be at most 600 s').default(30).describe('Phase currents older than this give no headroom: the charger is held at its safe current, s.'),
   singlePhaseChargerLine: z.union([z.literal(1), z.literal(2), z.literal(3)]).default(1)
