@@ -148,9 +148,8 @@ it('runs across the spring DST change and plans the 23-hour day', async () => {
 
 it('runs across the autumn DST change: the 25-hour day, and the two 02:00 hours apart in rows and reports', async () => {
   const t0 = Date.now();
-  // 00:45 CEST: 75 simulated minutes (5.6 s at 800×) for the start before the first 02:00 hour,
-  // which must be read in full. 02:00 CEST is 00:00Z, 02:00 CET is 01:00Z.
-  const startMs = Date.UTC(2026, 9, 24, 22, 45);
+  // 01:15 CEST; 02:00 CEST is 00:00Z, 02:00 CET is 01:00Z.
+  const startMs = Date.UTC(2026, 9, 24, 23, 15);
   const first02 = Date.UTC(2026, 9, 25, 0);
   const second02 = Date.UTC(2026, 9, 25, 1);
   expect(localHours([first02, second02])).toEqual(['02', '02']);
