@@ -18,7 +18,7 @@ import { localAt } from '../../src/demo/environment.js';
 import type { HourlyEnergyRow } from '../../src/store/types.js';
 import { hourMs, localTime, sampleTruth, secretLeaks, spawnDaemon, stopAll, truthByHour, waitUntilSim, writeConfig, type World } from '../helpers/daemon-harness.js';
 import {
-  deviceTransitions, errorLines, expectHourVsTruth, faultOverrides, faultWorld, floorC, januaryDay, logsWith, readInFull, readStore, simTimeOf, tankLpc, wallSeconds,
+  deviceTransitions, errorLines, expectHourVsTruth, faultOverrides, faultWorld, floorC, januaryDay, logsWith, readInFull, readStore, simTimeOf, stampLagKwh, tankLpc, wallSeconds,
 } from './common.js';
 
 afterAll(stopAll, 30_000);
@@ -34,8 +34,8 @@ function checkHours(world: World, device: 'tank' | 'car', untilMs: number, toler
   return rows;
 }
 
-/** The tank's element (2 kW) for three minutes. */
-const tankTolerances = { absTolKwh: 0.0005, estimatedTolKwh: 0.1 };
+/** The tank's element (2 kW): during a late stamp (see stampLagKwh), or three minutes if estimated. */
+const tankTolerances = (world: World) => ({ absTolKwh: Math.max(0.0005, stampLagKwh(world, 2)), estimatedTolKwh: 0.1 });
 const hourOf = (rows: readonly HourlyEnergyRow[], hourStartMs: number): HourlyEnergyRow | undefined => rows.find((r) => r.hourStartMs === hourStartMs);
 const qualityOf = (rows: readonly HourlyEnergyRow[], hourStartMs: number): string | undefined => hourOf(rows, hourStartMs)?.quality;
 const brief = (rows: readonly HourlyEnergyRow[]): string => rows.map((r) => `${new Date(r.hourStartMs).toISOString().slice(11, 13)}Z:${r.quality}`).join(' ');
@@ -94,7 +94,7 @@ it('puts a vanished Modbus tank in its safe state and keeps garbage from its met
 
   // Hours: 14:00 read in full and exact; 12:00 never read (gap); the hours the tank left, came
   // back and answered garbage in are partial, never above the truth (no jump became energy).
-  const rows = checkHours(world, 'tank', endMs, tankTolerances);
+  const rows = checkHours(world, 'tank', endMs, tankTolerances(world));
   expect(readInFull(hourOf(rows, localTime(world, 0, 14))), brief(rows)).toBe(true);
   expect(rows.find((r) => r.hourStartMs === localTime(world, 0, 12))).toMatchObject({ quality: 'gap', kwh: 0 });
   for (const h of [11, 13]) expect(qualityOf(rows, localTime(world, 0, h)), brief(rows)).toBe('partial');
@@ -185,7 +185,7 @@ it('rides out a Mosquitto restart and garbage from an MQTT charger', async () =>
     // A pushed counter is metered when its message is taken in; on this 400× clock a CPU stall
     // of the daemon delays that by up to ~30 simulated seconds (milliseconds at real speed),
     // which at 11 kW moves up to 0.1 kWh across an hour boundary.
-    const tankRows = checkHours(world, 'tank', lpc.endMs, tankTolerances);
+    const tankRows = checkHours(world, 'tank', lpc.endMs, tankTolerances(world));
     const carRows = checkHours(world, 'car', lpc.endMs, { absTolKwh: 0.1, estimatedTolKwh: 0.1 });
     expect(readInFull(hourOf(tankRows, localTime(world, 0, 12))), brief(tankRows)).toBe(true);
     expect(readInFull(hourOf(carRows, localTime(world, 0, 12))), brief(carRows)).toBe(true);
