@@ -39,9 +39,14 @@ export async function startDemoEnvironment(options: {
   clock: Clock; startMs: number; dataDir: string; logger: Logger; seed?: number;
   /** The tank's relay board has a release timer (default); false: a plain board, no device lease. */
   tankReleaseTimer?: boolean;
+  /** Lifetime of the sandbox's access tokens, seconds of the clock (default one hour, as the API's). */
+  tokenTtlSeconds?: number;
 }): Promise<DemoEnvironment> {
   const { clock, startMs } = options;
-  const sandbox = await startSandbox({ clock, seed: options.seed ?? 7, logger: options.logger.child({ component: 'sandbox' }) });
+  const sandbox = await startSandbox({
+    clock, seed: options.seed ?? 7, logger: options.logger.child({ component: 'sandbox' }),
+    ...(options.tokenTtlSeconds !== undefined ? { tokenTtlSeconds: options.tokenTtlSeconds } : {}),
+  });
   const broker = await startEmbeddedBroker();
   const plainRelay = options.tankReleaseTimer === false;
   const tank = await startSimulatedTank({ clock, startMs, initialC: 58, params: { volumeL: 200, elementKw: 2, thermostatC: 75 }, releaseTimer: !plainRelay });

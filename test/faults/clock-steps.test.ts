@@ -122,7 +122,7 @@ it('runs across the spring DST change and plans the 23-hour day', async () => {
   const midnight29 = localTimeToUtcMs(2026, 3, 29, 0, oslo, 0);
   const midnight30 = localTimeToUtcMs(2026, 3, 30, 0, oslo, 0);
   expect(midnight30 - midnight29).toBe(23 * hourMs);
-  const world = await faultWorld('dst-spring', { startMs, speed: 800 });
+  const world = await faultWorld('dst-spring', { startMs, speed: 400 });
   const daemon = spawnDaemon(world, { configPath: writeConfig(world, faultOverrides) });
   await daemon.waitForLog((l) => l.msg === 'plan updated');
   const today = planDay(world, midnight29, midnight30);
@@ -158,7 +158,9 @@ it('runs across the autumn DST change: the 25-hour day, and the two 02:00 hours 
   const midnight26 = localTimeToUtcMs(2026, 10, 26, 0, oslo, 0);
   expect(midnight26 - midnight25).toBe(25 * hourMs);
 
-  const world = await faultWorld('dst-autumn', { startMs, speed: 800 });
+  // 45 simulated minutes before the first 02:00 hour: at 200× the daemon has 13 wall seconds to
+  // start and take its first reading, which a loaded machine needs (at 800× it had 3.4).
+  const world = await faultWorld('dst-autumn', { startMs, speed: 200 });
   // Cheap energy in both 02:00 hours: the tank heats through them, and the report must hold both.
   const curve = await priceCurveAt(world, [first02, second02], [-1.5, -1.5]);
   const daemon = spawnDaemon(world, { configPath: writeConfig(world, faultOverrides) });
@@ -196,4 +198,4 @@ it('runs across the autumn DST change: the 25-hour day, and the two 02:00 hours 
   expect(errorLines([daemon])).toEqual([]);
   expect(secretLeaks(world, [daemon])).toEqual([]);
   process.stderr.write(`fault dst autumn: ${wallSeconds(t0)} s wall; ${today.length} slots in the 25-hour day from ${new Date(today[0]!).toISOString()}\n`);
-}, 120_000);
+}, 180_000);

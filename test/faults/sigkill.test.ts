@@ -99,7 +99,10 @@ const isInterruptedLine = (l: DaemonLogLine): boolean => l.msg === 'reports were
 it('survives fifty SIGKILLs across a simulated week without losing, duplicating or double-counting anything', async () => {
   const t0 = Date.now();
   // The first process starts cold (seconds: hours of simulated time) before the week begins.
-  const world = await faultWorld('sigkill', { speed, startLocal: [4, 0], proxy: true });
+  // The API's one-hour token lives one wall second at this speed: a request held up longer on a
+  // loaded machine meets a 401 even after its one refresh. Tokens here live a simulated day
+  // (expiry itself is the auth scenario's subject).
+  const world = await faultWorld('sigkill', { speed, startLocal: [4, 0], proxy: true, tokenTtlSeconds: 24 * 3600 });
   const configPath = writeConfig(world, faultOverrides);
   const weekStart = localTime(world, 0, 9);
   const weekEnd = localTime(world, days, 9);

@@ -40,6 +40,8 @@ export interface WorldOptions {
   dataDir: string;
   seed?: number;
   logger?: Logger;
+  /** Lifetime of the sandbox's access tokens, simulated seconds (default one hour). */
+  tokenTtlSeconds?: number;
   /**
    * Run the charger on a restartable broker of our own (world.broker): aedes in process, or a
    * real Mosquitto process with TLS and a password (the daemon and the simulators use both).
@@ -125,6 +127,7 @@ export async function startWorld(options: WorldOptions): Promise<World> {
   const env = await startDemoEnvironment({
     clock, startMs: options.startMs, dataDir: options.dataDir, logger, tankReleaseTimer: options.tank !== 'plain-relay',
     ...(options.seed !== undefined ? { seed: options.seed } : {}),
+    ...(options.tokenTtlSeconds !== undefined ? { tokenTtlSeconds: options.tokenTtlSeconds } : {}),
   });
   const config = structuredClone(env.config);
   config.log = { level: 'info' };
