@@ -27,6 +27,8 @@ export const fleetUpstreamSchema = z.strictObject({
   priceArea: topicLevel.optional().describe('Price area whose advice the hub publishes; `site.priceArea` when absent.'),
   sessionExpiryHours: z.number().int().min(1).max(24 * 30).default(7 * 24)
     .describe('How long the broker keeps this gateway\'s session (and the events for it) while it is offline, hours.'),
+  protocolVersion: z.union([z.literal(5), z.literal(4)]).default(5)
+    .describe('MQTT version: 5, or 4 (3.1.1) for a broker without MQTT 5 (the session then lasts as long as the broker keeps sessions).'),
   receiptTimeoutS: z.number().int().min(5).max(3600).default(120)
     .describe('How long a report waits for the hub\'s receipt before it is sent again (same key, the outbox\'s backoff), s.'),
 });

@@ -45,10 +45,10 @@ export function openFleetLink(
 ): FleetLink {
   const log = deps.logger.child({ component: 'fleet-link' });
   const options: IClientOptions = {
-    protocolVersion: 5,
+    protocolVersion: cfg.protocolVersion,
     clientId: fleetClientId(cfg.gatewayId),
     clean: false,
-    properties: { sessionExpiryInterval: cfg.sessionExpiryHours * 3600, maximumPacketSize: maxPacketBytes },
+    ...(cfg.protocolVersion === 5 ? { properties: { sessionExpiryInterval: cfg.sessionExpiryHours * 3600, maximumPacketSize: maxPacketBytes } } : {}),
     username: cfg.username,
     password: cfg.password,
     reconnectPeriod: deps.reconnectPeriodMs ?? 5_000,
