@@ -110,6 +110,15 @@ describe('the daemon in fleet mode (hub played by the test)', () => {
     expect(row()?.remoteId).toBe('api-ack-1');
   }, 60_000);
 
+  it('shows the broker going down as the events job failing with FLEET_BROKER_DOWN, and recovers', async () => {
+    const events = () => app.view().health.jobs.find((j) => j.name === 'events');
+    await fleet.stop();
+    await until(() => events()?.ok === false, 'events failing');
+    expect(events()?.lastError?.code).toBe('FLEET_BROKER_DOWN');
+    await fleet.start();
+    await until(() => events()?.ok === true, 'events healthy again');
+  }, 60_000);
+
   it('never called the API itself', () => {
     expect(apiCallsByDaemon).toBe(0);
   });
