@@ -49,9 +49,9 @@ describe.skipIf(!available)('fleet upstream with Mosquitto (MQTT 5, TLS, passwor
     await broker?.stop();
   });
 
-  function gateway(): { upstream: Upstream; accepted: string[]; start: () => Promise<unknown> } {
+  function gateway(password = broker.password): { upstream: Upstream; accepted: string[]; start: () => Promise<unknown> } {
     const cfg = fleetUpstreamSchema.parse({
-      mode: 'fleet', brokerUrl: broker.url, gatewayId: 'gw-m', username: broker.username, password: broker.password,
+      mode: 'fleet', brokerUrl: broker.url, gatewayId: 'gw-m', username: broker.username, password,
       ca: broker.caFile, locationId: 'home-m', sessionExpiryHours: 48,
     });
     const logger = createLogger({ level: 'debug', destination: { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) } });
@@ -105,6 +105,20 @@ describe.skipIf(!available)('fleet upstream with Mosquitto (MQTT 5, TLS, passwor
     await until(() => second.accepted.length === 3, 'subscriptions made again');
     await second.upstream.close();
   }, 60_000);
+
+  it('a refused login (revoked credentials) is FLEET_AUTH_REJECTED on the health, logged once, and the start goes on', async () => {
+    const revoked = gateway('not-the-password');
+    const before = lines.length;
+    await revoked.upstream.open();
+    expect(revoked.upstream.health()).toMatchObject({ ok: false, lastError: { code: 'FLEET_AUTH_REJECTED' } });
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(lines.slice(before).filter((l) => l.code === 'FLEET_AUTH_REJECTED' && l.msg?.toString().includes('connection down'))).toHaveLength(1);
+    // A report is not lost: it fails as retryable and stays in the outbox.
+    const ack = { eventId: 'e', payloads: [{ payloadType: 'LocationLPCAcknowledgement', acknowledgedTargets: [{ meterPointId: 'mp', locationId: 'home-m' }] }] };
+    await expect(revoked.upstream.reports.postReport(ack, new AbortController().signal, { idempotencyKey: 'k', createdAtMs: t0 }))
+      .rejects.toMatchObject({ code: 'FLEET_BROKER_DOWN', retryable: true });
+    await revoked.upstream.close();
+  }, 30_000);
 });
 
 describe('wattshift check with upstream: fleet', () => {
