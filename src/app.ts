@@ -11,9 +11,7 @@ import type { Store } from './store/types.js';
 import { systemClock } from './clock.js';
 import { WattshiftError, isWattshiftError } from './errors.js';
 import { openStoreRecovering } from './store/recover.js';
-import { createSparkClient, type SparkClient } from './spark/client.js';
-import { createSparkConnection, type SparkConnection } from './spark/connection.js';
-import { createForecastClient, type ForecastClient } from './spark/forecast-client.js';
+import { createUpstream, type Upstream } from './upstream/index.js';
 import { createMqttConnection, type MqttConnection } from './devices/mqtt/index.js';
 import { createModbusBuses, type ModbusBus } from './devices/modbus/bus.js';
 import { buildDevice, type BuiltDevice } from './devices/factory.js';
@@ -34,8 +32,6 @@ import { createMetering, meterSubjectOf, meteringOptionsFor, type MeteredSubject
 import { Wishes } from './jobs/home-state.js';
 import { createEventIntake } from './jobs/event-intake.js';
 import { createEventActions, homeEventOf } from './jobs/event-actions.js';
-import { startEventPoller } from './jobs/event-poller.js';
-import { startWebhookReceiver, type WebhookReceiver } from './jobs/webhook-receiver.js';
 import { startPriceRefresh, type PriceData } from './jobs/price-refresh.js';
 import { createNordPoolClient } from './prices/nordpool-client.js';
 import { buildPlanInput } from './jobs/plan-inputs.js';
@@ -96,16 +92,13 @@ export function buildApp(config: Config, deps: AppDeps): App {
   const clock = deps.clock ?? systemClock;
   const slotMs = config.site.slotMinutes * 60_000;
   let store: Store | undefined;
-  let spark: SparkClient | undefined;
-  let forecast: ForecastClient | undefined;
-  let sparkConnection: SparkConnection | undefined;
+  let upstream: Upstream | undefined;
   let mqtt: MqttConnection | null = null;
   let buses = new Map<string, ModbusBus>();
   let ocpp: CentralSystem | null = null;
   const built = new Map<string, BuiltDevice>();
   const supervised = new Map<string, SupervisedDevice>();
   let metering: Metering | undefined;
-  let webhook: WebhookReceiver | undefined;
   let status: StatusServer | undefined;
   let ha: HaBridge | undefined;
   const loops: { name: string; handle: LoopHandle }[] = [];
@@ -191,26 +184,13 @@ export function buildApp(config: Config, deps: AppDeps): App {
     me = identityOf(config, loadRegistration(s));
     const identity = (): Identity => me;
 
-    const timeout = config.spark.requestTimeoutMs;
-    sparkConnection = createSparkConnection({ timeoutsMs: { connect: timeout, headers: timeout, body: timeout }, proxyUrl: config.spark.proxyUrl });
-    const auth = {
-      authUrl: config.spark.authUrl,
-      clientId: config.spark.clientId,
-      clientSecret: config.spark.clientSecret,
-      clock,
-      logger: deps.logger,
-      connection: sparkConnection,
+    // Events, prices and report uploads: the API itself or the partner's hub (src/upstream/).
+    const up = createUpstream(config, { clock, logger: deps.logger, checkCredentials: deps.checkCredentials !== false });
+    upstream = up;
+    await up.open();
+    const checkEligibility = (): void => {
+      if (up.eligibility) void tracker.checkEligibility(up.eligibility, me, deps.logger);
     };
-    spark = createSparkClient({ ...auth, baseUrl: config.spark.baseUrl });
-    forecast = createForecastClient({ ...auth, forecastUrl: config.spark.forecastUrl, tokens: spark.tokens });
-    if (deps.checkCredentials !== false) {
-      try {
-        await spark.tokens.getToken(AbortSignal.timeout(config.spark.tokenTimeoutMs * 3));
-      } catch (err) {
-        if (isWattshiftError(err, 'AUTH_REJECTED')) throw err;
-        log.warn({ code: isWattshiftError(err) ? err.code : 'API_UNAVAILABLE' }, 'API not reachable at start; controlling on stored data and retrying');
-      }
-    }
 
     if (config.mqtt) {
       const m = config.mqtt;
@@ -346,7 +326,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
         }
         eventsChanged();
         if (e.priceDeltas.length > 0) late.prices?.wake();
-        if (e.eligibility) void tracker.checkEligibility(need(spark, 'spark'), me, deps.logger);
+        if (e.eligibility) checkEligibility();
         late.planning?.request(`event ${e.payloadType}`);
       },
       onRefused: () => counters.refused('event', 'EVENT_OUT_OF_RANGE'),
@@ -354,7 +334,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
 
     const savedPrices = tracker.loadPrices();
     const prices = startPriceRefresh({
-      source: forecast,
+      source: up.prices,
       area: config.site.priceArea,
       currency: config.site.currency,
       clock,
@@ -479,7 +459,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
 
     const outbox = startReportOutbox({
       outbox: s,
-      sender: { postReport: async (body, signal) => need(spark, 'spark').postReport(body as never, { signal }) },
+      sender: up.reports,
       clock,
       logger: deps.logger,
       backoff: { baseMs: config.reports.retryMinS * 1000, maxMs: config.reports.retryMaxS * 1000 },
@@ -489,26 +469,13 @@ export function buildApp(config: Config, deps: AppDeps): App {
     late.outbox = outbox;
     loops.push({ name: 'reports', handle: outbox });
 
-    let poller: ReturnType<typeof startEventPoller> | undefined;
-    if (config.events.poll) {
-      poller = startEventPoller({
-        source: spark,
-        intake,
-        isKnown: (id) => s.hasEvent(id),
-        clock,
-        logger: deps.logger,
-        intervalMs: config.events.pollIntervalS * 1000,
-        timeZone: config.site.timezone,
-      });
-      loops.push({ name: 'events', handle: poller });
-    }
-    if (config.events.webhook.enabled) {
-      const wh = config.events.webhook;
-      webhook = await startWebhookReceiver(
-        { host: wh.host, port: wh.port, path: wh.path, secret: wh.secret ?? null, maxBodyBytes: wh.maxBodyBytes, maxConnections: 256 },
-        { intake, logger: deps.logger, onRefused: (code) => counters.refused('webhook', code) },
-      );
-    }
+    const events = await up.startEvents({
+      intake,
+      isKnownEvent: (id) => s.hasEvent(id),
+      pricesChanged: () => prices.wake(),
+      onRefused: (input, code) => counters.refused(input, code),
+    });
+    loops.push({ name: 'events', handle: events });
 
     // Maintenance: report scan every few minutes; quick_check and retention at start and nightly at 03:30 local (a node-cron job).
     const maintenance = startLoop({
@@ -543,7 +510,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
     loops.push({ name: 'maintenance', handle: maintenance }, { name: 'nightly-prune', handle: prune });
 
     jobHealth = () => [
-      { name: 'events', ...healthOf(poller?.health()) },
+      { name: 'events', ...healthOf(up.health()) },
       { name: 'prices', ...healthOf(prices.health()) },
       { name: 'planner', ...healthOf(planning.health()) },
       { name: 'reports', ...healthOf(outbox.health()) },
@@ -620,7 +587,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
       log.info({ url: status.url }, 'status page');
     }
     // Eligibility can change while the daemon was down; look once at start, then on each event.
-    void tracker.checkEligibility(spark, me, deps.logger);
+    checkEligibility();
     log.info({ devices: config.devices.length, slotMinutes: config.site.slotMinutes }, 'wattshift started');
   }
 
@@ -636,16 +603,13 @@ export function buildApp(config: Config, deps: AppDeps): App {
     } catch (err) {
       log.warn({ err }, 'final metering flush failed');
     }
-    await webhook?.close();
     await status?.close();
     await ha?.stop().catch(() => undefined);
     for (const b of built.values()) b.close();
     for (const b of buses.values()) await b.close().catch(() => undefined);
     await mqtt?.close().catch(() => undefined);
     await ocpp?.close().catch(() => undefined);
-    await spark?.close().catch(() => undefined);
-    await forecast?.close().catch(() => undefined);
-    await sparkConnection?.close();
+    await upstream?.close().catch(() => undefined);
     store?.close();
     log.info('wattshift stopped');
   }

@@ -35,7 +35,8 @@ export function identityOf(config: Config, reg: Registration | undefined): Ident
   }
   return {
     userId: config.spark.userId ?? reg?.userId ?? null,
-    locationId: config.spark.locationId ?? reg?.locationId ?? null,
+    // In fleet mode the hub provisioned the location and named it in the gateway's config.
+    locationId: (config.upstream.mode === 'fleet' ? config.upstream.locationId : config.spark.locationId) ?? reg?.locationId ?? null,
     resources,
     meterPointIds: config.spark.meterPointIds,
   };

@@ -14,6 +14,8 @@ import { errorCodes } from '../src/errors.js';
 
 const exampleText = readFileSync('config.example.yaml', 'utf8');
 const example: unknown = parse(exampleText);
+/** The fleet gateway's example shows the other `upstream` mode. */
+const fleetExampleText = readFileSync('config.fleet.example.yaml', 'utf8');
 const capabilityKeys = new Set(['switch', 'meter', 'thermometer', 'charger']);
 
 /** Key paths of a document in the schema's notation, plus every source object found. */
@@ -26,6 +28,7 @@ function documentPaths(value: unknown, prefix: string, out: Set<string>, sources
   const obj = value as Record<string, unknown>;
   let at = prefix;
   if (prefix === 'devices[]' && typeof obj.kind === 'string') at = `${prefix}<kind=${obj.kind}>`;
+  if (prefix === 'upstream' && typeof obj.mode === 'string') at = `upstream<mode=${obj.mode}>`;
   if (/^modbus\.[^.]+$/.test(prefix)) {
     at = obj.type === 'rtu' ? 'modbus.<name><type=rtu>' : 'modbus.<name><type=tcp|rtuOverTcp>';
   }
@@ -51,6 +54,7 @@ describe('config.example.yaml', () => {
   const paths = new Set<string>();
   const sources: Record<string, unknown>[] = [];
   documentPaths(example, '', paths, sources);
+  documentPaths({ upstream: (parse(fleetExampleText) as { upstream: unknown }).upstream }, '', paths, []);
 
   it('has every key of the schema', () => {
     const missing = listFields(configSchema, '', { collapse: collapseOption })
@@ -82,7 +86,7 @@ describe('config.example.yaml', () => {
   it('comments every key', () => {
     // Each key line (not a continuation of a flow value) is preceded by a comment line, or
     // sits inside a flow mapping on a commented line.
-    const lines = exampleText.split('\n');
+    const lines = [...exampleText.split('\n'), '', ...fleetExampleText.split('\n')];
     const uncommented: string[] = [];
     lines.forEach((line, i) => {
       const m = /^(\s*)(- )?([A-Za-z][\w-]*):/.exec(line);

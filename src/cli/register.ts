@@ -65,6 +65,9 @@ export const registerCommand: CliCommand = {
     const path = configPathOf(args, io, 'register');
     if (path === null) return exitCodes.usage;
     const { config, secrets } = loadConfig(path, io.env);
+    if (config.upstream.mode === 'fleet') {
+      throw new WattshiftError('CONFIG_INVALID', 'upstream.mode is fleet: the partner\'s hub registers this home (it holds the API credentials); `wattshift register` is for direct mode');
+    }
     const logger = cliLogger(io, secrets);
     const clock = systemClock;
     const store = openStore({ path: config.storage.path, logger, clock });

@@ -1,12 +1,13 @@
 /** Checks that span several fields of the config (run once the fields themselves are valid). */
 import type { z } from 'zod';
+import { checkUpstream, type UpstreamCheckInput } from './schema-upstream.js';
 import type { DeviceConfig, ModbusBusConfig, OcppSource, SourceConfig } from './schema-devices.js';
 
 /**
  * The sections the rules read. A section left undefined failed its own validation: the rules that
  * need it are skipped, the others still run, so one pass reports every problem.
  */
-export interface CrossCheckInput {
+export interface CrossCheckInput extends UpstreamCheckInput {
   site?: { currency: string; exchangeRates?: Partial<Record<string, number>> | undefined; fuse?: { meter: string } | undefined } | undefined;
   mqtt?: unknown;
   ocpp?: unknown;
@@ -109,6 +110,7 @@ export function crossCheckWith(cfg: CrossCheckInput, issue: ReportIssue): void {
     if (code === cfg.site?.currency) issue(['site', 'exchangeRates', code], `the site currency ${code} needs no exchange rate`);
   }
   checkFuseMeter(cfg, issue);
+  checkUpstream(cfg, issue);
   if (cfg.reports && cfg.reports.retryMinS > cfg.reports.retryMaxS) issue(['reports', 'retryMinS'], 'retryMinS is above retryMaxS');
   const w = cfg.planner?.evFallbackWindow;
   if (w && w.start === w.end) issue(['planner', 'evFallbackWindow', 'end'], 'the fallback window is empty (start = end)');

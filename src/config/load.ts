@@ -7,8 +7,9 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { LineCounter, parseDocument, isMap, isSeq, isPair, isScalar, type Document, type Node } from 'yaml';
 import type { z } from 'zod';
 import { WattshiftError } from '../errors.js';
-import { configSchema, deviceSchema, plannerSchema, reportsSchema, siteSchema, storageSchema, type Config, type ConfigInput, type DeviceConfig, type StorageConfig } from './schema.js';
+import { configSchema, deviceSchema, eventsSchema, plannerSchema, reportsSchema, siteSchema, sparkSchema, storageSchema, type Config, type ConfigInput, type DeviceConfig, type StorageConfig } from './schema.js';
 import { crossCheckWith } from './cross-check.js';
+import { upstreamSchema } from './schema-upstream.js';
 import { boundMessage } from './units.js';
 import { formatPath, resolveSecrets } from './secret.js';
 import { resolveTariff } from './tariff-file.js';
@@ -190,6 +191,9 @@ function salvagedCrossChecks(document: unknown, where: Located): ConfigProblem[]
       devices: s.devices,
       reports: sectionOf(reportsSchema, s.raw.reports ?? {}),
       planner: sectionOf(plannerSchema, s.raw.planner ?? {}),
+      upstream: sectionOf(upstreamSchema, s.raw.upstream ?? { mode: 'direct' }),
+      spark: sectionOf(sparkSchema, s.raw.spark ?? {}),
+      events: sectionOf(eventsSchema, s.raw.events ?? {}),
     },
     (path, message) => out.push(withLocation({ path: formatPath(path), message }, path, where, false)),
   );
@@ -264,14 +268,16 @@ function resolvePaths(config: Config, options: ParseOptions): Config {
   const devices = config.devices.map((d) => resolveDevicePaths(d, baseDir));
   const tls = config.ocpp?.tls;
   const ocpp = config.ocpp && tls ? { ocpp: { ...config.ocpp, tls: { cert: abs(tls.cert, baseDir), key: abs(tls.key, baseDir) } } } : {};
-  return { ...config, ...(mqtt ? { mqtt } : {}), ...ocpp, devices, storage: resolveStoragePath(config.storage, options) };
+  const up = config.upstream;
+  const upstream = up.mode === 'fleet' && up.ca ? { upstream: { ...up, ca: abs(up.ca, baseDir) } } : {};
+  return { ...config, ...(mqtt ? { mqtt } : {}), ...ocpp, ...upstream, devices, storage: resolveStoragePath(config.storage, options) };
 }
 
 function configWarnings(config: Config): string[] {
   const out: string[] = [];
   const wh = config.events.webhook;
   if (wh.enabled && wh.secret === undefined) out.push('events.webhook.insecureAcceptUnsignedCalls: THE WEBHOOK RECEIVER ACCEPTS UNSIGNED CALLS: anyone who reaches it can cap the home');
-  if (!wh.enabled && !config.events.poll) out.push('events: polling and the webhook are both off; no event will arrive');
+  if (config.upstream.mode === 'direct' && !wh.enabled && !config.events.poll) out.push('events: polling and the webhook are both off; no event will arrive');
   if (config.devices.length === 0) out.push('devices: no device configured; wattshift will only watch prices');
   if (config.mqtt && !config.mqtt.rejectUnauthorized) out.push('mqtt.rejectUnauthorized: the broker\'s TLS certificate is not verified');
   if (config.http.enabled && !['127.0.0.1', '::1', 'localhost'].includes(config.http.host)) {

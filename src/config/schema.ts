@@ -9,6 +9,7 @@ import { deviceSchema, modbusBusSchema, timeOfDay } from './schema-devices.js';
 import { crossCheck } from './cross-check.js';
 import { ianaTimeZone } from './time-fields.js';
 import { tariffSchema } from './schema-tariff.js';
+import { upstreamSchema } from './schema-upstream.js';
 
 export * from './schema-devices.js';
 
@@ -66,8 +67,10 @@ export const sparkSchema = z.strictObject({
   baseUrl: httpUrl.default('https://api.sandbox.voluespark.com/energy-coordination/v1').describe('Energy Coordination API base URL.'),
   forecastUrl: httpUrl.default('https://api.voluespark.com/smart/v1').describe('Forecast price service (Smart API) base URL.'),
   authUrl: httpUrl.default('https://auth.identity.volue.com').describe('OAuth2 identity server base URL; tokens come from `{authUrl}/connect/token` (client credentials).'),
-  clientId: z.string().min(1).describe('OAuth2 client id.'),
-  clientSecret: secretField('OAuth2 client secret.'),
+  // Empty when absent, so that the direct mode's code keeps plain strings; the upstream check
+  // requires both in direct mode and refuses the secret in fleet mode.
+  clientId: z.string().min(1).nullish().transform((v) => v ?? '').describe('OAuth2 client id (required with `upstream.mode: direct`).'),
+  clientSecret: secretField('OAuth2 client secret (required with `upstream.mode: direct`, refused with `fleet`).').nullish().transform((v) => v ?? ''),
   userId: z.string().min(1).optional().describe('Partner-chosen user id of this home\'s owner (used by `wattshift register`).'),
   locationId: z.string().min(1).optional().describe('Partner-chosen location id of this home.'),
   meterPointIds: z.array(z.string().min(1)).default([]).describe('Meter point ids (MPIDs) of the location.'),
@@ -176,7 +179,8 @@ export const logSchema = z.strictObject({
 export const configSchema = z.strictObject({
   version: z.literal(1).describe('Config format version; always 1 for now.'),
   site: siteSchema.describe('The home: time zone, prices, limits.'),
-  spark: sparkSchema.describe('Energy Coordination API and forecast service.'),
+  upstream: upstreamSchema.prefault({ mode: 'direct' }).describe('Where events and prices come from and reports go: the API itself (`direct`) or the partner\'s hub (`fleet`).'),
+  spark: sparkSchema.prefault({}).describe('Energy Coordination API and forecast service (`direct` mode).'),
   events: eventsSchema.prefault({}).describe('How events arrive: polling and/or webhook.'),
   reports: reportsSchema.prefault({}).describe('Usage report outbox.'),
   mqtt: mqttSchema.optional().describe('MQTT broker for devices and home automation.'),
@@ -192,6 +196,8 @@ export const configSchema = z.strictObject({
 
 export type ConfigInput = z.input<typeof configSchema>;
 export type Config = z.infer<typeof configSchema>;
+/** A direct-mode config document, whose `spark` section is present. */
+export type DirectConfigInput = ConfigInput & { spark: NonNullable<ConfigInput['spark']> };
 export type SiteConfig = Config['site'];
 export type SparkConfig = Config['spark'];
 export type EventsConfig = Config['events'];

@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import type { Clock } from '../ports.js';
 import type { Logger } from '../log.js';
-import type { ConfigInput } from '../config/schema.js';
+import type { DirectConfigInput } from '../config/schema.js';
 import { startSandbox, type Sandbox } from '../sandbox/server.js';
 import { startSimulatedTank, type SimulatedTank } from '../sandbox/devices/modbus-tank.js';
 import { createGoeSim, type GoeSim } from '../sandbox/devices/goe-sim.js';
@@ -25,7 +25,7 @@ export interface DemoEnvironment {
   tank: SimulatedTank;
   charger: GoeSim;
   /** The daemon's config (to be parsed), pointing at this environment. */
-  config: ConfigInput;
+  config: DirectConfigInput;
   close(): Promise<void>;
 }
 
@@ -62,7 +62,7 @@ export async function startDemoEnvironment(options: {
   const chargerRun = charger.run(clock, 30_000, stopCharger.signal).catch(() => undefined);
 
   const credentials = sandbox.credentials[0]!;
-  const config: ConfigInput = {
+  const config: DirectConfigInput = {
     version: 1,
     site: {
       timezone: demoTimezone,

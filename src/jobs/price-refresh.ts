@@ -11,8 +11,8 @@ import { startLoop, type LoopHandle } from './loop.js';
 
 const hourMs = 3_600_000;
 
-/** The forecast price service, as this job uses it. */
-export type PriceSource = Pick<ForecastClient, 'forecast' | 'advice' | 'actualPrices'>;
+/** The forecast price service, as this job uses it: an upstream that only relays the advice leaves the rest out. */
+export type PriceSource = Pick<ForecastClient, 'advice'> & Partial<Pick<ForecastClient, 'forecast' | 'actualPrices'>>;
 
 /** The last good price data, each part with the time it was fetched. */
 export interface PriceData {
@@ -129,10 +129,11 @@ export function startPriceRefresh(deps: {
     logger: log,
     errorDelayMs: 5 * 60_000,
     tick: async (signal) => {
+      const { forecast, actualPrices } = deps.source;
       const results = await Promise.all([
-        part('forecast', () => deps.source.forecast({ ...q, segmentSize, signal }), (r) => toForecastInput(r.priceUnits, r.forecastSegments, segmentSize)),
+        ...(forecast ? [part('forecast', () => forecast({ ...q, segmentSize, signal }), (r) => toForecastInput(r.priceUnits, r.forecastSegments, segmentSize))] : []),
         part('advice', () => deps.source.advice({ ...q, segmentSize: 6, signal }), (r) => toForecastInput(r.priceUnits, r.forecastAdvice, 6)),
-        part('actual', () => deps.source.actualPrices({ ...q, timeZone: 'UTC', signal }), toActualInput),
+        ...(actualPrices ? [part('actual', () => actualPrices({ ...q, timeZone: 'UTC', signal }), toActualInput)] : []),
         ...(np ? [part('nordPool', () => nordPoolDays(np.client, { area: deps.area, currency: deps.currency, resolutionMinutes: np.resolutionMinutes, signal }, deps.clock.nowMs()), (r) => r)] : []),
       ]);
       const ok = !results.includes('failed');

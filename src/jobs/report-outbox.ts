@@ -10,8 +10,11 @@ import { startCronJob, type CronSpec } from './cron.js';
 export type OutboxPort = Pick<Store, 'dueReports' | 'markSending' | 'markAccepted' | 'markRejected' | 'markRetry' | 'outboxSummary'>;
 
 export interface ReportSender {
-  /** Resolves with the API's report id. */
-  postReport(body: unknown, signal: AbortSignal): Promise<{ id: string }>;
+  /**
+   * Resolves with the API's report id (none when the upstream does not pass it on). `meta` names
+   * the outbox row: an upstream that forwards the report keys it with `idempotencyKey`.
+   */
+  postReport(body: unknown, signal: AbortSignal, meta: { idempotencyKey: string; createdAtMs: number }): Promise<{ id?: string | undefined }>;
 }
 
 export interface OutboxHealth {
@@ -65,7 +68,7 @@ export function startReportOutbox(deps: {
     const now = deps.clock.nowMs();
     deps.outbox.markSending(report.id, now);
     try {
-      const { id } = await deps.sender.postReport(report.body, signal);
+      const { id } = await deps.sender.postReport(report.body, signal, { idempotencyKey: report.idempotencyKey, createdAtMs: report.createdAtMs });
       deps.outbox.markAccepted(report.id, deps.clock.nowMs(), id);
       log.info({ key: report.idempotencyKey, eventId: report.eventId, attempts: report.attempts + 1 }, 'report accepted');
       health.ok = true;
@@ -89,7 +92,7 @@ export function startReportOutbox(deps: {
       }
       health.ok = false;
       health.lastError = { code, message, atMs: at };
-      if (code === 'API_REJECTED' || code === 'API_NOT_FOUND' || code === 'API_BAD_RESPONSE') {
+      if (code === 'API_REJECTED' || code === 'API_NOT_FOUND' || code === 'API_BAD_RESPONSE' || code === 'FLEET_REPORT_REJECTED') {
         deps.outbox.markRejected(report.id, message, at);
         log.error({ code: 'REPORT_REJECTED', key: report.idempotencyKey, reason: message }, 'report rejected by the API');
         deps.onOutcome?.('rejected', code);

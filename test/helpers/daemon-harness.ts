@@ -12,7 +12,7 @@ import { stringify } from 'yaml';
 import { acceleratedClock } from '../../src/clock.js';
 import { silentLogger, type Logger } from '../../src/log.js';
 import type { Clock } from '../../src/ports.js';
-import type { ConfigInput } from '../../src/config/schema.js';
+import type { ConfigInput, DirectConfigInput } from '../../src/config/schema.js';
 import { parseConfig } from '../../src/config/load.js';
 import { createSparkClient, type SparkClient } from '../../src/spark/client.js';
 import { openStore } from '../../src/store/index.js';
@@ -76,7 +76,7 @@ export interface World {
   readonly dataDir: string;
   readonly env: DemoEnvironment;
   /** The daemon's config as a document (edit it, then writeConfig). */
-  config: ConfigInput;
+  config: DirectConfigInput;
   /** The charger the daemon talks to (env.charger, or ours on `broker`). */
   readonly charger: GoeSim;
   /** The Shelly tank, when the world was started with `tank: 'shelly'` (env.tank is then idle). */
@@ -179,7 +179,7 @@ export async function startWorld(options: WorldOptions): Promise<World> {
     const origin = env.sandbox.authUrl;
     proxy = await startFaultProxy(origin);
     const swap = (u: string | undefined): string | undefined => (u === undefined ? u : u.replace(origin, proxy!.origin));
-    config.spark = { ...config.spark, baseUrl: swap(config.spark.baseUrl), authUrl: swap(config.spark.authUrl), forecastUrl: swap(config.spark.forecastUrl) } as ConfigInput['spark'];
+    config.spark = { ...config.spark, baseUrl: swap(config.spark.baseUrl), authUrl: swap(config.spark.authUrl), forecastUrl: swap(config.spark.forecastUrl) } as DirectConfigInput['spark'];
   }
 
   const { config: parsedDirect } = parseConfig(env.config);
@@ -257,7 +257,7 @@ function deepMerge(base: unknown, over: unknown): unknown {
 
 /** Writes world.config (deep-merged with `overrides`; arrays replace) as YAML; returns its path. */
 export function writeConfig(world: World, overrides: Record<string, unknown> = {}, file = 'config.yaml'): string {
-  const doc = deepMerge(world.config, overrides) as ConfigInput;
+  const doc = deepMerge(world.config, overrides) as DirectConfigInput;
   const path = join(world.dataDir, file);
   writeFileSync(path, stringify(doc), { mode: 0o600 });
   return path;
