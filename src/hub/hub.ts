@@ -52,9 +52,11 @@ export async function startHub(config: HubConfig, deps: { clock: Clock; logger: 
   const log = deps.logger.child({ component: 'hub', instanceId: config.instanceId });
   const topics = fleetTopics(config.broker.topicPrefix);
   const stops: (() => Promise<unknown>)[] = [];
-  const stop = async (): Promise<void> => {
-    for (const s of stops.reverse()) await s().catch((err: unknown) => log.warn({ err, code: 'INTERNAL' }, 'hub part did not stop cleanly'));
-  };
+  let stopped: Promise<void> | undefined;
+  const stop = (): Promise<void> =>
+    (stopped ??= (async () => {
+      for (const s of stops.reverse()) await s().catch((err: unknown) => log.warn({ err, code: 'INTERNAL' }, 'hub part did not stop cleanly'));
+    })());
   try {
     const pool = new pg.Pool({ connectionString: config.database.url, max: config.database.poolSize });
     // A dropped idle connection must not crash the process; the pool makes a new one.
@@ -75,8 +77,9 @@ export async function startHub(config: HubConfig, deps: { clock: Clock; logger: 
     const client = await mqtt.connectAsync(config.broker.url, {
       protocolVersion: 5,
       clientId: `wattshift-hub-${config.instanceId}`,
-      clean: false,
-      properties: { sessionExpiryInterval: 7 * 24 * 3600 },
+      // A clean session: a stopped instance must not keep a share of the gateways' messages
+      // queued for itself. While no instance runs, gateways keep their reports and send again.
+      clean: true,
       username: config.broker.username,
       password: config.broker.password,
       reconnectPeriod: 1000,

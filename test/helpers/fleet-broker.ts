@@ -37,6 +37,7 @@ export async function startFleetBroker(files: { passwd: string; acl: string }): 
       'log_type error',
       'log_type warning',
       'log_type notice',
+      'log_type information',
       'log_dest stderr',
       ...(process.getuid?.() === 0 ? ['user root'] : []),
       '',

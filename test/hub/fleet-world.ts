@@ -26,7 +26,7 @@ export const gateways = {
 } as const;
 
 export interface LogLine {
-  level: number;
+  level: string;
   code?: string;
   msg: string;
   [key: string]: unknown;
