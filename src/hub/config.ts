@@ -10,6 +10,7 @@ import { parse } from 'yaml';
 import { z } from 'zod';
 import { WattshiftError } from '../errors.js';
 import { defaultFleetPrefix } from '../fleet/wire.js';
+import type { ConfigProblem } from '../config/load.js';
 import { currencies, sparkSchema } from '../config/schema.js';
 import { formatPath, resolveSecrets, secretField } from '../config/secret.js';
 import { cronExpression, ianaTimeZone } from '../config/time-fields.js';
@@ -66,12 +67,12 @@ export type HubConfig = z.infer<typeof hubConfigSchema>;
 export function parseHubConfig(document: unknown, options: { env?: NodeJS.ProcessEnv; baseDir?: string } = {}): { config: HubConfig; secrets: string[] } {
   const resolved = resolveSecrets(hubConfigSchema, document, { env: options.env ?? process.env, baseDir: options.baseDir ?? process.cwd() });
   const result = hubConfigSchema.safeParse(resolved.document);
-  const problems = [
-    ...resolved.problems.map((p) => `${p.path}: ${p.message}`),
-    ...(result.success ? [] : result.error.issues.map((i) => `${formatPath(i.path as (string | number)[]) || '(file)'}: ${i.message}`)),
+  const problems: ConfigProblem[] = [
+    ...resolved.problems.map((p) => ({ path: p.path, message: p.message })),
+    ...(result.success ? [] : result.error.issues.map((i) => ({ path: formatPath(i.path as (string | number)[]), message: i.message }))),
   ];
   if (!result.success || problems.length > 0) {
-    throw new WattshiftError('CONFIG_INVALID', `invalid hub config:\n  ${problems.join('\n  ')}`, { details: { problems } });
+    throw new WattshiftError('CONFIG_INVALID', `invalid hub config (${problems.length} problem${problems.length === 1 ? '' : 's'})`, { details: { problems } });
   }
   return { config: result.data, secrets: resolved.secrets };
 }
