@@ -13,6 +13,8 @@ import { startHub, type Hub } from '../../src/hub/hub.js';
 import { migrate } from '../../src/hub/migrations.js';
 import { createRegistryStore, type RegistryStore } from '../../src/hub/registry-store.js';
 import { createLogger, type Logger } from '../../src/log.js';
+import { createSparkClient, type SparkClient } from '../../src/spark/client.js';
+import { fleetTopics } from '../../src/fleet/wire.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { startFleetBroker, type FleetBroker } from '../helpers/fleet-broker.js';
 import { startPostgres, type PostgresCluster } from '../helpers/postgres.js';
@@ -140,4 +142,42 @@ export async function eventually<T>(check: () => Promise<T | undefined>, timeout
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** The world with two hub instances, a partner API client and both gateways connected. */
+export interface FleetScene {
+  world: FleetWorld;
+  hub1: Hub;
+  hub2: Hub;
+  spark: SparkClient;
+  gwA: GatewayClient;
+  gwB: GatewayClient;
+  stop(): Promise<void>;
+}
+
+export async function startFleetScene(): Promise<FleetScene> {
+  const world = await startFleetWorld();
+  const hub1 = await world.startHub('hub-1');
+  const hub2 = await world.startHub('hub-2');
+  const c = world.sandbox.credentials[0]!;
+  const spark = createSparkClient({ baseUrl: world.sandbox.baseUrl, authUrl: world.sandbox.authUrl, clientId: c.clientId, clientSecret: c.clientSecret, clock: systemClock, logger: world.logger });
+  const gwA = await connectGateway(world, gateways.a);
+  const gwB = await connectGateway(world, gateways.b);
+  const topics = fleetTopics(prefix);
+  await gwA.client.subscribeAsync(topics.receipts(gateways.a.gatewayId), { qos: 1 });
+  await gwB.client.subscribeAsync(topics.receipts(gateways.b.gatewayId), { qos: 1 });
+  return {
+    world,
+    hub1,
+    hub2,
+    spark,
+    gwA,
+    gwB,
+    async stop() {
+      await gwA.close();
+      await gwB.close().catch(() => undefined);
+      await spark.close();
+      await world.stop();
+    },
+  };
 }

@@ -5,16 +5,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fleetAdviceSchema, fleetEventSchema, fleetTopics } from '../../src/fleet/wire.js';
 import type { Hub } from '../../src/hub/hub.js';
-import { createSparkClient, type SparkClient } from '../../src/spark/client.js';
-import { systemClock } from '../../src/clock.js';
+import type { SparkClient } from '../../src/spark/client.js';
 import { signPayload } from '../../src/spark/webhook-signature.js';
 import { mosquittoAvailable } from '../helpers/mosquitto.js';
 import { postgresAvailable } from '../helpers/postgres.js';
-import { connectGateway, eventually, gateways, prefix, startFleetWorld, webhookSecret, type FleetWorld, type GatewayClient } from './fleet-world.js';
+import { connectGateway, eventually, gateways, prefix, startFleetScene, webhookSecret, type FleetScene, type FleetWorld, type GatewayClient } from './fleet-world.js';
 
 const topics = fleetTopics(prefix);
 
 describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('hub event fan-out', () => {
+  let scene: FleetScene;
   let world: FleetWorld;
   let hub1: Hub;
   let hub2: Hub;
@@ -24,25 +24,15 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('hub event fan-ou
   let webhookId: string;
 
   beforeAll(async () => {
-    world = await startFleetWorld();
-    hub1 = await world.startHub('hub-1');
-    hub2 = await world.startHub('hub-2');
-    const c = world.sandbox.credentials[0]!;
-    spark = createSparkClient({ baseUrl: world.sandbox.baseUrl, authUrl: world.sandbox.authUrl, clientId: c.clientId, clientSecret: c.clientSecret, clock: systemClock, logger: world.logger });
+    scene = await startFleetScene();
+    ({ world, hub1, hub2, spark, gwA, gwB } = scene);
     webhookId = (await spark.createWebhook({ webhookUrl: hub1.webhookUrl, webhookSecret, notificationTypes: ['LocationLPCRequested', 'ResourceLPCRequested', 'PriceCurveCreated', 'UserEligibilityUpdated'] })).webhookId;
-    gwA = await connectGateway(world, gateways.a);
-    gwB = await connectGateway(world, gateways.b);
     await gwA.client.subscribeAsync([topics.events(gateways.a.locationId), topics.advice(gateways.a.priceArea)], { qos: 1 });
     // Mosquitto grants any subscription and applies the ACL to each message it would deliver: gw-b
     // also subscribes to gw-a's topics, and must never receive anything on them.
     await gwB.client.subscribeAsync([topics.events(gateways.b.locationId), topics.advice(gateways.b.priceArea), topics.events(gateways.a.locationId), topics.advice(gateways.a.priceArea)], { qos: 1 });
   }, 60_000);
-  afterAll(async () => {
-    await gwA?.close();
-    await gwB?.close();
-    await spark?.close();
-    await world?.stop();
-  });
+  afterAll(() => scene?.stop());
 
   it('a gateway cannot publish on another gateway\'s topics (broker ACL)', async () => {
     await expect(gwA.client.publishAsync(topics.reports(gateways.b.gatewayId), '{}', { qos: 1 })).rejects.toThrow(/135|not authori[sz]ed/i);

@@ -25,6 +25,16 @@ describe.skipIf(!postgresAvailable())('hub database', () => {
   const logs: LogLine[] = [];
   const logger = createLogger({ destination: { write: (l: string) => void logs.push(JSON.parse(l) as LogLine) } });
 
+  /** A worker on the real outbox with the API client port answering as `postReport` says. */
+  const runWorker = (instanceId: string, retryMs: number, postReport: () => Promise<{ id: string }>) => {
+    const receipts: FleetReceipt[] = [];
+    const worker = startOutboxWorker(
+      { instanceId, leaseMs: 5_000, batch: 5, idleMs: 50, retry: { baseMs: retryMs, maxMs: retryMs } },
+      { outbox, spark: { postReport }, sendReceipt: async (_gw, r) => void receipts.push(r), clock: systemClock, logger },
+    );
+    return { receipts, stop: () => worker.stop() };
+  };
+
   beforeAll(async () => {
     cluster = await startPostgres();
     pool = new pg.Pool({ connectionString: await cluster.createDatabase('outbox'), max: 3 });
@@ -47,23 +57,11 @@ describe.skipIf(!postgresAvailable())('hub database', () => {
   it('retries a transient API failure after a backoff, then uploads and sends the receipt', async () => {
     await outbox.insert('k-retry', 'gw-a', report);
     const calls: number[] = [];
-    const receipts: FleetReceipt[] = [];
-    const worker = startOutboxWorker(
-      { instanceId: 'w-1', leaseMs: 5_000, batch: 5, idleMs: 100, retry: { baseMs: 300, maxMs: 300 } },
-      {
-        outbox,
-        spark: {
-          postReport: async () => {
-            calls.push(Date.now());
-            if (calls.length === 1) throw new WattshiftError('API_UNAVAILABLE', 'HTTP 503');
-            return { id: 'report-1' };
-          },
-        },
-        sendReceipt: async (_gw, r) => void receipts.push(r),
-        clock: systemClock,
-        logger,
-      },
-    );
+    const { receipts, stop } = runWorker('w-1', 300, async () => {
+      calls.push(Date.now());
+      if (calls.length === 1) throw new WattshiftError('API_UNAVAILABLE', 'HTTP 503');
+      return { id: 'report-1' };
+    });
     try {
       const receipt = await eventually(async () => receipts.find((r) => r.idempotencyKey === 'k-retry'));
       expect(receipt).toMatchObject({ status: 'accepted', reportId: 'report-1' });
@@ -73,29 +71,17 @@ describe.skipIf(!postgresAvailable())('hub database', () => {
       expect(await outbox.get('gw-a', 'k-retry')).toMatchObject({ state: 'accepted', attempts: 2, apiReportId: 'report-1', lastError: null });
       expect(logs.some((l) => l.code === 'API_UNAVAILABLE' && l.idempotencyKey === 'k-retry')).toBe(true);
     } finally {
-      await worker.stop();
+      await stop();
     }
   });
 
   it('settles a report the API refuses for good as rejected, with the API\'s reason, and never tries it again', async () => {
     await outbox.insert('k-refused', 'gw-a', report);
     let calls = 0;
-    const receipts: FleetReceipt[] = [];
-    const worker = startOutboxWorker(
-      { instanceId: 'w-2', leaseMs: 5_000, batch: 5, idleMs: 50, retry: { baseMs: 50, maxMs: 50 } },
-      {
-        outbox,
-        spark: {
-          postReport: async () => {
-            calls++;
-            throw new WattshiftError('API_REJECTED', 'resource is not a target of the event');
-          },
-        },
-        sendReceipt: async (_gw, r) => void receipts.push(r),
-        clock: systemClock,
-        logger,
-      },
-    );
+    const { receipts, stop } = runWorker('w-2', 50, async () => {
+      calls++;
+      throw new WattshiftError('API_REJECTED', 'resource is not a target of the event');
+    });
     try {
       const receipt = await eventually(async () => receipts.find((r) => r.idempotencyKey === 'k-refused'));
       expect(receipt.status).toBe('rejected');
@@ -104,7 +90,7 @@ describe.skipIf(!postgresAvailable())('hub database', () => {
       expect(calls).toBe(1);
       expect(logs.some((l) => l.code === 'REPORT_REJECTED' && l.idempotencyKey === 'k-refused')).toBe(true);
     } finally {
-      await worker.stop();
+      await stop();
     }
   });
 

@@ -5,13 +5,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fleetReceiptSchema, fleetTopics, type FleetReceipt } from '../../src/fleet/wire.js';
-import type { Hub } from '../../src/hub/hub.js';
-import { createSparkClient, type SparkClient } from '../../src/spark/client.js';
-import { systemClock } from '../../src/clock.js';
+import type { SparkClient } from '../../src/spark/client.js';
 import type { ReportRequest } from '../../src/spark/wire.js';
 import { mosquittoAvailable } from '../helpers/mosquitto.js';
 import { postgresAvailable } from '../helpers/postgres.js';
-import { connectGateway, eventually, gateways, prefix, startFleetWorld, type FleetWorld, type GatewayClient } from './fleet-world.js';
+import { connectGateway, eventually, gateways, prefix, startFleetScene, type FleetScene, type FleetWorld, type GatewayClient } from './fleet-world.js';
 import { spawnDoomedHub } from './doomed-hub.js';
 
 const topics = fleetTopics(prefix);
@@ -25,9 +23,8 @@ const locationAck = (eventId: string, g: { locationId: string; meterPointId: str
 const fleetReport = (key: string, report: ReportRequest): string => JSON.stringify({ v: 1, idempotencyKey: key, createdAtMs: Date.now(), report });
 
 describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('hub reports', () => {
+  let scene: FleetScene;
   let world: FleetWorld;
-  let hub1: Hub;
-  let hub2: Hub;
   let spark: SparkClient;
   let gwA: GatewayClient;
   let gwB: GatewayClient;
@@ -38,22 +35,10 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('hub reports', ()
     (await spark.simulateLocationLpc({ locations: [{ location: { locationId: g.locationId, meterPointId: g.meterPointId } }] })).id;
 
   beforeAll(async () => {
-    world = await startFleetWorld();
-    hub1 = await world.startHub('hub-1');
-    hub2 = await world.startHub('hub-2');
-    const c = world.sandbox.credentials[0]!;
-    spark = createSparkClient({ baseUrl: world.sandbox.baseUrl, authUrl: world.sandbox.authUrl, clientId: c.clientId, clientSecret: c.clientSecret, clock: systemClock, logger: world.logger });
-    gwA = await connectGateway(world, a);
-    gwB = await connectGateway(world, b);
-    await gwA.client.subscribeAsync(topics.receipts(a.gatewayId), { qos: 1 });
-    await gwB.client.subscribeAsync(topics.receipts(b.gatewayId), { qos: 1 });
+    scene = await startFleetScene();
+    ({ world, spark, gwA, gwB } = scene);
   }, 60_000);
-  afterAll(async () => {
-    await gwA?.close();
-    await gwB?.close().catch(() => undefined);
-    await spark?.close();
-    await world?.stop();
-  });
+  afterAll(() => scene?.stop());
 
   it('uploads a report exactly once though it is published twice at once, with two hub instances sharing the topic', async () => {
     const eventId = await lpcFor(a);
@@ -94,8 +79,8 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('hub reports', ()
   });
 
   it('a hub instance killed after claiming a report: another instance uploads it after the lease, and the API has it once', async () => {
-    await hub1.stop();
-    await hub2.stop();
+    await scene.hub1.stop();
+    await scene.hub2.stop();
     const doomed = await spawnDoomedHub(world, 'hub-doomed');
     try {
       const eventId = await lpcFor(a);
