@@ -12,7 +12,8 @@ import type { ResourceType } from './spark/wire.js';
 import { WattshiftError, isWattshiftError } from './errors.js';
 import { loadRegistration, registrationKey, type Registration } from './identity.js';
 
-async function exists(lookup: () => Promise<unknown>): Promise<boolean> {
+/** Whether a lookup finds its object (false on API_NOT_FOUND; other failures throw). */
+export async function exists(lookup: () => Promise<unknown>): Promise<boolean> {
   try {
     await lookup();
     return true;

@@ -1,6 +1,7 @@
 /** Every CLI command. Add a command: write `src/cli/<name>.ts` and add it here. */
 import { checkCommand } from './check.js';
 import { demoCommand } from './demo.js';
+import { hubCommand } from './hub.js';
 import { planCommand } from './plan.js';
 import { probeCommand } from './probe.js';
 import { registerCommand } from './register.js';
@@ -19,6 +20,7 @@ export const commands: readonly CliCommand[] = [
   planCommand,
   probeCommand,
   sandboxCommand,
+  hubCommand,
   simCommand,
   demoCommand,
   versionCommand,

@@ -34,7 +34,7 @@ export interface MosquittoBroker {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const address = server.address();
@@ -52,7 +52,7 @@ function makeCa(dir: string, name: string): void {
     '-keyout', `${name}.key`, '-out', `${name}.crt`, '-days', '2', '-subj', `/CN=wattshift test ${name}`]);
 }
 
-async function waitForPort(port: number, child: ChildProcess, stderr: () => string): Promise<void> {
+export async function waitForPort(port: number, child: ChildProcess, stderr: () => string): Promise<void> {
   const deadline = Date.now() + 10_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`mosquitto exited with ${child.exitCode}: ${stderr()}`);

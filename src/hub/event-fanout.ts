@@ -1,0 +1,57 @@
+/**
+ * Event fan-out: each API event (webhook or poll, on any instance) is stored once, and the
+ * instance that stored it publishes it, QoS 1, to the events topic of every registered location
+ * it targets. Publishing that fails gives the duty back, so the API's redelivery or the next poll
+ * publishes it again. A gateway's `sync` republishes the events still running for its locations.
+ */
+import { fleetWireVersion, type FleetEvent, type fleetTopics } from '../fleet/wire.js';
+import type { Logger } from '../log.js';
+import type { Clock } from '../ports.js';
+import { eventSchema, type SparkEvent } from '../spark/wire.js';
+import { eventTargets } from './event-targets.js';
+import type { RegistryStore } from './registry-store.js';
+
+export type Publish = (topic: string, payload: string, options: { retain: boolean }) => Promise<void>;
+
+export interface EventFanout {
+  /** `new`: stored and published by this call; `duplicate`: another copy did (or does) it. */
+  accept(event: SparkEvent): Promise<{ outcome: 'new' | 'duplicate'; locationIds: string[] }>;
+  /** Republishes the running events of the gateway's locations; returns how many were sent. */
+  sync(gatewayId: string): Promise<number>;
+}
+
+export function createEventFanout(deps: {
+  registry: RegistryStore;
+  topics: ReturnType<typeof fleetTopics>;
+  publish: Publish;
+  clock: Clock;
+  logger: Logger;
+}): EventFanout {
+  const log = deps.logger.child({ component: 'hub-events' });
+  const send = async (event: unknown, receivedAtMs: number, locationIds: readonly string[]): Promise<void> => {
+    const message: FleetEvent = { v: fleetWireVersion, receivedAtMs, event: eventSchema.parse(event) };
+    const payload = JSON.stringify(message);
+    await Promise.all(locationIds.map((id) => deps.publish(deps.topics.events(id), payload, { retain: false })));
+  };
+  return {
+    async accept(event) {
+      const targets = eventTargets(event);
+      const locationIds = await deps.registry.resolveLocations(targets.locationIds, targets.resourceIds, targets.userIds);
+      if (!(await deps.registry.saveEvent(event, targets.endsAtMs, locationIds))) return { outcome: 'duplicate', locationIds };
+      try {
+        await send(event, deps.clock.nowMs(), locationIds);
+      } catch (err) {
+        await deps.registry.unpublish(event.id);
+        throw err;
+      }
+      log.info({ eventId: event.id, payloadType: event.payload?.payloadType, locations: locationIds.length }, 'event published');
+      return { outcome: 'new', locationIds };
+    },
+    async sync(gatewayId) {
+      const open = await deps.registry.openEventsOfGateway(gatewayId, deps.clock.nowMs());
+      for (const e of open) await send(e.event, e.receivedAtMs, e.locationIds);
+      log.info({ gatewayId, events: open.length }, 'gateway sync answered');
+      return open.length;
+    },
+  };
+}

@@ -1,0 +1,52 @@
+/**
+ * Which homes an API event concerns, read from its payload (pure). Locations named directly are
+ * taken as they are; resources and users are named too, for the hub to look up their locations
+ * in its registry (a resource LPC names its location, but the registry is the authority).
+ */
+import { parseApiTimeMs, parseTimeSpanMs } from '../jobs/event-normalise.js';
+import { isLocationLpcPayload, isLpcReservationPayload, isPriceCurvePayload, isResourceLpcPayload, isUserEligibilityPayload, type SparkEvent } from '../spark/wire.js';
+
+export interface EventTargets {
+  locationIds: string[];
+  resourceIds: string[];
+  userIds: string[];
+  /** End of the last point the event covers, ms; null when it covers no time (eligibility). */
+  endsAtMs: number | null;
+}
+
+function lastEnd(points: readonly { timestamp?: string | null }[], resolution: string | null | undefined, end: number | null): number | null {
+  const stepMs = parseTimeSpanMs(resolution);
+  let latest = end;
+  for (const p of points) {
+    if (p.timestamp == null) continue;
+    const t = parseApiTimeMs(p.timestamp) + stepMs;
+    latest = latest === null ? t : Math.max(latest, t);
+  }
+  return latest;
+}
+
+export function eventTargets(event: SparkEvent): EventTargets {
+  const payload = event.payload;
+  const locations = new Set<string>();
+  const resources = new Set<string>();
+  const users = new Set<string>();
+  let endsAtMs: number | null = null;
+  if (isPriceCurvePayload(payload)) {
+    for (const t of payload.targets) {
+      locations.add(t.locationId);
+      resources.add(t.resourceId);
+    }
+    endsAtMs = lastEnd(payload.priceCurveDelta.points ?? [], payload.priceCurveDelta.resolution, null);
+  } else if (isLocationLpcPayload(payload) || isLpcReservationPayload(payload) || isResourceLpcPayload(payload)) {
+    for (const t of payload.targets) {
+      locations.add(t.locationId);
+      if ('resourceId' in t && typeof t.resourceId === 'string') resources.add(t.resourceId);
+      endsAtMs = lastEnd(t.points, t.resolution, endsAtMs);
+    }
+  } else if (isUserEligibilityPayload(payload)) {
+    for (const u of [...(payload.addedUsers ?? []), ...(payload.removedUsers ?? [])]) users.add(u);
+  }
+  locations.delete('');
+  resources.delete('');
+  return { locationIds: [...locations], resourceIds: [...resources], userIds: [...users], endsAtMs };
+}

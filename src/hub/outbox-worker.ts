@@ -1,0 +1,71 @@
+/**
+ * Uploads the outbox: claims due rows (shared with every other instance through row locks and
+ * a lease), posts each through the API client and answers the gateway with a receipt. A transient
+ * failure (retryable code) is tried again after an exponential backoff; the API refusing a report
+ * for good settles it `rejected` with the API's reason (REPORT_REJECTED).
+ */
+import { fleetWireVersion, type FleetReceipt } from '../fleet/wire.js';
+import { backoffMs } from '../jobs/backoff.js';
+import { startLoop, type LoopHandle } from '../jobs/loop.js';
+import type { Logger } from '../log.js';
+import type { Clock } from '../ports.js';
+import type { SparkClient } from '../spark/client.js';
+import { isRetryable, isWattshiftError } from '../errors.js';
+import type { OutboxRow, OutboxStore } from './outbox-store.js';
+
+export interface OutboxWorkerOptions {
+  instanceId: string;
+  /** How long a claim holds before another instance may take the row over, ms. */
+  leaseMs: number;
+  /** Rows claimed per round. */
+  batch: number;
+  /** Idle time between rounds when nothing is due, ms. */
+  idleMs: number;
+  retry: { baseMs: number; maxMs: number };
+}
+
+export function startOutboxWorker(
+  options: OutboxWorkerOptions,
+  deps: { outbox: OutboxStore; spark: Pick<SparkClient, 'postReport'>; sendReceipt: (gatewayId: string, receipt: FleetReceipt) => Promise<void>; clock: Clock; logger: Logger },
+): LoopHandle {
+  const log = deps.logger.child({ component: 'hub-outbox' });
+  const settle = async (row: OutboxRow, receipt: FleetReceipt, error: string | null): Promise<void> => {
+    if (!(await deps.outbox.settle(row.gatewayId, row.idempotencyKey, options.instanceId, receipt, error))) {
+      log.warn({ code: 'STORE_FAILED', gatewayId: row.gatewayId, idempotencyKey: row.idempotencyKey }, 'outbox claim lost before the upload was recorded (lease too short?)');
+      return;
+    }
+    await deps.sendReceipt(row.gatewayId, receipt).catch((err: unknown) =>
+      log.warn({ err, code: 'MQTT_UNAVAILABLE', gatewayId: row.gatewayId }, 'receipt not sent; the gateway gets it when it sends the report again'),
+    );
+  };
+  const upload = async (row: OutboxRow, signal: AbortSignal): Promise<void> => {
+    const base = { v: fleetWireVersion, idempotencyKey: row.idempotencyKey } as const;
+    try {
+      const res = await deps.spark.postReport(row.body, { signal });
+      log.info({ gatewayId: row.gatewayId, idempotencyKey: row.idempotencyKey, reportId: res.id, attempts: row.attempts }, 'report uploaded');
+      await settle(row, { ...base, status: 'accepted', reportId: res.id, atMs: deps.clock.nowMs() }, null);
+    } catch (err) {
+      const code = isWattshiftError(err) ? err.code : 'INTERNAL';
+      const message = err instanceof Error ? err.message : String(err);
+      if (isRetryable(err) || code === 'AUTH_REJECTED') {
+        const delayMs = backoffMs(row.attempts, options.retry);
+        log.warn({ code, gatewayId: row.gatewayId, idempotencyKey: row.idempotencyKey, attempts: row.attempts, delayMs }, 'report upload failed; retried later');
+        await deps.outbox.retryLater(row.gatewayId, row.idempotencyKey, options.instanceId, delayMs, `${code}: ${message}`);
+        return;
+      }
+      log.error({ code: 'REPORT_REJECTED', cause: code, gatewayId: row.gatewayId, idempotencyKey: row.idempotencyKey, err: message }, 'report rejected by the API');
+      await settle(row, { ...base, status: 'rejected', reason: `${code}: ${message}`.slice(0, 500), atMs: deps.clock.nowMs() }, `${code}: ${message}`);
+    }
+  };
+  return startLoop({
+    name: 'hub-outbox',
+    clock: deps.clock,
+    logger: log,
+    errorDelayMs: options.idleMs,
+    tick: async (signal) => {
+      const rows = await deps.outbox.claim(options.instanceId, options.batch, options.leaseMs);
+      for (const row of rows) await upload(row, signal);
+      return rows.length === options.batch ? 0 : options.idleMs;
+    },
+  });
+}

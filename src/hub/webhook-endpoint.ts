@@ -1,0 +1,98 @@
+/**
+ * The hub's one public webhook endpoint for the whole fleet. The raw body's HMAC is checked
+ * (`src/spark/webhook-signature.ts`, as the daemon does), the notification parsed, and the answer
+ * is 200 only once the event is stored and published, so the API delivers it again otherwise.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from '../log.js';
+import { isWattshiftError } from '../errors.js';
+import { rateLimitedWarn } from '../log-limit.js';
+import { eventNotificationSchema } from '../spark/wire.js';
+import { signatureHeader, verifySignature } from '../spark/webhook-signature.js';
+import type { EventFanout } from './event-fanout.js';
+
+export interface WebhookEndpointOptions {
+  host: string;
+  port: number;
+  path: string;
+  secret: string;
+  maxBodyBytes: number;
+}
+
+export interface WebhookEndpoint {
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+const answer = (res: ServerResponse, status: number, text: string): void => {
+  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', ...(status === 200 ? {} : { connection: 'close' }) });
+  res.end(text);
+};
+
+async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | null> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) return null;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+export async function startWebhookEndpoint(options: WebhookEndpointOptions, deps: { fanout: EventFanout; logger: Logger }): Promise<WebhookEndpoint> {
+  const log = deps.logger.child({ component: 'hub-webhook' });
+  const warn = rateLimitedWarn(log);
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if ((req.url ?? '').split('?')[0] !== options.path || req.method !== 'POST') {
+      warn('WEBHOOK_BODY_INVALID', { method: req.method }, 'webhook call refused: not a POST to the webhook path');
+      return answer(res, 404, 'not found');
+    }
+    const raw = await readBody(req, options.maxBodyBytes);
+    if (raw === null) {
+      warn('WEBHOOK_BODY_INVALID', {}, 'webhook call refused: body too large');
+      return answer(res, 413, 'body too large');
+    }
+    const header = req.headers[signatureHeader];
+    if (!verifySignature(raw, Array.isArray(header) ? header[0] : header, options.secret)) {
+      warn('WEBHOOK_SIGNATURE_INVALID', {}, 'webhook call refused: invalid signature');
+      return answer(res, 401, 'invalid signature');
+    }
+    let notification;
+    try {
+      notification = eventNotificationSchema.parse(JSON.parse(raw.toString('utf8')));
+    } catch {
+      warn('WEBHOOK_BODY_INVALID', {}, 'webhook call refused: not an event notification');
+      return answer(res, 400, 'not a notification');
+    }
+    try {
+      await deps.fanout.accept({ id: notification.eventId, createdAt: notification.eventCreatedAtUtc, payload: notification.payload });
+      answer(res, 200, 'ok');
+    } catch (err) {
+      log.error({ err, code: isWattshiftError(err) ? err.code : 'STORE_FAILED', eventId: notification.eventId }, 'webhook event not stored or not published; answered 500 for a redelivery');
+      answer(res, 500, 'not stored');
+    }
+  };
+  const server = createServer({ headersTimeout: 5_000, requestTimeout: 15_000 }, (req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      log.error({ err, code: 'INTERNAL' }, 'webhook call failed');
+      if (!res.headersSent) answer(res, 500, 'failed');
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${options.host}:${port}${options.path}`;
+  log.info({ url }, 'hub webhook endpoint listening');
+  return {
+    url,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

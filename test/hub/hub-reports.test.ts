@@ -1,0 +1,118 @@
+/**
+ * Reports through the hub against real peers: gateways publish over Mosquitto (per-gateway
+ * ACLs), hub instances share the report topics and the PostgreSQL outbox, the sandbox API
+ * counts what it accepted.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fleetReceiptSchema, fleetTopics, type FleetReceipt } from '../../src/fleet/wire.js';
+import type { SparkClient } from '../../src/spark/client.js';
+import type { ReportRequest } from '../../src/spark/wire.js';
+import { mosquittoAvailable } from '../helpers/mosquitto.js';
+import { postgresAvailable } from '../helpers/postgres.js';
+import { connectGateway, eventually, gateways, prefix, startFleetScene, type FleetScene, type FleetWorld, type GatewayClient } from './fleet-world.js';
+import { spawnDoomedHub } from './doomed-hub.js';
+
+const topics = fleetTopics(prefix);
+const a = gateways.a;
+const b = gateways.b;
+
+const locationAck = (eventId: string, g: { locationId: string; meterPointId: string }): ReportRequest => ({
+  eventId,
+  payloads: [{ payloadType: 'LocationLPCAcknowledgement', acknowledgedTargets: [{ locationId: g.locationId, meterPointId: g.meterPointId }] }],
+});
+const fleetReport = (key: string, report: ReportRequest): string => JSON.stringify({ v: 1, idempotencyKey: key, createdAtMs: Date.now(), report });
+
+describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('hub reports', () => {
+  let scene: FleetScene;
+  let world: FleetWorld;
+  let spark: SparkClient;
+  let gwA: GatewayClient;
+  let gwB: GatewayClient;
+  const receipts = (gw: GatewayClient, key: string): FleetReceipt[] =>
+    gw.messages.filter((m) => m.topic.endsWith('/receipts')).map((m) => fleetReceiptSchema.parse(m.payload)).filter((r) => r.idempotencyKey === key);
+  const acceptedFor = (eventId: string) => world.sandbox.acceptedReports().filter((r) => r.eventId === eventId);
+  const lpcFor = async (g: { locationId: string; meterPointId: string }): Promise<string> =>
+    (await spark.simulateLocationLpc({ locations: [{ location: { locationId: g.locationId, meterPointId: g.meterPointId } }] })).id;
+
+  beforeAll(async () => {
+    scene = await startFleetScene();
+    ({ world, spark, gwA, gwB } = scene);
+  }, 60_000);
+  afterAll(() => scene?.stop());
+
+  it('uploads a report exactly once though it is published twice at once, with two hub instances sharing the topic', async () => {
+    const eventId = await lpcFor(a);
+    const body = fleetReport('k-twice', locationAck(eventId, a));
+    await Promise.all([gwA.client.publishAsync(topics.reports(a.gatewayId), body, { qos: 1 }), gwA.client.publishAsync(topics.reports(a.gatewayId), body, { qos: 1 })]);
+    const first = await eventually(async () => receipts(gwA, 'k-twice')[0]);
+    expect(first.status).toBe('accepted');
+    // A later copy (the gateway did not see the receipt) is answered with the stored receipt.
+    await gwA.client.publishAsync(topics.reports(a.gatewayId), body, { qos: 1 });
+    await eventually(async () => (receipts(gwA, 'k-twice').length >= 2 ? true : undefined));
+    expect(new Set(receipts(gwA, 'k-twice').map((r) => r.reportId))).toEqual(new Set([first.reportId]));
+    expect(acceptedFor(eventId)).toHaveLength(1);
+    expect(acceptedFor(eventId)[0]?.id).toBe(first.reportId);
+    const rows = await world.pool.query<{ attempts: number; state: string }>("SELECT attempts, state FROM report_outbox WHERE idempotency_key = 'k-twice'");
+    expect(rows.rows).toEqual([{ attempts: 1, state: 'accepted' }]);
+  });
+
+  it('refuses a report naming another home\'s resource: rejected receipt, FLEET_REPORT_FORBIDDEN logged, nothing uploaded', async () => {
+    const event = await spark.simulateResourceLpc({ resources: [{ resource: { resourceId: b.resourceId, locationId: b.locationId, meterPointId: b.meterPointId } }] });
+    const report: ReportRequest = {
+      eventId: event.id,
+      payloads: [{ payloadType: 'ResourceLPCAcknowledgement', acknowledgedTargets: [{ resourceId: b.resourceId, locationId: b.locationId, meterPointId: b.meterPointId }] }],
+    };
+    await gwA.client.publishAsync(topics.reports(a.gatewayId), fleetReport('k-foreign', report), { qos: 1 });
+    const receipt = await eventually(async () => receipts(gwA, 'k-foreign')[0]);
+    expect(receipt.status).toBe('rejected');
+    expect(receipt.reason).toMatch(/FLEET_REPORT_FORBIDDEN.*resource res-b/);
+    const line = world.logs.find((l) => l.code === 'FLEET_REPORT_FORBIDDEN' && l.idempotencyKey === 'k-foreign');
+    expect(line).toMatchObject({ gatewayId: a.gatewayId, foreignResources: [b.resourceId], foreignLocations: [b.locationId] });
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(acceptedFor(event.id)).toHaveLength(0);
+    expect(receipts(gwB, 'k-foreign')).toHaveLength(0);
+  });
+
+  it('drops (and logs) a message that is not a fleet report', async () => {
+    await gwA.client.publishAsync(topics.reports(a.gatewayId), '{"v":2}', { qos: 1 });
+    await eventually(async () => world.logs.find((l) => l.code === 'FLEET_MESSAGE_INVALID' && l.gatewayId === a.gatewayId));
+  });
+
+  it('a hub instance killed after claiming a report: another instance uploads it after the lease, and the API has it once', async () => {
+    await scene.hub1.stop();
+    await scene.hub2.stop();
+    const doomed = await spawnDoomedHub(world, 'hub-doomed');
+    try {
+      const eventId = await lpcFor(a);
+      await gwA.client.publishAsync(topics.reports(a.gatewayId), fleetReport('k-killed', locationAck(eventId, a)), { qos: 1 });
+      await eventually(async () => {
+        const { rows } = await world.pool.query<{ claimed_by: string | null }>("SELECT claimed_by FROM report_outbox WHERE idempotency_key = 'k-killed'");
+        return rows[0]?.claimed_by === 'hub-doomed' ? true : undefined;
+      });
+      await doomed.kill();
+      const hub3 = await world.startHub('hub-3');
+      const receipt = await eventually(async () => receipts(gwA, 'k-killed')[0], 20_000);
+      expect(receipt).toMatchObject({ status: 'accepted' });
+      expect(acceptedFor(eventId)).toHaveLength(1);
+      const { rows } = await world.pool.query<{ attempts: number; state: string }>("SELECT attempts, state FROM report_outbox WHERE idempotency_key = 'k-killed'");
+      expect(rows).toEqual([{ attempts: 2, state: 'accepted' }]);
+      expect(hub3.instanceId).toBe('hub-3');
+    } finally {
+      await doomed.kill();
+    }
+  }, 60_000);
+
+  it('a revoked gateway: the hub refuses its reports, and once the broker has the new files it is disconnected and cannot log in again', async () => {
+    await world.registry.setRevoked(b.gatewayId, true);
+    const eventId = await lpcFor(b);
+    await gwB.client.publishAsync(topics.reports(b.gatewayId), fleetReport('k-revoked', locationAck(eventId, b)), { qos: 1 });
+    const receipt = await eventually(async () => receipts(gwB, 'k-revoked')[0]);
+    expect(receipt).toMatchObject({ status: 'rejected', reason: expect.stringContaining('gateway revoked') as string });
+
+    await world.broker.reload(await world.brokerFiles());
+    // Mosquitto checks connected clients against the reloaded files: gw-b is disconnected.
+    await eventually(async () => (gwB.client.connected ? undefined : true));
+    await expect(connectGateway(world, b)).rejects.toThrow(/Not authorized|Bad User Name or Password|135|134/i);
+    expect(acceptedFor(eventId)).toHaveLength(0);
+  });
+});
