@@ -44,12 +44,11 @@ export const errorCodes = {
   FLEET_AUTH_REJECTED: { retryable: true, hint: 'the fleet broker refused this gateway\'s login or TLS: check upstream.username, upstream.password and upstream.ca, or ask the partner whether the gateway\'s credentials were revoked; retried slowly' },
   FLEET_RECEIPT_TIMEOUT: { retryable: true, hint: 'the hub did not answer a report within upstream.receiptTimeoutS; it is sent again with the same key (the hub uploads each key once)' },
   FLEET_REPORT_REJECTED: { retryable: false, hint: 'the hub refused a report for good (the gateway does not own a location or resource it names, or the API refused it); its reason is kept in the outbox' },
-  FLEET_MESSAGE_INVALID: { retryable: false, hint: 'a message on a fleet topic did not match the fleet wire (src/fleet/wire.ts); it was dropped. Hub and gateway versions may differ' },
+  FLEET_MESSAGE_INVALID: { retryable: false, hint: 'a message on a fleet topic (event, advice, receipt, report, sync) did not match the fleet wire (src/fleet/wire.ts) or came on an unexpected topic; it was dropped. Hub and gateway versions may differ' },
   FLEET_NO_ADVICE: { retryable: true, hint: 'the hub has not published the price advice of this price area yet (retained on its advice topic); the plan runs on the last prices' },
   METER_DISCONTINUITY: { retryable: false, hint: 'an energy counter went down or rose faster than the device can draw (reset, meter exchange or a garbled read); that interval is left out of the hourly energy, which is marked partial' },
   CLOCK_JUMP: { retryable: false, hint: 'the wall clock stepped (NTP correction?); after a step back metering goes on from the new time and the energy across the step is left out of the hours' },
   HOUR_GUARD: { retryable: false, hint: 'the hourly energy guard throttled a device (the car first, then the heater) so the hour stays within the allowance the plan holds it to for the month\'s capacity step; the comfort floor, safe states and the user\'s mode are never throttled' },
-  FLEET_MESSAGE_INVALID: { retryable: false, hint: 'a fleet MQTT message (report, sync) did not parse with the fleet wire schema (src/fleet/wire.ts) or came on an unexpected topic; it was dropped' },
   FLEET_REPORT_FORBIDDEN: { retryable: false, hint: 'a gateway sent a report naming a location or resource it does not own (or the gateway is unknown or revoked); the hub refused it with a rejected receipt and never uploads it. Check the hub registry (locations, resources) for that gateway' },
   INTERNAL: { retryable: false, hint: 'a bug: please report it with the log' },
 } as const satisfies Record<string, { retryable: boolean; hint: string }>;
