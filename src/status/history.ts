@@ -6,8 +6,8 @@
  */
 import type { Config } from '../config/schema.js';
 import {
-  historyPeriods, periodEnergy, planOutcome, plannedByHour,
-  type HistoryPeriod, type PeriodEnergy, type PlanOutcome,
+  historyPeriods, periodEnergy, periodMoney, planOutcome, plannedByHour,
+  type HistoryPeriod, type PeriodEnergy, type PeriodMoney, type PlanOutcome,
 } from '../core/energy-history.js';
 import { meterSubjectOf } from '../jobs/metering.js';
 import { storedPlans } from '../jobs/stored-plans.js';
@@ -22,11 +22,15 @@ export interface HistoryRow extends HistoryPeriod {
   energy: Record<string, PeriodEnergy>;
   /** Planned against metered, by flexible device id, where a stored plan covered metered hours. */
   plan: Record<string, PlanOutcome>;
+  /** What the whole home's priced hours cost, earned and saved; absent without a main meter. */
+  money?: PeriodMoney;
 }
 
 export interface EnergyHistory {
   nowMs: number;
   timezone: string;
+  /** Currency of the money figures. */
+  currency: string;
   devices: { id: string; name: string; wholeHome: boolean }[];
   days: HistoryRow[];
   months: HistoryRow[];
@@ -34,7 +38,7 @@ export interface EnergyHistory {
   unreadablePlans: number;
 }
 
-type HistoryStore = Pick<Store, 'energyTotals' | 'plansBetween' | 'readHourly'>;
+type HistoryStore = Pick<Store, 'energyTotals' | 'costTotals' | 'plansBetween' | 'readHourly'>;
 
 /** Reads the history at `nowMs` (throws the store's STORE_FAILED when a read fails). */
 export function readEnergyHistory(store: HistoryStore, config: Config, nowMs: number): EnergyHistory {
@@ -47,6 +51,10 @@ export function readEnergyHistory(store: HistoryStore, config: Config, nowMs: nu
     const subject = subjectOf(d.id);
     store.energyTotals(subject, days).forEach((t, i) => (dayRows[i]!.energy[d.id] = periodEnergy(t, days[i]!, nowMs)));
     store.energyTotals(subject, months).forEach((t, i) => (monthRows[i]!.energy[d.id] = periodEnergy(t, months[i]!, nowMs)));
+  }
+  if (config.devices.some((d) => subjectOf(d.id) === 'location')) {
+    store.costTotals('location', days).forEach((t, i) => (dayRows[i]!.money = periodMoney(t, days[i]!, nowMs)));
+    store.costTotals('location', months).forEach((t, i) => (monthRows[i]!.money = periodMoney(t, months[i]!, nowMs)));
   }
   const fromMs = days[days.length - 1]?.startMs ?? nowMs;
   const { plans, unreadable } = storedPlans(store, config.devices, fromMs, nowMs);
@@ -65,6 +73,7 @@ export function readEnergyHistory(store: HistoryStore, config: Config, nowMs: nu
   return {
     nowMs,
     timezone: tz,
+    currency: config.site.currency,
     devices: config.devices.map((d) => ({ id: d.id, name: d.name ?? d.id, wholeHome: subjectOf(d.id) === 'location' })),
     days: dayRows,
     months: monthRows,

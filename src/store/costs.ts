@@ -28,9 +28,11 @@ const costInputSchema = z.strictObject({
 
 const costRowSchema = costInputSchema.extend({ pricedAtMs: msRow, capacityShare: money });
 const shareSchema = z.strictObject({ hourStartMs: msRow, share: money });
+const periodsSchema = z.array(z.strictObject({ startMs: msRow, endMs: msRow })).max(400);
+const totalsRowSchema = z.strictObject({ i: z.number().int().nonnegative(), hours: z.number().int(), total: money, delta: money, baselineTotal: money });
 
 /** This table's part of the {@link Store} (its documentation is there). */
-export type CostTables = Pick<Store, 'upsertHourlyCost' | 'readHourlyCost' | 'setCapacityShares'>;
+export type CostTables = Pick<Store, 'upsertHourlyCost' | 'readHourlyCost' | 'setCapacityShares' | 'costTotals'>;
 
 /** The realised cost of metered hours, per subject (see core/bill). */
 export function costTables(ctx: StoreContext): CostTables {
@@ -51,7 +53,22 @@ export function costTables(ctx: StoreContext): CostTables {
   // Every hour of the month is written: a share moves to other hours as the month's peaks change.
   const share = db.prepare(`UPDATE hourly_cost SET capacity_share = ? WHERE subject = ? AND hour_start_ms = ?`);
   const clearShares = db.prepare(`UPDATE hourly_cost SET capacity_share = 0 WHERE subject = ? AND hour_start_ms >= ? AND hour_start_ms < ?`);
+  // Periods as primary-key ranges, summed by SQLite (as energyTotals in energy.ts, which says why CROSS JOIN).
+  const totals = db.prepare(`SELECT p.key AS i, count(*) AS hours, sum(c.total) AS total, sum(c.delta) AS delta,
+      sum(coalesce(c.baseline_total, c.total)) AS baselineTotal
+    FROM json_each(?) AS p CROSS JOIN hourly_cost AS c
+      ON c.subject = ? AND c.hour_start_ms >= p.value ->> 'startMs' AND c.hour_start_ms < p.value ->> 'endMs'
+    GROUP BY p.key`);
   return {
+    costTotals(subject, periods) {
+      const list = checkInput(periodsSchema, periods.map((p) => ({ startMs: p.startMs, endMs: p.endMs })), 'cost periods');
+      const rows = guard('costTotals', () => totals.all(JSON.stringify(list), subject)).map((r) => parseRow(totalsRowSchema, r, 'hourly_cost'));
+      const byIndex = new Map(rows.map((r) => [r.i, r]));
+      return list.map((_, i) => {
+        const { i: _i, ...sums } = byIndex.get(i) ?? { i, hours: 0, total: 0, delta: 0, baselineTotal: 0 };
+        return sums;
+      });
+    },
     setCapacityShares(subject, fromMs, toMs, shares) {
       const parsed = shares.map((r) => checkInput(shareSchema, r, 'capacity share'));
       guard('setCapacityShares', () =>

@@ -111,6 +111,18 @@ export interface HourlyCostRow extends HourlyCostInput {
   capacityShare: number;
 }
 
+/** Sums over one period of one subject's priced hours (see `Store.costTotals`). */
+export interface CostPeriodTotals {
+  /** Priced hours. */
+  hours: number;
+  /** What they cost, VAT included (without the capacity fee). */
+  total: number;
+  /** Incentive deltas (negative = earned). */
+  delta: number;
+  /** What they would have cost without wattshift (an hour without a baseline at its own cost). */
+  baselineTotal: number;
+}
+
 /** Sums over one period of one subject's hours (see `Store.energyTotals`). */
 export interface EnergyPeriodTotals {
   kwh: number;
@@ -290,6 +302,8 @@ export interface Store {
   upsertHourlyCost(rows: readonly HourlyCostInput[]): void;
   /** Cost rows of `subject` with fromMs <= hourStartMs < toMs, in time order. */
   readHourlyCost(subject: string, fromMs: number, toMs: number): HourlyCostRow[];
+  /** Sums of `subject`'s priced hours in each period (at most 400 periods), in the order given. */
+  costTotals(subject: string, periods: ReadonlyArray<{ startMs: number; endMs: number }>): CostPeriodTotals[];
   /** Sets the capacity-fee shares of `subject`'s priced hours in [fromMs, toMs); every other hour there gets 0. One transaction. */
   setCapacityShares(subject: string, fromMs: number, toMs: number, shares: readonly { hourStartMs: number; share: number }[]): void;
 
