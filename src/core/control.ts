@@ -92,7 +92,7 @@ export interface SiteNow {
 
 /**
  * Hysteresis of the hourly guard, as a share of the device's power (the element, or the charger's
- * minimum): a throttled device runs again only with this much more room than it needs, so that
+ * minimum): a device the guard switched off runs again only with this much more room than it needs, so that
  * the base load's wobble near the allowance does not switch it every tick.
  */
 export const GUARD_RESUME_MARGIN = 0.25;
@@ -225,7 +225,9 @@ export function decide(devices: readonly DeviceNow[], site: SiteNow): Decision {
     const want = withinFuse(wantedCharger(d), d);
     const wantKw = d.plugged ? (want.currentA * wattsPerAmpOf(d)) / 1000 : 0;
     const capRoomKw = Math.min(headroomKw, d.capKw ?? Infinity);
-    const chargerMargin = site.guardedBefore?.includes(d.id) ? ((d.minCurrentA * wattsPerAmpOf(d)) / 1000) * GUARD_RESUME_MARGIN : 0;
+    // Only a car the guard stopped needs the margin to start again; one it slowed keeps following the room.
+    const stoppedByGuard = site.guardedBefore?.includes(d.id) === true && drawKw(d) === 0;
+    const chargerMargin = stoppedByGuard ? ((d.minCurrentA * wattsPerAmpOf(d)) / 1000) * GUARD_RESUME_MARGIN : 0;
     const roomKw = want.byPlan ? Math.min(capRoomKw, guardKw - chargerMargin) : capRoomKw;
     if (wantKw > roomKw + 1e-9) {
       const currentA = currentWithin(Math.max(0, roomKw), d);
