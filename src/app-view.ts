@@ -75,6 +75,7 @@ export function billView(b: BillSummary): BillView {
     month: b.month, currency: b.currency, kwh: b.kwh, energy: b.energy, gridFee: b.gridFee, tax: b.tax, subsidy: b.subsidy,
     vat: b.vat, incentive: b.delta, total: b.total, hoursPriced: b.hoursPriced, hoursUnpriced: b.hoursUnpriced,
     capacity: c ? { measureKw: c.measureKw, stepUpToKw: c.stepUpToKw, marginKw: c.marginKw, fee: c.fee + c.vat } : null,
+    baseline: { ...b.baseline }, savings: b.savings,
     devices: b.devices,
   };
 }

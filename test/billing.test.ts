@@ -90,6 +90,9 @@ describe('billing', () => {
     expect(bill.total).toBeCloseTo(10.35 + 6.75 + 400 * 1.25, 9);
     expect(bill.devices).toEqual([{ id: 'car', kwh: 4, total: expect.closeTo(6.9, 9) }]);
     expect(billing.health().ok).toBe(true);
+    // No stored plan: the baseline is what was metered, and no savings are claimed.
+    expect(bill.baseline).toMatchObject({ hoursFromPlan: 0, hoursWithoutPlan: 2 });
+    expect(bill.savings).toBeCloseTo(0, 9);
 
     // `wattshift status` reads the same bill from the file.
     expect(billStatus(s, config, now)).toMatchObject({ total: bill.total, hoursUnpriced: 3, capacity: { measureKw: bill.capacity!.measureKw, fee: 500 } });
@@ -158,5 +161,36 @@ describe('billing', () => {
     billing.tick(now);
     expect(billing.summary()).toBeNull();
     expect(s.readHourlyCost('device:car', h0, now)).toHaveLength(1);
+  });
+
+  it('prices the baseline of the plan in force beside each hour, and stores each hour\'s share of the capacity fee', () => {
+    const s = seeded();
+    const withCar = tariffSiteConfig(tariff, {
+      modbus: { bus: { type: 'tcp', host: '127.0.0.1', port: 5020 } },
+      mqtt: { url: 'mqtt://127.0.0.1:1883' },
+      devices: [
+        config.devices[0]!,
+        { id: 'car', kind: 'evCharger', charger: { type: 'goe', topicPrefix: 'go-eCharger/t1' }, model: { capacityKwh: 60, minCurrentA: 6, maxCurrentA: 16, phases: 3 } },
+      ],
+    });
+    // The plan moved the car's 4 kWh from 11:00 (where the baseline, charging on arrival, would take it) to 10:00.
+    const slot = (i: number, ev: number, baselineKWh: number) => ({ startMs: h0 + i * H, endMs: h0 + (i + 1) * H, ev: { energyKWh: ev }, baselineKWh });
+    s.savePlan({ createdAtMs: h0 - H, horizonStartMs: h0 - H, horizonEndMs: h0 + 3 * H, json: { createdMs: h0 - H, slots: [slot(-1, 0, 0), slot(0, 4, 0), slot(1, 0, 4), slot(2, 0, 0)] } });
+    const billing = createBilling({ config: withCar, store: s, subjects: ['location', 'device:car'], prices: () => prices(), events: () => [reward], logger: silentLogger() });
+    billing.tick(now);
+    const [first, second] = s.readHourlyCost('location', h0, h0 + 2 * H);
+    // 10:00: 6 kWh metered, the car's meter 4 → the house 2, the baseline's car 0 → 2 kWh at 1.725.
+    expect(first).toMatchObject({ baselineKwh: 2 });
+    expect(first!.baselineTotal).toBeCloseTo(2 * 1.725, 9);
+    // 11:00: 2 kWh metered, no car hour metered → the plan's 0; the baseline's car 4 → 6 kWh at 2.7 × 1.25.
+    expect(second).toMatchObject({ baselineKwh: 6 });
+    expect(second!.baselineTotal).toBeCloseTo(6 * 3.375, 9);
+    const bill = billing.summary()!;
+    expect(bill.baseline).toMatchObject({ hoursFromPlan: 2, hoursWithoutPlan: 0, capacityFee: 500 });
+    expect(bill.savings).toBeCloseTo(2 * 1.725 + 6 * 3.375 - (10.35 + 6.75), 9);
+    // The 400 step is set by the peaks 7, 6 (10:00 today) and 4: this hour carries 6/17 of it.
+    expect(first!.capacityShare).toBeCloseTo((400 * 6) / 17, 9);
+    expect(second!.capacityShare).toBe(0);
+    expect(billStatus(s, withCar, now)).toMatchObject({ savings: expect.closeTo(bill.savings, 9), baseline: { total: expect.closeTo(bill.baseline.total, 9) } });
   });
 });

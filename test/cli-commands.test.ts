@@ -485,6 +485,9 @@ describe('wattshift demo', () => {
     expect(readdirSync(tmp).filter((n) => n.startsWith('wattshift-'))).toEqual([]); // (tsx keeps its cache here)
     expect(r.stdout).toMatch(/^ {2}to pay .* of which incentive earned .* \(already taken off\)$/m);
     expect(r.stdout).toMatch(/^ {2}saved .* against no shifting \(which would have cost .*\)$/m);
+    // The simulated main meter (house, tank and car) gives the daemon its own month bill: 11:00 is closed and priced by 13:00.
+    expect(r.stdout).toMatch(/^Bill at the main meter \(the daemon's own figures\):\n {2}\d{4}-\d{2} so far: [\d.]+ NOK for [\d.]+ kWh \(\d+ hours priced/m);
+    expect(r.stdout).toMatch(/^ {2}saved -?[\d.]+ NOK against no shifting, which would have cost [\d.]+ NOK/m);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const lines = r.stdout.trimEnd().split('\n');

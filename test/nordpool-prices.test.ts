@@ -11,7 +11,7 @@ import { ManualClock } from '../src/clock.js';
 import { buildPriceSeries } from '../src/core/prices.js';
 import { isWattshiftError, WattshiftError } from '../src/errors.js';
 import { deliveryDays, startPriceRefresh, type PriceSource } from '../src/jobs/price-refresh.js';
-import { silentLogger } from '../src/log.js';
+import { createLogger, silentLogger } from '../src/log.js';
 import { createNordPoolClient } from '../src/prices/nordpool-client.js';
 
 const hourly = readFileSync(new URL('../data/prices/nordpool_dataportal_DayAheadPriceIndices_2025-05-07_SE1-4_60min.json', import.meta.url), 'utf8');
@@ -28,13 +28,17 @@ beforeAll(async () => {
     const u = new URL(req.url ?? '/', 'http://x');
     seen.push(u.searchParams);
     const a = u.pathname === '/api/DayAheadPriceIndices' ? answers.get(`${u.searchParams.get('date')}/${u.searchParams.get('resolutionInMinutes')}`) : undefined;
+    if (a?.status === 0) return; // never answers
     res.writeHead(a?.status ?? 404, { 'content-type': 'application/json' });
     res.end(a?.body ?? '');
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api`;
 });
-afterAll(() => new Promise<void>((r) => server.close(() => r())));
+afterAll(() => {
+  server.closeAllConnections();
+  return new Promise<void>((r) => server.close(() => r()));
+});
 
 const client = () => createNordPoolClient({ url, timeoutMs: 2_000 });
 
@@ -80,6 +84,18 @@ describe('Nord Pool data portal client', () => {
     const closed = createNordPoolClient({ url: 'http://127.0.0.1:1/api', timeoutMs: 500 });
     expect((await failure(closed.dayAhead({ date: '2025-05-07', area: 'SE3', currency: 'EUR', resolutionMinutes: 60 }))).code).toBe('API_UNAVAILABLE');
   });
+
+  it('treats rate limiting (429) and a server that never answers within timeoutMs as unavailable', async () => {
+    answers.set('2025-05-12/60', { status: 429, body: '{"message":"Too many requests"}' });
+    const limited = await failure(client().dayAhead({ date: '2025-05-12', area: 'SE3', currency: 'EUR', resolutionMinutes: 60 }));
+    expect(limited).toMatchObject({ code: 'API_UNAVAILABLE', details: { source: 'nordPool', status: 429 } });
+    answers.set('2025-05-13/60', { status: 0 });
+    const slow = createNordPoolClient({ url, timeoutMs: 300 });
+    const hung = await failure(slow.dayAhead({ date: '2025-05-13', area: 'SE3', currency: 'EUR', resolutionMinutes: 60 }));
+    expect(hung).toMatchObject({ code: 'API_UNAVAILABLE', details: { source: 'nordPool' } });
+    answers.set('2025-05-14/60', { status: 200, body: 'not json at all' });
+    expect((await failure(client().dayAhead({ date: '2025-05-14', area: 'SE3', currency: 'EUR', resolutionMinutes: 60 }))).code).toBe('API_BAD_RESPONSE');
+  });
 });
 
 describe('Nord Pool as the price job\'s second source', () => {
@@ -104,6 +120,36 @@ describe('Nord Pool as the price job\'s second source', () => {
     expect(job.data().forecast).toBeNull();
     // The forecast service is down: the job says so, whatever the second source holds.
     expect(job.health().lastError?.code).toBe('API_UNAVAILABLE');
+  });
+
+  it('keeps the last good Nord Pool prices when the portal fails, logs the code once per try and retries in 5 minutes', async () => {
+    const nordPool = (await client().dayAhead({ date: '2025-05-07', area: 'SE3', currency: 'EUR', resolutionMinutes: 60 }))!;
+    const good: PriceSource = {
+      forecast: async () => down(), advice: async () => down(), actualPrices: async () => down(),
+    };
+    for (const [status, body, code] of [[500, 'oops', 'API_UNAVAILABLE'], [429, '', 'API_UNAVAILABLE'], [200, '{"multiIndexEntries": 3}', 'API_BAD_RESPONSE']] as const) {
+      answers.set('2025-05-07/60', { status, body });
+      const lines: string[] = [];
+      const clock = new ManualClock(now);
+      const job = startPriceRefresh({
+        source: good, area: 'SE3', currency: 'EUR', clock, horizonMs: 24 * 3_600_000, onChange: () => undefined,
+        logger: createLogger({ destination: { write: (l: string) => void lines.push(l) } }),
+        initial: { forecast: null, advice: null, actual: null, nordPool: { input: nordPool, fetchedMs: now - 3_600_000 } },
+        nordPool: { client: client(), resolutionMinutes: 60 },
+      });
+      const asked = (): number => seen.filter((p) => p.get('date') === '2025-05-07').length;
+      await new Promise((r) => setTimeout(r, 200));
+      const first = asked();
+      // Tried again 5 minutes later (not at the hourly refresh).
+      await clock.advance(5 * 60_000);
+      await new Promise((r) => setTimeout(r, 200));
+      await job.stop();
+      expect(asked(), `${status}`).toBe(first + 1);
+      expect(job.data().nordPool).toEqual({ input: nordPool, fetchedMs: now - 3_600_000 });
+      const logged = lines.map((l) => JSON.parse(l) as { code?: string; part?: string; level: string; ageMs?: number }).filter((l) => l.part === 'nordPool');
+      expect(logged, `${status}`).toEqual([expect.objectContaining({ code, level: 'warn', ageMs: 3_600_000 }), expect.objectContaining({ code, level: 'warn' })]);
+    }
+    answers.set('2025-05-07/60', { status: 200, body: hourly });
   });
 
   it('prices a slot from Nord Pool where the forecast service has nothing, or first when configured', async () => {

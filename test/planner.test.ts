@@ -172,6 +172,9 @@ describe('plan: cases', () => {
     checkTank(p, t);
     expect(p.cost).toBeLessThanOrEqual(p.baselineCost + 1e-9);
     expect(p.slots[p.slots.length - 1]!.tank!.endTempC).toBeCloseTo(60, 3);
+    // Each slot carries the baseline's energy (what the bill's savings are measured against): it prices to the baseline's cost.
+    expect(p.slots.reduce((sum, s) => sum + s.price * s.baselineKWh!, 0)).toBeCloseTo(p.baselineCost, 9);
+    expect(p.slots.some((s) => s.baselineKWh! > 0)).toBe(true);
   });
 
   it('falls back when no price is known: tank on its thermostat, EV in the night window', () => {

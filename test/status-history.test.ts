@@ -67,7 +67,15 @@ function seed(store: Store, nowMs: number) {
   }));
   const plan = { createdMs: madeMs, currency: 'NOK', slotMinutes: 60, startMs: madeMs, endMs, mode: 'optimal', slots, cost: 1, baselineCost: 2, baselineRespectsLimits: true, incentiveEarned: 0, shortfalls: [] };
   store.savePlan({ createdAtMs: madeMs, horizonStartMs: madeMs, horizonEndMs: endMs, json: plan });
-  return { yesterday, yHours: yHours.length, months, missingHome };
+  // Money at the main meter: yesterday priced but for two hours, each 1.50 NOK with 0.10 earned and a
+  // 2.00 NOK baseline (one hour has no baseline: it saves nothing); last month every hour at 1.00.
+  const cost = (hourStartMs: number, total: number, delta: number, baselineTotal: number | null) => ({
+    subject: 'location', hourStartMs, kwh: 0.5, currency: 'NOK', spotPerKwh: 1, source: 'actual' as const, gridPeriod: 'day',
+    energy: total, gridFee: 0, tax: 0, subsidy: 0, vat: 0, delta, total, baselineKwh: baselineTotal === null ? null : 1, baselineTotal,
+  });
+  store.upsertHourlyCost(yHours.slice(2).map((h, i) => cost(h, 1.5, -0.1, i === 0 ? null : 2)));
+  store.upsertHourlyCost(hours(months[1]!.startMs, months[1]!.endMs).map((h) => cost(h, 1, 0, null)));
+  return { yesterday, dayBefore: days[2]!, yHours: yHours.length, months, missingHome };
 }
 
 function checkHistory(h: EnergyHistory, s: ReturnType<typeof seed>): void {
@@ -91,6 +99,12 @@ function checkHistory(h: EnergyHistory, s: ReturnType<typeof seed>): void {
     { id: 'grid', name: 'Main meter', wholeHome: true },
   ]);
   expect(h.unreadablePlans).toBe(1);
+  // Money: yesterday partial (two hours unpriced), last month complete, two days ago not priced.
+  const priced = s.yHours - 2;
+  expect(y.money).toEqual({ cost: expect.closeTo(1.5 * priced, 6), incentive: expect.closeTo(0.1 * priced, 6), savings: expect.closeTo(0.5 * (priced - 1), 6), quality: 'partial', pricedHours: priced, hours: s.yHours });
+  expect(m1.money).toEqual({ cost: expect.closeTo(m1Hours, 6), incentive: 0, savings: 0, quality: 'complete', pricedHours: m1Hours, hours: m1Hours });
+  expect(h.days[2]!.money).toMatchObject({ quality: 'gap', pricedHours: 0 });
+  expect(h.currency).toBe('NOK');
 }
 
 const servers: StatusServer[] = [];
@@ -124,6 +138,10 @@ describe('energy history', () => {
     expect(y).toContain('data-quality="gap">no data');
     expect(y).toContain(`data-quality="complete">${(s.yHours * 0.5).toFixed(1)} kWh</td>`);
     expect(page).toContain('<th class="num">Main meter (whole home)</th>');
+    const priced = s.yHours - 2;
+    expect(y).toContain(`data-quality="partial">${(1.5 * priced).toFixed(2)} NOK<small>partial: ${priced} of ${s.yHours} h priced</small>`);
+    expect(y).toContain(`${(0.5 * (priced - 1)).toFixed(2)} NOK<small>`);
+    expect(row('history-days', s.dayBefore.label)).toContain('data-quality="gap" colspan="3">not priced');
     expect(row('history-months', s.months[2]!.label)).toContain('data-quality="partial"');
     expect(page).toMatch(new RegExp(`<td>${s.yesterday.label}</td><td>Hot water</td><td class="num">${(2 * (s.yHours - 2)).toFixed(1)} kWh</td><td class="num">${(s.yHours - 2).toFixed(1)} kWh</td><td class="num">${s.yHours - 2} h</td>`));
     expect(page).toContain('1 stored plan(s) could not be read');
@@ -156,6 +174,7 @@ describe('energy history', () => {
     checkHistory((JSON.parse(json.text) as { history: EnergyHistory }).history, s);
     const text = await run(['status', '--config', file]);
     expect(text.text).toContain(`  ${s.yesterday.label}  Hot water: ${(s.yHours - 2 + 0.4).toFixed(1)} kWh (partial: ${s.yHours - 2}/${s.yHours} h); Garage: no data; Main meter (whole home): ${(s.yHours * 0.5).toFixed(1)} kWh`);
+    expect(text.text).toContain(`Main meter (whole home): ${(s.yHours * 0.5).toFixed(1)} kWh; cost ${(1.5 * (s.yHours - 2)).toFixed(2)} NOK, incentive ${(0.1 * (s.yHours - 2)).toFixed(2)}, saved ${(0.5 * (s.yHours - 3)).toFixed(2)} (partial: ${s.yHours - 2}/${s.yHours} h priced)`);
     expect(text.text).toContain(`  ${s.yesterday.label}  Hot water: planned ${(2 * (s.yHours - 2)).toFixed(1)} kWh, metered ${(s.yHours - 2).toFixed(1)} kWh over ${s.yHours - 2} h`);
   });
 });

@@ -60,7 +60,8 @@ describe('/metrics', () => {
       ...sampleView(t0),
       bill: {
         month: '2026-03', currency: 'NOK', kwh: 80, energy: 60, gridFee: 20, tax: 8, subsidy: 4, vat: 40, incentive: -3, total: 321,
-        hoursPriced: 30, hoursUnpriced: 2, capacity: { measureKw: 4.2, stepUpToKw: 5, marginKw: 0.8, fee: 250 }, devices: [{ id: 'tank', kwh: 20, total: 31.5 }],
+        hoursPriced: 30, hoursUnpriced: 2, capacity: { measureKw: 4.2, stepUpToKw: 5, marginKw: 0.8, fee: 250 },
+        baseline: { total: 400.25, capacityFee: 500, hoursFromPlan: 30, hoursWithoutPlan: 0 }, savings: 79.25, devices: [{ id: 'tank', kwh: 20, total: 31.5 }],
       },
     };
     const { families } = await scrape(view, new DaemonMetrics({ version: 't', processMetrics: false }));
@@ -69,6 +70,8 @@ describe('/metrics', () => {
     expect(value(families, 'wattshift_bill_month', { component: 'incentive' })).toBe(-3);
     expect(value(families, 'wattshift_bill_month_device', { device: 'tank' })).toBe(31.5);
     expect(value(families, 'wattshift_bill_hours_unpriced')).toBe(2);
+    expect(value(families, 'wattshift_bill_month_baseline', { currency: 'NOK' })).toBe(400.25);
+    expect(value(families, 'wattshift_bill_month_savings', { currency: 'NOK' })).toBe(79.25);
     expect(value(families, 'wattshift_capacity_measure_watts')).toBeCloseTo(4200, 6);
     expect(value(families, 'wattshift_capacity_margin_watts')).toBeCloseTo(800, 6);
   });

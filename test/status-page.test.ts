@@ -14,7 +14,7 @@ function sampleHistory(nowMs: number): EnergyHistory {
   const { days, months } = historyPeriods(nowMs, 'Europe/Oslo', { days: 14, months: 12 });
   const energy = (kwh: number) => ({ tank: { kwh, quality: 'complete' as const, hours: 24, completeHours: 24 }, car: { kwh: 0, quality: 'gap' as const, hours: 24, completeHours: 0 }, grid: { kwh: kwh * 4, quality: 'partial' as const, hours: 24, completeHours: 20 } });
   return {
-    nowMs, timezone: 'Europe/Oslo', unreadablePlans: 0,
+    nowMs, timezone: 'Europe/Oslo', currency: 'NOK', unreadablePlans: 0,
     devices: [{ id: 'tank', name: 'Hot water tank', wholeHome: false }, { id: 'car', name: 'Garage charger', wholeHome: false }, { id: 'grid', name: 'Main meter', wholeHome: true }],
     days: days.map((d, i) => ({ ...d, energy: energy(8 + i), plan: i === 1 ? { tank: { plannedKwh: 9, meteredKwh: 8.6, hours: 22 } } : ({} as Record<string, never>) })),
     months: months.map((m, i) => ({ ...m, energy: energy(240 + i), plan: {} })),

@@ -53,9 +53,9 @@ describe('openStore: schema', () => {
     const store = openStore({ path });
     try {
       expect(store.readHourly('location', 0, 7_200_000)).toMatchObject([{ kwh: 2.5 }]);
-      const cost = { subject: 'location', hourStartMs: 3_600_000, kwh: 2.5, currency: 'NOK', spotPerKwh: 1, source: 'actual' as const, gridPeriod: 'day', energy: 2.5, gridFee: 1, tax: 0.25, subsidy: 0, vat: 0.94, delta: 0, total: 4.69 };
+      const cost = { subject: 'location', hourStartMs: 3_600_000, kwh: 2.5, currency: 'NOK', spotPerKwh: 1, source: 'actual' as const, gridPeriod: 'day', energy: 2.5, gridFee: 1, tax: 0.25, subsidy: 0, vat: 0.94, delta: 0, total: 4.69, baselineKwh: null, baselineTotal: null };
       store.upsertHourlyCost([cost]);
-      expect(store.readHourlyCost('location', 0, 7_200_000)).toMatchObject([cost]);
+      expect(store.readHourlyCost('location', 0, 7_200_000)).toMatchObject([{ ...cost, capacityShare: 0 }]);
       // An hour's cost goes with its energy.
       store.prune(10 * 86_400_000, { hourlyDays: 1, eventsDays: 1, plansDays: 1 });
       expect(store.readHourlyCost('location', 0, 7_200_000)).toEqual([]);
@@ -63,7 +63,36 @@ describe('openStore: schema', () => {
       store.close();
     }
     const again = new Database(path, { readonly: true });
-    expect(again.pragma('user_version', { simple: true })).toBe(2);
+    expect(again.pragma('user_version', { simple: true })).toBe(latestSchemaVersion);
+    again.close();
+  });
+
+  it('migrates a version 2 file: its priced hours keep their cost, with no baseline and no capacity share yet', () => {
+    const path = join(dir, 'v2.db');
+    const raw = new Database(path);
+    raw.exec(migrations[0]!.sql);
+    raw.exec(migrations[1]!.sql);
+    raw.pragma('user_version = 2');
+    raw.prepare("INSERT INTO hourly_energy VALUES ('location', 3600000, 2.5, 'measured', 60, 1)").run();
+    raw.prepare("INSERT INTO hourly_cost VALUES ('location', 3600000, 2.5, 'NOK', 1, 'actual', 'day', 2.5, 1, 0.25, 0, 0.94, 0, 4.69, 5)").run();
+    raw.close();
+    const store = openStore({ path });
+    try {
+      expect(store.readHourlyCost('location', 0, 7_200_000)).toEqual([{
+        subject: 'location', hourStartMs: 3_600_000, kwh: 2.5, currency: 'NOK', spotPerKwh: 1, source: 'actual', gridPeriod: 'day',
+        energy: 2.5, gridFee: 1, tax: 0.25, subsidy: 0, vat: 0.94, delta: 0, total: 4.69, baselineKwh: null, baselineTotal: null, capacityShare: 0, pricedAtMs: 5,
+      }]);
+      // The new columns take what a version-3 daemon writes; the share of an hour no longer a peak goes back to 0.
+      store.upsertHourlyCost([{ ...store.readHourlyCost('location', 0, 7_200_000)[0]!, baselineKwh: 4, baselineTotal: 7.5 }].map(({ capacityShare: _, pricedAtMs: __, ...r }) => r));
+      store.setCapacityShares('location', 0, 7_200_000, [{ hourStartMs: 3_600_000, share: 120 }]);
+      expect(store.readHourlyCost('location', 0, 7_200_000)[0]).toMatchObject({ baselineKwh: 4, baselineTotal: 7.5, capacityShare: 120 });
+      store.setCapacityShares('location', 0, 7_200_000, []);
+      expect(store.readHourlyCost('location', 0, 7_200_000)[0]!.capacityShare).toBe(0);
+    } finally {
+      store.close();
+    }
+    const again = new Database(path, { readonly: true });
+    expect(again.pragma('user_version', { simple: true })).toBe(3);
     again.close();
   });
 

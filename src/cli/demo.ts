@@ -6,6 +6,7 @@
 import { rmSync } from 'node:fs';
 import type { DemoResult } from '../demo/run-demo.js';
 import { summaryLines } from '../demo/summary.js';
+import { billLines } from '../status/bill-section.js';
 import { exitCodes } from './exit-codes.js';
 import type { CliCommand, CliIo } from './types.js';
 
@@ -52,6 +53,9 @@ export const demoCommand: CliCommand = {
       io.stdout('');
       io.stdout(`Summary over ${hours} simulated hours${keep ? ` (database and log kept in ${result.dataDir})` : ''}:`);
       for (const line of summaryLines(result.summary, result.hours, result.env.config.site.currency)) io.stdout(line);
+      // The daemon's own figures at the simulated main meter (house, tank and car), as the page shows them.
+      io.stdout(result.bill ? 'Bill at the main meter (the daemon\'s own figures):' : 'Bill at the main meter: no hour priced yet');
+      for (const line of result.bill ? billLines(result.bill) : []) io.stdout(`  ${line}`);
       io.stdout(JSON.stringify(result.summary));
     } finally {
       await result.env.close();

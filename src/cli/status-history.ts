@@ -12,8 +12,15 @@ function cell(e: PeriodEnergy | undefined): string {
   return `${fixed(e.kwh, 1)} kWh${e.quality === 'partial' ? ` (partial: ${e.completeHours}/${e.hours} h)` : ''}`;
 }
 
-function periodLines(rows: readonly HistoryRow[], devices: EnergyHistory['devices']): string[] {
-  return rows.map((r) => `  ${r.label}  ${devices.map((d) => `${d.name}: ${cell(r.energy[d.id])}`).join('; ')}`);
+function moneyText(m: HistoryRow['money'], currency: string): string {
+  if (!m || m.hours === 0) return '';
+  if (m.quality === 'gap') return '; not priced';
+  const partial = m.quality === 'partial' ? ` (partial: ${m.pricedHours}/${m.hours} h priced)` : '';
+  return `; cost ${fixed(m.cost, 2)} ${currency}, incentive ${fixed(m.incentive, 2)}, saved ${fixed(m.savings, 2)}${partial}`;
+}
+
+function periodLines(rows: readonly HistoryRow[], history: EnergyHistory, devices: EnergyHistory['devices']): string[] {
+  return rows.map((r) => `  ${r.label}  ${devices.map((d) => `${d.name}: ${cell(r.energy[d.id])}`).join('; ')}${moneyText(r.money, history.currency)}`);
 }
 
 /** Lines for the terminal; "partial" figures are lower bounds. */
@@ -22,8 +29,8 @@ export function renderHistory(history: EnergyHistory): string[] {
   const names = Object.fromEntries(history.devices.map((d) => [d.id, d.name]));
   const devices = history.devices.map((d) => (d.wholeHome ? { ...d, name: `${d.name} (whole home)` } : d));
   const out = ['History (metered energy; partial = some hours missing or partly metered, a lower bound):'];
-  out.push(' days:', ...periodLines(history.days.slice(0, TEXT_DAYS), devices));
-  out.push(' months:', ...periodLines(history.months, devices));
+  out.push(' days:', ...periodLines(history.days.slice(0, TEXT_DAYS), history, devices));
+  out.push(' months:', ...periodLines(history.months, history, devices));
   const outcomes = history.days.flatMap((r) => Object.entries(r.plan).map(([id, o]) => `  ${r.label}  ${names[id] ?? id}: planned ${fixed(o.plannedKwh, 1)} kWh, metered ${fixed(o.meteredKwh, 1)} kWh over ${o.hours} h`));
   out.push(outcomes.length > 0 ? ' planned against metered (hours with a stored plan and a whole metered hour):' : ' planned against metered: not known yet', ...outcomes);
   if (history.unreadablePlans > 0) out.push(`  ${history.unreadablePlans} stored plan(s) could not be read and are left out`);

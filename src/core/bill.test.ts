@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { flatTariff, hourCost, monthBill, type HourCost } from './bill.js';
+import { baselineHourKwh, flatTariff, hourCost, monthBill, type HourWithBaseline } from './bill.js';
+import { capacityShares } from './capacity.js';
 import { buildPriceSeries } from './prices.js';
 import type { TariffModel } from './tariff.js';
 import type { PriceSlot } from './types.js';
@@ -70,8 +71,9 @@ describe('hourCost', () => {
   });
 });
 
-const cost = (hourStartMs: number, total: number, kwh = 1): HourCost => ({
+const cost = (hourStartMs: number, total: number, kwh = 1, baseline: { kwh: number; total: number } | null = null): HourWithBaseline => ({
   hourStartMs, kwh, spotPerKwh: 1, source: 'actual', gridPeriod: 'day', energy: total, gridFee: 0, tax: 0, subsidy: 0, vat: 0, delta: 0, total,
+  baselineKwh: baseline?.kwh ?? null, baselineTotal: baseline?.total ?? null,
 });
 
 describe('monthBill', () => {
@@ -101,5 +103,36 @@ describe('monthBill', () => {
     const metered = [{ startMs: first, kWh: 3 }];
     expect(monthBill(seasonal, OSLO, 11, [], metered).capacity).toMatchObject({ measureKw: 3, stepUpToKw: null, marginKw: null, fee: 240 });
     expect(monthBill(seasonal, OSLO, 6, [], metered).capacity!.fee).toBe(120);
+  });
+
+  it('sets the baseline month beside it: the baseline hours\' cost and the capacity step their peaks reach, hours without a plan at their realised cost', () => {
+    // Realised peaks 3, 4, 5: step up to 5 kW (200 + 50 VAT). The baseline's first day peaks at 8 kWh/h:
+    // (8 + 4 + 5) / 3 = 5.67 kW, the top step (400 + 100 VAT).
+    const metered = [{ startMs: first, kWh: 3 }, { startMs: first + day, kWh: 4 }, { startMs: first + 2 * day, kWh: 5 }];
+    const costs = [cost(first, 10, 3, { kwh: 8, total: 26 }), cost(first + day, 20, 4), cost(first + 2 * day, 15, 5, { kwh: 5, total: 15 })];
+    const bill = monthBill(tariff, OSLO, 11, costs, metered);
+    expect(bill.total).toBeCloseTo(45 + 250, 9);
+    expect(bill.baseline).toEqual({ total: 26 + 20 + 15 + 500, capacityFee: 500, hoursFromPlan: 2, hoursWithoutPlan: 1 });
+    expect(bill.savings).toBeCloseTo(561 - 295, 9);
+    // A plan that would have done worse than the baseline shows as negative savings.
+    const worse = monthBill(tariff, OSLO, 11, [cost(first, 10, 3, { kwh: 3, total: 7 })], [{ startMs: first, kWh: 3 }]);
+    expect(worse.savings).toBeCloseTo(-3, 9);
+  });
+
+  it('splits the capacity fee over the peaks that set the measure, by their energy', () => {
+    // dailyPeaks, 3 days: day one's 3 kWh hour (not its 2 kWh one), 4 and 5; the fourth day's 1 kWh is not a top peak.
+    const hours = [{ startMs: first, kWh: 3 }, { startMs: first + H, kWh: 2 }, { startMs: first + day, kWh: 4 }, { startMs: first + 2 * day, kWh: 5 }, { startMs: first + 3 * day, kWh: 1 }];
+    const shares = capacityShares(tariff.capacity!, hours, OSLO, [], 240);
+    expect([...shares].sort((a, b) => a[0] - b[0])).toEqual([[first, 60], [first + day, 80], [first + 2 * day, 100]]);
+    expect(capacityShares(tariff.capacity!, [{ startMs: first, kWh: 0 }], OSLO, [], 100)).toEqual(new Map([[first, 100]]));
+  });
+});
+
+describe('baselineHourKwh', () => {
+  it('keeps the house\'s own load and puts the baseline\'s flexible energy in place of what the loads took', () => {
+    expect(baselineHourKwh(5, 3, 6)).toBe(8);
+    expect(baselineHourKwh(5, 3, 0)).toBe(2);
+    // The devices' meters read more than the main meter (timing): the house load is not negative.
+    expect(baselineHourKwh(2, 3, 4)).toBe(4);
   });
 });

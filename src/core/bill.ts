@@ -4,6 +4,7 @@
  * `vat` and the totals.
  */
 import { capacityFee, capacityMeasure, stepIndex, type HourEnergy } from './capacity.js';
+import type { CapacityModel } from './tariff.js';
 import { HOUR_MS } from './zoned-time.js';
 import { slotCost, type TariffModel } from './tariff.js';
 import type { PriceSlot } from './types.js';
@@ -75,6 +76,15 @@ export function hourCost(
   return { hourStartMs, kwh, spotPerKwh: spot, source: worst, gridPeriod, ...money };
 }
 
+/**
+ * The main meter's energy in an hour without wattshift: the house's own load (what was metered,
+ * less what the flexible loads took) plus what the naive baseline of the plan in force (tank on its
+ * thermostat, car at full power from arrival) would have had them take.
+ */
+export function baselineHourKwh(meteredKwh: number, flexibleTakenKwh: number, baselineFlexibleKwh: number): number {
+  return Math.max(0, meteredKwh - flexibleTakenKwh) + baselineFlexibleKwh;
+}
+
 export interface CapacityStanding {
   /** The billed measure so far (mean of the month's top peaks), kW. */
   measureKw: number;
@@ -88,6 +98,26 @@ export interface CapacityStanding {
   vat: number;
 }
 
+/** A priced hour with what the same hour would have cost without wattshift (see core/baseline). */
+export interface HourWithBaseline extends HourCost {
+  /** Baseline energy of the hour, kWh; null where no stored plan covered the hour. */
+  baselineKwh: number | null;
+  /** The baseline energy priced like the hour (VAT included); null with `baselineKwh`. */
+  baselineTotal: number | null;
+}
+
+/** The month as it would have been without wattshift, over the same priced hours. */
+export interface BaselineBill {
+  /** Energy cost of the baseline hours plus the capacity fee its peaks reach, VAT included. */
+  total: number;
+  /** The baseline's capacity fee with VAT (0 without a capacity rule). */
+  capacityFee: number;
+  /** Priced hours whose baseline comes from the plan in force. */
+  hoursFromPlan: number;
+  /** Priced hours no stored plan covered: counted at their realised cost (no savings claimed). */
+  hoursWithoutPlan: number;
+}
+
 /** The month's bill so far at the main meter; `vat` and `total` include the capacity fee's. */
 export interface MonthBill extends CostComponents {
   kwh: number;
@@ -96,6 +126,9 @@ export interface MonthBill extends CostComponents {
   hoursPriced: number;
   /** Metered hours without a price (prices missing when they were metered): not in the sums. */
   hoursUnpriced: number;
+  baseline: BaselineBill;
+  /** `baseline.total − total`: what wattshift saved this month so far (negative: it cost more). */
+  savings: number;
 }
 
 /**
@@ -106,7 +139,7 @@ export function monthBill(
   tariff: TariffModel,
   timezone: string,
   month: number,
-  costs: ReadonlyArray<HourCost>,
+  costs: ReadonlyArray<HourWithBaseline>,
   metered: ReadonlyArray<HourEnergy>,
 ): MonthBill {
   const sum = { kwh: 0, energy: 0, gridFee: 0, tax: 0, subsidy: 0, vat: 0, delta: 0, total: 0 };
@@ -115,12 +148,34 @@ export function monthBill(
   const rule = tariff.capacity;
   let capacity: CapacityStanding | null = null;
   if (rule) {
-    const measureKw = capacityMeasure(rule, metered, timezone, tariff.holidays);
-    const upTo = rule.steps ? (rule.steps[stepIndex(rule, measureKw)]?.upToKw ?? null) : null;
-    const fee = capacityFee(rule, measureKw, month);
-    capacity = { measureKw, stepUpToKw: upTo, marginKw: upTo === null ? null : upTo - measureKw, fee, vat: fee * (tariff.vatPct / 100) };
+    capacity = standing(rule, tariff, timezone, month, metered);
     sum.vat += capacity.vat;
     sum.total += capacity.fee + capacity.vat;
   }
-  return { ...sum, capacity, hoursPriced: costs.length, hoursUnpriced: metered.filter((h) => !priced.has(h.startMs)).length };
+  const baseline = baselineBill(tariff, timezone, month, costs, metered);
+  return {
+    ...sum, capacity, hoursPriced: costs.length, hoursUnpriced: metered.filter((h) => !priced.has(h.startMs)).length,
+    baseline, savings: baseline.total - sum.total,
+  };
+}
+
+function standing(rule: CapacityModel, tariff: TariffModel, timezone: string, month: number, metered: ReadonlyArray<HourEnergy>): CapacityStanding {
+  const measureKw = capacityMeasure(rule, metered, timezone, tariff.holidays);
+  const upTo = rule.steps ? (rule.steps[stepIndex(rule, measureKw)]?.upToKw ?? null) : null;
+  const fee = capacityFee(rule, measureKw, month);
+  return { measureKw, stepUpToKw: upTo, marginKw: upTo === null ? null : upTo - measureKw, fee, vat: fee * (tariff.vatPct / 100) };
+}
+
+/** The baseline month: its hours' cost, and the capacity fee its peaks (baseline energy where known) reach. */
+function baselineBill(tariff: TariffModel, timezone: string, month: number, costs: ReadonlyArray<HourWithBaseline>, metered: ReadonlyArray<HourEnergy>): BaselineBill {
+  const known = new Map(costs.flatMap((c) => (c.baselineKwh === null ? [] : [[c.hourStartMs, c.baselineKwh] as const])));
+  const hoursFromPlan = known.size;
+  let total = costs.reduce((s, c) => s + (c.baselineTotal ?? c.total), 0);
+  let capacityFee = 0;
+  if (tariff.capacity) {
+    const c = standing(tariff.capacity, tariff, timezone, month, metered.map((h) => ({ startMs: h.startMs, kWh: known.get(h.startMs) ?? h.kWh })));
+    capacityFee = c.fee + c.vat;
+    total += capacityFee;
+  }
+  return { total, capacityFee, hoursFromPlan, hoursWithoutPlan: costs.length - hoursFromPlan };
 }

@@ -40,23 +40,35 @@ export function capacityWeight(rule: CapacityModel, startMs: number, timezone: s
  * of those there are; none: 0.
  */
 export function capacityMeasure(rule: CapacityModel, hours: ReadonlyArray<HourEnergy>, timezone: string, holidays: ReadonlyArray<string>): number {
-  const values: number[] = [];
-  if (rule.measure === 'dailyPeaks') {
-    const dayMax = new Map<string, number>();
-    for (const h of hours) {
-      const w = capacityWeight(rule, h.startMs, timezone, holidays);
-      if (w === 0) continue;
-      const day = tariffLocalTime(h.startMs, timezone, holidays).date;
-      dayMax.set(day, Math.max(dayMax.get(day) ?? 0, h.kWh * w));
+  return meanOfTop(measuredPeaks(rule, hours, timezone, holidays).map((p) => p.kWh), rule.count);
+}
+
+/** The candidates the measure is taken from: each weighted hour, or each local day's highest one (`kWh` weighted). */
+function measuredPeaks(rule: CapacityModel, hours: ReadonlyArray<HourEnergy>, timezone: string, holidays: ReadonlyArray<string>): HourEnergy[] {
+  const peaks: HourEnergy[] = [];
+  const dayPeak = new Map<string, HourEnergy>();
+  for (const h of hours) {
+    const w = capacityWeight(rule, h.startMs, timezone, holidays);
+    if (w === 0) continue;
+    const peak = { startMs: h.startMs, kWh: h.kWh * w };
+    if (rule.measure !== 'dailyPeaks') {
+      peaks.push(peak);
+      continue;
     }
-    values.push(...dayMax.values());
-  } else {
-    for (const h of hours) {
-      const w = capacityWeight(rule, h.startMs, timezone, holidays);
-      if (w > 0) values.push(h.kWh * w);
-    }
+    const day = tariffLocalTime(h.startMs, timezone, holidays).date;
+    if ((dayPeak.get(day)?.kWh ?? -1) < peak.kWh) dayPeak.set(day, peak);
   }
-  return meanOfTop(values, rule.count);
+  return rule.measure === 'dailyPeaks' ? [...dayPeak.values()] : peaks;
+}
+
+/**
+ * Each hour's share of a month's capacity `fee`: the fee falls on the hours that set the measure
+ * (the `count` highest peaks), in proportion to their weighted energy; every other hour has none.
+ */
+export function capacityShares(rule: CapacityModel, hours: ReadonlyArray<HourEnergy>, timezone: string, holidays: ReadonlyArray<string>, fee: number): Map<number, number> {
+  const top = measuredPeaks(rule, hours, timezone, holidays).sort((a, b) => b.kWh - a.kWh).slice(0, rule.count);
+  const sum = top.reduce((s, p) => s + p.kWh, 0);
+  return new Map(top.map((p) => [p.startMs, sum > 0 ? (fee * p.kWh) / sum : fee / top.length]));
 }
 
 export function meanOfTop(values: number[], count: number): number {

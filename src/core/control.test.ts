@@ -123,6 +123,21 @@ describe('decide: hourly energy guard', () => {
     expect(decide([tank(), car()], site(6)).expectedDeviceKw).toBe(0);
   });
 
+  it('lets a device it switched off run again only with a quarter more room than it needs (no chatter at the limit)', () => {
+    // 5 − 3.4 = 1.6 kWh in 0.5 h = 3.2 kW − 1 kW base = 2.2 kW: room for the 2 kW element, not for 2.5.
+    expect(heater(decide([tank()], site(3.4))).allow).toBe(true);
+    expect(heater(decide([tank()], { ...site(3.4), guardedBefore: ['tank'] }))).toMatchObject({ allow: false, reason: expect.stringContaining('hourly energy guard') });
+    // 5 − 3.2 = 1.8 kWh → 3.6 − 1 = 2.6 kW ≥ 2.5: it runs again.
+    expect(heater(decide([tank()], { ...site(3.2), guardedBefore: ['tank'] })).allow).toBe(true);
+    // The car at 6 A (its minimum, 1.38 kW) in 1.5 kW of room: kept on, but not restarted once shed.
+    expect(charger(decide([car()], site(3.75))).currentA).toBe(6);
+    expect(charger(decide([car()], { ...site(3.75), guardedBefore: ['ev'] })).currentA).toBe(0);
+    // A car the guard only slowed (still charging) keeps following the room: no margin.
+    expect(charger(decide([car({ powerW: 1380 })], { ...site(3.75), locationPowerW: 2380, guardedBefore: ['ev'] })).currentA).toBe(6);
+    // Another device throttled before changes nothing for this one.
+    expect(heater(decide([tank()], { ...site(3.4), guardedBefore: ['ev'] })).allow).toBe(true);
+  });
+
   it('never throttles the comfort floor, an unknown temperature, a safe state or the user\'s boost', () => {
     const spent = site(5);
     expect(heater(decide([tank({ temperatureC: 40 })], spent)).allow).toBe(true);

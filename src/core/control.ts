@@ -86,7 +86,16 @@ export interface SiteNow {
   baseLoadKw: number;
   /** The plan holds this hour to the month's capacity step: at most `allowanceKwh` at the main meter. */
   hourBudget?: HourBudget;
+  /** Devices the guard throttled in the last decision: they need {@link GUARD_RESUME_MARGIN} more room to run again. */
+  guardedBefore?: readonly string[];
 }
+
+/**
+ * Hysteresis of the hourly guard, as a share of the device's power (the element, or the charger's
+ * minimum): a device the guard switched off runs again only with this much more room than it needs, so that
+ * the base load's wobble near the allowance does not switch it every tick.
+ */
+export const GUARD_RESUME_MARGIN = 0.25;
 
 export interface HourBudget {
   allowanceKwh: number;
@@ -198,7 +207,8 @@ export function decide(devices: readonly DeviceNow[], site: SiteNow): Decision {
       setpoints.push({ kind: 'heater', id: d.id, allow: false, reason: which });
       continue;
     }
-    if (want.allow && want.byPlan && d.elementKw > guardKw + 1e-9) {
+    const heaterMargin = site.guardedBefore?.includes(d.id) ? d.elementKw * GUARD_RESUME_MARGIN : 0;
+    if (want.allow && want.byPlan && d.elementKw + heaterMargin > guardKw + 1e-9) {
       guarded.push(d.id);
       setpoints.push({ kind: 'heater', id: d.id, allow: false, reason: guardNote });
       continue;
@@ -215,7 +225,10 @@ export function decide(devices: readonly DeviceNow[], site: SiteNow): Decision {
     const want = withinFuse(wantedCharger(d), d);
     const wantKw = d.plugged ? (want.currentA * wattsPerAmpOf(d)) / 1000 : 0;
     const capRoomKw = Math.min(headroomKw, d.capKw ?? Infinity);
-    const roomKw = want.byPlan ? Math.min(capRoomKw, guardKw) : capRoomKw;
+    // Only a car the guard stopped needs the margin to start again; one it slowed keeps following the room.
+    const stoppedByGuard = site.guardedBefore?.includes(d.id) === true && drawKw(d) === 0;
+    const chargerMargin = stoppedByGuard ? ((d.minCurrentA * wattsPerAmpOf(d)) / 1000) * GUARD_RESUME_MARGIN : 0;
+    const roomKw = want.byPlan ? Math.min(capRoomKw, guardKw - chargerMargin) : capRoomKw;
     if (wantKw > roomKw + 1e-9) {
       const currentA = currentWithin(Math.max(0, roomKw), d);
       const kw = (currentA * wattsPerAmpOf(d)) / 1000;

@@ -75,6 +75,26 @@ export function periodEnergy(totals: PeriodTotals, period: HistoryPeriod, nowMs:
   return { kwh: totals.kwh, quality, hours, completeHours: totals.completeHours };
 }
 
+/** What a period cost at the main meter, from its priced hours (the capacity fee is not in it). */
+export interface PeriodMoney {
+  /** Priced hours' cost, VAT included. */
+  cost: number;
+  /** Incentive earned (−Σ delta: positive when the programme paid). */
+  incentive: number;
+  /** Baseline minus cost over the priced hours (hours without a plan's baseline count as saving nothing). */
+  savings: number;
+  /** `complete`: every ended hour priced; `partial`: some hours unpriced (the sums cover only the priced ones); `gap`: none priced. */
+  quality: HistoryQuality;
+  pricedHours: number;
+  hours: number;
+}
+
+export function periodMoney(totals: { hours: number; total: number; delta: number; baselineTotal: number }, period: HistoryPeriod, nowMs: number): PeriodMoney {
+  const hours = endedHours(period, nowMs);
+  const quality: HistoryQuality = totals.hours === 0 ? 'gap' : totals.hours >= hours ? 'complete' : 'partial';
+  return { cost: totals.total, incentive: 0 - totals.delta, savings: totals.baselineTotal - totals.total, quality, pricedHours: totals.hours, hours };
+}
+
 /** The planned energy of each flexible device per slot, as a stored plan carries it. */
 export interface PlannedSlots {
   createdMs: number;

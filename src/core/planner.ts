@@ -199,6 +199,7 @@ export function plan(input: PlanInput, nowMs: number, previous?: Plan): Plan {
     const out: PlanSlot = {
       startMs: ps.startMs, endMs: ps.endMs, price: ps.price, delta: ps.delta, source: ps.source,
       headroomKW: s.headroomKW[t] as number, binding: bindingFor(s, final, t), reason: '',
+      baselineKWh: (base.q[t] as number) + (base.ev[t] as number),
     };
     const parts: string[] = [];
     // The slot the plan is made in counts what it already took, so its target is for the whole slot.

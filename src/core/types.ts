@@ -302,6 +302,8 @@ export interface PlanSlot {
   reason: string;
   /** Most energy the location may take in this slot's UTC hour (kWh), when the plan holds the hour to the month's capacity step. */
   hourAllowanceKWh?: number;
+  /** Flexible energy (tank + car) the naive baseline takes in this slot, kWh: what the bill's savings are measured against. */
+  baselineKWh?: number;
 }
 
 export interface Shortfall {

@@ -1,7 +1,8 @@
 /**
  * The world the demo daemon lives in: the API sandbox, an embedded MQTT broker, a simulated hot
- * water tank on Modbus TCP and a simulated go-e charger with a car on MQTT, all on one clock. The
- * same environment serves the end-to-end test.
+ * water tank on Modbus TCP and a simulated go-e charger with a car on MQTT, all on one clock; for
+ * the demo also a main meter (an AMS reader on the HAN port) counting the house and both devices.
+ * The same environment serves the end-to-end tests.
  */
 import { join } from 'node:path';
 import type { Clock } from '../ports.js';
@@ -10,6 +11,7 @@ import type { DirectConfigInput } from '../config/schema.js';
 import { startSandbox, type Sandbox } from '../sandbox/server.js';
 import { startSimulatedTank, type SimulatedTank } from '../sandbox/devices/modbus-tank.js';
 import { createGoeSim, type GoeSim } from '../sandbox/devices/goe-sim.js';
+import { createAmsReaderSim, type AmsReaderSim } from '../sandbox/devices/amsreader-sim.js';
 import { localParts, localTimeToUtcMs } from '../core/zoned-time.js';
 import { startEmbeddedBroker, type EmbeddedBroker } from './broker.js';
 
@@ -18,12 +20,25 @@ export const demoTimezone = 'Europe/Oslo';
 export const demoCoordinates = { latitude: 78.22094, longitude: 15.61946 };
 export const demoMeterPointId = '707057500000000001';
 export const goeTopic = 'go-eCharger/demo01';
+export const amsTopic = 'ams/demo01';
+
+/** The house's own draw by local hour, W: low at night, the morning and the evening peaks. */
+export function houseLoadW(atMs: number): number {
+  const hour = localParts(atMs, demoTimezone).hour;
+  if (hour < 6) return 350;
+  if (hour < 9) return 1400;
+  if (hour < 16) return 600;
+  if (hour < 21) return 1800;
+  return 800;
+}
 
 export interface DemoEnvironment {
   sandbox: Sandbox;
   broker: EmbeddedBroker;
   tank: SimulatedTank;
   charger: GoeSim;
+  /** The main meter, when asked for: the house ({@link houseLoadW}) plus the tank and the charger. */
+  mainMeter: AmsReaderSim | null;
   /** The daemon's config (to be parsed), pointing at this environment. */
   config: DirectConfigInput;
   close(): Promise<void>;
@@ -41,6 +56,8 @@ export async function startDemoEnvironment(options: {
   tankReleaseTimer?: boolean;
   /** Lifetime of the sandbox's access tokens, seconds of the clock (default one hour, as the API's). */
   tokenTtlSeconds?: number;
+  /** Adds the main meter (default false: the end-to-end tests meter the devices only). */
+  mainMeter?: boolean;
 }): Promise<DemoEnvironment> {
   const { clock, startMs } = options;
   const sandbox = await startSandbox({
@@ -60,6 +77,11 @@ export async function startDemoEnvironment(options: {
   await charger.start();
   const stopCharger = new AbortController();
   const chargerRun = charger.run(clock, 30_000, stopCharger.signal).catch(() => undefined);
+  const mainMeter = options.mainMeter
+    ? createAmsReaderSim({ url: broker.url, topic: amsTopic, startMs, importKwh: 18_250, load: (atMs) => ({ importW: houseLoadW(atMs) + tank.state().powerW + charger.powerW }) })
+    : null;
+  await mainMeter?.start();
+  const meterRun = mainMeter?.run(clock, 10_000, stopCharger.signal).catch(() => undefined);
 
   const credentials = sandbox.credentials[0]!;
   const config: DirectConfigInput = {
@@ -109,6 +131,7 @@ export async function startDemoEnvironment(options: {
         safeCurrentA: 6,
         model: { capacityKwh: 60, targetEnergyKwh: 25, departure: '07:00', minCurrentA: 6, maxCurrentA: 16, phases: 3 },
       },
+      ...(mainMeter ? [{ id: 'home', name: 'Main meter', kind: 'meter' as const, staleAfterS: 900, meter: { type: 'amsreader' as const, topic: amsTopic }, model: { main: true } }] : []),
     ],
     storage: { path: join(options.dataDir, 'wattshift.db') },
     http: { enabled: false },
@@ -120,10 +143,13 @@ export async function startDemoEnvironment(options: {
     broker,
     tank,
     charger,
+    mainMeter,
     config,
     async close() {
       stopCharger.abort();
       await chargerRun;
+      await meterRun;
+      await mainMeter?.close().catch(() => undefined);
       await charger.close().catch(() => undefined);
       await tank.close().catch(() => undefined);
       await broker.close().catch(() => undefined);

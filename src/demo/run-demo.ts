@@ -3,6 +3,7 @@
  * sandbox and simulated devices speaking real Modbus TCP and MQTT. One line per simulated hour,
  * then a summary; the last line is the summary as JSON.
  */
+import type { BillView } from '../ha/view.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,6 +38,8 @@ export interface DemoOptions {
 export interface DemoResult {
   summary: DemoSummary;
   hours: HourRecord[];
+  /** The daemon's own month bill at its main meter at the end (null: no hour priced). */
+  bill: BillView | null;
   env: DemoEnvironment;
   dataDir: string;
 }
@@ -60,7 +63,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const out = options.out;
 
   out(`wattshift demo: ${totalHours} simulated hours from ${fmtLocal(startMs)} (Europe/Oslo), logs in ${logFile}`);
-  const env = await startDemoEnvironment({ clock, startMs, dataDir, logger });
+  const env = await startDemoEnvironment({ clock, startMs, dataDir, logger, mainMeter: true });
   try {
     return await runInEnvironment(env, { startMs, totalHours, clock, speed, dataDir, logger, out });
   } catch (err) {
@@ -160,6 +163,7 @@ async function runInEnvironment(
   });
   await app.start();
   await clock.sleep(totalHours * hourMs - (clock.nowMs() - startMs));
+  const bill = app.view().bill ?? null;
   await app.stop();
 
   const hours = [...records.values()].sort((a, b) => a.hourStartMs - b.hourStartMs);
@@ -170,7 +174,7 @@ async function runInEnvironment(
   const accepted = env.sandbox.acceptedReports(config.spark.clientId).length;
   const summary = summarise(hours, { reportsAccepted: accepted, reportsRejected: rejected, floorViolations, capViolations });
   await spark.close();
-  return { summary, hours, env, dataDir };
+  return { summary, hours, bill, env, dataDir };
 }
 
 /** The baseline's hourly energy: same totals, naive timing. */

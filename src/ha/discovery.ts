@@ -202,6 +202,13 @@ const locationEntities: readonly EntityDef[] = [
     }),
   },
   {
+    key: 'bill_savings', component: 'sensor',
+    build: ({ t, currency }) => ({
+      name: 'Saved this month', icon: 'mdi:piggy-bank', state_topic: t.bill, value_template: '{{ value_json.savings }}',
+      device_class: 'monetary', unit_of_measurement: currency,
+    }),
+  },
+  {
     key: 'capacity_measure', component: 'sensor',
     build: ({ t }) => ({
       name: 'Capacity measure', state_topic: t.bill, value_template: '{{ value_json.capacity.measure_kw if value_json.capacity else None }}',

@@ -60,6 +60,7 @@ export function exampleHomeView(): HomeView {
       month: '2026-03', currency: 'NOK', kwh: 38.4, energy: 39.1, gridFee: 12.6, tax: 3.1, subsidy: 4.2, vat: 88.9, incentive: -2.35,
       total: 442.15, hoursPriced: 41, hoursUnpriced: 0,
       capacity: { measureKw: 4.1, stepUpToKw: 5, marginKw: 0.9, fee: 381.25 },
+      baseline: { total: 561.4, capacityFee: 475, hoursFromPlan: 39, hoursWithoutPlan: 2 }, savings: 119.25,
       devices: [{ id: 'tank', kwh: 9.2, total: 10.85 }, { id: 'car', kwh: 14.3, total: 15.02 }],
     },
     nowMs,

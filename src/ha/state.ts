@@ -102,6 +102,11 @@ export function billPayload(b: BillView): unknown {
     energy: round(b.energy, 2), grid_fee: round(b.gridFee, 2), tax: round(b.tax, 2), subsidy: round(b.subsidy, 2),
     vat: round(b.vat, 2), incentive: round(b.incentive, 2), total: round(b.total, 2),
     hours_priced: b.hoursPriced, hours_unpriced: b.hoursUnpriced,
+    baseline: {
+      total: round(b.baseline.total, 2), capacity_fee: round(b.baseline.capacityFee, 2),
+      hours_from_plan: b.baseline.hoursFromPlan, hours_without_plan: b.baseline.hoursWithoutPlan,
+    },
+    savings: round(b.savings, 2),
     capacity: c ? { measure_kw: round(c.measureKw, 3), step_up_to_kw: c.stepUpToKw, margin_kw: c.marginKw === null ? null : round(c.marginKw, 3), fee: round(c.fee, 2) } : null,
     devices: b.devices.map((d) => ({ id: d.id, kwh: round(d.kwh, 3), total: round(d.total, 2) })),
   };

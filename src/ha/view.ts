@@ -152,6 +152,13 @@ export interface BillView {
   hoursUnpriced: number;
   /** The capacity step the month's metered peaks reach, with its fee incl. VAT; null without a capacity fee. */
   capacity: { measureKw: number; stepUpToKw: number | null; marginKw: number | null; fee: number } | null;
+  /**
+   * The same priced hours without wattshift: `total` incl. VAT and the capacity fee its peaks reach
+   * (`capacityFee`, incl. VAT); hours no stored plan covered count at their realised cost.
+   */
+  baseline: { total: number; capacityFee: number; hoursFromPlan: number; hoursWithoutPlan: number };
+  /** `baseline.total − total` (negative: wattshift cost more). */
+  savings: number;
   devices: { id: string; kwh: number; total: number }[];
 }
 

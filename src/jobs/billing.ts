@@ -5,8 +5,9 @@
  */
 import type { Config } from '../config/schema.js';
 import { siteTariff } from '../config/tariff-file.js';
-import { flatTariff, hourCost, monthBill, type HourCost, type MonthBill } from '../core/bill.js';
-import { monthKey } from '../core/capacity.js';
+import { baselineHourKwh, flatTariff, hourCost, monthBill, type HourWithBaseline, type MonthBill } from '../core/bill.js';
+import { capacityFee, capacityMeasure, capacityShares, monthKey } from '../core/capacity.js';
+import { plannedByHour } from '../core/energy-history.js';
 import { buildPriceSeries } from '../core/prices.js';
 import type { TariffModel } from '../core/tariff.js';
 import { HOUR_MS } from '../core/zoned-time.js';
@@ -15,8 +16,10 @@ import type { Logger } from '../log.js';
 import type { HourlyCostInput, HourlyEnergyRow, Store } from '../store/types.js';
 import { localMonthStartMs, monthHours } from './bill-planner.js';
 import type { HomeEvent } from './event-normalise.js';
+import { meterSubjectOf } from './metering.js';
 import { deltaCurves, spotInputs } from './plan-inputs.js';
 import type { PriceData } from './price-refresh.js';
+import { BASELINE_KEY, flexibleDevices, storedPlans } from './stored-plans.js';
 
 /** The month so far at the main meter, in the site currency. */
 export interface BillSummary extends MonthBill {
@@ -51,7 +54,7 @@ export function readBill(
   if (!subjects.includes('location')) return null;
   const monthStart = localMonthStartMs(nowMs, site.timezone);
   const closedTo = Math.floor(nowMs / HOUR_MS) * HOUR_MS;
-  const costsOf = (subject: string): HourCost[] => {
+  const costsOf = (subject: string): HourWithBaseline[] => {
     const metered = new Map(store.readHourly(subject, monthStart, closedTo).map((h) => [h.hourStartMs, h]));
     // A cost counts while it prices the energy now stored for its hour.
     return store.readHourlyCost(subject, monthStart, closedTo).filter((c) => {
@@ -75,8 +78,8 @@ export function billTariff(config: Pick<Config, 'site'>): TariffModel {
 }
 
 export function createBilling(deps: {
-  config: Pick<Config, 'site' | 'prices'>;
-  store: Pick<Store, 'readHourly' | 'readHourlyCost' | 'upsertHourlyCost'>;
+  config: Pick<Config, 'site' | 'prices' | 'devices'>;
+  store: Pick<Store, 'readHourly' | 'readHourlyCost' | 'upsertHourlyCost' | 'setCapacityShares' | 'plansBetween'>;
   /** Metering subjects: `location` (the main meter) and `device:<id>`. */
   subjects: readonly string[];
   prices: () => PriceData;
@@ -89,6 +92,31 @@ export function createBilling(deps: {
   const tariff = billTariff(deps.config);
   let summary: BillSummary | null = null;
   let lastError: { code: string; message: string; atMs: number } | null = null;
+
+  /**
+   * Baseline kWh of the main meter's hours in [fromMs, toMs) by the stored plan in force when each
+   * began (core/bill `baselineHourKwh`); hours no plan with a baseline covered are absent. What the
+   * flexible loads took is their own meter's hour where they have one, else what the plan gave them.
+   */
+  function baselineByHour(hours: readonly HourlyEnergyRow[], fromMs: number, toMs: number): Map<number, number> {
+    const planned = plannedByHour(storedPlans(deps.store, deps.config.devices, fromMs, toMs).plans, fromMs, toMs);
+    const subjectOf = meterSubjectOf(deps.config.devices);
+    const flexible = Object.values(flexibleDevices(deps.config.devices)).flatMap((id) => {
+      if (id === undefined) return [];
+      const subject = subjectOf(id);
+      const rows = deps.subjects.includes(subject) ? deps.store.readHourly(subject, fromMs, toMs).filter((h) => h.quality !== 'gap') : [];
+      return [{ id, metered: new Map(rows.map((h) => [h.hourStartMs, h.kwh])) }];
+    });
+    const out = new Map<number, number>();
+    for (const h of hours) {
+      const plan = planned.get(h.hourStartMs);
+      const baseline = plan?.[BASELINE_KEY];
+      if (!plan || baseline === undefined) continue;
+      const taken = flexible.reduce((sum, f) => sum + (f.metered.get(h.hourStartMs) ?? plan[f.id] ?? 0), 0);
+      out.set(h.hourStartMs, baselineHourKwh(h.kwh, taken, baseline));
+    }
+    return out;
+  }
 
   function priceHours(subject: string, hours: readonly HourlyEnergyRow[]): HourlyCostInput[] {
     if (hours.length === 0) return [];
@@ -106,10 +134,24 @@ export function createBilling(deps: {
       fees: { gridFeePerKWh: 0, taxPerKWh: 0, vatRate: 1 },
       ...(site.exchangeRates ? { exchangeRates: site.exchangeRates as Record<string, number> } : {}),
     });
+    const baselines = subject === 'location' ? baselineByHour(hours, fromMs, toMs) : new Map<number, number>();
     return hours.flatMap((h) => {
       const c = hourCost(tariff, h.hourStartMs, h.kwh, slots, site.timezone);
-      return c ? [{ ...c, subject, currency: site.currency }] : [];
+      if (!c) return [];
+      const baselineKwh = baselines.get(h.hourStartMs) ?? null;
+      const baselineTotal = baselineKwh === null ? null : (hourCost(tariff, h.hourStartMs, baselineKwh, slots, site.timezone)?.total ?? null);
+      return [{ ...c, subject, currency: site.currency, baselineKwh: baselineTotal === null ? null : baselineKwh, baselineTotal }];
     });
+  }
+
+  /** Stores each main-meter hour's share of the month's capacity fee as the month's peaks now stand. */
+  function shareCapacity(nowMs: number, monthStart: number, closedTo: number): void {
+    const rule = tariff.capacity;
+    if (!rule || !deps.subjects.includes('location')) return;
+    const metered = monthHours(deps.store.readHourly('location', monthStart, closedTo));
+    const fee = capacityFee(rule, capacityMeasure(rule, metered, site.timezone, tariff.holidays), Number(monthKey(nowMs, site.timezone).slice(5, 7)));
+    const shares = capacityShares(rule, metered, site.timezone, tariff.holidays, fee);
+    deps.store.setCapacityShares('location', monthStart, closedTo, [...shares].map(([hourStartMs, share]) => ({ hourStartMs, share })));
   }
 
   function tickOnce(nowMs: number): void {
@@ -123,6 +165,7 @@ export function createBilling(deps: {
       });
       deps.store.upsertHourlyCost(priceHours(subject, todo));
     }
+    shareCapacity(nowMs, monthStart, closedTo);
     summary = readBill(deps.store, site, tariff, deps.subjects, nowMs);
   }
 

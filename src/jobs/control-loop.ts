@@ -160,7 +160,7 @@ export function startControlLoop(deps: {
     const capKw = deps.inputs.locationCapKw(now);
     const locationPowerW = deps.mainMeter ? readings.get(deps.mainMeter.config.id)?.powerW : undefined;
     const budget = hourBudget(slot, deps.metering, deps.mainMeter?.subject, now);
-    const decision = decide(nows, { capKw, locationPowerW, baseLoadKw: deps.inputs.baseLoadKw(now), ...(budget ? { hourBudget: budget } : {}) });
+    const decision = decide(nows, { capKw, locationPowerW, baseLoadKw: deps.inputs.baseLoadKw(now), guardedBefore: [...guarding], ...(budget ? { hourBudget: budget } : {}) });
     for (const id of decision.guarded) {
       if (!guarding.has(id)) log.info({ code: 'HOUR_GUARD', device: id, ...budget }, 'throttled to keep the hour within its capacity-step allowance');
     }

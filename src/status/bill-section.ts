@@ -13,6 +13,9 @@ export function billLines(b: BillView): string[] {
     const step = c.stepUpToKw === null ? 'top step' : `step up to ${fixed(c.stepUpToKw, 1)} kW, ${fixed(c.marginKw ?? 0, 2)} kW to spare`;
     lines.push(`capacity: ${fixed(c.measureKw, 2)} kW (${step}), ${m(c.fee)} incl. VAT`);
   }
+  const base = b.baseline;
+  const noPlan = base.hoursWithoutPlan > 0 ? `; ${base.hoursWithoutPlan} hours no plan covered count as they were (no savings claimed)` : '';
+  lines.push(`saved ${m(b.savings)} against no shifting, which would have cost ${m(base.total)}${c ? ` (capacity ${m(base.capacityFee)})` : ''}${noPlan}`);
   for (const d of b.devices) lines.push(`${d.id}: ${m(d.total)} for ${fixed(d.kwh, 1)} kWh`);
   return lines;
 }

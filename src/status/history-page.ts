@@ -16,10 +16,23 @@ function energyCell(e: HistoryRow['energy'][string] | undefined): string {
   return `<td class="num q-${e.quality}" data-quality="${e.quality}">${fixed(e.kwh, 1)} kWh${note}</td>`;
 }
 
-function table(id: string, caption: string, rows: readonly HistoryRow[], devices: EnergyHistory['devices']): string {
-  const head = devices.map((d) => `<th class="num">${esc(d.wholeHome ? `${d.name} (whole home)` : d.name)}</th>`).join('');
+/** Cost, incentive and savings cells of the whole home; partial when some hours are unpriced. */
+function moneyCells(m: HistoryRow['money'], currency: string): string {
+  if (!m || m.hours === 0) return '<td class="num muted">–</td>'.repeat(3);
+  if (m.quality === 'gap') return '<td class="num q-gap" data-quality="gap" colspan="3">not priced</td>';
+  const note = m.quality === 'complete' ? '' : `<small>partial: ${m.pricedHours} of ${m.hours} h priced</small>`;
+  const cell = (v: number): string => `<td class="num q-${m.quality}" data-quality="${m.quality}">${fixed(v, 2)} ${esc(currency)}${note}</td>`;
+  return cell(m.cost) + cell(m.incentive) + cell(m.savings);
+}
+
+function table(id: string, caption: string, rows: readonly HistoryRow[], history: EnergyHistory): string {
+  const { devices, currency } = history;
+  const withMoney = rows.some((r) => r.money);
+  const head = devices.map((d) => `<th class="num">${esc(d.wholeHome ? `${d.name} (whole home)` : d.name)}</th>`).join('')
+    + (withMoney ? '<th class="num">Cost</th><th class="num">Incentive earned</th><th class="num">Saved</th>' : '');
   const body = rows
-    .map((r) => `<tr data-period="${esc(r.label)}"><td>${esc(r.label)}</td>${devices.map((d) => energyCell(r.energy[d.id])).join('')}</tr>`)
+    .map((r) => `<tr data-period="${esc(r.label)}"><td>${esc(r.label)}</td>${devices.map((d) => energyCell(r.energy[d.id])).join('')}`
+      + `${withMoney ? moneyCells(r.money, currency) : ''}</tr>`)
     .join('');
   return `<h3>${esc(caption)}</h3><div class="scroll"><table class="history" id="${id}"><thead><tr><th></th>${head}</tr></thead><tbody>${body}</tbody></table></div>`;
 }
@@ -40,8 +53,9 @@ export function renderHistorySection(history: EnergyHistory | null, error?: stri
   if (!history) return `<h2>History</h2><p class="muted" id="history">History not available${error ? `: ${esc(error)}` : ''}.</p>`;
   if (history.devices.length === 0) return '<h2>History</h2><p class="muted" id="history">No devices configured.</p>';
   const unreadable = history.unreadablePlans > 0 ? `<p class="muted">${history.unreadablePlans} stored plan(s) could not be read and are left out.</p>` : '';
-  return `<h2 id="history">History</h2><p class="muted">Metered energy per local day and month. “partial”: some hours are missing or only partly metered, so the figure is a lower bound.</p>`
-    + table('history-days', 'Days', history.days, history.devices)
-    + table('history-months', 'Months', history.months, history.devices)
+  return `<h2 id="history">History</h2><p class="muted">Metered energy per local day and month. “partial”: some hours are missing or only partly metered, so the figure is a lower bound.`
+    + ` Cost, incentive and savings are the whole home's priced hours, VAT included, without the capacity fee; savings are against no shifting.</p>`
+    + table('history-days', 'Days', history.days, history)
+    + table('history-months', 'Months', history.months, history)
     + planTable(history) + unreadable;
 }

@@ -4,13 +4,13 @@
  * stored plans cover, what the plan expected against what was metered. Every read is bounded: one
  * summing query per device and table, at most KEEP_PLANS plans and two weeks of one device's hours.
  */
-import { z } from 'zod';
 import type { Config } from '../config/schema.js';
 import {
-  historyPeriods, periodEnergy, planOutcome, plannedByHour,
-  type HistoryPeriod, type PeriodEnergy, type PlanOutcome, type PlannedSlots,
+  historyPeriods, periodEnergy, periodMoney, planOutcome, plannedByHour,
+  type HistoryPeriod, type PeriodEnergy, type PeriodMoney, type PlanOutcome,
 } from '../core/energy-history.js';
 import { meterSubjectOf } from '../jobs/metering.js';
+import { storedPlans } from '../jobs/stored-plans.js';
 import type { Store } from '../store/types.js';
 
 /** Local days and months shown. */
@@ -22,11 +22,15 @@ export interface HistoryRow extends HistoryPeriod {
   energy: Record<string, PeriodEnergy>;
   /** Planned against metered, by flexible device id, where a stored plan covered metered hours. */
   plan: Record<string, PlanOutcome>;
+  /** What the whole home's priced hours cost, earned and saved; absent without a main meter. */
+  money?: PeriodMoney;
 }
 
 export interface EnergyHistory {
   nowMs: number;
   timezone: string;
+  /** Currency of the money figures. */
+  currency: string;
   devices: { id: string; name: string; wholeHome: boolean }[];
   days: HistoryRow[];
   months: HistoryRow[];
@@ -34,37 +38,7 @@ export interface EnergyHistory {
   unreadablePlans: number;
 }
 
-const energyOf = z.looseObject({ energyKWh: z.number() }).optional();
-const storedSlotsSchema = z.looseObject({
-  createdMs: z.number(),
-  slots: z.array(z.looseObject({ startMs: z.number(), endMs: z.number(), tank: energyOf, ev: energyOf })),
-});
-
-type HistoryStore = Pick<Store, 'energyTotals' | 'plansBetween' | 'readHourly'>;
-
-/** The planned kWh per slot of the stored plans overlapping [fromMs, toMs), by device id. */
-function storedPlans(store: HistoryStore, config: Config, fromMs: number, toMs: number): { plans: PlannedSlots[]; unreadable: number } {
-  const tankId = config.devices.find((d) => d.kind === 'hotWaterTank')?.id;
-  const evId = config.devices.find((d) => d.kind === 'evCharger')?.id;
-  const plans: PlannedSlots[] = [];
-  let unreadable = 0;
-  for (const row of store.plansBetween(fromMs, toMs)) {
-    const parsed = storedSlotsSchema.safeParse(row.json);
-    if (!parsed.success) {
-      unreadable++;
-      continue;
-    }
-    plans.push({
-      createdMs: parsed.data.createdMs,
-      slots: parsed.data.slots.map((s) => ({
-        startMs: s.startMs,
-        endMs: s.endMs,
-        energyKwh: { ...(tankId ? { [tankId]: s.tank?.energyKWh ?? 0 } : {}), ...(evId ? { [evId]: s.ev?.energyKWh ?? 0 } : {}) },
-      })),
-    });
-  }
-  return { plans, unreadable };
-}
+type HistoryStore = Pick<Store, 'energyTotals' | 'costTotals' | 'plansBetween' | 'readHourly'>;
 
 /** Reads the history at `nowMs` (throws the store's STORE_FAILED when a read fails). */
 export function readEnergyHistory(store: HistoryStore, config: Config, nowMs: number): EnergyHistory {
@@ -78,8 +52,12 @@ export function readEnergyHistory(store: HistoryStore, config: Config, nowMs: nu
     store.energyTotals(subject, days).forEach((t, i) => (dayRows[i]!.energy[d.id] = periodEnergy(t, days[i]!, nowMs)));
     store.energyTotals(subject, months).forEach((t, i) => (monthRows[i]!.energy[d.id] = periodEnergy(t, months[i]!, nowMs)));
   }
+  if (config.devices.some((d) => subjectOf(d.id) === 'location')) {
+    store.costTotals('location', days).forEach((t, i) => (dayRows[i]!.money = periodMoney(t, days[i]!, nowMs)));
+    store.costTotals('location', months).forEach((t, i) => (monthRows[i]!.money = periodMoney(t, months[i]!, nowMs)));
+  }
   const fromMs = days[days.length - 1]?.startMs ?? nowMs;
-  const { plans, unreadable } = storedPlans(store, config, fromMs, nowMs);
+  const { plans, unreadable } = storedPlans(store, config.devices, fromMs, nowMs);
   if (plans.length > 0) {
     const planFrom = Math.max(fromMs, Math.min(...plans.map((p) => p.createdMs)));
     const planned = plannedByHour(plans, planFrom, nowMs);
@@ -95,6 +73,7 @@ export function readEnergyHistory(store: HistoryStore, config: Config, nowMs: nu
   return {
     nowMs,
     timezone: tz,
+    currency: config.site.currency,
     devices: config.devices.map((d) => ({ id: d.id, name: d.name ?? d.id, wholeHome: subjectOf(d.id) === 'location' })),
     days: dayRows,
     months: monthRows,

@@ -162,6 +162,8 @@ export class DaemonMetrics {
     const bill = this.gauge('wattshift_bill_month', 'This month\'s bill so far at the main meter by component (total includes VAT and the capacity fee).', ['currency', 'component']);
     const components = { total: b.total, energy: b.energy, grid_fee: b.gridFee, tax: b.tax, subsidy: b.subsidy, vat: b.vat, incentive: b.incentive, capacity: b.capacity?.fee };
     for (const [component, v] of Object.entries(components)) bill(v, { currency: b.currency, component });
+    this.gauge('wattshift_bill_month_baseline', 'What the same hours would have cost without wattshift (VAT and its capacity fee included).', ['currency'])(b.baseline.total, { currency: b.currency });
+    this.gauge('wattshift_bill_month_savings', 'Baseline minus realised bill this month so far.', ['currency'])(b.savings, { currency: b.currency });
     this.gauge('wattshift_bill_month_energy_kwh', 'Energy priced this month at the main meter.')(b.kwh);
     this.gauge('wattshift_bill_hours_unpriced', 'Metered hours this month without a known price (left out of the bill).')(b.hoursUnpriced);
     const device = this.gauge('wattshift_bill_month_device', 'What each metered device cost this month so far.', ['currency', 'device']);

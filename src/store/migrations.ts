@@ -114,6 +114,17 @@ CREATE TABLE hourly_cost (
 ) WITHOUT ROWID, STRICT;
 `,
   },
+  {
+    version: 3,
+    name: 'hourly cost baseline and capacity share',
+    // What the hour would have cost without wattshift (null: no stored plan covered it, or not the
+    // main meter) and the hour's share of the month's capacity fee (excluding VAT; 0 until known).
+    sql: `
+ALTER TABLE hourly_cost ADD COLUMN baseline_kwh REAL;
+ALTER TABLE hourly_cost ADD COLUMN baseline_total REAL;
+ALTER TABLE hourly_cost ADD COLUMN capacity_share REAL NOT NULL DEFAULT 0;
+`,
+  },
 ];
 
 export const latestSchemaVersion: number = migrations.reduce((v, m) => Math.max(v, m.version), 0);

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { HourCost } from '../core/bill.js';
+import type { HourWithBaseline } from '../core/bill.js';
 
 /**
  * The store's public types. `Store` is an interface so that jobs can be unit-tested with a fake;
@@ -100,13 +100,27 @@ export interface HourlyEnergyRow extends HourlyEnergyInput {
 }
 
 /** The realised cost of one metered hour of a subject, in `currency`. */
-export interface HourlyCostInput extends HourCost {
+export interface HourlyCostInput extends HourWithBaseline {
   subject: string;
   currency: string;
 }
 
 export interface HourlyCostRow extends HourlyCostInput {
   pricedAtMs: number;
+  /** The hour's share of the month's capacity fee so far, excluding VAT (0: not a peak that sets it). */
+  capacityShare: number;
+}
+
+/** Sums over one period of one subject's priced hours (see `Store.costTotals`). */
+export interface CostPeriodTotals {
+  /** Priced hours. */
+  hours: number;
+  /** What they cost, VAT included (without the capacity fee). */
+  total: number;
+  /** Incentive deltas (negative = earned). */
+  delta: number;
+  /** What they would have cost without wattshift (an hour without a baseline at its own cost). */
+  baselineTotal: number;
 }
 
 /** Sums over one period of one subject's hours (see `Store.energyTotals`). */
@@ -288,6 +302,10 @@ export interface Store {
   upsertHourlyCost(rows: readonly HourlyCostInput[]): void;
   /** Cost rows of `subject` with fromMs <= hourStartMs < toMs, in time order. */
   readHourlyCost(subject: string, fromMs: number, toMs: number): HourlyCostRow[];
+  /** Sums of `subject`'s priced hours in each period (at most 400 periods), in the order given. */
+  costTotals(subject: string, periods: ReadonlyArray<{ startMs: number; endMs: number }>): CostPeriodTotals[];
+  /** Sets the capacity-fee shares of `subject`'s priced hours in [fromMs, toMs); every other hour there gets 0. One transaction. */
+  setCapacityShares(subject: string, fromMs: number, toMs: number, shares: readonly { hourStartMs: number; share: number }[]): void;
 
   saveCheckpoints(rows: readonly MeterCheckpoint[]): void;
   loadCheckpoints(): MeterCheckpoint[];
