@@ -61,6 +61,7 @@ export interface EnergyMeter {
 
 /** Per-phase currents and voltages (L1, L2, L3; one entry on a 1-phase meter). */
 export interface PhaseReading {
+  /** Current per line L1.., A; NaN for a line the meter does not measure. */
   currentsA: number[];
   /** Empty when the meter does not give them. */
   voltagesV: number[];

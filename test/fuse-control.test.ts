@@ -137,5 +137,6 @@ describe('main fuse control with a HAN meter and a go-e charger', () => {
     await step(50_000);
     expect(goe.amp).toBe(6);
     expect(setpoint()?.reason).toMatch(/phase currents stale/);
+    expect(log.lines.filter((l) => l.code === 'FUSE_PHASES_UNKNOWN').map((l) => l['why'])).toEqual(['phase currents stale']);
   });
 });
