@@ -23,6 +23,8 @@ export interface FuseGuard {
 }
 
 const fuseReason = 'main fuse';
+/** Whether a charger setpoint's reason says the main fuse holds it. */
+export const heldByFuse = (reason: string): boolean => reason.startsWith(fuseReason);
 
 /**
  * The main fuse in the control loop: per charger, the headroom on its lines from the HAN meter's
@@ -67,7 +69,7 @@ export function createFuseGuard(config: FuseConfig, logger: Logger): FuseGuard {
       for (const s of setpoints) {
         if (s.kind !== 'charger') continue;
         const was = limiting.get(s.id);
-        const now = s.reason.startsWith(fuseReason) ? s.reason : undefined;
+        const now = heldByFuse(s.reason) ? s.reason : undefined;
         if (now !== undefined && was === undefined) {
           log.warn({ code: 'FUSE_LIMIT', device: s.id, currentA: s.currentA, reason: now }, 'the main fuse limits the charger\'s current');
         } else if (now === undefined && was !== undefined) {
