@@ -33,7 +33,7 @@ function view(opts: { fuse: boolean; reason: string; currentsA: number[] }) {
     atMs: now, slotStartMs: now, slotEnergyKwh: new Map(), locationPowerW: 9000, capKw: 17,
     readings: new Map([
       ['han', { atMs: now, powerW: 9000, phases: { currentsA: opts.currentsA, voltagesV: [], atMs: now }, errors: [] }],
-      ['car', { atMs: now, powerW: 4000, ev: { plugged: true, charging: true }, errors: [] }],
+      ['car', { atMs: now, powerW: 4000, ev: { plugged: true, charging: true, sessionKwh: 12.345 }, errors: [] }],
     ]),
     decision: { setpoints: [{ kind: 'charger', id: 'car', currentA: 10, reason: opts.reason }], expectedDeviceKw: 4, baseLoadKw: 5, guarded: [] },
   } as ControlSnapshot;
@@ -63,12 +63,14 @@ describe('phases, charging current and the main fuse in the view', () => {
     const m = stateMessages(t, held);
     expect(m.get(t.deviceField('car', 'current_limit'))).toBe('10');
     expect(m.get(t.deviceField('car', 'fuse_limited'))).toBe('true');
+    expect(m.get(t.deviceField('car', 'session_energy'))).toBe('12.345');
     expect([1, 2, 3].map((n) => m.get(t.deviceField('han', `current_l${n}` as 'current_l1')))).toEqual(['24', 'None', '5.25']);
     expect(JSON.parse(m.get(t.location)!).fuse).toEqual({ main_fuse_a: 25, headroom_a: [1, null, 19.8], limiting: true, reason: 'main fuse 25 A: L1 at 24.0 A' });
 
     const d = discovered(held);
     expect(d.get('car_current_limit')?.payload).toMatchObject({ device_class: 'current', unit_of_measurement: 'A', state_topic: t.deviceField('car', 'current_limit') });
     expect(d.get('car_fuse_limited')?.topic.split('/')[1]).toBe('binary_sensor');
+    expect(d.get('car_session_energy')?.payload).toMatchObject({ device_class: 'energy', unit_of_measurement: 'kWh', state_topic: t.deviceField('car', 'session_energy') });
     expect(d.get('han_current_l2')?.payload).toMatchObject({ device_class: 'current', state_topic: t.deviceField('han', 'current_l2') });
     expect(d.get('location_fuse_headroom_l3')?.payload).toMatchObject({ state_topic: t.location, unit_of_measurement: 'A' });
     expect(d.get('location_fuse_limiting')?.topic.split('/')[1]).toBe('binary_sensor');
@@ -76,7 +78,7 @@ describe('phases, charging current and the main fuse in the view', () => {
     const html = renderStatusPage(held, { timezone: 'Europe/Oslo' });
     expect(html).toContain('Main fuse 25 A, headroom L1 1.0 A · L2 not measured · L3 19.8 A');
     expect(html).toContain('limiting the charger</b> (main fuse 25 A: L1 at 24.0 A)');
-    expect(html).toContain('limit 10 A (main fuse)');
+    expect(html).toContain('12.3 kWh this session; limit 10 A (main fuse)');
     expect(html).toContain('L1 24.0 A · L2 not measured · L3 5.3 A');
   });
 

@@ -161,6 +161,7 @@ export function homeView(src: ViewSources): HomeView {
         plugged: r?.ev?.plugged ?? false,
         charging: r?.ev?.charging ?? false,
         ...(r?.ev?.socPct !== undefined ? { socPct: r.ev.socPct } : {}),
+        ...(r?.ev?.sessionKwh !== undefined ? { sessionKwh: r.ev.sessionKwh } : {}),
         ...(w.departureMs !== null ? { departure: new Date(w.departureMs).toISOString() } : {}),
         ...(w.targetKwh !== null ? { targetKwh: w.targetKwh } : {}),
         ...(w.targetSocPct !== null ? { targetSocPct: w.targetSocPct } : {}),

@@ -91,6 +91,8 @@ export interface EvState {
   charging: boolean;
   /** State of charge in percent, when the charger or car reports it. */
   socPct?: number;
+  /** Energy of the running (or, after it, the last) charging session, kWh, when the charger knows it. */
+  sessionKwh?: number;
 }
 
 export interface EvStateReader {

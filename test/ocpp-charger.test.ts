@@ -56,7 +56,9 @@ describe('OCPP 1.6J charger', () => {
     expect(w.sim.powerW).toBe(10 * 3 * 230);
     expect(w.sim.received()).toContain('RemoteStartTransaction');
     await w.step(60_000);
-    expect(await w.charger.evStateReader?.readEvState(never)).toEqual({ plugged: true, charging: true });
+    const ev = await w.charger.evStateReader!.readEvState(never);
+    expect(ev).toMatchObject({ plugged: true, charging: true });
+    expect(ev.sessionKwh).toBeCloseTo((6900 * 60) / 3_600_000, 2); // one minute at 6.9 kW, whole Wh
     expect(await w.charger.powerMeter?.readPowerW(never)).toBe(6900);
 
     await w.charger.chargeCurrentLimit.setCurrentA(3, never); // below 6 A: a pause, not a stop
@@ -97,6 +99,10 @@ describe('OCPP 1.6J charger', () => {
       for (const h of res.closedHours) hours.set(h.hourStartMs, h.kwh);
     }
     for (const h of closeHoursBefore(state, startMs + 2 * 3_600_000).closedHours) hours.set(h.hourStartMs, h.kwh);
+    // The session's energy: the register since StartTransaction's meterStart, as of the last MeterValues.
+    const session = (await w.charger.evStateReader!.readEvState(never)).sessionKwh!;
+    expect(Math.abs(session - w.sim.totalWh / 1000)).toBeLessThan(0.2);
+    expect(session).toBeGreaterThan(20);
     const truth = w.sim.energyKwhByHour();
     const first = truth.get(startMs) ?? 0;
     expect(first).toBeGreaterThan(10); // 11 kW for most of the hour

@@ -144,6 +144,8 @@ const deviceEntities: Record<DeviceKind, readonly EntityDef[]> = {
     numberDef('target_kwh', 'Target energy', { device_class: 'energy', unit_of_measurement: 'kWh', min: 0, max: 200, step: 0.5 }),
     numberDef('target_soc', 'Target state of charge', { device_class: 'battery', unit_of_measurement: '%', min: 0, max: 100, step: 1 }),
     sensor('current_limit', 'Charging current limit', { ...amps, icon: 'mdi:current-ac' }),
+    // Starts again at 0 with each session: total_increasing reads the drop as a new cycle.
+    sensor('session_energy', 'Session energy', { device_class: 'energy', unit_of_measurement: 'kWh', state_class: 'total_increasing', suggested_display_precision: 2 }),
     {
       key: 'fuse_limited', component: 'binary_sensor',
       build: ({ t, id }) => ({ name: 'Held by the main fuse', icon: 'mdi:fuse', state_topic: t.deviceField(id, 'fuse_limited'), payload_on: 'true', payload_off: 'false' }),

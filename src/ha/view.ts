@@ -15,6 +15,8 @@ export interface EvView {
   departure?: string;
   targetKwh?: number;
   targetSocPct?: number;
+  /** Energy of the running (or last) charging session, kWh, when the charger reports it. */
+  sessionKwh?: number;
 }
 
 /** The next "hot water ready" deadline of the tank's comfort windows, as planned. */

@@ -78,7 +78,7 @@ function fuseText(f: FuseView): string {
 function deviceRow(d: DeviceView, tz: string): string {
   const ev = d.ev;
   const evText = ev
-    ? `${ev.plugged ? 'plugged' : 'unplugged'}${ev.charging ? ', charging' : ''}${ev.socPct === undefined ? '' : `, ${fixed(ev.socPct, 0)} %`}${ev.departure ? `, leaves ${esc(dateTime(Date.parse(ev.departure), tz))}` : ''}`
+    ? `${ev.plugged ? 'plugged' : 'unplugged'}${ev.charging ? ', charging' : ''}${ev.socPct === undefined ? '' : `, ${fixed(ev.socPct, 0)} %`}${ev.sessionKwh === undefined ? '' : `, ${fixed(ev.sessionKwh, 1)} kWh this session`}${ev.departure ? `, leaves ${esc(dateTime(Date.parse(ev.departure), tz))}` : ''}`
       + (d.currentLimitA === undefined ? '' : `; limit ${fixed(d.currentLimitA, 0)} A${d.fuseLimited ? ' (main fuse)' : ''}`)
     : d.phaseCurrentsA ? lines(d.phaseCurrentsA, (a) => `${fixed(a, 1)} A`) : '';
   return `<tr data-device="${esc(d.id)}"><td>${esc(d.name)}<div class="muted">${esc(kindLabel[d.kind])}</div></td>`

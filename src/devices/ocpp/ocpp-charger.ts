@@ -89,6 +89,8 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
     return s !== undefined && !unplugged.has(s) && s !== 'Faulted';
   };
 
+  /** The energy register at the start of the connector's session, Wh (undefined: not known, e.g. relearnt after a restart). */
+  let sessionStartWh: number | undefined;
   /** The limit the charger last accepted for the running session, A (undefined: not known). */
   let acceptedA: number | undefined;
   /** Whether the last attempt to bring the current down failed both ways (logged once per run). */
@@ -156,6 +158,7 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
         return;
       case 'transaction':
         if (e.connectorId === connectorId && e.transactionId === undefined) acceptedA = undefined;
+        if (e.connectorId === connectorId && e.transactionId !== undefined) sessionStartWh = e.meterStartWh;
         // A session that starts after the limit was set gets it at once (it began at the default).
         if (e.connectorId === connectorId && e.transactionId !== undefined && limitA !== undefined) void renew();
     }
@@ -210,7 +213,9 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
       readEvState: async (): Promise<EvState> => {
         const status = values.get('status') as ChargePointStatus;
         if (status === 'Faulted') throw new WattshiftError('OCPP_CHARGER_FAULTED', `${device}: connector ${connectorId} is Faulted`, { details: { device } });
-        return { plugged: !unplugged.has(status), charging: status === 'Charging' };
+        const wh = values.peek('energyWh') as number | undefined;
+        const sessionKwh = sessionStartWh !== undefined && wh !== undefined ? Math.max(0, wh - sessionStartWh) / 1000 : undefined;
+        return { plugged: !unplugged.has(status), charging: status === 'Charging', ...(sessionKwh !== undefined ? { sessionKwh } : {}) };
       },
     },
     close() {
