@@ -12,7 +12,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/clock.js';
 import { accumulate, closeHoursBefore, initialMeteringState, type MeteringState } from '../src/core/metering.js';
 import { createServer } from 'node:net';
-import { parseConfig } from '../src/config/load.js';
 import { buildDevice } from '../src/devices/factory.js';
 import { startCentralSystem } from '../src/devices/ocpp/start.js';
 import { superviseDevice } from '../src/devices/supervisor.js';
@@ -21,7 +20,7 @@ import { memoryLogger } from './fixtures/modbus/servers.js';
 import { createCentralSystem } from '../src/devices/ocpp/central-system.js';
 import { createOcppCharger } from '../src/devices/ocpp/ocpp-charger.js';
 import { createOcppChargePointSim } from '../src/sandbox/devices/ocpp-charge-point-sim.js';
-import { closeOpened, never, open, password, startCentral, startMs, world } from './helpers/ocpp-world.js';
+import { closeOpened, ocppConfig, never, open, password, startCentral, startMs, world } from './helpers/ocpp-world.js';
 
 afterEach(closeOpened);
 
@@ -200,14 +199,7 @@ describe('OCPP 1.6J charger', () => {
         srv.close(() => resolve(p));
       });
     });
-    const { config } = parseConfig({
-      version: 1,
-      site: { timezone: 'Europe/Oslo', priceArea: 'NO1', currency: 'NOK', locationLimitKw: 11 },
-      spark: { clientId: 'c', clientSecret: 'x' },
-      storage: { path: ':memory:' },
-      ocpp: { host: '127.0.0.1', port },
-      devices: [{ id: 'car', kind: 'evCharger', charger: { type: 'ocpp', chargePointId: 'cp1', password }, model: { capacityKwh: 60 } }],
-    }, { env: {} });
+    const config = ocppConfig(port);
     const clock = new ManualClock(startMs);
     const logger = memoryLogger().logger;
     const cs = await startCentralSystem(config, { clock, logger });

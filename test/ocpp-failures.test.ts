@@ -6,13 +6,12 @@
 import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/clock.js';
-import { parseConfig } from '../src/config/load.js';
 import { buildDevice } from '../src/devices/factory.js';
 import { listenRetryMs, startCentralSystem } from '../src/devices/ocpp/start.js';
 import { createOcppChargePointSim } from '../src/sandbox/devices/ocpp-charge-point-sim.js';
 import { eventually } from './helpers/aedes.js';
 import { memoryLogger } from './fixtures/modbus/servers.js';
-import { closeOpened, never, open, password, startMs, world } from './helpers/ocpp-world.js';
+import { closeOpened, ocppConfig, never, open, password, startMs, world } from './helpers/ocpp-world.js';
 
 afterEach(closeOpened);
 
@@ -20,14 +19,7 @@ describe('OCPP failure paths', () => {
   it('a port already taken at start: OCPP_LISTEN_FAILED once, chargers unreachable, and it binds once the port is free', async () => {
     const squatter = createServer();
     const port = await new Promise<number>((resolve) => squatter.listen(0, '127.0.0.1', () => resolve((squatter.address() as { port: number }).port)));
-    const { config } = parseConfig({
-      version: 1,
-      site: { timezone: 'Europe/Oslo', priceArea: 'NO1', currency: 'NOK', locationLimitKw: 11 },
-      spark: { clientId: 'c', clientSecret: 'x' },
-      storage: { path: ':memory:' },
-      ocpp: { host: '127.0.0.1', port },
-      devices: [{ id: 'car', kind: 'evCharger', charger: { type: 'ocpp', chargePointId: 'cp1', password }, model: { capacityKwh: 60 } }],
-    }, { env: {} });
+    const config = ocppConfig(port);
     const clock = new ManualClock(startMs);
     const { logger, lines } = memoryLogger();
     const cs = await startCentralSystem(config, { clock, logger });

@@ -5,6 +5,8 @@
 import { connect, createServer, type Socket } from 'node:net';
 import { expect } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
+import { parseConfig } from '../../src/config/load.js';
+import type { Config } from '../../src/config/schema.js';
 import { createCentralSystem, type CentralSystem } from '../../src/devices/ocpp/central-system.js';
 import { createOcppCharger, type OcppCharger } from '../../src/devices/ocpp/ocpp-charger.js';
 import { createOcppChargePointSim, type OcppChargePointSim } from '../../src/sandbox/devices/ocpp-charge-point-sim.js';
@@ -120,4 +122,16 @@ export async function startTcpRelay(targetPort: number): Promise<TcpRelay> {
       server.close(() => resolve());
     }),
   };
+}
+
+/** A daemon config with the central system on 127.0.0.1:`port` and one ocpp charger, `car` on cp1. */
+export function ocppConfig(port: number): Config {
+  return parseConfig({
+    version: 1,
+    site: { timezone: 'Europe/Oslo', priceArea: 'NO1', currency: 'NOK', locationLimitKw: 11 },
+    spark: { clientId: 'c', clientSecret: 'x' },
+    storage: { path: ':memory:' },
+    ocpp: { host: '127.0.0.1', port },
+    devices: [{ id: 'car', kind: 'evCharger', charger: { type: 'ocpp', chargePointId: 'cp1', password }, model: { capacityKwh: 60 } }],
+  }, { env: {} }).config;
 }
