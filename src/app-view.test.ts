@@ -83,7 +83,7 @@ describe('limits, events and reports in the view', () => {
     expect(before.get(t.deviceField('tank', 'mode'))).toBe('auto'); // known without a reading
     expect(before.get(t.deviceAvailability('tank'))).toBe('online');
     // Once read, a value the reading lacks is published as unknown.
-    const control = { readings: new Map([['tank', { atMs: now, temperatureC: 51.24, errors: [] }]]) } as unknown as ControlSnapshot;
+    const control = { readings: new Map([['tank', { atMs: now, temperatureC: 51.24, errors: [] }]]), decision: { setpoints: [] } } as unknown as ControlSnapshot;
     const read = viewWith([], null, undefined, control);
     expect(read.devices[0]!.notReadYet).toBeUndefined();
     const after = stateMessages(t, read);
@@ -136,7 +136,7 @@ describe('the next comfort deadline in the views', () => {
     expect(renderStatusPage(v, { timezone: 'UTC' })).toMatch(/<div class="limited">hot water ≥ 60 °C by 06:30: 2026-03-03 05:30, <b>planned 75 °C<\/b>, below 90 °C<\/div>/);
     expect(renderPlan(v.plan!, { explain: false, timezone: 'UTC' })).toContain(', NOT MET)');
     // (Read once: before its first reading a device's unknown values are not published at all.)
-    const none = viewWith([], null, undefined, { readings: new Map([['tank', { atMs: now, temperatureC: 50, errors: [] }]]) } as unknown as ControlSnapshot);
+    const none = viewWith([], null, undefined, { readings: new Map([['tank', { atMs: now, temperatureC: 50, errors: [] }]]), decision: { setpoints: [] } } as unknown as ControlSnapshot);
     expect(none.devices[0]!.nextComfort).toBeUndefined();
     const t = haTopics('ws');
     expect(stateMessages(t, none).get(t.deviceField('tank', 'next_comfort'))).toBe('None');

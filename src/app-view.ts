@@ -2,11 +2,12 @@
 import type { Config } from './config/schema.js';
 import type { Plan } from './core/types.js';
 import type { BillSummary } from './jobs/billing.js';
-import type { BillView, ComfortView, DeviceView, EventView, HomeView, JobHealthView, LimitView, PlanView } from './ha/view.js';
+import type { BillView, ComfortView, DeviceView, EventView, FuseView, HomeView, JobHealthView, LimitView, PlanView } from './ha/view.js';
 import type { HomeEvent } from './jobs/event-normalise.js';
 import type { ControlSnapshot } from './jobs/control-loop.js';
 import type { DeviceWishes } from './jobs/home-state.js';
 import type { SupervisedDevice } from './devices/supervisor.js';
+import { heldByFuse } from './jobs/fuse-guard.js';
 import type { OutboxSummary } from './store/types.js';
 
 /** The plan's first comfort deadline after `nowMs`. */
@@ -111,6 +112,20 @@ function activeCap(limits: readonly LimitView[], deviceId: string | null): { cap
   return { capKw: Math.min(...active.map((l) => l.capKw)), untilMs: Math.max(...active.map((l) => l.endMs)) };
 }
 
+/** The main fuse now: headroom per line from the fuse meter's phase currents, and whether it holds a charger. */
+function fuseView(config: Config, control: ControlSnapshot | null): FuseView | undefined {
+  const fuse = config.site.fuse;
+  if (!fuse) return undefined;
+  const currents = control?.readings.get(fuse.meter)?.phases?.currentsA ?? [];
+  const held = control?.decision.setpoints.find((s) => s.kind === 'charger' && heldByFuse(s.reason));
+  return {
+    mainFuseA: fuse.mainFuseA,
+    headroomA: Array.from({ length: fuse.phases }, (_, l) => (Number.isFinite(currents[l]) ? fuse.mainFuseA - currents[l]! : null)),
+    limiting: held !== undefined,
+    ...(held ? { reason: held.reason } : {}),
+  };
+}
+
 export function homeView(src: ViewSources): HomeView {
   const { config, plan, control, nowMs } = src;
   const limits = limitsOf(src.events, src.resources, nowMs);
@@ -137,6 +152,9 @@ export function homeView(src: ViewSources): HomeView {
       ...(r === undefined ? { notReadYet: true as const } : {}),
       ...(src.devices.get(d.id)?.health().blockWithoutLease ? { blockWithoutLease: true as const } : {}),
     };
+    const setpoint = control?.decision.setpoints.find((s) => s.kind === 'charger' && s.id === d.id);
+    if (setpoint?.kind === 'charger') Object.assign(view, { currentLimitA: setpoint.currentA, fuseLimited: heldByFuse(setpoint.reason) });
+    if (r?.phases) view.phaseCurrentsA = r.phases.currentsA;
     const cap = activeCap(limits, d.id);
     if (cap) Object.assign(view, { capKw: cap.capKw, capUntilMs: cap.untilMs });
     if (d.kind === 'evCharger') {
@@ -144,6 +162,7 @@ export function homeView(src: ViewSources): HomeView {
         plugged: r?.ev?.plugged ?? false,
         charging: r?.ev?.charging ?? false,
         ...(r?.ev?.socPct !== undefined ? { socPct: r.ev.socPct } : {}),
+        ...(r?.ev?.sessionKwh !== undefined ? { sessionKwh: r.ev.sessionKwh } : {}),
         ...(w.departureMs !== null ? { departure: new Date(w.departureMs).toISOString() } : {}),
         ...(w.targetKwh !== null ? { targetKwh: w.targetKwh } : {}),
         ...(w.targetSocPct !== null ? { targetSocPct: w.targetSocPct } : {}),
@@ -153,6 +172,7 @@ export function homeView(src: ViewSources): HomeView {
   });
   const locationCap = activeCap(limits, null);
   const capKw = locationCap ? Math.min(locationCap.capKw, control?.capKw ?? Infinity) : control?.capKw;
+  const fuse = fuseView(config, control);
   return {
     location: {
       id: src.locationId,
@@ -160,6 +180,7 @@ export function homeView(src: ViewSources): HomeView {
       limitKw: config.site.locationLimitKw,
       ...(control?.locationPowerW !== undefined ? { powerW: control.locationPowerW } : {}),
       ...(capKw !== undefined && capKw < config.site.locationLimitKw ? { lpcCapKw: capKw } : {}),
+      ...(fuse ? { fuse } : {}),
     },
     price: slot
       ? { currency: plan!.currency, totalPerKwh: slot.price, spotPerKwh: slot.price - slot.delta, deltaPerKwh: slot.delta, source: slot.source }

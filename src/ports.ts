@@ -61,6 +61,7 @@ export interface EnergyMeter {
 
 /** Per-phase currents and voltages (L1, L2, L3; one entry on a 1-phase meter). */
 export interface PhaseReading {
+  /** Current per line L1.., A; NaN for a line the meter does not measure. */
   currentsA: number[];
   /** Empty when the meter does not give them. */
   voltagesV: number[];
@@ -90,6 +91,8 @@ export interface EvState {
   charging: boolean;
   /** State of charge in percent, when the charger or car reports it. */
   socPct?: number;
+  /** Energy of the running (or, after it, the last) charging session, kWh, when the charger knows it. */
+  sessionKwh?: number;
 }
 
 export interface EvStateReader {

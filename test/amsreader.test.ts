@@ -1,10 +1,10 @@
 /** The HAN-port main meter (AMS reader firmware, JSON classic) against its simulator on aedes. */
 import { describe, expect, it } from 'vitest';
-import { silentLogger } from '../src/log.js';
 import { accumulate, initialMeteringState, type HourEnergy, type MeteringState } from '../src/core/metering.js';
 import { createMqttDevice, type MqttDevice } from '../src/devices/mqtt/index.js';
 import { createAmsReaderSim, type AmsReaderSim } from '../src/sandbox/devices/amsreader-sim.js';
 import { eventually, useMqttDeviceWorld } from './helpers/aedes.js';
+import { memoryLogger } from './fixtures/modbus/servers.js';
 
 const t0 = Date.UTC(2026, 0, 12, 0, 0, 0);
 const hourMs = 3_600_000;
@@ -18,11 +18,12 @@ const load = (atMs: number): { importW: number; exportW: number } => {
   return { importW: h < 1 ? 2000 : 6000, exportW: 0 };
 };
 
-async function setUp(): Promise<{ sim: AmsReaderSim; dev: MqttDevice; step(ms: number): Promise<void> }> {
-  const sim = createAmsReaderSim({ url: w.broker.url, topic: 'ams/meter', startMs: t0, load, importKwh: 12_345.5, exportKwh: 10 });
+async function setUp(opts: { unmeasuredLines?: number[] } = {}): Promise<{ sim: AmsReaderSim; dev: MqttDevice; lines: Record<string, unknown>[]; step(ms: number): Promise<void> }> {
+  const sim = createAmsReaderSim({ url: w.broker.url, topic: 'ams/meter', startMs: t0, load, importKwh: 12_345.5, exportKwh: 10, ...opts });
   await sim.start();
   w.cleanups.push(() => sim.close());
-  const dev = createMqttDevice({ type: 'amsreader', topic: 'ams/meter' }, { connection: w.connection, clock: w.clock, logger: silentLogger() }, { staleAfterS: 60 });
+  const { logger, lines } = memoryLogger();
+  const dev = createMqttDevice({ type: 'amsreader', topic: 'ams/meter' }, { connection: w.connection, clock: w.clock, logger }, { staleAfterS: 60 });
   w.cleanups.push(() => dev.close());
   // The broker drops what is published before the subscription holds: wait until the device hears a list.
   await eventually(async () => {
@@ -30,7 +31,7 @@ async function setUp(): Promise<{ sim: AmsReaderSim; dev: MqttDevice; step(ms: n
     await dev.powerMeter!.readPowerW(never);
   });
   return {
-    sim, dev,
+    sim, dev, lines,
     async step(ms) {
       for (let t = 0; t < ms; t += 10_000) {
         await w.clock.advance(10_000);
@@ -77,16 +78,28 @@ describe('AMS reader (HAN port) main meter', () => {
   });
 
   it('a malformed payload is DEVICE_BAD_VALUE until a good list comes; a silent reader goes stale', async () => {
-    const { sim, dev, step } = await setUp();
+    const { sim, dev, lines, step } = await setUp();
     await step(10_000);
     await eventually(async () => expect(await dev.powerMeter!.readPowerW(never)).toBe(2000));
     await sim.publishRaw('', '{"data":{"P":"lots"}}');
     await eventually(async () => expect(dev.powerMeter!.readPowerW(never)).rejects.toMatchObject({ code: 'DEVICE_BAD_VALUE' }));
+    await sim.publishRaw('', '{"data":{"P":12'); // cut short: not JSON
+    await sim.publishRaw('', '{"data":{"P":"lots"}}');
+    await eventually(async () => expect(dev.powerMeter!.readPowerW(never)).rejects.toMatchObject({ code: 'DEVICE_BAD_VALUE' }));
+    // A run of bad payloads is one warning, not one per list.
+    expect(lines.filter((l) => l['code'] === 'DEVICE_BAD_VALUE')).toHaveLength(1);
     await step(10_000);
     await eventually(async () => expect(await dev.powerMeter!.readPowerW(never)).toBe(2000));
+    expect(lines.some((l) => l['msg'] === 'AMS reader payloads usable again')).toBe(true);
     sim.setSilent(true);
     await step(70_000);
     await expect(dev.powerMeter!.readPowerW(never)).rejects.toMatchObject({ code: 'DEVICE_STALE' });
     await expect(dev.phaseMeter!.readPhases(never)).rejects.toMatchObject({ code: 'DEVICE_STALE' });
+  });
+
+  it('keeps a phase the meter does not measure in its place, as not measured', async () => {
+    const { dev, step } = await setUp({ unmeasuredLines: [2] });
+    await step(10_000);
+    await eventually(async () => expect((await dev.phaseMeter!.readPhases(never)).currentsA).toEqual([2.9, NaN, 2.9]));
   });
 });

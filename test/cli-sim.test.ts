@@ -9,6 +9,7 @@ import { createModbusBus } from '../src/devices/modbus/bus.js';
 import { readNumber } from '../src/devices/modbus/points.js';
 import { loadProfile } from '../src/devices/modbus/profiles.js';
 import { silentLogger } from '../src/log.js';
+import { createCentralSystem } from '../src/devices/ocpp/central-system.js';
 
 function startSim(args: string[]) {
   const out: string[] = [];
@@ -76,12 +77,46 @@ describe('wattshift sim', { timeout: 60_000 }, () => {
     expect(seen.has('shelly-try/status/temperature:100')).toBe(true);
   });
 
+  it('ams: publishes the HAN meter\'s lists with per-phase currents at the topic its printed config names', async () => {
+    const seen = await mqttSim(['ams', '--speed', '60'], 'ams/try', /meter: \{ type: amsreader, topic: ams\/try \}/, (m) => m.has('ams/try'));
+    const list = JSON.parse(seen.get('ams/try')!) as { data: Record<string, number> };
+    expect(list.data['P']).toBeGreaterThan(0);
+    expect([list.data['I1'], list.data['I2'], list.data['I3']].every((a) => typeof a === 'number')).toBe(true);
+  });
+
+  it('ocpp: a charge point with a car plugged in connects to the central system its printed config describes', async () => {
+    const password = 'try-it-password-123';
+    const cs = createCentralSystem({
+      host: '127.0.0.1', port: 0, heartbeatIntervalS: 300, meterValueSampleIntervalS: 60,
+      chargePoints: [{ id: 'cp-try', password }], clock: systemClock, logger: silentLogger(),
+    });
+    const port = await cs.listen();
+    try {
+      const statuses: string[] = [];
+      cs.link('cp-try').subscribe((e) => {
+        if (e.type === 'status' && e.connectorId === 1) statuses.push(e.status);
+      });
+      const sim = startSim(['ocpp', '--url', `ws://127.0.0.1:${port}/ocpp`, '--prefix', 'cp-try', '--password', password]);
+      await sim.waitFor(/charger: \{ type: ocpp, chargePointId: cp-try, password: try-it-password-123 \}/);
+      for (let i = 0; i < 200 && !statuses.includes('Preparing'); i++) await new Promise((r) => setTimeout(r, 25));
+      expect(cs.link('cp-try').connected).toBe(true);
+      expect(statuses).toContain('Preparing'); // plugged in, no session yet
+      sim.stop();
+      expect(await sim.done).toBe(0);
+    } finally {
+      await cs.close();
+    }
+  });
+
   it('an unknown device or a bad option is a usage error', async () => {
     const bad = startSim(['boiler']);
     expect(await bad.done).toBe(2);
-    expect(bad.err.join('\n')).toContain('usage: wattshift sim tank|goe|shelly');
+    expect(bad.err.join('\n')).toContain('usage: wattshift sim tank|goe|shelly|ams|ocpp');
     const speed = startSim(['tank', '--speed', '0']);
     expect(await speed.done).toBe(2);
     expect(speed.err.join('\n')).toContain('--speed 0 must be between 1 and 100000');
+    const pw = startSim(['ocpp', '--password', 'short']);
+    expect(await pw.done).toBe(2);
+    expect(pw.err.join('\n')).toContain('--password must be 16 to 40 characters');
   });
 });

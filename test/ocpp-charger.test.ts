@@ -11,78 +11,18 @@ import { RPCClient } from 'ocpp-rpc';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/clock.js';
 import { accumulate, closeHoursBefore, initialMeteringState, type MeteringState } from '../src/core/metering.js';
-import { createCentralSystem, type CentralSystem } from '../src/devices/ocpp/central-system.js';
-import { createOcppCharger, type OcppCharger } from '../src/devices/ocpp/ocpp-charger.js';
 import { createServer } from 'node:net';
-import { parseConfig } from '../src/config/load.js';
 import { buildDevice } from '../src/devices/factory.js';
 import { startCentralSystem } from '../src/devices/ocpp/start.js';
 import { superviseDevice } from '../src/devices/supervisor.js';
-import { createOcppChargePointSim, type OcppChargePointSim } from '../src/sandbox/devices/ocpp-charge-point-sim.js';
 import { eventually } from './helpers/aedes.js';
 import { memoryLogger } from './fixtures/modbus/servers.js';
+import { createCentralSystem } from '../src/devices/ocpp/central-system.js';
+import { createOcppCharger } from '../src/devices/ocpp/ocpp-charger.js';
+import { createOcppChargePointSim } from '../src/sandbox/devices/ocpp-charge-point-sim.js';
+import { closeOpened, ocppConfig, never, open, password, startCentral, startMs, world } from './helpers/ocpp-world.js';
 
-const startMs = Date.UTC(2026, 0, 12, 0, 0);
-const password = 'home-charger-secret-1';
-const never = new AbortController().signal;
-
-interface World {
-  clock: ManualClock;
-  cs: CentralSystem;
-  port: number;
-  charger: OcppCharger;
-  sim: OcppChargePointSim;
-  lines: Record<string, unknown>[];
-  /** Moves the central system's clock and the charge point together. */
-  step(ms: number): Promise<void>;
-}
-
-const open: { close(): Promise<unknown> }[] = [];
-afterEach(async () => {
-  for (const o of open.splice(0).reverse()) await o.close().catch(() => undefined);
-});
-
-async function startCentral(clock: ManualClock, logger = memoryLogger().logger, port = 0): Promise<{ cs: CentralSystem; port: number }> {
-  const cs = createCentralSystem({
-    host: '127.0.0.1', port, heartbeatIntervalS: 30, meterValueSampleIntervalS: 60,
-    chargePoints: [{ id: 'cp1', password }], requestTimeoutMs: 2000, clock, logger,
-  });
-  open.push(cs);
-  return { cs, port: await cs.listen() };
-}
-
-async function world(opts: { plugged?: boolean; statePath?: string; safeCurrentA?: number } = {}): Promise<World> {
-  const clock = new ManualClock(startMs);
-  const { logger, lines } = memoryLogger();
-  const { cs, port } = await startCentral(clock, logger);
-  const charger = createOcppCharger(cs.link('cp1'), {
-    id: 'car', connectorId: 1, idTag: 'wattshift', maxCurrentA: 16, safeCurrentA: opts.safeCurrentA ?? 6, leaseS: 600, staleAfterS: 120, clock, logger,
-  });
-  open.push({ close: async () => charger.close() });
-  const sim = createOcppChargePointSim({
-    url: `ws://127.0.0.1:${port}/ocpp`, identity: 'cp1', password, startMs,
-    plugs: opts.plugged === false ? [] : [{ atMs: startMs, battery: { capacityKwh: 60, socPct: 20 } }],
-    ...(opts.statePath ? { statePath: opts.statePath } : {}),
-    reconnectMs: { initial: 50, max: 200 },
-  });
-  open.push(sim);
-  await sim.start();
-  await eventually(async () => {
-    await sim.settle();
-    expect(sim.config('MeterValueSampleInterval')).toBe('60');
-    expect(sim.profiles().some((p) => p.profile.chargingProfilePurpose === 'TxDefaultProfile')).toBe(true);
-  });
-  return {
-    clock, cs, port, charger, sim, lines,
-    async step(ms) {
-      for (let t = 0; t < ms; t += 10_000) {
-        await sim.advance(Math.min(10_000, ms - t));
-        await clock.advance(Math.min(10_000, ms - t));
-      }
-      await sim.settle();
-    },
-  };
-}
+afterEach(closeOpened);
 
 describe('OCPP 1.6J charger', () => {
   it('boots the charge point with the central system\'s heartbeat interval and its safe default profile', async () => {
@@ -115,7 +55,9 @@ describe('OCPP 1.6J charger', () => {
     expect(w.sim.powerW).toBe(10 * 3 * 230);
     expect(w.sim.received()).toContain('RemoteStartTransaction');
     await w.step(60_000);
-    expect(await w.charger.evStateReader?.readEvState(never)).toEqual({ plugged: true, charging: true });
+    const ev = await w.charger.evStateReader!.readEvState(never);
+    expect(ev).toMatchObject({ plugged: true, charging: true });
+    expect(ev.sessionKwh).toBeCloseTo((6900 * 60) / 3_600_000, 2); // one minute at 6.9 kW, whole Wh
     expect(await w.charger.powerMeter?.readPowerW(never)).toBe(6900);
 
     await w.charger.chargeCurrentLimit.setCurrentA(3, never); // below 6 A: a pause, not a stop
@@ -156,6 +98,10 @@ describe('OCPP 1.6J charger', () => {
       for (const h of res.closedHours) hours.set(h.hourStartMs, h.kwh);
     }
     for (const h of closeHoursBefore(state, startMs + 2 * 3_600_000).closedHours) hours.set(h.hourStartMs, h.kwh);
+    // The session's energy: the register since StartTransaction's meterStart, as of the last MeterValues.
+    const session = (await w.charger.evStateReader!.readEvState(never)).sessionKwh!;
+    expect(Math.abs(session - w.sim.totalWh / 1000)).toBeLessThan(0.2);
+    expect(session).toBeGreaterThan(20);
     const truth = w.sim.energyKwhByHour();
     const first = truth.get(startMs) ?? 0;
     expect(first).toBeGreaterThan(10); // 11 kW for most of the hour
@@ -253,14 +199,7 @@ describe('OCPP 1.6J charger', () => {
         srv.close(() => resolve(p));
       });
     });
-    const { config } = parseConfig({
-      version: 1,
-      site: { timezone: 'Europe/Oslo', priceArea: 'NO1', currency: 'NOK', locationLimitKw: 11 },
-      spark: { clientId: 'c', clientSecret: 'x' },
-      storage: { path: ':memory:' },
-      ocpp: { host: '127.0.0.1', port },
-      devices: [{ id: 'car', kind: 'evCharger', charger: { type: 'ocpp', chargePointId: 'cp1', password }, model: { capacityKwh: 60 } }],
-    }, { env: {} });
+    const config = ocppConfig(port);
     const clock = new ManualClock(startMs);
     const logger = memoryLogger().logger;
     const cs = await startCentralSystem(config, { clock, logger });

@@ -1,21 +1,24 @@
-/** `wattshift sim tank|goe|shelly`: runs one simulated device until SIGINT/SIGTERM. */
+/** `wattshift sim tank|goe|shelly|ams|ocpp`: runs one simulated device until SIGINT/SIGTERM. */
 import { isWattshiftError } from '../errors.js';
 import { exitCodes } from './exit-codes.js';
 import type { CliCommand } from './types.js';
 import { untilSignal } from './until-signal.js';
 import type { SimKind } from '../sandbox/devices/sim-cli.js';
 
-const kinds: readonly SimKind[] = ['tank', 'goe', 'shelly'];
+const kinds: readonly SimKind[] = ['tank', 'goe', 'shelly', 'ams', 'ocpp'];
 
 export const simCommand: CliCommand = {
   name: 'sim',
-  summary: 'run a simulated device (tank on Modbus TCP, go-e charger or Shelly on MQTT) to try without hardware',
-  usage: 'tank|goe|shelly [--port N] [--mqtt URL] [--prefix TOPIC] [--speed X]',
+  summary: 'run a simulated device (tank on Modbus TCP, go-e charger, Shelly or HAN meter on MQTT, OCPP charger) to try without hardware',
+  usage: 'tank|goe|shelly|ams|ocpp [--port N] [--mqtt URL] [--prefix TOPIC] [--url WS-URL] [--password P] [--speed X]',
   allowPositionals: true,
-  options: { port: { type: 'string' }, mqtt: { type: 'string' }, prefix: { type: 'string' }, speed: { type: 'string' } },
+  options: { port: { type: 'string' }, mqtt: { type: 'string' }, prefix: { type: 'string' }, speed: { type: 'string' }, url: { type: 'string' }, password: { type: 'string' } },
   help: [
     'tank: a Modbus TCP water heater (profile wattshift-sim-tank) on --port (default 5020).',
     'goe, shelly: publish on the broker --mqtt (default mqtt://127.0.0.1:1883) like the real devices.',
+    'ams: an AMS reader on a HAN meter, publishing on --mqtt at the topic --prefix (default ams/sim001).',
+    'ocpp: an OCPP 1.6J charge point (id --prefix, default cp-sim001) connecting to wattshift\'s central system',
+    '  at --url (default ws://127.0.0.1:8887/ocpp) with --password (default wattshift-sim-password).',
     'Prints the config lines that point wattshift at the device. --speed runs its time faster (default 1).',
   ],
   async run(args, io) {
@@ -30,7 +33,10 @@ export const simCommand: CliCommand = {
       // Loaded on demand, so `wattshift run` does not carry the simulators in memory.
       const { runSimulator } = await import('../sandbox/devices/sim-cli.js');
       await untilSignal(io, (signal) => runSimulator(
-        { kind: kind as SimKind, port: Number(text('port') ?? 5020), mqttUrl: text('mqtt') ?? 'mqtt://127.0.0.1:1883', speed: Number(text('speed') ?? 1), ...(prefix ? { prefix } : {}) },
+        {
+          kind: kind as SimKind, port: Number(text('port') ?? 5020), mqttUrl: text('mqtt') ?? 'mqtt://127.0.0.1:1883', speed: Number(text('speed') ?? 1),
+          ocppUrl: text('url') ?? 'ws://127.0.0.1:8887/ocpp', password: text('password') ?? 'wattshift-sim-password', ...(prefix ? { prefix } : {}),
+        },
         io.stdout,
         signal,
       ));

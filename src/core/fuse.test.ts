@@ -39,9 +39,13 @@ describe('fuseHeadroom', () => {
     expect(fuseHeadroom({ ...base, currentsA: [28, 10, 10] })).toMatchObject({ maxChargerA: 0, line: 0 });
   });
   it('a stale, missing or incomplete reading gives no headroom credit', () => {
-    expect(fuseHeadroom({ ...base, measuredAtMs: -40_000 })).toEqual({ kind: 'stale' });
-    expect(fuseHeadroom({ ...base, measuredAtMs: undefined })).toEqual({ kind: 'stale' });
-    expect(fuseHeadroom({ ...base, currentsA: [10] })).toEqual({ kind: 'stale' });
+    expect(fuseHeadroom({ ...base, measuredAtMs: -40_000 })).toEqual({ kind: 'unknown', why: 'stale' });
+    expect(fuseHeadroom({ ...base, measuredAtMs: undefined })).toEqual({ kind: 'unknown', why: 'stale' });
+    expect(fuseHeadroom({ ...base, currentsA: [10] })).toEqual({ kind: 'unknown', why: 'missing', line: 1 });
+    // An IT meter without I2 (Aron connection): the lines it does measure are not enough.
+    expect(fuseHeadroom({ ...base, currentsA: [10, NaN, 10] })).toEqual({ kind: 'unknown', why: 'missing', line: 1 });
+    // A 1-phase charger between L3 and L1 on IT does not need L2.
+    expect(fuseHeadroom({ ...base, currentsA: [10, NaN, 12], lines: chargerLines('IT', 3, 1, 2) })).toMatchObject({ kind: 'ok', line: 2 });
   });
 });
 

@@ -31,7 +31,7 @@ export interface FuseInput {
   fuseA: number;
   /** Kept free below the fuse, A. */
   marginA: number;
-  /** Measured current per line, A (the charger's own draw included). */
+  /** Measured current per line, A (the charger's own draw included); NaN or absent: not measured. */
   currentsA: readonly number[];
   /** When the currents were measured, ms; undefined when there is no reading. */
   measuredAtMs: number | undefined;
@@ -44,7 +44,8 @@ export interface FuseInput {
 }
 
 export type FuseHeadroom =
-  | { kind: 'stale' }
+  /** No usable reading: none or too old (`stale`), or a line of the charger not measured (`missing`). */
+  | { kind: 'unknown'; why: 'stale' } | { kind: 'unknown'; why: 'missing'; line: number }
   | { kind: 'ok'; maxChargerA: number; line: number; lineA: number };
 
 /**
@@ -54,7 +55,9 @@ export type FuseHeadroom =
  */
 export function fuseHeadroom(x: FuseInput): FuseHeadroom {
   const fresh = x.measuredAtMs !== undefined && x.nowMs - x.measuredAtMs <= x.staleAfterMs;
-  if (!fresh || x.lines.some((l) => !Number.isFinite(x.currentsA[l]))) return { kind: 'stale' };
+  if (!fresh) return { kind: 'unknown', why: 'stale' };
+  const missing = x.lines.find((l) => !Number.isFinite(x.currentsA[l]));
+  if (missing !== undefined) return { kind: 'unknown', why: 'missing', line: missing };
   let best: { maxChargerA: number; line: number; lineA: number } | undefined;
   for (const l of x.lines) {
     const lineA = x.currentsA[l]!;

@@ -18,7 +18,8 @@ export interface DiscoveryInput {
   baseTopic: string;
   /** Discovery prefix, `homeassistant` by default; must differ from the base topic. */
   prefix: string;
-  location: { id: string; name: string };
+  /** With `fuse` (site.fuse configured), the location also gets the fuse's entities. */
+  location: { id: string; name: string; fuse?: unknown };
   devices: readonly { id: string; name: string; kind: DeviceKind }[];
   /** ISO 4217 code of prices and costs (`EUR`, `NOK`). */
   currency: string;
@@ -111,6 +112,10 @@ const waterHeater: EntityDef = {
   }),
 };
 
+const amps = { device_class: 'current', unit_of_measurement: 'A', state_class: 'measurement' };
+/** Phase currents of a meter that gives them (unknown on one that does not). */
+const lineCurrent = (n: 1 | 2 | 3): EntityDef => sensor(`current_l${n}`, `Current L${n}`, { ...amps, suggested_display_precision: 1 });
+
 /** Entities of each kind of device. */
 const deviceEntities: Record<DeviceKind, readonly EntityDef[]> = {
   hotWaterTank: [
@@ -138,8 +143,15 @@ const deviceEntities: Record<DeviceKind, readonly EntityDef[]> = {
     },
     numberDef('target_kwh', 'Target energy', { device_class: 'energy', unit_of_measurement: 'kWh', min: 0, max: 200, step: 0.5 }),
     numberDef('target_soc', 'Target state of charge', { device_class: 'battery', unit_of_measurement: '%', min: 0, max: 100, step: 1 }),
+    sensor('current_limit', 'Charging current limit', { ...amps, icon: 'mdi:current-ac' }),
+    // Starts again at 0 with each session: total_increasing reads the drop as a new cycle.
+    sensor('session_energy', 'Session energy', { device_class: 'energy', unit_of_measurement: 'kWh', state_class: 'total_increasing', suggested_display_precision: 2 }),
+    {
+      key: 'fuse_limited', component: 'binary_sensor',
+      build: ({ t, id }) => ({ name: 'Held by the main fuse', icon: 'mdi:fuse', state_topic: t.deviceField(id, 'fuse_limited'), payload_on: 'true', payload_off: 'false' }),
+    },
   ],
-  meter: [power, energy],
+  meter: [power, energy, lineCurrent(1), lineCurrent(2), lineCurrent(3)],
 };
 
 /** Entities of the location's HA device; state comes from JSON topics through templates. */
@@ -238,6 +250,26 @@ const locationEntities: readonly EntityDef[] = [
   },
 ];
 
+/** Entities of the main fuse (site.fuse), on the location's HA device. */
+const fuseEntities: readonly EntityDef[] = [
+  ...([1, 2, 3] as const).map((n): EntityDef => ({
+    key: `fuse_headroom_l${n}`, component: 'sensor',
+    build: ({ t }) => ({
+      name: `Fuse headroom L${n}`, icon: 'mdi:fuse', state_topic: t.location,
+      value_template: `{{ value_json.fuse.headroom_a[${n - 1}] if value_json.fuse and value_json.fuse.headroom_a | length > ${n - 1} else None }}`,
+      ...amps, suggested_display_precision: 1,
+    }),
+  })),
+  {
+    key: 'fuse_limiting', component: 'binary_sensor',
+    build: ({ t }) => ({
+      name: 'Main fuse limiting', icon: 'mdi:fuse-alert', state_topic: t.location,
+      value_template: "{{ 'ON' if value_json.fuse and value_json.fuse.limiting else 'OFF' }}",
+      json_attributes_topic: t.location, json_attributes_template: '{{ {"reason": value_json.fuse.reason if value_json.fuse else None} | tojson }}',
+    }),
+  },
+];
+
 function nodeId(locationId: string): string {
   return `wattshift_${haSafeId(locationId)}`;
 }
@@ -261,7 +293,7 @@ export function discoveryMessages(input: DiscoveryInput): DiscoveryMessage[] {
     identifiers: [node], name: input.location.name, manufacturer: 'wattshift', model: 'Home energy controller', sw_version: input.swVersion, ...link,
   };
   const out: DiscoveryMessage[] = [];
-  for (const def of locationEntities) {
+  for (const def of input.location.fuse === undefined ? locationEntities : [...locationEntities, ...fuseEntities]) {
     out.push({
       topic: configTopic(input.prefix, def.component, input.location.id, `location_${def.key}`),
       payload: {

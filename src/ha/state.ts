@@ -13,9 +13,9 @@ export function fieldsForKind(kind: DeviceKind): readonly DeviceScalarField[] {
     case 'hotWaterTank':
       return ['temperature', 'power', 'energy', 'mode', 'planned_on', 'next_start', 'floor', 'next_comfort', 'block_without_lease'];
     case 'evCharger':
-      return ['power', 'energy', 'mode', 'planned_on', 'next_start', 'plugged', 'charging', 'soc', 'departure', 'target_kwh', 'target_soc'];
+      return ['power', 'energy', 'mode', 'planned_on', 'next_start', 'plugged', 'charging', 'soc', 'departure', 'target_kwh', 'target_soc', 'current_limit', 'fuse_limited', 'session_energy'];
     case 'meter':
-      return ['power', 'energy'];
+      return ['power', 'energy', 'current_l1', 'current_l2', 'current_l3'];
   }
 }
 
@@ -50,6 +50,12 @@ export function deviceValues(d: DeviceView): Record<DeviceScalarField, Scalar> {
     target_kwh: round(d.ev?.targetKwh, 2),
     target_soc: round(d.ev?.targetSocPct, 0),
     block_without_lease: d.blockWithoutLease === true,
+    current_limit: round(d.currentLimitA, 1),
+    session_energy: round(d.ev?.sessionKwh, 3),
+    fuse_limited: d.fuseLimited ?? null,
+    current_l1: round(d.phaseCurrentsA?.[0], 2),
+    current_l2: round(d.phaseCurrentsA?.[1], 2),
+    current_l3: round(d.phaseCurrentsA?.[2], 2),
   };
 }
 
@@ -126,6 +132,9 @@ export function stateMessages(t: HaTopics, view: HomeView): Map<string, string> 
   const loc = view.location;
   out.set(t.location, JSON.stringify({
     id: loc.id, name: loc.name, power: round(loc.powerW, 0), limit_kw: loc.limitKw, lpc_cap_kw: loc.lpcCapKw ?? null,
+    fuse: loc.fuse
+      ? { main_fuse_a: loc.fuse.mainFuseA, headroom_a: loc.fuse.headroomA.map((a) => (a === null ? null : round(a, 1))), limiting: loc.fuse.limiting, reason: loc.fuse.reason ?? null }
+      : null,
     limits: view.limits.map((l) => ({ device: l.deviceId, cap_kw: l.capKw, start: iso(l.startMs), end: iso(l.endMs), active: l.active })),
     events: view.events.map((e) => ({ id: e.id, type: e.type, start: iso(e.startMs ?? undefined), end: iso(e.endMs ?? undefined) })),
   }));

@@ -15,6 +15,8 @@ export interface EvView {
   departure?: string;
   targetKwh?: number;
   targetSocPct?: number;
+  /** Energy of the running (or last) charging session, kWh, when the charger reports it. */
+  sessionKwh?: number;
 }
 
 /** The next "hot water ready" deadline of the tank's comfort windows, as planned. */
@@ -57,6 +59,23 @@ export interface DeviceView {
   capKw?: number;
   capUntilMs?: number;
   ev?: EvView;
+  /** The charging current the control last set, A (chargers). */
+  currentLimitA?: number;
+  /** Whether that current is held down by the main fuse (chargers, with `site.fuse`). */
+  fuseLimited?: boolean;
+  /** Current per line L1.., A, from a meter that gives them (the HAN reader); NaN: not measured. */
+  phaseCurrentsA?: number[];
+}
+
+/** The main fuse (`site.fuse`) as the control sees it now. */
+export interface FuseView {
+  mainFuseA: number;
+  /** Fuse less the measured current, per line, A; null: not measured or no fresh reading. */
+  headroomA: (number | null)[];
+  /** Whether the fuse holds a charger below what it was asked for. */
+  limiting: boolean;
+  /** The control's reason for the fuse-held charger, e.g. `main fuse 25 A: L1 at 24.0 A`. */
+  reason?: string;
 }
 
 /** One power-limitation (LPC) cap, active now or coming, on the location or on one device. */
@@ -163,7 +182,7 @@ export interface BillView {
 }
 
 export interface HomeView {
-  location: { id: string; name: string; powerW?: number; limitKw: number; lpcCapKw?: number };
+  location: { id: string; name: string; powerW?: number; limitKw: number; lpcCapKw?: number; fuse?: FuseView };
   price: PriceView | null;
   devices: DeviceView[];
   plan: PlanView | null;

@@ -23,6 +23,8 @@ export interface FuseGuard {
 }
 
 const fuseReason = 'main fuse';
+/** Whether a charger setpoint's reason says the main fuse holds it. */
+export const heldByFuse = (reason: string): boolean => reason.startsWith(fuseReason);
 
 /**
  * The main fuse in the control loop: per charger, the headroom on its lines from the HAN meter's
@@ -33,6 +35,8 @@ export function createFuseGuard(config: FuseConfig, logger: Logger): FuseGuard {
   const log = logger.child({ component: 'fuse' });
   const holds = new Map<string, FuseHold>();
   const limiting = new Map<string, string>();
+  /** Chargers held at their safe current for want of a phase reading: why, as last logged. */
+  const blind = new Map<string, string>();
   const perAmp = (c: Pick<FuseCharger, 'phases' | 'voltageV'>): number => wattsPerAmp(config.supply, c.phases, c.voltageV);
   const line = (config.singlePhaseChargerLine - 1) as 0 | 1 | 2;
 
@@ -45,11 +49,17 @@ export function createFuseGuard(config: FuseConfig, logger: Logger): FuseGuard {
         lines: chargerLines(config.supply, config.phases, c.phases, line),
         chargerNowA: c.powerW === undefined ? 0 : c.powerW / perAmp(c),
       });
-      if (h.kind === 'stale') {
+      if (h.kind === 'unknown') {
         // After the outage the limit rises again only through the hold's quiet while.
         holds.set(c.id, { ...unlimitedHold, limitA: c.safeCurrentA });
-        return { maxA: c.safeCurrentA, reason: `${fuseReason}: phase currents stale, safe current` };
+        const why = h.why === 'stale' ? 'phase currents stale' : `L${h.line + 1} current not measured`;
+        if (blind.get(c.id) !== why) {
+          log.warn({ code: 'FUSE_PHASES_UNKNOWN', device: c.id, why, safeCurrentA: c.safeCurrentA }, 'no usable phase currents for the main fuse: the charger is held at its safe current');
+          blind.set(c.id, why);
+        }
+        return { maxA: c.safeCurrentA, reason: `${fuseReason}: ${why}, safe current` };
       }
+      if (blind.delete(c.id)) log.info({ device: c.id }, 'phase currents usable again: the fuse headroom governs the charger');
       const hold = holdFuseLimit(holds.get(c.id) ?? unlimitedHold, h.maxChargerA, nowMs, config.raiseAfterS * 1000);
       holds.set(c.id, hold);
       const reason = `${fuseReason} ${config.mainFuseA} A: L${h.line + 1} at ${h.lineA.toFixed(1)} A`;
@@ -59,7 +69,7 @@ export function createFuseGuard(config: FuseConfig, logger: Logger): FuseGuard {
       for (const s of setpoints) {
         if (s.kind !== 'charger') continue;
         const was = limiting.get(s.id);
-        const now = s.reason.startsWith(fuseReason) ? s.reason : undefined;
+        const now = heldByFuse(s.reason) ? s.reason : undefined;
         if (now !== undefined && was === undefined) {
           log.warn({ code: 'FUSE_LIMIT', device: s.id, currentA: s.currentA, reason: now }, 'the main fuse limits the charger\'s current');
         } else if (now === undefined && was !== undefined) {

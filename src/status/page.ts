@@ -1,4 +1,4 @@
-import type { DeviceView, HomeView } from '../ha/view.js';
+import type { DeviceView, FuseView, HomeView } from '../ha/view.js';
 import { dateTime, escapeXml as esc, fixed } from './format.js';
 import { renderPlanSvg } from './svg.js';
 import { billSection } from './bill-section.js';
@@ -65,11 +65,22 @@ function money(v: number, currency: string): string {
   return `${fixed(v, 2)} ${esc(currency)}`;
 }
 
+/** Per-line amps, `L1 12.0 A · L2 not measured`. */
+function lines(values: readonly (number | null)[], what: (a: number) => string): string {
+  return values.map((a, i) => `L${i + 1} ${a === null || !Number.isFinite(a) ? 'not measured' : what(a)}`).join(' · ');
+}
+
+function fuseText(f: FuseView): string {
+  return `Main fuse ${fixed(f.mainFuseA, 0)} A, headroom ${lines(f.headroomA, (a) => `${fixed(a, 1)} A`)}`
+    + (f.limiting ? ` — <b id="fuse-limiting">limiting the charger</b> (${esc(f.reason ?? '')})` : '');
+}
+
 function deviceRow(d: DeviceView, tz: string): string {
   const ev = d.ev;
   const evText = ev
-    ? `${ev.plugged ? 'plugged' : 'unplugged'}${ev.charging ? ', charging' : ''}${ev.socPct === undefined ? '' : `, ${fixed(ev.socPct, 0)} %`}${ev.departure ? `, leaves ${esc(dateTime(Date.parse(ev.departure), tz))}` : ''}`
-    : '';
+    ? `${ev.plugged ? 'plugged' : 'unplugged'}${ev.charging ? ', charging' : ''}${ev.socPct === undefined ? '' : `, ${fixed(ev.socPct, 0)} %`}${ev.sessionKwh === undefined ? '' : `, ${fixed(ev.sessionKwh, 1)} kWh this session`}${ev.departure ? `, leaves ${esc(dateTime(Date.parse(ev.departure), tz))}` : ''}`
+      + (d.currentLimitA === undefined ? '' : `; limit ${fixed(d.currentLimitA, 0)} A${d.fuseLimited ? ' (main fuse)' : ''}`)
+    : d.phaseCurrentsA ? lines(d.phaseCurrentsA, (a) => `${fixed(a, 1)} A`) : '';
   return `<tr data-device="${esc(d.id)}"><td>${esc(d.name)}<div class="muted">${esc(kindLabel[d.kind])}</div></td>`
     + `<td>${d.available ? 'online' : '<b>offline</b>'}</td><td>${esc(d.mode)}</td>`
     + `<td class="num">${num(d.temperatureC, 1, '°C')}</td><td class="num">${num(d.powerW, 0, 'W')}</td><td class="num">${num(d.energyKwh, 1, 'kWh')}</td>`
@@ -92,7 +103,8 @@ export function renderStatusPage(view: HomeView, options: { timezone: string; /*
   parts.push(`<h1>${esc(view.location.name)}</h1><p><span class="badge ${view.health.ok ? 'ok' : 'failing'}" id="health">${view.health.ok ? 'healthy' : 'failing'}</span> `
     + `<span class="muted">as of ${esc(dateTime(view.nowMs, tz))} (${esc(tz)})</span></p>`);
   parts.push(`<p class="summary"><span>Price now: ${price}</span><span>Power: ${num(view.location.powerW, 0, 'W')}</span>`
-    + `<span>Limit: ${fixed(view.location.limitKw, 1)} kW${view.location.lpcCapKw === undefined ? '' : `, LPC cap ${fixed(view.location.lpcCapKw, 1)} kW`}</span></p>`);
+    + `<span>Limit: ${fixed(view.location.limitKw, 1)} kW${view.location.lpcCapKw === undefined ? '' : `, LPC cap ${fixed(view.location.lpcCapKw, 1)} kW`}</span>`
+    + `${view.location.fuse ? `<span id="fuse">${fuseText(view.location.fuse)}</span>` : ''}</p>`);
   if (failing.length > 0) {
     parts.push('<h2>Problems</h2><ul id="problems">');
     for (const j of failing) {
@@ -100,7 +112,7 @@ export function renderStatusPage(view: HomeView, options: { timezone: string; /*
     }
     parts.push('</ul>');
   }
-  parts.push('<h2>Devices</h2><div class="scroll"><table><thead><tr><th>Device</th><th>State</th><th>Mode</th><th>Temp.</th><th>Power</th><th>Energy</th><th>Plan</th><th>EV</th></tr></thead><tbody>');
+  parts.push('<h2>Devices</h2><div class="scroll"><table><thead><tr><th>Device</th><th>State</th><th>Mode</th><th>Temp.</th><th>Power</th><th>Energy</th><th>Plan</th><th>Car / phases</th></tr></thead><tbody>');
   for (const d of view.devices) parts.push(deviceRow(d, tz));
   parts.push('</tbody></table></div>');
   parts.push('<h2>Plan</h2>');

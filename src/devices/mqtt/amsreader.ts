@@ -14,8 +14,9 @@
  *
  * The registers are metered at the meter's own clock (`rtc`), so consecutive hourly registers
  * bound exactly one hour each. Power is import minus export (positive: the home draws). Phase
- * values absent on a 1-phase meter (or published as 0 V) are left out. A list without a usable
- * value for a quantity leaves that quantity as it was; a malformed payload is DEVICE_BAD_VALUE.
+ * values absent on a 1-phase meter (or published as 0 V) are left out; a phase missing between two
+ * given ones is NaN (not measured). A list without a usable value for a quantity leaves that
+ * quantity as it was; a malformed payload is DEVICE_BAD_VALUE, logged once until a good list comes.
  */
 import { z } from 'zod';
 import { WattshiftError } from '../../errors.js';
@@ -37,6 +38,15 @@ const payloadSchema = z.looseObject({
   }),
 });
 
+/**
+ * Values by line, position kept: a line the list leaves out between others (an IT meter measuring
+ * only I1 and I3) is NaN, never shifted onto the next; lines after the last one given are absent.
+ */
+function byLine(values: (number | undefined)[]): number[] {
+  const last = values.findLastIndex((v) => v !== undefined);
+  return values.slice(0, last + 1).map((v) => v ?? NaN);
+}
+
 export function createAmsReaderDevice(source: AmsReaderSource, deps: MqttDeviceDeps, options: MqttDeviceOptions = {}): MqttDevice {
   const { connection, clock } = deps;
   const device = options.id ?? source.topic;
@@ -45,6 +55,8 @@ export function createAmsReaderDevice(source: AmsReaderSource, deps: MqttDeviceD
   const values = new LatestValues({
     device, clock, staleAfterMs: (options.staleAfterS ?? 120) * 1000, isConnected: () => connection.connected, deviceLiveness: true,
   });
+  /** Whether the last payload was unusable (logged once per run of bad payloads). */
+  let bad = false;
   /** The registers with the meter time they belong to. */
   let registers: { importKwh: number; exportKwh: number | undefined; atMs: number } | undefined;
 
@@ -52,15 +64,20 @@ export function createAmsReaderDevice(source: AmsReaderSource, deps: MqttDeviceD
     guard(
       (err) => {
         values.bad('powerW', err);
-        log.debug({ code: err.code, err: err.message }, 'bad AMS reader payload');
+        if (!bad) log.warn({ code: err.code, err: err.message }, 'bad AMS reader payload: power unusable until a good list comes');
+        bad = true;
       },
       () => {
         const { data } = parseWith(payloadSchema, parseJson(payload, device), device);
         values.heard();
+        if (bad) log.info('AMS reader payloads usable again');
+        bad = false;
         if (data.P !== undefined) values.put('powerW', plausible(data.P - (data.PO ?? 0), ...limits.powerW, `${device} P`));
-        const currents = [data.I1, data.I2, data.I3].filter((v): v is number => v !== undefined);
-        const voltages = [data.U1, data.U2, data.U3].filter((v): v is number => v !== undefined && v > 0);
-        if (currents.length > 0) values.put('phases', { currentsA: currents, voltagesV: voltages.length === currents.length ? voltages : [] } satisfies Omit<PhaseReading, 'atMs'>);
+        const currents = byLine([data.I1, data.I2, data.I3]);
+        const voltages = byLine([data.U1, data.U2, data.U3].map((v) => (v !== undefined && v > 0 ? v : undefined)));
+        if (currents.length > 0) {
+          values.put('phases', { currentsA: currents, voltagesV: voltages.length === currents.length && voltages.every(Number.isFinite) ? voltages : [] } satisfies Omit<PhaseReading, 'atMs'>);
+        }
         if (data.tPI !== undefined) {
           const atMs = data.rtc !== undefined && data.rtc > 0 ? data.rtc * 1000 : Math.floor(clock.nowMs() / 3_600_000) * 3_600_000;
           registers = { importKwh: plausible(data.tPI, ...limits.energyKwh, `${device} tPI`), exportKwh: data.tPO, atMs };

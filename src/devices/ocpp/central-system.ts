@@ -148,7 +148,7 @@ export function createCentralSystem(options: CentralSystemOptions): CentralSyste
       http.on('request', (_req, res) => res.writeHead(404).end());
       const h = http;
       await new Promise<void>((resolve, reject) => {
-        h.once('error', (err) => reject(new WattshiftError('DEVICE_UNREACHABLE', `OCPP central system cannot listen on ${options.host}:${options.port}: ${err.message}`, { cause: err })));
+        h.once('error', (err) => reject(new WattshiftError('OCPP_LISTEN_FAILED', `OCPP central system cannot listen on ${options.host}:${options.port}: ${err.message}`, { cause: err })));
         h.listen(options.port, options.host, () => resolve());
       });
       const port = (h.address() as AddressInfo).port;

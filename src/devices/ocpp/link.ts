@@ -23,7 +23,8 @@ export type LinkEvent =
   | { type: 'heard' }
   | { type: 'status'; connectorId: number; status: ChargePointStatus; errorCode: string }
   | { type: 'meter'; connectorId: number; reading: MeterReading }
-  | { type: 'transaction'; connectorId: number; transactionId: number | undefined };
+  /** `meterStartWh`: the register at the start, known when the StartTransaction itself was heard. */
+  | { type: 'transaction'; connectorId: number; transactionId: number | undefined; meterStartWh?: number };
 
 export class ChargePointLink {
   private client: OcppClient | undefined;
@@ -94,7 +95,7 @@ export class ChargePointLink {
 
   transactionStarted(connectorId: number, transactionId: number, meterStartWh?: number): void {
     this.transactions.set(connectorId, transactionId);
-    this.emit({ type: 'transaction', connectorId, transactionId });
+    this.emit({ type: 'transaction', connectorId, transactionId, ...(meterStartWh !== undefined ? { meterStartWh } : {}) });
     if (meterStartWh !== undefined) this.emit({ type: 'meter', connectorId, reading: { energyWh: meterStartWh } });
   }
 

@@ -9,8 +9,9 @@
  *   half lease while the charger is connected: a charger that loses wattshift returns to the safe
  *   current on its own when the lease ends (§3.13.3: an expired profile no longer applies).
  * - Below the 6 A minimum (IEC 61851) the limit is 0 A, which suspends charging (SuspendedEVSE)
- *   and keeps the session; a charger that refuses the 0 A profile is stopped (RemoteStopTransaction,
- *   §5.12) instead, since a pause must hold.
+ *   and keeps the session. A charger that refuses the 0 A profile, or any lower limit, is stopped
+ *   (RemoteStopTransaction, §5.12) instead (OCPP_LIMIT_REFUSED), since a pause or a fuse limit must
+ *   hold; one that refuses the stop too is OCPP_CHARGER_UNCONTROLLED.
  * - A limit of 6 A or more with a car plugged in and no transaction starts one
  *   (RemoteStartTransaction with the TxProfile, §5.11); `limitCurrentA` (the safe state) never does.
  * - Energy is the connector's Energy.Active.Import.Register from MeterValues (and the meter values
@@ -88,22 +89,47 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
     return s !== undefined && !unplugged.has(s) && s !== 'Faulted';
   };
 
-  /** Applies `a` to the running session, or starts one when allowed; without a session nothing is sent. */
+  /** The energy register at the start of the connector's session, Wh (undefined: not known, e.g. relearnt after a restart). */
+  let sessionStartWh: number | undefined;
+  /** The limit the charger last accepted for the running session, A (undefined: not known). */
+  let acceptedA: number | undefined;
+  /** Whether the last attempt to bring the current down failed both ways (logged once per run). */
+  let uncontrolled = false;
+  const refused = (err: unknown): err is WattshiftError => err instanceof WattshiftError && err.code === 'OCPP_CALL_FAILED';
+
+  /**
+   * Applies `a` to the running session, or starts one when allowed; without a session nothing is
+   * sent. A refused limit below the one the charger last accepted for the session (or below its
+   * maximum, when that is not known) stops the session: a limit that cannot be set must not leave
+   * the car drawing more. A refused higher one leaves the lower one in force and fails.
+   */
   const apply = async (a: number, mayStart: boolean, signal: AbortSignal): Promise<void> => {
     if (!link.connected) throw unreachable;
     const tx = link.transactionOn(connectorId);
     if (tx === undefined) {
       if (mayStart && a > 0 && plugged()) {
         await link.request('RemoteStartTransaction', { connectorId, idTag: options.idTag, chargingProfile: profile('TxProfile', a) }, signal);
+        acceptedA = a;
       }
       return;
     }
     try {
       await link.request('SetChargingProfile', { connectorId, csChargingProfiles: profile('TxProfile', a, tx) }, signal);
+      acceptedA = a;
+      uncontrolled = false;
+      return;
     } catch (err) {
-      if (a > 0 || !(err instanceof WattshiftError) || err.code !== 'OCPP_CALL_FAILED') throw err;
-      log.warn({ code: err.code, err: err.message }, 'the charger refused a 0 A profile: stopping the session instead');
+      if (!refused(err) || !(a === 0 || a < (acceptedA ?? options.maxCurrentA))) throw err;
+      log.warn({ code: 'OCPP_LIMIT_REFUSED', currentA: a, err: err.message }, 'the charger refused a lower limit: stopping the session instead');
+    }
+    try {
       await link.request('RemoteStopTransaction', { transactionId: tx }, signal);
+      uncontrolled = false;
+    } catch (err) {
+      if (!refused(err)) throw err;
+      if (!uncontrolled) log.error({ code: 'OCPP_CHARGER_UNCONTROLLED', currentA: a, err: err.message }, 'the charger refused both the lower limit and the remote stop');
+      uncontrolled = true;
+      throw new WattshiftError('OCPP_CHARGER_UNCONTROLLED', `${device}: refused the ${a} A limit and the remote stop`, { cause: err, details: { device } });
     }
   };
 
@@ -131,6 +157,8 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
         if (e.reading.powerW !== undefined) values.put('powerW', e.reading.powerW);
         return;
       case 'transaction':
+        if (e.connectorId === connectorId && e.transactionId === undefined) acceptedA = undefined;
+        if (e.connectorId === connectorId && e.transactionId !== undefined) sessionStartWh = e.meterStartWh;
         // A session that starts after the limit was set gets it at once (it began at the default).
         if (e.connectorId === connectorId && e.transactionId !== undefined && limitA !== undefined) void renew();
     }
@@ -185,7 +213,9 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
       readEvState: async (): Promise<EvState> => {
         const status = values.get('status') as ChargePointStatus;
         if (status === 'Faulted') throw new WattshiftError('OCPP_CHARGER_FAULTED', `${device}: connector ${connectorId} is Faulted`, { details: { device } });
-        return { plugged: !unplugged.has(status), charging: status === 'Charging' };
+        const wh = values.peek('energyWh') as number | undefined;
+        const sessionKwh = sessionStartWh !== undefined && wh !== undefined ? Math.max(0, wh - sessionStartWh) / 1000 : undefined;
+        return { plugged: !unplugged.has(status), charging: status === 'Charging', ...(sessionKwh !== undefined ? { sessionKwh } : {}) };
       },
     },
     close() {

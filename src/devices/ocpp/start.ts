@@ -20,9 +20,45 @@ export async function startCentralSystem(config: Config, deps: { clock: Clock; l
     ...(o.tls ? { tls: { cert: read(o.tls.cert), key: read(o.tls.key) } } : {}),
     clock: deps.clock, logger: deps.logger,
   });
-  // A port taken by another program leaves the chargers unreachable (their safe behaviour), not the home uncontrolled.
-  await cs.listen().catch((err: unknown) => {
-    deps.logger.error({ code: err instanceof WattshiftError ? err.code : 'DEVICE_UNREACHABLE', err: err instanceof Error ? err.message : String(err) }, 'OCPP central system not started: its chargers stay unreachable');
-  });
-  return cs;
+  return keepListening(cs, deps);
+}
+
+/** How often a central system that could not bind its port tries again, ms of clock time. */
+export const listenRetryMs = 60_000;
+
+/**
+ * Binds the port, and while another program (or a daemon still stopping) holds it, tries again every
+ * minute: meanwhile the chargers are unreachable, their safe behaviour, and the rest of the home is
+ * controlled as usual. Logged once as OCPP_LISTEN_FAILED, and once more when it binds.
+ */
+async function keepListening(cs: CentralSystem, deps: { clock: Clock; logger: Logger }): Promise<CentralSystem> {
+  const stop = new AbortController();
+  const attempt = async (first: boolean): Promise<boolean> => {
+    try {
+      await cs.listen();
+      if (!first) deps.logger.info({ component: 'ocpp' }, 'OCPP central system bound its port after all');
+      return true;
+    } catch (err) {
+      if (first) {
+        deps.logger.error({ code: 'OCPP_LISTEN_FAILED', err: err instanceof Error ? err.message : String(err), retryS: listenRetryMs / 1000 }, 'OCPP central system not started: its chargers stay unreachable until it can listen');
+      }
+      return false;
+    }
+  };
+  if (!(await attempt(true))) {
+    void (async () => {
+      while (!stop.signal.aborted) {
+        await deps.clock.sleep(listenRetryMs, stop.signal).catch(() => undefined);
+        if (stop.signal.aborted || (await attempt(false))) return;
+      }
+    })();
+  }
+  return {
+    listen: () => cs.listen(),
+    link: (id) => cs.link(id),
+    async close() {
+      stop.abort();
+      await cs.close();
+    },
+  };
 }

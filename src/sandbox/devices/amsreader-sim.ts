@@ -31,6 +31,11 @@ export interface AmsReaderSimOptions {
   phases?: 1 | 3;
   voltageV?: number;
   list2IntervalS?: number;
+  /**
+   * Lines (1..3) whose current the meter does not measure: their `I` key is left out of the lists.
+   * Some 3-phase meters on 3-wire IT supplies measure only L1 and L3 (Aron connection) and send no I2.
+   */
+  unmeasuredLines?: readonly number[];
   /** Cumulative registers at start, kWh. */
   importKwh?: number;
   exportKwh?: number;
@@ -70,7 +75,7 @@ export function createAmsReaderSim(options: AmsReaderSimOptions): AmsReaderSim {
     return {
       lv: 'AIDON_V0001', id: '7359992890941742', type: '6525',
       P: Math.round(importW), Q: 0, PO: Math.round(exportW), QO: 0,
-      I1: phase(1, amps(1)), I2: phase(2, amps(2)), I3: phase(3, amps(3)),
+      ...Object.fromEntries([1, 2, 3].filter((n) => !options.unmeasuredLines?.includes(n)).map((n) => [`I${n}`, phase(n, amps(n))])),
       U1: phase(1, voltage), U2: phase(2, voltage), U3: phase(3, voltage),
     };
   };

@@ -90,6 +90,7 @@ export function createOcppChargePointSim(options: OcppChargePointSimOptions) {
   const hours = new Map<number, number>();
   const received: string[] = [];
   const pending = new Set<Promise<unknown>>();
+  const refusing = new Set<string>();
 
   const client = new RPCClient({
     endpoint: options.url,
@@ -227,6 +228,8 @@ export function createOcppChargePointSim(options: OcppChargePointSimOptions) {
   const handle = (method: string, fn: (params: Record<string, unknown>) => unknown): void =>
     client.handle(method, async ({ params }) => {
       received.push(method);
+      // A charger whose own settings forbid it (e.g. local load management locked) answers Rejected.
+      if (refusing.has(method)) return { status: 'Rejected' };
       return fn(params ?? {}) as Record<string, unknown>;
     });
   const after = (fn: () => unknown): void => void setImmediate(() => void fn());
@@ -313,6 +316,11 @@ export function createOcppChargePointSim(options: OcppChargePointSimOptions) {
     /** The requests the central system sent, by method, in order. */
     received: (): readonly string[] => received,
     profiles: (): readonly StoredProfile[] => profiles,
+    /** Answers these requests (ones with a `status` answer) Rejected from now on; [] to stop. */
+    refuse(methods: readonly string[]): void {
+      refusing.clear();
+      for (const m of methods) refusing.add(m);
+    },
     async start(): Promise<void> {
       updatePlug();
       await client.connect();

@@ -1,17 +1,21 @@
 /**
- * `wattshift sim tank|goe|shelly`: one simulated device for installers who want to try wattshift
- * without hardware. The tank is a Modbus TCP server (profile `wattshift-sim-tank`); the go-e charger
- * (with a car plugged in) and the Shelly relay publish on an MQTT broker, as the real ones do.
- * Each prints the config lines that point wattshift at it, then runs until the signal aborts.
+ * `wattshift sim tank|goe|shelly|ams|ocpp`: one simulated device for installers who want to try
+ * wattshift without hardware. The tank is a Modbus TCP server (profile `wattshift-sim-tank`); the
+ * go-e charger (with a car plugged in), the Shelly relay and the AMS reader on a HAN port publish on
+ * an MQTT broker, as the real ones do; the OCPP charge point (a car plugged in) connects to
+ * wattshift's central system. Each prints the config lines that point wattshift at it, then runs
+ * until the signal aborts.
  */
-import { acceleratedClock } from '../../clock.js';
+import { acceleratedClock, systemClock } from '../../clock.js';
 import { WattshiftError } from '../../errors.js';
 import { createGoeSim } from './goe-sim.js';
 import { startSimulatedTank } from './modbus-tank.js';
 import { followClock, type MqttSimulator } from './mqtt-simulator.js';
 import { createShellySim } from './shelly-sim.js';
+import { createAmsReaderSim } from './amsreader-sim.js';
+import { createOcppChargePointSim } from './ocpp-charge-point-sim.js';
 
-export type SimKind = 'tank' | 'goe' | 'shelly';
+export type SimKind = 'tank' | 'goe' | 'shelly' | 'ams' | 'ocpp';
 
 export interface SimOptions {
   kind: SimKind;
@@ -19,8 +23,12 @@ export interface SimOptions {
   port: number;
   /** Broker of the MQTT devices. */
   mqttUrl: string;
-  /** Topic prefix of the MQTT device. */
+  /** Topic prefix of the MQTT device (the AMS reader's topic; the OCPP charge point's id). */
   prefix?: string;
+  /** The central system the OCPP charge point connects to, `ws://host:port/path`. */
+  ocppUrl: string;
+  /** The OCPP charge point's basic-auth password (16–40 characters, as the config wants). */
+  password: string;
   /** Simulated time runs this many times faster than real time. */
   speed: number;
 }
@@ -28,6 +36,8 @@ export interface SimOptions {
 function checked(o: SimOptions): SimOptions {
   if (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535) throw new WattshiftError('CONFIG_INVALID', `--port ${o.port} is not a TCP port`);
   if (!Number.isFinite(o.speed) || o.speed < 1 || o.speed > 100_000) throw new WattshiftError('CONFIG_INVALID', `--speed ${o.speed} must be between 1 and 100000`);
+  if (o.password.length < 16 || o.password.length > 40) throw new WattshiftError('CONFIG_INVALID', '--password must be 16 to 40 characters');
+  if (!/^wss?:\/\//.test(o.ocppUrl)) throw new WattshiftError('CONFIG_INVALID', `--url ${o.ocppUrl} is not a ws:// or wss:// address`);
   return o;
 }
 
@@ -60,6 +70,46 @@ export async function runSimulator(options: SimOptions, out: (line: string) => v
     out(`simulated go-e charger on ${o.mqttUrl} under ${prefix}, a 60 kWh car plugged in at 30 %, ${o.speed}× real time; in the config:`);
     out(`  charger: { type: goe, topicPrefix: ${prefix} }`);
     await runMqtt(sim, 10_000, o.speed, signal);
+    return;
+  }
+  if (o.kind === 'ams') {
+    const topic = o.prefix ?? 'ams/sim001';
+    // A home of 1.5 kW with a 3 kW load on L1 for ten minutes of every hour.
+    const load = (atMs: number): { importW: number; currentsA: number[] } => {
+      const heavy = (atMs % 3_600_000) < 600_000;
+      const currentsA = [heavy ? 15.2 : 2.2, 2.2, 2.2];
+      return { importW: currentsA.reduce((s, a) => s + a * 230, 0), currentsA };
+    };
+    const sim = createAmsReaderSim({ url: o.mqttUrl, topic, startMs, load, importKwh: 12_000 });
+    out(`simulated AMS reader on a 3-phase HAN meter on ${o.mqttUrl} at ${topic} (list 2 every 10 s, list 3 hourly), ${o.speed}× real time; in the config:`);
+    out(`  meter: { type: amsreader, topic: ${topic} }`);
+    await runMqtt(sim, 10_000, o.speed, signal);
+    return;
+  }
+  if (o.kind === 'ocpp') {
+    const identity = o.prefix ?? 'cp-sim001';
+    const sim = createOcppChargePointSim({
+      url: o.ocppUrl, identity, password: o.password, startMs, maxCurrentA: 16,
+      plugs: [{ atMs: startMs, battery: { capacityKwh: 60, socPct: 30, targetSocPct: 90 } }],
+    });
+    out(`simulated OCPP 1.6J charge point ${identity} connecting to ${o.ocppUrl}, a 60 kWh car plugged in at 30 %, ${o.speed}× real time; in the config:`);
+    out(`  ocpp: { port: ${new URL(o.ocppUrl).port || 8887} }`);
+    out(`  charger: { type: ocpp, chargePointId: ${identity}, password: ${o.password} }`);
+    // The central system may not be up yet: try again until it is (the charge point then reconnects by itself).
+    while (!signal.aborted) {
+      try {
+        await sim.start();
+        break;
+      } catch {
+        out(`central system not reachable at ${o.ocppUrl}; trying again in 5 s`);
+        await systemClock.sleep(5000, signal).catch(() => undefined);
+      }
+    }
+    try {
+      await followClock(sim, acceleratedClock(sim.nowMs, o.speed), 10_000, signal);
+    } finally {
+      await sim.close();
+    }
     return;
   }
   const prefix = o.prefix ?? 'shellyplus1pm-sim001';
