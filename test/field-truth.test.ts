@@ -13,7 +13,7 @@
 import mqtt from 'mqtt';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
-  hourMs, localTime, registerHome, sampleTruth, spawnDaemon, startWorld, stopAll, truthByHour, waitUntilSim, writeConfig,
+  hourMs, localTime, registerHome, sampleTruth, spawnDaemon, stampLagKwh, startWorld, stopAll, truthByHour, waitUntilSim, writeConfig,
   type DaemonLogLine, type TruthSample,
 } from './helpers/daemon-harness.js';
 import { tempDir } from './helpers/temp-dir.js';
@@ -117,17 +117,21 @@ describe('field truth: vendor-faithful devices, re-plans, a negative window and 
     // Soft assertions from here: a failure shows every broken promise at once.
     // 1. A re-plan inside a slot keeps the slot's target: every plan made in a slot asks at least the
     //    energy of it that the first one did (the car plugging in at 11:20 included); more only where
-    //    the heater already took more (paid to consume), which the target then counts.
+    //    the heater already took more (paid to consume), which the target then counts. A re-plan
+    //    counts what the slot took so far from readings that a loaded machine stamps late (at this
+    //    speed, simulated seconds): it may ask that much less.
     const firstSlot = localTime(world, 0, 11);
     const slots = [0, 1, 2, 3].map((i) => firstSlot + i * hourMs);
     const midSlot = targets.filter((t) => slots.includes(t.slotStartMs) && targets.some((u) => u.slotStartMs === t.slotStartMs && u.atLine < t.atLine));
     expect.soft(midSlot.length).toBeGreaterThanOrEqual(5);
     for (const t of midSlot) {
       const first = targets.find((u) => u.slotStartMs === t.slotStartMs)!;
-      expect.soft(t.tankKwh, `re-plan (${t.reason}) in the slot at ${new Date(t.slotStartMs).toISOString()}`).toBeGreaterThanOrEqual(first.tankKwh - 0.005);
+      expect.soft(t.tankKwh, `re-plan (${t.reason}) in the slot at ${new Date(t.slotStartMs).toISOString()}`).toBeGreaterThanOrEqual(first.tankKwh - 0.005 - stampLagKwh(world, elementKw));
     }
-    //    And each slot gets that energy, within one tick of the element's power; where consuming is
-    //    paid the heater may run on, and where its own thermostat opened it may stop short.
+    //    And each slot gets that energy, within one tick of the element's power and a late stamp;
+    //    where consuming is paid the heater may run on, and where its own thermostat opened it may
+    //    stop short.
+    const slotTolKwh = tickKwh + stampLagKwh(world, elementKw);
     const checked: string[] = [];
     for (const slot of slots) {
       const planned = targets.filter((t) => t.slotStartMs === slot).at(-1);
@@ -135,8 +139,8 @@ describe('field truth: vendor-faithful devices, re-plans, a negative window and 
       const got = truth.tank.get(slot) ?? 0;
       const thermostatOpen = inSlot(samples, slot, slot + hourMs).some((s) => !s.tankBlocked && s.tankPowerW === 0);
       const where = `${new Date(slot).toISOString()}: planned ${planned!.tankKwh.toFixed(3)} kWh, metered ${got.toFixed(3)} kWh`;
-      if (!thermostatOpen) expect.soft(got, where).toBeGreaterThanOrEqual(planned!.tankKwh - tickKwh);
-      if (slot >= localTime(world, 0, 14)) expect.soft(got, where).toBeLessThanOrEqual(planned!.tankKwh + tickKwh);
+      if (!thermostatOpen) expect.soft(got, where).toBeGreaterThanOrEqual(planned!.tankKwh - slotTolKwh);
+      if (slot >= localTime(world, 0, 14)) expect.soft(got, where).toBeLessThanOrEqual(planned!.tankKwh + slotTolKwh);
       checked.push(where);
     }
     expect.soft(checked.some((c) => !c.includes('planned 0.000'))).toBe(true);

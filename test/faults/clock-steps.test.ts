@@ -8,9 +8,9 @@
 import { afterAll, expect, it } from 'vitest';
 import { localTimeToUtcMs } from '../../src/core/zoned-time.js';
 import type { HourlyEnergyRow } from '../../src/store/types.js';
-import { checkReports, hourMs, localTime, secretLeaks, spawnDaemon, stopAll, truthByHour, waitUntilSim, writeConfig, type DaemonProcess, type World } from '../helpers/daemon-harness.js';
+import { checkReports, hourMs, localTime, secretLeaks, stampLagKwh, spawnDaemon, stopAll, truthByHour, waitUntilSim, writeConfig, type DaemonProcess, type World } from '../helpers/daemon-harness.js';
 import {
-  errorLines, expectHourVsTruth, faultOverrides, faultWorld, logsWith, priceCurve, priceCurveAt, readInFull, readStore, stampLagKwh, tankLpc, wallSeconds,
+  errorLines, expectHourVsTruth, faultOverrides, faultWorld, logsWith, priceCurve, priceCurveAt, readInFull, readStore, tankLpc, wallSeconds,
 } from './common.js';
 
 afterAll(stopAll, 30_000);

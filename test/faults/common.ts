@@ -20,18 +20,6 @@ export const faultOverrides = {
   spark: { requestTimeoutMs: 1000, tokenTimeoutMs: 1000 },
 };
 
-/**
- * Wall-clock seconds by which a busy machine may stamp a reading late: a reading is stamped when
- * its answer is handled. CI has shown 0.17 s at load 3.9. On a fast simulated clock that is
- * simulated minutes (0.4 s at 800× is five); in the field (1×) it is nothing.
- */
-const stampLagWallS = 0.4;
-
-/** What a `kw` load draws during that lag at the world's speed: how much energy a late stamp can move across an hour boundary. */
-export function stampLagKwh(world: World, kw: number): number {
-  return (kw * stampLagWallS * world.speed) / 3600;
-}
-
 /** A started world with a registered home; its data dir, unless given, is removed when the test passes. */
 export async function faultWorld(name: string, options: Partial<WorldOptions> & { startLocal?: [number, number] } = {}): Promise<World> {
   const [hh, mm] = options.startLocal ?? [10, 0];

@@ -16,9 +16,9 @@ import { readFileSync } from 'node:fs';
 import { afterAll, expect, it } from 'vitest';
 import { localAt } from '../../src/demo/environment.js';
 import type { HourlyEnergyRow } from '../../src/store/types.js';
-import { hourMs, localTime, sampleTruth, secretLeaks, spawnDaemon, stopAll, truthByHour, waitUntilSim, writeConfig, type World } from '../helpers/daemon-harness.js';
+import { hourMs, localTime, sampleTruth, secretLeaks, stampLagKwh, spawnDaemon, stopAll, truthByHour, waitUntilSim, writeConfig, type World } from '../helpers/daemon-harness.js';
 import {
-  deviceTransitions, errorLines, expectHourVsTruth, faultOverrides, faultWorld, floorC, januaryDay, logsWith, readInFull, readStore, simTimeOf, stampLagKwh, tankLpc, wallSeconds,
+  deviceTransitions, errorLines, expectHourVsTruth, faultOverrides, faultWorld, floorC, januaryDay, logsWith, readInFull, readStore, simTimeOf, tankLpc, wallSeconds,
 } from './common.js';
 
 afterAll(stopAll, 30_000);

@@ -445,6 +445,18 @@ export function sampleTruth(world: World, everySimMs = 60_000): { samples: Truth
   return { samples, stop: () => clearInterval(timer) };
 }
 
+/**
+ * Wall-clock seconds by which a busy machine may stamp a reading late: a reading is stamped when
+ * its answer is handled. CI has shown 0.17 s at load 3.9. On a fast simulated clock that is
+ * simulated minutes (0.4 s at 800× is five); in the field (1×) it is nothing.
+ */
+const stampLagWallS = 0.4;
+
+/** What a `kw` load draws during that lag at the world's speed: how much energy a late stamp can move across an hour boundary. */
+export function stampLagKwh(world: World, kw: number): number {
+  return (kw * stampLagWallS * world.speed) / 3600;
+}
+
 /** The tank's and the charger's hourly ground truth, kWh by UTC hour start. */
 export function truthByHour(world: World): { tank: Map<number, number>; car: Map<number, number> } {
   return { tank: world.shelly?.energyKwhByHour() ?? world.env.tank.physics.hourlyTruthKwh(), car: world.charger.energyKwhByHour() };
