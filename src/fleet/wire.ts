@@ -3,7 +3,9 @@
  * to each other over the partner's MQTT broker. The hub holds the API credentials; a gateway holds
  * only its own broker credentials, and the broker's ACL keeps it to its own topics:
  *
- *   hub → gateway  `<prefix>/area/<priceArea>/advice`   retained, QoS 1: the forecast with advice
+ *   hub → gateway  `<prefix>/area/<priceArea>/advice`   retained, QoS 1: the area's prices (the
+ *                                                       forecast advice, and the hourly forecast
+ *                                                       and actual spot prices when the hub has them)
  *   hub → gateway  `<prefix>/loc/<locationId>/events`  QoS 1, not retained: each API event
  *                                                       targeting the location (persistent
  *                                                       sessions keep them while a home is away)
@@ -17,7 +19,7 @@
  * with these schemas and drops (and logs) what does not parse.
  */
 import { z } from 'zod';
-import { eventSchema, forecastAdviceResponseSchema, reportRequestSchema } from '../spark/wire.js';
+import { actualPricesResponseSchema, eventSchema, forecastAdviceResponseSchema, forecastResponseSchema, reportRequestSchema } from '../spark/wire.js';
 
 export const fleetWireVersion = 1;
 export const defaultFleetPrefix = 'wattshift/fleet/v1';
@@ -37,11 +39,19 @@ export const fleetTopics = (prefix = defaultFleetPrefix) => ({
   sharedSync: (group: string) => `$share/${topicLevel.parse(group)}/${prefix}/gw/+/sync`,
 });
 
-/** The forecast advice of one price area, as the API answered it, and when the hub fetched it. */
+/**
+ * The prices of one price area as the API answered them, and when the hub fetched them: the
+ * forecast advice (6-hour segments), and, when the hub could fetch them, the hourly forecast
+ * (`segmentSize` 1) and the actual spot prices (time zone UTC), all in kWh and the hub's
+ * `advice.currency`. A gateway plans on hourly prices only from `forecast` and `actual`; one whose
+ * `site.currency` differs from their `priceUnits.currency` does not use them.
+ */
 export const fleetAdviceSchema = z.strictObject({
   v: version,
   fetchedAtMs: z.number().int().nonnegative(),
   advice: forecastAdviceResponseSchema,
+  forecast: forecastResponseSchema.optional(),
+  actual: actualPricesResponseSchema.optional(),
 });
 export type FleetAdvice = z.infer<typeof fleetAdviceSchema>;
 

@@ -1,7 +1,9 @@
 /**
- * Forecast advice per price area: fetched once per area the registry's locations use, on a
- * node-cron schedule (and once at start), and published retained to `advice(area)`, so a gateway
- * that connects gets the latest at once. An area that fails keeps its last retained message.
+ * Prices per price area: the forecast advice, the hourly forecast and the actual spot prices,
+ * fetched once per area the registry's locations use, on a node-cron schedule (and once at start),
+ * and published retained to `advice(area)`, so a gateway that connects gets the latest at once.
+ * An area whose advice fails keeps its last retained message; a failed forecast or actual part is
+ * sent as last fetched (if ever), so one bad answer does not take hourly prices from the fleet.
  */
 import { fleetWireVersion, type FleetAdvice, type fleetTopics } from '../fleet/wire.js';
 import { startCronJob, type CronJob, type CronSpec } from '../jobs/cron.js';
@@ -29,12 +31,33 @@ export function startAdvicePublisher(deps: {
   logger: Logger;
 }): AdvicePublisher {
   const log = deps.logger.child({ component: 'hub-advice' });
+  const lastHourly = new Map<string, Pick<FleetAdvice, 'forecast' | 'actual'>>();
+  const units = { currency: deps.query.currency, energyUnit: 'kWh' as const };
+
+  /** The hourly forecast and the actual prices of `area`: fresh where the API answered, else the last ones. */
+  async function hourlyParts(area: string): Promise<Pick<FleetAdvice, 'forecast' | 'actual'>> {
+    const last = lastHourly.get(area) ?? {};
+    const fetchPart = async <T>(part: 'forecast' | 'actual', fetch: () => Promise<T>, kept: T | undefined): Promise<T | undefined> => {
+      try {
+        return await fetch();
+      } catch (err) {
+        log.warn({ err, code: isWattshiftError(err) ? err.code : 'INTERNAL', area, part }, `${part} prices not refreshed; the last ones are sent`);
+        return kept;
+      }
+    };
+    const forecast = await fetchPart('forecast', () => deps.forecast.forecast({ area, ...units, segmentSize: 1 }), last.forecast);
+    const actual = await fetchPart('actual', () => deps.forecast.actualPrices({ area, ...units, timeZone: 'UTC' }), last.actual);
+    const parts = { ...(forecast ? { forecast } : {}), ...(actual ? { actual } : {}) };
+    lastHourly.set(area, parts);
+    return parts;
+  }
   const publishAll = async (): Promise<string[]> => {
     const done: string[] = [];
     for (const area of await deps.registry.priceAreas()) {
       try {
         const advice = await deps.forecast.advice({ area, ...deps.query });
-        const message: FleetAdvice = { v: fleetWireVersion, fetchedAtMs: deps.clock.nowMs(), advice };
+        const hourly = await hourlyParts(area);
+        const message: FleetAdvice = { v: fleetWireVersion, fetchedAtMs: deps.clock.nowMs(), advice, ...hourly };
         await deps.publish(deps.topics.advice(area), JSON.stringify(message), { retain: true });
         done.push(area);
       } catch (err) {

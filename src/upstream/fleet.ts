@@ -1,7 +1,7 @@
 /**
  * The fleet upstream: the partner's hub holds the API credentials; this gateway holds only its
  * broker login. Events for its location arrive on the location's topic (into the same intake as
- * the poller's), the price advice of its area on the area's retained topic (into the price
+ * the poller's), the prices of its area on the area's retained topic (into the price
  * refresh), and each report goes out on the gateway's report topic and counts as accepted only
  * when the hub's receipt for its key comes back. Topics and messages: src/fleet/wire.ts.
  */
@@ -16,6 +16,7 @@ import {
   type FleetAdvice, type FleetSync,
 } from '../fleet/wire.js';
 import { openFleetLink } from './fleet-link.js';
+import { fleetPriceSource } from './fleet-prices.js';
 import { createReceiptBook } from './fleet-receipts.js';
 import type { Upstream, UpstreamSinks } from './port.js';
 
@@ -97,12 +98,7 @@ export function createFleetUpstream(
   return {
     mode: 'fleet',
     eligibility: null,
-    prices: {
-      advice: async () => {
-        if (!advice) throw new WattshiftError('FLEET_NO_ADVICE', `no price advice for ${area} from the hub yet`);
-        return advice.advice;
-      },
-    },
+    prices: fleetPriceSource(() => advice, { priceArea: area, currency: config.site.currency }, deps.logger),
     reports: {
       async postReport(body, signal, meta) {
         const msg = fleetReportSchema.safeParse({ v: fleetWireVersion, idempotencyKey: meta.idempotencyKey, createdAtMs: meta.createdAtMs, report: body });

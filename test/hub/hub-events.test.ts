@@ -89,11 +89,17 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('hub event fan-ou
     expect(resent).toEqual(['LocationLPC']);
   });
 
-  it('publishes the forecast advice once per price area in use, retained, to that area only', async () => {
+  it('publishes the prices (advice, hourly forecast, actual) once per price area in use, retained, to that area only', async () => {
     const tokenCallsBefore = world.sandbox.tokensIssued();
     expect(await hub1.advice.publishAll()).toEqual(['NO1', 'NO2']);
     const advice = await gwA.waitFor((m) => m.topic === topics.advice('NO1'));
-    expect(fleetAdviceSchema.parse(advice.payload).advice).toBeDefined();
+    const message = fleetAdviceSchema.parse(advice.payload);
+    expect(message.advice.priceArea).toBe('NO1');
+    // The hourly forecast and the actual spot prices ride along, so gateways plan hour by hour.
+    expect(message.forecast?.forecastSegments.length).toBeGreaterThan(24);
+    for (const seg of message.forecast!.forecastSegments) expect(Date.parse(seg.to) - Date.parse(seg.from)).toBeLessThanOrEqual(3_600_000);
+    expect(message.forecast?.priceUnits.energyUnit.toLowerCase()).toBe('kwh');
+    expect(Object.keys(message.actual?.prices ?? {}).length).toBeGreaterThan(0);
     expect(gwA.messages.some((m) => m.topic === topics.advice('NO2'))).toBe(false);
     // Retained: a gateway that connects later gets it at once.
     const late = await connectGateway(world, gateways.b);
