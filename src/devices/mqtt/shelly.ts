@@ -7,6 +7,15 @@
  * A block is `Switch.Set` with `toggle_after` = the lease, so the relay flips back to "allowed"
  * on its own if wattshift stops renewing it. See `BlockedRelayState` for the wiring convention.
  *
+ * Liveness is per device: a Shelly notifies a component's status when it changes (apower past its
+ * report threshold, the temperature past `report_thr_C`, `aenergy` as its minute record turns), so
+ * an unchanged value stays current while the device is heard from at all (any status,
+ * notification or RPC answer) and `online` is not `false` (its last will). Only after `staleAfterS`
+ * of silence is a value stale; a read then asks `Shelly.GetStatus` once (one request in flight,
+ * whatever the number of readers), and fails with DEVICE_STALE only when that goes unanswered.
+ * Values keep their arrival time as their stamp: a counter notified once a minute is as old as
+ * its notification, not as the device's last word.
+ *
  * Source: Shelly Gen2 API documentation (shelly-api-docs.shelly.cloud/gen2): "MQTT" component (RPC
  * channel on `<topic_prefix>/rpc`, status on `<topic_prefix>/status/<component:id>`, `rpc_ntf`),
  * "Notifications" (`NotifyStatus` on `<topic_prefix>/events/rpc`, changed keys only), "Switch"
@@ -42,7 +51,10 @@ export function createShellyDevice(source: ShellySource, deps: MqttDeviceDeps, o
   const device = options.id ?? prefix;
   const requestTimeoutMs = options.requestTimeoutMs ?? 5000;
   const log = deps.logger.child({ component: 'shelly', device });
-  const values = new LatestValues({ device, clock, staleAfterMs: (options.staleAfterS ?? 120) * 1000, isConnected: () => connection.connected });
+  const values = new LatestValues({
+    device, clock, staleAfterMs: (options.staleAfterS ?? 120) * 1000, isConnected: () => connection.connected,
+    deviceLiveness: true, quietValuesHold: false,
+  });
   const src = `wattshift-${process.pid}-${++instance}-${Math.random().toString(36).slice(2, 8)}`;
   const switchKey = `switch:${switchId}`;
   const tempKey = sensorId === undefined ? undefined : `temperature:${sensorId}`;
@@ -77,14 +89,17 @@ export function createShellyDevice(source: ShellySource, deps: MqttDeviceDeps, o
   };
 
   const unsubscribers = [
-    connection.subscribe(`${prefix}/status/${switchKey}`, (_t, payload) =>
-      guard(badSwitch, () => applySwitch(parseJson(payload, `${device} ${switchKey}`))),
-    ),
+    connection.subscribe(`${prefix}/status/${switchKey}`, (_t, payload) => {
+      values.heard();
+      guard(badSwitch, () => applySwitch(parseJson(payload, `${device} ${switchKey}`)));
+    }),
     connection.subscribe(`${prefix}/online`, (_t, payload) => {
       const online = payload.toString().trim() === 'true';
       values.setOffline(online ? undefined : new WattshiftError('DEVICE_UNREACHABLE', `${device} reports itself offline`, { details: { device } }));
+      if (online) values.heard();
     }),
     connection.subscribe(`${prefix}/events/rpc`, (_t, payload) => {
+      values.heard();
       try {
         const msg = parseWith(notifySchema, parseJson(payload, `${device} event`), `${device} event`);
         if ((msg.method === 'NotifyStatus' || msg.method === 'NotifyFullStatus') && msg.params) applyFullStatus(msg.params);
@@ -100,6 +115,7 @@ export function createShellyDevice(source: ShellySource, deps: MqttDeviceDeps, o
         log.debug({ err }, 'ignored unparsable Shelly RPC answer');
         return;
       }
+      values.heard();
       const waiter = pending.get(msg.id);
       if (!waiter) return;
       pending.delete(msg.id);
@@ -112,9 +128,10 @@ export function createShellyDevice(source: ShellySource, deps: MqttDeviceDeps, o
   ];
   if (tempKey) {
     unsubscribers.push(
-      connection.subscribe(`${prefix}/status/${tempKey}`, (_t, payload) =>
-        guard(badTemp, () => applyTemperature(parseJson(payload, `${device} ${tempKey}`))),
-      ),
+      connection.subscribe(`${prefix}/status/${tempKey}`, (_t, payload) => {
+        values.heard();
+        guard(badTemp, () => applyTemperature(parseJson(payload, `${device} ${tempKey}`)));
+      }),
     );
   }
 
@@ -133,17 +150,28 @@ export function createShellyDevice(source: ShellySource, deps: MqttDeviceDeps, o
       return answer;
     });
 
-  const refreshStatus = async (signal: AbortSignal): Promise<void> => {
-    const result = await rpc('Shelly.GetStatus', {}, signal);
-    if (result && typeof result === 'object') applyFullStatus(result as Record<string, unknown>);
+  // One status request at a time: the readers of a silent device share it.
+  let refreshing: Promise<void> | undefined;
+  const refreshStatus = (signal: AbortSignal): Promise<void> => {
+    refreshing ??= rpc('Shelly.GetStatus', {}, signal)
+      .then((result) => {
+        if (result && typeof result === 'object') applyFullStatus(result as Record<string, unknown>);
+      })
+      .finally(() => {
+        refreshing = undefined;
+      });
+    return refreshing;
   };
 
-  /** Reads a value; when missing or stale, asks the device for its status once and reads again. */
+  /**
+   * Reads a value; when missing, stale or bad, asks the device for its status once and reads again
+   * (a device that notifies changes only would otherwise never replace an unusable value).
+   */
   const readFresh = async (name: string, signal: AbortSignal): Promise<{ value: unknown; atMs: number }> => {
     try {
       return values.getStamped(name);
     } catch (err) {
-      if (!(err instanceof WattshiftError) || err.code !== 'DEVICE_STALE') throw err;
+      if (!(err instanceof WattshiftError) || (err.code !== 'DEVICE_STALE' && err.code !== 'DEVICE_BAD_VALUE')) throw err;
       try {
         await refreshStatus(signal);
       } catch (refreshErr) {

@@ -10,9 +10,16 @@
  * no device-side expiry: configure `PowerOnState 1` so a reboot heats, and rely on the
  * supervisor to release.
  *
+ * Liveness is per device: Tasmota sends telemetry (`tele/<topic>/STATE`, `SENSOR`) only every
+ * `TelePeriod` (300 s as shipped) and relay changes as they happen, so a value older than
+ * `staleAfterS` is refreshed with one `Status 10` (shared by every reader); the device is stale only
+ * when that goes unanswered, and unreachable while its LWT says `Offline`. For close control of
+ * the slot's energy, `TelePeriod 10`…`60` on the device gives fresher counters without requests.
+ *
  * Source: Tasmota documentation (tasmota.github.io/docs): "Commands" (`Power`, `PulseTime` with
  * 112..64900 = value − 100 seconds, `Status 10`, `TelePeriod` 10..3600 s, default 300) and "MQTT"
- * (`cmnd`/`stat`/`tele` prefixes, `tele/<topic>/LWT` Online/Offline as the last will).
+ * (`cmnd`/`stat`/`tele` prefixes, `tele/<topic>/LWT` Online/Offline as the last will, `STATE` with
+ * `POWER<n>` at each TelePeriod).
  */
 import { z } from 'zod';
 import { WattshiftError } from '../../errors.js';
@@ -74,14 +81,26 @@ export function createTasmotaDevice(source: TasmotaSource, deps: MqttDeviceDeps,
   };
 
   const powerNames = relay === 1 ? ['POWER', 'POWER1'] : [`POWER${relay}`];
+  /** Answers to `Status 10` so far: a request is done when the next one arrives, whatever it carries. */
+  const statusKey = 'statusAnswers';
+  let statusAnswers = 0;
   const unsubscribers = [
     connection.subscribe(topic('tele', 'SENSOR'), (_t, p) => guard(badAll, () => applySns(parseJson(p, `${device} SENSOR`)))),
-    connection.subscribe(topic('stat', 'STATUS10'), (_t, p) =>
-      guard(badAll, () => applySns(atObject(parseJson(p, `${device} STATUS10`)).StatusSNS)),
+    ...['STATUS10', 'STATUS8'].map((name) =>
+      connection.subscribe(topic('stat', name), (_t, p) => {
+        guard(badAll, () => applySns(atObject(parseJson(p, `${device} ${name}`)).StatusSNS));
+        statusAnswers++;
+        values.put(statusKey, statusAnswers);
+      }),
     ),
-    connection.subscribe(topic('stat', 'STATUS8'), (_t, p) =>
-      guard(badAll, () => applySns(atObject(parseJson(p, `${device} STATUS8`)).StatusSNS)),
-    ),
+    connection.subscribe(topic('tele', 'STATE'), (_t, p) => {
+      try {
+        const st = atObject(JSON.parse(p.toString()) as unknown);
+        for (const name of powerNames) if (typeof st[name] === 'string') applyPower(st[name] as string);
+      } catch {
+        log.debug('ignored unparsable STATE');
+      }
+    }),
     connection.subscribe(topic('tele', 'LWT'), (_t, p) => {
       const online = p.toString().trim().toLowerCase() === 'online';
       values.setOffline(online ? undefined : new WattshiftError('DEVICE_UNREACHABLE', `${device} reports itself offline (LWT)`, { details: { device } }));
@@ -97,17 +116,31 @@ export function createTasmotaDevice(source: TasmotaSource, deps: MqttDeviceDeps,
     }),
   ];
 
+  // One `Status 10` at a time: every value it carries arrives with its one answer.
+  let asking: Promise<void> | undefined;
+  const askStatus = (signal: AbortSignal): Promise<void> => {
+    const before = statusAnswers;
+    asking ??= withTimeout(clock, requestTimeoutMs, signal, `${device} Status 10`, async (s) => {
+      await connection.publish(topic('cmnd', 'STATUS'), '10', { qos: 1 });
+      while (statusAnswers === before) await values.waitNewer(statusKey, values.version(statusKey), s);
+    }).finally(() => {
+      asking = undefined;
+    });
+    return asking;
+  };
+
+  /**
+   * Reads a value; when missing, older than `staleAfterS` or bad, asks for `Status 10` and reads
+   * again. Telemetry comes only every `TelePeriod` (300 s as shipped), so an old value means a quiet
+   * period, not a lost device: the device is stale only when it does not answer.
+   */
   const readFresh = async (name: string, signal: AbortSignal): Promise<{ value: unknown; atMs: number }> => {
     try {
       return values.getStamped(name);
     } catch (err) {
-      if (!(err instanceof WattshiftError) || err.code !== 'DEVICE_STALE') throw err;
-      const before = values.version(name);
+      if (!(err instanceof WattshiftError) || (err.code !== 'DEVICE_STALE' && err.code !== 'DEVICE_BAD_VALUE')) throw err;
       try {
-        await withTimeout(clock, requestTimeoutMs, signal, `${device} Status 10`, async (s) => {
-          await connection.publish(topic('cmnd', 'STATUS'), '10', { qos: 1 });
-          await values.waitNewer(name, before, s);
-        });
+        await askStatus(signal);
       } catch (refreshErr) {
         log.debug({ err: refreshErr }, 'status request failed');
         throw err;

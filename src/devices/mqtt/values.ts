@@ -27,6 +27,13 @@ export interface LatestValuesOptions {
   isConnected: () => boolean;
   /** Staleness is the device's silence (see `heard`) rather than each value's age. */
   deviceLiveness?: boolean;
+  /**
+   * With device liveness, whether a value unchanged for a while counts as read at the device's
+   * last word (default true: the device publishes a key as soon as it changes). False where some
+   * values come only at intervals (a counter in a once-a-minute status): their arrival time is the
+   * only true stamp.
+   */
+  quietValuesHold?: boolean;
 }
 
 /** How long a device-liveness value must stay unchanged before it counts as read at the last word. */
@@ -120,6 +127,7 @@ export class LatestValues {
     if (s?.atMs === undefined) {
       throw new WattshiftError('DEVICE_STALE', `${device}: no ${name} received yet`, { details: { device, value: name } });
     }
+    if (this.options.deviceLiveness && this.options.quietValuesHold === false) return { value: s.value, atMs: s.atMs };
     if (this.options.deviceLiveness) {
       // A value unchanged for a while is still the device's value as of its last word; a recent one
       // keeps its arrival time, or a counter published less often than the heartbeat would seem to

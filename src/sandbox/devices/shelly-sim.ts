@@ -1,15 +1,27 @@
 /**
  * A simulated Shelly Plus 1PM switching a hot water heater, speaking Shelly Gen2 MQTT RPC to a
  * real broker: `Switch.Set` (with `toggle_after`), `Switch.GetStatus`, `Shelly.GetStatus`,
- * `Temperature.GetStatus`; status on `<prefix>/status/switch:<id>` (apower, aenergy.total in Wh)
- * and, with the Plus Add-On, `<prefix>/status/temperature:<sensorId>`; `<prefix>/online` with a
- * last will. Time moves only through `advance(ms)` (or `run(clock)`), so tests are exact: the
- * energy the simulated element drew per UTC hour is the ground truth for metering tests.
+ * `Temperature.GetStatus`; `<prefix>/online` with a last will. Time moves only through
+ * `advance(ms)` (or `run(clock)`), so tests are exact: the energy the simulated element drew per
+ * UTC hour is the ground truth for metering tests.
+ *
+ * It reports as the Shelly Gen2 API documentation says a device does (shelly-api-docs.shelly.cloud/
+ * gen2: "MQTT" component, "Notifications", "Switch", "Temperature"): only on change, never on a
+ * timer of its own. A component is reported when its status changes: the switch when `output` or
+ * `apower` changes and when `aenergy` takes its next minute record (`by_minute`, `minute_ts`), the
+ * Plus Add-On's temperature when it has moved by `report_thr_C` (0.5 °C here) since the last
+ * report. With `rpc_ntf` (on by default on the device) the change goes out as `NotifyStatus` on
+ * `<prefix>/events/rpc` carrying the changed keys only; with `status_ntf` (off by default) the
+ * component's whole status also goes to `<prefix>/status/<component>`. A Shelly 1 without a meter
+ * (`metered: false`) has no `apower`/`aenergy`, so an idle one says nothing at all.
  */
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { followClock, publishOnline, type MqttSimulator } from './mqtt-simulator.js';
 
 const hourMs = 3_600_000;
+const minuteMs = 60_000;
+/** The Temperature component's `report_thr_C` (its documented range starts at 0.5 °C). */
+const reportThresholdC = 0.5;
 
 export interface ShellySimOptions {
   url: string;
@@ -23,6 +35,12 @@ export interface ShellySimOptions {
   /** Plus Add-On DS18B20 component id (e.g. 100); omit for no add-on. */
   temperatureSensorId?: number;
   tank?: { volumeL?: number; initialC?: number; ambientC?: number; lossWPerK?: number; thermostatC?: number };
+  /** The MQTT component's `rpc_ntf` (default true, as the device ships): NotifyStatus on `<prefix>/events/rpc`. */
+  rpcNtf?: boolean;
+  /** The MQTT component's `status_ntf` (default false, as the device ships): whole statuses on `<prefix>/status/<component>`. */
+  statusNtf?: boolean;
+  /** Whether the switch meters (a Plus 1PM; default true) or not (a Plus 1). */
+  metered?: boolean;
   /** Extra mqtt.js options (credentials, TLS). */
   clientOptions?: IClientOptions;
 }
@@ -37,6 +55,10 @@ export interface ShellySim extends MqttSimulator {
   readonly toggleAtMs: number | undefined;
   /** Drops the connection without a clean disconnect, so the broker publishes the last will. */
   crash(): Promise<void>;
+  /** Messages the device published (status topics and notifications), for "on change only" checks. */
+  readonly published: number;
+  /** RPC requests the device answered, by method. */
+  readonly requests: ReadonlyMap<string, number>;
 }
 
 interface RpcRequest {
@@ -68,7 +90,17 @@ export function createShellySim(options: ShellySimOptions): ShellySim {
 
   const powerW = (): number => (output && thermostatClosed ? heaterW : 0);
 
+  const metered = options.metered ?? true;
+  const rpcNtf = options.rpcNtf ?? true;
+  const statusNtf = options.statusNtf ?? false;
+  const switchKey = `switch:${switchId}`;
+  const tempKey = options.temperatureSensorId === undefined ? undefined : `temperature:${options.temperatureSensorId}`;
+  let published = 0;
+  const requests = new Map<string, number>();
+
   const switchStatus = (): Record<string, unknown> => {
+    const timer = toggleAtMs === undefined ? {} : { timer_started_at: 0, timer_duration: (toggleAtMs - now) / 1000 };
+    if (!metered) return { id: switchId, source: 'MQTT', output, temperature: { tC: 41.2, tF: 106.2 }, ...timer };
     const p = powerW();
     return {
       id: switchId,
@@ -77,9 +109,9 @@ export function createShellySim(options: ShellySimOptions): ShellySim {
       apower: p,
       voltage: 230.1,
       current: Number((p / 230.1).toFixed(3)),
-      aenergy: { total: Number(energyWh.toFixed(3)), by_minute: [0, 0, 0], minute_ts: Math.floor(now / 1000) },
+      aenergy: { total: Number(energyWh.toFixed(3)), by_minute: [0, 0, 0], minute_ts: Math.floor(now / minuteMs) * 60 },
       temperature: { tC: 41.2, tF: 106.2 },
-      ...(toggleAtMs === undefined ? {} : { timer_started_at: 0, timer_duration: (toggleAtMs - now) / 1000 }),
+      ...timer,
     };
   };
   const tempStatus = (): Record<string, unknown> => ({
@@ -91,10 +123,42 @@ export function createShellySim(options: ShellySimOptions): ShellySim {
   const publish = async (topic: string, payload: string, retain = false): Promise<void> => {
     if (!silent) await publishOnline(client, topic, payload, { qos: 1, retain });
   };
-  const publishStatus = async (): Promise<void> => {
-    await publish(`${prefix}/status/switch:${switchId}`, JSON.stringify(switchStatus()));
-    if (options.temperatureSensorId !== undefined) {
-      await publish(`${prefix}/status/temperature:${options.temperatureSensorId}`, JSON.stringify(tempStatus()));
+
+  /** What was last reported, to notify changes only. */
+  const reported: { output?: boolean; apower?: number; minute?: number; tC?: number } = {};
+  /** The changed keys of each component since the last report (all of them when `full`). */
+  const changes = (full: boolean): Record<string, Record<string, unknown>> => {
+    const out: Record<string, Record<string, unknown>> = {};
+    const sw = switchStatus();
+    const changed: Record<string, unknown> = {};
+    if (full || sw.output !== reported.output) changed.output = sw.output;
+    if (metered && (full || sw.apower !== reported.apower)) Object.assign(changed, { apower: sw.apower, current: sw.current });
+    if (metered && (full || Math.floor(now / minuteMs) !== reported.minute)) changed.aenergy = sw.aenergy;
+    if (Object.keys(changed).length > 0) out[switchKey] = { id: switchId, ...changed };
+    reported.output = output;
+    reported.apower = powerW();
+    reported.minute = Math.floor(now / minuteMs);
+    if (tempKey && (full || reported.tC === undefined || Math.abs(temperatureC - reported.tC) >= reportThresholdC)) {
+      out[tempKey] = tempStatus();
+      reported.tC = temperatureC;
+    }
+    return out;
+  };
+  /** Reports what changed: a NotifyStatus (rpc_ntf) and the whole status of each changed component (status_ntf). */
+  const report = async (full = false): Promise<void> => {
+    const changed = changes(full);
+    const keys = Object.keys(changed);
+    if (keys.length === 0 || silent || !client?.connected) return;
+    if (rpcNtf) {
+      published++;
+      const params = { ts: now / 1000, ...changed };
+      await publish(`${prefix}/events/rpc`, JSON.stringify({ src: prefix, dst: `${prefix}/events`, method: 'NotifyStatus', params }));
+    }
+    if (statusNtf) {
+      for (const key of keys) {
+        published++;
+        await publish(`${prefix}/status/${key}`, JSON.stringify(key === switchKey ? switchStatus() : tempStatus()));
+      }
     }
   };
 
@@ -123,6 +187,7 @@ export function createShellySim(options: ShellySimOptions): ShellySim {
 
   const handleRpc = async (req: RpcRequest): Promise<void> => {
     const params = req.params ?? {};
+    if (typeof req.method === 'string') requests.set(req.method, (requests.get(req.method) ?? 0) + 1);
     switch (req.method) {
       case 'Switch.Set': {
         if (params.id !== switchId || typeof params.on !== 'boolean') {
@@ -133,19 +198,14 @@ export function createShellySim(options: ShellySimOptions): ShellySim {
         const after = params.toggle_after;
         toggleAtMs = typeof after === 'number' && after > 0 ? now + after * 1000 : undefined;
         await respond(req, { result: { was_on: wasOn } });
-        return publishStatus();
+        return report();
       }
       case 'Switch.GetStatus':
         return respond(req, { result: switchStatus() });
       case 'Temperature.GetStatus':
         return respond(req, { result: tempStatus() });
       case 'Shelly.GetStatus':
-        return respond(req, {
-          result: {
-            [`switch:${switchId}`]: switchStatus(),
-            ...(options.temperatureSensorId === undefined ? {} : { [`temperature:${options.temperatureSensorId}`]: tempStatus() }),
-          },
-        });
+        return respond(req, { result: { [switchKey]: switchStatus(), ...(tempKey ? { [tempKey]: tempStatus() } : {}) } });
       default:
         return respond(req, { error: { code: 404, message: `No handler for ${String(req.method)}` } });
     }
@@ -159,6 +219,8 @@ export function createShellySim(options: ShellySimOptions): ShellySim {
     get energyWh() { return energyWh; },
     get temperatureC() { return temperatureC; },
     get toggleAtMs() { return toggleAtMs; },
+    get published() { return published; },
+    get requests() { return requests; },
     async start() {
       client = await mqtt.connectAsync(options.url, {
         clientId: `shelly-sim-${prefix}-${Math.random().toString(16).slice(2, 8)}`,
@@ -167,7 +229,8 @@ export function createShellySim(options: ShellySimOptions): ShellySim {
         ...options.clientOptions,
       });
       client.on('connect', () => {
-        void publish(`${prefix}/online`, 'true', true).then(publishStatus).catch(() => undefined);
+        // On (re)connect the whole status goes out once, as after a boot.
+        void publish(`${prefix}/online`, 'true', true).then(() => report(true)).catch(() => undefined);
       });
       client.on('message', (_topic, payload) => {
         if (silent) return;
@@ -181,7 +244,7 @@ export function createShellySim(options: ShellySimOptions): ShellySim {
       });
       await client.subscribeAsync(`${prefix}/rpc`, { qos: 1 });
       await publish(`${prefix}/online`, 'true', true);
-      await publishStatus();
+      await report(true);
     },
     async advance(ms) {
       const target = now + ms;
@@ -191,7 +254,7 @@ export function createShellySim(options: ShellySimOptions): ShellySim {
         toggleAtMs = undefined;
       }
       integrate(target);
-      await publishStatus().catch(() => undefined);
+      await report().catch(() => undefined);
     },
     energyKwhByHour: () => new Map(hours),
     setSilent(value) { silent = value; },

@@ -1,0 +1,221 @@
+/**
+ * A simulated Tasmota relay with an energy monitor and a DS18B20 on a hot water heater, on a real
+ * broker, behaving as the Tasmota documentation says (tasmota.github.io/docs: "MQTT", "Commands",
+ * "Telemetry"):
+ * - topics from the default FullTopic `%prefix%/%topic%/`: commands on `cmnd/<topic>/<Command>`,
+ *   answers on `stat/<topic>/RESULT` (and `stat/<topic>/POWER<n>` for a relay), telemetry on
+ *   `tele/<topic>/STATE` and `tele/<topic>/SENSOR`;
+ * - telemetry only every `TelePeriod` seconds (default 300, 10..3600) counted from the connection,
+ *   no other timer: a reading between two periods comes only from `Status 10` (`stat/<topic>/STATUS10`
+ *   with `StatusSNS`);
+ * - the last will `tele/<topic>/LWT`: retained `Online` on connect, `Offline` from the broker;
+ * - `POWER<n>` ON/OFF/TOGGLE (an empty payload asks), `PulseTime<n>` (1..111 tenths of a second,
+ *   112..64900 = value − 100 seconds; the relay goes OFF that long after it went ON), `TelePeriod`;
+ *   the power state and these settings are saved to flash when they change (`SetOption0` on, as
+ *   shipped), counted in `flashSaves`.
+ * Single-relay devices name their relay `POWER` in answers, as the firmware does.
+ */
+import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
+import { followClock, publishOnline, type MqttSimulator } from './mqtt-simulator.js';
+import { TankPhysics, type TankPhysicsOptions } from './tank-physics.js';
+
+export interface TasmotaSimOptions {
+  url: string;
+  /** The device's `%topic%`. */
+  topic: string;
+  startMs: number;
+  /** Number of relays (default 1); the heater hangs on `relay`. */
+  relays?: number;
+  relay?: number;
+  /** Which relay state blocks the heater (default off: the element is fed through the relay). */
+  blockedState?: 'off' | 'on';
+  /** Relay state at power-up (`PowerOnState`); default: heating allowed. */
+  initialOn?: boolean;
+  /** `TelePeriod` in seconds (default 300, as shipped). */
+  telePeriodS?: number;
+  tank?: Omit<TankPhysicsOptions, 'startMs'>;
+  clientOptions?: IClientOptions;
+}
+
+export interface TasmotaSim extends MqttSimulator {
+  readonly relayOn: boolean;
+  readonly tank: TankPhysics;
+  /** Current PulseTime setting of the heater relay (0 = none). */
+  readonly pulseTime: number;
+  /** Writes of settings or power state to flash. */
+  readonly flashSaves: number;
+  /** Commands received, by upper-case command name. */
+  readonly commands: ReadonlyMap<string, number>;
+  crash(): Promise<void>;
+}
+
+const pulseMs = (value: number): number => (value <= 0 ? 0 : value <= 111 ? value * 100 : (value - 100) * 1000);
+
+export function createTasmotaSim(options: TasmotaSimOptions): TasmotaSim {
+  const { topic } = options;
+  const relayCount = options.relays ?? 1;
+  const relay = options.relay ?? 1;
+  const blockOn = (options.blockedState ?? 'off') === 'on';
+  const tank = new TankPhysics({ draws: [], ...options.tank, startMs: options.startMs });
+  const power = Array.from({ length: relayCount }, (_, i) => (i + 1 === relay ? (options.initialOn ?? !blockOn) : false));
+  const pulse = Array.from({ length: relayCount }, () => 0);
+  const pulseOffAt: (number | undefined)[] = Array.from({ length: relayCount }, () => undefined);
+  let telePeriodS = options.telePeriodS ?? 300;
+  let nextTeleMs = options.startMs + telePeriodS * 1000;
+  let flashSaves = 0;
+  let silent = false;
+  let client: MqttClient | undefined;
+  const commands = new Map<string, number>();
+  const startMs = options.startMs;
+
+  const heaterBlocked = (): boolean => power[relay - 1] === blockOn;
+  const syncTank = (): void => tank.setBlocked(heaterBlocked());
+  syncTank();
+  const powerName = (n: number): string => (relayCount === 1 ? 'POWER' : `POWER${n}`);
+  const onOff = (on: boolean | undefined): string => (on ? 'ON' : 'OFF');
+  const time = (): string => new Date(tank.nowMs).toISOString().slice(0, 19);
+
+  const publish = async (sub: string, payload: string, retain = false): Promise<void> => {
+    if (!silent) await publishOnline(client, sub, payload, { qos: 0, retain });
+  };
+  const sensors = (): Record<string, unknown> => ({
+    Time: time(),
+    ENERGY: {
+      TotalStartTime: new Date(startMs).toISOString().slice(0, 19),
+      Total: Number(tank.counterKwh.toFixed(3)),
+      Power: Math.round(tank.powerW),
+      Voltage: 230,
+      Current: Number((tank.powerW / 230).toFixed(3)),
+    },
+    DS18B20: { Id: '01144B2A6CAA', Temperature: Number(tank.tempC.toFixed(1)) },
+    TempUnit: 'C',
+  });
+  const state = (): Record<string, unknown> => {
+    const out: Record<string, unknown> = { Time: time(), UptimeSec: Math.round((tank.nowMs - startMs) / 1000) };
+    power.forEach((on, i) => (out[powerName(i + 1)] = onOff(on)));
+    return out;
+  };
+  const telemetry = async (): Promise<void> => {
+    await publish(`tele/${topic}/STATE`, JSON.stringify(state()));
+    await publish(`tele/${topic}/SENSOR`, JSON.stringify(sensors()));
+  };
+
+  const setPower = (n: number, on: boolean): void => {
+    if (power[n - 1] !== on) flashSaves++;
+    power[n - 1] = on;
+    pulseOffAt[n - 1] = on && pulse[n - 1]! > 0 ? tank.nowMs + pulseMs(pulse[n - 1]!) : undefined;
+    syncTank();
+  };
+  const answerPower = async (n: number): Promise<void> => {
+    await publish(`stat/${topic}/RESULT`, JSON.stringify({ [powerName(n)]: onOff(power[n - 1]) }));
+    await publish(`stat/${topic}/${powerName(n)}`, onOff(power[n - 1]));
+  };
+
+  const handle = async (command: string, payload: string): Promise<void> => {
+    const name = command.toUpperCase();
+    commands.set(name, (commands.get(name) ?? 0) + 1);
+    const index = (prefix: string): number => Number(name.slice(prefix.length) || '1');
+    if (/^POWER\d*$/.test(name)) {
+      const n = index('POWER');
+      if (n < 1 || n > relayCount) return;
+      const p = payload.trim().toUpperCase();
+      if (p === 'ON' || p === '1') setPower(n, true);
+      else if (p === 'OFF' || p === '0') setPower(n, false);
+      else if (p === 'TOGGLE' || p === '2') setPower(n, !power[n - 1]);
+      return answerPower(n);
+    }
+    if (/^PULSETIME\d*$/.test(name)) {
+      const n = index('PULSETIME');
+      if (n < 1 || n > relayCount) return;
+      const v = Number(payload);
+      if (payload.trim() !== '' && Number.isInteger(v) && v >= 0 && v <= 64_900 && v !== pulse[n - 1]) {
+        pulse[n - 1] = v;
+        flashSaves++;
+      }
+      return publish(`stat/${topic}/RESULT`, JSON.stringify({ [`PulseTime${n}`]: { Set: pulse[n - 1], Remaining: 0 } }));
+    }
+    if (name === 'TELEPERIOD') {
+      const v = Number(payload);
+      if (payload.trim() !== '' && Number.isFinite(v)) {
+        const next = v === 0 ? 0 : Math.min(3600, Math.max(10, Math.round(v)));
+        if (next !== telePeriodS) flashSaves++;
+        telePeriodS = next;
+        nextTeleMs = tank.nowMs + telePeriodS * 1000;
+      }
+      return publish(`stat/${topic}/RESULT`, JSON.stringify({ TelePeriod: telePeriodS }));
+    }
+    if (name === 'STATUS' && (payload.trim() === '10' || payload.trim() === '8')) {
+      return publish(`stat/${topic}/STATUS${payload.trim()}`, JSON.stringify({ StatusSNS: sensors() }));
+    }
+    return publish(`stat/${topic}/RESULT`, JSON.stringify({ Command: 'Unknown' }));
+  };
+
+  /** Moves the physics to `targetMs`, switching a relay off where its PulseTime ends. */
+  const physicsTo = (targetMs: number): void => {
+    for (;;) {
+      const due = pulseOffAt.map((at, i) => ({ at, i })).filter((p) => p.at !== undefined && p.at <= targetMs)
+        .sort((a, b) => a.at! - b.at!)[0];
+      if (!due) break;
+      tank.advanceTo(due.at!);
+      power[due.i] = false;
+      pulseOffAt[due.i] = undefined;
+      flashSaves++;
+      syncTank();
+    }
+    tank.advanceTo(targetMs);
+  };
+
+  return {
+    get nowMs() { return tank.nowMs; },
+    get connected() { return client?.connected ?? false; },
+    get relayOn() { return power[relay - 1] ?? false; },
+    get tank() { return tank; },
+    get pulseTime() { return pulse[relay - 1] ?? 0; },
+    get flashSaves() { return flashSaves; },
+    get commands() { return commands; },
+    async start() {
+      client = await mqtt.connectAsync(options.url, {
+        clientId: `tasmota-sim-${topic}-${Math.random().toString(16).slice(2, 8)}`,
+        reconnectPeriod: 500,
+        will: { topic: `tele/${topic}/LWT`, payload: Buffer.from('Offline'), qos: 1, retain: true },
+        ...options.clientOptions,
+      });
+      const online = async (): Promise<void> => {
+        await publish(`tele/${topic}/LWT`, 'Online', true);
+        await telemetry();
+      };
+      client.on('connect', () => void online().catch(() => undefined));
+      client.on('message', (t, payload) => {
+        if (silent) return;
+        const command = t.slice(`cmnd/${topic}/`.length);
+        void handle(command, payload.toString()).catch(() => undefined);
+      });
+      await client.subscribeAsync(`cmnd/${topic}/+`, { qos: 0 });
+      await online();
+    },
+    async advance(ms) {
+      const target = tank.nowMs + ms;
+      while (telePeriodS > 0 && nextTeleMs <= target) {
+        physicsTo(nextTeleMs);
+        nextTeleMs += telePeriodS * 1000;
+        await telemetry().catch(() => undefined);
+      }
+      physicsTo(target);
+    },
+    energyKwhByHour: () => tank.hourlyTruthKwh(),
+    setSilent(value) { silent = value; },
+    publishRaw: (sub, payload) => (client ? client.publishAsync(`${sub}`, payload, { qos: 1 }).then(() => undefined) : Promise.resolve()),
+    run(clock, stepMs, signal) {
+      return followClock(this, clock, stepMs, signal);
+    },
+    async crash() {
+      client?.stream.destroy();
+      await client?.endAsync(true);
+      client = undefined;
+    },
+    async close() {
+      await client?.endAsync();
+      client = undefined;
+    },
+  };
+}
