@@ -45,13 +45,15 @@ describe('wattshift sim', { timeout: 60_000 }, () => {
   });
 
   /** Runs an MQTT simulator against an embedded broker; resolves with the messages seen once `until` holds. */
-  async function mqttSim(args: string[], prefix: string, printed: RegExp, until: (seen: Map<string, string>) => boolean): Promise<Map<string, string>> {
+  async function mqttSim(
+    args: string[], prefix: string, printed: RegExp, until: (seen: Map<string, string>) => boolean, subscription = `${prefix}/#`,
+  ): Promise<Map<string, string>> {
     const broker = await startEmbeddedBroker();
     const client = await connectAsync(broker.url);
     try {
       const seen = new Map<string, string>();
       client.on('message', (topic, payload) => seen.set(topic, payload.toString()));
-      await client.subscribeAsync(`${prefix}/#`);
+      await client.subscribeAsync(subscription);
       const sim = startSim([...args, '--mqtt', broker.url, '--prefix', prefix]);
       await sim.waitFor(printed);
       for (let i = 0; i < 200 && !until(seen); i++) await new Promise((r) => setTimeout(r, 25));
@@ -75,6 +77,14 @@ describe('wattshift sim', { timeout: 60_000 }, () => {
     const seen = await mqttSim(['shelly'], 'shelly-try', printed, (m) => m.has('shelly-try/status/temperature:100'));
     expect(seen.has('shelly-try/status/switch:0')).toBe(true);
     expect(seen.has('shelly-try/status/temperature:100')).toBe(true);
+  });
+
+  it('tasmota: sends its last will and telemetry under the topic its printed config names', async () => {
+    const seen = await mqttSim(['tasmota', '--speed', '60'], 'tas-try', /switch: \{ type: tasmota, topic: tas-try \}/, (m) => m.has('tele/tas-try/SENSOR'), '+/tas-try/#');
+    expect(seen.get('tele/tas-try/LWT')).toBe('Online');
+    const sensor = JSON.parse(seen.get('tele/tas-try/SENSOR')!) as { ENERGY: { Total: number }; DS18B20: { Temperature: number } };
+    expect(sensor.ENERGY.Total).toBeGreaterThanOrEqual(0);
+    expect(sensor.DS18B20.Temperature).toBeGreaterThan(5);
   });
 
   it('ams: publishes the HAN meter\'s lists with per-phase currents at the topic its printed config names', async () => {
@@ -111,7 +121,7 @@ describe('wattshift sim', { timeout: 60_000 }, () => {
   it('an unknown device or a bad option is a usage error', async () => {
     const bad = startSim(['boiler']);
     expect(await bad.done).toBe(2);
-    expect(bad.err.join('\n')).toContain('usage: wattshift sim tank|goe|shelly|ams|ocpp');
+    expect(bad.err.join('\n')).toContain('usage: wattshift sim tank|goe|shelly|tasmota|ams|ocpp');
     const speed = startSim(['tank', '--speed', '0']);
     expect(await speed.done).toBe(2);
     expect(speed.err.join('\n')).toContain('--speed 0 must be between 1 and 100000');

@@ -1,16 +1,16 @@
-/** `wattshift sim tank|goe|shelly|ams|ocpp`: runs one simulated device until SIGINT/SIGTERM. */
+/** `wattshift sim tank|goe|shelly|tasmota|ams|ocpp`: runs one simulated device until SIGINT/SIGTERM. */
 import { isWattshiftError } from '../errors.js';
 import { exitCodes } from './exit-codes.js';
 import type { CliCommand } from './types.js';
 import { untilSignal } from './until-signal.js';
 import type { SimKind } from '../sandbox/devices/sim-cli.js';
 
-const kinds: readonly SimKind[] = ['tank', 'goe', 'shelly', 'ams', 'ocpp'];
+const kinds: readonly SimKind[] = ['tank', 'goe', 'shelly', 'tasmota', 'ams', 'ocpp'];
 
 export const simCommand: CliCommand = {
   name: 'sim',
   summary: 'run a simulated device (tank on Modbus TCP, go-e charger, Shelly or HAN meter on MQTT, OCPP charger) to try without hardware',
-  usage: 'tank|goe|shelly|ams|ocpp [--port N] [--mqtt URL] [--prefix TOPIC] [--url WS-URL] [--password P] [--speed X]',
+  usage: 'tank|goe|shelly|tasmota|ams|ocpp [--port N] [--mqtt URL] [--prefix TOPIC] [--url WS-URL] [--password P] [--speed X]',
   allowPositionals: true,
   options: { port: { type: 'string' }, mqtt: { type: 'string' }, prefix: { type: 'string' }, speed: { type: 'string' }, url: { type: 'string' }, password: { type: 'string' } },
   help: [

@@ -196,7 +196,7 @@ const common = {
   id: z.string().regex(idPattern, 'expected [a-z0-9_-]+').describe('Device id, unique, `[a-z0-9_-]+`; used in topics and logs.'),
   name: z.string().min(1).optional().describe('Display name.'),
   resourceId: z.string().min(1).nullable().default(null).describe('Energy Coordination resource id (set by `wattshift register`).'),
-  staleAfterS: z.number().int().min(5).max(3600).default(120).describe('A reading older than this counts as missing, s.'),
+  staleAfterS: z.number().int().min(5).max(3600).default(120).describe('How long a device may be silent before its readings count as missing, s. For devices that report changes only (go-e, Shelly) or at intervals (the Tasmota TelePeriod), an unchanged value stays current while the device is heard from; a silent one is first asked for its full status (Shelly.GetStatus, Status 10).'),
 };
 
 export const hotWaterTankSchema = z.strictObject({

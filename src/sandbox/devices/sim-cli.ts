@@ -1,7 +1,7 @@
 /**
- * `wattshift sim tank|goe|shelly|ams|ocpp`: one simulated device for installers who want to try
- * wattshift without hardware. The tank is a Modbus TCP server (profile `wattshift-sim-tank`); the
- * go-e charger (with a car plugged in), the Shelly relay and the AMS reader on a HAN port publish on
+ * `wattshift sim tank|goe|shelly|tasmota|ams|ocpp`: one simulated device for installers who want to
+ * try wattshift without hardware. The tank is a Modbus TCP server (profile `wattshift-sim-tank`); the
+ * go-e charger (with a car plugged in), the Shelly and Tasmota relays and the AMS reader on a HAN port publish on
  * an MQTT broker, as the real ones do; the OCPP charge point (a car plugged in) connects to
  * wattshift's central system. Each prints the config lines that point wattshift at it, then runs
  * until the signal aborts.
@@ -12,10 +12,11 @@ import { createGoeSim } from './goe-sim.js';
 import { startSimulatedTank } from './modbus-tank.js';
 import { followClock, type MqttSimulator } from './mqtt-simulator.js';
 import { createShellySim } from './shelly-sim.js';
+import { createTasmotaSim } from './tasmota-sim.js';
 import { createAmsReaderSim } from './amsreader-sim.js';
 import { createOcppChargePointSim } from './ocpp-charge-point-sim.js';
 
-export type SimKind = 'tank' | 'goe' | 'shelly' | 'ams' | 'ocpp';
+export type SimKind = 'tank' | 'goe' | 'shelly' | 'tasmota' | 'ams' | 'ocpp';
 
 export interface SimOptions {
   kind: SimKind;
@@ -112,9 +113,18 @@ export async function runSimulator(options: SimOptions, out: (line: string) => v
     }
     return;
   }
+  if (o.kind === 'tasmota') {
+    const topic = o.prefix ?? 'tasmota_sim001';
+    const sim = createTasmotaSim({ url: o.mqttUrl, topic, startMs, telePeriodS: 60 });
+    out(`simulated Tasmota relay with an energy monitor and a DS18B20 on a 200 l tank on ${o.mqttUrl} as ${topic} (TelePeriod 60), ${o.speed}× real time; in the config:`);
+    out(`  switch: { type: tasmota, topic: ${topic} }`);
+    await runMqtt(sim, 10_000, o.speed, signal);
+    return;
+  }
   const prefix = o.prefix ?? 'shellyplus1pm-sim001';
-  const sim = createShellySim({ url: o.mqttUrl, topicPrefix: prefix, startMs, temperatureSensorId: 100 });
-  out(`simulated Shelly Plus 1PM on a 200 l tank on ${o.mqttUrl} under ${prefix}, ${o.speed}× real time; in the config:`);
+  // "Generic status update over MQTT" (status_ntf) on, so a home-automation tool sees the status topics too.
+  const sim = createShellySim({ url: o.mqttUrl, topicPrefix: prefix, startMs, temperatureSensorId: 100, statusNtf: true });
+  out(`simulated Shelly Plus 1PM on a 200 l tank on ${o.mqttUrl} under ${prefix} (RPC notifications and status updates on), ${o.speed}× real time; in the config:`);
   out(`  switch: { type: shelly, topicPrefix: ${prefix}, switchId: 0, temperatureSensorId: 100 }`);
   await runMqtt(sim, 10_000, o.speed, signal);
 }

@@ -76,7 +76,7 @@ export function createTasmotaSim(options: TasmotaSimOptions): TasmotaSim {
   const time = (): string => new Date(tank.nowMs).toISOString().slice(0, 19);
 
   const publish = async (sub: string, payload: string, retain = false): Promise<void> => {
-    if (!silent) await publishOnline(client, sub, payload, { qos: 0, retain });
+    if (!silent) await publishOnline(client, sub, payload, { qos: retain ? 1 : 0, retain });
   };
   const sensors = (): Record<string, unknown> => ({
     Time: time(),
