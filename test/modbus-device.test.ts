@@ -112,13 +112,41 @@ describe('meters', () => {
     expect(await caps.powerMeter!.readPowerW(signal)).toBe(-850.25);
   });
 
-  it('reads a Carlo Gavazzi EM24 (int32 low word first, scaled)', async () => {
+  it('reads a Carlo Gavazzi EM24-DIN (int32 low word first, scaled): kWh (+) TOT at 0x3E, not PAR or the EM21/E1 address', async () => {
     const b = await bank({});
-    b.setWords('input', 0x42, encodeRaw(123456, { type: 'int32', wordOrder: 'little' }));
+    // EM24-DIN PFA/PFB/X map: 0x3E kWh (+) TOT, 0x42 kWh (+) PAR (resettable partial counter);
+    // 0x34 is kWh (+) TOT only on the EM21 and the EM24_E1. Three different values tell them apart.
+    b.setWords('input', 0x34, encodeRaw(1111, { type: 'int32', wordOrder: 'little' }));
+    b.setWords('input', 0x3e, encodeRaw(123456, { type: 'int32', wordOrder: 'little' }));
+    b.setWords('input', 0x42, encodeRaw(2222, { type: 'int32', wordOrder: 'little' }));
     b.setWords('input', 0x28, encodeRaw(-15, { type: 'int32', wordOrder: 'little' }));
-    const dev = createModbusDevice(src('carlo-gavazzi-em24'), { bus: b.bus, profile: loadProfile('carlo-gavazzi-em24'), logger: silentLogger() });
+    const profile = loadProfile('carlo-gavazzi-em24');
+    expect(profile.points['energyKwh']).toMatchObject({ function: 'input', address: 0x3e, type: 'int32', wordOrder: 'little', scale: 0.1 });
+    expect(profile.points['frequencyHz']).toMatchObject({ address: 0x37, type: 'int16', scale: 0.1 });
+    expect(profile.maxRegistersPerRead).toBe(11); // "maximum 11 register (word) with a single request"
+    const dev = createModbusDevice(src('carlo-gavazzi-em24'), { bus: b.bus, profile, logger: silentLogger() });
     expect(await dev.energyMeter().readEnergyKwh(signal)).toBeCloseTo(12345.6, 9);
     expect(await dev.powerMeter().readPowerW(signal)).toBeCloseTo(-1.5, 9);
+    // LSW first: 0x0001E240 = 123456 arrives as [0xE240, 0x0001]
+    b.setWords('input', 0x3e, [0xe240, 0x0001]);
+    expect(await dev.energyMeter().readEnergyKwh(signal)).toBeCloseTo(12345.6, 9);
+    // overflow ("EEEE"): 7FFFh in the most significant word is rejected
+    b.setWords('input', 0x3e, [0x0000, 0x7fff]);
+    expect(await codeOf(dev.energyMeter().readEnergyKwh(signal))).toBe('DEVICE_BAD_VALUE');
+  });
+
+  it('decodes the worked examples of the ABB A43/A44 manual (chapter 9)', async () => {
+    const b = await bank({});
+    b.setWords('holding', 0x5000, [0x0000, 0x0000, 0x0003, 0x1292]); // 0000000000031292h -> 2013.62 kWh
+    b.setWords('holding', 0x5b14, [0x0001, 0xe8e4]); // active total power 0001E8E4h -> 1251.56 W
+    b.setWords('holding', 0x5b2c, [0x1383]); // frequency 1383h -> 49.95 Hz
+    const abb = createModbusDevice(src('abb-ab-meter'), { bus: b.bus, profile: loadProfile('abb-ab-meter'), logger: silentLogger() });
+    expect(await abb.energyMeter().readEnergyKwh(signal)).toBeCloseTo(2013.62, 9);
+    expect(await abb.powerMeter().readPowerW(signal)).toBeCloseTo(1251.56, 9);
+    expect((await abb.probe(signal))['frequencyHz']).toMatchObject({ unit: 'Hz' });
+    expect((await abb.probe(signal))['frequencyHz']?.value).toBeCloseTo(49.95, 9);
+    b.setWords('holding', 0x5b14, [0xffff, 0xd04a]); // a signed power: FFFFD04Ah -> -122.14
+    expect(await abb.powerMeter().readPowerW(signal)).toBeCloseTo(-122.14, 9);
   });
 
   it('reads an ABB A/B meter (uint64 holding) and a user map with a temperature offset', async () => {
@@ -213,5 +241,16 @@ describe('EV chargers', () => {
     expect(caps.heartbeat!.everyMs).toBe(10_000);
     expect(b.writes).toEqual(['reg 10171=650', 'reg 10190=1']);
     expect(await caps.evState!.readEvState(signal)).toEqual({ plugged: true, charging: false });
+  });
+
+  it('openWB secondary: energy is int32 Wh, so the server\'s failed value (FFFF FFFF) is rejected', async () => {
+    const b = await bank({});
+    const dev = createModbusDevice(src('openwb-secondary'), { bus: b.bus, profile: loadProfile('openwb-secondary'), logger: silentLogger() });
+    b.setWords('input', 10102, [0x0001, 0xe240]); // 123456 Wh, high word first
+    expect(await dev.energyMeter().readEnergyKwh(signal)).toBeCloseTo(123.456, 9);
+    b.setWords('input', 10100, [0xffff, 0xfc18]); // -1000 W
+    expect(await dev.powerMeter().readPowerW(signal)).toBe(-1000);
+    b.setWords('input', 10102, [0xffff, 0xffff]); // openWB fills both registers with -1 when it fails
+    expect(await codeOf(dev.energyMeter().readEnergyKwh(signal))).toBe('DEVICE_BAD_VALUE');
   });
 });
