@@ -15,6 +15,7 @@ import { createUpstream, type Upstream } from './upstream/index.js';
 import { createMqttConnection, type MqttConnection } from './devices/mqtt/index.js';
 import { createModbusBuses, type ModbusBus } from './devices/modbus/bus.js';
 import { buildDevice, type BuiltDevice } from './devices/factory.js';
+import { startHeartbeats } from './jobs/heartbeats.js';
 import { startCentralSystem } from './devices/ocpp/start.js';
 import type { CentralSystem } from './devices/ocpp/central-system.js';
 import { superviseDevice, type SupervisedDevice } from './devices/supervisor.js';
@@ -237,6 +238,11 @@ export function buildApp(config: Config, deps: AppDeps): App {
         ),
       );
     }
+    const heartbeats = startHeartbeats(
+      [...built].flatMap(([device, b]) => b.heartbeats.map((heartbeat) => ({ device, heartbeat }))),
+      { clock, logger: deps.logger },
+    );
+    if (heartbeats) loops.push({ name: 'heartbeats', handle: heartbeats });
     const mainMeterId = config.devices.find((d) => d.kind === 'meter' && d.model.main)?.id ?? null;
     const subjectOfDevice = meterSubjectOf(config.devices);
     const subjects: MeteredSubject[] = config.devices.flatMap((d): MeteredSubject[] => {

@@ -6,7 +6,8 @@ import { isWattshiftError } from '../src/errors.js';
 import { silentLogger } from '../src/log.js';
 import { createModbusBus, type ModbusBus } from '../src/devices/modbus/bus.js';
 import { createModbusDevice } from '../src/devices/modbus/modbus-device.js';
-import { builtinProfileNames, loadProfile } from '../src/devices/modbus/profiles.js';
+import { builtinProfileNames, loadProfile, parseProfile } from '../src/devices/modbus/profiles.js';
+import { startHeartbeats } from '../src/jobs/heartbeats.js';
 import { encodeRaw } from '../src/devices/modbus/codec.js';
 import { float32Words, startModbusServer } from './fixtures/modbus/servers.js';
 
@@ -232,15 +233,33 @@ describe('EV chargers', () => {
     expect(b.writes).toHaveLength(2); // nothing written for the refused value
   });
 
-  it('openWB secondary: FC06 current in 0.01 A and a heartbeat', async () => {
+  it('openWB secondary: FC06 current in 0.01 A, and no heartbeat write (its watchdog is fed by reads)', async () => {
     const b = await bank({ input: { 10114: 1, 10115: 0 } });
     const dev = createModbusDevice(src('openwb-secondary'), { bus: b.bus, profile: loadProfile('openwb-secondary'), logger: silentLogger() });
     const caps = dev.capabilities('charger');
     await caps.chargeCurrentLimit!.setCurrentA(6.5, signal);
-    await caps.heartbeat!.beat(signal);
-    expect(caps.heartbeat!.everyMs).toBe(10_000);
-    expect(b.writes).toEqual(['reg 10171=650', 'reg 10190=1']);
+    expect(caps.heartbeat).toBeUndefined();
+    expect(b.writes).toEqual(['reg 10171=650']);
     expect(await caps.evState!.readEvState(signal)).toEqual({ plugged: true, charging: false });
+  });
+
+  it('a profile\'s heartbeat is written over the bus at its pace by the heartbeat job', async () => {
+    const b = await bank({ holding: { 6000: 0 } });
+    const profile = parseProfile([
+      'name: watchdog-charger', 'kind: charger', 'heartbeat: { point: alive, value: 1, everyS: 5 }',
+      'points:', '  alive: { function: holding, address: 6000, type: uint16, access: write, writeWith: single }',
+      '  currentLimitA: { function: holding, address: 6001, type: uint16, unit: A, min: 0, max: 32, access: write, writeWith: single }',
+    ].join('\n'), 'test');
+    const caps = createModbusDevice(src('watchdog-charger'), { bus: b.bus, profile, logger: silentLogger() }).capabilities('charger');
+    const clock = new ManualClock(Date.UTC(2025, 0, 6));
+    const handle = startHeartbeats([{ device: 'wb', heartbeat: caps.heartbeat! }], { clock, logger: silentLogger() })!;
+    for (let i = 0; i < 3; i++) {
+      await new Promise((r) => setTimeout(r, 30));
+      await clock.advance(5000);
+    }
+    await new Promise((r) => setTimeout(r, 30));
+    await handle.stop();
+    expect(b.writes).toEqual(['reg 6000=1', 'reg 6000=1', 'reg 6000=1', 'reg 6000=1']);
   });
 
   it('openWB secondary: energy is int32 Wh, so the server\'s failed value (FFFF FFFF) is rejected', async () => {

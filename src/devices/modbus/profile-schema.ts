@@ -90,7 +90,7 @@ export const profileSchema = z
     relayLease: z
       .strictObject({ point: z.string(), maxS: z.int().min(1).max(0xffff) })
       .optional(),
-    /** A watchdog the daemon must feed (e.g. openWB 10190, Vestel 6000). */
+    /** A watchdog register the daemon must write every `everyS` (e.g. Vestel 6000); fed by `jobs/heartbeats.ts`. */
     heartbeat: z
       .strictObject({ point: z.string(), value: z.number().finite(), everyS: z.number().positive() })
       .optional(),
