@@ -22,7 +22,7 @@ import { eventNotificationSchema, eventSchema, eventsPageSchema, reportRequestSc
 
 
 // ---------------------------------------------------------------------------------------------
-// Valid examples: the vendor's webhook test data and the reconstructed bodies of the research notes
+// Valid examples: the vendor's webhook test data and the example bodies in test/fixtures/spark
 
 const webhookDir = fileURLToPath(new URL('../spec/webhook-test-data/', import.meta.url));
 const webhookBodies = readdirSync(webhookDir)

@@ -178,7 +178,7 @@ describe('OpenAPI examples', () => {
     expect(checked).toBeGreaterThanOrEqual(6);
   });
 
-  it('the bodies reconstructed in the research notes parse', () => {
+  it('the example bodies reconstructed from the provider guides and OpenAPI document parse', () => {
     const fixture = JSON.parse(readFileSync(fileURLToPath(new URL('./fixtures/spark/research-examples.json', import.meta.url)), 'utf8')) as {
       examples: { schema: keyof typeof w; body: unknown }[];
     };

@@ -1,5 +1,5 @@
 /**
- * Physics of a simulated electric hot water tank: one-node energy balance (research notes §3.2)
+ * Physics of a simulated electric hot water tank: one-node energy balance (heat capacity 1.163 Wh per litre and kelvin)
  * with a thermostat, standing losses and hot water draws, plus a relay in series with the element
  * (energised = blocked) that can carry a release timer (device-side lease).
  *
@@ -33,7 +33,7 @@ export interface Draw {
   kwh: number;
 }
 
-/** EN 16147 tapping cycle "M" (5.845 kWh/day), research notes §3.3, taken as UTC times. */
+/** EN 16147 tapping cycle "M" (5.845 kWh/day, as EN 16147 gives it), taken as UTC times. */
 export const profileMDraws: readonly Draw[] = [
   [420, 0.105], [425, 1.4], [450, 0.105], [481, 0.105], [495, 0.105], [510, 0.105], [525, 0.105], [540, 0.105],
   [570, 0.105], [630, 0.105], [690, 0.105], [705, 0.105], [765, 0.315], [870, 0.105], [930, 0.105], [990, 0.105],
