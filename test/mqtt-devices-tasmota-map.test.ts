@@ -174,4 +174,49 @@ describe('user-defined MQTT map', () => {
     dev.close();
     ev.close();
   });
+
+  it('with availability and refresh topics, a device publishing on change is asked once per quiet spell and is stale only when it does not answer', async () => {
+    // A zigbee2mqtt-style plug: state on change, `/availability` as JSON, `/get` to ask.
+    const dev = createMqttDevice(
+      {
+        type: 'mqtt', stateTopic: 'z2m/boiler', powerWPath: 'power', energyKwhPath: 'energy',
+        availabilityTopic: 'z2m/boiler/availability', refreshTopic: 'z2m/boiler/get', refreshPayload: '{"state":""}',
+      },
+      { connection: w.connection, clock: w.clock, logger: silentLogger() },
+      { staleAfterS: 120, requestTimeoutMs: 1000 },
+    );
+    let answering = true;
+    const state = JSON.stringify({ power: 2000, energy: 12.5 });
+    await peer.subscribeAsync('z2m/boiler/get');
+    peer.on('message', (topic, p) => {
+      received.push({ topic, payload: p.toString() });
+      if (topic === 'z2m/boiler/get' && answering) void peer.publishAsync('z2m/boiler', state);
+    });
+    await peer.publishAsync('z2m/boiler/availability', JSON.stringify({ state: 'online' }), { retain: true });
+    await peer.publishAsync('z2m/boiler', state, { retain: true });
+    await eventually(async () => expect(await dev.powerMeter!.readPowerW(sig())).toBe(2000));
+    const askedBefore = received.filter((r) => r.topic === 'z2m/boiler/get').length; // a read before the first state asks too
+    const asked = () => received.filter((r) => r.topic === 'z2m/boiler/get').slice(askedBefore);
+    await w.clock.advance(60_000);
+    expect(await dev.powerMeter!.readPowerW(sig())).toBe(2000);
+    expect(asked()).toHaveLength(0);
+    await w.clock.advance(61_000); // unchanged for longer than staleAfterS: asked, once for all readers
+    const reads = await Promise.all([dev.powerMeter!.readPowerW(sig()), dev.energyMeter!.readEnergyKwh(sig()), dev.powerMeter!.readPowerW(sig())]);
+    expect(reads).toEqual([2000, 12.5, 2000]);
+    expect(asked()).toEqual([{ topic: 'z2m/boiler/get', payload: '{"state":""}' }]);
+
+    answering = false;
+    await w.clock.advance(121_000);
+    const stale = expect(dev.powerMeter!.readPowerW(sig())).rejects.toMatchObject({ code: 'DEVICE_STALE' });
+    await new Promise((r) => setTimeout(r, 30));
+    await w.clock.advance(1000);
+    await stale;
+    await peer.publishAsync('z2m/boiler/availability', JSON.stringify({ state: 'offline' }), { retain: true });
+    // Until the offline word arrives a read still asks, and would wait for the manual clock: quick() ends it.
+    await eventually(() => expect(dev.powerMeter!.readPowerW(quick())).rejects.toMatchObject({ code: 'DEVICE_UNREACHABLE' }));
+    await peer.publishAsync('z2m/boiler/availability', 'online', { retain: true, qos: 1 });
+    await peer.publishAsync('z2m/boiler', state);
+    await eventually(async () => expect(await dev.powerMeter!.readPowerW(quick())).toBe(2000));
+    dev.close();
+  });
 });

@@ -107,6 +107,11 @@ export const mqttMapSourceSchema = z.strictObject({
   currentPayloadTemplate: z.string().default('{{value}}').describe('Payload for `currentTopic`; `{{value}}` is the current in A.'),
   pluggedPath: z.string().optional().describe('Dot path to "car plugged in" (boolean).'),
   chargingPath: z.string().optional().describe('Dot path to "car charging" (boolean).'),
+  availabilityTopic: z.string().min(1).optional().describe('Topic where the device (or its bridge) says whether it is online, e.g. a last will; `unavailablePayload` there makes it unreachable.'),
+  availablePayload: z.string().default('online').describe('Payload (or JSON `state`) on `availabilityTopic` meaning online.'),
+  unavailablePayload: z.string().default('offline').describe('Payload (or JSON `state`) on `availabilityTopic` meaning offline.'),
+  refreshTopic: z.string().min(1).optional().describe('Topic to ask the device for its state when a value is missing or older than `staleAfterS` (e.g. zigbee2mqtt `<device>/get`); without it such a value is stale.'),
+  refreshPayload: z.string().default('').describe('Payload sent to `refreshTopic`.'),
 });
 export type MqttMapSource = z.infer<typeof mqttMapSourceSchema>;
 

@@ -3,11 +3,17 @@
  * scales, a command topic with block/allow payloads and a current topic with a payload template.
  * Only the capabilities whose fields are configured are offered. Commands are fire-and-forget
  * (QoS 1 to the broker): a generic device gives no confirmation and no device-side lease.
+ *
+ * Liveness, as far as the device offers it: an availability topic (a last will, or a bridge's
+ * `online`/`offline`, plain or as JSON `{"state": …}`) makes it unreachable while offline; a refresh
+ * topic (e.g. zigbee2mqtt's `<device>/get`) is asked once, shared by every reader, when a value is
+ * missing or older than `staleAfterS`, so a device that publishes only on change is stale only when
+ * it does not answer.
  */
 import { WattshiftError } from '../../errors.js';
 import type { EvState } from '../../ports.js';
 import { LatestValues } from './values.js';
-import { atPath, guard, limits, plausible, pushedEnergyMeter } from './util.js';
+import { atPath, guard, limits, plausible, pushedEnergyMeter, withTimeout } from './util.js';
 import type { MqttDevice, MqttDeviceDeps, MqttDeviceOptions, MqttMapSource } from './types.js';
 
 function parsePayload(payload: Buffer): unknown {
@@ -52,6 +58,7 @@ export function createMqttMapDevice(source: MqttMapSource, deps: MqttDeviceDeps,
     unsubscribers.push(
       connection.subscribe(source.stateTopic, (_t, payload) => {
         const parsed = parsePayload(payload);
+        values.put(refreshKey, true);
         for (const f of active) {
           guard(
             (err) => {
@@ -64,22 +71,65 @@ export function createMqttMapDevice(source: MqttMapSource, deps: MqttDeviceDeps,
       }),
     );
   }
+  if (source.availabilityTopic) {
+    const online = (source.availablePayload ?? 'online').toLowerCase();
+    const offline = (source.unavailablePayload ?? 'offline').toLowerCase();
+    const gone = new WattshiftError('DEVICE_UNREACHABLE', `${device} reports itself offline (${source.availabilityTopic})`, { details: { device } });
+    unsubscribers.push(
+      connection.subscribe(source.availabilityTopic, (_t, payload) => {
+        const parsed = parsePayload(payload);
+        const said = String(parsed !== null && typeof parsed === 'object' ? (parsed as Record<string, unknown>).state : parsed).toLowerCase();
+        if (said === offline) values.setOffline(gone);
+        else if (said === online) values.setOffline(undefined);
+      }),
+    );
+  }
   const has = (path: string | undefined): boolean => path !== undefined && source.stateTopic !== undefined;
   const publish = async (topic: string, payload: string): Promise<void> => connection.publish(topic, payload, { qos: 1 });
+
+  // One refresh request at a time; it is answered by the next state message.
+  let asking: Promise<void> | undefined;
+  const refreshKey = 'stateMessages';
+  const ask = (topic: string, signal: AbortSignal): Promise<void> => {
+    const seen = values.version(refreshKey);
+    asking ??= withTimeout(clock, options.requestTimeoutMs ?? 5000, signal, `${device} refresh`, async (s) => {
+      await publish(topic, source.refreshPayload ?? '');
+      await values.waitNewer(refreshKey, seen, s);
+    }).finally(() => {
+      asking = undefined;
+    });
+    return asking;
+  };
+  const read = async (name: string, signal: AbortSignal): Promise<{ value: unknown; atMs: number }> => {
+    try {
+      return values.getStamped(name);
+    } catch (err) {
+      const refreshTopic = source.refreshTopic;
+      if (!refreshTopic || !(err instanceof WattshiftError) || err.code !== 'DEVICE_STALE') throw err;
+      try {
+        await ask(refreshTopic, signal);
+      } catch (refreshErr) {
+        log.debug({ err: refreshErr }, 'refresh request unanswered');
+        throw err;
+      }
+      return values.getStamped(name);
+    }
+  };
+  const value = async (name: string, signal: AbortSignal): Promise<unknown> => (await read(name, signal)).value;
 
   const dev: MqttDevice = {
     close() {
       for (const u of unsubscribers) u();
     },
   };
-  if (has(source.energyKwhPath)) dev.energyMeter = pushedEnergyMeter(async () => values.getStamped('energyKwh'), (kwh) => kwh as number);
-  if (has(source.powerWPath)) dev.powerMeter = { readPowerW: async () => values.get('powerW') as number };
-  if (has(source.temperatureCPath)) dev.thermometer = { readTemperatureC: async () => values.get('temperatureC') as number };
+  if (has(source.energyKwhPath)) dev.energyMeter = pushedEnergyMeter((signal) => read('energyKwh', signal), (kwh) => kwh as number);
+  if (has(source.powerWPath)) dev.powerMeter = { readPowerW: async (signal) => (await value('powerW', signal)) as number };
+  if (has(source.temperatureCPath)) dev.thermometer = { readTemperatureC: async (signal) => (await value('temperatureC', signal)) as number };
   if (has(source.pluggedPath)) {
     dev.evStateReader = {
-      readEvState: async (): Promise<EvState> => {
-        const plugged = values.get('plugged') as boolean;
-        const charging = source.chargingPath ? (values.get('charging') as boolean) : false;
+      readEvState: async (signal): Promise<EvState> => {
+        const plugged = (await value('plugged', signal)) as boolean;
+        const charging = source.chargingPath ? ((await value('charging', signal)) as boolean) : false;
         return { plugged, charging: plugged && charging };
       },
     };

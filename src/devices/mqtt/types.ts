@@ -53,6 +53,11 @@ export interface MqttMapSource {
   currentPayloadTemplate?: string;
   pluggedPath?: string;
   chargingPath?: string;
+  availabilityTopic?: string;
+  availablePayload?: string;
+  unavailablePayload?: string;
+  refreshTopic?: string;
+  refreshPayload?: string;
 }
 
 /** The AMS reader firmware's "JSON (classic)" payload on its publish topic. */
