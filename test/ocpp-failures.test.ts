@@ -91,6 +91,34 @@ describe('OCPP failure paths', () => {
     expect(w.lines.filter((l) => l['code'] === 'OCPP_LIMIT_REFUSED')).toHaveLength(1);
   });
 
+  it('a charger that refuses every limit after a remote start is not started again on every tick: the hold doubles from 5 minutes', async () => {
+    const w = await world();
+    w.sim.refuse(['SetChargingProfile']);
+    const starts = () => w.sim.received().filter((m) => m === 'RemoteStartTransaction').length;
+    // The plan wants 16 A; the fuse then asks for 8 A, which the charger refuses: the session ends.
+    await w.charger.chargeCurrentLimit.setCurrentA(16, never);
+    await eventually(() => expect(w.sim.transactionId).toBeDefined());
+    await w.charger.chargeCurrentLimit.limitCurrentA(8, never);
+    await eventually(() => expect(w.sim.transactionId).toBeUndefined());
+    // Ticks every 10 s for 4 minutes: the plan still wants 16 A, nothing is started.
+    for (let i = 0; i < 24; i++) {
+      await w.clock.advance(10_000);
+      await w.charger.chargeCurrentLimit.setCurrentA(16, never);
+    }
+    expect(starts()).toBe(1);
+    await w.clock.advance(70_000); // past 5 minutes: one more try
+    await w.charger.chargeCurrentLimit.setCurrentA(16, never);
+    await eventually(() => expect(starts()).toBe(2));
+    await eventually(() => expect(w.sim.transactionId).toBeDefined());
+    await w.charger.chargeCurrentLimit.limitCurrentA(8, never); // refused again: stopped, now held 10 minutes
+    await eventually(() => expect(w.sim.transactionId).toBeUndefined());
+    const holds = w.lines.filter((l) => l['code'] === 'OCPP_LIMIT_REFUSED').map((l) => l['holdS']);
+    expect(holds).toEqual([300, 600]);
+    await w.clock.advance(9 * 60_000);
+    await w.charger.chargeCurrentLimit.setCurrentA(16, never);
+    expect(starts()).toBe(2);
+  });
+
   it('a charger that refuses both the lower limit and the remote stop is OCPP_CHARGER_UNCONTROLLED, logged once', async () => {
     const w = await world();
     await w.charger.chargeCurrentLimit.setCurrentA(16, never);

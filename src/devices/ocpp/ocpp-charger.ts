@@ -14,6 +14,9 @@
  *   hold; one that refuses the stop too is OCPP_CHARGER_UNCONTROLLED.
  * - A limit of 6 A or more with a car plugged in and no transaction starts one
  *   (RemoteStartTransaction with the TxProfile, §5.11); `limitCurrentA` (the safe state) never does.
+ *   After a session was stopped because the charger refused a limit, no session is started again
+ *   for a while (5 minutes, doubling up to 2 hours until a limit is accepted), so a charger that
+ *   refuses every profile is not started and stopped on every tick.
  * - Energy is the connector's Energy.Active.Import.Register from MeterValues (and the meter values
  *   of Start/StopTransaction), power is Power.Active.Import (0 when the status says no energy
  *   flows), the car state is the connector's StatusNotification (§4.9, §7.7).
@@ -28,6 +31,10 @@ import type { DeviceCapabilities } from '../supervisor.js';
 import { LatestValues } from '../mqtt/values.js';
 import { limits, plausible, pushedEnergyMeter } from '../mqtt/util.js';
 import type { ChargePointLink, LinkEvent } from './link.js';
+
+/** How long remote starts are held after a session stopped for a refused limit: doubling between these. */
+const minStartHoldMs = 5 * 60_000;
+const maxStartHoldMs = 2 * 3_600_000;
 import type { ChargePointStatus } from './messages.js';
 
 export const ocppMinCurrentA = 6;
@@ -95,6 +102,10 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
   let acceptedA: number | undefined;
   /** Whether the last attempt to bring the current down failed both ways (logged once per run). */
   let uncontrolled = false;
+  /** No remote start before this (clock ms), after a session stopped for a refused limit; and the current hold. */
+  let noStartBeforeMs = 0;
+  let startHoldMs = 0;
+  const nextStartHoldMs = (): number => Math.min(maxStartHoldMs, Math.max(minStartHoldMs, startHoldMs * 2));
   const refused = (err: unknown): err is WattshiftError => err instanceof WattshiftError && err.code === 'OCPP_CALL_FAILED';
 
   /**
@@ -107,7 +118,7 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
     if (!link.connected) throw unreachable;
     const tx = link.transactionOn(connectorId);
     if (tx === undefined) {
-      if (mayStart && a > 0 && plugged()) {
+      if (mayStart && a > 0 && plugged() && clock.nowMs() >= noStartBeforeMs) {
         await link.request('RemoteStartTransaction', { connectorId, idTag: options.idTag, chargingProfile: profile('TxProfile', a) }, signal);
         acceptedA = a;
       }
@@ -117,14 +128,18 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
       await link.request('SetChargingProfile', { connectorId, csChargingProfiles: profile('TxProfile', a, tx) }, signal);
       acceptedA = a;
       uncontrolled = false;
+      startHoldMs = 0;
       return;
     } catch (err) {
       if (!refused(err) || !(a === 0 || a < (acceptedA ?? options.maxCurrentA))) throw err;
-      log.warn({ code: 'OCPP_LIMIT_REFUSED', currentA: a, err: err.message }, 'the charger refused a lower limit: stopping the session instead');
+      const holdS = nextStartHoldMs() / 1000;
+      log.warn({ code: 'OCPP_LIMIT_REFUSED', currentA: a, holdS, err: err.message }, `the charger refused a lower limit: stopping the session instead, and starting none for ${holdS / 60} min`);
     }
     try {
       await link.request('RemoteStopTransaction', { transactionId: tx }, signal);
       uncontrolled = false;
+      startHoldMs = nextStartHoldMs();
+      noStartBeforeMs = clock.nowMs() + startHoldMs;
     } catch (err) {
       if (!refused(err)) throw err;
       if (!uncontrolled) log.error({ code: 'OCPP_CHARGER_UNCONTROLLED', currentA: a, err: err.message }, 'the charger refused both the lower limit and the remote stop');
