@@ -163,6 +163,7 @@ export function homeView(src: ViewSources): HomeView {
         charging: r?.ev?.charging ?? false,
         ...(r?.ev?.socPct !== undefined ? { socPct: r.ev.socPct } : {}),
         ...(r?.ev?.sessionKwh !== undefined ? { sessionKwh: r.ev.sessionKwh } : {}),
+        ...(r?.ev?.connectorStatus !== undefined ? { connectorStatus: r.ev.connectorStatus } : {}),
         ...(w.departureMs !== null ? { departure: new Date(w.departureMs).toISOString() } : {}),
         ...(w.targetKwh !== null ? { targetKwh: w.targetKwh } : {}),
         ...(w.targetSocPct !== null ? { targetSocPct: w.targetSocPct } : {}),

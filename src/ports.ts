@@ -93,6 +93,8 @@ export interface EvState {
   socPct?: number;
   /** Energy of the running (or, after it, the last) charging session, kWh, when the charger knows it. */
   sessionKwh?: number;
+  /** The charger's own word for its connector's state, where it has one (OCPP 1.6 ChargePointStatus). */
+  connectorStatus?: string;
 }
 
 export interface EvStateReader {

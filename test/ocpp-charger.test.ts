@@ -31,7 +31,7 @@ describe('OCPP 1.6J charger', () => {
     expect(w.sim.config('MeterValuesSampledData')).toBe('Energy.Active.Import.Register,Power.Active.Import');
     const def = w.sim.profiles().find((p) => p.profile.chargingProfilePurpose === 'TxDefaultProfile');
     expect(def?.profile.chargingSchedule.chargingSchedulePeriod).toEqual([{ startPeriod: 0, limit: 6 }]);
-    expect(await w.charger.evStateReader?.readEvState(never)).toEqual({ plugged: true, charging: false });
+    expect(await w.charger.evStateReader?.readEvState(never)).toEqual({ plugged: true, charging: false, connectorStatus: 'Preparing' });
   });
 
   it('refuses a wrong password and an unknown charge point, logging OCPP_AUTH_REJECTED', async () => {
@@ -138,7 +138,7 @@ describe('OCPP 1.6J charger', () => {
     });
     open.push({ close: async () => charger.close() });
     await eventually(() => expect(cs.link('cp1').connected).toBe(true), 10_000);
-    await eventually(async () => expect(await charger.evStateReader?.readEvState(never)).toEqual({ plugged: true, charging: true }));
+    await eventually(async () => expect(await charger.evStateReader?.readEvState(never)).toEqual({ plugged: true, charging: true, connectorStatus: 'Charging' }));
     await w.sim.advance(60_000); // a MeterValues tells the new central system the running transaction
     await eventually(() => expect(cs.link('cp1').transactionOn(1)).toBe(tx));
     await charger.chargeCurrentLimit.setCurrentA(8, never);
@@ -209,7 +209,7 @@ describe('OCPP 1.6J charger', () => {
     const sim = createOcppChargePointSim({ url: `ws://127.0.0.1:${port}/ocpp`, identity: 'cp1', password, startMs, plugs: [{ atMs: startMs, battery: { capacityKwh: 60, socPct: 50 } }] });
     open.push(sim);
     await sim.start();
-    await eventually(async () => expect(await built.capabilities.evStateReader?.readEvState(never)).toEqual({ plugged: true, charging: false }));
+    await eventually(async () => expect(await built.capabilities.evStateReader?.readEvState(never)).toEqual({ plugged: true, charging: false, connectorStatus: 'Preparing' }));
     await built.capabilities.chargeCurrentLimit?.setCurrentA(7, never);
     await eventually(() => expect(sim.offeredA).toBe(7));
   });

@@ -41,7 +41,7 @@ describe('OCPP failure paths', () => {
     const sim = createOcppChargePointSim({ url: `ws://127.0.0.1:${port}/ocpp`, identity: 'cp1', password, startMs, plugs: [{ atMs: startMs, battery: { capacityKwh: 60, socPct: 50 } }] });
     open.push(sim);
     await sim.start();
-    await eventually(async () => expect(await built.capabilities.evStateReader?.readEvState(never)).toEqual({ plugged: true, charging: false }));
+    await eventually(async () => expect(await built.capabilities.evStateReader?.readEvState(never)).toEqual({ plugged: true, charging: false, connectorStatus: 'Preparing' }));
     await built.capabilities.chargeCurrentLimit!.setCurrentA(10, never);
     await eventually(() => expect(sim.offeredA).toBe(10));
   });

@@ -1,3 +1,4 @@
+import { chargePointStatuses } from '../devices/ocpp/messages.js';
 import { haSafeId, haTopics } from './topics.js';
 import type { HaTopics } from './topics.js';
 import type { DeviceKind } from './view.js';
@@ -146,6 +147,8 @@ const deviceEntities: Record<DeviceKind, readonly EntityDef[]> = {
     sensor('current_limit', 'Charging current limit', { ...amps, icon: 'mdi:current-ac' }),
     // Starts again at 0 with each session: total_increasing reads the drop as a new cycle.
     sensor('session_energy', 'Session energy', { device_class: 'energy', unit_of_measurement: 'kWh', state_class: 'total_increasing', suggested_display_precision: 2 }),
+    // OCPP chargers only; unknown on others.
+    sensor('connector_status', 'Connector status', { device_class: 'enum', options: [...chargePointStatuses], icon: 'mdi:ev-plug-type2' }),
     {
       key: 'fuse_limited', component: 'binary_sensor',
       build: ({ t, id }) => ({ name: 'Held by the main fuse', icon: 'mdi:fuse', state_topic: t.deviceField(id, 'fuse_limited'), payload_on: 'true', payload_off: 'false' }),

@@ -17,6 +17,8 @@ export interface EvView {
   targetSocPct?: number;
   /** Energy of the running (or last) charging session, kWh, when the charger reports it. */
   sessionKwh?: number;
+  /** The connector's state in the charger's own words (OCPP ChargePointStatus), when it has them. */
+  connectorStatus?: string;
 }
 
 /** The next "hot water ready" deadline of the tank's comfort windows, as planned. */

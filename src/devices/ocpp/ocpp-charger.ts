@@ -230,7 +230,7 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
         if (status === 'Faulted') throw new WattshiftError('OCPP_CHARGER_FAULTED', `${device}: connector ${connectorId} is Faulted`, { details: { device } });
         const wh = values.peek('energyWh') as number | undefined;
         const sessionKwh = sessionStartWh !== undefined && wh !== undefined ? Math.max(0, wh - sessionStartWh) / 1000 : undefined;
-        return { plugged: !unplugged.has(status), charging: status === 'Charging', ...(sessionKwh !== undefined ? { sessionKwh } : {}) };
+        return { plugged: !unplugged.has(status), charging: status === 'Charging', connectorStatus: status, ...(sessionKwh !== undefined ? { sessionKwh } : {}) };
       },
     },
     close() {
