@@ -12,7 +12,7 @@
  */
 import { WattshiftError } from '../../errors.js';
 import type { EvState } from '../../ports.js';
-import { LatestValues } from './values.js';
+import { LatestValues, askingReader } from './values.js';
 import { atPath, guard, limits, plausible, pushedEnergyMeter, withTimeout } from './util.js';
 import type { MqttDevice, MqttDeviceDeps, MqttDeviceOptions, MqttMapSource } from './types.js';
 
@@ -87,34 +87,16 @@ export function createMqttMapDevice(source: MqttMapSource, deps: MqttDeviceDeps,
   const has = (path: string | undefined): boolean => path !== undefined && source.stateTopic !== undefined;
   const publish = async (topic: string, payload: string): Promise<void> => connection.publish(topic, payload, { qos: 1 });
 
-  // One refresh request at a time; it is answered by the next state message.
-  let asking: Promise<void> | undefined;
+  // Answered by the next state message; without a refresh topic a stale value stays stale.
   const refreshKey = 'stateMessages';
-  const ask = (topic: string, signal: AbortSignal): Promise<void> => {
+  const { refreshTopic } = source;
+  const read = askingReader(values, refreshTopic ? ['DEVICE_STALE'] : [], (signal) => {
     const seen = values.version(refreshKey);
-    asking ??= withTimeout(clock, options.requestTimeoutMs ?? 5000, signal, `${device} refresh`, async (s) => {
-      await publish(topic, source.refreshPayload ?? '');
+    return withTimeout(clock, options.requestTimeoutMs ?? 5000, signal, `${device} refresh`, async (s) => {
+      await publish(refreshTopic!, source.refreshPayload ?? '');
       await values.waitNewer(refreshKey, seen, s);
-    }).finally(() => {
-      asking = undefined;
     });
-    return asking;
-  };
-  const read = async (name: string, signal: AbortSignal): Promise<{ value: unknown; atMs: number }> => {
-    try {
-      return values.getStamped(name);
-    } catch (err) {
-      const refreshTopic = source.refreshTopic;
-      if (!refreshTopic || !(err instanceof WattshiftError) || err.code !== 'DEVICE_STALE') throw err;
-      try {
-        await ask(refreshTopic, signal);
-      } catch (refreshErr) {
-        log.debug({ err: refreshErr }, 'refresh request unanswered');
-        throw err;
-      }
-      return values.getStamped(name);
-    }
-  };
+  }, (err) => log.debug({ err }, 'refresh request unanswered'));
   const value = async (name: string, signal: AbortSignal): Promise<unknown> => (await read(name, signal)).value;
 
   const dev: MqttDevice = {

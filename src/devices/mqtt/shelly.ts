@@ -23,7 +23,7 @@
  */
 import { z } from 'zod';
 import { WattshiftError } from '../../errors.js';
-import { LatestValues } from './values.js';
+import { LatestValues, askingReader } from './values.js';
 import { guard, limits, parseJson, parseWith, plausible, pushedEnergyMeter, withTimeout } from './util.js';
 import type { MqttDevice, MqttDeviceDeps, MqttDeviceOptions, ShellySource } from './types.js';
 
@@ -150,37 +150,14 @@ export function createShellyDevice(source: ShellySource, deps: MqttDeviceDeps, o
       return answer;
     });
 
-  // One status request at a time: the readers of a silent device share it.
-  let refreshing: Promise<void> | undefined;
-  const refreshStatus = (signal: AbortSignal): Promise<void> => {
-    refreshing ??= rpc('Shelly.GetStatus', {}, signal)
-      .then((result) => {
-        if (result && typeof result === 'object') applyFullStatus(result as Record<string, unknown>);
-      })
-      .finally(() => {
-        refreshing = undefined;
-      });
-    return refreshing;
-  };
-
   /**
    * Reads a value; when missing, stale or bad, asks the device for its status once and reads again
    * (a device that notifies changes only would otherwise never replace an unusable value).
    */
-  const readFresh = async (name: string, signal: AbortSignal): Promise<{ value: unknown; atMs: number }> => {
-    try {
-      return values.getStamped(name);
-    } catch (err) {
-      if (!(err instanceof WattshiftError) || (err.code !== 'DEVICE_STALE' && err.code !== 'DEVICE_BAD_VALUE')) throw err;
-      try {
-        await refreshStatus(signal);
-      } catch (refreshErr) {
-        log.debug({ err: refreshErr }, 'status request failed');
-        throw err;
-      }
-      return values.getStamped(name);
-    }
-  };
+  const readFresh = askingReader(values, ['DEVICE_STALE', 'DEVICE_BAD_VALUE'], async (signal) => {
+    const result = await rpc('Shelly.GetStatus', {}, signal);
+    if (result && typeof result === 'object') applyFullStatus(result as Record<string, unknown>);
+  }, (err) => log.debug({ err }, 'status request failed'));
 
   const setRelay = async (on: boolean, toggleAfterS: number | undefined, signal: AbortSignal): Promise<void> => {
     const params: Record<string, unknown> = { id: switchId, on };

@@ -23,7 +23,7 @@
  */
 import { z } from 'zod';
 import { WattshiftError } from '../../errors.js';
-import { LatestValues } from './values.js';
+import { LatestValues, askingReader } from './values.js';
 import { guard, limits, parseJson, parseWith, plausible, pushedEnergyMeter, withTimeout } from './util.js';
 import type { MqttDevice, MqttDeviceDeps, MqttDeviceOptions, TasmotaSource } from './types.js';
 
@@ -116,38 +116,18 @@ export function createTasmotaDevice(source: TasmotaSource, deps: MqttDeviceDeps,
     }),
   ];
 
-  // One `Status 10` at a time: every value it carries arrives with its one answer.
-  let asking: Promise<void> | undefined;
-  const askStatus = (signal: AbortSignal): Promise<void> => {
+  /**
+   * Reads a value; when missing, older than `staleAfterS` or bad, asks for `Status 10` (once for all
+   * readers) and reads again. Telemetry comes only every `TelePeriod` (300 s as shipped), so an old
+   * value means a quiet period, not a lost device: the device is stale only when it does not answer.
+   */
+  const readFresh = askingReader(values, ['DEVICE_STALE', 'DEVICE_BAD_VALUE'], (signal) => {
     const before = statusAnswers;
-    asking ??= withTimeout(clock, requestTimeoutMs, signal, `${device} Status 10`, async (s) => {
+    return withTimeout(clock, requestTimeoutMs, signal, `${device} Status 10`, async (s) => {
       await connection.publish(topic('cmnd', 'STATUS'), '10', { qos: 1 });
       while (statusAnswers === before) await values.waitNewer(statusKey, values.version(statusKey), s);
-    }).finally(() => {
-      asking = undefined;
     });
-    return asking;
-  };
-
-  /**
-   * Reads a value; when missing, older than `staleAfterS` or bad, asks for `Status 10` and reads
-   * again. Telemetry comes only every `TelePeriod` (300 s as shipped), so an old value means a quiet
-   * period, not a lost device: the device is stale only when it does not answer.
-   */
-  const readFresh = async (name: string, signal: AbortSignal): Promise<{ value: unknown; atMs: number }> => {
-    try {
-      return values.getStamped(name);
-    } catch (err) {
-      if (!(err instanceof WattshiftError) || (err.code !== 'DEVICE_STALE' && err.code !== 'DEVICE_BAD_VALUE')) throw err;
-      try {
-        await askStatus(signal);
-      } catch (refreshErr) {
-        log.debug({ err: refreshErr }, 'status request failed');
-        throw err;
-      }
-      return values.getStamped(name);
-    }
-  };
+  }, (err) => log.debug({ err }, 'status request failed'));
 
   let pulseSent: number | undefined;
   const setRelay = (on: boolean, signal: AbortSignal): Promise<void> =>

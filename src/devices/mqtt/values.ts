@@ -166,3 +166,34 @@ export class LatestValues {
     });
   }
 }
+
+/**
+ * Reads through `values`, asking the device for its state when a value fails with one of `codes`
+ * (missing, stale or bad): `ask` is sent once however many readers find that out together, and a
+ * failed or unanswered ask leaves the reader with the first error.
+ */
+export function askingReader(
+  values: LatestValues,
+  codes: readonly string[],
+  ask: (signal: AbortSignal) => Promise<void>,
+  onAskFailed: (err: unknown) => void,
+): (name: string, signal: AbortSignal) => Promise<{ value: unknown; atMs: number }> {
+  let asking: Promise<void> | undefined;
+  return async (name, signal) => {
+    try {
+      return values.getStamped(name);
+    } catch (err) {
+      if (!(err instanceof WattshiftError) || !codes.includes(err.code)) throw err;
+      try {
+        asking ??= ask(signal).finally(() => {
+          asking = undefined;
+        });
+        await asking;
+      } catch (askErr) {
+        onAskFailed(askErr);
+        throw err;
+      }
+      return values.getStamped(name);
+    }
+  };
+}

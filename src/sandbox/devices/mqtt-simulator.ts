@@ -38,6 +38,24 @@ export function publishOnline(client: MqttClient | undefined, topic: string, pay
 }
 
 /**
+ * A simulator's ways to leave the broker: `crash` drops the connection without a clean disconnect
+ * (so the broker publishes the last will), `close` ends it cleanly. `forget` clears the client.
+ */
+export function clientEnds(get: () => MqttClient | undefined, forget: () => void): { crash(): Promise<void>; close(): Promise<void> } {
+  return {
+    async crash() {
+      get()?.stream.destroy();
+      await get()?.endAsync(true);
+      forget();
+    },
+    async close() {
+      await get()?.endAsync();
+      forget();
+    },
+  };
+}
+
+/**
  * Advances a simulator along a clock. Each step catches up with the clock, since publishing can
  * take longer than a step on a fast clock.
  */

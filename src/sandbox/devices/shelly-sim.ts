@@ -16,7 +16,7 @@
  * (`metered: false`) has no `apower`/`aenergy`, so an idle one says nothing at all.
  */
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
-import { followClock, publishOnline, type MqttSimulator } from './mqtt-simulator.js';
+import { clientEnds, followClock, publishOnline, type MqttSimulator } from './mqtt-simulator.js';
 
 const hourMs = 3_600_000;
 const minuteMs = 60_000;
@@ -262,14 +262,6 @@ export function createShellySim(options: ShellySimOptions): ShellySim {
     run(clock, stepMs, signal) {
       return followClock(this, clock, stepMs, signal);
     },
-    async crash() {
-      client?.stream.destroy();
-      await client?.endAsync(true);
-      client = undefined;
-    },
-    async close() {
-      await client?.endAsync();
-      client = undefined;
-    },
+    ...clientEnds(() => client, () => (client = undefined)),
   };
 }

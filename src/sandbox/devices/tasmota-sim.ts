@@ -16,7 +16,7 @@
  * Single-relay devices name their relay `POWER` in answers, as the firmware does.
  */
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
-import { followClock, publishOnline, type MqttSimulator } from './mqtt-simulator.js';
+import { clientEnds, followClock, publishOnline, type MqttSimulator } from './mqtt-simulator.js';
 import { TankPhysics, type TankPhysicsOptions } from './tank-physics.js';
 
 export interface TasmotaSimOptions {
@@ -204,18 +204,11 @@ export function createTasmotaSim(options: TasmotaSimOptions): TasmotaSim {
     },
     energyKwhByHour: () => tank.hourlyTruthKwh(),
     setSilent(value) { silent = value; },
-    publishRaw: (sub, payload) => (client ? client.publishAsync(`${sub}`, payload, { qos: 1 }).then(() => undefined) : Promise.resolve()),
+    // Tasmota's topics have no common prefix: `topic` is a whole topic here.
+    publishRaw: (topic, payload) => (client ? client.publishAsync(topic, payload, { qos: 1 }).then(() => undefined) : Promise.resolve()),
     run(clock, stepMs, signal) {
       return followClock(this, clock, stepMs, signal);
     },
-    async crash() {
-      client?.stream.destroy();
-      await client?.endAsync(true);
-      client = undefined;
-    },
-    async close() {
-      await client?.endAsync();
-      client = undefined;
-    },
+    ...clientEnds(() => client, () => (client = undefined)),
   };
 }
