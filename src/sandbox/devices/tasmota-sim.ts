@@ -46,6 +46,8 @@ export interface TasmotaSim extends MqttSimulator {
   readonly flashSaves: number;
   /** Commands received, by upper-case command name. */
   readonly commands: ReadonlyMap<string, number>;
+  /** `tele/<topic>/SENSOR` messages sent. */
+  readonly telemetry: number;
   crash(): Promise<void>;
 }
 
@@ -95,8 +97,10 @@ export function createTasmotaSim(options: TasmotaSimOptions): TasmotaSim {
     power.forEach((on, i) => (out[powerName(i + 1)] = onOff(on)));
     return out;
   };
+  let sensorMessages = 0;
   const telemetry = async (): Promise<void> => {
     await publish(`tele/${topic}/STATE`, JSON.stringify(state()));
+    if (!silent && client?.connected) sensorMessages++;
     await publish(`tele/${topic}/SENSOR`, JSON.stringify(sensors()));
   };
 
@@ -173,6 +177,7 @@ export function createTasmotaSim(options: TasmotaSimOptions): TasmotaSim {
     get pulseTime() { return pulse[relay - 1] ?? 0; },
     get flashSaves() { return flashSaves; },
     get commands() { return commands; },
+    get telemetry() { return sensorMessages; },
     async start() {
       client = await mqtt.connectAsync(options.url, {
         clientId: `tasmota-sim-${topic}-${Math.random().toString(16).slice(2, 8)}`,
