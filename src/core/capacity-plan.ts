@@ -135,8 +135,22 @@ function sameCaps(a: Caps, b: Caps): boolean {
   return true;
 }
 
-/** Whether `held` leaves no device worse off than `free` (same kinds of shortfall, no larger). */
-function noWorse(held: Plan, free: Plan): boolean {
+/** The tank's temperature at the end of the plan, null without a tank. */
+const endTempC = (p: Plan): number | null => p.slots.at(-1)?.tank?.endTempC ?? null;
+
+/**
+ * Whether `held` leaves no device worse off than `free`: the same kinds of shortfall, no larger,
+ * and the tank ending no cooler than the unheld plan leaves it or than it started (the planner
+ * only prices a lower end state, so a hold could otherwise pass the cost on to after the horizon).
+ */
+function noWorse(held: Plan, free: Plan, input: PlanInput): boolean {
+  const heldEnd = endTempC(held);
+  const freeEnd = endTempC(free);
+  const t = input.tank;
+  if (t && heldEnd !== null && freeEnd !== null && free.tankStartTempC !== undefined) {
+    const start = Math.min(t.maxC, Math.max(t.minC, free.tankStartTempC));
+    if (heldEnd < Math.min(freeEnd, start) - 1e-3) return false;
+  }
   return held.shortfalls.every((s) => free.shortfalls.some((f) => f.device === s.device && f.kind === s.kind && f.amount >= s.amount - 1e-3));
 }
 
@@ -185,7 +199,7 @@ export function planWithCapacity(input: PlanInput, nowMs: number, context: Capac
     const tryCaps = (caps: Caps): { plan: Plan; ev: Evaluated } | null => {
       const held = planFn(withCaps(input, facts, caps), nowMs, previous);
       const ev = evaluate(held, ctx, facts);
-      if (!noWorse(held, free)) return null;
+      if (!noWorse(held, free, input)) return null;
       if (ev.bill < best.ev.bill - TOL) best = { plan: held, ev, caps };
       return { plan: held, ev };
     };
