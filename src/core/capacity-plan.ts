@@ -12,7 +12,7 @@ import { capacityFee, hourlyEnergies, stepIndex, type HourEnergy } from './capac
 import { groupByMonth, holdingCaps, measureOf, meteredFloor, prepare, withCaps, withLocalCache, type Caps, type Ctx, type FixedPeak, type SlotFact } from './capacity-hold.js';
 import type { CapacityModel } from './tariff.js';
 import { HOUR_MS } from './zoned-time.js';
-import type { Plan, PlanInput } from './types.js';
+import type { Plan, PlanInput, Shortfall } from './types.js';
 
 export interface CapacityContext {
   rule: CapacityModel;
@@ -46,6 +46,9 @@ interface Evaluated {
 }
 
 const TOL = 1e-6;
+/** Golden-section steps of the level search, and the width (kWh) at which it stops. */
+const LEVEL_STEPS = 8;
+const LEVEL_TOL_KWH = 0.01;
 
 /** Base load (kW) by slot start, and each remaining slot's hours from `nowMs`. */
 function slotFacts(input: PlanInput, nowMs: number): Map<number, SlotFact> {
@@ -124,9 +127,9 @@ function keepBelow(hours: ReadonlyMap<number, number>, caps: Caps): FixedPeak {
   };
 }
 
-/** Only the unit holding hour `richest` shares the room; the others keep their floor. */
-function onlyUnitOf(richest: number, floors: ReadonlyMap<number, number>): FixedPeak {
-  return (list) => (list.some((h) => h.startMs === richest) ? null : Math.max(...list.map((h) => (floors.get(h.startMs) ?? 0) * h.weight)));
+/** Only the unit holding hour `richest` shares the room; the others keep their floor, or `level` above it. */
+function onlyUnitOf(richest: number, floors: ReadonlyMap<number, number>, level = 0): FixedPeak {
+  return (list) => (list.some((h) => h.startMs === richest) ? null : Math.max(level, ...list.map((h) => (floors.get(h.startMs) ?? 0) * h.weight)));
 }
 
 function sameCaps(a: Caps, b: Caps): boolean {
@@ -139,19 +142,27 @@ function sameCaps(a: Caps, b: Caps): boolean {
 const endTempC = (p: Plan): number | null => p.slots.at(-1)?.tank?.endTempC ?? null;
 
 /**
- * Whether `held` leaves no device worse off than `free`: the same kinds of shortfall, no larger,
- * and the tank ending no cooler than the unheld plan leaves it or than it started (the planner
- * only prices a lower end state, so a hold could otherwise pass the cost on to after the horizon).
+ * How much worse `held` leaves each device than `free` (none listed: no worse): shortfalls
+ * beyond the unheld plan's of the same kind, and the tank ending cooler than the unheld plan
+ * leaves it or than it started (the planner only prices a lower end state, so a hold could
+ * otherwise pass the cost on to after the horizon). Mixed units (K, kWh): only used as a trend.
  */
-function noWorse(held: Plan, free: Plan, input: PlanInput): boolean {
+function worseBy(held: Plan, free: Plan, input: PlanInput): Map<Shortfall['device'], number> {
+  const by = new Map<Shortfall['device'], number>();
+  const add = (device: Shortfall['device'], v: number): void => {
+    if (v > 0) by.set(device, (by.get(device) ?? 0) + v);
+  };
   const heldEnd = endTempC(held);
   const freeEnd = endTempC(free);
   const t = input.tank;
   if (t && heldEnd !== null && freeEnd !== null && free.tankStartTempC !== undefined) {
-    const start = Math.min(t.maxC, Math.max(t.minC, free.tankStartTempC));
-    if (heldEnd < Math.min(freeEnd, start) - 1e-3) return false;
+    add('tank', Math.min(freeEnd, Math.min(t.maxC, Math.max(t.minC, free.tankStartTempC))) - 1e-3 - heldEnd);
   }
-  return held.shortfalls.every((s) => free.shortfalls.some((f) => f.device === s.device && f.kind === s.kind && f.amount >= s.amount - 1e-3));
+  for (const s of held.shortfalls) {
+    const f = free.shortfalls.find((x) => x.device === s.device && x.kind === s.kind);
+    add(s.device, s.amount - 1e-3 - (f?.amount ?? -1e-3));
+  }
+  return by;
 }
 
 /** Marks the slots the capacity hold binds and says so in their explanation. */
@@ -196,31 +207,68 @@ export function planWithCapacity(input: PlanInput, nowMs: number, context: Capac
       if (v > top) [richest, top] = [h, v];
     }
     const floors = [floorHours(input, facts, ctx, 0), floorHours(input, facts, ctx, input.tank?.powerKW ?? 0)];
-    const tryCaps = (caps: Caps): { plan: Plan; ev: Evaluated } | null => {
+    const attempt = (caps: Caps): { plan: Plan; ev: Evaluated; worse: Map<Shortfall['device'], number> } => {
       const held = planFn(withCaps(input, facts, caps), nowMs, previous);
       const ev = evaluate(held, ctx, facts);
-      if (!noWorse(held, free, input)) return null;
-      if (ev.bill < best.ev.bill - TOL) best = { plan: held, ev, caps };
-      return { plan: held, ev };
+      const worse = worseBy(held, free, input);
+      if (worse.size === 0 && ev.bill < best.ev.bill - TOL) best = { plan: held, ev, caps };
+      return { plan: held, ev, worse };
+    };
+    type Held = { plan: Plan; ev: Evaluated; caps: Caps };
+    // The richest unit's share against the others' level: too low a level starves the others,
+    // too high one the richest, so how much worse a hold leaves the devices falls and then rises
+    // with the level; a golden-section search for the level that leaves them whole at the least bill.
+    const levelSearch = (target: number, top: number, consider: (caps: Caps) => number): void => {
+      const score = (level: number): number => consider(holdingCaps(ctx, facts, target, onlyUnitOf(richest, floors[0]!, level)));
+      const g = (Math.sqrt(5) - 1) / 2;
+      let [a, b] = [0, top];
+      let [x1, x2] = [b - g * (b - a), a + g * (b - a)];
+      let [f1, f2] = [score(x1), score(x2)];
+      for (let i = 0; i < LEVEL_STEPS && b - a > LEVEL_TOL_KWH; i++) {
+        if (f1 <= f2) {
+          [b, x2, f2] = [x2, x1, f1];
+          x1 = b - g * (b - a);
+          f1 = score(x1);
+        } else {
+          [a, x1, f1] = [x1, x2, f2];
+          x2 = a + g * (b - a);
+          f2 = score(x2);
+        }
+      }
     };
     // From the step just below the unheld plan's down: where no hold keeps the tank and the car
     // whole, a tighter one will not either, so the search stops there.
     for (const target of targets(ctx.rule, metMeasure, freeEval.measureKw).reverse()) {
+      const uniform = holdingCaps(ctx, facts, target);
+      if (uniform.size === 0) continue;
+      let here: Held | null = null;
+      const starved: Set<Shortfall['device']>[] = [];
+      const consider = (caps: Caps): number => {
+        const r = attempt(caps);
+        starved.push(new Set(r.worse.keys()));
+        if (r.worse.size === 0 && (!here || r.ev.bill < here.ev.bill)) here = { ...r, caps };
+        const worse = [...r.worse.values()].reduce((a, b) => a + b, 0);
+        return worse > 0 ? 1e9 * (1 + worse) : r.ev.bill;
+      };
       // Ways to share the month's room among the planned days: all alike; days the unheld plan
       // keeps low stay as they are; only the day of the unheld plan's top hour gets room, the
       // others their base load (with or without the tank). The best is refined once more.
-      const uniform = holdingCaps(ctx, facts, target);
-      if (uniform.size === 0) continue;
       const shares = [uniform, holdingCaps(ctx, facts, target, keepBelow(freeHours, uniform)),
         ...floors.map((f) => holdingCaps(ctx, facts, target, onlyUnitOf(richest, f)))];
-      let here: { plan: Plan; ev: Evaluated; caps: Caps } | null = null;
       for (const [i, caps] of shares.entries()) {
-        if (shares.slice(0, i).some((c) => sameCaps(c, caps))) continue;
-        const r = tryCaps(caps);
-        if (r && (!here || r.ev.bill < here.ev.bill)) here = { ...r, caps };
+        const same = shares.slice(0, i).findIndex((c) => sameCaps(c, caps));
+        if (same >= 0) starved.push(starved[same]!);
+        else consider(caps);
       }
-      if (!here) break;
-      tryCaps(holdingCaps(ctx, facts, target, keepBelow(hourTotals(here.plan, facts, ctx), here.caps)));
+      // None keeps the devices whole, but all alike starves one device that the top day alone
+      // keeps whole, and the other way round: a level in between may keep both.
+      const [alike, , topOnly] = starved;
+      if (!here && alike && topOnly && [...alike].some((d) => !topOnly.has(d)) && [...topOnly].some((d) => !alike.has(d))) {
+        levelSearch(target, Math.max(...[...uniform.values()].map((c) => c.hourKWh)) * 2, consider);
+      }
+      const chosen = here as Held | null;
+      if (!chosen) break;
+      consider(holdingCaps(ctx, facts, target, keepBelow(hourTotals(chosen.plan, facts, ctx), chosen.caps)));
     }
   }
   const chosen = best.caps ? explain(best.plan, input, facts, best.caps) : best.plan;
