@@ -215,6 +215,7 @@ export function planWithCapacity(input: PlanInput, nowMs: number, context: Capac
       return { plan: held, ev, worse };
     };
     type Held = { plan: Plan; ev: Evaluated; caps: Caps };
+    type Tried = { caps: Caps; starved: Set<Shortfall['device']>; score: number };
     // The richest unit's share against the others' level: too low a level starves the others,
     // too high one the richest, so how much worse a hold leaves the devices falls and then rises
     // with the level; a golden-section search for the level that leaves them whole at the least bill.
@@ -239,36 +240,42 @@ export function planWithCapacity(input: PlanInput, nowMs: number, context: Capac
     // From the step just below the unheld plan's down: where no hold keeps the tank and the car
     // whole, a tighter one will not either, so the search stops there.
     for (const target of targets(ctx.rule, metMeasure, freeEval.measureKw).reverse()) {
+      // No hold plans the energy cheaper than the unheld plan: with this step's fee, that is
+      // the least this target can cost; a target that cannot beat the best so far is skipped.
+      const bound = free.cost + capacityFee(ctx.rule, target, Number(current.slice(5, 7))) * ctx.vatRate;
+      if (bound >= best.ev.bill - TOL) continue;
       const uniform = holdingCaps(ctx, facts, target);
       if (uniform.size === 0) continue;
       let here: Held | null = null;
-      const starved: Set<Shortfall['device']>[] = [];
-      const consider = (caps: Caps): number => {
+      const tried: Tried[] = [];
+      const consider = (caps: Caps): Tried => {
+        const hit = tried.find((t) => sameCaps(t.caps, caps));
+        if (hit) return hit;
         const r = attempt(caps);
-        starved.push(new Set(r.worse.keys()));
         if (r.worse.size === 0 && (!here || r.ev.bill < here.ev.bill)) here = { ...r, caps };
         const worse = [...r.worse.values()].reduce((a, b) => a + b, 0);
-        return worse > 0 ? 1e9 * (1 + worse) : r.ev.bill;
+        const t = { caps, starved: new Set(r.worse.keys()), score: worse > 0 ? 1e9 * (1 + worse) : r.ev.bill };
+        tried.push(t);
+        return t;
       };
+      const settled = (): boolean => here !== null && (here as Held).ev.bill <= bound + 1e-9 * (1 + Math.abs(bound));
       // Ways to share the month's room among the planned days: all alike; days the unheld plan
       // keeps low stay as they are; only the day of the unheld plan's top hour gets room, the
       // others their base load (with or without the tank). The best is refined once more.
+      // A share that reaches the bound ends the search for this target.
       const shares = [uniform, holdingCaps(ctx, facts, target, keepBelow(freeHours, uniform)),
         ...floors.map((f) => holdingCaps(ctx, facts, target, onlyUnitOf(richest, f)))];
-      for (const [i, caps] of shares.entries()) {
-        const same = shares.slice(0, i).findIndex((c) => sameCaps(c, caps));
-        if (same >= 0) starved.push(starved[same]!);
-        else consider(caps);
-      }
+      const ends: Set<Shortfall['device']>[] = [];
+      for (const caps of shares) if (!settled()) ends.push(consider(caps).starved);
       // None keeps the devices whole, but all alike starves one device that the top day alone
       // keeps whole, and the other way round: a level in between may keep both.
-      const [alike, , topOnly] = starved;
+      const [alike, , topOnly] = ends;
       if (!here && alike && topOnly && [...alike].some((d) => !topOnly.has(d)) && [...topOnly].some((d) => !alike.has(d))) {
-        levelSearch(target, Math.max(...[...uniform.values()].map((c) => c.hourKWh)) * 2, consider);
+        levelSearch(target, Math.max(...[...uniform.values()].map((c) => c.hourKWh)) * 2, (caps) => consider(caps).score);
       }
       const chosen = here as Held | null;
       if (!chosen) break;
-      consider(holdingCaps(ctx, facts, target, keepBelow(hourTotals(chosen.plan, facts, ctx), chosen.caps)));
+      if (!settled()) consider(holdingCaps(ctx, facts, target, keepBelow(hourTotals(chosen.plan, facts, ctx), chosen.caps)));
     }
   }
   const chosen = best.caps ? explain(best.plan, input, facts, best.caps) : best.plan;
