@@ -2,10 +2,11 @@
  * Planning with the month's capacity fee. The fee is a step function of the month's peaks, which
  * makes the bill mixed-integer; instead of a MILP, an outer loop tries each step (or, for a fee per
  * kW, a few levels) below the one the unheld plan would land in: for each it shares the room the
- * step leaves (given the peaks metered so far) among the planned days in a few ways, holds every
- * slot to its day's allowance with a location cap, plans again and keeps the cheapest whole bill
- * (energy + capacity fee). A held plan that would leave the tank or the car worse off than the unheld one
- * is never chosen. Pure; time is an argument.
+ * step leaves (given the peaks metered so far) among the planned days in a few ways (and, where
+ * those starve one device or the other, searches the level between), holds every slot to its
+ * day's allowance with a location cap, plans again and keeps the cheapest whole bill (energy +
+ * capacity fee). A held plan that would leave the tank or the car worse off than the unheld one
+ * (a shortfall, or the tank ending cooler) is never chosen. Pure; time is an argument.
  */
 import { plan as planOnce } from './planner.js';
 import { capacityFee, hourlyEnergies, stepIndex, type HourEnergy } from './capacity.js';
