@@ -109,12 +109,12 @@ function planHourSet(facts: Map<number, SlotFact>): Set<number> {
   return new Set([...facts.keys()].map((s) => Math.floor(s / HOUR_MS) * HOUR_MS));
 }
 
-/** Per planned hour: what it takes with only base load and `tankKW`. */
-function floorHours(input: PlanInput, facts: Map<number, SlotFact>, ctx: Ctx, tankKW: number): Map<number, number> {
+/** Per planned hour: what it takes with only its base load. */
+function floorHours(facts: Map<number, SlotFact>, ctx: Ctx): Map<number, number> {
   const out = new Map(ctx.meteredHours.map((h) => [h.startMs, h.kWh]));
   for (const [start, f] of facts) {
     const h = Math.floor(start / HOUR_MS) * HOUR_MS;
-    out.set(h, (out.get(h) ?? 0) + (f.baseKW + tankKW) * f.hours);
+    out.set(h, (out.get(h) ?? 0) + f.baseKW * f.hours);
   }
   return out;
 }
@@ -207,7 +207,7 @@ export function planWithCapacity(input: PlanInput, nowMs: number, context: Capac
       const v = planned.has(h) ? kWh * ctx.local(h).weight : -Infinity;
       if (v > top) [richest, top] = [h, v];
     }
-    const floors = [floorHours(input, facts, ctx, 0), floorHours(input, facts, ctx, input.tank?.powerKW ?? 0)];
+    const floor = floorHours(facts, ctx);
     const attempt = (caps: Caps): { plan: Plan; ev: Evaluated; worse: Map<Shortfall['device'], number> } => {
       const held = planFn(withCaps(input, facts, caps), nowMs, previous);
       const ev = evaluate(held, ctx, facts);
@@ -221,7 +221,7 @@ export function planWithCapacity(input: PlanInput, nowMs: number, context: Capac
     // too high one the richest, so how much worse a hold leaves the devices falls and then rises
     // with the level; a golden-section search for the level that leaves them whole at the least bill.
     const levelSearch = (target: number, top: number, consider: (caps: Caps) => number): void => {
-      const score = (level: number): number => consider(holdingCaps(ctx, facts, target, onlyUnitOf(richest, floors[0]!, level)));
+      const score = (level: number): number => consider(holdingCaps(ctx, facts, target, onlyUnitOf(richest, floor, level)));
       const g = (Math.sqrt(5) - 1) / 2;
       let [a, b] = [0, top];
       let [x1, x2] = [b - g * (b - a), a + g * (b - a)];
@@ -262,10 +262,12 @@ export function planWithCapacity(input: PlanInput, nowMs: number, context: Capac
       const settled = (): boolean => here !== null && (here as Held).ev.bill <= bound + 1e-9 * (1 + Math.abs(bound));
       // Ways to share the month's room among the planned days: all alike; days the unheld plan
       // keeps low stay as they are; only the day of the unheld plan's top hour gets room, the
-      // others their base load (with or without the tank). The best is refined once more.
+      // others their base load (each raised to the month's `count`-th peak where that is higher;
+      // holding them at base load plus the tank found nothing more once they were). The best is
+      // refined once more.
       // A share that reaches the bound ends the search for this target.
       const shares = [uniform, holdingCaps(ctx, facts, target, keepBelow(freeHours, uniform)),
-        ...floors.map((f) => holdingCaps(ctx, facts, target, onlyUnitOf(richest, f)))];
+        holdingCaps(ctx, facts, target, onlyUnitOf(richest, floor))];
       const ends: Set<Shortfall['device']>[] = [];
       for (const caps of shares) if (!settled()) ends.push(consider(caps).starved);
       // None keeps the devices whole, but all alike starves one device that the top day alone
