@@ -236,8 +236,7 @@ describe('planWithCapacity', () => {
   it('finds a level between the one that starves the car and the one that starves the tank', () => {
     // Metered 6: held to ≤ 5, today + tomorrow ≤ 9. The car (today only, at least 4.6 kW over a
     // 1 kW base) needs today ≥ 5.6; the tank must heat tomorrow to end where it started. All
-    // alike (4.5 each) starves the car, and so does keeping tomorrow as the unheld plan has it
-    // (base + tank, 3.5: today 5.5); tomorrow at its base load starves the tank. A level in
+    // alike (4.5 each) starves the car; tomorrow at its base load starves the tank. A level in
     // between keeps both.
     const prices = [...Array<number>(6).fill(0.1), ...Array<number>(42).fill(0.3)];
     const input: PlanInput = {
