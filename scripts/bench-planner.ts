@@ -341,6 +341,7 @@ async function main(): Promise<void> {
     billSavingsPct: capacity && Number.isFinite(capacity.billSavingsPct) ? Number(capacity.billSavingsPct.toFixed(2)) : null,
     stepUpsAvoided: capacity ? capacity.stepUpsAvoided : null,
     p99MsCapacity48hHourly: capacity ? Number(capacity.p99Ms.toFixed(2)) : null,
+    p99MsCapacity7d15min: capacity ? Number(capacity.p99Ms7d15min.toFixed(1)) : null,
   };
   console.log(JSON.stringify(out));
 }

@@ -59,8 +59,8 @@ export function prepare(ctx: Ctx, hours: ReadonlyArray<HourEnergy>): Prepared[] 
 /** The unit one peak is taken from: the local day, or the hour itself. */
 const unitOf = (rule: CapacityModel, h: Prepared): string => (rule.measure === 'dailyPeaks' ? h.day : String(h.startMs));
 
-/** The measure of prepared hours; hours in `heldAt.planned` count as exactly `heldAt.cap` (weighted). */
-export function measureOf(rule: CapacityModel, hours: ReadonlyArray<Prepared>, heldAt?: { cap: number; planned: ReadonlySet<number> }): number {
+/** Each unit's weighted peak; hours in `heldAt.planned` count as exactly `heldAt.cap` (weighted). */
+function unitPeaks(rule: CapacityModel, hours: ReadonlyArray<Prepared>, heldAt?: { cap: number; planned: ReadonlySet<number> }): number[] {
   const peaks = new Map<string, number>();
   hours.forEach((h, i) => {
     if (h.weight === 0) return;
@@ -68,7 +68,12 @@ export function measureOf(rule: CapacityModel, hours: ReadonlyArray<Prepared>, h
     const u = unitOf(rule, h);
     peaks.set(u, Math.max(peaks.get(u) ?? 0, v));
   });
-  return meanOfTop([...peaks.values()], rule.count);
+  return [...peaks.values()];
+}
+
+/** The measure of prepared hours; hours in `heldAt.planned` count as exactly `heldAt.cap` (weighted). */
+export function measureOf(rule: CapacityModel, hours: ReadonlyArray<Prepared>, heldAt?: { cap: number; planned: ReadonlySet<number> }): number {
+  return meanOfTop(unitPeaks(rule, hours, heldAt), rule.count);
 }
 
 /**
@@ -150,6 +155,10 @@ export function holdingCaps(ctx: Ctx, facts: ReadonlyMap<number, SlotFact>, targ
     }
     const planned = new Set(prepared.flatMap((h, i) => (planHours.has(h.startMs) && h.weight > 0 && !fixed.has(unitOf(rule, h)) ? [i] : [])));
     const cap = capFor(rule, prepared, planned, monthTarget);
+    // A unit fixed below the `count`-th highest peak may rise to it: the measure stays the same.
+    const peaks = unitPeaks(rule, prepared, { cap, planned }).sort((a, b) => b - a);
+    const free = peaks.length >= rule.count ? (peaks[rule.count - 1] ?? 0) : 0;
+    for (const [u, f] of fixed) if (f < free) fixed.set(u, free);
     for (const [u, list] of units) {
       for (const h of list) {
         const hourKWh = (fixed.get(u) ?? cap) / h.weight;

@@ -190,4 +190,65 @@ describe('planWithCapacity', () => {
     expect(p.capacity!.measureKw).toBeCloseTo(5, 3);
     expect(p.capacity!.heldAtKWhPerH).toBeCloseTo(11, 3);
   });
+
+  it('gives a car held just above its minimum power what it needs, not every slot at full power', () => {
+    // Held at 6 kWh/h the cheap hours leave the car 4.4 kWh (base 1.6), the others 5: two cheap
+    // hours (8.8) fall short of 9 kWh and three minimums (12) overshoot, so one cheap hour and one
+    // at 0.5 (4.4 + 4.6). Before, the car was planned at full power everywhere (28.8 kWh).
+    const rule: CapacityModel = { measure: 'dailyPeaks', count: 1, days: 'all', steps: [{ upToKw: 6, perMonth: 100 }, { upToKw: null, perMonth: 1000 }] };
+    const input = evInput([0.1, 0.1, 0.5, 0.5, 0.9, 0.9], 9);
+    const held: PlanInput = { ...input, ev: { ...input.ev!, minPowerKW: 4 }, location: { limitKW: 25, baseLoadKW: [1.6, 1.6, 1, 1, 1, 1] } };
+    const p = planWithCapacity(held, T0, ctx(rule, []));
+    expect(p.slots.reduce((a, _, i) => a + evEnergy(p, i), 0)).toBeCloseTo(9, 4);
+    expect(evEnergy(p, 0) + evEnergy(p, 1)).toBeCloseTo(4.4, 4);
+    expect(evEnergy(p, 2) + evEnergy(p, 3)).toBeCloseTo(4.6, 4);
+    expect(p.capacity).toMatchObject({ step: 0, feePerMonth: 100 });
+    expect(p.capacity!.bill).toBeCloseTo(4.4 * 0.1 + 4.6 * 0.5 + 100, 4);
+  });
+
+  it('does not hold the tank so that it ends the plan cooler than it started', () => {
+    // 1 kWh drawn each hour; held at 1.5 kWh/h (base 1) the tank gets 0.5 kWh/h and would end
+    // some 9 K cooler (above its floor, so no shortfall): that hold passes the cost on to later.
+    const rule: CapacityModel = { measure: 'hourlyPeaks', count: 1, days: 'all', steps: [{ upToKw: 1.5, perMonth: 100 }, { upToKw: null, perMonth: 200 }] };
+    const input: PlanInput = {
+      slots: slots([0.1, 0.2, 0.3, 0.3]), timezone: 'UTC', currency: 'NOK', ev: null,
+      tank: { volumeL: 200, powerKW: 2, coldWaterC: 10, ambientC: 20, heatLossWPerK: 0, minC: 45, maxC: 75, currentTempC: 65, control: 'continuous', drawProfileKWh: Array<number>(24).fill(1) },
+      location: { limitKW: 25, baseLoadKW: 1 },
+    };
+    const p = planWithCapacity(input, T0, ctx(rule, []));
+    expect(p.slots.at(-1)!.tank!.endTempC).toBeGreaterThanOrEqual(65 - 1e-3);
+    expect(p.capacity).toMatchObject({ step: 1, heldAtKWhPerH: null });
+  });
+
+  it('lets a day held below the month\'s third peak rise to it: the measure stays the same', () => {
+    // Metered 5 and 4; a car needing 12 kWh over two days (cheap hour 0 today, 0.2 tomorrow).
+    // Held to ≤ 5: today + 5 + max(4, tomorrow) ≤ 15, so today 6 and tomorrow up to 4 for free:
+    // 5 kWh of car today, 3 tomorrow, 4 at 0.5. Held at its base load (1), tomorrow took only 1.
+    const prices = [0.1, ...Array<number>(23).fill(0.5), 0.2, ...Array<number>(23).fill(0.5)];
+    const input = evInput(prices, 12);
+    const p = planWithCapacity({ ...input, ev: { ...input.ev!, departureMs: T0 + 48 * H } }, T0, ctx(norway, peaks(5, 4)));
+    expect(evEnergy(p, 0)).toBeCloseTo(5, 3);
+    expect(evEnergy(p, 24)).toBeCloseTo(3, 3);
+    expect(p.capacity).toMatchObject({ step: 1 });
+    expect(p.capacity!.bill).toBeCloseTo(5 * 0.1 + 3 * 0.2 + 4 * 0.5 + 200, 3);
+  });
+
+  it('finds a level between the one that starves the car and the one that starves the tank', () => {
+    // Metered 6: held to ≤ 5, today + tomorrow ≤ 9. The car (today only, at least 4.6 kW over a
+    // 1 kW base) needs today ≥ 5.6; the tank must heat tomorrow to end where it started. All
+    // alike (4.5 each) starves the car; tomorrow at its base load starves the tank. A level in
+    // between keeps both.
+    const prices = [...Array<number>(6).fill(0.1), ...Array<number>(42).fill(0.3)];
+    const input: PlanInput = {
+      slots: slots(prices), timezone: 'UTC', currency: 'NOK',
+      ev: { energyNeededKWh: 10, departureMs: T0 + 24 * H, minPowerKW: 4.6, maxPowerKW: 11, efficiency: 1 },
+      tank: { volumeL: 200, powerKW: 2.5, coldWaterC: 10, ambientC: 20, heatLossWPerK: 0, minC: 45, maxC: 75, currentTempC: 70, control: 'continuous', drawProfileKWh: Array<number>(24).fill(0.2) },
+      location: { limitKW: 25, baseLoadKW: 1 },
+    };
+    const p = planWithCapacity(input, T0, ctx(norway, peaks(6)));
+    expect(p.shortfalls).toEqual([]);
+    expect(p.capacity).toMatchObject({ step: 1 });
+    expect(p.slots.reduce((a, _, i) => a + evEnergy(p, i), 0)).toBeCloseTo(10, 3);
+    expect(p.slots.at(-1)!.tank!.endTempC).toBeGreaterThanOrEqual(70 - 1e-3);
+  });
 });

@@ -2,17 +2,18 @@
  * Planning with the month's capacity fee. The fee is a step function of the month's peaks, which
  * makes the bill mixed-integer; instead of a MILP, an outer loop tries each step (or, for a fee per
  * kW, a few levels) below the one the unheld plan would land in: for each it shares the room the
- * step leaves (given the peaks metered so far) among the planned days in a few ways, holds every
- * slot to its day's allowance with a location cap, plans again and keeps the cheapest whole bill
- * (energy + capacity fee). A held plan that would leave the tank or the car worse off than the unheld one
- * is never chosen. Pure; time is an argument.
+ * step leaves (given the peaks metered so far) among the planned days in a few ways (and, where
+ * those starve one device or the other, searches the level between), holds every slot to its
+ * day's allowance with a location cap, plans again and keeps the cheapest whole bill (energy +
+ * capacity fee). A held plan that would leave the tank or the car worse off than the unheld one
+ * (a shortfall, or the tank ending cooler) is never chosen. Pure; time is an argument.
  */
 import { plan as planOnce } from './planner.js';
 import { capacityFee, hourlyEnergies, stepIndex, type HourEnergy } from './capacity.js';
 import { groupByMonth, holdingCaps, measureOf, meteredFloor, prepare, withCaps, withLocalCache, type Caps, type Ctx, type FixedPeak, type SlotFact } from './capacity-hold.js';
 import type { CapacityModel } from './tariff.js';
 import { HOUR_MS } from './zoned-time.js';
-import type { Plan, PlanInput } from './types.js';
+import type { Plan, PlanInput, Shortfall } from './types.js';
 
 export interface CapacityContext {
   rule: CapacityModel;
@@ -46,6 +47,9 @@ interface Evaluated {
 }
 
 const TOL = 1e-6;
+/** Golden-section steps of the level search, and the width (kWh) at which it stops. */
+const LEVEL_STEPS = 8;
+const LEVEL_TOL_KWH = 0.01;
 
 /** Base load (kW) by slot start, and each remaining slot's hours from `nowMs`. */
 function slotFacts(input: PlanInput, nowMs: number): Map<number, SlotFact> {
@@ -105,12 +109,12 @@ function planHourSet(facts: Map<number, SlotFact>): Set<number> {
   return new Set([...facts.keys()].map((s) => Math.floor(s / HOUR_MS) * HOUR_MS));
 }
 
-/** Per planned hour: what it takes with only base load and `tankKW`. */
-function floorHours(input: PlanInput, facts: Map<number, SlotFact>, ctx: Ctx, tankKW: number): Map<number, number> {
+/** Per planned hour: what it takes with only its base load. */
+function floorHours(facts: Map<number, SlotFact>, ctx: Ctx): Map<number, number> {
   const out = new Map(ctx.meteredHours.map((h) => [h.startMs, h.kWh]));
   for (const [start, f] of facts) {
     const h = Math.floor(start / HOUR_MS) * HOUR_MS;
-    out.set(h, (out.get(h) ?? 0) + (f.baseKW + tankKW) * f.hours);
+    out.set(h, (out.get(h) ?? 0) + f.baseKW * f.hours);
   }
   return out;
 }
@@ -124,9 +128,9 @@ function keepBelow(hours: ReadonlyMap<number, number>, caps: Caps): FixedPeak {
   };
 }
 
-/** Only the unit holding hour `richest` shares the room; the others keep their floor. */
-function onlyUnitOf(richest: number, floors: ReadonlyMap<number, number>): FixedPeak {
-  return (list) => (list.some((h) => h.startMs === richest) ? null : Math.max(...list.map((h) => (floors.get(h.startMs) ?? 0) * h.weight)));
+/** Only the unit holding hour `richest` shares the room; the others keep their floor, or `level` above it. */
+function onlyUnitOf(richest: number, floors: ReadonlyMap<number, number>, level = 0): FixedPeak {
+  return (list) => (list.some((h) => h.startMs === richest) ? null : Math.max(level, ...list.map((h) => (floors.get(h.startMs) ?? 0) * h.weight)));
 }
 
 function sameCaps(a: Caps, b: Caps): boolean {
@@ -135,9 +139,31 @@ function sameCaps(a: Caps, b: Caps): boolean {
   return true;
 }
 
-/** Whether `held` leaves no device worse off than `free` (same kinds of shortfall, no larger). */
-function noWorse(held: Plan, free: Plan): boolean {
-  return held.shortfalls.every((s) => free.shortfalls.some((f) => f.device === s.device && f.kind === s.kind && f.amount >= s.amount - 1e-3));
+/** The tank's temperature at the end of the plan, null without a tank. */
+const endTempC = (p: Plan): number | null => p.slots.at(-1)?.tank?.endTempC ?? null;
+
+/**
+ * How much worse `held` leaves each device than `free` (none listed: no worse): shortfalls
+ * beyond the unheld plan's of the same kind, and the tank ending cooler than the unheld plan
+ * leaves it or than it started (the planner only prices a lower end state, so a hold could
+ * otherwise pass the cost on to after the horizon). Mixed units (K, kWh): only used as a trend.
+ */
+function worseBy(held: Plan, free: Plan, input: PlanInput): Map<Shortfall['device'], number> {
+  const by = new Map<Shortfall['device'], number>();
+  const add = (device: Shortfall['device'], v: number): void => {
+    if (v > 0) by.set(device, (by.get(device) ?? 0) + v);
+  };
+  const heldEnd = endTempC(held);
+  const freeEnd = endTempC(free);
+  const t = input.tank;
+  if (t && heldEnd !== null && freeEnd !== null && free.tankStartTempC !== undefined) {
+    add('tank', Math.min(freeEnd, Math.min(t.maxC, Math.max(t.minC, free.tankStartTempC))) - 1e-3 - heldEnd);
+  }
+  for (const s of held.shortfalls) {
+    const f = free.shortfalls.find((x) => x.device === s.device && x.kind === s.kind);
+    add(s.device, s.amount - 1e-3 - (f?.amount ?? -1e-3));
+  }
+  return by;
 }
 
 /** Marks the slots the capacity hold binds and says so in their explanation. */
@@ -181,32 +207,78 @@ export function planWithCapacity(input: PlanInput, nowMs: number, context: Capac
       const v = planned.has(h) ? kWh * ctx.local(h).weight : -Infinity;
       if (v > top) [richest, top] = [h, v];
     }
-    const floors = [floorHours(input, facts, ctx, 0), floorHours(input, facts, ctx, input.tank?.powerKW ?? 0)];
-    const tryCaps = (caps: Caps): { plan: Plan; ev: Evaluated } | null => {
+    const floor = floorHours(facts, ctx);
+    const attempt = (caps: Caps): { plan: Plan; ev: Evaluated; worse: Map<Shortfall['device'], number> } => {
       const held = planFn(withCaps(input, facts, caps), nowMs, previous);
       const ev = evaluate(held, ctx, facts);
-      if (!noWorse(held, free)) return null;
-      if (ev.bill < best.ev.bill - TOL) best = { plan: held, ev, caps };
-      return { plan: held, ev };
+      const worse = worseBy(held, free, input);
+      if (worse.size === 0 && ev.bill < best.ev.bill - TOL) best = { plan: held, ev, caps };
+      return { plan: held, ev, worse };
+    };
+    type Held = { plan: Plan; ev: Evaluated; caps: Caps };
+    type Tried = { caps: Caps; starved: Set<Shortfall['device']>; score: number };
+    // The richest unit's share against the others' level: too low a level starves the others,
+    // too high one the richest, so how much worse a hold leaves the devices falls and then rises
+    // with the level; a golden-section search for the level that leaves them whole at the least bill.
+    const levelSearch = (target: number, top: number, consider: (caps: Caps) => number): void => {
+      const score = (level: number): number => consider(holdingCaps(ctx, facts, target, onlyUnitOf(richest, floor, level)));
+      const g = (Math.sqrt(5) - 1) / 2;
+      let [a, b] = [0, top];
+      let [x1, x2] = [b - g * (b - a), a + g * (b - a)];
+      let [f1, f2] = [score(x1), score(x2)];
+      for (let i = 0; i < LEVEL_STEPS && b - a > LEVEL_TOL_KWH; i++) {
+        if (f1 <= f2) {
+          [b, x2, f2] = [x2, x1, f1];
+          x1 = b - g * (b - a);
+          f1 = score(x1);
+        } else {
+          [a, x1, f1] = [x1, x2, f2];
+          x2 = a + g * (b - a);
+          f2 = score(x2);
+        }
+      }
     };
     // From the step just below the unheld plan's down: where no hold keeps the tank and the car
     // whole, a tighter one will not either, so the search stops there.
     for (const target of targets(ctx.rule, metMeasure, freeEval.measureKw).reverse()) {
-      // Ways to share the month's room among the planned days: all alike; days the unheld plan
-      // keeps low stay as they are; only the day of the unheld plan's top hour gets room, the
-      // others their base load (with or without the tank). The best is refined once more.
+      // No hold plans the energy cheaper than the unheld plan: with this step's fee, that is
+      // the least this target can cost; a target that cannot beat the best so far is skipped.
+      const bound = free.cost + capacityFee(ctx.rule, target, Number(current.slice(5, 7))) * ctx.vatRate;
+      if (bound >= best.ev.bill - TOL) continue;
       const uniform = holdingCaps(ctx, facts, target);
       if (uniform.size === 0) continue;
+      let here: Held | null = null;
+      const tried: Tried[] = [];
+      const consider = (caps: Caps): Tried => {
+        const hit = tried.find((t) => sameCaps(t.caps, caps));
+        if (hit) return hit;
+        const r = attempt(caps);
+        if (r.worse.size === 0 && (!here || r.ev.bill < here.ev.bill)) here = { ...r, caps };
+        const worse = [...r.worse.values()].reduce((a, b) => a + b, 0);
+        const t = { caps, starved: new Set(r.worse.keys()), score: worse > 0 ? 1e9 * (1 + worse) : r.ev.bill };
+        tried.push(t);
+        return t;
+      };
+      const settled = (): boolean => here !== null && (here as Held).ev.bill <= bound + 1e-9 * (1 + Math.abs(bound));
+      // Ways to share the month's room among the planned days: all alike; days the unheld plan
+      // keeps low stay as they are; only the day of the unheld plan's top hour gets room, the
+      // others their base load (each raised to the month's `count`-th peak where that is higher;
+      // holding them at base load plus the tank found nothing more once they were). The best is
+      // refined once more.
+      // A share that reaches the bound ends the search for this target.
       const shares = [uniform, holdingCaps(ctx, facts, target, keepBelow(freeHours, uniform)),
-        ...floors.map((f) => holdingCaps(ctx, facts, target, onlyUnitOf(richest, f)))];
-      let here: { plan: Plan; ev: Evaluated; caps: Caps } | null = null;
-      for (const [i, caps] of shares.entries()) {
-        if (shares.slice(0, i).some((c) => sameCaps(c, caps))) continue;
-        const r = tryCaps(caps);
-        if (r && (!here || r.ev.bill < here.ev.bill)) here = { ...r, caps };
+        holdingCaps(ctx, facts, target, onlyUnitOf(richest, floor))];
+      const ends: Set<Shortfall['device']>[] = [];
+      for (const caps of shares) if (!settled()) ends.push(consider(caps).starved);
+      // None keeps the devices whole, but all alike starves one device that the top day alone
+      // keeps whole, and the other way round: a level in between may keep both.
+      const [alike, , topOnly] = ends;
+      if (!here && alike && topOnly && [...alike].some((d) => !topOnly.has(d)) && [...topOnly].some((d) => !alike.has(d))) {
+        levelSearch(target, Math.max(...[...uniform.values()].map((c) => c.hourKWh)) * 2, (caps) => consider(caps).score);
       }
-      if (!here) break;
-      tryCaps(holdingCaps(ctx, facts, target, keepBelow(hourTotals(here.plan, facts, ctx), here.caps)));
+      const chosen = here as Held | null;
+      if (!chosen) break;
+      if (!settled()) consider(holdingCaps(ctx, facts, target, keepBelow(hourTotals(chosen.plan, facts, ctx), chosen.caps)));
     }
   }
   const chosen = best.caps ? explain(best.plan, input, facts, best.caps) : best.plan;

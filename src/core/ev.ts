@@ -1,7 +1,8 @@
 /**
  * EV charging with one deadline: fill the cheapest slots first (ties go to the later slot),
  * which is exact for continuous power; a minimum charging power is handled by repairing the
- * one partial slot the fill can leave.
+ * one partial slot the fill can leave, or by fewer, larger slots where the cheapest slots'
+ * caps fall short and their minimums overshoot.
  */
 export interface EvProblem {
   /** Price per slot used for the EV (the series price, or a fallback ranking). */
@@ -73,6 +74,41 @@ function cheapestAtMinimum(p: EvProblem, ord: number[], target: number): { e: Ma
   return best;
 }
 
+/**
+ * For a few set sizes k (from the fewest slots whose caps can take `target`): the k cheapest
+ * slots, then, while their caps fall short, the swap that buys the most cap for the least price.
+ */
+function fewerLargerSlots(p: EvProblem, ord: number[], target: number, budget: number): { e: Map<number, number>; cost: number } | null {
+  const cap = (t: number): number => p.cap[t] as number;
+  const price = (t: number): number => p.price[t] as number;
+  const largest = ord.map(cap).sort((x, y) => y - x);
+  let kMin = 0;
+  for (let sum = 0; kMin < largest.length && sum + TOL < target; kMin++) sum += largest[kMin] as number;
+  let best: { e: Map<number, number>; cost: number } | null = null;
+  for (let k = kMin; k <= Math.min(ord.length, kMin + 2); k++) {
+    const inSet = new Set(ord.slice(0, k));
+    let sum = [...inSet].reduce((a, t) => a + cap(t), 0);
+    while (sum + TOL < target) {
+      let swap: [number, number] | null = null;
+      let rate = Infinity;
+      for (const i of inSet) {
+        for (const j of ord) {
+          if (inSet.has(j) || cap(j) <= cap(i) + TOL) continue;
+          const r = (price(j) - price(i)) / (cap(j) - cap(i));
+          if (r < rate) [swap, rate] = [[i, j], r];
+        }
+      }
+      if (!swap) break;
+      inSet.delete(swap[0]);
+      inSet.add(swap[1]);
+      sum += cap(swap[1]) - cap(swap[0]);
+    }
+    const a = allocate(p, ord.filter((t) => inSet.has(t)), target, budget);
+    if (a && (!best || a.cost < best.cost - 1e-12)) best = a;
+  }
+  return best;
+}
+
 export function solveEv(p: EvProblem): EvSolution {
   const n = p.cap.length;
   const e = new Array<number>(n).fill(0);
@@ -108,6 +144,9 @@ export function solveEv(p: EvProblem): EvSolution {
     // Less is needed than any slot's minimum (the rest of a frozen slot fell just short): the
     // cheapest slot at its minimum, a small overshoot. Not every slot at full power.
     if (!best && capSum + TOL >= target) best = cheapestAtMinimum(p, ord, target);
+    // The cheapest slots' minimums overshoot while their caps fall short (caps just above the
+    // minimum, as under a capacity hold): fewer, larger slots.
+    if (!best && capSum + TOL >= target) best = fewerLargerSlots(p, ord, target, budget);
     if (!best) {
       // Nothing takes the target: everything at full power (a shortfall).
       best = { e: new Map(ord.map((t) => [t, p.cap[t] as number])), cost: 0 };
