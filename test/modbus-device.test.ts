@@ -243,6 +243,21 @@ describe('EV chargers', () => {
     expect(await caps.evState!.readEvState(signal)).toEqual({ plugged: true, charging: false });
   });
 
+  it('a charger profile with a socPct point gives the car\'s state of charge with its state', async () => {
+    const b = await bank({ input: { 100: 1, 101: 1, 102: 637 } });
+    const profile = parseProfile([
+      'name: soc-charger', 'kind: charger', 'points:',
+      '  plugged: { function: input, address: 100, type: uint16, trueValues: [1] }',
+      '  charging: { function: input, address: 101, type: uint16, trueValues: [1] }',
+      '  socPct: { function: input, address: 102, type: uint16, scale: 0.1, unit: "%", min: 0, max: 100 }',
+      '  currentLimitA: { function: holding, address: 200, type: uint16, unit: A, min: 0, max: 32, access: write, writeWith: single }',
+    ].join('\n'), 'test');
+    const caps = createModbusDevice(src('soc-charger'), { bus: b.bus, profile, logger: silentLogger() }).capabilities('charger');
+    expect(await caps.evState!.readEvState(signal)).toEqual({ plugged: true, charging: true, socPct: 63.7 });
+    b.setWords('input', 102, [1234]); // 123.4 %: out of range, so no state at all rather than a wrong one
+    expect(await codeOf(caps.evState!.readEvState(signal))).toBe('DEVICE_BAD_VALUE');
+  });
+
   it('a profile\'s heartbeat is written over the bus at its pace by the heartbeat job', async () => {
     const b = await bank({ holding: { 6000: 0 } });
     const profile = parseProfile([
