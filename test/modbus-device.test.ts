@@ -243,7 +243,7 @@ describe('EV chargers', () => {
     expect(await caps.evState!.readEvState(signal)).toEqual({ plugged: true, charging: false });
   });
 
-  it('a charger profile with a socPct point gives the car\'s state of charge with its state', async () => {
+  it('a charger profile with a socPct point gives the car\'s state of charge; an unusable one is unknown, not a failed charger', async () => {
     const b = await bank({ input: { 100: 1, 101: 1, 102: 637 } });
     const profile = parseProfile([
       'name: soc-charger', 'kind: charger', 'points:',
@@ -254,8 +254,8 @@ describe('EV chargers', () => {
     ].join('\n'), 'test');
     const caps = createModbusDevice(src('soc-charger'), { bus: b.bus, profile, logger: silentLogger() }).capabilities('charger');
     expect(await caps.evState!.readEvState(signal)).toEqual({ plugged: true, charging: true, socPct: 63.7 });
-    b.setWords('input', 102, [1234]); // 123.4 %: out of range, so no state at all rather than a wrong one
-    expect(await codeOf(caps.evState!.readEvState(signal))).toBe('DEVICE_BAD_VALUE');
+    b.setWords('input', 102, [0xffff]); // a car that tells the charger nothing: the SoC is unknown, the state still good
+    expect(await caps.evState!.readEvState(signal)).toEqual({ plugged: true, charging: true });
   });
 
   it('a profile\'s heartbeat is written over the bus at its pace by the heartbeat job', async () => {

@@ -10,7 +10,7 @@
  * daemon stops renewing.
  */
 import type { ModbusSource } from '../../config/schema.js';
-import { WattshiftError } from '../../errors.js';
+import { WattshiftError, isWattshiftError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type {
   ChargeCurrentLimit, EnergyMeter, EvState, EvStateReader, HeaterSwitch, PowerMeter, Thermometer,
@@ -142,7 +142,15 @@ export class ModbusDevice {
           plugged: await this.bool('plugged', signal),
           charging: this.has('charging') ? await this.bool('charging', signal) : false,
         };
-        if (this.has('socPct')) state.socPct = await this.num('socPct', signal);
+        if (this.has('socPct')) {
+          // Many chargers learn no SoC from the car and fill the register with a sentinel: an
+          // unusable SoC is unknown (the planner then estimates), not a failed charger.
+          try {
+            state.socPct = await this.num('socPct', signal);
+          } catch (err) {
+            if (!isWattshiftError(err, 'DEVICE_BAD_VALUE')) throw err;
+          }
+        }
         return state;
       },
     };
