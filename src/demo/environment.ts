@@ -39,6 +39,10 @@ export interface DemoEnvironment {
   charger: GoeSim;
   /** The main meter, when asked for: the house ({@link houseLoadW}) plus the tank and the charger. */
   mainMeter: AmsReaderSim | null;
+  /** When the car is plugged in: each evening's arrival and the next morning's departure. */
+  carSessions: { fromMs: number; untilMs: number }[];
+  /** The charger's full power, kW (what a naive home charges at from arrival). */
+  chargerKw: number;
   /** The daemon's config (to be parsed), pointing at this environment. */
   config: DirectConfigInput;
   close(): Promise<void>;
@@ -144,6 +148,8 @@ export async function startDemoEnvironment(options: {
     tank,
     charger,
     mainMeter,
+    carSessions: plugs.map((p) => ({ fromMs: p.atMs, untilMs: p.untilMs })),
+    chargerKw: (3 * 230 * 16) / 1000,
     config,
     async close() {
       stopCharger.abort();

@@ -19,7 +19,7 @@ import { profileMDraws } from '../sandbox/devices/tank-physics.js';
 import type { ControlSnapshot } from '../jobs/control-loop.js';
 import type { Plan } from '../core/types.js';
 import { localAt, startDemoEnvironment, type DemoEnvironment } from './environment.js';
-import { capMark, fillFromStart, spreadByWeight, summarise, type DemoSummary, type HourRecord } from './summary.js';
+import { capMark, naiveCharging, spreadByWeight, summarise, type DemoSummary, type HourRecord } from './summary.js';
 
 const hourMs = 3_600_000;
 
@@ -177,7 +177,7 @@ async function runInEnvironment(
   return { summary, hours, bill, env, dataDir };
 }
 
-/** The baseline's hourly energy: same totals, naive timing. */
+/** The baseline's hourly energy: the same energy, naive timing (tank right after each draw, car from its arrival). */
 function addBaseline(hours: HourRecord[], env: DemoEnvironment): void {
   const tankTotal = hours.reduce((s, h) => s + h.tankKwh, 0);
   const drawWeights = hours.map((h) => {
@@ -185,21 +185,6 @@ function addBaseline(hours: HourRecord[], env: DemoEnvironment): void {
     return profileMDraws.filter((d) => d.minuteOfDay >= minuteStart && d.minuteOfDay < minuteStart + 60).reduce((s, d) => s + d.kwh, 0);
   });
   const tank = spreadByWeight(tankTotal, drawWeights);
-  const car = new Array<number>(hours.length).fill(0);
-  // Each charging session: the same energy at full power from the hour the car arrived.
-  let i = 0;
-  while (i < hours.length) {
-    if (hours[i]!.carKwh <= 0) {
-      i++;
-      continue;
-    }
-    let j = i;
-    let session = 0;
-    while (j < hours.length && (hours[j]!.carKwh > 0 || (j + 1 < hours.length && hours[j + 1]!.carKwh > 0 && j - i < 14))) session += hours[j++]!.carKwh;
-    const fill = fillFromStart(session, hours.length, i, 11);
-    fill.forEach((k, idx) => (car[idx] = car[idx]! + k));
-    i = j;
-  }
-  void env;
+  const car = naiveCharging(hours, env.carSessions, env.chargerKw);
   hours.forEach((h, idx) => (h.baselineKwh = tank[idx]! + car[idx]!));
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { capMark, summarise, summaryLines, type HourRecord } from './summary.js';
+import { capMark, naiveCharging, summarise, summaryLines, type HourRecord } from './summary.js';
 
 const H = 3_600_000;
 const hour = (i: number, over: Partial<HourRecord> = {}): HourRecord => ({ hourStartMs: i * H, price: 1, delta: 0, tankKwh: 0, carKwh: 0, baselineKwh: 0, ...over });
@@ -23,5 +23,15 @@ describe('the demo summary', () => {
     expect(capMark({ 'Hot water': 0, home: 7 })).toBe('  LPC Hot water ≤ 0.0 kW, home ≤ 7.0 kW');
     expect(capMark(undefined)).toBe('');
     expect(capMark({})).toBe('');
+  });
+
+  it('charges the naive car at full power from its arrival, not from the hour it really charged in', () => {
+    // Plugged in at 17:30, gone at 07:30; it really took 20 kWh between 02:00 and 04:00.
+    const hours = Array.from({ length: 16 }, (_, i) => hour(17 + i, { carKwh: i === 9 || i === 10 ? 10 : 0 }));
+    const naive = naiveCharging(hours, [{ fromMs: 17.5 * H, untilMs: 31.5 * H }], 11);
+    expect(naive.slice(0, 4)).toEqual([5.5, 11, 3.5, 0]);
+    expect(naive.reduce((a, b) => a + b, 0)).toBeCloseTo(20, 9);
+    // Energy outside every known session stays in its hour.
+    expect(naiveCharging(hours, [], 11)).toEqual(hours.map((h) => h.carKwh));
   });
 });

@@ -29,6 +29,7 @@ export interface DemoSummary {
 }
 
 const round = (x: number, digits = 2): number => Math.round(x * 10 ** digits) / 10 ** digits;
+const hourMs = 3_600_000;
 
 /**
  * Spreads `totalKwh` over hours in proportion to `weights` (the tank's draws): a thermostat
@@ -39,13 +40,29 @@ export function spreadByWeight(totalKwh: number, weights: readonly number[]): nu
   return weights.map((w) => (sum > 0 ? (totalKwh * w) / sum : totalKwh / weights.length));
 }
 
-/** Fills hours from `startIndex` at `maxKwhPerHour` until `totalKwh` is placed. */
-export function fillFromStart(totalKwh: number, hours: number, startIndex: number, maxKwhPerHour: number): number[] {
-  const out = new Array<number>(hours).fill(0);
-  let left = totalKwh;
-  for (let i = startIndex; i < hours && left > 1e-9; i++) {
-    out[i] = Math.min(maxKwhPerHour, left);
-    left -= out[i]!;
+/**
+ * The naive car: each session's energy (what the car really took while plugged in) charged at full
+ * power from the moment it arrived, hour by hour.
+ */
+export function naiveCharging(
+  hours: readonly HourRecord[],
+  sessions: readonly { fromMs: number; untilMs: number }[],
+  fullKw: number,
+): number[] {
+  const within = (h: HourRecord, s: { fromMs: number; untilMs: number }): boolean => h.hourStartMs + hourMs > s.fromMs && h.hourStartMs < s.untilMs;
+  // Energy outside every known session stays where it was taken.
+  const out = hours.map((h) => (sessions.some((s) => within(h, s)) ? 0 : h.carKwh));
+  for (const session of sessions) {
+    const { fromMs, untilMs } = session;
+    const inSession = (h: HourRecord): boolean => within(h, session);
+    let left = hours.filter(inSession).reduce((s, h) => s + h.carKwh, 0);
+    hours.forEach((h, i) => {
+      if (!inSession(h) || left <= 1e-9) return;
+      const pluggedH = (Math.min(h.hourStartMs + hourMs, untilMs) - Math.max(h.hourStartMs, fromMs)) / hourMs;
+      const kwh = Math.min(left, fullKw * pluggedH);
+      out[i] = out[i]! + kwh;
+      left -= kwh;
+    });
   }
   return out;
 }
