@@ -6,7 +6,8 @@ import type { EnergyHistory, HistoryRow } from './history.js';
 import { escapeXml as esc, fixed } from './format.js';
 
 export const historyCss = `.q-partial{color:#9a5b00}.q-gap{color:#999}
-.history td.num small{display:block;color:#777;font-size:.8em}.history td:first-child{white-space:nowrap}`;
+.history td.num small{display:block;color:#777;font-size:.8em}.history td:first-child{white-space:nowrap}
+.history th:first-child,.history td:first-child{position:sticky;left:0;background:#fff}`;
 
 /** One energy cell: kWh and, when not complete, how much of the period it covers. */
 function energyCell(e: HistoryRow['energy'][string] | undefined): string {
