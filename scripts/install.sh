@@ -31,7 +31,7 @@ install -d -m 0755 "$PREFIX"
 # addons in node_modules were built for this host by npm ci.
 rm -rf "$PREFIX/dist" "$PREFIX/profiles" "$PREFIX/tariffs" "$PREFIX/packaging"
 cp -a "$SRC/dist" "$SRC/profiles" "$SRC/tariffs" "$SRC/packaging" "$SRC/package.json" "$SRC/package-lock.json" "$SRC/config.example.yaml" "$PREFIX/"
-[ -d "$SRC/node_modules" ] && cp -a "$SRC/node_modules" "$PREFIX/"
+[ -d "$SRC/node_modules" ] && install -d "$PREFIX/node_modules" && cp -a "$SRC/node_modules/." "$PREFIX/node_modules/"
 (cd "$PREFIX" && npm prune --omit=dev --no-audit --no-fund >/dev/null)
 
 install -m 0755 "$SRC/packaging/wattshift" /usr/bin/wattshift

@@ -18,7 +18,8 @@ install -d "$app" "$STAGE/usr/bin" "$STAGE/lib/systemd/system" "$STAGE/usr/share
 node "$SRC/scripts/build.mjs" --outdir "$app/dist"
 cp -a "$SRC/profiles" "$SRC/tariffs" "$SRC/packaging" "$SRC/package.json" "$SRC/package-lock.json" "$SRC/config.example.yaml" "$app/"
 rm -rf "$app/packaging/deb"
-cp -a "$SRC/node_modules" "$app/"
+# Its contents: node_modules may be a symlink (a worktree sharing another checkout's install).
+install -d "$app/node_modules" && cp -a "$SRC/node_modules/." "$app/node_modules/"
 (cd "$app" && npm prune --omit=dev --no-audit --no-fund >/dev/null && find node_modules -type d -empty -delete)
 install -m 0755 "$SRC/packaging/wattshift" "$STAGE/usr/bin/wattshift"
 install -m 0644 "$SRC/systemd/wattshift.service" "$STAGE/lib/systemd/system/wattshift.service"
