@@ -1,12 +1,15 @@
 /**
- * `npm run package` builds a .deb with dpkg-deb; installed into a scratch root (`dpkg -x`, no
- * maintainer scripts run on this machine) it holds the program with its production dependencies,
- * the `wattshift` command, the unit and the docs, and the command runs from there.
+ * `npm run package` builds a .deb with dpkg-deb; unpacked (`dpkg -x`) it holds the program with
+ * its production dependencies, the `wattshift` command, the unit and the docs, and the command runs
+ * from there. Then `dpkg -i` installs it for real, maintainer scripts included, into a scratch root
+ * (an overlay of this machine's root, test/helpers/scratch-root.ts): the user, the directories, the
+ * config, a second install that keeps the operator's edits, remove and purge.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { ScratchRoot, scratchRootUnavailable } from './helpers/scratch-root.js';
 import { suiteTempDir } from './helpers/temp-dir.js';
 
 const dir = suiteTempDir('wattshift-deb-');
@@ -56,5 +59,64 @@ describe.skipIf(!existsSync('/usr/bin/dpkg-deb'))('the .deb', { timeout: 600_000
       `storage: {path: ${join(dir, 'w.db')}}`,
     ].join('\n'));
     expect(execFileSync(wattshift, ['check'], { env: { ...env, WATTSHIFT_CONFIG: config, SECRET: 'x1234' }, encoding: 'utf8' })).toContain(`${config}: ok`);
+  });
+});
+
+// Root and overlayfs are needed to install for real; CI runs as root on a Debian machine.
+const noScratch = existsSync('/usr/bin/dpkg-deb') ? scratchRootUnavailable() : 'no dpkg-deb';
+
+describe.skipIf(noScratch !== null)(`dpkg -i into a scratch root${noScratch ? ` (skipped: ${noScratch})` : ''}`, { timeout: 600_000 }, () => {
+  let scratch: ScratchRoot;
+  const sh = (command: string): string => {
+    const r = scratch.run(command);
+    expect(r.code, `${command}\n${r.out}`).toBe(0);
+    return r.out;
+  };
+
+  beforeAll(() => {
+    scratch = new ScratchRoot(join(dir, 'scratch'));
+  });
+
+  it('installs the command on the PATH, the service user in dialout, the config and an empty secret only root reads', () => {
+    expect(sh(`dpkg -i ${deb}`)).toContain('wattshift installed. Next: edit /etc/wattshift/config.yaml');
+    expect(sh('command -v wattshift').trim()).toBe('/usr/bin/wattshift');
+    expect(sh('id -nG wattshift').trim().split(' ').sort()).toEqual(['dialout', 'wattshift']);
+    expect(sh('getent passwd wattshift')).toMatch(/^wattshift:x:\d+:\d+::\/var\/lib\/wattshift:\/usr\/sbin\/nologin$/m);
+    const modes = sh('stat -c "%n %a %U:%G" /etc/wattshift /etc/wattshift/config.yaml /etc/wattshift/credentials /etc/wattshift/credentials/spark-client-secret').trim().split('\n');
+    expect(modes).toEqual([
+      '/etc/wattshift 750 root:wattshift',
+      '/etc/wattshift/config.yaml 640 root:wattshift',
+      '/etc/wattshift/credentials 700 root:root',
+      '/etc/wattshift/credentials/spark-client-secret 600 root:root',
+    ]);
+    expect(readFileSync(join(scratch.upper, 'etc/wattshift/config.yaml'), 'utf8')).toBe(readFileSync('config.example.yaml', 'utf8'));
+    expect(sh('wc -c < /etc/wattshift/credentials/spark-client-secret').trim()).toBe('0');
+    expect(sh('systemd-analyze verify /lib/systemd/system/wattshift.service')).toBe('');
+    expect(sh('runuser -u nobody -- wattshift version')).toMatch(/^wattshift 0\.1\.0 \(node /);
+    // The machine's own root is untouched.
+    expect(existsSync('/etc/wattshift')).toBe(false);
+  });
+
+  it('as the service user, with the state directory and credential systemd gives it, the example config checks ok', () => {
+    sh('printf s3cret-from-test > /etc/wattshift/credentials/spark-client-secret');
+    // What the unit's StateDirectory= and LoadCredential= provide (systemd-run does it for `sudo wattshift`).
+    sh('install -d -o wattshift -g wattshift -m 700 /var/lib/wattshift /tmp/creds && install -o wattshift -m 400 /etc/wattshift/credentials/spark-client-secret /tmp/creds/');
+    const out = sh('runuser -u wattshift -- env STATE_DIRECTORY=/var/lib/wattshift CREDENTIALS_DIRECTORY=/tmp/creds wattshift check');
+    expect(out).toContain('/etc/wattshift/config.yaml: ok');
+  });
+
+  it('a second install keeps the operator\'s config and secret and adds no second user', () => {
+    sh('echo "# the operator\'s edit" >> /etc/wattshift/config.yaml');
+    sh(`dpkg -i ${deb}`);
+    expect(sh('tail -n 1 /etc/wattshift/config.yaml').trim()).toBe("# the operator's edit");
+    expect(sh('cat /etc/wattshift/credentials/spark-client-secret')).toBe('s3cret-from-test');
+    expect(sh('grep -c "^wattshift:" /etc/passwd').trim()).toBe('1');
+  });
+
+  it('remove keeps the config; purge removes it and keeps the database directory', () => {
+    sh('dpkg -r wattshift');
+    expect(sh('ls /etc/wattshift/config.yaml; test ! -e /usr/bin/wattshift && test ! -e /opt/wattshift/dist && echo gone')).toContain('gone');
+    sh('dpkg -P wattshift');
+    expect(sh('test ! -e /etc/wattshift && test -d /var/lib/wattshift && echo purged').trim()).toBe('purged');
   });
 });
