@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { EventEmitter } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
@@ -12,6 +13,9 @@ import { openStore } from '../src/store/index.js';
 import { register } from '../src/registration.js';
 import { localAt, startDemoEnvironment, type DemoEnvironment } from '../src/demo/environment.js';
 import type { Config } from '../src/config/schema.js';
+import { runCli } from '../src/cli/dispatch.js';
+import { findFreePort } from '../src/sandbox/devices/modbus-tank.js';
+import type { HomeView } from '../src/ha/view.js';
 
 const speed = 600;
 const startMs = localAt(Date.UTC(2026, 0, 14, 12), 0, 10);
@@ -21,13 +25,15 @@ describe('the composed daemon against real peers', () => {
   let app: App;
   let config: Config;
   let dir: string;
+  let httpPort: number;
   const clock = acceleratedClock(startMs, speed);
   const logger = silentLogger();
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'wattshift-app-'));
     env = await startDemoEnvironment({ clock, startMs, dataDir: dir, logger });
-    config = parseConfig({ ...env.config, http: { enabled: true, host: '127.0.0.1', port: 0 } }).config;
+    httpPort = await findFreePort();
+    config = parseConfig({ ...env.config, http: { enabled: true, host: '127.0.0.1', port: httpPort } }).config;
     const spark = createSparkClient({ ...config.spark, clock, logger });
     const store = openStore({ path: config.storage.path, clock });
     await register(config, { spark, store, logger, nowMs: clock.nowMs() });
@@ -91,6 +97,55 @@ describe('the composed daemon against real peers', () => {
     const released = Date.now() + 10_000;
     while (Date.now() < released && env.tank.state().blocked) await new Promise((r) => setTimeout(r, 50));
     expect(env.tank.state().blocked).toBe(false);
+    await client.endAsync();
+  });
+
+  it('shows one state everywhere: /api/view, the page, MQTT and wattshift status and plan agree on the plan, price and limits', async () => {
+    const client = await mqtt.connectAsync(env.broker.url, { clientId: 'app-test-views' });
+    const retained = new Map<string, unknown>();
+    client.on('message', (topic, payload) => retained.set(topic, JSON.parse(payload.toString())));
+    await client.subscribeAsync(['wattshift/plan', 'wattshift/price', 'wattshift/location']);
+    const file = join(dir, 'cli-config.json');
+    writeFileSync(file, JSON.stringify({ ...env.config, http: { enabled: true, host: '127.0.0.1', port: httpPort } }));
+    const cli = async (args: string[]): Promise<unknown> => {
+      const out: string[] = [];
+      expect(await runCli([...args, '--config', file, '--json'], { stdout: (l) => out.push(l), stderr: () => undefined, env: {}, signals: new EventEmitter() as never })).toBe(0);
+      return JSON.parse(out.join('\n'));
+    };
+    type Shown = { view: unknown; page: unknown; mqtt: unknown; status: unknown; plan: unknown };
+    // MQTT rounds as src/ha/state.ts documents: to the nearest 10^-d.
+    const round = (v: number, d: number): number => Math.round(v * 10 ** d) / 10 ** d;
+    // What each shows, in the terms it shows it; retried because the clock runs 600 times faster.
+    const snapshot = async (): Promise<Shown> => {
+      const view = await (await fetch(`http://127.0.0.1:${httpPort}/api/view`)).json() as HomeView;
+      const html = await (await fetch(`http://127.0.0.1:${httpPort}/`)).text();
+      const status = await cli(['status']) as { plan: { origin: string; createdMs: number }; daemon: { view: HomeView } };
+      const plan = await cli(['plan']) as { origin: string; createdMs: number; plan: { expectedCost: number } };
+      const p = retained.get('wattshift/plan') as { expected_cost: number };
+      const price = retained.get('wattshift/price') as { total: number };
+      const loc = retained.get('wattshift/location') as { limit_kw: number; lpc_cap_kw: number | null; limits: unknown[] };
+      return {
+        view: [round(view.plan!.expectedCost, 2), round(view.price!.totalPerKwh, 5), view.location.limitKw, view.limits.length],
+        page: [html.includes(`To pay for the planned energy: <b>${view.plan!.expectedCost.toFixed(2)} NOK</b>`), html.includes(`Price now: ${view.price!.totalPerKwh.toFixed(3)} NOK/kWh`)],
+        mqtt: [p.expected_cost, price.total, loc.limit_kw, loc.limits.length],
+        status: [status.plan.origin, status.plan.createdMs === view.plan!.createdMs, round(status.daemon.view.price!.totalPerKwh, 5)],
+        plan: [plan.origin, plan.createdMs === view.plan!.createdMs, round(plan.plan.expectedCost, 2)],
+      };
+    };
+    let shown = await snapshot();
+    for (let i = 0; i < 20; i++) {
+      const [cost, price] = shown.view as [number, number];
+      const agree = JSON.stringify(shown.mqtt) === JSON.stringify(shown.view) && JSON.stringify(shown.page) === '[true,true]'
+        && JSON.stringify(shown.status) === JSON.stringify(['daemon', true, price]) && JSON.stringify(shown.plan) === JSON.stringify(['daemon', true, cost]);
+      if (agree) break;
+      await new Promise((r) => setTimeout(r, 100));
+      shown = await snapshot();
+    }
+    const [cost, price] = shown.view as [number, number];
+    expect(shown.mqtt).toEqual(shown.view);
+    expect(shown.page).toEqual([true, true]);
+    expect(shown.status).toEqual(['daemon', true, price]);
+    expect(shown.plan).toEqual(['daemon', true, cost]);
     await client.endAsync();
   });
 });
