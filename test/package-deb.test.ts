@@ -117,6 +117,17 @@ describe.skipIf(noScratch !== null)(`dpkg -i into a scratch root${noScratch ? ` 
     expect(sh('grep -c "^wattshift:" /etc/passwd').trim()).toBe('1');
   });
 
+  it('a node outside /usr/bin gets a drop-in for the unit; one too old is named, with where to read on', () => {
+    // A Node 18 where a NodeSource or tarball node would be: first on the PATH, not /usr/bin/node.
+    sh('printf \'#!/bin/sh\\ncase "$1" in --version) echo v18.19.0;; *) exit 1;; esac\\n\' > /usr/local/bin/node && chmod 755 /usr/local/bin/node');
+    const out = sh('PATH=/usr/local/bin:/usr/bin:/bin /var/lib/dpkg/info/wattshift.postinst configure 0.1.0');
+    expect(out).toContain('wattshift: Node.js v18.19.0 is too old; it needs 20.18.0 or newer (Debian 12\'s nodejs is 18: see /usr/share/doc/wattshift/install.md)');
+    const dropIn = sh('cat /etc/systemd/system/wattshift.service.d/node.conf').split('\n');
+    expect(dropIn.slice(1, 4)).toEqual(['[Service]', 'ExecStart=', expect.stringMatching(/^ExecStart=\/usr\/local\/bin\/node --max-semi-space-size=1 .* \/opt\/wattshift\/dist\/main\.js run --config \$\{CONFIGURATION_DIRECTORY\}\/config\.yaml$/)]);
+    sh('rm /usr/local/bin/node');
+    expect(sh('/var/lib/dpkg/info/wattshift.postinst configure 0.1.0 && test ! -e /etc/systemd/system/wattshift.service.d/node.conf && echo no-drop-in').trim()).toBe('no-drop-in');
+  });
+
   it('remove keeps the config; purge removes it and keeps the database directory', () => {
     sh('dpkg -r wattshift');
     expect(sh('ls /etc/wattshift/config.yaml; test ! -e /usr/bin/wattshift && test ! -e /opt/wattshift/dist && echo gone')).toContain('gone');
