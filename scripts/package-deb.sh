@@ -33,13 +33,13 @@ Architecture: $ARCH
 Maintainer: wattshift maintainers <wattshift@localhost>
 Installed-Size: $size
 Depends: tzdata, adduser | passwd, systemd
-Recommends: nodejs (>= 20.18)
+Recommends: nodejs (>= 20.18.1)
 Section: misc
 Priority: optional
 Description: home-energy controller for the Energy Coordination API
  Plans a hot water tank and an EV charger into cheap and incentivised hours,
  drives them over Modbus and MQTT, meters into SQLite, uploads usage reports
- and shares its state with Home Assistant. Needs Node.js 20.18 or newer.
+ and shares its state with Home Assistant. Needs Node.js 20.18.1 or newer.
 CONTROL
 deb="$OUT/wattshift_${VERSION}_${ARCH}.deb"
 dpkg-deb --root-owner-group --build "$STAGE" "$deb" >/dev/null

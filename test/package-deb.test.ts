@@ -22,18 +22,18 @@ describe.skipIf(!existsSync('/usr/bin/dpkg-deb'))('the .deb', { timeout: 600_000
     execFileSync('dpkg', ['-x', deb, root]);
   }, 600_000);
 
-  it('is named and described for this architecture, asks for Node 20.18, runs the host set-up after install', () => {
+  it('is named and described for this architecture, asks for Node 20.18.1, runs the host set-up after install', () => {
     const arch = execFileSync('dpkg', ['--print-architecture'], { encoding: 'utf8' }).trim();
     expect(deb).toBe(join(dir, `wattshift_0.1.0_${arch}.deb`));
     const field = (f: string): string => execFileSync('dpkg-deb', ['-f', deb, f], { encoding: 'utf8' }).trim();
     expect(field('Package')).toBe('wattshift');
     expect(field('Architecture')).toBe(arch);
-    expect(field('Recommends')).toBe('nodejs (>= 20.18)');
+    expect(field('Recommends')).toBe('nodejs (>= 20.18.1)');
     const control = join(dir, 'control');
     execFileSync('dpkg-deb', ['-e', deb, control]);
     expect(readFileSync(join(control, 'postinst'), 'utf8')).toContain('/opt/wattshift/packaging/setup-host.sh /opt/wattshift /lib/systemd/system/wattshift.service');
     for (const script of ['postinst', 'prerm', 'postrm']) execFileSync('sh', ['-n', join(control, script)]);
-    execFileSync('sh', ['-n', join(root, 'opt/wattshift/packaging/setup-host.sh')]);
+    for (const script of ['setup-host.sh', 'node-ok.sh']) execFileSync('sh', ['-n', join(root, 'opt/wattshift/packaging', script)]);
   });
 
   it('installs the unit, the command, the docs and the program with its production dependencies only', () => {
@@ -121,7 +121,7 @@ describe.skipIf(noScratch !== null)(`dpkg -i into a scratch root${noScratch ? ` 
     // A Node 18 where a NodeSource or tarball node would be: first on the PATH, not /usr/bin/node.
     sh('printf \'#!/bin/sh\\ncase "$1" in --version) echo v18.19.0;; *) exit 1;; esac\\n\' > /usr/local/bin/node && chmod 755 /usr/local/bin/node');
     const out = sh('PATH=/usr/local/bin:/usr/bin:/bin /var/lib/dpkg/info/wattshift.postinst configure 0.1.0');
-    expect(out).toContain('wattshift: Node.js v18.19.0 is too old; it needs 20.18.0 or newer (Debian 12\'s nodejs is 18: see /usr/share/doc/wattshift/install.md)');
+    expect(out).toContain('wattshift: Node.js v18.19.0 is too old; it needs 20.18.1 or newer (Debian 12\'s nodejs is 18: see /usr/share/doc/wattshift/install.md)');
     const dropIn = sh('cat /etc/systemd/system/wattshift.service.d/node.conf').split('\n');
     expect(dropIn.slice(1, 4)).toEqual(['[Service]', 'ExecStart=', expect.stringMatching(/^ExecStart=\/usr\/local\/bin\/node --max-semi-space-size=1 .* \/opt\/wattshift\/dist\/main\.js run --config \$\{CONFIGURATION_DIRECTORY\}\/config\.yaml$/)]);
     sh('rm /usr/local/bin/node');
