@@ -107,6 +107,7 @@ describe('status page in headless Chromium', () => {
       expect(await page.locator('#history-days tbody tr').count()).toBe(14);
       const money = await page.locator('#history-days tbody tr').first().locator('td').evaluateAll((tds) => tds.slice(-3).map((td) => td.textContent));
       expect(money).toEqual(['8.80 NOK', '0.80 NOK', '2.00 NOK']);
+      expect(await page.locator('#history-hint').isVisible()).toBe(width < 600);
       // Scrolled to its end, a wide history table still shows each row's day.
       const days = page.locator('div.scroll:has(#history-days)');
       await days.evaluate((el) => { el.scrollLeft = el.scrollWidth; });
