@@ -11,6 +11,7 @@ import { buildApp, type App } from '../src/app.js';
 import { createSparkClient } from '../src/spark/client.js';
 import { openStore } from '../src/store/index.js';
 import { register } from '../src/registration.js';
+import type { Registration } from '../src/identity.js';
 import { localAt, startDemoEnvironment, type DemoEnvironment } from '../src/demo/environment.js';
 import type { Config } from '../src/config/schema.js';
 import { runCli } from '../src/cli/dispatch.js';
@@ -26,6 +27,7 @@ describe('the composed daemon against real peers', () => {
   let config: Config;
   let dir: string;
   let httpPort: number;
+  let registration: Registration;
   const clock = acceleratedClock(startMs, speed);
   const logger = silentLogger();
 
@@ -36,7 +38,7 @@ describe('the composed daemon against real peers', () => {
     config = parseConfig({ ...env.config, http: { enabled: true, host: '127.0.0.1', port: httpPort } }).config;
     const spark = createSparkClient({ ...config.spark, clock, logger });
     const store = openStore({ path: config.storage.path, clock });
-    await register(config, { spark, store, logger, nowMs: clock.nowMs() });
+    ({ registration } = await register(config, { spark, store, logger, nowMs: clock.nowMs() }));
     store.close();
     await spark.close();
     app = buildApp(config, { logger, clock, controlTickMs: 60_000, deviceTimeoutMs: 2_000 * speed });
@@ -101,6 +103,17 @@ describe('the composed daemon against real peers', () => {
   });
 
   it('shows one state everywhere: /api/view, the page, MQTT and wattshift status and plan agree on the plan, price and limits', async () => {
+    // A power limit on the tank for the next two hours (a limit per hour), so that there are limits to show.
+    const spark = createSparkClient({ ...config.spark, clock, logger });
+    const nextHour = Math.ceil(clock.nowMs() / 3_600_000) * 3_600_000;
+    await spark.simulateResourceLpc({
+      resources: [{ resource: { resourceId: registration.resources['tank']!, locationId: registration.locationId }, points: [0, 1].map((h) => ({ timestamp: new Date(nextHour + h * 3_600_000).toISOString(), maxPowerInKiloWatts: 0.5 })) }],
+    });
+    await spark.close();
+    app.scanEvents();
+    const limited = Date.now() + 10_000;
+    while (Date.now() < limited && app.view().limits.length === 0) await new Promise((r) => setTimeout(r, 50));
+    expect(app.view().limits.map((l) => [l.deviceId, l.capKw])).toEqual([['tank', 0.5], ['tank', 0.5]]);
     const client = await mqtt.connectAsync(env.broker.url, { clientId: 'app-test-views' });
     const retained = new Map<string, unknown>();
     client.on('message', (topic, payload) => retained.set(topic, JSON.parse(payload.toString())));
@@ -123,28 +136,32 @@ describe('the composed daemon against real peers', () => {
       const plan = await cli(['plan']) as { origin: string; createdMs: number; plan: { expectedCost: number } };
       const p = retained.get('wattshift/plan') as { expected_cost: number };
       const price = retained.get('wattshift/price') as { total: number };
-      const loc = retained.get('wattshift/location') as { limit_kw: number; lpc_cap_kw: number | null; limits: unknown[] };
+      const loc = retained.get('wattshift/location') as { limit_kw: number; limits: { device: string | null; cap_kw: number; end: string }[] };
+      const limits = (v: HomeView): unknown[] => v.limits.map((l) => [l.deviceId, l.capKw, new Date(l.endMs).toISOString()]);
+      const pageLimits = /<table id="limits">.*?<\/table>/s.exec(html)?.[0].match(/<tr><td>/g)?.length ?? 0;
       return {
-        view: [round(view.plan!.expectedCost, 2), round(view.price!.totalPerKwh, 5), view.location.limitKw, view.limits.length],
-        page: [html.includes(`To pay for the planned energy: <b>${view.plan!.expectedCost.toFixed(2)} NOK</b>`), html.includes(`Price now: ${view.price!.totalPerKwh.toFixed(3)} NOK/kWh`)],
-        mqtt: [p.expected_cost, price.total, loc.limit_kw, loc.limits.length],
-        status: [status.plan.origin, status.plan.createdMs === view.plan!.createdMs, round(status.daemon.view.price!.totalPerKwh, 5)],
+        view: [round(view.plan!.expectedCost, 2), round(view.price!.totalPerKwh, 5), view.location.limitKw, limits(view)],
+        page: [html.includes(`To pay for the planned energy: <b>${view.plan!.expectedCost.toFixed(2)} NOK</b>`), html.includes(`Price now: ${view.price!.totalPerKwh.toFixed(3)} NOK/kWh`), pageLimits === view.limits.length],
+        mqtt: [p.expected_cost, price.total, loc.limit_kw, loc.limits.map((l) => [l.device, l.cap_kw, l.end])],
+        status: [status.plan.origin, status.plan.createdMs === view.plan!.createdMs, round(status.daemon.view.price!.totalPerKwh, 5), limits(status.daemon.view)],
         plan: [plan.origin, plan.createdMs === view.plan!.createdMs, round(plan.plan.expectedCost, 2)],
       };
     };
     let shown = await snapshot();
     for (let i = 0; i < 20; i++) {
       const [cost, price] = shown.view as [number, number];
-      const agree = JSON.stringify(shown.mqtt) === JSON.stringify(shown.view) && JSON.stringify(shown.page) === '[true,true]'
-        && JSON.stringify(shown.status) === JSON.stringify(['daemon', true, price]) && JSON.stringify(shown.plan) === JSON.stringify(['daemon', true, cost]);
+      const limits = (shown.view as unknown[])[3];
+      const agree = JSON.stringify(shown.mqtt) === JSON.stringify(shown.view) && JSON.stringify(shown.page) === '[true,true,true]'
+        && JSON.stringify(shown.status) === JSON.stringify(['daemon', true, price, limits]) && JSON.stringify(shown.plan) === JSON.stringify(['daemon', true, cost]);
       if (agree) break;
       await new Promise((r) => setTimeout(r, 100));
       shown = await snapshot();
     }
-    const [cost, price] = shown.view as [number, number];
+    const [cost, price, , limits] = shown.view as [number, number, number, unknown[]];
+    expect(limits).toHaveLength(2);
     expect(shown.mqtt).toEqual(shown.view);
-    expect(shown.page).toEqual([true, true]);
-    expect(shown.status).toEqual(['daemon', true, price]);
+    expect(shown.page).toEqual([true, true, true]);
+    expect(shown.status).toEqual(['daemon', true, price, limits]);
     expect(shown.plan).toEqual(['daemon', true, cost]);
     await client.endAsync();
   });
