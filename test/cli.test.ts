@@ -2,21 +2,12 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { EventEmitter } from 'node:events';
-import { runCli } from '../src/cli/dispatch.js';
-import { cli, start, tempConfig } from './fixtures/config/cli-helpers.js';
+import { cli, inProcess, start, tempConfig } from './fixtures/config/cli-helpers.js';
 
 /** Spawning tsx is slow on a loaded machine: generous limits, no timing assertions. */
 const slow = 120_000;
 
 /** The same dispatcher main.ts calls, in process (fast): output and exit code. */
-async function inProcess(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runCli(args, { stdout: (l) => out.push(l), stderr: (l) => err.push(l), env, signals: new EventEmitter() as never });
-  return { code, stdout: out.join('\n'), stderr: err.join('\n') };
-}
-
 describe('wattshift CLI', { timeout: slow }, () => {
   it('--help lists the commands', async () => {
     const r = await inProcess(['--help']);

@@ -4,13 +4,9 @@
  * 78 on them before it connects (a discovery prefix equal to the base topic used to pass `check`
  * and fail only when discovery was first published).
  */
-import { EventEmitter } from 'node:events';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../src/cli/dispatch.js';
+import { inProcess, tempConfig } from './fixtures/config/cli-helpers.js';
 import { problemsOf } from './helpers/config-problems.js';
-import { tempDir } from './helpers/temp-dir.js';
 
 const env = { CS: 'client-secret-from-env' };
 const base = {
@@ -86,31 +82,19 @@ describe('outputs', () => {
 });
 
 describe('check and run', () => {
-  async function wattshift(args: string[]): Promise<{ code: number; stderr: string; stdout: string }> {
-    const out: string[] = [];
-    const err: string[] = [];
-    const code = await runCli(args, { stdout: (l) => out.push(l), stderr: (l) => err.push(l), env, signals: new EventEmitter() as never });
-    return { code, stdout: out.join('\n'), stderr: err.join('\n') };
-  }
-
   it('check names the line beside a schema error; run exits 78 before it logs', async () => {
-    const file = join(tempDir('wattshift-topics-'), 'config.yaml');
-    writeFileSync(file, [
-      'version: 1',
-      'site: {timezone: Europe/Oslo, priceArea: NO1, currency: NOK, locationLimitKw: 11}',
-      'spark: {clientId: c, clientSecret: {env: CS}}',
-      'storage: {path: ":memory:"}',
+    const { file } = tempConfig([
       'mqtt: {url: "mqtt://127.0.0.1", baseTopic: homeassistant}',
       'log: {level: loud}',
       'devices:',
       '  - {id: tank, kind: hotWaterTank, switch: {type: shelly, topicPrefix: homeassistant/relay}, model: {volumeL: 200, elementKw: 3}}',
     ].join('\n'));
-    const checked = await wattshift(['check', '--config', file]);
+    const checked = await inProcess(['check', '--config', file]);
     expect(checked.code).toBe(78);
-    expect(checked.stderr).toContain('log.level (line 6');
-    expect(checked.stderr).toMatch(/mqtt\.discovery\.prefix \(line 5, column \d+\): the discovery prefix "homeassistant" and the base topic "homeassistant" must not contain each other/);
-    expect(checked.stderr).toMatch(/devices\[0\]\.switch\.topicPrefix \(line 8, column \d+\): "homeassistant\/relay" is under mqtt\.baseTopic "homeassistant"/);
-    const run = await wattshift(['run', '--config', file]);
+    expect(checked.stderr).toContain('log.level (line 7');
+    expect(checked.stderr).toMatch(/mqtt\.discovery\.prefix \(line 6, column \d+\): the discovery prefix "homeassistant" and the base topic "homeassistant" must not contain each other/);
+    expect(checked.stderr).toMatch(/devices\[0\]\.switch\.topicPrefix \(line 9, column \d+\): "homeassistant\/relay" is under mqtt\.baseTopic "homeassistant"/);
+    const run = await inProcess(['run', '--config', file]);
     expect(run.code).toBe(78);
     expect(run.stdout).toBe('');
     expect(run.stderr).toContain('must not contain each other');
