@@ -7,7 +7,7 @@ set -eu
 PREFIX=$1
 UNIT=$2
 CONF_DIR=/etc/wattshift
-MIN_NODE=20.18.0
+MIN_NODE=20.18.1
 
 getent group wattshift >/dev/null || groupadd --system wattshift
 getent passwd wattshift >/dev/null || useradd --system --gid wattshift --groups dialout \
@@ -35,6 +35,6 @@ command -v systemctl >/dev/null && systemctl daemon-reload 2>/dev/null || true
 
 if [ -z "$NODE" ]; then
   echo "wattshift: Node.js is not installed; it needs $MIN_NODE or newer (see /usr/share/doc/wattshift/install.md)" >&2
-elif ! "$NODE" -e "const [a,b]=process.versions.node.split('.').map(Number); process.exit(a>20||(a===20&&b>=18)?0:1)"; then
+elif ! "$PREFIX/packaging/node-ok.sh" "$NODE"; then
   echo "wattshift: Node.js $("$NODE" --version) is too old; it needs $MIN_NODE or newer (Debian 12's nodejs is 18: see /usr/share/doc/wattshift/install.md)" >&2
 fi

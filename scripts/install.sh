@@ -11,16 +11,15 @@ SRC=$(cd "$(dirname "$0")/.." && pwd)
 [ "$(id -u)" = 0 ] || { echo "install.sh: run as root (sudo scripts/install.sh)" >&2; exit 1; }
 [ -f "$SRC/dist/main.js" ] || { echo "install.sh: build first (npm ci && npm run build)" >&2; exit 1; }
 
-# Node.js 20.18 or newer: from the distribution where it has it (Debian 13, Raspberry Pi OS based on
+# Node.js 20.18.1 or newer: from the distribution where it has it (Debian 13, Raspberry Pi OS based on
 # it); Debian 12's nodejs is 18, which cannot run wattshift, so it is not installed.
-node_ok() { command -v node >/dev/null && node -e "const [a,b]=process.versions.node.split('.').map(Number); process.exit(a>20||(a===20&&b>=18)?0:1)"; }
-if ! node_ok; then
+if ! "$SRC/packaging/node-ok.sh"; then
   apt-get update
   candidate=$(apt-cache policy nodejs | awk '/Candidate:/ {print $2}')
-  if [ -n "$candidate" ] && [ "$candidate" != "(none)" ] && dpkg --compare-versions "$candidate" ge 20.18; then
+  if [ -n "$candidate" ] && [ "$candidate" != "(none)" ] && dpkg --compare-versions "$candidate" ge 20.18.1; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y nodejs
   else
-    echo "install.sh: wattshift needs Node.js 20.18 or newer; this distribution offers nodejs ${candidate:-none}." >&2
+    echo "install.sh: wattshift needs Node.js 20.18.1 or newer; this distribution offers nodejs ${candidate:-none}." >&2
     echo "  Install Node 20 or 22 another way (docs/install.md names the options), then run this again." >&2
     exit 1
   fi
@@ -31,7 +30,7 @@ install -d -m 0755 "$PREFIX"
 # addons in node_modules were built for this host by npm ci.
 rm -rf "$PREFIX/dist" "$PREFIX/profiles" "$PREFIX/tariffs" "$PREFIX/packaging"
 cp -a "$SRC/dist" "$SRC/profiles" "$SRC/tariffs" "$SRC/packaging" "$SRC/package.json" "$SRC/package-lock.json" "$SRC/config.example.yaml" "$PREFIX/"
-[ -d "$SRC/node_modules" ] && cp -a "$SRC/node_modules" "$PREFIX/"
+[ -d "$SRC/node_modules" ] && install -d "$PREFIX/node_modules" && cp -a "$SRC/node_modules/." "$PREFIX/node_modules/"
 (cd "$PREFIX" && npm prune --omit=dev --no-audit --no-fund >/dev/null)
 
 install -m 0755 "$SRC/packaging/wattshift" /usr/bin/wattshift

@@ -18,7 +18,8 @@ install -d "$app" "$STAGE/usr/bin" "$STAGE/lib/systemd/system" "$STAGE/usr/share
 node "$SRC/scripts/build.mjs" --outdir "$app/dist"
 cp -a "$SRC/profiles" "$SRC/tariffs" "$SRC/packaging" "$SRC/package.json" "$SRC/package-lock.json" "$SRC/config.example.yaml" "$app/"
 rm -rf "$app/packaging/deb"
-cp -a "$SRC/node_modules" "$app/"
+# Its contents: node_modules may be a symlink (a worktree sharing another checkout's install).
+install -d "$app/node_modules" && cp -a "$SRC/node_modules/." "$app/node_modules/"
 (cd "$app" && npm prune --omit=dev --no-audit --no-fund >/dev/null && find node_modules -type d -empty -delete)
 install -m 0755 "$SRC/packaging/wattshift" "$STAGE/usr/bin/wattshift"
 install -m 0644 "$SRC/systemd/wattshift.service" "$STAGE/lib/systemd/system/wattshift.service"
@@ -32,13 +33,13 @@ Architecture: $ARCH
 Maintainer: wattshift maintainers <wattshift@localhost>
 Installed-Size: $size
 Depends: tzdata, adduser | passwd, systemd
-Recommends: nodejs (>= 20.18)
+Recommends: nodejs (>= 20.18.1)
 Section: misc
 Priority: optional
 Description: home-energy controller for the Energy Coordination API
  Plans a hot water tank and an EV charger into cheap and incentivised hours,
  drives them over Modbus and MQTT, meters into SQLite, uploads usage reports
- and shares its state with Home Assistant. Needs Node.js 20.18 or newer.
+ and shares its state with Home Assistant. Needs Node.js 20.18.1 or newer.
 CONTROL
 deb="$OUT/wattshift_${VERSION}_${ARCH}.deb"
 dpkg-deb --root-owner-group --build "$STAGE" "$deb" >/dev/null

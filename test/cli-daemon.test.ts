@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { runDaemon } from '../src/cli/daemon.js';
 import { WattshiftError } from '../src/errors.js';
-import { silentLogger } from '../src/log.js';
+import { createLogger, silentLogger } from '../src/log.js';
 
 function signals(): EventEmitter & Pick<NodeJS.Process, 'on' | 'off'> {
   return new EventEmitter() as EventEmitter & Pick<NodeJS.Process, 'on' | 'off'>;
@@ -21,6 +21,19 @@ describe('runDaemon', () => {
     };
     expect(await runDaemon(app, { logger: silentLogger(), signals: signals() })).toBe(78);
     expect(calls).toEqual(['start', 'stop']);
+  });
+
+  it('logs a failed start for people: what failed and why in the message, the code and what to do beside it', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = createLogger({ level: 'info', destination: { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) } });
+    const app = { start: async () => Promise.reject(new WattshiftError('AUTH_REJECTED', 'invalid_client')), stop: async () => undefined };
+    await runDaemon(app, { logger, signals: signals() });
+    const failed = lines.find((l) => l.level === 'error');
+    expect(failed).toMatchObject({ component: 'main', code: 'AUTH_REJECTED', msg: 'start failed: invalid_client', hint: expect.stringMatching(/^the API rejected the client credentials: check spark\.clientId/) });
+    lines.length = 0;
+    await runDaemon({ start: async () => Promise.reject(Object.assign(new Error('listen EADDRINUSE'), { code: 'EADDRINUSE' })), stop: async () => undefined }, { logger, signals: signals() });
+    expect(lines.find((l) => l.level === 'error')).toMatchObject({ code: 'EADDRINUSE', msg: 'start failed: listen EADDRINUSE' });
+    expect(lines.find((l) => l.level === 'error')).not.toHaveProperty('hint');
   });
 
   it('exits 1 when start fails with a runtime error', async () => {

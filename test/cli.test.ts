@@ -2,21 +2,12 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { EventEmitter } from 'node:events';
-import { runCli } from '../src/cli/dispatch.js';
-import { cli, start, tempConfig } from './fixtures/config/cli-helpers.js';
+import { cli, inProcess, start, tempConfig } from './fixtures/config/cli-helpers.js';
 
 /** Spawning tsx is slow on a loaded machine: generous limits, no timing assertions. */
 const slow = 120_000;
 
 /** The same dispatcher main.ts calls, in process (fast): output and exit code. */
-async function inProcess(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runCli(args, { stdout: (l) => out.push(l), stderr: (l) => err.push(l), env, signals: new EventEmitter() as never });
-  return { code, stdout: out.join('\n'), stderr: err.join('\n') };
-}
-
 describe('wattshift CLI', { timeout: slow }, () => {
   it('--help lists the commands', async () => {
     const r = await inProcess(['--help']);
@@ -109,7 +100,7 @@ describe('wattshift CLI', { timeout: slow }, () => {
     expect(r.stderr).toContain(`the database directory ${ro} is not writable`);
   });
 
-  it('check reports in one pass what run would meet: unknown profile, missing point, cross-field rules beside schema errors', async () => {
+  it('check reports in one pass what run would meet: unknown profile, missing point, a shared output, cross-field rules beside schema errors', async () => {
     const devices = [
       'modbus: {main: {type: tcp, host: 127.0.0.1}}',
       'reports: {retryMinS: 600, retryMaxS: 60}',
@@ -131,7 +122,8 @@ describe('wattshift CLI', { timeout: slow }, () => {
     expect(r.stderr).toMatch(/devices\[2\]\.model\.minCurrentA \(line 12, column \d+\): minCurrentA \(20\) is above maxCurrentA \(16\)/);
     expect(r.stderr).toContain('devices[3].kind');
     expect(r.stderr).toMatch(/devices\[1\]\.kind \(line 11, column \d+\): only one hotWaterTank can be planned/);
-    expect(r.stderr).toContain('invalid config (9 problems)');
+    expect(r.stderr).toMatch(/devices\[1\]\.switch \(line 11, column \d+\): unit 1 on Modbus bus "main" is already driven by device "tank"/);
+    expect(r.stderr).toContain('invalid config (10 problems)');
   });
 
   it('run exits 78 on a profile that check reports, before it logs or connects', async () => {

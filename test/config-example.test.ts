@@ -1,19 +1,23 @@
 /**
  * config.example.yaml and the generated docs cannot go stale: every key of the schema must
- * appear in the example, the example's alternative sources ("#>" lines) must be valid, and the
- * committed docs must equal what the generator writes now.
+ * appear in the example, the example's alternative sources ("#>" lines) and the sections it shows
+ * switched off ("#=" lines) must be valid, and the committed docs must equal what the generator
+ * writes now.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { z } from 'zod';
 import { collapseOption, renderConfigDocs, renderErrorDocs } from '../src/config/docs.js';
+import { parseConfig } from '../src/config/load.js';
 import { configSchema, sourceOptionSchemas, sourceSchema } from '../src/config/schema.js';
 import { discriminatorValue, listFields } from '../src/config/walk.js';
 import { errorCodes } from '../src/errors.js';
 
 const exampleText = readFileSync('config.example.yaml', 'utf8');
 const example: unknown = parse(exampleText);
+/** The sections the example shows switched off: its "#=" lines, without the marker. */
+const switchedOff = parse(exampleText.split('\n').filter((l) => l.startsWith('#=')).map((l) => l.replace(/^#= ?/, '')).join('\n')) as Record<string, unknown>;
 /** The fleet gateway's example shows the other `upstream` mode. */
 const fleetExampleText = readFileSync('config.fleet.example.yaml', 'utf8');
 const capabilityKeys = new Set(['switch', 'meter', 'thermometer', 'charger']);
@@ -55,6 +59,7 @@ describe('config.example.yaml', () => {
   const sources: Record<string, unknown>[] = [];
   documentPaths(example, '', paths, sources);
   documentPaths({ upstream: (parse(fleetExampleText) as { upstream: unknown }).upstream }, '', paths, []);
+  documentPaths(switchedOff, '', paths, []);
 
   it('has every key of the schema', () => {
     const missing = listFields(configSchema, '', { collapse: collapseOption })
@@ -77,6 +82,12 @@ describe('config.example.yaml', () => {
     expect(missing).toEqual([]);
   });
 
+  it('has valid "#=" sections: switched on, the example parses and has them', () => {
+    expect(Object.keys(switchedOff)).toEqual(['ocpp']);
+    const on = parseConfig({ ...(example as object), ...switchedOff }, { deferCredentials: true }).config;
+    expect(on.ocpp).toMatchObject({ port: 8887, tls: { cert: '/etc/wattshift/ocpp-cert.pem' } });
+  });
+
   it('has only valid "#>" alternatives', () => {
     const alternatives = alternativeSources();
     expect(alternatives.length).toBeGreaterThan(0);
@@ -86,7 +97,7 @@ describe('config.example.yaml', () => {
   it('comments every key', () => {
     // Each key line (not a continuation of a flow value) is preceded by a comment line, or
     // sits inside a flow mapping on a commented line.
-    const lines = [...exampleText.split('\n'), '', ...fleetExampleText.split('\n')];
+    const lines = [...exampleText.split('\n').map((l) => l.replace(/^#= ?/, '')), '', ...fleetExampleText.split('\n')];
     const uncommented: string[] = [];
     lines.forEach((line, i) => {
       const m = /^(\s*)(- )?([A-Za-z][\w-]*):/.exec(line);

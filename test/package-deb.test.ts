@@ -1,12 +1,15 @@
 /**
- * `npm run package` builds a .deb with dpkg-deb; installed into a scratch root (`dpkg -x`, no
- * maintainer scripts run on this machine) it holds the program with its production dependencies,
- * the `wattshift` command, the unit and the docs, and the command runs from there.
+ * `npm run package` builds a .deb with dpkg-deb; unpacked (`dpkg -x`) it holds the program with
+ * its production dependencies, the `wattshift` command, the unit and the docs, and the command runs
+ * from there. Then `dpkg -i` installs it for real, maintainer scripts included, into a scratch root
+ * (an overlay of this machine's root, test/helpers/scratch-root.ts): the user, the directories, the
+ * config, a second install that keeps the operator's edits, remove and purge.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { ScratchRoot, scratchRootUnavailable } from './helpers/scratch-root.js';
 import { suiteTempDir } from './helpers/temp-dir.js';
 
 const dir = suiteTempDir('wattshift-deb-');
@@ -19,18 +22,18 @@ describe.skipIf(!existsSync('/usr/bin/dpkg-deb'))('the .deb', { timeout: 600_000
     execFileSync('dpkg', ['-x', deb, root]);
   }, 600_000);
 
-  it('is named and described for this architecture, asks for Node 20.18, runs the host set-up after install', () => {
+  it('is named and described for this architecture, asks for Node 20.18.1, runs the host set-up after install', () => {
     const arch = execFileSync('dpkg', ['--print-architecture'], { encoding: 'utf8' }).trim();
     expect(deb).toBe(join(dir, `wattshift_0.1.0_${arch}.deb`));
     const field = (f: string): string => execFileSync('dpkg-deb', ['-f', deb, f], { encoding: 'utf8' }).trim();
     expect(field('Package')).toBe('wattshift');
     expect(field('Architecture')).toBe(arch);
-    expect(field('Recommends')).toBe('nodejs (>= 20.18)');
+    expect(field('Recommends')).toBe('nodejs (>= 20.18.1)');
     const control = join(dir, 'control');
     execFileSync('dpkg-deb', ['-e', deb, control]);
     expect(readFileSync(join(control, 'postinst'), 'utf8')).toContain('/opt/wattshift/packaging/setup-host.sh /opt/wattshift /lib/systemd/system/wattshift.service');
     for (const script of ['postinst', 'prerm', 'postrm']) execFileSync('sh', ['-n', join(control, script)]);
-    execFileSync('sh', ['-n', join(root, 'opt/wattshift/packaging/setup-host.sh')]);
+    for (const script of ['setup-host.sh', 'node-ok.sh']) execFileSync('sh', ['-n', join(root, 'opt/wattshift/packaging', script)]);
   });
 
   it('installs the unit, the command, the docs and the program with its production dependencies only', () => {
@@ -56,5 +59,79 @@ describe.skipIf(!existsSync('/usr/bin/dpkg-deb'))('the .deb', { timeout: 600_000
       `storage: {path: ${join(dir, 'w.db')}}`,
     ].join('\n'));
     expect(execFileSync(wattshift, ['check'], { env: { ...env, WATTSHIFT_CONFIG: config, SECRET: 'x1234' }, encoding: 'utf8' })).toContain(`${config}: ok`);
+  });
+});
+
+// Root and overlayfs are needed to install for real; CI runs as root on a Debian machine.
+const noScratch = existsSync('/usr/bin/dpkg-deb') ? scratchRootUnavailable() : 'no dpkg-deb';
+
+describe.skipIf(noScratch !== null)(`dpkg -i into a scratch root${noScratch ? ` (skipped: ${noScratch})` : ''}`, { timeout: 600_000 }, () => {
+  let scratch: ScratchRoot;
+  const sh = (command: string): string => {
+    const r = scratch.run(command);
+    expect(r.code, `${command}\n${r.out}`).toBe(0);
+    return r.out;
+  };
+
+  beforeAll(() => {
+    scratch = new ScratchRoot(join(dir, 'scratch'));
+  });
+
+  it('installs the command on the PATH, the service user in dialout, the config and an empty secret only root reads', () => {
+    expect(sh(`dpkg -i ${deb}`)).toContain('wattshift installed. Next: edit /etc/wattshift/config.yaml');
+    expect(sh('command -v wattshift').trim()).toBe('/usr/bin/wattshift');
+    expect(sh('id -nG wattshift').trim().split(' ').sort()).toEqual(['dialout', 'wattshift']);
+    expect(sh('getent passwd wattshift')).toMatch(/^wattshift:x:\d+:\d+::\/var\/lib\/wattshift:\/usr\/sbin\/nologin$/m);
+    const modes = sh('stat -c "%n %a %U:%G" /etc/wattshift /etc/wattshift/config.yaml /etc/wattshift/credentials /etc/wattshift/credentials/spark-client-secret').trim().split('\n');
+    expect(modes).toEqual([
+      '/etc/wattshift 750 root:wattshift',
+      '/etc/wattshift/config.yaml 640 root:wattshift',
+      '/etc/wattshift/credentials 700 root:root',
+      '/etc/wattshift/credentials/spark-client-secret 600 root:root',
+    ]);
+    expect(readFileSync(join(scratch.upper, 'etc/wattshift/config.yaml'), 'utf8')).toBe(readFileSync('config.example.yaml', 'utf8'));
+    expect(sh('wc -c < /etc/wattshift/credentials/spark-client-secret').trim()).toBe('0');
+    expect(sh('systemd-analyze verify /lib/systemd/system/wattshift.service')).toBe('');
+    expect(sh('runuser -u nobody -- wattshift version')).toMatch(/^wattshift 0\.1\.0 \(node /);
+    // Root goes through systemd-run to the service's user; where systemd is not running it says so.
+    if (!existsSync('/run/systemd/system')) {
+      expect(sh('wattshift version')).toMatch(/^wattshift: systemd is not running here, so this runs as root, without the service's state directory and credentials\nwattshift 0\.1\.0 /);
+    }
+    // The machine's own root is untouched.
+    expect(existsSync('/etc/wattshift')).toBe(false);
+  });
+
+  it('as the service user, with the state directory and credential systemd gives it, the example config checks ok', () => {
+    sh('printf s3cret-from-test > /etc/wattshift/credentials/spark-client-secret');
+    // What the unit's StateDirectory= and LoadCredential= provide (systemd-run does it for `sudo wattshift`).
+    sh('install -d -o wattshift -g wattshift -m 700 /var/lib/wattshift /tmp/creds && install -o wattshift -m 400 /etc/wattshift/credentials/spark-client-secret /tmp/creds/');
+    const out = sh('runuser -u wattshift -- env STATE_DIRECTORY=/var/lib/wattshift CREDENTIALS_DIRECTORY=/tmp/creds wattshift check');
+    expect(out).toContain('/etc/wattshift/config.yaml: ok');
+  });
+
+  it('a second install keeps the operator\'s config and secret and adds no second user', () => {
+    sh('echo "# the operator\'s edit" >> /etc/wattshift/config.yaml');
+    sh(`dpkg -i ${deb}`);
+    expect(sh('tail -n 1 /etc/wattshift/config.yaml').trim()).toBe("# the operator's edit");
+    expect(sh('cat /etc/wattshift/credentials/spark-client-secret')).toBe('s3cret-from-test');
+    expect(sh('grep -c "^wattshift:" /etc/passwd').trim()).toBe('1');
+  });
+
+  it('a node outside /usr/bin gets a drop-in for the unit; one too old is named, with where to read on', () => {
+    // A Node 18 where a NodeSource or tarball node would be: first on the PATH, not /usr/bin/node.
+    sh('printf \'#!/bin/sh\\ncase "$1" in --version) echo v18.19.0;; *) exit 1;; esac\\n\' > /usr/local/bin/node && chmod 755 /usr/local/bin/node');
+    const out = sh('PATH=/usr/local/bin:/usr/bin:/bin /var/lib/dpkg/info/wattshift.postinst configure 0.1.0');
+    expect(out).toContain('wattshift: Node.js v18.19.0 is too old; it needs 20.18.1 or newer (Debian 12\'s nodejs is 18: see /usr/share/doc/wattshift/install.md)');
+    const dropIn = sh('cat /etc/systemd/system/wattshift.service.d/node.conf').split('\n');
+    expect(dropIn.slice(1, 4)).toEqual(['[Service]', 'ExecStart=', expect.stringMatching(/^ExecStart=\/usr\/local\/bin\/node --max-semi-space-size=1 .* \/opt\/wattshift\/dist\/main\.js run --config \$\{CONFIGURATION_DIRECTORY\}\/config\.yaml$/)]);
+    sh('rm /usr/local/bin/node');
+    expect(sh('/var/lib/dpkg/info/wattshift.postinst configure 0.1.0 && test ! -e /etc/systemd/system/wattshift.service.d/node.conf && echo no-drop-in').trim()).toBe('no-drop-in');
+  });
+
+  it('remove keeps the config; purge removes it and keeps the database directory', () => {
+    sh('dpkg -r wattshift');
+    expect(sh('ls /etc/wattshift/config.yaml; test ! -e /usr/bin/wattshift && test ! -e /opt/wattshift/dist && echo gone')).toContain('gone');
+    sh('dpkg -P wattshift');
+    expect(sh('test ! -e /etc/wattshift && test -d /var/lib/wattshift && echo purged').trim()).toBe('purged');
   });
 });

@@ -174,7 +174,7 @@ describe('energy history', () => {
     checkHistory((JSON.parse(json.text) as { history: EnergyHistory }).history, s);
     const text = await run(['status', '--config', file]);
     expect(text.text).toContain(`  ${s.yesterday.label}  Hot water: ${(s.yHours - 2 + 0.4).toFixed(1)} kWh (partial: ${s.yHours - 2}/${s.yHours} h); Garage: no data; Main meter (whole home): ${(s.yHours * 0.5).toFixed(1)} kWh`);
-    expect(text.text).toContain(`Main meter (whole home): ${(s.yHours * 0.5).toFixed(1)} kWh; cost ${(1.5 * (s.yHours - 2)).toFixed(2)} NOK, incentive ${(0.1 * (s.yHours - 2)).toFixed(2)}, saved ${(0.5 * (s.yHours - 3)).toFixed(2)} (partial: ${s.yHours - 2}/${s.yHours} h priced)`);
+    expect(text.text).toContain(`Main meter (whole home): ${(s.yHours * 0.5).toFixed(1)} kWh; cost ${(1.5 * (s.yHours - 2)).toFixed(2)} NOK, incentive ${(0.1 * (s.yHours - 2)).toFixed(2)} NOK, saved ${(0.5 * (s.yHours - 3)).toFixed(2)} NOK (partial: ${s.yHours - 2}/${s.yHours} h priced)`);
     expect(text.text).toContain(`  ${s.yesterday.label}  Hot water: planned ${(2 * (s.yHours - 2)).toFixed(1)} kWh, metered ${(s.yHours - 2).toFixed(1)} kWh over ${s.yHours - 2} h`);
   });
 });

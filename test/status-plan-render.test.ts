@@ -25,7 +25,7 @@ describe('renderPlan (terminal)', () => {
     const topRow = out.split('\n')[2]!.slice(14);
     const maxIdx = plan.slots.reduce((best, s, i) => (s.pricePerKwh > plan.slots[best]!.pricePerKwh ? i : best), 0);
     expect(topRow[maxIdx]).toBe('█');
-    expect(out).toMatch(/Expected cost 41\.27 NOK \(without shifting 55\.90, saving 14\.63, incentive 3\.10\)/);
+    expect(out).toMatch(/^Expected cost 41\.27 NOK, incentive 3\.10 NOK already taken off\nWithout shifting 55\.90 NOK: saving 14\.63 NOK$/m);
     expect(out).toContain('Shortfall: ev: target 30 kWh');
     expect(out).not.toContain('Why each slot');
     expect(out.split('\n').every((l) => [...l].length <= 100)).toBe(true);

@@ -14,8 +14,9 @@ export const checkCommand: CliCommand = {
   options: { config: { type: 'string', short: 'c' } },
   help: [
     'Exit 0 when the config is valid (warnings are printed), 78 when it is not.',
-    'Runs every check `run` makes before it connects: the schema, the cross-field rules, the',
-    'database directory, Modbus profiles and their points, TLS files. Outside systemd,',
+    'Runs every check `run` makes before it connects: the schema, the cross-field rules (buses,',
+    'MQTT topics, no output driven by two devices), the database directory, Modbus profiles and',
+    'their points, TLS files. Outside systemd,',
     '{ credential } secrets cannot be read ($CREDENTIALS_DIRECTORY is unset): they are warned about.',
   ],
   async run(args, io) {

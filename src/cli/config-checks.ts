@@ -5,6 +5,6 @@ import { checkDeviceSources, checkTlsFiles } from '../devices/preflight.js';
 
 export const machineChecks: MachineChecks = (config) => [
   ...(config.storage ? checkStorage({ storage: config.storage }) : []),
-  ...checkTlsFiles(config.mqtt),
+  ...checkTlsFiles(config),
   ...checkDeviceSources(config),
 ];

@@ -2,6 +2,7 @@
  * Runs an app until SIGTERM/SIGINT: the first signal starts a graceful stop raced against a
  * deadline; a second signal returns at once with 128 + signal number.
  */
+import { errorCodes, type ErrorCode } from '../errors.js';
 import type { Logger } from '../log.js';
 import { exitCodeFor, exitCodes, signalExitCode } from './exit-codes.js';
 
@@ -89,7 +90,10 @@ export async function runDaemon(app: Daemon, options: DaemonOptions): Promise<nu
   }
 }
 
-function logError(log: Logger, err: unknown, msg: string): void {
-  const code = (err as { code?: unknown } | null)?.code;
-  log.error({ err, code: typeof code === 'string' ? code : 'INTERNAL' }, msg);
+/** One line a person can act on: what failed and why, with the code and, for wattshift's codes, what to do. */
+export function logError(log: Logger, err: unknown, what: string): void {
+  const raw = (err as { code?: unknown } | null)?.code;
+  const code = typeof raw === 'string' ? raw : 'INTERNAL';
+  const hint = code in errorCodes ? errorCodes[code as ErrorCode].hint : undefined;
+  log.error({ err, code, ...(hint ? { hint } : {}) }, `${what}: ${err instanceof Error ? err.message : String(err)}`);
 }

@@ -122,7 +122,8 @@ export function renderPlan(view: PlanView, options: RenderPlanOptions): string {
   }
   lines.push('');
   const savings = view.baselineCost - view.expectedCost;
-  lines.push(`Expected cost ${fixed(view.expectedCost, 2)} ${view.currency} (without shifting ${fixed(view.baselineCost, 2)}, saving ${fixed(savings, 2)}, incentive ${fixed(view.incentive, 2)})`);
+  const money = (v: number): string => `${fixed(v, 2)} ${view.currency}`;
+  lines.push(`Expected cost ${money(view.expectedCost)}, incentive ${money(view.incentive)} already taken off`, `Without shifting ${money(view.baselineCost)}: saving ${money(savings)}`);
   const c = view.nextComfort;
   if (c) lines.push(`Next comfort deadline: ${c.label}, ${dayLabel(c.atMs, tz)} ${hhmm(c.atMs, tz)}, ≥ ${fixed(c.tempC, 0)} °C (planned ${fixed(c.plannedTempC, 1)} °C${c.met ? '' : ', NOT MET'})`);
   for (const s of view.shortfalls) lines.push(`Shortfall: ${s}`);

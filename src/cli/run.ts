@@ -2,10 +2,9 @@
 import { pino } from 'pino';
 import { buildApp } from '../app.js';
 import { loadConfig, type LoadedConfig } from '../config/load.js';
-import { WattshiftError } from '../errors.js';
 import { createLogger, logFormats, prettyDestination, stdoutIsJournal } from '../log.js';
 import { simClockFromEnv } from '../clock.js';
-import { runDaemon } from './daemon.js';
+import { logError, runDaemon } from './daemon.js';
 import { exitCodeFor, exitCodes } from './exit-codes.js';
 import { formatError } from './format-error.js';
 import { configPathOf } from './args.js';
@@ -56,7 +55,7 @@ export const runCommand: CliCommand = {
       if (sim) logger.warn({ speed: sim.speed }, 'running on a simulated clock (WATTSHIFT_SIM_CLOCK)');
       code = await runDaemon(app, { logger, signals: io.signals });
     } catch (err) {
-      logger.error({ err, code: err instanceof WattshiftError ? err.code : 'INTERNAL' }, 'fatal');
+      logError(logger, err, 'stopped');
       code = exitCodeFor(err);
     }
     if (code !== exitCodes.ok) io.stderr(`wattshift: stopped with exit code ${code}`);

@@ -16,7 +16,7 @@ function moneyText(m: HistoryRow['money'], currency: string): string {
   if (!m || m.hours === 0) return '';
   if (m.quality === 'gap') return '; not priced';
   const partial = m.quality === 'partial' ? ` (partial: ${m.pricedHours}/${m.hours} h priced)` : '';
-  return `; cost ${fixed(m.cost, 2)} ${currency}, incentive ${fixed(m.incentive, 2)}, saved ${fixed(m.savings, 2)}${partial}`;
+  return `; cost ${fixed(m.cost, 2)} ${currency}, incentive ${fixed(m.incentive, 2)} ${currency}, saved ${fixed(m.savings, 2)} ${currency}${partial}`;
 }
 
 function periodLines(rows: readonly HistoryRow[], history: EnergyHistory, devices: EnergyHistory['devices']): string[] {

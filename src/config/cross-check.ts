@@ -1,6 +1,7 @@
 /** Checks that span several fields of the config (run once the fields themselves are valid). */
 import type { z } from 'zod';
 import { checkUpstream, type UpstreamCheckInput } from './schema-upstream.js';
+import { checkTopicsAndOutputs } from './topic-check.js';
 import type { DeviceConfig, ModbusBusConfig, OcppSource, SourceConfig } from './schema-devices.js';
 
 /**
@@ -110,6 +111,7 @@ export function crossCheckWith(cfg: CrossCheckInput, issue: ReportIssue): void {
     if (code === cfg.site?.currency) issue(['site', 'exchangeRates', code], `the site currency ${code} needs no exchange rate`);
   }
   checkFuseMeter(cfg, issue);
+  checkTopicsAndOutputs(cfg.mqtt, cfg.devices, issue);
   checkUpstream(cfg, issue);
   if (cfg.reports && cfg.reports.retryMinS > cfg.reports.retryMaxS) issue(['reports', 'retryMinS'], 'retryMinS is above retryMaxS');
   const w = cfg.planner?.evFallbackWindow;

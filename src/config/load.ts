@@ -52,6 +52,8 @@ export interface CheckableConfig {
   storage: StorageConfig | undefined;
   mqtt: Config['mqtt'];
   modbus: Config['modbus'] | undefined;
+  ocpp: Config['ocpp'];
+  upstream: Config['upstream'] | undefined;
 }
 export type MachineChecks = (config: CheckableConfig) => ConfigProblem[];
 
@@ -204,16 +206,20 @@ function salvage(document: unknown, options: ParseOptions): CheckableConfig {
   const s = sections(document);
   const baseDir = options.baseDir ?? process.cwd();
   const mqtt = sectionOf(configSchema.shape.mqtt, s.raw.mqtt);
+  const ocpp = sectionOf(configSchema.shape.ocpp, s.raw.ocpp);
+  const upstream = sectionOf(upstreamSchema, s.raw.upstream ?? { mode: 'direct' });
   return {
     devices: s.devices.map((d) => d && resolveDevicePaths(d, baseDir)),
     storage: s.storage && resolveStoragePath(s.storage, options),
     mqtt: mqtt && resolveMqttPaths(mqtt, baseDir),
     modbus: s.modbus,
+    ocpp: ocpp && resolveOcppPaths(ocpp, baseDir),
+    upstream: upstream && resolveUpstreamPaths(upstream, baseDir),
   };
 }
 
 function checkable(config: Config): CheckableConfig {
-  return { devices: config.devices, storage: config.storage, mqtt: config.mqtt, modbus: config.modbus };
+  return { devices: config.devices, storage: config.storage, mqtt: config.mqtt, modbus: config.modbus, ocpp: config.ocpp, upstream: config.upstream };
 }
 
 function dedupe(problems: ConfigProblem[]): ConfigProblem[] {
@@ -249,6 +255,14 @@ function resolveMqttPaths(m: NonNullable<Config['mqtt']>, baseDir: string): NonN
   };
 }
 
+function resolveOcppPaths(o: NonNullable<Config['ocpp']>, baseDir: string): NonNullable<Config['ocpp']> {
+  return o.tls ? { ...o, tls: { cert: abs(o.tls.cert, baseDir), key: abs(o.tls.key, baseDir) } } : o;
+}
+
+function resolveUpstreamPaths(up: Config['upstream'], baseDir: string): Config['upstream'] {
+  return up.mode === 'fleet' && up.ca ? { ...up, ca: abs(up.ca, baseDir) } : up;
+}
+
 /** `storage.path` against `$STATE_DIRECTORY` (systemd StateDirectory=) or else the config file's directory. */
 function resolveStoragePath(storage: StorageConfig, options: ParseOptions): StorageConfig {
   const baseDir = options.baseDir ?? process.cwd();
@@ -266,11 +280,8 @@ function resolvePaths(config: Config, options: ParseOptions): Config {
   const baseDir = options.baseDir ?? process.cwd();
   const mqtt = config.mqtt && resolveMqttPaths(config.mqtt, baseDir);
   const devices = config.devices.map((d) => resolveDevicePaths(d, baseDir));
-  const tls = config.ocpp?.tls;
-  const ocpp = config.ocpp && tls ? { ocpp: { ...config.ocpp, tls: { cert: abs(tls.cert, baseDir), key: abs(tls.key, baseDir) } } } : {};
-  const up = config.upstream;
-  const upstream = up.mode === 'fleet' && up.ca ? { upstream: { ...up, ca: abs(up.ca, baseDir) } } : {};
-  return { ...config, ...(mqtt ? { mqtt } : {}), ...ocpp, ...upstream, devices, storage: resolveStoragePath(config.storage, options) };
+  const ocpp = config.ocpp ? { ocpp: resolveOcppPaths(config.ocpp, baseDir) } : {};
+  return { ...config, ...(mqtt ? { mqtt } : {}), ...ocpp, upstream: resolveUpstreamPaths(config.upstream, baseDir), devices, storage: resolveStoragePath(config.storage, options) };
 }
 
 function configWarnings(config: Config): string[] {

@@ -120,10 +120,10 @@ export const mqttSchema = z.strictObject({
   clientId: z.string().min(1).default('wattshift').describe('MQTT client id.'),
   maxPacketBytes: z.number().int().min(4096).max(16_777_216).default(262_144)
     .describe('Largest MQTT packet accepted from the broker, bytes; a larger one is refused before it is read (limit the broker too: `max_packet_size` in Mosquitto 2).'),
-  baseTopic: z.string().regex(/^[^#+]+$/, 'no MQTT wildcards').default('wattshift').describe('Base topic of everything wattshift publishes.'),
+  baseTopic: z.string().regex(/^[^#+]+$/, 'no MQTT wildcards').default('wattshift').describe('Base topic of everything wattshift publishes; no device topic may lie under it.'),
   discovery: z.strictObject({
     enabled: z.boolean().default(true).describe('Publish Home Assistant MQTT discovery.'),
-    prefix: z.string().regex(/^[^#+]+$/, 'no MQTT wildcards').default('homeassistant').describe('Home Assistant discovery prefix.'),
+    prefix: z.string().regex(/^[^#+]+$/, 'no MQTT wildcards').default('homeassistant').describe('Home Assistant discovery prefix; it and the base topic must not contain each other, and no device topic may lie under it.'),
   }).prefault({}).describe('Home Assistant MQTT discovery.'),
 });
 

@@ -1,7 +1,7 @@
 /**
  * The device checks `run` would otherwise meet only when it builds the devices: every Modbus
  * profile resolves (built-in name or register-map file) and offers the points its role needs, and
- * the broker's TLS files can be read. `check` and `run` both call them before anything connects.
+ * the TLS files can be read. `check` and `run` both call them before anything connects.
  */
 import { accessSync, constants } from 'node:fs';
 import type { CheckableConfig, ConfigProblem } from '../config/load.js';
@@ -44,18 +44,24 @@ export function checkDeviceSources(config: Pick<CheckableConfig, 'devices' | 'mo
   return problems;
 }
 
-/** The broker's CA, certificate and key files must be readable by this user. */
-export function checkTlsFiles(mqtt: CheckableConfig['mqtt']): ConfigProblem[] {
-  if (!mqtt) return [];
+/**
+ * The TLS files `run` reads at start must be readable by this user: the home broker's CA,
+ * certificate and key, the OCPP central system's certificate and key, the fleet broker's CA.
+ */
+export function checkTlsFiles(config: Pick<CheckableConfig, 'mqtt' | 'ocpp' | 'upstream'>): ConfigProblem[] {
+  const files: [string, string | undefined][] = [
+    ['mqtt.ca', config.mqtt?.ca], ['mqtt.cert', config.mqtt?.cert], ['mqtt.key', config.mqtt?.key],
+    ['ocpp.tls.cert', config.ocpp?.tls?.cert], ['ocpp.tls.key', config.ocpp?.tls?.key],
+    ['upstream.ca', config.upstream?.mode === 'fleet' ? config.upstream.ca : undefined],
+  ];
   const out: ConfigProblem[] = [];
-  for (const key of ['ca', 'cert', 'key'] as const) {
-    const file = mqtt[key];
+  for (const [path, file] of files) {
     if (!file) continue;
     try {
       accessSync(file, constants.R_OK);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      out.push({ path: `mqtt.${key}`, message: `cannot read ${file}: ${code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : String(code)}` });
+      out.push({ path, message: `cannot read ${file}: ${code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : String(code)}` });
     }
   }
   return out;

@@ -5,8 +5,11 @@
 import type { EnergyHistory, HistoryRow } from './history.js';
 import { escapeXml as esc, fixed } from './format.js';
 
+// On a phone the tables are wider than the screen: they scroll sideways with the period kept in view.
 export const historyCss = `.q-partial{color:#9a5b00}.q-gap{color:#999}
-.history td.num small{display:block;color:#777;font-size:.8em}.history td:first-child{white-space:nowrap}`;
+.history td.num small{display:block;color:#777;font-size:.8em}.history td:first-child{white-space:nowrap}
+.history th:first-child,.history td:first-child{position:sticky;left:0;background:#fff}
+.scroll-hint{display:none}@media (max-width:600px){.scroll-hint{display:block}}`;
 
 /** One energy cell: kWh and, when not complete, how much of the period it covers. */
 function energyCell(e: HistoryRow['energy'][string] | undefined): string {
@@ -55,6 +58,7 @@ export function renderHistorySection(history: EnergyHistory | null, error?: stri
   const unreadable = history.unreadablePlans > 0 ? `<p class="muted">${history.unreadablePlans} stored plan(s) could not be read and are left out.</p>` : '';
   return `<h2 id="history">History</h2><p class="muted">Metered energy per local day and month. “partial”: some hours are missing or only partly metered, so the figure is a lower bound.`
     + ` Cost, incentive and savings are the whole home's priced hours, VAT included, without the capacity fee; savings are against no shifting.</p>`
+    + '<p class="muted scroll-hint" id="history-hint">Swipe a table sideways for every device, cost, incentive and savings.</p>'
     + table('history-days', 'Days', history.days, history)
     + table('history-months', 'Months', history.months, history)
     + planTable(history) + unreadable;

@@ -14,13 +14,19 @@ h1{font-size:1.4em;margin:0 0 .2em}h2{font-size:1.1em;margin:1.4em 0 .4em}
 table{border-collapse:collapse}td,th{padding:.25em .8em;border-bottom:1px solid #e4e4e4;text-align:left}
 .limited{color:#8c1d0d;font-weight:bold}.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}.muted{color:#777}
 .summary span{margin-right:1.5em;display:inline-block}
-svg.plan-chart{width:100%;height:auto;display:block}
+svg.plan-chart{width:100%;height:auto;display:block}.chart-narrow{display:none}
 .legend{display:flex;flex-wrap:wrap;gap:.3em 1.2em;margin:.4em 0;font-size:.9em}.legend span{white-space:nowrap}
 .sw{display:inline-block;width:1.1em;height:.8em;margin-right:.35em;vertical-align:-.05em}
 .sw-price{background:#8fb3e0}.sw-up{background:#e07a6a}.sw-down{border:1.5px dashed #2e9e5b;box-sizing:border-box}
 .sw-slot{background:#f2a33a}.sw-temp{height:0;border-top:2px solid #c0392b;vertical-align:.25em}.sw-now{height:0;border-top:1.5px dashed #333;vertical-align:.25em}
 ${historyCss}
-@media (max-width:600px){body{margin:.8em auto;padding:0 .6em}td,th{padding:.2em .45em}.summary span{display:block;margin:0}}`;
+@media (max-width:600px){body{margin:.8em auto;padding:0 .6em}td,th{padding:.2em .45em}.summary span{display:block;margin:0}
+.chart-wide{display:none}.chart-narrow{display:block}
+table.devices,table.devices tbody{display:block}table.devices thead{display:none}
+table.devices tr{display:grid;grid-template-columns:1fr 1fr;gap:0 .8em;padding:.5em 0;border-bottom:1px solid #e4e4e4}
+table.devices td{border:0;padding:.1em 0;text-align:left}table.devices td.wide{grid-column:1/-1}
+table.devices td[data-label]::before{content:attr(data-label) ": ";color:#777}
+table.devices td:empty,table.devices td.num:has(>.muted:only-child){display:none}}`;
 
 function num(v: number | undefined, decimals: number, unit: string): string {
   return v === undefined || !Number.isFinite(v) ? '<span class="muted">–</span>' : `${fixed(v, decimals)} ${esc(unit)}`;
@@ -81,11 +87,13 @@ function deviceRow(d: DeviceView, tz: string): string {
     ? `${ev.plugged ? 'plugged' : 'unplugged'}${ev.charging ? ', charging' : ''}${ev.socPct === undefined ? '' : `, ${fixed(ev.socPct, 0)} %`}${ev.sessionKwh === undefined ? '' : `, ${fixed(ev.sessionKwh, 1)} kWh this session`}${ev.departure ? `, leaves ${esc(dateTime(Date.parse(ev.departure), tz))}` : ''}`
       + (d.currentLimitA === undefined ? '' : `; limit ${fixed(d.currentLimitA, 0)} A${d.fuseLimited ? ' (main fuse)' : ''}`)
     : d.phaseCurrentsA ? lines(d.phaseCurrentsA, (a) => `${fixed(a, 1)} A`) : '';
-  return `<tr data-device="${esc(d.id)}"><td>${esc(d.name)}<div class="muted">${esc(kindLabel[d.kind])}</div></td>`
-    + `<td>${d.available ? 'online' : '<b>offline</b>'}</td><td>${esc(d.mode)}</td>`
-    + `<td class="num">${num(d.temperatureC, 1, '°C')}</td><td class="num">${num(d.powerW, 0, 'W')}</td><td class="num">${num(d.energyKwh, 1, 'kWh')}</td>`
-    + `<td>${planCell(d, tz)}</td>`
-    + `<td>${evText}</td></tr>`;
+  // data-label: on a phone each row is a card of labelled values (the header row is hidden).
+  return `<tr data-device="${esc(d.id)}"><td class="wide">${esc(d.name)}<div class="muted">${esc(kindLabel[d.kind])}</div></td>`
+    + `<td data-label="State">${d.available ? 'online' : '<b>offline</b>'}</td><td data-label="Mode">${esc(d.mode)}</td>`
+    + `<td class="num" data-label="Temp.">${num(d.temperatureC, 1, '°C')}</td><td class="num" data-label="Power">${num(d.powerW, 0, 'W')}</td>`
+    + `<td class="num" data-label="Energy">${num(d.energyKwh, 1, 'kWh')}</td>`
+    + `<td class="wide" data-label="Plan">${planCell(d, tz)}</td>`
+    + `<td class="wide">${evText}</td></tr>`;
 }
 
 /** The status page: server-rendered HTML with the plan as inline SVG; no scripts. */
@@ -112,7 +120,7 @@ export function renderStatusPage(view: HomeView, options: { timezone: string; /*
     }
     parts.push('</ul>');
   }
-  parts.push('<h2>Devices</h2><div class="scroll"><table><thead><tr><th>Device</th><th>State</th><th>Mode</th><th>Temp.</th><th>Power</th><th>Energy</th><th>Plan</th><th>Car / phases</th></tr></thead><tbody>');
+  parts.push('<h2>Devices</h2><div class="scroll"><table class="devices"><thead><tr><th>Device</th><th>State</th><th>Mode</th><th>Temp.</th><th>Power</th><th>Energy</th><th>Plan</th><th>Car / phases</th></tr></thead><tbody>');
   for (const d of view.devices) parts.push(deviceRow(d, tz));
   parts.push('</tbody></table></div>');
   parts.push('<h2>Plan</h2>');
@@ -122,7 +130,9 @@ export function renderStatusPage(view: HomeView, options: { timezone: string; /*
       + `<span>of which incentive earned: ${money(plan.incentive, c)} (already taken off)</span>`
       + `<span>Saved against no shifting: ${money(plan.baselineCost - plan.expectedCost, c)} (would cost ${money(plan.baselineCost, c)})</span></p>`);
     if (plan.shortfalls.length > 0) parts.push(`<ul id="shortfalls">${plan.shortfalls.map((s) => `<li>${esc(s)}</li>`).join('')}</ul>`);
-    parts.push(renderPlanSvg(plan, { timezone: tz, nowMs: view.nowMs, names }), legend);
+    // Chart text scales with the chart: a phone gets its own narrow drawing, so labels stay legible.
+    const chart = (width: number): string => renderPlanSvg(plan, { timezone: tz, nowMs: view.nowMs, names, width });
+    parts.push(`<div class="chart-wide">${chart(960)}</div><div class="chart-narrow">${chart(420)}</div>`, legend);
   } else {
     parts.push('<p class="muted">No plan yet.</p>');
   }

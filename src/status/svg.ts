@@ -102,8 +102,10 @@ export function renderPlanSvg(plan: PlanView, options: PlanSvgOptions): string {
     out.push('</g>');
   }
 
-  // Time axis: a tick every 3 hours (6 when slots are short), a day label at local midnight.
-  const tickEvery = Math.max(1, Math.round((slotW < 6 ? 6 : 3) * 60 / plan.slotMinutes));
+  // Time axis: a tick every 3, 6, 12 or 24 hours, the first that leaves room for its label; a day
+  // label at local midnight.
+  const tickHours = [3, 6, 12].find((h) => (h * 60 / plan.slotMinutes) * slotW >= 44) ?? 24;
+  const tickEvery = Math.max(1, Math.round(tickHours * 60 / plan.slotMinutes));
   out.push('<g class="time-axis">');
   slots.forEach((s, i) => {
     const label = hhmm(s.startMs, options.timezone);

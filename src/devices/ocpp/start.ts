@@ -11,13 +11,20 @@ export async function startCentralSystem(config: Config, deps: { clock: Clock; l
   if (!o) throw new WattshiftError('INTERNAL', 'startCentralSystem needs the ocpp section');
   const chargePoints = new Map<string, string>();
   for (const d of config.devices) if (d.kind === 'evCharger' && d.charger?.type === 'ocpp') chargePoints.set(d.charger.chargePointId, d.charger.password);
-  const read = (file: string): string => readFileSync(file, 'utf8'); // made absolute by the config loader
+  // Made absolute by the config loader, and checked there; a file gone since is still a config fault (exit 78).
+  const read = (key: string, file: string): string => {
+    try {
+      return readFileSync(file, 'utf8');
+    } catch (err) {
+      throw new WattshiftError('CONFIG_INVALID', `cannot read ocpp.tls.${key} ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { cause: err });
+    }
+  };
   // Loaded only when configured: ocpp-rpc and its schema validator stay off the heap otherwise.
   const { createCentralSystem } = await import('./central-system.js');
   const cs = createCentralSystem({
     host: o.host, port: o.port, heartbeatIntervalS: o.heartbeatIntervalS, meterValueSampleIntervalS: o.meterValueSampleIntervalS,
     chargePoints: [...chargePoints].map(([id, password]) => ({ id, password })),
-    ...(o.tls ? { tls: { cert: read(o.tls.cert), key: read(o.tls.key) } } : {}),
+    ...(o.tls ? { tls: { cert: read('cert', o.tls.cert), key: read('key', o.tls.key) } } : {}),
     clock: deps.clock, logger: deps.logger,
   });
   return keepListening(cs, deps);
