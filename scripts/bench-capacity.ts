@@ -21,7 +21,7 @@ import { plannerObjective, quarterHourly, referenceModel, scenario, solveReferen
 
 const H = 3_600_000;
 const VAT = 1.25;
-/** Elvia's steps (NOK excl. VAT, see tariffs/elvia.yaml) in EUR. */
+/** Elvia's February 2023 steps (NOK excl. VAT, as tariffs/elvia.yaml shipped them until 2026-11-26) in EUR. */
 export const benchRule: CapacityModel = {
   measure: 'dailyPeaks', count: 3, days: 'all',
   steps: [[2, 88], [5, 136], [10, 216], [15, 296], [20, 376], [null, 456]].map(([u, f]) => ({ upToKw: u as number | null, perMonth: (f as number) / NOK_PER_EUR })),

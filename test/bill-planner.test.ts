@@ -103,9 +103,9 @@ describe('buildPlanInput with a tariff', () => {
       nowMs: now, events: [], tank: null, ev: null, baseLoadKw: 0.5,
       prices: { forecast: null, advice: null, actual: { input: { units: { currency: 'NOK', energyUnit: 'kWh' }, resolutionMinutes: 60, points }, fetchedMs: now } },
     }, new Map());
-    const first = built.slots[0]!; // 01:00 Oslo in November: Lede's winter night fee
-    expect(first.components).toMatchObject({ energy: 1, gridFee: 0.064, gridPeriod: 'winter night', tax: 0.0813 });
-    expect(first.components!.subsidy).toBeCloseTo(0.9 * 0.25, 9);
-    expect(first.price).toBeCloseTo((1 + 0.064 + 0.0813 - 0.225) * 1.25, 9);
+    const first = built.slots[0]!; // 01:00 Oslo in November: Lede's one all-day fee since May 2026
+    expect(first.components).toMatchObject({ energy: 1, gridFee: 0.1141, gridPeriod: 'default', tax: 0.0813 });
+    expect(first.components!.subsidy).toBeCloseTo(0.9 * 0.23, 9);
+    expect(first.price).toBeCloseTo((1 + 0.1141 + 0.0813 - 0.9 * 0.23) * 1.25, 9);
   });
 });
