@@ -2,6 +2,7 @@
  * Which homes an API event concerns, read from its payload (pure). Locations named directly are
  * taken as they are; resources and users are named too, for the hub to look up their locations
  * in its registry (a resource LPC names its location, but the registry is the authority).
+ * `eventForLocation` cuts an event down to what one location's gateway is sent.
  */
 import { parseApiTimeMs, parseTimeSpanMs } from '../jobs/event-normalise.js';
 import { isLocationLpcPayload, isLpcReservationPayload, isPriceCurvePayload, isResourceLpcPayload, isUserEligibilityPayload, type SparkEvent } from '../spark/wire.js';
@@ -49,4 +50,20 @@ export function eventTargets(event: SparkEvent): EventTargets {
   locations.delete('');
   resources.delete('');
   return { locationIds: [...locations], resourceIds: [...resources], userIds: [...users], endsAtMs };
+}
+
+/**
+ * The event as one location's gateway gets it: the payload's targets cut to that location's own
+ * (named by location, or by a resource the registry places there). A message for one home then
+ * carries neither the size of the whole targeted fleet nor other homes' ids; the gateway keeps
+ * only its own targets anyway. A payload without targets (eligibility) goes as it is.
+ */
+export function eventForLocation(event: SparkEvent, locationId: string, resourceLocations: ReadonlyMap<string, string>): SparkEvent {
+  const payload = event.payload as { targets?: unknown } | null | undefined;
+  if (!payload || !Array.isArray(payload.targets)) return event;
+  const mine = (payload.targets as unknown[]).filter((t) => {
+    const target = (t ?? {}) as { locationId?: unknown; resourceId?: unknown };
+    return target.locationId === locationId || (typeof target.resourceId === 'string' && resourceLocations.get(target.resourceId) === locationId);
+  });
+  return { ...event, payload: { ...payload, targets: mine } as SparkEvent['payload'] };
 }

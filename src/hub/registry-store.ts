@@ -73,14 +73,18 @@ export function createRegistryStore(pool: pg.Pool) {
       const { rows } = await pool.query<{ location_id: string }>('SELECT location_id FROM locations WHERE gateway_id = $1 ORDER BY location_id', [gatewayId]);
       return rows.map((r) => r.location_id);
     },
-    /** The registered locations among `locationIds`, and those of the given resources and users. */
-    async resolveLocations(locationIds: readonly string[], resourceIds: readonly string[], userIds: readonly string[]): Promise<string[]> {
-      const { rows } = await pool.query<{ location_id: string }>(
-        `SELECT location_id FROM locations WHERE location_id = ANY($1) OR user_id = ANY($3)
-         UNION SELECT location_id FROM resources WHERE resource_id = ANY($2) ORDER BY location_id`,
+    /**
+     * The registered locations among `locationIds`, and those of the given resources and users;
+     * with the location the registry gives each of those resources.
+     */
+    async resolveLocations(locationIds: readonly string[], resourceIds: readonly string[], userIds: readonly string[]): Promise<{ locationIds: string[]; resourceLocations: Map<string, string> }> {
+      const { rows } = await pool.query<{ location_id: string; resource_id: string | null }>(
+        `SELECT location_id, NULL AS resource_id FROM locations WHERE location_id = ANY($1) OR user_id = ANY($3)
+         UNION ALL SELECT location_id, resource_id FROM resources WHERE resource_id = ANY($2)`,
         [locationIds, resourceIds, userIds],
       );
-      return rows.map((r) => r.location_id);
+      const resourceLocations = new Map(rows.flatMap((r) => (r.resource_id === null ? [] : [[r.resource_id, r.location_id] as const])));
+      return { locationIds: [...new Set(rows.map((r) => r.location_id))].sort(), resourceLocations };
     },
     async priceAreas(): Promise<string[]> {
       const { rows } = await pool.query<{ price_area: string }>('SELECT DISTINCT price_area FROM locations ORDER BY price_area');

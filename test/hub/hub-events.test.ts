@@ -109,4 +109,18 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('hub event fan-ou
     await late.close();
     expect(world.sandbox.tokensIssued()).toBeGreaterThanOrEqual(tokenCallsBefore);
   });
+
+  it('a price curve for both homes reaches each gateway with its own targets only', async () => {
+    // gw-b's target names its resource under a location id the registry does not know: the
+    // registry places the resource at loc-b, so gw-b gets that target too.
+    const targets = [{ resourceId: gateways.a.resourceId, locationId: gateways.a.locationId }, { resourceId: gateways.b.resourceId, locationId: 'loc-unregistered' }];
+    const event = await spark.simulatePriceCurve({ priceArea: 'NO1', targets });
+    await world.sandbox.engine.settle();
+    const ofEvent = (m: { payload: unknown }): boolean => (m.payload as { event?: { id: string } }).event?.id === event.id;
+    const toA = fleetEventSchema.parse((await gwA.waitFor(ofEvent)).payload);
+    const toB = fleetEventSchema.parse((await gwB.waitFor(ofEvent)).payload);
+    expect((toA.event.payload as { targets: unknown[] }).targets).toEqual([targets[0]]);
+    expect((toB.event.payload as { targets: unknown[] }).targets).toEqual([targets[1]]);
+    expect(JSON.stringify(toA)).not.toContain(gateways.b.resourceId);
+  });
 });
