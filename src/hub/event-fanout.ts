@@ -8,7 +8,7 @@ import { fleetWireVersion, type FleetEvent, type fleetTopics } from '../fleet/wi
 import type { Logger } from '../log.js';
 import type { Clock } from '../ports.js';
 import { eventSchema, type SparkEvent } from '../spark/wire.js';
-import { eventForLocation, eventTargets } from './event-targets.js';
+import { eventPerLocation, eventTargets } from './event-targets.js';
 import type { RegistryStore } from './registry-store.js';
 
 export type Publish = (topic: string, payload: string, options: { retain: boolean }) => Promise<void>;
@@ -30,10 +30,10 @@ export function createEventFanout(deps: {
   const log = deps.logger.child({ component: 'hub-events' });
   /** One publish per location, each with the event cut to that location's targets. */
   const send = async (raw: unknown, receivedAtMs: number, locationIds: readonly string[], resourceLocations: ReadonlyMap<string, string>): Promise<void> => {
-    const event = eventSchema.parse(raw);
+    const eventFor = eventPerLocation(eventSchema.parse(raw), locationIds, resourceLocations);
     await Promise.all(
       locationIds.map((id) => {
-        const message: FleetEvent = { v: fleetWireVersion, receivedAtMs, event: eventForLocation(event, id, resourceLocations) };
+        const message: FleetEvent = { v: fleetWireVersion, receivedAtMs, event: eventFor(id) };
         return deps.publish(deps.topics.events(id), JSON.stringify(message), { retain: false });
       }),
     );
