@@ -18,6 +18,7 @@ import { isWattshiftError } from '../errors.js';
 import { startAdvicePublisher, type AdvicePublisher } from './advice-publisher.js';
 import type { HubConfig } from './config.js';
 import { createEventFanout, type EventFanout, type Publish } from './event-fanout.js';
+import { createHubHealth } from './health.js';
 import { migrate } from './migrations.js';
 import { createOutboxStore } from './outbox-store.js';
 import { startOutboxWorker } from './outbox-worker.js';
@@ -127,7 +128,8 @@ export async function startHub(config: HubConfig, deps: { clock: Clock; logger: 
     });
     await client.subscribeAsync([topics.sharedReports(config.broker.sharedGroup), topics.sharedSync(config.broker.sharedGroup)], { qos: 1 });
 
-    const webhook: WebhookEndpoint = await startWebhookEndpoint(config.webhook, { fanout, logger: deps.logger });
+    const health = createHubHealth({ pool, brokerConnected: () => client.connected, logger: log });
+    const webhook: WebhookEndpoint = await startWebhookEndpoint(config.webhook, { fanout, health, logger: deps.logger });
     stops.push(() => webhook.close());
 
     const known = new Set(await registry.recentEventIds(knownEventsKept));
