@@ -54,7 +54,7 @@ export const errorCodes = {
   METER_DISCONTINUITY: { retryable: false, hint: 'an energy counter went down or rose faster than the device can draw (reset, meter exchange or a garbled read); that interval is left out of the hourly energy, which is marked partial' },
   CLOCK_JUMP: { retryable: false, hint: 'the wall clock stepped (NTP correction?); after a step back metering goes on from the new time and the energy across the step is left out of the hours' },
   HOUR_GUARD: { retryable: false, hint: 'the hourly energy guard throttled a device (the car first, then the heater) so the hour stays within the allowance the plan holds it to for the month\'s capacity step; the comfort floor, safe states and the user\'s mode are never throttled' },
-  FLEET_REPORT_FORBIDDEN: { retryable: false, hint: 'a gateway sent a report naming a location or resource it does not own (or the gateway is unknown or revoked); the hub refused it with a rejected receipt and never uploads it. Check the hub registry (locations, resources) for that gateway' },
+  FLEET_REPORT_FORBIDDEN: { retryable: false, hint: 'a gateway sent a report naming a location or resource it does not own, or for an event that did not target its locations (or the gateway is unknown or revoked); the hub refused it with a rejected receipt and never uploads it. Check the hub registry (locations, resources) for that gateway' },
   INTERNAL: { retryable: false, hint: 'a bug: please report it with the log' },
 } as const satisfies Record<string, { retryable: boolean; hint: string }>;
 
