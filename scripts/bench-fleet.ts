@@ -47,9 +47,10 @@ function priceCurveDelta(): { currency: 'NOK'; energyUnit: 'kWh'; resolution: st
   return { currency: 'NOK', energyUnit: 'kWh', resolution: '01:00:00', points: Array.from({ length: 24 }, (_, h) => ({ price: round(Math.sin(h) / 2, 2), timestamp: new Date(start + h * 3_600_000).toISOString() })) };
 }
 
-interface EventFigures { firstMs: number; p50Ms: number; p99Ms: number; maxMs: number; delivered: number; hubCpuMs: number }
+interface EventFigures { firstMs: number; p50Ms: number; p99Ms: number; maxMs: number; delivered: number; hubCpuMs: number; brokerCpuMs: number }
 
 async function oneEvent(world: FleetBenchWorld, hubPid: number): Promise<EventFigures> {
+  const brokerCpuBefore = sampleProc(world.broker.pid)?.cpuMs ?? Number.NaN;
   const n = world.homes.length;
   const postsBefore = world.webhookArrivals.length;
   const cpuBefore = sampleProc(hubPid)?.cpuMs ?? Number.NaN;
@@ -66,9 +67,10 @@ async function oneEvent(world: FleetBenchWorld, hubPid: number): Promise<EventFi
   const receivedAt = world.webhookArrivals[postsBefore];
   if (receivedAt === undefined) throw new Error(`event ${event.id}: the hub's webhook was never called`);
   const cpuAfter = sampleProc(hubPid)?.cpuMs ?? Number.NaN;
+  const brokerCpuAfter = sampleProc(world.broker.pid)?.cpuMs ?? Number.NaN;
   // A gateway the event never reached counts at the timeout: it is in the tail, not left out.
   const latencies = [...arrivals.map((at) => at - receivedAt), ...Array.from({ length: Math.max(0, n - arrivals.length) }, () => deliveryTimeoutMs)].sort((a, b) => a - b);
-  return { firstMs: latencies[0] ?? Number.NaN, p50Ms: quantile(latencies, 0.5), p99Ms: quantile(latencies, 0.99), maxMs: latencies.at(-1) ?? Number.NaN, delivered: arrivals.length, hubCpuMs: cpuAfter - cpuBefore };
+  return { firstMs: latencies[0] ?? Number.NaN, p50Ms: quantile(latencies, 0.5), p99Ms: quantile(latencies, 0.99), maxMs: latencies.at(-1) ?? Number.NaN, delivered: arrivals.length, hubCpuMs: cpuAfter - cpuBefore, brokerCpuMs: brokerCpuAfter - brokerCpuBefore };
 }
 
 async function runSize(n: number) {
@@ -86,7 +88,7 @@ async function runSize(n: number) {
     for (let i = 0; i < eventsPerSize && !interrupted; i++) {
       const e = await oneEvent(world, hubPid);
       events.push(e);
-      console.log(`  ${n} gateways, event ${i + 1}: delivered ${e.delivered}/${n}, first ${e.firstMs.toFixed(0)} ms, p50 ${e.p50Ms.toFixed(0)} ms, p99 ${e.p99Ms.toFixed(0)} ms, max ${e.maxMs.toFixed(0)} ms, hub CPU ${e.hubCpuMs.toFixed(0)} ms`);
+      console.log(`  ${n} gateways, event ${i + 1}: delivered ${e.delivered}/${n}, first ${e.firstMs.toFixed(0)} ms, p50 ${e.p50Ms.toFixed(0)} ms, p99 ${e.p99Ms.toFixed(0)} ms, max ${e.maxMs.toFixed(0)} ms, hub CPU ${e.hubCpuMs.toFixed(0)} ms, broker CPU ${e.brokerCpuMs.toFixed(0)} ms`);
       await sleep(1_000);
     }
     // At least one advice round after the start's, and several polls, in the API window.
@@ -106,6 +108,7 @@ async function runSize(n: number) {
       hubIdleCpuPct: round(idleCpuPct, 2),
       hubCpuMsPerEventPer1000: round(median(events.map((e) => e.hubCpuMs)) / (n / 1000)),
       brokerRssMb: mb(brokerRss),
+      brokerCpuMsPerEventPer1000: round(median(events.map((e) => e.brokerCpuMs)) / (n / 1000)),
       dbMb: mb(dbBytes),
       provisionS: round(world.provisionMs / 1000),
       connectS: round(world.connectMs / 1000),
@@ -113,7 +116,7 @@ async function runSize(n: number) {
       apiCalls: calls,
       apiCallsPerHour: Math.round((Object.values(calls).reduce((s, c) => s + c, 0) * 3600) / windowS),
     };
-    console.log(`${n} gateways: p50 ${figures.p50Ms} ms, p99 ${figures.p99Ms} ms, max ${figures.maxMs} ms (median of ${events.length} events), undelivered ${figures.undelivered}; hub RSS ${figures.hubRssMb} MB, idle CPU ${figures.hubIdleCpuPct} %, ${figures.hubCpuMsPerEventPer1000} ms CPU per event per 1,000 gateways; broker RSS ${figures.brokerRssMb} MB; database ${figures.dbMb} MB`);
+    console.log(`${n} gateways: p50 ${figures.p50Ms} ms, p99 ${figures.p99Ms} ms, max ${figures.maxMs} ms (median of ${events.length} events), undelivered ${figures.undelivered}; hub RSS ${figures.hubRssMb} MB, idle CPU ${figures.hubIdleCpuPct} %, ${figures.hubCpuMsPerEventPer1000} ms CPU per event per 1,000 gateways; broker RSS ${figures.brokerRssMb} MB, ${figures.brokerCpuMsPerEventPer1000} ms CPU per event per 1,000 gateways; database ${figures.dbMb} MB`);
     console.log(`  API calls in ${figures.apiWindowS} s (poll every 10 s, advice every minute, ${benchAreas.length} price areas): ${JSON.stringify(calls)}`);
     return figures;
   } finally {

@@ -11,6 +11,9 @@ import { eventSchema, type SparkEvent } from '../spark/wire.js';
 import { eventPerLocation, eventTargets } from './event-targets.js';
 import type { RegistryStore } from './registry-store.js';
 
+/** Publishes started before the hub yields to the event loop (and so to the socket). */
+const publishBatch = 500;
+
 export type Publish = (topic: string, payload: string, options: { retain: boolean }) => Promise<void>;
 
 export interface EventFanout {
@@ -31,12 +34,16 @@ export function createEventFanout(deps: {
   /** One publish per location, each with the event cut to that location's targets. */
   const send = async (raw: unknown, receivedAtMs: number, locationIds: readonly string[], resourceLocations: ReadonlyMap<string, string>): Promise<void> => {
     const eventFor = eventPerLocation(eventSchema.parse(raw), locationIds, resourceLocations);
-    await Promise.all(
-      locationIds.map((id) => {
-        const message: FleetEvent = { v: fleetWireVersion, receivedAtMs, event: eventFor(id) };
-        return deps.publish(deps.topics.events(id), JSON.stringify(message), { retain: false });
-      }),
-    );
+    const sent: Promise<void>[] = [];
+    for (let i = 0; i < locationIds.length; i++) {
+      const id = locationIds[i]!;
+      const message: FleetEvent = { v: fleetWireVersion, receivedAtMs, event: eventFor(id) };
+      sent.push(deps.publish(deps.topics.events(id), JSON.stringify(message), { retain: false }));
+      // Let the socket write each batch: the broker delivers the first homes' messages while the
+      // hub still builds the rest, instead of after all of them.
+      if ((i + 1) % publishBatch === 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    await Promise.all(sent);
   };
   const resolveTargets = (event: SparkEvent) => {
     const targets = eventTargets(event);
