@@ -97,6 +97,15 @@ async function runSize(n: number) {
     const brokerRss = sampleProc(world.broker.pid)?.rssBytes ?? Number.NaN;
     const dbBytes = Number((await world.pool.query<{ size: string }>('SELECT pg_database_size(current_database()) AS size')).rows[0]?.size);
     const windowS = (wallMs() - startedMs) / 1000;
+    // The hub's own complaints (codes of its recent warn and error lines), to tell a slow run from a failing one.
+    const hubCodes = [...new Set(world.hub.tail().flatMap((l) => {
+      try {
+        const line = JSON.parse(l) as { level?: number; code?: string };
+        return (line.level ?? 0) >= 40 && line.code ? [line.code] : [];
+      } catch {
+        return [];
+      }
+    }))];
     const calls = Object.fromEntries([...world.apiCalls.entries()].sort(([a], [b]) => a.localeCompare(b)));
     const figures = {
       gateways: n,
@@ -104,6 +113,7 @@ async function runSize(n: number) {
       p99Ms: round(median(events.map((e) => e.p99Ms))),
       maxMs: round(median(events.map((e) => e.maxMs))),
       undelivered: events.reduce((s, e) => s + (n - e.delivered), 0),
+      hubIdleRssMb: mb(idleAfter?.rssBytes ?? Number.NaN),
       hubRssMb: mb(hubRss),
       hubIdleCpuPct: round(idleCpuPct, 2),
       hubCpuMsPerEventPer1000: round(median(events.map((e) => e.hubCpuMs)) / (n / 1000)),
@@ -112,11 +122,15 @@ async function runSize(n: number) {
       dbMb: mb(dbBytes),
       provisionS: round(world.provisionMs / 1000),
       connectS: round(world.connectMs / 1000),
+      hubWarnings: world.hub.levels().get('warn') ?? 0,
+      hubErrors: world.hub.levels().get('error') ?? 0,
+      hubCodes,
       apiWindowS: round(windowS),
       apiCalls: calls,
       apiCallsPerHour: Math.round((Object.values(calls).reduce((s, c) => s + c, 0) * 3600) / windowS),
     };
-    console.log(`${n} gateways: p50 ${figures.p50Ms} ms, p99 ${figures.p99Ms} ms, max ${figures.maxMs} ms (median of ${events.length} events), undelivered ${figures.undelivered}; hub RSS ${figures.hubRssMb} MB, idle CPU ${figures.hubIdleCpuPct} %, ${figures.hubCpuMsPerEventPer1000} ms CPU per event per 1,000 gateways; broker RSS ${figures.brokerRssMb} MB, ${figures.brokerCpuMsPerEventPer1000} ms CPU per event per 1,000 gateways; database ${figures.dbMb} MB`);
+    console.log(`${n} gateways: p50 ${figures.p50Ms} ms, p99 ${figures.p99Ms} ms, max ${figures.maxMs} ms (median of ${events.length} events), undelivered ${figures.undelivered}; hub RSS ${figures.hubIdleRssMb} MB idle, ${figures.hubRssMb} MB after the events, idle CPU ${figures.hubIdleCpuPct} %, ${figures.hubCpuMsPerEventPer1000} ms CPU per event per 1,000 gateways; broker RSS ${figures.brokerRssMb} MB, ${figures.brokerCpuMsPerEventPer1000} ms CPU per event per 1,000 gateways; database ${figures.dbMb} MB`);
+    console.log(`  hub log: ${figures.hubWarnings} warn, ${figures.hubErrors} error lines${hubCodes.length ? ` (recent codes: ${hubCodes.join(', ')})` : ''}`);
     console.log(`  API calls in ${figures.apiWindowS} s (poll every 10 s, advice every minute, ${benchAreas.length} price areas): ${JSON.stringify(calls)}`);
     return figures;
   } finally {
