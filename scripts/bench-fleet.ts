@@ -10,6 +10,7 @@
  *
  *   npx tsx scripts/bench-fleet.ts [--gateways 1000,5000,10000] [--events 5] [--quick]
  */
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { benchAreas, startFleetBenchWorld, type FleetBenchWorld } from './lib/fleet-bench-world.js';
 import { sampleProc } from './lib/proc-sample.js';
@@ -97,11 +98,12 @@ async function runSize(n: number) {
     const brokerRss = sampleProc(world.broker.pid)?.rssBytes ?? Number.NaN;
     const dbBytes = Number((await world.pool.query<{ size: string }>('SELECT pg_database_size(current_database()) AS size')).rows[0]?.size);
     const windowS = (wallMs() - startedMs) / 1000;
-    // The hub's own complaints (codes of its recent warn and error lines), to tell a slow run from a failing one.
-    const hubCodes = [...new Set(world.hub.tail().flatMap((l) => {
+    // The hub's own complaints (code and message of its warn and error lines), to tell a slow run from a failing one.
+    const hubCodes = [...new Set(readFileSync(world.hubLogPath, 'utf8').split('\n').flatMap((l) => {
       try {
-        const line = JSON.parse(l) as { level?: number; code?: string };
-        return (line.level ?? 0) >= 40 && line.code ? [line.code] : [];
+        const line = JSON.parse(l) as { level?: number | string; code?: string; msg?: string };
+        const serious = typeof line.level === 'number' ? line.level >= 40 : ['warn', 'error', 'fatal'].includes(line.level ?? '');
+        return serious ? [`${line.code ?? 'no code'}: ${line.msg ?? ''}`] : [];
       } catch {
         return [];
       }
@@ -130,7 +132,7 @@ async function runSize(n: number) {
       apiCallsPerHour: Math.round((Object.values(calls).reduce((s, c) => s + c, 0) * 3600) / windowS),
     };
     console.log(`${n} gateways: p50 ${figures.p50Ms} ms, p99 ${figures.p99Ms} ms, max ${figures.maxMs} ms (median of ${events.length} events), undelivered ${figures.undelivered}; hub RSS ${figures.hubIdleRssMb} MB idle, ${figures.hubRssMb} MB after the events, idle CPU ${figures.hubIdleCpuPct} %, ${figures.hubCpuMsPerEventPer1000} ms CPU per event per 1,000 gateways; broker RSS ${figures.brokerRssMb} MB, ${figures.brokerCpuMsPerEventPer1000} ms CPU per event per 1,000 gateways; database ${figures.dbMb} MB`);
-    console.log(`  hub log: ${figures.hubWarnings} warn, ${figures.hubErrors} error lines${hubCodes.length ? ` (recent codes: ${hubCodes.join(', ')})` : ''}`);
+    console.log(`  hub log: ${figures.hubWarnings} warn, ${figures.hubErrors} error lines${hubCodes.length ? ` (${hubCodes.join('; ')})` : ''}`);
     console.log(`  API calls in ${figures.apiWindowS} s (poll every 10 s, advice every minute, ${benchAreas.length} price areas): ${JSON.stringify(calls)}`);
     return figures;
   } finally {

@@ -45,6 +45,8 @@ export interface FleetBenchWorld {
   spark: SparkClient;
   broker: FleetBroker;
   hub: DaemonProcess;
+  /** The hub's whole log (removed with the rest at stop). */
+  hubLogPath: string;
   swarms: Swarm[];
   pool: pg.Pool;
   /** Wall-clock times at which a webhook call started to arrive at the hub. */
@@ -144,7 +146,8 @@ export async function startFleetBenchWorld(gatewayCount: number): Promise<FleetB
       advice: { cron: '* * * * *', timezone: 'UTC' },
     }), { mode: 0o600 });
     const apiCalls = new Map<string, number>();
-    const hub = spawnDaemon({ configPath, command: 'hub' });
+    const hubLogPath = join(dir, 'hub.log');
+    const hub = spawnDaemon({ configPath, command: 'hub', logPath: hubLogPath });
     stops.push(() => hub.stop());
     sandbox.onResponse((r) => {
       const route = `${r.method} ${r.pattern ?? r.path}`;
@@ -166,7 +169,7 @@ export async function startFleetBenchWorld(gatewayCount: number): Promise<FleetB
     });
     await Promise.all(swarms.map((s, i) => s.request({ type: 'start', brokerUrl: broker.url, prefix: defaultFleetPrefix, gateways: homes.slice(i * gatewaysPerSwarm, (i + 1) * gatewaysPerSwarm) }, 'ready')));
     const connectMs = wallMs() - connectStarted;
-    return { homes, sandbox, spark, broker, hub, swarms, pool, webhookArrivals, apiCalls, provisionMs, connectMs, stop };
+    return { homes, sandbox, spark, broker, hub, hubLogPath, swarms, pool, webhookArrivals, apiCalls, provisionMs, connectMs, stop };
   } catch (err) {
     await stop();
     throw err;

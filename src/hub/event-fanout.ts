@@ -2,7 +2,8 @@
  * Event fan-out: each API event (webhook or poll, on any instance) is stored once, and the
  * instance that stored it publishes it, QoS 1, to the events topic of every registered location
  * it targets, cut to that location's own targets. Publishing that fails gives the duty back, so
- * the API's redelivery or the next poll publishes it again. A gateway's `sync` republishes the events still running for its locations.
+ * the API's redelivery or the next poll publishes it again. A gateway's `sync` republishes the
+ * events still running for its locations.
  */
 import { fleetWireVersion, type FleetEvent, type fleetTopics } from '../fleet/wire.js';
 import type { Logger } from '../log.js';
