@@ -148,6 +148,7 @@ for (const n of sizes) {
 }
 const largest = results.at(-1);
 const smallest = results[0];
-const rssPer1000 = results.length > 1 && largest && smallest ? round(((largest.hubRssMb - smallest.hubRssMb) * 1000) / (largest.gateways - smallest.gateways), 2) : undefined;
-console.log(`summary: p99 ${results.map((r) => `${r.p99Ms} ms at ${r.gateways}`).join(', ')} (target ≤ ${targetP99Ms} ms); hub RSS ${results.map((r) => `${r.hubRssMb} MB`).join(', ')}${rssPer1000 === undefined ? '' : ` (+${rssPer1000} MB per 1,000 gateways)`}; API calls per hour at the bench schedule ${results.map((r) => r.apiCallsPerHour).join(', ')}`);
+// From idle RSS: after events it mostly shows when the collector last ran.
+const rssPer1000 = results.length > 1 && largest && smallest ? round(((largest.hubIdleRssMb - smallest.hubIdleRssMb) * 1000) / (largest.gateways - smallest.gateways), 2) : undefined;
+console.log(`summary: p99 ${results.map((r) => `${r.p99Ms} ms at ${r.gateways}`).join(', ')} (target ≤ ${targetP99Ms} ms); hub RSS idle ${results.map((r) => `${r.hubIdleRssMb} MB`).join(', ')}${rssPer1000 === undefined ? '' : ` (+${rssPer1000} MB per 1,000 gateways)`}; API calls per hour at the bench schedule ${results.map((r) => r.apiCallsPerHour).join(', ')}`);
 console.log(JSON.stringify({ fleetTargetP99Ms: targetP99Ms, fleetP99MetAll: results.every((r) => r.p99Ms <= targetP99Ms && r.undelivered === 0), hubRssMbPer1000: rssPer1000, sizes: results }));
