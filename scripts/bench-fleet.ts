@@ -35,7 +35,10 @@ const mb = (bytes: number): number => round(bytes / 1048576);
 let current: FleetBenchWorld | undefined;
 let interrupted = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
+  // `on`, not `once`: tsx passes the terminal's Ctrl-C on again, and a second signal must not end
+  // the process half-way through its cleanup.
+  process.on(signal, () => {
+    if (interrupted) return;
     interrupted = true;
     console.error(`${signal}: cleaning up`);
     void (current?.stop() ?? Promise.resolve()).finally(() => process.exit(130));

@@ -82,9 +82,12 @@ function startSwarm(): Swarm {
 
 export async function startFleetBenchWorld(gatewayCount: number): Promise<FleetBenchWorld> {
   const stops: (() => Promise<unknown>)[] = [];
-  const stop = async (): Promise<void> => {
-    for (const s of stops.splice(0).reverse()) await s().catch((err: unknown) => console.error(`cleanup: ${String(err)}`));
-  };
+  // One cleanup, however many ask (Ctrl-C while the run also ends): each waits for all of it.
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> =>
+    (stopping ??= (async () => {
+      for (const s of stops.splice(0).reverse()) await s().catch((err: unknown) => console.error(`cleanup: ${String(err)}`));
+    })());
   try {
     const dir = mkdtempSync(join(tmpdir(), 'wattshift-bench-fleet-'));
     stops.push(async () => rmSync(dir, { recursive: true, force: true }));
@@ -160,7 +163,8 @@ export async function startFleetBenchWorld(gatewayCount: number): Promise<FleetB
     const swarms = Array.from({ length: Math.ceil(gatewayCount / gatewaysPerSwarm) }, () => startSwarm());
     stops.push(async () => {
       await Promise.all(swarms.map((s) => new Promise<void>((resolve) => {
-        if (s.child.exitCode !== null) return resolve();
+        // Gone already (a Ctrl-C reaches the whole process group): its 'exit' has been and gone.
+        if (s.child.exitCode !== null || s.child.signalCode !== null) return resolve();
         const timer = setTimeout(() => s.child.kill('SIGKILL'), 15_000);
         s.child.once('exit', () => (clearTimeout(timer), resolve()));
         if (s.child.connected) s.child.send({ type: 'stop' } satisfies SwarmRequest);

@@ -63,7 +63,7 @@ export async function startFleetBroker(files: { passwd: string; acl: string }): 
     },
     output: () => log,
     async stop() {
-      if (child.exitCode === null) {
+      if (child.exitCode === null && child.signalCode === null) {
         const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
         child.kill('SIGTERM');
         await exited;
