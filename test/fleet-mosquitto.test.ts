@@ -16,6 +16,7 @@ import { runCli } from '../src/cli/dispatch.js';
 import { defaultConfig } from '../src/config/load.js';
 import { fleetUpstreamSchema } from '../src/config/schema-upstream.js';
 import { createFleetUpstream } from '../src/upstream/fleet.js';
+import { openFleetLink } from '../src/upstream/fleet-link.js';
 import { fleetTopics } from '../src/fleet/wire.js';
 import type { Upstream } from '../src/upstream/port.js';
 import { mosquittoAvailable, startMosquitto, type MosquittoBroker } from './helpers/mosquitto.js';
@@ -118,6 +119,25 @@ describe.skipIf(!available)('fleet upstream with Mosquitto (MQTT 5, TLS, passwor
     await expect(revoked.upstream.reports.postReport(ack, new AbortController().signal, { idempotencyKey: 'k', createdAtMs: t0 }))
       .rejects.toMatchObject({ code: 'FLEET_BROKER_DOWN', retryable: true });
     await revoked.upstream.close();
+  }, 30_000);
+
+  it('backs off after refused logins: the waits double from the reconnect period up to the limit', async () => {
+    const refusals: { atMs: number; retryInMs: number }[] = [];
+    const logger = createLogger({ level: 'debug', destination: { write: (l: string) => {
+      const line = JSON.parse(l) as { code?: string; retryInMs?: number };
+      if (line.code === 'FLEET_AUTH_REJECTED' && typeof line.retryInMs === 'number') refusals.push({ atMs: Date.now(), retryInMs: line.retryInMs });
+    } } });
+    const cfg = fleetUpstreamSchema.parse({ mode: 'fleet', brokerUrl: broker.url, gatewayId: 'gw-refused', username: broker.username, password: 'not-the-password', ca: broker.caFile, locationId: 'home-r' });
+    const link = openFleetLink(cfg, { clock: new ManualClock(t0), logger, topics: [], onMessage: () => undefined, onConnect: () => undefined, reconnectPeriodMs: 100, authRetryMaxMs: 800 });
+    try {
+      await until(() => refusals.length >= 6, 'six refused logins');
+    } finally {
+      await link.close();
+    }
+    expect(refusals.slice(0, 6).map((r) => r.retryInMs)).toEqual([100, 200, 400, 800, 800, 800]);
+    // The broker really saw the logins that far apart (a little slack for the timers).
+    for (let i = 1; i < 6; i++) expect(refusals[i]!.atMs - refusals[i - 1]!.atMs).toBeGreaterThanOrEqual(refusals[i - 1]!.retryInMs * 0.9);
+    expect(link.health()).toMatchObject({ ok: false, lastError: { code: 'FLEET_AUTH_REJECTED' } });
   }, 30_000);
 });
 

@@ -17,7 +17,7 @@ export interface DaemonProcess {
   readonly pid: number;
   /** process.hrtime at spawn, ms. */
   readonly spawnedAtMs: number;
-  /** Resolves with the ms from spawn to the `wattshift started` line; rejects if the process exits first. */
+  /** Resolves with the ms from spawn to the ready line (`wattshift started`); rejects if the process exits first. */
   readonly ready: Promise<number>;
   /** Resolves with the exit code (or 128 + signal). */
   readonly exited: Promise<number>;
@@ -35,11 +35,24 @@ export interface DaemonProcess {
 
 const levelNames: Record<number, string> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' };
 
-export function spawnDaemon(options: { configPath: string; env?: NodeJS.ProcessEnv; /** Copy of the daemon's stdout and stderr. */ logPath?: string; /** Flags for node itself (e.g. --trace-gc). */ nodeArgs?: string[] }): DaemonProcess {
+/** The log line each command writes once it is up. */
+const readyMessages = { run: 'wattshift started', hub: 'hub instance started' } as const;
+
+export function spawnDaemon(options: {
+  configPath: string;
+  /** `run` (default): the daemon; `hub`: one fleet hub instance. */
+  command?: keyof typeof readyMessages;
+  env?: NodeJS.ProcessEnv;
+  /** Copy of the daemon's stdout and stderr. */
+  logPath?: string;
+  /** Flags for node itself (e.g. --trace-gc). */
+  nodeArgs?: string[];
+}): DaemonProcess {
+  const command = options.command ?? 'run';
   if (!existsSync(daemonEntry)) throw new Error(`${daemonEntry} is missing: run \`npm run build\` first`);
   const nowMs = (): number => Number(process.hrtime.bigint()) / 1e6;
   const spawnedAtMs = nowMs();
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), daemonEntry, 'run', '--config', options.configPath], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), daemonEntry, command, '--config', options.configPath], {
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -80,7 +93,7 @@ export function spawnDaemon(options: { configPath: string; env?: NodeJS.ProcessE
     }
     const name = typeof level === 'number' ? (levelNames[level] ?? String(level)) : String(level);
     levels.set(name, (levels.get(name) ?? 0) + 1);
-    if (msg === 'wattshift started') markReady(nowMs() - spawnedAtMs);
+    if (msg === readyMessages[command]) markReady(nowMs() - spawnedAtMs);
   });
   createInterface({ input: child.stderr! }).on('line', (line) => keep(`stderr: ${line}`));
   const exited = new Promise<number>((res) => {

@@ -12,14 +12,17 @@ export interface TcpRelay {
   close(): Promise<void>;
 }
 
-export async function startTcpRelay(upstreamHost: string, upstreamPort: number): Promise<TcpRelay> {
+export async function startTcpRelay(upstreamHost: string, upstreamPort: number, options: { /** Sees each chunk a client sends, as it arrives. */ onClientData?: (chunk: Buffer) => void } = {}): Promise<TcpRelay> {
   let fromClients = 0;
   const sockets = new Set<Socket>();
   const server = createServer((client) => {
     const upstream = connect(upstreamPort, upstreamHost);
     sockets.add(client);
     sockets.add(upstream);
-    client.on('data', (chunk: Buffer) => (fromClients += chunk.length));
+    client.on('data', (chunk: Buffer) => {
+      fromClients += chunk.length;
+      options.onClientData?.(chunk);
+    });
     client.pipe(upstream);
     upstream.pipe(client);
     const drop = (): void => {

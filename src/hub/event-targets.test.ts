@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { eventTargets } from './event-targets.js';
+import { eventPerLocation, eventTargets } from './event-targets.js';
 
 describe('eventTargets', () => {
   it('takes the locations and resources of a resource LPC, and the end of its last point', () => {
@@ -28,5 +28,19 @@ describe('eventTargets', () => {
     });
     expect(curve).toEqual({ locationIds: ['loc-a'], resourceIds: [], userIds: [], endsAtMs: Date.UTC(2026, 0, 1, 11) });
     expect(eventTargets({ id: 'e4', payload: { payloadType: 'SomethingNew' } })).toEqual({ locationIds: [], resourceIds: [], userIds: [], endsAtMs: null });
+  });
+
+  it('cuts an event to one location\'s targets: by location id or by a resource the registry places there', () => {
+    const event = {
+      id: 'e5',
+      createdAt: '2026-01-01T00:00:00Z',
+      payload: { payloadType: 'PriceCurve', priceArea: 'NO1', targets: [{ locationId: 'loc-a', resourceId: 'res-a' }, { locationId: 'loc-b', resourceId: 'res-b' }, { locationId: 'loc-x', resourceId: 'res-c' }], priceCurveDelta: { points: [] } },
+    };
+    const forLocation = eventPerLocation(event, ['loc-a', 'loc-b'], new Map([['res-c', 'loc-a']]));
+    expect(forLocation('loc-a')).toEqual({ ...event, payload: { ...event.payload, targets: [{ locationId: 'loc-a', resourceId: 'res-a' }, { locationId: 'loc-x', resourceId: 'res-c' }] } });
+    expect(forLocation('loc-b')).toEqual({ ...event, payload: { ...event.payload, targets: [{ locationId: 'loc-b', resourceId: 'res-b' }] } });
+    expect(event.payload.targets).toHaveLength(3);
+    const eligibility = { id: 'e6', payload: { payloadType: 'UserEligibility', addedUsers: ['u1'] } };
+    expect(eventPerLocation(eligibility, ['loc-a'], new Map())('loc-a')).toBe(eligibility);
   });
 });

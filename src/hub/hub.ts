@@ -18,6 +18,7 @@ import { isWattshiftError } from '../errors.js';
 import { startAdvicePublisher, type AdvicePublisher } from './advice-publisher.js';
 import type { HubConfig } from './config.js';
 import { createEventFanout, type EventFanout, type Publish } from './event-fanout.js';
+import { createHubHealth } from './health.js';
 import { migrate } from './migrations.js';
 import { createOutboxStore } from './outbox-store.js';
 import { startOutboxWorker } from './outbox-worker.js';
@@ -47,6 +48,13 @@ const parseJson = (payload: Buffer): unknown => {
 
 /** Events remembered as seen by the poll before the set is reloaded from the database. */
 const knownEventsKept = 2000;
+/**
+ * The largest API answer the hub reads. An event lists every home it targets (about 60 B each):
+ * one price curve for 10,000 homes is 600 kB, so a page of such events is far above the daemon's
+ * 2 MiB. Pages are kept small for the same reason.
+ */
+const maxResponseBytes = 64 * 1024 * 1024;
+const pollPageSize = 10;
 
 export async function startHub(config: HubConfig, deps: { clock: Clock; logger: Logger }): Promise<Hub> {
   const log = deps.logger.child({ component: 'hub', instanceId: config.instanceId });
@@ -67,7 +75,7 @@ export async function startHub(config: HubConfig, deps: { clock: Clock; logger: 
     const outbox = createOutboxStore(pool);
 
     const timeout = config.spark.requestTimeoutMs;
-    const connection = createSparkConnection({ timeoutsMs: { connect: timeout, headers: timeout, body: timeout }, proxyUrl: config.spark.proxyUrl });
+    const connection = createSparkConnection({ timeoutsMs: { connect: timeout, headers: timeout, body: timeout }, maxResponseBytes, proxyUrl: config.spark.proxyUrl });
     stops.push(() => connection.close());
     const auth = { authUrl: config.spark.authUrl, clientId: config.spark.clientId, clientSecret: config.spark.clientSecret, clock: deps.clock, logger: deps.logger, connection };
     const spark: SparkClient = createSparkClient({ ...auth, baseUrl: config.spark.baseUrl });
@@ -127,7 +135,8 @@ export async function startHub(config: HubConfig, deps: { clock: Clock; logger: 
     });
     await client.subscribeAsync([topics.sharedReports(config.broker.sharedGroup), topics.sharedSync(config.broker.sharedGroup)], { qos: 1 });
 
-    const webhook: WebhookEndpoint = await startWebhookEndpoint(config.webhook, { fanout, logger: deps.logger });
+    const health = createHubHealth({ pool, brokerConnected: () => client.connected, logger: log });
+    const webhook: WebhookEndpoint = await startWebhookEndpoint(config.webhook, { fanout, health, logger: deps.logger });
     stops.push(() => webhook.close());
 
     const known = new Set(await registry.recentEventIds(knownEventsKept));
@@ -137,7 +146,7 @@ export async function startHub(config: HubConfig, deps: { clock: Clock; logger: 
         for (const id of await registry.recentEventIds(knownEventsKept)) known.add(id);
       }
       let stored = 0;
-      for await (const event of spark.iterateEvents({ isKnown: (id) => known.has(id), ...(signal ? { signal } : {}) })) {
+      for await (const event of spark.iterateEvents({ isKnown: (id) => known.has(id), pageSize: pollPageSize, ...(signal ? { signal } : {}) })) {
         if ((await fanout.accept(event)).outcome === 'new') stored++;
         known.add(event.id);
       }

@@ -21,10 +21,14 @@ export interface LocationRow {
   gatewayId: string;
 }
 
-/** What a gateway may not name in a report: locations and resources that are not its own. */
+/**
+ * What a gateway may not report on: locations and resources that are not its own, and an event
+ * that did not target any of its locations (or that the hub never received).
+ */
 export interface Ownership {
   revoked: boolean;
   knownGateway: boolean;
+  eventTargetsGateway: boolean;
   foreignLocations: string[];
   foreignResources: string[];
 }
@@ -73,21 +77,30 @@ export function createRegistryStore(pool: pg.Pool) {
       const { rows } = await pool.query<{ location_id: string }>('SELECT location_id FROM locations WHERE gateway_id = $1 ORDER BY location_id', [gatewayId]);
       return rows.map((r) => r.location_id);
     },
-    /** The registered locations among `locationIds`, and those of the given resources and users. */
-    async resolveLocations(locationIds: readonly string[], resourceIds: readonly string[], userIds: readonly string[]): Promise<string[]> {
-      const { rows } = await pool.query<{ location_id: string }>(
-        `SELECT location_id FROM locations WHERE location_id = ANY($1) OR user_id = ANY($3)
-         UNION SELECT location_id FROM resources WHERE resource_id = ANY($2) ORDER BY location_id`,
+    /**
+     * The registered locations among `locationIds`, and those of the given resources and users;
+     * with the location the registry gives each of those resources.
+     */
+    async resolveLocations(locationIds: readonly string[], resourceIds: readonly string[], userIds: readonly string[]): Promise<{ locationIds: string[]; resourceLocations: Map<string, string> }> {
+      const { rows } = await pool.query<{ location_id: string; resource_id: string | null }>(
+        `SELECT location_id, NULL AS resource_id FROM locations WHERE location_id = ANY($1) OR user_id = ANY($3)
+         UNION ALL SELECT location_id, resource_id FROM resources WHERE resource_id = ANY($2)`,
         [locationIds, resourceIds, userIds],
       );
-      return rows.map((r) => r.location_id);
+      const resourceLocations = new Map(rows.flatMap((r) => (r.resource_id === null ? [] : [[r.resource_id, r.location_id] as const])));
+      return { locationIds: [...new Set(rows.map((r) => r.location_id))].sort(), resourceLocations };
     },
     async priceAreas(): Promise<string[]> {
       const { rows } = await pool.query<{ price_area: string }>('SELECT DISTINCT price_area FROM locations ORDER BY price_area');
       return rows.map((r) => r.price_area);
     },
-    async ownership(gatewayId: string, locationIds: readonly string[], resourceIds: readonly string[]): Promise<Ownership> {
-      const gw = await pool.query<{ revoked: boolean }>('SELECT revoked FROM gateways WHERE gateway_id = $1', [gatewayId]);
+    async ownership(gatewayId: string, eventId: string, locationIds: readonly string[], resourceIds: readonly string[]): Promise<Ownership> {
+      const gw = await pool.query<{ revoked: boolean; targeted: boolean }>(
+        `SELECT revoked, EXISTS (SELECT 1 FROM events e WHERE e.event_id = $2
+           AND e.target_location_ids && ARRAY(SELECT location_id FROM locations WHERE gateway_id = $1)) AS targeted
+         FROM gateways WHERE gateway_id = $1`,
+        [gatewayId, eventId],
+      );
       const owned = await pool.query<{ kind: string; id: string }>(
         `SELECT 'location' AS kind, location_id AS id FROM locations WHERE gateway_id = $1 AND location_id = ANY($2)
          UNION ALL SELECT 'resource', r.resource_id FROM resources r JOIN locations l USING (location_id) WHERE l.gateway_id = $1 AND r.resource_id = ANY($3)`,
@@ -97,6 +110,7 @@ export function createRegistryStore(pool: pg.Pool) {
       return {
         knownGateway: gw.rows.length > 0,
         revoked: gw.rows[0]?.revoked ?? false,
+        eventTargetsGateway: gw.rows[0]?.targeted ?? false,
         foreignLocations: locationIds.filter((id) => !mine.has(`location:${id}`)),
         foreignResources: resourceIds.filter((id) => !mine.has(`resource:${id}`)),
       };

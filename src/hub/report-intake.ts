@@ -1,7 +1,8 @@
 /**
  * Reports from gateways: the sending gateway is the one in the topic (the broker's ACL lets a
- * gateway write only its own report topic), and it must own every location and resource the
- * report names; otherwise the report is refused for good with a `rejected` receipt and an
+ * gateway write only its own report topic), it must own every location and resource the report
+ * names, and the report's event must be one the hub received for at least one of its locations;
+ * otherwise the report is refused for good with a `rejected` receipt and an
  * FLEET_REPORT_FORBIDDEN log line. An accepted report goes into the outbox once per key; a copy
  * of a key already answered gets the stored receipt again.
  */
@@ -56,11 +57,14 @@ export function createReportIntake(deps: {
       }
       const key = report.idempotencyKey;
       const subjects = reportSubjects(report.report);
-      const owned = await deps.registry.ownership(gatewayId, subjects.locationIds, subjects.resourceIds);
-      const forbidden = !owned.knownGateway || owned.revoked || owned.foreignLocations.length > 0 || owned.foreignResources.length > 0;
+      const owned = await deps.registry.ownership(gatewayId, report.report.eventId, subjects.locationIds, subjects.resourceIds);
+      const foreign = owned.foreignLocations.length > 0 || owned.foreignResources.length > 0;
       let refusal: FleetReceipt | undefined;
-      if (forbidden) {
-        const why = !owned.knownGateway ? 'unknown gateway' : owned.revoked ? 'gateway revoked' : 'names locations or resources of another gateway';
+      if (!owned.knownGateway || owned.revoked || foreign || !owned.eventTargetsGateway) {
+        const why = !owned.knownGateway ? 'unknown gateway'
+          : owned.revoked ? 'gateway revoked'
+          : foreign ? 'names locations or resources of another gateway'
+          : `event ${report.report.eventId} did not target this gateway's locations`;
         log.error(
           { code: 'FLEET_REPORT_FORBIDDEN', gatewayId, idempotencyKey: key, eventId: report.report.eventId, foreignLocations: owned.foreignLocations, foreignResources: owned.foreignResources },
           `report refused: ${why}`,

@@ -2,6 +2,7 @@
  * The hub's one public webhook endpoint for the whole fleet. The raw body's HMAC is checked
  * (`src/spark/webhook-signature.ts`, as the daemon does), the notification parsed, and the answer
  * is 200 only once the event is stored and published, so the API delivers it again otherwise.
+ * The same server answers `GET /healthz` with the instance's health (200, or 503 when unhealthy).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,6 +12,7 @@ import { rateLimitedWarn } from '../log-limit.js';
 import { eventNotificationSchema } from '../spark/wire.js';
 import { signatureHeader, verifySignature } from '../spark/webhook-signature.js';
 import type { EventFanout } from './event-fanout.js';
+import type { HubHealth } from './health.js';
 
 export interface WebhookEndpointOptions {
   host: string;
@@ -41,11 +43,17 @@ async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | n
   return Buffer.concat(chunks);
 }
 
-export async function startWebhookEndpoint(options: WebhookEndpointOptions, deps: { fanout: EventFanout; logger: Logger }): Promise<WebhookEndpoint> {
+export async function startWebhookEndpoint(options: WebhookEndpointOptions, deps: { fanout: EventFanout; health: () => Promise<HubHealth>; logger: Logger }): Promise<WebhookEndpoint> {
   const log = deps.logger.child({ component: 'hub-webhook' });
   const warn = rateLimitedWarn(log);
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    if ((req.url ?? '').split('?')[0] !== options.path || req.method !== 'POST') {
+    const path = (req.url ?? '').split('?')[0];
+    if (path === '/healthz' && req.method === 'GET') {
+      const health = await deps.health();
+      res.writeHead(health.ok ? 200 : 503, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
+      return void res.end(JSON.stringify(health));
+    }
+    if (path !== options.path || req.method !== 'POST') {
       warn('WEBHOOK_BODY_INVALID', { method: req.method }, 'webhook call refused: not a POST to the webhook path');
       return answer(res, 404, 'not found');
     }

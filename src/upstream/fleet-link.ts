@@ -15,6 +15,18 @@ import type { UpstreamHealth } from './port.js';
 
 /** Largest packet the broker may send us (MQTT 5 Maximum Packet Size): an advice or event is a few KiB. */
 const maxPacketBytes = 1024 * 1024;
+/** Longest wait between logins the broker refused. */
+export const defaultAuthRetryMaxMs = 5 * 60_000;
+
+/**
+ * The wait before the next login after `refusals` refused ones in a row: doubling from the
+ * reconnect period up to `maxMs`. Every refused login costs the broker a password hash; a revoked
+ * fleet retrying every few seconds would be a load on it, while restored credentials still take
+ * effect within minutes.
+ */
+export function authRetryDelayMs(refusals: number, baseMs: number, maxMs: number): number {
+  return Math.min(maxMs, baseMs * 2 ** Math.max(0, refusals));
+}
 
 export interface FleetLink {
   readonly connected: boolean;
@@ -41,9 +53,12 @@ export function openFleetLink(
     /** Connected; `newSession` when the broker had no session for us (start, or it expired). */
     onConnect: (newSession: boolean) => void;
     reconnectPeriodMs?: number;
+    /** Longest wait after refused logins (default 5 minutes). */
+    authRetryMaxMs?: number;
   },
 ): FleetLink {
   const log = deps.logger.child({ component: 'fleet-link' });
+  const reconnectPeriodMs = deps.reconnectPeriodMs ?? 5_000;
   const options: IClientOptions = {
     protocolVersion: cfg.protocolVersion,
     clientId: fleetClientId(cfg.gatewayId),
@@ -51,9 +66,9 @@ export function openFleetLink(
     ...(cfg.protocolVersion === 5 ? { properties: { sessionExpiryInterval: cfg.sessionExpiryHours * 3600, maximumPacketSize: maxPacketBytes } } : {}),
     username: cfg.username,
     password: cfg.password,
-    reconnectPeriod: deps.reconnectPeriodMs ?? 5_000,
+    reconnectPeriod: reconnectPeriodMs,
     connectTimeout: 15_000,
-    // A refused login is retried slowly: the partner may restore revoked credentials.
+    // A refused login is retried, backing off (authRetryDelayMs): the partner may restore revoked credentials.
     reconnectOnConnackError: true,
     // Subscriptions live in the broker session; they are made again only when it was lost.
     resubscribe: false,
@@ -70,6 +85,10 @@ export function openFleetLink(
   let lastError: UpstreamHealth['lastError'] = null;
   let up = false;
   let closed = false;
+  let refusals = 0;
+  // mqtt.js reads the period each time it schedules a reconnect: after a refused login (the
+  // 'error' comes before the schedule) the next attempt waits the backed-off delay.
+  const setRetryDelay = (ms: number): void => void (client.options.reconnectPeriod = ms);
   const waiters = new Set<() => void>();
 
   const down = (code: 'FLEET_BROKER_DOWN' | 'FLEET_AUTH_REJECTED', message: string): void => {
@@ -86,6 +105,8 @@ export function openFleetLink(
     else log.info({ url: cfg.brokerUrl, newSession }, 'fleet broker connected');
     up = true;
     lastError = null;
+    refusals = 0;
+    setRetryDelay(reconnectPeriodMs);
     for (const w of waiters) w();
     // Made on every connect, not only for a new session: a config change of location or area
     // takes effect, and the retained advice comes again (a refresh that finds it unchanged).
@@ -102,6 +123,11 @@ export function openFleetLink(
   client.on('error', (err) => {
     const code = classifyMqttError(err) === 'MQTT_UNAVAILABLE' ? 'FLEET_BROKER_DOWN' : 'FLEET_AUTH_REJECTED';
     down(code, err.message);
+    if (code === 'FLEET_AUTH_REJECTED') {
+      const delayMs = authRetryDelayMs(refusals++, reconnectPeriodMs, deps.authRetryMaxMs ?? defaultAuthRetryMaxMs);
+      setRetryDelay(delayMs);
+      log.debug({ code, refusals, retryInMs: delayMs }, 'fleet broker refused the login; next try backed off');
+    }
   });
   client.on('close', () => {
     if (up) down('FLEET_BROKER_DOWN', 'connection closed');

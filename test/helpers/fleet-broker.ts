@@ -11,6 +11,8 @@ import { freePort, mosquittoBinary, waitForPort } from './mosquitto.js';
 
 export interface FleetBroker {
   url: string;
+  /** The broker's process id (for the benchmark's samples). */
+  pid: number;
   /** Replaces the password and ACL files and makes the broker read them. */
   reload(files: { passwd: string; acl: string }): Promise<void>;
   /** The broker's own log so far. */
@@ -50,6 +52,7 @@ export async function startFleetBroker(files: { passwd: string; acl: string }): 
   await waitForPort(port, child, () => log);
   return {
     url: `mqtt://127.0.0.1:${port}`,
+    pid: child.pid!,
     async reload(next) {
       write(next);
       const before = log.length;
@@ -60,7 +63,7 @@ export async function startFleetBroker(files: { passwd: string; acl: string }): 
     },
     output: () => log,
     async stop() {
-      if (child.exitCode === null) {
+      if (child.exitCode === null && child.signalCode === null) {
         const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
         child.kill('SIGTERM');
         await exited;

@@ -63,7 +63,8 @@ export async function startFleetWorld(): Promise<FleetWorld> {
   const hubHash = mosquittoPasswordHash(hubUser.password);
   const brokerFiles = async () => mosquittoFiles({ prefix, hub: { username: hubUser.username, passwordHash: hubHash }, gateways: await registry.gateways(), locations: await registry.locations() });
   const broker = await startFleetBroker(await brokerFiles());
-  const sandbox = await startSandbox({ webhookRetryDelaysMs: [200, 400, 800], webhookTimeoutMs: 2000 });
+  // Bodies of a few MB: events that target many homes.
+  const sandbox = await startSandbox({ webhookRetryDelaysMs: [200, 400, 800], webhookTimeoutMs: 2000, bodyLimitBytes: 8 * 1024 * 1024 });
   const logs: LogLine[] = [];
   const logger = createLogger({ level: 'info', destination: { write: (l: string) => void logs.push(JSON.parse(l) as LogLine) } });
   const credentials = sandbox.credentials[0]!;

@@ -71,6 +71,23 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('hub event fan-ou
     await spark.setWebhookEnabled(webhookId, true);
   });
 
+  it('polls pages of events that target many homes (above the daemon\'s 2 MiB answer limit) and publishes them', async () => {
+    await spark.setWebhookEnabled(webhookId, false);
+    try {
+      // Two events of about 1.2 MB each: 20,000 homes the registry does not know, and loc-b.
+      const many = Array.from({ length: 20_000 }, (_, i) => ({ resourceId: `res-far-${i}`, locationId: `loc-far-${i}` }));
+      const ids: string[] = [];
+      for (let i = 0; i < 2; i++) ids.push((await spark.simulatePriceCurve({ priceArea: 'NO2', targets: [...many, { resourceId: gateways.b.resourceId, locationId: gateways.b.locationId }] })).id);
+      expect(await hub2.pollEvents()).toBe(2);
+      for (const id of ids) {
+        const got = fleetEventSchema.parse((await gwB.waitFor((m) => (m.payload as { event?: { id: string } }).event?.id === id)).payload);
+        expect((got.event.payload as { targets: unknown[] }).targets).toEqual([{ resourceId: gateways.b.resourceId, locationId: gateways.b.locationId }]);
+      }
+    } finally {
+      await spark.setWebhookEnabled(webhookId, true);
+    }
+  }, 30_000);
+
   it('refuses webhook calls with a wrong signature (401, logged) and stores nothing from them', async () => {
     const body = JSON.stringify({ notificationId: 'n-1', eventId: 'forged', eventCreatedAtUtc: '2026-01-01T00:00:00Z', notificationSentUtc: '2026-01-01T00:00:00Z', notificationType: 'LocationLPCRequested', payload: { payloadType: 'LocationLPC', targets: [] } });
     const forged = await fetch(hub1.webhookUrl, { method: 'POST', body, headers: { 'x-payload-signature': signPayload(body, 'not-the-secret') } });
@@ -108,5 +125,19 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('hub event fan-ou
     expect(late.messages.find((m) => m === retained)?.retain).toBe(true);
     await late.close();
     expect(world.sandbox.tokensIssued()).toBeGreaterThanOrEqual(tokenCallsBefore);
+  });
+
+  it('a price curve for both homes reaches each gateway with its own targets only', async () => {
+    // gw-b's target names its resource under a location id the registry does not know: the
+    // registry places the resource at loc-b, so gw-b gets that target too.
+    const targets = [{ resourceId: gateways.a.resourceId, locationId: gateways.a.locationId }, { resourceId: gateways.b.resourceId, locationId: 'loc-unregistered' }];
+    const event = await spark.simulatePriceCurve({ priceArea: 'NO1', targets });
+    await world.sandbox.engine.settle();
+    const ofEvent = (m: { payload: unknown }): boolean => (m.payload as { event?: { id: string } }).event?.id === event.id;
+    const toA = fleetEventSchema.parse((await gwA.waitFor(ofEvent)).payload);
+    const toB = fleetEventSchema.parse((await gwB.waitFor(ofEvent)).payload);
+    expect((toA.event.payload as { targets: unknown[] }).targets).toEqual([targets[0]]);
+    expect((toB.event.payload as { targets: unknown[] }).targets).toEqual([targets[1]]);
+    expect(JSON.stringify(toA)).not.toContain(gateways.b.resourceId);
   });
 });

@@ -31,8 +31,12 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('hub reports', ()
   const receipts = (gw: GatewayClient, key: string): FleetReceipt[] =>
     gw.messages.filter((m) => m.topic.endsWith('/receipts')).map((m) => fleetReceiptSchema.parse(m.payload)).filter((r) => r.idempotencyKey === key);
   const acceptedFor = (eventId: string) => world.sandbox.acceptedReports().filter((r) => r.eventId === eventId);
-  const lpcFor = async (g: { locationId: string; meterPointId: string }): Promise<string> =>
-    (await spark.simulateLocationLpc({ locations: [{ location: { locationId: g.locationId, meterPointId: g.meterPointId } }] })).id;
+  /** An LPC event for the home, as the hub stores what it receives (webhook or poll) for it. */
+  const lpcFor = async (g: { locationId: string; meterPointId: string }): Promise<string> => {
+    const event = await spark.simulateLocationLpc({ locations: [{ location: { locationId: g.locationId, meterPointId: g.meterPointId } }] });
+    await world.registry.saveEvent(event, null, [g.locationId]);
+    return event.id;
+  };
 
   beforeAll(async () => {
     scene = await startFleetScene();
@@ -58,6 +62,7 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('hub reports', ()
 
   it('refuses a report naming another home\'s resource: rejected receipt, FLEET_REPORT_FORBIDDEN logged, nothing uploaded', async () => {
     const event = await spark.simulateResourceLpc({ resources: [{ resource: { resourceId: b.resourceId, locationId: b.locationId, meterPointId: b.meterPointId } }] });
+    await world.registry.saveEvent(event, null, [b.locationId]);
     const report: ReportRequest = {
       eventId: event.id,
       payloads: [{ payloadType: 'ResourceLPCAcknowledgement', acknowledgedTargets: [{ resourceId: b.resourceId, locationId: b.locationId, meterPointId: b.meterPointId }] }],
@@ -71,6 +76,20 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('hub reports', ()
     await new Promise((r) => setTimeout(r, 1500));
     expect(acceptedFor(event.id)).toHaveLength(0);
     expect(receipts(gwB, 'k-foreign')).toHaveLength(0);
+  });
+
+  it('refuses a report on an event that did not target the gateway, or that the hub never received, though it names only its own home', async () => {
+    const othersEvent = await lpcFor(b);
+    await gwA.client.publishAsync(topics.reports(a.gatewayId), fleetReport('k-not-mine', locationAck(othersEvent, a)), { qos: 1 });
+    await gwA.client.publishAsync(topics.reports(a.gatewayId), fleetReport('k-unknown', locationAck('never-sent', a)), { qos: 1 });
+    for (const [key, eventId] of [['k-not-mine', othersEvent], ['k-unknown', 'never-sent']] as const) {
+      const receipt = await eventually(async () => receipts(gwA, key)[0]);
+      expect(receipt.status).toBe('rejected');
+      expect(receipt.reason).toBe(`FLEET_REPORT_FORBIDDEN: event ${eventId} did not target this gateway's locations`);
+      expect(world.logs.find((l) => l.code === 'FLEET_REPORT_FORBIDDEN' && l.idempotencyKey === key)).toMatchObject({ gatewayId: a.gatewayId, eventId, foreignLocations: [], foreignResources: [] });
+    }
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(acceptedFor(othersEvent)).toHaveLength(0);
   });
 
   it('drops (and logs) a message that is not a fleet report', async () => {
