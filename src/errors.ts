@@ -43,7 +43,7 @@ export const errorCodes = {
   STORE_CORRUPT: { retryable: false, hint: 'the database failed its integrity check: at start it is moved aside as <file>.corrupt.<time> and a new one is created (its events, energy history and registration are lost: run `wattshift register` again); found while running, restart the service' },
   STORE_SCHEMA_NEWER: { retryable: false, hint: 'the database was written by a newer wattshift; upgrade or restore a backup' },
   REPORT_REJECTED: { retryable: false, hint: 'the API rejected a usage report; its reason is kept in the outbox' },
-  REPORT_DEADLINE_NEAR: { retryable: false, hint: 'a report is still unsent close to the month-end deadline' },
+  REPORT_DEADLINE_NEAR: { retryable: false, hint: 'a report is still unsent close to the month-end deadline (a gateway\'s outbox, or the hub\'s)' },
   FLEET_BROKER_DOWN: { retryable: true, hint: 'the partner\'s fleet broker (upstream.brokerUrl) cannot be reached: events wait in the broker session, reports stay in the outbox and are retried, the plan runs on the last prices' },
   FLEET_AUTH_REJECTED: { retryable: true, hint: 'the fleet broker refused this gateway\'s login or TLS: check upstream.username, upstream.password and upstream.ca, or ask the partner whether the gateway\'s credentials were revoked; retried after a wait that doubles from 5 s up to 5 minutes' },
   FLEET_RECEIPT_TIMEOUT: { retryable: true, hint: 'the hub did not answer a report within upstream.receiptTimeoutS; it is sent again with the same key (the hub uploads each key once)' },

@@ -11,7 +11,7 @@ import { createLogger } from '../src/log.js';
 import { openStore, type Store } from '../src/store/index.js';
 import { createSparkClient, type SparkClient } from '../src/spark/client.js';
 import { backoffMs } from '../src/jobs/backoff.js';
-import { monthEndDeadlineMs, startReportOutbox } from '../src/jobs/report-outbox.js';
+import { monthEndDeadlineMs, reportDeadlineMs, startReportOutbox } from '../src/jobs/report-outbox.js';
 import { json, startStub, type StubReply, type StubServer } from './fixtures/spark/stub-server.js';
 
 const t0 = Date.UTC(2025, 10, 3, 12);
@@ -232,5 +232,16 @@ describe('monthEndDeadlineMs', () => {
     expect(monthEndDeadlineMs(Date.UTC(2025, 10, 1, 0))).toBe(Date.UTC(2025, 11, 1));
     expect(monthEndDeadlineMs(Date.UTC(2025, 11, 31, 23))).toBe(Date.UTC(2026, 0, 1));
     expect(monthEndDeadlineMs(Date.UTC(2024, 1, 29, 5))).toBe(Date.UTC(2024, 2, 1));
+  });
+});
+
+describe('reportDeadlineMs', () => {
+  it('is the month end after the last hour of any usage payload, and none for an acknowledgement', () => {
+    const usage = (type: 'EnergyUsage' | 'LocationEnergyUsage', hours: string[]) => type === 'EnergyUsage'
+      ? { payloadType: type, resourceId: 'r', resolution: '01:00:00', curvePoints: hours.map((timestamp) => ({ timestamp, kiloWattHours: 1 })) }
+      : { payloadType: type, locationId: 'l', meterPointId: 'm', resolution: '01:00:00', points: hours.map((timestamp) => ({ timestamp, kiloWattHours: 1 })) };
+    expect(reportDeadlineMs({ eventId: 'e', payloads: [usage('EnergyUsage', ['2026-01-31T22:00:00Z']), usage('LocationEnergyUsage', ['2026-01-31T23:00:00Z', '2026-02-01T00:00:00Z'])] }))
+      .toBe(Date.UTC(2026, 2, 1));
+    expect(reportDeadlineMs({ eventId: 'e', payloads: [{ payloadType: 'LocationLPCAcknowledgement', acknowledgedTargets: [{ locationId: 'l', meterPointId: 'm' }] }] })).toBeNull();
   });
 });

@@ -8,6 +8,8 @@ import mqtt from 'mqtt';
 import pg from 'pg';
 import { fleetTopics, type FleetReceipt } from '../fleet/wire.js';
 import { startLoop, type LoopHandle } from '../jobs/loop.js';
+import { startCronJob } from '../jobs/cron.js';
+import { deadlineCheckCron } from '../jobs/report-outbox.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../ports.js';
 import { createSparkClient, type SparkClient } from '../spark/client.js';
@@ -136,6 +138,19 @@ export async function startHub(config: HubConfig, deps: { clock: Clock; logger: 
     await client.subscribeAsync([topics.sharedReports(config.broker.sharedGroup), topics.sharedSync(config.broker.sharedGroup)], { qos: 1 });
 
     const health = createHubHealth({ pool, brokerConnected: () => client.connected, logger: log });
+    // Every six hours (UTC) and at start, as a gateway's own outbox does: a report stuck near its
+    // month-end deadline is said in the log, not only on /healthz.
+    const deadlineCheck = startCronJob({
+      name: 'report-deadline', spec: deadlineCheckCron, clock: deps.clock, logger: log,
+      run: async () => {
+        const { outbox: o } = await health();
+        if (o?.deadlineNear) {
+          log.warn({ code: 'REPORT_DEADLINE_NEAR', pending: o.pending, nearestDeadline: o.nearestDeadline }, 'a report the hub has not uploaded yet is close to (or past) its month-end deadline');
+        }
+      },
+    });
+    deadlineCheck.wake();
+    stops.push(() => deadlineCheck.stop());
     const webhook: WebhookEndpoint = await startWebhookEndpoint(config.webhook, { fanout, health, logger: deps.logger });
     stops.push(() => webhook.close());
 

@@ -59,6 +59,14 @@ export const migrations: readonly { version: number; name: string; sql: string }
       CREATE INDEX report_outbox_due ON report_outbox (next_attempt_at) WHERE state = 'pending';
     `,
   },
+  {
+    version: 2,
+    name: 'report deadlines',
+    sql: `
+      ALTER TABLE report_outbox ADD COLUMN deadline_at timestamptz;
+      CREATE INDEX report_outbox_deadline ON report_outbox (deadline_at) WHERE state = 'pending';
+    `,
+  },
 ];
 
 /** Any number that is the same in every instance: the key of the migration advisory lock. */

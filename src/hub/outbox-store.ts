@@ -7,6 +7,7 @@
 import type pg from 'pg';
 import { fleetReceiptSchema, type FleetReceipt } from '../fleet/wire.js';
 import { reportRequestSchema, type ReportRequest } from '../spark/wire.js';
+import { reportDeadlineMs } from '../jobs/report-outbox.js';
 
 export interface OutboxRow {
   idempotencyKey: string;
@@ -43,10 +44,12 @@ export function createOutboxStore(pool: pg.Pool) {
      * under the key and whether this call created it: a key seen before keeps its first row.
      */
     async insert(key: string, gatewayId: string, body: ReportRequest, refusal?: FleetReceipt): Promise<{ created: boolean; row: OutboxRow }> {
+      const deadlineMs = reportDeadlineMs(body);
       const created = await pool.query<Raw>(
-        `INSERT INTO report_outbox (idempotency_key, gateway_id, body, state, receipt, last_error) VALUES ($1, $2, $3, $4, $5, $6)
+        `INSERT INTO report_outbox (idempotency_key, gateway_id, body, state, receipt, last_error, deadline_at)
+         VALUES ($1, $2, $3, $4, $5, $6, to_timestamp($7::double precision / 1000))
          ON CONFLICT (gateway_id, idempotency_key) DO NOTHING RETURNING ${columns}`,
-        [key, gatewayId, JSON.stringify(body), refusal ? 'rejected' : 'pending', refusal ? JSON.stringify(refusal) : null, refusal?.reason ?? null],
+        [key, gatewayId, JSON.stringify(body), refusal ? 'rejected' : 'pending', refusal ? JSON.stringify(refusal) : null, refusal?.reason ?? null, deadlineMs],
       );
       if (created.rows[0]) return { created: true, row: toRow(created.rows[0]) };
       const existing = await pool.query<Raw>(`SELECT ${columns} FROM report_outbox WHERE gateway_id = $1 AND idempotency_key = $2`, [gatewayId, key]);

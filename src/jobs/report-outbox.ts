@@ -2,6 +2,7 @@ import type { Clock } from '../ports.js';
 import type { Logger } from '../log.js';
 import { isWattshiftError } from '../errors.js';
 import type { ReportRow, Store } from '../store/types.js';
+import { energyUsagePoints, type ReportRequest } from '../spark/wire.js';
 import { backoffMs } from './backoff.js';
 import { startLoop, type LoopHandle } from './loop.js';
 import { startCronJob, type CronSpec } from './cron.js';
@@ -149,6 +150,19 @@ export function startReportOutbox(deps: {
 }
 
 /** The end of the month (UTC) an event's hours belong to: reports later than this earn nothing. */
+/**
+ * The month-end deadline of a report body: the UTC month end after its last metered hour; null for
+ * a body with no hours (an acknowledgement is due at once and carries no deadline of its own).
+ */
+export function reportDeadlineMs(body: ReportRequest): number | null {
+  const hours = body.payloads.flatMap((p) => {
+    if (p.payloadType === 'EnergyUsage') return energyUsagePoints(p);
+    if (p.payloadType === 'LocationEnergyUsage') return p.points;
+    return [];
+  }).map((point) => Date.parse(point.timestamp));
+  return hours.length === 0 ? null : monthEndDeadlineMs(Math.max(...hours));
+}
+
 export function monthEndDeadlineMs(lastHourStartMs: number): number {
   const d = new Date(lastHourStartMs);
   return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);

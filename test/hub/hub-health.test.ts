@@ -6,6 +6,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Hub } from '../../src/hub/hub.js';
 import type { HubHealth } from '../../src/hub/health.js';
+import { createOutboxStore } from '../../src/hub/outbox-store.js';
 import { mosquittoAvailable } from '../helpers/mosquitto.js';
 import { postgresAvailable } from '../helpers/postgres.js';
 import { eventually, startFleetWorld, type FleetWorld } from './fleet-world.js';
@@ -33,7 +34,10 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('hub health endpo
   });
 
   it('is healthy with the database and broker up, and reports the outbox backlog and the age of its oldest row', async () => {
-    expect(await health()).toEqual({ status: 200, body: { ok: true, database: { ok: true }, broker: { ok: true }, outbox: { pending: 0, oldestPendingAgeS: null } } });
+    expect(await health()).toEqual({
+      status: 200,
+      body: { ok: true, database: { ok: true }, broker: { ok: true }, outbox: { pending: 0, oldestPendingAgeS: null, nearestDeadline: null, deadlineNear: false } },
+    });
     // A row due in a day, so no worker takes it, made 90 s ago.
     await world.pool.query(
       `INSERT INTO report_outbox (gateway_id, idempotency_key, body, state, next_attempt_at, created_at)
@@ -44,6 +48,33 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('hub health endpo
     expect(body.outbox?.pending).toBe(1);
     expect(body.outbox?.oldestPendingAgeS).toBeGreaterThanOrEqual(90);
     expect(body.outbox?.oldestPendingAgeS).toBeLessThan(120);
+  });
+
+  it('stores each report\'s month-end deadline, shows the nearest, and warns when one is near or past, at start and every six hours', async () => {
+    const outbox = createOutboxStore(world.pool);
+    const body = (hours: string[]) => ({
+      eventId: 'e-deadline',
+      payloads: [{ payloadType: 'EnergyUsage' as const, resourceId: 'res-a', resolution: '01:00:00', points: hours.map((timestamp) => ({ timestamp, kiloWattHours: 1 })) }],
+    });
+    const refused = { v: 1 as const, idempotencyKey: 'k-dl', status: 'rejected' as const, reason: 'test', atMs: Date.now() };
+    await outbox.insert('k-dl', 'gw-a', body(['2026-10-31T22:00:00Z', '2026-10-31T23:00:00Z']), refused);
+    const stored = await world.pool.query<{ deadline_at: Date }>(`SELECT deadline_at FROM report_outbox WHERE idempotency_key = 'k-dl'`);
+    expect(stored.rows[0]!.deadline_at.toISOString()).toBe('2026-11-01T00:00:00.000Z');
+
+    // A pending report whose month ended three days ago (not due for a retry yet, so no worker takes it).
+    await world.pool.query(
+      `INSERT INTO report_outbox (gateway_id, idempotency_key, body, state, next_attempt_at, deadline_at)
+       VALUES ('gw-a', 'k-late', '{"eventId":"e","payloads":[]}', 'pending', now() + interval '1 day', now() - interval '3 days')`,
+    );
+    const { body: h } = await health();
+    expect(h.outbox?.deadlineNear).toBe(true);
+    expect(Date.parse(h.outbox!.nearestDeadline!)).toBeLessThan(Date.now() - 2 * 86_400_000);
+    const warned = () => world.logs.filter((l) => l.code === 'REPORT_DEADLINE_NEAR');
+    expect(warned()).toHaveLength(0);
+    await world.startHub('hub-deadline'); // its check at start finds the late report
+    await eventually(async () => (warned().length > 0 ? true : undefined));
+    expect(warned()[0]).toMatchObject({ level: 'warn', pending: 2 });
+    await world.pool.query(`DELETE FROM report_outbox WHERE idempotency_key IN ('k-late', 'k-dl')`);
   });
 
   it('answers 503 while PostgreSQL refuses the hub, logs STORE_FAILED, and recovers when it accepts again', async () => {
