@@ -59,6 +59,10 @@ export const hubConfigSchema = z.strictObject({
     retryMinS: seconds(1, 86_400, 30, 'First retry delay of a failed upload, s (doubles each attempt).'),
     retryMaxS: seconds(1, 86_400, 3600, 'Longest retry delay, s.'),
   }).prefault({}).describe('The report outbox.'),
+  retention: z.strictObject({
+    keepDays: z.number().int().min(35).max(3650).default(90).describe('Settled reports and ended events older than this are deleted, days (pending reports and their events never).'),
+    cron: cronExpression.default('23 3 * * *').describe('When the old rows are deleted (node-cron, UTC).'),
+  }).prefault({}).describe('How long the hub keeps what it no longer needs.'),
 });
 
 export type HubConfig = z.infer<typeof hubConfigSchema>;

@@ -26,6 +26,7 @@ import { createOutboxStore } from './outbox-store.js';
 import { startOutboxWorker } from './outbox-worker.js';
 import { createRegistryStore, type RegistryStore } from './registry-store.js';
 import { createReportIntake, type ReportIntake } from './report-intake.js';
+import { pruneHub } from './retention.js';
 import { startWebhookEndpoint, type WebhookEndpoint } from './webhook-endpoint.js';
 
 export interface Hub {
@@ -151,6 +152,18 @@ export async function startHub(config: HubConfig, deps: { clock: Clock; logger: 
     });
     deadlineCheck.wake();
     stops.push(() => deadlineCheck.stop());
+    const prune = startCronJob({
+      name: 'hub-retention', spec: { cron: config.retention.cron, timezone: 'UTC' }, clock: deps.clock, logger: log,
+      run: async () => {
+        try {
+          const deleted = await pruneHub(pool, config.retention.keepDays);
+          log.info({ ...deleted, keepDays: config.retention.keepDays }, 'old settled reports and ended events deleted');
+        } catch (err) {
+          log.warn({ err, code: 'STORE_FAILED' }, 'deleting old rows failed; tried again at the next run');
+        }
+      },
+    });
+    stops.push(() => prune.stop());
     const webhook: WebhookEndpoint = await startWebhookEndpoint(config.webhook, { fanout, health, logger: deps.logger });
     stops.push(() => webhook.close());
 
