@@ -4,7 +4,8 @@
  * subscribe to its events; the link outlives connections, so a charge point that reconnects
  * (or a central system that restarted) finds its devices again.
  */
-import { RPCError } from 'ocpp-rpc';
+// From its own module: Node's ESM loader does not see this name among the package's CommonJS exports (tsx runs fail on it).
+import { RPCError } from 'ocpp-rpc/lib/errors.js';
 import { WattshiftError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { Clock } from '../../ports.js';
