@@ -367,3 +367,31 @@ describe('plan: cases', () => {
     expect(p.slots[1]!.binding).toContain('lpc');
   });
 });
+
+describe('plan: the bill\'s baseline of a charging session', () => {
+  // Plugged in at 17:30 needing 30 kWh (grid) at 11 kW; cheap at night, so wattshift waits.
+  const start = T0 + 17 * H;
+  const prices = Array.from({ length: 30 }, (_, h) => (h >= 7 && h <= 10 ? 0.05 : 0.5));
+  const session = { startMs: start + 0.5 * H, deliveredKWh: 0 };
+  const evInput = (nowMs: number) => input(prices, {
+    slots: slotsFrom(prices, 60, start).filter((s) => s.endMs > nowMs),
+    tank: null,
+    ev: ev({ energyNeededKWh: 27, efficiency: 0.9, departureMs: start + 14 * H, session }),
+  });
+  const baselineAt = (p: Plan, hour: number): number => p.slots.find((s) => s.startMs === start + hour * H)?.baselineKWh ?? Number.NaN;
+
+  it('charges the naive car at full power from its plug-in time, whichever plan of the session states it', () => {
+    const first = plan(evInput(start + 0.5 * H), start + 0.5 * H);
+    const later = plan(evInput(start + 2.5 * H), start + 2.5 * H); // two hours on, nothing charged yet
+    expect(first.slots.slice(0, 4).map((s) => s.baselineKWh)).toEqual([5.5, 11, 11, 2.5]);
+    for (const hour of [2, 3, 4]) expect(baselineAt(later, hour)).toBeCloseTo(baselineAt(first, hour), 9);
+    // One session's naive energy is its energy, once: 30 kWh, not 30 more for each re-plan.
+    expect(first.slots.reduce((sum, s) => sum + (s.baselineKWh ?? 0), 0)).toBeCloseTo(30, 9);
+  });
+
+  it('without a session the baseline runs from the plan\'s own start, as before', () => {
+    const { session: _none, ...noSession } = ev({ energyNeededKWh: 27, efficiency: 0.9, departureMs: start + 14 * H });
+    const p = plan(input(prices, { slots: slotsFrom(prices, 60, start + 2 * H), tank: null, ev: noSession }), start + 2 * H);
+    expect(p.slots.slice(0, 3).map((s) => s.baselineKWh)).toEqual([11, 11, 8]);
+  });
+});

@@ -37,6 +37,21 @@ export function baselinePlan(s: Setup): { q: number[]; tankE: number[]; ev: numb
   return { q, tankE, ev };
 }
 
+/**
+ * The naive car's energy per slot for the bill's baseline: the session's energy (what it took so far
+ * plus what it still needs) at full power from its plug-in time until departure, so that every plan
+ * of the session puts the same naive energy in a past or present hour. Without a session: `fromNow`,
+ * the baseline from the plan's own start.
+ */
+function sessionBaselineEv(s: Setup, input: PlanInput, fromNow: number[]): number[] {
+  const e = input.ev;
+  if (!e?.session || !s.ev) return fromNow;
+  const { startMs, deliveredKWh } = e.session;
+  const total = deliveredKWh + s.ev.needGrid;
+  const naiveBy = (t: number): number => Math.min(total, (e.maxPowerKW * Math.max(0, Math.min(t, e.departureMs) - startMs)) / 3_600_000);
+  return s.slots.map((slot) => naiveBy(slot.endMs) - naiveBy(slot.startMs));
+}
+
 function respectsLimits(s: Setup, q: number[], ev: number[]): boolean {
   for (let t = 0; t < s.n; t++) {
     const qt = q[t] as number;
@@ -180,6 +195,7 @@ export function plan(input: PlanInput, nowMs: number, previous?: Plan): Plan {
     final = { ...final, legionellaSlot: final.tankE.findIndex((e, t) => t <= leg.bySlot && e >= leg.level - 1e-6) };
   }
   const runOn = runOnByControl(s, final);
+  const billEv = sessionBaselineEv(s, input, base.ev);
   const eff = input.ev?.efficiency ?? 1;
   let charged = 0;
   let cost = 0;
@@ -199,7 +215,7 @@ export function plan(input: PlanInput, nowMs: number, previous?: Plan): Plan {
     const out: PlanSlot = {
       startMs: ps.startMs, endMs: ps.endMs, price: ps.price, delta: ps.delta, source: ps.source,
       headroomKW: s.headroomKW[t] as number, binding: bindingFor(s, final, t), reason: '',
-      baselineKWh: (base.q[t] as number) + (base.ev[t] as number),
+      baselineKWh: (base.q[t] as number) + (billEv[t] as number),
     };
     const parts: string[] = [];
     // The slot the plan is made in counts what it already took, so its target is for the whole slot.

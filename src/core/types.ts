@@ -203,6 +203,12 @@ export interface EvParams {
   antiCycling?: AntiCycling | null;
   /** Energy already charged in the slot that contains `nowMs`, kWh (see `TankParams.slotDeliveredKWh`). */
   slotDeliveredKWh?: number;
+  /**
+   * When the car was plugged in, and the grid energy it has taken since, kWh: the session the
+   * slots' `baselineKWh` accounts for. The naive car charges at full power from this moment, so
+   * every plan of one session states the same baseline for an hour.
+   */
+  session?: { startMs: number; deliveredKWh: number };
 }
 
 /** A power cap from a power-limitation (LPC) event, hard, per slot it overlaps. */

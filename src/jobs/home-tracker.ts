@@ -64,7 +64,7 @@ export function createHomeTracker(deps: { config: Config; store: Pick<Store, 'ge
   const { config, store } = deps;
   let baseLoadKw = defaultBaseLoadKw;
   const tank = new Map<string, { lastKnown: { tempC: number; atMs: number } | null; heatedSinceKwh: number; lastEnergyKwh: number | null; measuredC: number | null }>();
-  const ev = new Map<string, { plugged: boolean; sessionStartKwh: number | null; sessionKwh: number; socPct: number | null }>();
+  const ev = new Map<string, { plugged: boolean; sessionStartKwh: number | null; sessionKwh: number; sessionStartMs: number | null; socPct: number | null }>();
   const legionellaKey = (id: string): string => `legionella:${id}`;
   const legionella = new Map<string, number | null>(
     config.devices.filter((d) => d.kind === 'hotWaterTank').map((d) => [d.id, store.getState(legionellaKey(d.id), z.number()) ?? null]),
@@ -91,6 +91,7 @@ export function createHomeTracker(deps: { config: Config; store: Pick<Store, 'ge
       plugged: e?.plugged ?? false,
       socPct: e?.socPct ?? null,
       sessionKwh: e?.sessionKwh ?? 0,
+      sessionStartMs: e?.sessionStartMs ?? null,
       departureOverrideMs: w.departureMs,
       targetKwhOverride: w.targetKwh,
       targetSocOverride: w.targetSocPct,
@@ -174,13 +175,15 @@ export function createHomeTracker(deps: { config: Config; store: Pick<Store, 'ge
             writes.push(() => store.setState(legionellaKey(d.id), at));
           }
         } else if (d.kind === 'evCharger') {
-          const e = ev.get(d.id) ?? { plugged: false, sessionStartKwh: null, sessionKwh: 0, socPct: null };
+          const e = ev.get(d.id) ?? { plugged: false, sessionStartKwh: null, sessionKwh: 0, sessionStartMs: null, socPct: null };
           const plugged = r.ev?.plugged ?? false;
           if (plugged !== e.plugged) {
             replan = true;
             e.plugged = plugged;
             e.sessionStartKwh = plugged ? (r.energyKwh ?? null) : null;
             e.sessionKwh = 0;
+            // After a restart the session counts from when this run first saw the car.
+            e.sessionStartMs = plugged ? snap.atMs : null;
           }
           if (plugged && r.energyKwh !== undefined) {
             e.sessionStartKwh ??= r.energyKwh;

@@ -49,6 +49,16 @@ describe('buildPlanInput', () => {
     ]);
   });
 
+  it('gives the planner the car\'s session (plug-in time and energy so far) for the bill\'s baseline', () => {
+    const car = config.devices[1];
+    if (car?.kind !== 'evCharger') throw new Error('not a charger');
+    const evNow = (sessionStartMs: number | null): EvNow => ({
+      config: car, plugged: true, socPct: null, sessionKwh: 4.2, sessionStartMs, departureOverrideMs: null, targetKwhOverride: null, targetSocOverride: null,
+    });
+    expect(buildPlanInput(config, { ...snap([]), ev: evNow(now - hourMs) }, new Map()).ev?.session).toEqual({ startMs: now - hourMs, deliveredKWh: 4.2 });
+    expect(buildPlanInput(config, { ...snap([]), ev: evNow(null) }, new Map()).ev?.session).toBeUndefined();
+  });
+
   it('keeps a location cap for the whole location and slots the horizon from the current slot', () => {
     const input = buildPlanInput(config, snap([lpc(null, 3)]), new Map());
     expect(input.location.lpc?.map((c) => c.scope)).toEqual(['location', 'location']);
@@ -65,7 +75,7 @@ describe('the car\'s departure', () => {
       devices: [{ id: 'car', kind: 'evCharger', charger: { type: 'goe', topicPrefix: 'go-e/1' }, model: { capacityKwh: 60, ...model } }],
     }).devices[0];
     if (c?.kind !== 'evCharger') throw new Error('not a charger');
-    return { config: c, plugged: true, socPct: null, sessionKwh: 0, departureOverrideMs: null, targetKwhOverride: null, targetSocOverride: null };
+    return { config: c, plugged: true, socPct: null, sessionKwh: 0, sessionStartMs: null, departureOverrideMs: null, targetKwhOverride: null, targetSocOverride: null };
   };
 
   it('a weekday schedule skips the weekend, across the autumn change', () => {

@@ -26,6 +26,8 @@ export interface EvNow {
   socPct: number | null;
   /** Energy delivered since the car was plugged in, kWh (grid side). */
   sessionKwh: number;
+  /** When the car was plugged in (as seen by this run of the daemon), null when not plugged. */
+  sessionStartMs: number | null;
   departureOverrideMs: number | null;
   targetKwhOverride: number | null;
   targetSocOverride: number | null;
@@ -142,7 +144,10 @@ function evParams(ev: EvNow, nowMs: number, timezone: string, slotDeliveredKWh: 
   const m = ev.config.model;
   const kwPerA = (m.phases * m.voltageV) / 1000;
   const departureMs = nextDepartureMs(ev, nowMs, timezone);
-  const common = { slotDeliveredKWh, departureMs, minPowerKW: m.minCurrentA * kwPerA, maxPowerKW: m.maxCurrentA * kwPerA, efficiency: m.efficiency };
+  const common = {
+    slotDeliveredKWh, departureMs, minPowerKW: m.minCurrentA * kwPerA, maxPowerKW: m.maxCurrentA * kwPerA, efficiency: m.efficiency,
+    ...(ev.sessionStartMs !== null ? { session: { startMs: ev.sessionStartMs, deliveredKWh: ev.sessionKwh } } : {}),
+  };
   if (ev.socPct !== null) {
     return { ...common, socPct: ev.socPct, targetSocPct: ev.targetSocOverride ?? m.targetSocPct, capacityKWh: m.capacityKwh };
   }
