@@ -395,3 +395,24 @@ describe('plan: the bill\'s baseline of a charging session', () => {
     expect(p.slots.slice(0, 3).map((s) => s.baselineKWh)).toEqual([11, 11, 8]);
   });
 });
+
+describe('plan: the bill\'s baseline tank', () => {
+  const prices = Array.from({ length: 30 }, (_, h) => (h >= 3 && h <= 5 ? 0.05 : 0.5));
+  const tankInput = (fromMs: number, currentTempC: number) => input(prices, { slots: slotsFrom(prices, 60, T0).filter((s) => s.endMs > fromMs), tank: tank({ currentTempC }) });
+
+  it('is carried from plan to plan: a re-plan after wattshift let the tank cool does not reheat the naive one', () => {
+    const first = plan(tankInput(T0, 60), T0);
+    // An hour on, wattshift has waited for the cheap hours and the real tank cooled to 58 °C.
+    const later = plan(tankInput(T0 + H, 58), T0 + H, first);
+    const fresh = plan(tankInput(T0 + H, 58), T0 + H);
+    expect(first.slots[0]!.baselineTank!.energyKWh).toBeGreaterThan(1.9); // the naive tank heats at once...
+    for (const hour of [1, 2, 3]) {
+      const at = (p: Plan) => p.slots.find((s) => s.startMs === T0 + hour * H)!;
+      expect(at(later).baselineKWh).toBeCloseTo(at(first).baselineKWh!, 9); // ...and then stays hot, plan after plan
+      expect(at(later).baselineTank!.endTempC).toBeCloseTo(at(first).baselineTank!.endTempC, 9);
+    }
+    // Started again from the real tank (58 °C), the naive one would heat from 58 °C a second time.
+    const firstHours = (p: Plan) => p.slots.slice(0, 3).reduce((sum, slot) => sum + slot.baselineKWh!, 0);
+    expect(firstHours(fresh)).toBeGreaterThan(firstHours(later) + 1.5);
+  });
+});

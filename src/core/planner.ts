@@ -11,30 +11,53 @@ import type { BindingConstraint, Plan, PlanInput, PlanSlot, Shortfall } from './
 const TOL = 1e-6;
 
 /** Naive baseline: tank on its thermostat at full power, EV at full power from arrival. */
+/** The tank on its thermostat at full power from slot `from`, starting with `e` (model energy). */
+function thermostat(s: Setup, from: number, e: number, q: number[], tankE: number[]): void {
+  const tk = s.tank;
+  for (let t = from; t < s.n; t++) {
+    if (!tk) {
+      q[t] = 0;
+      tankE[t] = 0;
+      continue;
+    }
+    const m = tk.model;
+    const base = m.a * e - (m.k[t] as number);
+    const qt = Math.max(0, Math.min(m.slotKWh * (s.fraction[t] as number), m.eMax - base));
+    q[t] = qt;
+    e = base + qt;
+    tankE[t] = e;
+  }
+}
+
 export function baselinePlan(s: Setup): { q: number[]; tankE: number[]; ev: number[] } {
   const q: number[] = [];
   const tankE: number[] = [];
   const ev: number[] = [];
-  const tk = s.tank;
-  let e = tk ? tk.e0 : 0;
+  thermostat(s, 0, s.tank ? s.tank.e0 : 0, q, tankE);
   let remaining = s.ev ? s.ev.needGrid : 0;
   for (let t = 0; t < s.n; t++) {
-    if (tk) {
-      const m = tk.model;
-      const base = m.a * e - (m.k[t] as number);
-      const qt = Math.max(0, Math.min(m.slotKWh * (s.fraction[t] as number), m.eMax - base));
-      q.push(qt);
-      e = base + qt;
-      tankE.push(e);
-    } else {
-      q.push(0);
-      tankE.push(0);
-    }
     const et = s.ev ? Math.max(0, Math.min(s.ev.rawCap[t] as number, remaining)) : 0;
     remaining -= et;
     ev.push(et);
   }
   return { q, tankE, ev };
+}
+
+/**
+ * The naive tank for the bill's baseline, carried from plan to plan: in the slot the plan starts in,
+ * what the previous plan's naive tank did there, then the thermostat from where that naive tank
+ * stood. Started from the real tank only when no previous plan carries it, so a re-plan after
+ * wattshift let the tank cool does not reheat the naive one at once.
+ */
+function twinTank(s: Setup, previous: Plan | undefined, fromNow: { q: number[]; tankE: number[] }): { q: number[]; tankE: number[] } {
+  const first = s.slots[0];
+  const carried = first && s.tank ? previous?.slots.find((p) => p.startMs === first.startMs)?.baselineTank : undefined;
+  // A plan read back from the store is the previous one after a restart: use only sound figures.
+  if (!carried || !s.tank || !Number.isFinite(carried.energyKWh) || !Number.isFinite(carried.endTempC)) return fromNow;
+  const q = [carried.energyKWh];
+  const tankE = [s.tank.model.toE(carried.endTempC)];
+  thermostat(s, 1, tankE[0] as number, q, tankE);
+  return { q, tankE };
 }
 
 /**
@@ -196,6 +219,7 @@ export function plan(input: PlanInput, nowMs: number, previous?: Plan): Plan {
   }
   const runOn = runOnByControl(s, final);
   const billEv = sessionBaselineEv(s, input, base.ev);
+  const billTank = twinTank(s, previous, base);
   const eff = input.ev?.efficiency ?? 1;
   let charged = 0;
   let cost = 0;
@@ -215,7 +239,8 @@ export function plan(input: PlanInput, nowMs: number, previous?: Plan): Plan {
     const out: PlanSlot = {
       startMs: ps.startMs, endMs: ps.endMs, price: ps.price, delta: ps.delta, source: ps.source,
       headroomKW: s.headroomKW[t] as number, binding: bindingFor(s, final, t), reason: '',
-      baselineKWh: (base.q[t] as number) + (billEv[t] as number),
+      baselineKWh: (billTank.q[t] as number) + (billEv[t] as number),
+      ...(s.tank ? { baselineTank: { energyKWh: billTank.q[t] as number, endTempC: s.tank.model.toC(billTank.tankE[t] as number) } } : {}),
     };
     const parts: string[] = [];
     // The slot the plan is made in counts what it already took, so its target is for the whole slot.

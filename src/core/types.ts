@@ -310,6 +310,8 @@ export interface PlanSlot {
   hourAllowanceKWh?: number;
   /** Flexible energy (tank + car) the naive baseline takes in this slot, kWh: what the bill's savings are measured against. */
   baselineKWh?: number;
+  /** The naive tank of that baseline: its energy in the slot and its temperature at the slot's end (carried to the next plan). */
+  baselineTank?: { energyKWh: number; endTempC: number };
 }
 
 export interface Shortfall {
