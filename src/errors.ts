@@ -8,6 +8,7 @@ export const errorCodes = {
   AUTH_REJECTED: { retryable: false, hint: 'the API rejected the client credentials: check spark.clientId, the client secret and spark.authUrl' },
   API_UNAVAILABLE: { retryable: true, hint: 'network error, timeout, 429 or 5xx from the API; retried with backoff' },
   API_BAD_RESPONSE: { retryable: false, hint: 'the API answered with a body that does not match the contract' },
+  PRICE_SOURCES_DISAGREE: { retryable: false, hint: 'the forecast service\'s actual day-ahead prices and Nord Pool\'s published ones differ for some hours (both are the same auction result): the plan keeps the order set by prices.nordPool.use; check site.priceArea and the currency, and which source is right for the hour named' },
   API_NOT_FOUND: { retryable: false, hint: 'the API does not know the requested id' },
   API_CONFLICT: { retryable: false, hint: 'the API reports a conflict (409)' },
   API_REJECTED: { retryable: false, hint: 'the API rejected the request (4xx); its message is kept' },

@@ -152,6 +152,31 @@ describe('Nord Pool as the price job\'s second source', () => {
     answers.set('2025-05-07/60', { status: 200, body: hourly });
   });
 
+  it('cross-checks the forecast service\'s actual prices against Nord Pool\'s and says once where they differ', async () => {
+    answers.set('2025-05-07/60', { status: 200, body: hourly });
+    const published = (await client().dayAhead({ date: '2025-05-07', area: 'SE3', currency: 'EUR', resolutionMinutes: 60 }))!;
+    // The same auction result, as the forecast service gives it (per kWh), but one hour wrong.
+    const wrongHour = published.points[14]!.startMs;
+    const prices = Object.fromEntries(published.points.map((p) => [new Date(p.startMs).toISOString(), p.startMs === wrongHour ? p.price / 1000 + 0.05 : p.price / 1000]));
+    const source: PriceSource = {
+      advice: async () => down(),
+      actualPrices: async () => ({ priceArea: 'SE3', priceUnits: { currency: 'EUR', energyUnit: 'kWh' }, prices }),
+    };
+    const lines: Record<string, unknown>[] = [];
+    const clock = new ManualClock(now);
+    const job = startPriceRefresh({
+      source, area: 'SE3', currency: 'EUR', clock, horizonMs: 24 * 3_600_000, onChange: () => undefined,
+      logger: createLogger({ destination: { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) } }),
+      nordPool: { client: client(), resolutionMinutes: 60 },
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    await clock.advance(5 * 60_000); // the advice failed: tried again, with the same prices
+    await new Promise((r) => setTimeout(r, 200));
+    await job.stop();
+    const said = lines.filter((l) => l.code === 'PRICE_SOURCES_DISAGREE');
+    expect(said).toEqual([expect.objectContaining({ level: 'warn', hours: 1, compared: 24, worstHour: new Date(wrongHour).toISOString() })]);
+  });
+
   it('prices a slot from Nord Pool where the forecast service has nothing, or first when configured', async () => {
     const nordPool = (await client().dayAhead({ date: '2025-05-07', area: 'SE3', currency: 'EUR', resolutionMinutes: 60 }))!;
     const from = Date.parse('2025-05-07T00:00:00Z');

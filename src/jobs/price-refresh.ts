@@ -8,6 +8,7 @@ import { localParts } from '../core/zoned-time.js';
 import type { DayAheadQuery, NordPoolClient } from '../prices/nordpool-client.js';
 import { parseApiTimeMs } from './event-normalise.js';
 import { startLoop, type LoopHandle } from './loop.js';
+import { priceDisagreement } from '../core/price-check.js';
 
 const hourMs = 3_600_000;
 
@@ -123,6 +124,22 @@ export function startPriceRefresh(deps: {
     }
   }
 
+  /** The last disagreement said in the log (said again only when it changes). */
+  let saidDisagreement = '';
+  /** The forecast service's actual prices against Nord Pool's, where both have the hour. */
+  function crossCheck(): void {
+    if (!data.actual || !data.nordPool) return;
+    const d = priceDisagreement(data.actual.input, data.nordPool.input);
+    const key = d.worst ? `${d.worst.startMs}:${d.differing}` : '';
+    if (key !== '' && key !== saidDisagreement && d.worst) {
+      log.warn({
+        code: 'PRICE_SOURCES_DISAGREE', hours: d.differing, compared: d.compared, worstHour: new Date(d.worst.startMs).toISOString(),
+        forecastServicePerKwh: d.worst.a, nordPoolPerKwh: d.worst.b,
+      }, `the two day-ahead price sources differ in ${d.differing} of ${d.compared} hours`);
+    }
+    saidDisagreement = key;
+  }
+
   const loop = startLoop({
     name: 'prices',
     clock: deps.clock,
@@ -138,6 +155,7 @@ export function startPriceRefresh(deps: {
       ]);
       const ok = !results.includes('failed');
       if (ok) lastError = null;
+      crossCheck();
       // Unchanged prices neither re-plan nor rewrite the saved copy (SD card writes).
       if (results.includes('changed')) deps.onChange(data);
       // A failed part is retried sooner than the hourly refresh.
