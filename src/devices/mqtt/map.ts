@@ -12,8 +12,8 @@
  */
 import { WattshiftError } from '../../errors.js';
 import type { EvState } from '../../ports.js';
-import { LatestValues, askingReader } from './values.js';
-import { atPath, guard, limits, plausible, pushedEnergyMeter, withTimeout } from './util.js';
+import { LatestValues, askingReader, requestAnswer } from './values.js';
+import { atPath, guard, limits, plausible, pushedEnergyMeter } from './util.js';
 import type { MqttDevice, MqttDeviceDeps, MqttDeviceOptions, MqttMapSource } from './types.js';
 
 function parsePayload(payload: Buffer): unknown {
@@ -90,13 +90,9 @@ export function createMqttMapDevice(source: MqttMapSource, deps: MqttDeviceDeps,
   // Answered by the next state message; without a refresh topic a stale value stays stale.
   const refreshKey = 'stateMessages';
   const { refreshTopic } = source;
-  const read = askingReader(values, refreshTopic ? ['DEVICE_STALE'] : [], (signal) => {
-    const seen = values.version(refreshKey);
-    return withTimeout(clock, options.requestTimeoutMs ?? 5000, signal, `${device} refresh`, async (s) => {
-      await publish(refreshTopic!, source.refreshPayload ?? '');
-      await values.waitNewer(refreshKey, seen, s);
-    });
-  }, (err) => log.debug({ err }, 'refresh request unanswered'));
+  const read = askingReader(values, refreshTopic ? ['DEVICE_STALE'] : [], (signal) =>
+    requestAnswer(values, refreshKey, clock, options.requestTimeoutMs ?? 5000, `${device} refresh`, () => publish(refreshTopic!, source.refreshPayload ?? ''), signal),
+  (err) => log.debug({ err }, 'refresh request unanswered'));
   const value = async (name: string, signal: AbortSignal): Promise<unknown> => (await read(name, signal)).value;
 
   const dev: MqttDevice = {

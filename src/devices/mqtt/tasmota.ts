@@ -23,7 +23,7 @@
  */
 import { z } from 'zod';
 import { WattshiftError } from '../../errors.js';
-import { LatestValues, askingReader } from './values.js';
+import { LatestValues, askingReader, requestAnswer } from './values.js';
 import { guard, limits, parseJson, parseWith, plausible, pushedEnergyMeter, withTimeout } from './util.js';
 import type { MqttDevice, MqttDeviceDeps, MqttDeviceOptions, TasmotaSource } from './types.js';
 
@@ -81,16 +81,14 @@ export function createTasmotaDevice(source: TasmotaSource, deps: MqttDeviceDeps,
   };
 
   const powerNames = relay === 1 ? ['POWER', 'POWER1'] : [`POWER${relay}`];
-  /** Answers to `Status 10` so far: a request is done when the next one arrives, whatever it carries. */
-  const statusKey = 'statusAnswers';
-  let statusAnswers = 0;
+  /** Put on each `Status 10` answer: a request is done when the next one arrives, whatever it carries. */
+  const statusKey = 'statusAnswer';
   const unsubscribers = [
     connection.subscribe(topic('tele', 'SENSOR'), (_t, p) => guard(badAll, () => applySns(parseJson(p, `${device} SENSOR`)))),
     ...['STATUS10', 'STATUS8'].map((name) =>
       connection.subscribe(topic('stat', name), (_t, p) => {
         guard(badAll, () => applySns(atObject(parseJson(p, `${device} ${name}`)).StatusSNS));
-        statusAnswers++;
-        values.put(statusKey, statusAnswers);
+        values.put(statusKey, true);
       }),
     ),
     connection.subscribe(topic('tele', 'STATE'), (_t, p) => {
@@ -121,13 +119,9 @@ export function createTasmotaDevice(source: TasmotaSource, deps: MqttDeviceDeps,
    * readers) and reads again. Telemetry comes only every `TelePeriod` (300 s as shipped), so an old
    * value means a quiet period, not a lost device: the device is stale only when it does not answer.
    */
-  const readFresh = askingReader(values, ['DEVICE_STALE', 'DEVICE_BAD_VALUE'], (signal) => {
-    const before = statusAnswers;
-    return withTimeout(clock, requestTimeoutMs, signal, `${device} Status 10`, async (s) => {
-      await connection.publish(topic('cmnd', 'STATUS'), '10', { qos: 1 });
-      while (statusAnswers === before) await values.waitNewer(statusKey, values.version(statusKey), s);
-    });
-  }, (err) => log.debug({ err }, 'status request failed'));
+  const readFresh = askingReader(values, ['DEVICE_STALE', 'DEVICE_BAD_VALUE'], (signal) =>
+    requestAnswer(values, statusKey, clock, requestTimeoutMs, `${device} Status 10`, () => connection.publish(topic('cmnd', 'STATUS'), '10', { qos: 1 }), signal),
+  (err) => log.debug({ err }, 'status request failed'));
 
   let pulseSent: number | undefined;
   const setRelay = (on: boolean, signal: AbortSignal): Promise<void> =>

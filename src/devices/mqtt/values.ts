@@ -10,6 +10,7 @@
  */
 import { WattshiftError } from '../../errors.js';
 import type { Clock } from '../../ports.js';
+import { withTimeout } from './util.js';
 
 interface Slot {
   value?: unknown;
@@ -165,6 +166,21 @@ export class LatestValues {
       signal.addEventListener('abort', onAbort, { once: true });
     });
   }
+}
+
+/**
+ * Sends a request (`send`) and waits, up to `timeoutMs` of clock time, for the next value of `key`
+ * (the device's answer). DEVICE_TIMEOUT when none comes.
+ */
+export function requestAnswer(
+  values: LatestValues, key: string, clock: Clock, timeoutMs: number, what: string,
+  send: () => Promise<void>, signal: AbortSignal,
+): Promise<void> {
+  const seen = values.version(key);
+  return withTimeout(clock, timeoutMs, signal, what, async (s) => {
+    await send();
+    await values.waitNewer(key, seen, s);
+  });
 }
 
 /**
