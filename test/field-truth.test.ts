@@ -163,10 +163,12 @@ describe('field truth: vendor-faithful devices, re-plans, a negative window and 
     // A plan's target for its current slot counts what the slot already took: the car may run on
     // into the dear hour until control's next tick (one tick of full power at most, two on a
     // loaded machine), and the simulator, catching up with the clock after a stall, integrates its
-    // lag at the power it had (the same wall-clock allowance as every stamp here). The plan asks
-    // nothing beyond that. A charger left running would put up to 11 kWh here.
+    // lag at the power it had. Rehearsals under CI load measured 0.66 and 1.31 kWh while the samples
+    // from two ticks on showed the charger at 0 W (checked above): up to 2 s of wall-clock stall is
+    // allowed (5 × the file's 0.4 s stamp lag). The plan asks nothing beyond that (below); a charger
+    // left running would put up to 11 kWh here.
     const carInDear = truth.car.get(windowEnd) ?? 0;
-    expect.soft(carInDear, 'the car ran on into the dear hour').toBeLessThanOrEqual((2 * carKw * tickMs) / hourMs + stampLagKwh(world, carKw));
+    expect.soft(carInDear, 'the car ran on into the dear hour').toBeLessThanOrEqual((2 * carKw * tickMs) / hourMs + 5 * stampLagKwh(world, carKw));
     expect.soft(targets.filter((t) => t.slotStartMs === windowEnd).at(-1)?.evKwh ?? 0, 'scenario: the plan leaves the dear hour empty').toBeLessThan(carInDear + 0.05);
     expect.soft(daemon.logs.filter((l) => l.msg?.startsWith('device down') && (l as { device?: string }).device === 'car')).toEqual([]);
 
