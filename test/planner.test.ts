@@ -103,6 +103,14 @@ describe('plan: properties', () => {
 });
 
 describe('plan: cases', () => {
+  it('gives a car that leaves inside a slot its power for the time it is there, not spread over the slot', () => {
+    // The car leaves at 02:30; a slot's energy at full power for half an hour is 5.5 kWh at 11 kW.
+    const p = plan(input([0.5, 0.5, 0.1, 0.5], { tank: null, ev: ev({ energyNeededKWh: 4.95, minPowerKW: 0, departureMs: T0 + 2.5 * H }) }), T0);
+    const half = p.slots[2]!.evs!.ev!;
+    expect(half.energyKWh).toBeCloseTo(5.5, 6);
+    expect(half.powerKW).toBeCloseTo(11, 6);
+  });
+
   it('treats a need of a fraction of a milliwatt-hour as met, with no sliver below the charger minimum', () => {
     // Found by the property test above (fast-check seed 23757): 9e-13 kWh planned as 1e-12 kW.
     for (const need of [9e-13, 9e-10]) {

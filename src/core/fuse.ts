@@ -56,8 +56,9 @@ export type FuseHeadroom =
 
 /**
  * Most current the charger may draw: on each of its lines, the fuse less the margin less what the
- * rest of the house draws there, or, when other chargers share the line, what it draws now plus its
- * share of the line's free current; the tightest line decides. Without a fresh reading there is no
+ * rest of the house draws there; when other chargers share the line, no more than what it draws now
+ * plus its share of the line's free current (so two never claim the same amps); the tightest line
+ * decides. Without a fresh reading there is no
  * headroom to credit.
  */
 export function fuseHeadroom(x: FuseInput): FuseHeadroom {

@@ -3,9 +3,10 @@
  * tank and one car jointly and well; a home with more is split into groups (the i-th tank with the
  * i-th car), and the groups share the location's headroom by block coordinate descent: each group
  * is planned with the other groups' planned power counted as base load, in turn, until a round
- * improves nothing. Two starting orders are tried (the most urgent car first, and the reverse), so
- * a group that could go elsewhere does not keep a slot another group can only use. The cheapest
- * candidate wins, a shortfall counting before any cost. Pure; time is an argument.
+ * improves nothing (unless each group's own best plan already fits beside the others). The group
+ * whose car must leave first plans first, so a group that could go elsewhere does not keep a slot
+ * another can only use; a re-plan is kept only when it lowers the shortfalls, then the cost.
+ * Pure; time is an argument.
  */
 import { plan as planPair } from './planner.js';
 import type { EvParams, HomePlanInput, LpcCap, Plan, PlanInput, PlanSlot, Shortfall, TankParams } from './types.js';
@@ -18,7 +19,7 @@ interface Group {
 }
 
 /** Rounds of coordinate descent after the first pass; each re-plans every group once. */
-const MAX_ROUNDS = 3;
+const MAX_ROUNDS = 2;
 
 /** A home input of the pair planner's input (tests, benchmarks and one-device homes). */
 export function homeInputOf(input: PlanInput): HomePlanInput {
@@ -26,9 +27,14 @@ export function homeInputOf(input: PlanInput): HomePlanInput {
   return { ...rest, tanks: tank ? [{ ...tank, id: tank.id ?? 'tank' }] : [], evs: ev ? [{ ...ev, id: ev.id ?? 'ev' }] : [] };
 }
 
+/**
+ * One tank and one car are one group, the pair planner's joint problem. With more, each device is
+ * a group of its own: a pair planned beside another group's varying load costs the pair planner's
+ * joint search many times over (10-30× a lone device), for a coordination the rounds give too.
+ */
 function groupsOf(input: HomePlanInput): Group[] {
-  const n = Math.max(input.tanks.length, input.evs.length, 1);
-  return Array.from({ length: n }, (_, i) => ({ tank: input.tanks[i] ?? null, ev: input.evs[i] ?? null }));
+  if (input.tanks.length <= 1 && input.evs.length <= 1) return [{ tank: input.tanks[0] ?? null, ev: input.evs[0] ?? null }];
+  return [...input.evs.map((ev) => ({ tank: null, ev })), ...input.tanks.map((tank) => ({ tank, ev: null }))];
 }
 
 /** A device-scoped cap belongs to a group when it names one of its devices, or no device of its kinds. */
@@ -79,50 +85,46 @@ export function planHome(input: HomePlanInput, nowMs: number, previous?: Plan): 
     return { ...common, tank: g.tank, ev: g.ev, location: { ...input.location, baseLoadKW, lpc: capsFor(input.location.lpc ?? [], g) } };
   };
   if (groups.length === 1) return planPair(pairInput(groups[0]!, null), nowMs, previous);
+  const location = planPair({ ...common, tank: null, ev: null }, nowMs, previous);
+  // Where every group's own best plan fits the location together, no group stands in another's way.
+  const alone = groups.map((g) => planPair(pairInput(g, null), nowMs, previous));
+  const loads = alone.map(loadOf);
+  const total = (t: number): number => loads.reduce((sum, l) => sum + (l[t] ?? 0), 0);
+  if (location.slots.every((s, t) => total(t) <= Math.max(0, s.headroomKW) + 1e-6)) return merge(location, alone);
 
-  const solveFrom = (order: number[]): Plan[] => {
-    const plans: (Plan | null)[] = groups.map(() => null);
-    const loads: number[][] = [];
-    const othersOf = (g: number): number[] => {
-      const sum: number[] = [];
-      plans.forEach((p, h) => {
-        if (h === g || p === null) return;
-        (loads[h] as number[]).forEach((kw, t) => (sum[t] = (sum[t] ?? 0) + kw));
-      });
-      return sum;
-    };
-    const solve = (g: number): Plan => planPair(pairInput(groups[g]!, othersOf(g)), nowMs, previous);
-    for (const g of order) {
-      plans[g] = solve(g);
-      loads[g] = loadOf(plans[g]);
-    }
-    let current = score(plans as Plan[]);
-    for (let round = 0; round < MAX_ROUNDS; round++) {
-      let improved = false;
-      for (const g of order) {
-        const before = plans[g]!;
-        const next = solve(g);
-        plans[g] = next;
-        const s = score(plans as Plan[]);
-        if (better(s, current)) {
-          current = s;
-          loads[g] = loadOf(next);
-          improved = true;
-        } else plans[g] = before;
-      }
-      if (!improved) break;
-    }
-    return plans as Plan[];
-  };
-
-  // The car that must leave first takes its slots first; groups without a car after those with one.
+  // The car that must leave first takes its slots first (its plan alone is its plan in that order);
+  // then each group in turn on what the earlier ones left, and rounds of re-plans while they help.
   const urgency = (g: Group): number => g.ev?.departureMs ?? Infinity;
   const order = groups.map((_, i) => i).sort((a, b) => urgency(groups[a]!) - urgency(groups[b]!));
-  let best = solveFrom(order);
-  const reverse = solveFrom([...order].reverse());
-  if (better(score(reverse), score(best))) best = reverse;
-  const location = planPair({ ...common, tank: null, ev: null }, nowMs, previous);
-  return merge(location, best);
+  const plans: (Plan | null)[] = groups.map(() => null);
+  const othersOf = (g: number): number[] => {
+    const sum: number[] = [];
+    plans.forEach((p, h) => {
+      if (h !== g && p !== null) (loads[h] as number[]).forEach((kw, t) => (sum[t] = (sum[t] ?? 0) + kw));
+    });
+    return sum;
+  };
+  const solve = (g: number): Plan => planPair(pairInput(groups[g]!, othersOf(g)), nowMs, previous);
+  for (const g of order) {
+    plans[g] = plans.every((p) => p === null) ? alone[g]! : solve(g);
+    loads[g] = loadOf(plans[g]);
+  }
+  let current = score(plans as Plan[]);
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    let improved = false;
+    for (const g of order) {
+      const before = plans[g]!;
+      plans[g] = solve(g);
+      const s = score(plans as Plan[]);
+      if (better(s, current)) {
+        current = s;
+        loads[g] = loadOf(plans[g]);
+        improved = true;
+      } else plans[g] = before;
+    }
+    if (!improved) break;
+  }
+  return merge(location, plans as Plan[]);
 }
 
 /** The head of a pair plan's slot reason ("tank 1.20 kWh, ev 3.00 kWh"), without price and binding. */

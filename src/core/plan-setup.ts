@@ -38,6 +38,8 @@ export interface EvSetup {
   cap: number[];
   /** Max power × availability, ignoring caps (for the baseline). */
   rawCap: number[];
+  /** Hours of each slot the car is there (from arrival or now to departure). */
+  availHours: number[];
   minE: number[];
   price: number[];
   lastSlot: number;
@@ -211,6 +213,7 @@ export function setupPlan(input: PlanInput, nowMs: number, previous: Plan | unde
     if (!(e.efficiency > 0 && e.efficiency <= 1)) throw new WattshiftError('PLAN_INPUT_INVALID', 'EV efficiency must be in (0, 1]');
     const cap: number[] = [];
     const rawCap: number[] = [];
+    const availHours: number[] = [];
     const minE: number[] = [];
     let lastSlot = -1;
     const from = Math.max(nowMs, e.arrivalMs ?? nowMs);
@@ -220,6 +223,7 @@ export function setupPlan(input: PlanInput, nowMs: number, previous: Plan | unde
       const ok = avail > 0 && kw + 1e-9 >= e.minPowerKW && kw > 0;
       cap.push(ok ? kw * slotHours * avail : 0);
       rawCap.push(e.maxPowerKW * slotHours * avail);
+      availHours.push(slotHours * avail);
       minE.push(ok ? e.minPowerKW * slotHours * avail : 0);
       if (avail > 0) lastSlot = t;
     });
@@ -233,6 +237,7 @@ export function setupPlan(input: PlanInput, nowMs: number, previous: Plan | unde
       maxExtraGrid: Math.max(0, e.maxExtraKWh ?? 0) / e.efficiency,
       cap,
       rawCap,
+      availHours,
       minE,
       // Slots without a price rank before the known ones, so only the energy that cannot wait
       // for their prices is planned inside the known prices. With no prices at all: the window.

@@ -4,6 +4,8 @@ import { defaultConfig } from '../config/load.js';
 import { openStore } from '../store/open-store.js';
 import { Wishes } from './home-state.js';
 import { createHomeTracker } from './home-tracker.js';
+import type { ControlSnapshot } from './control-loop.js';
+import type { DeviceReading } from '../devices/supervisor.js';
 
 const T0 = Date.UTC(2026, 0, 14, 9);
 const H = 3_600_000;
@@ -57,5 +59,27 @@ describe('the previous plan read back at start', () => {
     expect(plan?.startMs).toBe(T0);
     // Without a sensor the control then allows heating until the first new plan (made at start).
     expect(tracker.estimatedTankC('boiler', T0 + 60_000, plan)).toBeUndefined();
+  });
+});
+
+describe('what a control tick teaches the tracker about a car', () => {
+  const config = defaultConfig({ mqtt: { url: 'mqtt://127.0.0.1' }, devices: [{ id: 'car', kind: 'evCharger', charger: { type: 'goe', topicPrefix: 'go-eCharger/x' }, model: { capacityKwh: 60 } }] });
+  const tick = (atMs: number, reading: Omit<DeviceReading, 'errors'>): ControlSnapshot => ({
+    atMs, slotStartMs: atMs, readings: new Map([['car', { errors: [], ...reading }]]), slotEnergyKwh: new Map(), locationPowerW: undefined, capKw: 17,
+    decision: { setpoints: [], expectedDeviceKw: 0, baseLoadKw: 0, guarded: [] },
+  });
+
+  it('keeps a plugged car plugged through a tick its charger tells nothing, and re-plans only on a real change', () => {
+    const store = openStore({ path: ':memory:' });
+    const tracker = createHomeTracker({ config, store, clock: new ManualClock(T0), wishes: new Wishes(store, ['car']) });
+    const snap = () => tracker.snapshot(T0, { forecast: null, advice: null, actual: null }, []).evs[0]!;
+    expect(tracker.observe(tick(T0, { atMs: T0, energyKwh: 100, ev: { plugged: true, charging: false, socPct: 40 } }), null)).toBe(true);
+    // The charger is down or stale: no car state this tick.
+    expect(tracker.observe(tick(T0 + 60_000, { atMs: T0 + 60_000 }), null)).toBe(false);
+    expect(snap()).toMatchObject({ plugged: true, socPct: 40 });
+    expect(tracker.observe(tick(T0 + 120_000, { atMs: T0 + 120_000, energyKwh: 103, ev: { plugged: true, charging: true, socPct: 45 } }), null)).toBe(false);
+    expect(snap()).toMatchObject({ plugged: true, socPct: 45, sessionKwh: 3 });
+    expect(tracker.observe(tick(T0 + 180_000, { atMs: T0 + 180_000, ev: { plugged: false, charging: false } }), null)).toBe(true);
+    expect(snap().plugged).toBe(false);
   });
 });

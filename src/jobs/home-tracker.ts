@@ -187,7 +187,8 @@ export function createHomeTracker(deps: { config: Config; store: Pick<Store, 'ge
           }
         } else if (d.kind === 'evCharger') {
           const e = ev.get(d.id) ?? { plugged: false, sessionStartKwh: null, sessionKwh: 0, sessionStartMs: null, socPct: null };
-          const plugged = r.ev?.plugged ?? false;
+          // A charger that tells nothing this tick (down, stale) has not seen the car leave.
+          const plugged = r.ev ? r.ev.plugged : e.plugged;
           if (plugged !== e.plugged) {
             replan = true;
             e.plugged = plugged;
@@ -200,7 +201,7 @@ export function createHomeTracker(deps: { config: Config; store: Pick<Store, 'ge
             e.sessionStartKwh ??= r.energyKwh;
             e.sessionKwh = Math.max(0, r.energyKwh - e.sessionStartKwh);
           }
-          e.socPct = r.ev?.socPct ?? null;
+          if (r.ev) e.socPct = r.ev.socPct ?? null;
           ev.set(d.id, e);
         }
       }
