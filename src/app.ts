@@ -216,7 +216,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
       );
     }
     buses = createModbusBuses(config.modbus, { clock, logger: deps.logger });
-    if (config.ocpp) ocpp = await startCentralSystem(config, { clock, logger: deps.logger });
+    if (config.ocpp) ocpp = await startCentralSystem(config, { clock, logger: deps.logger, ...(deps.deviceTimeoutMs !== undefined ? { requestTimeoutMs: deps.deviceTimeoutMs } : {}) });
     // Devices on MQTT would start in their safe state if the first tick ran before the broker answered.
     await mqtt?.waitConnected(AbortSignal.timeout(5_000)).catch((err: unknown) => {
       if (isWattshiftError(err, 'MQTT_AUTH_REJECTED')) throw err;
