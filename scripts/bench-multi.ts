@@ -19,9 +19,8 @@ import { buildPriceSeries } from '../src/core/prices.js';
 import { rng } from '../src/core/prng.js';
 import type { EvParams, HomePlanInput, LpcCap, Plan, PlanInput, TankParams } from '../src/core/types.js';
 import { areaTimezone, hourlyWindows, type PriceSeries } from './lib/price-data.js';
-import {
-  comfortDeadlines, deviceParts, DRAW_L, lpText, n6, plannerObjective, seededDeltas, solveReference, type Highs, type ModelParts,
-} from './bench-planner.js';
+import { deviceParts, lpText, n6, plannerObjective, type ModelParts } from './lib/reference-model.js';
+import { comfortDeadlines, DRAW_L, seededDeltas, solveReference, type Highs } from './bench-planner.js';
 
 const H = 3_600_000;
 

@@ -79,7 +79,6 @@ const better = (a: number, b: number): boolean => a < b - 1e-9 * (1 + Math.abs(b
 function solveHome(devices: ReadonlyArray<Device>, orders: ReadonlyArray<number[]>): Sol[] {
   const n = devices[0]!.s.n;
   const headroom = devices[0]!.s.headroomE;
-  const all = devices.map((_, i) => i);
   const residual = (sols: ReadonlyArray<Sol | null>, i: number, own = devices[i]!.cap): number[] => own.map((c, t) => {
     let used = 0;
     sols.forEach((x, j) => (used += j === i || x === null ? 0 : (x.x[t] as number)));
@@ -89,11 +88,12 @@ function solveHome(devices: ReadonlyArray<Device>, orders: ReadonlyArray<number[
   // Nothing contested: each device's own best plan.
   const alone = devices.map((d) => solve(d, d.cap));
   if (fits(alone)) return alone;
-  const descend = (sols: Sol[], order: ReadonlyArray<number>): void => {
+  // A tank keeps its legionella slot (finding the best one again costs two more DPs) but in the last descent.
+  const descend = (sols: Sol[], order: ReadonlyArray<number>, fresh = false): void => {
     for (let round = 0, moved = true; round < MAX_ROUNDS && moved; round++) {
       moved = false;
       for (const i of order) {
-        const next = solve(devices[i]!, residual(sols, i));
+        const next = solve(devices[i]!, residual(sols, i), undefined, fresh ? null : sols[i]!.leg);
         if (better(next.cost, sols[i]!.cost)) [sols[i], moved] = [next, true];
       }
     }
@@ -101,7 +101,7 @@ function solveHome(devices: ReadonlyArray<Device>, orders: ReadonlyArray<number[
   let best: Sol[] | null = null;
   const candidate = (order: ReadonlyArray<number>, lambda?: number[]): void => {
     const sols: (Sol | null)[] = devices.map(() => null);
-    for (const i of order) sols[i] = solve(devices[i]!, residual(sols, i), lambda);
+    for (const i of order) sols[i] = solve(devices[i]!, residual(sols, i), lambda, alone[i]!.leg);
     descend(sols as Sol[], order);
     if (!best || better(total(sols as Sol[]), total(best))) best = sols as Sol[];
   };
@@ -110,7 +110,7 @@ function solveHome(devices: ReadonlyArray<Device>, orders: ReadonlyArray<number[
   const lambda = new Array<number>(n).fill(0);
   let [lo, hi] = [Infinity, -Infinity];
   for (const d of devices) for (const p of d.price) [lo, hi] = [Math.min(lo, p), Math.max(hi, p)];
-  for (let k = 1, xs = alone.map((x) => x.x); k <= DUAL_ITERS; k++, xs = devices.map((d) => solve(d, d.cap, lambda).x)) {
+  for (let k = 1, xs = alone.map((x) => x.x); k <= DUAL_ITERS; k++, xs = devices.map((d, i) => solve(d, d.cap, lambda, alone[i]!.leg).x)) {
     let over = false;
     for (let t = 0; t < n; t++) {
       const use = xs.reduce((sum, x) => sum + (x[t] as number), 0) - (headroom[t] as number);
@@ -130,7 +130,7 @@ function solveHome(devices: ReadonlyArray<Device>, orders: ReadonlyArray<number[
  * lowers the home's cost stays and the search starts over, within a budget of solves.
  */
 function exchange(devices: ReadonlyArray<Device>, sols: Sol[], residual: (xs: ReadonlyArray<Sol | null>, i: number) => number[],
-  fits: (xs: ReadonlyArray<Sol>) => boolean, descend: (xs: Sol[], order: ReadonlyArray<number>) => void): Sol[] {
+  fits: (xs: ReadonlyArray<Sol>) => boolean, descend: (xs: Sol[], order: ReadonlyArray<number>, fresh: boolean) => void): Sol[] {
   const n = devices[0]!.s.n;
   const all = devices.map((_, i) => i);
   for (let spent = 0, moved = true; spent < SOLVE_BUDGET && moved;) {
@@ -171,7 +171,6 @@ function exchange(devices: ReadonlyArray<Device>, sols: Sol[], residual: (xs: Re
       const trial = sols.slice();
       const capJ = residual(sols, m.j);
       capJ[m.t] = m.keep;
-      // A tank keeps its legionella slot while trying (finding the best slot again costs more DPs).
       const again = (k: number, cap = residual(trial, k)): Sol => solve(devices[k]!, cap, undefined, sols[k]!.leg);
       trial[m.j] = again(m.j, capJ);
       trial[m.i] = again(m.i);
@@ -184,7 +183,7 @@ function exchange(devices: ReadonlyArray<Device>, sols: Sol[], residual: (xs: Re
       }
     }
   }
-  descend(sols, all);
+  descend(sols, all, true);
   return sols;
 }
 
@@ -240,7 +239,7 @@ function reasonParts(reason: string): string | null {
   return parts === 'idle' ? null : parts;
 }
 
-/** One plan of the groups' plans: devices side by side, money summed, the location's own facts from `location`. */
+/** One plan of the devices' plans: devices side by side, money summed, the location's own facts from `location`. */
 function merge(location: Plan, plans: ReadonlyArray<Plan>): Plan {
   const slots = location.slots.map((ls, t): PlanSlot => {
     const at = plans.map((p) => p.slots[t]!);
@@ -285,16 +284,10 @@ function merge(location: Plan, plans: ReadonlyArray<Plan>): Plan {
 
 /** Each slot's planned flexible energy of every device together, kWh (the whole slot). */
 export function slotFlexKWh(s: PlanSlot): number {
-  let kwh = 0;
-  for (const d of Object.values(s.tanks ?? {})) kwh += d.energyKWh;
-  for (const d of Object.values(s.evs ?? {})) kwh += d.energyKWh;
-  return kwh;
+  return [...Object.values(s.tanks ?? {}), ...Object.values(s.evs ?? {})].reduce((kwh, d) => kwh + d.energyKWh, 0);
 }
 
 /** Each slot's planned flexible power of every device together, kW. */
 export function slotFlexKW(s: PlanSlot): number {
-  let kw = 0;
-  for (const d of Object.values(s.tanks ?? {})) kw += d.powerKW;
-  for (const d of Object.values(s.evs ?? {})) kw += d.powerKW;
-  return kw;
+  return [...Object.values(s.tanks ?? {}), ...Object.values(s.evs ?? {})].reduce((kw, d) => kw + d.powerKW, 0);
 }
