@@ -79,11 +79,16 @@ const better = (a: number, b: number): boolean => a < b - 1e-9 * (1 + Math.abs(b
 function solveHome(devices: ReadonlyArray<Device>, orders: ReadonlyArray<number[]>): Sol[] {
   const n = devices[0]!.s.n;
   const headroom = devices[0]!.s.headroomE;
-  const residual = (sols: ReadonlyArray<Sol | null>, i: number, own = devices[i]!.cap): number[] => own.map((c, t) => {
-    let used = 0;
-    sols.forEach((x, j) => (used += j === i || x === null ? 0 : (x.x[t] as number)));
-    return Math.max(0, Math.min(c, (headroom[t] as number) - used));
-  });
+  // What the others leave of the headroom to device i, within its own cap.
+  const residual = (sols: ReadonlyArray<Sol | null>, i: number): number[] => {
+    const left = headroom.slice();
+    sols.forEach((x, j) => {
+      if (j !== i && x !== null) for (let t = 0; t < n; t++) left[t] = (left[t] as number) - (x.x[t] as number);
+    });
+    const own = devices[i]!.cap;
+    for (let t = 0; t < n; t++) left[t] = Math.max(0, Math.min(own[t] as number, left[t] as number));
+    return left;
+  };
   const fits = (xs: ReadonlyArray<Sol>): boolean => headroom.every((h, t) => xs.reduce((sum, x) => sum + (x.x[t] as number), 0) <= h + 1e-6);
   // Nothing contested: each device's own best plan.
   const alone = devices.map((d) => solve(d, d.cap));
