@@ -110,7 +110,7 @@ function solveHome(devices: ReadonlyArray<Device>, orders: ReadonlyArray<number[
     descend(sols as Sol[], order);
     if (!best || better(total(sols as Sol[]), total(best))) best = sols as Sol[];
   };
-  for (const order of orders) candidate(order);
+  for (const order of new Map(orders.map((o) => [o.join(), o])).values()) candidate(order);
   // Shadow prices: each device alone at price + λ, λ rising where together they take more than the headroom.
   const lambda = new Array<number>(n).fill(0);
   let [lo, hi] = [Infinity, -Infinity];
