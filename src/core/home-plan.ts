@@ -145,6 +145,7 @@ function exchange(devices: ReadonlyArray<Device>, sols: Sol[], residual: (xs: Re
     const nextPrice = (d: Device, x: number[], not: number): number =>
       d.price.reduce((m, p, t) => (t !== not && (d.cap[t] as number) - (x[t] as number) > TOL && (free[t] as number) > 1e-6 ? Math.min(m, p) : m), Infinity);
     const moves: { i: number; j: number; t: number; keep: number; est: number }[] = [];
+    const worth = 2e-4 * Math.max(0.5, Math.abs(total(sols))); // moves worth less than 0.02 % of the cost are not tried
     for (const i of all) {
       const di = devices[i]!;
       const xi = sols[i]!.x;
@@ -165,7 +166,7 @@ function exchange(devices: ReadonlyArray<Device>, sols: Sol[], residual: (xs: Re
             const moveTo = nextPrice(devices[j]!, sols[j]!.x, t);
             const cost = lost * (Number.isFinite(moveTo) ? Math.max(0, moveTo - (devices[j]!.price[t] as number)) : di.s.penalty);
             const est = Math.min(spare, xj - keep + room) * (short ? di.s.penalty : dearest - (di.price[t] as number)) - cost;
-            if (lost > TOL && est > 0) moves.push({ i, j, t, keep, est });
+            if (lost > TOL && est > worth) moves.push({ i, j, t, keep, est });
           }
         }
       }
