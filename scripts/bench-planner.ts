@@ -5,7 +5,8 @@
  * hourly price series in data/prices (all areas), with seeded incentive deltas (some
  * negative), it plans five scenario families — tank (continuous), tank (relay on/off), EV,
  * tank + EV under a location limit with an LPC cap, and tank with comfort deadlines (62 °C by
- * 06:30, 68 °C by 19:00) — and compares each plan with the
+ * 06:30, 68 °C by 19:00) —, the capacity-step family (bench-capacity.ts) and two tanks with two cars
+ * under one fuse (`multi`, bench-multi.ts), and compares each plan with the
  * optimum of the same model from HiGHS (LP, or MILP where there are on/off decisions or a
  * legionella "at least once"). It also times 7-day 15-minute joint plans and measures the peak
  * memory of one such plan with a relay tank (see bench-planner-memory.ts). The last line is one
@@ -16,13 +17,17 @@ import { pathToFileURL } from 'node:url';
 import highsDefault from 'highs';
 import { buildPriceSeries } from '../src/core/prices.js';
 import { plan } from '../src/core/planner.js';
-import { setupPlan, type Setup } from '../src/core/plan-setup.js';
-import type { ComfortDeadline, DeltaCurveInput, EvParams, Plan, PlanInput, TankParams } from '../src/core/types.js';
+import { setupPlan } from '../src/core/plan-setup.js';
+import type { ComfortDeadline, DeltaCurveInput, EvParams, PlanInput, TankParams } from '../src/core/types.js';
 import { localParts, localTimeToUtcMs } from '../src/core/zoned-time.js';
 import { areaTimezone, hourlyWindows, loadPriceSeries, type PriceSeries } from './lib/price-data.js';
 import { rng } from '../src/core/prng.js';
 import { planPeakRssMb } from './bench-planner-memory.js';
 import { runCapacityBench } from './bench-capacity.js';
+import { runMultiBench } from './bench-multi.js';
+import { plannerObjective, referenceModel } from './lib/reference-model.js';
+
+export { deviceParts, lpText, n6, plannerObjective, referenceModel, type ModelParts } from './lib/reference-model.js';
 
 export type Family = 'tank' | 'tankRelay' | 'ev' | 'joint' | 'tankComfort';
 
@@ -43,10 +48,10 @@ export function seededDeltas(rand: () => number, startMs: number, hours: number)
   return out;
 }
 
-const DRAW_L = [0, 0, 0, 0, 0, 0, 0, 1.715, 4.025, 0.105, 0.105, 0.21, 0.315, 0, 0.105, 0.105, 0.105, 0, 0.315, 0.105, 0.735, 3.71, 0, 0];
+export const DRAW_L = [0, 0, 0, 0, 0, 0, 0, 1.715, 4.025, 0.105, 0.105, 0.21, 0.315, 0, 0.105, 0.105, 0.105, 0, 0.315, 0.105, 0.735, 3.71, 0, 0];
 
 /** "62 °C by 06:30" every morning and "68 °C by 19:00" every evening of the window, local time. */
-function comfortDeadlines(startMs: number, hours: number, timezone: string): ComfortDeadline[] {
+export function comfortDeadlines(startMs: number, hours: number, timezone: string): ComfortDeadline[] {
   const day = localParts(startMs, timezone);
   const out: ComfortDeadline[] = [];
   for (let d = 0; d <= Math.ceil(hours / 24); d++) {
@@ -104,82 +109,6 @@ export function scenario(
 export function quarterHourly(hourly: { startMs: number; price: number }[], seed: number): { startMs: number; price: number }[] {
   const rand = rng(seed);
   return hourly.flatMap((p) => [0, 1, 2, 3].map((i) => ({ startMs: p.startMs + i * 900_000, price: p.price * (0.9 + 0.2 * rand()) })));
-}
-
-const n6 = (x: number): string => (Math.abs(x) < 1e-12 ? '0' : x.toFixed(9));
-const term = (c: number, v: string): string => `${c >= 0 ? '+' : '-'} ${n6(Math.abs(c))} ${v}`;
-
-/** CPLEX-LP text of the same model the planner solves (hard floors), for HiGHS. */
-export function referenceModel(s: Setup, input: PlanInput): string {
-  const obj: string[] = [];
-  const rows: string[] = [];
-  const bounds: string[] = [];
-  const bins: string[] = [];
-  const tk = s.tank;
-  const ev = s.ev;
-  const relay = input.tank?.control === 'relay';
-  for (let t = 0; t < s.n; t++) {
-    if (tk) {
-      const m = tk.model;
-      obj.push(term(tk.price[t]!, `q${t}`));
-      const rhs = t === 0 ? m.a * tk.e0 - m.k[0]! : -m.k[t]!;
-      rows.push(t === 0 ? `s${t}: E${t} - q${t} = ${n6(rhs)}` : `s${t}: E${t} ${term(-m.a, `E${t - 1}`)} - q${t} = ${n6(rhs)}`);
-      // The comfort floor, raised at comfort deadlines.
-      bounds.push(`${n6(tk.floor[t]!)} <= E${t} <= ${n6(m.eMax)}`);
-      if (relay) {
-        const L = tk.relayLevel[t]!;
-        const D = m.eMax - (m.a * m.eFloor - Math.max(...m.k));
-        bounds.push(`0 <= q${t} <= ${n6(L)}`);
-        // On: q = L unless the thermostat stops it at eMax (z = 1).
-        rows.push(`ru${t}: q${t} - ${n6(L)} u${t} <= 0`, `rz${t}: z${t} - u${t} <= 0`,
-          `rq${t}: q${t} - ${n6(L)} u${t} + ${n6(L)} z${t} >= 0`,
-          `rt${t}: E${t} - ${n6(m.eMax - m.eFloor)} z${t} >= ${n6(m.eFloor)}`,
-          // Valid cut (tightens the relaxation): on ⇒ q ≥ min(L, eMax − base) ≥ L·(eMax − base)/D,
-          // base = E − q ≥ bLow, D = eMax − bLow; written as q·(1 − L/D) + L·E/D − L·u ≥ L·eMax/D − L.
-          ...(L > 0 ? [`rc${t}: ${n6(1 - L / D)} q${t} + ${n6(L / D)} E${t} - ${n6(L)} u${t} >= ${n6((L * m.eMax) / D - L)}`] : []));
-        bins.push(`u${t}`, `z${t}`);
-      } else bounds.push(`0 <= q${t} <= ${n6(tk.cap[t]!)}`);
-    }
-    if (ev) {
-      obj.push(term(ev.price[t]!, `e${t}`));
-      bounds.push(`0 <= e${t} <= ${n6(ev.cap[t]!)}`);
-      if (ev.minE[t]! > 0 && ev.cap[t]! > 0) {
-        rows.push(`vu${t}: e${t} - ${n6(ev.cap[t]!)} v${t} <= 0`, `vl${t}: e${t} - ${n6(ev.minE[t]!)} v${t} >= 0`);
-        bins.push(`v${t}`);
-      }
-    }
-    if (tk && ev) rows.push(`h${t}: q${t} + e${t} <= ${n6(s.headroomE[t]!)}`);
-  }
-  if (tk && s.n > 0) {
-    rows.push(`term: E${s.n - 1} >= ${n6(tk.terminal)}`);
-    const leg = tk.legionella;
-    if (leg) {
-      const w: string[] = [];
-      for (let t = 0; t <= leg.bySlot; t++) {
-        rows.push(`lg${t}: E${t} - ${n6(leg.level - tk.model.eFloor)} w${t} >= ${n6(tk.model.eFloor)}`);
-        bins.push(`w${t}`);
-        w.push(`w${t}`);
-      }
-      rows.push(`lgany: ${w.join(' + ')} >= 1`);
-    }
-  }
-  if (ev && s.n > 0) {
-    const all = Array.from({ length: s.n }, (_, t) => `e${t}`).join(' + ');
-    rows.push(`need: ${all} >= ${n6(ev.needGrid)}`, `most: ${all} <= ${n6(ev.needGrid + ev.maxExtraGrid + 1e-6)}`);
-  }
-  return `Minimize\n obj: ${obj.join(' ')}\nSubject To\n ${rows.join('\n ')}\nBounds\n ${bounds.join('\n ')}\n${bins.length > 0 ? `Binary\n ${bins.join(' ')}\n` : ''}End\n`;
-}
-
-/** The planner's cost of the same objective (setup prices). */
-export function plannerObjective(s: Setup, p: Plan): number {
-  let c = 0;
-  p.slots.forEach((sl, t) => {
-    const tank = s.tank && sl.tanks?.[s.tank.id];
-    const ev = s.ev && sl.evs?.[s.ev.id];
-    if (tank && s.tank) c += s.tank.price[t]! * tank.energyKWh;
-    if (ev && s.ev) c += s.ev.price[t]! * ev.energyKWh;
-  });
-  return c;
 }
 
 /** The part of the `highs` API the benchmark uses. */
@@ -328,6 +257,12 @@ async function main(): Promise<void> {
     windows += capacity.windows;
     feasibleMissed += capacity.feasibleMissed;
   }
+  const multi = only && only !== 'multi' ? null : runMultiBench(highs, series, quick, (l) => console.log(l));
+  if (multi) {
+    allGaps = allGaps.concat(multi.gaps);
+    windows += multi.windows;
+    feasibleMissed += multi.feasibleMissed;
+  }
   const peakRssMb = planPeakRssMb();
   console.log(`one 7-day 15-min relay tank + EV plan raises peak RSS by ${peakRssMb.toFixed(2)} MB`);
   const meanGap = allGaps.reduce((a, b) => a + b, 0) / Math.max(1, allGaps.length);
@@ -344,6 +279,11 @@ async function main(): Promise<void> {
     stepUpsAvoided: capacity ? capacity.stepUpsAvoided : null,
     p99MsCapacity48hHourly: capacity ? Number(capacity.p99Ms.toFixed(2)) : null,
     p99MsCapacity7d15min: capacity ? Number(capacity.p99Ms7d15min.toFixed(1)) : null,
+    multiWindows: multi ? multi.windows : null,
+    multiMeanGapPct: multi ? Number((multi.gaps.reduce((a, b) => a + b, 0) / Math.max(1, multi.gaps.length)).toFixed(4)) : null,
+    multiMaxGapPct: multi && multi.gaps.length > 0 ? Number(Math.max(...multi.gaps).toFixed(4)) : null,
+    multiFeasibleMissed: multi ? multi.feasibleMissed : null,
+    p99MsMulti48hHourly: multi ? Number(multi.p99Ms.toFixed(2)) : null,
   };
   console.log(JSON.stringify(out));
 }

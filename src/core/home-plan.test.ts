@@ -115,6 +115,28 @@ describe('planHome', () => {
     expect(again.slots[1]!.binding).toContain('frozen');
   });
 
+  it('gives each device the plan it would get alone where the headroom is not contested', () => {
+    const input = home(dayPrices, { tanks: [tank('t1'), tank('t2', { volumeL: 300, powerKW: 3 })], evs: [car('c1'), car('c2', { energyNeededKWh: 30 })], location: { limitKW: 60, baseLoadKW: 1 } });
+    const p = planHome(input, T0);
+    const alone = (d: Partial<Pick<HomePlanInput, 'tanks' | 'evs'>>): Plan => planHome({ ...input, tanks: d.tanks ?? [], evs: d.evs ?? [] }, T0);
+    for (const t of input.tanks) expect(p.slots.map((s) => s.tanks?.[t.id]?.energyKWh)).toEqual(alone({ tanks: [t] }).slots.map((s) => s.tanks?.[t.id]?.energyKWh));
+    for (const e of input.evs) expect(p.slots.map((s) => s.evs?.[e.id]?.energyKWh)).toEqual(alone({ evs: [e] }).slots.map((s) => s.evs?.[e.id]?.energyKWh));
+  });
+
+  it('without any price plans the fallback device by device, cars first, all within the limit', () => {
+    const slots = buildPriceSeries({
+      slotMinutes: 60, fromMs: T0, toMs: T0 + 24 * H, timezone: 'Europe/Oslo', currency: 'EUR', spot: {}, deltas: [], fees: { gridFeePerKWh: 0, taxPerKWh: 0 },
+    });
+    const input = home([], { slots, tanks: [tank('t1', { currentTempC: 51 }), tank('t2', { currentTempC: 51 })], evs: [car('c1', { departureMs: T0 + 8 * H }), car('c2', { departureMs: T0 + 8 * H })], location: { limitKW: 14, baseLoadKW: 1 } });
+    const p = planHome(input, T0);
+    expect(p.mode).toBe('fallback');
+    expectWithinLimit(p, 14, 1);
+    // 13 kW for two 11 kW cars over 8 hours is room enough for both (20 kWh each at 0.9).
+    expect(charged(p, 'c1')).toBeCloseTo(20, 3);
+    expect(charged(p, 'c2')).toBeCloseTo(20, 3);
+    expect(p.shortfalls.filter((f) => f.device === 'ev')).toEqual([]);
+  });
+
   it('never plans the devices together above the location limit, whatever the prices', () => {
     const prices = fc.array(fc.double({ min: -0.2, max: 0.6, noNaN: true, noDefaultInfinity: true }), { minLength: 24, maxLength: 36 });
     fc.assert(fc.property(prices, fc.double({ min: 8, max: 25, noNaN: true }), (ps, limitKW) => {

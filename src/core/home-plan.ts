@@ -1,25 +1,40 @@
 /**
- * Any number of tanks and cars under one location limit. The pair planner (`plan`) solves one
- * tank and one car jointly and well; a home with more is split into groups (the i-th tank with the
- * i-th car), and the groups share the location's headroom by block coordinate descent: each group
- * is planned with the other groups' planned power counted as base load, in turn, until a round
- * improves nothing (unless each group's own best plan already fits beside the others). The group
- * whose car must leave first plans first, so a group that could go elsewhere does not keep a slot
- * another can only use; a re-plan is kept only when it lowers the shortfalls, then the cost.
- * Pure; time is an argument.
+ * Any number of tanks and cars under one location limit. A home with one tank and one car at most
+ * is the pair planner's (`plan`) plan. A larger home is planned device by device with the pair
+ * planner's own solvers (the tank's DP, the car's fill), cheap enough to run a few hundred times:
+ * when the devices' own best plans do not fit the headroom together, candidates are made by block
+ * coordinate descent (each device in turn on what the others leave) from a few starting orders and
+ * from shadow prices on the headroom (a few subgradient steps), and the best is improved by
+ * exchanges of headroom between two devices (see `exchange`). A shortfall counts before any cost.
+ * Each device's plan is then made by the pair planner on what the others leave. Pure.
  */
 import { plan as planPair } from './planner.js';
+import { setupPlan, type Setup } from './plan-setup.js';
+import { evSolve, objective, tankSolve } from './solve.js';
 import type { EvParams, HomePlanInput, LpcCap, Plan, PlanInput, PlanSlot, Shortfall, TankParams } from './types.js';
 
 type Tank = TankParams & { id: string };
 type Ev = EvParams & { id: string };
-interface Group {
-  tank: Tank | null;
-  ev: Ev | null;
+/** One device alone: its largest energy per slot (power, its LPC caps, the headroom) and its solver's price per slot. */
+interface Device {
+  input: PlanInput;
+  s: Setup;
+  cap: number[];
+  price: number[];
+}
+/** A device's energy per slot (the rest of the slot) and its cost, penalties for shortfalls included. */
+interface Sol {
+  x: number[];
+  cost: number;
+  /** A tank's legionella slot (-1: none). */
+  leg: number;
 }
 
-/** Rounds of coordinate descent after the first pass; each re-plans every group once. */
-const MAX_ROUNDS = 2;
+const TOL = 1e-9;
+/** Rounds of a descent (each re-plans every device once), subgradient steps, solves the exchanges may spend. */
+const MAX_ROUNDS = 6;
+const DUAL_ITERS = 8;
+const SOLVE_BUDGET = 72;
 
 /** A home input of the pair planner's input (tests, benchmarks and one-device homes). */
 export function homeInputOf(input: PlanInput): HomePlanInput {
@@ -27,46 +42,155 @@ export function homeInputOf(input: PlanInput): HomePlanInput {
   return { ...rest, tanks: tank ? [{ ...tank, id: tank.id ?? 'tank' }] : [], evs: ev ? [{ ...ev, id: ev.id ?? 'ev' }] : [] };
 }
 
-/**
- * One tank and one car are one group, the pair planner's joint problem. With more, each device is
- * a group of its own: a pair planned beside another group's varying load costs the pair planner's
- * joint search many times over (10-30× a lone device), for a coordination the rounds give too.
- */
-function groupsOf(input: HomePlanInput): Group[] {
-  if (input.tanks.length <= 1 && input.evs.length <= 1) return [{ tank: input.tanks[0] ?? null, ev: input.evs[0] ?? null }];
-  return [...input.evs.map((ev) => ({ tank: null, ev })), ...input.tanks.map((tank) => ({ tank, ev: null }))];
-}
-
-/** A device-scoped cap belongs to a group when it names one of its devices, or no device of its kinds. */
-function capsFor(lpc: ReadonlyArray<LpcCap>, g: Group): LpcCap[] {
+/** A device-scoped cap belongs to a device when it names it, or no device of its kind. */
+function capsFor(lpc: ReadonlyArray<LpcCap>, tank: Tank | null, ev: Ev | null): LpcCap[] {
   return lpc.filter((c) => {
     if (c.scope === 'location') return true;
-    const device = c.scope === 'tank' ? g.tank : g.ev;
+    const device = c.scope === 'tank' ? tank : ev;
     return device !== null && (c.deviceId === undefined || c.deviceId === device.id);
   });
 }
 
-/** Each slot's flexible power of a plan's devices, kW (average over the rest of the slot). */
-const loadOf = (p: Plan): number[] => p.slots.map(slotFlexKW);
-
-/** Shortfalls (kWh or K, summed) first, then the plan's cost. */
-function score(plans: ReadonlyArray<Plan>): { short: number; cost: number } {
-  let short = 0;
-  let cost = 0;
-  for (const p of plans) {
-    cost += p.cost;
-    for (const f of p.shortfalls) if (f.device !== 'location') short += f.amount;
+/** One device's plan (its solver on `cap`) and its cost, a shortfall at the pair planner's penalty. */
+function solve(d: Device, cap: number[], lambda?: number[], leg0: number | null = null): Sol {
+  const tk = d.s.tank;
+  // With shadow prices λ the solver sees price + λ; the cost is at the plain prices.
+  const plus = (p: number[]): number[] => p.map((v, t) => v + (lambda?.[t] ?? 0));
+  const priced: Setup = !lambda ? d.s : tk ? { ...d.s, tank: { ...tk, price: plus(tk.price) } } : { ...d.s, ev: { ...d.s.ev!, price: plus(d.s.ev!.price) } };
+  if (!tk) {
+    const x = evSolve(priced, d.input, cap).e;
+    return { x, cost: objective(d.s, x, x, x), leg: -1 };
   }
-  return { short, cost };
+  const r = tankSolve(priced, d.input, cap, null, leg0);
+  let cost = objective(d.s, r.q, r.e, r.q);
+  const leg = tk.legionella;
+  if (leg) {
+    let top = -Infinity;
+    for (let t = 0; t <= leg.bySlot; t++) top = Math.max(top, r.e[t] ?? -Infinity);
+    if (top < leg.level - 1e-4) cost += d.s.penalty * (1 + leg.level - top);
+  }
+  return { x: r.q, cost, leg: r.legSlot };
 }
 
-const better = (a: { short: number; cost: number }, b: { short: number; cost: number }): boolean =>
-  a.short < b.short - 1e-6 || (a.short <= b.short + 1e-6 && a.cost < b.cost - 1e-9 * (1 + Math.abs(b.cost)));
+const total = (sols: ReadonlyArray<Sol>): number => sols.reduce((sum, x) => sum + x.cost, 0);
+const better = (a: number, b: number): boolean => a < b - 1e-9 * (1 + Math.abs(b));
 
-/** The pair planner drops the slots that ended before `nowMs`: how many lead the input. */
-function endedSlots(input: HomePlanInput, nowMs: number): number {
-  const i = input.slots.findIndex((s) => s.endMs > nowMs);
-  return i < 0 ? input.slots.length : i;
+/** Device by device within the headroom: see the file's head. */
+function solveHome(devices: ReadonlyArray<Device>, orders: ReadonlyArray<number[]>): Sol[] {
+  const n = devices[0]!.s.n;
+  const headroom = devices[0]!.s.headroomE;
+  // What the others leave of the headroom to device i, within its own cap.
+  const residual = (sols: ReadonlyArray<Sol | null>, i: number): number[] => {
+    const left = headroom.slice();
+    sols.forEach((x, j) => {
+      if (j !== i && x !== null) for (let t = 0; t < n; t++) left[t] = (left[t] as number) - (x.x[t] as number);
+    });
+    const own = devices[i]!.cap;
+    for (let t = 0; t < n; t++) left[t] = Math.max(0, Math.min(own[t] as number, left[t] as number));
+    return left;
+  };
+  const fits = (xs: ReadonlyArray<Sol>): boolean => headroom.every((h, t) => xs.reduce((sum, x) => sum + (x.x[t] as number), 0) <= h + 1e-6);
+  // Nothing contested: each device's own best plan.
+  const alone = devices.map((d) => solve(d, d.cap));
+  if (fits(alone)) return alone;
+  // A tank keeps its legionella slot (finding the best one again costs two more DPs) but in the last descent.
+  const descend = (sols: Sol[], order: ReadonlyArray<number>, fresh = false): void => {
+    for (let round = 0, moved = true; round < MAX_ROUNDS && moved; round++) {
+      moved = false;
+      for (const i of order) {
+        const next = solve(devices[i]!, residual(sols, i), undefined, fresh ? null : sols[i]!.leg);
+        if (better(next.cost, sols[i]!.cost)) [sols[i], moved] = [next, true];
+      }
+    }
+  };
+  let best: Sol[] | null = null;
+  const candidate = (order: ReadonlyArray<number>, lambda?: number[]): void => {
+    const sols: (Sol | null)[] = devices.map(() => null);
+    for (const i of order) sols[i] = solve(devices[i]!, residual(sols, i), lambda, alone[i]!.leg);
+    descend(sols as Sol[], order);
+    if (!best || better(total(sols as Sol[]), total(best))) best = sols as Sol[];
+  };
+  for (const order of new Map(orders.map((o) => [o.join(), o])).values()) candidate(order);
+  // Shadow prices: each device alone at price + λ, λ rising where together they take more than the headroom.
+  const lambda = new Array<number>(n).fill(0);
+  let [lo, hi] = [Infinity, -Infinity];
+  for (const d of devices) for (const p of d.price) [lo, hi] = [Math.min(lo, p), Math.max(hi, p)];
+  for (let k = 1, xs = alone.map((x) => x.x); k <= DUAL_ITERS; k++, xs = devices.map((d, i) => solve(d, d.cap, lambda, alone[i]!.leg).x)) {
+    let over = false;
+    for (let t = 0; t < n; t++) {
+      const use = xs.reduce((sum, x) => sum + (x[t] as number), 0) - (headroom[t] as number);
+      over ||= use > 1e-6;
+      lambda[t] = Math.max(0, (lambda[t] as number) + ((hi - lo) / (2 * Math.sqrt(k))) * (use / ((headroom[t] as number) + 1)));
+    }
+    if (!over) break;
+  }
+  candidate(orders[0]!, lambda);
+  return exchange(devices, best!, residual, fits, descend);
+}
+
+/**
+ * Exchanges: j gives up (part of) a slot where the headroom is all used to i, which would rather use
+ * it than its dearest slot; j re-plans without it, i with it, j on what is left. Moves are tried best
+ * estimate first (i's saving less j's cost of moving to its next slot with room); the first that
+ * lowers the home's cost stays and the search starts over, within a budget of solves.
+ */
+function exchange(devices: ReadonlyArray<Device>, sols: Sol[], residual: (xs: ReadonlyArray<Sol | null>, i: number) => number[],
+  fits: (xs: ReadonlyArray<Sol>) => boolean, descend: (xs: Sol[], order: ReadonlyArray<number>, fresh: boolean) => void): Sol[] {
+  const n = devices[0]!.s.n;
+  const all = devices.map((_, i) => i);
+  for (let spent = 0, moved = true; spent < SOLVE_BUDGET && moved;) {
+    moved = false;
+    const free = devices[0]!.s.headroomE.map((h, t) => sols.reduce((f, x) => f - (x.x[t] as number), h));
+    // The price of a device's cheapest slot but `not` that still has room for it.
+    const nextPrice = (d: Device, x: number[], not: number): number =>
+      d.price.reduce((m, p, t) => (t !== not && (d.cap[t] as number) - (x[t] as number) > TOL && (free[t] as number) > 1e-6 ? Math.min(m, p) : m), Infinity);
+    const moves: { i: number; j: number; t: number; keep: number; est: number }[] = [];
+    const worth = 2e-4 * Math.max(0.5, Math.abs(total(sols))); // moves worth less than 0.02 % of the cost are not tried
+    for (const i of all) {
+      const di = devices[i]!;
+      const xi = sols[i]!.x;
+      const dearest = di.price.reduce((m, p, t) => ((xi[t] as number) > TOL ? Math.max(m, p) : m), -Infinity);
+      const short = sols[i]!.cost >= di.s.penalty;
+      for (let t = 0; t < n; t++) {
+        const spare = (di.cap[t] as number) - (xi[t] as number);
+        const room = Math.max(0, free[t] as number);
+        if (spare <= TOL || room >= spare - TOL || (!short && (di.price[t] as number) >= dearest - TOL)) continue;
+        for (const j of all) {
+          const xj = sols[j]!.x[t] as number;
+          if (j === i || xj <= TOL) continue;
+          const minJ = devices[j]!.s.ev?.minE[t] ?? 0;
+          const least = Math.max(0, xj - spare + room);
+          // What j keeps: as little as i can use, or its minimum power (so it keeps the slot).
+          for (const keep of new Set([least, Math.max(least, Math.min(xj, minJ))])) {
+            const lost = keep + TOL < minJ ? xj : xj - keep;
+            const moveTo = nextPrice(devices[j]!, sols[j]!.x, t);
+            const cost = lost * (Number.isFinite(moveTo) ? Math.max(0, moveTo - (devices[j]!.price[t] as number)) : di.s.penalty);
+            const est = Math.min(spare, xj - keep + room) * (short ? di.s.penalty : dearest - (di.price[t] as number)) - cost;
+            if (lost > TOL && est > worth) moves.push({ i, j, t, keep, est });
+          }
+        }
+      }
+    }
+    moves.sort((a, b) => b.est - a.est);
+    for (const m of moves) {
+      if (spent >= SOLVE_BUDGET) break;
+      const trial = sols.slice();
+      const capJ = residual(sols, m.j);
+      capJ[m.t] = m.keep;
+      const again = (k: number, cap = residual(trial, k)): Sol => solve(devices[k]!, cap, undefined, sols[k]!.leg);
+      trial[m.j] = again(m.j, capJ);
+      trial[m.i] = again(m.i);
+      trial[m.j] = again(m.j);
+      spent += 3;
+      if (fits(trial) && better(total(trial), total(sols))) {
+        sols = trial;
+        moved = true;
+        break;
+      }
+    }
+  }
+  descend(sols, all, true);
+  return sols;
 }
 
 /**
@@ -74,57 +198,43 @@ function endedSlots(input: HomePlanInput, nowMs: number): number {
  * rules of one pair: frozen slots, the fallback without prices, shortfalls instead of throwing).
  */
 export function planHome(input: HomePlanInput, nowMs: number, previous?: Plan): Plan {
-  const groups = groupsOf(input);
   const common: PlanInput = { slots: input.slots, timezone: input.timezone, currency: input.currency, location: input.location, ...(input.options ? { options: input.options } : {}) };
-  const ended = endedSlots(input, nowMs);
-  const pairInput = (g: Group, others: number[] | null): PlanInput => {
-    const base = input.location.baseLoadKW;
-    const baseAt = (i: number): number => (typeof base === 'number' ? base : (base[i] ?? 0));
-    // Other groups' planned power is base load to this one (their plans start at the first slot not ended).
+  // The pair planner drops the slots that ended before `nowMs`: how many lead the input.
+  const ended = ((i) => (i < 0 ? input.slots.length : i))(input.slots.findIndex((s) => s.endMs > nowMs));
+  const base = input.location.baseLoadKW;
+  const baseAt = (i: number): number => (typeof base === 'number' ? base : (base[i] ?? 0));
+  const pairInput = (tank: Tank | null, ev: Ev | null, others: number[] | null): PlanInput => {
+    // Other devices' planned power is base load to this one (their plans start at the first slot not ended).
     const baseLoadKW = others === null ? base : input.slots.map((_, i) => baseAt(i) + (others[i - ended] ?? 0));
-    return { ...common, tank: g.tank, ev: g.ev, location: { ...input.location, baseLoadKW, lpc: capsFor(input.location.lpc ?? [], g) } };
+    return { ...common, tank, ev, location: { ...input.location, baseLoadKW, lpc: capsFor(input.location.lpc ?? [], tank, ev) } };
   };
-  if (groups.length === 1) return planPair(pairInput(groups[0]!, null), nowMs, previous);
-  const location = planPair({ ...common, tank: null, ev: null }, nowMs, previous);
-  // Where every group's own best plan fits the location together, no group stands in another's way.
-  const alone = groups.map((g) => planPair(pairInput(g, null), nowMs, previous));
-  const loads = alone.map(loadOf);
-  const total = (t: number): number => loads.reduce((sum, l) => sum + (l[t] ?? 0), 0);
-  if (location.slots.every((s, t) => total(t) <= Math.max(0, s.headroomKW) + 1e-6)) return merge(location, alone);
+  if (input.tanks.length <= 1 && input.evs.length <= 1) return planPair(pairInput(input.tanks[0] ?? null, input.evs[0] ?? null, null), nowMs, previous);
 
-  // The car that must leave first takes its slots first (its plan alone is its plan in that order);
-  // then each group in turn on what the earlier ones left, and rounds of re-plans while they help.
-  const urgency = (g: Group): number => g.ev?.departureMs ?? Infinity;
-  const order = groups.map((_, i) => i).sort((a, b) => urgency(groups[a]!) - urgency(groups[b]!));
-  const plans: (Plan | null)[] = groups.map(() => null);
-  const othersOf = (g: number): number[] => {
-    const sum: number[] = [];
-    plans.forEach((p, h) => {
-      if (h !== g && p !== null) (loads[h] as number[]).forEach((kw, t) => (sum[t] = (sum[t] ?? 0) + kw));
-    });
-    return sum;
-  };
-  const solve = (g: number): Plan => planPair(pairInput(groups[g]!, othersOf(g)), nowMs, previous);
-  for (const g of order) {
-    plans[g] = plans.every((p) => p === null) ? alone[g]! : solve(g);
-    loads[g] = loadOf(plans[g]);
+  const kinds: [Tank | null, Ev | null][] = [...input.tanks.map((t): [Tank, null] => [t, null]), ...input.evs.map((e): [null, Ev] => [null, e])];
+  const devices: Device[] = kinds.map(([tank, ev]) => {
+    const one = pairInput(tank, ev, null);
+    const s = setupPlan(one, nowMs, previous);
+    return { input: one, s, cap: s.tank ? s.tank.cap : s.ev!.cap, price: s.tank ? s.tank.price : s.ev!.price };
+  });
+  const s0 = devices[0]!.s;
+  // Power of every device but `i`, kW, from each device's energy per slot.
+  const othersKW = (xs: ReadonlyArray<number[] | null>, i: number): number[] =>
+    s0.slots.map((_, t) => xs.reduce((sum, x, j) => sum + (j === i || x === null ? 0 : (x[t] as number)), 0) / (s0.slotHours * (s0.fraction[t] as number)));
+  // The car that must leave first takes its slots first, cars before tanks; also the reverse, and tanks first.
+  const urgency = (i: number): number => kinds[i]![1]?.departureMs ?? Infinity;
+  const order = devices.map((_, i) => i).sort((a, b) => urgency(a) - urgency(b));
+  // Without prices: the pair planner's fallback, device by device, cars first.
+  const xs: (number[] | null)[] = s0.allFallback
+    ? devices.map(() => null)
+    : solveHome(devices, [order, [...order].reverse(), [...order.filter((i) => kinds[i]![0]), ...order.filter((i) => kinds[i]![1])]]).map((x) => x.x);
+  // Each device's plan on what the others leave, in turn, so that together they keep the headroom.
+  const plans: Plan[] = [];
+  for (const i of order) {
+    plans[i] = planPair(pairInput(kinds[i]![0], kinds[i]![1], othersKW(xs, i)), nowMs, previous);
+    xs[i] = plans[i].slots.map((sl, t) => slotFlexKW(sl) * s0.slotHours * (s0.fraction[t] as number));
   }
-  let current = score(plans as Plan[]);
-  for (let round = 0; round < MAX_ROUNDS; round++) {
-    let improved = false;
-    for (const g of order) {
-      const before = plans[g]!;
-      plans[g] = solve(g);
-      const s = score(plans as Plan[]);
-      if (better(s, current)) {
-        current = s;
-        loads[g] = loadOf(plans[g]);
-        improved = true;
-      } else plans[g] = before;
-    }
-    if (!improved) break;
-  }
-  return merge(location, plans as Plan[]);
+  const location = planPair({ ...common, tank: null, ev: null }, nowMs, previous);
+  return merge(location, plans);
 }
 
 /** The head of a pair plan's slot reason ("tank 1.20 kWh, ev 3.00 kWh"), without price and binding. */
@@ -135,7 +245,7 @@ function reasonParts(reason: string): string | null {
   return parts === 'idle' ? null : parts;
 }
 
-/** One plan of the groups' plans: devices side by side, money summed, the location's own facts from `location`. */
+/** One plan of the devices' plans: devices side by side, money summed, the location's own facts from `location`. */
 function merge(location: Plan, plans: ReadonlyArray<Plan>): Plan {
   const slots = location.slots.map((ls, t): PlanSlot => {
     const at = plans.map((p) => p.slots[t]!);
@@ -180,16 +290,10 @@ function merge(location: Plan, plans: ReadonlyArray<Plan>): Plan {
 
 /** Each slot's planned flexible energy of every device together, kWh (the whole slot). */
 export function slotFlexKWh(s: PlanSlot): number {
-  let kwh = 0;
-  for (const d of Object.values(s.tanks ?? {})) kwh += d.energyKWh;
-  for (const d of Object.values(s.evs ?? {})) kwh += d.energyKWh;
-  return kwh;
+  return [...Object.values(s.tanks ?? {}), ...Object.values(s.evs ?? {})].reduce((kwh, d) => kwh + d.energyKWh, 0);
 }
 
 /** Each slot's planned flexible power of every device together, kW. */
 export function slotFlexKW(s: PlanSlot): number {
-  let kw = 0;
-  for (const d of Object.values(s.tanks ?? {})) kw += d.powerKW;
-  for (const d of Object.values(s.evs ?? {})) kw += d.powerKW;
-  return kw;
+  return [...Object.values(s.tanks ?? {}), ...Object.values(s.evs ?? {})].reduce((kw, d) => kw + d.powerKW, 0);
 }
