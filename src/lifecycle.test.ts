@@ -34,15 +34,15 @@ describe('runModules', () => {
     expect(calls).toEqual(['start a', 'start b', 'start c', 'stop c', 'stop b', 'stop a']);
   });
 
-  it('stops what already started when a start fails, then rethrows that error', async () => {
+  it('stops the failed module and those started before it when a start fails, then rethrows that error', async () => {
     const calls: string[] = [];
     const refused = new WattshiftError('AUTH_REJECTED', 'credentials refused');
     const runner = runModules([recorded('a', calls), recorded('b', calls), recorded('c', calls, { start: refused }), recorded('d', calls)], capture());
     await expect(runner.start()).rejects.toBe(refused);
-    expect(calls).toEqual(['start a', 'start b', 'start c', 'stop b', 'stop a']);
+    expect(calls).toEqual(['start a', 'start b', 'start c', 'stop c', 'stop b', 'stop a']);
     // The daemon's shell stops the app after a failed start: nothing is stopped twice.
     await runner.stop();
-    expect(calls).toHaveLength(5);
+    expect(calls).toHaveLength(6);
   });
 
   it('keeps the start error when a stop during the rollback fails too', async () => {
@@ -51,7 +51,7 @@ describe('runModules', () => {
     const refused = new WattshiftError('MQTT_AUTH_REJECTED', 'broker refused');
     const runner = runModules([recorded('a', calls), recorded('b', calls, { stop: new Error('stuck') }), recorded('c', calls, { start: refused })], { logger });
     await expect(runner.start()).rejects.toBe(refused);
-    expect(calls).toEqual(['start a', 'start b', 'start c', 'stop b', 'stop a']);
+    expect(calls).toEqual(['start a', 'start b', 'start c', 'stop c', 'stop b', 'stop a']);
     expect(lines.filter((l) => l.msg === 'b did not stop cleanly')).toHaveLength(1);
   });
 
@@ -98,6 +98,6 @@ describe('stopTogether', () => {
     const boom = new Error('port taken');
     const group = stopTogether('loops', [recorded('a', calls), recorded('b', calls, { start: boom }), recorded('c', calls)], capture());
     await expect(group.start()).rejects.toBe(boom);
-    expect(calls).toEqual(['start a', 'start b', 'stop a']);
+    expect(calls).toEqual(['start a', 'start b', 'stop a', 'stop b']);
   });
 });

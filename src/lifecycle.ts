@@ -17,12 +17,13 @@ export interface Module {
   /** Names the module in the lines logged about it. */
   readonly name: string;
   start(): Promise<void>;
+  /** Undoes what `start` did, also when it failed half-way (the runner stops a module whose start failed). */
   stop(): Promise<void>;
   health?(): PartHealth[];
 }
 
 export interface ModuleRunner {
-  /** Starts the modules in order. When one fails, stops those already started and rethrows its error. */
+  /** Starts the modules in order. When one fails, stops it and those started before, and rethrows its error. */
   start(): Promise<void>;
   /** Stops the started modules in reverse order; one that fails is logged and the others still stop. */
   stop(): Promise<void>;
@@ -47,13 +48,14 @@ function runner(modules: readonly Module[], stopStarted: (started: Module[]) => 
   return {
     async start() {
       for (const module of modules) {
+        // Counted as started before its start ends: a start that fails half-way is undone by its stop.
+        started.push(module);
         try {
           await module.start();
         } catch (err) {
           await stop();
           throw err;
         }
-        started.push(module);
       }
     },
     stop,
@@ -76,4 +78,24 @@ export function stopTogether(name: string, modules: readonly Module[], deps: { l
     await Promise.all(started.map((m) => stopLogged(m, deps.logger)));
   });
   return { name, ...together };
+}
+
+/** Something a module's start makes and its stop ends: a loop, a server, a connection. */
+export interface Stoppable {
+  stop(): Promise<unknown>;
+}
+
+/** A module whose start makes one stoppable thing (or none, when not configured); its stop stops it. */
+export function moduleOf(name: string, start: () => Promise<Stoppable | null> | Stoppable | null, health?: () => PartHealth[]): Module {
+  let made: Stoppable | null = null;
+  return {
+    name,
+    start: async () => {
+      made = await start();
+    },
+    stop: async () => {
+      await made?.stop();
+    },
+    ...(health ? { health } : {}),
+  };
 }
