@@ -6,7 +6,7 @@ import type { Config } from './config/schema.js';
 import type { Plan } from './core/types.js';
 import type { HomeView } from './ha/view.js';
 import type { Store } from './store/types.js';
-import { runModules, stopTogether } from './lifecycle.js';
+import { runModules, stopTogether, type PartHealth } from './lifecycle.js';
 import { homeView } from './app-view.js';
 import { createAppContext, type AppDeps } from './app/context.js';
 import { storeModule } from './app/store.js';
@@ -35,6 +35,13 @@ export interface App {
   scanEvents(): void;
 }
 
+/** The order the view has always listed the jobs in (the MQTT health payload is an array); devices last. */
+const jobOrder = ['events', 'prices', 'planner', 'reports', 'metering', 'billing', 'store'];
+const listedAt = (h: PartHealth): number => {
+  const i = jobOrder.indexOf(h.name);
+  return i < 0 ? jobOrder.length : i;
+};
+
 /** Builds the daemon. Nothing connects before `start()`. */
 export function buildApp(config: Config, deps: AppDeps): App {
   const ctx = createAppContext(config, deps);
@@ -49,7 +56,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
       control: parts.control?.last() ?? null,
       devices: parts.supervised ?? new Map(),
       wishes: (id) => ctx.part('wishes').get(id),
-      jobs: modules.health(),
+      jobs: modules.health().sort((a, b) => listedAt(a) - listedAt(b)),
       outbox: s.outboxSummary(),
       locationId: ctx.me.locationId ?? 'home',
       events: parts.events?.activeEvents() ?? [],
