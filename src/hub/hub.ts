@@ -83,6 +83,8 @@ export async function startHub(config: HubConfig, deps: { clock: Clock; logger: 
   let advice: AdvicePublisher | undefined;
 
   const modules: Module[] = [
+    // Nothing to start (a client connects on its first request); first, so that whatever fails
+    // after, its stop closes the clients.
     {
       name: 'api',
       start: async () => undefined,
