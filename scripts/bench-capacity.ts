@@ -10,6 +10,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { planWithCapacity, type CapacityContext } from '../src/core/capacity-plan.js';
+import { homeInputOf } from '../src/core/home-plan.js';
 import { capacityFee, capacityMeasure, hourlyEnergies, monthKey, stepIndex, type HourEnergy } from '../src/core/capacity.js';
 import { baselinePlan, plan } from '../src/core/planner.js';
 import { setupPlan, type Setup } from '../src/core/plan-setup.js';
@@ -97,7 +98,7 @@ export function capacityModel(s: Setup, input: PlanInput, metered: HourEnergy[],
 function timeCapacityPlan(input: PlanInput, nowMs: number, ctx: CapacityContext): { ms: number; plan: Plan } {
   const runs = [0, 1, 2].map(() => {
     const t0 = performance.now();
-    const plan = planWithCapacity(input, nowMs, ctx);
+    const plan = planWithCapacity(homeInputOf(input), nowMs, ctx);
     return { ms: performance.now() - t0, plan };
   });
   return { ms: runs.map((r) => r.ms).sort((a, b) => a - b)[1]!, plan: runs[0]!.plan };
@@ -169,7 +170,7 @@ export function runCapacityBench(highs: Highs, series: PriceSeries[], quick: boo
         out.gaps.push(gap);
       }
       const unheld = plan(input, nowMs);
-      const flexOf = (q: Plan) => (t: number) => (q.slots[t]?.tank?.energyKWh ?? 0) + (q.slots[t]?.ev?.energyKWh ?? 0);
+      const flexOf = (q: Plan) => (t: number) => (q.slots[t]?.tanks?.tank?.energyKWh ?? 0) + (q.slots[t]?.evs?.ev?.energyKWh ?? 0);
       const stepOf = (hours: HourEnergy[]) => stepIndex(benchRule, capacityMeasure(benchRule, hours, tz, []));
       if (stepOf(withMetered(input, flexOf(unheld), metered)) > (p.capacity?.step ?? 0)) out.stepUpsAvoided++;
       if (p.baselineRespectsLimits && p.capacity) {

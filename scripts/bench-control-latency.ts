@@ -13,7 +13,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { plan } from '../src/core/planner.js';
+import { homeInputOf, planHome } from '../src/core/home-plan.js';
 import type { PlanInput } from '../src/core/types.js';
 import { createLogger } from '../src/log.js';
 import { startPlanWorker } from '../src/jobs/plan-worker.js';
@@ -69,19 +69,19 @@ if (!existsSync(threadFile)) throw new Error(`${threadFile} is missing: npm run 
 const inputs = windows(plans);
 const logger = createLogger({ level: 'warn' });
 // Warm the main thread's planner (JIT) before measuring.
-plan(inputs[0]!.input, inputs[0]!.nowMs);
+planHome(homeInputOf(inputs[0]!.input), inputs[0]!.nowMs);
 const baseRss = rssMb();
 const main = await measure(async () => {
   for (const w of inputs) {
-    plan(w.input, w.nowMs);
+    planHome(homeInputOf(w.input), w.nowMs);
     await new Promise((r) => setImmediate(r));
   }
 });
 // Warm the thread too (its module loading and JIT): the daemon's thread lives as long as it does.
 const worker = startPlanWorker({ logger, file: threadFile });
-await worker.plan(inputs[0]!.input, inputs[0]!.nowMs);
+await worker.plan(homeInputOf(inputs[0]!.input), inputs[0]!.nowMs);
 const threaded = await measure(async () => {
-  for (const w of inputs) await worker.plan(w.input, w.nowMs);
+  for (const w of inputs) await worker.plan(homeInputOf(w.input), w.nowMs);
 });
 await worker.close();
 

@@ -174,8 +174,10 @@ export function referenceModel(s: Setup, input: PlanInput): string {
 export function plannerObjective(s: Setup, p: Plan): number {
   let c = 0;
   p.slots.forEach((sl, t) => {
-    if (sl.tank && s.tank) c += s.tank.price[t]! * sl.tank.energyKWh;
-    if (sl.ev && s.ev) c += s.ev.price[t]! * sl.ev.energyKWh;
+    const tank = s.tank && sl.tanks?.[s.tank.id];
+    const ev = s.ev && sl.evs?.[s.ev.id];
+    if (tank && s.tank) c += s.tank.price[t]! * tank.energyKWh;
+    if (ev && s.ev) c += s.ev.price[t]! * ev.energyKWh;
   });
   return c;
 }

@@ -1,6 +1,6 @@
 /** Maps the daemon's live state onto the read-only views of home automation and the status page. */
 import type { Config } from './config/schema.js';
-import type { Plan } from './core/types.js';
+import type { Plan, PlanSlot } from './core/types.js';
 import type { BillSummary } from './jobs/billing.js';
 import type { BillView, ComfortView, DeviceView, EventView, FuseView, HomeView, JobHealthView, LimitView, PlanView } from './ha/view.js';
 import type { HomeEvent } from './jobs/event-normalise.js';
@@ -10,13 +10,21 @@ import type { SupervisedDevice } from './devices/supervisor.js';
 import { heldByFuse } from './jobs/fuse-guard.js';
 import type { OutboxSummary } from './store/types.js';
 
-/** The plan's first comfort deadline after `nowMs`. */
-function nextComfort(plan: Plan, nowMs: number): ComfortView | undefined {
-  const c = plan.comfort?.find((x) => x.atMs > nowMs);
+/** The plan's first comfort deadline after `nowMs`, of one tank or (without `tankId`) of any. */
+function nextComfort(plan: Plan, nowMs: number, tankId?: string): ComfortView | undefined {
+  const outcomes = Object.entries(plan.tanks ?? {}).filter(([id]) => tankId === undefined || id === tankId).flatMap(([, t]) => t.comfort ?? []);
+  const c = outcomes.filter((x) => x.atMs > nowMs).sort((a, b) => a.atMs - b.atMs)[0];
   return c ? { atMs: c.atMs, tempC: c.tempC, label: c.label, plannedTempC: c.plannedTempC, met: c.met } : undefined;
 }
 
-function evNeedText(from: NonNullable<Plan['evNeedFrom']>): string {
+/** What each car's need rests on; a home with several cars names each charger. */
+function evNeedsText(evs: NonNullable<Plan['evs']>): string | undefined {
+  const entries = Object.entries(evs);
+  if (entries.length <= 1) return entries[0] && evNeedText(entries[0][1].needFrom);
+  return entries.map(([id, e]) => `${id}: ${evNeedText(e.needFrom)}`).join('; ');
+}
+
+function evNeedText(from: NonNullable<Plan['evs']>[string]['needFrom']): string {
   if ('socPct' in from) {
     const kwh = Math.max(0, ((from.targetSocPct - from.socPct) / 100) * from.capacityKWh);
     return `state of charge ${from.socPct.toFixed(0)} % → ${from.targetSocPct.toFixed(0)} % of ${from.capacityKWh.toFixed(0)} kWh: ${kwh.toFixed(1)} kWh into the battery`;
@@ -27,8 +35,7 @@ function evNeedText(from: NonNullable<Plan['evNeedFrom']>): string {
 export function planView(plan: Plan, config: Config, fromMs: number): PlanView {
   const comfort = nextComfort(plan, fromMs);
   const slots = plan.slots.filter((s) => s.endMs > fromMs).slice(0, (48 * 60) / plan.slotMinutes);
-  const tankId = config.devices.find((d) => d.kind === 'hotWaterTank')?.id;
-  const evId = config.devices.find((d) => d.kind === 'evCharger')?.id;
+  const evNeed = plan.evs ? evNeedsText(plan.evs) : undefined;
   return {
     createdMs: plan.createdMs,
     mode: plan.mode,
@@ -39,16 +46,16 @@ export function planView(plan: Plan, config: Config, fromMs: number): PlanView {
     incentive: plan.incentiveEarned,
     shortfalls: plan.shortfalls.map((s) => s.message),
     ...(comfort ? { nextComfort: comfort } : {}),
-    ...(plan.evNeedFrom ? { evNeed: evNeedText(plan.evNeedFrom) } : {}),
+    ...(evNeed ? { evNeed } : {}),
     slots: slots.map((s) => ({
       startMs: s.startMs,
       pricePerKwh: s.price,
       deltaPerKwh: s.delta,
       reason: s.reason,
-      devices: {
-        ...(tankId && s.tank ? { [tankId]: { powerKw: s.tank.powerKW, on: s.tank.on, temperatureC: s.tank.endTempC } } : {}),
-        ...(evId && s.ev ? { [evId]: { powerKw: s.ev.powerKW, on: s.ev.on, energyStateKwh: s.ev.chargedKWh } } : {}),
-      },
+      devices: Object.fromEntries([
+        ...Object.entries(s.tanks ?? {}).map(([id, t]) => [id, { powerKw: t.powerKW, on: t.on, temperatureC: t.endTempC }]),
+        ...Object.entries(s.evs ?? {}).map(([id, e]) => [id, { powerKw: e.powerKW, on: e.on, energyStateKwh: e.chargedKWh }]),
+      ]),
     })),
   };
 }
@@ -130,25 +137,26 @@ export function homeView(src: ViewSources): HomeView {
   const { config, plan, control, nowMs } = src;
   const limits = limitsOf(src.events, src.resources, nowMs);
   const slot = plan?.slots.find((s) => s.startMs <= nowMs && nowMs < s.endMs);
-  const comfort = plan ? nextComfort(plan, nowMs) : undefined;
   const devices: DeviceView[] = config.devices.map((d) => {
     const r = control?.readings.get(d.id);
     const w = src.wishes(d.id);
-    const planned = d.kind === 'hotWaterTank' ? 'tank' : d.kind === 'evCharger' ? 'ev' : null;
-    const next = planned && plan ? plan.slots.find((s) => s.startMs > nowMs && s[planned]?.on) : undefined;
+    const plannedIn = (s: PlanSlot | undefined): boolean | undefined => (d.kind === 'hotWaterTank' ? s?.tanks?.[d.id]?.on : d.kind === 'evCharger' ? s?.evs?.[d.id]?.on : undefined);
+    const planned = d.kind === 'hotWaterTank' || d.kind === 'evCharger';
+    const next = planned && plan ? plan.slots.find((s) => s.startMs > nowMs && plannedIn(s)) : undefined;
+    const comfort = plan && d.kind === 'hotWaterTank' ? nextComfort(plan, nowMs, d.id) : undefined;
     const view: DeviceView = {
       id: d.id,
       name: d.name ?? d.id,
       kind: d.kind,
       available: src.devices.get(d.id)?.health().state !== 'down',
       mode: w.mode === 'boost' && w.boostUntilMs !== null && w.boostUntilMs <= nowMs ? 'auto' : w.mode,
-      plannedOn: planned !== null && (slot?.[planned]?.on ?? false),
+      plannedOn: plannedIn(slot) ?? false,
       ...(r?.temperatureC !== undefined ? { temperatureC: r.temperatureC } : {}),
       ...(r?.powerW !== undefined ? { powerW: r.powerW } : {}),
       ...(r?.energyKwh !== undefined ? { energyKwh: r.energyKwh } : {}),
       ...(next ? { nextStartMs: next.startMs } : {}),
       ...(d.kind === 'hotWaterTank' ? { floorC: w.floorC ?? d.model.floorC } : {}),
-      ...(d.kind === 'hotWaterTank' && comfort ? { nextComfort: comfort } : {}),
+      ...(comfort ? { nextComfort: comfort } : {}),
       ...(r === undefined ? { notReadYet: true as const } : {}),
       ...(src.devices.get(d.id)?.health().blockWithoutLease ? { blockWithoutLease: true as const } : {}),
     };

@@ -11,7 +11,7 @@ import { buildPlanInput } from '../src/jobs/plan-inputs.js';
 import { createLogger, silentLogger } from '../src/log.js';
 import { WattshiftError } from '../src/errors.js';
 import { openStore, type Store } from '../src/store/index.js';
-import type { PlanInput } from '../src/core/types.js';
+import type { HomePlanInput } from '../src/core/types.js';
 import { tempDir } from './helpers/temp-dir.js';
 import { tariffSiteConfig } from './fixtures/tariff.js';
 
@@ -26,12 +26,12 @@ const tariff = {
 const config = tariffSiteConfig(tariff);
 
 /** A car needing 10 kWh in 6 hours, 1 kW of base load, hour 0 cheapest. */
-function input(): PlanInput {
+function input(): HomePlanInput {
   const prices = [0.1, 0.2, 0.3, 0.3, 0.3, 0.3];
   return {
     slots: prices.map((price, i) => ({ startMs: now + i * H, endMs: now + (i + 1) * H, spot: price, delta: 0, fees: 0, price, source: 'actual' as const })),
-    timezone: 'Europe/Oslo', currency: 'NOK', tank: null,
-    ev: { energyNeededKWh: 10, departureMs: now + 6 * H, minPowerKW: 0, maxPowerKW: 11, efficiency: 1 },
+    timezone: 'Europe/Oslo', currency: 'NOK', tanks: [],
+    evs: [{ id: 'car', energyNeededKWh: 10, departureMs: now + 6 * H, minPowerKW: 0, maxPowerKW: 11, efficiency: 1 }],
     location: { limitKW: 25, baseLoadKW: 1 },
   };
 }
@@ -59,7 +59,7 @@ describe('billPlanner', () => {
     const planFn = billPlanner({ config, readLocationHours: (from, to) => s.readHourly('location', from, to), logger: silentLogger() });
     const p = planFn(input(), now);
     // (7 + 4 + 4) / 3 = 5: at most 7 kWh in the hour, 1 of it base load.
-    expect(p.slots[0]!.ev!.energyKWh).toBeCloseTo(6, 4);
+    expect(p.slots[0]!.evs!.car!.energyKWh).toBeCloseTo(6, 4);
     expect(p.capacity).toMatchObject({ step: 0, feePerMonth: 200 });
     expect(p.slots[0]!.reason).toContain('held at 7.0 kWh/h: the month\'s capacity step');
   });
@@ -100,7 +100,7 @@ describe('buildPlanInput with a tariff', () => {
     }).config;
     const points = Array.from({ length: 48 }, (_, i) => ({ startMs: now + i * H, price: 1.0 }));
     const built = buildPlanInput(withFees, {
-      nowMs: now, events: [], tank: null, ev: null, baseLoadKw: 0.5,
+      nowMs: now, events: [], tanks: [], evs: [], baseLoadKw: 0.5,
       prices: { forecast: null, advice: null, actual: { input: { units: { currency: 'NOK', energyUnit: 'kWh' }, resolutionMinutes: 60, points }, fetchedMs: now } },
     }, new Map());
     const first = built.slots[0]!; // 01:00 Oslo in November: Lede's one all-day fee since May 2026

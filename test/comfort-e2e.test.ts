@@ -90,7 +90,7 @@ describe('comfort windows in the running daemon', () => {
     const friday = await night(Date.UTC(2026, 0, 15, 12));
     expect(friday.atDeadlineC).toBeGreaterThanOrEqual(targetC);
     const first = friday.plans[0];
-    expect(first?.comfort?.[0]).toMatchObject({ atMs: Date.UTC(2026, 0, 16, 0, 30), tempC: targetC, label: `hot water ≥ ${targetC} °C by 01:30`, met: true });
+    expect(first?.tanks?.tank?.comfort?.[0]).toMatchObject({ atMs: Date.UTC(2026, 0, 16, 0, 30), tempC: targetC, label: `hot water ≥ ${targetC} °C by 01:30`, met: true });
     expect(first?.slots.some((s) => s.reason.includes(`for hot water ≥ ${targetC} °C by 01:30`))).toBe(true);
   }, 120_000);
 
@@ -99,7 +99,7 @@ describe('comfort windows in the running daemon', () => {
     const saturday = await night(Date.UTC(2026, 0, 16, 12));
     expect(saturday.plans.length).toBeGreaterThan(0);
     for (const p of saturday.plans) {
-      expect(p.comfort).toBeUndefined();
+      expect(p.tanks?.tank?.comfort).toBeUndefined();
       expect(p.slots.every((s) => !s.reason.includes('01:30') && !s.binding.includes('comfort'))).toBe(true);
     }
     // In the hours before 01:30 the tank does not get to the window's temperature.

@@ -134,14 +134,13 @@ describe('parseConfig', () => {
     expect(byPath['devices[2].charger']).toMatch(/needs a charger source/);
     expect(byPath['devices[2].model.minCurrentA']).toMatch(/above maxCurrentA/);
     expect(byPath['devices[3].meter']).toMatch(/needs a meter source/);
-    expect(byPath['devices[1].kind']).toMatch(/only one hotWaterTank can be planned \(devices\[0\] is one\)/);
   });
 
-  it('refuses a second charger, which would silently follow the first one\'s plan', () => {
+  it('takes several chargers and tanks, each planned on its own', () => {
     const charger = (id: string) => ({ id, kind: 'evCharger', charger: { type: 'goe', topicPrefix: `go-eCharger/${id}` }, model: { capacityKwh: 60 } });
-    const err = failure(() => parseConfig({ ...base, mqtt: { url: 'mqtt://127.0.0.1' }, devices: [charger('c1'), charger('c2')] }, { env }));
-    expect(problems(err)).toEqual([expect.objectContaining({ path: 'devices[1].kind', message: expect.stringMatching(/only one evCharger can be planned/) })]);
-    expect(() => parseConfig({ ...base, mqtt: { url: 'mqtt://127.0.0.1' }, devices: [charger('c1')] }, { env })).not.toThrow();
+    const shellyTank = (id: string) => ({ ...tank, id, switch: { type: 'shelly', topicPrefix: `shelly/${id}` } });
+    const { config } = parseConfig({ ...base, mqtt: { url: 'mqtt://127.0.0.1' }, devices: [charger('c1'), charger('c2'), shellyTank('t1'), shellyTank('t2')] }, { env });
+    expect(config.devices.map((d) => d.id)).toEqual(['c1', 'c2', 't1', 't2']);
   });
 
   it('rejects an unknown device kind and source type with the allowed values', () => {

@@ -34,8 +34,8 @@ const allowanceKwh = 6;
 function slot(startMs: number, held: boolean): PlanSlot {
   return {
     startMs, endMs: startMs + H, price: 1, delta: 0, source: 'actual', headroomKW: 16, binding: [], reason: 'test',
-    tank: { on: true, powerKW: 2, energyKWh: 2, endTempC: 65 },
-    ev: { on: true, powerKW: 11, energyKWh: 11, chargedKWh: 11 },
+    tanks: { tank: { on: true, powerKW: 2, energyKWh: 2, endTempC: 65 } },
+    evs: { car: { on: true, powerKW: 11, energyKWh: 11, chargedKWh: 11 } },
     ...(held ? { hourAllowanceKWh: allowanceKwh } : {}),
   };
 }

@@ -87,14 +87,14 @@ describe('the car\'s need in the plan', () => {
 
   it('with a SoC the need is target SoC × capacity minus the SoC, and --explain says so', () => {
     const p = plan(input({ socPct: 30, targetSocPct: 80, capacityKWh: 60 }), t0);
-    expect(p.evEnergyNeededKWh).toBeCloseTo(30, 6); // (80 % − 30 %) × 60 kWh into the battery
+    expect(p.evs?.ev?.energyNeededKWh).toBeCloseTo(30, 6); // (80 % − 30 %) × 60 kWh into the battery
     const text = renderPlan(planView(p, config, t0), { explain: true, timezone: 'Europe/Oslo' });
     expect(text).toContain("Car's need: state of charge 30 % → 80 % of 60 kWh: 30.0 kWh into the battery");
   });
 
   it('without a SoC it is the energy estimate, and --explain says that no SoC is known', () => {
     const p = plan(input({ energyNeededKWh: 24 }), t0);
-    expect(p.evEnergyNeededKWh).toBeCloseTo(24, 6);
+    expect(p.evs?.ev?.energyNeededKWh).toBeCloseTo(24, 6);
     const text = renderPlan(planView(p, config, t0), { explain: true, timezone: 'Europe/Oslo' });
     expect(text).toContain("Car's need: no state of charge known: today's energy estimate, 24.0 kWh into the battery");
     expect(renderPlan(planView(p, config, t0), { explain: false, timezone: 'Europe/Oslo' })).not.toContain("Car's need");

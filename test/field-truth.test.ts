@@ -46,9 +46,9 @@ interface SlotTargets {
 function slotTargets(logs: readonly DaemonLogLine[]): SlotTargets[] {
   const out: SlotTargets[] = [];
   logs.forEach((l, atLine) => {
-    const r = l as DaemonLogLine & { slotStartMs?: number; slotTankKwh?: number; slotEvKwh?: number; reason?: string };
+    const r = l as DaemonLogLine & { slotStartMs?: number; slotKwh?: Record<string, number>; reason?: string };
     if (l.msg !== 'plan updated' || r.slotStartMs === undefined) return;
-    out.push({ atLine, slotStartMs: r.slotStartMs, tankKwh: r.slotTankKwh ?? 0, evKwh: r.slotEvKwh ?? 0, reason: r.reason ?? '' });
+    out.push({ atLine, slotStartMs: r.slotStartMs, tankKwh: r.slotKwh?.tank ?? 0, evKwh: r.slotKwh?.car ?? 0, reason: r.reason ?? '' });
   });
   return out;
 }

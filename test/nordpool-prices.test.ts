@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/clock.js';
 import { buildPriceSeries } from '../src/core/prices.js';
 import { isWattshiftError, WattshiftError } from '../src/errors.js';
-import { deliveryDays, startPriceRefresh, type PriceSource } from '../src/jobs/price-refresh.js';
+import { deliveryDays, startPriceRefresh, type PriceData, type PriceSource } from '../src/jobs/price-refresh.js';
 import { createLogger, silentLogger } from '../src/log.js';
 import { createNordPoolClient } from '../src/prices/nordpool-client.js';
 
@@ -175,6 +175,31 @@ describe('Nord Pool as the price job\'s second source', () => {
     await job.stop();
     const said = lines.filter((l) => l.code === 'PRICE_SOURCES_DISAGREE');
     expect(said).toEqual([expect.objectContaining({ level: 'warn', hours: 1, compared: 24, worstHour: new Date(wrongHour).toISOString() })]);
+  });
+
+  it('compares nothing when the forecast service answers in another currency than Nord Pool (no rate is guessed)', async () => {
+    answers.set('2025-05-07/60', { status: 200, body: hourly });
+    const published = (await client().dayAhead({ date: '2025-05-07', area: 'SE3', currency: 'EUR', resolutionMinutes: 60 }))!;
+    // SEK per kWh: every hour about eleven times the EUR figure, which would all "differ" if compared.
+    const prices = Object.fromEntries(published.points.map((p) => [new Date(p.startMs).toISOString(), (p.price / 1000) * 11.2]));
+    const source: PriceSource = {
+      advice: async () => down(),
+      actualPrices: async () => ({ priceArea: 'SE3', priceUnits: { currency: 'SEK', energyUnit: 'kWh' }, prices }),
+    };
+    const lines: Record<string, unknown>[] = [];
+    const clock = new ManualClock(now);
+    let seen: PriceData | undefined;
+    const job = startPriceRefresh({
+      source, area: 'SE3', currency: 'EUR', clock, horizonMs: 24 * 3_600_000, onChange: (d) => void (seen = d),
+      logger: createLogger({ destination: { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) } }),
+      nordPool: { client: client(), resolutionMinutes: 60 },
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    await job.stop();
+    // Both sources were fetched, and kept; neither was checked against the other.
+    expect(seen?.actual?.input.units.currency).toBe('SEK');
+    expect(seen?.nordPool?.input.units.currency).toBe('EUR');
+    expect(lines.filter((l) => l.code === 'PRICE_SOURCES_DISAGREE')).toEqual([]);
   });
 
   it('prices a slot from Nord Pool where the forecast service has nothing, or first when configured', async () => {

@@ -43,8 +43,8 @@ describe('planner vs HiGHS on real price windows', () => {
       const sr = series.find((s) => s.id === id)!;
       const { input, nowMs } = scenario('tankComfort', sr, hourlyWindows(sr, 48, 24)[1]!.points, 4244);
       const p = plan(input, nowMs);
-      expect(p.comfort?.length).toBeGreaterThanOrEqual(3);
-      expect(p.comfort?.every((c) => c.met)).toBe(true);
+      expect(p.tanks?.tank?.comfort?.length).toBeGreaterThanOrEqual(3);
+      expect(p.tanks?.tank?.comfort?.every((c) => c.met)).toBe(true);
     });
   }
   // The relay MILP (thermostat disjunction) is slow in HiGHS: two 24-hour windows.

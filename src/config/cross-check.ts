@@ -48,9 +48,6 @@ function checkFuseMeter(cfg: CrossCheckInput, issue: ReportIssue): void {
   else if (d.kind !== 'meter' || d.meter?.type !== 'amsreader') issue(['site', 'fuse', 'meter'], `"${id}" gives no per-phase currents: it must be a meter device with an amsreader source`);
 }
 
-/** The planner and the control loop drive one tank and one charger; a second would silently follow the first's plan. */
-const plannedKinds = { hotWaterTank: 'tank', evCharger: 'charger' } as const;
-
 /** The cross-field rules as a zod refinement of the whole config. */
 export function crossCheck(cfg: CrossCheckInput, ctx: z.core.$RefinementCtx): void {
   crossCheckWith(cfg, (path, message) => ctx.addIssue({ code: 'custom', path, message }));
@@ -58,7 +55,6 @@ export function crossCheck(cfg: CrossCheckInput, ctx: z.core.$RefinementCtx): vo
 
 export function crossCheckWith(cfg: CrossCheckInput, issue: ReportIssue): void {
   const seen = new Map<string, number>();
-  const firstOfKind = new Map<string, number>();
 
   let mainMeters = 0;
   cfg.devices.forEach((d, i) => {
@@ -67,13 +63,6 @@ export function crossCheckWith(cfg: CrossCheckInput, issue: ReportIssue): void {
     const first = seen.get(d.id);
     if (first !== undefined) issue([...at, 'id'], `duplicate device id "${d.id}" (also devices[${first}])`);
     else seen.set(d.id, i);
-    if (d.kind in plannedKinds) {
-      const firstSame = firstOfKind.get(d.kind);
-      if (firstSame !== undefined) {
-        const noun = plannedKinds[d.kind as keyof typeof plannedKinds];
-        issue([...at, 'kind'], `only one ${d.kind} can be planned (devices[${firstSame}] is one); a second ${noun} would follow the first ${noun}'s plan, so it is refused`);
-      } else firstOfKind.set(d.kind, i);
-    }
     checkSource(cfg, issue, d.meter, [...at, 'meter']);
     if (d.kind === 'hotWaterTank') {
       checkSource(cfg, issue, d.switch, [...at, 'switch']);

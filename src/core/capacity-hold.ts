@@ -8,7 +8,7 @@ import { capacityWeight, hourlyEnergies, meanOfTop, stepIndex, type HourEnergy }
 import { tariffLocalTime, type CapacityModel } from './tariff.js';
 import { HOUR_MS } from './zoned-time.js';
 import type { CapacityContext } from './capacity-plan.js';
-import type { LpcCap, PlanInput } from './types.js';
+import type { HomePlanInput, LpcCap } from './types.js';
 
 export interface SlotFact {
   baseKW: number;
@@ -170,7 +170,7 @@ export function holdingCaps(ctx: Ctx, facts: ReadonlyMap<number, SlotFact>, targ
 }
 
 /** The input with a location cap on every held slot (never below its base load). */
-export function withCaps(input: PlanInput, facts: ReadonlyMap<number, SlotFact>, caps: Caps): PlanInput {
+export function withCaps(input: HomePlanInput, facts: ReadonlyMap<number, SlotFact>, caps: Caps): HomePlanInput {
   const extra: LpcCap[] = [];
   for (const [start, f] of facts) {
     const c = caps.get(Math.floor(start / HOUR_MS) * HOUR_MS);

@@ -1,8 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { planWithCapacity, type CapacityContext } from './capacity-plan.js';
+import { homeInputOf } from './home-plan.js';
 import { capacityMeasure, capacityFee, hourlyEnergies, stepIndex } from './capacity.js';
 import type { CapacityModel } from './tariff.js';
-import type { PlanInput, PriceSlot } from './types.js';
+import type { Plan, PlanInput, PriceSlot } from './types.js';
+
+/** The capacity planner on a one-tank, one-car home. */
+const capacityPlan = (input: PlanInput, ...rest: Parameters<typeof planWithCapacity> extends [unknown, ...infer R] ? R : never): Plan => planWithCapacity(homeInputOf(input), ...rest);
 
 const H = 3_600_000;
 // Tuesday 10 November 2026, 00:00 UTC; the hand-checked cases plan in UTC.
@@ -37,7 +41,7 @@ function ctx(rule: CapacityModel, meteredHours: { startMs: number; kWh: number }
   return { rule, timezone: 'UTC', holidays: [], meteredHours, vatRate: 1 };
 }
 
-const evEnergy = (p: ReturnType<typeof planWithCapacity>, i: number): number => p.slots[i]?.ev?.energyKWh ?? 0;
+const evEnergy = (p: ReturnType<typeof planWithCapacity>, i: number): number => p.slots[i]?.evs?.ev?.energyKWh ?? 0;
 
 describe('capacity measure', () => {
   it('takes one peak per day for dailyPeaks and any hours for hourlyPeaks', () => {
@@ -83,7 +87,7 @@ describe('planWithCapacity', () => {
   it('spreads a cheap hour that would raise the step', () => {
     // Unheld: 10 kWh in hour 0 → 11 kWh/h, measure (11+4+4)/3 = 6.33 → 400/month.
     // Held at step ≤ 5: today's peak may be 7 ((7+4+4)/3 = 5), so 6 kWh of car in hour 0, 4 in hour 1.
-    const p = planWithCapacity(evInput(prices, 10), T0, ctx(norway, peaks(4, 4, 4)));
+    const p = capacityPlan(evInput(prices, 10), T0, ctx(norway, peaks(4, 4, 4)));
     expect(evEnergy(p, 0)).toBeCloseTo(6, 4);
     expect(evEnergy(p, 1)).toBeCloseTo(4, 4);
     expect(p.capacity).toMatchObject({ step: 1, feePerMonth: 200 });
@@ -101,7 +105,7 @@ describe('planWithCapacity', () => {
 
   it('takes the step when the price gap is worth more than the step', () => {
     const cheapStep: CapacityModel = { ...norway, steps: [{ upToKw: 5, perMonth: 200 }, { upToKw: null, perMonth: 201 }] };
-    const p = planWithCapacity(evInput([0, 1, 1, 1, 1, 1], 10), T0, ctx(cheapStep, peaks(4, 4, 4)));
+    const p = capacityPlan(evInput([0, 1, 1, 1, 1, 1], 10), T0, ctx(cheapStep, peaks(4, 4, 4)));
     expect(evEnergy(p, 0)).toBeCloseTo(10, 4);
     expect(p.capacity).toMatchObject({ step: 1, heldAtKWhPerH: null, feePerMonth: 201 });
     expect(p.slots.some((s) => s.binding.includes('capacityStep'))).toBe(false);
@@ -110,7 +114,7 @@ describe('planWithCapacity', () => {
 
   it('lets peaks already metered above a step make that step free', () => {
     // Metered 8, 8, 8: the month is in the 5–10 step whatever happens; 10 kWh in hour 0 gives (11+8+8)/3 = 9.
-    const p = planWithCapacity(evInput(prices, 10), T0, ctx(norway, peaks(8, 8, 8)));
+    const p = capacityPlan(evInput(prices, 10), T0, ctx(norway, peaks(8, 8, 8)));
     expect(evEnergy(p, 0)).toBeCloseTo(10, 4);
     expect(p.capacity).toMatchObject({ step: 2, heldAtKWhPerH: null });
   });
@@ -120,7 +124,7 @@ describe('planWithCapacity', () => {
     // Every hour of today is one day, so one peak: held to ≤ 10 it may reach (C+6+6)/3 = 10 → C = 18.
     const input = evInput(prices, 30);
     const big = { ...input, ev: { ...input.ev!, maxPowerKW: 22 } };
-    const p = planWithCapacity(big, T0, ctx(norway, peaks(6, 6, 6)));
+    const p = capacityPlan(big, T0, ctx(norway, peaks(6, 6, 6)));
     expect(p.capacity!.heldAtKWhPerH).toBeCloseTo(18, 4);
     expect(evEnergy(p, 0)).toBeCloseTo(17, 4);
     expect([1, 2, 3, 4, 5].reduce((a, i) => a + evEnergy(p, i), 0)).toBeCloseTo(13, 4);
@@ -129,7 +133,7 @@ describe('planWithCapacity', () => {
 
   it('holds the sum of four quarter-hours, not each quarter, to the hour\'s cap', () => {
     const quarters = [0.1, 0.1, 0.1, 0.1, ...Array<number>(20).fill(0.2)];
-    const p = planWithCapacity(evInput(quarters, 10, 15), T0, ctx(norway, peaks(4, 4, 4)));
+    const p = capacityPlan(evInput(quarters, 10, 15), T0, ctx(norway, peaks(4, 4, 4)));
     const hour0 = [0, 1, 2, 3].reduce((a, i) => a + evEnergy(p, i), 0) + 1; // + base load
     expect(hour0).toBeCloseTo(7, 3);
     expect(p.capacity!.step).toBe(1);
@@ -137,7 +141,7 @@ describe('planWithCapacity', () => {
 
   it('never holds the car below what it needs by departure', () => {
     // 60 kWh in 6 h needs 10 kWh/h on average: holding to ≤ 5 (7 kWh/h) would miss it, so it is not chosen.
-    const p = planWithCapacity(evInput(prices, 60), T0, ctx(norway, peaks(4, 4, 4)));
+    const p = capacityPlan(evInput(prices, 60), T0, ctx(norway, peaks(4, 4, 4)));
     expect(p.shortfalls).toEqual([]);
     expect(p.slots.reduce((a, _, i) => a + evEnergy(p, i), 0)).toBeCloseTo(60, 3);
   });
@@ -145,7 +149,7 @@ describe('planWithCapacity', () => {
   it('with a fee per kW, holds the month at what is already metered when that is cheapest', () => {
     // 29 per kW: every kW of measure costs far more than spreading 10 kWh over dearer hours.
     const perKw: CapacityModel = { measure: 'dailyPeaks', count: 3, days: 'all', perKwPerMonth: 29 };
-    const p = planWithCapacity(evInput(prices, 10), T0, ctx(perKw, peaks(4, 4, 4)));
+    const p = capacityPlan(evInput(prices, 10), T0, ctx(perKw, peaks(4, 4, 4)));
     expect(p.capacity!.measureKw).toBeCloseTo(4, 4);
     expect(p.capacity!.feePerMonth).toBeCloseTo(116, 3);
     expect(p.capacity!.heldAtKWhPerH).toBeCloseTo(4, 4);
@@ -155,12 +159,12 @@ describe('planWithCapacity', () => {
   it('with seasonal per-kW prices, holds where the month\'s season makes the kW dear and not where it is cheap', () => {
     const months = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
     const winterDear: CapacityModel = { measure: 'dailyPeaks', count: 3, days: 'all', seasons: [{ months: months(10, 12), perKwPerMonth: 29 }, { months: months(1, 9), perKwPerMonth: 0.001 }] };
-    const held = planWithCapacity(evInput(prices, 10), T0, ctx(winterDear, peaks(4, 4, 4)));
+    const held = capacityPlan(evInput(prices, 10), T0, ctx(winterDear, peaks(4, 4, 4)));
     expect(held.capacity!.heldAtKWhPerH).toBeCloseTo(4, 4);
     expect(held.capacity!.feePerMonth).toBeCloseTo(116, 3);
     // The same rule with November in the cheap season: the cheap hour is worth the kW.
     const summerNow: CapacityModel = { ...winterDear, seasons: [{ months: months(1, 11), perKwPerMonth: 0.001 }, { months: [12], perKwPerMonth: 29 }] };
-    const free = planWithCapacity(evInput(prices, 10), T0, ctx(summerNow, peaks(4, 4, 4)));
+    const free = capacityPlan(evInput(prices, 10), T0, ctx(summerNow, peaks(4, 4, 4)));
     expect(free.capacity!.heldAtKWhPerH).toBeNull();
     expect(evEnergy(free, 0)).toBeCloseTo(10, 4);
   });
@@ -171,7 +175,7 @@ describe('planWithCapacity', () => {
     // is 7, so 14 kWh/h a night hour: 13 of car in hours 0 and 1, 4 in the dearer ones.
     const night: CapacityModel = { ...norway, nightWeight: { weight: 0.5, hours: { from: 22, to: 6 } } };
     const input = evInput(prices, 30);
-    const p = planWithCapacity({ ...input, ev: { ...input.ev!, maxPowerKW: 22 } }, T0, ctx(night, peaks(4, 4, 4)));
+    const p = capacityPlan({ ...input, ev: { ...input.ev!, maxPowerKW: 22 } }, T0, ctx(night, peaks(4, 4, 4)));
     expect(p.capacity).toMatchObject({ step: 1 });
     expect(p.capacity!.heldAtKWhPerH).toBeCloseTo(14, 4);
     expect(evEnergy(p, 0)).toBeCloseTo(13, 4);
@@ -184,7 +188,7 @@ describe('planWithCapacity', () => {
     // Every planned day at the same cap C: (C+C+2)/3 ≤ 5 → C = 6.5. Tomorrow stays at 1, so today
     // may reach (C+2+2)/3 = 5 → C = 11: 10 kWh of car in the cheap hour, 2 in the next.
     const twoDays = [0.1, 0.2, ...Array<number>(46).fill(0.3)];
-    const p = planWithCapacity(evInput(twoDays, 12), T0, ctx(norway, peaks(2, 2)));
+    const p = capacityPlan(evInput(twoDays, 12), T0, ctx(norway, peaks(2, 2)));
     expect(evEnergy(p, 0)).toBeCloseTo(10, 3);
     expect(evEnergy(p, 1)).toBeCloseTo(2, 3);
     expect(p.capacity!.measureKw).toBeCloseTo(5, 3);
@@ -198,7 +202,7 @@ describe('planWithCapacity', () => {
     const rule: CapacityModel = { measure: 'dailyPeaks', count: 1, days: 'all', steps: [{ upToKw: 6, perMonth: 100 }, { upToKw: null, perMonth: 1000 }] };
     const input = evInput([0.1, 0.1, 0.5, 0.5, 0.9, 0.9], 9);
     const held: PlanInput = { ...input, ev: { ...input.ev!, minPowerKW: 4 }, location: { limitKW: 25, baseLoadKW: [1.6, 1.6, 1, 1, 1, 1] } };
-    const p = planWithCapacity(held, T0, ctx(rule, []));
+    const p = capacityPlan(held, T0, ctx(rule, []));
     expect(p.slots.reduce((a, _, i) => a + evEnergy(p, i), 0)).toBeCloseTo(9, 4);
     expect(evEnergy(p, 0) + evEnergy(p, 1)).toBeCloseTo(4.4, 4);
     expect(evEnergy(p, 2) + evEnergy(p, 3)).toBeCloseTo(4.6, 4);
@@ -215,8 +219,8 @@ describe('planWithCapacity', () => {
       tank: { volumeL: 200, powerKW: 2, coldWaterC: 10, ambientC: 20, heatLossWPerK: 0, minC: 45, maxC: 75, currentTempC: 65, control: 'continuous', drawProfileKWh: Array<number>(24).fill(1) },
       location: { limitKW: 25, baseLoadKW: 1 },
     };
-    const p = planWithCapacity(input, T0, ctx(rule, []));
-    expect(p.slots.at(-1)!.tank!.endTempC).toBeGreaterThanOrEqual(65 - 1e-3);
+    const p = capacityPlan(input, T0, ctx(rule, []));
+    expect(p.slots.at(-1)!.tanks!.tank!.endTempC).toBeGreaterThanOrEqual(65 - 1e-3);
     expect(p.capacity).toMatchObject({ step: 1, heldAtKWhPerH: null });
   });
 
@@ -226,7 +230,7 @@ describe('planWithCapacity', () => {
     // 5 kWh of car today, 3 tomorrow, 4 at 0.5. Held at its base load (1), tomorrow took only 1.
     const prices = [0.1, ...Array<number>(23).fill(0.5), 0.2, ...Array<number>(23).fill(0.5)];
     const input = evInput(prices, 12);
-    const p = planWithCapacity({ ...input, ev: { ...input.ev!, departureMs: T0 + 48 * H } }, T0, ctx(norway, peaks(5, 4)));
+    const p = capacityPlan({ ...input, ev: { ...input.ev!, departureMs: T0 + 48 * H } }, T0, ctx(norway, peaks(5, 4)));
     expect(evEnergy(p, 0)).toBeCloseTo(5, 3);
     expect(evEnergy(p, 24)).toBeCloseTo(3, 3);
     expect(p.capacity).toMatchObject({ step: 1 });
@@ -245,10 +249,10 @@ describe('planWithCapacity', () => {
       tank: { volumeL: 200, powerKW: 2.5, coldWaterC: 10, ambientC: 20, heatLossWPerK: 0, minC: 45, maxC: 75, currentTempC: 70, control: 'continuous', drawProfileKWh: Array<number>(24).fill(0.2) },
       location: { limitKW: 25, baseLoadKW: 1 },
     };
-    const p = planWithCapacity(input, T0, ctx(norway, peaks(6)));
+    const p = capacityPlan(input, T0, ctx(norway, peaks(6)));
     expect(p.shortfalls).toEqual([]);
     expect(p.capacity).toMatchObject({ step: 1 });
     expect(p.slots.reduce((a, _, i) => a + evEnergy(p, i), 0)).toBeCloseTo(10, 3);
-    expect(p.slots.at(-1)!.tank!.endTempC).toBeGreaterThanOrEqual(70 - 1e-3);
+    expect(p.slots.at(-1)!.tanks!.tank!.endTempC).toBeGreaterThanOrEqual(70 - 1e-3);
   });
 });

@@ -8,12 +8,12 @@
  * capacity fee). A held plan that would leave the tank or the car worse off than the unheld one
  * (a shortfall, or the tank ending cooler) is never chosen. Pure; time is an argument.
  */
-import { plan as planOnce } from './planner.js';
+import { planHome, slotFlexKW, slotFlexKWh } from './home-plan.js';
 import { capacityFee, hourlyEnergies, stepIndex, type HourEnergy } from './capacity.js';
 import { groupByMonth, holdingCaps, measureOf, meteredFloor, prepare, withCaps, withLocalCache, type Caps, type Ctx, type FixedPeak, type SlotFact } from './capacity-hold.js';
 import type { CapacityModel } from './tariff.js';
 import { HOUR_MS } from './zoned-time.js';
-import type { Plan, PlanInput, Shortfall } from './types.js';
+import type { HomePlanInput, Plan, Shortfall } from './types.js';
 
 export interface CapacityContext {
   rule: CapacityModel;
@@ -52,7 +52,7 @@ const LEVEL_STEPS = 8;
 const LEVEL_TOL_KWH = 0.01;
 
 /** Base load (kW) by slot start, and each remaining slot's hours from `nowMs`. */
-function slotFacts(input: PlanInput, nowMs: number): Map<number, SlotFact> {
+function slotFacts(input: HomePlanInput, nowMs: number): Map<number, SlotFact> {
   const out = new Map<number, SlotFact>();
   const b = input.location.baseLoadKW;
   input.slots.forEach((s, i) => {
@@ -68,8 +68,7 @@ function projectedHours(p: Plan, facts: Map<number, SlotFact>, metered: Readonly
   const items: HourEnergy[] = [...metered];
   for (const s of p.slots) {
     const f = facts.get(s.startMs);
-    const flex = (s.tank?.energyKWh ?? 0) + (s.ev?.energyKWh ?? 0);
-    items.push({ startMs: s.startMs, kWh: (f ? f.baseKW * f.hours : 0) + flex });
+    items.push({ startMs: s.startMs, kWh: (f ? f.baseKW * f.hours : 0) + slotFlexKWh(s) });
   }
   return hourlyEnergies(items);
 }
@@ -139,8 +138,8 @@ function sameCaps(a: Caps, b: Caps): boolean {
   return true;
 }
 
-/** The tank's temperature at the end of the plan, null without a tank. */
-const endTempC = (p: Plan): number | null => p.slots.at(-1)?.tank?.endTempC ?? null;
+/** A tank's temperature at the end of the plan, null without it. */
+const endTempC = (p: Plan, id: string): number | null => p.slots.at(-1)?.tanks?.[id]?.endTempC ?? null;
 
 /**
  * How much worse `held` leaves each device than `free` (none listed: no worse): shortfalls
@@ -148,26 +147,28 @@ const endTempC = (p: Plan): number | null => p.slots.at(-1)?.tank?.endTempC ?? n
  * leaves it or than it started (the planner only prices a lower end state, so a hold could
  * otherwise pass the cost on to after the horizon). Mixed units (K, kWh): only used as a trend.
  */
-function worseBy(held: Plan, free: Plan, input: PlanInput): Map<Shortfall['device'], number> {
+function worseBy(held: Plan, free: Plan, input: HomePlanInput): Map<Shortfall['device'], number> {
   const by = new Map<Shortfall['device'], number>();
   const add = (device: Shortfall['device'], v: number): void => {
     if (v > 0) by.set(device, (by.get(device) ?? 0) + v);
   };
-  const heldEnd = endTempC(held);
-  const freeEnd = endTempC(free);
-  const t = input.tank;
-  if (t && heldEnd !== null && freeEnd !== null && free.tankStartTempC !== undefined) {
-    add('tank', Math.min(freeEnd, Math.min(t.maxC, Math.max(t.minC, free.tankStartTempC))) - 1e-3 - heldEnd);
+  for (const t of input.tanks) {
+    const heldEnd = endTempC(held, t.id);
+    const freeEnd = endTempC(free, t.id);
+    const start = free.tanks?.[t.id]?.startTempC;
+    if (heldEnd !== null && freeEnd !== null && start !== undefined) {
+      add('tank', Math.min(freeEnd, Math.min(t.maxC, Math.max(t.minC, start))) - 1e-3 - heldEnd);
+    }
   }
   for (const s of held.shortfalls) {
-    const f = free.shortfalls.find((x) => x.device === s.device && x.kind === s.kind);
+    const f = free.shortfalls.find((x) => x.device === s.device && x.deviceId === s.deviceId && x.kind === s.kind);
     add(s.device, s.amount - 1e-3 - (f?.amount ?? -1e-3));
   }
   return by;
 }
 
 /** Marks the slots the capacity hold binds and says so in their explanation. */
-function explain(p: Plan, input: PlanInput, facts: Map<number, SlotFact>, caps: Caps): Plan {
+function explain(p: Plan, input: HomePlanInput, facts: Map<number, SlotFact>, caps: Caps): Plan {
   const slots = p.slots.map((s) => {
     const c = caps.get(Math.floor(s.startMs / HOUR_MS) * HOUR_MS);
     const f = facts.get(s.startMs);
@@ -176,7 +177,7 @@ function explain(p: Plan, input: PlanInput, facts: Map<number, SlotFact>, caps: 
     const held = { ...s, hourAllowanceKWh: c.hourKWh };
     const capKW = Math.max(f.baseKW, c.kw);
     const otherCaps = (input.location.lpc ?? []).filter((l) => l.scope === 'location' && l.startMs < s.endMs && l.endMs > s.startMs).map((l) => l.maxKW);
-    const used = f.baseKW + (s.tank?.powerKW ?? 0) + (s.ev?.powerKW ?? 0);
+    const used = f.baseKW + slotFlexKW(s);
     if (used < capKW - 1e-4 || capKW >= Math.min(input.location.limitKW, ...otherCaps) - TOL) return held;
     const binding = [...s.binding.filter((b) => b !== 'lpc' && b !== 'locationLimit'), 'capacityStep' as const];
     const head = s.reason.replace(/; bound by .*$/, '');
@@ -189,7 +190,7 @@ function explain(p: Plan, input: PlanInput, facts: Map<number, SlotFact>, caps: 
  * Plans the whole bill: energy plus the month's capacity fee. Without a plan to improve on
  * (fallback mode, no slots) the unheld plan is returned with its projected fee.
  */
-export function planWithCapacity(input: PlanInput, nowMs: number, context: CapacityContext, previous?: Plan, planFn = planOnce): Plan {
+export function planWithCapacity(input: HomePlanInput, nowMs: number, context: CapacityContext, previous?: Plan, planFn = planHome): Plan {
   const ctx = withLocalCache(context);
   const facts = slotFacts(input, nowMs);
   const free = planFn(input, nowMs, previous);

@@ -27,6 +27,18 @@ describe('fuseHeadroom', () => {
     // L1: house 20 A → 25 − 1 − 20 = 4 A.
     expect(h).toEqual({ kind: 'ok', maxChargerA: 4, line: 0, lineA: 30 });
   });
+  it('two chargers on the same lines split the free current, and both give back what the line is over', () => {
+    // House 5 A, two chargers at 6 A each: 17 A on every line, 7 A free below 25 − 1.
+    const each = { ...base, currentsA: [17, 17, 17], chargerNowA: 6, sharedBy: [2, 2, 2] };
+    expect(fuseHeadroom(each)).toMatchObject({ kind: 'ok', maxChargerA: 9.5 });
+    // Alone, each would take the whole 7 A (13 A), together 31 A on a 25 A fuse.
+    expect(fuseHeadroom({ ...each, sharedBy: undefined })).toMatchObject({ maxChargerA: 13 });
+    // Both at 13 A: 31 A, 7 A over. Each is held to what leaves the line within the fuse if the
+    // other stays where it is (6 A), never above its half share.
+    expect(fuseHeadroom({ ...each, currentsA: [31, 31, 31], chargerNowA: 13 })).toMatchObject({ maxChargerA: 6 });
+    // A charger drawing nothing gets its share only, never a negative current.
+    expect(fuseHeadroom({ ...each, currentsA: [30, 30, 30], chargerNowA: 0 })).toMatchObject({ maxChargerA: 0 });
+  });
   it('a 1-phase TN charger on L2 ignores a loaded L1', () => {
     const h = fuseHeadroom({ ...base, currentsA: [24, 5, 5], lines: chargerLines('TN', 3, 1, 1) });
     expect(h).toMatchObject({ maxChargerA: 19, line: 1 });

@@ -41,6 +41,12 @@ export interface FuseInput {
   lines: readonly number[];
   /** The charger's current now, A, as measured (0 when unknown: its draw then counts as house load). */
   chargerNowA: number;
+  /**
+   * Per line, how many chargers (this one included) draw on it. The line's free current (negative
+   * when over) is split evenly among them, so two chargers never both claim the same amps.
+   * Default 1 each.
+   */
+  sharedBy?: readonly number[];
 }
 
 export type FuseHeadroom =
@@ -50,7 +56,9 @@ export type FuseHeadroom =
 
 /**
  * Most current the charger may draw: on each of its lines, the fuse less the margin less what the
- * rest of the house draws there; the tightest line decides. Without a fresh reading there is no
+ * rest of the house draws there; when other chargers share the line, no more than what it draws now
+ * plus its share of the line's free current (so two never claim the same amps); the tightest line
+ * decides. Without a fresh reading there is no
  * headroom to credit.
  */
 export function fuseHeadroom(x: FuseInput): FuseHeadroom {
@@ -61,8 +69,11 @@ export function fuseHeadroom(x: FuseInput): FuseHeadroom {
   let best: { maxChargerA: number; line: number; lineA: number } | undefined;
   for (const l of x.lines) {
     const lineA = x.currentsA[l]!;
-    const houseA = Math.max(0, lineA - Math.max(0, x.chargerNowA));
-    const maxChargerA = Math.max(0, x.fuseA - x.marginA - houseA);
+    const ownA = Math.max(0, x.chargerNowA);
+    const houseA = Math.max(0, lineA - ownA);
+    const share = Math.max(1, x.sharedBy?.[l] ?? 1);
+    const alone = x.fuseA - x.marginA - houseA;
+    const maxChargerA = Math.max(0, share === 1 ? alone : Math.min(alone, ownA + (x.fuseA - x.marginA - lineA) / share));
     if (best === undefined || maxChargerA < best.maxChargerA) best = { maxChargerA, line: l, lineA };
   }
   return { kind: 'ok', ...best! };

@@ -13,6 +13,7 @@ import { localParts } from './local-time.js';
 import type { Plan, PlanInput, PriceSlot, Shortfall } from './types.js';
 
 export interface TankSetup {
+  id: string;
   model: TankModel;
   e0: number;
   startTempC: number;
@@ -31,11 +32,14 @@ export interface TankSetup {
 }
 
 export interface EvSetup {
+  id: string;
   needGrid: number;
   maxExtraGrid: number;
   cap: number[];
   /** Max power × availability, ignoring caps (for the baseline). */
   rawCap: number[];
+  /** Hours of each slot the car is there (from arrival or now to departure). */
+  availHours: number[];
   minE: number[];
   price: number[];
   lastSlot: number;
@@ -96,6 +100,10 @@ function frozenRest(previous: { energyKWh: number } | undefined, deliveredKWh: n
  */
 const NEGLIGIBLE_NEED_KWH = 1e-6;
 
+/** The id that keys a tank's (or a car's) slots and outcome in a plan. */
+export const tankIdOf = (t: { id?: string }): string => t.id ?? 'tank';
+export const evIdOf = (e: { id?: string }): string => e.id ?? 'ev';
+
 export function setupPlan(input: PlanInput, nowMs: number, previous: Plan | undefined): Setup {
   assertPlanInputBounded(input);
   if (!Number.isFinite(nowMs)) throw new WattshiftError('PLAN_INPUT_INVALID', 'nowMs must be finite');
@@ -120,9 +128,12 @@ export function setupPlan(input: PlanInput, nowMs: number, previous: Plan | unde
 
   const loc = input.location;
   const lpc = loc.lpc ?? [];
+  // A device-scoped cap naming another device of the kind is that device's, not this one's.
+  const mine = (c: { scope: string; deviceId?: string }): boolean =>
+    c.deviceId === undefined || (c.scope === 'tank' ? c.deviceId === (input.tank && tankIdOf(input.tank)) : c.scope === 'ev' ? c.deviceId === (input.ev && evIdOf(input.ev)) : true);
   const capFor = (scope: 'location' | 'tank' | 'ev', s: PriceSlot): number => {
     let cap = Infinity;
-    for (const c of lpc) if (c.scope === scope && overlap(c.startMs, c.endMs, s.startMs, s.endMs) > 0) cap = Math.min(cap, Math.max(0, c.maxKW));
+    for (const c of lpc) if (c.scope === scope && mine(c) && overlap(c.startMs, c.endMs, s.startMs, s.endMs) > 0) cap = Math.min(cap, Math.max(0, c.maxKW));
     return cap;
   };
   const headroomKW: number[] = [];
@@ -187,11 +198,11 @@ export function setupPlan(input: PlanInput, nowMs: number, previous: Plan | unde
     }
     const comfort = comfortTargets(tp.comfort ?? [], slots, nowMs, model);
     tank = {
-      model, e0, startTempC, tempSource, cap, relayLevel, floor: comfort.floor, comfort: comfort.targets,
+      id: tankIdOf(tp), model, e0, startTempC, tempSource, cap, relayLevel, floor: comfort.floor, comfort: comfort.targets,
       price: slots.map((s) => (s.source === 'fallback' ? meanKnown : s.price)),
       terminal: Math.min(model.eMax, Math.max(model.eFloor, e0)),
       legionella,
-      fixed: slots.map((s, t) => frozenRest(prevSlot.get(s.startMs)?.tank, t === 0 ? tp.slotDeliveredKWh : 0, cap[t] as number)),
+      fixed: slots.map((s, t) => frozenRest(prevSlot.get(s.startMs)?.tanks?.[tankIdOf(tp)], t === 0 ? tp.slotDeliveredKWh : 0, cap[t] as number)),
     };
   }
 
@@ -202,6 +213,7 @@ export function setupPlan(input: PlanInput, nowMs: number, previous: Plan | unde
     if (!(e.efficiency > 0 && e.efficiency <= 1)) throw new WattshiftError('PLAN_INPUT_INVALID', 'EV efficiency must be in (0, 1]');
     const cap: number[] = [];
     const rawCap: number[] = [];
+    const availHours: number[] = [];
     const minE: number[] = [];
     let lastSlot = -1;
     const from = Math.max(nowMs, e.arrivalMs ?? nowMs);
@@ -211,6 +223,7 @@ export function setupPlan(input: PlanInput, nowMs: number, previous: Plan | unde
       const ok = avail > 0 && kw + 1e-9 >= e.minPowerKW && kw > 0;
       cap.push(ok ? kw * slotHours * avail : 0);
       rawCap.push(e.maxPowerKW * slotHours * avail);
+      availHours.push(slotHours * avail);
       minE.push(ok ? e.minPowerKW * slotHours * avail : 0);
       if (avail > 0) lastSlot = t;
     });
@@ -219,10 +232,12 @@ export function setupPlan(input: PlanInput, nowMs: number, previous: Plan | unde
       ? h >= fallbackWindow.startHour && h < fallbackWindow.endHour
       : h >= fallbackWindow.startHour || h < fallbackWindow.endHour);
     ev = {
+      id: evIdOf(e),
       needGrid: batteryNeed > NEGLIGIBLE_NEED_KWH ? batteryNeed / e.efficiency : 0,
       maxExtraGrid: Math.max(0, e.maxExtraKWh ?? 0) / e.efficiency,
       cap,
       rawCap,
+      availHours,
       minE,
       // Slots without a price rank before the known ones, so only the energy that cannot wait
       // for their prices is planned inside the known prices. With no prices at all: the window.
@@ -230,7 +245,7 @@ export function setupPlan(input: PlanInput, nowMs: number, previous: Plan | unde
         ? hours.map((h) => (inWindow(h) ? 0 : 1))
         : slots.map((s) => (s.source === 'fallback' ? minKnown - 1 : s.price)),
       lastSlot,
-      fixed: slots.map((s, t) => frozenRest(prevSlot.get(s.startMs)?.ev, t === 0 ? e.slotDeliveredKWh : 0, cap[t] as number)),
+      fixed: slots.map((s, t) => frozenRest(prevSlot.get(s.startMs)?.evs?.[evIdOf(e)], t === 0 ? e.slotDeliveredKWh : 0, cap[t] as number)),
     };
   }
   return { slots, n, slotMs, slotHours, fraction, hours, dayIndex, allFallback, price, headroomKW, headroomE, lpcBinding, tank, ev, shortfalls, penalty,

@@ -6,7 +6,7 @@ import { setupPlan, type Setup } from './plan-setup.js';
 import { runOnByControl } from './run-on.js';
 import { objective, solveSetup, type Solved } from './solve.js';
 import { comfortNeeding, comfortOutcomes, comfortShortfalls } from './comfort.js';
-import type { BindingConstraint, Plan, PlanInput, PlanSlot, Shortfall } from './types.js';
+import type { BindingConstraint, Plan, PlanInput, PlanSlot, Shortfall, TankOutcome, TankSlotPlan } from './types.js';
 
 const TOL = 1e-6;
 
@@ -51,7 +51,7 @@ export function baselinePlan(s: Setup): { q: number[]; tankE: number[]; ev: numb
  */
 function twinTank(s: Setup, previous: Plan | undefined, fromNow: { q: number[]; tankE: number[] }): { q: number[]; tankE: number[] } {
   const first = s.slots[0];
-  const carried = first && s.tank ? previous?.slots.find((p) => p.startMs === first.startMs)?.baselineTank : undefined;
+  const carried = first && s.tank ? previous?.slots.find((p) => p.startMs === first.startMs)?.baselineTanks?.[s.tank.id] : undefined;
   // A plan read back from the store is the previous one after a restart: use only sound figures.
   if (!carried || !s.tank || !Number.isFinite(carried.energyKWh) || !Number.isFinite(carried.endTempC)) return fromNow;
   const q = [carried.energyKWh];
@@ -160,7 +160,7 @@ function shortfallsFor(s: Setup, input: PlanInput, sol: Solved): Shortfall[] {
       }
     }
     if (first >= 0) {
-      out.push({ device: 'tank', kind: 'belowFloor', atMs: s.slots[first]!.startMs, amount: worst,
+      out.push({ device: 'tank', deviceId: tk.id, kind: 'belowFloor', atMs: s.slots[first]!.startMs, amount: worst,
         message: `tank expected up to ${worst.toFixed(1)} K below its ${input.tank!.minC} °C floor (not enough power or headroom)` });
     }
     const leg = tk.legionella;
@@ -168,18 +168,18 @@ function shortfallsFor(s: Setup, input: PlanInput, sol: Solved): Shortfall[] {
       let reached = false;
       for (let t = 0; t <= leg.bySlot; t++) if ((sol.tankE[t] as number) >= leg.level - 1e-4) reached = true;
       if (!reached) {
-        out.push({ device: 'tank', kind: 'legionella', atMs: leg.deadlineMs, amount: input.tank!.legionella!.tempC,
+        out.push({ device: 'tank', deviceId: tk.id, kind: 'legionella', atMs: leg.deadlineMs, amount: input.tank!.legionella!.tempC,
           message: `the tank cannot reach ${input.tank!.legionella!.tempC} °C by the legionella deadline` });
       }
     }
   }
-  if (tk) out.push(...comfortShortfalls(comfortOutcomes(tk.comfort, s.slots, tk.model, sol.tankE), input.tank!.maxC));
+  if (tk) out.push(...comfortShortfalls(comfortOutcomes(tk.comfort, s.slots, tk.model, sol.tankE), input.tank!.maxC).map((f) => ({ ...f, deviceId: tk.id })));
   const ev = s.ev;
   if (ev && input.ev) {
     const got = sol.ev.reduce((x, y) => x + y, 0);
     const missing = (ev.needGrid - got) * input.ev.efficiency;
     if (missing > 1e-4) {
-      out.push({ device: 'ev', kind: 'evTarget', atMs: input.ev.departureMs, amount: missing,
+      out.push({ device: 'ev', deviceId: ev.id, kind: 'evTarget', atMs: input.ev.departureMs, amount: missing,
         message: `the car gets ${missing.toFixed(2)} kWh less than needed by departure (power, caps or time)` });
     }
   }
@@ -240,24 +240,27 @@ export function plan(input: PlanInput, nowMs: number, previous?: Plan): Plan {
       startMs: ps.startMs, endMs: ps.endMs, price: ps.price, delta: ps.delta, source: ps.source,
       headroomKW: s.headroomKW[t] as number, binding: bindingFor(s, final, t), reason: '',
       baselineKWh: (billTank.q[t] as number) + (billEv[t] as number),
-      ...(s.tank ? { baselineTank: { energyKWh: billTank.q[t] as number, endTempC: s.tank.model.toC(billTank.tankE[t] as number) } } : {}),
+      ...(s.tank ? { baselineTanks: { [s.tank.id]: { energyKWh: billTank.q[t] as number, endTempC: s.tank.model.toC(billTank.tankE[t] as number) } } } : {}),
     };
     const parts: string[] = [];
     // The slot the plan is made in counts what it already took, so its target is for the whole slot.
     const before = (d: { slotDeliveredKWh?: number } | null | undefined): number => (t === 0 && ps.startMs < nowMs ? Math.max(0, d?.slotDeliveredKWh ?? 0) : 0);
     if (s.tank) {
-      out.tank = { energyKWh: qt + before(input.tank), powerKW: hours > 0 ? qt / hours : 0, on: final.tankOn[t] === true || qt > TOL, endTempC: s.tank.model.toC(final.tankE[t] as number) };
+      const tank: TankSlotPlan = { energyKWh: qt + before(input.tank), powerKW: hours > 0 ? qt / hours : 0, on: final.tankOn[t] === true || qt > TOL, endTempC: s.tank.model.toC(final.tankE[t] as number) };
+      out.tanks = { [s.tank.id]: tank };
       const forComfort = comfortNeeding(s.tank.comfort, s.tank.model, final.q, final.tankE, t);
-      if (qt > TOL) parts.push(`tank ${qt.toFixed(2)} kWh${forComfort ? ` for ${forComfort.label} (≥ ${forComfort.tempC} °C)` : ''}`);
+      if (qt > TOL) parts.push(`${s.tank.id} ${qt.toFixed(2)} kWh${forComfort ? ` for ${forComfort.label} (≥ ${forComfort.tempC} °C)` : ''}`);
       if (Math.abs(extra) > TOL) {
-        out.tank.runOnKWh = extra;
+        tank.runOnKWh = extra;
         parts.push(extra > 0 ? `${extra.toFixed(2)} kWh more: heats on to ${input.tank!.maxC} °C (paid to consume)` : `${(-extra).toFixed(2)} kWh less: the tank is full from heating on`);
       }
     }
     if (s.ev) {
       charged += et * eff;
-      out.ev = { energyKWh: et + before(input.ev), powerKW: hours > 0 ? et / hours : 0, on: final.evOn[t] === true || et > TOL, chargedKWh: charged };
-      if (et > TOL) parts.push(`EV ${et.toFixed(2)} kWh`);
+      // A car that leaves (or arrives) inside the slot charges at this power while it is there.
+      const evHours = Math.min(hours, s.ev.availHours[t] as number);
+      out.evs = { [s.ev.id]: { energyKWh: et + before(input.ev), powerKW: evHours > 0 ? et / evHours : 0, on: final.evOn[t] === true || et > TOL, chargedKWh: charged } };
+      if (et > TOL) parts.push(`${s.ev.id} ${et.toFixed(2)} kWh`);
     }
     const priceText = `${ps.price.toFixed(4)} ${input.currency}/kWh (rank ${rank[t]}/${s.n}` +
       `${ps.delta !== 0 ? `, delta ${ps.delta >= 0 ? '+' : ''}${ps.delta.toFixed(4)}` : ''}, ${ps.source})`;
@@ -282,17 +285,20 @@ export function plan(input: PlanInput, nowMs: number, previous?: Plan): Plan {
     shortfalls: shortfallsFor(s, input, final),
   };
   if (s.tank) {
-    result.tankStartTempC = s.tank.startTempC;
-    result.tankTempSource = s.tank.tempSource;
-    result.legionellaAtMs = final.legionellaSlot >= 0 ? (s.slots[final.legionellaSlot]?.startMs ?? null) : null;
-    if (s.tank.comfort.length > 0) result.comfort = comfortOutcomes(s.tank.comfort, s.slots, s.tank.model, final.tankE);
+    const outcome: TankOutcome = {
+      startTempC: s.tank.startTempC,
+      tempSource: s.tank.tempSource,
+      legionellaAtMs: final.legionellaSlot >= 0 ? (s.slots[final.legionellaSlot]?.startMs ?? null) : null,
+    };
+    if (s.tank.comfort.length > 0) outcome.comfort = comfortOutcomes(s.tank.comfort, s.slots, s.tank.model, final.tankE);
+    result.tanks = { [s.tank.id]: outcome };
   }
-  if (s.ev) result.evEnergyNeededKWh = s.ev.needGrid * eff;
   const e = input.ev;
-  if (e) {
-    result.evNeedFrom = e.energyNeededKWh === undefined && e.socPct !== undefined
+  if (s.ev && e) {
+    const needFrom = e.energyNeededKWh === undefined && e.socPct !== undefined
       ? { socPct: e.socPct, targetSocPct: e.targetSocPct ?? 0, capacityKWh: e.capacityKWh ?? 0 }
       : { estimateKWh: e.energyNeededKWh ?? 0 };
+    result.evs = { [s.ev.id]: { energyNeededKWh: s.ev.needGrid * eff, needFrom } };
   }
   return result;
 }

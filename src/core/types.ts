@@ -144,6 +144,8 @@ export interface ComfortDeadline {
 
 /** Electric hot water tank, one-node energy model. */
 export interface TankParams {
+  /** The device's id; keys its slots and outcome in the plan. Default `tank`. */
+  id?: string;
   volumeL: number;
   /** Element power. */
   powerKW: number;
@@ -185,6 +187,8 @@ export interface TankParams {
 
 /** EV charger with a connected (or expected) car. */
 export interface EvParams {
+  /** The charger's id; keys its slots and outcome in the plan. Default `ev`. */
+  id?: string;
   /** Energy to put into the battery. Alternatively give `socPct`, `targetSocPct` and `capacityKWh`. */
   energyNeededKWh?: number;
   socPct?: number;
@@ -216,8 +220,10 @@ export interface LpcCap {
   startMs: number;
   endMs: number;
   maxKW: number;
-  /** `location`: caps the whole location including base load; `tank`/`ev`: one device. */
+  /** `location`: caps the whole location including base load; `tank`/`ev`: a device of that kind. */
   scope: 'location' | 'tank' | 'ev';
+  /** With a `tank`/`ev` scope: the one device it caps (absent: every device of the kind). */
+  deviceId?: string;
 }
 
 export interface LocationParams {
@@ -237,7 +243,7 @@ export interface PlanOptions {
   energyStepKWh?: number;
 }
 
-/** Everything the planner needs. Slots must be contiguous, equal length, UTC-aligned. */
+/** What the pair planner needs: one tank and one car at most. Slots must be contiguous, equal length, UTC-aligned. */
 export interface PlanInput {
   slots: ReadonlyArray<PriceSlot>;
   timezone: string;
@@ -246,6 +252,12 @@ export interface PlanInput {
   ev?: EvParams | null;
   location: LocationParams;
   options?: PlanOptions;
+}
+
+/** A home with any number of tanks and cars, planned jointly (`planHome`); each device has its `id`. */
+export interface HomePlanInput extends Omit<PlanInput, 'tank' | 'ev'> {
+  tanks: ReadonlyArray<TankParams & { id: string }>;
+  evs: ReadonlyArray<EvParams & { id: string }>;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -301,8 +313,10 @@ export interface PlanSlot {
   source: PriceSource;
   /** Power available to the flexible loads (limit and location LPC minus base load). */
   headroomKW: number;
-  tank?: TankSlotPlan;
-  ev?: EvSlotPlan;
+  /** Each tank's plan for the slot, by device id. */
+  tanks?: Record<string, TankSlotPlan>;
+  /** Each car's plan for the slot, by charger id. */
+  evs?: Record<string, EvSlotPlan>;
   binding: BindingConstraint[];
   /** Short human explanation ("why this slot"). */
   reason: string;
@@ -310,12 +324,14 @@ export interface PlanSlot {
   hourAllowanceKWh?: number;
   /** Flexible energy (tank + car) the naive baseline takes in this slot, kWh: what the bill's savings are measured against. */
   baselineKWh?: number;
-  /** The naive tank of that baseline: its energy in the slot and its temperature at the slot's end (carried to the next plan). */
-  baselineTank?: { energyKWh: number; endTempC: number };
+  /** Each naive tank of that baseline, by device id: its energy in the slot and its temperature at the slot's end (carried to the next plan). */
+  baselineTanks?: Record<string, { energyKWh: number; endTempC: number }>;
 }
 
 export interface Shortfall {
   device: 'tank' | 'ev' | 'location';
+  /** The tank or charger it concerns, by id (absent for the location). */
+  deviceId?: string;
   kind: 'belowFloor' | 'legionella' | 'comfort' | 'evTarget' | 'baseLoadOverCap';
   /** First affected slot start. */
   atMs: number;
@@ -330,6 +346,23 @@ export interface ComfortOutcome extends ComfortDeadline {
   /** Expected temperature at `atMs`, from the planned one at `slotEndMs` less what is lost and drawn until then. */
   plannedTempC: number;
   met: boolean;
+}
+
+export interface TankOutcome {
+  startTempC: number;
+  /** Whether the start temperature is measured, estimated, or assumed (= floor). */
+  tempSource: 'measured' | 'estimated' | 'assumed';
+  /** Slot (start) at whose end the legionella temperature is planned, if any. */
+  legionellaAtMs?: number | null;
+  /** The comfort deadlines within the plan, soonest first, with the temperature planned for each. */
+  comfort?: ComfortOutcome[];
+}
+
+export interface EvOutcome {
+  /** Battery energy the car needs by its departure. */
+  energyNeededKWh: number;
+  /** What the need rests on: a known state of charge, or the energy estimate. */
+  needFrom: { socPct: number; targetSocPct: number; capacityKWh: number } | { estimateKWh: number };
 }
 
 export interface Plan {
@@ -349,16 +382,10 @@ export interface Plan {
   baselineRespectsLimits: boolean;
   /** Incentive earned: −Σ delta·energy (positive when consuming in negative-delta slots). */
   incentiveEarned: number;
-  tankStartTempC?: number;
-  /** Whether the tank start temperature is measured, estimated, or assumed (= floor). */
-  tankTempSource?: 'measured' | 'estimated' | 'assumed';
-  /** Slot (start) at whose end the legionella temperature is planned, if any. */
-  legionellaAtMs?: number | null;
-  /** The comfort deadlines within the plan, soonest first, with the temperature planned for each. */
-  comfort?: ComfortOutcome[];
-  evEnergyNeededKWh?: number;
-  /** What the car's need rests on: a known state of charge, or the energy estimate. */
-  evNeedFrom?: { socPct: number; targetSocPct: number; capacityKWh: number } | { estimateKWh: number };
+  /** What the plan assumed and promises for each tank, by device id. */
+  tanks?: Record<string, TankOutcome>;
+  /** What each car needs, by charger id. */
+  evs?: Record<string, EvOutcome>;
   shortfalls: Shortfall[];
   /** The month's capacity fee as planned, when the tariff has one. */
   capacity?: CapacityOutcome;

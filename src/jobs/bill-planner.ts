@@ -7,7 +7,7 @@ import type { Config } from '../config/schema.js';
 import { siteTariff } from '../config/tariff-file.js';
 import { planWithCapacity } from '../core/capacity-plan.js';
 import type { HourEnergy } from '../core/capacity.js';
-import { plan } from '../core/planner.js';
+import { planHome } from '../core/home-plan.js';
 import { localParts, localTimeToUtcMs } from '../core/zoned-time.js';
 import { isWattshiftError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -32,10 +32,10 @@ export function billPlanner(deps: {
   /** Hourly energy of the location ('location' subject) in [fromMs, toMs). */
   readLocationHours: (fromMs: number, toMs: number) => ReadonlyArray<HourlyEnergyRow>;
   logger: Logger;
-}): typeof plan {
+}): typeof planHome {
   const tariff = siteTariff(deps.config);
   const rule = tariff?.capacity;
-  if (!tariff || !rule) return plan;
+  if (!tariff || !rule) return planHome;
   const log = deps.logger.child({ component: 'capacity' });
   const timezone = deps.config.site.timezone;
   return (input, nowMs, previous) => {

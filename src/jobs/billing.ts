@@ -101,11 +101,10 @@ export function createBilling(deps: {
   function baselineByHour(hours: readonly HourlyEnergyRow[], fromMs: number, toMs: number): Map<number, number> {
     const planned = plannedByHour(storedPlans(deps.store, deps.config.devices, fromMs, toMs).plans, fromMs, toMs);
     const subjectOf = meterSubjectOf(deps.config.devices);
-    const flexible = Object.values(flexibleDevices(deps.config.devices)).flatMap((id) => {
-      if (id === undefined) return [];
+    const flexible = flexibleDevices(deps.config.devices).map((id) => {
       const subject = subjectOf(id);
       const rows = deps.subjects.includes(subject) ? deps.store.readHourly(subject, fromMs, toMs).filter((h) => h.quality !== 'gap') : [];
-      return [{ id, metered: new Map(rows.map((h) => [h.hourStartMs, h.kwh])) }];
+      return { id, metered: new Map(rows.map((h) => [h.hourStartMs, h.kwh])) };
     });
     const out = new Map<number, number>();
     for (const h of hours) {

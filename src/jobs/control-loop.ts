@@ -125,6 +125,10 @@ export function startControlLoop(deps: {
     const slot = slotAt(plan, now);
     const energies = new Map<string, number>();
     const nows: DeviceNow[] = [];
+    // Every charger under the fuse, so chargers on a common line split its free current.
+    const fuseChargers = deps.devices.flatMap((c) => (c.config.kind === 'evCharger'
+      ? [{ id: c.config.id, phases: c.config.model.phases, voltageV: c.config.model.voltageV, safeCurrentA: c.config.safeCurrentA, powerW: readings.get(c.config.id)?.powerW }]
+      : []));
     for (const c of deps.devices) {
       const cfg = c.config;
       const r = readings.get(cfg.id)!;
@@ -135,7 +139,7 @@ export function startControlLoop(deps: {
       const available = c.device.health().state === 'up';
       const capKw = deps.inputs.deviceCapKw(cfg.id, now);
       if (cfg.kind === 'hotWaterTank') {
-        const t = slot?.tank;
+        const t = slot?.tanks?.[cfg.id];
         nows.push({
           kind: 'hotWaterTank', id: cfg.id, available, mode,
           temperatureC: r.temperatureC ?? deps.inputs.estimatedTankC(cfg.id, now),
@@ -144,16 +148,16 @@ export function startControlLoop(deps: {
           ...(capKw !== undefined ? { capKw } : {}),
         });
       } else if (cfg.kind === 'evCharger') {
-        const v = slot?.ev;
+        const v = slot?.evs?.[cfg.id];
         const fuse = deps.fuse?.guard;
-        const charger = { id: cfg.id, phases: cfg.model.phases, voltageV: cfg.model.voltageV, safeCurrentA: cfg.safeCurrentA, powerW: r.powerW };
+        const charger = fuseChargers.find((x) => x.id === cfg.id)!;
         nows.push({
           kind: 'evCharger', id: cfg.id, available, mode, plugged: r.ev?.plugged ?? false, powerW: r.powerW, slotEnergyKwh: e,
           planned: plan === null ? null : { energyKwh: v?.energyKWh ?? 0, powerKw: v?.powerKW ?? 0 },
           phases: cfg.model.phases, voltageV: cfg.model.voltageV, minCurrentA: cfg.model.minCurrentA,
           maxCurrentA: cfg.model.maxCurrentA, safeCurrentA: cfg.safeCurrentA,
           ...(capKw !== undefined ? { capKw } : {}),
-          ...(fuse ? { wattsPerAmp: fuse.wattsPerAmp(charger), fuse: fuse.limitFor(charger, phases, now) } : {}),
+          ...(fuse ? { wattsPerAmp: fuse.wattsPerAmp(charger), fuse: fuse.limitFor(charger, phases, now, fuseChargers) } : {}),
         });
       }
     }

@@ -16,8 +16,11 @@ export interface FuseCharger {
 export interface FuseGuard {
   /** Power per amp of a charger on this supply, W/A. */
   wattsPerAmp(c: Pick<FuseCharger, 'phases' | 'voltageV'>): number;
-  /** The most current the fuse leaves the charger this tick, with the reason the control shows. */
-  limitFor(c: FuseCharger, phases: PhaseReading | undefined, nowMs: number): { maxA: number; reason: string };
+  /**
+   * The most current the fuse leaves the charger this tick, with the reason the control shows.
+   * `all`: every charger the fuse governs (this one included), which share the lines they have in common.
+   */
+  limitFor(c: FuseCharger, phases: PhaseReading | undefined, nowMs: number, all?: readonly FuseCharger[]): { maxA: number; reason: string };
   /** Logs when the fuse starts and stops holding a charger back. */
   applied(setpoints: readonly Setpoint[]): void;
 }
@@ -42,12 +45,15 @@ export function createFuseGuard(config: FuseConfig, logger: Logger): FuseGuard {
 
   return {
     wattsPerAmp: perAmp,
-    limitFor(c, phases, nowMs) {
+    limitFor(c, phases, nowMs, all = [c]) {
+      const linesOf = (x: FuseCharger): number[] => chargerLines(config.supply, config.phases, x.phases, line);
+      const sharedBy = [0, 1, 2].map((l) => all.filter((x) => linesOf(x).includes(l)).length);
       const h = fuseHeadroom({
         fuseA: config.mainFuseA, marginA: config.marginA,
         currentsA: phases?.currentsA ?? [], measuredAtMs: phases?.atMs, nowMs, staleAfterMs: config.staleAfterS * 1000,
-        lines: chargerLines(config.supply, config.phases, c.phases, line),
+        lines: linesOf(c),
         chargerNowA: c.powerW === undefined ? 0 : c.powerW / perAmp(c),
+        sharedBy,
       });
       if (h.kind === 'unknown') {
         // After the outage the limit rises again only through the hold's quiet while.

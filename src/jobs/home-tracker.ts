@@ -36,8 +36,20 @@ const pricesSchema = z.strictObject({
   actual: pointsStateSchema.nullable(),
   nordPool: pointsStateSchema.nullable().optional(),
 });
-// Plans are our own output; only their shape's outline is checked when read back.
-const planSchema = z.looseObject({ createdMs: z.number(), slotMinutes: z.number(), startMs: z.number(), endMs: z.number(), slots: z.array(z.looseObject({ startMs: z.number() })) });
+// Plans are our own output: their outline is checked when read back, and the per-device figures a
+// re-plan carries on (frozen slots' energy, the naive twin tank, the tank estimate) fully.
+const finite = z.number().finite();
+const byDevice = <T extends z.ZodType>(v: T) => z.record(z.string(), v).optional();
+const planSchema = z.looseObject({
+  createdMs: z.number(), slotMinutes: z.number(), startMs: z.number(), endMs: z.number(),
+  slots: z.array(z.looseObject({
+    startMs: z.number(),
+    tanks: byDevice(z.looseObject({ energyKWh: finite, endTempC: finite })),
+    evs: byDevice(z.looseObject({ energyKWh: finite })),
+    baselineTanks: byDevice(z.strictObject({ energyKWh: finite, endTempC: finite })),
+  })),
+  tanks: byDevice(z.looseObject({ startTempC: finite, tempSource: z.enum(['measured', 'estimated', 'assumed']) })),
+});
 
 export interface HomeTracker {
   snapshot(nowMs: number, prices: PriceData, events: readonly HomeEvent[]): PlanningSnapshot;
@@ -100,14 +112,12 @@ export function createHomeTracker(deps: { config: Config; store: Pick<Store, 'ge
 
   return {
     snapshot(nowMs, prices, events) {
-      const t = config.devices.find((d) => d.kind === 'hotWaterTank');
-      const e = config.devices.find((d) => d.kind === 'evCharger');
       return {
         nowMs,
         prices,
         events,
-        tank: t && t.kind === 'hotWaterTank' ? tankNow(t) : null,
-        ev: e && e.kind === 'evCharger' ? evNow(e) : null,
+        tanks: config.devices.flatMap((d) => (d.kind === 'hotWaterTank' ? [tankNow(d)] : [])),
+        evs: config.devices.flatMap((d) => (d.kind === 'evCharger' ? [evNow(d)] : [])),
         baseLoadKw,
       };
     },
@@ -129,10 +139,11 @@ export function createHomeTracker(deps: { config: Config; store: Pick<Store, 'ge
 
     estimatedTankC(deviceId, nowMs, plan) {
       // Without a sensor, the plan's own model is the estimate, unless it merely assumed a start.
-      if (!plan || plan.tankTempSource === 'assumed') return undefined;
+      const outcome = plan?.tanks?.[deviceId];
+      if (!plan || !outcome || outcome.tempSource === 'assumed') return undefined;
       const idx = plan.slots.findIndex((s) => s.startMs <= nowMs && nowMs < s.endMs);
       if (idx < 0) return undefined;
-      const prev = idx > 0 ? plan.slots[idx - 1]?.tank?.endTempC : plan.tankStartTempC;
+      const prev = idx > 0 ? plan.slots[idx - 1]?.tanks?.[deviceId]?.endTempC : outcome.startTempC;
       return prev ?? undefined;
     },
 
@@ -176,7 +187,8 @@ export function createHomeTracker(deps: { config: Config; store: Pick<Store, 'ge
           }
         } else if (d.kind === 'evCharger') {
           const e = ev.get(d.id) ?? { plugged: false, sessionStartKwh: null, sessionKwh: 0, sessionStartMs: null, socPct: null };
-          const plugged = r.ev?.plugged ?? false;
+          // A charger that tells nothing this tick (down, stale) has not seen the car leave.
+          const plugged = r.ev ? r.ev.plugged : e.plugged;
           if (plugged !== e.plugged) {
             replan = true;
             e.plugged = plugged;
@@ -189,7 +201,7 @@ export function createHomeTracker(deps: { config: Config; store: Pick<Store, 'ge
             e.sessionStartKwh ??= r.energyKwh;
             e.sessionKwh = Math.max(0, r.energyKwh - e.sessionStartKwh);
           }
-          e.socPct = r.ev?.socPct ?? null;
+          if (r.ev) e.socPct = r.ev.socPct ?? null;
           ev.set(d.id, e);
         }
       }

@@ -23,7 +23,7 @@ function lpc(resourceId: string | null, maxKw: number): HomeEvent {
 }
 
 const snap = (events: HomeEvent[]): PlanningSnapshot => ({
-  nowMs: now, prices: { forecast: null, advice: null, actual: null }, events, tank: null, ev: null, baseLoadKw: 0.5,
+  nowMs: now, prices: { forecast: null, advice: null, actual: null }, events, tanks: [], evs: [], baseLoadKw: 0.5,
 });
 
 describe('the frozen window', () => {
@@ -44,8 +44,8 @@ describe('buildPlanInput', () => {
     // The config names no resource ids: they come from `wattshift register`.
     const input = buildPlanInput(config, snap([lpc('reg-tank', 0), lpc('someone-else', 0)]), new Map([['reg-tank', 'tank']]));
     expect(input.location.lpc).toEqual([
-      { startMs: now + 8 * hourMs, endMs: now + 9 * hourMs, maxKW: 0, scope: 'tank' },
-      { startMs: now + 9 * hourMs, endMs: now + 10 * hourMs, maxKW: 0, scope: 'tank' },
+      { startMs: now + 8 * hourMs, endMs: now + 9 * hourMs, maxKW: 0, scope: 'tank', deviceId: 'tank' },
+      { startMs: now + 9 * hourMs, endMs: now + 10 * hourMs, maxKW: 0, scope: 'tank', deviceId: 'tank' },
     ]);
   });
 
@@ -55,8 +55,8 @@ describe('buildPlanInput', () => {
     const evNow = (sessionStartMs: number | null): EvNow => ({
       config: car, plugged: true, socPct: null, sessionKwh: 4.2, sessionStartMs, departureOverrideMs: null, targetKwhOverride: null, targetSocOverride: null,
     });
-    expect(buildPlanInput(config, { ...snap([]), ev: evNow(now - hourMs) }, new Map()).ev?.session).toEqual({ startMs: now - hourMs, deliveredKWh: 4.2 });
-    expect(buildPlanInput(config, { ...snap([]), ev: evNow(null) }, new Map()).ev?.session).toBeUndefined();
+    expect(buildPlanInput(config, { ...snap([]), evs: [evNow(now - hourMs)] }, new Map()).evs[0]?.session).toEqual({ startMs: now - hourMs, deliveredKWh: 4.2 });
+    expect(buildPlanInput(config, { ...snap([]), evs: [evNow(null)] }, new Map()).evs[0]?.session).toBeUndefined();
   });
 
   it('keeps a location cap for the whole location and slots the horizon from the current slot', () => {
@@ -98,8 +98,8 @@ describe('the car\'s departure', () => {
   it('feeds the planner: the car gets no slot after a Monday departure planned on Sunday', () => {
     const weekdays = car({ departureSchedule: { cron: '30 7 * * 1-5' } });
     const sunday = Date.UTC(2026, 0, 11, 12);
-    const input = buildPlanInput(config, { ...snap([]), nowMs: sunday, ev: weekdays }, new Map());
-    expect(input.ev?.departureMs).toBe(Date.UTC(2026, 0, 12, 6, 30));
+    const input = buildPlanInput(config, { ...snap([]), nowMs: sunday, evs: [weekdays] }, new Map());
+    expect(input.evs[0]?.departureMs).toBe(Date.UTC(2026, 0, 12, 6, 30));
   });
 });
 
@@ -134,11 +134,11 @@ describe('the tank\'s comfort windows', () => {
     const tank: TankNow = { config: tankConfig, measuredC: 52, lastKnown: null, heatedSinceKwh: 0, legionellaLastMs: null, floorOverrideC: null };
     // Saturday 10 January 2026 10:00 UTC: Monday 06:30 is inside a horizon of 48 h or more, Sunday has none.
     const saturday = Date.UTC(2026, 0, 10, 10);
-    const input = buildPlanInput(withComfort, { ...snap([]), nowMs: saturday, tank }, new Map());
+    const input = buildPlanInput(withComfort, { ...snap([]), nowMs: saturday, tanks: [tank] }, new Map());
     const horizonEnd = saturday + withComfort.planner.horizonHours * hourMs;
     const expected = [Date.UTC(2026, 0, 12, 5, 30), Date.UTC(2026, 0, 13, 5, 30), Date.UTC(2026, 0, 14, 5, 30), Date.UTC(2026, 0, 15, 5, 30), Date.UTC(2026, 0, 16, 5, 30)]
       .filter((ms) => ms <= horizonEnd);
     expect(expected.length).toBeGreaterThan(0);
-    expect(input.tank?.comfort?.map((c) => c.atMs)).toEqual(expected);
+    expect(input.tanks[0]?.comfort?.map((c) => c.atMs)).toEqual(expected);
   });
 });

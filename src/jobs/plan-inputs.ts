@@ -1,5 +1,5 @@
 import type { ComfortWindowConfig, Config, EvChargerConfig, HotWaterTankConfig } from '../config/schema.js';
-import type { BuildPriceSeriesInput, ComfortDeadline, DeltaCurveInput, EvParams, LpcCap, PlanInput, TankParams } from '../core/types.js';
+import type { BuildPriceSeriesInput, ComfortDeadline, DeltaCurveInput, EvParams, HomePlanInput, LpcCap, TankParams } from '../core/types.js';
 import { localParts } from '../core/zoned-time.js';
 import { buildPriceSeries } from '../core/prices.js';
 import { priceSlotsWithTariff } from '../core/tariff.js';
@@ -37,8 +37,8 @@ export interface PlanningSnapshot {
   nowMs: number;
   prices: PriceData;
   events: readonly HomeEvent[];
-  tank: TankNow | null;
-  ev: EvNow | null;
+  tanks: TankNow[];
+  evs: EvNow[];
   baseLoadKw: number;
   /** Energy each device took in the current slot so far (the control loop's meter), kWh. */
   slotDeliveredKwh?: ReadonlyMap<string, number>;
@@ -70,19 +70,25 @@ export function deltaCurves(events: readonly HomeEvent[]): DeltaCurveInput[] {
   return curves;
 }
 
+/** The planned device that owns a resource: its kind and id, or null (a meter, or nothing of ours). */
+export type ResourceOwner = (resourceId: string) => { scope: 'tank' | 'ev'; deviceId: string } | null;
+
 /** LPC caps of the events, scoped to the location or to the device that owns the resource. */
-export function lpcCaps(events: readonly HomeEvent[], kindOfResource: (resourceId: string) => 'tank' | 'ev' | null): LpcCap[] {
+export function lpcCaps(events: readonly HomeEvent[], ownerOf: ResourceOwner): LpcCap[] {
   return events.flatMap((e) =>
     e.lpcCaps.flatMap((c): LpcCap[] => {
-      const scope = c.resourceId === null ? 'location' : kindOfResource(c.resourceId);
-      return scope === null ? [] : [{ startMs: c.startMs, endMs: c.startMs + c.durationMs, maxKW: c.maxKw, scope }];
+      const span = { startMs: c.startMs, endMs: c.startMs + c.durationMs, maxKW: c.maxKw };
+      if (c.resourceId === null) return [{ ...span, scope: 'location' }];
+      const owner = ownerOf(c.resourceId);
+      return owner === null ? [] : [{ ...span, ...owner }];
     }),
   );
 }
 
-function tankParams(t: TankNow, slotMinutes: number, slotDeliveredKWh: number, comfort: ComfortDeadline[]): TankParams {
+function tankParams(t: TankNow, slotMinutes: number, slotDeliveredKWh: number, comfort: ComfortDeadline[]): TankParams & { id: string } {
   const m = t.config.model;
   return {
+    id: t.config.id,
     comfort,
     slotDeliveredKWh,
     volumeL: m.volumeL,
@@ -140,11 +146,12 @@ export function nextDepartureMs(ev: EvNow, nowMs: number, timezone: string): num
   return nextLocalTimeMs(nowMs, m.departure, timezone);
 }
 
-function evParams(ev: EvNow, nowMs: number, timezone: string, slotDeliveredKWh: number): EvParams {
+function evParams(ev: EvNow, nowMs: number, timezone: string, slotDeliveredKWh: number): EvParams & { id: string } {
   const m = ev.config.model;
   const kwPerA = (m.phases * m.voltageV) / 1000;
   const departureMs = nextDepartureMs(ev, nowMs, timezone);
   const common = {
+    id: ev.config.id,
     slotDeliveredKWh, departureMs, minPowerKW: m.minCurrentA * kwPerA, maxPowerKW: m.maxCurrentA * kwPerA, efficiency: m.efficiency,
     ...(ev.sessionStartMs !== null ? { session: { startMs: ev.sessionStartMs, deliveredKWh: ev.sessionKwh } } : {}),
   };
@@ -171,7 +178,7 @@ export function frozenSlotsAfterCurrent(windowMinutes: number, slotMinutes: numb
  * The planner's input from the config and what the daemon knows now. `resources` maps resource ids
  * (configured or registered) to device ids, so resource LPC caps reach the device they name.
  */
-export function buildPlanInput(config: Config, snap: PlanningSnapshot, resources: ReadonlyMap<string, string>): PlanInput {
+export function buildPlanInput(config: Config, snap: PlanningSnapshot, resources: ReadonlyMap<string, string>): HomePlanInput {
   const slotMs = config.site.slotMinutes * 60_000;
   const fromMs = Math.floor(snap.nowMs / slotMs) * slotMs;
   const toMs = fromMs + config.planner.horizonHours * 3_600_000;
@@ -193,9 +200,9 @@ export function buildPlanInput(config: Config, snap: PlanningSnapshot, resources
     ...(config.site.exchangeRates ? { exchangeRates: config.site.exchangeRates as Record<string, number> } : {}),
   });
   const slots = tariff ? priceSlotsWithTariff(series, tariff, config.site.timezone) : series;
-  const kindOf = (resourceId: string): 'tank' | 'ev' | null => {
-    const kind = config.devices.find((d) => d.id === resources.get(resourceId))?.kind;
-    return kind === 'hotWaterTank' ? 'tank' : kind === 'evCharger' ? 'ev' : null;
+  const ownerOf: ResourceOwner = (resourceId) => {
+    const d = config.devices.find((x) => x.id === resources.get(resourceId));
+    return d?.kind === 'hotWaterTank' ? { scope: 'tank', deviceId: d.id } : d?.kind === 'evCharger' ? { scope: 'ev', deviceId: d.id } : null;
   };
   const fallback = config.planner.evFallbackWindow;
   const delivered = (id: string): number => snap.slotDeliveredKwh?.get(id) ?? 0;
@@ -203,14 +210,12 @@ export function buildPlanInput(config: Config, snap: PlanningSnapshot, resources
     slots,
     timezone: config.site.timezone,
     currency: config.site.currency,
-    tank: snap.tank
-      ? tankParams(snap.tank, config.site.slotMinutes, delivered(snap.tank.config.id), comfortDeadlines(snap.tank.config.model.comfort, snap.nowMs, toMs, config.site.timezone))
-      : null,
-    ev: snap.ev && snap.ev.plugged ? evParams(snap.ev, snap.nowMs, config.site.timezone, delivered(snap.ev.config.id)) : null,
+    tanks: snap.tanks.map((t) => tankParams(t, config.site.slotMinutes, delivered(t.config.id), comfortDeadlines(t.config.model.comfort, snap.nowMs, toMs, config.site.timezone))),
+    evs: snap.evs.filter((e) => e.plugged).map((e) => evParams(e, snap.nowMs, config.site.timezone, delivered(e.config.id))),
     location: {
       limitKW: config.site.locationLimitKw,
       baseLoadKW: snap.baseLoadKw,
-      lpc: lpcCaps(snap.events, kindOf),
+      lpc: lpcCaps(snap.events, ownerOf),
     },
     options: {
       frozenSlots: frozenSlotsAfterCurrent(config.planner.frozenWindowMinutes, config.site.slotMinutes, snap.nowMs),

@@ -2,14 +2,14 @@
  * The planner's worker thread (see plan-worker.ts): answers each request with a plan or an error.
  */
 import { parentPort } from 'node:worker_threads';
-import { plan } from '../core/planner.js';
+import { planHome } from '../core/home-plan.js';
 import { isWattshiftError } from '../errors.js';
 import type { PlanReply, PlanRequest } from './plan-worker.js';
 
 parentPort?.on('message', (req: PlanRequest) => {
   let reply: PlanReply;
   try {
-    reply = { plan: plan(req.input, req.nowMs, req.previous) };
+    reply = { plan: planHome(req.input, req.nowMs, req.previous) };
   } catch (err) {
     reply = { error: { code: isWattshiftError(err) ? err.code : 'INTERNAL', message: err instanceof Error ? err.message : String(err) } };
   }

@@ -5,9 +5,9 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../clock.js';
 import { createLogger } from '../log.js';
-import { plan } from '../core/planner.js';
+import { planHome as plan } from '../core/home-plan.js';
 import { buildPriceSeries } from '../core/prices.js';
-import type { PlanInput } from '../core/types.js';
+import type { HomePlanInput } from '../core/types.js';
 import { startPlanWorker, type PlanWorker } from './plan-worker.js';
 
 const t0 = Date.parse('2025-01-14T23:00:00Z');
@@ -41,7 +41,7 @@ function stubThread(): string {
 
 const threadOf = (reply: unknown): number => (reply as { threadId: number }).threadId;
 
-function input(): PlanInput {
+function input(): HomePlanInput {
   const prices = Array.from({ length: 48 }, (_, i) => 0.1 + 0.05 * Math.sin(i / 5));
   return {
     slots: buildPriceSeries({
@@ -50,8 +50,8 @@ function input(): PlanInput {
       deltas: [], fees: { gridFeePerKWh: 0, taxPerKWh: 0 },
     }),
     timezone: 'Europe/Oslo', currency: 'EUR',
-    tank: { volumeL: 200, powerKW: 2, coldWaterC: 8, ambientC: 18, heatLossWPerK: 1.6, minC: 50, maxC: 75, currentTempC: 60, control: 'continuous' },
-    ev: null, location: { limitKW: 17, baseLoadKW: 0 },
+    tanks: [{ id: 'tank', volumeL: 200, powerKW: 2, coldWaterC: 8, ambientC: 18, heatLossWPerK: 1.6, minC: 50, maxC: 75, currentTempC: 60, control: 'continuous' }],
+    evs: [], location: { limitKW: 17, baseLoadKW: 0 },
   };
 }
 

@@ -15,17 +15,17 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker, type ResourceLimits } from 'node:worker_threads';
-import { plan as planHere } from '../core/planner.js';
-import type { Plan, PlanInput } from '../core/types.js';
+import { planHome as planHere } from '../core/home-plan.js';
+import type { HomePlanInput, Plan } from '../core/types.js';
 import { WattshiftError, type ErrorCode } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../ports.js';
 
-export interface PlanRequest { input: PlanInput; nowMs: number; previous?: Plan }
+export interface PlanRequest { input: HomePlanInput; nowMs: number; previous?: Plan }
 export type PlanReply = { plan: Plan } | { error: { code: ErrorCode; message: string } };
 
 export interface PlanWorker {
-  plan(input: PlanInput, nowMs: number, previous?: Plan): Promise<Plan>;
+  plan(input: HomePlanInput, nowMs: number, previous?: Plan): Promise<Plan>;
   close(): Promise<void>;
 }
 
@@ -136,7 +136,7 @@ export function startPlanWorker(deps: PlanWorkerOptions): PlanWorker {
     }, () => undefined);
   };
 
-  const planOnThread = async (input: PlanInput, nowMs: number, previous?: Plan): Promise<Plan> => {
+  const planOnThread = async (input: HomePlanInput, nowMs: number, previous?: Plan): Promise<Plan> => {
     idleTimer?.abort();
     idleTimer = undefined;
     if (broken || file === undefined) return planHere(input, nowMs, previous);

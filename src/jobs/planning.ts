@@ -1,12 +1,12 @@
 import { performance } from 'node:perf_hooks';
 import type { Clock } from '../ports.js';
 import type { Logger } from '../log.js';
-import type { Plan, PlanInput } from '../core/types.js';
+import type { HomePlanInput, Plan } from '../core/types.js';
 import type { Store } from '../store/types.js';
 import { isWattshiftError } from '../errors.js';
 import { startLoop, type LoopHandle } from './loop.js';
 
-export type PlanFunction = (input: PlanInput, nowMs: number, previous?: Plan) => Plan | Promise<Plan>;
+export type PlanFunction = (input: HomePlanInput, nowMs: number, previous?: Plan) => Plan | Promise<Plan>;
 
 /**
  * Re-plans at every slot boundary and whenever an input changes (`request`), keeping the previous
@@ -14,7 +14,7 @@ export type PlanFunction = (input: PlanInput, nowMs: number, previous?: Plan) =>
  * identical consecutive plans are written once.
  */
 export function startPlanning(deps: {
-  buildInput: (nowMs: number) => PlanInput;
+  buildInput: (nowMs: number) => HomePlanInput;
   plan: PlanFunction;
   store: Pick<Store, 'savePlan'>;
   clock: Clock;
@@ -61,13 +61,13 @@ export function startPlanning(deps: {
         // The current slot's targets (whole-slot energy), so a log shows what control is following.
         const slot = next.slots.find((s) => s.startMs <= now && now < s.endMs);
         const targets = slot
-          ? { slotStartMs: slot.startMs, ...(slot.tank ? { slotTankKwh: round(slot.tank.energyKWh, 3) } : {}), ...(slot.ev ? { slotEvKwh: round(slot.ev.energyKWh, 3) } : {}) }
+          ? { slotStartMs: slot.startMs, slotKwh: Object.fromEntries([...Object.entries(slot.tanks ?? {}), ...Object.entries(slot.evs ?? {})].map(([id, d]) => [id, round(d.energyKWh, 3)])) }
           : {};
         log.info(
           { reason: pendingReason, planStartMs: next.startMs, mode: next.mode, cost: round(next.cost), baseline: round(next.baselineCost), shortfalls: next.shortfalls.length, tookMs, ...targets },
           'plan updated',
         );
-        for (const s of next.shortfalls) log.warn({ device: s.device, kind: s.kind, atMs: s.atMs }, s.message);
+        for (const s of next.shortfalls) log.warn({ device: s.deviceId ?? s.device, kind: s.kind, atMs: s.atMs }, s.message);
         deps.onPlan(next);
       } catch (err) {
         lastError = { code: isWattshiftError(err) ? err.code : 'INTERNAL', message: err instanceof Error ? err.message : String(err), atMs: now };

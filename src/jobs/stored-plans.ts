@@ -1,7 +1,9 @@
 /**
  * The stored plans as the history and the bill read them: per slot, the energy planned for each
  * flexible device and the naive baseline's flexible energy. A small zod schema reads only those
- * fields, so plans from older versions still count as far as they carry them.
+ * fields, so plans from older versions still count as far as they carry them: a plan made before
+ * homes had several tanks and cars keeps its one tank under `tank` and its car under `ev`, which
+ * belong to the first configured device of each kind (the only one planned then).
  */
 import { z } from 'zod';
 import type { Config } from '../config/schema.js';
@@ -11,15 +13,36 @@ import type { Store } from '../store/types.js';
 /** The key under which a slot's baseline energy sits beside the device ids (never a valid id). */
 export const BASELINE_KEY = '(baseline)';
 
-const energyOf = z.looseObject({ energyKWh: z.number() }).optional();
+const energy = z.looseObject({ energyKWh: z.number() });
 const storedSlotsSchema = z.looseObject({
   createdMs: z.number(),
-  slots: z.array(z.looseObject({ startMs: z.number(), endMs: z.number(), tank: energyOf, ev: energyOf, baselineKWh: z.number().optional() })),
+  slots: z.array(z.looseObject({
+    startMs: z.number(),
+    endMs: z.number(),
+    tanks: z.record(z.string(), energy).optional(),
+    evs: z.record(z.string(), energy).optional(),
+    tank: energy.optional(),
+    ev: energy.optional(),
+    baselineKWh: z.number().optional(),
+  })),
 });
 
-/** The flexible devices a plan drives, by role. */
-export function flexibleDevices(devices: Config['devices']): { tankId: string | undefined; evId: string | undefined } {
-  return { tankId: devices.find((d) => d.kind === 'hotWaterTank')?.id, evId: devices.find((d) => d.kind === 'evCharger')?.id };
+/** The ids of the devices a plan drives (tanks and chargers), in config order. */
+export function flexibleDevices(devices: Config['devices']): string[] {
+  return devices.flatMap((d) => (d.kind === 'hotWaterTank' || d.kind === 'evCharger' ? [d.id] : []));
+}
+
+type StoredSlot = z.infer<typeof storedSlotsSchema>['slots'][number];
+
+/** A slot's planned kWh by device id: every configured device of the kind gets 0 when the plan gave it nothing. */
+function energiesOf(s: StoredSlot, tankIds: readonly string[], evIds: readonly string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  const read = (ids: readonly string[], byId: Record<string, { energyKWh: number }> | undefined, legacy: { energyKWh: number } | undefined): void => {
+    ids.forEach((id, i) => (out[id] = byId?.[id]?.energyKWh ?? (i === 0 ? legacy?.energyKWh : undefined) ?? 0));
+  };
+  read(tankIds, s.tanks, s.tank);
+  read(evIds, s.evs, s.ev);
+  return out;
 }
 
 /**
@@ -27,7 +50,8 @@ export function flexibleDevices(devices: Config['devices']): { tankId: string | 
  * {@link BASELINE_KEY} where the plan carries its baseline (plans made before it did have none).
  */
 export function storedPlans(store: Pick<Store, 'plansBetween'>, devices: Config['devices'], fromMs: number, toMs: number): { plans: PlannedSlots[]; unreadable: number } {
-  const { tankId, evId } = flexibleDevices(devices);
+  const tankIds = devices.flatMap((d) => (d.kind === 'hotWaterTank' ? [d.id] : []));
+  const evIds = devices.flatMap((d) => (d.kind === 'evCharger' ? [d.id] : []));
   const plans: PlannedSlots[] = [];
   let unreadable = 0;
   for (const row of store.plansBetween(fromMs, toMs)) {
@@ -42,8 +66,7 @@ export function storedPlans(store: Pick<Store, 'plansBetween'>, devices: Config[
         startMs: s.startMs,
         endMs: s.endMs,
         energyKwh: {
-          ...(tankId ? { [tankId]: s.tank?.energyKWh ?? 0 } : {}),
-          ...(evId ? { [evId]: s.ev?.energyKWh ?? 0 } : {}),
+          ...energiesOf(s, tankIds, evIds),
           ...(s.baselineKWh !== undefined ? { [BASELINE_KEY]: s.baselineKWh } : {}),
         },
       })),

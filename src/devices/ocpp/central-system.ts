@@ -10,7 +10,8 @@
  * Start/StopTransaction (§4.8, §4.10; every idTag is accepted: this is the home's own central
  * system), Authorize (§4.1). On every connection it sets HeartbeatInterval,
  * MeterValueSampleInterval and MeterValuesSampledData (§5.3, §9.1) and asks for the connectors'
- * status (TriggerMessage, §5.17), so that after its own restart it learns the state again.
+ * status and meter values (TriggerMessage, §5.17), so that after its own restart it learns the
+ * state and the energy register again.
  */
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';

@@ -142,6 +142,9 @@ export class ChargePointLink {
       await this.request('ChangeConfiguration', { key, value }, signal).catch((err: unknown) => this.warn(`ChangeConfiguration ${key}`, err));
     }
     await this.request('TriggerMessage', { requestedMessage: 'StatusNotification' }, signal).catch((err: unknown) => this.warn('TriggerMessage', err));
+    // An idle connector sends no meter values (they are sampled during transactions): without this
+    // its energy register stays unknown, the charger counts as down and no session is ever started.
+    await this.request('TriggerMessage', { requestedMessage: 'MeterValues' }, signal).catch((err: unknown) => this.warn('TriggerMessage MeterValues', err));
   }
 
   private warn(what: string, err: unknown): void {

@@ -6,7 +6,8 @@ import type { Clock } from '../../ports.js';
 import { WattshiftError } from '../../errors.js';
 import type { CentralSystem } from './central-system.js';
 
-export async function startCentralSystem(config: Config, deps: { clock: Clock; logger: Logger }): Promise<CentralSystem> {
+/** `requestTimeoutMs`: how long a request to a charge point may take, ms of `clock` (default 10 s; on an accelerated clock, a real-time budget × speed). */
+export async function startCentralSystem(config: Config, deps: { clock: Clock; logger: Logger; requestTimeoutMs?: number }): Promise<CentralSystem> {
   const o = config.ocpp;
   if (!o) throw new WattshiftError('INTERNAL', 'startCentralSystem needs the ocpp section');
   const chargePoints = new Map<string, string>();
@@ -26,6 +27,7 @@ export async function startCentralSystem(config: Config, deps: { clock: Clock; l
     chargePoints: [...chargePoints].map(([id, password]) => ({ id, password })),
     ...(o.tls ? { tls: { cert: read('cert', o.tls.cert), key: read('key', o.tls.key) } } : {}),
     clock: deps.clock, logger: deps.logger,
+    ...(deps.requestTimeoutMs !== undefined ? { requestTimeoutMs: deps.requestTimeoutMs } : {}),
   });
   return keepListening(cs, deps);
 }

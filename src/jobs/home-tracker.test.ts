@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../clock.js';
+import { defaultConfig } from '../config/load.js';
+import { openStore } from '../store/open-store.js';
+import { Wishes } from './home-state.js';
+import { createHomeTracker } from './home-tracker.js';
+import type { ControlSnapshot } from './control-loop.js';
+import type { DeviceReading } from '../devices/supervisor.js';
+
+const T0 = Date.UTC(2026, 0, 14, 9);
+const H = 3_600_000;
+
+/** A stored plan of one tank `boiler`, estimated from 60 °C, its first slot ending at 61 °C. */
+function storedPlan(over: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    createdMs: T0, slotMinutes: 60, startMs: T0, endMs: T0 + 2 * H,
+    tanks: { boiler: { startTempC: 60, tempSource: 'estimated' } },
+    slots: [0, 1].map((i) => ({
+      startMs: T0 + i * H, endMs: T0 + (i + 1) * H,
+      tanks: { boiler: { energyKWh: 1, powerKW: 1, on: true, endTempC: 61 + i } },
+      baselineTanks: { boiler: { energyKWh: 0.5, endTempC: 60.5 } },
+    })),
+    ...over,
+  };
+}
+
+function trackerWith(plan: Record<string, unknown>) {
+  const store = openStore({ path: ':memory:' });
+  store.savePlan({ createdAtMs: T0, horizonStartMs: T0, horizonEndMs: T0 + 2 * H, json: plan });
+  const config = defaultConfig();
+  return createHomeTracker({ config, store, clock: new ManualClock(T0), wishes: new Wishes(store, []) });
+}
+
+describe('the previous plan read back at start', () => {
+  it('gives each tank\'s estimate from its own slots', () => {
+    const tracker = trackerWith(storedPlan());
+    const plan = tracker.loadPlan();
+    expect(plan?.slots[0]?.tanks?.boiler?.endTempC).toBe(61);
+    expect(tracker.estimatedTankC('boiler', T0 + H + 60_000, plan)).toBe(61);
+    expect(tracker.estimatedTankC('boiler', T0 + 60_000, plan)).toBe(60);
+    expect(tracker.estimatedTankC('other', T0 + H + 60_000, plan)).toBeUndefined();
+  });
+
+  it('refuses a plan whose carried device figures are not numbers, rather than plan on from them', () => {
+    const bad = storedPlan();
+    (bad.slots as Array<Record<string, unknown>>)[0]!.baselineTanks = { boiler: { energyKWh: 0.5, endTempC: null } };
+    expect(trackerWith(bad).loadPlan()).toBeNull();
+    const worse = storedPlan({ tanks: { boiler: { startTempC: 'hot', tempSource: 'estimated' } } });
+    expect(trackerWith(worse).loadPlan()).toBeNull();
+  });
+
+  it('reads a plan of an older version (one tank under `tank`) without estimating from it', () => {
+    const old = {
+      createdMs: T0, slotMinutes: 60, startMs: T0, endMs: T0 + H, tankStartTempC: 60, tankTempSource: 'estimated',
+      slots: [{ startMs: T0, endMs: T0 + H, tank: { energyKWh: 1, powerKW: 1, on: true, endTempC: 61 }, baselineTank: { energyKWh: 1, endTempC: 60 } }],
+    };
+    const tracker = trackerWith(old);
+    const plan = tracker.loadPlan();
+    expect(plan?.startMs).toBe(T0);
+    // Without a sensor the control then allows heating until the first new plan (made at start).
+    expect(tracker.estimatedTankC('boiler', T0 + 60_000, plan)).toBeUndefined();
+  });
+});
+
+describe('what a control tick teaches the tracker about a car', () => {
+  const config = defaultConfig({ mqtt: { url: 'mqtt://127.0.0.1' }, devices: [{ id: 'car', kind: 'evCharger', charger: { type: 'goe', topicPrefix: 'go-eCharger/x' }, model: { capacityKwh: 60 } }] });
+  const tick = (atMs: number, reading: Omit<DeviceReading, 'errors'>): ControlSnapshot => ({
+    atMs, slotStartMs: atMs, readings: new Map([['car', { errors: [], ...reading }]]), slotEnergyKwh: new Map(), locationPowerW: undefined, capKw: 17,
+    decision: { setpoints: [], expectedDeviceKw: 0, baseLoadKw: 0, guarded: [] },
+  });
+
+  it('keeps a plugged car plugged through a tick its charger tells nothing, and re-plans only on a real change', () => {
+    const store = openStore({ path: ':memory:' });
+    const tracker = createHomeTracker({ config, store, clock: new ManualClock(T0), wishes: new Wishes(store, ['car']) });
+    const snap = () => tracker.snapshot(T0, { forecast: null, advice: null, actual: null }, []).evs[0]!;
+    expect(tracker.observe(tick(T0, { atMs: T0, energyKwh: 100, ev: { plugged: true, charging: false, socPct: 40 } }), null)).toBe(true);
+    // The charger is down or stale: no car state this tick.
+    expect(tracker.observe(tick(T0 + 60_000, { atMs: T0 + 60_000 }), null)).toBe(false);
+    expect(snap()).toMatchObject({ plugged: true, socPct: 40 });
+    expect(tracker.observe(tick(T0 + 120_000, { atMs: T0 + 120_000, energyKwh: 103, ev: { plugged: true, charging: true, socPct: 45 } }), null)).toBe(false);
+    expect(snap()).toMatchObject({ plugged: true, socPct: 45, sessionKwh: 3 });
+    expect(tracker.observe(tick(T0 + 180_000, { atMs: T0 + 180_000, ev: { plugged: false, charging: false } }), null)).toBe(true);
+    expect(snap().plugged).toBe(false);
+  });
+});

@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { defaultConfig } from '../config/load.js';
+import { openStore } from '../store/open-store.js';
+import { BASELINE_KEY, flexibleDevices, storedPlans } from './stored-plans.js';
+
+const T0 = Date.UTC(2026, 0, 14, 9);
+const H = 3_600_000;
+const config = defaultConfig({
+  mqtt: { url: 'mqtt://127.0.0.1' },
+  devices: [
+    { id: 'car', kind: 'evCharger', charger: { type: 'goe', topicPrefix: 'go-eCharger/a' }, model: { capacityKwh: 60 } },
+    { id: 't1', kind: 'hotWaterTank', switch: { type: 'shelly', topicPrefix: 'shelly/t1' }, model: { volumeL: 200, elementKw: 2 } },
+    { id: 't2', kind: 'hotWaterTank', switch: { type: 'shelly', topicPrefix: 'shelly/t2' }, model: { volumeL: 200, elementKw: 2 } },
+    { id: 'car2', kind: 'evCharger', charger: { type: 'goe', topicPrefix: 'go-eCharger/b' }, model: { capacityKwh: 40 } },
+  ],
+});
+
+describe('the stored plans as history and bill read them', () => {
+  it('reads each device\'s energy by its id, and a plan of an older version as the first device of each kind', () => {
+    const store = openStore({ path: ':memory:' });
+    const slot = { startMs: T0, endMs: T0 + H };
+    store.savePlan({ createdAtMs: T0 - H, horizonStartMs: T0, horizonEndMs: T0 + H, json: { createdMs: T0 - H, slots: [{ ...slot, tank: { energyKWh: 1 }, ev: { energyKWh: 7 }, baselineKWh: 9 }] } });
+    store.savePlan({ createdAtMs: T0, horizonStartMs: T0, horizonEndMs: T0 + H, json: {
+      createdMs: T0, slots: [{ ...slot, tanks: { t1: { energyKWh: 2 }, t2: { energyKWh: 3 } }, evs: { car2: { energyKWh: 11 } }, baselineKWh: 20 }],
+    } });
+    store.savePlan({ createdAtMs: T0 + 1, horizonStartMs: T0, horizonEndMs: T0 + H, json: { createdMs: T0 + 1, slots: [{ ...slot, tanks: { t1: { energyKWh: 'hot' } } }] } });
+    const { plans, unreadable } = storedPlans(store, config.devices, T0, T0 + H);
+    expect(unreadable).toBe(1);
+    expect(plans.map((p) => p.slots[0]!.energyKwh)).toEqual([
+      { t1: 1, t2: 0, car: 7, car2: 0, [BASELINE_KEY]: 9 },
+      { t1: 2, t2: 3, car: 0, car2: 11, [BASELINE_KEY]: 20 },
+    ]);
+    expect(flexibleDevices(config.devices)).toEqual(['car', 't1', 't2', 'car2']);
+  });
+});
