@@ -5,8 +5,10 @@
  */
 import type pg from 'pg';
 import { WattshiftError } from '../errors.js';
+import type { Migration } from '../store/migrations.js';
 
-export const migrations: readonly { version: number; name: string; sql: string }[] = [
+/** Numbered like the gateway's SQLite migrations (src/store/migrations.ts), applied the PostgreSQL way. */
+export const migrations: readonly Migration[] = [
   {
     version: 1,
     name: 'fleet registry, events and report outbox',

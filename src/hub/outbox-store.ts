@@ -7,7 +7,7 @@
 import type pg from 'pg';
 import { fleetReceiptSchema, type FleetReceipt } from '../fleet/wire.js';
 import { reportRequestSchema, type ReportRequest } from '../spark/wire.js';
-import { reportDeadlineMs } from '../jobs/report-outbox.js';
+import { reportDeadlineMs, reportDeadlineWarningMs } from '../jobs/report-outbox.js';
 
 export interface OutboxRow {
   idempotencyKey: string;
@@ -98,3 +98,27 @@ export function createOutboxStore(pool: pg.Pool) {
 }
 
 export type OutboxStore = ReturnType<typeof createOutboxStore>;
+
+/** The reports not uploaded yet, on the database's clock like the outbox's own times. */
+export interface PendingReports {
+  pending: number;
+  oldestPendingAgeS: number | null;
+  nearestDeadline: string | null;
+  /** The nearest month-end deadline is as close as a gateway's own outbox warns at, or past. */
+  deadlineNear: boolean;
+}
+
+export async function pendingReports(db: Pick<pg.Pool, 'query'>): Promise<PendingReports> {
+  const { rows } = await db.query<{ pending: string; age_s: number | null; deadline: Date | null; deadline_in_s: number | null }>(
+    `SELECT count(*) AS pending, EXTRACT(EPOCH FROM now() - min(created_at))::double precision AS age_s,
+       min(deadline_at) AS deadline, EXTRACT(EPOCH FROM min(deadline_at) - now())::double precision AS deadline_in_s
+     FROM report_outbox WHERE state = 'pending'`,
+  );
+  const r = rows[0];
+  return {
+    pending: Number(r?.pending ?? 0),
+    oldestPendingAgeS: r?.age_s == null ? null : Math.round(r.age_s),
+    nearestDeadline: r?.deadline ? r.deadline.toISOString() : null,
+    deadlineNear: r?.deadline_in_s != null && r.deadline_in_s * 1000 < reportDeadlineWarningMs,
+  };
+}

@@ -26,6 +26,9 @@ export interface OutboxHealth {
 
 const dayMs = 86_400_000;
 
+/** An unsent report this close to its month-end deadline is warned about (here and in the partner's hub). */
+export const reportDeadlineWarningMs = 2 * dayMs;
+
 /**
  * The API refuses a second usage report for the same event and target (the sandbox with a 400
  * "duplicate: ... was already accepted (report ...)"). After a crash or a timeout between sending
@@ -62,7 +65,7 @@ export function startReportOutbox(deps: {
 }): LoopHandle & { health(): OutboxHealth; flush(): void } {
   const log = deps.logger.child({ component: 'report-outbox' });
   const backoff = deps.backoff ?? { baseMs: 30_000, maxMs: 3_600_000 };
-  const warnWithinMs = deps.deadlineWarningMs ?? 2 * dayMs;
+  const warnWithinMs = deps.deadlineWarningMs ?? reportDeadlineWarningMs;
   const health: OutboxHealth = { ok: true, lastError: null, deadlineWarning: false };
 
   async function sendOne(report: ReportRow, signal: AbortSignal): Promise<void> {

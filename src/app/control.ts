@@ -1,0 +1,72 @@
+/**
+ * The control loop: reads every device, follows the plan, enforces the caps (and the main fuse)
+ * from measured power, and asks for a re-plan when the devices' state or the clock changes.
+ */
+import { moduleOf, type Module } from '../lifecycle.js';
+import { clockStepOf } from '../jobs/planning.js';
+import { startControlLoop, type ControlledDevice } from '../jobs/control-loop.js';
+import { createFuseGuard } from '../jobs/fuse-guard.js';
+import type { AppContext } from './context.js';
+
+export function controlModule(ctx: AppContext): Module {
+  const { config, deps, clock, log, slotMs, mainMeterId, subjectOfDevice } = ctx;
+  return moduleOf('control', () => {
+    const tracker = ctx.part('tracker');
+    const prices = ctx.part('prices');
+    const planning = ctx.part('planning');
+    const previous = ctx.part('previousPlan');
+    const supervised = ctx.part('supervised');
+    const meter = ctx.part('metering');
+    const w = ctx.part('wishes');
+    const { activeEvents, changed: eventsChanged } = ctx.part('events');
+    const guardStore = ctx.storeHealth.guard;
+    const me = ctx.me;
+
+    // One warning per step: until the re-plan lands, later ticks see the same step.
+    let stepSeen = false;
+    const controlled: ControlledDevice[] = config.devices
+      .filter((d) => d.kind !== 'meter')
+      .map((d) => ({ config: d, subject: subjectOfDevice(d.id), device: supervised.get(d.id)! }));
+    const mainMeter = mainMeterId
+      ? { config: config.devices.find((d) => d.id === mainMeterId)!, subject: 'location', device: supervised.get(mainMeterId)! }
+      : null;
+    const fuseConfig = config.site.fuse;
+    const control = startControlLoop({
+      devices: controlled,
+      mainMeter,
+      ...(fuseConfig
+        ? { fuse: { guard: createFuseGuard(fuseConfig, deps.logger), meter: supervised.get(fuseConfig.meter)!, meterId: fuseConfig.meter } }
+        : {}),
+      metering: meter,
+      clock,
+      logger: deps.logger,
+      tickMs: deps.controlTickMs ?? 10_000,
+      slotMinutes: config.site.slotMinutes,
+      inputs: {
+        plan: () => planning.current(),
+        locationCapKw: (now) => tracker.locationCapKw(now, activeEvents()),
+        deviceCapKw: (id, now) => tracker.deviceCapKw(id, now, activeEvents(), me),
+        intent: (id) => w.intent(id, clock.nowMs()),
+        baseLoadKw: () => tracker.baseLoadKw(),
+        estimatedTankC: (id, now) => tracker.estimatedTankC(id, now, planning.current()),
+      },
+      onTick: (snap) => {
+        // The plan loaded from the store at start is old by design, not because the clock stepped.
+        const current = planning.current();
+        const step = current === previous ? null : clockStepOf(current, clock.nowMs(), slotMs);
+        if (step !== null && !stepSeen) {
+          log.warn({ code: 'CLOCK_JUMP', direction: step, planStartMs: planning.current()?.startMs }, 'the clock stepped under the plan: re-planning and refreshing prices now');
+          eventsChanged();
+          prices.wake();
+          planning.request(`clock step ${step}`);
+        }
+        stepSeen = step !== null;
+        if (guardStore('home state', () => tracker.observe(snap, planning.current()))) planning.request('device state changed');
+        void ctx.parts.ha?.update().catch(() => undefined);
+        deps.onControlTick?.(snap);
+      },
+    });
+    ctx.parts.control = control;
+    return control;
+  });
+}

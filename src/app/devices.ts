@@ -1,0 +1,67 @@
+/**
+ * The configured devices, each built on its link and watched by the fail-safe supervisor, and the
+ * heartbeats of chargers whose watchdog wants a register written.
+ */
+import { isWattshiftError } from '../errors.js';
+import { moduleOf, type Module } from '../lifecycle.js';
+import { buildDevice, type BuiltDevice } from '../devices/factory.js';
+import { superviseDevice, type SupervisedDevice } from '../devices/supervisor.js';
+import { startHeartbeats } from '../jobs/heartbeats.js';
+import type { AppContext } from './context.js';
+
+const leaseMs = 10 * 60_000;
+
+export function devicesModule(ctx: AppContext): Module {
+  const { config, deps, clock, log } = ctx;
+  const built = new Map<string, BuiltDevice>();
+  const supervised = new Map<string, SupervisedDevice>();
+  return {
+    name: 'devices',
+    async start() {
+      ctx.parts.built = built;
+      ctx.parts.supervised = supervised;
+      const mqtt = ctx.part('mqtt');
+      // Devices on MQTT would start in their safe state if the first tick ran before the broker answered.
+      await mqtt?.waitConnected(AbortSignal.timeout(5_000)).catch((err: unknown) => {
+        if (isWattshiftError(err, 'MQTT_AUTH_REJECTED')) throw err;
+        log.warn({ code: isWattshiftError(err) ? err.code : 'MQTT_UNAVAILABLE' }, 'MQTT broker not reachable at start; retrying in the background');
+      });
+
+      for (const d of config.devices) {
+        const b = buildDevice(d, {
+          buses: ctx.part('buses'), mqtt, ocpp: ctx.part('ocpp'), clock, logger: deps.logger,
+          requestTimeoutMs: deps.deviceTimeoutMs ?? 5_000,
+          ...(deps.configDir ? { baseDir: deps.configDir } : {}),
+        });
+        built.set(d.id, b);
+        supervised.set(
+          d.id,
+          superviseDevice(
+            { id: d.id, kind: d.kind, capabilities: b.capabilities, leaseMs, readTimeoutMs: deps.deviceTimeoutMs ?? 5_000, ...(d.kind === 'evCharger' ? { safeCurrentA: d.safeCurrentA } : {}) },
+            { clock, logger: deps.logger },
+          ),
+        );
+      }
+    },
+    async stop() {
+      // Blocks are released before the links close: a lease the device cannot end by itself ends here.
+      for (const d of supervised.values()) await d.stop().catch(() => undefined);
+      for (const b of built.values()) b.close();
+    },
+    health: () =>
+      [...supervised].map(([id, d]) => {
+        const h = d.health();
+        return { name: `device:${id}`, ok: h.state === 'up', ...(h.lastError ? { lastError: { ...h.lastError, atMs: h.sinceMs } } : {}) };
+      }),
+  };
+}
+
+export function heartbeatsModule(ctx: AppContext): Module {
+  const { clock, deps } = ctx;
+  return moduleOf('heartbeats', () =>
+    startHeartbeats(
+      [...ctx.part('built')].flatMap(([device, b]) => b.heartbeats.map((heartbeat) => ({ device, heartbeat }))),
+      { clock, logger: deps.logger },
+    ),
+  );
+}

@@ -1,0 +1,27 @@
+/** The local status page, `/healthz` and Prometheus `/metrics`. */
+import { moduleOf, type Module } from '../lifecycle.js';
+import type { HomeView } from '../ha/view.js';
+import { startStatusServer } from '../status/server.js';
+import { cachedEnergyHistory, readEnergyHistory } from '../status/history.js';
+import { allowedPageHosts } from '../status/page-url.js';
+import type { AppContext } from './context.js';
+
+export function statusModule(ctx: AppContext, view: () => HomeView): Module {
+  const { config, deps, log, counters } = ctx;
+  return moduleOf('status', async () => {
+    if (!config.http.enabled) return null;
+    const s = ctx.part('store');
+    const status = await startStatusServer({
+      host: config.http.host,
+      port: config.http.port,
+      getView: view,
+      getHistory: cachedEnergyHistory((nowMs) => readEnergyHistory(s, config, nowMs)),
+      metrics: counters,
+      timezone: config.site.timezone,
+      logger: deps.logger,
+      allowedHosts: allowedPageHosts(config.http),
+    });
+    log.info({ url: status.url }, 'status page');
+    return { stop: () => status.close() };
+  });
+}
