@@ -49,8 +49,6 @@ export const homeSpecs: Record<'a' | 'b', HomeSpec> = {
 
 export interface FleetHome extends HomeSpec {
   readonly world: World;
-  readonly configPath: string;
-  readonly httpPort: number;
   /** Every daemon process started for this home, the running one last. */
   readonly daemons: DaemonProcess[];
   /** Starts the home's daemon (again) and waits until it runs. */
@@ -163,6 +161,12 @@ export async function startFleetE2e(name: string, options: { speed: number; star
         // Prices every six simulated hours: hourly would re-plan both homes every second or two.
         advice: { cron: '7 */6 * * *' },
         outbox: { leaseS: 5, idleS: 1, retryMinS: 1, retryMaxS: 2 },
+        // Retention compares the events' end times with the database's clock, which is real time
+        // (late 2026) while these events are in a simulated January 2026: with the default 90 days
+        // the first simulated night (03:23 UTC) deleted every event, and the hub then refused the
+        // reports on them as FLEET_REPORT_FORBIDDEN ("did not target this gateway"). Ten years
+        // keeps them; test/hub/hub-retention.test.ts covers retention itself.
+        retention: { keepDays: 3650 },
         ...options.hubOverrides,
       }).config;
     const hubs = new Map<string, Hub>();
@@ -184,11 +188,11 @@ export async function startFleetE2e(name: string, options: { speed: number; star
         spark: { ...spark, userId: spec.userId, locationId: spec.locationId, meterPointIds: [spec.meterPointId] },
         devices: world.config.devices?.map((d) => (d.kind === 'meter' ? d : { ...d, resourceId: spec.resources[d.id as 'tank' | 'car'] })),
       } as DirectConfigInput;
-      const httpPort = await freePort();
       writeFileSync(join(world.dataDir, 'fleet-password'), `${login.password}\n`, { mode: 0o600 });
-      const configPath = writeConfig(world, {
+      // A fresh port at every start: one picked long before may have become a connection's own.
+      const writeHomeConfig = (port: number): string => writeConfig(world, {
         ...faultOverrides,
-        http: { enabled: true, host: '127.0.0.1', port: httpPort },
+        http: { enabled: true, host: '127.0.0.1', port },
         upstream: {
           mode: 'fleet', brokerUrl: broker.url, gatewayId: spec.gatewayId, username: login.username, password: { file: 'fleet-password' },
           locationId: spec.locationId, sessionExpiryHours: 168,
@@ -196,15 +200,17 @@ export async function startFleetE2e(name: string, options: { speed: number; star
           receiptTimeoutS: 3600,
         },
       });
+      let httpPort = 0;
       const daemons: DaemonProcess[] = [];
       const get = async <T>(path: string): Promise<{ status: number; body: T }> => {
         const res = await fetch(`http://127.0.0.1:${httpPort}${path}`);
         return { status: res.status, body: (await res.json()) as T };
       };
       return {
-        ...spec, world, configPath, httpPort, daemons,
+        ...spec, world, daemons,
         async start() {
-          const d = spawnDaemon(world, { configPath });
+          httpPort = await freePort();
+          const d = spawnDaemon(world, { configPath: writeHomeConfig(httpPort) });
           daemons.push(d);
           await d.waitForLog((l) => l.msg === 'running', 90_000);
           return d;

@@ -7,7 +7,7 @@
 import { afterAll, expect, it } from 'vitest';
 import type { SparkEvent } from '../../src/spark/wire.js';
 import type { Hub } from '../../src/hub/hub.js';
-import { sampleTruth, stopAll, type DaemonLogLine } from '../helpers/daemon-harness.js';
+import { sampleTruth, stampLagKwh, stopAll, truthByHour, type DaemonLogLine } from '../helpers/daemon-harness.js';
 import { logsWith, wallSeconds } from './common.js';
 import { startFleetE2e, until, type FleetE2e, type FleetHome } from './fleet-e2e-world.js';
 
@@ -25,6 +25,12 @@ const hubHealth = async (hub: Hub): Promise<{ status: number }> => {
   await res.body?.cancel();
   return { status: res.status };
 };
+
+/** Hot water drawn from the home's simulated tank now (heat, kWh): room for the element to fill. */
+function drawHotWater(home: FleetHome, kwh: number): void {
+  home.world.env.tank.sync();
+  home.world.env.tank.physics.draw(kwh);
+}
 
 /** A 0 kW cap on both homes' tanks for the hours starting at `hoursMs`. */
 function tankLpcBoth(fleet: FleetE2e, hoursMs: number[], homes: FleetHome[] = [fleet.homes.a, fleet.homes.b]): Promise<SparkEvent> {
@@ -66,16 +72,16 @@ async function expectEveryReportOnce(fleet: FleetE2e): Promise<void> {
   const homes = [fleet.homes.a, fleet.homes.b];
   const acceptedOf = (home: FleetHome): string[] => fleet.accepted().filter((r) => r.home === home.key).map((r) => `${r.eventId}:${r.kind}`).sort();
   const complete = (): boolean => homes.every((h) => queuedBy(h).every((k) => acceptedOf(h).includes(k)));
-  await until(async () => (complete() && (await pendingAtHub(fleet)) === 0 ? true : undefined),
-    () => `every queued report accepted: ${JSON.stringify(homes.map((h) => ({ queued: queuedBy(h), accepted: acceptedOf(h) })))}`, 90_000);
+  let hubRows: unknown[] = [];
+  await until(async () => {
+    hubRows = (await fleet.pool.query("SELECT gateway_id, idempotency_key, state, attempts, last_error FROM report_outbox WHERE state <> 'accepted'")).rows;
+    return complete() && hubRows.length === 0 ? true : undefined;
+  }, () => `every queued report accepted: ${JSON.stringify(homes.map((h) => ({ queued: queuedBy(h), accepted: acceptedOf(h) })))}; hub rows not accepted: ${JSON.stringify(hubRows)}; `
+    + `hub warnings: ${JSON.stringify(fleet.hubLogs.filter((l) => l.level === 'warn' || l.level === 'error').slice(-8))}; `
+    + `daemon warnings: ${JSON.stringify(logsWith(homes.flatMap((h) => h.daemons), (l) => l.level === 'warn' || l.level === 'error').slice(-8))}`, 90_000);
   await new Promise((r) => setTimeout(r, 3000));
   for (const h of homes) expect(acceptedOf(h), `reports of home ${h.key}`).toEqual(queuedBy(h));
   expect(fleet.accepted().filter((r) => r.home === '?')).toEqual([]);
-}
-
-async function pendingAtHub(fleet: FleetE2e): Promise<number> {
-  const { rows } = await fleet.pool.query<{ n: string }>("SELECT count(*) AS n FROM report_outbox WHERE state <> 'accepted'");
-  return Number(rows[0]!.n);
 }
 
 it('a broker restart: both homes get the events sent while it was down, every report reaches the API once, health recovers', async () => {
@@ -152,3 +158,80 @@ it('a broker restart: both homes get the events sent while it was down, every re
     await fleet.close();
   }
 }, 240_000);
+
+it('a gateway away for two simulated days: on its return it gets the events it missed, plans on them, and its reports go through once; the other home kept working', async () => {
+  const t0 = Date.now();
+  const dayMs = 24 * 3_600_000;
+  const fleet = await startFleetE2e('fleet-away', { speed: 2000 });
+  try {
+    const { a, b } = fleet.homes;
+    for (const home of [a, b]) await until(async () => ((await eventsFailing(home)) === null ? true : undefined), `${home.key}: events healthy at start`, 30_000);
+    const truthB = sampleTruth(b.world);
+
+    expect(await b.stop()).toBe(0);
+    const awayMs = fleet.clock.nowMs();
+    const backMs = awayMs + 2 * dayMs;
+    // The daemon's start takes a few wall seconds, its first plans a few more: simulated hours at
+    // this speed. Its events are for hours well after that.
+    const after = (h: number): number => Math.ceil((backMs + h * 3_600_000) / 3_600_000) * 3_600_000;
+    const curveBothHours = [after(8), after(9)];
+    const lpcBHours = [after(11), after(12)];
+    const lpcBothHours = [after(13)];
+
+    await fleet.waitUntilSim(awayMs + 3_600_000);
+    const lpcB = await tankLpcBoth(fleet, lpcBHours, [b]);
+    // A curve that pays for power, on a tank with room for it: a usage report is sure to follow.
+    drawHotWater(a, 6);
+    const curveAHours = [fleet.hourFromNow(2), fleet.hourFromNow(3)];
+    const curveA = await curveFor(fleet, curveAHours, [-5, -5], [a]);
+    await fleet.waitUntilSim(awayMs + dayMs);
+    const lpcBoth = await tankLpcBoth(fleet, lpcBothHours);
+    await fleet.waitUntilSim(awayMs + 1.5 * dayMs);
+    const curveBoth = await curveFor(fleet, curveBothHours, [-5, -5]);
+    // Home A goes on meanwhile: its acknowledgement and its usage report are accepted while B is away.
+    await until(() => (countsOf(fleet, lpcBoth.id)['a:ack'] && countsOf(fleet, curveA.id)['a:usage'] ? true : undefined), 'home A\'s reports while B is away', 30_000);
+    for (const id of [lpcBoth.id, curveA.id]) {
+      for (const r of fleet.accepted().filter((x) => x.eventId === id)) expect(r.createdAtMs).toBeLessThan(backMs);
+    }
+    expect(fleet.accepted().filter((r) => r.home === 'b' && r.createdAtMs >= awayMs)).toEqual([]);
+
+    await fleet.waitUntilSim(backMs);
+    const daemon = await b.start();
+    // The broker kept its session: the events come from it (and from the sync asked at start).
+    expect(logsWith([daemon], (l) => l.msg === 'fleet broker connected')).toMatchObject([{ newSession: false }]);
+    for (const e of [lpcB, lpcBoth, curveBoth]) await daemon.waitForLog(received(b, e.id), 30_000);
+    expect(logsWith([daemon], (l) => l.msg === 'event received' && l['eventId'] === curveA.id)).toEqual([]);
+    const planned = await until(async () => {
+      const slots = await b.planSlots();
+      const inCurve = slots.filter((s) => curveBothHours.includes(s.startMs));
+      return inCurve.length > 0 && inCurve.every((s) => s.deltaPerKwh < 0) ? slots : undefined;
+    }, 'B: a plan with the curve it missed', 30_000);
+    for (const s of planned.filter((x) => lpcBHours.includes(x.startMs) || lpcBothHours.includes(x.startMs))) expect(s.devices.tank?.powerKw ?? 0).toBe(0);
+
+    // Hot water drawn before the curve's hours, which pay for power: B's tank fills in them (and
+    // is warm for the caps after them).
+    await fleet.waitUntilSim(curveBothHours[0]! - 90 * 60_000);
+    drawHotWater(b, 4);
+    await fleet.waitUntilSim(lpcBothHours[0]! + 2 * 3_600_000);
+    await expectEveryReportOnce(fleet);
+    expect(countsOf(fleet, lpcB.id)).toMatchObject({ 'b:ack': 1 });
+    expect(countsOf(fleet, lpcBoth.id)).toMatchObject({ 'a:ack': 1, 'b:ack': 1 });
+    expect(countsOf(fleet, curveBoth.id)).toMatchObject({ 'b:usage': 1 });
+    // B's report says what its tank drew in the curve's hours (within a stall's lag at their edges).
+    const usageB = fleet.accepted().find((r) => r.eventId === curveBoth.id && r.home === 'b')!;
+    const tankB = truthByHour(b.world).tank;
+    const reported = usageB.payloads.find((p) => p.resourceId === b.resources.tank)?.points ?? [];
+    const sum = (xs: number[]): number => xs.reduce((x, y) => x + y, 0);
+    expect(sum(curveBothHours.map((h) => tankB.get(h) ?? 0))).toBeGreaterThan(0.5);
+    expect(Math.abs(sum(reported.map((p) => p.kiloWattHours)) - sum(curveBothHours.map((h) => tankB.get(h) ?? 0)))).toBeLessThanOrEqual(2 * stampLagKwh(b.world, 2) + 0.002);
+    truthB.stop();
+    const lagMs = 0.4 * fleet.speed * 1000;
+    const inCaps = truthB.samples.filter((x) => [...lpcBHours, ...lpcBothHours].some((h) => x.atMs >= h + lagMs && x.atMs < h + 3_600_000));
+    expect(inCaps.length).toBeGreaterThan(20);
+    expect(inCaps.filter((x) => x.tankPowerW > 0)).toEqual([]);
+    expect(logsWith([...a.daemons, ...b.daemons], (l) => l.level === 'error' || l.level === 'fatal')).toEqual([]);
+    process.stderr.write(`fault fleet-away: B away ${new Date(awayMs).toISOString()} to ${new Date(backMs).toISOString()}; ${wallSeconds(t0)} s wall\n`);
+  } finally {
+    await fleet.close();
+  }
+}, 300_000);
