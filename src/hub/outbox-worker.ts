@@ -2,10 +2,13 @@
  * Uploads the outbox: claims due rows (shared with every other instance through row locks and
  * a lease), posts each through the API client and answers the gateway with a receipt. A transient
  * failure (retryable code) is tried again after an exponential backoff; the API refusing a report
- * for good settles it `rejected` with the API's reason (REPORT_REJECTED).
+ * for good settles it `rejected` with the API's reason (REPORT_REJECTED), unless it refuses a
+ * re-upload as a duplicate of one it already accepted (an instance died between the upload and
+ * recording it): that is settled `accepted`, as a gateway's own outbox does.
  */
 import { fleetWireVersion, type FleetReceipt } from '../fleet/wire.js';
 import { backoffMs } from '../jobs/backoff.js';
+import { isDuplicateRejection } from '../jobs/report-outbox.js';
 import { startLoop, type LoopHandle } from '../jobs/loop.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../ports.js';
@@ -72,6 +75,14 @@ export function startOutboxWorker(
     } catch (err) {
       const code = isWattshiftError(err) ? err.code : 'INTERNAL';
       const message = err instanceof Error ? err.message : String(err);
+      if (code === 'API_CONFLICT' || (row.attempts > 1 && isDuplicateRejection(err))) {
+        // An earlier upload of this row got through (its instance died, or its answer was lost,
+        // before it was recorded): the API holds the report. On a first upload the same answer
+        // means another report holds the target, a real refusal.
+        log.info({ gatewayId: row.gatewayId, idempotencyKey: row.idempotencyKey, attempts: row.attempts, reason: message }, 'report was already accepted by the API (an earlier upload); settled accepted');
+        await settle(row, { ...base, status: 'accepted', atMs: deps.clock.nowMs() }, null);
+        return;
+      }
       if (isRetryable(err) || code === 'AUTH_REJECTED') {
         const delayMs = backoffMs(row.attempts, options.retry);
         log.warn({ code, gatewayId: row.gatewayId, idempotencyKey: row.idempotencyKey, attempts: row.attempts, delayMs }, 'report upload failed; retried later');

@@ -129,6 +129,28 @@ describe.skipIf(!postgresAvailable())('hub database', () => {
     }
   });
 
+  it('a re-upload the API refuses as a duplicate of one it accepted (the first instance died before recording it) is settled accepted; on a first upload it is a refusal', async () => {
+    await outbox.insert('k-dup', 'gw-a', report);
+    await outbox.insert('k-dup-first', 'gw-a', report);
+    // An instance claimed k-dup and died after its upload: its lease runs out.
+    expect((await outbox.claim('w-dead', 1, 200)).map((r) => r.idempotencyKey)).toEqual(['k-dup']);
+    await new Promise((r) => setTimeout(r, 300));
+    const duplicate = () => new WattshiftError('API_REJECTED', 'HTTP 400', { details: { serverMessage: "duplicate: a EnergyUsage report for resource 'res-a' of event ev-1 was already accepted (report r-1)" } });
+    const { receipts, stop } = runWorker('w-4', 50, async () => {
+      throw duplicate();
+    });
+    try {
+      const again = await eventually(async () => receipts.find((r) => r.idempotencyKey === 'k-dup'));
+      expect(again).toMatchObject({ status: 'accepted' });
+      expect(await outbox.get('gw-a', 'k-dup')).toMatchObject({ state: 'accepted', attempts: 2 });
+      const first = await eventually(async () => receipts.find((r) => r.idempotencyKey === 'k-dup-first'));
+      expect(first).toMatchObject({ status: 'rejected' });
+      expect(logs.some((l) => l.code === 'REPORT_REJECTED' && l.idempotencyKey === 'k-dup')).toBe(false);
+    } finally {
+      await stop();
+    }
+  });
+
   it('keeps idempotency keys apart per gateway: the same key from two gateways is two reports', async () => {
     expect((await outbox.insert('k-same', 'gw-a', report)).created).toBe(true);
     expect((await outbox.insert('k-same', 'gw-b', report)).created).toBe(true);
