@@ -27,6 +27,7 @@ import { freePort } from '../helpers/mosquitto.js';
 import { startPostgres, type PostgresCluster } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { faultOverrides, januaryDay } from './common.js';
+import { spawnChildHub, type ChildHub } from './fleet-e2e-hub.js';
 
 export const hourMs = 3_600_000;
 const webhookSecret = 'fleet-e2e-hook-secret';
@@ -75,7 +76,10 @@ export interface FleetE2e {
   readonly broker: FleetBroker;
   readonly pool: pg.Pool;
   readonly registry: RegistryStore;
+  /** In-process hub instances by id. */
   readonly hubs: Map<string, Hub>;
+  /** hub-2 when it runs as its own process. */
+  readonly childHub: ChildHub | undefined;
   readonly hubLogs: HubLogLine[];
   /** World A: its sandbox is the partner's API, its client (the partner's credentials) makes events. */
   readonly api: World;
@@ -107,7 +111,12 @@ async function until<T>(check: () => Promise<T | undefined> | T | undefined, wha
 }
 export { until };
 
-export async function startFleetE2e(name: string, options: { speed: number; startLocal?: [number, number]; hubOverrides?: Record<string, unknown> }): Promise<FleetE2e> {
+export async function startFleetE2e(name: string, options: {
+  speed: number;
+  startLocal?: [number, number];
+  /** hub-2 as its own process on the world's clock, its API calls through a fault proxy (default: in this process). */
+  childHub?: boolean;
+}): Promise<FleetE2e> {
   const stops: (() => Promise<unknown>)[] = [];
   const close = async (): Promise<void> => {
     for (const s of stops.splice(0).reverse()) await s().catch(() => undefined);
@@ -167,7 +176,6 @@ export async function startFleetE2e(name: string, options: { speed: number; star
         // reports on them as FLEET_REPORT_FORBIDDEN ("did not target this gateway"). Ten years
         // keeps them; test/hub/hub-retention.test.ts covers retention itself.
         retention: { keepDays: 3650 },
-        ...options.hubOverrides,
       }).config;
     const hubs = new Map<string, Hub>();
     const startOneHub = async (instanceId: string): Promise<Hub> => {
@@ -177,7 +185,18 @@ export async function startFleetE2e(name: string, options: { speed: number; star
       return hub;
     };
     const hub1 = await startOneHub('hub-1');
-    await startOneHub('hub-2');
+    let childHub: ChildHub | undefined;
+    if (options.childHub) {
+      const child = await spawnChildHub(worldA, hubConfig('hub-2'), worldA.dataDir);
+      childHub = child;
+      stops.push(async () => {
+        child.kill();
+        await child.exited;
+        await child.proxy.close();
+      });
+    } else {
+      await startOneHub('hub-2');
+    }
     await api.spark.createWebhook({ webhookUrl: hub1.webhookUrl, webhookSecret, notificationTypes: ['LocationLPCRequested', 'ResourceLPCRequested', 'PriceCurveCreated'] });
 
     const makeHome = async (spec: HomeSpec, world: World): Promise<FleetHome> => {
@@ -248,6 +267,7 @@ export async function startFleetE2e(name: string, options: { speed: number; star
       pool,
       registry,
       hubs,
+      childHub,
       hubLogs,
       api,
       startHub: startOneHub,

@@ -235,3 +235,47 @@ it('a gateway away for two simulated days: on its return it gets the events it m
     await fleet.close();
   }
 }, 300_000);
+
+it('a hub instance killed the moment the API accepted its upload: another instance finishes, every report is at the API once', async () => {
+  const t0 = Date.now();
+  const fleet = await startFleetE2e('fleet-hub-kill', { speed: 1000, childHub: true });
+  try {
+    const { a, b } = fleet.homes;
+    const child = fleet.childHub!;
+    for (const home of [a, b]) await until(async () => ((await eventsFailing(home)) === null ? true : undefined), `${home.key}: events healthy at start`, 30_000);
+    // A curve that pays for power on both homes, whose tanks have room: both report usage.
+    for (const home of [a, b]) drawHotWater(home, 4);
+    const curveHours = [fleet.hourFromNow(2), fleet.hourFromNow(3)];
+    const curve = await curveFor(fleet, curveHours, [-5, -5]);
+    for (const home of [a, b]) await home.daemons.at(-1)!.waitForLog(received(home, curve.id), 30_000);
+    // hub-1 is taken out of service (a clean stop): the usage reports go to hub-2 alone, which
+    // is killed as soon as the API has accepted the first of them, before it hears so.
+    await fleet.hubs.get('hub-1')!.stop();
+    let killedAtMs: number | undefined;
+    child.proxy.onAnswer = (req) => {
+      if (killedAtMs === undefined && req.method === 'POST' && req.path.endsWith('/reports') && req.status === 200 && fleet.accepted().some((r) => r.eventId === curve.id)) {
+        killedAtMs = fleet.clock.nowMs();
+        child.kill();
+      }
+    };
+    await until(() => killedAtMs, 'hub-2 killed at an accepted usage upload', 90_000);
+    expect((await child.exited).signal).toBe('SIGKILL');
+    const unsettled = (await fleet.pool.query<{ idempotency_key: string; claimed_by: string }>(
+      "SELECT idempotency_key, claimed_by FROM report_outbox WHERE state = 'pending' AND idempotency_key = $1", [`${curve.id}:usage`])).rows;
+    expect(unsettled.length).toBeGreaterThanOrEqual(1);
+
+    // Another instance takes over once the dead one's claims lapse.
+    await fleet.startHub('hub-3');
+    await until(() => (countsOf(fleet, curve.id)['a:usage'] && countsOf(fleet, curve.id)['b:usage'] ? true : undefined), 'both usage reports', 60_000);
+    await expectEveryReportOnce(fleet);
+    expect(countsOf(fleet, curve.id)).toEqual({ 'a:usage': 1, 'b:usage': 1 });
+    // The upload hub-2 never recorded was sent again, and the API's "duplicate" settled it accepted.
+    expect(fleet.hubLogs.some((l) => l['hub'] === 'hub-3' && l.msg === 'report was already accepted by the API (an earlier upload); settled accepted')).toBe(true);
+    const rows = (await fleet.pool.query<{ state: string }>('SELECT state FROM report_outbox')).rows;
+    expect(rows.filter((r) => r.state !== 'accepted')).toEqual([]);
+    expect(logsWith([...a.daemons, ...b.daemons], (l) => l.level === 'error' || l.level === 'fatal')).toEqual([]);
+    process.stderr.write(`fault fleet-hub-kill: killed at ${new Date(killedAtMs!).toISOString()}; ${wallSeconds(t0)} s wall\n`);
+  } finally {
+    await fleet.close();
+  }
+}, 240_000);
