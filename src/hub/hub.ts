@@ -16,7 +16,7 @@ import { createSparkClient, type SparkClient } from '../spark/client.js';
 import { createSparkConnection } from '../spark/connection.js';
 import { createForecastClient } from '../spark/forecast-client.js';
 import { fleetSyncSchema } from '../fleet/wire.js';
-import { isWattshiftError } from '../errors.js';
+import { isWattshiftError, WattshiftError } from '../errors.js';
 import { startAdvicePublisher, type AdvicePublisher } from './advice-publisher.js';
 import type { HubConfig } from './config.js';
 import { createEventFanout, type EventFanout, type Publish } from './event-fanout.js';
@@ -58,6 +58,8 @@ const knownEventsKept = 2000;
  */
 const maxResponseBytes = 64 * 1024 * 1024;
 const pollPageSize = 10;
+/** Longest wait for the broker's PUBACK of one publish (real time: the API's webhook call waits on it). */
+const publishTimeoutMs = 10_000;
 
 export async function startHub(config: HubConfig, deps: { clock: Clock; logger: Logger }): Promise<Hub> {
   const log = deps.logger.child({ component: 'hub', instanceId: config.instanceId });
@@ -98,8 +100,21 @@ export async function startHub(config: HubConfig, deps: { clock: Clock; logger: 
     });
     client.on('error', (err) => log.warn({ err, code: 'MQTT_UNAVAILABLE' }, 'broker connection failed'));
     stops.push(() => client.endAsync());
+    // A publish fails when the broker is not there, rather than waiting in the client's memory:
+    // an event counts as published once this resolves, and one held in a queue that dies with the
+    // process (or outlives the API's webhook call) would never reach its gateways. Failing, the
+    // event's duty goes back, and the API's redelivery or the poll publishes it again.
     const publish: Publish = async (topic, payload, { retain }) => {
-      await client.publishAsync(topic, payload, { qos: 1, retain });
+      if (!client.connected) throw new WattshiftError('MQTT_UNAVAILABLE', `fleet broker ${config.broker.url} not connected`);
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new WattshiftError('MQTT_UNAVAILABLE', `no PUBACK from the fleet broker within ${publishTimeoutMs} ms`)), publishTimeoutMs);
+      });
+      try {
+        await Promise.race([client.publishAsync(topic, payload, { qos: 1, retain }), late]);
+      } finally {
+        clearTimeout(timer);
+      }
     };
     const sendReceipt = (gatewayId: string, receipt: FleetReceipt): Promise<void> => publish(topics.receipts(gatewayId), JSON.stringify(receipt), { retain: false });
 
