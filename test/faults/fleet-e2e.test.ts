@@ -150,6 +150,10 @@ it('a broker restart: both homes get the events sent while it was down, every re
     }
     expect(logsWith([...a.daemons, ...b.daemons], (l) => l.level === 'error' || l.level === 'fatal')).toEqual([]);
     process.stderr.write(`fault fleet-broker: down at ${new Date(downAtMs).toISOString()}, up at ${new Date(upAtMs).toISOString()}; ${wallSeconds(t0)} s wall\n`);
+  } catch (err) {
+    // A failed first attempt is retried on a fresh world (retry: 1); say why it failed.
+    process.stderr.write(`fault fleet-broker attempt failed after ${wallSeconds(t0)} s: ${err instanceof Error ? err.message.slice(0, 2000) : String(err)}\n`);
+    throw err;
   } finally {
     await fleet.close();
   }
@@ -224,6 +228,10 @@ it('a gateway away for two simulated days: on its return it gets the events it m
     expect(Math.abs(sum(reported.map((p) => p.kiloWattHours)) - sum(curveBothHours.map((h) => tankB.get(h) ?? 0)))).toBeLessThanOrEqual(2 * stampLagKwh(b.world, 2) + 0.002);
     expect(logsWith([...a.daemons, ...b.daemons], (l) => l.level === 'error' || l.level === 'fatal')).toEqual([]);
     process.stderr.write(`fault fleet-away: B away ${new Date(awayMs).toISOString()} to ${new Date(backMs).toISOString()}; ${wallSeconds(t0)} s wall\n`);
+  } catch (err) {
+    // A failed first attempt is retried on a fresh world (retry: 1); say why it failed.
+    process.stderr.write(`fault fleet-away attempt failed after ${wallSeconds(t0)} s: ${err instanceof Error ? err.message.slice(0, 2000) : String(err)}\n`);
+    throw err;
   } finally {
     await fleet.close();
   }
@@ -268,6 +276,10 @@ it('a hub instance killed the moment the API accepted its upload: another instan
     expect(rows.filter((r) => r.state !== 'accepted')).toEqual([]);
     expect(logsWith([...a.daemons, ...b.daemons], (l) => l.level === 'error' || l.level === 'fatal')).toEqual([]);
     process.stderr.write(`fault fleet-hub-kill: killed at ${new Date(killedAtMs!).toISOString()}; ${wallSeconds(t0)} s wall\n`);
+  } catch (err) {
+    // A failed first attempt is retried on a fresh world (retry: 1); say why it failed.
+    process.stderr.write(`fault fleet-hub-kill attempt failed after ${wallSeconds(t0)} s: ${err instanceof Error ? err.message.slice(0, 2000) : String(err)}\n`);
+    throw err;
   } finally {
     await fleet.close();
   }
