@@ -53,7 +53,14 @@ export function startAdvicePublisher(deps: {
   }
   const publishAll = async (): Promise<string[]> => {
     const done: string[] = [];
-    for (const area of await deps.registry.priceAreas()) {
+    let areas: string[];
+    try {
+      areas = await deps.registry.priceAreas();
+    } catch (err) {
+      log.warn({ err, code: 'STORE_FAILED' }, 'price areas could not be read; the advice is fetched again at the next run');
+      return done;
+    }
+    for (const area of areas) {
       try {
         const advice = await deps.forecast.advice({ area, ...deps.query });
         const hourly = await hourlyParts(area);
@@ -68,6 +75,6 @@ export function startAdvicePublisher(deps: {
     return done;
   };
   const job: CronJob = startCronJob({ name: 'hub-advice', spec: deps.spec, clock: deps.clock, logger: deps.logger, run: async () => void (await publishAll()) });
-  void publishAll().catch((err: unknown) => log.error({ err, code: 'STORE_FAILED' }, 'price areas could not be read'));
+  void publishAll().catch((err: unknown) => log.error({ err, code: 'INTERNAL' }, 'advice publishing failed'));
   return { publishAll, stop: () => job.stop() };
 }

@@ -4,7 +4,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import pg from 'pg';
-import { systemClock } from '../clock.js';
+import { simClockFromEnv, systemClock } from '../clock.js';
 import { createLogger } from '../log.js';
 import { runDaemon } from '../cli/daemon.js';
 import type { CliIo } from '../cli/types.js';
@@ -41,11 +41,14 @@ async function brokerFiles(config: HubConfig, registry: ReturnType<typeof create
 export async function runHub(configPath: string, io: CliIo): Promise<number> {
   const { config, secrets } = loadHubConfig(configPath, io.env);
   const logger = createLogger({ secrets });
+  // Simulated time for the end-to-end fault tests only (as `wattshift run`); production never sets it.
+  const sim = simClockFromEnv(io.env);
+  if (sim) logger.warn({ speed: sim.speed }, 'running on a simulated clock (WATTSHIFT_SIM_CLOCK)');
   let hub: Hub | undefined;
   return runDaemon(
     {
       start: async () => {
-        hub = await startHub(config, { clock: systemClock, logger });
+        hub = await startHub(config, { clock: sim?.clock ?? systemClock, logger });
       },
       stop: async () => hub?.stop(),
     },

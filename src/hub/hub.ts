@@ -49,6 +49,8 @@ export interface Hub {
  * 2 MiB. Pages are kept small for the same reason (src/hub/event-poll.ts).
  */
 const maxResponseBytes = 64 * 1024 * 1024;
+/** Longest wait for the broker's PUBACK of one publish (real time: the API's webhook call waits on it). */
+const publishTimeoutMs = 10_000;
 
 export async function startHub(config: HubConfig, deps: { clock: Clock; logger: Logger }): Promise<Hub> {
   const log = deps.logger.child({ component: 'hub', instanceId: config.instanceId });
@@ -70,8 +72,22 @@ export async function startHub(config: HubConfig, deps: { clock: Clock; logger: 
     if (!client) throw new WattshiftError('INTERNAL', 'broker used before the hub started');
     return client;
   };
+  // A publish fails when the broker is not there, rather than waiting in the client's memory:
+  // an event counts as published once this resolves, and one held in a queue that dies with the
+  // process (or outlives the API's webhook call) would never reach its gateways. Failing, the
+  // event's duty goes back, and the API's redelivery or the poll publishes it again.
   const publish: Publish = async (topic, payload, { retain }) => {
-    await broker().publishAsync(topic, payload, { qos: 1, retain });
+    const c = broker();
+    if (!c.connected) throw new WattshiftError('MQTT_UNAVAILABLE', `fleet broker ${config.broker.url} not connected`);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new WattshiftError('MQTT_UNAVAILABLE', `no PUBACK from the fleet broker within ${publishTimeoutMs} ms`)), publishTimeoutMs);
+    });
+    try {
+      await Promise.race([c.publishAsync(topic, payload, { qos: 1, retain }), late]);
+    } finally {
+      clearTimeout(timer);
+    }
   };
   const sendReceipt = (gatewayId: string, receipt: FleetReceipt): Promise<void> => publish(topics.receipts(gatewayId), JSON.stringify(receipt), { retain: false });
   const fanout = createEventFanout({ registry, topics, publish, clock: deps.clock, logger: deps.logger });

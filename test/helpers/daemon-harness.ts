@@ -65,6 +65,11 @@ export interface WorldOptions {
   chargerStepMs?: number;
   /** Put a switchable HTTP proxy (world.proxy) between the daemon and the sandbox. */
   proxy?: boolean;
+  /**
+   * Real time (Date.now()) at which the clock reads `startMs` (default: now). Worlds started with
+   * the same `startMs`, `speed` and origin share one timeline (several homes on one clock).
+   */
+  realOriginMs?: number;
 }
 
 export interface World {
@@ -121,7 +126,7 @@ function realSleep(ms: number): Promise<void> {
 
 export async function startWorld(options: WorldOptions): Promise<World> {
   mkdirSync(options.dataDir, { recursive: true });
-  const realOriginMs = Date.now();
+  const realOriginMs = options.realOriginMs ?? Date.now();
   const clock = acceleratedClock(options.startMs, options.speed, realOriginMs);
   const logger = options.logger ?? silentLogger();
   const env = await startDemoEnvironment({

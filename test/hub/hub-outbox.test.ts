@@ -94,6 +94,63 @@ describe.skipIf(!postgresAvailable())('hub database', () => {
     }
   });
 
+  it('the API accepted but the database did not record it: never called rejected; settled from memory at the next claim, not uploaded twice', async () => {
+    await outbox.insert('k-unrecorded', 'gw-a', report);
+    // Our own store port, failing to record the first settle as a dropped connection would.
+    let failNext = true;
+    const flaky: OutboxStore = {
+      ...outbox,
+      settle: async (...args) => {
+        if (failNext) {
+          failNext = false;
+          throw new Error('Connection terminated unexpectedly');
+        }
+        return outbox.settle(...args);
+      },
+    };
+    const receipts: FleetReceipt[] = [];
+    let calls = 0;
+    const from = logs.length;
+    const worker = startOutboxWorker(
+      { instanceId: 'w-3', leaseMs: 300, batch: 5, idleMs: 50, retry: { baseMs: 50, maxMs: 50 } },
+      { outbox: flaky, spark: { postReport: async () => ({ id: `report-${++calls}` }) }, sendReceipt: async (_gw, r) => void receipts.push(r), clock: systemClock, logger },
+    );
+    try {
+      const receipt = await eventually(async () => receipts.find((r) => r.idempotencyKey === 'k-unrecorded'));
+      expect(receipt).toMatchObject({ status: 'accepted', reportId: 'report-1' });
+      expect(calls).toBe(1);
+      expect(await outbox.get('gw-a', 'k-unrecorded')).toMatchObject({ state: 'accepted', apiReportId: 'report-1', attempts: 2 });
+      const mine = logs.slice(from);
+      expect(mine.filter((l) => l.code === 'REPORT_REJECTED' || l.code === 'INTERNAL')).toEqual([]);
+      expect(mine.find((l) => l.code === 'STORE_FAILED' && l.component === 'hub-outbox')).toMatchObject({ level: 'warn' });
+      expect(receipts.filter((r) => r.idempotencyKey === 'k-unrecorded')).toHaveLength(1);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('a re-upload the API refuses as a duplicate of one it accepted (the first instance died before recording it) is settled accepted; on a first upload it is a refusal', async () => {
+    await outbox.insert('k-dup', 'gw-a', report);
+    await outbox.insert('k-dup-first', 'gw-a', report);
+    // An instance claimed k-dup and died after its upload: its lease runs out.
+    expect((await outbox.claim('w-dead', 1, 200)).map((r) => r.idempotencyKey)).toEqual(['k-dup']);
+    await new Promise((r) => setTimeout(r, 300));
+    const duplicate = () => new WattshiftError('API_REJECTED', 'HTTP 400', { details: { serverMessage: "duplicate: a EnergyUsage report for resource 'res-a' of event ev-1 was already accepted (report r-1)" } });
+    const { receipts, stop } = runWorker('w-4', 50, async () => {
+      throw duplicate();
+    });
+    try {
+      const again = await eventually(async () => receipts.find((r) => r.idempotencyKey === 'k-dup'));
+      expect(again).toMatchObject({ status: 'accepted' });
+      expect(await outbox.get('gw-a', 'k-dup')).toMatchObject({ state: 'accepted', attempts: 2 });
+      const first = await eventually(async () => receipts.find((r) => r.idempotencyKey === 'k-dup-first'));
+      expect(first).toMatchObject({ status: 'rejected' });
+      expect(logs.some((l) => l.code === 'REPORT_REJECTED' && l.idempotencyKey === 'k-dup')).toBe(false);
+    } finally {
+      await stop();
+    }
+  });
+
   it('keeps idempotency keys apart per gateway: the same key from two gateways is two reports', async () => {
     expect((await outbox.insert('k-same', 'gw-a', report)).created).toBe(true);
     expect((await outbox.insert('k-same', 'gw-b', report)).created).toBe(true);
