@@ -34,6 +34,13 @@ describe('OCPP 1.6J charger', () => {
     expect(await w.charger.evStateReader?.readEvState(never)).toEqual({ plugged: true, charging: false, connectorStatus: 'Preparing' });
   });
 
+  it('learns an idle connector\'s energy register on connection (no transaction sends meter values)', async () => {
+    const w = await world({ plugged: false });
+    await eventually(async () => expect(await w.charger.energyMeter!.readEnergyKwh(never)).toBe(0));
+    expect(w.sim.received().filter((m) => m === 'TriggerMessage')).toHaveLength(2);
+    expect(w.sim.transactionId).toBeUndefined();
+  });
+
   it('refuses a wrong password and an unknown charge point, logging OCPP_AUTH_REJECTED', async () => {
     const clock = new ManualClock(startMs);
     const { logger, lines } = memoryLogger();

@@ -11,7 +11,7 @@
 import { plan as planPair } from './planner.js';
 import { setupPlan, type Setup } from './plan-setup.js';
 import { evSolve, objective, tankSolve } from './solve.js';
-import type { EvParams, HomePlanInput, LpcCap, Plan, PlanInput, PlanSlot, Shortfall, TankParams } from './types.js';
+import type { DeviceSlotPlan, EvParams, HomePlanInput, LpcCap, Plan, PlanInput, PlanSlot, Shortfall, TankParams } from './types.js';
 
 type Tank = TankParams & { id: string };
 type Ev = EvParams & { id: string };
@@ -258,13 +258,7 @@ function merge(location: Plan, plans: ReadonlyArray<Plan>): Plan {
       baselineKWh: at.reduce((sum, s) => sum + (s.baselineKWh ?? 0), 0),
       reason: `${parts.length > 0 ? parts.join(', ') : 'idle'} at ${priceText}${binding.length > 0 ? `; bound by ${binding.join(', ')}` : ''}`,
     };
-    const tanks = Object.assign({}, ...at.map((s) => s.tanks ?? {})) as NonNullable<PlanSlot['tanks']>;
-    const evs = Object.assign({}, ...at.map((s) => s.evs ?? {})) as NonNullable<PlanSlot['evs']>;
-    const twins = Object.assign({}, ...at.map((s) => s.baselineTanks ?? {})) as NonNullable<PlanSlot['baselineTanks']>;
-    if (Object.keys(tanks).length > 0) slot.tanks = tanks;
-    if (Object.keys(evs).length > 0) slot.evs = evs;
-    if (Object.keys(twins).length > 0) slot.baselineTanks = twins;
-    return slot;
+    return { ...slot, ...byId('tanks', at), ...byId('evs', at), ...byId('baselineTanks', at) };
   });
   // The naive devices together must fit the location's headroom too, not only each group's share.
   const together = slots.every((s) => {
@@ -281,19 +275,20 @@ function merge(location: Plan, plans: ReadonlyArray<Plan>): Plan {
     incentiveEarned: plans.reduce((x, p) => x + p.incentiveEarned, 0),
     shortfalls,
   };
-  const tanks = Object.assign({}, ...plans.map((p) => p.tanks ?? {})) as NonNullable<Plan['tanks']>;
-  const evs = Object.assign({}, ...plans.map((p) => p.evs ?? {})) as NonNullable<Plan['evs']>;
-  if (Object.keys(tanks).length > 0) out.tanks = tanks;
-  if (Object.keys(evs).length > 0) out.evs = evs;
-  return out;
+  return { ...out, ...byId('tanks', plans), ...byId('evs', plans) };
 }
+
+/** The records of `key` of the devices' plans side by side, as `{ [key]: record }`, or nothing when none has one. */
+function byId<K extends string, T extends Partial<Record<K, Record<string, unknown>>>>(key: K, parts: ReadonlyArray<T>): Partial<Pick<T, K>> {
+  const merged = Object.assign({}, ...parts.map((p) => p[key] ?? {})) as Record<string, unknown>;
+  return Object.keys(merged).length > 0 ? ({ [key]: merged } as Partial<Pick<T, K>>) : {};
+}
+
+/** A slot's plan of every tank and car, by device id. */
+export const slotDevices = (s: PlanSlot): [string, DeviceSlotPlan][] => [...Object.entries(s.tanks ?? {}), ...Object.entries(s.evs ?? {})];
 
 /** Each slot's planned flexible energy of every device together, kWh (the whole slot). */
-export function slotFlexKWh(s: PlanSlot): number {
-  return [...Object.values(s.tanks ?? {}), ...Object.values(s.evs ?? {})].reduce((kwh, d) => kwh + d.energyKWh, 0);
-}
+export const slotFlexKWh = (s: PlanSlot): number => slotDevices(s).reduce((kwh, [, d]) => kwh + d.energyKWh, 0);
 
 /** Each slot's planned flexible power of every device together, kW. */
-export function slotFlexKW(s: PlanSlot): number {
-  return [...Object.values(s.tanks ?? {}), ...Object.values(s.evs ?? {})].reduce((kw, d) => kw + d.powerKW, 0);
-}
+export const slotFlexKW = (s: PlanSlot): number => slotDevices(s).reduce((kw, [, d]) => kw + d.powerKW, 0);

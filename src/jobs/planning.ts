@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { Clock } from '../ports.js';
 import type { Logger } from '../log.js';
 import type { HomePlanInput, Plan } from '../core/types.js';
+import { slotDevices } from '../core/home-plan.js';
 import type { Store } from '../store/types.js';
 import { isWattshiftError } from '../errors.js';
 import { startLoop, type LoopHandle } from './loop.js';
@@ -61,7 +62,7 @@ export function startPlanning(deps: {
         // The current slot's targets (whole-slot energy), so a log shows what control is following.
         const slot = next.slots.find((s) => s.startMs <= now && now < s.endMs);
         const targets = slot
-          ? { slotStartMs: slot.startMs, slotKwh: Object.fromEntries([...Object.entries(slot.tanks ?? {}), ...Object.entries(slot.evs ?? {})].map(([id, d]) => [id, round(d.energyKWh, 3)])) }
+          ? { slotStartMs: slot.startMs, slotKwh: Object.fromEntries(slotDevices(slot).map(([id, d]) => [id, round(d.energyKWh, 3)])) }
           : {};
         log.info(
           { reason: pendingReason, planStartMs: next.startMs, mode: next.mode, cost: round(next.cost), baseline: round(next.baselineCost), shortfalls: next.shortfalls.length, tookMs, ...targets },
