@@ -17,11 +17,14 @@ function nextComfort(plan: Plan, nowMs: number, tankId?: string): ComfortView | 
   return c ? { atMs: c.atMs, tempC: c.tempC, label: c.label, plannedTempC: c.plannedTempC, met: c.met } : undefined;
 }
 
-/** What each car's need rests on; a home with several cars names each charger. */
+const identifiedText: Record<string, string> = { idTag: 'by its id tag', card: 'by its RFID card', only: 'the charger\'s only car', default: 'the charger\'s default car' };
+
+/** What each car's need rests on; a home with several cars names each charger (and the car planned there). */
 function evNeedsText(evs: NonNullable<Plan['evs']>): string | undefined {
   const entries = Object.entries(evs);
-  if (entries.length <= 1) return entries[0] && evNeedText(entries[0][1].needFrom);
-  return entries.map(([id, e]) => `${id}: ${evNeedText(e.needFrom)}`).join('; ');
+  const car = (e: (typeof entries)[number][1]): string => (e.vehicle ? `${e.vehicle.name} (${e.vehicle.id}, ${identifiedText[e.vehicle.identifiedBy] ?? e.vehicle.identifiedBy}), ` : '');
+  if (entries.length <= 1) return entries[0] && `${car(entries[0][1])}${evNeedText(entries[0][1].needFrom)}`;
+  return entries.map(([id, e]) => `${id}: ${car(e)}${evNeedText(e.needFrom)}`).join('; ');
 }
 
 function evNeedText(from: NonNullable<Plan['evs']>[string]['needFrom']): string {

@@ -15,6 +15,7 @@ import type { ModbusBus } from '../devices/modbus/bus.js';
 import type { BuiltDevice } from '../devices/factory.js';
 import type { CentralSystem } from '../devices/ocpp/central-system.js';
 import type { SupervisedDevice } from '../devices/supervisor.js';
+import type { SocTopic } from '../devices/mqtt/soc-topic.js';
 import type { HaBridge } from '../ha/bridge.js';
 import type { MeteredSubject, Metering } from '../jobs/metering.js';
 import type { Wishes } from '../jobs/home-state.js';
@@ -67,6 +68,8 @@ export interface Parts {
   ocpp: CentralSystem | null;
   built: Map<string, BuiltDevice>;
   supervised: Map<string, SupervisedDevice>;
+  /** Each vehicle's own SoC topic, by vehicle id. */
+  vehicleSoc: Map<string, SocTopic>;
   metering: Metering;
   subjects: MeteredSubject[];
   wishes: Wishes;

@@ -26,7 +26,8 @@ export function homeModule(ctx: AppContext): Module {
       ctx.parts.metering = createMetering({ store: s, subjects, clock, logger: deps.logger });
       const w = new Wishes(s, config.devices.map((d) => d.id));
       ctx.parts.wishes = w;
-      ctx.parts.tracker = createHomeTracker({ config, store: s, clock, wishes: w });
+      const vehicleSoc = ctx.part('vehicleSoc');
+      ctx.parts.tracker = createHomeTracker({ config, store: s, clock, wishes: w, logger: deps.logger, vehicleSocPct: (id) => vehicleSoc.get(id)?.socPct() });
     },
     async stop() {
       try {
