@@ -19,6 +19,7 @@ import type { SocTopic } from '../devices/mqtt/soc-topic.js';
 import type { HaBridge } from '../ha/bridge.js';
 import type { MeteredSubject, Metering } from '../jobs/metering.js';
 import type { Wishes } from '../jobs/home-state.js';
+import type { VehicleMetering } from '../jobs/vehicle-metering.js';
 import type { HomeTracker } from '../jobs/home-tracker.js';
 import type { startPriceRefresh } from '../jobs/price-refresh.js';
 import type { Billing } from '../jobs/billing.js';
@@ -72,6 +73,7 @@ export interface Parts {
   vehicleSoc: Map<string, SocTopic>;
   metering: Metering;
   subjects: MeteredSubject[];
+  vehicleMetering: VehicleMetering;
   wishes: Wishes;
   tracker: HomeTracker;
   events: EventState;

@@ -60,6 +60,8 @@ export interface HomeTracker {
   deviceCapKw(deviceId: string, nowMs: number, events: readonly HomeEvent[], me: Identity): number | undefined;
   baseLoadKw(): number;
   estimatedTankC(deviceId: string, nowMs: number, plan: Plan | null): number | undefined;
+  /** The vehicle identified at a charger now (null: none, or the charger's own model). */
+  vehicleAt(chargerId: string): string | null;
   /** Learns from a control tick; true when the plan should be redone (car plugged in or out...). */
   observe(snap: ControlSnapshot, plan: Plan | null): boolean;
   checkEligibility(spark: Pick<SparkClient, 'getEligibility' | 'getEnrollment'>, me: Identity, logger: Logger): Promise<void>;
@@ -170,6 +172,7 @@ export function createHomeTracker(deps: {
     },
 
     baseLoadKw: () => baseLoadKw,
+    vehicleAt: (chargerId) => ev.get(chargerId)?.vehicleId ?? null,
 
     estimatedTankC(deviceId, nowMs, plan) {
       // Without a sensor, the plan's own model is the estimate, unless it merely assumed a start.
