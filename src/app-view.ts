@@ -77,6 +77,8 @@ export interface ViewSources {
   events: readonly HomeEvent[];
   /** Device id of each of this home's resource ids at the API. */
   resources: ReadonlyMap<string, string>;
+  /** The vehicle identified at a charger now, by id (null: none or the charger's own model). */
+  vehicleAt?: (chargerId: string) => string | null;
   bill?: BillSummary | null;
 }
 
@@ -136,6 +138,12 @@ function fuseView(config: Config, control: ControlSnapshot | null): FuseView | u
   };
 }
 
+/** The car at a charger as the views name it. */
+function vehicleOf(config: Config, vehicleId: string | null): { vehicle?: { id: string; name: string } } {
+  const v = vehicleId === null ? undefined : config.vehicles.find((x) => x.id === vehicleId);
+  return v ? { vehicle: { id: v.id, name: v.name ?? v.id } } : {};
+}
+
 export function homeView(src: ViewSources): HomeView {
   const { config, plan, control, nowMs } = src;
   const limits = limitsOf(src.events, src.resources, nowMs);
@@ -175,6 +183,7 @@ export function homeView(src: ViewSources): HomeView {
         ...(r?.ev?.socPct !== undefined ? { socPct: r.ev.socPct } : {}),
         ...(r?.ev?.sessionKwh !== undefined ? { sessionKwh: r.ev.sessionKwh } : {}),
         ...(r?.ev?.connectorStatus !== undefined ? { connectorStatus: r.ev.connectorStatus } : {}),
+        ...vehicleOf(config, src.vehicleAt?.(d.id) ?? null),
         ...(w.departureMs !== null ? { departure: new Date(w.departureMs).toISOString() } : {}),
         ...(w.targetKwh !== null ? { targetKwh: w.targetKwh } : {}),
         ...(w.targetSocPct !== null ? { targetSocPct: w.targetSocPct } : {}),
