@@ -97,8 +97,8 @@ export interface EvState {
   connectorStatus?: string;
   /** The OCPP id tag that authorised or started the session (the car's card or token), when known. */
   idTag?: string;
-  /** The go-e RFID card index (0..9) of the session; null for a session without a card. */
-  goeCard?: number | null;
+  /** The go-e RFID card index (0..9) of the session, when it was started with a card. */
+  goeCard?: number;
 }
 
 export interface EvStateReader {

@@ -144,7 +144,7 @@ export function createGoeDevice(
         if (car === 0) throw new WattshiftError('DEVICE_BAD_VALUE', `${device}: car state unknown (0)`);
         // trx (apikeys-en.md): null no transaction, 0 without a card, otherwise the card index + 1.
         const trx = values.peek('trx') as number | null | undefined;
-        const card = car === 1 || trx === undefined ? {} : { goeCard: trx === null || trx === 0 ? null : trx - 1 };
+        const card = car !== 1 && typeof trx === 'number' && trx > 0 ? { goeCard: trx - 1 } : {};
         return { plugged: car !== 1, charging: car === 2, ...card };
       },
     },
