@@ -11,13 +11,14 @@
  * - `<prefix>/amp/set` (6..maxCurrentA) and `<prefix>/frc/set` (0, 1, 2), each answered on
  *   `<key>/result` (non-retained); a set that changes nothing republishes nothing.
  *
- * Cars plug in and out on a schedule; a plugged car charges at amp × phases × voltage while allowed
+ * Cars plug in and out on a schedule; a plugged car charges at amp × phases × voltage (√3 × voltage on an IT supply) while allowed
  * (frc ≠ 1) until its battery is full. Time moves only through `advance(ms)`; per-hour metered
  * energy is the ground truth for tests, and `setsOf(key)` counts the writes the charger received.
  */
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { followClock, publishOnline, type MqttSimulator } from './mqtt-simulator.js';
-import { EvBattery, type EvBatteryOptions } from './ev-battery.js';
+import { pluggedBattery, type EvBattery, type EvBatteryOptions } from './ev-battery.js';
+import { wattsPerAmp, type Supply } from '../../core/fuse.js';
 
 const hourMs = 3_600_000;
 
@@ -25,7 +26,8 @@ export interface GoeSimPlug {
   atMs: number;
   /** When the car leaves (never, if omitted). */
   untilMs?: number;
-  battery: EvBatteryOptions;
+  /** A fresh battery for this plug-in, or a car followed over several plug-ins. */
+  battery: EvBatteryOptions | EvBattery;
   /** go-e: the RFID card (index 0..9) presented with this car; without it the session has no card. */
   card?: number;
   /** OCPP: the id tag presented with this car (Authorize, then a StartTransaction of its own). */
@@ -37,6 +39,8 @@ export interface GoeSimOptions {
   topicPrefix: string;
   startMs: number;
   phases?: 1 | 3;
+  /** The supply it hangs on: on an IT 3×230 V supply a 3-phase charge draws √3·U·I, not 3·U·I (default TN). */
+  supply?: Supply;
   voltageV?: number;
   amp?: number;
   frc?: 0 | 1 | 2;
@@ -64,6 +68,7 @@ export function createGoeSim(options: GoeSimOptions): GoeSim {
   const prefix = options.topicPrefix;
   const phases = options.phases ?? 3;
   const voltage = options.voltageV ?? 230;
+  const wPerA = wattsPerAmp(options.supply ?? 'TN', phases, voltage);
   const maxCurrentA = options.maxCurrentA ?? 32;
   let now = options.startMs;
   let amp = options.amp ?? 16;
@@ -83,7 +88,7 @@ export function createGoeSim(options: GoeSimOptions): GoeSim {
   let client: MqttClient | undefined;
 
   const allowed = (): boolean => frc !== 1 && amp >= 6;
-  const powerW = (): number => (active && !active.battery.full && allowed() ? amp * phases * voltage : 0);
+  const powerW = (): number => (active && !active.battery.full && allowed() ? amp * wPerA : 0);
   const carState = (): number => {
     if (!active) return 1;
     if (active.battery.full) return 4;
@@ -96,7 +101,7 @@ export function createGoeSim(options: GoeSimOptions): GoeSim {
       const next = plugs.find((p) => p.atMs <= now && (p.untilMs === undefined || p.untilMs > now));
       if (next) {
         plugs.splice(plugs.indexOf(next), 1);
-        active = { plug: next, battery: new EvBattery(next.battery) };
+        active = { plug: next, battery: pluggedBattery(next.battery) };
         sessionWh = 0;
       }
     }

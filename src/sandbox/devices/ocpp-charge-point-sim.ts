@@ -28,9 +28,10 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { RPCClient, createRPCError } from 'ocpp-rpc';
-import { EvBattery } from './ev-battery.js';
+import { pluggedBattery, type EvBattery } from './ev-battery.js';
 import type { GoeSimPlug } from './goe-sim.js';
 import { activeLimitA, nextProfileChangeMs, type ChargingProfile, type StoredProfile } from './ocpp-profiles.js';
+import { wattsPerAmp, type Supply } from '../../core/fuse.js';
 
 const hourMs = 3_600_000;
 const minCurrentA = 6;
@@ -53,6 +54,8 @@ export interface OcppChargePointSimOptions {
   password?: string;
   startMs: number;
   phases?: 1 | 3;
+  /** The supply it hangs on: on an IT 3×230 V supply a 3-phase charge draws √3·U·I, not 3·U·I (default TN). */
+  supply?: Supply;
   voltageV?: number;
   maxCurrentA?: number;
   plugs?: GoeSimPlug[];
@@ -74,6 +77,7 @@ interface Persisted {
 export function createOcppChargePointSim(options: OcppChargePointSimOptions) {
   const phases = options.phases ?? 3;
   const voltage = options.voltageV ?? 230;
+  const wPerA = wattsPerAmp(options.supply ?? 'TN', phases, voltage);
   const maxCurrentA = options.maxCurrentA ?? 32;
   const loaded: Persisted = options.statePath && existsSync(options.statePath)
     ? JSON.parse(readFileSync(options.statePath, 'utf8')) as Persisted
@@ -127,7 +131,7 @@ export function createOcppChargePointSim(options: OcppChargePointSimOptions) {
     const limit = Math.min(maxCurrentA, activeLimitA(profiles, 1, now, tx) ?? maxCurrentA);
     return limit < minCurrentA ? 0 : Math.floor(limit);
   };
-  const powerW = (): number => (tx && active && !active.battery.full ? offeredA() * phases * voltage : 0);
+  const powerW = (): number => (tx && active && !active.battery.full ? offeredA() * wPerA : 0);
   const currentStatus = (): Status => {
     if (!active) return 'Available';
     if (!tx) return status === 'Finishing' ? 'Finishing' : 'Preparing';
@@ -183,7 +187,7 @@ export function createOcppChargePointSim(options: OcppChargePointSimOptions) {
     const next = plugs[0];
     if (!active && next && next.atMs <= now) {
       plugs.shift();
-      active = { plug: next, battery: new EvBattery(next.battery) };
+      active = { plug: next, battery: pluggedBattery(next.battery) };
       updateStatus();
       if (next.idTag !== undefined) void authorizeAndStart(next.idTag);
     }
