@@ -13,7 +13,7 @@ import { createVehicleMetering, vehicleSubject } from './vehicle-metering.js';
 // Wednesday 14 January 2026, 17:00 in Oslo.
 const T0 = Date.UTC(2026, 0, 14, 16);
 const H = 3_600_000;
-const goe = (id: string) => ({ id, kind: 'evCharger', charger: { type: 'goe', topicPrefix: `go-eCharger/${id}` }, model: { capacityKwh: 50, targetEnergyKwh: 10, departure: '07:00' } });
+const goe = (id: string) => ({ id, kind: 'evCharger' as const, charger: { type: 'goe' as const, topicPrefix: `go-eCharger/${id}` }, model: { capacityKwh: 50, targetEnergyKwh: 10, departure: '07:00' } });
 const config = defaultConfig({
   site: { timezone: 'Europe/Oslo', priceArea: 'NO1', currency: 'NOK', locationLimitKw: 22 },
   mqtt: { url: 'mqtt://127.0.0.1' },
