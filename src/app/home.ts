@@ -23,7 +23,10 @@ export function homeModule(ctx: AppContext): Module {
         if (caps.powerMeter) return [{ subject: subjectOfDevice(d.id), method: 'power' }];
         return [];
       });
-      for (const v of config.vehicles) subjects.push({ subject: vehicleSubject(v.id), method: 'counter' });
+      // A car's counter rises by what one charger meters: no faster than the strongest charger draws.
+      const chargerKw = config.devices.flatMap((d) => (d.kind === 'evCharger' ? [meteringOptionsFor(d, config.site).maxPowerKw ?? Infinity] : []));
+      const carOptions = chargerKw.length > 0 && Number.isFinite(Math.max(...chargerKw)) ? { maxPowerKw: Math.max(...chargerKw) } : {};
+      for (const v of config.vehicles) subjects.push({ subject: vehicleSubject(v.id), method: 'counter', options: carOptions });
       ctx.parts.subjects = subjects;
       ctx.parts.metering = createMetering({ store: s, subjects, clock, logger: deps.logger });
       ctx.parts.vehicleMetering = createVehicleMetering({ vehicleIds: config.vehicles.map((v) => v.id), metering: ctx.parts.metering });
