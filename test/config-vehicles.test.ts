@@ -58,10 +58,13 @@ describe('vehicles config', () => {
     ]);
   });
 
-  it('refuses a bad card index, a bad departure cron and a SoC topic without the mqtt section', () => {
+  it('refuses a bad card index, a bad departure cron, a SoC topic among wattshift\'s own and one without the mqtt section', () => {
     const { mqtt: _mqtt, ...noMqtt } = base;
     expect(problemsOf({ ...base, vehicles: [{ ...carA, identify: { goeCards: [10] } }], devices: [] })[0]).toMatchObject({ path: 'vehicles[0].identify.goeCards[0]' });
     expect(problemsOf({ ...base, vehicles: [{ ...carA, departures: [{ cron: '99 7 * * *' }] }], devices: [] })[0]).toMatchObject({ path: 'vehicles[0].departures[0].cron' });
+    expect(problemsOf({ ...base, vehicles: [{ ...carA, soc: { topic: 'wattshift/car-a/soc' } }], devices: [] })).toEqual([
+      expect.objectContaining({ path: 'vehicles[0].soc.topic', message: expect.stringMatching(/under mqtt.baseTopic "wattshift"/) }),
+    ]);
     expect(problemsOf({ ...noMqtt, vehicles: [{ ...carA, soc: { topic: 'car/soc' } }], devices: [] })).toEqual([
       expect.objectContaining({ path: 'vehicles[0].soc', message: 'a SoC topic needs the mqtt section' }),
     ]);

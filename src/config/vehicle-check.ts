@@ -1,6 +1,7 @@
 /** Cross-field rules of the `vehicles` section and the chargers that name them. */
 import type { DeviceConfig } from './schema-devices.js';
 import type { VehicleConfig } from './schema-vehicles.js';
+import { ownTopicProblem } from './topic-check.js';
 
 type ReportIssue = (path: (string | number)[], message: string) => void;
 
@@ -33,6 +34,8 @@ export function checkVehicles(
     const at = ['vehicles', i];
     if (deviceIds.has(v.id)) issue([...at, 'id'], `vehicle id "${v.id}" is also a device id`);
     if (v.soc && cfg.mqtt === undefined) issue([...at, 'soc'], 'a SoC topic needs the mqtt section');
+    const own = v.soc ? ownTopicProblem(cfg.mqtt, v.soc.topic) : undefined;
+    if (own) issue([...at, 'soc', 'topic'], own);
   });
   const indexed = all.map((v) => v ?? null);
   const present = <T>(f: (v: VehicleConfig) => readonly T[]) => (v: VehicleConfig | null): readonly T[] => (v ? f(v) : []);
