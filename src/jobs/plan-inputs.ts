@@ -1,4 +1,5 @@
-import type { ComfortWindowConfig, Config, EvChargerConfig, HotWaterTankConfig } from '../config/schema.js';
+import type { ComfortWindowConfig, Config, EvChargerConfig, HotWaterTankConfig, VehicleConfig } from '../config/schema.js';
+import { carParams, type IdentifiedBy } from './vehicles.js';
 import type { BuildPriceSeriesInput, ComfortDeadline, DeltaCurveInput, EvParams, HomePlanInput, LpcCap, TankParams } from '../core/types.js';
 import { localParts } from '../core/zoned-time.js';
 import { buildPriceSeries } from '../core/prices.js';
@@ -29,6 +30,9 @@ export interface EvNow {
   sessionKwh: number;
   /** When the car was plugged in (as seen by this run of the daemon), null when not plugged. */
   sessionStartMs: number | null;
+  /** The car recognised at the charger (null: the charger's own model is the car), and how. */
+  vehicle?: VehicleConfig | null;
+  identifiedBy?: IdentifiedBy;
   departureOverrideMs: number | null;
   targetKwhOverride: number | null;
   targetSocOverride: number | null;
@@ -149,29 +153,37 @@ export function comfortDeadlines(windows: readonly ComfortWindowConfig[], nowMs:
   });
 }
 
-/** The car's next departure: a command's override, else the next of its schedule, else its daily time. */
+/** The car's next departure (a command's override, else the next of its schedules, else its daily time) and that departure's own targets. */
+export function nextDeparture(ev: EvNow, nowMs: number, timezone: string): { atMs: number; targetSocPct?: number | undefined; targetEnergyKwh?: number | undefined } {
+  const car = carParams(ev.config.model, ev.vehicle ?? null);
+  if (ev.departureOverrideMs !== null && ev.departureOverrideMs > nowMs) return { atMs: ev.departureOverrideMs };
+  const next = car.departures
+    .map((d) => ({ atMs: scheduleOf(d, timezone).nextAfterMs(nowMs), targetSocPct: d.targetSocPct, targetEnergyKwh: d.targetEnergyKwh }))
+    .sort((a, b) => a.atMs - b.atMs)[0];
+  return next ?? { atMs: nextLocalTimeMs(nowMs, car.departure, timezone) };
+}
+
+/** The car's next departure: a command's override, else the next of its schedules, else its daily time. */
 export function nextDepartureMs(ev: EvNow, nowMs: number, timezone: string): number {
-  const m = ev.config.model;
-  if (ev.departureOverrideMs !== null && ev.departureOverrideMs > nowMs) return ev.departureOverrideMs;
-  if (m.departureSchedule) return scheduleOf(m.departureSchedule, timezone).nextAfterMs(nowMs);
-  return nextLocalTimeMs(nowMs, m.departure, timezone);
+  return nextDeparture(ev, nowMs, timezone).atMs;
 }
 
 function evParams(ev: EvNow, nowMs: number, timezone: string, supply: Supply, slotDeliveredKWh: number): EvParams & { id: string } {
   const m = ev.config.model;
+  const car = carParams(m, ev.vehicle ?? null);
   // On an IT supply a 3-phase charger draws √3·U·I, not 3·U·I: planning 3·U·I would plan power it cannot draw.
   const kwPerA = wattsPerAmp(supply, m.phases, m.voltageV) / 1000;
-  const departureMs = nextDepartureMs(ev, nowMs, timezone);
+  const departure = nextDeparture(ev, nowMs, timezone);
   const common = {
     id: ev.config.id,
-    slotDeliveredKWh, departureMs, minPowerKW: m.minCurrentA * kwPerA, maxPowerKW: m.maxCurrentA * kwPerA, efficiency: m.efficiency,
+    slotDeliveredKWh, departureMs: departure.atMs, minPowerKW: m.minCurrentA * kwPerA, maxPowerKW: m.maxCurrentA * kwPerA, efficiency: car.efficiency,
     ...(ev.sessionStartMs !== null ? { session: { startMs: ev.sessionStartMs, deliveredKWh: ev.sessionKwh } } : {}),
   };
   if (ev.socPct !== null) {
-    return { ...common, socPct: ev.socPct, targetSocPct: ev.targetSocOverride ?? m.targetSocPct, capacityKWh: m.capacityKwh };
+    return { ...common, socPct: ev.socPct, targetSocPct: ev.targetSocOverride ?? departure.targetSocPct ?? car.targetSocPct, capacityKWh: car.capacityKwh };
   }
-  const target = ev.targetKwhOverride ?? m.targetEnergyKwh ?? 0.4 * m.capacityKwh;
-  return { ...common, energyNeededKWh: Math.max(0, target - ev.sessionKwh * m.efficiency) };
+  const target = ev.targetKwhOverride ?? departure.targetEnergyKwh ?? car.targetEnergyKwh ?? 0.4 * car.capacityKwh;
+  return { ...common, energyNeededKWh: Math.max(0, target - ev.sessionKwh * car.efficiency) };
 }
 
 /**
