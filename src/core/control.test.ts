@@ -175,6 +175,9 @@ describe('decide: main fuse', () => {
     expect(charger(starting)).toMatchObject({ currentA: 7, reason: 'main fuse: 8.7 A kept for a heater switching on' });
     // Already heating: its current is in the reading, nothing more is kept.
     expect(charger(decide([tank({ powerW: 2000 }), car(full)], roomy))).toMatchObject({ currentA: 16 });
+    expect(charger(decide([tank({ powerW: 2000, sincePhaseReading: false }), car(full)], roomy))).toMatchObject({ currentA: 16 });
+    // Heating, but switched on after the phase reading was taken: the reading does not hold it yet.
+    expect(charger(decide([tank({ powerW: 2000, sincePhaseReading: true }), car(full)], roomy))).toMatchObject({ currentA: 7 });
     // Not switched on: nothing is kept.
     expect(charger(decide([tank({ powerW: 0, slotEnergyKwh: 2 }), car(full)], roomy))).toMatchObject({ currentA: 16 });
     // Without a fuse, nothing changes.

@@ -51,6 +51,11 @@ export interface HeaterNow {
   planned: SlotTarget | null;
   /** A resource LPC cap on this device now, kW. */
   capKw?: number;
+  /**
+   * Switched on (allowed) after the main fuse's phase reading was taken: its current is not in that
+   * reading yet. Unknown (undefined): a heater not drawing counts as such.
+   */
+  sincePhaseReading?: boolean;
 }
 
 export interface ChargerNow {
@@ -163,16 +168,18 @@ function withinFuse<W extends { currentA: number; reason: string }>(want: W, d: 
 }
 
 /**
- * A heater this decision switches on is not yet in the meter's phase currents the fuse headroom
- * came from: its current is kept free for this tick, as a 1-phase element at 230 V (on one line on
- * TN, on two on IT), the most it can add to any one line. The next reading counts it as house load.
+ * An allowed heater whose current the meter's phase reading (where the fuse headroom came from) may
+ * not hold: one switched on since that reading, or one idle on its thermostat that may start at any
+ * moment. Its current is kept free, as a 1-phase element at 230 V (on one line on TN, on two on
+ * IT), the most it can add to any one line; once a reading holds it, it is house load there.
  */
 function startingHeaterA(devices: readonly DeviceNow[], setpoints: readonly Setpoint[]): number {
   let amps = 0;
   for (const d of devices) {
     if (d.kind !== 'hotWaterTank') continue;
     const allowed = setpoints.some((p) => p.kind === 'heater' && p.id === d.id && p.allow);
-    if (allowed && drawKw(d) < d.elementKw / 2) amps += (d.elementKw * 1000) / 230;
+    const unseen = d.sincePhaseReading === true || drawKw(d) < d.elementKw / 2;
+    if (allowed && unseen) amps += (d.elementKw * 1000) / 230;
   }
   return amps;
 }

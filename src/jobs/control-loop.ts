@@ -3,7 +3,7 @@ import type { Logger } from '../log.js';
 import type { DeviceConfig } from '../config/schema.js';
 import type { SupervisedDevice, DeviceReading } from '../devices/supervisor.js';
 import type { Plan, PlanSlot } from '../core/types.js';
-import { decide, type Decision, type DeviceMode, type DeviceNow, type HourBudget } from '../core/control.js';
+import { decide, type Decision, type DeviceMode, type DeviceNow, type HourBudget, type Setpoint } from '../core/control.js';
 import type { Metering } from './metering.js';
 import { startLoop, type LoopHandle } from './loop.js';
 import type { FuseGuard } from './fuse-guard.js';
@@ -104,6 +104,13 @@ export function startControlLoop(deps: {
     return acc.kwh;
   }
 
+  /** The charging current last sent to each charger, A. */
+  const appliedA = new Map<string, number>();
+  /** When each heater was last switched on (allowed after not being), clock ms. */
+  const heaterOnSinceMs = new Map<string, number>();
+  /** A phase reading holds a heater's current only if taken a little after it was switched on. */
+  const PHASE_SETTLE_MS = 5_000;
+
   async function tick(signal: AbortSignal): Promise<number> {
     const readings = new Map<string, DeviceReading>();
     const fuseMeter = deps.fuse && !hasDevice(all, deps.fuse.meterId) ? deps.fuse.meter : undefined;
@@ -146,6 +153,7 @@ export function startControlLoop(deps: {
           floorC: cfg.model.floorC, maxC: cfg.model.maxC, elementKw: cfg.model.elementKw, powerW: r.powerW, slotEnergyKwh: e,
           planned: plan === null ? null : { energyKwh: t?.energyKWh ?? 0, powerKw: t?.powerKW ?? 0, paidToConsume: (slot?.price ?? 0) < 0 },
           ...(capKw !== undefined ? { capKw } : {}),
+          ...(deps.fuse ? { sincePhaseReading: (phases?.atMs ?? -Infinity) < (heaterOnSinceMs.get(cfg.id) ?? -Infinity) + PHASE_SETTLE_MS } : {}),
         });
       } else if (cfg.kind === 'evCharger') {
         const v = slot?.evs?.[cfg.id];
@@ -170,16 +178,26 @@ export function startControlLoop(deps: {
     }
     guarding = new Set(decision.guarded);
     deps.fuse?.guard.applied(decision.setpoints);
+    for (const s of decision.setpoints) {
+      if (s.kind !== 'heater') continue;
+      if (!s.allow) heaterOnSinceMs.delete(s.id);
+      else if (!heaterOnSinceMs.has(s.id)) heaterOnSinceMs.set(s.id, now);
+    }
     const byId = new Map(deps.devices.map((c) => [c.config.id, c]));
     // A device that refuses a command is the supervisor's to report; the others still get theirs.
-    await Promise.allSettled(
-      decision.setpoints.map(async (s) => {
+    const apply = (setpoints: readonly Setpoint[]) => Promise.allSettled(
+      setpoints.map(async (s) => {
         const c = byId.get(s.id);
         if (!c) return;
         if (s.kind === 'heater') await c.device.applyHeater(!s.allow);
         else await c.device.applyCurrent(s.currentA);
+        if (s.kind === 'charger') appliedA.set(s.id, s.currentA);
       }),
     );
+    // Loads go down before others go up, so that the fuse never carries both at once.
+    const raises = (s: Setpoint): boolean => (s.kind === 'heater' ? s.allow : s.currentA > (appliedA.get(s.id) ?? Infinity));
+    await apply(decision.setpoints.filter((s) => !raises(s)));
+    await apply(decision.setpoints.filter(raises));
     deps.metering.tick(now);
     last = { atMs: now, slotStartMs, readings, slotEnergyKwh: energies, decision, locationPowerW, capKw };
     deps.onTick(last);

@@ -85,6 +85,8 @@ export interface WeekWorld {
   lineCurrentsA(atMs: number): number[];
   /** Connects the OCPP charge point (after the daemon started). */
   startChargePoint(): Promise<void>;
+  /** The daemon's status server. */
+  statusUrl: string;
   config: DirectConfigInput;
   close(): Promise<void>;
 }
@@ -124,6 +126,7 @@ export async function startWeekWorld(options: { clock: Clock; startMs: number; d
   const goe = createGoeSim({ url: broker.url, topicPrefix: goeTopic, startMs, phases: 3, supply: 'IT', amp: 16, maxCurrentA: 16, plugs: plugsOf(cars[0]!) });
   await goe.start();
   const ocppPort = await findFreePort();
+  const statusPort = await findFreePort();
   const ocpp = createOcppChargePointSim({
     url: `ws://127.0.0.1:${ocppPort}/ocpp`, identity: 'cp-week', password: ocppPassword, startMs, phases: 3, supply: 'IT', maxCurrentA: 16, plugs: plugsOf(cars[1]!),
   });
@@ -210,7 +213,8 @@ export async function startWeekWorld(options: { clock: Clock; startMs: number; d
       { id: 'han', name: 'Main meter (HAN)', kind: 'meter', staleAfterS: 300, meter: { type: 'amsreader', topic: amsTopic }, model: { main: true } },
     ],
     storage: { path: join(options.dataDir, 'wattshift.db') },
-    http: { enabled: false },
+    // The status server: a failing run shows what the daemon thought (GET /api/view).
+    http: { enabled: true, host: '127.0.0.1', port: statusPort },
     log: { level: 'info' },
   };
 
@@ -220,6 +224,7 @@ export async function startWeekWorld(options: { clock: Clock; startMs: number; d
     departures,
     lineCurrentsA,
     startChargePoint,
+    statusUrl: `http://127.0.0.1:${statusPort}`,
     config,
     async close() {
       stop.abort();
