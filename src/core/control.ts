@@ -20,6 +20,8 @@
  * state must not start a load the plan left out.
  */
 
+import { sgStateWithin, wantedSgState, type HeatPumpNow, type SgState } from './heat-pump.js';
+
 export type DeviceMode = 'auto' | 'off' | 'boost';
 
 export interface SlotTarget {
@@ -75,7 +77,7 @@ export interface ChargerNow {
   fuse?: { maxA: number; reason: string };
 }
 
-export type DeviceNow = HeaterNow | ChargerNow;
+export type DeviceNow = HeaterNow | ChargerNow | HeatPumpNow;
 
 export interface SiteNow {
   /** The binding cap now: min(location limit, active LPC caps), kW. */
@@ -107,7 +109,8 @@ export interface HourBudget {
 
 export type Setpoint =
   | { kind: 'heater'; id: string; allow: boolean; reason: string }
-  | { kind: 'charger'; id: string; currentA: number; reason: string };
+  | { kind: 'charger'; id: string; currentA: number; reason: string }
+  | { kind: 'heatPump'; id: string; state: SgState; reason: string; refused?: string };
 
 export interface Decision {
   setpoints: Setpoint[];
@@ -219,6 +222,23 @@ export function decide(devices: readonly DeviceNow[], site: SiteNow): Decision {
       expectedDeviceKw += d.elementKw;
     }
     setpoints.push({ kind: 'heater', id: d.id, ...want });
+  }
+  // Heat pumps next: a pump that may draw where the caps leave no room is locked while its budget lasts.
+  for (const d of devices) {
+    if (d.kind !== 'heatPump') continue;
+    const roomKw = Math.min(headroomKw, d.capKw ?? Infinity);
+    const capNote = roomKw < headroomKw ? `device cap ${d.capKw} kW` : `cap ${site.capKw} kW leaves no room`;
+    let want = sgStateWithin(d, wantedSgState(d), roomKw, capNote);
+    if (want.byPlan && d.electricKw > guardKw + 1e-9) {
+      guarded.push(d.id);
+      want = { state: 'normal', reason: guardNote };
+    }
+    if (want.state !== 'block') {
+      headroomKw -= d.electricKw;
+      guardKw -= d.electricKw;
+      expectedDeviceKw += d.electricKw;
+    }
+    setpoints.push({ kind: 'heatPump', id: d.id, state: want.state, reason: want.reason, ...(want.refused !== undefined ? { refused: want.refused } : {}) });
   }
   for (const d of devices) {
     if (d.kind !== 'evCharger') continue;

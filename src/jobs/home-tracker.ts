@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { Clock } from '../ports.js';
 import type { Logger } from '../log.js';
-import type { Config } from '../config/schema.js';
+import { heatingKwOf, isTankDevice, type Config, type TankDeviceConfig } from '../config/schema.js';
 import type { Plan } from '../core/types.js';
 import type { Store } from '../store/types.js';
 import type { SparkClient } from '../spark/client.js';
@@ -79,11 +79,11 @@ export function createHomeTracker(deps: { config: Config; store: Pick<Store, 'ge
   const ev = new Map<string, { plugged: boolean; sessionStartKwh: number | null; sessionKwh: number; sessionStartMs: number | null; socPct: number | null }>();
   const legionellaKey = (id: string): string => `legionella:${id}`;
   const legionella = new Map<string, number | null>(
-    config.devices.filter((d) => d.kind === 'hotWaterTank').map((d) => [d.id, store.getState(legionellaKey(d.id), z.number()) ?? null]),
+    config.devices.filter(isTankDevice).map((d) => [d.id, store.getState(legionellaKey(d.id), z.number()) ?? null]),
   );
   let elig: { eligible: boolean | null; enrolled: boolean | null; checkedMs: number | null } = { eligible: null, enrolled: null, checkedMs: null };
 
-  function tankNow(d: Extract<Config['devices'][number], { kind: 'hotWaterTank' }>): TankNow {
+  function tankNow(d: TankDeviceConfig): TankNow {
     const t = tank.get(d.id);
     return {
       config: d,
@@ -116,7 +116,7 @@ export function createHomeTracker(deps: { config: Config; store: Pick<Store, 'ge
         nowMs,
         prices,
         events,
-        tanks: config.devices.flatMap((d) => (d.kind === 'hotWaterTank' ? [tankNow(d)] : [])),
+        tanks: config.devices.filter(isTankDevice).map(tankNow),
         evs: config.devices.flatMap((d) => (d.kind === 'evCharger' ? [evNow(d)] : [])),
         baseLoadKw,
       };
@@ -161,7 +161,7 @@ export function createHomeTracker(deps: { config: Config; store: Pick<Store, 'ge
       for (const d of config.devices) {
         const r = snap.readings.get(d.id);
         if (!r) continue;
-        if (d.kind === 'hotWaterTank') {
+        if (isTankDevice(d)) {
           const t = tank.get(d.id) ?? { lastKnown: null, heatedSinceKwh: 0, lastEnergyKwh: null, measuredC: null };
           t.measuredC = r.temperatureC ?? null;
           if (r.temperatureC !== undefined) {
@@ -171,7 +171,7 @@ export function createHomeTracker(deps: { config: Config; store: Pick<Store, 'ge
             if (t.lastEnergyKwh !== null && r.energyKwh >= t.lastEnergyKwh) t.heatedSinceKwh += r.energyKwh - t.lastEnergyKwh;
             // An allowed element drawing nothing means the thermostat is satisfied: the tank is at max.
             const allowed = snap.decision.setpoints.some((s) => s.kind === 'heater' && s.id === d.id && s.allow);
-            if (allowed && (r.powerW ?? Infinity) < 0.05 * d.model.elementKw * 1000) {
+            if (allowed && (r.powerW ?? Infinity) < 0.05 * heatingKwOf(d) * 1000) {
               t.lastKnown = { tempC: d.model.maxC, atMs: snap.atMs };
               t.heatedSinceKwh = 0;
             }

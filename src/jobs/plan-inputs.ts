@@ -1,4 +1,5 @@
-import type { ComfortWindowConfig, Config, EvChargerConfig, HotWaterTankConfig } from '../config/schema.js';
+import { heatingKwOf, type ComfortWindowConfig, type Config, type EvChargerConfig, type TankDeviceConfig } from '../config/schema.js';
+import { heatPumpAsTank } from '../core/heat-pump.js';
 import type { BuildPriceSeriesInput, ComfortDeadline, DeltaCurveInput, EvParams, HomePlanInput, LpcCap, TankParams } from '../core/types.js';
 import { localParts } from '../core/zoned-time.js';
 import { buildPriceSeries } from '../core/prices.js';
@@ -10,9 +11,9 @@ import { cronSchedule, type CronSchedule } from './cron.js';
 import type { HomeEvent } from './event-normalise.js';
 import type { PriceData } from './price-refresh.js';
 
-/** What the tank looks like now, as far as the daemon knows. */
+/** What the tank looks like now, as far as the daemon knows (a heat pump's: the tank it heats). */
 export interface TankNow {
-  config: HotWaterTankConfig;
+  config: TankDeviceConfig;
   measuredC: number | null;
   lastKnown: { tempC: number; atMs: number } | null;
   heatedSinceKwh: number;
@@ -87,12 +88,12 @@ export function lpcCaps(events: readonly HomeEvent[], ownerOf: ResourceOwner): L
 
 function tankParams(t: TankNow, slotMinutes: number, slotDeliveredKWh: number, comfort: ComfortDeadline[]): TankParams & { id: string } {
   const m = t.config.model;
-  return {
+  const params: TankParams & { id: string } = {
     id: t.config.id,
     comfort,
     slotDeliveredKWh,
     volumeL: m.volumeL,
-    powerKW: m.elementKw,
+    powerKW: heatingKwOf(t.config),
     coldWaterC: m.coldWaterC,
     ambientC: m.ambientC,
     heatLossWPerK: m.lossWPerK,
@@ -102,7 +103,7 @@ function tankParams(t: TankNow, slotMinutes: number, slotDeliveredKWh: number, c
     currentTempC: t.measuredC,
     lastKnown: t.lastKnown,
     heatedSinceKWh: t.heatedSinceKwh,
-    control: m.relayOnly ? 'relay' : 'continuous',
+    control: 'relayOnly' in m && m.relayOnly ? 'relay' : 'continuous',
     legionella: m.legionella.enabled
       ? { tempC: m.legionella.tempC, everyDays: m.legionella.intervalDays, lastReachedMs: t.legionellaLastMs }
       : null,
@@ -112,6 +113,8 @@ function tankParams(t: TankNow, slotMinutes: number, slotDeliveredKWh: number, c
       maxStartsPerDay: m.maxStartsPerDay,
     },
   };
+  // A heat pump is planned in electric energy: its tank's heat terms over the COP.
+  return t.config.kind === 'heatPump' ? { ...heatPumpAsTank(params, t.config.model.cop), id: t.config.id } : params;
 }
 
 /** node-cron schedules of the config, made once each (a plan is made every few minutes). */
@@ -202,7 +205,7 @@ export function buildPlanInput(config: Config, snap: PlanningSnapshot, resources
   const slots = tariff ? priceSlotsWithTariff(series, tariff, config.site.timezone) : series;
   const ownerOf: ResourceOwner = (resourceId) => {
     const d = config.devices.find((x) => x.id === resources.get(resourceId));
-    return d?.kind === 'hotWaterTank' ? { scope: 'tank', deviceId: d.id } : d?.kind === 'evCharger' ? { scope: 'ev', deviceId: d.id } : null;
+    return d?.kind === 'hotWaterTank' || d?.kind === 'heatPump' ? { scope: 'tank', deviceId: d.id } : d?.kind === 'evCharger' ? { scope: 'ev', deviceId: d.id } : null;
   };
   const fallback = config.planner.evFallbackWindow;
   const delivered = (id: string): number => snap.slotDeliveredKwh?.get(id) ?? 0;
