@@ -22,7 +22,7 @@ export const sgContacts: Readonly<Record<SgState, readonly [boolean, boolean]>> 
  * the COP, so that the tank DP's energy per slot is what the pump draws (its cost) while
  * temperatures stay those of the water. The retention factor a = 1 − UA·Δt/C is unchanged.
  */
-export function heatPumpAsTank(tank: TankParams, cop: number): TankParams {
+export function heatPumpAsTank<T extends TankParams>(tank: T, cop: number): T {
   return {
     ...tank,
     volumeL: tank.volumeL / cop,

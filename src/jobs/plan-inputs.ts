@@ -114,7 +114,7 @@ function tankParams(t: TankNow, slotMinutes: number, slotDeliveredKWh: number, c
     },
   };
   // A heat pump is planned in electric energy: its tank's heat terms over the COP.
-  return t.config.kind === 'heatPump' ? { ...heatPumpAsTank(params, t.config.model.cop), id: t.config.id } : params;
+  return t.config.kind === 'heatPump' ? heatPumpAsTank({ ...params, maxC: t.config.model.boostC }, t.config.model.cop) : params;
 }
 
 /** node-cron schedules of the config, made once each (a plan is made every few minutes). */
