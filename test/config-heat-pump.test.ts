@@ -48,6 +48,7 @@ describe('heatPump config', () => {
     expect(paths([pump({ contacts: { relay1: relay(0), relay2: relay(0) } })])).toContain('devices[0].contacts.relay2');
     expect(paths([pump({}, { normalC: 55, boostC: 52 })])).toContain('devices[0].model.boostC');
     expect(paths([pump({}, { floorC: 70, maxC: 65, boostC: 60 })])).toContain('devices[0].model.floorC');
+    expect(paths([pump({}, { boostC: 55, comfort: [{ cron: '0 7 * * *', tempC: 58 }] })])).toEqual(['devices[0].model.legionella.tempC', 'devices[0].model.comfort[0].tempC']);
     expect(paths([pump({ contacts: { relay1: { type: 'goe', topicPrefix: 'x' }, relay2: relay(1) } })]).join()).toMatch(/devices\[0\]\.contacts\.relay1/);
   });
 });

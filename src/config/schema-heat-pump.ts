@@ -65,6 +65,11 @@ export function checkHeatPump(d: HeatPumpConfig, at: (string | number)[], issue:
   const m = d.model;
   if (m.normalC > m.boostC) issue([...at, 'model', 'boostC'], `boostC (${m.boostC}) is below normalC (${m.normalC})`);
   if (m.boostC > m.maxC) issue([...at, 'model', 'boostC'], `boostC (${m.boostC}) is above maxC (${m.maxC})`);
+  // The plan heats with the recommendation ("0:1"), which reaches boostC.
+  if (m.legionella.enabled && m.legionella.tempC > m.boostC) issue([...at, 'model', 'legionella', 'tempC'], `legionella tempC (${m.legionella.tempC}) is above boostC (${m.boostC}): a boost never gets there`);
+  m.comfort.forEach((w, j) => {
+    if (w.tempC > m.boostC) issue([...at, 'model', 'comfort', j, 'tempC'], `comfort tempC (${w.tempC}) is above boostC (${m.boostC}): a boost never gets there`);
+  });
   if (d.block.maxMinutesPerDay < d.block.maxMinutes && d.block.perDay > 0) {
     issue([...at, 'block', 'maxMinutesPerDay'], `maxMinutesPerDay (${d.block.maxMinutesPerDay}) is below one lock's maxMinutes (${d.block.maxMinutes})`);
   }
