@@ -2,6 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig, type ConfigProblem } from '../src/config/load.js';
 import { isWattshiftError } from '../src/errors.js';
+import { switchesWithoutLease } from '../src/devices/lease-warnings.js';
+import { checkDeviceSources } from '../src/devices/preflight.js';
 
 const base = {
   version: 1,
@@ -50,5 +52,14 @@ describe('heatPump config', () => {
     expect(paths([pump({}, { floorC: 70, maxC: 65, boostC: 60 })])).toContain('devices[0].model.floorC');
     expect(paths([pump({}, { boostC: 55, comfort: [{ cron: '0 7 * * *', tempC: 58 }] })])).toEqual(['devices[0].model.legionella.tempC', 'devices[0].model.comfort[0].tempC']);
     expect(paths([pump({ contacts: { relay1: { type: 'goe', topicPrefix: 'x' }, relay2: relay(1) } })]).join()).toMatch(/devices\[0\]\.contacts\.relay1/);
+  });
+
+  it('is checked before start: a relay board without the second channel, and relays without a timer', () => {
+    const board = (profile: string, channel: number) => ({ type: 'modbus', bus: 'hp', profile, channel });
+    const { config } = parseConfig({ ...base, devices: [pump({ contacts: { relay1: board('wattshift-sim-tank', 0), relay2: board('wattshift-sim-tank', 1) } })] }, { env });
+    expect(checkDeviceSources(config).map((p) => p.path)).toEqual(['devices[0].contacts.relay2.profile']);
+    const plain = parseConfig({ ...base, devices: [pump({ contacts: { relay1: board('generic-relay', 0), relay2: board('generic-relay', 1) } })] }, { env }).config;
+    expect(switchesWithoutLease(plain)).toHaveLength(2);
+    expect(switchesWithoutLease(parseConfig({ ...base, devices: [pump()] }, { env }).config)).toEqual([]);
   });
 });

@@ -62,6 +62,11 @@ export function sourcesOf(d: DeviceConfig): [Role, NonNullable<DeviceConfig['met
   return out;
 }
 
+/** A heat pump's SG Ready relays by config key (built apart from the roles: both are switches). */
+export function contactSourcesOf(d: DeviceConfig): ['relay1' | 'relay2', HeatPumpConfig['contacts']['relay1']][] {
+  return d.kind === 'heatPump' ? [['relay1', d.contacts.relay1], ['relay2', d.contacts.relay2]] : [];
+}
+
 /** The capabilities a role takes from a device that offers more (an MQTT device offers all it has). */
 function pick(role: Role, all: DeviceCapabilities): DeviceCapabilities {
   switch (role) {
