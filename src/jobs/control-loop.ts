@@ -192,8 +192,8 @@ export function startControlLoop(deps: {
         else await c.device.applyCurrent(s.currentA);
       }),
     );
-    // The lock budget counts what the pump was given (the supervisor holds a down one in normal operation).
-    heatPumps.applied(decision.setpoints.map((s) => (s.kind === 'heatPump' ? { ...s, state: byId.get(s.id)?.device.health().sgState ?? 'normal' } : s)), now);
+    // The lock budget counts what the pump was given (a down one is held in normal operation; unknown after a failed write: as decided).
+    heatPumps.applied(decision.setpoints.map((s) => (s.kind === 'heatPump' ? { ...s, state: byId.get(s.id)?.device.health().sgState ?? s.state } : s)), now);
     deps.metering.tick(now);
     last = { atMs: now, slotStartMs, readings, slotEnergyKwh: energies, decision, locationPowerW, capKw };
     deps.onTick(last);
