@@ -107,6 +107,10 @@ export interface EvState {
   sessionKwh?: number;
   /** The charger's own word for its connector's state, where it has one (OCPP 1.6 ChargePointStatus). */
   connectorStatus?: string;
+  /** The OCPP id tag that authorised or started the session (the car's card or token), when known. */
+  idTag?: string;
+  /** The go-e RFID card index (0..9) of the session, when it was started with a card. */
+  goeCard?: number;
 }
 
 export interface EvStateReader {

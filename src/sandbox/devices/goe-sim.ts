@@ -2,21 +2,23 @@
  * A simulated go-e Charger (API v2 over MQTT) with a car battery, behaving as go-e documents it
  * (github.com/goecharger/go-eCharger-API-v2, `mqtt-en.md`, `apikeys-en.md`):
  *
- * - one retained topic per key, `<prefix>/amp|frc|nrg|wh|eto|car`, published only when its value
- *   changes (all of them again on every (re)connect);
+ * - one retained topic per key, `<prefix>/amp|frc|nrg|wh|eto|car|trx`, published only when its value
+ *   changes (all of them again on every (re)connect); `trx` is the session's RFID card (null: no
+ *   car, 0: a session without a card, else the card index + 1);
  * - `rbt` (ms since boot) published as time passes (every second on the real charger; here at most
  *   once per simulation step), the only key that shows an idle charger is alive;
  * - `mcc`: retained `true` after connecting and `false` as its MQTT Last Will;
  * - `<prefix>/amp/set` (6..maxCurrentA) and `<prefix>/frc/set` (0, 1, 2), each answered on
  *   `<key>/result` (non-retained); a set that changes nothing republishes nothing.
  *
- * Cars plug in and out on a schedule; a plugged car charges at amp × phases × voltage while allowed
+ * Cars plug in and out on a schedule; a plugged car charges at amp × phases × voltage (√3 × voltage on an IT supply) while allowed
  * (frc ≠ 1) until its battery is full. Time moves only through `advance(ms)`; per-hour metered
  * energy is the ground truth for tests, and `setsOf(key)` counts the writes the charger received.
  */
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { followClock, publishOnline, type MqttSimulator } from './mqtt-simulator.js';
-import { EvBattery, type EvBatteryOptions } from './ev-battery.js';
+import { pluggedBattery, type EvBattery, type EvBatteryOptions } from './ev-battery.js';
+import { wattsPerAmp, type Supply } from '../../core/fuse.js';
 
 const hourMs = 3_600_000;
 
@@ -24,7 +26,12 @@ export interface GoeSimPlug {
   atMs: number;
   /** When the car leaves (never, if omitted). */
   untilMs?: number;
-  battery: EvBatteryOptions;
+  /** A fresh battery for this plug-in, or a car followed over several plug-ins. */
+  battery: EvBatteryOptions | EvBattery;
+  /** go-e: the RFID card (index 0..9) presented with this car; without it the session has no card. */
+  card?: number;
+  /** OCPP: the id tag presented with this car (Authorize, then a StartTransaction of its own). */
+  idTag?: string;
 }
 
 export interface GoeSimOptions {
@@ -32,6 +39,8 @@ export interface GoeSimOptions {
   topicPrefix: string;
   startMs: number;
   phases?: 1 | 3;
+  /** The supply it hangs on: on an IT 3×230 V supply a 3-phase charge draws √3·U·I, not 3·U·I (default TN). */
+  supply?: Supply;
   voltageV?: number;
   amp?: number;
   frc?: 0 | 1 | 2;
@@ -59,6 +68,7 @@ export function createGoeSim(options: GoeSimOptions): GoeSim {
   const prefix = options.topicPrefix;
   const phases = options.phases ?? 3;
   const voltage = options.voltageV ?? 230;
+  const wPerA = wattsPerAmp(options.supply ?? 'TN', phases, voltage);
   const maxCurrentA = options.maxCurrentA ?? 32;
   let now = options.startMs;
   let amp = options.amp ?? 16;
@@ -78,7 +88,7 @@ export function createGoeSim(options: GoeSimOptions): GoeSim {
   let client: MqttClient | undefined;
 
   const allowed = (): boolean => frc !== 1 && amp >= 6;
-  const powerW = (): number => (active && !active.battery.full && allowed() ? amp * phases * voltage : 0);
+  const powerW = (): number => (active && !active.battery.full && allowed() ? amp * wPerA : 0);
   const carState = (): number => {
     if (!active) return 1;
     if (active.battery.full) return 4;
@@ -91,7 +101,7 @@ export function createGoeSim(options: GoeSimOptions): GoeSim {
       const next = plugs.find((p) => p.atMs <= now && (p.untilMs === undefined || p.untilMs > now));
       if (next) {
         plugs.splice(plugs.indexOf(next), 1);
-        active = { plug: next, battery: new EvBattery(next.battery) };
+        active = { plug: next, battery: pluggedBattery(next.battery) };
         sessionWh = 0;
       }
     }
@@ -142,6 +152,8 @@ export function createGoeSim(options: GoeSimOptions): GoeSim {
     await publishKey('nrg', nrg(), all);
     await publishKey('wh', Math.floor(sessionWh), all);
     await publishKey('eto', Math.floor(totalWh), all);
+    // trx: null without a transaction, 0 for one without a card, else the card index + 1.
+    await publishKey('trx', active ? (active.plug.card ?? -1) + 1 : null, all);
     if (all || now - rbtAtMs >= 1000) {
       rbtAtMs = now;
       await publishKey('rbt', Math.floor(now - bootMs), true);

@@ -14,7 +14,8 @@
  * - MeterValues (§4.7) every MeterValueSampleInterval seconds of a transaction, with the measurands
  *   of MeterValuesSampledData (Energy.Active.Import.Register in Wh, Power.Active.Import in W);
  * - Start/StopTransaction (§4.8, §4.10) when a remote start is accepted, a remote stop comes or the
- *   car is unplugged;
+ *   car is unplugged; a car plugged with an id tag (its card) is first authorised (Authorize, §4.1)
+ *   and, once Accepted, starts its own transaction with that tag;
  * - answers ChangeConfiguration and GetConfiguration (§5.3, §5.8, keys of §9.1 and §9.4),
  *   SetChargingProfile and ClearChargingProfile (§5.16, §5.5; profiles as `ocpp-profiles.ts`),
  *   RemoteStart/StopTransaction (§5.11, §5.12) and TriggerMessage (§5.17); other requests get a
@@ -27,9 +28,10 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { RPCClient, createRPCError } from 'ocpp-rpc';
-import { EvBattery } from './ev-battery.js';
+import { pluggedBattery, type EvBattery } from './ev-battery.js';
 import type { GoeSimPlug } from './goe-sim.js';
 import { activeLimitA, nextProfileChangeMs, type ChargingProfile, type StoredProfile } from './ocpp-profiles.js';
+import { wattsPerAmp, type Supply } from '../../core/fuse.js';
 
 const hourMs = 3_600_000;
 const minCurrentA = 6;
@@ -52,6 +54,8 @@ export interface OcppChargePointSimOptions {
   password?: string;
   startMs: number;
   phases?: 1 | 3;
+  /** The supply it hangs on: on an IT 3×230 V supply a 3-phase charge draws √3·U·I, not 3·U·I (default TN). */
+  supply?: Supply;
   voltageV?: number;
   maxCurrentA?: number;
   plugs?: GoeSimPlug[];
@@ -73,6 +77,7 @@ interface Persisted {
 export function createOcppChargePointSim(options: OcppChargePointSimOptions) {
   const phases = options.phases ?? 3;
   const voltage = options.voltageV ?? 230;
+  const wPerA = wattsPerAmp(options.supply ?? 'TN', phases, voltage);
   const maxCurrentA = options.maxCurrentA ?? 32;
   const loaded: Persisted = options.statePath && existsSync(options.statePath)
     ? JSON.parse(readFileSync(options.statePath, 'utf8')) as Persisted
@@ -126,7 +131,7 @@ export function createOcppChargePointSim(options: OcppChargePointSimOptions) {
     const limit = Math.min(maxCurrentA, activeLimitA(profiles, 1, now, tx) ?? maxCurrentA);
     return limit < minCurrentA ? 0 : Math.floor(limit);
   };
-  const powerW = (): number => (tx && active && !active.battery.full ? offeredA() * phases * voltage : 0);
+  const powerW = (): number => (tx && active && !active.battery.full ? offeredA() * wPerA : 0);
   const currentStatus = (): Status => {
     if (!active) return 'Available';
     if (!tx) return status === 'Finishing' ? 'Finishing' : 'Preparing';
@@ -157,6 +162,11 @@ export function createOcppChargePointSim(options: OcppChargePointSimOptions) {
     if (profile) profiles.push({ connectorId: 1, profile: { ...profile, transactionId: tx.id } });
     updateStatus();
   };
+  /** A card presented with the car: Authorize (§4.1), and on Accepted a transaction of its own (§4.8). */
+  const authorizeAndStart = async (idTag: string): Promise<void> => {
+    const answer = await send('Authorize', { idTag }) as { idTagInfo?: { status?: string } } | undefined;
+    if (answer?.idTagInfo?.status === 'Accepted' && active && !tx) await startTransaction(idTag, undefined);
+  };
   const stopTransaction = (reason: string): void => {
     if (!tx) return;
     const id = tx.id;
@@ -177,8 +187,9 @@ export function createOcppChargePointSim(options: OcppChargePointSimOptions) {
     const next = plugs[0];
     if (!active && next && next.atMs <= now) {
       plugs.shift();
-      active = { plug: next, battery: new EvBattery(next.battery) };
+      active = { plug: next, battery: pluggedBattery(next.battery) };
       updateStatus();
+      if (next.idTag !== undefined) void authorizeAndStart(next.idTag);
     }
   };
 
