@@ -107,4 +107,18 @@ describe('the SG Ready state each tick', () => {
     expect(stateOf(pumpNow({ temperatureC: 52, floorC: 55 }))).toBe('boost');
     expect(stateOf(pumpNow({ mode: 'boost' }))).toBe('boost');
   });
+
+  it('keeps room under the main fuse for a pump it boosts that is not drawing yet', () => {
+    const car = {
+      kind: 'evCharger' as const, id: 'ev', available: true, mode: 'boost' as const, plugged: true, powerW: 0, slotEnergyKwh: 0, planned: null,
+      phases: 1 as const, voltageV: 230, minCurrentA: 6, maxCurrentA: 16, safeCurrentA: 6, fuse: { maxA: 16, reason: 'main fuse' },
+    };
+    const amps = (pump: HeatPumpNow): number => {
+      const s = decide([pump, car], roomy).setpoints.find((x) => x.kind === 'charger');
+      return s?.kind === 'charger' ? s.currentA : NaN;
+    };
+    expect(amps(pumpNow({ mode: 'boost', powerW: 0 }))).toBe(13);
+    expect(amps(pumpNow({ mode: 'boost', powerW: 500 }))).toBe(16);
+    expect(amps(pumpNow())).toBe(16);
+  });
 });
