@@ -39,7 +39,7 @@ describe('heatPump config', () => {
     if (d.kind !== 'heatPump') throw new Error('kind');
     expect(d.contacts.swapped).toBe(false);
     expect(d.block).toEqual({ maxMinutes: 120, perDay: 3, maxMinutesPerDay: 360, minGapMinutes: 60 });
-    expect(d.model).toMatchObject({ electricKw: 0.5, cop: 2.8, normalC: 50, boostC: 60, floorC: 50, maxC: 75, volumeL: 200 });
+    expect(d.model).toMatchObject({ electricKw: 0.5, cop: 2.8, normalC: 50, boostC: 60, floorC: 45, maxC: 65, volumeL: 200 });
   });
 
   it('refuses unknown keys, an element, a lock over 2 hours, one relay twice, and setpoints out of order', () => {

@@ -19,6 +19,8 @@ const heatPumpModelOf = (tankModel: typeof tankModelSchema) => tankModel
     electricKw: z.number().positive().max(20).describe('Electric power the heat pump draws while it heats water, kW (compressor and fan).'),
     cop: z.number().min(1).max(8).default(2.8).describe('Coefficient of performance while heating water: heat delivered per kWh of electricity (the planner\'s heat = electric energy × cop).'),
     normalC: z.number().min(30).max(95).default(50).describe('The pump\'s own hot water setpoint in normal operation ("0:0"), °C; it keeps the tank there by itself.'),
+    floorC: z.number().min(20).max(80).default(45).describe('Comfort floor: the plan never lets the tank fall below this, and the pump is never locked below it, °C.'),
+    maxC: z.number().min(30).max(95).default(65).describe('Highest temperature, the pump\'s on a start command ("1:1"), °C.'),
     boostC: z.number().min(30).max(95).default(60).describe('The setpoint the pump raises to on a switch-on recommendation ("0:1"), °C, as set on its controller.'),
   });
 
