@@ -253,7 +253,8 @@ export function decide(devices: readonly DeviceNow[], site: SiteNow): Decision {
     const roomKw = Math.min(headroomKw, d.capKw ?? Infinity);
     const capNote = roomKw < headroomKw ? `device cap ${d.capKw} kW` : `cap ${site.capKw} kW leaves no room`;
     let want = sgStateWithin(d, wantedSgState(d), roomKw, capNote);
-    if (want.byPlan && d.electricKw > guardKw + 1e-9) {
+    const pumpMargin = site.guardedBefore?.includes(d.id) ? d.electricKw * GUARD_RESUME_MARGIN : 0;
+    if (want.byPlan && d.electricKw + pumpMargin > guardKw + 1e-9) {
       guarded.push(d.id);
       want = { state: 'normal', reason: guardNote };
     }

@@ -121,4 +121,18 @@ describe('the SG Ready state each tick', () => {
     expect(amps(pumpNow({ mode: 'boost', powerW: 500 }))).toBe(16);
     expect(amps(pumpNow())).toBe(16);
   });
+
+  it('gives way to the hourly energy guard for what the plan asks, with the heater\'s margin to start again', () => {
+    const planned = pumpNow({ planned: { energyKwh: 0.5, powerKw: 0.5 } });
+    const budget = { allowanceKwh: 2, usedKwh: 1.45, remainingMs: 30 * MIN };
+    const site = { ...roomy, baseLoadKw: 0, hourBudget: budget };
+    // 0.55 kWh left in half an hour: 1.1 kW of room, enough for the pump...
+    expect(stateOf(planned, site)).toBe('boost');
+    // ...not with 0.2 kWh left, and with 0.35 kWh but not 0.28 once the guard held it back (margin 25 %).
+    expect(stateOf(planned, { ...site, hourBudget: { ...budget, usedKwh: 1.8 } })).toBe('normal');
+    expect(stateOf(planned, { ...site, hourBudget: { ...budget, usedKwh: 1.65 }, guardedBefore: ['hp'] })).toBe('boost');
+    expect(stateOf(planned, { ...site, hourBudget: { ...budget, usedKwh: 1.72 }, guardedBefore: ['hp'] })).toBe('normal');
+    // The floor is never throttled.
+    expect(stateOf(pumpNow({ temperatureC: 52, floorC: 55 }), { ...site, hourBudget: { ...budget, usedKwh: 2 } })).toBe('boost');
+  });
 });
