@@ -151,10 +151,11 @@ export function homeView(src: ViewSources): HomeView {
   const devices: DeviceView[] = config.devices.map((d) => {
     const r = control?.readings.get(d.id);
     const w = src.wishes(d.id);
-    const plannedIn = (s: PlanSlot | undefined): boolean | undefined => (d.kind === 'hotWaterTank' ? s?.tanks?.[d.id]?.on : d.kind === 'evCharger' ? s?.evs?.[d.id]?.on : undefined);
-    const planned = d.kind === 'hotWaterTank' || d.kind === 'evCharger';
+    const tankLike = d.kind === 'hotWaterTank' || d.kind === 'heatPump';
+    const plannedIn = (s: PlanSlot | undefined): boolean | undefined => (tankLike ? s?.tanks?.[d.id]?.on : d.kind === 'evCharger' ? s?.evs?.[d.id]?.on : undefined);
+    const planned = tankLike || d.kind === 'evCharger';
     const next = planned && plan ? plan.slots.find((s) => s.startMs > nowMs && plannedIn(s)) : undefined;
-    const comfort = plan && d.kind === 'hotWaterTank' ? nextComfort(plan, nowMs, d.id) : undefined;
+    const comfort = plan && tankLike ? nextComfort(plan, nowMs, d.id) : undefined;
     const view: DeviceView = {
       id: d.id,
       name: d.name ?? d.id,
@@ -166,13 +167,15 @@ export function homeView(src: ViewSources): HomeView {
       ...(r?.powerW !== undefined ? { powerW: r.powerW } : {}),
       ...(r?.energyKwh !== undefined ? { energyKwh: r.energyKwh } : {}),
       ...(next ? { nextStartMs: next.startMs } : {}),
-      ...(d.kind === 'hotWaterTank' ? { floorC: w.floorC ?? d.model.floorC } : {}),
+      ...(tankLike ? { floorC: w.floorC ?? d.model.floorC } : {}),
       ...(comfort ? { nextComfort: comfort } : {}),
       ...(r === undefined ? { notReadYet: true as const } : {}),
       ...(src.devices.get(d.id)?.health().blockWithoutLease ? { blockWithoutLease: true as const } : {}),
     };
     const setpoint = control?.decision.setpoints.find((s) => s.kind === 'charger' && s.id === d.id);
     if (setpoint?.kind === 'charger') Object.assign(view, { currentLimitA: setpoint.currentA, fuseLimited: heldByFuse(setpoint.reason) });
+    const sg = control?.decision.setpoints.find((s) => s.kind === 'heatPump' && s.id === d.id);
+    if (sg?.kind === 'heatPump') view.sgReady = { state: sg.state, reason: sg.reason };
     if (r?.phases) view.phaseCurrentsA = r.phases.currentsA;
     const cap = activeCap(limits, d.id);
     if (cap) Object.assign(view, { capKw: cap.capKw, capUntilMs: cap.untilMs });

@@ -1,3 +1,5 @@
+import type { SgState } from './core/heat-pump.js';
+
 /**
  * Small capability interfaces the daemon depends on. Units are in the names. A device implements
  * the set of capabilities it has; `hasCapability`-style guards live next to the adapters.
@@ -25,6 +27,16 @@ export interface HeaterSwitch {
    * `toggle_after`, Tasmota `PulseTime`). Without one a block holds until it is released or the
    * device loses power, so it is written once and reported as not lease-protected.
    */
+  readonly deviceLease: boolean;
+}
+
+/** The SG Ready input of a heat pump: two contacts, four operating states (see `core/heat-pump.ts`). */
+export interface SgReadyInput {
+  /**
+   * Sets both contacts for `state`; a closed contact opens by itself after `leaseMs` where the
+   * relays have a device-side timer (`deviceLease`), so a lost daemon leaves the pump in "0:0".
+   */
+  setState(state: SgState, leaseMs: number, signal: AbortSignal): Promise<void>;
   readonly deviceLease: boolean;
 }
 

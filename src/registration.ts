@@ -38,7 +38,8 @@ function locationConflict(err: unknown, locationId: string, meterPointIds: reado
   );
 }
 
-const resourceTypes: Record<'hotWaterTank' | 'evCharger', ResourceType> = { hotWaterTank: 'HotWaterTank', evCharger: 'Charger' };
+/** A heat pump heating the hot water is registered as the tank it heats. */
+const resourceTypes: Record<'hotWaterTank' | 'evCharger' | 'heatPump', ResourceType> = { hotWaterTank: 'HotWaterTank', evCharger: 'Charger', heatPump: 'HotWaterTank' };
 
 export interface RegisterResult {
   registration: Registration;

@@ -44,6 +44,22 @@ describe('wattshift sim', { timeout: 60_000 }, () => {
     expect(await sim.done).toBe(0);
   });
 
+  it('heatpump: an SG Ready heat pump behind two Modbus relays that the wattshift-sim-heat-pump profile reads', async () => {
+    const sim = startSim(['heatpump', '--port', '0']);
+    const port = Number((await sim.waitFor(/listening on port (\d+)/))[1]);
+    expect(sim.out.join('\n')).toMatch(/relay2: \{ type: modbus, bus: hp, unitId: 1, profile: wattshift-sim-heat-pump, channel: 1 \}/);
+    const bus = createModbusBus('hp', { type: 'tcp', host: '127.0.0.1', port, timeoutMs: 2000 }, { clock: systemClock, logger: silentLogger() });
+    try {
+      const profile = loadProfile('wattshift-sim-heat-pump');
+      expect(await readNumber(bus, 1, profile, 'temperatureC', 0)).toBeGreaterThan(30);
+      expect(await readNumber(bus, 1, profile, 'relayLeaseS', 1)).toBe(0);
+    } finally {
+      await bus.close();
+    }
+    sim.stop();
+    expect(await sim.done).toBe(0);
+  });
+
   /** Runs an MQTT simulator against an embedded broker; resolves with the messages seen once `until` holds. */
   async function mqttSim(
     args: string[], prefix: string, printed: RegExp, until: (seen: Map<string, string>) => boolean, subscription = `${prefix}/#`,

@@ -47,6 +47,7 @@ export function controlModule(ctx: AppContext): Module {
       logger: deps.logger,
       tickMs: deps.controlTickMs ?? 10_000,
       slotMinutes: config.site.slotMinutes,
+      timezone: config.site.timezone,
       inputs: {
         plan: () => planning.current(),
         locationCapKw: (now) => tracker.locationCapKw(now, activeEvents()),

@@ -42,6 +42,7 @@ function sourcesOf(d: DeviceConfig): { source: Source; roles: string[] }[] {
   const byRole: [string, Source | undefined][] =
     d.kind === 'hotWaterTank' ? [['switch', d.switch], ['meter', d.meter], ['thermometer', d.thermometer]]
       : d.kind === 'evCharger' ? [['charger', d.charger], ['meter', d.meter]]
+        : d.kind === 'heatPump' ? [['contact relay1', d.contacts.relay1], ['contact relay2', d.contacts.relay2], ['meter', d.meter], ['thermometer', d.thermometer]]
         : [['meter', d.meter]];
   const out = new Map<string, { source: Source; roles: string[] }>();
   for (const [role, s] of byRole) {

@@ -1,20 +1,21 @@
-/** `wattshift sim tank|goe|shelly|tasmota|ams|ocpp`: runs one simulated device until SIGINT/SIGTERM. */
+/** `wattshift sim tank|goe|shelly|tasmota|ams|ocpp|heatpump`: runs one simulated device until SIGINT/SIGTERM. */
 import { isWattshiftError } from '../errors.js';
 import { exitCodes } from './exit-codes.js';
 import type { CliCommand } from './types.js';
 import { untilSignal } from './until-signal.js';
 import type { SimKind } from '../sandbox/devices/sim-cli.js';
 
-const kinds: readonly SimKind[] = ['tank', 'goe', 'shelly', 'tasmota', 'ams', 'ocpp'];
+const kinds: readonly SimKind[] = ['tank', 'goe', 'shelly', 'tasmota', 'ams', 'ocpp', 'heatpump'];
 
 export const simCommand: CliCommand = {
   name: 'sim',
   summary: 'run a simulated device (tank on Modbus TCP, go-e charger, Shelly or HAN meter on MQTT, OCPP charger) to try without hardware',
-  usage: 'tank|goe|shelly|tasmota|ams|ocpp [--port N] [--mqtt URL] [--prefix TOPIC] [--url WS-URL] [--password P] [--speed X]',
+  usage: 'tank|goe|shelly|tasmota|ams|ocpp|heatpump [--port N] [--mqtt URL] [--prefix TOPIC] [--url WS-URL] [--password P] [--speed X]',
   allowPositionals: true,
   options: { port: { type: 'string' }, mqtt: { type: 'string' }, prefix: { type: 'string' }, speed: { type: 'string' }, url: { type: 'string' }, password: { type: 'string' } },
   help: [
     'tank: a Modbus TCP water heater (profile wattshift-sim-tank) on --port (default 5020).',
+    'heatpump: an SG Ready heat pump water heater behind a two-relay Modbus TCP board (profile wattshift-sim-heat-pump) on --port.',
     'goe, shelly: publish on the broker --mqtt (default mqtt://127.0.0.1:1883) like the real devices.',
     'ams: an AMS reader on a HAN meter, publishing on --mqtt at the topic --prefix (default ams/sim001).',
     'ocpp: an OCPP 1.6J charge point (id --prefix, default cp-sim001) connecting to wattshift\'s central system',

@@ -2,7 +2,8 @@
 import type { z } from 'zod';
 import { checkUpstream, type UpstreamCheckInput } from './schema-upstream.js';
 import { checkTopicsAndOutputs } from './topic-check.js';
-import type { DeviceConfig, ModbusBusConfig, OcppSource, SourceConfig } from './schema-devices.js';
+import type { DeviceConfig, ModbusBusConfig, OcppSource, SourceConfig, TankModel } from './schema-devices.js';
+import { checkHeatPump } from './schema-heat-pump.js';
 import type { VehicleConfig } from './schema-vehicles.js';
 import { checkVehicles } from './vehicle-check.js';
 
@@ -57,6 +58,19 @@ export function crossCheck(cfg: CrossCheckInput, ctx: z.core.$RefinementCtx): vo
   crossCheckWith(cfg, (path, message) => ctx.addIssue({ code: 'custom', path, message }));
 }
 
+/** The tank model's own consistency (a hot water tank's or the one a heat pump heats). */
+function checkTankModel(m: Omit<TankModel, 'elementKw' | 'relayOnly'>, at: (string | number)[], issue: ReportIssue): void {
+  if (m.floorC >= m.maxC) issue([...at, 'floorC'], `floorC (${m.floorC}) must be below maxC (${m.maxC})`);
+  if (m.coldWaterC >= m.floorC) issue([...at, 'coldWaterC'], `coldWaterC (${m.coldWaterC}) must be below floorC (${m.floorC})`);
+  if (m.legionella.enabled && m.legionella.tempC > m.maxC) {
+    issue([...at, 'legionella', 'tempC'], `legionella tempC (${m.legionella.tempC}) is above maxC (${m.maxC})`);
+  }
+  if (m.initialC !== undefined && m.initialC > m.maxC) issue([...at, 'initialC'], `initialC (${m.initialC}) is above maxC (${m.maxC})`);
+  m.comfort.forEach((w, j) => {
+    if (w.tempC > m.maxC) issue([...at, 'comfort', j, 'tempC'], `comfort tempC (${w.tempC}) is above maxC (${m.maxC}): the thermostat never gets there`);
+  });
+}
+
 export function crossCheckWith(cfg: CrossCheckInput, issue: ReportIssue): void {
   const seen = new Map<string, number>();
 
@@ -73,16 +87,10 @@ export function crossCheckWith(cfg: CrossCheckInput, issue: ReportIssue): void {
       checkSource(cfg, issue, d.thermometer, [...at, 'thermometer']);
       if (!d.switch) issue([...at, 'switch'], 'a hotWaterTank needs a switch source');
       if (d.meter?.type === 'goe' || d.meter?.type === 'ocpp') issue([...at, 'meter', 'type'], `a ${d.meter.type} source meters a charger, not a tank`);
-      const m = d.model;
-      if (m.floorC >= m.maxC) issue([...at, 'model', 'floorC'], `floorC (${m.floorC}) must be below maxC (${m.maxC})`);
-      if (m.coldWaterC >= m.floorC) issue([...at, 'model', 'coldWaterC'], `coldWaterC (${m.coldWaterC}) must be below floorC (${m.floorC})`);
-      if (m.legionella.enabled && m.legionella.tempC > m.maxC) {
-        issue([...at, 'model', 'legionella', 'tempC'], `legionella tempC (${m.legionella.tempC}) is above maxC (${m.maxC})`);
-      }
-      if (m.initialC !== undefined && m.initialC > m.maxC) issue([...at, 'model', 'initialC'], `initialC (${m.initialC}) is above maxC (${m.maxC})`);
-      m.comfort.forEach((w, j) => {
-        if (w.tempC > m.maxC) issue([...at, 'model', 'comfort', j, 'tempC'], `comfort tempC (${w.tempC}) is above maxC (${m.maxC}): the thermostat never gets there`);
-      });
+      checkTankModel(d.model, [...at, 'model'], issue);
+    } else if (d.kind === 'heatPump') {
+      checkHeatPump(d, at, issue, (source, path) => checkSource(cfg, issue, source, path));
+      checkTankModel(d.model, [...at, 'model'], issue);
     } else if (d.kind === 'evCharger') {
       checkSource(cfg, issue, d.charger, [...at, 'charger']);
       if (!d.charger) issue([...at, 'charger'], 'an evCharger needs a charger source');

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { cronScheduleSchema } from './time-fields.js';
 import { secretField } from './secret.js';
+import { heatPumpSchemaOf } from './schema-heat-pump.js';
 
 const idPattern = /^[a-z0-9_-]+$/;
 const hhmm = /^([01]\d|2[0-3]):[0-5]\d$/;
@@ -243,8 +244,16 @@ export const meterDeviceSchema = z.strictObject({
   model: meterModelSchema.prefault({}).describe('Meter role.'),
 });
 
-export const deviceSchema = z.discriminatedUnion('kind', [hotWaterTankSchema, evChargerSchema, meterDeviceSchema]);
+export const heatPumpSchema = heatPumpSchemaOf({ contactSource: switchSource, meter: meterSource, thermometer: thermometerSource, tankModel: tankModelSchema, common });
+
+export const deviceSchema = z.discriminatedUnion('kind', [hotWaterTankSchema, evChargerSchema, meterDeviceSchema, heatPumpSchema]);
 export type DeviceConfig = z.infer<typeof deviceSchema>;
 export type HotWaterTankConfig = z.infer<typeof hotWaterTankSchema>;
 export type EvChargerConfig = z.infer<typeof evChargerSchema>;
 export type MeterDeviceConfig = z.infer<typeof meterDeviceSchema>;
+export type HeatPumpConfig = z.infer<typeof heatPumpSchema>;
+/** The devices planned as a tank: a hot water tank with an element, or a heat pump heating one. */
+export type TankDeviceConfig = HotWaterTankConfig | HeatPumpConfig;
+export const isTankDevice = (d: DeviceConfig): d is TankDeviceConfig => d.kind === 'hotWaterTank' || d.kind === 'heatPump';
+/** Electric power while heating, kW: the element, or the heat pump's draw. */
+export const heatingKwOf = (d: TankDeviceConfig): number => (d.kind === 'heatPump' ? d.model.electricKw : d.model.elementKw);

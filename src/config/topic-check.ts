@@ -56,6 +56,10 @@ function sourcesWithPaths(d: DeviceConfig, at: Path): [AnySource, Path, boolean]
     add(d.thermometer, 'thermometer', false);
   } else if (d.kind === 'evCharger') {
     add(d.charger, 'charger', true);
+  } else if (d.kind === 'heatPump') {
+    add(d.contacts.relay1, 'contacts.relay1', true);
+    add(d.contacts.relay2, 'contacts.relay2', true);
+    add(d.thermometer, 'thermometer', false);
   }
   return out;
 }

@@ -20,6 +20,8 @@
  * state must not start a load the plan left out.
  */
 
+import { sgStateWithin, wantedSgState, type HeatPumpNow, type SgState } from './heat-pump.js';
+
 export type DeviceMode = 'auto' | 'off' | 'boost';
 
 export interface SlotTarget {
@@ -80,7 +82,7 @@ export interface ChargerNow {
   fuse?: { maxA: number; reason: string };
 }
 
-export type DeviceNow = HeaterNow | ChargerNow;
+export type DeviceNow = HeaterNow | ChargerNow | HeatPumpNow;
 
 export interface SiteNow {
   /** The binding cap now: min(location limit, active LPC caps), kW. */
@@ -112,7 +114,8 @@ export interface HourBudget {
 
 export type Setpoint =
   | { kind: 'heater'; id: string; allow: boolean; reason: string }
-  | { kind: 'charger'; id: string; currentA: number; reason: string };
+  | { kind: 'charger'; id: string; currentA: number; reason: string }
+  | { kind: 'heatPump'; id: string; state: SgState; reason: string; refused?: string };
 
 export interface Decision {
   setpoints: Setpoint[];
@@ -176,6 +179,12 @@ function withinFuse<W extends { currentA: number; reason: string }>(want: W, d: 
 function startingHeaterA(devices: readonly DeviceNow[], setpoints: readonly Setpoint[]): number {
   let amps = 0;
   for (const d of devices) {
+    if (d.kind === 'heatPump') {
+      // A pump boosted or started may start its compressor in this tick.
+      const on = setpoints.some((p) => p.kind === 'heatPump' && p.id === d.id && (p.state === 'boost' || p.state === 'forced'));
+      if (on && drawKw(d) < d.electricKw / 2) amps += (d.electricKw * 1000) / 230;
+      continue;
+    }
     if (d.kind !== 'hotWaterTank') continue;
     const allowed = setpoints.some((p) => p.kind === 'heater' && p.id === d.id && p.allow);
     const unseen = d.sincePhaseReading === true || drawKw(d) < d.elementKw / 2;
@@ -244,6 +253,24 @@ export function decide(devices: readonly DeviceNow[], site: SiteNow): Decision {
       expectedDeviceKw += d.elementKw;
     }
     setpoints.push({ kind: 'heater', id: d.id, ...want });
+  }
+  // Heat pumps next: a pump that may draw where the caps leave no room is locked while its budget lasts.
+  for (const d of devices) {
+    if (d.kind !== 'heatPump') continue;
+    const roomKw = Math.min(headroomKw, d.capKw ?? Infinity);
+    const capNote = roomKw < headroomKw ? `device cap ${d.capKw} kW` : `cap ${site.capKw} kW leaves no room`;
+    let want = sgStateWithin(d, wantedSgState(d), roomKw, capNote);
+    const pumpMargin = site.guardedBefore?.includes(d.id) ? d.electricKw * GUARD_RESUME_MARGIN : 0;
+    if (want.byPlan && d.electricKw + pumpMargin > guardKw + 1e-9) {
+      guarded.push(d.id);
+      want = { state: 'normal', reason: guardNote };
+    }
+    if (want.state !== 'block') {
+      headroomKw -= d.electricKw;
+      guardKw -= d.electricKw;
+      expectedDeviceKw += d.electricKw;
+    }
+    setpoints.push({ kind: 'heatPump', id: d.id, state: want.state, reason: want.reason, ...(want.refused !== undefined ? { refused: want.refused } : {}) });
   }
   const reservedA = startingHeaterA(devices, setpoints);
   for (const d of devices) {

@@ -2,8 +2,9 @@
  * Builds each configured device's capabilities from its sources (Modbus or MQTT), one physical
  * device shared between the roles that name it (a Shelly that switches, meters and measures).
  */
-import type { DeviceConfig, ModbusSource, OcppSource } from '../config/schema.js';
-import type { Clock } from '../ports.js';
+import type { DeviceConfig, HeatPumpConfig, ModbusSource, OcppSource } from '../config/schema.js';
+import type { Clock, HeaterSwitch, SgReadyInput } from '../ports.js';
+import { createSgReadyInput } from './sg-ready.js';
 import type { Logger } from '../log.js';
 import { WattshiftError } from '../errors.js';
 import type { DeviceCapabilities } from './supervisor.js';
@@ -51,10 +52,19 @@ export function sourcesOf(d: DeviceConfig): [Role, NonNullable<DeviceConfig['met
   } else if (d.kind === 'evCharger') {
     push('charger', d.charger);
     push('meter', d.meter);
+  } else if (d.kind === 'heatPump') {
+    // The contacts are built apart (both are switches): see sgReadyOf.
+    push('meter', d.meter);
+    push('thermometer', d.thermometer);
   } else {
     push('meter', d.meter);
   }
   return out;
+}
+
+/** A heat pump's SG Ready relays by config key (built apart from the roles: both are switches). */
+export function contactSourcesOf(d: DeviceConfig): ['relay1' | 'relay2', HeatPumpConfig['contacts']['relay1']][] {
+  return d.kind === 'heatPump' ? [['relay1', d.contacts.relay1], ['relay2', d.contacts.relay2]] : [];
 }
 
 /** The capabilities a role takes from a device that offers more (an MQTT device offers all it has). */
@@ -93,6 +103,21 @@ function ocppCharger(device: DeviceConfig, source: OcppSource, ctx: DeviceBuildC
   return charger;
 }
 
+/**
+ * A heat pump's SG Ready input from its two relays: each relay switched on (a Shelly or Tasmota
+ * relay `on`, a Modbus coil energised, a topic map's blockPayload) closes its contact, with the
+ * relay's timer as the lease.
+ */
+function sgReadyOf(device: HeatPumpConfig, switchOf: (s: ReturnType<typeof sourcesOf>[number][1]) => HeaterSwitch | undefined): SgReadyInput {
+  const relay = (s: HeatPumpConfig['contacts']['relay1'], name: string): HeaterSwitch => {
+    const closesOn = s.type === 'shelly' || s.type === 'tasmota' ? { ...s, blockedState: 'on' as const } : s;
+    const sw = switchOf(closesOn as typeof s);
+    if (!sw) throw new WattshiftError('CONFIG_INVALID', `devices.${device.id}.contacts.${name}: the source cannot switch a relay`);
+    return sw;
+  };
+  return createSgReadyInput(relay(device.contacts.relay1, 'relay1'), relay(device.contacts.relay2, 'relay2'), device.contacts.swapped);
+}
+
 export function buildDevice(device: DeviceConfig, ctx: DeviceBuildContext): BuiltDevice {
   const modbusDevices = new Map<string, ModbusDevice>();
   const mqttDevices = new Map<string, MqttDevice | { close(): void }>();
@@ -100,7 +125,7 @@ export function buildDevice(device: DeviceConfig, ctx: DeviceBuildContext): Buil
   let capabilities: DeviceCapabilities = {};
   const log = ctx.logger.child({ component: 'devices', device: device.id });
 
-  for (const [role, source] of sourcesOf(device)) {
+  const offeredBy = (role: Role, source: ReturnType<typeof sourcesOf>[number][1]): DeviceCapabilities => {
     let offered: DeviceCapabilities;
     if (source.type === 'modbus') {
       const s = source as ModbusSource;
@@ -134,9 +159,11 @@ export function buildDevice(device: DeviceConfig, ctx: DeviceBuildContext): Buil
       }
       offered = pick(role, md as MqttDevice);
     }
-    // Later roles win: a dedicated meter overrides a charger's own counter.
-    capabilities = { ...capabilities, ...pick(role, offered) };
-  }
+    return pick(role, offered);
+  };
+  // Later roles win: a dedicated meter overrides a charger's own counter.
+  for (const [role, source] of sourcesOf(device)) capabilities = { ...capabilities, ...offeredBy(role, source) };
+  if (device.kind === 'heatPump') capabilities.sgReady = sgReadyOf(device, (s) => offeredBy('switch', s).heaterSwitch);
   if (device.kind === 'evCharger' && device.soc && capabilities.evStateReader) {
     if (!ctx.mqtt) throw new WattshiftError('CONFIG_INVALID', `devices.${device.id}.soc: a SoC topic needs the mqtt section`);
     const soc = createSocTopic(device.soc, { connection: ctx.mqtt, clock: ctx.clock, logger: log, device: device.id });

@@ -3,7 +3,7 @@
  * block written to them outlasts a crash or an outage of the daemon until the device loses power.
  * `wattshift check` warns about each, with the wiring that keeps such a relay safe.
  */
-import type { Config } from '../config/schema.js';
+import type { Config, HeatPumpConfig } from '../config/schema.js';
 import { loadProfile } from './modbus/profiles.js';
 
 /** Profile paths in a loaded config are absolute already; a profile that does not load is the daemon's to report. */
@@ -18,6 +18,10 @@ function profileHasLease(profile: string): boolean {
 export function switchesWithoutLease(config: Config): string[] {
   const out: string[] = [];
   for (const d of config.devices) {
+    if (d.kind === 'heatPump') {
+      out.push(...contactsWithoutLease(d));
+      continue;
+    }
     if (d.kind !== 'hotWaterTank' || !d.switch) continue;
     const s = d.switch;
     let leased: boolean;
@@ -30,4 +34,19 @@ export function switchesWithoutLease(config: Config): string[] {
     }
   }
   return out;
+}
+
+/**
+ * A heat pump's relays close their contacts when switched on, so a Tasmota relay's PulseTime ends
+ * a closed contact (on), as Shelly's toggle_after does; a Modbus board needs a release timer and a
+ * topic map has none. A lock without a timer still ends on the pump after 2 hours (SG Ready), a
+ * boost or start command does not.
+ */
+function contactsWithoutLease(d: HeatPumpConfig): string[] {
+  return (['relay1', 'relay2'] as const).flatMap((key) => {
+    const s = d.contacts[key];
+    const leased = s.type === 'modbus' ? profileHasLease(s.profile) : s.type !== 'mqtt';
+    return leased ? [] : [`devices.${d.id}.contacts.${key}: the relay has no timer, so a closed contact (a boost, a start command, a lock until the pump ends it after 2 hours) outlasts an outage or crash of wattshift; ` +
+      'wire the SG Ready contact through the relay\'s normally-open contact (de-energised = normal operation)'];
+  });
 }

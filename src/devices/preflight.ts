@@ -9,7 +9,7 @@ import type { ModbusSource } from '../config/schema.js';
 import { systemClock } from '../clock.js';
 import { isWattshiftError } from '../errors.js';
 import { silentLogger } from '../log.js';
-import { sourcesOf } from './factory.js';
+import { contactSourcesOf, sourcesOf } from './factory.js';
 import { createModbusBus } from './modbus/bus.js';
 import { createModbusDevice } from './modbus/modbus-device.js';
 import { loadProfile } from './modbus/profiles.js';
@@ -26,11 +26,13 @@ export function checkDeviceSources(config: Pick<CheckableConfig, 'devices' | 'mo
   const logger = silentLogger();
   config.devices.forEach((device, i) => {
     if (!device) return;
-    for (const [role, source] of sourcesOf(device)) {
+    // A heat pump's contacts are relays: checked as switches, under their own keys.
+    const contacts = contactSourcesOf(device).map(([key, s]) => ['switch', s, `contacts.${key}`] as const);
+    for (const [role, source, key] of [...sourcesOf(device).map(([r, s]) => [r, s, r] as const), ...contacts]) {
       if (source.type !== 'modbus') continue;
       const s = source as ModbusSource;
       const bus = config.modbus?.[s.bus];
-      const at = `devices[${i}].${role}.profile`;
+      const at = `devices[${i}].${key}.profile`;
       try {
         const profile = loadProfile(s.profile);
         // An unknown bus is reported by the cross-field rules. A bus connects on its first

@@ -21,8 +21,9 @@
 import { WattshiftError, toWattshiftError, type ErrorCode } from '../errors.js';
 import type { Logger } from '../log.js';
 import type {
-  ChargeCurrentLimit, Clock, EnergyMeter, EvState, EvStateReader, HeaterSwitch, PhaseMeter, PhaseReading, PowerMeter, Thermometer,
+  ChargeCurrentLimit, Clock, EnergyMeter, EvState, EvStateReader, HeaterSwitch, PhaseMeter, PhaseReading, PowerMeter, SgReadyInput, Thermometer,
 } from '../ports.js';
+import type { SgState } from '../core/heat-pump.js';
 
 /** The capabilities one device offers; each optional. */
 export interface DeviceCapabilities {
@@ -34,11 +35,13 @@ export interface DeviceCapabilities {
   evStateReader?: EvStateReader;
   /** Per-phase currents and voltages (a main meter through the HAN port). */
   phaseMeter?: PhaseMeter;
+  /** A heat pump's SG Ready input (safe state: normal operation, "0:0"). */
+  sgReady?: SgReadyInput;
 }
 
-export type DeviceKind = 'hotWaterTank' | 'evCharger' | 'meter';
+export type DeviceKind = 'hotWaterTank' | 'evCharger' | 'meter' | 'heatPump';
 export type ReadCapability = 'energyMeter' | 'powerMeter' | 'thermometer' | 'evStateReader' | 'phaseMeter';
-export type CommandCapability = 'heaterSwitch' | 'chargeCurrentLimit';
+export type CommandCapability = 'heaterSwitch' | 'chargeCurrentLimit' | 'sgReady';
 
 export interface DeviceReading {
   atMs: number;
@@ -65,6 +68,8 @@ export interface DeviceHealth {
   blockWithoutLease?: boolean;
   /** The last current applied to the charger, A. */
   currentA?: number;
+  /** The heat pump's SG Ready state last written. */
+  sgState?: SgState;
 }
 
 export interface SupervisorOptions {
@@ -86,6 +91,8 @@ export interface SupervisedDevice {
   read(signal: AbortSignal): Promise<DeviceReading>;
   /** Blocks (with a renewed lease) or allows the heater. Held at "allowed" while down. */
   applyHeater(blocked: boolean): Promise<void>;
+  /** Sets a heat pump's SG Ready state (a lock or boost renewed as a lease). Held at "normal" while down. */
+  applySgReady(state: SgState): Promise<void>;
   /** Sets the charger current. Held at the safe current while down. */
   applyCurrent(currentA: number): Promise<void>;
   health(): DeviceHealth;
@@ -118,6 +125,8 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
   let blocked = false;
   /** The heater state last confirmed written; undefined when unknown (start, failed write). */
   let heaterWritten: 'blocked' | 'allowed' | undefined;
+  /** The SG Ready state last confirmed written; undefined when unknown. */
+  let sgWritten: SgState | undefined;
   let currentA: number | undefined;
   /** The next command is written even if unchanged (after a failure or a recovery). */
   let resync = true;
@@ -165,6 +174,11 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
         await timed('allow', undefined, (s) => caps.heaterSwitch!.allow(s));
         heaterWritten = 'allowed';
       }
+      if (caps.sgReady) {
+        sgWritten = undefined;
+        await timed('normal operation', undefined, (s) => caps.sgReady!.setState('normal', options.leaseMs, s));
+        sgWritten = 'normal';
+      }
       if (caps.chargeCurrentLimit) {
         const limit = safeLimitA();
         await timed('limit to the safe current', undefined, (s) => limitCurrent(limit, s));
@@ -211,10 +225,11 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
       } catch {
         return;
       }
-      if (signal.aborted || state !== 'up' || !blocked) return;
+      const sg = sgWritten;
+      if (signal.aborted || state !== 'up' || (!blocked && (sg === undefined || sg === 'normal'))) return;
       lastLeaseAtMs = clock.nowMs();
       try {
-        await timed('renew block', signal, (s) => caps.heaterSwitch!.block(options.leaseMs, s));
+        await timed('renew block', signal, (s) => (caps.sgReady && sg !== undefined ? caps.sgReady.setState(sg, options.leaseMs, s) : caps.heaterSwitch!.block(options.leaseMs, s)));
       } catch (err) {
         if (signal.aborted) return;
         const e = toWattshiftError(err, 'DEVICE_UNREACHABLE', `${id}: renewing block`);
@@ -295,6 +310,25 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
       }
     },
 
+    async applySgReady(want) {
+      const sg = caps.sgReady;
+      if (!sg) throw new WattshiftError('INTERNAL', `${id} has no SG Ready input`);
+      if (stopped) return;
+      const next: SgState = state === 'down' ? 'normal' : want;
+      if (next === sgWritten && !resync) return;
+      const issuedAtMs = clock.nowMs();
+      stopRenewal();
+      sgWritten = undefined;
+      await command(`SG Ready ${next}`, (s) => sg.setState(next, options.leaseMs, s));
+      sgWritten = next;
+      blocked = next === 'block';
+      lastLeaseAtMs = issuedAtMs;
+      if (next !== 'normal' && sg.deviceLease) {
+        renewal = new AbortController();
+        void renewLoop(renewal.signal);
+      }
+    },
+
     async applyCurrent(a) {
       const ch = caps.chargeCurrentLimit;
       if (!ch) throw new WattshiftError('INTERNAL', `${id} has no charge current limit`);
@@ -315,6 +349,8 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
     health() {
       const h: DeviceHealth = { state, sinceMs, consecutiveFailures: failures, blocked };
       if (blocked && caps.heaterSwitch && !caps.heaterSwitch.deviceLease) h.blockWithoutLease = true;
+      if (blocked && caps.sgReady && !caps.sgReady.deviceLease) h.blockWithoutLease = true;
+      if (sgWritten !== undefined) h.sgState = sgWritten;
       if (lastError) h.lastError = { code: lastError.code, message: lastError.message };
       if (currentA !== undefined) h.currentA = currentA;
       return h;
@@ -335,6 +371,7 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
         }
       };
       if (caps.heaterSwitch) await release('allow', (s) => caps.heaterSwitch!.allow(s));
+      if (caps.sgReady) await release('normal operation', (s) => caps.sgReady!.setState('normal', options.leaseMs, s));
       const charger = caps.chargeCurrentLimit;
       // A charger that wattshift forces on is handed back to its own logic, not forced on once more.
       if (charger) await release('safe current', (s) => (charger.releaseCurrentA ? charger.releaseCurrentA(safeCurrentA, s) : charger.setCurrentA(safeCurrentA, s)));

@@ -100,7 +100,7 @@ export function createHaBridge(options: HaBridgeOptions): HaBridge {
           lastDiscovery.delete(topic);
         }
       }
-      const fieldTopics = (['hotWaterTank', 'evCharger', 'meter'] as const)
+      const fieldTopics = (['hotWaterTank', 'evCharger', 'meter', 'heatPump'] as const)
         .flatMap((k) => fieldsForKind(k))
         .map((f) => t.deviceField(id, f));
       await publisher.clearDevice(id, [...new Set(fieldTopics)]);

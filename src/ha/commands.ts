@@ -35,6 +35,7 @@ const evOnly = ['departure', 'targetKwh', 'targetSocPct'] as const;
 function allowedFor(kind: DeviceKind): ReadonlySet<string> {
   switch (kind) {
     case 'hotWaterTank':
+    case 'heatPump':
       return new Set(['mode', 'boostMinutes', 'floorC']);
     case 'evCharger':
       return new Set(['mode', 'boostMinutes', ...evOnly]);

@@ -157,6 +157,15 @@ const deviceEntities: Record<DeviceKind, readonly EntityDef[]> = {
     },
   ],
   meter: [power, energy, lineCurrent(1), lineCurrent(2), lineCurrent(3)],
+  // The tank's entities (the pump heats it), and its SG Ready state.
+  heatPump: [
+    sensor('temperature', 'Temperature', { device_class: 'temperature', unit_of_measurement: '°C', state_class: 'measurement' }),
+    power, energy, mode, boost, plannedOn, nextStart,
+    sensor('next_comfort', 'Hot water ready by', { device_class: 'timestamp', icon: 'mdi:water-boiler-alert' }),
+    numberDef('floor', 'Comfort floor', { device_class: 'temperature', unit_of_measurement: '°C', min: 5, max: 85, step: 0.5 }),
+    waterHeater, blockWithoutLease,
+    sensor('sg_state', 'SG Ready state', { device_class: 'enum', options: ['block', 'normal', 'boost', 'forced'], icon: 'mdi:heat-pump' }),
+  ],
 };
 
 /** Entities of the location's HA device; state comes from JSON topics through templates. */
@@ -332,7 +341,7 @@ export function discoveryMessages(input: DiscoveryInput): DiscoveryMessage[] {
 }
 
 const kindModel: Record<DeviceKind, string> = {
-  hotWaterTank: 'Hot water tank', evCharger: 'EV charger', meter: 'Energy meter',
+  hotWaterTank: 'Hot water tank', evCharger: 'EV charger', meter: 'Energy meter', heatPump: 'SG Ready heat pump',
 };
 
 /**

@@ -1,4 +1,4 @@
-/** An example home for docs/mqtt.md: a tank, a charger and a main meter, during LPC caps on the location and the tank. */
+/** An example home for docs/mqtt.md: a tank, a heat pump, a charger and a main meter, during LPC caps on the location and the tank. */
 import type { HomeView } from './view.js';
 
 /** 2026-03-02T17:00:00Z. */
@@ -21,6 +21,11 @@ export function exampleHomeView(): HomeView {
         id: 'car', name: 'Garage charger', kind: 'evCharger', available: true, mode: 'auto', powerW: 0, energyKwh: 845.2, plannedOn: false,
         nextStartMs: nowMs + 6 * hour,
         ev: { plugged: true, charging: false, socPct: 41, departure: '2026-03-03T06:00:00.000Z', targetKwh: 20, targetSocPct: 80 },
+      },
+      {
+        id: 'heatpump', name: 'Heat pump water heater', kind: 'heatPump', available: true, mode: 'auto',
+        temperatureC: 49.5, powerW: 0, energyKwh: 412.3, plannedOn: false, nextStartMs: nowMs + 9 * hour, floorC: 45,
+        sgReady: { state: 'block', reason: 'expensive slot, no heat planned: lock' },
       },
       { id: 'main', name: 'Main meter', kind: 'meter', available: true, mode: 'auto', powerW: 4210, energyKwh: 50123.4, plannedOn: false },
     ],

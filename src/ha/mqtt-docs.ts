@@ -89,7 +89,7 @@ export async function renderMqttDocs(): Promise<string> {
     'wattshift publishes its state under one base topic (`mqtt.baseTopic`, `wattshift` below) and takes',
     'commands on it. Home Assistant finds everything through MQTT discovery (`mqtt.discovery.prefix`,',
     '`homeassistant` below); other systems (Node-RED, openHAB, scripts) can use the topics directly.',
-    `The example home has a hot water tank \`${tank.id}\`, a charger \`${ev.id}\` and a main meter.`,
+    `The example home has a hot water tank \`${tank.id}\`, an SG Ready heat pump \`heatpump\` (its \`sg_state\`: \`block\` 1:0, \`normal\` 0:0, \`boost\` 0:1, \`forced\` 1:1), a charger \`${ev.id}\` and a main meter.`,
     '',
     'Times are ISO 8601 in UTC; prices are per kWh in the site currency; an unknown scalar is the text `None`',
     '(Home Assistant shows it as unknown); after a restart, a device value stays as last retained until the device',

@@ -16,6 +16,8 @@ export function fieldsForKind(kind: DeviceKind): readonly DeviceScalarField[] {
       return ['power', 'energy', 'mode', 'planned_on', 'next_start', 'plugged', 'charging', 'soc', 'departure', 'target_kwh', 'target_soc', 'current_limit', 'fuse_limited', 'session_energy', 'connector_status', 'vehicle'];
     case 'meter':
       return ['power', 'energy', 'current_l1', 'current_l2', 'current_l3'];
+    case 'heatPump':
+      return ['temperature', 'power', 'energy', 'mode', 'planned_on', 'next_start', 'floor', 'next_comfort', 'block_without_lease', 'sg_state'];
   }
 }
 
@@ -58,6 +60,7 @@ export function deviceValues(d: DeviceView): Record<DeviceScalarField, Scalar> {
     current_l1: round(d.phaseCurrentsA?.[0], 2),
     current_l2: round(d.phaseCurrentsA?.[1], 2),
     current_l3: round(d.phaseCurrentsA?.[2], 2),
+    sg_state: d.sgReady?.state ?? null,
   };
 }
 

@@ -4,7 +4,9 @@
  * store's internal types. Units are in the names; times are epoch milliseconds. No secrets.
  */
 
-export type DeviceKind = 'hotWaterTank' | 'evCharger' | 'meter';
+export type DeviceKind = 'hotWaterTank' | 'evCharger' | 'meter' | 'heatPump';
+/** A heat pump's SG Ready operating state: lock 1:0, normal 0:0, switch-on recommendation 0:1, start command 1:1. */
+export type SgStateView = 'block' | 'normal' | 'boost' | 'forced';
 export type DeviceMode = 'auto' | 'off' | 'boost';
 
 export interface EvView {
@@ -57,6 +59,8 @@ export interface DeviceView {
    * keeps the retained values of the previous run instead of flapping to unknown at start.
    */
   notReadYet?: true;
+  /** A heat pump's SG Ready state now, with the reason the control loop gave. */
+  sgReady?: { state: SgStateView; reason: string };
   /** Set while the heater is blocked by a relay that cannot end the block itself (no device lease). */
   blockWithoutLease?: true;
   /** Power-limitation (LPC) cap on this device now, kW, and when it ends. */

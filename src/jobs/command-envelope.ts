@@ -22,7 +22,7 @@ export function checkCommandLimits(cmd: WishCommand, device: DeviceConfig, nowMs
   const invalid = (message: string): never => {
     throw new WattshiftError('MQTT_COMMAND_INVALID', message, { details: { deviceId: cmd.deviceId } });
   };
-  if (device.kind === 'hotWaterTank' && cmd.floorC !== undefined) {
+  if ((device.kind === 'hotWaterTank' || device.kind === 'heatPump') && cmd.floorC !== undefined) {
     const { floorC, maxC } = device.model;
     if (cmd.floorC < floorC) invalid(`floorC ${cmd.floorC} is below the configured floor of ${floorC} °C`);
     if (cmd.floorC > maxC - 5) invalid(`floorC ${cmd.floorC} must stay 5 °C under the thermostat's ${maxC} °C`);
@@ -81,7 +81,7 @@ export class CommandGovernor {
 
 /** Least time between two mode changes and most changes a day: the tank's anti-cycling limits. */
 function modeLimits(device: DeviceConfig): { holdMs: number; perDay: number } {
-  if (device.kind === 'hotWaterTank') {
+  if (device.kind === 'hotWaterTank' || device.kind === 'heatPump') {
     const m = device.model;
     return { holdMs: Math.max(m.minOnMinutes, m.minOffMinutes, 1) * 60_000, perDay: 2 * m.maxStartsPerDay };
   }

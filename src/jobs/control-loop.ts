@@ -7,6 +7,7 @@ import { decide, type Decision, type DeviceMode, type DeviceNow, type HourBudget
 import type { Metering } from './metering.js';
 import { startLoop, type LoopHandle } from './loop.js';
 import type { FuseGuard } from './fuse-guard.js';
+import { createHeatPumpControl } from './heat-pump-control.js';
 
 export interface ControlledDevice {
   config: DeviceConfig;
@@ -79,6 +80,8 @@ export function startControlLoop(deps: {
   logger: Logger;
   tickMs: number;
   slotMinutes: number;
+  /** The site's time zone: a heat pump's lock budget is per local day. Default UTC. */
+  timezone?: string;
   onTick: (snapshot: ControlSnapshot) => void;
 }): LoopHandle & { last(): ControlSnapshot | null } {
   const log = deps.logger.child({ component: 'control' });
@@ -90,6 +93,7 @@ export function startControlLoop(deps: {
   const all = deps.mainMeter ? [...deps.devices, deps.mainMeter] : [...deps.devices];
   /** Devices the guard throttles now, so HOUR_GUARD is logged when it starts, not on every tick. */
   let guarding = new Set<string>();
+  const heatPumps = createHeatPumpControl({ timezone: deps.timezone ?? 'UTC', logger: deps.logger });
 
   function slotEnergy(id: string, r: DeviceReading, now: number): number {
     if (r.energyKwh !== undefined) {
@@ -155,6 +159,13 @@ export function startControlLoop(deps: {
           ...(capKw !== undefined ? { capKw } : {}),
           ...(deps.fuse ? { sincePhaseReading: (phases?.atMs ?? -Infinity) < (heaterOnSinceMs.get(cfg.id) ?? -Infinity) + PHASE_SETTLE_MS } : {}),
         });
+      } else if (cfg.kind === 'heatPump') {
+        const t = slot?.tanks?.[cfg.id];
+        nows.push(heatPumps.now(cfg, {
+          available, mode, temperatureC: r.temperatureC ?? deps.inputs.estimatedTankC(cfg.id, now), powerW: r.powerW, slotEnergyKwh: e,
+          planned: plan === null ? null : { energyKwh: t?.energyKWh ?? 0, powerKw: t?.powerKW ?? 0, paidToConsume: (slot?.price ?? 0) < 0 },
+          ...(capKw !== undefined ? { capKw } : {}),
+        }, plan, now));
       } else if (cfg.kind === 'evCharger') {
         const v = slot?.evs?.[cfg.id];
         const fuse = deps.fuse?.guard;
@@ -190,14 +201,21 @@ export function startControlLoop(deps: {
         const c = byId.get(s.id);
         if (!c) return;
         if (s.kind === 'heater') await c.device.applyHeater(!s.allow);
+        else if (s.kind === 'heatPump') await c.device.applySgReady(s.state);
         else await c.device.applyCurrent(s.currentA);
         if (s.kind === 'charger') appliedA.set(s.id, s.currentA);
       }),
     );
     // Loads go down before others go up, so that the fuse never carries both at once.
-    const raises = (s: Setpoint): boolean => (s.kind === 'heater' ? s.allow : s.currentA > (appliedA.get(s.id) ?? Infinity));
+    const raises = (s: Setpoint): boolean => {
+      if (s.kind === 'heater') return s.allow;
+      if (s.kind === 'heatPump') return s.state === 'boost' || s.state === 'forced';
+      return s.currentA > (appliedA.get(s.id) ?? Infinity);
+    };
     await apply(decision.setpoints.filter((s) => !raises(s)));
     await apply(decision.setpoints.filter(raises));
+    // The lock budget counts what the pump was given (a down one is held in normal operation; unknown after a failed write: as decided).
+    heatPumps.applied(decision.setpoints.map((s) => (s.kind === 'heatPump' ? { ...s, state: byId.get(s.id)?.device.health().sgState ?? s.state } : s)), now);
     deps.metering.tick(now);
     last = { atMs: now, slotStartMs, readings, slotEnergyKwh: energies, decision, locationPowerW, capKw };
     deps.onTick(last);

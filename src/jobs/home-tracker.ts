@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { Clock, EvState } from '../ports.js';
 import type { Logger } from '../log.js';
-import type { Config } from '../config/schema.js';
+import { heatingKwOf, isTankDevice, type Config, type TankDeviceConfig } from '../config/schema.js';
 import type { Plan } from '../core/types.js';
 import type { Store } from '../store/types.js';
 import type { SparkClient } from '../spark/client.js';
@@ -96,11 +96,11 @@ export function createHomeTracker(deps: {
   }>();
   const legionellaKey = (id: string): string => `legionella:${id}`;
   const legionella = new Map<string, number | null>(
-    config.devices.filter((d) => d.kind === 'hotWaterTank').map((d) => [d.id, store.getState(legionellaKey(d.id), z.number()) ?? null]),
+    config.devices.filter(isTankDevice).map((d) => [d.id, store.getState(legionellaKey(d.id), z.number()) ?? null]),
   );
   let elig: { eligible: boolean | null; enrolled: boolean | null; checkedMs: number | null } = { eligible: null, enrolled: null, checkedMs: null };
 
-  function tankNow(d: Extract<Config['devices'][number], { kind: 'hotWaterTank' }>): TankNow {
+  function tankNow(d: TankDeviceConfig): TankNow {
     const t = tank.get(d.id);
     return {
       config: d,
@@ -152,7 +152,7 @@ export function createHomeTracker(deps: {
         nowMs,
         prices,
         events,
-        tanks: config.devices.flatMap((d) => (d.kind === 'hotWaterTank' ? [tankNow(d)] : [])),
+        tanks: config.devices.filter(isTankDevice).map(tankNow),
         evs: config.devices.flatMap((d) => (d.kind === 'evCharger' ? [evNow(d)] : [])),
         baseLoadKw,
       };
@@ -198,7 +198,7 @@ export function createHomeTracker(deps: {
       for (const d of config.devices) {
         const r = snap.readings.get(d.id);
         if (!r) continue;
-        if (d.kind === 'hotWaterTank') {
+        if (isTankDevice(d)) {
           const t = tank.get(d.id) ?? { lastKnown: null, heatedSinceKwh: 0, lastEnergyKwh: null, measuredC: null };
           t.measuredC = r.temperatureC ?? null;
           if (r.temperatureC !== undefined) {
@@ -208,7 +208,7 @@ export function createHomeTracker(deps: {
             if (t.lastEnergyKwh !== null && r.energyKwh >= t.lastEnergyKwh) t.heatedSinceKwh += r.energyKwh - t.lastEnergyKwh;
             // An allowed element drawing nothing means the thermostat is satisfied: the tank is at max.
             const allowed = snap.decision.setpoints.some((s) => s.kind === 'heater' && s.id === d.id && s.allow);
-            if (allowed && (r.powerW ?? Infinity) < 0.05 * d.model.elementKw * 1000) {
+            if (allowed && (r.powerW ?? Infinity) < 0.05 * heatingKwOf(d) * 1000) {
               t.lastKnown = { tempC: d.model.maxC, atMs: snap.atMs };
               t.heatedSinceKwh = 0;
             }

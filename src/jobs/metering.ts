@@ -50,6 +50,7 @@ const powerHeadroom = 1.5;
 export function meteringOptionsFor(device: DeviceConfig, site: Pick<SiteConfig, 'locationLimitKw'>): MeteringOptions {
   const ratedKw =
     device.kind === 'hotWaterTank' ? device.model.elementKw
+    : device.kind === 'heatPump' ? device.model.electricKw
     : device.kind === 'evCharger' ? (device.model.phases * device.model.voltageV * device.model.maxCurrentA) / 1000
     : device.model.main ? site.locationLimitKw : undefined;
   return ratedKw === undefined ? {} : { maxPowerKw: ratedKw * powerHeadroom };

@@ -1,4 +1,5 @@
-import type { ComfortWindowConfig, Config, EvChargerConfig, HotWaterTankConfig, VehicleConfig } from '../config/schema.js';
+import { heatingKwOf, type ComfortWindowConfig, type Config, type EvChargerConfig, type TankDeviceConfig, type VehicleConfig } from '../config/schema.js';
+import { heatPumpAsTank } from '../core/heat-pump.js';
 import { carParams, type IdentifiedBy } from './vehicles.js';
 import type { BuildPriceSeriesInput, ComfortDeadline, DeltaCurveInput, EvParams, HomePlanInput, LpcCap, TankParams } from '../core/types.js';
 import { localParts } from '../core/zoned-time.js';
@@ -12,9 +13,9 @@ import { cronSchedule, type CronSchedule } from './cron.js';
 import type { HomeEvent } from './event-normalise.js';
 import type { PriceData } from './price-refresh.js';
 
-/** What the tank looks like now, as far as the daemon knows. */
+/** What the tank looks like now, as far as the daemon knows (a heat pump's: the tank it heats). */
 export interface TankNow {
-  config: HotWaterTankConfig;
+  config: TankDeviceConfig;
   measuredC: number | null;
   lastKnown: { tempC: number; atMs: number } | null;
   heatedSinceKwh: number;
@@ -96,7 +97,7 @@ export function lpcCaps(events: readonly HomeEvent[], ownerOf: ResourceOwner): L
  * and without them the tank is planned by the continuous DP, many times faster than the discrete
  * one that the rules need (about 40 ms against 1 s for a tank and two cars over 48 hours).
  */
-export function bindingAntiCycling(m: HotWaterTankConfig['model'], slotMinutes: number): TankParams['antiCycling'] {
+export function bindingAntiCycling(m: Pick<TankDeviceConfig['model'], 'minOnMinutes' | 'minOffMinutes' | 'maxStartsPerDay'>, slotMinutes: number): TankParams['antiCycling'] {
   const minOnSlots = Math.max(1, Math.ceil(m.minOnMinutes / slotMinutes));
   const minOffSlots = Math.max(1, Math.ceil(m.minOffMinutes / slotMinutes));
   const mostStartsPerDay = Math.ceil((24 * 60) / slotMinutes / 2);
@@ -106,12 +107,12 @@ export function bindingAntiCycling(m: HotWaterTankConfig['model'], slotMinutes: 
 
 function tankParams(t: TankNow, slotMinutes: number, slotDeliveredKWh: number, comfort: ComfortDeadline[]): TankParams & { id: string } {
   const m = t.config.model;
-  return {
+  const params: TankParams & { id: string } = {
     id: t.config.id,
     comfort,
     slotDeliveredKWh,
     volumeL: m.volumeL,
-    powerKW: m.elementKw,
+    powerKW: heatingKwOf(t.config),
     coldWaterC: m.coldWaterC,
     ambientC: m.ambientC,
     heatLossWPerK: m.lossWPerK,
@@ -121,12 +122,14 @@ function tankParams(t: TankNow, slotMinutes: number, slotDeliveredKWh: number, c
     currentTempC: t.measuredC,
     lastKnown: t.lastKnown,
     heatedSinceKWh: t.heatedSinceKwh,
-    control: m.relayOnly ? 'relay' : 'continuous',
+    control: 'relayOnly' in m && m.relayOnly ? 'relay' : 'continuous',
     legionella: m.legionella.enabled
       ? { tempC: m.legionella.tempC, everyDays: m.legionella.intervalDays, lastReachedMs: t.legionellaLastMs }
       : null,
     antiCycling: bindingAntiCycling(m, slotMinutes),
   };
+  // A heat pump is planned in electric energy: its tank's heat terms over the COP.
+  return t.config.kind === 'heatPump' ? heatPumpAsTank({ ...params, maxC: t.config.model.boostC }, t.config.model.cop) : params;
 }
 
 /** node-cron schedules of the config, made once each (a plan is made every few minutes). */
@@ -226,7 +229,7 @@ export function buildPlanInput(config: Config, snap: PlanningSnapshot, resources
   const slots = tariff ? priceSlotsWithTariff(series, tariff, config.site.timezone) : series;
   const ownerOf: ResourceOwner = (resourceId) => {
     const d = config.devices.find((x) => x.id === resources.get(resourceId));
-    return d?.kind === 'hotWaterTank' ? { scope: 'tank', deviceId: d.id } : d?.kind === 'evCharger' ? { scope: 'ev', deviceId: d.id } : null;
+    return d?.kind === 'hotWaterTank' || d?.kind === 'heatPump' ? { scope: 'tank', deviceId: d.id } : d?.kind === 'evCharger' ? { scope: 'ev', deviceId: d.id } : null;
   };
   const fallback = config.planner.evFallbackWindow;
   const delivered = (id: string): number => snap.slotDeliveredKwh?.get(id) ?? 0;

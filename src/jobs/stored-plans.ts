@@ -29,7 +29,7 @@ const storedSlotsSchema = z.looseObject({
 
 /** The ids of the devices a plan drives (tanks and chargers), in config order. */
 export function flexibleDevices(devices: Config['devices']): string[] {
-  return devices.flatMap((d) => (d.kind === 'hotWaterTank' || d.kind === 'evCharger' ? [d.id] : []));
+  return devices.flatMap((d) => (d.kind === 'hotWaterTank' || d.kind === 'heatPump' || d.kind === 'evCharger' ? [d.id] : []));
 }
 
 type StoredSlot = z.infer<typeof storedSlotsSchema>['slots'][number];
@@ -50,7 +50,7 @@ function energiesOf(s: StoredSlot, tankIds: readonly string[], evIds: readonly s
  * {@link BASELINE_KEY} where the plan carries its baseline (plans made before it did have none).
  */
 export function storedPlans(store: Pick<Store, 'plansBetween'>, devices: Config['devices'], fromMs: number, toMs: number): { plans: PlannedSlots[]; unreadable: number } {
-  const tankIds = devices.flatMap((d) => (d.kind === 'hotWaterTank' ? [d.id] : []));
+  const tankIds = devices.flatMap((d) => (d.kind === 'hotWaterTank' || d.kind === 'heatPump' ? [d.id] : []));
   const evIds = devices.flatMap((d) => (d.kind === 'evCharger' ? [d.id] : []));
   const plans: PlannedSlots[] = [];
   let unreadable = 0;

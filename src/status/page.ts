@@ -4,7 +4,8 @@ import { renderPlanSvg } from './svg.js';
 import { billSection } from './bill-section.js';
 import { historyCss } from './history-page.js';
 
-const kindLabel: Record<DeviceView['kind'], string> = { hotWaterTank: 'Hot water tank', evCharger: 'EV charger', meter: 'Meter' };
+const kindLabel: Record<DeviceView['kind'], string> = { hotWaterTank: 'Hot water tank', evCharger: 'EV charger', meter: 'Meter', heatPump: 'Heat pump (SG Ready)' };
+const sgLabel = { block: 'locked (1:0)', normal: 'normal (0:0)', boost: 'boost (0:1)', forced: 'start command (1:1)' } as const;
 
 const css = `body{font:14px/1.4 system-ui,sans-serif;margin:1.5em auto;padding:0 1em;color:#222;max-width:1000px}
 h1{font-size:1.4em;margin:0 0 .2em}h2{font-size:1.1em;margin:1.4em 0 .4em}
@@ -86,7 +87,8 @@ function deviceRow(d: DeviceView, tz: string): string {
   const evText = ev
     ? `${ev.plugged ? 'plugged' : 'unplugged'}${ev.charging ? ', charging' : ''}${ev.socPct === undefined ? '' : `, ${fixed(ev.socPct, 0)} %`}${ev.vehicle ? `, ${esc(ev.vehicle.name)}` : ''}${ev.sessionKwh === undefined ? '' : `, ${fixed(ev.sessionKwh, 1)} kWh this session`}${ev.departure ? `, leaves ${esc(dateTime(Date.parse(ev.departure), tz))}` : ''}`
       + (d.currentLimitA === undefined ? '' : `; limit ${fixed(d.currentLimitA, 0)} A${d.fuseLimited ? ' (main fuse)' : ''}`)
-    : d.phaseCurrentsA ? lines(d.phaseCurrentsA, (a) => `${fixed(a, 1)} A`) : '';
+    : d.phaseCurrentsA ? lines(d.phaseCurrentsA, (a) => `${fixed(a, 1)} A`)
+      : d.sgReady ? `<span data-sg="${d.sgReady.state}">${sgLabel[d.sgReady.state]}</span>: ${esc(d.sgReady.reason)}` : '';
   // data-label: on a phone each row is a card of labelled values (the header row is hidden).
   return `<tr data-device="${esc(d.id)}"><td class="wide">${esc(d.name)}<div class="muted">${esc(kindLabel[d.kind])}</div></td>`
     + `<td data-label="State">${d.available ? 'online' : '<b>offline</b>'}</td><td data-label="Mode">${esc(d.mode)}</td>`

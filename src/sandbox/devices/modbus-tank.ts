@@ -99,6 +99,42 @@ export function findFreePort(host = '127.0.0.1'): Promise<number> {
   });
 }
 
+/** A Modbus TCP server for a simulator's service vector that can stop and listen again on its port. */
+export function modbusTcpServer(vector: IServiceVector, options: { host: string; unitId: number; port?: number }): { readonly port: number; start(): Promise<void>; stop(): Promise<void> } {
+  let server: ServerTCP | null = null;
+  let port = options.port ?? 0;
+  const listen = async (): Promise<void> => {
+    for (let attempt = 0; ; attempt++) {
+      if (port === 0 || (attempt > 0 && options.port === undefined)) port = await findFreePort(options.host);
+      try {
+        server = await new Promise<ServerTCP>((resolve, reject) => {
+          const s = new ServerTCP(vector, { host: options.host, port, unitID: options.unitId });
+          s.once('initialized', () => resolve(s));
+          s.once('serverError', (err) => reject(err));
+        });
+        server.on('socketError', () => undefined);
+        return;
+      } catch (err) {
+        if (attempt >= 4 || (err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+        await new Promise((r) => setTimeout(r, 50 * (attempt + 1)));
+      }
+    }
+  };
+  return {
+    get port() {
+      return port;
+    },
+    start: async () => {
+      if (!server) await listen();
+    },
+    stop: async () => {
+      const s = server;
+      server = null;
+      if (s) await new Promise<void>((resolve) => s.close(() => resolve()));
+    },
+  };
+}
+
 type Cb<T> = (err: Error | null, value: T) => void;
 
 function modbusError(code: number, message: string): Error {
@@ -111,7 +147,6 @@ export async function startSimulatedTank(options: SimulatedTankOptions = {}): Pr
   const clock = options.clock;
   const physics = new TankPhysics({ ...options, startMs: options.startMs ?? clock?.nowMs() ?? Date.UTC(2026, 0, 1) });
   let fault: TankFault = null;
-  let server: ServerTCP | null = null;
   const timer = options.releaseTimer ?? true;
   const writes = { coil: 0, coilChanges: 0, timer: 0 };
 
@@ -203,38 +238,14 @@ export async function startSimulatedTank(options: SimulatedTankOptions = {}): Pr
       }),
   };
 
-  let port = options.port ?? 0;
-
-  const listen = async (): Promise<void> => {
-    for (let attempt = 0; ; attempt++) {
-      if (port === 0 || (attempt > 0 && options.port === undefined)) port = await findFreePort(host);
-      try {
-        server = await new Promise<ServerTCP>((resolve, reject) => {
-          const s = new ServerTCP(vector, { host, port, unitID: unitId });
-          s.once('initialized', () => resolve(s));
-          s.once('serverError', (err) => reject(err));
-        });
-        server.on('socketError', () => undefined);
-        return;
-      } catch (err) {
-        if (attempt >= 4 || (err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
-        await new Promise((r) => setTimeout(r, 50 * (attempt + 1)));
-      }
-    }
-  };
-
-  const stopServer = async (): Promise<void> => {
-    const s = server;
-    server = null;
-    if (s) await new Promise<void>((resolve) => s.close(() => resolve()));
-  };
-
-  await listen();
+  const server = modbusTcpServer(vector, { host, unitId, ...(options.port !== undefined ? { port: options.port } : {}) });
+  const stopServer = server.stop;
+  await server.start();
 
   return {
     host,
     get port() {
-      return port;
+      return server.port;
     },
     unitId,
     physics,
@@ -253,9 +264,7 @@ export async function startSimulatedTank(options: SimulatedTankOptions = {}): Pr
     },
     writes: () => ({ ...writes }),
     stopServer,
-    startServer: async () => {
-      if (!server) await listen();
-    },
+    startServer: server.start,
     close: stopServer,
   };
 }

@@ -1,5 +1,5 @@
 /**
- * `wattshift sim tank|goe|shelly|tasmota|ams|ocpp`: one simulated device for installers who want to
+ * `wattshift sim tank|goe|shelly|tasmota|ams|ocpp|heatpump`: one simulated device for installers who want to
  * try wattshift without hardware. The tank is a Modbus TCP server (profile `wattshift-sim-tank`); the
  * go-e charger (with a car plugged in), the Shelly and Tasmota relays and the AMS reader on a HAN port publish on
  * an MQTT broker, as the real ones do; the OCPP charge point (a car plugged in) connects to
@@ -10,13 +10,14 @@ import { acceleratedClock, systemClock } from '../../clock.js';
 import { WattshiftError } from '../../errors.js';
 import { createGoeSim } from './goe-sim.js';
 import { startSimulatedTank } from './modbus-tank.js';
+import { startSgReadyHeatPump } from './sg-ready-heat-pump.js';
 import { followClock, type MqttSimulator } from './mqtt-simulator.js';
 import { createShellySim } from './shelly-sim.js';
 import { createTasmotaSim } from './tasmota-sim.js';
 import { createAmsReaderSim } from './amsreader-sim.js';
 import { createOcppChargePointSim } from './ocpp-charge-point-sim.js';
 
-export type SimKind = 'tank' | 'goe' | 'shelly' | 'tasmota' | 'ams' | 'ocpp';
+export type SimKind = 'tank' | 'goe' | 'shelly' | 'tasmota' | 'ams' | 'ocpp' | 'heatpump';
 
 export interface SimOptions {
   kind: SimKind;
@@ -42,6 +43,9 @@ function checked(o: SimOptions): SimOptions {
   return o;
 }
 
+const aborted = (signal: AbortSignal): Promise<void> =>
+  new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
+
 async function runMqtt(sim: MqttSimulator, stepMs: number, speed: number, signal: AbortSignal): Promise<void> {
   await sim.start();
   try {
@@ -61,8 +65,21 @@ export async function runSimulator(options: SimOptions, out: (line: string) => v
     out('  switch: { type: modbus, bus: sim, unitId: 1, profile: wattshift-sim-tank }');
     out('  meter: { type: modbus, bus: sim, unitId: 1, profile: wattshift-sim-tank }');
     out('  thermometer: { type: modbus, bus: sim, unitId: 1, profile: wattshift-sim-tank, point: temperatureC }');
-    await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
+    await aborted(signal);
     await tank.close();
+    return;
+  }
+  if (o.kind === 'heatpump') {
+    const pump = await startSgReadyHeatPump({ clock: acceleratedClock(startMs, o.speed), port: o.port, host: '0.0.0.0' });
+    const at = 'type: modbus, bus: hp, unitId: 1, profile: wattshift-sim-heat-pump';
+    out(`simulated SG Ready heat pump (two relays on Modbus TCP) listening on port ${pump.port}, unit ${pump.unitId}, ${o.speed}× real time; in the config:`);
+    out(`  modbus: { hp: { type: tcp, host: <this machine>, port: ${pump.port} } }`);
+    out(`  contacts: { relay1: { ${at}, channel: 0 }, relay2: { ${at}, channel: 1 } }`);
+    out(`  meter: { ${at}, point: energyKwh }`);
+    out(`  thermometer: { ${at}, point: temperatureC }`);
+    out('  model: { volumeL: 200, electricKw: 0.5, cop: 2.8, normalC: 50, boostC: 60, maxC: 65 }');
+    await aborted(signal);
+    await pump.close();
     return;
   }
   if (o.kind === 'goe') {
