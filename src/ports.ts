@@ -95,6 +95,13 @@ export interface EvState {
   sessionKwh?: number;
   /** The charger's own word for its connector's state, where it has one (OCPP 1.6 ChargePointStatus). */
   connectorStatus?: string;
+  /** The phases the charger charges on now, where it says (go-e `pnp`). */
+  phases?: number;
+}
+
+/** Switches a charger between 1 and 3 phases (a persisted setting on some chargers: write on change only). */
+export interface PhaseSwitch {
+  setPhases(phases: 1 | 3, signal: AbortSignal): Promise<void>;
 }
 
 export interface EvStateReader {

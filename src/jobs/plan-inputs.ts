@@ -5,6 +5,8 @@ import { buildPriceSeries } from '../core/prices.js';
 import { priceSlotsWithTariff } from '../core/tariff.js';
 import { siteTariff } from '../config/tariff-file.js';
 import { nextLocalTimeMs } from '../core/departure.js';
+import { evPowerRangeKW } from '../core/phase-switch.js';
+import type { Supply } from '../core/fuse.js';
 import type { CronScheduleConfig } from '../config/time-fields.js';
 import { cronSchedule, type CronSchedule } from './cron.js';
 import type { HomeEvent } from './event-normalise.js';
@@ -146,13 +148,14 @@ export function nextDepartureMs(ev: EvNow, nowMs: number, timezone: string): num
   return nextLocalTimeMs(nowMs, m.departure, timezone);
 }
 
-function evParams(ev: EvNow, nowMs: number, timezone: string, slotDeliveredKWh: number): EvParams & { id: string } {
+function evParams(ev: EvNow, nowMs: number, timezone: string, slotDeliveredKWh: number, supply: Supply): EvParams & { id: string } {
   const m = ev.config.model;
-  const kwPerA = (m.phases * m.voltageV) / 1000;
+  // With phase switching: 1-phase minimum to 3-phase maximum on the site's supply.
+  const { minKW, maxKW } = evPowerRangeKW(m, supply);
   const departureMs = nextDepartureMs(ev, nowMs, timezone);
   const common = {
     id: ev.config.id,
-    slotDeliveredKWh, departureMs, minPowerKW: m.minCurrentA * kwPerA, maxPowerKW: m.maxCurrentA * kwPerA, efficiency: m.efficiency,
+    slotDeliveredKWh, departureMs, minPowerKW: minKW, maxPowerKW: maxKW, efficiency: m.efficiency,
     ...(ev.sessionStartMs !== null ? { session: { startMs: ev.sessionStartMs, deliveredKWh: ev.sessionKwh } } : {}),
   };
   if (ev.socPct !== null) {
@@ -211,7 +214,7 @@ export function buildPlanInput(config: Config, snap: PlanningSnapshot, resources
     timezone: config.site.timezone,
     currency: config.site.currency,
     tanks: snap.tanks.map((t) => tankParams(t, config.site.slotMinutes, delivered(t.config.id), comfortDeadlines(t.config.model.comfort, snap.nowMs, toMs, config.site.timezone))),
-    evs: snap.evs.filter((e) => e.plugged).map((e) => evParams(e, snap.nowMs, config.site.timezone, delivered(e.config.id))),
+    evs: snap.evs.filter((e) => e.plugged).map((e) => evParams(e, snap.nowMs, config.site.timezone, delivered(e.config.id), config.site.fuse?.supply ?? 'TN')),
     location: {
       limitKW: config.site.locationLimitKw,
       baseLoadKW: snap.baseLoadKw,
