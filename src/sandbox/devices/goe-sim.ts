@@ -10,7 +10,7 @@
  * - `<prefix>/amp/set` (6..maxCurrentA) and `<prefix>/frc/set` (0, 1, 2), each answered on
  *   `<key>/result` (non-retained); a set that changes nothing republishes nothing.
  *
- * - phase switching (a charger with `phases: 3`): `<prefix>/psm/set` (phaseSwitchMode 0 auto, 1 force
+ * - phase switching (with `phaseSwitch`, on a 3-phase charger): `<prefix>/psm/set` (phaseSwitchMode 0 auto, 1 force
  *   1-phase, 2 force 3-phase, a "Config" key) and `pnp` (numberOfPhases, "Status"), published on
  *   change. A change of phases waits until `minToggleWaitMs` (go-e's `mptwt`, "min phase toggle
  *   wait time") has passed since the last toggle; while the car charges the charger pauses for
@@ -45,6 +45,8 @@ export interface GoeSimOptions {
   amp?: number;
   frc?: 0 | 1 | 2;
   maxCurrentA?: number;
+  /** A charger that switches phases (publishes `psm` and `pnp`, takes `psm/set`). Default false. */
+  phaseSwitch?: boolean;
   /** Initial phaseSwitchMode (0 auto, 1 force 1-phase, 2 force 3-phase). Default 0. */
   psm?: 0 | 1 | 2;
   /** go-e `mptwt`: least time between two phase toggles, ms. Default 0. */
@@ -83,8 +85,9 @@ export function createGoeSim(options: GoeSimOptions): GoeSim {
   let now = options.startMs;
   let amp = options.amp ?? 16;
   let frc: number = options.frc ?? 0;
+  const switchable = options.phaseSwitch === true && phases === 3;
   let psm: number = options.psm ?? 0;
-  const wishOf = (): 1 | 3 => (psm === 1 ? 1 : phases);
+  const wishOf = (): 1 | 3 => (switchable && psm === 1 ? 1 : phases);
   let phasesNow: 1 | 3 = wishOf();
   let lastToggleMs: number | undefined;
   /** While a toggle pauses the charge: when it ends. */
@@ -189,7 +192,7 @@ export function createGoeSim(options: GoeSimOptions): GoeSim {
   const publishChanges = async (all = false): Promise<void> => {
     await publishKey('amp', amp, all);
     await publishKey('frc', frc, all);
-    if (phases === 3) {
+    if (switchable) {
       await publishKey('psm', psm, all);
       await publishKey('pnp', phasesNow, all);
     }
@@ -217,7 +220,7 @@ export function createGoeSim(options: GoeSimOptions): GoeSim {
     const before = current();
     if (key === 'amp' && Number.isInteger(value) && (value as number) >= 6 && (value as number) <= maxCurrentA) amp = value as number;
     else if (key === 'frc' && (value === 0 || value === 1 || value === 2)) frc = value;
-    else if (key === 'psm' && phases === 3 && (value === 0 || value === 1 || value === 2)) psm = value;
+    else if (key === 'psm' && switchable && (value === 0 || value === 1 || value === 2)) psm = value;
     else {
       await reply(`value out of range: ${raw}`);
       return;
