@@ -63,6 +63,8 @@ export interface PhaseChoice {
   phases: 1 | 3;
   /** Switch now (the pause and the write follow). */
   switch: boolean;
+  /** Held back by the minimum interval: the phases a switch would go to. */
+  wanted?: 1 | 3;
   reason: string;
 }
 
@@ -102,7 +104,7 @@ export function choosePhases(x: PhaseChoiceInput): PhaseChoice {
   const wish = Number.isFinite(x.wantKw) ? `${x.wantKw.toFixed(1)} kW wanted` : 'full power wanted';
   if (x.lastSwitchAtMs !== undefined && x.nowMs - x.lastSwitchAtMs < x.minIntervalMs) {
     const waitS = Math.ceil((x.minIntervalMs - (x.nowMs - x.lastSwitchAtMs)) / 1000);
-    return keep(`switch to ${other.phases}-phase held ${waitS} s more (minimum interval): ${why}`);
+    return { ...keep(`switch to ${other.phases}-phase held ${waitS} s more (minimum interval): ${why}`), wanted: other.phases };
   }
   return { phases: other.phases, switch: true, reason: `${wish}: ${why}` };
 }

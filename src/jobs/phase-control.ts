@@ -15,6 +15,13 @@ import type { FuseCharger, FuseGuard } from './fuse-guard.js';
 /** A switch the charger has not confirmed (go-e `pnp`) within this time is given up, ms. */
 export const PHASE_CONFIRM_TIMEOUT_MS = 120_000;
 
+/**
+ * A switch is made only once the wish for it has held this long, ms: one tick's reading (a load
+ * that comes and goes, the charger's own draw not yet reported) does not switch. go-e's own
+ * switching logic has the same notion (`mpwst`, "min phase wish switch time").
+ */
+export const PHASE_WISH_HOLD_MS = 30_000;
+
 export interface PhaseTick {
   id: string;
   nowMs: number;
@@ -42,6 +49,8 @@ export interface PhaseStep {
 }
 
 interface State {
+  /** The switch wished for, and since when. */
+  wish: { phases: 1 | 3; sinceMs: number } | undefined;
   commanded: 1 | 3 | undefined;
   lastSwitchAtMs: number | undefined;
   pendingSinceMs: number | undefined;
@@ -62,7 +71,7 @@ export function createPhaseControl(logger: Logger): PhaseControl {
   return {
     actual: (id, reported, wired) => asPhases(reported) ?? states.get(id)?.commanded ?? wired,
     step(t) {
-      const s = states.get(t.id) ?? { commanded: undefined, lastSwitchAtMs: undefined, pendingSinceMs: undefined };
+      const s = states.get(t.id) ?? { wish: undefined, commanded: undefined, lastSwitchAtMs: undefined, pendingSinceMs: undefined };
       states.set(t.id, s);
       const actual = asPhases(t.reported) ?? s.commanded ?? t.wired;
       if (s.pendingSinceMs !== undefined && s.commanded !== undefined) {
@@ -82,11 +91,16 @@ export function createPhaseControl(logger: Logger): PhaseControl {
         nowMs: t.nowMs, actual, wantKw: t.wantKw, minCurrentA: t.minCurrentA, maxCurrentA: t.maxCurrentA,
         options: t.options, lastSwitchAtMs: s.lastSwitchAtMs, minIntervalMs: t.minIntervalMs,
       });
-      if (!choice.switch) {
+      // The wish holds while the interval holds the switch back too.
+      const wished = choice.switch ? choice.phases : choice.wanted;
+      if (wished === undefined) s.wish = undefined;
+      else if (s.wish?.phases !== wished) s.wish = { phases: wished, sinceMs: t.nowMs };
+      if (!choice.switch || t.nowMs - s.wish!.sinceMs < PHASE_WISH_HOLD_MS) {
         // The first tick forces the phases it finds (go-e's auto mode would switch on its own).
         s.commanded = actual;
         return { actual, phases: actual };
       }
+      s.wish = undefined;
       log.info({ device: t.id, from: actual, to: choice.phases, reason: choice.reason }, 'phase switch');
       s.commanded = choice.phases;
       s.lastSwitchAtMs = t.nowMs;
