@@ -134,6 +134,7 @@ export function startControlLoop(deps: {
       ? [{
         id: c.config.id, voltageV: c.config.model.voltageV, safeCurrentA: c.config.safeCurrentA, powerW: readings.get(c.config.id)?.powerW,
         phases: switchesPhases(c.config.model) ? phaseControl.actual(c.config.id, readings.get(c.config.id)?.ev?.phases, c.config.model.phases) : c.config.model.phases,
+        ...(switchesPhases(c.config.model) && readings.get(c.config.id)?.ev?.phases === undefined ? { drawUncertain: true } : {}),
       }]
       : []));
     const capKw = deps.inputs.locationCapKw(now);

@@ -27,4 +27,15 @@ describe('fuse guard: the limit of the other phase count', () => {
     // 1-phase at 10 A between L1 and L2; house 4 A on L1, 6 A on L2, 15 A on L3. 3-phase: L3 leaves 9 A.
     expect(guard.limitFor({ ...car, phases: 3, drawPhases: 1 }, reading([14, 16, 15]), at).maxA).toBe(9);
   });
+
+  it('a charger that does not say its phases: its draw comes off a line only as far as it surely flows there', () => {
+    const guard = createFuseGuard(fuse, logger);
+    // 3680 W: 16 A on L1 if 1-phase, 5.3 A on each line if 3-phase. Lines 20, 7.3, 7.3 A measured.
+    const car = { id: 'car', voltageV: 230, safeCurrentA: 6, powerW: 3680, drawUncertain: true };
+    const phases = reading([20, 7.3, 7.3]);
+    // 1 phase: L1's house is taken as 20 − 5.33 = 14.7 A (not 20 − 16 = 4 A): 25 − 1 − 14.7 = 9.3 A.
+    expect(guard.limitFor({ ...car, phases: 1, drawPhases: 1 }, phases, at).maxA).toBeCloseTo(24 - (20 - 3680 / 690), 6);
+    // 3 phases: L2 and L3 keep all of their 7.3 A as house load: 25 − 1 − 7.3 = 16.7 A; L1 leaves 9.3 A.
+    expect(guard.limitFor({ ...car, phases: 3, drawPhases: 1 }, phases, at).maxA).toBeCloseTo(24 - (20 - 3680 / 690), 6);
+  });
 });

@@ -13,6 +13,12 @@ export interface FuseCharger {
    * limit of the other phase count): its draw is taken off the lines it flows on now. Default `phases`.
    */
   drawPhases?: 1 | 3;
+  /**
+   * The charger does not say which phases it draws on (an OCPP charger told `numberPhases`): its
+   * draw is taken off each line only as far as it surely flows there (the least of 1 and 3 phases),
+   * so the house's load is never underestimated.
+   */
+  drawUncertain?: boolean;
   voltageV: number;
   safeCurrentA: number;
   /** The charger's measured power now, W. */
@@ -58,12 +64,16 @@ export function createFuseGuard(config: FuseConfig, logger: Logger): FuseGuard {
       const ownA = c.powerW === undefined ? 0 : c.powerW / perAmp({ phases: draw, voltageV: c.voltageV });
       // For the other phase count, its draw now comes off the lines it flows on now.
       const drawLines = linesOf(draw);
-      const currentsA = draw === c.phases ? phases?.currentsA ?? [] : (phases?.currentsA ?? []).map((a, l) => (drawLines.includes(l) ? a - Math.max(0, ownA) : a));
+      const watts = Math.max(0, c.powerW ?? 0);
+      const surely = (l: number): number => Math.min(...([1, 3] as const).map((n) => (linesOf(n).includes(l) ? watts / perAmp({ phases: n, voltageV: c.voltageV }) : 0)));
+      const own = (l: number): number => (c.drawUncertain ? surely(l) : drawLines.includes(l) ? Math.max(0, ownA) : 0);
+      const exact = draw === c.phases && c.drawUncertain !== true;
+      const currentsA = exact ? phases?.currentsA ?? [] : (phases?.currentsA ?? []).map((a, l) => a - own(l));
       const h = fuseHeadroom({
         fuseA: config.mainFuseA, marginA: config.marginA,
         currentsA, measuredAtMs: phases?.atMs, nowMs, staleAfterMs: config.staleAfterS * 1000,
         lines: linesOf(c.phases),
-        chargerNowA: draw === c.phases ? ownA : 0,
+        chargerNowA: exact ? ownA : 0,
         sharedBy,
       });
       if (h.kind === 'unknown') {

@@ -19,7 +19,10 @@
  *   SetChargingProfile and ClearChargingProfile (§5.16, §5.5; profiles as `ocpp-profiles.ts`),
  *   RemoteStart/StopTransaction (§5.11, §5.12) and TriggerMessage (§5.17); other requests get a
  *   NotImplemented CALLERROR (OCPP-J §4.2.3);
- * - configuration keys and default/max charging profiles persist in `statePath` across restarts.
+ * - configuration keys and default/max charging profiles persist in `statePath` across restarts;
+ * - a charging schedule period's `numberPhases` (§7.13, "the number of phases that can be used
+ *   for charging", 3 when absent) sets how many of its phases it charges on, at once (OCPP 1.6
+ *   states no switching time).
  *
  * Messages that fall while disconnected are not queued (a real charger queues transaction
  * messages); the central system asks for the status again on reconnection. Time moves only through
@@ -29,7 +32,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { RPCClient, createRPCError } from 'ocpp-rpc';
 import { EvBattery } from './ev-battery.js';
 import type { GoeSimPlug } from './goe-sim.js';
-import { activeLimitA, nextProfileChangeMs, type ChargingProfile, type StoredProfile } from './ocpp-profiles.js';
+import { activeLimitA, activeNumberPhases, nextProfileChangeMs, type ChargingProfile, type StoredProfile } from './ocpp-profiles.js';
 
 const hourMs = 3_600_000;
 const minCurrentA = 6;
@@ -126,7 +129,9 @@ export function createOcppChargePointSim(options: OcppChargePointSimOptions) {
     const limit = Math.min(maxCurrentA, activeLimitA(profiles, 1, now, tx) ?? maxCurrentA);
     return limit < minCurrentA ? 0 : Math.floor(limit);
   };
-  const powerW = (): number => (tx && active && !active.battery.full ? offeredA() * phases * voltage : 0);
+  /** The phases it charges on: its own, fewer where the profile in force says `numberPhases` 1 or 2. */
+  const phasesNow = (): number => Math.max(1, Math.min(phases, activeNumberPhases(profiles, 1, now, tx)));
+  const powerW = (): number => (tx && active && !active.battery.full ? offeredA() * phasesNow() * voltage : 0);
   const currentStatus = (): Status => {
     if (!active) return 'Available';
     if (!tx) return status === 'Finishing' ? 'Finishing' : 'Preparing';
@@ -307,6 +312,8 @@ export function createOcppChargePointSim(options: OcppChargePointSimOptions) {
     get status() { return status; },
     get offeredA() { return tx ? offeredA() : 0; },
     get powerW() { return powerW(); },
+    /** The phases it charges on now. */
+    get phasesNow() { return phasesNow(); },
     get totalWh() { return totalWh; },
     get transactionId() { return tx?.id; },
     get battery() { return active?.battery; },
