@@ -44,9 +44,22 @@ export class EvBattery {
     return acW > 0 ? (this.acKwhToFull() * 3_600_000_000) / acW : Infinity;
   }
 
+  /** Uses `kwh` of battery energy on the road (never below empty). */
+  drive(kwh: number): void {
+    this.storedKwh = Math.max(0, this.storedKwh - kwh);
+  }
+
   /** Takes `acKwh` of AC energy (the caller never offers more than `acKwhToFull`). */
   charge(acKwh: number): void {
     const cap = (this.targetSocPct / 100) * this.capacityKwh;
     this.storedKwh = Math.min(cap, this.storedKwh + acKwh * this.efficiency);
   }
+}
+
+/**
+ * The battery of a plug-in: the car itself when a test follows one car over several plug-ins (its
+ * state of charge carries over), else a fresh battery per plug-in.
+ */
+export function pluggedBattery(battery: EvBatteryOptions | EvBattery): EvBattery {
+  return battery instanceof EvBattery ? battery : new EvBattery(battery);
 }

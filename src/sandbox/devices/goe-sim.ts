@@ -19,13 +19,14 @@
  *   simulator charges on all its phases (it has no PV logic). That `pnp` follows `psm` while the
  *   charger is paused is this simulator's assumption.
  *
- * Cars plug in and out on a schedule; a plugged car charges at amp × phases × voltage while allowed
+ * Cars plug in and out on a schedule; a plugged car charges at amp × phases × voltage (√3 × voltage on an IT supply) while allowed
  * (frc ≠ 1) until its battery is full. Time moves only through `advance(ms)`; per-hour metered
  * energy is the ground truth for tests, and `setsOf(key)` counts the writes the charger received.
  */
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { followClock, publishOnline, type MqttSimulator } from './mqtt-simulator.js';
-import { EvBattery, type EvBatteryOptions } from './ev-battery.js';
+import { pluggedBattery, type EvBattery, type EvBatteryOptions } from './ev-battery.js';
+import { wattsPerAmp, type Supply } from '../../core/fuse.js';
 
 const hourMs = 3_600_000;
 
@@ -33,7 +34,8 @@ export interface GoeSimPlug {
   atMs: number;
   /** When the car leaves (never, if omitted). */
   untilMs?: number;
-  battery: EvBatteryOptions;
+  /** A fresh battery for this plug-in, or a car followed over several plug-ins. */
+  battery: EvBatteryOptions | EvBattery;
 }
 
 export interface GoeSimOptions {
@@ -41,6 +43,8 @@ export interface GoeSimOptions {
   topicPrefix: string;
   startMs: number;
   phases?: 1 | 3;
+  /** The supply it hangs on: on an IT 3×230 V supply a 3-phase charge draws √3·U·I, not 3·U·I (default TN). */
+  supply?: Supply;
   voltageV?: number;
   amp?: number;
   frc?: 0 | 1 | 2;
@@ -108,7 +112,7 @@ export function createGoeSim(options: GoeSimOptions): GoeSim {
 
   const allowed = (): boolean => frc !== 1 && amp >= 6;
   const charging = (): boolean => active !== undefined && !active.battery.full && allowed();
-  const powerW = (): number => (charging() && switchingUntil === undefined ? amp * phasesNow * voltage : 0);
+  const powerW = (): number => (charging() && switchingUntil === undefined ? amp * wattsPerAmp(options.supply ?? 'TN', phasesNow, voltage) : 0);
 
   /** Toggles the phases toward `psm` once the minimum toggle wait allows; returns when to look again. */
   const updatePhases = (): number | undefined => {
@@ -142,7 +146,7 @@ export function createGoeSim(options: GoeSimOptions): GoeSim {
       const next = plugs.find((p) => p.atMs <= now && (p.untilMs === undefined || p.untilMs > now));
       if (next) {
         plugs.splice(plugs.indexOf(next), 1);
-        active = { plug: next, battery: new EvBattery(next.battery) };
+        active = { plug: next, battery: pluggedBattery(next.battery) };
         sessionWh = 0;
       }
     }

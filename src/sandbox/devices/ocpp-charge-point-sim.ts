@@ -21,8 +21,8 @@
  *   NotImplemented CALLERROR (OCPP-J §4.2.3);
  * - configuration keys and default/max charging profiles persist in `statePath` across restarts;
  * - a charging schedule period's `numberPhases` (§7.13, "the number of phases that can be used
- *   for charging", 3 when absent) sets how many of its phases it charges on, at once (OCPP 1.6
- *   states no switching time).
+ *   for charging", 3 when absent): 1 makes it charge on one phase, at once (OCPP 1.6 states no
+ *   switching time); this simulator does not model 2.
  *
  * Messages that fall while disconnected are not queued (a real charger queues transaction
  * messages); the central system asks for the status again on reconnection. Time moves only through
@@ -30,9 +30,10 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { RPCClient, createRPCError } from 'ocpp-rpc';
-import { EvBattery } from './ev-battery.js';
+import { pluggedBattery, type EvBattery } from './ev-battery.js';
 import type { GoeSimPlug } from './goe-sim.js';
 import { activeLimitA, activeNumberPhases, nextProfileChangeMs, type ChargingProfile, type StoredProfile } from './ocpp-profiles.js';
+import { wattsPerAmp, type Supply } from '../../core/fuse.js';
 
 const hourMs = 3_600_000;
 const minCurrentA = 6;
@@ -55,6 +56,8 @@ export interface OcppChargePointSimOptions {
   password?: string;
   startMs: number;
   phases?: 1 | 3;
+  /** The supply it hangs on: on an IT 3×230 V supply a 3-phase charge draws √3·U·I, not 3·U·I (default TN). */
+  supply?: Supply;
   voltageV?: number;
   maxCurrentA?: number;
   plugs?: GoeSimPlug[];
@@ -129,9 +132,9 @@ export function createOcppChargePointSim(options: OcppChargePointSimOptions) {
     const limit = Math.min(maxCurrentA, activeLimitA(profiles, 1, now, tx) ?? maxCurrentA);
     return limit < minCurrentA ? 0 : Math.floor(limit);
   };
-  /** The phases it charges on: its own, fewer where the profile in force says `numberPhases` 1 or 2. */
-  const phasesNow = (): number => Math.max(1, Math.min(phases, activeNumberPhases(profiles, 1, now, tx)));
-  const powerW = (): number => (tx && active && !active.battery.full ? offeredA() * phasesNow() * voltage : 0);
+  /** The phases it charges on: its own, or one where the profile in force says `numberPhases` 1. */
+  const phasesNow = (): 1 | 3 => (activeNumberPhases(profiles, 1, now, tx) === 1 ? 1 : phases);
+  const powerW = (): number => (tx && active && !active.battery.full ? offeredA() * wattsPerAmp(options.supply ?? 'TN', phasesNow(), voltage) : 0);
   const currentStatus = (): Status => {
     if (!active) return 'Available';
     if (!tx) return status === 'Finishing' ? 'Finishing' : 'Preparing';
@@ -182,7 +185,7 @@ export function createOcppChargePointSim(options: OcppChargePointSimOptions) {
     const next = plugs[0];
     if (!active && next && next.atMs <= now) {
       plugs.shift();
-      active = { plug: next, battery: new EvBattery(next.battery) };
+      active = { plug: next, battery: pluggedBattery(next.battery) };
       updateStatus();
     }
   };
