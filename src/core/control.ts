@@ -74,10 +74,10 @@ export interface ChargerNow {
   /** Most current the main fuse leaves on the charger's phases now, A, with the reason. */
   fuse?: { maxA: number; reason: string };
   /**
-   * A charger that switches phases: the phase count to set (`phases` above is what the current is
-   * for) and, while a switch is under way, why it is paused (0 A across the switch).
+   * A charger that switches phases: the phase count to set, if any (`phases` above is what the
+   * current is for) and, while a switch is under way, why it is paused (0 A across the switch).
    */
-  phaseCommand?: { phases: 1 | 3; pausedFor?: string };
+  phaseCommand?: { phases?: 1 | 3; pausedFor?: string };
 }
 
 export type DeviceNow = HeaterNow | ChargerNow;
@@ -184,7 +184,7 @@ function wantedCharger(d: ChargerNow): { currentA: number; reason: string } & Wa
   return { currentA: Math.min(d.maxCurrentA, a), reason: `planned ${d.planned.powerKw.toFixed(1)} kW`, byPlan: true };
 }
 
-const phasesOf = (d: ChargerNow): { phases?: 1 | 3 } => (d.phaseCommand ? { phases: d.phaseCommand.phases } : {});
+const phasesOf = (d: ChargerNow): { phases?: 1 | 3 } => (d.phaseCommand?.phases !== undefined ? { phases: d.phaseCommand.phases } : {});
 
 function drawKw(d: DeviceNow): number {
   return Math.max(0, (d.powerW ?? 0) / 1000);

@@ -42,8 +42,13 @@ export interface PhaseTick {
 export interface PhaseStep {
   /** The phases the charger draws on now (the fuse takes its draw off these lines). */
   actual: 1 | 3;
-  /** The phases to set, and the current is for. */
+  /** The phases the current is for. */
   phases: 1 | 3;
+  /**
+   * The phases to write to the charger: once it has said its phases (so a setting it already has
+   * is not written blind) or once wattshift has switched it.
+   */
+  command?: 1 | 3;
   /** While a switch is under way: why the charger is paused. */
   pausedFor?: string;
 }
@@ -83,10 +88,12 @@ export function createPhaseControl(logger: Logger): PhaseControl {
           s.commanded = actual;
           s.pendingSinceMs = undefined;
         } else {
-          return { actual, phases: s.commanded, pausedFor: `switching to ${s.commanded} phase${s.commanded === 1 ? '' : 's'}: paused` };
+          return { actual, phases: s.commanded, command: s.commanded, pausedFor: `switching to ${s.commanded} phase${s.commanded === 1 ? '' : 's'}: paused` };
         }
       }
-      if (!t.available) return { actual, phases: s.commanded ?? actual };
+      // The phases it has: written once it says them (forcing go-e out of its own auto mode), or after a switch.
+      const keep = (): PhaseStep => ({ actual, phases: actual, ...(asPhases(t.reported) !== undefined || s.lastSwitchAtMs !== undefined ? { command: actual } : {}) });
+      if (!t.available) return keep();
       const choice = choosePhases({
         nowMs: t.nowMs, actual, wantKw: t.wantKw, minCurrentA: t.minCurrentA, maxCurrentA: t.maxCurrentA,
         options: t.options, lastSwitchAtMs: s.lastSwitchAtMs, minIntervalMs: t.minIntervalMs,
@@ -96,16 +103,15 @@ export function createPhaseControl(logger: Logger): PhaseControl {
       if (wished === undefined) s.wish = undefined;
       else if (s.wish?.phases !== wished) s.wish = { phases: wished, sinceMs: t.nowMs };
       if (!choice.switch || t.nowMs - s.wish!.sinceMs < PHASE_WISH_HOLD_MS) {
-        // The first tick forces the phases it finds (go-e's auto mode would switch on its own).
         s.commanded = actual;
-        return { actual, phases: actual };
+        return keep();
       }
       s.wish = undefined;
       log.info({ device: t.id, from: actual, to: choice.phases, reason: choice.reason }, 'phase switch');
       s.commanded = choice.phases;
       s.lastSwitchAtMs = t.nowMs;
       s.pendingSinceMs = t.nowMs;
-      return { actual, phases: choice.phases, pausedFor: `switching to ${choice.phases} phase${choice.phases === 1 ? '' : 's'}: ${choice.reason}` };
+      return { actual, phases: choice.phases, command: choice.phases, pausedFor: `switching to ${choice.phases} phase${choice.phases === 1 ? '' : 's'}: ${choice.reason}` };
     },
   };
 }
@@ -145,6 +151,6 @@ export function switchingChargerNow(pc: PhaseControl, x: {
   return {
     phases: step.phases, wattsPerAmp: perAmp(step.phases),
     ...(fuse ? { fuse } : {}),
-    phaseCommand: { phases: step.phases, ...(step.pausedFor !== undefined ? { pausedFor: step.pausedFor } : {}) },
+    phaseCommand: { ...(step.command !== undefined ? { phases: step.command } : {}), ...(step.pausedFor !== undefined ? { pausedFor: step.pausedFor } : {}) },
   };
 }
