@@ -17,11 +17,14 @@ function nextComfort(plan: Plan, nowMs: number, tankId?: string): ComfortView | 
   return c ? { atMs: c.atMs, tempC: c.tempC, label: c.label, plannedTempC: c.plannedTempC, met: c.met } : undefined;
 }
 
-/** What each car's need rests on; a home with several cars names each charger. */
+const identifiedText: Record<string, string> = { idTag: 'by its id tag', card: 'by its RFID card', only: 'the charger\'s only car', default: 'the charger\'s default car' };
+
+/** What each car's need rests on; a home with several cars names each charger (and the car planned there). */
 function evNeedsText(evs: NonNullable<Plan['evs']>): string | undefined {
   const entries = Object.entries(evs);
-  if (entries.length <= 1) return entries[0] && evNeedText(entries[0][1].needFrom);
-  return entries.map(([id, e]) => `${id}: ${evNeedText(e.needFrom)}`).join('; ');
+  const car = (e: (typeof entries)[number][1]): string => (e.vehicle ? `${e.vehicle.name} (${e.vehicle.id}, ${identifiedText[e.vehicle.identifiedBy] ?? e.vehicle.identifiedBy}), ` : '');
+  if (entries.length <= 1) return entries[0] && `${car(entries[0][1])}${evNeedText(entries[0][1].needFrom)}`;
+  return entries.map(([id, e]) => `${id}: ${car(e)}${evNeedText(e.needFrom)}`).join('; ');
 }
 
 function evNeedText(from: NonNullable<Plan['evs']>[string]['needFrom']): string {
@@ -74,6 +77,8 @@ export interface ViewSources {
   events: readonly HomeEvent[];
   /** Device id of each of this home's resource ids at the API. */
   resources: ReadonlyMap<string, string>;
+  /** The vehicle identified at a charger now, by id (null: none or the charger's own model). */
+  vehicleAt?: (chargerId: string) => string | null;
   bill?: BillSummary | null;
 }
 
@@ -133,6 +138,12 @@ function fuseView(config: Config, control: ControlSnapshot | null): FuseView | u
   };
 }
 
+/** The car at a charger as the views name it. */
+function vehicleOf(config: Config, vehicleId: string | null): { vehicle?: { id: string; name: string } } {
+  const v = vehicleId === null ? undefined : config.vehicles.find((x) => x.id === vehicleId);
+  return v ? { vehicle: { id: v.id, name: v.name ?? v.id } } : {};
+}
+
 export function homeView(src: ViewSources): HomeView {
   const { config, plan, control, nowMs } = src;
   const limits = limitsOf(src.events, src.resources, nowMs);
@@ -172,6 +183,7 @@ export function homeView(src: ViewSources): HomeView {
         ...(r?.ev?.socPct !== undefined ? { socPct: r.ev.socPct } : {}),
         ...(r?.ev?.sessionKwh !== undefined ? { sessionKwh: r.ev.sessionKwh } : {}),
         ...(r?.ev?.connectorStatus !== undefined ? { connectorStatus: r.ev.connectorStatus } : {}),
+        ...vehicleOf(config, src.vehicleAt?.(d.id) ?? null),
         ...(w.departureMs !== null ? { departure: new Date(w.departureMs).toISOString() } : {}),
         ...(w.targetKwh !== null ? { targetKwh: w.targetKwh } : {}),
         ...(w.targetSocPct !== null ? { targetSocPct: w.targetSocPct } : {}),

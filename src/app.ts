@@ -61,6 +61,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
       locationId: ctx.me.locationId ?? 'home',
       events: parts.events?.activeEvents() ?? [],
       resources: ctx.me.resources,
+      vehicleAt: (id) => parts.tracker?.vehicleAt(id) ?? null,
       bill: parts.billing?.summary() ?? null,
     });
   }

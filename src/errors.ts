@@ -20,6 +20,7 @@ export const errorCodes = {
   DEVICE_TIMEOUT: { retryable: true, hint: 'a device did not answer in time' },
   DEVICE_UNREACHABLE: { retryable: true, hint: 'a device or its bus/broker cannot be reached' },
   DEVICE_BAD_VALUE: { retryable: true, hint: 'a device answered with an impossible or malformed value' },
+  VEHICLE_UNKNOWN: { retryable: false, hint: 'a charger named a car by an id tag or RFID card that no vehicle of the charger claims (vehicles[].identify): the session is planned with the charger\'s own model and its energy is reported for the charger only; add the tag or card to the car' },
   DEVICE_STALE: { retryable: true, hint: 'a device value is older than its allowed age' },
   DEVICE_PROFILE_INVALID: { retryable: false, hint: 'a device profile or register map is invalid' },
   DEVICE_REJECTED: { retryable: false, hint: 'a device refused a request (Modbus exception: illegal function/address/value); check the profile and unit id' },

@@ -7,7 +7,7 @@ import type { Identity } from './jobs/event-normalise.js';
 export const registrationSchema = z.strictObject({
   userId: z.string(),
   locationId: z.string(),
-  /** Device id → resource id. */
+  /** Device id (or vehicle id) → resource id. */
   resources: z.record(z.string(), z.string()),
   webhookId: z.string().nullable(),
   registeredAtMs: z.number(),
@@ -20,8 +20,10 @@ export function loadRegistration(store: Pick<Store, 'getState'>): Registration |
   return store.getState(registrationKey, registrationSchema);
 }
 
-/** Resource id of a device: configured, else registered, else a stable default from the location. */
+/** Resource id of a device or vehicle: configured, else registered. */
 export function resourceIdOf(config: Config, deviceId: string, reg: Registration | undefined): string | null {
+  const v = config.vehicles.find((x) => x.id === deviceId);
+  if (v) return v.resourceId ?? reg?.resources[v.id] ?? null;
   const d = config.devices.find((x) => x.id === deviceId);
   if (!d || d.kind === 'meter') return null;
   return d.resourceId ?? reg?.resources[deviceId] ?? null;
@@ -29,9 +31,9 @@ export function resourceIdOf(config: Config, deviceId: string, reg: Registration
 
 export function identityOf(config: Config, reg: Registration | undefined): Identity {
   const resources = new Map<string, string>();
-  for (const d of config.devices) {
-    const id = resourceIdOf(config, d.id, reg);
-    if (id) resources.set(id, d.id);
+  for (const { id: own } of [...config.devices, ...config.vehicles]) {
+    const id = resourceIdOf(config, own, reg);
+    if (id) resources.set(id, own);
   }
   return {
     userId: config.spark.userId ?? reg?.userId ?? null,

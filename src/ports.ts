@@ -95,6 +95,10 @@ export interface EvState {
   sessionKwh?: number;
   /** The charger's own word for its connector's state, where it has one (OCPP 1.6 ChargePointStatus). */
   connectorStatus?: string;
+  /** The OCPP id tag that authorised or started the session (the car's card or token), when known. */
+  idTag?: string;
+  /** The go-e RFID card index (0..9) of the session, when it was started with a card. */
+  goeCard?: number;
   /** The phases the charger charges on now, where it says (go-e `pnp`). */
   phases?: number;
 }

@@ -1,5 +1,6 @@
 /**
- * `wattshift register`: makes the API know this home — user, location, resources, enrollment and
+ * `wattshift register`: makes the API know this home — user, location, resources, the user's
+ * vehicles, enrollment and
  * (optionally) the webhook — and stores the ids. Every step looks before it creates, so running it
  * again changes nothing.
  */
@@ -98,6 +99,16 @@ export async function register(
     if (!(await exists(() => spark.getResource(resourceId)))) {
       await spark.createLocationResource(userId, locationId, { resourceId, resourceType: resourceTypes[d.kind] });
       changes.push(`created resource ${resourceId} (${d.kind})`);
+    }
+  }
+
+  // Cars belong to the user, not to the location (POST /users/{userId}/vehicles).
+  for (const v of config.vehicles) {
+    const resourceId = v.resourceId ?? previous?.resources[v.id] ?? `${userId}-${v.id}`;
+    resources[v.id] = resourceId;
+    if (!(await exists(() => spark.getResource(resourceId)))) {
+      await spark.createVehicle(userId, { resourceId, resourceType: 'Vehicle' });
+      changes.push(`created vehicle ${resourceId} (${v.id})`);
     }
   }
 

@@ -47,7 +47,7 @@ const deviceOf = (id: string): DeviceConfig => config.devices.find((d) => d.id =
 
 /** Our own metering port: this test is about control, not metering. */
 const noMetering: Metering = {
-  feed: () => undefined, tick: () => undefined, flush: () => undefined, openHours: () => new Map(),
+  feed: () => undefined, tick: () => undefined, flush: () => undefined, openHours: () => new Map(), lastValue: () => undefined,
   health: () => ({ ok: true, lastError: null, buffered: 0 }),
 };
 

@@ -42,7 +42,7 @@ const configWith = (phaseSwitching: boolean) => parseConfig({
 }, { env: { CS: 'client-secret-from-env' } }).config;
 
 const noMetering: Metering = {
-  feed: () => undefined, tick: () => undefined, flush: () => undefined, openHours: () => new Map(),
+  feed: () => undefined, tick: () => undefined, flush: () => undefined, openHours: () => new Map(), lastValue: () => undefined,
   health: () => ({ ok: true, lastError: null, buffered: 0 }),
 };
 

@@ -15,9 +15,11 @@ import type { ModbusBus } from '../devices/modbus/bus.js';
 import type { BuiltDevice } from '../devices/factory.js';
 import type { CentralSystem } from '../devices/ocpp/central-system.js';
 import type { SupervisedDevice } from '../devices/supervisor.js';
+import type { SocTopic } from '../devices/mqtt/soc-topic.js';
 import type { HaBridge } from '../ha/bridge.js';
 import type { MeteredSubject, Metering } from '../jobs/metering.js';
 import type { Wishes } from '../jobs/home-state.js';
+import type { VehicleMetering } from '../jobs/vehicle-metering.js';
 import type { HomeTracker } from '../jobs/home-tracker.js';
 import type { startPriceRefresh } from '../jobs/price-refresh.js';
 import type { Billing } from '../jobs/billing.js';
@@ -67,8 +69,11 @@ export interface Parts {
   ocpp: CentralSystem | null;
   built: Map<string, BuiltDevice>;
   supervised: Map<string, SupervisedDevice>;
+  /** Each vehicle's own SoC topic, by vehicle id. */
+  vehicleSoc: Map<string, SocTopic>;
   metering: Metering;
   subjects: MeteredSubject[];
+  vehicleMetering: VehicleMetering;
   wishes: Wishes;
   tracker: HomeTracker;
   events: EventState;

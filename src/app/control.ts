@@ -4,7 +4,7 @@
  */
 import { moduleOf, type Module } from '../lifecycle.js';
 import { clockStepOf } from '../jobs/planning.js';
-import { startControlLoop, type ControlledDevice } from '../jobs/control-loop.js';
+import { startControlLoop, type ControlSnapshot, type ControlledDevice } from '../jobs/control-loop.js';
 import { createFuseGuard } from '../jobs/fuse-guard.js';
 import type { AppContext } from './context.js';
 
@@ -30,6 +30,11 @@ export function controlModule(ctx: AppContext): Module {
     const mainMeter = mainMeterId
       ? { config: config.devices.find((d) => d.id === mainMeterId)!, subject: 'location', device: supervised.get(mainMeterId)! }
       : null;
+    const vehicleMetering = ctx.part('vehicleMetering');
+    /** Each charger's metered energy to the car identified there (after the tracker has seen this tick). */
+    const feedVehicles = (snap: ControlSnapshot): void => vehicleMetering.feed(snap.atMs, controlled.flatMap((c) => (c.config.kind === 'evCharger'
+      ? [{ chargerId: c.config.id, vehicleId: tracker.vehicleAt(c.config.id), energyKwh: snap.readings.get(c.config.id)?.energyKwh }]
+      : [])));
     const fuseConfig = config.site.fuse;
     const control = startControlLoop({
       devices: controlled,
@@ -62,6 +67,7 @@ export function controlModule(ctx: AppContext): Module {
         }
         stepSeen = step !== null;
         if (guardStore('home state', () => tracker.observe(snap, planning.current()))) planning.request('device state changed');
+        if (config.vehicles.length > 0) feedVehicles(snap);
         void ctx.parts.ha?.update().catch(() => undefined);
         deps.onControlTick?.(snap);
       },

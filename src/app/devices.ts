@@ -7,6 +7,7 @@ import { moduleOf, type Module } from '../lifecycle.js';
 import { buildDevice, type BuiltDevice } from '../devices/factory.js';
 import { superviseDevice, type SupervisedDevice } from '../devices/supervisor.js';
 import { startHeartbeats } from '../jobs/heartbeats.js';
+import { createSocTopic, type SocTopic } from '../devices/mqtt/soc-topic.js';
 import type { AppContext } from './context.js';
 
 const leaseMs = 10 * 60_000;
@@ -15,11 +16,13 @@ export function devicesModule(ctx: AppContext): Module {
   const { config, deps, clock, log } = ctx;
   const built = new Map<string, BuiltDevice>();
   const supervised = new Map<string, SupervisedDevice>();
+  const vehicleSoc = new Map<string, SocTopic>();
   return {
     name: 'devices',
     async start() {
       ctx.parts.built = built;
       ctx.parts.supervised = supervised;
+      ctx.parts.vehicleSoc = vehicleSoc;
       const mqtt = ctx.part('mqtt');
       // Devices on MQTT would start in their safe state if the first tick ran before the broker answered.
       await mqtt?.waitConnected(AbortSignal.timeout(5_000)).catch((err: unknown) => {
@@ -27,6 +30,10 @@ export function devicesModule(ctx: AppContext): Module {
         log.warn({ code: isWattshiftError(err) ? err.code : 'MQTT_UNAVAILABLE' }, 'MQTT broker not reachable at start; retrying in the background');
       });
 
+      // The cross-check makes a SoC topic need the mqtt section.
+      for (const v of config.vehicles) {
+        if (v.soc && mqtt) vehicleSoc.set(v.id, createSocTopic(v.soc, { connection: mqtt, clock, logger: deps.logger, device: v.id }));
+      }
       for (const d of config.devices) {
         const b = buildDevice(d, {
           buses: ctx.part('buses'), mqtt, ocpp: ctx.part('ocpp'), clock, logger: deps.logger,
@@ -47,6 +54,7 @@ export function devicesModule(ctx: AppContext): Module {
       // Blocks are released before the links close: a lease the device cannot end by itself ends here.
       for (const d of supervised.values()) await d.stop().catch(() => undefined);
       for (const b of built.values()) b.close();
+      for (const soc of vehicleSoc.values()) soc.close();
     },
     health: () =>
       [...supervised].map(([id, d]) => {

@@ -8,6 +8,7 @@ import { moduleOf, type Module } from '../lifecycle.js';
 import { createEventIntake, type EventIntake } from '../jobs/event-intake.js';
 import { createEventActions, homeEventOf } from '../jobs/event-actions.js';
 import type { HomeEvent, Identity } from '../jobs/event-normalise.js';
+import { vehicleSubject } from '../jobs/vehicle-metering.js';
 import { jobHealth, type AppContext } from './context.js';
 
 export interface EventState {
@@ -69,6 +70,7 @@ export function eventIntakeModule(ctx: AppContext): Module {
       subjectOf: (t) => {
         if (t.kind === 'location') return mainMeterId ? 'location' : null;
         const deviceId = me.resources.get(t.resourceId);
+        if (deviceId !== undefined && ctx.config.vehicles.some((v) => v.id === deviceId)) return vehicleSubject(deviceId);
         return deviceId ? subjectOfDevice(deviceId) : null;
       },
       canHold: (t, e) => {

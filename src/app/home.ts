@@ -7,6 +7,7 @@ import type { Module } from '../lifecycle.js';
 import { createMetering, meteringOptionsFor, type MeteredSubject } from '../jobs/metering.js';
 import { Wishes } from '../jobs/home-state.js';
 import { createHomeTracker } from '../jobs/home-tracker.js';
+import { createVehicleMetering, vehicleSubject } from '../jobs/vehicle-metering.js';
 import { jobHealth, type AppContext } from './context.js';
 
 export function homeModule(ctx: AppContext): Module {
@@ -22,11 +23,17 @@ export function homeModule(ctx: AppContext): Module {
         if (caps.powerMeter) return [{ subject: subjectOfDevice(d.id), method: 'power' }];
         return [];
       });
+      // A car's counter rises by what one charger meters: no faster than the strongest charger draws.
+      const chargerKw = config.devices.flatMap((d) => (d.kind === 'evCharger' ? [meteringOptionsFor(d, config.site).maxPowerKw ?? Infinity] : []));
+      const carOptions = chargerKw.length > 0 && Number.isFinite(Math.max(...chargerKw)) ? { maxPowerKw: Math.max(...chargerKw) } : {};
+      for (const v of config.vehicles) subjects.push({ subject: vehicleSubject(v.id), method: 'counter', options: carOptions });
       ctx.parts.subjects = subjects;
       ctx.parts.metering = createMetering({ store: s, subjects, clock, logger: deps.logger });
+      ctx.parts.vehicleMetering = createVehicleMetering({ vehicleIds: config.vehicles.map((v) => v.id), metering: ctx.parts.metering });
       const w = new Wishes(s, config.devices.map((d) => d.id));
       ctx.parts.wishes = w;
-      ctx.parts.tracker = createHomeTracker({ config, store: s, clock, wishes: w });
+      const vehicleSoc = ctx.part('vehicleSoc');
+      ctx.parts.tracker = createHomeTracker({ config, store: s, clock, wishes: w, logger: deps.logger, vehicleSocPct: (id) => vehicleSoc.get(id)?.socPct() });
     },
     async stop() {
       try {

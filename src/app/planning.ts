@@ -9,6 +9,7 @@ import { buildPlanInput } from '../jobs/plan-inputs.js';
 import { startPlanning } from '../jobs/planning.js';
 import { billPlanner } from '../jobs/bill-planner.js';
 import { siteTariff } from '../config/tariff-file.js';
+import { plannedCars, withPlannedCars, type PlannedCar } from '../jobs/vehicles.js';
 import { jobHealth, type AppContext } from './context.js';
 
 export function planningModule(ctx: AppContext): Module {
@@ -20,6 +21,8 @@ export function planningModule(ctx: AppContext): Module {
     const { activeEvents } = ctx.part('events');
     const me = ctx.me;
     const controlLast = (): ControlSnapshot | null => ctx.parts.control?.last() ?? null;
+    /** The cars at the chargers when the input was built: the plan names them. */
+    let cars = new Map<string, PlannedCar>();
 
     let planWorker: PlanWorker | undefined;
     const previous = tracker.loadPlan();
@@ -35,15 +38,17 @@ export function planningModule(ctx: AppContext): Module {
         const slotMs = config.site.slotMinutes * 60_000;
         const delivered = last && last.slotStartMs === Math.floor(now / slotMs) * slotMs ? last.slotEnergyKwh : undefined;
         const snap = tracker.snapshot(now, prices.data(), activeEvents());
+        cars = plannedCars(snap.evs);
         return buildPlanInput(config, delivered ? { ...snap, slotDeliveredKwh: delivered } : snap, me.resources);
       },
       plan: async (input, nowMs, previous) => {
         // Real time, not the clock: this is CPU spent (or waited for, with the worker), for /metrics.
         // `previous` carries the slot already under way: without it a re-plan would restart its target.
         const started = performance.now();
+        const planned = cars;
         const made = await (planWorker ? planWorker.plan(input, nowMs, previous) : planBill(input, nowMs, previous));
         counters.planSolved((performance.now() - started) / 1000);
-        return made;
+        return withPlannedCars(made, planned);
       },
       store: s,
       clock,

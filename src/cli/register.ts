@@ -91,7 +91,9 @@ export const registerCommand: CliCommand = {
       }
       io.stdout(`user       ${registration.userId}`);
       io.stdout(`location   ${registration.locationId}`);
-      for (const [device, resource] of Object.entries(registration.resources)) io.stdout(`resource   ${resource} (device ${device})`);
+      for (const [id, resource] of Object.entries(registration.resources)) {
+        io.stdout(`resource   ${resource} (${config.vehicles.some((v) => v.id === id) ? 'vehicle' : 'device'} ${id})`);
+      }
       io.stdout(`webhook    ${registration.webhookId ?? 'none'}`);
       const program = await checkProgram(spark, registration.userId, clock.nowMs());
       store.setState(eligibilityStateKey, program);

@@ -4,6 +4,8 @@ import { checkUpstream, type UpstreamCheckInput } from './schema-upstream.js';
 import { checkTopicsAndOutputs } from './topic-check.js';
 import { checkPhaseSwitching } from './schema-phases.js';
 import type { DeviceConfig, ModbusBusConfig, OcppSource, SourceConfig } from './schema-devices.js';
+import type { VehicleConfig } from './schema-vehicles.js';
+import { checkVehicles } from './vehicle-check.js';
 
 /**
  * The sections the rules read. A section left undefined failed its own validation: the rules that
@@ -16,6 +18,8 @@ export interface CrossCheckInput extends UpstreamCheckInput {
   modbus?: Record<string, ModbusBusConfig> | undefined;
   /** Each device as parsed, or undefined where it is invalid (indices are kept). */
   devices: readonly (DeviceConfig | undefined)[];
+  /** Each vehicle as parsed, or undefined where it is invalid. */
+  vehicles?: readonly (VehicleConfig | undefined)[] | undefined;
   reports?: { retryMinS: number; retryMaxS: number } | undefined;
   planner?: { evFallbackWindow: { start: string; end: string } } | undefined;
 }
@@ -102,6 +106,7 @@ export function crossCheckWith(cfg: CrossCheckInput, issue: ReportIssue): void {
     if (code === cfg.site?.currency) issue(['site', 'exchangeRates', code], `the site currency ${code} needs no exchange rate`);
   }
   checkFuseMeter(cfg, issue);
+  checkVehicles(cfg, issue);
   checkTopicsAndOutputs(cfg.mqtt, cfg.devices, issue);
   checkUpstream(cfg, issue);
   if (cfg.reports && cfg.reports.retryMinS > cfg.reports.retryMaxS) issue(['reports', 'retryMinS'], 'retryMinS is above retryMaxS');

@@ -7,7 +7,7 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { LineCounter, parseDocument, isMap, isSeq, isPair, isScalar, type Document, type Node } from 'yaml';
 import type { z } from 'zod';
 import { WattshiftError } from '../errors.js';
-import { configSchema, deviceSchema, eventsSchema, plannerSchema, reportsSchema, siteSchema, sparkSchema, storageSchema, type Config, type ConfigInput, type DeviceConfig, type StorageConfig } from './schema.js';
+import { configSchema, deviceSchema, eventsSchema, plannerSchema, reportsSchema, siteSchema, sparkSchema, storageSchema, vehicleSchema, type Config, type ConfigInput, type DeviceConfig, type StorageConfig, type VehicleConfig } from './schema.js';
 import { crossCheckWith } from './cross-check.js';
 import { upstreamSchema } from './schema-upstream.js';
 import { boundMessage } from './units.js';
@@ -167,11 +167,12 @@ function recordOf(document: unknown): Record<string, unknown> {
 }
 
 /** The sections of an invalid document that are valid on their own. */
-function sections(document: unknown): Pick<CheckableConfig, 'devices' | 'storage' | 'modbus'> & { raw: Record<string, unknown> } {
+function sections(document: unknown): Pick<CheckableConfig, 'devices' | 'storage' | 'modbus'> & { raw: Record<string, unknown>; vehicles: (VehicleConfig | undefined)[] } {
   const raw = recordOf(document);
   return {
     raw,
     devices: Array.isArray(raw.devices) ? raw.devices.map((d) => sectionOf(deviceSchema, d)) : [],
+    vehicles: Array.isArray(raw.vehicles) ? raw.vehicles.map((v) => sectionOf(vehicleSchema, v)) : [],
     storage: sectionOf(storageSchema, raw.storage ?? {}),
     modbus: sectionOf(configSchema.shape.modbus, raw.modbus ?? {}),
   };
@@ -191,6 +192,7 @@ function salvagedCrossChecks(document: unknown, where: Located): ConfigProblem[]
       ocpp: s.raw.ocpp,
       modbus: s.modbus,
       devices: s.devices,
+      vehicles: s.vehicles,
       reports: sectionOf(reportsSchema, s.raw.reports ?? {}),
       planner: sectionOf(plannerSchema, s.raw.planner ?? {}),
       upstream: sectionOf(upstreamSchema, s.raw.upstream ?? { mode: 'direct' }),

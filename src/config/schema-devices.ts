@@ -234,6 +234,10 @@ export const evChargerSchema = z.strictObject({
   safeCurrentA: z.number().min(0).max(80).default(6).describe('Current applied when wattshift loses control (0 = pause), A.'),
   soc: socTopicSchema.optional().describe('Where the car\'s state of charge comes from when the charger does not know it: with a fresh SoC the need is targetSocPct × capacityKwh minus the SoC.'),
   model: evModelSchema.describe('Planning parameters of the car and charger.'),
+  vehicles: z.array(z.string().regex(idPattern, 'expected [a-z0-9_-]+')).max(16).optional()
+    .describe('Ids of the `vehicles` this charger serves (default: every vehicle). A car is recognised by its id tag or card; with one car (or a `defaultVehicle`) no recognition is needed.'),
+  defaultVehicle: z.string().regex(idPattern, 'expected [a-z0-9_-]+').optional()
+    .describe('The car assumed when the plugged car is not recognised (default: the only vehicle served, else the charger\'s own `model`).'),
 });
 
 export const meterDeviceSchema = z.strictObject({

@@ -6,12 +6,14 @@
 import { z } from 'zod';
 import { optionalSecretField, secretField } from './secret.js';
 import { deviceSchema, modbusBusSchema, timeOfDay } from './schema-devices.js';
+import { vehicleSchema } from './schema-vehicles.js';
 import { crossCheck } from './cross-check.js';
 import { ianaTimeZone } from './time-fields.js';
 import { tariffSchema } from './schema-tariff.js';
 import { upstreamSchema } from './schema-upstream.js';
 
 export * from './schema-devices.js';
+export * from './schema-vehicles.js';
 
 export const priceAreas = ['NO1', 'NO2', 'NO3', 'NO4', 'NO5', 'SE1', 'SE2', 'SE3', 'SE4', 'DK1', 'DK2', 'FI'] as const;
 export const currencies = ['NOK', 'SEK', 'DKK', 'EUR'] as const;
@@ -187,6 +189,7 @@ export const configSchema = z.strictObject({
   ocpp: ocppSchema.optional().describe('Local OCPP 1.6J central system for chargers of type `ocpp`.'),
   modbus: z.record(z.string().regex(/^[a-z0-9_-]+$/, 'expected [a-z0-9_-]+'), modbusBusSchema).default({}).describe('Named Modbus buses.'),
   devices: z.array(deviceSchema).default([]).describe('Controlled and measured devices.'),
+  vehicles: z.array(vehicleSchema).max(32).default([]).describe('Cars as resources of their own, served by the chargers that name them (without it each charger\'s `model` is its car).'),
   planner: plannerSchema.prefault({}).describe('Planner settings.'),
   prices: pricesSchema.prefault({}).describe('Second day-ahead price source.'),
   storage: storageSchema.prefault({}).describe('Database.'),

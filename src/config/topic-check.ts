@@ -62,6 +62,15 @@ function sourcesWithPaths(d: DeviceConfig, at: Path): [AnySource, Path, boolean]
 
 const under = (topic: string, root: string): boolean => topic === root || topic.startsWith(`${root}/`);
 
+/** The problem of a topic that lies under wattshift's own topics, or undefined. */
+export function ownTopicProblem(mqtt: unknown, topic: string): string | undefined {
+  const own = mqtt === undefined ? undefined : ownTopicsSchema.safeParse(mqtt).data;
+  if (!own) return undefined;
+  const roots: [string, string][] = [[own.baseTopic, 'mqtt.baseTopic'], ...(own.discovery.enabled ? [[own.discovery.prefix, 'mqtt.discovery.prefix'] as [string, string]] : [])];
+  const root = roots.find(([r]) => under(topic, r));
+  return root ? `"${topic}" is under ${root[1]} "${root[0]}", wattshift's own topics` : undefined;
+}
+
 export function checkTopicsAndOutputs(mqtt: unknown, devices: readonly (DeviceConfig | undefined)[], issue: ReportIssue): void {
   const own = mqtt === undefined ? undefined : ownTopicsSchema.safeParse(mqtt).data;
   const roots: [string, string][] = [];

@@ -166,6 +166,20 @@ describe('decide: main fuse', () => {
     // Room to spare: the plan's current, its own reason.
     expect(charger(decide([car({ fuse: { ...fuse, maxA: 40 } })], roomy)).reason).toBe('planned 7.4 kW');
   });
+  it('keeps room for a heater it switches on in the same tick: the meter does not show its current yet', () => {
+    const fuse = { maxA: 16, reason: 'main fuse 25 A: L1 at 9.0 A' };
+    const full = { planned: { energyKwh: 11, powerKw: 11 }, maxCurrentA: 16, fuse };
+    // The tank starts now (2 kW: 8.7 A on its lines): the charger gets 16 − 8.7 A.
+    const starting = decide([tank({ powerW: 0 }), car(full)], roomy);
+    expect(heater(starting).allow).toBe(true);
+    expect(charger(starting)).toMatchObject({ currentA: 7, reason: 'main fuse: 8.7 A kept for a heater switching on' });
+    // Already heating: its current is in the reading, nothing more is kept.
+    expect(charger(decide([tank({ powerW: 2000 }), car(full)], roomy))).toMatchObject({ currentA: 16 });
+    // Not switched on: nothing is kept.
+    expect(charger(decide([tank({ powerW: 0, slotEnergyKwh: 2 }), car(full)], roomy))).toMatchObject({ currentA: 16 });
+    // Without a fuse, nothing changes.
+    expect(charger(decide([tank({ powerW: 0 }), car({ planned: full.planned, maxCurrentA: 16 })], roomy)).currentA).toBe(16);
+  });
   it('a 3-phase charger on an IT supply draws √3·U·I: the planned power needs more current than on TN', () => {
     const it3 = { phases: 3 as const, planned: { energyKwh: 7, powerKw: 7 } };
     expect(charger(decide([car(it3)], roomy)).currentA).toBe(10); // 7000 / 690

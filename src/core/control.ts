@@ -158,10 +158,28 @@ function ampsFor(kw: number, d: ChargerNow): number {
 }
 
 /** The main fuse holds whatever else is asked: below the minimum current the charger pauses. */
-function withinFuse<W extends { currentA: number; reason: string }>(want: W, d: ChargerNow): W {
-  if (d.fuse === undefined || want.currentA <= d.fuse.maxA + 1e-9) return want;
-  const a = Math.floor(d.fuse.maxA + 1e-9);
-  return { ...want, currentA: a >= d.minCurrentA ? a : 0, reason: d.fuse.reason };
+function withinFuse<W extends { currentA: number; reason: string }>(want: W, d: ChargerNow, reservedA: number): W {
+  if (d.fuse === undefined) return want;
+  const maxA = Math.max(0, d.fuse.maxA - reservedA);
+  if (want.currentA <= maxA + 1e-9) return want;
+  const a = Math.floor(maxA + 1e-9);
+  const reason = maxA < d.fuse.maxA ? `main fuse: ${reservedA.toFixed(1)} A kept for a heater switching on` : d.fuse.reason;
+  return { ...want, currentA: a >= d.minCurrentA ? a : 0, reason };
+}
+
+/**
+ * A heater this decision switches on is not yet in the meter's phase currents the fuse headroom
+ * came from: its current is kept free for this tick, as a 1-phase element at 230 V (on one line on
+ * TN, on two on IT), the most it can add to any one line. The next reading counts it as house load.
+ */
+function startingHeaterA(devices: readonly DeviceNow[], setpoints: readonly Setpoint[]): number {
+  let amps = 0;
+  for (const d of devices) {
+    if (d.kind !== 'hotWaterTank') continue;
+    const allowed = setpoints.some((p) => p.kind === 'heater' && p.id === d.id && p.allow);
+    if (allowed && drawKw(d) < d.elementKw / 2) amps += (d.elementKw * 1000) / 230;
+  }
+  return amps;
 }
 
 /** Charging current for a power budget: below the minimum current a charger cannot charge at all. */
@@ -228,9 +246,10 @@ export function decide(devices: readonly DeviceNow[], site: SiteNow): Decision {
     }
     setpoints.push({ kind: 'heater', id: d.id, ...want });
   }
+  const reservedA = startingHeaterA(devices, setpoints);
   for (const d of devices) {
     if (d.kind !== 'evCharger') continue;
-    const want = withinFuse(wantedCharger(d), d);
+    const want = withinFuse(wantedCharger(d), d, reservedA);
     const wantKw = d.plugged ? (want.currentA * wattsPerAmpOf(d)) / 1000 : 0;
     const capRoomKw = Math.min(headroomKw, d.capKw ?? Infinity);
     // Only a car the guard stopped needs the margin to start again; one it slowed keeps following the room.

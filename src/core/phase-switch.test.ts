@@ -9,10 +9,10 @@ const model = { minCurrentA: 6, maxCurrentA: 16, phases: 3 as const, voltageV: 2
 const switching = { ...model, phaseSwitching: { enabled: true } };
 
 describe('evPowerRangeKW', () => {
-  it('without switching: phases × voltage, as before (whatever the supply)', () => {
+  it('without switching: the configured phases on the supply, as before', () => {
     expect(evPowerRangeKW(model)).toEqual({ minKW: 6 * 0.69, maxKW: 16 * 0.69 });
-    expect(evPowerRangeKW(model, 'IT')).toEqual({ minKW: 6 * 0.69, maxKW: 16 * 0.69 });
     expect(evPowerRangeKW({ ...model, phaseSwitching: { enabled: false } })).toEqual({ minKW: 6 * 0.69, maxKW: 16 * 0.69 });
+    expect(evPowerRangeKW(model, 'IT').maxKW).toBeCloseTo((Math.sqrt(3) * 230 * 16) / 1000, 9);
   });
 
   it('with switching on TN: 1-phase minimum U·I to 3-phase maximum 3·U·I', () => {

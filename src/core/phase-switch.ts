@@ -23,12 +23,12 @@ export interface PhaseSwitchingModel {
 export const switchesPhases = (m: PhaseSwitchingModel): boolean => m.phaseSwitching?.enabled === true;
 
 /**
- * The charger's power range, kW. Without switching it is the configured phases × voltage per amp,
- * as always; with switching, the 1-phase minimum to the 3-phase maximum on the given supply.
+ * The charger's power range, kW, on the given supply: without switching, its configured phases;
+ * with switching, the 1-phase minimum to the 3-phase maximum.
  */
 export function evPowerRangeKW(m: PhaseSwitchingModel, supply: Supply = 'TN'): { minKW: number; maxKW: number } {
   if (!switchesPhases(m)) {
-    const kwPerA = (m.phases * m.voltageV) / 1000;
+    const kwPerA = wattsPerAmp(supply, m.phases, m.voltageV) / 1000;
     return { minKW: m.minCurrentA * kwPerA, maxKW: m.maxCurrentA * kwPerA };
   }
   return {

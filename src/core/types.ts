@@ -363,6 +363,8 @@ export interface EvOutcome {
   energyNeededKWh: number;
   /** What the need rests on: a known state of charge, or the energy estimate. */
   needFrom: { socPct: number; targetSocPct: number; capacityKWh: number } | { estimateKWh: number };
+  /** The car planned at this charger, when it is a configured vehicle (set by the daemon, not the planner). */
+  vehicle?: { id: string; name: string; identifiedBy: string };
 }
 
 export interface Plan {

@@ -10,7 +10,7 @@ import type { Logger } from '../log.js';
 import type { DirectConfigInput } from '../config/schema.js';
 import { startSandbox, type Sandbox } from '../sandbox/server.js';
 import { startSimulatedTank, type SimulatedTank } from '../sandbox/devices/modbus-tank.js';
-import { createGoeSim, type GoeSim } from '../sandbox/devices/goe-sim.js';
+import { createGoeSim, type GoeSim, type GoeSimPlug } from '../sandbox/devices/goe-sim.js';
 import { createAmsReaderSim, type AmsReaderSim } from '../sandbox/devices/amsreader-sim.js';
 import { localParts, localTimeToUtcMs } from '../core/zoned-time.js';
 import { startEmbeddedBroker, type EmbeddedBroker } from './broker.js';
@@ -62,6 +62,8 @@ export async function startDemoEnvironment(options: {
   tokenTtlSeconds?: number;
   /** Adds the main meter (default false: the end-to-end tests meter the devices only). */
   mainMeter?: boolean;
+  /** The go-e charger's plug-ins (default: one car home each evening of two nights, leaving at 07:30). */
+  carPlugs?: (GoeSimPlug & { untilMs: number })[];
 }): Promise<DemoEnvironment> {
   const { clock, startMs } = options;
   const sandbox = await startSandbox({
@@ -72,7 +74,7 @@ export async function startDemoEnvironment(options: {
   const plainRelay = options.tankReleaseTimer === false;
   const tank = await startSimulatedTank({ clock, startMs, initialC: 58, params: { volumeL: 200, elementKw: 2, thermostatC: 75 }, releaseTimer: !plainRelay });
   // The car comes home in the evening and leaves in the morning, both nights.
-  const plugs = [0, 1].map((day) => ({
+  const plugs = options.carPlugs ?? [0, 1].map((day) => ({
     atMs: localAt(startMs, day, 17, 30),
     untilMs: localAt(startMs, day + 1, 7, 30),
     battery: { capacityKwh: 60, socPct: 35, targetSocPct: 100, efficiency: 0.9 },

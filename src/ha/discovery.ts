@@ -149,6 +149,8 @@ const deviceEntities: Record<DeviceKind, readonly EntityDef[]> = {
     sensor('session_energy', 'Session energy', { device_class: 'energy', unit_of_measurement: 'kWh', state_class: 'total_increasing', suggested_display_precision: 2 }),
     // OCPP chargers only; unknown on others.
     sensor('connector_status', 'Connector status', { device_class: 'enum', options: [...chargePointStatuses], icon: 'mdi:ev-plug-type2' }),
+    // The configured vehicle recognised at the charger; unknown without one.
+    sensor('vehicle', 'Car', { icon: 'mdi:car-electric' }),
     {
       key: 'fuse_limited', component: 'binary_sensor',
       build: ({ t, id }) => ({ name: 'Held by the main fuse', icon: 'mdi:fuse', state_topic: t.deviceField(id, 'fuse_limited'), payload_on: 'true', payload_off: 'false' }),

@@ -19,6 +19,8 @@ export interface EvView {
   sessionKwh?: number;
   /** The connector's state in the charger's own words (OCPP ChargePointStatus), when it has them. */
   connectorStatus?: string;
+  /** The configured vehicle recognised at the charger, when one is. */
+  vehicle?: { id: string; name: string };
 }
 
 /** The next "hot water ready" deadline of the tank's comfort windows, as planned. */

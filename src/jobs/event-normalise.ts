@@ -6,7 +6,7 @@ import { eventSchema, eventNotificationSchema, isLocationLpcPayload, isPriceCurv
 export interface Identity {
   userId: string | null;
   locationId: string | null;
-  /** Resource ids of the configured devices, with their device ids. */
+  /** Resource ids of the configured devices and vehicles, with their device (or vehicle) ids. */
   resources: ReadonlyMap<string, string>;
   meterPointIds: readonly string[];
 }

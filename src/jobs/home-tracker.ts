@@ -4,7 +4,7 @@
  * restarts (last good prices, last plan, announced devices). Store writes here are rare by design.
  */
 import { z } from 'zod';
-import type { Clock } from '../ports.js';
+import type { Clock, EvState } from '../ports.js';
 import type { Logger } from '../log.js';
 import type { Config } from '../config/schema.js';
 import type { Plan } from '../core/types.js';
@@ -16,6 +16,9 @@ import type { HomeEvent, Identity } from './event-normalise.js';
 import type { Wishes } from './home-state.js';
 import type { PlanningSnapshot, TankNow, EvNow } from './plan-inputs.js';
 import type { PriceData } from './price-refresh.js';
+import { identifyVehicle, sessionTag, type IdentifiedBy } from './vehicles.js';
+
+type SessionTag = Pick<EvState, 'idTag' | 'goeCard'>;
 
 const defaultBaseLoadKw = 0.5;
 const hourMs = 3_600_000;
@@ -57,6 +60,8 @@ export interface HomeTracker {
   deviceCapKw(deviceId: string, nowMs: number, events: readonly HomeEvent[], me: Identity): number | undefined;
   baseLoadKw(): number;
   estimatedTankC(deviceId: string, nowMs: number, plan: Plan | null): number | undefined;
+  /** The vehicle identified at a charger now (null: none, or the charger's own model). */
+  vehicleAt(chargerId: string): string | null;
   /** Learns from a control tick; true when the plan should be redone (car plugged in or out...). */
   observe(snap: ControlSnapshot, plan: Plan | null): boolean;
   checkEligibility(spark: Pick<SparkClient, 'getEligibility' | 'getEnrollment'>, me: Identity, logger: Logger): Promise<void>;
@@ -72,11 +77,23 @@ function activeAt<T extends { startMs: number; durationMs: number }>(points: rea
   return points.filter((p) => p.startMs <= nowMs && nowMs < p.startMs + p.durationMs);
 }
 
-export function createHomeTracker(deps: { config: Config; store: Pick<Store, 'getState' | 'setState' | 'latestPlan'>; clock: Clock; wishes: Wishes }): HomeTracker {
+export function createHomeTracker(deps: {
+  config: Config; store: Pick<Store, 'getState' | 'setState' | 'latestPlan'>; clock: Clock; wishes: Wishes;
+  /** A vehicle's SoC from its own topic (fresh, else undefined); asked only while the car is at a charger. */
+  vehicleSocPct?: (vehicleId: string) => number | undefined;
+  /** Logs problems found while observing (an unknown tag); without it they are not logged. */
+  logger?: Logger;
+}): HomeTracker {
   const { config, store } = deps;
+  const vlog = deps.logger?.child({ component: 'vehicles' });
+  /** Tags already logged as unknown, per charger (once each). */
+  const unknownLogged = new Set<string>();
   let baseLoadKw = defaultBaseLoadKw;
   const tank = new Map<string, { lastKnown: { tempC: number; atMs: number } | null; heatedSinceKwh: number; lastEnergyKwh: number | null; measuredC: number | null }>();
-  const ev = new Map<string, { plugged: boolean; sessionStartKwh: number | null; sessionKwh: number; sessionStartMs: number | null; socPct: number | null }>();
+  const ev = new Map<string, {
+    plugged: boolean; sessionStartKwh: number | null; sessionKwh: number; sessionStartMs: number | null; socPct: number | null;
+    vehicleId: string | null; identifiedBy: IdentifiedBy; tag: SessionTag | null;
+  }>();
   const legionellaKey = (id: string): string => `legionella:${id}`;
   const legionella = new Map<string, number | null>(
     config.devices.filter((d) => d.kind === 'hotWaterTank').map((d) => [d.id, store.getState(legionellaKey(d.id), z.number()) ?? null]),
@@ -104,10 +121,29 @@ export function createHomeTracker(deps: { config: Config; store: Pick<Store, 'ge
       socPct: e?.socPct ?? null,
       sessionKwh: e?.sessionKwh ?? 0,
       sessionStartMs: e?.sessionStartMs ?? null,
+      vehicle: config.vehicles.find((v) => v.id === e?.vehicleId) ?? null,
+      identifiedBy: e?.identifiedBy ?? 'none',
       departureOverrideMs: w.departureMs,
       targetKwhOverride: w.targetKwh,
       targetSocOverride: w.targetSocPct,
     };
+  }
+
+  /** Names the car at a plugged charger; true when that changed. A tag once seen holds for the session. */
+  function identify(d: Extract<Config['devices'][number], { kind: 'evCharger' }>, e: { vehicleId: string | null; identifiedBy: IdentifiedBy; tag: SessionTag | null }, state: EvState | undefined): boolean {
+    // A go-e trx turns null when the session ends with the car still plugged: the car stays known.
+    if (state && sessionTag(state) !== undefined) e.tag = { ...(state.idTag !== undefined ? { idTag: state.idTag } : {}), ...(state.goeCard !== undefined ? { goeCard: state.goeCard } : {}) };
+    const found = identifyVehicle(d, config.vehicles, e.tag ?? undefined);
+    if (found.unknownTag !== undefined && !unknownLogged.has(`${d.id} ${found.unknownTag}`)) {
+      unknownLogged.add(`${d.id} ${found.unknownTag}`);
+      vlog?.warn({ code: 'VEHICLE_UNKNOWN', device: d.id, tag: found.unknownTag }, 'the charger named a car no vehicle claims: planned with the charger\'s own model');
+    }
+    const vehicleId = found.vehicle?.id ?? null;
+    const changed = vehicleId !== e.vehicleId;
+    e.vehicleId = vehicleId;
+    e.identifiedBy = found.by;
+    if (changed && vehicleId !== null) vlog?.info({ device: d.id, vehicle: vehicleId, by: found.by }, 'car at the charger');
+    return changed;
   }
 
   return {
@@ -136,6 +172,7 @@ export function createHomeTracker(deps: { config: Config; store: Pick<Store, 'ge
     },
 
     baseLoadKw: () => baseLoadKw,
+    vehicleAt: (chargerId) => ev.get(chargerId)?.vehicleId ?? null,
 
     estimatedTankC(deviceId, nowMs, plan) {
       // Without a sensor, the plan's own model is the estimate, unless it merely assumed a start.
@@ -186,7 +223,7 @@ export function createHomeTracker(deps: { config: Config; store: Pick<Store, 'ge
             writes.push(() => store.setState(legionellaKey(d.id), at));
           }
         } else if (d.kind === 'evCharger') {
-          const e = ev.get(d.id) ?? { plugged: false, sessionStartKwh: null, sessionKwh: 0, sessionStartMs: null, socPct: null };
+          const e = ev.get(d.id) ?? { plugged: false, sessionStartKwh: null, sessionKwh: 0, sessionStartMs: null, socPct: null, vehicleId: null, identifiedBy: 'none' as IdentifiedBy, tag: null };
           // A charger that tells nothing this tick (down, stale) has not seen the car leave.
           const plugged = r.ev ? r.ev.plugged : e.plugged;
           if (plugged !== e.plugged) {
@@ -201,7 +238,14 @@ export function createHomeTracker(deps: { config: Config; store: Pick<Store, 'ge
             e.sessionStartKwh ??= r.energyKwh;
             e.sessionKwh = Math.max(0, r.energyKwh - e.sessionStartKwh);
           }
+          if (plugged && config.vehicles.length > 0 && identify(d, e, r.ev)) replan = true;
+          if (!plugged) Object.assign(e, { vehicleId: null, identifiedBy: 'none', tag: null });
           if (r.ev) e.socPct = r.ev.socPct ?? null;
+          if (e.vehicleId !== null) {
+            // The car's own topic, while it is at this charger; a charger's own topic belongs to its model car.
+            const own = config.vehicles.find((v) => v.id === e.vehicleId)?.soc ? deps.vehicleSocPct?.(e.vehicleId) : undefined;
+            e.socPct = own ?? (d.soc ? null : e.socPct);
+          }
           ev.set(d.id, e);
         }
       }

@@ -85,6 +85,8 @@ export interface Metering {
   tick(nowMs: number): void;
   /** Writes everything buffered now (clean stop). */
   flush(): void;
+  /** The last value fed for a subject (a counter's kWh, or W), undefined before any. */
+  lastValue(subject: string): number | undefined;
   /** The hour still accumulating, per subject (for status). */
   openHours(): Map<string, HourEnergy | null>;
   health(): { ok: boolean; lastError: { code: string; message: string; atMs: number } | null; buffered: number };
@@ -212,6 +214,7 @@ export function createMetering(deps: {
       if (nowMs - lastFlushMs >= flushEveryMs || nowMs < lastFlushMs) flush();
     },
     flush,
+    lastValue: (subject) => states.get(subject)?.state.last?.value,
     openHours: () => new Map([...states].map(([s, e]) => [s, openHour(e.state)])),
     health: () => ({ ok: lastError === null, lastError, buffered: buffer.length }),
   };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { defaultConfig } from '../config/load.js';
-import { buildPlanInput, comfortDeadlines, frozenSlotsAfterCurrent, nextDepartureMs, type EvNow, type PlanningSnapshot, type TankNow } from './plan-inputs.js';
+import { bindingAntiCycling, buildPlanInput, comfortDeadlines, frozenSlotsAfterCurrent, nextDepartureMs, type EvNow, type PlanningSnapshot, type TankNow } from './plan-inputs.js';
 import type { HomeEvent } from './event-normalise.js';
 
 const hourMs = 3_600_000;
@@ -24,6 +24,23 @@ function lpc(resourceId: string | null, maxKw: number): HomeEvent {
 
 const snap = (events: HomeEvent[]): PlanningSnapshot => ({
   nowMs: now, prices: { forecast: null, advice: null, actual: null }, events, tanks: [], evs: [], baseLoadKw: 0.5,
+});
+
+describe('the tank\'s anti-cycling rules', () => {
+  it('are given to the planner only when they can bind (the fast continuous DP plans the rest)', () => {
+    const model = (over: Partial<Record<'minOnMinutes' | 'minOffMinutes' | 'maxStartsPerDay', number>>) => {
+      const tank = config.devices[0];
+      if (tank?.kind !== 'hotWaterTank') throw new Error('not a tank');
+      return { ...tank.model, ...over };
+    };
+    // Defaults on hourly slots: one slot each way, 24 starts where at most 12 fit.
+    expect(bindingAntiCycling(model({}), 60)).toBeNull();
+    expect(bindingAntiCycling(model({ maxStartsPerDay: 12 }), 60)).toBeNull();
+    expect(bindingAntiCycling(model({ maxStartsPerDay: 11 }), 60)).toEqual({ minOnSlots: 1, minOffSlots: 1, maxStartsPerDay: 11 });
+    expect(bindingAntiCycling(model({ minOnMinutes: 90 }), 60)).toEqual({ minOnSlots: 2, minOffSlots: 1, maxStartsPerDay: 24 });
+    // On 15-minute slots 24 starts a day can bind (48 fit).
+    expect(bindingAntiCycling(model({}), 15)).toEqual({ minOnSlots: 1, minOffSlots: 1, maxStartsPerDay: 24 });
+  });
 });
 
 describe('the frozen window', () => {
@@ -57,6 +74,23 @@ describe('buildPlanInput', () => {
     });
     expect(buildPlanInput(config, { ...snap([]), evs: [evNow(now - hourMs)] }, new Map()).evs[0]?.session).toEqual({ startMs: now - hourMs, deliveredKWh: 4.2 });
     expect(buildPlanInput(config, { ...snap([]), evs: [evNow(null)] }, new Map()).evs[0]?.session).toBeUndefined();
+  });
+
+  it('plans a 3-phase charger on an IT supply at √3·U·I, the power it can draw (3·U·I on TN)', () => {
+    const car = config.devices[1];
+    if (car?.kind !== 'evCharger') throw new Error('not a charger');
+    const plugged: EvNow = { config: car, plugged: true, socPct: null, sessionKwh: 0, sessionStartMs: null, departureOverrideMs: null, targetKwhOverride: null, targetSocOverride: null };
+    const it = defaultConfig({
+      ...config,
+      site: { ...config.site, fuse: { mainFuseA: 25, phases: 3, supply: 'IT', meter: 'han' } },
+      devices: [...config.devices, { id: 'han', kind: 'meter', meter: { type: 'amsreader', topic: 'ams/1' } }],
+    });
+    const range = (c: typeof config) => {
+      const ev = buildPlanInput(c, { ...snap([]), evs: [plugged] }, new Map()).evs[0]!;
+      return [ev.minPowerKW, ev.maxPowerKW].map((kw) => Math.round(kw * 100) / 100);
+    };
+    expect(range(config)).toEqual([4.14, 11.04]); // 6 and 16 A × 3 × 230 V
+    expect(range(it)).toEqual([2.39, 6.37]); // 6 and 16 A × √3 × 230 V
   });
 
   it('keeps a location cap for the whole location and slots the horizon from the current slot', () => {

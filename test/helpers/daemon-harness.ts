@@ -295,7 +295,15 @@ export interface SpawnOptions {
 
 /** Starts `wattshift run` as a child process on the world's timeline. */
 export function spawnDaemon(world: World, options: SpawnOptions = {}): DaemonProcess {
-  return launchDaemon(world, options);
+  return launchDaemon(world, options.configPath ?? writeConfig(world), options);
+}
+
+/** The simulated clock a daemon shares with its world: `startMs` at real time `realOriginMs`, `speed`× from there. */
+export type Timeline = Pick<World, 'startMs' | 'realOriginMs' | 'speed'>;
+
+/** Starts `wattshift run` with a config file of the caller's own world, on its timeline. */
+export function spawnDaemonOn(timeline: Timeline, configPath: string, options: Omit<SpawnOptions, 'configPath'> = {}): DaemonProcess {
+  return launchDaemon(timeline, configPath, options);
 }
 
 export interface StandbyDaemon extends DaemonProcess {
@@ -312,7 +320,7 @@ export interface StandbyDaemon extends DaemonProcess {
 export function spawnStandbyDaemon(world: World, options: SpawnOptions = {}): StandbyDaemon {
   let markLoaded: () => void = () => undefined;
   const loadedLine = new Promise<void>((resolveLoaded) => (markLoaded = resolveLoaded));
-  const daemon = launchDaemon(world, options, (line) => {
+  const daemon = launchDaemon(world, options.configPath ?? writeConfig(world), options, (line) => {
     if (line === standbyLoadedLine) markLoaded();
   });
   const loaded = Promise.race([
@@ -327,9 +335,8 @@ export function spawnStandbyDaemon(world: World, options: SpawnOptions = {}): St
 const standbyLoadedLine = 'standby: loaded';
 
 /** Spawns the daemon; with `onStandbyLine` it waits behind the standby preload, stdin open. */
-function launchDaemon(world: World, options: SpawnOptions, onStandbyLine?: (stderrLine: string) => void): DaemonProcess {
+function launchDaemon(world: Timeline, configPath: string, options: Omit<SpawnOptions, 'configPath'>, onStandbyLine?: (stderrLine: string) => void): DaemonProcess {
   const standby = onStandbyLine !== undefined;
-  const configPath = options.configPath ?? writeConfig(world);
   const simStart = world.startMs + (options.clockOffsetMs ?? 0);
   const preload = standby ? ['--import', join(repoRoot, 'test/helpers/standby-preload.ts')] : [];
   // With the service's node flags and environment: the tests run what systemd runs.

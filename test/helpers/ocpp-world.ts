@@ -10,6 +10,7 @@ import type { Config } from '../../src/config/schema.js';
 import { createCentralSystem, type CentralSystem } from '../../src/devices/ocpp/central-system.js';
 import { createOcppCharger, type OcppCharger } from '../../src/devices/ocpp/ocpp-charger.js';
 import { createOcppChargePointSim, type OcppChargePointSim } from '../../src/sandbox/devices/ocpp-charge-point-sim.js';
+import type { GoeSimPlug } from '../../src/sandbox/devices/goe-sim.js';
 import { eventually } from './aedes.js';
 import { memoryLogger } from '../fixtures/modbus/servers.js';
 
@@ -45,7 +46,7 @@ export async function startCentral(clock: ManualClock, logger = memoryLogger().l
   return { cs, port: await cs.listen() };
 }
 
-export async function world(opts: { plugged?: boolean; statePath?: string; safeCurrentA?: number; relay?: boolean } = {}): Promise<World> {
+export async function world(opts: { plugged?: boolean; plugs?: GoeSimPlug[]; statePath?: string; safeCurrentA?: number; relay?: boolean } = {}): Promise<World> {
   const clock = new ManualClock(startMs);
   const { logger, lines } = memoryLogger();
   const { cs, port } = await startCentral(clock, logger);
@@ -57,7 +58,7 @@ export async function world(opts: { plugged?: boolean; statePath?: string; safeC
   if (relay) open.push(relay);
   const sim = createOcppChargePointSim({
     url: `ws://127.0.0.1:${relay?.port ?? port}/ocpp`, identity: 'cp1', password, startMs,
-    plugs: opts.plugged === false ? [] : [{ atMs: startMs, battery: { capacityKwh: 60, socPct: 20 } }],
+    plugs: opts.plugs ?? (opts.plugged === false ? [] : [{ atMs: startMs, battery: { capacityKwh: 60, socPct: 20 } }]),
     ...(opts.statePath ? { statePath: opts.statePath } : {}),
     reconnectMs: { initial: 50, max: 200 },
   });

@@ -4,7 +4,8 @@
  * value, published when the key changes; writes to `<topicPrefix>/<key>/set`. Keys used: `amp`
  * (A), `frc` (0 neutral, 1 off, 2 on), `nrg` (index 11 = total power, W), `eto` (total energy,
  * Wh), `wh` (energy since the car was connected, Wh), `car` (1 idle, 2 charging, 3 waiting for
- * car, 4 complete, 5 error), `rbt` (ms since boot) and `mcc` (MQTT connected, also the charger's
+ * car, 4 complete, 5 error), `trx` (the session's RFID card: null none, 0 without a card, else the
+ * card index + 1), `rbt` (ms since boot) and `mcc` (MQTT connected, also the charger's
  * Last Will: `false` when it drops off the broker).
  *
  * Liveness is per device: an unchanged key stays current while the charger is heard from at all
@@ -45,6 +46,7 @@ const keySchemas = {
   mcc: z.boolean(),
   psm: z.union([z.literal(0), z.literal(1), z.literal(2)]),
   pnp: z.number().int().min(0).max(3),
+  trx: z.number().int().min(0).max(255).nullable(),
 } as const;
 type Key = keyof typeof keySchemas;
 
@@ -152,9 +154,12 @@ export function createGoeDevice(
       readEvState: async (): Promise<EvState> => {
         const car = values.get('car') as number;
         if (car === 0) throw new WattshiftError('DEVICE_BAD_VALUE', `${device}: car state unknown (0)`);
+        // trx (apikeys-en.md): null no transaction, 0 without a card, otherwise the card index + 1.
+        const trx = values.peek('trx') as number | null | undefined;
+        const card = car !== 1 && typeof trx === 'number' && trx > 0 ? { goeCard: trx - 1 } : {};
         // `pnp` only where the charger publishes it (firmware with phase switching).
         const pnp = values.peek('pnp');
-        return { plugged: car !== 1, charging: car === 2, ...(typeof pnp === 'number' && pnp > 0 ? { phases: pnp } : {}) };
+        return { plugged: car !== 1, charging: car === 2, ...card, ...(typeof pnp === 'number' && pnp > 0 ? { phases: pnp } : {}) };
       },
     },
     close: unsubscribe,

@@ -22,7 +22,7 @@ import { WattshiftError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { Clock } from '../../ports.js';
 import { ChargePointLink, type OcppClient } from './link.js';
-import { meterValuesSchema, readMeterValues, startTransactionSchema, statusNotificationSchema, stopTransactionSchema } from './messages.js';
+import { authorizeSchema, meterValuesSchema, readMeterValues, startTransactionSchema, statusNotificationSchema, stopTransactionSchema } from './messages.js';
 
 export interface CentralSystemOptions {
   host: string;
@@ -117,7 +117,7 @@ export function createCentralSystem(options: CentralSystemOptions): CentralSyste
     client.handle('StartTransaction', ({ params }) => {
       const p = parse(startTransactionSchema, 'StartTransaction', params);
       nextTransactionId = (nextTransactionId % 2_000_000_000) + 1;
-      link.transactionStarted(p.connectorId, nextTransactionId, p.meterStart);
+      link.transactionStarted(p.connectorId, nextTransactionId, p.meterStart, p.idTag);
       return { transactionId: nextTransactionId, idTagInfo: { status: 'Accepted' } };
     });
     client.handle('StopTransaction', ({ params }) => {
@@ -125,8 +125,8 @@ export function createCentralSystem(options: CentralSystemOptions): CentralSyste
       link.transactionStopped(p.transactionId, p.meterStop);
       return { idTagInfo: { status: 'Accepted' } };
     });
-    client.handle('Authorize', () => {
-      link.heard();
+    client.handle('Authorize', ({ params }) => {
+      link.authorized(parse(authorizeSchema, 'Authorize', params).idTag);
       return { idTagInfo: { status: 'Accepted' } };
     });
     client.on('badMessage', (e: { error?: Error }) => {

@@ -25,7 +25,9 @@ export type LinkEvent =
   | { type: 'status'; connectorId: number; status: ChargePointStatus; errorCode: string }
   | { type: 'meter'; connectorId: number; reading: MeterReading }
   /** `meterStartWh`: the register at the start, known when the StartTransaction itself was heard. */
-  | { type: 'transaction'; connectorId: number; transactionId: number | undefined; meterStartWh?: number };
+  | { type: 'transaction'; connectorId: number; transactionId: number | undefined; meterStartWh?: number; idTag?: string }
+  /** A card or token presented at the charge point (Authorize, §4.1): it names no connector. */
+  | { type: 'authorized'; idTag: string };
 
 export class ChargePointLink {
   private client: OcppClient | undefined;
@@ -94,9 +96,14 @@ export class ChargePointLink {
     this.emit({ type: 'meter', connectorId, reading });
   }
 
-  transactionStarted(connectorId: number, transactionId: number, meterStartWh?: number): void {
+  authorized(idTag: string): void {
+    this.emit({ type: 'heard' });
+    this.emit({ type: 'authorized', idTag });
+  }
+
+  transactionStarted(connectorId: number, transactionId: number, meterStartWh?: number, idTag?: string): void {
     this.transactions.set(connectorId, transactionId);
-    this.emit({ type: 'transaction', connectorId, transactionId, ...(meterStartWh !== undefined ? { meterStartWh } : {}) });
+    this.emit({ type: 'transaction', connectorId, transactionId, ...(meterStartWh !== undefined ? { meterStartWh } : {}), ...(idTag !== undefined ? { idTag } : {}) });
     if (meterStartWh !== undefined) this.emit({ type: 'meter', connectorId, reading: { energyWh: meterStartWh } });
   }
 

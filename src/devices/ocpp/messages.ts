@@ -41,6 +41,9 @@ export const startTransactionSchema = z.looseObject({
   meterStart: z.number().int(),
 });
 
+/** §4.1 Authorize.req. */
+export const authorizeSchema = z.looseObject({ idTag: z.string().min(1).max(20) });
+
 /** §4.10 StopTransaction.req. */
 export const stopTransactionSchema = z.looseObject({
   transactionId: z.number().int(),

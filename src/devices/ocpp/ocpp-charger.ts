@@ -23,7 +23,9 @@
  *   has no reading of the phases in use, so the charger's phase count is not reported back.
  * - Energy is the connector's Energy.Active.Import.Register from MeterValues (and the meter values
  *   of Start/StopTransaction), power is Power.Active.Import (0 when the status says no energy
- *   flows), the car state is the connector's StatusNotification (§4.9, §7.7).
+ *   flows), the car state is the connector's StatusNotification (§4.9, §7.7). The car is named by
+ *   the idTag of its session's StartTransaction (§4.8), else of an Authorize (§4.1) heard while the
+ *   connector was not unplugged since; wattshift's own `idTag` (its remote starts) names no car.
  *
  * Readings fail with DEVICE_UNREACHABLE while the charge point is not connected and DEVICE_STALE
  * when it has been silent longer than `staleAfterS` (heartbeats keep it alive).
@@ -106,6 +108,8 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
     return s !== undefined && !unplugged.has(s) && s !== 'Faulted';
   };
 
+  /** The car's id tags of the connector's session: from StartTransaction, else from an Authorize; cleared when unplugged. */
+  let tags: { started?: string; authorized?: string } = {};
   /** The energy register at the start of the connector's session, Wh (undefined: not known, e.g. relearnt after a restart). */
   let sessionStartWh: number | undefined;
   /** The limit the charger last accepted for the running session, A (undefined: not known). */
@@ -173,6 +177,7 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
         return;
       case 'status':
         if (e.connectorId !== connectorId && !(e.connectorId === 0 && e.status === 'Faulted')) return values.heard();
+        if (e.connectorId === connectorId && unplugged.has(e.status)) tags = {};
         values.put('status', e.status);
         if (idle.has(e.status)) values.put('powerW', 0);
         return;
@@ -181,7 +186,12 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
         if (e.reading.energyWh !== undefined) values.put('energyWh', e.reading.energyWh);
         if (e.reading.powerW !== undefined) values.put('powerW', e.reading.powerW);
         return;
+      case 'authorized':
+        // wattshift's own tag (its remote starts) names no car.
+        if (e.idTag !== options.idTag) tags.authorized = e.idTag;
+        return;
       case 'transaction':
+        if (e.connectorId === connectorId && e.idTag !== undefined && e.idTag !== options.idTag) tags.started = e.idTag;
         if (e.connectorId === connectorId && e.transactionId === undefined) acceptedA = undefined;
         if (e.connectorId === connectorId && e.transactionId !== undefined) sessionStartWh = e.meterStartWh;
         // A session that starts after the limit was set gets it at once (it began at the default).
@@ -248,7 +258,11 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
         if (status === 'Faulted') throw new WattshiftError('OCPP_CHARGER_FAULTED', `${device}: connector ${connectorId} is Faulted`, { details: { device } });
         const wh = values.peek('energyWh') as number | undefined;
         const sessionKwh = sessionStartWh !== undefined && wh !== undefined ? Math.max(0, wh - sessionStartWh) / 1000 : undefined;
-        return { plugged: !unplugged.has(status), charging: status === 'Charging', connectorStatus: status, ...(sessionKwh !== undefined ? { sessionKwh } : {}) };
+        const idTag = unplugged.has(status) ? undefined : tags.started ?? tags.authorized;
+        return {
+          plugged: !unplugged.has(status), charging: status === 'Charging', connectorStatus: status,
+          ...(sessionKwh !== undefined ? { sessionKwh } : {}), ...(idTag !== undefined ? { idTag } : {}),
+        };
       },
     },
     close() {

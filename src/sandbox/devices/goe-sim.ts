@@ -2,8 +2,9 @@
  * A simulated go-e Charger (API v2 over MQTT) with a car battery, behaving as go-e documents it
  * (github.com/goecharger/go-eCharger-API-v2, `mqtt-en.md`, `apikeys-en.md`):
  *
- * - one retained topic per key, `<prefix>/amp|frc|nrg|wh|eto|car`, published only when its value
- *   changes (all of them again on every (re)connect);
+ * - one retained topic per key, `<prefix>/amp|frc|nrg|wh|eto|car|trx`, published only when its value
+ *   changes (all of them again on every (re)connect); `trx` is the session's RFID card (null: no
+ *   car, 0: a session without a card, else the card index + 1);
  * - `rbt` (ms since boot) published as time passes (every second on the real charger; here at most
  *   once per simulation step), the only key that shows an idle charger is alive;
  * - `mcc`: retained `true` after connecting and `false` as its MQTT Last Will;
@@ -36,6 +37,10 @@ export interface GoeSimPlug {
   untilMs?: number;
   /** A fresh battery for this plug-in, or a car followed over several plug-ins. */
   battery: EvBatteryOptions | EvBattery;
+  /** go-e: the RFID card (index 0..9) presented with this car; without it the session has no card. */
+  card?: number;
+  /** OCPP: the id tag presented with this car (Authorize, then a StartTransaction of its own). */
+  idTag?: string;
 }
 
 export interface GoeSimOptions {
@@ -204,6 +209,8 @@ export function createGoeSim(options: GoeSimOptions): GoeSim {
     await publishKey('nrg', nrg(), all);
     await publishKey('wh', Math.floor(sessionWh), all);
     await publishKey('eto', Math.floor(totalWh), all);
+    // trx: null without a transaction, 0 for one without a card, else the card index + 1.
+    await publishKey('trx', active ? (active.plug.card ?? -1) + 1 : null, all);
     if (all || now - rbtAtMs >= 1000) {
       rbtAtMs = now;
       await publishKey('rbt', Math.floor(now - bootMs), true);

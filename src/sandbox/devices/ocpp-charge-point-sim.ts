@@ -14,7 +14,8 @@
  * - MeterValues (§4.7) every MeterValueSampleInterval seconds of a transaction, with the measurands
  *   of MeterValuesSampledData (Energy.Active.Import.Register in Wh, Power.Active.Import in W);
  * - Start/StopTransaction (§4.8, §4.10) when a remote start is accepted, a remote stop comes or the
- *   car is unplugged;
+ *   car is unplugged; a car plugged with an id tag (its card) is first authorised (Authorize, §4.1)
+ *   and, once Accepted, starts its own transaction with that tag;
  * - answers ChangeConfiguration and GetConfiguration (§5.3, §5.8, keys of §9.1 and §9.4),
  *   SetChargingProfile and ClearChargingProfile (§5.16, §5.5; profiles as `ocpp-profiles.ts`),
  *   RemoteStart/StopTransaction (§5.11, §5.12) and TriggerMessage (§5.17); other requests get a
@@ -165,6 +166,11 @@ export function createOcppChargePointSim(options: OcppChargePointSimOptions) {
     if (profile) profiles.push({ connectorId: 1, profile: { ...profile, transactionId: tx.id } });
     updateStatus();
   };
+  /** A card presented with the car: Authorize (§4.1), and on Accepted a transaction of its own (§4.8). */
+  const authorizeAndStart = async (idTag: string): Promise<void> => {
+    const answer = await send('Authorize', { idTag }) as { idTagInfo?: { status?: string } } | undefined;
+    if (answer?.idTagInfo?.status === 'Accepted' && active && !tx) await startTransaction(idTag, undefined);
+  };
   const stopTransaction = (reason: string): void => {
     if (!tx) return;
     const id = tx.id;
@@ -187,6 +193,7 @@ export function createOcppChargePointSim(options: OcppChargePointSimOptions) {
       plugs.shift();
       active = { plug: next, battery: pluggedBattery(next.battery) };
       updateStatus();
+      if (next.idTag !== undefined) void authorizeAndStart(next.idTag);
     }
   };
 
