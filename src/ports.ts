@@ -111,6 +111,13 @@ export interface EvState {
   idTag?: string;
   /** The go-e RFID card index (0..9) of the session, when it was started with a card. */
   goeCard?: number;
+  /** The phases the charger charges on now, where it says (go-e `pnp`). */
+  phases?: number;
+}
+
+/** Switches a charger between 1 and 3 phases (a persisted setting on some chargers: write on change only). */
+export interface PhaseSwitch {
+  setPhases(phases: 1 | 3, signal: AbortSignal): Promise<void>;
 }
 
 export interface EvStateReader {

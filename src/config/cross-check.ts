@@ -2,6 +2,7 @@
 import type { z } from 'zod';
 import { checkUpstream, type UpstreamCheckInput } from './schema-upstream.js';
 import { checkTopicsAndOutputs } from './topic-check.js';
+import { checkPhaseSwitching } from './schema-phases.js';
 import type { DeviceConfig, ModbusBusConfig, OcppSource, SourceConfig, TankModel } from './schema-devices.js';
 import { checkHeatPump } from './schema-heat-pump.js';
 import type { VehicleConfig } from './schema-vehicles.js';
@@ -101,6 +102,7 @@ export function crossCheckWith(cfg: CrossCheckInput, issue: ReportIssue): void {
       if (d.safeCurrentA > 0 && d.safeCurrentA < m.minCurrentA) {
         issue([...at, 'safeCurrentA'], `safeCurrentA (${d.safeCurrentA}) must be 0 (pause) or at least minCurrentA (${m.minCurrentA})`);
       }
+      checkPhaseSwitching(d, at, issue);
     } else {
       if (!d.meter) issue([...at, 'meter'], 'a meter device needs a meter source');
       if (d.meter?.type === 'ocpp') issue([...at, 'meter', 'type'], 'an ocpp source meters a charger\'s connector: use it on the evCharger');

@@ -6,6 +6,9 @@ import { z } from 'zod';
 import { cronScheduleSchema } from './time-fields.js';
 import { secretField } from './secret.js';
 import { heatPumpSchemaOf } from './schema-heat-pump.js';
+import { phaseSwitchingSchema } from './schema-phases.js';
+
+export { phaseSwitchingSchema, type PhaseSwitchingConfig } from './schema-phases.js';
 
 const idPattern = /^[a-z0-9_-]+$/;
 const hhmm = /^([01]\d|2[0-3]):[0-5]\d$/;
@@ -184,7 +187,8 @@ export const evModelSchema = z.strictObject({
     .describe('Departures as a schedule instead, e.g. `{ cron: "30 7 * * 1-5" }` for 07:30 on weekdays; the next one (even beyond the planning horizon) is the charging deadline.'),
   minCurrentA: z.number().min(0).max(80).default(6).describe('Lowest charging current the car accepts, A.'),
   maxCurrentA: z.number().min(1).max(80).default(16).describe('Highest charging current (fuse / cable), A.'),
-  phases: z.union([z.literal(1), z.literal(3)]).default(3).describe('Phases used for charging.'),
+  phases: z.union([z.literal(1), z.literal(3)]).default(3).describe('Phases used for charging (with `phaseSwitching`: the phases the charger is wired for, 3).'),
+  phaseSwitching: phaseSwitchingSchema.optional(),
   voltageV: z.number().min(100).max(400).default(230).describe('Phase voltage, V.'),
   efficiency: z.number().min(0.5).max(1).default(0.9).describe('Grid-to-battery efficiency.'),
 });

@@ -80,6 +80,11 @@ export interface ChargerNow {
   wattsPerAmp?: number;
   /** Most current the main fuse leaves on the charger's phases now, A, with the reason. */
   fuse?: { maxA: number; reason: string };
+  /**
+   * A charger that switches phases: the phase count to set, if any (`phases` above is what the
+   * current is for) and, while a switch is under way, why it is paused (0 A across the switch).
+   */
+  phaseCommand?: { phases?: 1 | 3; pausedFor?: string };
 }
 
 export type DeviceNow = HeaterNow | ChargerNow | HeatPumpNow;
@@ -114,7 +119,7 @@ export interface HourBudget {
 
 export type Setpoint =
   | { kind: 'heater'; id: string; allow: boolean; reason: string }
-  | { kind: 'charger'; id: string; currentA: number; reason: string }
+  | { kind: 'charger'; id: string; currentA: number; reason: string; phases?: 1 | 3 }
   | { kind: 'heatPump'; id: string; state: SgState; reason: string; refused?: string };
 
 export interface Decision {
@@ -200,6 +205,7 @@ function currentWithin(kw: number, d: ChargerNow): number {
 }
 
 function wantedCharger(d: ChargerNow): { currentA: number; reason: string } & Want {
+  if (d.phaseCommand?.pausedFor !== undefined) return { currentA: 0, reason: d.phaseCommand.pausedFor };
   if (!d.available) {
     const planned = wantedCharger({ ...d, available: true }).currentA;
     return { currentA: Math.min(d.safeCurrentA, planned), reason: 'device unavailable: safe limit' };
@@ -211,6 +217,8 @@ function wantedCharger(d: ChargerNow): { currentA: number; reason: string } & Wa
   const a = Math.max(d.minCurrentA, currentWithin(d.planned.powerKw, d));
   return { currentA: Math.min(d.maxCurrentA, a), reason: `planned ${d.planned.powerKw.toFixed(1)} kW`, byPlan: true };
 }
+
+const phasesOf = (d: ChargerNow): { phases?: 1 | 3 } => (d.phaseCommand?.phases !== undefined ? { phases: d.phaseCommand.phases } : {});
 
 function drawKw(d: DeviceNow): number {
   return Math.max(0, (d.powerW ?? 0) / 1000);
@@ -291,13 +299,13 @@ export function decide(devices: readonly DeviceNow[], site: SiteNow): Decision {
       headroomKw -= kw;
       guardKw -= kw;
       expectedDeviceKw += kw;
-      setpoints.push({ kind: 'charger', id: d.id, currentA, reason });
+      setpoints.push({ kind: 'charger', id: d.id, currentA, reason, ...phasesOf(d) });
       continue;
     }
     headroomKw -= wantKw;
     guardKw -= wantKw;
     expectedDeviceKw += wantKw;
-    setpoints.push({ kind: 'charger', id: d.id, ...want });
+    setpoints.push({ kind: 'charger', id: d.id, ...want, ...phasesOf(d) });
   }
   return { setpoints, expectedDeviceKw, baseLoadKw, guarded };
 }

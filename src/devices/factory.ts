@@ -83,6 +83,7 @@ function pick(role: Role, all: DeviceCapabilities): DeviceCapabilities {
     case 'charger':
       return {
         ...(all.chargeCurrentLimit ? { chargeCurrentLimit: all.chargeCurrentLimit } : {}),
+        ...(all.phaseSwitch ? { phaseSwitch: all.phaseSwitch } : {}),
         ...(all.evStateReader ? { evStateReader: all.evStateReader } : {}),
         ...(all.energyMeter ? { energyMeter: all.energyMeter } : {}),
         ...(all.powerMeter ? { powerMeter: all.powerMeter } : {}),

@@ -21,7 +21,7 @@
 import { WattshiftError, toWattshiftError, type ErrorCode } from '../errors.js';
 import type { Logger } from '../log.js';
 import type {
-  ChargeCurrentLimit, Clock, EnergyMeter, EvState, EvStateReader, HeaterSwitch, PhaseMeter, PhaseReading, PowerMeter, SgReadyInput, Thermometer,
+  ChargeCurrentLimit, Clock, EnergyMeter, EvState, EvStateReader, HeaterSwitch, PhaseMeter, PhaseReading, PhaseSwitch, PowerMeter, SgReadyInput, Thermometer,
 } from '../ports.js';
 import type { SgState } from '../core/heat-pump.js';
 
@@ -37,11 +37,13 @@ export interface DeviceCapabilities {
   phaseMeter?: PhaseMeter;
   /** A heat pump's SG Ready input (safe state: normal operation, "0:0"). */
   sgReady?: SgReadyInput;
+  /** 1-phase/3-phase switching of a charger. */
+  phaseSwitch?: PhaseSwitch;
 }
 
 export type DeviceKind = 'hotWaterTank' | 'evCharger' | 'meter' | 'heatPump';
 export type ReadCapability = 'energyMeter' | 'powerMeter' | 'thermometer' | 'evStateReader' | 'phaseMeter';
-export type CommandCapability = 'heaterSwitch' | 'chargeCurrentLimit' | 'sgReady';
+export type CommandCapability = 'heaterSwitch' | 'chargeCurrentLimit' | 'sgReady' | 'phaseSwitch';
 
 export interface DeviceReading {
   atMs: number;
@@ -95,6 +97,8 @@ export interface SupervisedDevice {
   applySgReady(state: SgState): Promise<void>;
   /** Sets the charger current. Held at the safe current while down. */
   applyCurrent(currentA: number): Promise<void>;
+  /** Sets the charger's phase count, on change only; nothing while down. Absent where the device cannot. */
+  applyPhases?(phases: 1 | 3): Promise<void>;
   health(): DeviceHealth;
   /** Ends lease renewals and releases the device: heater allowed, charger at the safe current. */
   stop(): Promise<void>;
@@ -128,6 +132,8 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
   /** The SG Ready state last confirmed written; undefined when unknown. */
   let sgWritten: SgState | undefined;
   let currentA: number | undefined;
+  /** The phase count last confirmed written; undefined when unknown (start, failure, recovery). */
+  let phasesWritten: 1 | 3 | undefined;
   /** The next command is written even if unchanged (after a failure or a recovery). */
   let resync = true;
   let renewal: AbortController | undefined;
@@ -206,6 +212,7 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
     if (state === 'down') {
       state = 'up';
       resync = true;
+      phasesWritten = undefined;
       sinceMs = clock.nowMs();
       log.info({ downSinceCode: lastError?.code }, 'device recovered');
     }
@@ -250,6 +257,14 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
       failed(e);
       throw e;
     }
+  };
+
+  /** A phase switch is a persisted setting on some chargers: written on change only, never while down. */
+  const applyPhases = async (sw: PhaseSwitch, n: 1 | 3): Promise<void> => {
+    if (stopped || state === 'down' || phasesWritten === n) return;
+    phasesWritten = undefined;
+    await command(`set ${n} phases`, (s) => sw.setPhases(n, s));
+    phasesWritten = n;
   };
 
   return {
@@ -345,6 +360,8 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
       await command('set current', (s) => ch.setCurrentA(a, s));
       currentA = a;
     },
+
+    ...(caps.phaseSwitch ? { applyPhases: (n: 1 | 3) => applyPhases(caps.phaseSwitch!, n) } : {}),
 
     health() {
       const h: DeviceHealth = { state, sinceMs, consecutiveFailures: failures, blocked };

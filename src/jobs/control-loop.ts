@@ -8,6 +8,8 @@ import type { Metering } from './metering.js';
 import { startLoop, type LoopHandle } from './loop.js';
 import type { FuseGuard } from './fuse-guard.js';
 import { createHeatPumpControl } from './heat-pump-control.js';
+import { createPhaseControl, switchingChargerNow, wantedChargerKw } from './phase-control.js';
+import { switchesPhases } from '../core/phase-switch.js';
 
 export interface ControlledDevice {
   config: DeviceConfig;
@@ -94,6 +96,7 @@ export function startControlLoop(deps: {
   /** Devices the guard throttles now, so HOUR_GUARD is logged when it starts, not on every tick. */
   let guarding = new Set<string>();
   const heatPumps = createHeatPumpControl({ timezone: deps.timezone ?? 'UTC', logger: deps.logger });
+  const phaseControl = createPhaseControl(deps.logger);
 
   function slotEnergy(id: string, r: DeviceReading, now: number): number {
     if (r.energyKwh !== undefined) {
@@ -137,9 +140,19 @@ export function startControlLoop(deps: {
     const energies = new Map<string, number>();
     const nows: DeviceNow[] = [];
     // Every charger under the fuse, so chargers on a common line split its free current.
+    // (A charger that switches phases draws on the phases it charges on now.)
     const fuseChargers = deps.devices.flatMap((c) => (c.config.kind === 'evCharger'
-      ? [{ id: c.config.id, phases: c.config.model.phases, voltageV: c.config.model.voltageV, safeCurrentA: c.config.safeCurrentA, powerW: readings.get(c.config.id)?.powerW }]
+      ? [{
+        id: c.config.id, voltageV: c.config.model.voltageV, safeCurrentA: c.config.safeCurrentA, powerW: readings.get(c.config.id)?.powerW,
+        phases: switchesPhases(c.config.model) ? phaseControl.actual(c.config.id, readings.get(c.config.id)?.ev?.phases, c.config.model.phases) : c.config.model.phases,
+        ...(switchesPhases(c.config.model) && readings.get(c.config.id)?.ev?.phases === undefined ? { drawUncertain: true } : {}),
+      }]
       : []));
+    const capKw = deps.inputs.locationCapKw(now);
+    const locationPowerW = deps.mainMeter ? readings.get(deps.mainMeter.config.id)?.powerW : undefined;
+    // Room under the location cap for a charger choosing its phases (as decide() reckons the base load).
+    const devicesKw = deps.devices.reduce((sum, c) => sum + Math.max(0, (readings.get(c.config.id)?.powerW ?? 0) / 1000), 0);
+    const roomKw = capKw - (locationPowerW === undefined ? deps.inputs.baseLoadKw(now) : Math.max(0, locationPowerW / 1000 - devicesKw));
     for (const c of deps.devices) {
       const cfg = c.config;
       const r = readings.get(cfg.id)!;
@@ -170,18 +183,27 @@ export function startControlLoop(deps: {
         const v = slot?.evs?.[cfg.id];
         const fuse = deps.fuse?.guard;
         const charger = fuseChargers.find((x) => x.id === cfg.id)!;
+        const planned = plan === null ? null : { energyKwh: v?.energyKWh ?? 0, powerKw: v?.powerKW ?? 0 };
+        const plugged = r.ev?.plugged ?? false;
+        // A charger that switches phases: its phases, power per amp and fuse limit this tick.
+        const switching = switchesPhases(cfg.model)
+          ? switchingChargerNow(phaseControl, {
+            cfg, reported: r.ev?.phases, available, nowMs: now,
+            wantKw: wantedChargerKw({ plugged, mode, planned, slotEnergyKwh: e, roomKw: Math.min(roomKw, capKw ?? Infinity) }),
+            fuse: fuse ? { guard: fuse, charger, phases, all: fuseChargers } : undefined,
+          })
+          : undefined;
         nows.push({
-          kind: 'evCharger', id: cfg.id, available, mode, plugged: r.ev?.plugged ?? false, powerW: r.powerW, slotEnergyKwh: e,
-          planned: plan === null ? null : { energyKwh: v?.energyKWh ?? 0, powerKw: v?.powerKW ?? 0 },
-          phases: cfg.model.phases, voltageV: cfg.model.voltageV, minCurrentA: cfg.model.minCurrentA,
-          maxCurrentA: cfg.model.maxCurrentA, safeCurrentA: cfg.safeCurrentA,
+          kind: 'evCharger', id: cfg.id, available, mode, plugged, powerW: r.powerW, slotEnergyKwh: e, planned,
+          voltageV: cfg.model.voltageV, minCurrentA: cfg.model.minCurrentA, maxCurrentA: cfg.model.maxCurrentA, safeCurrentA: cfg.safeCurrentA,
           ...(capKw !== undefined ? { capKw } : {}),
-          ...(fuse ? { wattsPerAmp: fuse.wattsPerAmp(charger), fuse: fuse.limitFor(charger, phases, now, fuseChargers) } : {}),
+          ...(switching ?? {
+            phases: cfg.model.phases,
+            ...(fuse ? { wattsPerAmp: fuse.wattsPerAmp(charger), fuse: fuse.limitFor(charger, phases, now, fuseChargers) } : {}),
+          }),
         });
       }
     }
-    const capKw = deps.inputs.locationCapKw(now);
-    const locationPowerW = deps.mainMeter ? readings.get(deps.mainMeter.config.id)?.powerW : undefined;
     const budget = hourBudget(slot, deps.metering, deps.mainMeter?.subject, now);
     const decision = decide(nows, { capKw, locationPowerW, baseLoadKw: deps.inputs.baseLoadKw(now), guardedBefore: [...guarding], ...(budget ? { hourBudget: budget } : {}) });
     for (const id of decision.guarded) {
@@ -202,7 +224,11 @@ export function startControlLoop(deps: {
         if (!c) return;
         if (s.kind === 'heater') await c.device.applyHeater(!s.allow);
         else if (s.kind === 'heatPump') await c.device.applySgReady(s.state);
-        else await c.device.applyCurrent(s.currentA);
+        else {
+          // Across a phase switch the current is 0 first, then the phases change.
+          await c.device.applyCurrent(s.currentA);
+          if (s.phases !== undefined) await c.device.applyPhases?.(s.phases);
+        }
         if (s.kind === 'charger') appliedA.set(s.id, s.currentA);
       }),
     );

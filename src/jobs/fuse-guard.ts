@@ -6,7 +6,19 @@ import { chargerLines, fuseHeadroom, holdFuseLimit, unlimitedHold, wattsPerAmp, 
 
 export interface FuseCharger {
   id: string;
+  /** The phases the limit is for. */
   phases: 1 | 3;
+  /**
+   * The phases it draws on now, where that differs (a charger that switches phases, asked for the
+   * limit of the other phase count): its draw is taken off the lines it flows on now. Default `phases`.
+   */
+  drawPhases?: 1 | 3;
+  /**
+   * The charger does not say which phases it draws on (an OCPP charger told `numberPhases`): its
+   * draw is taken off each line only as far as it surely flows there (the least of 1 and 3 phases),
+   * so the house's load is never underestimated.
+   */
+  drawUncertain?: boolean;
   voltageV: number;
   safeCurrentA: number;
   /** The charger's measured power now, W. */
@@ -46,18 +58,27 @@ export function createFuseGuard(config: FuseConfig, logger: Logger): FuseGuard {
   return {
     wattsPerAmp: perAmp,
     limitFor(c, phases, nowMs, all = [c]) {
-      const linesOf = (x: FuseCharger): number[] => chargerLines(config.supply, config.phases, x.phases, line);
-      const sharedBy = [0, 1, 2].map((l) => all.filter((x) => linesOf(x).includes(l)).length);
+      const linesOf = (n: 1 | 3): number[] => chargerLines(config.supply, config.phases, n, line);
+      const sharedBy = [0, 1, 2].map((l) => all.filter((x) => linesOf(x.drawPhases ?? x.phases).includes(l)).length);
+      const draw = c.drawPhases ?? c.phases;
+      const ownA = c.powerW === undefined ? 0 : c.powerW / perAmp({ phases: draw, voltageV: c.voltageV });
+      // For the other phase count, its draw now comes off the lines it flows on now.
+      const drawLines = linesOf(draw);
+      const watts = Math.max(0, c.powerW ?? 0);
+      const surely = (l: number): number => Math.min(...([1, 3] as const).map((n) => (linesOf(n).includes(l) ? watts / perAmp({ phases: n, voltageV: c.voltageV }) : 0)));
+      const own = (l: number): number => (c.drawUncertain ? surely(l) : drawLines.includes(l) ? Math.max(0, ownA) : 0);
+      const exact = draw === c.phases && c.drawUncertain !== true;
+      const currentsA = exact ? phases?.currentsA ?? [] : (phases?.currentsA ?? []).map((a, l) => a - own(l));
       const h = fuseHeadroom({
         fuseA: config.mainFuseA, marginA: config.marginA,
-        currentsA: phases?.currentsA ?? [], measuredAtMs: phases?.atMs, nowMs, staleAfterMs: config.staleAfterS * 1000,
-        lines: linesOf(c),
-        chargerNowA: c.powerW === undefined ? 0 : c.powerW / perAmp(c),
+        currentsA, measuredAtMs: phases?.atMs, nowMs, staleAfterMs: config.staleAfterS * 1000,
+        lines: linesOf(c.phases),
+        chargerNowA: exact ? ownA : 0,
         sharedBy,
       });
       if (h.kind === 'unknown') {
         // After the outage the limit rises again only through the hold's quiet while.
-        holds.set(c.id, { ...unlimitedHold, limitA: c.safeCurrentA });
+        holds.set(`${c.id}/${c.phases}`, { ...unlimitedHold, limitA: c.safeCurrentA });
         const why = h.why === 'stale' ? 'phase currents stale' : `L${h.line + 1} current not measured`;
         if (blind.get(c.id) !== why) {
           log.warn({ code: 'FUSE_PHASES_UNKNOWN', device: c.id, why, safeCurrentA: c.safeCurrentA }, 'no usable phase currents for the main fuse: the charger is held at its safe current');
@@ -66,8 +87,10 @@ export function createFuseGuard(config: FuseConfig, logger: Logger): FuseGuard {
         return { maxA: c.safeCurrentA, reason: `${fuseReason}: ${why}, safe current` };
       }
       if (blind.delete(c.id)) log.info({ device: c.id }, 'phase currents usable again: the fuse headroom governs the charger');
-      const hold = holdFuseLimit(holds.get(c.id) ?? unlimitedHold, h.maxChargerA, nowMs, config.raiseAfterS * 1000);
-      holds.set(c.id, hold);
+      // One hold per phase count: a charger that switches phases has a limit for each.
+      const key = `${c.id}/${c.phases}`;
+      const hold = holdFuseLimit(holds.get(key) ?? unlimitedHold, h.maxChargerA, nowMs, config.raiseAfterS * 1000);
+      holds.set(key, hold);
       const reason = `${fuseReason} ${config.mainFuseA} A: L${h.line + 1} at ${h.lineA.toFixed(1)} A`;
       return { maxA: hold.limitA, reason };
     },

@@ -7,7 +7,8 @@ import { buildPriceSeries } from '../core/prices.js';
 import { priceSlotsWithTariff } from '../core/tariff.js';
 import { siteTariff } from '../config/tariff-file.js';
 import { nextLocalTimeMs } from '../core/departure.js';
-import { wattsPerAmp, type Supply } from '../core/fuse.js';
+import { evPowerRangeKW } from '../core/phase-switch.js';
+import type { Supply } from '../core/fuse.js';
 import type { CronScheduleConfig } from '../config/time-fields.js';
 import { cronSchedule, type CronSchedule } from './cron.js';
 import type { HomeEvent } from './event-normalise.js';
@@ -175,11 +176,12 @@ function evParams(ev: EvNow, nowMs: number, timezone: string, supply: Supply, sl
   const m = ev.config.model;
   const car = carParams(m, ev.vehicle ?? null);
   // On an IT supply a 3-phase charger draws √3·U·I, not 3·U·I: planning 3·U·I would plan power it cannot draw.
-  const kwPerA = wattsPerAmp(supply, m.phases, m.voltageV) / 1000;
+  // With phase switching: from the 1-phase minimum to the 3-phase maximum.
+  const { minKW, maxKW } = evPowerRangeKW(m, supply);
   const departure = nextDeparture(ev, nowMs, timezone);
   const common = {
     id: ev.config.id,
-    slotDeliveredKWh, departureMs: departure.atMs, minPowerKW: m.minCurrentA * kwPerA, maxPowerKW: m.maxCurrentA * kwPerA, efficiency: car.efficiency,
+    slotDeliveredKWh, departureMs: departure.atMs, minPowerKW: minKW, maxPowerKW: maxKW, efficiency: car.efficiency,
     ...(ev.sessionStartMs !== null ? { session: { startMs: ev.sessionStartMs, deliveredKWh: ev.sessionKwh } } : {}),
   };
   if (ev.socPct !== null) {

@@ -18,6 +18,13 @@
  * the charger (or pauses, when the safe current is 0). `amp` and `frc` are
  * settings the charger keeps, so a value the charger already publishes is never written again;
  * each write is confirmed by the charger republishing the key.
+ *
+ * Phase switching: `psm` (phaseSwitchMode, a "Config" key: 0 auto, 1 force 1-phase, 2 force
+ * 3-phase; Modbus holding register 332 is "same as api key psm") is written by `setPhases`, and
+ * only when the charger publishes another value: go-e keeps Config keys across reboots, so each
+ * write is a write to its persistent storage. `pnp` (numberOfPhases, a Status key) says how many
+ * phases it charges on; the charger pauses, switches and resumes by itself, no sooner than its
+ * configurable `mptwt` (min phase toggle wait time, ms) after the last toggle.
  */
 import { z } from 'zod';
 import { WattshiftError } from '../../errors.js';
@@ -37,6 +44,8 @@ const keySchemas = {
   car: z.number().int().min(0).max(5),
   rbt: z.number().min(0),
   mcc: z.boolean(),
+  psm: z.union([z.literal(0), z.literal(1), z.literal(2)]),
+  pnp: z.number().int().min(0).max(3),
   trx: z.number().int().min(0).max(255).nullable(),
 } as const;
 type Key = keyof typeof keySchemas;
@@ -77,7 +86,7 @@ export function createGoeDevice(
     );
   });
 
-  const write = (key: 'amp' | 'frc', value: number, signal: AbortSignal): Promise<void> =>
+  const write = (key: 'amp' | 'frc' | 'psm', value: number, signal: AbortSignal): Promise<void> =>
     withTimeout(clock, requestTimeoutMs, signal, `${device} ${key}=${value}`, async (s) => {
       // A setting the charger already has (and says so, alive) is not written again.
       if (values.peek(key) === value && values.alive()) return;
@@ -138,6 +147,9 @@ export function createGoeDevice(
         return plausible(nrg[11], ...limits.powerW, `${device} nrg[11]`);
       },
     },
+    phaseSwitch: {
+      setPhases: (phases, signal) => write('psm', phases === 1 ? 1 : 2, signal),
+    },
     evStateReader: {
       readEvState: async (): Promise<EvState> => {
         const car = values.get('car') as number;
@@ -145,7 +157,9 @@ export function createGoeDevice(
         // trx (apikeys-en.md): null no transaction, 0 without a card, otherwise the card index + 1.
         const trx = values.peek('trx') as number | null | undefined;
         const card = car !== 1 && typeof trx === 'number' && trx > 0 ? { goeCard: trx - 1 } : {};
-        return { plugged: car !== 1, charging: car === 2, ...card };
+        // `pnp` only where the charger publishes it (firmware with phase switching).
+        const pnp = values.peek('pnp');
+        return { plugged: car !== 1, charging: car === 2, ...card, ...(typeof pnp === 'number' && pnp > 0 ? { phases: pnp } : {}) };
       },
     },
     close: unsubscribe,

@@ -17,6 +17,10 @@
  *   After a session was stopped because the charger refused a limit, no session is started again
  *   for a while (5 minutes, doubling up to 2 hours until a limit is accepted), so a charger that
  *   refuses every profile is not started and stopped on every tick.
+ * - Phase switching (`setPhases`, for a charger configured with `model.phaseSwitching`): the
+ *   session's TxProfile carries the phase count as its period's `numberPhases` (§7.13: "the
+ *   number of phases that can be used for charging"; 3 when absent), sent again at once. OCPP 1.6
+ *   has no reading of the phases in use, so the charger's phase count is not reported back.
  * - Energy is the connector's Energy.Active.Import.Register from MeterValues (and the meter values
  *   of Start/StopTransaction), power is Power.Active.Import (0 when the status says no energy
  *   flows), the car state is the connector's StatusNotification (§4.9, §7.7). The car is named by
@@ -28,7 +32,7 @@
  */
 import { WattshiftError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import type { ChargeCurrentLimit, Clock, EvState } from '../../ports.js';
+import type { ChargeCurrentLimit, Clock, EvState, PhaseSwitch } from '../../ports.js';
 import type { DeviceCapabilities } from '../supervisor.js';
 import { LatestValues } from '../mqtt/values.js';
 import { limits, plausible, pushedEnergyMeter } from '../mqtt/util.js';
@@ -57,6 +61,7 @@ export interface OcppChargerOptions {
 
 export interface OcppCharger extends DeviceCapabilities {
   chargeCurrentLimit: Required<ChargeCurrentLimit>;
+  phaseSwitch: PhaseSwitch;
   close(): void;
 }
 
@@ -73,6 +78,8 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
   if (!link.connected) values.setOffline(unreachable);
   /** The limit wattshift last set for the running session, A (undefined: the default governs). */
   let limitA: number | undefined;
+  /** The phases wattshift set for the session's limit (undefined: never set, the profile says none). */
+  let phases: 1 | 3 | undefined;
   const closed = new AbortController();
 
   const amps = (a: number): number => {
@@ -87,7 +94,10 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
     chargingProfilePurpose: purpose,
     chargingProfileKind: 'Relative',
     ...(purpose === 'TxProfile' ? { validTo: new Date(clock.nowMs() + leaseMs).toISOString() } : {}),
-    chargingSchedule: { chargingRateUnit: 'A', chargingSchedulePeriod: [{ startPeriod: 0, limit: a }] },
+    chargingSchedule: {
+      chargingRateUnit: 'A',
+      chargingSchedulePeriod: [{ startPeriod: 0, limit: a, ...(purpose === 'TxProfile' && phases !== undefined ? { numberPhases: phases } : {}) }],
+    },
   });
 
   const setDefault = (a: number, signal: AbortSignal): Promise<void> =>
@@ -230,6 +240,14 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
         limitA = undefined;
         // Unknown: the charger holds no such profile, which is the state asked for.
         await link.request('ClearChargingProfile', { id: txProfileId }, signal, ['Accepted', 'Unknown']);
+      },
+    },
+    phaseSwitch: {
+      async setPhases(n, signal) {
+        if (phases === n) return;
+        phases = n;
+        // The session's limit again, now with the phase count (a running session only; a start carries it).
+        if (limitA !== undefined) await apply(limitA, false, signal);
       },
     },
     energyMeter: pushedEnergyMeter(async () => values.getStamped('energyWh'), (wh) => plausible(wh, 0, 1e12, `${device} energy`) / 1000),

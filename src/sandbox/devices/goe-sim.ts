@@ -11,6 +11,15 @@
  * - `<prefix>/amp/set` (6..maxCurrentA) and `<prefix>/frc/set` (0, 1, 2), each answered on
  *   `<key>/result` (non-retained); a set that changes nothing republishes nothing.
  *
+ * - phase switching (with `phaseSwitch`, on a 3-phase charger): `<prefix>/psm/set` (phaseSwitchMode 0 auto, 1 force
+ *   1-phase, 2 force 3-phase, a "Config" key) and `pnp` (numberOfPhases, "Status"), published on
+ *   change. A change of phases waits until `minToggleWaitMs` (go-e's `mptwt`, "min phase toggle
+ *   wait time") has passed since the last toggle; while the car charges the charger pauses for
+ *   `switchPauseMs` across the toggle (go-e stops, switches and restarts by itself). go-e documents
+ *   `mptwt` but no default value, so both default to 0 here; tests set them. In auto mode the
+ *   simulator charges on all its phases (it has no PV logic). That `pnp` follows `psm` while the
+ *   charger is paused is this simulator's assumption.
+ *
  * Cars plug in and out on a schedule; a plugged car charges at amp × phases × voltage (√3 × voltage on an IT supply) while allowed
  * (frc ≠ 1) until its battery is full. Time moves only through `advance(ms)`; per-hour metered
  * energy is the ground truth for tests, and `setsOf(key)` counts the writes the charger received.
@@ -45,6 +54,14 @@ export interface GoeSimOptions {
   amp?: number;
   frc?: 0 | 1 | 2;
   maxCurrentA?: number;
+  /** A charger that switches phases (publishes `psm` and `pnp`, takes `psm/set`). Default false. */
+  phaseSwitch?: boolean;
+  /** Initial phaseSwitchMode (0 auto, 1 force 1-phase, 2 force 3-phase). Default 0. */
+  psm?: 0 | 1 | 2;
+  /** go-e `mptwt`: least time between two phase toggles, ms. Default 0. */
+  minToggleWaitMs?: number;
+  /** Pause across a toggle while charging, ms. Default 0. */
+  switchPauseMs?: number;
   plugs?: GoeSimPlug[];
   clientOptions?: IClientOptions;
 }
@@ -54,6 +71,11 @@ export interface GoeSim extends MqttSimulator {
   readonly frc: number;
   readonly car: number;
   readonly powerW: number;
+  /** The phases it charges on now (`pnp`). */
+  readonly phasesNow: 1 | 3;
+  readonly psm: number;
+  /** When the phases last toggled, ms (undefined: never). */
+  readonly lastToggleMs: number | undefined;
   readonly totalWh: number;
   readonly battery: EvBattery | undefined;
   /** Publishes `payload` (raw) instead of the value of `key` until called again with null. */
@@ -68,11 +90,17 @@ export function createGoeSim(options: GoeSimOptions): GoeSim {
   const prefix = options.topicPrefix;
   const phases = options.phases ?? 3;
   const voltage = options.voltageV ?? 230;
-  const wPerA = wattsPerAmp(options.supply ?? 'TN', phases, voltage);
   const maxCurrentA = options.maxCurrentA ?? 32;
   let now = options.startMs;
   let amp = options.amp ?? 16;
   let frc: number = options.frc ?? 0;
+  const switchable = options.phaseSwitch === true && phases === 3;
+  let psm: number = options.psm ?? 0;
+  const wishOf = (): 1 | 3 => (switchable && psm === 1 ? 1 : phases);
+  let phasesNow: 1 | 3 = wishOf();
+  let lastToggleMs: number | undefined;
+  /** While a toggle pauses the charge: when it ends. */
+  let switchingUntil: number | undefined;
   let totalWh = 0;
   let sessionWh = 0;
   let silent = false;
@@ -88,7 +116,29 @@ export function createGoeSim(options: GoeSimOptions): GoeSim {
   let client: MqttClient | undefined;
 
   const allowed = (): boolean => frc !== 1 && amp >= 6;
-  const powerW = (): number => (active && !active.battery.full && allowed() ? amp * wPerA : 0);
+  const charging = (): boolean => active !== undefined && !active.battery.full && allowed();
+  const powerW = (): number => (charging() && switchingUntil === undefined ? amp * wattsPerAmp(options.supply ?? 'TN', phasesNow, voltage) : 0);
+
+  /** Toggles the phases toward `psm` once the minimum toggle wait allows; returns when to look again. */
+  const updatePhases = (): number | undefined => {
+    if (switchingUntil !== undefined) {
+      if (now < switchingUntil) return switchingUntil;
+      switchingUntil = undefined;
+      phasesNow = phasesNow === 1 ? 3 : 1;
+      lastToggleMs = now;
+    }
+    if (wishOf() === phasesNow) return undefined;
+    const allowedAt = lastToggleMs === undefined ? now : lastToggleMs + (options.minToggleWaitMs ?? 0);
+    if (now < allowedAt) return allowedAt;
+    const pauseMs = options.switchPauseMs ?? 0;
+    if (charging() && pauseMs > 0) {
+      switchingUntil = now + pauseMs;
+      return switchingUntil;
+    }
+    phasesNow = wishOf();
+    lastToggleMs = now;
+    return undefined;
+  };
   const carState = (): number => {
     if (!active) return 1;
     if (active.battery.full) return 4;
@@ -111,6 +161,8 @@ export function createGoeSim(options: GoeSimOptions): GoeSim {
     updatePlug();
     while (now < toMs) {
       const events = [toMs, (Math.floor(now / hourMs) + 1) * hourMs];
+      const phaseAt = updatePhases();
+      if (phaseAt !== undefined && phaseAt > now) events.push(phaseAt);
       const nextPlug = plugs[0]?.atMs;
       if (nextPlug !== undefined && nextPlug > now) events.push(nextPlug);
       if (active?.plug.untilMs !== undefined) events.push(active.plug.untilMs);
@@ -127,14 +179,15 @@ export function createGoeSim(options: GoeSimOptions): GoeSim {
       updatePlug();
     }
     now = toMs;
+    updatePhases();
   };
 
   const nrg = (): number[] => {
     const p = powerW();
     const i = p > 0 ? amp : 0;
-    const perPhase = p / phases;
-    const l = (n: number): number => (n <= phases ? perPhase : 0);
-    const c = (n: number): number => (n <= phases ? i : 0);
+    const perPhase = p / phasesNow;
+    const l = (n: number): number => (n <= phasesNow ? perPhase : 0);
+    const c = (n: number): number => (n <= phasesNow ? i : 0);
     return [voltage, phases >= 2 ? voltage : 0, phases >= 3 ? voltage : 0, 0, c(1), c(2), c(3), l(1), l(2), l(3), 0, p, 1, 1, 1, 0];
   };
 
@@ -148,6 +201,10 @@ export function createGoeSim(options: GoeSimOptions): GoeSim {
   const publishChanges = async (all = false): Promise<void> => {
     await publishKey('amp', amp, all);
     await publishKey('frc', frc, all);
+    if (switchable) {
+      await publishKey('psm', psm, all);
+      await publishKey('pnp', phasesNow, all);
+    }
     await publishKey('car', carState(), all);
     await publishKey('nrg', nrg(), all);
     await publishKey('wh', Math.floor(sessionWh), all);
@@ -170,14 +227,17 @@ export function createGoeSim(options: GoeSimOptions): GoeSim {
       await reply(`invalid json: ${raw}`);
       return;
     }
-    const before = key === 'amp' ? amp : frc;
+    const current = (): number => (key === 'amp' ? amp : key === 'psm' ? psm : frc);
+    const before = current();
     if (key === 'amp' && Number.isInteger(value) && (value as number) >= 6 && (value as number) <= maxCurrentA) amp = value as number;
     else if (key === 'frc' && (value === 0 || value === 1 || value === 2)) frc = value;
+    else if (key === 'psm' && switchable && (value === 0 || value === 1 || value === 2)) psm = value;
     else {
       await reply(`value out of range: ${raw}`);
       return;
     }
-    if ((key === 'amp' ? amp : frc) !== before) changes.set(key, (changes.get(key) ?? 0) + 1);
+    if (current() !== before) changes.set(key, (changes.get(key) ?? 0) + 1);
+    updatePhases();
     await reply('success');
     await publishChanges();
   };
@@ -189,6 +249,9 @@ export function createGoeSim(options: GoeSimOptions): GoeSim {
     get frc() { return frc; },
     get car() { return carState(); },
     get powerW() { return powerW(); },
+    get phasesNow() { return phasesNow; },
+    get psm() { return psm; },
+    get lastToggleMs() { return lastToggleMs; },
     get totalWh() { return totalWh; },
     get battery() { return active?.battery; },
     async start() {
@@ -208,7 +271,7 @@ export function createGoeSim(options: GoeSimOptions): GoeSim {
         const m = /\/([a-z]+)\/set$/.exec(topic);
         if (m?.[1]) void handleSet(m[1], payload.toString()).catch(() => undefined);
       });
-      await client.subscribeAsync([`${prefix}/amp/set`, `${prefix}/frc/set`], { qos: 1 });
+      await client.subscribeAsync([`${prefix}/amp/set`, `${prefix}/frc/set`, `${prefix}/psm/set`], { qos: 1 });
       updatePlug();
       await online();
     },

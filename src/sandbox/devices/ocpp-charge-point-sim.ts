@@ -20,7 +20,10 @@
  *   SetChargingProfile and ClearChargingProfile (§5.16, §5.5; profiles as `ocpp-profiles.ts`),
  *   RemoteStart/StopTransaction (§5.11, §5.12) and TriggerMessage (§5.17); other requests get a
  *   NotImplemented CALLERROR (OCPP-J §4.2.3);
- * - configuration keys and default/max charging profiles persist in `statePath` across restarts.
+ * - configuration keys and default/max charging profiles persist in `statePath` across restarts;
+ * - a charging schedule period's `numberPhases` (§7.13, "the number of phases that can be used
+ *   for charging", 3 when absent): 1 makes it charge on one phase, at once (OCPP 1.6 states no
+ *   switching time); this simulator does not model 2.
  *
  * Messages that fall while disconnected are not queued (a real charger queues transaction
  * messages); the central system asks for the status again on reconnection. Time moves only through
@@ -30,7 +33,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { RPCClient, createRPCError } from 'ocpp-rpc';
 import { pluggedBattery, type EvBattery } from './ev-battery.js';
 import type { GoeSimPlug } from './goe-sim.js';
-import { activeLimitA, nextProfileChangeMs, type ChargingProfile, type StoredProfile } from './ocpp-profiles.js';
+import { activeLimitA, activeNumberPhases, nextProfileChangeMs, type ChargingProfile, type StoredProfile } from './ocpp-profiles.js';
 import { wattsPerAmp, type Supply } from '../../core/fuse.js';
 
 const hourMs = 3_600_000;
@@ -77,7 +80,6 @@ interface Persisted {
 export function createOcppChargePointSim(options: OcppChargePointSimOptions) {
   const phases = options.phases ?? 3;
   const voltage = options.voltageV ?? 230;
-  const wPerA = wattsPerAmp(options.supply ?? 'TN', phases, voltage);
   const maxCurrentA = options.maxCurrentA ?? 32;
   const loaded: Persisted = options.statePath && existsSync(options.statePath)
     ? JSON.parse(readFileSync(options.statePath, 'utf8')) as Persisted
@@ -131,7 +133,9 @@ export function createOcppChargePointSim(options: OcppChargePointSimOptions) {
     const limit = Math.min(maxCurrentA, activeLimitA(profiles, 1, now, tx) ?? maxCurrentA);
     return limit < minCurrentA ? 0 : Math.floor(limit);
   };
-  const powerW = (): number => (tx && active && !active.battery.full ? offeredA() * wPerA : 0);
+  /** The phases it charges on: its own, or one where the profile in force says `numberPhases` 1. */
+  const phasesNow = (): 1 | 3 => (activeNumberPhases(profiles, 1, now, tx) === 1 ? 1 : phases);
+  const powerW = (): number => (tx && active && !active.battery.full ? offeredA() * wattsPerAmp(options.supply ?? 'TN', phasesNow(), voltage) : 0);
   const currentStatus = (): Status => {
     if (!active) return 'Available';
     if (!tx) return status === 'Finishing' ? 'Finishing' : 'Preparing';
@@ -318,6 +322,8 @@ export function createOcppChargePointSim(options: OcppChargePointSimOptions) {
     get status() { return status; },
     get offeredA() { return tx ? offeredA() : 0; },
     get powerW() { return powerW(); },
+    /** The phases it charges on now. */
+    get phasesNow() { return phasesNow(); },
     get totalWh() { return totalWh; },
     get transactionId() { return tx?.id; },
     get battery() { return active?.battery; },

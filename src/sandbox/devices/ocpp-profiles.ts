@@ -3,8 +3,10 @@
  * §3.13.1 purposes (ChargePointMaxProfile, TxDefaultProfile, TxProfile), §3.13.2 stacking (the
  * valid profile with the highest stack level wins), §3.13.3 combining (a TxProfile overrules the
  * TxDefaultProfile; ChargePointMaxProfile caps both), §7.8 ChargingProfile (validFrom/validTo,
- * kinds Absolute/Relative/Recurring), §7.13/§7.14 ChargingSchedule and its periods. Amperes only
- * (the charge point's ChargingScheduleAllowedChargingRateUnit is `Current`, §9.4).
+ * kinds Absolute/Relative/Recurring), §7.13/§7.14 ChargingSchedule and its periods, with a
+ * period's optional `numberPhases` ("the number of phases that can be used for charging";
+ * 3 when absent). Amperes only (the charge point's ChargingScheduleAllowedChargingRateUnit is
+ * `Current`, §9.4).
  */
 export interface ChargingProfile {
   chargingProfileId: number;
@@ -19,7 +21,7 @@ export interface ChargingProfile {
     duration?: number;
     startSchedule?: string;
     chargingRateUnit: 'A' | 'W';
-    chargingSchedulePeriod: { startPeriod: number; limit: number }[];
+    chargingSchedulePeriod: { startPeriod: number; limit: number; numberPhases?: number }[];
   };
 }
 
@@ -28,8 +30,15 @@ export interface StoredProfile {
   profile: ChargingProfile;
 }
 
+type Period = ChargingProfile['chargingSchedule']['chargingSchedulePeriod'][number];
+
 /** The limit a profile sets at `nowMs`, or undefined when it is not in force then. */
 export function profileLimitAt(p: ChargingProfile, nowMs: number, txStartMs: number | undefined): number | undefined {
+  return profilePeriodAt(p, nowMs, txStartMs)?.limit;
+}
+
+/** The schedule period of a profile in force at `nowMs`, or undefined when it is not in force then. */
+function profilePeriodAt(p: ChargingProfile, nowMs: number, txStartMs: number | undefined): Period | undefined {
   if (p.validFrom !== undefined && Date.parse(p.validFrom) > nowMs) return undefined;
   if (p.validTo !== undefined && Date.parse(p.validTo) <= nowMs) return undefined;
   const s = p.chargingSchedule;
@@ -46,19 +55,19 @@ export function profileLimitAt(p: ChargingProfile, nowMs: number, txStartMs: num
   }
   const elapsedS = (nowMs - startMs) / 1000;
   if (elapsedS < 0 || (s.duration !== undefined && elapsedS >= s.duration)) return undefined;
-  let limit: number | undefined;
-  for (const period of s.chargingSchedulePeriod) if (period.startPeriod <= elapsedS) limit = period.limit;
-  return limit;
+  let found: Period | undefined;
+  for (const period of s.chargingSchedulePeriod) if (period.startPeriod <= elapsedS) found = period;
+  return found;
 }
 
 /** The winner among profiles of one purpose: highest stack level in force (§3.13.2). */
-function stacked(profiles: readonly StoredProfile[], nowMs: number, txStartMs: number | undefined): number | undefined {
-  let best: { level: number; limit: number } | undefined;
+function stacked(profiles: readonly StoredProfile[], nowMs: number, txStartMs: number | undefined): Period | undefined {
+  let best: { level: number; period: Period } | undefined;
   for (const { profile } of profiles) {
-    const limit = profileLimitAt(profile, nowMs, txStartMs);
-    if (limit !== undefined && (!best || profile.stackLevel > best.level)) best = { level: profile.stackLevel, limit };
+    const period = profilePeriodAt(profile, nowMs, txStartMs);
+    if (period !== undefined && (!best || profile.stackLevel > best.level)) best = { level: profile.stackLevel, period };
   }
-  return best?.limit;
+  return best?.period;
 }
 
 /** The current limit on `connectorId`, A, or undefined when no profile limits it. */
@@ -68,15 +77,36 @@ export function activeLimitA(
   nowMs: number,
   tx: { id: number; startMs: number } | undefined,
 ): number | undefined {
+  return activePeriod(profiles, connectorId, nowMs, tx).limitA;
+}
+
+/** The phases the profiles in force allow on `connectorId` (the governing period's `numberPhases`; 3 when absent). */
+export function activeNumberPhases(
+  profiles: readonly StoredProfile[],
+  connectorId: number,
+  nowMs: number,
+  tx: { id: number; startMs: number } | undefined,
+): number {
+  return activePeriod(profiles, connectorId, nowMs, tx).numberPhases ?? 3;
+}
+
+function activePeriod(
+  profiles: readonly StoredProfile[],
+  connectorId: number,
+  nowMs: number,
+  tx: { id: number; startMs: number } | undefined,
+): { limitA: number | undefined; numberPhases: number | undefined } {
   const of = (purpose: ChargingProfile['chargingProfilePurpose'], connectors: number[]): StoredProfile[] =>
     profiles.filter((s) => s.profile.chargingProfilePurpose === purpose && connectors.includes(s.connectorId));
   const txLimit = tx ? stacked(of('TxProfile', [connectorId]).filter((s) => s.profile.transactionId === undefined || s.profile.transactionId === tx.id), nowMs, tx.startMs) : undefined;
   // A default for this connector overrules one for all connectors (connectorId 0).
   const defaultLimit = stacked(of('TxDefaultProfile', [connectorId]), nowMs, tx?.startMs) ?? stacked(of('TxDefaultProfile', [0]), nowMs, tx?.startMs);
   const maxLimit = stacked(of('ChargePointMaxProfile', [0]), nowMs, tx?.startMs);
-  const limit = txLimit ?? defaultLimit;
-  if (limit === undefined) return maxLimit;
-  return maxLimit === undefined ? limit : Math.min(limit, maxLimit);
+  const governing = txLimit ?? defaultLimit;
+  const limit = governing?.limit;
+  const numberPhases = governing?.numberPhases;
+  if (limit === undefined) return { limitA: maxLimit?.limit, numberPhases: maxLimit?.numberPhases };
+  return { limitA: maxLimit === undefined ? limit : Math.min(limit, maxLimit.limit), numberPhases };
 }
 
 /** The next instant after `nowMs` when a profile begins or ends its validity (for the simulation's steps). */

@@ -1,0 +1,131 @@
+/**
+ * Phase switching in the whole daemon (`buildApp`) on an accelerated clock: the demo world's
+ * sandbox API and broker, a go-e charger that switches phases and a HAN meter (AMS reader) with
+ * per-phase currents, both simulated on the same clock. The car must charge all it can before
+ * 19:00; from 17:10 to 17:40 a 20 A load on L2 and L3 leaves 3 phases under the 6 A minimum:
+ * the charger runs 1-phase, then 3-phase again when the room returns, with no line over the main
+ * fuse at any sampled instant (but the ticks the loop needs to see a load step).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp, type App } from '../src/app.js';
+import { acceleratedClock } from '../src/clock.js';
+import { parseConfig } from '../src/config/load.js';
+import { localAt, startDemoEnvironment, type DemoEnvironment } from '../src/demo/environment.js';
+import { silentLogger } from '../src/log.js';
+import { register } from '../src/registration.js';
+import { createAmsReaderSim, type AmsReaderSim } from '../src/sandbox/devices/amsreader-sim.js';
+import { createGoeSim, type GoeSim } from '../src/sandbox/devices/goe-sim.js';
+import { createSparkClient } from '../src/spark/client.js';
+import { openStore } from '../src/store/index.js';
+import { memoryLogger } from './fixtures/modbus/servers.js';
+
+const speed = 120;
+const day0 = Date.UTC(2026, 0, 14, 12);
+const startMs = localAt(day0, 0, 17, 0);
+const heavyFrom = localAt(day0, 0, 17, 10);
+const heavyUntil = localAt(day0, 0, 17, 40);
+const endMs = localAt(day0, 0, 18, 0);
+const fuseA = 25;
+
+/** The house without the car, A per line. */
+const houseA = (atMs: number): number[] => (atMs >= heavyFrom && atMs < heavyUntil ? [3, 20, 20] : [3, 2, 2]);
+
+interface Sample { atMs: number; lines: number[]; phases: 1 | 3; powerW: number }
+
+describe('the daemon switches a go-e between 1 and 3 phases under the main fuse', () => {
+  const clock = acceleratedClock(startMs, speed);
+  const log = memoryLogger();
+  let env: DemoEnvironment;
+  let goe: GoeSim;
+  let han: AmsReaderSim;
+  let app: App;
+  let dir = '';
+  const stopSims = new AbortController();
+  const runs: Promise<unknown>[] = [];
+  const samples: Sample[] = [];
+
+  const carA = (): number[] => [0, 1, 2].map((l) => (l < goe.phasesNow && goe.powerW > 0 ? goe.powerW / (goe.phasesNow * 230) : 0));
+  const linesA = (atMs: number): number[] => houseA(atMs).map((a, l) => a + carA()[l]!);
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'wattshift-phases-'));
+    env = await startDemoEnvironment({ clock, startMs, dataDir: dir, logger: silentLogger() });
+    goe = createGoeSim({
+      url: env.broker.url, topicPrefix: 'go-eCharger/phases01', startMs, phases: 3, amp: 16, maxCurrentA: 16, phaseSwitch: true, psm: 2,
+      minToggleWaitMs: 30_000, switchPauseMs: 5_000, plugs: [{ atMs: startMs, battery: { capacityKwh: 60, socPct: 20, targetSocPct: 100, efficiency: 0.9 } }],
+    });
+    han = createAmsReaderSim({
+      url: env.broker.url, topic: 'ams/phases01', startMs, importKwh: 1000,
+      load: (atMs) => ({ importW: linesA(atMs).reduce((s, a) => s + a * 230, 0), currentsA: linesA(atMs) }),
+    });
+    await goe.start();
+    await han.start();
+    runs.push(goe.run(clock, 5_000, stopSims.signal).catch(() => undefined), han.run(clock, 10_000, stopSims.signal).catch(() => undefined));
+    const input = env.config;
+    const config = parseConfig({
+      ...input,
+      site: { ...input.site, fuse: { mainFuseA: fuseA, phases: 3, supply: 'TN', meter: 'han', raiseAfterS: 60, staleAfterS: 120 } },
+      devices: [
+        {
+          id: 'car', name: 'EV charger', kind: 'evCharger', staleAfterS: 900, safeCurrentA: 6,
+          charger: { type: 'goe', topicPrefix: 'go-eCharger/phases01' },
+          model: { capacityKwh: 60, targetEnergyKwh: 40, departure: '19:00', minCurrentA: 6, maxCurrentA: 16, phases: 3, phaseSwitching: { enabled: true, minIntervalS: 600 } },
+        },
+        { id: 'han', name: 'Main meter', kind: 'meter', staleAfterS: 900, meter: { type: 'amsreader', topic: 'ams/phases01' }, model: { main: true } },
+      ],
+    }).config;
+    const spark = createSparkClient({ ...config.spark, clock, logger: silentLogger() });
+    const store = openStore({ path: config.storage.path, clock });
+    await register(config, { spark, store, logger: silentLogger(), nowMs: clock.nowMs() });
+    store.close();
+    await spark.close();
+    app = buildApp(config, {
+      logger: log.logger, clock, controlTickMs: 30_000, deviceTimeoutMs: 2_000 * speed,
+      onControlTick: (snap) => samples.push({ atMs: snap.atMs, lines: linesA(snap.atMs), phases: goe.phasesNow, powerW: goe.powerW }),
+    });
+    await app.start();
+    await clock.sleep(endMs - clock.nowMs());
+  }, 150_000);
+
+  afterAll(async () => {
+    stopSims.abort();
+    await app?.stop();
+    await Promise.all(runs);
+    await han?.close();
+    await goe?.close();
+    await env?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('plans the car from the 1-phase minimum to the 3-phase maximum', () => {
+    const plan = app.currentPlan();
+    expect(plan?.slots.some((s) => (s.evs?.car?.powerKW ?? 0) > 11)).toBe(true);
+  });
+
+  it('runs 1-phase through the heavy L2/L3 load and 3-phase before and after it', () => {
+    const at = (from: number, until: number) => samples.filter((s) => s.atMs >= from && s.atMs < until);
+    expect(samples.length).toBeGreaterThan(60);
+    // (The first minutes go to the first plan and the meter's first lists.)
+    expect(at(startMs + 5 * 60_000, heavyFrom).every((s) => s.phases === 3 && s.powerW === 16 * 3 * 230)).toBe(true);
+    const during = at(heavyFrom + 5 * 60_000, heavyUntil);
+    expect(during.length).toBeGreaterThan(20);
+    expect(during.every((s) => s.phases === 1)).toBe(true);
+    expect(during.filter((s) => s.powerW > 0).length).toBeGreaterThan(during.length - 3);
+    const after = at(heavyUntil + 5 * 60_000, endMs);
+    expect(after.length).toBeGreaterThan(10);
+    expect(after.every((s) => s.phases === 3 && s.powerW === 16 * 3 * 230)).toBe(true);
+    expect(goe.setsOf('psm')).toBe(2);
+    const switches = log.lines.filter((l) => l.msg === 'phase switch');
+    expect(switches.map((l) => [l.from, l.to])).toEqual([[3, 1], [1, 3]]);
+  });
+
+  it('keeps every line under the main fuse at every sampled instant', () => {
+    // The loop sees a load step at its next tick, after the meter's next list: up to 90 s here.
+    const settled = samples.filter((s) => !(s.atMs >= heavyFrom && s.atMs < heavyFrom + 90_000));
+    const over = settled.filter((s) => s.lines.some((a) => a > fuseA + 1e-9));
+    expect(over).toEqual([]);
+  });
+});
