@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { homeInputOf, planHome, slotFlexKW } from './home-plan.js';
+import { bindingAntiCycling, homeInputOf, planHome, slotFlexKW } from './home-plan.js';
 import { plan } from './planner.js';
 import { buildPriceSeries } from './prices.js';
 import type { EvParams, HomePlanInput, Plan, PriceSlot, TankParams } from './types.js';
@@ -37,6 +37,25 @@ function expectWithinLimit(p: Plan, limitKW: number, baseKW: number): void {
 
 const night = (h: number): boolean => h % 24 < 6;
 const dayPrices = Array.from({ length: 36 }, (_, h) => (night(h) ? 0.05 + 0.01 * (h % 24) : 0.3 + 0.01 * (h % 7)));
+
+describe('bindingAntiCycling', () => {
+  it('keeps a tank\'s anti-cycling rules only where they can bind', () => {
+    // Hourly slots: a run and a pause of one slot each, and up to 12 starts a day, bind nothing.
+    expect(bindingAntiCycling({ minOnSlots: 1, minOffSlots: 1, maxStartsPerDay: 24 }, 60)).toBeNull();
+    expect(bindingAntiCycling({ minOnSlots: 1, minOffSlots: 1, maxStartsPerDay: 12 }, 60)).toBeNull();
+    expect(bindingAntiCycling({}, 60)).toBeNull();
+    expect(bindingAntiCycling({ maxStartsPerDay: 11 }, 60)).toEqual({ maxStartsPerDay: 11 });
+    expect(bindingAntiCycling({ minOnSlots: 2 }, 60)).toEqual({ minOnSlots: 2 });
+    // Quarter hours: 24 starts a day can bind (48 fit).
+    expect(bindingAntiCycling({ minOnSlots: 1, minOffSlots: 1, maxStartsPerDay: 24 }, 15)).toEqual({ minOnSlots: 1, minOffSlots: 1, maxStartsPerDay: 24 });
+  });
+
+  it('plans a larger home with rules that cannot bind as it plans it without them', () => {
+    const loose = { minOnSlots: 1, minOffSlots: 1, maxStartsPerDay: 24 };
+    const input = (ac: TankParams['antiCycling']) => home(dayPrices, { tanks: [tank('a', { antiCycling: ac }), tank('b', { antiCycling: ac, currentTempC: 55 })], evs: [car('x')] });
+    expect(planHome(input(loose), T0)).toEqual(planHome(input(null), T0));
+  });
+});
 
 describe('planHome', () => {
   it('is the pair planner for a home with one tank and one car', () => {

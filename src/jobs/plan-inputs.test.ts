@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { defaultConfig } from '../config/load.js';
-import { bindingAntiCycling, buildPlanInput, comfortDeadlines, frozenSlotsAfterCurrent, nextDepartureMs, type EvNow, type PlanningSnapshot, type TankNow } from './plan-inputs.js';
+import { buildPlanInput, comfortDeadlines, frozenSlotsAfterCurrent, nextDepartureMs, type EvNow, type PlanningSnapshot, type TankNow } from './plan-inputs.js';
 import type { HomeEvent } from './event-normalise.js';
 
 const hourMs = 3_600_000;
@@ -24,23 +24,6 @@ function lpc(resourceId: string | null, maxKw: number): HomeEvent {
 
 const snap = (events: HomeEvent[]): PlanningSnapshot => ({
   nowMs: now, prices: { forecast: null, advice: null, actual: null }, events, tanks: [], evs: [], baseLoadKw: 0.5,
-});
-
-describe('the tank\'s anti-cycling rules', () => {
-  it('are given to the planner only when they can bind (the fast continuous DP plans the rest)', () => {
-    const model = (over: Partial<Record<'minOnMinutes' | 'minOffMinutes' | 'maxStartsPerDay', number>>) => {
-      const tank = config.devices[0];
-      if (tank?.kind !== 'hotWaterTank') throw new Error('not a tank');
-      return { ...tank.model, ...over };
-    };
-    // Defaults on hourly slots: one slot each way, 24 starts where at most 12 fit.
-    expect(bindingAntiCycling(model({}), 60)).toBeNull();
-    expect(bindingAntiCycling(model({ maxStartsPerDay: 12 }), 60)).toBeNull();
-    expect(bindingAntiCycling(model({ maxStartsPerDay: 11 }), 60)).toEqual({ minOnSlots: 1, minOffSlots: 1, maxStartsPerDay: 11 });
-    expect(bindingAntiCycling(model({ minOnMinutes: 90 }), 60)).toEqual({ minOnSlots: 2, minOffSlots: 1, maxStartsPerDay: 24 });
-    // On 15-minute slots 24 starts a day can bind (48 fit).
-    expect(bindingAntiCycling(model({}), 15)).toEqual({ minOnSlots: 1, minOffSlots: 1, maxStartsPerDay: 24 });
-  });
 });
 
 describe('the frozen window', () => {

@@ -92,20 +92,6 @@ export function lpcCaps(events: readonly HomeEvent[], ownerOf: ResourceOwner): L
   );
 }
 
-/**
- * The tank's anti-cycling rules when they can bind, else null. Rules that cannot bind (a run and a
- * pause of one slot, more starts a day than one every other slot allows) leave the plan as it is,
- * and without them the tank is planned by the continuous DP, many times faster than the discrete
- * one that the rules need (about 40 ms against 1 s for a tank and two cars over 48 hours).
- */
-export function bindingAntiCycling(m: Pick<TankDeviceConfig['model'], 'minOnMinutes' | 'minOffMinutes' | 'maxStartsPerDay'>, slotMinutes: number): TankParams['antiCycling'] {
-  const minOnSlots = Math.max(1, Math.ceil(m.minOnMinutes / slotMinutes));
-  const minOffSlots = Math.max(1, Math.ceil(m.minOffMinutes / slotMinutes));
-  const mostStartsPerDay = Math.ceil((24 * 60) / slotMinutes / 2);
-  if (minOnSlots === 1 && minOffSlots === 1 && m.maxStartsPerDay >= mostStartsPerDay) return null;
-  return { minOnSlots, minOffSlots, maxStartsPerDay: m.maxStartsPerDay };
-}
-
 function tankParams(t: TankNow, slotMinutes: number, slotDeliveredKWh: number, comfort: ComfortDeadline[]): TankParams & { id: string } {
   const m = t.config.model;
   const params: TankParams & { id: string } = {
@@ -127,7 +113,11 @@ function tankParams(t: TankNow, slotMinutes: number, slotDeliveredKWh: number, c
     legionella: m.legionella.enabled
       ? { tempC: m.legionella.tempC, everyDays: m.legionella.intervalDays, lastReachedMs: t.legionellaLastMs }
       : null,
-    antiCycling: bindingAntiCycling(m, slotMinutes),
+    antiCycling: {
+      minOnSlots: Math.max(1, Math.ceil(m.minOnMinutes / slotMinutes)),
+      minOffSlots: Math.max(1, Math.ceil(m.minOffMinutes / slotMinutes)),
+      maxStartsPerDay: m.maxStartsPerDay,
+    },
   };
   // A heat pump is planned in electric energy: its tank's heat terms over the COP.
   return t.config.kind === 'heatPump' ? heatPumpAsTank({ ...params, maxC: t.config.model.boostC }, t.config.model.cop) : params;

@@ -2,7 +2,8 @@
  * The week-long home of issue 17's done-when test, every part a real peer on one accelerated clock:
  * the API sandbox; an MQTT broker; a go-e charger (MQTT) and an OCPP 1.6J charge point; two cars
  * that come and go on weekday schedules, each telling its state of charge over MQTT as TeslaMate
- * does; a hot water tank on Modbus TCP; an AMS reader on the HAN port of the main meter; a
+ * does, and recognised at either charger by their cards; a hot water tank on Modbus TCP; an SG Ready
+ * heat pump water heater behind a Modbus relay board; an AMS reader on the HAN port of the main meter; a
  * 3×230 V IT supply behind a 25 A main fuse.
  *
  * The cars are followed over the whole week (one battery each across plug-ins): the road empties
@@ -20,6 +21,7 @@ import { EvBattery } from '../../src/sandbox/devices/ev-battery.js';
 import { createGoeSim, type GoeSim, type GoeSimPlug } from '../../src/sandbox/devices/goe-sim.js';
 import { findFreePort, startSimulatedTank, type SimulatedTank } from '../../src/sandbox/devices/modbus-tank.js';
 import { createOcppChargePointSim, type OcppChargePointSim } from '../../src/sandbox/devices/ocpp-charge-point-sim.js';
+import { startSgReadyHeatPump } from '../../src/sandbox/devices/sg-ready-heat-pump.js';
 import { createTeslaMateSim, type TeslaMateSim } from '../../src/sandbox/devices/teslamate-sim.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 
@@ -33,7 +35,12 @@ export const goeTopic = 'go-eCharger/week01';
 export const amsTopic = 'ams/week01';
 export const ocppPassword = 'week-charge-point-secret';
 
-/** A car's week (day 0 is the Sunday the run starts on): where it charges, its target and weekday departures, and what each trip uses. */
+type LocalTime = [day: number, hh: number, mm: number];
+
+/**
+ * A car's week (day 0 is the Sunday the run starts on): where it is plugged in, from when until
+ * when, what the trip after each stay uses, and whether leaving is a deadline of its schedule.
+ */
 export interface CarPlan {
   id: string;
   teslamateId: number;
@@ -42,24 +49,34 @@ export interface CarPlan {
   targetSocPct: number;
   /** Cron of its departures (the deadlines its target holds for). */
   departureCron: string;
-  /** Local trips of the week: leave (day, hh, mm), back (day, hh, mm), battery energy used, kWh. */
-  trips: { leave: [number, number, number]; back: [number, number, number]; kwh: number; deadline: boolean }[];
+  /** Its RFID card: go-e card index and OCPP id tag. */
+  card: number;
+  idTag: string;
+  stays: { at: 'goe' | 'ocpp'; from: LocalTime; until?: LocalTime; tripKwh: number; deadline: boolean }[];
 }
 
-/** Weekday commuter on the go-e charger: leaves 07:30 Monday to Friday, back 17:00; a Saturday outing. */
+/**
+ * The commuter: leaves 07:30 Monday to Friday, back 17:00, at the go-e charger; a Saturday outing
+ * from 10:00 to 15:00, then the driveway's OCPP charger, since the other car took the garage.
+ */
 function commuter(): CarPlan {
-  const weekdays = [1, 2, 3, 4, 5].map((d) => ({ leave: [d, 7, 30] as [number, number, number], back: [d, 17, 0] as [number, number, number], kwh: 13, deadline: true }));
+  const weekdays = [1, 2, 3, 4, 5].map((d) => ({ at: 'goe' as const, from: [d - 1, 17, 0] as LocalTime, until: [d, 7, 30] as LocalTime, tripKwh: 13, deadline: true }));
+  weekdays[0]!.from = [0, 12, 0];
   return {
-    id: 'car-a', teslamateId: 1, capacityKwh: 60, startSocPct: 30, targetSocPct: 80, departureCron: '30 7 * * 1-5',
-    trips: [...weekdays, { leave: [6, 10, 0], back: [6, 15, 0], kwh: 18, deadline: false }],
+    id: 'car-a', teslamateId: 1, capacityKwh: 60, startSocPct: 30, targetSocPct: 80, departureCron: '30 7 * * 1-5', card: 0, idTag: 'CARA0001',
+    stays: [...weekdays, { at: 'goe', from: [5, 17, 0], until: [6, 10, 0], tripKwh: 18, deadline: false }, { at: 'ocpp', from: [6, 15, 0], tripKwh: 0, deadline: false }],
   };
 }
 
-/** Part-time car on the OCPP charge point: leaves 08:15 on Monday, Wednesday and Friday, back 16:00. */
+/**
+ * The part-timer: leaves 08:15 on Monday, Wednesday and Friday, back 16:00, at the OCPP charger;
+ * on Saturday at 11:00 it moves to the garage's go-e charger.
+ */
 function partTimer(): CarPlan {
+  const workdays = [1, 3, 5].map((d, i) => ({ at: 'ocpp' as const, from: (i === 0 ? [0, 12, 0] : [d - 2, 16, 0]) as LocalTime, until: [d, 8, 15] as LocalTime, tripKwh: 12, deadline: true }));
   return {
-    id: 'car-b', teslamateId: 2, capacityKwh: 40, startSocPct: 45, targetSocPct: 90, departureCron: '15 8 * * 1,3,5',
-    trips: [1, 3, 5].map((d) => ({ leave: [d, 8, 15] as [number, number, number], back: [d, 16, 0] as [number, number, number], kwh: 12, deadline: true })),
+    id: 'car-b', teslamateId: 2, capacityKwh: 40, startSocPct: 45, targetSocPct: 90, departureCron: '15 8 * * 1,3,5', card: 1, idTag: 'CARB0001',
+    stays: [...workdays, { at: 'ocpp', from: [5, 16, 0], until: [6, 10, 55], tripKwh: 0, deadline: false }, { at: 'goe', from: [6, 11, 0], tripKwh: 0, deadline: false }],
   };
 }
 
@@ -107,53 +124,55 @@ export async function startWeekWorld(options: { clock: Clock; startMs: number; d
   const sandbox = await startSandbox({ clock, seed: 11, logger: options.logger.child({ component: 'sandbox' }) });
   const broker = await startEmbeddedBroker();
   const tank = await startSimulatedTank({ clock, startMs, initialC: 55, params: { volumeL: 200, elementKw: 2, thermostatC: 75 } });
+  // The second bathroom's water heater is a heat pump behind SG Ready contacts (a Modbus relay board).
+  const pump = await startSgReadyHeatPump({ clock, startMs, electricKw: 0.6, cop: 2.8, normalC: 48, boostC: 58, maxC: 62, tank: { volumeL: 200, initialC: 50 } });
+  const pumpW = (): number => {
+    pump.sync();
+    return pump.state().powerW;
+  };
 
   const plans = [commuter(), partTimer()];
   const cars = plans.map((plan) => ({ plan, battery: new EvBattery({ capacityKwh: plan.capacityKwh, socPct: plan.startSocPct, targetSocPct: 100, efficiency: 0.9 }) }));
-  /** At home from the start until the first trip, then between trips, until the week's end. */
-  const plugsOf = (car: (typeof cars)[number]): GoeSimPlug[] => {
-    const plugs: GoeSimPlug[] = [];
-    let fromMs = startMs;
-    for (const trip of car.plan.trips) {
-      plugs.push({ atMs: fromMs, untilMs: at(trip.leave), battery: car.battery });
-      fromMs = at(trip.back);
-    }
-    plugs.push({ atMs: fromMs, battery: car.battery });
-    return plugs;
-  };
-  const departures: Departure[] = plans.flatMap((p) => p.trips.filter((t) => t.deadline).map((t) => ({ car: p.id, atMs: at(t.leave), targetSocPct: p.targetSocPct })));
+  /** Each charger's plug-ins: every stay of every car there, with the car's card. */
+  const plugsAt = (charger: 'goe' | 'ocpp'): GoeSimPlug[] => cars.flatMap((car) => car.plan.stays.filter((st) => st.at === charger).map((st) => ({
+    atMs: at(st.from), ...(st.until ? { untilMs: at(st.until) } : {}), battery: car.battery, card: car.plan.card, idTag: car.plan.idTag,
+  })));
+  const departures: Departure[] = plans.flatMap((p) => p.stays.filter((st) => st.deadline && st.until).map((st) => ({ car: p.id, atMs: at(st.until!), targetSocPct: p.targetSocPct })));
 
-  const goe = createGoeSim({ url: broker.url, topicPrefix: goeTopic, startMs, phases: 3, supply: 'IT', amp: 16, maxCurrentA: 16, plugs: plugsOf(cars[0]!) });
+  const goe = createGoeSim({ url: broker.url, topicPrefix: goeTopic, startMs, phases: 3, supply: 'IT', amp: 16, maxCurrentA: 16, plugs: plugsAt('goe') });
   await goe.start();
   const ocppPort = await findFreePort();
   const statusPort = await findFreePort();
   const ocpp = createOcppChargePointSim({
-    url: `ws://127.0.0.1:${ocppPort}/ocpp`, identity: 'cp-week', password: ocppPassword, startMs, phases: 3, supply: 'IT', maxCurrentA: 16, plugs: plugsOf(cars[1]!),
+    url: `ws://127.0.0.1:${ocppPort}/ocpp`, identity: 'cp-week', password: ocppPassword, startMs, phases: 3, supply: 'IT', maxCurrentA: 16, plugs: plugsAt('ocpp'),
   });
-  const pluggedAt = [(): boolean => goe.battery === cars[0]!.battery, (): boolean => ocpp.battery === cars[1]!.battery];
-  const loggers = cars.map((c, i) => createTeslaMateSim({ url: broker.url, carId: c.plan.teslamateId, battery: c.battery, pluggedIn: pluggedAt[i]! }));
+  const loggers = cars.map((c) => createTeslaMateSim({
+    url: broker.url, carId: c.plan.teslamateId, battery: c.battery, pluggedIn: () => goe.battery === c.battery || ocpp.battery === c.battery,
+  }));
   for (const l of loggers) await l.start();
 
-  /** True current per line, A: the house balanced, the tank between L1 and L2, both chargers on all three. */
+  /** True current per line, A: the house balanced, the tank between L1 and L2, the heat pump between L2 and L3, both chargers on all three. */
   const lineCurrentsA = (atMs: number): number[] => {
     const balanced = (houseW(atMs) + goe.powerW + ocpp.powerW) / itW;
     const tankA = tank.state().powerW / lineV;
-    return [balanced + tankA, balanced + tankA, balanced];
+    const pumpA = pumpW() / lineV;
+    return [balanced + tankA, balanced + tankA + pumpA, balanced + pumpA];
   };
   const han = createAmsReaderSim({
     url: broker.url, topic: amsTopic, startMs, importKwh: 31_400, voltageV: lineV,
-    load: (atMs) => ({ importW: houseW(atMs) + tank.state().powerW + goe.powerW + ocpp.powerW, currentsA: lineCurrentsA(atMs) }),
+    load: (atMs) => ({ importW: houseW(atMs) + tank.state().powerW + pumpW() + goe.powerW + ocpp.powerW, currentsA: lineCurrentsA(atMs) }),
   });
   await han.start();
 
   const stop = new AbortController();
   /** Each car leaves: its SoC once the charger let it go is the ground truth, then the road empties it. */
   const followTrips = async (car: (typeof cars)[number]): Promise<void> => {
-    for (const trip of car.plan.trips) {
-      await clock.sleep(Math.max(0, at(trip.leave) + 60_000 - clock.nowMs()), stop.signal);
-      const departure = departures.find((d) => d.car === car.plan.id && d.atMs === at(trip.leave));
+    for (const stay of car.plan.stays) {
+      if (!stay.until) return;
+      await clock.sleep(Math.max(0, at(stay.until) + 60_000 - clock.nowMs()), stop.signal);
+      const departure = departures.find((d) => d.car === car.plan.id && d.atMs === at(stay.until!));
       if (departure) departure.socPct = car.battery.socPct;
-      car.battery.drive(trip.kwh);
+      car.battery.drive(stay.tripKwh);
     }
   };
   const runs = [
@@ -173,6 +192,7 @@ export async function startWeekWorld(options: { clock: Clock; startMs: number; d
     })().catch(() => undefined));
   };
 
+  const pumpSource = (extra: Record<string, unknown>) => ({ type: 'modbus' as const, bus: 'pumpbus', unitId: 1, profile: 'wattshift-sim-heat-pump', ...extra });
   const config: DirectConfigInput = {
     version: 1,
     site: {
@@ -191,7 +211,17 @@ export async function startWeekWorld(options: { clock: Clock; startMs: number; d
     },
     events: { pollIntervalS: 300 },
     mqtt: { url: broker.url, baseTopic: 'wattshift', clientId: 'wattshift-week' },
-    modbus: { tankbus: { type: 'tcp', host: tank.host, port: tank.port, timeoutMs: 2000 } },
+    modbus: {
+      tankbus: { type: 'tcp', host: tank.host, port: tank.port, timeoutMs: 2000 },
+      pumpbus: { type: 'tcp', host: pump.host, port: pump.port, timeoutMs: 2000 },
+    },
+    // The cars are resources of their own; either charger serves either car, recognised by its card.
+    vehicles: plans.map((p) => ({
+      id: p.id, name: p.id === 'car-a' ? 'Commuter' : 'Part-timer', capacityKwh: p.capacityKwh, targetSocPct: p.targetSocPct,
+      departureSchedule: { cron: p.departureCron }, efficiency: 0.9,
+      soc: { topic: `teslamate/cars/${p.teslamateId}/battery_level`, staleAfterS: 3 * 3600 },
+      identify: { idTags: [p.idTag], goeCards: [p.card] },
+    })),
     ocpp: { host: '127.0.0.1', port: ocppPort },
     devices: [
       {
@@ -201,14 +231,19 @@ export async function startWeekWorld(options: { clock: Clock; startMs: number; d
         thermometer: { type: 'modbus', bus: 'tankbus', unitId: 1, profile: 'wattshift-sim-tank' },
         model: { volumeL: 200, elementKw: 2, floorC: 45, maxC: 75, comfort: [{ cron: '0 6 * * *', tempC: 55 }] },
       },
-      ...plans.map((p, i) => ({
-        id: i === 0 ? 'goe' : 'ocpp', name: i === 0 ? 'Garage charger (go-e)' : 'Driveway charger (OCPP)', kind: 'evCharger' as const, staleAfterS: 900, safeCurrentA: 6,
-        charger: i === 0 ? { type: 'goe' as const, topicPrefix: goeTopic } : { type: 'ocpp' as const, chargePointId: 'cp-week', password: ocppPassword },
-        soc: { topic: `teslamate/cars/${p.teslamateId}/battery_level`, staleAfterS: 3 * 3600 },
-        model: {
-          capacityKwh: p.capacityKwh, targetSocPct: p.targetSocPct, departureSchedule: { cron: p.departureCron },
-          minCurrentA: 6, maxCurrentA: 16, phases: 3 as const, voltageV: lineV, efficiency: 0.9,
-        },
+      {
+        id: 'heatpump', name: 'Heat pump water heater', kind: 'heatPump', staleAfterS: 900,
+        contacts: { relay1: pumpSource({ channel: 0 }), relay2: pumpSource({ channel: 1 }) },
+        meter: pumpSource({ point: 'energyKwh' }),
+        thermometer: pumpSource({ point: 'temperatureC' }),
+        model: { volumeL: 200, electricKw: 0.6, cop: 2.8, normalC: 48, boostC: 58, maxC: 62, floorC: 45, legionella: { enabled: false } },
+      },
+      ...(['goe', 'ocpp'] as const).map((id) => ({
+        id, name: id === 'goe' ? 'Garage charger (go-e)' : 'Driveway charger (OCPP)', kind: 'evCharger' as const, staleAfterS: 900, safeCurrentA: 6,
+        charger: id === 'goe' ? { type: 'goe' as const, topicPrefix: goeTopic } : { type: 'ocpp' as const, chargePointId: 'cp-week', password: ocppPassword },
+        vehicles: plans.map((p) => p.id),
+        // What an unrecognised car is planned as.
+        model: { capacityKwh: 50, targetEnergyKwh: 15, minCurrentA: 6, maxCurrentA: 16, phases: 3 as const, voltageV: lineV, efficiency: 0.9 },
       })),
       { id: 'han', name: 'Main meter (HAN)', kind: 'meter', staleAfterS: 300, meter: { type: 'amsreader', topic: amsTopic }, model: { main: true } },
     ],
@@ -234,6 +269,7 @@ export async function startWeekWorld(options: { clock: Clock; startMs: number; d
       await ocpp.close().catch(() => undefined);
       await goe.close().catch(() => undefined);
       await tank.close().catch(() => undefined);
+      await pump.close().catch(() => undefined);
       await broker.close().catch(() => undefined);
       await sandbox.close().catch(() => undefined);
     },
