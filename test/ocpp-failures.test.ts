@@ -119,10 +119,26 @@ describe('OCPP failure paths', () => {
     expect(starts()).toBe(2);
   });
 
+  it('refusals that cross the start of a transaction are a warning, asked again at the next tick', async () => {
+    const w = await world();
+    await w.charger.chargeCurrentLimit.setCurrentA(16, never);
+    await eventually(() => expect(w.sim.offeredA).toBe(16));
+    w.sim.refuse(['SetChargingProfile', 'RemoteStopTransaction']);
+    await expect(w.charger.chargeCurrentLimit.limitCurrentA(6, never)).rejects.toMatchObject({ code: 'OCPP_CHARGER_UNCONTROLLED' });
+    const lines = w.lines.filter((l) => l['code'] === 'OCPP_CHARGER_UNCONTROLLED');
+    expect(lines.map((l) => l['level'])).toEqual([40]); // warn, not error
+    // The next tick, the charger knows its transaction: the limit holds.
+    w.sim.refuse([]);
+    await w.clock.advance(10_000);
+    await w.charger.chargeCurrentLimit.limitCurrentA(6, never);
+    await eventually(() => expect(w.sim.offeredA).toBe(6));
+  });
+
   it('a charger that refuses both the lower limit and the remote stop is OCPP_CHARGER_UNCONTROLLED, logged once', async () => {
     const w = await world();
     await w.charger.chargeCurrentLimit.setCurrentA(16, never);
     await eventually(() => expect(w.sim.offeredA).toBe(16));
+    await w.clock.advance(60_000); // a transaction the charger knows well
     w.sim.refuse(['SetChargingProfile', 'RemoteStopTransaction']);
     for (const a of [6, 6]) {
       await expect(w.charger.chargeCurrentLimit.limitCurrentA(a, never)).rejects.toMatchObject({ code: 'OCPP_CHARGER_UNCONTROLLED' });

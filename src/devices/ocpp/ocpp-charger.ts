@@ -116,10 +116,14 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
   let acceptedA: number | undefined;
   /** Whether the last attempt to bring the current down failed both ways (logged once per run). */
   let uncontrolled = false;
+  /** The running transaction and when wattshift learnt of it (clock ms). */
+  let txSeen: { id: number; atMs: number } | undefined;
   /** No remote start before this (clock ms), after a session stopped for a refused limit; and the current hold. */
   let noStartBeforeMs = 0;
   let startHoldMs = 0;
   const nextStartHoldMs = (): number => Math.min(maxStartHoldMs, Math.max(minStartHoldMs, startHoldMs * 2));
+  /** How long after a transaction starts a refusal naming it may be the charger not knowing it yet, clock ms. */
+  const txSettleMs = 30_000;
   const refused = (err: unknown): err is WattshiftError => err instanceof WattshiftError && err.code === 'OCPP_CALL_FAILED';
 
   /**
@@ -131,6 +135,7 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
   const apply = async (a: number, mayStart: boolean, signal: AbortSignal): Promise<void> => {
     if (!link.connected) throw unreachable;
     const tx = link.transactionOn(connectorId);
+    if (tx !== undefined && txSeen?.id !== tx) txSeen = { id: tx, atMs: clock.nowMs() };
     if (tx === undefined) {
       if (mayStart && a > 0 && plugged() && clock.nowMs() >= noStartBeforeMs) {
         await link.request('RemoteStartTransaction', { connectorId, idTag: options.idTag, chargingProfile: profile('TxProfile', a) }, signal);
@@ -156,6 +161,13 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
       noStartBeforeMs = clock.nowMs() + startHoldMs;
     } catch (err) {
       if (!refused(err)) throw err;
+      // A charger learns its transaction's id from the answer to its StartTransaction: a request
+      // naming it that crosses that answer is refused, and the next tick asks again.
+      const justStarted = clock.nowMs() - (txSeen?.atMs ?? -Infinity) < txSettleMs;
+      if (justStarted) {
+        log.warn({ code: 'OCPP_CHARGER_UNCONTROLLED', currentA: a, err: err.message }, 'the charger refused the limit and the stop of a transaction it has just started: asking again at the next tick');
+        throw new WattshiftError('OCPP_CHARGER_UNCONTROLLED', `${device}: refused the ${a} A limit and the stop of a transaction just started`, { cause: err, details: { device } });
+      }
       if (!uncontrolled) log.error({ code: 'OCPP_CHARGER_UNCONTROLLED', currentA: a, err: err.message }, 'the charger refused both the lower limit and the remote stop');
       uncontrolled = true;
       throw new WattshiftError('OCPP_CHARGER_UNCONTROLLED', `${device}: refused the ${a} A limit and the remote stop`, { cause: err, details: { device } });

@@ -26,7 +26,8 @@
  *   switching time); this simulator does not model 2.
  *
  * Messages that fall while disconnected are not queued (a real charger queues transaction
- * messages); the central system asks for the status again on reconnection. Time moves only through
+ * messages); the central system asks for the status again on reconnection. A card presented while
+ * disconnected is presented (Authorize) once connected, if the car is still plugged in. Time moves only through
  * `advance(ms)`; per-hour energy is the ground truth for tests.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -92,6 +93,7 @@ export function createOcppChargePointSim(options: OcppChargePointSimOptions) {
   let booted = false;
   let status: Status = 'Available';
   let tx: { id: number; startMs: number; nextSampleMs: number } | undefined;
+  let offlineTag: string | undefined;
   const plugs = [...(options.plugs ?? [])].sort((a, b) => a.atMs - b.atMs);
   let active: { plug: GoeSimPlug; battery: EvBattery } | undefined;
   const hours = new Map<number, number>();
@@ -168,6 +170,13 @@ export function createOcppChargePointSim(options: OcppChargePointSimOptions) {
   };
   /** A card presented with the car: Authorize (§4.1), and on Accepted a transaction of its own (§4.8). */
   const authorizeAndStart = async (idTag: string): Promise<void> => {
+    // Offline, the card waits for the connection (a charger authorises it from its cache or asks
+    // once it is back, §3.5, and queues the transaction messages that follow).
+    if (client.state !== RPCClient.OPEN || !booted) {
+      offlineTag = idTag;
+      return;
+    }
+    offlineTag = undefined;
     const answer = await send('Authorize', { idTag }) as { idTagInfo?: { status?: string } } | undefined;
     if (answer?.idTagInfo?.status === 'Accepted' && active && !tx) await startTransaction(idTag, undefined);
   };
@@ -234,6 +243,12 @@ export function createOcppChargePointSim(options: OcppChargePointSimOptions) {
     persist();
     await sendStatus(0, 'Available');
     await sendStatus(1, status);
+    presentOfflineTag();
+  };
+  /** A card presented while offline, for the car still plugged in. */
+  const presentOfflineTag = (): void => {
+    if (offlineTag !== undefined && active && !tx) void authorizeAndStart(offlineTag);
+    else offlineTag = undefined;
   };
 
   client.handle(({ method = '' }) => {
@@ -315,6 +330,7 @@ export function createOcppChargePointSim(options: OcppChargePointSimOptions) {
   });
   client.on('open', () => {
     if (!booted) void boot();
+    else presentOfflineTag();
   });
 
   return {
