@@ -84,7 +84,9 @@ describe('OCPP failure paths', () => {
     expect(w.sim.status).toBe('Charging');
     expect(w.lines.some((l) => l['code'] === 'OCPP_LIMIT_REFUSED')).toBe(false);
 
-    // The fuse asks for 8 A (less than the 10 A in force): the charger will not, so the session ends.
+    // The fuse asks for 8 A (less than the 10 A in force): the charger will not, so the session ends
+    // (once the transaction is half a minute old: before, a refusal may cross its start).
+    await w.clock.advance(31_000);
     await w.charger.chargeCurrentLimit.limitCurrentA(8, never);
     await eventually(() => expect(w.sim.transactionId).toBeUndefined());
     expect(w.sim.powerW).toBe(0);
@@ -98,6 +100,7 @@ describe('OCPP failure paths', () => {
     // The plan wants 16 A; the fuse then asks for 8 A, which the charger refuses: the session ends.
     await w.charger.chargeCurrentLimit.setCurrentA(16, never);
     await eventually(() => expect(w.sim.transactionId).toBeDefined());
+    await w.clock.advance(31_000); // past the half minute in which a refusal may cross the start
     await w.charger.chargeCurrentLimit.limitCurrentA(8, never);
     await eventually(() => expect(w.sim.transactionId).toBeUndefined());
     // Ticks every 10 s for 4 minutes: the plan still wants 16 A, nothing is started.
@@ -110,6 +113,7 @@ describe('OCPP failure paths', () => {
     await w.charger.chargeCurrentLimit.setCurrentA(16, never);
     await eventually(() => expect(starts()).toBe(2));
     await eventually(() => expect(w.sim.transactionId).toBeDefined());
+    await w.clock.advance(31_000);
     await w.charger.chargeCurrentLimit.limitCurrentA(8, never); // refused again: stopped, now held 10 minutes
     await eventually(() => expect(w.sim.transactionId).toBeUndefined());
     const holds = w.lines.filter((l) => l['code'] === 'OCPP_LIMIT_REFUSED').map((l) => l['holdS']);
@@ -119,14 +123,15 @@ describe('OCPP failure paths', () => {
     expect(starts()).toBe(2);
   });
 
-  it('refusals that cross the start of a transaction are a warning, asked again at the next tick', async () => {
+  it('a limit refused for a transaction the charger has just started is asked again, not a reason to stop it', async () => {
     const w = await world();
     await w.charger.chargeCurrentLimit.setCurrentA(16, never);
     await eventually(() => expect(w.sim.offeredA).toBe(16));
-    w.sim.refuse(['SetChargingProfile', 'RemoteStopTransaction']);
-    await expect(w.charger.chargeCurrentLimit.limitCurrentA(6, never)).rejects.toMatchObject({ code: 'OCPP_CHARGER_UNCONTROLLED' });
-    const lines = w.lines.filter((l) => l['code'] === 'OCPP_CHARGER_UNCONTROLLED');
-    expect(lines.map((l) => l['level'])).toEqual([40]); // warn, not error
+    w.sim.refuse(['SetChargingProfile']);
+    await expect(w.charger.chargeCurrentLimit.limitCurrentA(6, never)).rejects.toMatchObject({ code: 'OCPP_CALL_FAILED' });
+    expect(w.sim.received().filter((m) => m === 'RemoteStopTransaction')).toHaveLength(0);
+    expect(w.sim.transactionId).toBeDefined();
+    expect(w.lines.filter((l) => l['code'] === 'OCPP_LIMIT_REFUSED').map((l) => l['level'])).toEqual([40]); // warn
     // The next tick, the charger knows its transaction: the limit holds.
     w.sim.refuse([]);
     await w.clock.advance(10_000);

@@ -223,7 +223,7 @@ export const socTopicSchema = z.strictObject({
   path: z.string().default('').describe('Dot path to the SoC in the JSON payload (empty: the payload itself), e.g. `battery.soc`.'),
   scale: z.number().positive().default(1).describe('Multiplier turning the value into percent (e.g. 100 for a 0..1 fraction).'),
   staleAfterS: z.number().int().min(60).max(7 * 86_400).default(3600)
-    .describe('A SoC older than this is not used: the car\'s need falls back to the energy estimate (`targetEnergyKwh`), s.'),
+    .describe('A SoC older than this is not used: the car\'s need falls back to the energy estimate (`targetEnergyKwh`), s. A source that publishes only on change (TeslaMate, most car integrations) says nothing while the car is parked and idle: allow for hours.'),
 });
 export type SocTopicConfig = z.infer<typeof socTopicSchema>;
 

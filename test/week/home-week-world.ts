@@ -21,7 +21,7 @@ import { EvBattery } from '../../src/sandbox/devices/ev-battery.js';
 import { createGoeSim, type GoeSim, type GoeSimPlug } from '../../src/sandbox/devices/goe-sim.js';
 import { findFreePort, startSimulatedTank, type SimulatedTank } from '../../src/sandbox/devices/modbus-tank.js';
 import { createOcppChargePointSim, type OcppChargePointSim } from '../../src/sandbox/devices/ocpp-charge-point-sim.js';
-import { startSgReadyHeatPump } from '../../src/sandbox/devices/sg-ready-heat-pump.js';
+import { startSgReadyHeatPump, type SgReadyHeatPump } from '../../src/sandbox/devices/sg-ready-heat-pump.js';
 import { createTeslaMateSim, type TeslaMateSim } from '../../src/sandbox/devices/teslamate-sim.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 
@@ -93,6 +93,7 @@ export interface WeekWorld {
   sandbox: Sandbox;
   broker: EmbeddedBroker;
   tank: SimulatedTank;
+  pump: SgReadyHeatPump;
   goe: GoeSim;
   ocpp: OcppChargePointSim;
   han: AmsReaderSim;
@@ -219,7 +220,8 @@ export async function startWeekWorld(options: { clock: Clock; startMs: number; d
     vehicles: plans.map((p) => ({
       id: p.id, name: p.id === 'car-a' ? 'Commuter' : 'Part-timer', capacityKwh: p.capacityKwh, targetSocPct: p.targetSocPct,
       departureSchedule: { cron: p.departureCron }, efficiency: 0.9,
-      soc: { topic: `teslamate/cars/${p.teslamateId}/battery_level`, staleAfterS: 3 * 3600 },
+      // TeslaMate publishes on change only: a parked car's SoC holds for hours, so a day's staleness.
+      soc: { topic: `teslamate/cars/${p.teslamateId}/battery_level`, staleAfterS: 24 * 3600 },
       identify: { idTags: [p.idTag], goeCards: [p.card] },
     })),
     ocpp: { host: '127.0.0.1', port: ocppPort },
@@ -254,7 +256,7 @@ export async function startWeekWorld(options: { clock: Clock; startMs: number; d
   };
 
   return {
-    clock, sandbox, broker, tank, goe, ocpp, han,
+    clock, sandbox, broker, tank, pump, goe, ocpp, han,
     cars: cars.map((c, i) => ({ ...c, logger: loggers[i]! })),
     departures,
     lineCurrentsA,

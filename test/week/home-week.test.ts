@@ -82,6 +82,8 @@ describe('a Nordic home over a simulated week', () => {
       }
     })().catch(() => undefined);
     await clock.sleep(endMs - clock.nowMs());
+    // Once the daemon stops, the devices are on their own again: the samples end here.
+    sampling.abort();
     daemon.kill('SIGTERM');
     exit = await daemon.exited;
     // WEEK_LOG=<file> keeps the daemon's log for a look after a failure.
@@ -120,17 +122,38 @@ describe('a Nordic home over a simulated week', () => {
     expect(samples.some((s) => Math.min(...s.linesA) > 20)).toBe(true);
   });
 
-  it('gets every resource its own accepted report for the daily price curves', () => {
+  it('drives the heat pump through its SG Ready states: boosts, and locks only within the label\'s limits', () => {
+    const history = world.pump.history().filter((h) => h.atMs >= startMs && h.atMs < endMs);
+    expect(history.some((h) => h.operating === 'boost')).toBe(true);
+    // Each lock ends within 2 hours (by wattshift, or by the pump itself), at most 3 a local day.
+    const locks = history.flatMap((h, i) => (h.operating === 'block' ? [{ fromMs: h.atMs, toMs: history[i + 1]?.atMs ?? endMs }] : []));
+    for (const l of locks) expect(l.toMs - l.fromMs).toBeLessThanOrEqual(2 * H + 60_000);
+    // The local day in January (Oslo is UTC+1).
+    const localDay = (ms: number): string => new Date(ms + H).toISOString().slice(0, 10);
+    const perDay = new Map<string, number>();
+    for (const l of locks) perDay.set(localDay(l.fromMs), (perDay.get(localDay(l.fromMs)) ?? 0) + 1);
+    expect(Math.max(0, ...perDay.values())).toBeLessThanOrEqual(3);
+  });
+
+  it('gets every resource its own accepted reports for the daily price curves', () => {
     const reports = world.sandbox.acceptedReports();
     const curves = world.sandbox.events().filter((e) => e.notificationType === 'PriceCurveCreated' && e.coverToMs <= endMs - 6 * H);
     expect(curves.length).toBeGreaterThanOrEqual(Math.max(1, days - 2));
-    const ids = Object.values(resources).sort();
     // The tank, the heat pump, both chargers and both cars.
     expect(Object.keys(resources).sort()).toEqual(['car-a', 'car-b', 'goe', 'heatpump', 'ocpp', 'tank']);
+    const ids = Object.values(resources);
+    const reportedOverWeek = new Set<string>();
     for (const curve of curves) {
       const payloads = reports.filter((r) => r.eventId === curve.id).flatMap((r) => r.payloads);
-      const reported = [...new Set(payloads.map((p) => p.resourceId).filter((id): id is string => id !== null))].sort();
-      expect({ curve: curve.id, reported }).toEqual({ curve: curve.id, reported: ids });
+      // One report per curve, one payload per resource, each its own.
+      expect(reports.filter((r) => r.eventId === curve.id)).toHaveLength(1);
+      const reported = payloads.map((p) => p.resourceId ?? '');
+      expect(new Set(reported).size).toBe(reported.length);
+      expect(reported.every((id) => ids.includes(id))).toBe(true);
+      for (const id of reported) reportedOverWeek.add(id);
     }
+    // A resource that drew nothing in a curve's hours has nothing to report for it (a report has
+    // no zero points); over the week every one of them drew, and was reported on its own.
+    expect([...reportedOverWeek].sort()).toEqual([...ids].sort());
   });
 });

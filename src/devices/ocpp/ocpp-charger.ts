@@ -143,6 +143,9 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
       }
       return;
     }
+    // A charger learns its transaction's id from the answer to its StartTransaction: a request
+    // naming it that crosses that answer is refused, and the next tick asks again (no stop).
+    const justStarted = clock.nowMs() - (txSeen?.atMs ?? -Infinity) < txSettleMs;
     try {
       await link.request('SetChargingProfile', { connectorId, csChargingProfiles: profile('TxProfile', a, tx) }, signal);
       acceptedA = a;
@@ -151,6 +154,10 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
       return;
     } catch (err) {
       if (!refused(err) || !(a === 0 || a < (acceptedA ?? options.maxCurrentA))) throw err;
+      if (justStarted) {
+        log.warn({ code: 'OCPP_LIMIT_REFUSED', currentA: a, err: err.message }, 'the charger refused a lower limit for a transaction it has just started: asking again at the next tick');
+        throw err;
+      }
       const holdS = nextStartHoldMs() / 1000;
       log.warn({ code: 'OCPP_LIMIT_REFUSED', currentA: a, holdS, err: err.message }, `the charger refused a lower limit: stopping the session instead, and starting none for ${holdS / 60} min`);
     }
@@ -161,13 +168,6 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
       noStartBeforeMs = clock.nowMs() + startHoldMs;
     } catch (err) {
       if (!refused(err)) throw err;
-      // A charger learns its transaction's id from the answer to its StartTransaction: a request
-      // naming it that crosses that answer is refused, and the next tick asks again.
-      const justStarted = clock.nowMs() - (txSeen?.atMs ?? -Infinity) < txSettleMs;
-      if (justStarted) {
-        log.warn({ code: 'OCPP_CHARGER_UNCONTROLLED', currentA: a, err: err.message }, 'the charger refused the limit and the stop of a transaction it has just started: asking again at the next tick');
-        throw new WattshiftError('OCPP_CHARGER_UNCONTROLLED', `${device}: refused the ${a} A limit and the stop of a transaction just started`, { cause: err, details: { device } });
-      }
       if (!uncontrolled) log.error({ code: 'OCPP_CHARGER_UNCONTROLLED', currentA: a, err: err.message }, 'the charger refused both the lower limit and the remote stop');
       uncontrolled = true;
       throw new WattshiftError('OCPP_CHARGER_UNCONTROLLED', `${device}: refused the ${a} A limit and the remote stop`, { cause: err, details: { device } });
