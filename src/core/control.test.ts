@@ -157,6 +157,20 @@ describe('decide: hourly energy guard', () => {
   });
 });
 
+describe('decide: a charger behind its slot', () => {
+  it('catches up on what is left of the slot\'s energy in the time left, within the headroom', () => {
+    const planned = { energyKwh: 3.68, powerKw: 3.68 };
+    // On schedule: the planned power (16 A at 230 V).
+    expect(charger(decide([car({ planned: { ...planned, leftH: 0.5 }, slotEnergyKwh: 1.84 })], roomy)).currentA).toBe(16);
+    // Half the slot gone and nothing delivered: 3.68 kWh in half an hour is 7.36 kW, 32 A.
+    expect(charger(decide([car({ planned: { ...planned, leftH: 0.5 }, slotEnergyKwh: 0 })], roomy))).toMatchObject({ currentA: 32, reason: 'planned 3.7 kW, 7.4 kW to catch up' });
+    // The headroom still bounds it.
+    expect(charger(decide([car({ planned: { ...planned, leftH: 0.5 }, slotEnergyKwh: 0 })], { ...roomy, capKw: 5.5 })).currentA).toBe(21);
+    // Without the time left: the planned power.
+    expect(charger(decide([car({ planned, slotEnergyKwh: 0 })], roomy)).currentA).toBe(16);
+  });
+});
+
 describe('decide: main fuse', () => {
   it('lowers the charger to the fuse headroom whatever the plan or boost asks, and pauses below the minimum', () => {
     const fuse = { maxA: 9.6, reason: 'main fuse 25 A: L1 at 30.0 A' };

@@ -31,6 +31,8 @@ export interface SlotTarget {
   powerKw: number;
   /** Consuming in this slot is paid for (its effective price is negative). */
   paidToConsume?: boolean;
+  /** Hours left of the slot now; with it a charger behind its slot's energy catches up. */
+  leftH?: number;
 }
 
 export interface HeaterNow {
@@ -214,8 +216,14 @@ function wantedCharger(d: ChargerNow): { currentA: number; reason: string } & Wa
   if (d.mode === 'off') return { currentA: 0, reason: 'mode off' };
   if (d.planned === null) return { currentA: d.safeCurrentA, reason: 'no plan: safe current' };
   if (!isRunning(d.planned, d.slotEnergyKwh)) return { currentA: 0, reason: 'not planned' };
-  const a = Math.max(d.minCurrentA, currentWithin(d.planned.powerKw, d));
-  return { currentA: Math.min(d.maxCurrentA, a), reason: `planned ${d.planned.powerKw.toFixed(1)} kW`, byPlan: true };
+  // Behind the slot's energy (a heater took the room first, a stall, a late plan): what is left over
+  // the time left, up to the charger's maximum; the headroom below still bounds it.
+  const left = d.planned.leftH;
+  const catchUpKw = left !== undefined && left > 1e-6 ? (d.planned.energyKwh - d.slotEnergyKwh) / left : 0;
+  const kw = Math.max(d.planned.powerKw, catchUpKw);
+  const a = Math.max(d.minCurrentA, currentWithin(kw, d));
+  const reason = kw > d.planned.powerKw + 1e-6 ? `planned ${d.planned.powerKw.toFixed(1)} kW, ${kw.toFixed(1)} kW to catch up` : `planned ${d.planned.powerKw.toFixed(1)} kW`;
+  return { currentA: Math.min(d.maxCurrentA, a), reason, byPlan: true };
 }
 
 const phasesOf = (d: ChargerNow): { phases?: 1 | 3 } => (d.phaseCommand?.phases !== undefined ? { phases: d.phaseCommand.phases } : {});

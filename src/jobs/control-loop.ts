@@ -183,7 +183,7 @@ export function startControlLoop(deps: {
         const v = slot?.evs?.[cfg.id];
         const fuse = deps.fuse?.guard;
         const charger = fuseChargers.find((x) => x.id === cfg.id)!;
-        const planned = plan === null ? null : { energyKwh: v?.energyKWh ?? 0, powerKw: v?.powerKW ?? 0 };
+        const planned = plan === null ? null : { energyKwh: v?.energyKWh ?? 0, powerKw: v?.powerKW ?? 0, ...(slot ? { leftH: (slot.endMs - now) / 3_600_000 } : {}) };
         const plugged = r.ev?.plugged ?? false;
         // A charger that switches phases: its phases, power per amp and fuse limit this tick.
         const switching = switchesPhases(cfg.model)
