@@ -1,15 +1,13 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Whole homes of issue 17, each the whole daemon against real peers on an accelerated clock: the
- * week-long home (its done-when), two cars swapping chargers, the SG Ready heat pump and phase
- * switching. They run on their own (`npm run test:week`), one at a time, beside the fault suite in CI.
+ * The week-long home (issue 17's done-when): the whole daemon against a home of real peers for a
+ * simulated week at 1200×, about 9 minutes. It runs on its own (`npm run test:week`); it is not in
+ * CI yet: beside the fault suite it still fails (see the README).
  */
-export const homeRuns = ['test/week/**/*.test.ts', 'test/vehicle-swap.test.ts', 'test/heat-pump-daemon.test.ts', 'test/phase-switch-daemon.test.ts'];
-
 export default defineConfig({
   test: {
-    include: homeRuns,
+    include: ['test/week/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 900_000,
     pool: 'forks',
