@@ -180,7 +180,7 @@ describe('decide: main fuse', () => {
     // Room to spare: the plan's current, its own reason.
     expect(charger(decide([car({ fuse: { ...fuse, maxA: 40 } })], roomy)).reason).toBe('planned 7.4 kW');
   });
-  it('keeps room for a heater it switches on in the same tick: the meter does not show its current yet', () => {
+  it('keeps room for a heater that may start or has started since the phase reading: the meter does not show its current yet', () => {
     const fuse = { maxA: 16, reason: 'main fuse 25 A: L1 at 9.0 A' };
     const full = { planned: { energyKwh: 11, powerKw: 11 }, maxCurrentA: 16, fuse };
     // The tank starts now (2 kW: 8.7 A on its lines): the charger gets 16 − 8.7 A.
@@ -190,7 +190,7 @@ describe('decide: main fuse', () => {
     // Already heating: its current is in the reading, nothing more is kept.
     expect(charger(decide([tank({ powerW: 2000 }), car(full)], roomy))).toMatchObject({ currentA: 16 });
     expect(charger(decide([tank({ powerW: 2000, sincePhaseReading: false }), car(full)], roomy))).toMatchObject({ currentA: 16 });
-    // Heating, but switched on after the phase reading was taken: the reading does not hold it yet.
+    // Heating, but only since the phase reading was taken (switched on, or its thermostat closed): the reading does not hold it yet.
     expect(charger(decide([tank({ powerW: 2000, sincePhaseReading: true }), car(full)], roomy))).toMatchObject({ currentA: 7 });
     // Not switched on: nothing is kept.
     expect(charger(decide([tank({ powerW: 0, slotEnergyKwh: 2 }), car(full)], roomy))).toMatchObject({ currentA: 16 });

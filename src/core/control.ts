@@ -35,7 +35,7 @@ export interface SlotTarget {
   leftH?: number;
 }
 
-export interface HeaterNow {
+export interface HeaterNow extends HeaterPhaseSeen {
   kind: 'hotWaterTank';
   id: string;
   available: boolean;
@@ -55,10 +55,13 @@ export interface HeaterNow {
   planned: SlotTarget | null;
   /** A resource LPC cap on this device now, kW. */
   capKw?: number;
-  /**
-   * Switched on (allowed) after the main fuse's phase reading was taken: its current is not in that
-   * reading yet. Unknown (undefined): a heater not drawing counts as such.
-   */
+}
+
+/**
+ * Drawing only since the main fuse's phase reading was taken (or a little before it): its current
+ * is not surely in that reading. Unknown (undefined): only a heater not drawing counts as such.
+ */
+export interface HeaterPhaseSeen {
   sincePhaseReading?: boolean;
 }
 
@@ -178,24 +181,20 @@ function withinFuse<W extends { currentA: number; reason: string }>(want: W, d: 
 }
 
 /**
- * An allowed heater whose current the meter's phase reading (where the fuse headroom came from) may
- * not hold: one switched on since that reading, or one idle on its thermostat that may start at any
- * moment. Its current is kept free, as a 1-phase element at 230 V (on one line on TN, on two on
- * IT), the most it can add to any one line; once a reading holds it, it is house load there.
+ * A heater that may draw and whose current the meter's phase reading (where the fuse headroom came
+ * from) may not hold: idle (its thermostat, or the pump's own controller, may start it at any
+ * moment), or drawing only since that reading. A tank may draw while allowed, a heat pump unless
+ * locked. Its current is kept free, as a 1-phase load at 230 V (on one line on TN, on two on IT),
+ * the most it can add to any one line; once a reading holds it, it is house load there.
  */
 function startingHeaterA(devices: readonly DeviceNow[], setpoints: readonly Setpoint[]): number {
   let amps = 0;
   for (const d of devices) {
-    if (d.kind === 'heatPump') {
-      // A pump boosted or started may start its compressor in this tick.
-      const on = setpoints.some((p) => p.kind === 'heatPump' && p.id === d.id && (p.state === 'boost' || p.state === 'forced'));
-      if (on && drawKw(d) < d.electricKw / 2) amps += (d.electricKw * 1000) / 230;
-      continue;
-    }
-    if (d.kind !== 'hotWaterTank') continue;
-    const allowed = setpoints.some((p) => p.kind === 'heater' && p.id === d.id && p.allow);
-    const unseen = d.sincePhaseReading === true || drawKw(d) < d.elementKw / 2;
-    if (allowed && unseen) amps += (d.elementKw * 1000) / 230;
+    if (d.kind === 'evCharger') continue;
+    const kw = d.kind === 'heatPump' ? d.electricKw : d.elementKw;
+    const mayDraw = setpoints.some((p) => p.id === d.id && (p.kind === 'heater' ? p.allow : p.kind === 'heatPump' && p.state !== 'block'));
+    const unseen = d.sincePhaseReading === true || drawKw(d) < kw / 2;
+    if (mayDraw && unseen) amps += (kw * 1000) / 230;
   }
   return amps;
 }

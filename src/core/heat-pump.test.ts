@@ -108,7 +108,7 @@ describe('the SG Ready state each tick', () => {
     expect(stateOf(pumpNow({ mode: 'boost' }))).toBe('boost');
   });
 
-  it('keeps room under the main fuse for a pump it boosts that is not drawing yet', () => {
+  it('keeps room under the main fuse for a pump that may start on its own and is not in the phase reading yet', () => {
     const car = {
       kind: 'evCharger' as const, id: 'ev', available: true, mode: 'boost' as const, plugged: true, powerW: 0, slotEnergyKwh: 0, planned: null,
       phases: 1 as const, voltageV: 230, minCurrentA: 6, maxCurrentA: 16, safeCurrentA: 6, fuse: { maxA: 16, reason: 'main fuse' },
@@ -117,9 +117,15 @@ describe('the SG Ready state each tick', () => {
       const s = decide([pump, car], roomy).setpoints.find((x) => x.kind === 'charger');
       return s?.kind === 'charger' ? s.currentA : NaN;
     };
+    // Boosted or in normal operation, an idle pump may start its compressor at any moment: 0.5 kW, 2.2 A kept.
     expect(amps(pumpNow({ mode: 'boost', powerW: 0 }))).toBe(13);
+    expect(amps(pumpNow({ powerW: 0 }))).toBe(13);
+    // Drawing, and in the reading: nothing kept; drawing only since the reading: kept.
     expect(amps(pumpNow({ mode: 'boost', powerW: 500 }))).toBe(16);
-    expect(amps(pumpNow())).toBe(16);
+    expect(amps(pumpNow({ powerW: 500, sincePhaseReading: false }))).toBe(16);
+    expect(amps(pumpNow({ powerW: 500, sincePhaseReading: true }))).toBe(13);
+    // Locked, it cannot start.
+    expect(amps(pumpNow({ expensive: true, powerW: 0 }))).toBe(16);
   });
 
   it('gives way to the hourly energy guard for what the plan asks, with the heater\'s margin to start again', () => {

@@ -8,7 +8,7 @@
  * definitive start command.
  */
 import type { Plan, TankParams } from './types.js';
-import type { DeviceMode, SlotTarget } from './control.js';
+import type { DeviceMode, HeaterPhaseSeen, SlotTarget } from './control.js';
 
 export type SgState = 'block' | 'normal' | 'boost' | 'forced';
 
@@ -90,7 +90,7 @@ export function afterState(b: LockBudget, state: SgState, nowMs: number, day: st
 // ---------------------------------------------------------------------------------------------
 // The state each tick
 
-export interface HeatPumpNow {
+export interface HeatPumpNow extends HeaterPhaseSeen {
   kind: 'heatPump';
   id: string;
   available: boolean;

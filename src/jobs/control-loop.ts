@@ -1,4 +1,4 @@
-import type { Clock } from '../ports.js';
+import type { Clock, PhaseReading } from '../ports.js';
 import type { Logger } from '../log.js';
 import type { DeviceConfig } from '../config/schema.js';
 import type { SupervisedDevice, DeviceReading } from '../devices/supervisor.js';
@@ -113,10 +113,17 @@ export function startControlLoop(deps: {
 
   /** The charging current last sent to each charger, A. */
   const appliedA = new Map<string, number>();
-  /** When each heater was last switched on (allowed after not being), clock ms. */
-  const heaterOnSinceMs = new Map<string, number>();
-  /** A phase reading holds a heater's current only if taken a little after it was switched on. */
+  /** Since when each heater (tank or heat pump) has been seen drawing, clock ms; none while idle. */
+  const drawingSinceMs = new Map<string, number>();
+  /** A phase reading holds a heater's current only if taken a little after it was first seen drawing. */
   const PHASE_SETTLE_MS = 5_000;
+  /** Whether the fuse's phase reading may not hold a heater's current yet (tracked from its power now). */
+  function heaterSeen(id: string, heaterKw: number, powerW: number | undefined, phases: PhaseReading | undefined, now: number): { sincePhaseReading?: boolean } {
+    if ((powerW ?? 0) / 1000 < heaterKw / 2) drawingSinceMs.delete(id);
+    else if (!drawingSinceMs.has(id)) drawingSinceMs.set(id, now);
+    if (!deps.fuse) return {};
+    return { sincePhaseReading: (phases?.atMs ?? -Infinity) < (drawingSinceMs.get(id) ?? now) + PHASE_SETTLE_MS };
+  }
 
   async function tick(signal: AbortSignal): Promise<number> {
     const readings = new Map<string, DeviceReading>();
@@ -170,7 +177,7 @@ export function startControlLoop(deps: {
           floorC: cfg.model.floorC, maxC: cfg.model.maxC, elementKw: cfg.model.elementKw, powerW: r.powerW, slotEnergyKwh: e,
           planned: plan === null ? null : { energyKwh: t?.energyKWh ?? 0, powerKw: t?.powerKW ?? 0, paidToConsume: (slot?.price ?? 0) < 0 },
           ...(capKw !== undefined ? { capKw } : {}),
-          ...(deps.fuse ? { sincePhaseReading: (phases?.atMs ?? -Infinity) < (heaterOnSinceMs.get(cfg.id) ?? -Infinity) + PHASE_SETTLE_MS } : {}),
+          ...heaterSeen(cfg.id, cfg.model.elementKw, r.powerW, phases, now),
         });
       } else if (cfg.kind === 'heatPump') {
         const t = slot?.tanks?.[cfg.id];
@@ -178,6 +185,7 @@ export function startControlLoop(deps: {
           available, mode, temperatureC: r.temperatureC ?? deps.inputs.estimatedTankC(cfg.id, now), powerW: r.powerW, slotEnergyKwh: e,
           planned: plan === null ? null : { energyKwh: t?.energyKWh ?? 0, powerKw: t?.powerKW ?? 0, paidToConsume: (slot?.price ?? 0) < 0 },
           ...(capKw !== undefined ? { capKw } : {}),
+          ...heaterSeen(cfg.id, cfg.model.electricKw, r.powerW, phases, now),
         }, plan, now));
       } else if (cfg.kind === 'evCharger') {
         const v = slot?.evs?.[cfg.id];
@@ -211,11 +219,6 @@ export function startControlLoop(deps: {
     }
     guarding = new Set(decision.guarded);
     deps.fuse?.guard.applied(decision.setpoints);
-    for (const s of decision.setpoints) {
-      if (s.kind !== 'heater') continue;
-      if (!s.allow) heaterOnSinceMs.delete(s.id);
-      else if (!heaterOnSinceMs.has(s.id)) heaterOnSinceMs.set(s.id, now);
-    }
     const byId = new Map(deps.devices.map((c) => [c.config.id, c]));
     // A device that refuses a command is the supervisor's to report; the others still get theirs.
     const apply = (setpoints: readonly Setpoint[]) => Promise.allSettled(

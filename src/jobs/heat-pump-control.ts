@@ -10,7 +10,7 @@ import type { Setpoint } from '../core/control.js';
 import { afterState, emptyBudget, expensiveNow, lockAllowed, type HeatPumpNow, type LockBudget } from '../core/heat-pump.js';
 import { localParts } from '../core/zoned-time.js';
 
-type Base = Pick<HeatPumpNow, 'available' | 'mode' | 'temperatureC' | 'powerW' | 'slotEnergyKwh' | 'planned' | 'capKw'>;
+type Base = Pick<HeatPumpNow, 'available' | 'mode' | 'temperatureC' | 'powerW' | 'slotEnergyKwh' | 'planned' | 'capKw' | 'sincePhaseReading'>;
 
 export interface HeatPumpControl {
   now(cfg: HeatPumpConfig, base: Base, plan: Plan | null, nowMs: number): HeatPumpNow;

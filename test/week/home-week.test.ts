@@ -132,7 +132,8 @@ describe('a Nordic home over a simulated week', () => {
     const localDay = (ms: number): string => new Date(ms + H).toISOString().slice(0, 10);
     const perDay = new Map<string, number>();
     for (const l of locks) perDay.set(localDay(l.fromMs), (perDay.get(localDay(l.fromMs)) ?? 0) + 1);
-    expect(Math.max(0, ...perDay.values())).toBeLessThanOrEqual(3);
+    const shown = locks.map((l) => `${new Date(l.fromMs).toISOString().slice(5, 16)}+${Math.round((l.toMs - l.fromMs) / 60_000)}min`).join(' ');
+    expect(Math.max(0, ...perDay.values()), shown).toBeLessThanOrEqual(3);
   });
 
   it('gets every resource its own accepted reports for the daily price curves', () => {
