@@ -197,6 +197,34 @@ describe('decide: main fuse', () => {
     // Without a fuse, nothing changes.
     expect(charger(decide([tank({ powerW: 0 }), car({ planned: full.planned, maxCurrentA: 16 })], roomy)).currentA).toBe(16);
   });
+  it('chargers sharing the fuse\'s lines each keep their share of a heater\'s room, not all of it', () => {
+    // Two chargers split the line's free current; the tank's 8.7 A comes off the pair once, 4.35 A each.
+    const fuse = { maxA: 11, reason: 'main fuse 25 A: L1 at 12.0 A', sharedBy: 2 };
+    const full = { planned: { energyKwh: 11, powerKw: 11 }, maxCurrentA: 16, fuse };
+    expect(charger(decide([tank({ powerW: 0 }), car(full)], roomy))).toMatchObject({ currentA: 6, reason: 'main fuse: 4.3 A kept for a heater switching on' });
+    // Alone on its lines it keeps all of it.
+    expect(charger(decide([tank({ powerW: 0 }), car({ ...full, fuse: { ...fuse, sharedBy: 1 } })], roomy)).currentA).toBe(0);
+  });
+  it('switches off a tank idle near its maximum while a charger under the main fuse charges, and on again once it has cooled', () => {
+    const fuse = { maxA: 16, reason: 'main fuse 25 A: L1 at 9.0 A' };
+    const charging = car({ planned: { energyKwh: 11, powerKw: 11 }, maxCurrentA: 16, fuse });
+    const full = tank({ maxC: 75, temperatureC: 74, powerW: 0 });
+    // Left on, its thermostat could start it between ticks: off, and the charger needs no room for it.
+    const held = decide([full, charging], roomy);
+    expect(heater(held)).toMatchObject({ allow: false, reason: expect.stringMatching(/near its 75 °C maximum/) });
+    expect(charger(held).currentA).toBe(16);
+    // Heating, it runs on to its maximum (its current is in the reading).
+    expect(heater(decide([{ ...full, powerW: 2000 }, charging], roomy)).allow).toBe(true);
+    // Cooled by 5 K: on again, and this tick keeps its room.
+    const cooled = decide([{ ...full, temperatureC: 69.9 }, charging], roomy);
+    expect(heater(cooled).allow).toBe(true);
+    expect(charger(cooled).currentA).toBe(7);
+    // No charger drawing under a fuse (unplugged, or none): the plan's thermostat as before.
+    expect(heater(decide([full, { ...charging, plugged: false }], roomy)).allow).toBe(true);
+    expect(heater(decide([full, car({ planned: { energyKwh: 11, powerKw: 11 } })], roomy)).allow).toBe(true);
+    // Boosted by the user, it is never held.
+    expect(heater(decide([{ ...full, mode: 'boost' }, charging], roomy)).allow).toBe(true);
+  });
   it('a 3-phase charger on an IT supply draws √3·U·I: the planned power needs more current than on TN', () => {
     const it3 = { phases: 3 as const, planned: { energyKwh: 7, powerKw: 7 } };
     expect(charger(decide([car(it3)], roomy)).currentA).toBe(10); // 7000 / 690

@@ -83,13 +83,20 @@ export interface ChargerNow {
   capKw?: number;
   /** Power per amp, W/A, where it is not phases × voltage (a 3-phase charger on an IT supply: √3·U). */
   wattsPerAmp?: number;
-  /** Most current the main fuse leaves on the charger's phases now, A, with the reason. */
-  fuse?: { maxA: number; reason: string };
+  fuse?: ChargerFuse;
   /**
    * A charger that switches phases: the phase count to set, if any (`phases` above is what the
    * current is for) and, while a switch is under way, why it is paused (0 A across the switch).
    */
   phaseCommand?: { phases?: 1 | 3; pausedFor?: string };
+}
+
+/** Most current the main fuse leaves on a charger's phases now, A, with the reason. */
+export interface ChargerFuse {
+  maxA: number;
+  reason: string;
+  /** How many chargers share the line that decides (they split its free current): each keeps its share of a heater's room. */
+  sharedBy?: number;
 }
 
 export type DeviceNow = HeaterNow | ChargerNow | HeatPumpNow;
@@ -164,19 +171,37 @@ function wantedHeater(d: HeaterNow): { allow: boolean; reason: string } & Want {
     : { allow: false, reason: d.planned.energyKwh > 1e-6 ? 'slot energy reached' : 'not planned' };
 }
 
+/** Within this of its maximum a tank is full enough to wait (see {@link heldWhenFull}), K; a common thermostat's hysteresis. */
+export const NEAR_FULL_K = 5;
+
+/**
+ * A tank near its maximum and idle on its thermostat, which the plan would leave switched on, is
+ * switched off while chargers share the main fuse: left on, its thermostat could start it between
+ * two ticks, so the chargers would have to keep its whole current free all the while. It is switched
+ * on again once it has cooled by {@link NEAR_FULL_K}, in a tick that keeps its room.
+ */
+function heldWhenFull(d: HeaterNow, want: ReturnType<typeof wantedHeater>): ReturnType<typeof wantedHeater> {
+  if (!want.allow || want.byPlan !== true || d.maxC === undefined || d.temperatureC === undefined) return want;
+  if (d.temperatureC <= d.maxC - NEAR_FULL_K || drawKw(d) >= d.elementKw / 2) return want;
+  return { allow: false, reason: `idle at ${d.temperatureC.toFixed(1)} °C near its ${d.maxC} °C maximum: off while the chargers share the main fuse` };
+}
+
 const wattsPerAmpOf = (d: ChargerNow): number => d.wattsPerAmp ?? d.phases * d.voltageV;
 
 function ampsFor(kw: number, d: ChargerNow): number {
   return (kw * 1000) / wattsPerAmpOf(d);
 }
 
-/** The main fuse holds whatever else is asked: below the minimum current the charger pauses. */
+/**
+ * The main fuse holds whatever else is asked: below the minimum current the charger pauses. Chargers
+ * that share a line split its free current, so each keeps its share of the room held for a heater.
+ */
 function withinFuse<W extends { currentA: number; reason: string }>(want: W, d: ChargerNow, reservedA: number): W {
   if (d.fuse === undefined) return want;
-  const maxA = Math.max(0, d.fuse.maxA - reservedA);
+  const maxA = Math.max(0, d.fuse.maxA - reservedA / Math.max(1, d.fuse.sharedBy ?? 1));
   if (want.currentA <= maxA + 1e-9) return want;
   const a = Math.floor(maxA + 1e-9);
-  const reason = maxA < d.fuse.maxA ? `main fuse: ${reservedA.toFixed(1)} A kept for a heater switching on` : d.fuse.reason;
+  const reason = maxA < d.fuse.maxA ? `main fuse: ${(d.fuse.maxA - maxA).toFixed(1)} A kept for a heater switching on` : d.fuse.reason;
   return { ...want, currentA: a >= d.minCurrentA ? a : 0, reason };
 }
 
@@ -247,9 +272,10 @@ export function decide(devices: readonly DeviceNow[], site: SiteNow): Decision {
   let expectedDeviceKw = 0;
 
   // Heaters first: hot water is the comfort promise; then chargers share what is left.
+  const fuseShared = devices.some((c) => c.kind === 'evCharger' && c.fuse !== undefined && c.plugged && wantedCharger(c).currentA > 0);
   for (const d of devices) {
     if (d.kind !== 'hotWaterTank') continue;
-    const want = wantedHeater(d);
+    const want = fuseShared ? heldWhenFull(d, wantedHeater(d)) : wantedHeater(d);
     const roomKw = Math.min(headroomKw, d.capKw ?? Infinity);
     if (want.allow && d.elementKw > roomKw + 1e-9) {
       const which = roomKw < headroomKw ? `device cap ${d.capKw} kW` : `cap ${site.capKw} kW leaves no room`;

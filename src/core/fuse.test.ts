@@ -25,12 +25,12 @@ describe('fuseHeadroom', () => {
   it('the tightest line of a 3-phase charger decides, its own draw not counted as house load', () => {
     const h = fuseHeadroom({ ...base, currentsA: [30, 12, 14], chargerNowA: 10 });
     // L1: house 20 A → 25 − 1 − 20 = 4 A.
-    expect(h).toEqual({ kind: 'ok', maxChargerA: 4, line: 0, lineA: 30 });
+    expect(h).toEqual({ kind: 'ok', maxChargerA: 4, line: 0, lineA: 30, sharedBy: 1 });
   });
   it('two chargers on the same lines split the free current, and both give back what the line is over', () => {
     // House 5 A, two chargers at 6 A each: 17 A on every line, 7 A free below 25 − 1.
     const each = { ...base, currentsA: [17, 17, 17], chargerNowA: 6, sharedBy: [2, 2, 2] };
-    expect(fuseHeadroom(each)).toMatchObject({ kind: 'ok', maxChargerA: 9.5 });
+    expect(fuseHeadroom(each)).toMatchObject({ kind: 'ok', maxChargerA: 9.5, sharedBy: 2 });
     // Alone, each would take the whole 7 A (13 A), together 31 A on a 25 A fuse.
     expect(fuseHeadroom({ ...each, sharedBy: undefined })).toMatchObject({ maxChargerA: 13 });
     // Both at 13 A: 31 A, 7 A over. Each is held to what leaves the line within the fuse if the

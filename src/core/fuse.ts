@@ -52,7 +52,8 @@ export interface FuseInput {
 export type FuseHeadroom =
   /** No usable reading: none or too old (`stale`), or a line of the charger not measured (`missing`). */
   | { kind: 'unknown'; why: 'stale' } | { kind: 'unknown'; why: 'missing'; line: number }
-  | { kind: 'ok'; maxChargerA: number; line: number; lineA: number };
+  /** `sharedBy`: how many chargers share the line that decides. */
+  | { kind: 'ok'; maxChargerA: number; line: number; lineA: number; sharedBy: number };
 
 /**
  * Most current the charger may draw: on each of its lines, the fuse less the margin less what the
@@ -66,7 +67,7 @@ export function fuseHeadroom(x: FuseInput): FuseHeadroom {
   if (!fresh) return { kind: 'unknown', why: 'stale' };
   const missing = x.lines.find((l) => !Number.isFinite(x.currentsA[l]));
   if (missing !== undefined) return { kind: 'unknown', why: 'missing', line: missing };
-  let best: { maxChargerA: number; line: number; lineA: number } | undefined;
+  let best: { maxChargerA: number; line: number; lineA: number; sharedBy: number } | undefined;
   for (const l of x.lines) {
     const lineA = x.currentsA[l]!;
     const ownA = Math.max(0, x.chargerNowA);
@@ -74,7 +75,7 @@ export function fuseHeadroom(x: FuseInput): FuseHeadroom {
     const share = Math.max(1, x.sharedBy?.[l] ?? 1);
     const alone = x.fuseA - x.marginA - houseA;
     const maxChargerA = Math.max(0, share === 1 ? alone : Math.min(alone, ownA + (x.fuseA - x.marginA - lineA) / share));
-    if (best === undefined || maxChargerA < best.maxChargerA) best = { maxChargerA, line: l, lineA };
+    if (best === undefined || maxChargerA < best.maxChargerA) best = { maxChargerA, line: l, lineA, sharedBy: share };
   }
   return { kind: 'ok', ...best! };
 }

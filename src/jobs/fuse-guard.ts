@@ -1,7 +1,7 @@
 import type { Logger } from '../log.js';
 import type { FuseConfig } from '../config/schema.js';
 import type { PhaseReading } from '../ports.js';
-import type { Setpoint } from '../core/control.js';
+import type { ChargerFuse, Setpoint } from '../core/control.js';
 import { chargerLines, fuseHeadroom, holdFuseLimit, unlimitedHold, wattsPerAmp, type FuseHold } from '../core/fuse.js';
 
 export interface FuseCharger {
@@ -32,7 +32,7 @@ export interface FuseGuard {
    * The most current the fuse leaves the charger this tick, with the reason the control shows.
    * `all`: every charger the fuse governs (this one included), which share the lines they have in common.
    */
-  limitFor(c: FuseCharger, phases: PhaseReading | undefined, nowMs: number, all?: readonly FuseCharger[]): { maxA: number; reason: string };
+  limitFor(c: FuseCharger, phases: PhaseReading | undefined, nowMs: number, all?: readonly FuseCharger[]): ChargerFuse;
   /** Logs when the fuse starts and stops holding a charger back. */
   applied(setpoints: readonly Setpoint[]): void;
 }
@@ -92,7 +92,7 @@ export function createFuseGuard(config: FuseConfig, logger: Logger): FuseGuard {
       const hold = holdFuseLimit(holds.get(key) ?? unlimitedHold, h.maxChargerA, nowMs, config.raiseAfterS * 1000);
       holds.set(key, hold);
       const reason = `${fuseReason} ${config.mainFuseA} A: L${h.line + 1} at ${h.lineA.toFixed(1)} A`;
-      return { maxA: hold.limitA, reason };
+      return { maxA: hold.limitA, reason, sharedBy: h.sharedBy };
     },
     applied(setpoints) {
       for (const s of setpoints) {
