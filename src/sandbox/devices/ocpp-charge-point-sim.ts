@@ -194,6 +194,7 @@ export function createOcppChargePointSim(options: OcppChargePointSimOptions) {
   const updatePlug = (): void => {
     if (active?.plug.untilMs !== undefined && active.plug.untilMs <= now) {
       active = undefined;
+      offlineTag = undefined; // a card not yet presented leaves with its car
       stopTransaction('EVDisconnected');
       updateStatus();
     }
