@@ -1,16 +1,9 @@
 /** The `vehicles` section and the chargers that name their cars. */
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config/load.js';
+import { baseDocument as base, configEnv as env } from './helpers/config-document.js';
 import { problemsOf as problemsOfConfig } from './helpers/config-problems.js';
 
-const base = {
-  version: 1,
-  site: { timezone: 'Europe/Oslo', priceArea: 'NO1', currency: 'NOK', locationLimitKw: 11 },
-  spark: { clientId: 'c', clientSecret: { env: 'CS' } },
-  storage: { path: ':memory:' },
-  mqtt: { url: 'mqtt://127.0.0.1:1883' },
-};
-const env = { CS: 'client-secret-from-env' };
 const charger = (extra: Record<string, unknown> = {}) => ({
   id: 'garage', kind: 'evCharger', charger: { type: 'goe', topicPrefix: 'go-eCharger/1' }, model: { capacityKwh: 60 }, ...extra,
 });

@@ -6,21 +6,13 @@
  * the label's 2 hours and its own daily budget, never locks it below the floor, and leaves it in
  * normal operation when it stops.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp, type App } from '../src/app.js';
-import { acceleratedClock } from '../src/clock.js';
+import type { App } from '../src/app.js';
 import { parseConfig } from '../src/config/load.js';
 import type { SgState } from '../src/core/heat-pump.js';
-import type { Plan } from '../src/core/types.js';
-import { localAt, startDemoEnvironment, type DemoEnvironment } from '../src/demo/environment.js';
-import { silentLogger } from '../src/log.js';
-import { register } from '../src/registration.js';
+import { localAt } from '../src/demo/environment.js';
 import { startSgReadyHeatPump, type SgReadyHeatPump } from '../src/sandbox/devices/sg-ready-heat-pump.js';
-import { createSparkClient } from '../src/spark/client.js';
-import { openStore } from '../src/store/index.js';
+import { demoHome } from './helpers/demo-home.js';
 
 const speed = 900;
 const H = 3_600_000;
@@ -42,21 +34,16 @@ interface Sample {
 }
 
 describe('an SG Ready heat pump driven by the daemon', () => {
-  const clock = acceleratedClock(startMs, speed);
-  const logger = silentLogger();
-  let env: DemoEnvironment;
+  const home = demoHome({ name: 'heatpump', startMs, speed });
+  const { planAtHour } = home;
   let pump: SgReadyHeatPump;
-  let app: App;
-  let dir = '';
   const samples: Sample[] = [];
-  const planAtHour = new Map<number, Plan>();
   let contactsAfterStop: SgState | undefined;
   let viewBeforeStop: ReturnType<App['view']> | undefined;
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'wattshift-heatpump-'));
-    env = await startDemoEnvironment({ clock, startMs, dataDir: dir, logger });
-    pump = await startSgReadyHeatPump({ clock, startMs, electricKw: 0.5, cop: 2.8, normalC: 50, boostC: 60, maxC: 65, tank: { volumeL: 200, initialC: 52 } });
+    const env = await home.startWorld();
+    pump = await startSgReadyHeatPump({ clock: home.clock, startMs, electricKw: 0.5, cop: 2.8, normalC: 50, boostC: 60, maxC: 65, tank: { volumeL: 200, initialC: 52 } });
     const input = env.config;
     const source = (extra: Record<string, unknown>) => ({ type: 'modbus', bus: 'hp', unitId: 1, profile: 'wattshift-sim-heat-pump', ...extra });
     const config = parseConfig({
@@ -73,35 +60,22 @@ describe('an SG Ready heat pump driven by the daemon', () => {
         },
       ],
     }).config;
-    const spark = createSparkClient({ ...config.spark, clock, logger });
-    const store = openStore({ path: config.storage.path, clock });
-    await register(config, { spark, store, logger, nowMs: clock.nowMs() });
-    store.close();
-    await spark.close();
-    app = buildApp(config, {
-      logger, clock, controlTickMs: 60_000, deviceTimeoutMs: 2_000 * speed,
+    await home.register(config);
+    const app = await home.startApp(config, {
+      controlTickMs: 60_000,
       onControlTick: (snap) => {
         const s = snap.decision.setpoints.find((x) => x.kind === 'heatPump');
         const p = pump.state();
         if (s?.kind === 'heatPump') samples.push({ atMs: snap.atMs, decided: s.state, contacts: p.contacts, tempC: p.tempC });
-        const hour = Math.floor(snap.atMs / H) * H;
-        const plan = app.currentPlan();
-        if (plan && !planAtHour.has(hour)) planAtHour.set(hour, plan);
       },
     });
-    await app.start();
-    await clock.sleep(endMs - clock.nowMs());
+    await home.until(endMs);
     viewBeforeStop = app.view();
     await app.stop();
     contactsAfterStop = pump.state().contacts;
   }, 150_000);
 
-  afterAll(async () => {
-    await app?.stop();
-    await pump?.close();
-    await env?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => home.close(() => pump?.close()));
 
   it('plans the pump under its own id, in electric energy (at most its 0.5 kW per hour)', () => {
     const evening = planAtHour.get(Math.floor(localAt(day0, 0, 18) / H) * H);

@@ -6,21 +6,12 @@
  * at 23:30, `car` at 03:00; two 11 kW chargers do not fit the 17 kW location limit together. Each
  * device is planned and driven on its own plan (before, the second charger followed the first's).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp, type App } from '../src/app.js';
-import { acceleratedClock } from '../src/clock.js';
 import { parseConfig } from '../src/config/load.js';
-import type { Plan } from '../src/core/types.js';
-import { localAt, startDemoEnvironment, type DemoEnvironment } from '../src/demo/environment.js';
-import { silentLogger } from '../src/log.js';
-import { register } from '../src/registration.js';
+import { localAt } from '../src/demo/environment.js';
 import { findFreePort, startSimulatedTank, type SimulatedTank } from '../src/sandbox/devices/modbus-tank.js';
 import { createOcppChargePointSim, type OcppChargePointSim } from '../src/sandbox/devices/ocpp-charge-point-sim.js';
-import { createSparkClient } from '../src/spark/client.js';
-import { openStore } from '../src/store/index.js';
+import { demoHome } from './helpers/demo-home.js';
 
 const speed = 600;
 const H = 3_600_000;
@@ -41,23 +32,16 @@ interface Sample {
 }
 
 describe('a home with two chargers and two tanks', () => {
-  const clock = acceleratedClock(startMs, speed);
-  const logger = silentLogger();
-  let env: DemoEnvironment;
+  const home = demoHome({ name: 'multi', startMs, speed });
+  const { clock, planAtHour } = home;
   let car2: OcppChargePointSim;
   let tank2: SimulatedTank;
-  let app: App;
-  let dir = '';
-  const stopSims = new AbortController();
   const samples: Sample[] = [];
-  /** The plan in force at each hour's start (its current slot is frozen for the hour). */
-  const planAtHour = new Map<number, Plan>();
   let car2WhAtDeparture: number | null = null;
   let carWhAtDeparture: number | null = null;
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'wattshift-multi-'));
-    env = await startDemoEnvironment({ clock, startMs, dataDir: dir, logger });
+    const env = await home.startWorld();
     const ocppPort = await findFreePort();
     car2 = createOcppChargePointSim({
       url: `ws://127.0.0.1:${ocppPort}/ocpp`, identity: 'cp2', password, startMs, phases: 3, maxCurrentA: 16,
@@ -85,44 +69,28 @@ describe('a home with two chargers and two tanks', () => {
         },
       ],
     }).config;
-    const spark = createSparkClient({ ...config.spark, clock, logger });
-    const store = openStore({ path: config.storage.path, clock });
-    await register(config, { spark, store, logger, nowMs: clock.nowMs() });
-    store.close();
-    await spark.close();
-    app = buildApp(config, {
-      logger, clock, controlTickMs: 60_000, deviceTimeoutMs: 2_000 * speed,
+    await home.register(config);
+    await home.startApp(config, {
+      controlTickMs: 60_000,
       onControlTick: (snap) => {
         const devicesW = env.charger.powerW + car2.powerW + env.tank.state().powerW + tank2.state().powerW;
         samples.push({ atMs: snap.atMs, devicesW, car2W: car2.powerW });
-        const hour = Math.floor(snap.atMs / H) * H;
-        const plan = app.currentPlan();
-        if (plan && !planAtHour.has(hour)) planAtHour.set(hour, plan);
         if (carWhAtDeparture === null && snap.atMs >= carLeavesMs) carWhAtDeparture = env.charger.totalWh;
       },
     });
-    await app.start();
     // The charge point connects to the daemon's central system and lives on the same clock.
     await car2.start();
-    void (async () => {
-      while (!stopSims.signal.aborted) {
-        await clock.sleep(30_000, stopSims.signal);
-        await car2.advance(clock.nowMs() - car2.nowMs);
-      }
-    })().catch(() => undefined);
-    await clock.sleep(endMs - clock.nowMs());
+    home.every(30_000, () => car2.advance(clock.nowMs() - car2.nowMs));
+    await home.until(endMs);
     // The charge point's meter moves in steps of its clock; long after its car left, its total is what the car got.
     car2WhAtDeparture = car2.totalWh;
   }, 150_000);
 
-  afterAll(async () => {
-    stopSims.abort();
-    await app?.stop();
-    await car2?.close();
-    await tank2?.close();
-    await env?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() =>
+    home.close(async () => {
+      await car2?.close();
+      await tank2?.close();
+    }));
 
   it('plans each tank and each charger under its own id', () => {
     const evening = planAtHour.get(Math.floor(localAt(day0, 0, 19) / H) * H);
@@ -165,7 +133,7 @@ describe('a home with two chargers and two tanks', () => {
   });
 
   it('shows all four devices in its view, each with its own plan', () => {
-    const view = app.view();
+    const view = home.app.view();
     expect(view.devices.map((d) => d.id).sort()).toEqual(['car', 'car2', 'tank', 'tank2']);
     expect(Object.keys(view.plan?.slots[0]?.devices ?? {}).sort()).toEqual(expect.arrayContaining(['tank', 'tank2']));
   });

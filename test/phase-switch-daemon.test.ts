@@ -6,21 +6,13 @@
  * the charger runs 1-phase, then 3-phase again when the room returns, with no line over the main
  * fuse at any sampled instant (but the ticks the loop needs to see a load step).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp, type App } from '../src/app.js';
-import { acceleratedClock } from '../src/clock.js';
 import { parseConfig } from '../src/config/load.js';
-import { localAt, startDemoEnvironment, type DemoEnvironment } from '../src/demo/environment.js';
-import { silentLogger } from '../src/log.js';
-import { register } from '../src/registration.js';
+import { localAt } from '../src/demo/environment.js';
 import { createAmsReaderSim, type AmsReaderSim } from '../src/sandbox/devices/amsreader-sim.js';
 import { createGoeSim, type GoeSim } from '../src/sandbox/devices/goe-sim.js';
-import { createSparkClient } from '../src/spark/client.js';
-import { openStore } from '../src/store/index.js';
 import { memoryLogger } from './fixtures/modbus/servers.js';
+import { demoHome } from './helpers/demo-home.js';
 
 const speed = 120;
 const day0 = Date.UTC(2026, 0, 14, 12);
@@ -36,14 +28,10 @@ const houseA = (atMs: number): number[] => (atMs >= heavyFrom && atMs < heavyUnt
 interface Sample { atMs: number; lines: number[]; phases: 1 | 3; powerW: number }
 
 describe('the daemon switches a go-e between 1 and 3 phases under the main fuse', () => {
-  const clock = acceleratedClock(startMs, speed);
+  const home = demoHome({ name: 'phases', startMs, speed });
   const log = memoryLogger();
-  let env: DemoEnvironment;
   let goe: GoeSim;
   let han: AmsReaderSim;
-  let app: App;
-  let dir = '';
-  const stopSims = new AbortController();
   const runs: Promise<unknown>[] = [];
   const samples: Sample[] = [];
 
@@ -51,8 +39,7 @@ describe('the daemon switches a go-e between 1 and 3 phases under the main fuse'
   const linesA = (atMs: number): number[] => houseA(atMs).map((a, l) => a + carA()[l]!);
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'wattshift-phases-'));
-    env = await startDemoEnvironment({ clock, startMs, dataDir: dir, logger: silentLogger() });
+    const env = await home.startWorld();
     goe = createGoeSim({
       url: env.broker.url, topicPrefix: 'go-eCharger/phases01', startMs, phases: 3, amp: 16, maxCurrentA: 16, phaseSwitch: true, psm: 2,
       minToggleWaitMs: 30_000, switchPauseMs: 5_000, plugs: [{ atMs: startMs, battery: { capacityKwh: 60, socPct: 20, targetSocPct: 100, efficiency: 0.9 } }],
@@ -63,7 +50,7 @@ describe('the daemon switches a go-e between 1 and 3 phases under the main fuse'
     });
     await goe.start();
     await han.start();
-    runs.push(goe.run(clock, 5_000, stopSims.signal).catch(() => undefined), han.run(clock, 10_000, stopSims.signal).catch(() => undefined));
+    runs.push(goe.run(home.clock, 5_000, home.stopSims).catch(() => undefined), han.run(home.clock, 10_000, home.stopSims).catch(() => undefined));
     const input = env.config;
     const config = parseConfig({
       ...input,
@@ -77,31 +64,23 @@ describe('the daemon switches a go-e between 1 and 3 phases under the main fuse'
         { id: 'han', name: 'Main meter', kind: 'meter', staleAfterS: 900, meter: { type: 'amsreader', topic: 'ams/phases01' }, model: { main: true } },
       ],
     }).config;
-    const spark = createSparkClient({ ...config.spark, clock, logger: silentLogger() });
-    const store = openStore({ path: config.storage.path, clock });
-    await register(config, { spark, store, logger: silentLogger(), nowMs: clock.nowMs() });
-    store.close();
-    await spark.close();
-    app = buildApp(config, {
-      logger: log.logger, clock, controlTickMs: 30_000, deviceTimeoutMs: 2_000 * speed,
+    await home.register(config);
+    await home.startApp(config, {
+      logger: log.logger, controlTickMs: 30_000,
       onControlTick: (snap) => samples.push({ atMs: snap.atMs, lines: linesA(snap.atMs), phases: goe.phasesNow, powerW: goe.powerW }),
     });
-    await app.start();
-    await clock.sleep(endMs - clock.nowMs());
+    await home.until(endMs);
   }, 150_000);
 
-  afterAll(async () => {
-    stopSims.abort();
-    await app?.stop();
-    await Promise.all(runs);
-    await han?.close();
-    await goe?.close();
-    await env?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() =>
+    home.close(async () => {
+      await Promise.all(runs);
+      await han?.close();
+      await goe?.close();
+    }));
 
   it('plans the car from the 1-phase minimum to the 3-phase maximum', () => {
-    const plan = app.currentPlan();
+    const plan = home.app.currentPlan();
     expect(plan?.slots.some((s) => (s.evs?.car?.powerKW ?? 0) > 11)).toBe(true);
   });
 

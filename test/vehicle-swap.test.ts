@@ -6,25 +6,17 @@
  * Each is planned as itself (its capacity, SoC, weekday departure and target) at whichever charger
  * it is, reaches its target by its departure, and gets its own accepted usage report.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planView } from '../src/app-view.js';
-import { buildApp, type App } from '../src/app.js';
-import { acceleratedClock } from '../src/clock.js';
 import { parseConfig } from '../src/config/load.js';
 import type { Config } from '../src/config/schema.js';
 import type { Plan } from '../src/core/types.js';
-import { localAt, startDemoEnvironment, type DemoEnvironment } from '../src/demo/environment.js';
-import { silentLogger } from '../src/log.js';
-import { register } from '../src/registration.js';
+import { localAt } from '../src/demo/environment.js';
 import { EvBattery } from '../src/sandbox/devices/ev-battery.js';
 import { findFreePort } from '../src/sandbox/devices/modbus-tank.js';
 import { createOcppChargePointSim, type OcppChargePointSim } from '../src/sandbox/devices/ocpp-charge-point-sim.js';
 import { createTeslaMateSim, type TeslaMateSim } from '../src/sandbox/devices/teslamate-sim.js';
-import { createSparkClient } from '../src/spark/client.js';
-import { openStore } from '../src/store/index.js';
+import { demoHome } from './helpers/demo-home.js';
 
 const speed = 720;
 const H = 3_600_000;
@@ -40,8 +32,8 @@ const endMs = eventToMs + 35 * 60_000;
 const password = 'second-charger-secret-1';
 
 describe('two cars swapping two chargers', () => {
-  const clock = acceleratedClock(startMs, speed);
-  const logger = silentLogger();
+  const home = demoHome({ name: 'swap', startMs, speed });
+  const { clock, planAtHour } = home;
   const carA = new EvBattery({ capacityKwh: 60, socPct: 30, targetSocPct: 100, efficiency: 0.9 });
   const carB = new EvBattery({ capacityKwh: 40, socPct: 40, targetSocPct: 100, efficiency: 0.9 });
   /** Where each car is: [charger, from, until]. */
@@ -50,14 +42,9 @@ describe('two cars swapping two chargers', () => {
     b: [['car2', at(0, 17, 45), at(0, 22, 15)], ['car', at(0, 22, 30), bLeavesMs]],
   } as const;
   const plugged = (car: 'a' | 'b'): boolean => stays[car].some(([, from, until]) => clock.nowMs() >= from && clock.nowMs() < until);
-  let env: DemoEnvironment;
   let car2: OcppChargePointSim;
   let loggers: TeslaMateSim[] = [];
-  let app: App;
   let config: Config;
-  let dir = '';
-  const stopSims = new AbortController();
-  const planAtHour = new Map<number, Plan>();
   const socAtDeparture: { a?: number; b?: number } = {};
   /** The car each charger's view names, at 20:00 and at midnight. */
   const shown = new Map<number, Record<string, string | undefined>>();
@@ -65,9 +52,7 @@ describe('two cars swapping two chargers', () => {
   let eventId = '';
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'wattshift-swap-'));
-    env = await startDemoEnvironment({
-      clock, startMs, dataDir: dir, logger,
+    const env = await home.startWorld({
       carPlugs: [
         { atMs: stays.a[0][1], untilMs: stays.a[0][2], card: 0, battery: carA },
         { atMs: stays.b[1][1], untilMs: stays.b[1][2], card: 1, battery: carB },
@@ -110,55 +95,42 @@ describe('two cars swapping two chargers', () => {
         },
       ],
     }).config;
-    const spark = createSparkClient({ ...config.spark, clock, logger });
-    const store = openStore({ path: config.storage.path, clock });
-    const { registration } = await register(config, { spark, store, logger, nowMs: clock.nowMs() });
-    vehicleResources = { a: registration.resources['car-a']!, b: registration.resources['car-b']! };
-    // A price-curve event over the whole night for both chargers and both cars.
-    const points = Array.from({ length: (eventToMs - eventFromMs) / H }, (_, i) => ({
-      timestamp: new Date(eventFromMs + i * H).toISOString(), price: i >= 7 && i <= 11 ? -0.05 : 0.02,
-    }));
-    const event = await spark.simulatePriceCurve({
-      targets: ['car', 'car2', 'car-a', 'car-b'].map((id) => ({ resourceId: registration.resources[id]!, locationId: registration.locationId })),
-      priceCurveDelta: { points, energyUnit: 'kWh', currency: 'EUR', resolution: '01:00:00' },
-      priceArea: 'NO4',
+    const registration = await home.register(config, async (spark, { resources, locationId }) => {
+      // A price-curve event over the whole night for both chargers and both cars.
+      const points = Array.from({ length: (eventToMs - eventFromMs) / H }, (_, i) => ({
+        timestamp: new Date(eventFromMs + i * H).toISOString(), price: i >= 7 && i <= 11 ? -0.05 : 0.02,
+      }));
+      const event = await spark.simulatePriceCurve({
+        targets: ['car', 'car2', 'car-a', 'car-b'].map((id) => ({ resourceId: resources[id]!, locationId })),
+        priceCurveDelta: { points, energyUnit: 'kWh', currency: 'EUR', resolution: '01:00:00' },
+        priceArea: 'NO4',
+      });
+      eventId = event.id;
     });
-    eventId = event.id;
-    store.close();
-    await spark.close();
-    app = buildApp(config, {
-      logger, clock, controlTickMs: 60_000, deviceTimeoutMs: 2_000 * speed,
+    vehicleResources = { a: registration.resources['car-a']!, b: registration.resources['car-b']! };
+    await home.startApp(config, {
+      controlTickMs: 60_000,
       onControlTick: (snap) => {
-        const hour = Math.floor(snap.atMs / H) * H;
-        const plan = app.currentPlan();
-        if (plan && !planAtHour.has(hour)) planAtHour.set(hour, plan);
         for (const t of [at(0, 20), at(1, 0), endMs - 5 * 60_000]) {
-          if (snap.atMs >= t && !shown.has(t)) shown.set(t, Object.fromEntries(app.view().devices.map((d) => [d.id, d.ev?.vehicle?.name])));
+          if (snap.atMs >= t && !shown.has(t)) shown.set(t, Object.fromEntries(home.app.view().devices.map((d) => [d.id, d.ev?.vehicle?.name])));
         }
         if (socAtDeparture.a === undefined && snap.atMs >= aLeavesMs) socAtDeparture.a = carA.socPct;
         if (socAtDeparture.b === undefined && snap.atMs >= bLeavesMs) socAtDeparture.b = carB.socPct;
       },
     });
-    await app.start();
     await car2.start();
-    void (async () => {
-      while (!stopSims.signal.aborted) {
-        await clock.sleep(30_000, stopSims.signal);
-        await car2.advance(clock.nowMs() - car2.nowMs);
-        for (const l of loggers) await l.update();
-      }
-    })().catch(() => undefined);
-    await clock.sleep(endMs - clock.nowMs());
+    home.every(30_000, async () => {
+      await car2.advance(clock.nowMs() - car2.nowMs);
+      for (const l of loggers) await l.update();
+    });
+    await home.until(endMs);
   }, 240_000);
 
-  afterAll(async () => {
-    stopSims.abort();
-    await app?.stop();
-    for (const l of loggers) await l.close().catch(() => undefined);
-    await car2?.close();
-    await env?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() =>
+    home.close(async () => {
+      for (const l of loggers) await l.close().catch(() => undefined);
+      await car2?.close();
+    }));
 
   const planAt = (day: number, hh: number): Plan => {
     const plan = planAtHour.get(Math.floor(at(day, hh) / H) * H);
@@ -195,7 +167,7 @@ describe('two cars swapping two chargers', () => {
   });
 
   it('reports each car\'s energy as its own resource, accepted by the API', () => {
-    const reports = env.sandbox.acceptedReports().filter((r) => r.eventId === eventId);
+    const reports = home.env.sandbox.acceptedReports().filter((r) => r.eventId === eventId);
     expect(reports).toHaveLength(1);
     const payloads = reports[0]!.payloads;
     const byResource = new Map(payloads.map((p) => [p.resourceId, p]));

@@ -1,21 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { plan } from './planner.js';
-import { buildPriceSeries } from './prices.js';
 import type { ComfortDeadline, PlanInput, TankParams } from './types.js';
+import { H, hourlySlots, osloMidnight as T0 } from '../../test/fixtures/price-slots.js';
 
-const H = 3_600_000;
-/** Local midnight in Oslo, Wednesday 15 January 2025. */
-const T0 = Date.parse('2025-01-15T00:00:00+01:00');
 /** Heat capacity of 200 L, kWh/K: 10 K is 2.326 kWh. */
 const C = 200 * 0.001163;
 
 function input(prices: number[], tank: Partial<TankParams>, fromMs = T0): PlanInput {
   return {
-    slots: buildPriceSeries({
-      slotMinutes: 60, fromMs, toMs: fromMs + prices.length * H, timezone: 'Europe/Oslo', currency: 'EUR',
-      spot: { actual: { units: { currency: 'EUR', energyUnit: 'kWh' }, resolutionMinutes: 60, points: prices.map((p, i) => ({ startMs: fromMs + i * H, price: p })) } },
-      deltas: [], fees: { gridFeePerKWh: 0, taxPerKWh: 0 },
-    }),
+    slots: hourlySlots(prices, fromMs),
     timezone: 'Europe/Oslo',
     currency: 'EUR',
     // No draw and no loss: the stored energy only moves when the element heats, so every case is by hand.

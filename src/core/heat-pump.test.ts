@@ -2,27 +2,17 @@ import { describe, expect, it } from 'vitest';
 import { decide, type SiteNow } from './control.js';
 import { afterState, emptyBudget, heatPumpAsTank, lockAllowed, wantedSgState, type HeatPumpNow, type LockLimits } from './heat-pump.js';
 import { planHome } from './home-plan.js';
-import { buildPriceSeries } from './prices.js';
-import type { HomePlanInput, PriceSlot, TankParams } from './types.js';
+import type { HomePlanInput, TankParams } from './types.js';
+import { hourlySlots, osloMidnight as T0 } from '../../test/fixtures/price-slots.js';
 
-const H = 3_600_000;
 const MIN = 60_000;
-const T0 = Date.parse('2025-01-14T23:00:00Z'); // local midnight in Oslo
-
-function slotsFrom(prices: readonly number[]): PriceSlot[] {
-  return buildPriceSeries({
-    slotMinutes: 60, fromMs: T0, toMs: T0 + prices.length * H, timezone: 'Europe/Oslo', currency: 'EUR',
-    spot: { actual: { units: { currency: 'EUR', energyUnit: 'kWh' }, resolutionMinutes: 60, points: prices.map((p, i) => ({ startMs: T0 + i * H, price: p })) } },
-    deltas: [], fees: { gridFeePerKWh: 0, taxPerKWh: 0 },
-  });
-}
 const cheapNights = Array.from({ length: 24 }, (_, h) => (h >= 1 && h < 5 ? 0.05 : 0.4));
 const tank: TankParams & { id: string } = {
   id: 'hw', volumeL: 200, powerKW: 1, coldWaterC: 8, ambientC: 18, heatLossWPerK: 1.6, minC: 45, maxC: 65, currentTempC: 47, control: 'continuous',
   drawProfileKWh: Array.from({ length: 24 }, (_, h) => (h === 7 || h === 20 ? 2 : 0.1)),
 };
 const home = (t: TankParams & { id: string }): HomePlanInput => ({
-  slots: slotsFrom(cheapNights), timezone: 'Europe/Oslo', currency: 'EUR', tanks: [t], evs: [], location: { limitKW: 17, baseLoadKW: 1 },
+  slots: hourlySlots(cheapNights), timezone: 'Europe/Oslo', currency: 'EUR', tanks: [t], evs: [], location: { limitKW: 17, baseLoadKW: 1 },
 });
 const energy = (p: ReturnType<typeof planHome>): number => p.slots.reduce((kwh, s) => kwh + (s.tanks?.hw?.energyKWh ?? 0), 0);
 

@@ -3,18 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { bindingAntiCycling, homeInputOf, planHome, slotFlexKW } from './home-plan.js';
 import { plan } from './planner.js';
 import { buildPriceSeries } from './prices.js';
-import type { EvParams, HomePlanInput, Plan, PriceSlot, TankParams } from './types.js';
-
-const H = 3_600_000;
-const T0 = Date.parse('2025-01-14T23:00:00Z'); // local midnight in Oslo
-
-function slotsFrom(prices: readonly number[]): PriceSlot[] {
-  return buildPriceSeries({
-    slotMinutes: 60, fromMs: T0, toMs: T0 + prices.length * H, timezone: 'Europe/Oslo', currency: 'EUR',
-    spot: { actual: { units: { currency: 'EUR', energyUnit: 'kWh' }, resolutionMinutes: 60, points: prices.map((p, i) => ({ startMs: T0 + i * H, price: p })) } },
-    deltas: [], fees: { gridFeePerKWh: 0, taxPerKWh: 0 },
-  });
-}
+import type { EvParams, HomePlanInput, Plan, TankParams } from './types.js';
+import { H, hourlySlots, osloMidnight as T0 } from '../../test/fixtures/price-slots.js';
 
 const tank = (id: string, over: Partial<TankParams> = {}): TankParams & { id: string } => ({
   id, volumeL: 200, powerKW: 2, coldWaterC: 8, ambientC: 18, heatLossWPerK: 1.6, minC: 50, maxC: 75, currentTempC: 60, control: 'continuous', ...over,
@@ -24,7 +14,7 @@ const car = (id: string, over: Partial<EvParams> = {}): EvParams & { id: string 
 });
 
 function home(prices: readonly number[], over: Partial<HomePlanInput> = {}): HomePlanInput {
-  return { slots: slotsFrom(prices), timezone: 'Europe/Oslo', currency: 'EUR', tanks: [], evs: [], location: { limitKW: 17, baseLoadKW: 1 }, ...over };
+  return { slots: hourlySlots(prices), timezone: 'Europe/Oslo', currency: 'EUR', tanks: [], evs: [], location: { limitKW: 17, baseLoadKW: 1 }, ...over };
 }
 
 /** Battery energy each car got by the plan's end (its last slot's `chargedKWh`). */
@@ -59,7 +49,7 @@ describe('bindingAntiCycling', () => {
 
 describe('planHome', () => {
   it('is the pair planner for a home with one tank and one car', () => {
-    const input = { slots: slotsFrom(dayPrices), timezone: 'Europe/Oslo', currency: 'EUR', tank: tank('boiler'), ev: car('garage'), location: { limitKW: 17, baseLoadKW: 1 } };
+    const input = { slots: hourlySlots(dayPrices), timezone: 'Europe/Oslo', currency: 'EUR', tank: tank('boiler'), ev: car('garage'), location: { limitKW: 17, baseLoadKW: 1 } };
     expect(planHome(homeInputOf(input), T0)).toEqual(plan(input, T0));
   });
 

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { choosePhases, deliverableKw, evPowerRangeKW, type PhaseChoiceInput } from './phase-switch.js';
 import { wattsPerAmp } from './fuse.js';
 import { plan } from './planner.js';
-import { buildPriceSeries } from './prices.js';
 import type { PlanInput } from './types.js';
+import { H, hourlySlots, osloMidnight as T0 } from '../../test/fixtures/price-slots.js';
 
 const model = { minCurrentA: 6, maxCurrentA: 16, phases: 3 as const, voltageV: 230 };
 const switching = { ...model, phaseSwitching: { enabled: true } };
@@ -28,19 +28,11 @@ describe('evPowerRangeKW', () => {
   });
 });
 
-const T0 = Date.parse('2025-01-14T23:00:00Z');
-const H = 3_600_000;
-
 /** 12 hourly slots: the first six cheap but capped at 3 kW for the whole location, the rest dear. */
 function cappedInput(range: { minKW: number; maxKW: number }): PlanInput {
   const prices = [0.05, 0.05, 0.05, 0.05, 0.05, 0.05, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9];
-  const slots = buildPriceSeries({
-    slotMinutes: 60, fromMs: T0, toMs: T0 + prices.length * H, timezone: 'Europe/Oslo', currency: 'EUR',
-    spot: { actual: { units: { currency: 'EUR', energyUnit: 'kWh' }, resolutionMinutes: 60, points: prices.map((p, i) => ({ startMs: T0 + i * H, price: p })) } },
-    deltas: [], fees: { gridFeePerKWh: 0, taxPerKWh: 0 },
-  });
   return {
-    slots, timezone: 'Europe/Oslo', currency: 'EUR', tank: null,
+    slots: hourlySlots(prices), timezone: 'Europe/Oslo', currency: 'EUR', tank: null,
     ev: { energyNeededKWh: 12, departureMs: T0 + 12 * H, minPowerKW: range.minKW, maxPowerKW: range.maxKW, efficiency: 1 },
     location: { limitKW: 17, baseLoadKW: 0, lpc: [{ startMs: T0, endMs: T0 + 6 * H, maxKW: 3, scope: 'location' }] },
   };

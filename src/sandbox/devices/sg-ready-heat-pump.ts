@@ -21,19 +21,14 @@
  * meter counts electricity, heat / cop. Time moves with the clock on each request (when given) and
  * by `advance(ms)`.
  */
-import type { IServiceVector } from 'modbus-serial';
 import type { Clock } from '../../ports.js';
-import { encodeRaw } from '../../devices/modbus/codec.js';
 import { sgContacts, type SgState } from '../../core/heat-pump.js';
+import { meterInputWords, modbusError, serveModbusSim, simServiceVector, simTankRegisters, type ModbusSimServer, type SimServerOptions } from './modbus-sim.js';
 import { TankPhysics, type Draw } from './tank-physics.js';
-import { modbusTcpServer, simTankRegisters } from './modbus-tank.js';
 
-export interface SgReadyHeatPumpOptions {
+export interface SgReadyHeatPumpOptions extends SimServerOptions {
   clock?: Clock;
   startMs?: number;
-  host?: string;
-  port?: number;
-  unitId?: number;
   /** Electric power while the compressor runs, kW (default 0.5, a typical heat pump water heater). */
   electricKw?: number;
   /** Heat per kWh of electricity (default 2.8). */
@@ -64,10 +59,7 @@ export interface HeatPumpSnapshot {
   lockSinceMs: number | null;
 }
 
-export interface SgReadyHeatPump {
-  readonly host: string;
-  readonly port: number;
-  readonly unitId: number;
+export interface SgReadyHeatPump extends ModbusSimServer {
   readonly physics: TankPhysics;
   state(): HeatPumpSnapshot;
   /** The operating states in order, with when each began (tests of the label's rules). */
@@ -77,20 +69,12 @@ export interface SgReadyHeatPump {
   /** Electric energy per UTC hour start, kWh (ground truth). */
   hourlyElectricKwh(): Map<number, number>;
   writes(): { coil: number; timer: number };
-  stopServer(): Promise<void>;
-  startServer(): Promise<void>;
-  close(): Promise<void>;
 }
-
-type Cb<T> = (err: Error | null, value: T) => void;
-const modbusError = (code: number, message: string): Error => Object.assign(new Error(message), { modbusErrorCode: code });
 
 const stateOf = (c1: boolean, c2: boolean): SgState =>
   (Object.keys(sgContacts) as SgState[]).find((s) => sgContacts[s][0] === c1 && sgContacts[s][1] === c2)!;
 
 export async function startSgReadyHeatPump(options: SgReadyHeatPumpOptions = {}): Promise<SgReadyHeatPump> {
-  const host = options.host ?? '127.0.0.1';
-  const unitId = options.unitId ?? 1;
   const { clock } = options;
   const cop = options.cop ?? 2.8;
   const electricKw = options.electricKw ?? 0.5;
@@ -153,75 +137,38 @@ export async function startSgReadyHeatPump(options: SgReadyHeatPumpOptions = {})
   };
 
   const powerW = (): number => (physics.heating ? electricKw * 1000 : 0);
-  const inputWords = (): Map<number, number> => {
-    const words = new Map<number, number>();
-    encodeRaw(powerW(), { type: 'float32' }).forEach((w, i) => words.set(simTankRegisters.powerInput + i, w));
-    encodeRaw(physics.counterKwh / cop, { type: 'float32' }).forEach((w, i) => words.set(simTankRegisters.energyInput + i, w));
-    words.set(simTankRegisters.temperatureInput, encodeRaw(Math.round(physics.tempC * 10), { type: 'int16' })[0]!);
-    return words;
-  };
-  const answer = <T>(cb: Cb<T>, produce: () => T): void => {
-    sync();
-    let value: T;
-    try {
-      value = produce();
-    } catch (err) {
-      return cb(err as Error, undefined as T);
-    }
-    cb(null, value);
-  };
   const channel = (addr: number, base: number): 0 | 1 => {
     if (addr !== base && addr !== base + 1) throw modbusError(2, `no such address ${addr}`);
     return addr === base ? 0 : 1;
-  };
-  const readInputs = (addr: number, length: number): number[] => {
-    const words = inputWords();
-    return Array.from({ length }, (_, i) => {
-      const w = words.get(addr + i);
-      if (w === undefined) throw modbusError(2, `no input register ${addr + i}`);
-      return w;
-    });
   };
   const leaseS = (c: 0 | 1): number => {
     const t = leaseUntil[c];
     return t === null ? 0 : Math.min(0xffff, Math.max(0, Math.ceil((t - physics.nowMs) / 1000)));
   };
-  const readHolding = (addr: number, length: number): number[] => Array.from({ length }, (_, i) => leaseS(channel(addr + i, simTankRegisters.leaseHolding)));
 
-  const vector: IServiceVector = {
-    getInputRegister: (addr: number, _u: number, cb: Cb<number>) => answer(cb, () => readInputs(addr, 1)[0]!),
-    getMultipleInputRegisters: (addr: number, length: number, _u: number, cb: Cb<number[]>) => answer(cb, () => readInputs(addr, length)),
-    getHoldingRegister: (addr: number, _u: number, cb: Cb<number>) => answer(cb, () => readHolding(addr, 1)[0]!),
-    getMultipleHoldingRegisters: (addr: number, length: number, _u: number, cb: Cb<number[]>) => answer(cb, () => readHolding(addr, length)),
-    getCoil: (addr: number, _u: number, cb: Cb<boolean>) => answer(cb, () => coils[channel(addr, simTankRegisters.relayCoil)]),
-    setCoil: (addr: number, value: boolean, _u: number, cb: (err: Error | null) => void) =>
-      answer<void>(cb, () => {
-        const c = channel(addr, simTankRegisters.relayCoil);
-        writes.coil++;
-        coils[c] = value;
-        // A release also cancels its timer, as on the simulated tank's relay.
-        if (!value) leaseUntil[c] = null;
-        control();
-      }),
-    setRegister: (addr: number, value: number, _u: number, cb: (err: Error | null) => void) =>
-      answer<void>(cb, () => {
-        const c = channel(addr, simTankRegisters.leaseHolding);
-        writes.timer++;
-        leaseUntil[c] = value > 0 ? physics.nowMs + value * 1000 : null;
-      }),
-  };
-
-  const server = modbusTcpServer(vector, { host, unitId, ...(options.port !== undefined ? { port: options.port } : {}) });
-  await server.start();
-
-  return {
-    host,
-    get port() {
-      return server.port;
+  const vector = simServiceVector({
+    sync,
+    inputWords: () => meterInputWords({ powerW: powerW(), energyKwh: physics.counterKwh / cop, tempTenthsC: Math.round(physics.tempC * 10) }),
+    holding: (addr, length) => Array.from({ length }, (_, i) => leaseS(channel(addr + i, simTankRegisters.leaseHolding))),
+    coil: (addr) => coils[channel(addr, simTankRegisters.relayCoil)],
+    setCoil: (addr, value) => {
+      const c = channel(addr, simTankRegisters.relayCoil);
+      writes.coil++;
+      coils[c] = value;
+      // A release also cancels its timer, as on the simulated tank's relay.
+      if (!value) leaseUntil[c] = null;
+      control();
     },
-    unitId,
+    setRegister: (addr, value) => {
+      const c = channel(addr, simTankRegisters.leaseHolding);
+      writes.timer++;
+      leaseUntil[c] = value > 0 ? physics.nowMs + value * 1000 : null;
+    },
+  });
+
+  return serveModbusSim(vector, options, {
     physics,
-    state: () => {
+    state: (): HeatPumpSnapshot => {
       sync();
       return {
         nowMs: physics.nowMs, tempC: physics.tempC, contacts: stateOf(coils[0], coils[1]), operating, heating: physics.heating,
@@ -229,12 +176,9 @@ export async function startSgReadyHeatPump(options: SgReadyHeatPumpOptions = {})
       };
     },
     history: () => [...log],
-    advance: (ms) => advanceTo(physics.nowMs + ms),
+    advance: (ms: number) => advanceTo(physics.nowMs + ms),
     sync,
     hourlyElectricKwh: () => new Map([...physics.hourlyTruthKwh()].map(([h, kwh]) => [h, kwh / cop])),
     writes: () => ({ ...writes }),
-    stopServer: server.stop,
-    startServer: server.start,
-    close: server.stop,
-  };
+  });
 }
