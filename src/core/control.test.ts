@@ -197,13 +197,20 @@ describe('decide: main fuse', () => {
     // Without a fuse, nothing changes.
     expect(charger(decide([tank({ powerW: 0 }), car({ planned: full.planned, maxCurrentA: 16 })], roomy)).currentA).toBe(16);
   });
-  it('chargers sharing the fuse\'s lines each keep their share of a heater\'s room, not all of it', () => {
-    // Two chargers split the line's free current; the tank's 8.7 A comes off the pair once, 4.35 A each.
-    const fuse = { maxA: 11, reason: 'main fuse 25 A: L1 at 12.0 A', sharedBy: 2 };
-    const full = { planned: { energyKwh: 11, powerKw: 11 }, maxCurrentA: 16, fuse };
-    expect(charger(decide([tank({ powerW: 0 }), car(full)], roomy))).toMatchObject({ currentA: 6, reason: 'main fuse: 4.3 A kept for a heater switching on' });
-    // Alone on its lines it keeps all of it.
-    expect(charger(decide([tank({ powerW: 0 }), car({ ...full, fuse: { ...fuse, sharedBy: 1 } })], roomy)).currentA).toBe(0);
+  it('keeps a heater\'s room once on lines chargers share, not once for each charger', () => {
+    // 25 A fuse, 1 A margin, house 2 A on every line, two 3-phase chargers under it.
+    const input = (ownA: number, otherA: number) => ({
+      fuseA: 25, marginA: 1, measuredAtMs: 0, nowMs: 0, staleAfterMs: 30_000, lines: [0, 1, 2], chargerNowA: ownA,
+      currentsA: [0, 1, 2].map(() => 2 + ownA + otherA), sharedBy: [2, 2, 2],
+    });
+    const at = (ownA: number, otherA: number, maxA = 16) => charger(decide([tank({ powerW: 0 }), car({
+      planned: { energyKwh: 11, powerKw: 11 }, maxCurrentA: 16, powerW: ownA * 690, fuse: { maxA, reason: 'main fuse 25 A', input: input(ownA, otherA) },
+    })], roomy));
+    // Both at 6 A (14 A a line, 10 A free): the tank's 8.7 A leaves 1.3 A, 0.65 A each: 6 A, not 0.
+    expect(at(6, 6, 11)).toMatchObject({ currentA: 6, reason: 'main fuse: 8.7 A kept for a heater switching on' });
+    // One at 16 A, the other plugged and drawing nothing (18 A a line): the tank's room puts the
+    // line 2.7 A over, and the one drawing gives all of it back (half would leave the line over): 13 A.
+    expect(at(16, 0)).toMatchObject({ currentA: 13 });
   });
   it('switches off a tank idle near its maximum while a charger under the main fuse charges, and on again once it has cooled', () => {
     const fuse = { maxA: 16, reason: 'main fuse 25 A: L1 at 9.0 A' };

@@ -20,6 +20,7 @@
  * state must not start a load the plan left out.
  */
 
+import { fuseHeadroom, type FuseInput } from './fuse.js';
 import { sgStateWithin, wantedSgState, type HeatPumpNow, type SgState } from './heat-pump.js';
 
 export type DeviceMode = 'auto' | 'off' | 'boost';
@@ -95,8 +96,8 @@ export interface ChargerNow {
 export interface ChargerFuse {
   maxA: number;
   reason: string;
-  /** How many chargers share the line that decides (they split its free current): each keeps its share of a heater's room. */
-  sharedBy?: number;
+  /** The reading and shares `maxA` came from, where there was one: room kept for a heater comes off its lines. */
+  input?: FuseInput;
 }
 
 export type DeviceNow = HeaterNow | ChargerNow | HeatPumpNow;
@@ -193,15 +194,17 @@ function ampsFor(kw: number, d: ChargerNow): number {
 }
 
 /**
- * The main fuse holds whatever else is asked: below the minimum current the charger pauses. Chargers
- * that share a line split its free current, so each keeps its share of the room held for a heater.
+ * The main fuse holds whatever else is asked: below the minimum current the charger pauses. Room
+ * kept for a heater comes off the lines the charger shares with others once (see `fuseHeadroom`).
  */
 function withinFuse<W extends { currentA: number; reason: string }>(want: W, d: ChargerNow, reservedA: number): W {
   if (d.fuse === undefined) return want;
-  const maxA = Math.max(0, d.fuse.maxA - reservedA / Math.max(1, d.fuse.sharedBy ?? 1));
+  const kept = reservedA > 0 && d.fuse.input ? fuseHeadroom({ ...d.fuse.input, reservedA }) : undefined;
+  const maxA = reservedA <= 0 ? d.fuse.maxA
+    : kept?.kind === 'ok' ? Math.min(d.fuse.maxA, kept.maxChargerA) : Math.max(0, d.fuse.maxA - reservedA);
   if (want.currentA <= maxA + 1e-9) return want;
   const a = Math.floor(maxA + 1e-9);
-  const reason = maxA < d.fuse.maxA ? `main fuse: ${(d.fuse.maxA - maxA).toFixed(1)} A kept for a heater switching on` : d.fuse.reason;
+  const reason = maxA < d.fuse.maxA ? `main fuse: ${reservedA.toFixed(1)} A kept for a heater switching on` : d.fuse.reason;
   return { ...want, currentA: a >= d.minCurrentA ? a : 0, reason };
 }
 

@@ -25,12 +25,12 @@ describe('fuseHeadroom', () => {
   it('the tightest line of a 3-phase charger decides, its own draw not counted as house load', () => {
     const h = fuseHeadroom({ ...base, currentsA: [30, 12, 14], chargerNowA: 10 });
     // L1: house 20 A → 25 − 1 − 20 = 4 A.
-    expect(h).toEqual({ kind: 'ok', maxChargerA: 4, line: 0, lineA: 30, sharedBy: 1 });
+    expect(h).toEqual({ kind: 'ok', maxChargerA: 4, line: 0, lineA: 30 });
   });
   it('two chargers on the same lines split the free current, and both give back what the line is over', () => {
     // House 5 A, two chargers at 6 A each: 17 A on every line, 7 A free below 25 − 1.
     const each = { ...base, currentsA: [17, 17, 17], chargerNowA: 6, sharedBy: [2, 2, 2] };
-    expect(fuseHeadroom(each)).toMatchObject({ kind: 'ok', maxChargerA: 9.5, sharedBy: 2 });
+    expect(fuseHeadroom(each)).toMatchObject({ kind: 'ok', maxChargerA: 9.5 });
     // Alone, each would take the whole 7 A (13 A), together 31 A on a 25 A fuse.
     expect(fuseHeadroom({ ...each, sharedBy: undefined })).toMatchObject({ maxChargerA: 13 });
     // Both at 13 A: 31 A, 7 A over. Each is held to what leaves the line within the fuse if the
@@ -38,6 +38,17 @@ describe('fuseHeadroom', () => {
     expect(fuseHeadroom({ ...each, currentsA: [31, 31, 31], chargerNowA: 13 })).toMatchObject({ maxChargerA: 6 });
     // A charger drawing nothing gets its share only, never a negative current.
     expect(fuseHeadroom({ ...each, currentsA: [30, 30, 30], chargerNowA: 0 })).toMatchObject({ maxChargerA: 0 });
+  });
+  it('room kept for a heater counts as load on every line: a charger drawing alone gives all of it back', () => {
+    // House 5 A, one charger at 16 A, the other plugged but drawing nothing: 21 A a line.
+    const one = { ...base, currentsA: [21, 21, 21], chargerNowA: 16, sharedBy: [2, 2, 2] };
+    expect(fuseHeadroom(one)).toMatchObject({ maxChargerA: 17.5 });
+    // 8.7 A kept: 5.7 A over, all of it from the one drawing (25 − 1 − 5 − 8.7), not half.
+    expect(fuseHeadroom({ ...one, reservedA: 8.7 })).toMatchObject({ maxChargerA: 10.3 });
+    // Both at 6 A (17 A a line, 7 A free): 8.7 A kept puts the line 1.7 A over. As for any line
+    // that is over, each is held as if the other stays where it is (the hold raises them again).
+    const both = fuseHeadroom({ ...one, currentsA: [17, 17, 17], chargerNowA: 6, reservedA: 8.7 });
+    expect(both.kind === 'ok' && both.maxChargerA).toBeCloseTo(4.3, 9);
   });
   it('a 1-phase TN charger on L2 ignores a loaded L1', () => {
     const h = fuseHeadroom({ ...base, currentsA: [24, 5, 5], lines: chargerLines('TN', 3, 1, 1) });

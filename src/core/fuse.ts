@@ -42,24 +42,24 @@ export interface FuseInput {
   /** The charger's current now, A, as measured (0 when unknown: its draw then counts as house load). */
   chargerNowA: number;
   /**
-   * Per line, how many chargers (this one included) draw on it. The line's free current (negative
-   * when over) is split evenly among them, so two chargers never both claim the same amps.
-   * Default 1 each.
+   * Per line, how many chargers (this one included) may draw on it. The line's free current is split
+   * evenly among them, so two chargers never both claim the same amps. Default 1 each.
    */
   sharedBy?: readonly number[];
+  /** Kept free on every line for a heater that may start before a reading holds it, A. */
+  reservedA?: number;
 }
 
 export type FuseHeadroom =
   /** No usable reading: none or too old (`stale`), or a line of the charger not measured (`missing`). */
   | { kind: 'unknown'; why: 'stale' } | { kind: 'unknown'; why: 'missing'; line: number }
-  /** `sharedBy`: how many chargers share the line that decides. */
-  | { kind: 'ok'; maxChargerA: number; line: number; lineA: number; sharedBy: number };
+  | { kind: 'ok'; maxChargerA: number; line: number; lineA: number };
 
 /**
- * Most current the charger may draw: on each of its lines, the fuse less the margin less what the
- * rest of the house draws there; when other chargers share the line, no more than what it draws now
- * plus its share of the line's free current (so two never claim the same amps); the tightest line
- * decides. Without a fresh reading there is no
+ * Most current the charger may draw: on each of its lines, the fuse less the margin (and any room
+ * kept for a heater) less what the rest of the house draws there; when other chargers share the
+ * line, no more than what it draws now plus its share of the line's free current (so two never
+ * claim the same amps); the tightest line decides. Without a fresh reading there is no
  * headroom to credit.
  */
 export function fuseHeadroom(x: FuseInput): FuseHeadroom {
@@ -67,15 +67,17 @@ export function fuseHeadroom(x: FuseInput): FuseHeadroom {
   if (!fresh) return { kind: 'unknown', why: 'stale' };
   const missing = x.lines.find((l) => !Number.isFinite(x.currentsA[l]));
   if (missing !== undefined) return { kind: 'unknown', why: 'missing', line: missing };
-  let best: { maxChargerA: number; line: number; lineA: number; sharedBy: number } | undefined;
+  let best: { maxChargerA: number; line: number; lineA: number } | undefined;
   for (const l of x.lines) {
     const lineA = x.currentsA[l]!;
     const ownA = Math.max(0, x.chargerNowA);
     const houseA = Math.max(0, lineA - ownA);
     const share = Math.max(1, x.sharedBy?.[l] ?? 1);
-    const alone = x.fuseA - x.marginA - houseA;
-    const maxChargerA = Math.max(0, share === 1 ? alone : Math.min(alone, ownA + (x.fuseA - x.marginA - lineA) / share));
-    if (best === undefined || maxChargerA < best.maxChargerA) best = { maxChargerA, line: l, lineA, sharedBy: share };
+    const reservedA = x.reservedA ?? 0;
+    const alone = x.fuseA - x.marginA - houseA - reservedA;
+    const freeA = x.fuseA - x.marginA - lineA - reservedA;
+    const maxChargerA = Math.max(0, share === 1 ? alone : Math.min(alone, ownA + freeA / share));
+    if (best === undefined || maxChargerA < best.maxChargerA) best = { maxChargerA, line: l, lineA };
   }
   return { kind: 'ok', ...best! };
 }

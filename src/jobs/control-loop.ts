@@ -10,6 +10,10 @@ import type { FuseGuard } from './fuse-guard.js';
 import { createHeatPumpControl } from './heat-pump-control.js';
 import { createPhaseControl, switchingChargerNow, wantedChargerKw } from './phase-control.js';
 import { switchesPhases } from '../core/phase-switch.js';
+import type { SgState } from '../core/heat-pump.js';
+
+/** SG Ready states by how much they let a pump draw. */
+const sgRank: Readonly<Record<SgState, number>> = { block: 0, normal: 1, boost: 2, forced: 3 };
 
 export interface ControlledDevice {
   config: DeviceConfig;
@@ -238,7 +242,11 @@ export function startControlLoop(deps: {
     // Loads go down before others go up, so that the fuse never carries both at once.
     const raises = (s: Setpoint): boolean => {
       if (s.kind === 'heater') return s.allow;
-      if (s.kind === 'heatPump') return s.state === 'boost' || s.state === 'forced';
+      if (s.kind === 'heatPump') {
+        // Any state above the one written lets the pump draw more (leaving a lock lets it start at all).
+        const was = byId.get(s.id)?.device.health().sgState;
+        return s.state !== 'block' && (was === undefined || sgRank[s.state] > sgRank[was]);
+      }
       return s.currentA > (appliedA.get(s.id) ?? Infinity);
     };
     await apply(decision.setpoints.filter((s) => !raises(s)));

@@ -2,7 +2,7 @@ import type { Logger } from '../log.js';
 import type { FuseConfig } from '../config/schema.js';
 import type { PhaseReading } from '../ports.js';
 import type { ChargerFuse, Setpoint } from '../core/control.js';
-import { chargerLines, fuseHeadroom, holdFuseLimit, unlimitedHold, wattsPerAmp, type FuseHold } from '../core/fuse.js';
+import { chargerLines, fuseHeadroom, type FuseInput, holdFuseLimit, unlimitedHold, wattsPerAmp, type FuseHold } from '../core/fuse.js';
 
 export interface FuseCharger {
   id: string;
@@ -69,13 +69,14 @@ export function createFuseGuard(config: FuseConfig, logger: Logger): FuseGuard {
       const own = (l: number): number => (c.drawUncertain ? surely(l) : drawLines.includes(l) ? Math.max(0, ownA) : 0);
       const exact = draw === c.phases && c.drawUncertain !== true;
       const currentsA = exact ? phases?.currentsA ?? [] : (phases?.currentsA ?? []).map((a, l) => a - own(l));
-      const h = fuseHeadroom({
+      const input: FuseInput = {
         fuseA: config.mainFuseA, marginA: config.marginA,
         currentsA, measuredAtMs: phases?.atMs, nowMs, staleAfterMs: config.staleAfterS * 1000,
         lines: linesOf(c.phases),
         chargerNowA: exact ? ownA : 0,
         sharedBy,
-      });
+      };
+      const h = fuseHeadroom(input);
       if (h.kind === 'unknown') {
         // After the outage the limit rises again only through the hold's quiet while.
         holds.set(`${c.id}/${c.phases}`, { ...unlimitedHold, limitA: c.safeCurrentA });
@@ -92,7 +93,7 @@ export function createFuseGuard(config: FuseConfig, logger: Logger): FuseGuard {
       const hold = holdFuseLimit(holds.get(key) ?? unlimitedHold, h.maxChargerA, nowMs, config.raiseAfterS * 1000);
       holds.set(key, hold);
       const reason = `${fuseReason} ${config.mainFuseA} A: L${h.line + 1} at ${h.lineA.toFixed(1)} A`;
-      return { maxA: hold.limitA, reason, sharedBy: h.sharedBy };
+      return { maxA: hold.limitA, reason, input };
     },
     applied(setpoints) {
       for (const s of setpoints) {
