@@ -97,6 +97,24 @@ describe('AMS reader (HAN port) main meter', () => {
     await expect(dev.phaseMeter!.readPhases(never)).rejects.toMatchObject({ code: 'DEVICE_STALE' });
   });
 
+  it('stamps phase currents with the list that carried them, however long list 1 power goes on after', async () => {
+    const { sim, dev, step } = await setUp();
+    await step(10_000);
+    const listed = await eventually(async () => {
+      const r = await dev.phaseMeter!.readPhases(never);
+      expect(r.currentsA).toEqual([2.9, 2.9, 2.9]);
+      return r.atMs;
+    });
+    // Only list 1 (power) for 100 s: the currents stay those of the last list 2, with its time, so
+    // the main fuse sees them age and stops crediting headroom from them.
+    for (let i = 0; i < 40; i++) {
+      await w.clock.advance(2_500);
+      await sim.publishRaw('', '{"data":{"P":2000}}');
+    }
+    await eventually(async () => expect(await dev.powerMeter!.readPowerW(never)).toBe(2000));
+    expect((await dev.phaseMeter!.readPhases(never)).atMs).toBe(listed);
+  });
+
   it('keeps a phase the meter does not measure in its place, as not measured', async () => {
     const { dev, step } = await setUp({ unmeasuredLines: [2] });
     await step(10_000);

@@ -52,8 +52,10 @@ export function createAmsReaderDevice(source: AmsReaderSource, deps: MqttDeviceD
   const device = options.id ?? source.topic;
   const log = deps.logger.child({ component: 'amsreader', device });
   // Energy comes once an hour: its own age may reach an hour; the device is alive while lists come.
+  // Every list carries its values afresh, so a value's arrival is its time: currents that stopped
+  // coming age (for the main fuse) even while list 1 power keeps the device alive.
   const values = new LatestValues({
-    device, clock, staleAfterMs: (options.staleAfterS ?? 120) * 1000, isConnected: () => connection.connected, deviceLiveness: true,
+    device, clock, staleAfterMs: (options.staleAfterS ?? 120) * 1000, isConnected: () => connection.connected, deviceLiveness: true, quietValuesHold: false,
   });
   /** Whether the last payload was unusable (logged once per run of bad payloads). */
   let bad = false;
