@@ -296,7 +296,7 @@ export function decide(devices: readonly DeviceNow[], site: SiteNow): Decision {
       guardKw -= d.elementKw;
       expectedDeviceKw += d.elementKw;
     }
-    setpoints.push({ kind: 'heater', id: d.id, ...want });
+    setpoints.push({ kind: 'heater', id: d.id, allow: want.allow, reason: want.reason });
   }
   // Heat pumps next: a pump that may draw where the caps leave no room is locked while its budget lasts.
   for (const d of devices) {
@@ -341,7 +341,7 @@ export function decide(devices: readonly DeviceNow[], site: SiteNow): Decision {
     headroomKw -= wantKw;
     guardKw -= wantKw;
     expectedDeviceKw += wantKw;
-    setpoints.push({ kind: 'charger', id: d.id, ...want, ...phasesOf(d) });
+    setpoints.push({ kind: 'charger', id: d.id, currentA: want.currentA, reason: want.reason, ...phasesOf(d) });
   }
   return { setpoints, expectedDeviceKw, baseLoadKw, guarded };
 }
