@@ -60,7 +60,7 @@ export const siteSchema = z.strictObject({
   exchangeRates: z.partialRecord(z.enum(currencies), z.number().positive()).optional()
     .describe('Units of `currency` per 1 unit of another currency, e.g. `{ EUR: 11.5 }`, for prices quoted in other currencies.'),
   slotMinutes: z.union([z.literal(60), z.literal(15)]).default(60).describe('Planning slot length, minutes.'),
-  fuse: fuseSchema.optional().describe('The main fuse per phase: with it, the charger\'s current is lowered in real time so that no phase exceeds the fuse.'),
+  fuse: fuseSchema.optional().describe('The main fuse per phase: with it, the charger\'s current is lowered in real time so that no phase exceeds the fuse, and the plan keeps the home within what the fuse carries as a balanced load, less what each heater (taken as 1-phase) costs its lines beyond its power.'),
   tariff: z.union([tariffReference, tariffSchema]).optional()
     .describe('The household\'s tariff: a shipped tariff by name (`elvia`, see `tariffs/`), a path to a tariff file, or an inline tariff (docs/tariffs.md). With a tariff, `gridFeePerKwh`, `taxPerKwh` and `vatPct` are not used.'),
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chargerLines, fuseHeadroom, holdFuseLimit, unlimitedHold, wattsPerAmp, type FuseInput } from './fuse.js';
+import { chargerLines, fusePlanLimitKw, fuseHeadroom, holdFuseLimit, unlimitedHold, wattsPerAmp, type FuseInput } from './fuse.js';
 
 const base: FuseInput = {
   fuseA: 25, marginA: 1, currentsA: [10, 10, 10], measuredAtMs: 0, nowMs: 5_000, staleAfterMs: 30_000,
@@ -92,5 +92,15 @@ describe('holdFuseLimit', () => {
     h = holdFuseLimit(h, 14, 100_000, 60_000);
     expect(h.limitA).toBe(5);
     expect(holdFuseLimit(h, 14, 110_000, 60_000).limitA).toBe(14);
+  });
+  it('the plan\'s limit under the fuse: the balanced load it carries, less what 1-phase heaters cost their lines', () => {
+    const it25 = { supply: 'IT' as const, phases: 3 as const, mainFuseA: 25, marginA: 2 };
+    // IT: √3·230 V·23 A ≈ 9.16 kW; a 2 kW element on two lines counts as √3·2 kW, 0.73 kW more.
+    expect(fusePlanLimitKw(it25, [])).toBeCloseTo(9.163, 3);
+    expect(fusePlanLimitKw(it25, [2, 0.6])).toBeCloseTo(9.163 - (Math.sqrt(3) - 1) * 2.6, 3);
+    // TN: 3·230 V·24 A = 16.56 kW; a 3 kW element on one line counts as 9 kW, 6 kW more.
+    expect(fusePlanLimitKw({ supply: 'TN', phases: 3, mainFuseA: 25, marginA: 1 }, [3])).toBeCloseTo(10.56, 6);
+    // A 1-phase supply: the heaters' current is their power over U, nothing more.
+    expect(fusePlanLimitKw({ supply: 'TN', phases: 1, mainFuseA: 32, marginA: 1 }, [3])).toBeCloseTo(7.13, 6);
   });
 });

@@ -18,6 +18,21 @@ export function wattsPerAmp(supply: Supply, chargerPhases: 1 | 3, voltageV: numb
 }
 
 /**
+ * The most power the plan may give the home under the main fuse, kW. The plan sums powers; the fuse
+ * holds each line. What the fuse carries as a balanced load (less the margin) is reduced, for each
+ * 1-phase heater, by what its current costs its lines beyond its own power: P kW at U loads its line
+ * (TN) or lines (IT) as a balanced 3·P (TN) or √3·P (IT) would. So a plan that runs heaters and
+ * chargers together stays one the fuse can carry, whichever slots the heaters take.
+ */
+export function fusePlanLimitKw(fuse: { supply: Supply; phases: 1 | 3; mainFuseA: number; marginA: number }, heaterKws: readonly number[], voltageV = 230): number {
+  const amps = Math.max(0, fuse.mainFuseA - fuse.marginA);
+  if (fuse.phases === 1) return (voltageV * amps) / 1000;
+  const perAmp = wattsPerAmp(fuse.supply, 3, voltageV);
+  const extraKw = heaterKws.reduce((sum, kw) => sum + kw * (perAmp / voltageV - 1), 0);
+  return Math.max(0, (perAmp * amps) / 1000 - extraKw);
+}
+
+/**
  * The supply lines (0-based) a charger's current flows on. A 1-phase charger is connected to
  * `line` (TN) or between `line` and the next line (IT).
  */

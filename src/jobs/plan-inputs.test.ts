@@ -76,6 +76,20 @@ describe('buildPlanInput', () => {
     expect(range(it)).toEqual([2.39, 6.37]); // 6 and 16 A × √3 × 230 V
   });
 
+  it('keeps the plan within what the main fuse carries with the 1-phase tank on its lines', () => {
+    const fused = (locationLimitKw: number) => defaultConfig({
+      ...config,
+      site: { ...config.site, locationLimitKw, fuse: { mainFuseA: 25, phases: 3, supply: 'IT', meter: 'han', marginA: 2 } },
+      devices: [...config.devices, { id: 'han', kind: 'meter', meter: { type: 'amsreader', topic: 'ams/1' } }],
+    });
+    const limit = (c: typeof config) => buildPlanInput(c, snap([]), new Map()).location.limitKW;
+    // √3·230 V·23 A = 9.16 kW, less 0.73 × the 2 kW element: 7.7 kW.
+    expect(limit(fused(17))).toBeCloseTo(9.163 - (Math.sqrt(3) - 1) * 2, 3);
+    // A lower location limit (a tariff step) still binds; without a fuse the location limit is all.
+    expect(limit(fused(5))).toBe(5);
+    expect(limit(config)).toBe(config.site.locationLimitKw);
+  });
+
   it('keeps a location cap for the whole location and slots the horizon from the current slot', () => {
     const input = buildPlanInput(config, snap([lpc(null, 3)]), new Map());
     expect(input.location.lpc?.map((c) => c.scope)).toEqual(['location', 'location']);

@@ -8,7 +8,7 @@ import { priceSlotsWithTariff } from '../core/tariff.js';
 import { siteTariff } from '../config/tariff-file.js';
 import { nextLocalTimeMs } from '../core/departure.js';
 import { evPowerRangeKW } from '../core/phase-switch.js';
-import type { Supply } from '../core/fuse.js';
+import { fusePlanLimitKw, type Supply } from '../core/fuse.js';
 import type { CronScheduleConfig } from '../config/time-fields.js';
 import { cronSchedule, type CronSchedule } from './cron.js';
 import type { HomeEvent } from './event-normalise.js';
@@ -193,6 +193,14 @@ export function frozenSlotsAfterCurrent(windowMinutes: number, slotMinutes: numb
   return horizonMs < nextStartMs ? 0 : Math.floor((horizonMs - nextStartMs) / slotMs) + 1;
 }
 
+/** The location limit the plan keeps: with a main fuse, no more than it carries with the heaters on their lines. */
+export function planLimitKw(config: Config): number {
+  const fuse = config.site.fuse;
+  if (!fuse) return config.site.locationLimitKw;
+  const heaters = config.devices.flatMap((d) => (d.kind === 'hotWaterTank' ? [d.model.elementKw] : d.kind === 'heatPump' ? [d.model.electricKw] : []));
+  return Math.min(config.site.locationLimitKw, fusePlanLimitKw(fuse, heaters));
+}
+
 /**
  * The planner's input from the config and what the daemon knows now. `resources` maps resource ids
  * (configured or registered) to device ids, so resource LPC caps reach the device they name.
@@ -232,7 +240,7 @@ export function buildPlanInput(config: Config, snap: PlanningSnapshot, resources
     tanks: snap.tanks.map((t) => tankParams(t, config.site.slotMinutes, delivered(t.config.id), comfortDeadlines(t.config.model.comfort, snap.nowMs, toMs, config.site.timezone))),
     evs: snap.evs.filter((e) => e.plugged).map((e) => evParams(e, snap.nowMs, config.site.timezone, config.site.fuse?.supply ?? 'TN', delivered(e.config.id))),
     location: {
-      limitKW: config.site.locationLimitKw,
+      limitKW: planLimitKw(config),
       baseLoadKW: snap.baseLoadKw,
       lpc: lpcCaps(snap.events, ownerOf),
     },
