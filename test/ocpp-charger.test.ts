@@ -184,6 +184,33 @@ describe('OCPP 1.6J charger', () => {
     expect(w.lines.some((l) => l['code'] === 'OCPP_BAD_MESSAGE')).toBe(true);
   });
 
+  it('forgets a transaction whose StopTransaction never came once the connector says Available: no limit is sent for it', async () => {
+    const w = await world({ plugged: false });
+    // A charge point of our own making in the simulator's place, to lose a StopTransaction on purpose.
+    await w.sim.close();
+    const link = w.cs.link('cp1');
+    await eventually(() => expect(link.connected).toBe(false));
+    const raw = new RPCClient({ endpoint: `ws://127.0.0.1:${w.port}/ocpp`, identity: 'cp1', password, protocols: ['ocpp1.6'], reconnect: false } as ConstructorParameters<typeof RPCClient>[0]);
+    open.push(raw);
+    const asked: string[] = [];
+    raw.handle(async ({ method = '' }: { method?: string }) => {
+      asked.push(method);
+      return { status: 'Accepted' };
+    });
+    await raw.connect();
+    await raw.call('BootNotification', { chargePointVendor: 'raw', chargePointModel: 'raw' });
+    await raw.call('StatusNotification', { connectorId: 1, status: 'Charging', errorCode: 'NoError' });
+    const { transactionId } = await raw.call('StartTransaction', { connectorId: 1, idTag: 'CARD', meterStart: 0, timestamp: new Date(w.clock.nowMs()).toISOString() }) as { transactionId: number };
+    expect(link.transactionOn(1)).toBe(transactionId);
+    // The car leaves; its StopTransaction is lost on the way, the status comes through.
+    await raw.call('StatusNotification', { connectorId: 1, status: 'Available', errorCode: 'NoError' });
+    expect(link.transactionOn(1)).toBeUndefined();
+    const sent = (): number => asked.filter((m) => m === 'SetChargingProfile' || m === 'RemoteStopTransaction').length;
+    const before = sent();
+    await w.charger.chargeCurrentLimit.setCurrentA(0, never);
+    expect(sent()).toBe(before);
+  });
+
   it('an unreachable charge point fails reads and commands with DEVICE_UNREACHABLE and the supervisor marks it down', async () => {
     const w = await world();
     await w.charger.chargeCurrentLimit.setCurrentA(16, never);

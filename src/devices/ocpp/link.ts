@@ -87,6 +87,13 @@ export class ChargePointLink {
   }
 
   status(connectorId: number, status: ChargePointStatus, errorCode: string): void {
+    // Available is a connector in no transaction (OCPP 1.6 §4.9): one still held here ended
+    // without its StopTransaction reaching us, and must not be limited or stopped any more.
+    const held = this.transactions.get(connectorId);
+    if (status === 'Available' && held !== undefined) {
+      this.transactions.delete(connectorId);
+      this.emit({ type: 'transaction', connectorId, transactionId: undefined });
+    }
     this.emit({ type: 'status', connectorId, status, errorCode });
   }
 

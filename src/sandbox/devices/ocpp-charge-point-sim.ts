@@ -163,7 +163,12 @@ export function createOcppChargePointSim(options: OcppChargePointSimOptions) {
 
   const startTransaction = async (idTag: string, profile: ChargingProfile | undefined): Promise<void> => {
     const answer = await send('StartTransaction', { connectorId: 1, idTag, meterStart: Math.floor(totalWh), timestamp: iso() }) as { transactionId?: number } | undefined;
-    if (answer?.transactionId === undefined || !active) return;
+    if (answer?.transactionId === undefined) return;
+    if (!active) {
+      // The car left while the answer was on its way: the transaction ends at once (§4.10).
+      void send('StopTransaction', { transactionId: answer.transactionId, meterStop: Math.floor(totalWh), timestamp: iso(), reason: 'EVDisconnected' });
+      return;
+    }
     tx = { id: answer.transactionId, startMs: now, nextSampleMs: now + intKey('MeterValueSampleInterval') * 1000 };
     if (profile) profiles.push({ connectorId: 1, profile: { ...profile, transactionId: tx.id } });
     updateStatus();
