@@ -3,7 +3,7 @@ import type { Logger } from '../log.js';
 import type { DeviceConfig } from '../config/schema.js';
 import type { SupervisedDevice, DeviceReading } from '../devices/supervisor.js';
 import type { Plan, PlanSlot } from '../core/types.js';
-import { decide, type Decision, type DeviceMode, type DeviceNow, type HourBudget, type Setpoint } from '../core/control.js';
+import { decide, type Decision, type DeviceMode, type DeviceNow, type HourBudget, type Setpoint, type SlotTarget } from '../core/control.js';
 import type { Metering } from './metering.js';
 import { startLoop, type LoopHandle } from './loop.js';
 import type { FuseGuard } from './fuse-guard.js';
@@ -148,17 +148,33 @@ export function startControlLoop(deps: {
 
     const plan = deps.inputs.plan();
     const slot = slotAt(plan, now);
-    const energies = new Map<string, number>();
+    const energies = new Map(deps.devices.map((c) => [c.config.id, slotEnergy(c.config.id, readings.get(c.config.id)!, now)]));
+    const modeOf = (id: string): DeviceMode => {
+      const intent = deps.inputs.intent(id);
+      return intent.mode === 'boost' && (intent.boostUntilMs ?? Infinity) <= now ? 'auto' : intent.mode;
+    };
+    const chargerPlanned = (id: string): SlotTarget | null => {
+      const v = slot?.evs?.[id];
+      return plan === null ? null : { energyKwh: v?.energyKWh ?? 0, powerKw: v?.powerKW ?? 0, ...(slot ? { leftH: (slot.endMs - now) / 3_600_000 } : {}) };
+    };
     const nows: DeviceNow[] = [];
-    // Every charger under the fuse, so chargers on a common line split its free current.
+    // Every charger under the fuse that draws or wants to, so chargers on a common line split its
+    // free current; one that neither draws nor wants any claims no share of it.
     // (A charger that switches phases draws on the phases it charges on now.)
-    const fuseChargers = deps.devices.flatMap((c) => (c.config.kind === 'evCharger'
-      ? [{
-        id: c.config.id, voltageV: c.config.model.voltageV, safeCurrentA: c.config.safeCurrentA, powerW: readings.get(c.config.id)?.powerW,
-        phases: switchesPhases(c.config.model) ? phaseControl.actual(c.config.id, readings.get(c.config.id)?.ev?.phases, c.config.model.phases) : c.config.model.phases,
-        ...(switchesPhases(c.config.model) && readings.get(c.config.id)?.ev?.phases === undefined ? { drawUncertain: true } : {}),
-      }]
-      : []));
+    const fuseChargers = deps.devices.flatMap((c) => {
+      if (c.config.kind !== 'evCharger') return [];
+      const r = readings.get(c.config.id);
+      const planned = chargerPlanned(c.config.id);
+      const wants = r?.ev?.plugged === true && (planned === null
+        || wantedChargerKw({ plugged: true, mode: modeOf(c.config.id), planned, slotEnergyKwh: energies.get(c.config.id) ?? 0, roomKw: Infinity }) > 0);
+      return [{
+        id: c.config.id, voltageV: c.config.model.voltageV, safeCurrentA: c.config.safeCurrentA, powerW: r?.powerW,
+        phases: switchesPhases(c.config.model) ? phaseControl.actual(c.config.id, r?.ev?.phases, c.config.model.phases) : c.config.model.phases,
+        ...(switchesPhases(c.config.model) && r?.ev?.phases === undefined ? { drawUncertain: true } : {}),
+        sharing: wants || (r?.powerW ?? 0) > 0,
+      }];
+    });
+    const sharersWith = (id: string) => fuseChargers.filter((x) => x.sharing || x.id === id);
     const capKw = deps.inputs.locationCapKw(now);
     const locationPowerW = deps.mainMeter ? readings.get(deps.mainMeter.config.id)?.powerW : undefined;
     // Room under the location cap for a charger choosing its phases (as decide() reckons the base load).
@@ -167,10 +183,8 @@ export function startControlLoop(deps: {
     for (const c of deps.devices) {
       const cfg = c.config;
       const r = readings.get(cfg.id)!;
-      const e = slotEnergy(cfg.id, r, now);
-      energies.set(cfg.id, e);
-      const intent = deps.inputs.intent(cfg.id);
-      const mode: DeviceMode = intent.mode === 'boost' && (intent.boostUntilMs ?? Infinity) <= now ? 'auto' : intent.mode;
+      const e = energies.get(cfg.id)!;
+      const mode = modeOf(cfg.id);
       const available = c.device.health().state === 'up';
       const capKw = deps.inputs.deviceCapKw(cfg.id, now);
       if (cfg.kind === 'hotWaterTank') {
@@ -192,17 +206,17 @@ export function startControlLoop(deps: {
           ...heaterSeen(cfg.id, cfg.model.electricKw, r.powerW, phases, now),
         }, plan, now));
       } else if (cfg.kind === 'evCharger') {
-        const v = slot?.evs?.[cfg.id];
         const fuse = deps.fuse?.guard;
         const charger = fuseChargers.find((x) => x.id === cfg.id)!;
-        const planned = plan === null ? null : { energyKwh: v?.energyKWh ?? 0, powerKw: v?.powerKW ?? 0, ...(slot ? { leftH: (slot.endMs - now) / 3_600_000 } : {}) };
+        const sharers = sharersWith(cfg.id);
+        const planned = chargerPlanned(cfg.id);
         const plugged = r.ev?.plugged ?? false;
         // A charger that switches phases: its phases, power per amp and fuse limit this tick.
         const switching = switchesPhases(cfg.model)
           ? switchingChargerNow(phaseControl, {
             cfg, reported: r.ev?.phases, available, nowMs: now,
             wantKw: wantedChargerKw({ plugged, mode, planned, slotEnergyKwh: e, roomKw: Math.min(roomKw, capKw ?? Infinity) }),
-            fuse: fuse ? { guard: fuse, charger, phases, all: fuseChargers } : undefined,
+            fuse: fuse ? { guard: fuse, charger, phases, all: sharers } : undefined,
           })
           : undefined;
         nows.push({
@@ -211,7 +225,7 @@ export function startControlLoop(deps: {
           ...(capKw !== undefined ? { capKw } : {}),
           ...(switching ?? {
             phases: cfg.model.phases,
-            ...(fuse ? { wattsPerAmp: fuse.wattsPerAmp(charger), fuse: fuse.limitFor(charger, phases, now, fuseChargers) } : {}),
+            ...(fuse ? { wattsPerAmp: fuse.wattsPerAmp(charger), fuse: fuse.limitFor(charger, phases, now, sharers) } : {}),
           }),
         });
       }

@@ -51,6 +51,8 @@ export interface LoopWorldOptions {
   baseLoadKw: number;
   intent?: (deviceId: string) => DeviceIntent;
   slotMinutes: number;
+  /** A second go-e charger (`car2`, on all three lines) with a car plugged in that the plan leaves idle. */
+  idleCharger?: boolean;
 }
 
 export interface LoopWorld {
@@ -83,10 +85,17 @@ export async function startLoopWorld(w: MqttDeviceWorld, o: LoopWorldOptions): P
   });
   await goe.start();
   w.cleanups.push(() => goe.close());
+  const idle = o.idleCharger
+    ? createGoeSim({ url: w.broker.url, topicPrefix: 'go-eCharger/idle', startMs: t0, phases: 3, amp: 6, maxCurrentA: 16, plugs: [{ atMs: t0, battery: { capacityKwh: 60, socPct: 50 } }] })
+    : undefined;
+  if (idle) {
+    await idle.start();
+    w.cleanups.push(() => idle.close());
+  }
 
   const houseA = o.fuse?.houseA;
   const linesA = (): number[] => {
-    const carA = goe.powerW / (3 * 230);
+    const carA = (goe.powerW + (idle?.powerW ?? 0)) / (3 * 230);
     const tankA = tank.state().powerW / 230;
     return (houseA ?? [0, 0, 0]).map((a, l) => a + carA + (l === 0 ? tankA : 0));
   };
@@ -126,6 +135,7 @@ export async function startLoopWorld(w: MqttDeviceWorld, o: LoopWorldOptions): P
         id: 'car', kind: 'evCharger', charger: { type: 'goe', topicPrefix: 'go-eCharger/loop' }, safeCurrentA: 6,
         model: { capacityKwh: 60, phases: 3, minCurrentA: 6, maxCurrentA: 16 },
       },
+      ...(idle ? [{ id: 'car2', kind: 'evCharger', charger: { type: 'goe', topicPrefix: 'go-eCharger/idle' }, safeCurrentA: 6, model: { capacityKwh: 60, phases: 3, minCurrentA: 6, maxCurrentA: 16 } }] : []),
       ...(han ? [{ id: 'han', kind: 'meter', meter: { type: 'amsreader', topic: 'ams/loop' }, staleAfterS: 60 }] : []),
     ],
   });
@@ -164,14 +174,16 @@ export async function startLoopWorld(w: MqttDeviceWorld, o: LoopWorldOptions): P
 
   // Every adapter hears its simulator before the loop's first tick.
   await car(0);
-  await eventually(async () => expect((await carCaps.evStateReader!.readEvState(AbortSignal.timeout(500))).plugged).toBe(true));
+  for (const c of [carCaps, ...(idle ? [caps.get('car2')!] : [])]) {
+    await eventually(async () => expect((await c.evStateReader!.readEvState(AbortSignal.timeout(500))).plugged).toBe(true));
+  }
   await eventually(async () => expect((await controlled.get('tank')!.device.read(AbortSignal.timeout(2000))).errors).toEqual([]));
   if (han) await meter();
 
   const fuseLog = memoryLogger();
   const main = controlled.get('han') ?? null;
   const control = startControlLoop({
-    devices: [controlled.get('tank')!, controlled.get('car')!],
+    devices: [controlled.get('tank')!, controlled.get('car')!, ...(idle ? [controlled.get('car2')!] : [])],
     mainMeter: main,
     ...(main && config.site.fuse ? { fuse: { guard: createFuseGuard(config.site.fuse, fuseLog.logger), meter: main.device, meterId: 'han' } } : {}),
     metering: noMetering, clock: w.clock, logger: silentLogger(), tickMs: TICK_MS, slotMinutes: o.slotMinutes,
