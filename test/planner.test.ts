@@ -109,6 +109,9 @@ describe('plan: cases', () => {
     const half = p.slots[2]!.evs!.ev!;
     expect(half.energyKWh).toBeCloseTo(5.5, 6);
     expect(half.powerKW).toBeCloseTo(11, 6);
+    // The slot says when the car leaves, so control catches up by then, not by the slot's end.
+    expect(half.leavesMs).toBe(T0 + 2.5 * H);
+    expect(p.slots[1]!.evs!.ev!.leavesMs).toBeUndefined();
   });
 
   it('treats a need of a fraction of a milliwatt-hour as met, with no sliver below the charger minimum', () => {

@@ -259,7 +259,8 @@ export function plan(input: PlanInput, nowMs: number, previous?: Plan): Plan {
       charged += et * eff;
       // A car that leaves (or arrives) inside the slot charges at this power while it is there.
       const evHours = Math.min(hours, s.ev.availHours[t] as number);
-      out.evs = { [s.ev.id]: { energyKWh: et + before(input.ev), powerKW: evHours > 0 ? et / evHours : 0, on: final.evOn[t] === true || et > TOL, chargedKWh: charged } };
+      const leaves = input.ev && input.ev.departureMs > ps.startMs && input.ev.departureMs < ps.endMs ? { leavesMs: input.ev.departureMs } : {};
+      out.evs = { [s.ev.id]: { energyKWh: et + before(input.ev), powerKW: evHours > 0 ? et / evHours : 0, on: final.evOn[t] === true || et > TOL, chargedKWh: charged, ...leaves } };
       if (et > TOL) parts.push(`${s.ev.id} ${et.toFixed(2)} kWh`);
     }
     const priceText = `${ps.price.toFixed(4)} ${input.currency}/kWh (rank ${rank[t]}/${s.n}` +

@@ -303,6 +303,8 @@ export interface TankSlotPlan extends DeviceSlotPlan {
 export interface EvSlotPlan extends DeviceSlotPlan {
   /** Battery energy added since the start of the plan, at the end of the slot. */
   chargedKWh: number;
+  /** The car leaves within this slot, at this time: its energy is due by then, not by the slot's end. */
+  leavesMs?: number;
 }
 
 export interface PlanSlot {

@@ -155,7 +155,9 @@ export function startControlLoop(deps: {
     };
     const chargerPlanned = (id: string): SlotTarget | null => {
       const v = slot?.evs?.[id];
-      return plan === null ? null : { energyKwh: v?.energyKWh ?? 0, powerKw: v?.powerKW ?? 0, ...(slot ? { leftH: (slot.endMs - now) / 3_600_000 } : {}) };
+      // A car that leaves within the slot has until then to catch up, not until the slot's end.
+      const untilMs = Math.min(slot?.endMs ?? now, v?.leavesMs ?? Infinity);
+      return plan === null ? null : { energyKwh: v?.energyKWh ?? 0, powerKw: v?.powerKW ?? 0, ...(slot ? { leftH: Math.max(0, untilMs - now) / 3_600_000 } : {}) };
     };
     const nows: DeviceNow[] = [];
     // Every charger under the fuse that draws or wants to, so chargers on a common line split its
