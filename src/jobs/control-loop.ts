@@ -159,6 +159,10 @@ export function startControlLoop(deps: {
       const untilMs = Math.min(slot?.endMs ?? now, v?.leavesMs ?? Infinity);
       return plan === null ? null : { energyKwh: v?.energyKWh ?? 0, powerKw: v?.powerKW ?? 0, ...(slot ? { leftH: Math.max(0, untilMs - now) / 3_600_000 } : {}) };
     };
+    const heaterPlanned = (id: string): SlotTarget | null => {
+      const t = slot?.tanks?.[id];
+      return plan === null ? null : { energyKwh: t?.energyKWh ?? 0, powerKw: t?.powerKW ?? 0, paidToConsume: (slot?.price ?? 0) < 0 };
+    };
     const nows: DeviceNow[] = [];
     // Every charger under the fuse that draws or wants to, so chargers on a common line split its
     // free current; one that neither draws nor wants any claims no share of it.
@@ -190,20 +194,18 @@ export function startControlLoop(deps: {
       const available = c.device.health().state === 'up';
       const capKw = deps.inputs.deviceCapKw(cfg.id, now);
       if (cfg.kind === 'hotWaterTank') {
-        const t = slot?.tanks?.[cfg.id];
         nows.push({
           kind: 'hotWaterTank', id: cfg.id, available, mode,
           temperatureC: r.temperatureC ?? deps.inputs.estimatedTankC(cfg.id, now),
           floorC: cfg.model.floorC, maxC: cfg.model.maxC, elementKw: cfg.model.elementKw, powerW: r.powerW, slotEnergyKwh: e,
-          planned: plan === null ? null : { energyKwh: t?.energyKWh ?? 0, powerKw: t?.powerKW ?? 0, paidToConsume: (slot?.price ?? 0) < 0 },
+          planned: heaterPlanned(cfg.id),
           ...(capKw !== undefined ? { capKw } : {}),
           ...heaterSeen(cfg.id, cfg.model.elementKw, r.powerW, phases, now),
         });
       } else if (cfg.kind === 'heatPump') {
-        const t = slot?.tanks?.[cfg.id];
         nows.push(heatPumps.now(cfg, {
           available, mode, temperatureC: r.temperatureC ?? deps.inputs.estimatedTankC(cfg.id, now), powerW: r.powerW, slotEnergyKwh: e,
-          planned: plan === null ? null : { energyKwh: t?.energyKWh ?? 0, powerKw: t?.powerKW ?? 0, paidToConsume: (slot?.price ?? 0) < 0 },
+          planned: heaterPlanned(cfg.id),
           ...(capKw !== undefined ? { capKw } : {}),
           ...heaterSeen(cfg.id, cfg.model.electricKw, r.powerW, phases, now),
         }, plan, now));
