@@ -91,6 +91,31 @@ describe('OCPP 1.6J charger', () => {
     expect(w.sim.offeredA).toBe(8);
   });
 
+  it('a car that starts its own session (a card) begins at the limit wattshift holds, not at the safe current; without wattshift, at the safe current', async () => {
+    const plug = (atMs: number, untilMs?: number) => ({ atMs, ...(untilMs !== undefined ? { untilMs } : {}), idTag: 'CARD-1', battery: { capacityKwh: 60, socPct: 20 } });
+    const w = await world({ plugs: [plug(startMs + 60_000, startMs + 120_000), plug(startMs + 180_000, startMs + 240_000), plug(startMs + 1_500_000)] });
+    await w.charger.chargeCurrentLimit.setCurrentA(0, never); // nothing planned, or the fuse is full
+    await w.step(60_000);
+    await eventually(() => expect(w.sim.transactionId).toBeDefined());
+    await w.sim.settle();
+    expect(w.sim.status).toBe('SuspendedEVSE');
+    expect(w.sim.offeredA).toBe(0);
+    await w.step(60_000); // the car leaves
+    await w.charger.chargeCurrentLimit.setCurrentA(10, never);
+    await w.step(60_000); // the next car comes at 10 A
+    await eventually(() => expect(w.sim.status).toBe('Charging'));
+    await w.sim.settle();
+    expect(w.sim.offeredA).toBe(10);
+    expect(w.sim.received()).not.toContain('RemoteStartTransaction');
+    await w.step(60_000);
+    // wattshift stops renewing; its leased default runs out, so the third car starts at the charger's own safe current.
+    w.charger.close();
+    await w.sim.advance(1_300_000);
+    await w.sim.settle();
+    expect(w.sim.status).toBe('Charging');
+    expect(w.sim.offeredA).toBe(6);
+  });
+
   it('meters the MeterValues energy into hours that match the charge point', async () => {
     const w = await world();
     await w.charger.chargeCurrentLimit.setCurrentA(16, never);
@@ -193,8 +218,8 @@ describe('OCPP 1.6J charger', () => {
     const raw = new RPCClient({ endpoint: `ws://127.0.0.1:${w.port}/ocpp`, identity: 'cp1', password, protocols: ['ocpp1.6'], reconnect: false } as ConstructorParameters<typeof RPCClient>[0]);
     open.push(raw);
     const asked: string[] = [];
-    raw.handle(async ({ method = '' }: { method?: string }) => {
-      asked.push(method);
+    raw.handle(async ({ method = '', params }: { method?: string; params?: { csChargingProfiles?: { chargingProfilePurpose?: string } } }) => {
+      asked.push(`${method} ${params?.csChargingProfiles?.chargingProfilePurpose ?? ''}`.trim());
       return { status: 'Accepted' };
     });
     await raw.connect();
@@ -205,10 +230,12 @@ describe('OCPP 1.6J charger', () => {
     // The car leaves; its StopTransaction is lost on the way, the status comes through.
     await raw.call('StatusNotification', { connectorId: 1, status: 'Available', errorCode: 'NoError' });
     expect(link.transactionOn(1)).toBeUndefined();
-    const sent = (): number => asked.filter((m) => m === 'SetChargingProfile' || m === 'RemoteStopTransaction').length;
+    const sent = (): number => asked.filter((m) => m === 'SetChargingProfile TxProfile' || m === 'RemoteStopTransaction').length;
     const before = sent();
     await w.charger.chargeCurrentLimit.setCurrentA(0, never);
     expect(sent()).toBe(before);
+    // Only what the next session starts at.
+    expect(asked.at(-1)).toBe('SetChargingProfile TxDefaultProfile');
   });
 
   it('an unreachable charge point fails reads and commands with DEVICE_UNREACHABLE and the supervisor marks it down', async () => {

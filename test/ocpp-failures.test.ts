@@ -118,6 +118,7 @@ describe('OCPP failure paths', () => {
     await eventually(() => expect(w.sim.transactionId).toBeUndefined());
     const holds = w.lines.filter((l) => l['code'] === 'OCPP_LIMIT_REFUSED').map((l) => l['holdS']);
     expect(holds).toEqual([300, 600]);
+    expect(w.lines.filter((l) => l['code'] === 'OCPP_DEFAULT_REFUSED')).toHaveLength(1);
     await w.clock.advance(9 * 60_000);
     await w.charger.chargeCurrentLimit.setCurrentA(16, never);
     expect(starts()).toBe(2);

@@ -3,11 +3,14 @@
  *
  * - The charging limit is a charging profile in amperes (OCPP 1.6 §3.13 Smart Charging, §5.16
  *   SetChargingProfile, §7.8 ChargingProfile). On every connection the connector gets a
- *   `TxDefaultProfile` (stack level 0) at the safe current: the limit of any session wattshift has
- *   not set, and the one the charger falls back to by itself. The planned limit is a `TxProfile`
- *   (stack level 1) for the running transaction, valid for a lease (`validTo`) that is renewed every
- *   half lease while the charger is connected: a charger that loses wattshift returns to the safe
- *   current on its own when the lease ends (§3.13.3: an expired profile no longer applies).
+ *   `TxDefaultProfile` (stack level 0) at the safe current: the one the charger falls back to by
+ *   itself. The limit wattshift sets is a `TxProfile` (stack level 1) for the running transaction
+ *   and, for a session the charger starts on its own (a card, a free-charging car), a
+ *   `TxDefaultProfile` at stack level 1, which outranks the safe one (§3.13.2): so a car that
+ *   plugs in starts at what the plan and the main fuse allow now, not at the safe current. Both are
+ *   valid for a lease (`validTo`) that is renewed every half lease while the charger is connected:
+ *   a charger that loses wattshift returns to the safe current on its own when the lease ends
+ *   (§3.13.3: an expired profile no longer applies).
  * - Below the 6 A minimum (IEC 61851) the limit is 0 A, which suspends charging (SuspendedEVSE)
  *   and keeps the session. A charger that refuses the 0 A profile, or any lower limit, is stopped
  *   (RemoteStopTransaction, §5.12) instead (OCPP_LIMIT_REFUSED), since a pause or a fuse limit must
@@ -44,8 +47,9 @@ const maxStartHoldMs = 2 * 3_600_000;
 import type { ChargePointStatus } from './messages.js';
 
 export const ocppMinCurrentA = 6;
-const txProfileId = 1001;
 const defaultProfileId = 1000;
+const txProfileId = 1001;
+const leasedDefaultProfileId = 1002;
 
 export interface OcppChargerOptions {
   id: string;
@@ -87,21 +91,22 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
     return a < ocppMinCurrentA ? 0 : Math.min(options.maxCurrentA, Math.floor(a));
   };
 
-  const profile = (purpose: 'TxProfile' | 'TxDefaultProfile', a: number, transactionId?: number): Record<string, unknown> => ({
-    chargingProfileId: purpose === 'TxProfile' ? txProfileId : defaultProfileId,
+  /** `safe`: the charger's own fallback; `leased`: wattshift's limit for a session the charger starts; `session`: the running one's. */
+  const profile = (kind: 'safe' | 'leased' | 'session', a: number, transactionId?: number): Record<string, unknown> => ({
+    chargingProfileId: kind === 'session' ? txProfileId : kind === 'leased' ? leasedDefaultProfileId : defaultProfileId,
     ...(transactionId !== undefined ? { transactionId } : {}),
-    stackLevel: purpose === 'TxProfile' ? 1 : 0,
-    chargingProfilePurpose: purpose,
+    stackLevel: kind === 'safe' ? 0 : 1,
+    chargingProfilePurpose: kind === 'session' ? 'TxProfile' : 'TxDefaultProfile',
     chargingProfileKind: 'Relative',
-    ...(purpose === 'TxProfile' ? { validTo: new Date(clock.nowMs() + leaseMs).toISOString() } : {}),
+    ...(kind !== 'safe' ? { validTo: new Date(clock.nowMs() + leaseMs).toISOString() } : {}),
     chargingSchedule: {
       chargingRateUnit: 'A',
-      chargingSchedulePeriod: [{ startPeriod: 0, limit: a, ...(purpose === 'TxProfile' && phases !== undefined ? { numberPhases: phases } : {}) }],
+      chargingSchedulePeriod: [{ startPeriod: 0, limit: a, ...(kind !== 'safe' && phases !== undefined ? { numberPhases: phases } : {}) }],
     },
   });
 
-  const setDefault = (a: number, signal: AbortSignal): Promise<void> =>
-    link.request('SetChargingProfile', { connectorId, csChargingProfiles: profile('TxDefaultProfile', a) }, signal);
+  const setDefault = (kind: 'safe' | 'leased', a: number, signal: AbortSignal): Promise<void> =>
+    link.request('SetChargingProfile', { connectorId, csChargingProfiles: profile(kind, a) }, signal);
 
   const plugged = (): boolean => {
     const s = values.peek('status') as ChargePointStatus | undefined;
@@ -114,6 +119,8 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
   let sessionStartWh: number | undefined;
   /** The limit the charger last accepted for the running session, A (undefined: not known). */
   let acceptedA: number | undefined;
+  /** Whether the charger refused the leased default (logged once). */
+  let defaultRefused = false;
   /** Whether the last attempt to bring the current down failed both ways (logged once per run). */
   let uncontrolled = false;
   /** The running transaction and when wattshift learnt of it (clock ms). */
@@ -137,8 +144,14 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
     const tx = link.transactionOn(connectorId);
     if (tx !== undefined && txSeen?.id !== tx) txSeen = { id: tx, atMs: clock.nowMs() };
     if (tx === undefined) {
+      // What a session the charger starts by itself begins at; one that refuses it begins at the safe current.
+      await setDefault('leased', a, signal).catch((err: unknown) => {
+        if (!refused(err)) throw err;
+        if (!defaultRefused) log.warn({ code: 'OCPP_DEFAULT_REFUSED', currentA: a, err: err.message }, 'the charger refused the default limit: a session it starts by itself begins at the safe current');
+        defaultRefused = true;
+      });
       if (mayStart && a > 0 && plugged() && clock.nowMs() >= noStartBeforeMs) {
-        await link.request('RemoteStartTransaction', { connectorId, idTag: options.idTag, chargingProfile: profile('TxProfile', a) }, signal);
+        await link.request('RemoteStartTransaction', { connectorId, idTag: options.idTag, chargingProfile: profile('session', a) }, signal);
         acceptedA = a;
       }
       return;
@@ -147,7 +160,7 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
     // naming it that crosses that answer is refused, and the next tick asks again (no stop).
     const justStarted = clock.nowMs() - (txSeen?.atMs ?? -Infinity) < txSettleMs;
     try {
-      await link.request('SetChargingProfile', { connectorId, csChargingProfiles: profile('TxProfile', a, tx) }, signal);
+      await link.request('SetChargingProfile', { connectorId, csChargingProfiles: profile('session', a, tx) }, signal);
       acceptedA = a;
       uncontrolled = false;
       startHoldMs = 0;
@@ -204,15 +217,20 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
         return;
       case 'transaction':
         if (e.connectorId === connectorId && e.idTag !== undefined && e.idTag !== options.idTag) tags.started = e.idTag;
-        if (e.connectorId === connectorId && e.transactionId === undefined) acceptedA = undefined;
+        if (e.connectorId === connectorId && e.transactionId === undefined) {
+          acceptedA = undefined;
+          // The next car starts at the limit now, under a fresh lease.
+          void renew();
+        }
         if (e.connectorId === connectorId && e.transactionId !== undefined) sessionStartWh = e.meterStartWh;
         // A session that starts after the limit was set gets it at once (it began at the default).
         if (e.connectorId === connectorId && e.transactionId !== undefined && limitA !== undefined) void renew();
     }
   };
 
+  /** The limit again, with a fresh lease: the session's, or without one the default a new session starts at. */
   const renew = async (): Promise<void> => {
-    if (limitA === undefined || link.transactionOn(connectorId) === undefined) return;
+    if (limitA === undefined) return;
     await apply(limitA, false, closed.signal).catch((err: unknown) => {
       log.warn({ code: err instanceof WattshiftError ? err.code : 'OCPP_CALL_FAILED', err: err instanceof Error ? err.message : String(err) }, 'renewing the charging limit failed');
     });
@@ -220,7 +238,7 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
 
   /** After a (re)connection: the safe default first, then the session's limit again. */
   const resync = async (): Promise<void> => {
-    await setDefault(amps(options.safeCurrentA), closed.signal).catch((err: unknown) => {
+    await setDefault('safe', amps(options.safeCurrentA), closed.signal).catch((err: unknown) => {
       log.warn({ code: err instanceof WattshiftError ? err.code : 'OCPP_CALL_FAILED', err: err instanceof Error ? err.message : String(err) }, 'setting the default charging profile failed');
     });
     await renew();
@@ -248,10 +266,10 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
       },
       async releaseCurrentA(maxA, signal) {
         if (!link.connected) throw unreachable;
-        await setDefault(Math.min(amps(options.safeCurrentA), amps(maxA)), signal);
+        await setDefault('safe', Math.min(amps(options.safeCurrentA), amps(maxA)), signal);
         limitA = undefined;
         // Unknown: the charger holds no such profile, which is the state asked for.
-        await link.request('ClearChargingProfile', { id: txProfileId }, signal, ['Accepted', 'Unknown']);
+        for (const id of [txProfileId, leasedDefaultProfileId]) await link.request('ClearChargingProfile', { id }, signal, ['Accepted', 'Unknown']);
       },
     },
     phaseSwitch: {
