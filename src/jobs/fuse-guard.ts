@@ -41,10 +41,21 @@ const fuseReason = 'main fuse';
 /** Whether a charger setpoint's reason says the main fuse holds it. */
 export const heldByFuse = (reason: string): boolean => reason.startsWith(fuseReason);
 
+/** A charger's measured power at one control tick. */
+interface PowerSample {
+  atMs: number;
+  watts: number;
+}
+
 /**
  * The main fuse in the control loop: per charger, the headroom on its lines from the HAN meter's
  * phase currents, held so that it is lowered at once and raised only after a quiet while. A stale
  * reading gives no headroom: the charger is held at its safe current until the meter speaks again.
+ *
+ * A reading older than the last tick (a slow or stalled HAN reader) predates what the chargers did
+ * since: each charger's rise since the first tick after the reading is added to the lines it flows
+ * on, so a charger that started after the reading is not taken for room. A fall is not credited
+ * until a reading shows it.
  */
 export function createFuseGuard(config: FuseConfig, logger: Logger): FuseGuard {
   const log = logger.child({ component: 'fuse' });
@@ -52,23 +63,54 @@ export function createFuseGuard(config: FuseConfig, logger: Logger): FuseGuard {
   const limiting = new Map<string, string>();
   /** Chargers held at their safe current for want of a phase reading: why, as last logged. */
   const blind = new Map<string, string>();
+  /** Each charger's power at the ticks a reading may still be from (the last stale window). */
+  const history = new Map<string, PowerSample[]>();
   const perAmp = (c: Pick<FuseCharger, 'phases' | 'voltageV'>): number => wattsPerAmp(config.supply, c.phases, c.voltageV);
   const line = (config.singlePhaseChargerLine - 1) as 0 | 1 | 2;
+  const linesOf = (n: 1 | 3): number[] => chargerLines(config.supply, config.phases, n, line);
+
+  /** A charger's current on line `l` for `watts`; one that does not say its phases, only as far as it surely flows there. */
+  const amps = (x: FuseCharger, watts: number, l: number): number => {
+    const w = Math.max(0, watts);
+    if (x.drawUncertain) return Math.min(...([1, 3] as const).map((n) => (linesOf(n).includes(l) ? w / perAmp({ phases: n, voltageV: x.voltageV }) : 0)));
+    const draw = x.drawPhases ?? x.phases;
+    return linesOf(draw).includes(l) ? w / perAmp({ phases: draw, voltageV: x.voltageV }) : 0;
+  };
+
+  const record = (x: FuseCharger, nowMs: number): void => {
+    const samples = history.get(x.id) ?? [];
+    if (samples.at(-1)?.atMs !== nowMs) samples.push({ atMs: nowMs, watts: Math.max(0, x.powerW ?? 0) });
+    // Keep the window a usable reading can be from, and the sample before it.
+    const from = samples.findIndex((p) => p.atMs >= nowMs - config.staleAfterS * 1000);
+    if (from > 1) samples.splice(0, from - 1);
+    history.set(x.id, samples);
+  };
+
+  /**
+   * How much more the charger draws now than at the first tick after the reading, W. That tick's
+   * power may already hold a rise the reading missed (the last tick's own command): left to the next
+   * reading, as without a correction; only the rises of later ticks are added.
+   */
+  const riseSince = (x: FuseCharger, readingAtMs: number): number => {
+    const samples = history.get(x.id) ?? [];
+    const after = samples.find((p) => p.atMs > readingAtMs);
+    return after === undefined ? 0 : Math.max(0, samples.at(-1)!.watts - after.watts);
+  };
 
   return {
     wattsPerAmp: perAmp,
     limitFor(c, phases, nowMs, all = [c]) {
-      const linesOf = (n: 1 | 3): number[] => chargerLines(config.supply, config.phases, n, line);
       const sharedBy = [0, 1, 2].map((l) => all.filter((x) => linesOf(x.drawPhases ?? x.phases).includes(l)).length);
+      const chargers = all.some((x) => x.id === c.id) ? all : [...all, c];
+      for (const x of chargers) record(x, nowMs);
       const draw = c.drawPhases ?? c.phases;
       const ownA = c.powerW === undefined ? 0 : c.powerW / perAmp({ phases: draw, voltageV: c.voltageV });
-      // For the other phase count, its draw now comes off the lines it flows on now.
-      const drawLines = linesOf(draw);
-      const watts = Math.max(0, c.powerW ?? 0);
-      const surely = (l: number): number => Math.min(...([1, 3] as const).map((n) => (linesOf(n).includes(l) ? watts / perAmp({ phases: n, voltageV: c.voltageV }) : 0)));
-      const own = (l: number): number => (c.drawUncertain ? surely(l) : drawLines.includes(l) ? Math.max(0, ownA) : 0);
+      const own = (l: number): number => amps(c, c.powerW ?? 0, l);
       const exact = draw === c.phases && c.drawUncertain !== true;
-      const currentsA = exact ? phases?.currentsA ?? [] : (phases?.currentsA ?? []).map((a, l) => a - own(l));
+      const rises = phases === undefined ? [] : chargers.map((x) => ({ x, watts: riseSince(x, phases.atMs) }));
+      const measured = (phases?.currentsA ?? []).map((a, l) => a + rises.reduce((sum, r) => sum + amps(r.x, r.watts, l), 0));
+      // For the other phase count, its draw now comes off the lines it flows on now.
+      const currentsA = exact ? measured : measured.map((a, l) => a - own(l));
       const input: FuseInput = {
         fuseA: config.mainFuseA, marginA: config.marginA,
         currentsA, measuredAtMs: phases?.atMs, nowMs, staleAfterMs: config.staleAfterS * 1000,

@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { createLogger } from '../log.js';
+import { createFuseGuard } from './fuse-guard.js';
+
+const logger = createLogger({ level: 'silent' });
+// IT 3×230 V: a 3-phase charger draws √3·230 W per amp. A slow HAN reader: readings count for 10 minutes.
+const fuse = { mainFuseA: 25, phases: 3 as const, supply: 'IT' as const, meter: 'han', marginA: 2, raiseAfterS: 60, staleAfterS: 600, singlePhaseChargerLine: 1 as const };
+const wPerA = Math.sqrt(3) * 230;
+const t0 = 1_000_000;
+const tick = 10_000;
+const reading = (currentsA: number[], atMs: number) => ({ currentsA, voltagesV: [], atMs });
+const charger = (id: string, amps: number) => ({ id, phases: 3 as const, voltageV: 230, safeCurrentA: 6, powerW: amps * wPerA });
+
+describe('fuse guard: a reading older than the last tick', () => {
+  it('adds what the chargers rose by since the first tick after the reading, as a fresh reading would show it', () => {
+    const guard = createFuseGuard(fuse, logger);
+    // The house draws 6 A on each line; the reading is taken just before the first tick and then stalls.
+    const old = reading([6, 6, 6], t0 - 1_000);
+    guard.limitFor(charger('a', 0), old, t0);
+    expect(guard.limitFor(charger('b', 0), old, t0).maxA).toBe(17); // alone: 25 − 2 − 6
+    // Next tick: car A charges at 6 A; the reading is the same. Then car B starts too.
+    guard.limitFor(charger('a', 6), old, t0 + tick);
+    guard.limitFor(charger('b', 0), old, t0 + tick);
+    const both = [charger('a', 6), charger('b', 6)];
+    const stale = guard.limitFor(charger('b', 6), old, t0 + 2 * tick, both);
+    // The lines carry 6 + 6 + 6 = 18 A: B may keep its 6 A and half of the 5 A free, as a fresh reading gives.
+    const fresh = createFuseGuard(fuse, logger).limitFor(charger('b', 6), reading([18, 18, 18], t0 + 2 * tick - 500), t0 + 2 * tick, both);
+    expect(fresh.maxA).toBeCloseTo(8.5, 9);
+    expect(stale.maxA).toBeCloseTo(fresh.maxA, 9);
+  });
+
+  it('takes a reading from since the last tick as it is, and credits no fall before a reading shows it', () => {
+    const guard = createFuseGuard(fuse, logger);
+    guard.limitFor(charger('a', 0), reading([6, 6, 6], t0 - 1_000), t0);
+    // The last tick raised car A to 10 A; a reading taken after that tick holds whatever of it has ramped.
+    expect(guard.limitFor(charger('a', 10), reading([16, 16, 16], t0 + 5_000), t0 + tick).maxA).toBe(17); // 25 − 2 − 6
+    // A falls to 0 A after the reading: until a reading shows it, its 10 A stays on the lines as house load.
+    guard.limitFor(charger('a', 10), reading([16, 16, 16], t0 + 5_000), t0 + 2 * tick);
+    const fell = guard.limitFor(charger('a', 0), reading([16, 16, 16], t0 + 5_000), t0 + 3 * tick);
+    expect(fell.maxA).toBe(7); // 25 − 2 − 16
+  });
+});
