@@ -160,6 +160,27 @@ describe('superviseDevice', () => {
     expect(heater.calls).toHaveLength(m);
   });
 
+  it('retries a failed renewal within the lease still running, so one lost write does not let the block lapse', async () => {
+    const clock = new ManualClock(t0);
+    const heater = fakeHeater();
+    const dev = superviseDevice({ id: 'tank', kind: 'hotWaterTank', capabilities: { heaterSwitch: heater.sw }, leaseMs: 600_000, readTimeoutMs: 1000 }, { clock, logger: captureLogger().logger });
+    await dev.applyHeater(true);
+    heater.setFail(new WattshiftError('DEVICE_TIMEOUT', 'lost'));
+    await clock.advance(300_000); // the renewal at half the lease is lost
+    await settle();
+    heater.setFail(undefined);
+    await clock.advance(30_000); // tried again a twentieth of the lease later, 270 s before the first lease ends
+    await settle();
+    expect(heater.calls).toEqual(['block:600000', 'block:600000']);
+    expect(dev.health().state).toBe('up');
+    await clock.advance(299_999); // then every half lease from that renewal again
+    await settle();
+    expect(heater.calls).toHaveLength(2);
+    await clock.advance(1);
+    await settle();
+    expect(heater.calls).toHaveLength(3);
+  });
+
   it('counts failed renewals and stops renewing when the device goes down', async () => {
     const clock = new ManualClock(t0);
     const heater = fakeHeater();

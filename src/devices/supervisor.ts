@@ -225,24 +225,32 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
 
   const renewLoop = async (signal: AbortSignal): Promise<void> => {
     const everyMs = Math.max(1, Math.floor(options.leaseMs / 2));
+    // After a failed renewal the lease written last still holds for half a lease: try again well
+    // within it, so one lost write does not let the device's timer release it (a relay blip, and a
+    // heat pump counting a second lock).
+    const retryMs = Math.max(1, Math.floor(options.leaseMs / 20));
+    // Anchored to when the last block was issued, so command latency does not stretch the lease.
+    let nextMs = lastLeaseAtMs + everyMs;
     for (;;) {
-      // Anchored to when the last block was issued, so command latency does not stretch the lease.
       try {
-        await clock.sleep(Math.max(0, lastLeaseAtMs + everyMs - clock.nowMs()), signal);
+        await clock.sleep(Math.max(0, nextMs - clock.nowMs()), signal);
       } catch {
         return;
       }
       const sg = sgWritten;
       if (signal.aborted || state !== 'up' || (!blocked && (sg === undefined || sg === 'normal'))) return;
-      lastLeaseAtMs = clock.nowMs();
+      const issuedAtMs = clock.nowMs();
       try {
         await timed('renew block', signal, (s) => (caps.sgReady && sg !== undefined ? caps.sgReady.setState(sg, options.leaseMs, s) : caps.heaterSwitch!.block(options.leaseMs, s)));
+        lastLeaseAtMs = issuedAtMs;
+        nextMs = issuedAtMs + everyMs;
       } catch (err) {
         if (signal.aborted) return;
         const e = toWattshiftError(err, 'DEVICE_UNREACHABLE', `${id}: renewing block`);
         heaterWritten = undefined;
         log.debug({ code: e.code }, 'lease renewal failed');
         failed(e);
+        nextMs = clock.nowMs() + retryMs;
       }
     }
   };
