@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decide, type ChargerNow, type HeaterNow } from './control.js';
+import { chargerWantsCurrent, decide, type ChargerNow, type HeaterNow } from './control.js';
 
 const tank = (over: Partial<HeaterNow> = {}): HeaterNow => ({
   kind: 'hotWaterTank', id: 'tank', available: true, mode: 'auto', temperatureC: 60, floorC: 45,
@@ -93,6 +93,21 @@ describe('decide: charger', () => {
   it('stops charging when the headroom is below the minimum current', () => {
     const d = decide([car()], { capKw: 1, locationPowerW: 500, baseLoadKw: 0 });
     expect(charger(d).currentA).toBe(0);
+  });
+});
+
+describe('chargerWantsCurrent', () => {
+  const plan = { energyKwh: 2, powerKw: 4 };
+  it('is what a plugged-in car is asked for: a boost, energy left in the slot, or the safe current without a plan', () => {
+    const car = { plugged: true, mode: 'auto' as const, planned: plan, slotEnergyKwh: 0 };
+    expect(chargerWantsCurrent(car)).toBe(true);
+    expect(chargerWantsCurrent({ ...car, slotEnergyKwh: 2 })).toBe(false); // the slot's energy is metered
+    expect(chargerWantsCurrent({ ...car, planned: { energyKwh: 0, powerKw: 0 } })).toBe(false);
+    expect(chargerWantsCurrent({ ...car, planned: null })).toBe(true);
+    expect(chargerWantsCurrent({ ...car, mode: 'boost', slotEnergyKwh: 2 })).toBe(true);
+    // Mode off wants nothing, with or without a plan; an empty charger wants nothing, even on boost.
+    expect(chargerWantsCurrent({ ...car, mode: 'off', planned: null })).toBe(false);
+    expect(chargerWantsCurrent({ ...car, plugged: false, mode: 'boost' })).toBe(false);
   });
 });
 

@@ -233,6 +233,16 @@ function currentWithin(kw: number, d: ChargerNow): number {
   return a >= d.minCurrentA ? a : 0;
 }
 
+/**
+ * Whether a plugged-in charger is asked for current now: by the user's boost, by the plan's slot
+ * (energy still to meter), or, without a plan, at its safe current. The one rule for what a charger
+ * wants, whether it is the current to set or a claim on a line it shares under the main fuse.
+ */
+export function chargerWantsCurrent(x: Pick<ChargerNow, 'plugged' | 'mode' | 'planned' | 'slotEnergyKwh'>): boolean {
+  if (!x.plugged || x.mode === 'off') return false;
+  return x.mode === 'boost' || x.planned === null || isRunning(x.planned, x.slotEnergyKwh);
+}
+
 function wantedCharger(d: ChargerNow): { currentA: number; reason: string } & Want {
   if (d.phaseCommand?.pausedFor !== undefined) return { currentA: 0, reason: d.phaseCommand.pausedFor };
   if (!d.available) {
@@ -275,7 +285,7 @@ export function decide(devices: readonly DeviceNow[], site: SiteNow): Decision {
   let expectedDeviceKw = 0;
 
   // Heaters first: hot water is the comfort promise; then chargers share what is left.
-  const fuseShared = devices.some((c) => c.kind === 'evCharger' && c.fuse !== undefined && c.plugged && wantedCharger(c).currentA > 0);
+  const fuseShared = devices.some((c) => c.kind === 'evCharger' && c.fuse !== undefined && chargerWantsCurrent(c));
   for (const d of devices) {
     if (d.kind !== 'hotWaterTank') continue;
     const want = fuseShared ? heldWhenFull(d, wantedHeater(d)) : wantedHeater(d);

@@ -3,7 +3,7 @@ import type { Logger } from '../log.js';
 import type { DeviceConfig } from '../config/schema.js';
 import type { SupervisedDevice, DeviceReading } from '../devices/supervisor.js';
 import type { Plan, PlanSlot } from '../core/types.js';
-import { decide, type Decision, type DeviceMode, type DeviceNow, type HourBudget, type Setpoint, type SlotTarget } from '../core/control.js';
+import { chargerWantsCurrent, decide, type Decision, type DeviceMode, type DeviceNow, type HourBudget, type Setpoint, type SlotTarget } from '../core/control.js';
 import type { Metering } from './metering.js';
 import { startLoop, type LoopHandle } from './loop.js';
 import type { FuseGuard } from './fuse-guard.js';
@@ -171,8 +171,7 @@ export function startControlLoop(deps: {
       if (c.config.kind !== 'evCharger') return [];
       const r = readings.get(c.config.id);
       const planned = chargerPlanned(c.config.id);
-      const wants = r?.ev?.plugged === true && (planned === null
-        || wantedChargerKw({ plugged: true, mode: modeOf(c.config.id), planned, slotEnergyKwh: energies.get(c.config.id) ?? 0, roomKw: Infinity }) > 0);
+      const wants = chargerWantsCurrent({ plugged: r?.ev?.plugged === true, mode: modeOf(c.config.id), planned, slotEnergyKwh: energies.get(c.config.id) ?? 0 });
       return [{
         id: c.config.id, voltageV: c.config.model.voltageV, safeCurrentA: c.config.safeCurrentA, powerW: r?.powerW,
         phases: switchesPhases(c.config.model) ? phaseControl.actual(c.config.id, r?.ev?.phases, c.config.model.phases) : c.config.model.phases,

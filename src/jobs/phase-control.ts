@@ -8,7 +8,7 @@
 import type { Logger } from '../log.js';
 import type { EvChargerConfig } from '../config/schema.js';
 import type { PhaseReading } from '../ports.js';
-import type { ChargerNow, DeviceMode, SlotTarget } from '../core/control.js';
+import { chargerWantsCurrent, type ChargerNow, type DeviceMode, type SlotTarget } from '../core/control.js';
 import { choosePhases, type PhaseOption } from '../core/phase-switch.js';
 import type { FuseCharger, FuseGuard } from './fuse-guard.js';
 
@@ -118,11 +118,11 @@ export function createPhaseControl(logger: Logger): PhaseControl {
 
 /** Power the charger is asked for now, kW, from the user's mode and the plan's slot (as `decide` reads them). */
 export function wantedChargerKw(x: { plugged: boolean; mode: DeviceMode; planned: SlotTarget | null; slotEnergyKwh: number; roomKw: number }): number {
-  if (!x.plugged || x.mode === 'off') return 0;
+  if (!chargerWantsCurrent(x)) return 0;
   const room = Math.max(0, x.roomKw);
   if (x.mode === 'boost') return room;
-  if (x.planned === null || x.planned.energyKwh <= 1e-6 || x.slotEnergyKwh >= x.planned.energyKwh - 1e-6) return 0;
-  return Math.min(x.planned.powerKw, room);
+  // Without a plan the charger gets its safe current: no power to choose phases for.
+  return x.planned === null ? 0 : Math.min(x.planned.powerKw, room);
 }
 
 /**
