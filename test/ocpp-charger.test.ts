@@ -212,21 +212,7 @@ describe('OCPP 1.6J charger', () => {
   it('forgets a transaction whose StopTransaction never came once the connector says Available: no limit is sent for it', async () => {
     const w = await world({ plugged: false });
     // A charge point of our own making in the simulator's place, to lose a StopTransaction on purpose.
-    await w.sim.close();
-    const link = w.cs.link('cp1');
-    await eventually(() => expect(link.connected).toBe(false));
-    const raw = new RPCClient({ endpoint: `ws://127.0.0.1:${w.port}/ocpp`, identity: 'cp1', password, protocols: ['ocpp1.6'], reconnect: false } as ConstructorParameters<typeof RPCClient>[0]);
-    open.push(raw);
-    const asked: string[] = [];
-    raw.handle(async ({ method = '', params }: { method?: string; params?: { csChargingProfiles?: { chargingProfilePurpose?: string } } }) => {
-      asked.push(`${method} ${params?.csChargingProfiles?.chargingProfilePurpose ?? ''}`.trim());
-      return { status: 'Accepted' };
-    });
-    await raw.connect();
-    await raw.call('BootNotification', { chargePointVendor: 'raw', chargePointModel: 'raw' });
-    await raw.call('StatusNotification', { connectorId: 1, status: 'Charging', errorCode: 'NoError' });
-    const { transactionId } = await raw.call('StartTransaction', { connectorId: 1, idTag: 'CARD', meterStart: 0, timestamp: new Date(w.clock.nowMs()).toISOString() }) as { transactionId: number };
-    expect(link.transactionOn(1)).toBe(transactionId);
+    const { raw, link, asked } = await rawChargePointInSession(w, () => 'Accepted');
     // The car leaves; its StopTransaction is lost on the way, the status comes through.
     await raw.call('StatusNotification', { connectorId: 1, status: 'Available', errorCode: 'NoError' });
     expect(link.transactionOn(1)).toBeUndefined();
@@ -236,6 +222,30 @@ describe('OCPP 1.6J charger', () => {
     expect(sent()).toBe(before);
     // Only what the next session starts at.
     expect(asked.at(-1)).toBe('SetChargingProfile TxDefaultProfile');
+  });
+
+  it('a transaction the charger has just ended, its StopTransaction still on the way: the refused limit and stop ask for its status, no error', async () => {
+    const w = await world({ plugged: false });
+    // The car has left; the charger refuses a profile and a stop for the ended transaction, and its
+    // queued StopTransaction goes out once the central system asks for its status.
+    const statusAsked = 'TriggerMessage StatusNotification 1';
+    const session: { stop?: () => Promise<unknown> } = {};
+    const { raw, link, asked, transactionId } = await rawChargePointInSession(w, (request) => {
+      if (request === statusAsked) setImmediate(() => void session.stop?.());
+      return request.startsWith('TriggerMessage') ? 'Accepted' : 'Rejected';
+    });
+    session.stop = () => raw.call('StopTransaction', { transactionId, meterStop: 1000, timestamp: new Date(w.clock.nowMs()).toISOString(), reason: 'EVDisconnected' });
+    const mine = () => asked.filter((m) => ['SetChargingProfile TxProfile', 'RemoteStopTransaction', statusAsked].includes(m));
+    await expect(w.charger.chargeCurrentLimit.setCurrentA(16, never)).rejects.toMatchObject({ code: 'OCPP_CALL_FAILED' });
+    await w.clock.advance(60_000); // long past the transaction's start
+    await expect(w.charger.chargeCurrentLimit.setCurrentA(0, never)).rejects.toMatchObject({ code: 'OCPP_CALL_FAILED' });
+    await eventually(() => expect(mine()).toEqual(['SetChargingProfile TxProfile', 'SetChargingProfile TxProfile', 'RemoteStopTransaction', statusAsked]));
+    await eventually(() => expect(link.transactionOn(1)).toBeUndefined());
+    // The next tick: no transaction, so only what the next session starts at.
+    await w.charger.chargeCurrentLimit.setCurrentA(0, never).catch(() => undefined);
+    expect(mine()).toHaveLength(4);
+    expect(asked.at(-1)).toBe('SetChargingProfile TxDefaultProfile');
+    expect(w.lines.filter((l) => l['level'] === 50)).toEqual([]);
   });
 
   it('an unreachable charge point fails reads and commands with DEVICE_UNREACHABLE and the supervisor marks it down', async () => {
@@ -301,3 +311,24 @@ describe('OCPP 1.6J charger', () => {
     });
   });
 });
+
+/** A charge point of the test's own making in the simulator's place, in a transaction; `answer` gives each request's status (by its label in `asked`). */
+async function rawChargePointInSession(w: Awaited<ReturnType<typeof world>>, answer: (method: string) => string) {
+  await w.sim.close();
+  const link = w.cs.link('cp1');
+  await eventually(() => expect(link.connected).toBe(false));
+  const raw = new RPCClient({ endpoint: `ws://127.0.0.1:${w.port}/ocpp`, identity: 'cp1', password, protocols: ['ocpp1.6'], reconnect: false } as ConstructorParameters<typeof RPCClient>[0]);
+  open.push(raw);
+  const asked: string[] = [];
+  raw.handle(async ({ method = '', params }: { method?: string; params?: { csChargingProfiles?: { chargingProfilePurpose?: string }; requestedMessage?: string; connectorId?: number } }) => {
+    const what = method === 'TriggerMessage' ? `${params?.requestedMessage} ${params?.connectorId ?? 'all'}` : params?.csChargingProfiles?.chargingProfilePurpose ?? '';
+    asked.push(`${method} ${what}`.trim());
+    return { status: answer(asked.at(-1)!) };
+  });
+  await raw.connect();
+  await raw.call('BootNotification', { chargePointVendor: 'raw', chargePointModel: 'raw' });
+  await raw.call('StatusNotification', { connectorId: 1, status: 'Charging', errorCode: 'NoError' });
+  const { transactionId } = await raw.call('StartTransaction', { connectorId: 1, idTag: 'CARD', meterStart: 0, timestamp: new Date(w.clock.nowMs()).toISOString() }) as { transactionId: number };
+  expect(link.transactionOn(1)).toBe(transactionId);
+  return { raw, link, asked, transactionId };
+}

@@ -121,8 +121,12 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
   let acceptedA: number | undefined;
   /** Whether the charger refused the leased default (logged once). */
   let defaultRefused = false;
-  /** Whether the last attempt to bring the current down failed both ways (logged once per run). */
-  let uncontrolled = false;
+  /**
+   * The transaction for which the last attempt to bring the current down failed both ways: once
+   * (`asked`), when it may have just ended with its StopTransaction still on the way, or again
+   * (`uncontrolled`, logged once per run of failures).
+   */
+  let refusedBoth: { tx: number; uncontrolled: boolean } | undefined;
   /** The running transaction and when wattshift learnt of it (clock ms). */
   let txSeen: { id: number; atMs: number } | undefined;
   /** No remote start before this (clock ms), after a session stopped for a refused limit; and the current hold. */
@@ -162,7 +166,7 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
     try {
       await link.request('SetChargingProfile', { connectorId, csChargingProfiles: profile('session', a, tx) }, signal);
       acceptedA = a;
-      uncontrolled = false;
+      refusedBoth = undefined;
       startHoldMs = 0;
       return;
     } catch (err) {
@@ -176,13 +180,21 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
     }
     try {
       await link.request('RemoteStopTransaction', { transactionId: tx }, signal);
-      uncontrolled = false;
+      refusedBoth = undefined;
       startHoldMs = nextStartHoldMs();
       noStartBeforeMs = clock.nowMs() + startHoldMs;
     } catch (err) {
       if (!refused(err)) throw err;
-      if (!uncontrolled) log.error({ code: 'OCPP_CHARGER_UNCONTROLLED', currentA: a, err: err.message }, 'the charger refused both the lower limit and the remote stop');
-      uncontrolled = true;
+      if (refusedBoth?.tx !== tx) {
+        // A charger refuses both for a transaction it has just ended: its StopTransaction (or an
+        // Available status) may be on the way. Its status says; the next tick tries again.
+        refusedBoth = { tx, uncontrolled: false };
+        log.warn({ code: 'OCPP_CALL_FAILED', transactionId: tx, currentA: a }, 'the charger refused the lower limit and the remote stop: asking for its status, the transaction may have just ended');
+        void link.request('TriggerMessage', { requestedMessage: 'StatusNotification', connectorId }, closed.signal).catch(() => undefined);
+        throw new WattshiftError('OCPP_CALL_FAILED', `${device}: refused the ${a} A limit and the remote stop for transaction ${tx}`, { cause: err, details: { device } });
+      }
+      if (!refusedBoth.uncontrolled) log.error({ code: 'OCPP_CHARGER_UNCONTROLLED', currentA: a, err: err.message }, 'the charger refused both the lower limit and the remote stop');
+      refusedBoth.uncontrolled = true;
       throw new WattshiftError('OCPP_CHARGER_UNCONTROLLED', `${device}: refused the ${a} A limit and the remote stop`, { cause: err, details: { device } });
     }
   };
