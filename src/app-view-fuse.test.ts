@@ -13,7 +13,7 @@ import { renderStatusPage } from './status/page.js';
 
 const now = Date.UTC(2026, 0, 12, 17, 5);
 
-function view(opts: { fuse: boolean; reason: string; currentsA: number[] }) {
+function view(opts: { fuse: boolean; reason: string; currentsA: number[]; phases?: 1 | 3 }) {
   const { config } = parseConfig({
     version: 1,
     site: {
@@ -35,7 +35,7 @@ function view(opts: { fuse: boolean; reason: string; currentsA: number[] }) {
       ['han', { atMs: now, powerW: 9000, phases: { currentsA: opts.currentsA, voltagesV: [], atMs: now }, errors: [] }],
       ['car', { atMs: now, powerW: 4000, ev: { plugged: true, charging: true, sessionKwh: 12.345 }, errors: [] }],
     ]),
-    decision: { setpoints: [{ kind: 'charger', id: 'car', currentA: 10, reason: opts.reason }], expectedDeviceKw: 4, baseLoadKw: 5, guarded: [] },
+    decision: { setpoints: [{ kind: 'charger', id: 'car', currentA: 10, reason: opts.reason, ...(opts.phases ? { phases: opts.phases } : {}) }], expectedDeviceKw: 4, baseLoadKw: 5, guarded: [] },
   } as ControlSnapshot;
   return homeView({
     config, nowMs: now, plan: null, control, devices: new Map(), jobs: [], locationId: 'loc',
@@ -80,6 +80,15 @@ describe('phases, charging current and the main fuse in the view', () => {
     expect(html).toContain('limiting the charger</b> (main fuse 25 A: L1 at 24.0 A)');
     expect(html).toContain('12.3 kWh this session; limit 10 A (main fuse)');
     expect(html).toContain('L1 24.0 A · L2 not measured · L3 5.3 A');
+  });
+
+  it('the phases a charger charges on: the count the control set, else its wiring; on MQTT, in Home Assistant and on the page', () => {
+    expect(held.devices.find((d) => d.id === 'car')?.ev?.phases).toBe(3);
+    const one = view({ fuse: true, reason: 'plan', currentsA: [10, 10, 10], phases: 1 });
+    expect(one.devices.find((d) => d.id === 'car')?.ev?.phases).toBe(1);
+    expect(stateMessages(t, one).get(t.deviceField('car', 'phases'))).toBe('1');
+    expect(discovered(one).get('car_phases')?.payload).toMatchObject({ state_topic: t.deviceField('car', 'phases') });
+    expect(renderStatusPage(one, { timezone: 'UTC' })).toContain('plugged, charging, 1-phase, 12.3 kWh this session');
   });
 
   it('without a fuse held (or configured): not limiting, no fuse entities, no fuse line on the page', () => {

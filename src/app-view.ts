@@ -190,6 +190,7 @@ export function homeView(src: ViewSources): HomeView {
         ...(w.departureMs !== null ? { departure: new Date(w.departureMs).toISOString() } : {}),
         ...(w.targetKwh !== null ? { targetKwh: w.targetKwh } : {}),
         ...(w.targetSocPct !== null ? { targetSocPct: w.targetSocPct } : {}),
+        phases: (setpoint?.kind === 'charger' ? setpoint.phases : undefined) ?? (r?.ev?.phases === 1 || r?.ev?.phases === 3 ? r.ev.phases : d.model.phases),
       };
     }
     return view;

@@ -151,6 +151,8 @@ const deviceEntities: Record<DeviceKind, readonly EntityDef[]> = {
     sensor('connector_status', 'Connector status', { device_class: 'enum', options: [...chargePointStatuses], icon: 'mdi:ev-plug-type2' }),
     // The configured vehicle recognised at the charger; unknown without one.
     sensor('vehicle', 'Car', { icon: 'mdi:car-electric' }),
+    // 1 or 3: changes where the charger switches phases.
+    sensor('phases', 'Charging phases', { icon: 'mdi:sine-wave', state_class: 'measurement' }),
     {
       key: 'fuse_limited', component: 'binary_sensor',
       build: ({ t, id }) => ({ name: 'Held by the main fuse', icon: 'mdi:fuse', state_topic: t.deviceField(id, 'fuse_limited'), payload_on: 'true', payload_off: 'false' }),

@@ -20,7 +20,7 @@ export function exampleHomeView(): HomeView {
       {
         id: 'car', name: 'Garage charger', kind: 'evCharger', available: true, mode: 'auto', powerW: 0, energyKwh: 845.2, plannedOn: false,
         nextStartMs: nowMs + 6 * hour,
-        ev: { plugged: true, charging: false, socPct: 41, departure: '2026-03-03T06:00:00.000Z', targetKwh: 20, targetSocPct: 80 },
+        ev: { plugged: true, charging: false, socPct: 41, departure: '2026-03-03T06:00:00.000Z', targetKwh: 20, targetSocPct: 80, phases: 3 },
       },
       {
         id: 'heatpump', name: 'Heat pump water heater', kind: 'heatPump', available: true, mode: 'auto',

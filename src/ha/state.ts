@@ -13,7 +13,7 @@ export function fieldsForKind(kind: DeviceKind): readonly DeviceScalarField[] {
     case 'hotWaterTank':
       return ['temperature', 'power', 'energy', 'mode', 'planned_on', 'next_start', 'floor', 'next_comfort', 'block_without_lease'];
     case 'evCharger':
-      return ['power', 'energy', 'mode', 'planned_on', 'next_start', 'plugged', 'charging', 'soc', 'departure', 'target_kwh', 'target_soc', 'current_limit', 'fuse_limited', 'session_energy', 'connector_status', 'vehicle'];
+      return ['power', 'energy', 'mode', 'planned_on', 'next_start', 'plugged', 'charging', 'soc', 'departure', 'target_kwh', 'target_soc', 'current_limit', 'fuse_limited', 'session_energy', 'connector_status', 'vehicle', 'phases'];
     case 'meter':
       return ['power', 'energy', 'current_l1', 'current_l2', 'current_l3'];
     case 'heatPump':
@@ -56,6 +56,7 @@ export function deviceValues(d: DeviceView): Record<DeviceScalarField, Scalar> {
     session_energy: round(d.ev?.sessionKwh, 3),
     connector_status: d.ev?.connectorStatus ?? null,
     vehicle: d.ev?.vehicle?.name ?? null,
+    phases: d.ev?.phases ?? null,
     fuse_limited: d.fuseLimited ?? null,
     current_l1: round(d.phaseCurrentsA?.[0], 2),
     current_l2: round(d.phaseCurrentsA?.[1], 2),

@@ -25,7 +25,7 @@ export const reservedTopicNames = new Set([
 export const deviceScalarFields = [
   'temperature', 'power', 'energy', 'mode', 'planned_on', 'next_start', 'floor', 'next_comfort',
   'plugged', 'charging', 'soc', 'departure', 'target_kwh', 'target_soc', 'block_without_lease',
-  'current_limit', 'fuse_limited', 'session_energy', 'connector_status', 'current_l1', 'current_l2', 'current_l3', 'vehicle', 'sg_state',
+  'current_limit', 'fuse_limited', 'session_energy', 'connector_status', 'current_l1', 'current_l2', 'current_l3', 'vehicle', 'phases', 'sg_state',
 ] as const;
 export type DeviceScalarField = (typeof deviceScalarFields)[number];
 

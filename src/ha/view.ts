@@ -23,6 +23,8 @@ export interface EvView {
   connectorStatus?: string;
   /** The configured vehicle recognised at the charger, when one is. */
   vehicle?: { id: string; name: string };
+  /** The phases it charges on: the count wattshift set (phase switching), else the one it reports, else its wiring. */
+  phases?: 1 | 3;
 }
 
 /** The next "hot water ready" deadline of the tank's comfort windows, as planned. */

@@ -85,7 +85,7 @@ function fuseText(f: FuseView): string {
 function deviceRow(d: DeviceView, tz: string): string {
   const ev = d.ev;
   const evText = ev
-    ? `${ev.plugged ? 'plugged' : 'unplugged'}${ev.charging ? ', charging' : ''}${ev.socPct === undefined ? '' : `, ${fixed(ev.socPct, 0)} %`}${ev.vehicle ? `, ${esc(ev.vehicle.name)}` : ''}${ev.sessionKwh === undefined ? '' : `, ${fixed(ev.sessionKwh, 1)} kWh this session`}${ev.departure ? `, leaves ${esc(dateTime(Date.parse(ev.departure), tz))}` : ''}`
+    ? `${ev.plugged ? 'plugged' : 'unplugged'}${ev.charging ? ', charging' : ''}${ev.socPct === undefined ? '' : `, ${fixed(ev.socPct, 0)} %`}${ev.vehicle ? `, ${esc(ev.vehicle.name)}` : ''}${ev.phases ? `, ${ev.phases}-phase` : ''}${ev.sessionKwh === undefined ? '' : `, ${fixed(ev.sessionKwh, 1)} kWh this session`}${ev.departure ? `, leaves ${esc(dateTime(Date.parse(ev.departure), tz))}` : ''}`
       + (d.currentLimitA === undefined ? '' : `; limit ${fixed(d.currentLimitA, 0)} A${d.fuseLimited ? ' (main fuse)' : ''}`)
     : d.phaseCurrentsA ? lines(d.phaseCurrentsA, (a) => `${fixed(a, 1)} A`)
       : d.sgReady ? `<span data-sg="${d.sgReady.state}">${sgLabel[d.sgReady.state]}</span>: ${esc(d.sgReady.reason)}` : '';

@@ -161,12 +161,15 @@ export function createOcppChargePointSim(options: OcppChargePointSimOptions) {
     return send('MeterValues', { connectorId: 1, ...(tx ? { transactionId: tx.id } : {}), meterValue: [{ timestamp: iso(), sampledValue }] });
   };
 
+  const sendStop = (transactionId: number, reason: string): Promise<unknown> =>
+    send('StopTransaction', { transactionId, meterStop: Math.floor(totalWh), timestamp: iso(), reason });
+
   const startTransaction = async (idTag: string, profile: ChargingProfile | undefined): Promise<void> => {
     const answer = await send('StartTransaction', { connectorId: 1, idTag, meterStart: Math.floor(totalWh), timestamp: iso() }) as { transactionId?: number } | undefined;
     if (answer?.transactionId === undefined) return;
     if (!active) {
       // The car left while the answer was on its way: the transaction ends at once (§4.10).
-      void send('StopTransaction', { transactionId: answer.transactionId, meterStop: Math.floor(totalWh), timestamp: iso(), reason: 'EVDisconnected' });
+      void sendStop(answer.transactionId, 'EVDisconnected');
       return;
     }
     tx = { id: answer.transactionId, startMs: now, nextSampleMs: now + intKey('MeterValueSampleInterval') * 1000 };
@@ -190,7 +193,7 @@ export function createOcppChargePointSim(options: OcppChargePointSimOptions) {
     const id = tx.id;
     tx = undefined;
     profiles = profiles.filter((p) => p.profile.chargingProfilePurpose !== 'TxProfile'); // §3.13.1: TxProfile ends with its transaction
-    void send('StopTransaction', { transactionId: id, meterStop: Math.floor(totalWh), timestamp: iso(), reason });
+    void sendStop(id, reason);
     status = active ? 'Finishing' : status;
     if (active) void sendStatus(1, 'Finishing');
     updateStatus();
