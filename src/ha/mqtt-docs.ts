@@ -122,6 +122,9 @@ export async function renderMqttDocs(): Promise<string> {
     'A command over 4 KiB is refused unread, and any message over `mqtt.maxPacketBytes` (default 256 KiB) ends the connection before it is',
     'read; give the broker a limit too (`max_packet_size` in Mosquitto 2).',
     '',
+    'Settings are kept across restarts. On a charger, a departure, a target and a boost are for the car plugged in: they end when',
+    'it leaves, and the next car is planned from its own schedule. Mode `off` stays until changed.',
+    '',
     '| Sub-topic | JSON field | Example | Hot water tank | EV charger |',
     '|---|---|---|---|---|',
   );

@@ -83,6 +83,18 @@ export class Wishes {
     return { mode: w.mode, boostUntilMs: w.boostUntilMs };
   }
 
+  /**
+   * A car left the charger: what was asked for that car's session (departure, targets, a boost)
+   * ends with it, so the next car is planned from its own schedule. A charger switched off stays off.
+   */
+  endSession(deviceId: string): void {
+    const w = this.get(deviceId);
+    const next: DeviceWishes = { ...w, departureMs: null, targetKwh: null, targetSocPct: null, ...(w.mode === 'boost' ? { mode: 'auto', boostUntilMs: null } : {}) };
+    if (JSON.stringify(next) === JSON.stringify(w)) return;
+    this.store.setState(`wishes:${deviceId}`, next);
+    this.byDevice.set(deviceId, next);
+  }
+
   apply(cmd: WishCommand, nowMs: number): DeviceWishes {
     const next = applyCommand(this.get(cmd.deviceId), cmd, nowMs);
     this.store.setState(`wishes:${cmd.deviceId}`, next);

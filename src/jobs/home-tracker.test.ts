@@ -69,6 +69,24 @@ describe('what a control tick teaches the tracker about a car', () => {
     decision: { setpoints: [], expectedDeviceKw: 0, baseLoadKw: 0, guarded: [] },
   });
 
+  it('ends what was asked for a car\'s session when it leaves: departure, targets and a boost; a charger switched off stays off', () => {
+    const store = openStore({ path: ':memory:' });
+    const wishes = new Wishes(store, ['car']);
+    const tracker = createHomeTracker({ config, store, clock: new ManualClock(T0), wishes });
+    tracker.observe(tick(T0, { atMs: T0, energyKwh: 100, ev: { plugged: true, charging: false } }), null);
+    wishes.apply({ deviceId: 'car', departure: new Date(T0 + 8 * H).toISOString(), targetKwh: 30, targetSocPct: 90, mode: 'boost' }, T0);
+    tracker.observe(tick(T0 + 60_000, { atMs: T0 + 60_000, energyKwh: 101, ev: { plugged: true, charging: true } }), null);
+    expect(wishes.get('car')).toMatchObject({ departureMs: T0 + 8 * H, targetKwh: 30, targetSocPct: 90, mode: 'boost' });
+    tracker.observe(tick(T0 + 120_000, { atMs: T0 + 120_000, energyKwh: 102, ev: { plugged: false, charging: false } }), null);
+    expect(wishes.get('car')).toEqual({ mode: 'auto', boostUntilMs: null, floorC: null, departureMs: null, targetKwh: null, targetSocPct: null });
+    expect(new Wishes(store, ['car']).get('car').targetSocPct).toBeNull(); // after a restart too
+
+    wishes.apply({ deviceId: 'car', mode: 'off', targetSocPct: 70 }, T0 + 180_000);
+    tracker.observe(tick(T0 + 240_000, { atMs: T0 + 240_000, energyKwh: 102, ev: { plugged: true, charging: false } }), null);
+    tracker.observe(tick(T0 + 300_000, { atMs: T0 + 300_000, energyKwh: 102, ev: { plugged: false, charging: false } }), null);
+    expect(wishes.get('car')).toMatchObject({ mode: 'off', targetSocPct: null });
+  });
+
   it('keeps a plugged car plugged through a tick its charger tells nothing, and re-plans only on a real change', () => {
     const store = openStore({ path: ':memory:' });
     const tracker = createHomeTracker({ config, store, clock: new ManualClock(T0), wishes: new Wishes(store, ['car']) });

@@ -228,6 +228,7 @@ export function createHomeTracker(deps: {
           const plugged = r.ev ? r.ev.plugged : e.plugged;
           if (plugged !== e.plugged) {
             replan = true;
+            if (!plugged) writes.push(() => deps.wishes.endSession(d.id));
             e.plugged = plugged;
             e.sessionStartKwh = plugged ? (r.energyKwh ?? null) : null;
             e.sessionKwh = 0;
