@@ -20,6 +20,8 @@ import { memoryLogger } from './fixtures/modbus/servers.js';
 import { createCentralSystem } from '../src/devices/ocpp/central-system.js';
 import { createOcppCharger } from '../src/devices/ocpp/ocpp-charger.js';
 import { createOcppChargePointSim } from '../src/sandbox/devices/ocpp-charge-point-sim.js';
+import { storedSessionTags } from '../src/devices/ocpp/session-tags.js';
+import { openStore } from '../src/store/open-store.js';
 import { closeOpened, ocppConfig, never, open, password, startCentral, startMs, world } from './helpers/ocpp-world.js';
 
 afterEach(closeOpened);
@@ -177,6 +179,33 @@ describe('OCPP 1.6J charger', () => {
     await w.sim.settle();
     expect(w.sim.offeredA).toBe(8);
     expect(w.sim.received().filter((m) => m === 'RemoteStartTransaction')).toHaveLength(1);
+  });
+
+  it('knows the car of a session its card started after wattshift restarts mid-session, from the store', async () => {
+    const store = openStore({ path: join(mkdtempSync(join(tmpdir(), 'ocpp-')), 'wattshift.db') });
+    open.push({ close: async () => store.close() });
+    const keep = () => storedSessionTags(store, 'car', memoryLogger().logger);
+    const w = await world({ plugs: [{ atMs: startMs, untilMs: startMs + 3_600_000, idTag: 'CARD-7', battery: { capacityKwh: 60, socPct: 20 } }], sessionTags: keep() });
+    await eventually(async () => expect((await w.charger.evStateReader!.readEvState(never)).idTag).toBe('CARD-7'));
+    const tx = w.sim.transactionId;
+
+    // wattshift restarts: a new central system and charger learn the running transaction from its meter values.
+    await w.cs.close();
+    w.charger.close();
+    const { cs } = await startCentral(w.clock, memoryLogger().logger, w.port);
+    const charger = createOcppCharger(cs.link('cp1'), {
+      id: 'car', connectorId: 1, idTag: 'wattshift', maxCurrentA: 16, safeCurrentA: 6, leaseS: 600, staleAfterS: 120, clock: w.clock, logger: memoryLogger().logger, sessionTags: keep(),
+    });
+    open.push({ close: async () => charger.close() });
+    await eventually(() => expect(cs.link('cp1').connected).toBe(true), 10_000);
+    await w.sim.advance(60_000);
+    await eventually(() => expect(cs.link('cp1').transactionOn(1)).toBe(tx));
+    expect((await charger.evStateReader!.readEvState(never)).idTag).toBe('CARD-7');
+
+    // The car leaves: the session's tag is forgotten.
+    await w.sim.advance(3_600_000);
+    await eventually(() => expect(cs.link('cp1').transactionOn(1)).toBeUndefined());
+    expect(keep().get()).toBeUndefined();
   });
 
   it('a restarted charge point keeps its configuration keys and default profile', async () => {

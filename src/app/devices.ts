@@ -36,7 +36,7 @@ export function devicesModule(ctx: AppContext): Module {
       }
       for (const d of config.devices) {
         const b = buildDevice(d, {
-          buses: ctx.part('buses'), mqtt, ocpp: ctx.part('ocpp'), clock, logger: deps.logger,
+          buses: ctx.part('buses'), mqtt, ocpp: ctx.part('ocpp'), clock, logger: deps.logger, state: ctx.part('store'),
           requestTimeoutMs: deps.deviceTimeoutMs ?? 5_000,
           ...(deps.configDir ? { baseDir: deps.configDir } : {}),
         });

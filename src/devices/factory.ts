@@ -14,6 +14,8 @@ import { loadProfile } from './modbus/profiles.js';
 import type { CentralSystem } from './ocpp/central-system.js';
 import { createSocTopic, withSoc } from './mqtt/soc-topic.js';
 import { createOcppCharger } from './ocpp/ocpp-charger.js';
+import { storedSessionTags } from './ocpp/session-tags.js';
+import type { Store } from '../store/types.js';
 import { createMqttDevice, type MqttConnection, type MqttDevice, type MqttDeviceSource } from './mqtt/index.js';
 
 export interface DeviceBuildContext {
@@ -27,6 +29,8 @@ export interface DeviceBuildContext {
   baseDir?: string;
   /** How long an MQTT command waits for the device's answer, ms of clock time. */
   requestTimeoutMs?: number;
+  /** The store's key/value state, for what a device must remember across restarts (an OCPP session's car). */
+  state?: Pick<Store, 'getState' | 'setState'>;
 }
 
 export interface BuiltDevice {
@@ -99,6 +103,7 @@ function ocppCharger(device: DeviceConfig, source: OcppSource, ctx: DeviceBuildC
     id: device.id, connectorId: source.connectorId, idTag: source.idTag, leaseS: source.leaseS,
     maxCurrentA: device.model.maxCurrentA, safeCurrentA: device.safeCurrentA, staleAfterS: device.staleAfterS,
     clock: ctx.clock, logger: ctx.logger,
+    ...(ctx.state ? { sessionTags: storedSessionTags(ctx.state, device.id, ctx.logger) } : {}),
   });
   closers.set(`ocpp:${source.chargePointId}/${source.connectorId}`, charger);
   return charger;

@@ -8,7 +8,7 @@ import { ManualClock } from '../../src/clock.js';
 import { parseConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 import { createCentralSystem, type CentralSystem } from '../../src/devices/ocpp/central-system.js';
-import { createOcppCharger, type OcppCharger } from '../../src/devices/ocpp/ocpp-charger.js';
+import { createOcppCharger, type OcppCharger, type SessionTagMemory } from '../../src/devices/ocpp/ocpp-charger.js';
 import { createOcppChargePointSim, type OcppChargePointSim } from '../../src/sandbox/devices/ocpp-charge-point-sim.js';
 import type { GoeSimPlug } from '../../src/sandbox/devices/goe-sim.js';
 import { eventually } from './aedes.js';
@@ -46,12 +46,13 @@ export async function startCentral(clock: ManualClock, logger = memoryLogger().l
   return { cs, port: await cs.listen() };
 }
 
-export async function world(opts: { plugged?: boolean; plugs?: GoeSimPlug[]; statePath?: string; safeCurrentA?: number; relay?: boolean } = {}): Promise<World> {
+export async function world(opts: { plugged?: boolean; plugs?: GoeSimPlug[]; statePath?: string; safeCurrentA?: number; relay?: boolean; sessionTags?: SessionTagMemory } = {}): Promise<World> {
   const clock = new ManualClock(startMs);
   const { logger, lines } = memoryLogger();
   const { cs, port } = await startCentral(clock, logger);
   const charger = createOcppCharger(cs.link('cp1'), {
     id: 'car', connectorId: 1, idTag: 'wattshift', maxCurrentA: 16, safeCurrentA: opts.safeCurrentA ?? 6, leaseS: 600, staleAfterS: 120, clock, logger,
+    ...(opts.sessionTags ? { sessionTags: opts.sessionTags } : {}),
   });
   open.push({ close: async () => charger.close() });
   const relay = opts.relay ? await startTcpRelay(port) : undefined;

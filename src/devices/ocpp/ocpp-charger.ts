@@ -51,6 +51,15 @@ const defaultProfileId = 1000;
 const txProfileId = 1001;
 const leasedDefaultProfileId = 1002;
 
+/**
+ * Keeps the car's tag of the running transaction across restarts of wattshift: OCPP 1.6 has no
+ * request that tells a central system the idTag of a transaction already running.
+ */
+export interface SessionTagMemory {
+  get(): { transactionId: number; idTag: string } | undefined;
+  set(session: { transactionId: number; idTag: string } | undefined): void;
+}
+
 export interface OcppChargerOptions {
   id: string;
   connectorId: number;
@@ -61,6 +70,7 @@ export interface OcppChargerOptions {
   staleAfterS: number;
   clock: Clock;
   logger: Logger;
+  sessionTags?: SessionTagMemory;
 }
 
 export interface OcppCharger extends DeviceCapabilities {
@@ -228,7 +238,7 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
         if (e.idTag !== options.idTag) tags.authorized = e.idTag;
         return;
       case 'transaction':
-        if (e.connectorId === connectorId && e.idTag !== undefined && e.idTag !== options.idTag) tags.started = e.idTag;
+        if (e.connectorId === connectorId) rememberTag(e.transactionId, e.idTag);
         if (e.connectorId === connectorId && e.transactionId === undefined) {
           acceptedA = undefined;
           // The next car starts at the limit now, under a fresh lease.
@@ -241,6 +251,26 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
   };
 
   /** The limit again, with a fresh lease: the session's, or without one the default a new session starts at. */
+  /**
+   * The car's tag of a transaction that starts (kept for a restart), or of one learnt after a
+   * restart from its meter values, which name no tag.
+   */
+  const rememberTag = (transactionId: number | undefined, idTag: string | undefined): void => {
+    const memory = options.sessionTags;
+    if (transactionId === undefined) {
+      if (memory?.get() !== undefined) memory.set(undefined);
+      return;
+    }
+    const carTag = idTag !== undefined && idTag !== options.idTag ? idTag : undefined;
+    if (carTag !== undefined) {
+      tags.started = carTag;
+      if (memory?.get()?.transactionId !== transactionId) memory?.set({ transactionId, idTag: carTag });
+      return;
+    }
+    const kept = memory?.get();
+    if (idTag === undefined && kept?.transactionId === transactionId) tags.started = kept.idTag;
+  };
+
   const renew = async (): Promise<void> => {
     if (limitA === undefined) return;
     await apply(limitA, false, closed.signal).catch((err: unknown) => {
