@@ -92,7 +92,7 @@ export const ocppSourceSchema = z.strictObject({
   connectorId: z.number().int().min(1).max(16).default(1).describe('Connector of the charge point.'),
   idTag: z.string().min(1).max(20).default('wattshift').describe('Id tag wattshift starts sessions with (RemoteStartTransaction).'),
   leaseS: z.number().int().min(60).max(86_400).default(600)
-    .describe('Validity of each charging limit sent (TxProfile validTo), renewed every half lease: a charger that loses wattshift falls back to `safeCurrentA` by itself within this time, s.'),
+    .describe('Validity of each charging limit sent (the running session\'s TxProfile, and the TxDefaultProfile at stack level 1 that a session the charger starts by itself begins at), renewed every half lease: a charger that loses wattshift falls back to `safeCurrentA` by itself within this time, s.'),
 });
 export type OcppSource = z.infer<typeof ocppSourceSchema>;
 
