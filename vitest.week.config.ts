@@ -8,6 +8,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/week/**/*.test.ts'],
+    globalSetup: ['test/week/bundle-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 900_000,
     pool: 'forks',

@@ -8,7 +8,6 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-// @ts-expect-error: a plain ES module without type declarations
 import { buildBundle } from '../scripts/build.mjs';
 import { repoRoot } from '../scripts/lib/daemon-process.js';
 import { unitEnvironment, unitNodeFlags } from '../scripts/lib/systemd-unit.js';

@@ -291,6 +291,8 @@ export interface SpawnOptions {
   clockOffsetMs?: number;
   /** Step the running daemon's clock by `stepMs` at real time `atRealMs` (an NTP step while it runs). */
   clockStep?: { atRealMs: number; stepMs: number };
+  /** Run the built bundle in this folder (scripts/build.mjs), as the package ships it, instead of src/ through tsx. */
+  bundleDir?: string;
 }
 
 /** Starts `wattshift run` as a child process on the world's timeline. */
@@ -340,7 +342,8 @@ function launchDaemon(world: Timeline, configPath: string, options: Omit<SpawnOp
   const simStart = world.startMs + (options.clockOffsetMs ?? 0);
   const preload = standby ? ['--import', join(repoRoot, 'test/helpers/standby-preload.ts')] : [];
   // With the service's node flags and environment: the tests run what systemd runs.
-  const child = spawn(process.execPath, [...unitNodeFlags(), '--import', 'tsx', ...preload, join(repoRoot, 'src/main.ts'), 'run', '--config', configPath], {
+  const entry = options.bundleDir !== undefined ? [join(options.bundleDir, 'main.js')] : ['--import', 'tsx', ...preload, join(repoRoot, 'src/main.ts')];
+  const child = spawn(process.execPath, [...unitNodeFlags(), ...entry, 'run', '--config', configPath], {
     cwd: repoRoot,
     env: { ...process.env, ...unitEnvironment(), WATTSHIFT_SIM_CLOCK: `${simStart},${world.realOriginMs},${world.speed}${options.clockStep ? `,${options.clockStep.atRealMs},${options.clockStep.stepMs}` : ''}`, ...options.env },
     stdio: [standby ? 'pipe' : 'ignore', 'pipe', 'pipe'],

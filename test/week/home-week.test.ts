@@ -9,7 +9,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { acceleratedClock } from '../../src/clock.js';
 import { parseConfig } from '../../src/config/load.js';
 import { localAt } from '../../src/demo/environment.js';
@@ -68,7 +68,7 @@ describe('a Nordic home over a simulated week', () => {
     // The daemon is its own process, as systemd runs it, on the world's clock.
     const configPath = join(dir, 'config.yaml');
     writeFileSync(configPath, JSON.stringify(world.config), { mode: 0o600 });
-    daemon = spawnDaemonOn({ startMs, realOriginMs, speed }, configPath);
+    daemon = spawnDaemonOn({ startMs, realOriginMs, speed }, configPath, { bundleDir: inject('weekBundleDir') });
     await daemon.waitForLog((l) => l.msg === 'wattshift started', 60_000);
     await world.startChargePoint();
     // Until the daemon has read every device and ticked, the devices are on their own (the charger
