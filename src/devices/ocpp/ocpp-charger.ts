@@ -132,9 +132,9 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
   /** Whether the charger refused the leased default (logged once). */
   let defaultRefused = false;
   /**
-   * The transaction for which the last attempt to bring the current down failed both ways: once
-   * (`asked`), when it may have just ended with its StopTransaction still on the way, or again
-   * (`uncontrolled`, logged once per run of failures).
+   * The transaction for which the last attempt to bring the current down failed both ways. The
+   * first time it may have just ended, its StopTransaction still on the way; from the second,
+   * `uncontrolled` (logged once per run of failures).
    */
   let refusedBoth: { tx: number; uncontrolled: boolean } | undefined;
   /** The running transaction and when wattshift learnt of it (clock ms). */
