@@ -10,6 +10,7 @@ import type { FuseGuard } from './fuse-guard.js';
 import { createHeatPumpControl } from './heat-pump-control.js';
 import { createPhaseControl, switchingChargerNow, wantedChargerKw } from './phase-control.js';
 import { switchesPhases } from '../core/phase-switch.js';
+import { rateLimitedWarn } from '../log-limit.js';
 import type { SgState } from '../core/heat-pump.js';
 
 /** SG Ready states by how much they let a pump draw. */
@@ -129,15 +130,29 @@ export function startControlLoop(deps: {
     return { sincePhaseReading: (phases?.atMs ?? -Infinity) < (drawingSinceMs.get(id) ?? now) + PHASE_SETTLE_MS };
   }
 
+  /** Reading the devices took longer than a tick: logged a few times per wall-clock window, not every tick. */
+  const slowWarn = rateLimitedWarn(log, { perWindow: 3, windowMs: 3_600_000 });
   async function tick(signal: AbortSignal): Promise<number> {
     const readings = new Map<string, DeviceReading>();
     const fuseMeter = deps.fuse && !hasDevice(all, deps.fuse.meterId) ? deps.fuse.meter : undefined;
+    const startedMs = deps.clock.nowMs();
+    const tookMs = new Map<string, number>();
+    const timedRead = async (id: string, device: SupervisedDevice): Promise<DeviceReading> => {
+      const r = await device.read(signal);
+      tookMs.set(id, deps.clock.nowMs() - startedMs);
+      return r;
+    };
     const [, fuseMeterReading] = await Promise.all([
-      Promise.all(all.map(async (c) => readings.set(c.config.id, await c.device.read(signal)))),
-      fuseMeter?.read(signal),
+      Promise.all(all.map(async (c) => readings.set(c.config.id, await timedRead(c.config.id, c.device)))),
+      fuseMeter ? timedRead(deps.fuse!.meterId, fuseMeter) : undefined,
     ]);
     const phases = (fuseMeterReading ?? (deps.fuse ? readings.get(deps.fuse.meterId) : undefined))?.phases;
     const now = deps.clock.nowMs();
+    // Decisions then rest on readings older than a tick (the phase currents among them), and the tick runs late.
+    if (now - startedMs > deps.tickMs && tookMs.size > 0) {
+      const [slowest, ms] = [...tookMs].reduce((a, b) => (b[1] > a[1] ? b : a));
+      slowWarn('CONTROL_TICK_SLOW', { tookMs: now - startedMs, tickMs: deps.tickMs, slowest, slowestMs: ms }, 'reading the devices took longer than a control tick');
+    }
     const currentSlot = Math.floor(now / slotMs) * slotMs;
     if (currentSlot !== slotStartMs) {
       slotStartMs = currentSlot;
