@@ -1,9 +1,9 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * The week-long home (issue 17's done-when): the whole daemon against a home of real peers for a
- * simulated week at 1200×, about 9 minutes. It runs on its own (`npm run test:week`); it is not in
- * CI yet: beside the fault suite it still fails (see the README).
+ * The week-long home (issue 17's done-when): the whole daemon, built as it ships, against a home of
+ * real peers for a simulated week at 1200×, about 9 minutes. It runs on its own (`npm run test:week`);
+ * it is not in CI yet: under load, slow device reads still stall its simulated time (see the README).
  */
 export default defineConfig({
   test: {
