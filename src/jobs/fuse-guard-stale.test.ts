@@ -29,6 +29,19 @@ describe('fuse guard: a reading older than the last tick', () => {
     expect(stale.maxA).toBeCloseTo(fresh.maxA, 9);
   });
 
+  it('adds a rise of a charger that does not say its phases as the most it may put on each line', () => {
+    const guard = createFuseGuard({ ...fuse, supply: 'TN' }, logger);
+    const old = reading([6, 6, 6], t0 - 1_000);
+    const uncertain = (watts: number) => ({ id: 'ocpp', phases: 3 as const, voltageV: 230, safeCurrentA: 6, powerW: watts, drawUncertain: true });
+    guard.limitFor(uncertain(0), old, t0);
+    guard.limitFor(uncertain(0), old, t0 + tick);
+    // 3680 W more since the reading: 16 A if it charges on one phase (L1 on TN), 5.3 A a line on three.
+    const risen = guard.limitFor({ ...charger('b', 0), phases: 1 }, old, t0 + 2 * tick, [uncertain(3680), { ...charger('b', 0), phases: 1 }]);
+    // L1 may carry 6 + 16 = 22 A, leaving 1 A (25 − 2 − 22), shared by the two: half an amp for b
+    // (taken as 5.3 A, the least it puts on L1, b would be given 5.8 A).
+    expect(risen.maxA).toBeCloseTo(0.5, 9);
+  });
+
   it('takes a reading from since the last tick as it is, and credits no fall before a reading shows it', () => {
     const guard = createFuseGuard(fuse, logger);
     guard.limitFor(charger('a', 0), reading([6, 6, 6], t0 - 1_000), t0);

@@ -69,10 +69,13 @@ export function createFuseGuard(config: FuseConfig, logger: Logger): FuseGuard {
   const line = (config.singlePhaseChargerLine - 1) as 0 | 1 | 2;
   const linesOf = (n: 1 | 3): number[] => chargerLines(config.supply, config.phases, n, line);
 
-  /** A charger's current on line `l` for `watts`; one that does not say its phases, only as far as it surely flows there. */
-  const amps = (x: FuseCharger, watts: number, l: number): number => {
+  /**
+   * A charger's current on line `l` for `watts`. One that does not say its phases: as little as it
+   * may flow there when taken off a reading (`least`), as much as it may when added to one.
+   */
+  const amps = (x: FuseCharger, watts: number, l: number, bound: 'least' | 'most' = 'least'): number => {
     const w = Math.max(0, watts);
-    if (x.drawUncertain) return Math.min(...([1, 3] as const).map((n) => (linesOf(n).includes(l) ? w / perAmp({ phases: n, voltageV: x.voltageV }) : 0)));
+    if (x.drawUncertain) return Math[bound === 'least' ? 'min' : 'max'](...([1, 3] as const).map((n) => (linesOf(n).includes(l) ? w / perAmp({ phases: n, voltageV: x.voltageV }) : 0)));
     const draw = x.drawPhases ?? x.phases;
     return linesOf(draw).includes(l) ? w / perAmp({ phases: draw, voltageV: x.voltageV }) : 0;
   };
@@ -108,7 +111,7 @@ export function createFuseGuard(config: FuseConfig, logger: Logger): FuseGuard {
       const own = (l: number): number => amps(c, c.powerW ?? 0, l);
       const exact = draw === c.phases && c.drawUncertain !== true;
       const rises = phases === undefined ? [] : chargers.map((x) => ({ x, watts: riseSince(x, phases.atMs) }));
-      const measured = (phases?.currentsA ?? []).map((a, l) => a + rises.reduce((sum, r) => sum + amps(r.x, r.watts, l), 0));
+      const measured = (phases?.currentsA ?? []).map((a, l) => a + rises.reduce((sum, r) => sum + amps(r.x, r.watts, l, 'most'), 0));
       // For the other phase count, its draw now comes off the lines it flows on now.
       const currentsA = exact ? measured : measured.map((a, l) => a - own(l));
       const input: FuseInput = {
