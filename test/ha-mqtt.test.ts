@@ -123,6 +123,25 @@ describe.each(['aedes', 'mosquitto'] as const)('Home Assistant MQTT layer on %s'
     expect(live).toEqual([t.device('tank'), t.deviceField('tank', 'temperature')].sort());
   });
 
+  it('announces a renamed device again, its entities only', async () => {
+    const { bridge, setView } = await startBridge();
+    const ha = await connect();
+    const rec = await recorder(ha, 'homeassistant/+/+/+/config');
+    await bridge.update(); // nothing changed: no discovery
+    const v = sampleView();
+    v.devices[0]!.name = 'Bathroom tank';
+    setView(v);
+    await bridge.update();
+    const expected = discoveryMessages({
+      baseTopic: base, prefix: 'homeassistant', location: v.location, devices: v.devices, currency: 'NOK', swVersion: '0.1.0-test',
+    }).map((m) => m.topic).filter((topic) => topic.includes(`/${v.devices[0]!.id}_`)).sort();
+    const live = () => rec.messages.filter((m) => !m.retain);
+    await rec.next(() => live().length >= expected.length);
+    await new Promise((r) => setTimeout(r, 200)); // room for anything that should not come
+    expect(live().map((m) => m.topic).sort()).toEqual(expected);
+    expect(live().every((m) => (JSON.parse(m.payload) as { device: { name: string } }).device.name === 'Bathroom tank')).toBe(true);
+  });
+
   it('round-trips commands: request/response with transaction, JSON set, scalar set, bare mode', async () => {
     const { commands } = await startBridge();
     const app = await connect();

@@ -239,7 +239,15 @@ function currentWithin(kw: number, d: ChargerNow): number {
  * wants, whether it is the current to set or a claim on a line it shares under the main fuse.
  */
 export function chargerWantsCurrent(x: Pick<ChargerNow, 'plugged' | 'mode' | 'planned' | 'slotEnergyKwh'>): boolean {
-  if (!x.plugged || x.mode === 'off') return false;
+  return x.plugged && askedForCurrent(x);
+}
+
+/**
+ * Whether the mode and the plan ask for current now, a car plugged in or not: the limit is set
+ * ahead of the car (a charger that does not tell whether one is plugged in still charges).
+ */
+function askedForCurrent(x: Pick<ChargerNow, 'mode' | 'planned' | 'slotEnergyKwh'>): boolean {
+  if (x.mode === 'off') return false;
   return x.mode === 'boost' || x.planned === null || isRunning(x.planned, x.slotEnergyKwh);
 }
 
@@ -249,10 +257,9 @@ function wantedCharger(d: ChargerNow): { currentA: number; reason: string } & Wa
     const planned = wantedCharger({ ...d, available: true }).currentA;
     return { currentA: Math.min(d.safeCurrentA, planned), reason: 'device unavailable: safe limit' };
   }
+  if (!askedForCurrent(d)) return { currentA: 0, reason: d.mode === 'off' ? 'mode off' : 'not planned' };
   if (d.mode === 'boost') return { currentA: d.maxCurrentA, reason: 'boost' };
-  if (d.mode === 'off') return { currentA: 0, reason: 'mode off' };
   if (d.planned === null) return { currentA: d.safeCurrentA, reason: 'no plan: safe current' };
-  if (!isRunning(d.planned, d.slotEnergyKwh)) return { currentA: 0, reason: 'not planned' };
   // Behind the slot's energy (a heater took the room first, a stall, a late plan): what is left over
   // the time left, up to the charger's maximum; the headroom below still bounds it.
   const left = d.planned.leftH;

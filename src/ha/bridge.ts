@@ -56,6 +56,15 @@ export function createHaBridge(options: HaBridgeOptions): HaBridge {
   const t = haTopics(options.baseTopic);
   const publisher = createHaPublisher({ port: options.port, baseTopic: options.baseTopic, logger: options.logger });
   const lastDiscovery = new Map<string, string>();
+  /**
+   * What the discovery last published was built from (location, devices' ids, names and kinds,
+   * currency): the messages are built again only when it changes, not at every control tick.
+   */
+  let discoveryBuiltFrom: string | undefined;
+  const forgetDiscovery = (): void => {
+    lastDiscovery.clear();
+    discoveryBuiltFrom = undefined;
+  };
   let announced = new Set(options.previousDeviceIds);
   let stopped = false;
   const toClear = new Set<string>();
@@ -70,12 +79,15 @@ export function createHaBridge(options: HaBridgeOptions): HaBridge {
 
   async function publishDiscovery(view: HomeView): Promise<void> {
     if (!options.discovery.enabled) return;
+    const currency = view.price?.currency ?? view.plan?.currency ?? options.currency;
+    const builtFrom = JSON.stringify([view.location.id, view.location.name, view.location.fuse !== undefined, currency, view.devices.map((d) => [d.id, d.name, d.kind])]);
+    if (builtFrom === discoveryBuiltFrom) return;
     const messages = discoveryMessages({
       baseTopic: options.baseTopic,
       prefix: options.discovery.prefix,
       location: view.location,
       devices: view.devices,
-      currency: view.price?.currency ?? view.plan?.currency ?? options.currency,
+      currency,
       swVersion: options.swVersion,
       ...(options.supportUrl ? { supportUrl: options.supportUrl } : {}),
       ...(options.configurationUrl ? { configurationUrl: options.configurationUrl } : {}),
@@ -87,6 +99,7 @@ export function createHaBridge(options: HaBridgeOptions): HaBridge {
       await options.port.publish(m.topic, payload, { retain: true, qos: 1 });
       lastDiscovery.set(m.topic, payload);
     }
+    if (!stopped) discoveryBuiltFrom = builtFrom;
   }
 
   /** Removes devices that were announced before but are no longer configured. */
@@ -98,6 +111,7 @@ export function createHaBridge(options: HaBridgeOptions): HaBridge {
         for (const topic of discoveryRemovalTopics(options.discovery.prefix, view.location.id, id)) {
           await options.port.publish(topic, '', { retain: true, qos: 1 });
           lastDiscovery.delete(topic);
+          discoveryBuiltFrom = undefined;
         }
       }
       const fieldTopics = (['hotWaterTank', 'evCharger', 'meter', 'heatPump'] as const)
@@ -155,7 +169,7 @@ export function createHaBridge(options: HaBridgeOptions): HaBridge {
           // A retained birth is an old one (some set-ups retain it): this start announces anyway.
           if (meta.retained || payload.toString('utf8').trim() !== 'online') return;
           log.info('Home Assistant came online: republishing discovery and state');
-          lastDiscovery.clear();
+          forgetDiscovery();
           publisher.invalidate();
           update().catch((err: unknown) => {
             log.warn({ code: 'MQTT_UNAVAILABLE', err: err instanceof Error ? err.message : String(err) }, 'republish failed');
@@ -167,7 +181,7 @@ export function createHaBridge(options: HaBridgeOptions): HaBridge {
     update,
     async resync() {
       if (stopped) return;
-      lastDiscovery.clear();
+      forgetDiscovery();
       publisher.invalidate();
       await clearPending();
       await publisher.start();

@@ -19,7 +19,7 @@ import type { HomeEvent } from './event-normalise.js';
 import { meterSubjectOf } from './metering.js';
 import { deltaCurves, spotInputs } from './plan-inputs.js';
 import type { PriceData } from './price-refresh.js';
-import { BASELINE_KEY, flexibleDevices, storedPlans } from './stored-plans.js';
+import { BASELINE_KEY, flexibleDevices, storedPlans, type StoredPlanCache } from './stored-plans.js';
 
 /** The month so far at the main meter, in the site currency. */
 export interface BillSummary extends MonthBill {
@@ -79,7 +79,7 @@ export function billTariff(config: Pick<Config, 'site'>): TariffModel {
 
 export function createBilling(deps: {
   config: Pick<Config, 'site' | 'prices' | 'devices'>;
-  store: Pick<Store, 'readHourly' | 'readHourlyCost' | 'upsertHourlyCost' | 'setCapacityShares' | 'plansBetween'>;
+  store: Pick<Store, 'readHourly' | 'readHourlyCost' | 'upsertHourlyCost' | 'setCapacityShares' | 'planIdsBetween' | 'plansById'>;
   /** Metering subjects: `location` (the main meter) and `device:<id>`. */
   subjects: readonly string[];
   prices: () => PriceData;
@@ -92,6 +92,8 @@ export function createBilling(deps: {
   const tariff = billTariff(deps.config);
   let summary: BillSummary | null = null;
   let lastError: { code: string; message: string; atMs: number } | null = null;
+  /** The stored plans read so far: each hour that closes needs the plans in force then, most already read. */
+  const planCache: StoredPlanCache = new Map();
 
   /**
    * Baseline kWh of the main meter's hours in [fromMs, toMs) by the stored plan in force when each
@@ -99,7 +101,7 @@ export function createBilling(deps: {
    * flexible loads took is their own meter's hour where they have one, else what the plan gave them.
    */
   function baselineByHour(hours: readonly HourlyEnergyRow[], fromMs: number, toMs: number): Map<number, number> {
-    const planned = plannedByHour(storedPlans(deps.store, deps.config.devices, fromMs, toMs).plans, fromMs, toMs);
+    const planned = plannedByHour(storedPlans(deps.store, deps.config.devices, fromMs, toMs, planCache).plans, fromMs, toMs);
     const subjectOf = meterSubjectOf(deps.config.devices);
     const flexible = flexibleDevices(deps.config.devices).map((id) => {
       const subject = subjectOf(id);

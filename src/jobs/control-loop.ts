@@ -136,10 +136,11 @@ export function startControlLoop(deps: {
     const readings = new Map<string, DeviceReading>();
     const fuseMeter = deps.fuse && !hasDevice(all, deps.fuse.meterId) ? deps.fuse.meter : undefined;
     const startedMs = deps.clock.nowMs();
-    const tookMs = new Map<string, number>();
+    /** When each device's read ended, ms after the tick's start (the reads run side by side). */
+    const doneAfterMs = new Map<string, number>();
     const timedRead = async (id: string, device: SupervisedDevice): Promise<DeviceReading> => {
       const r = await device.read(signal);
-      tookMs.set(id, deps.clock.nowMs() - startedMs);
+      doneAfterMs.set(id, deps.clock.nowMs() - startedMs);
       return r;
     };
     const [, fuseMeterReading] = await Promise.all([
@@ -149,9 +150,9 @@ export function startControlLoop(deps: {
     const phases = (fuseMeterReading ?? (deps.fuse ? readings.get(deps.fuse.meterId) : undefined))?.phases;
     const now = deps.clock.nowMs();
     // Decisions then rest on readings older than a tick (the phase currents among them), and the tick runs late.
-    if (now - startedMs > deps.tickMs && tookMs.size > 0) {
-      const [slowest, ms] = [...tookMs].reduce((a, b) => (b[1] > a[1] ? b : a));
-      slowWarn('CONTROL_TICK_SLOW', { tookMs: now - startedMs, tickMs: deps.tickMs, slowest, slowestMs: ms }, 'reading the devices took longer than a control tick');
+    if (now - startedMs > deps.tickMs && doneAfterMs.size > 0) {
+      const [slowest, ms] = [...doneAfterMs].reduce((a, b) => (b[1] > a[1] ? b : a));
+      slowWarn('CONTROL_TICK_SLOW', { tookMs: now - startedMs, tickMs: deps.tickMs, slowest, slowestDoneAfterMs: ms }, 'reading the devices took longer than a control tick');
     }
     const currentSlot = Math.floor(now / slotMs) * slotMs;
     if (currentSlot !== slotStartMs) {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { defaultConfig } from '../config/load.js';
 import { openStore } from '../store/open-store.js';
-import { BASELINE_KEY, flexibleDevices, storedPlans } from './stored-plans.js';
+import { BASELINE_KEY, flexibleDevices, storedPlans, type StoredPlanCache } from './stored-plans.js';
 
 const T0 = Date.UTC(2026, 0, 14, 9);
 const H = 3_600_000;
@@ -31,5 +31,32 @@ describe('the stored plans as history and bill read them', () => {
       { t1: 2, t2: 3, car: 0, car2: 11, [BASELINE_KEY]: 20 },
     ]);
     expect(flexibleDevices(config.devices)).toEqual(['car', 't1', 't2', 'car2']);
+  });
+
+  it('reads each stored plan once with a cache, and keeps only the plans of the range last asked', () => {
+    const store = openStore({ path: ':memory:' });
+    const plan = (createdMs: number, kwh: unknown) => ({
+      createdAtMs: createdMs, horizonStartMs: createdMs, horizonEndMs: createdMs + 2 * H,
+      json: { createdMs, slots: [{ startMs: createdMs, endMs: createdMs + 2 * H, tanks: { t1: { energyKWh: kwh } } }] },
+    });
+    store.savePlan(plan(T0, 1));
+    store.savePlan(plan(T0 + H, 'hot'));
+    const fetched: number[][] = [];
+    const counting = { planIdsBetween: store.planIdsBetween, plansById: (ids: readonly number[]) => (fetched.push([...ids]), store.plansById(ids)) };
+    const cache: StoredPlanCache = new Map();
+
+    const first = storedPlans(counting, config.devices, T0 + H, T0 + 2 * H, cache);
+    expect(first.plans.map((p) => p.slots[0]!.energyKwh['t1'])).toEqual([1]);
+    expect(first.unreadable).toBe(1);
+    store.savePlan(plan(T0 + 2 * H, 4));
+    const second = storedPlans(counting, config.devices, T0 + H, T0 + 3 * H, cache);
+    expect(second.plans.map((p) => p.slots[0]!.energyKwh['t1'])).toEqual([1, 4]);
+    expect(second.unreadable).toBe(1);
+    // The first call read both plans; the second only the new one, the unreadable one not again.
+    expect(fetched.map((ids) => ids.length)).toEqual([2, 1]);
+    // A later range: the first plan has left it, and the cache.
+    storedPlans(counting, config.devices, T0 + 2 * H, T0 + 3 * H, cache);
+    expect([...cache.keys()]).toHaveLength(2);
+    expect(fetched.at(-1)).toEqual([]);
   });
 });

@@ -45,22 +45,26 @@ function energiesOf(s: StoredSlot, tankIds: readonly string[], evIds: readonly s
   return out;
 }
 
+/** A stored plan's slots as read, or null when it cannot be read; by plan id. */
+export type StoredPlanCache = Map<number, PlannedSlots | null>;
+
 /**
  * The planned kWh per slot of the stored plans overlapping [fromMs, toMs), by device id, plus
  * {@link BASELINE_KEY} where the plan carries its baseline (plans made before it did have none).
+ * A stored plan never changes: with a `cache` kept between calls, each is read and parsed once,
+ * and the cache keeps only the plans of the last range asked.
  */
-export function storedPlans(store: Pick<Store, 'plansBetween'>, devices: Config['devices'], fromMs: number, toMs: number): { plans: PlannedSlots[]; unreadable: number } {
+export function storedPlans(
+  store: Pick<Store, 'planIdsBetween' | 'plansById'>, devices: Config['devices'], fromMs: number, toMs: number, cache: StoredPlanCache = new Map(),
+): { plans: PlannedSlots[]; unreadable: number } {
   const tankIds = devices.flatMap((d) => (d.kind === 'hotWaterTank' || d.kind === 'heatPump' ? [d.id] : []));
   const evIds = devices.flatMap((d) => (d.kind === 'evCharger' ? [d.id] : []));
-  const plans: PlannedSlots[] = [];
-  let unreadable = 0;
-  for (const row of store.plansBetween(fromMs, toMs)) {
+  const ids = store.planIdsBetween(fromMs, toMs);
+  const inRange = new Set(ids);
+  for (const id of cache.keys()) if (!inRange.has(id)) cache.delete(id);
+  for (const row of store.plansById(ids.filter((id) => !cache.has(id)))) {
     const parsed = storedSlotsSchema.safeParse(row.json);
-    if (!parsed.success) {
-      unreadable++;
-      continue;
-    }
-    plans.push({
+    cache.set(row.id, parsed.success ? {
       createdMs: parsed.data.createdMs,
       slots: parsed.data.slots.map((s) => ({
         startMs: s.startMs,
@@ -70,7 +74,9 @@ export function storedPlans(store: Pick<Store, 'plansBetween'>, devices: Config[
           ...(s.baselineKWh !== undefined ? { [BASELINE_KEY]: s.baselineKWh } : {}),
         },
       })),
-    });
+    } : null);
   }
-  return { plans, unreadable };
+  // A plan trimmed between the two reads is neither.
+  const read = ids.flatMap((id) => (cache.has(id) ? [cache.get(id)!] : []));
+  return { plans: read.filter((p): p is PlannedSlots => p !== null), unreadable: read.filter((p) => p === null).length };
 }

@@ -38,7 +38,7 @@ export interface EnergyHistory {
   unreadablePlans: number;
 }
 
-type HistoryStore = Pick<Store, 'energyTotals' | 'costTotals' | 'plansBetween' | 'readHourly'>;
+type HistoryStore = Pick<Store, 'energyTotals' | 'costTotals' | 'planIdsBetween' | 'plansById' | 'readHourly'>;
 
 /** Reads the history at `nowMs` (throws the store's STORE_FAILED when a read fails). */
 export function readEnergyHistory(store: HistoryStore, config: Config, nowMs: number): EnergyHistory {

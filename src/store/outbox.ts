@@ -53,6 +53,9 @@ const reportRowSchema = z.strictObject({
   updatedAtMs: msRow,
 });
 
+const stateCountSchema = z.object({ state: z.enum(reportStates), n: z.number() });
+const pendingStatsSchema = z.object({ deadline: msRow.nullable(), nextAttempt: msRow.nullable() });
+
 const columns = `id, idempotency_key AS idempotencyKey, event_id AS eventId, kind, body_json AS body, state,
   attempts, last_error AS lastError, next_attempt_ms AS nextAttemptMs, deadline_ms AS deadlineMs,
   remote_id AS remoteId, created_at_ms AS createdAtMs, updated_at_ms AS updatedAtMs`;
@@ -194,14 +197,10 @@ export function outboxTable(ctx: StoreContext): OutboxTable {
           nextAttemptMs: null,
         };
         for (const row of counts.all()) {
-          const { state, n } = parseRow(z.object({ state: z.enum(reportStates), n: z.number() }), row, 'report_outbox');
+          const { state, n } = parseRow(stateCountSchema, row, 'report_outbox');
           summary[state] = n;
         }
-        const stats = parseRow(
-          z.object({ deadline: msRow.nullable(), nextAttempt: msRow.nullable() }),
-          pendingStats.get(),
-          'report_outbox',
-        );
+        const stats = parseRow(pendingStatsSchema, pendingStats.get(), 'report_outbox');
         summary.oldestPendingDeadlineMs = stats.deadline;
         summary.nextAttemptMs = stats.nextAttempt;
         return summary;

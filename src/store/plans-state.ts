@@ -25,14 +25,18 @@ const planRowSchema = z.strictObject({
 });
 
 /** This table's part of the {@link Store} (its documentation is there). */
-export type PlansAndStateTables = Pick<Store, 'savePlan' | 'latestPlan' | 'plansBetween' | 'getState' | 'setState' | 'deleteState'>;
+export type PlansAndStateTables = Pick<Store, 'savePlan' | 'latestPlan' | 'planIdsBetween' | 'plansById' | 'getState' | 'setState' | 'deleteState'>;
+
+const latestRawSchema = z.object({ id: z.number(), s: z.number(), e: z.number(), json: z.string() }).optional();
+const idsSchema = z.array(z.number().int());
 
 export function plansAndStateTables(ctx: StoreContext): PlansAndStateTables {
   const { db } = ctx;
   const planColumns = `id, created_at_ms AS createdAtMs, horizon_start_ms AS horizonStartMs,
     horizon_end_ms AS horizonEndMs, json`;
   const latest = db.prepare(`SELECT ${planColumns} FROM plans ORDER BY id DESC LIMIT 1`);
-  const overlapping = db.prepare(`SELECT ${planColumns} FROM plans WHERE horizon_end_ms > ? AND horizon_start_ms < ? ORDER BY id`);
+  const overlappingIds = db.prepare('SELECT id FROM plans WHERE horizon_end_ms > ? AND horizon_start_ms < ? ORDER BY id').pluck();
+  const byIds = db.prepare(`SELECT ${planColumns} FROM plans WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id`);
   const latestRaw = db.prepare('SELECT id, horizon_start_ms AS s, horizon_end_ms AS e, json FROM plans ORDER BY id DESC LIMIT 1');
   const insertPlan = db.prepare(`INSERT INTO plans (created_at_ms, horizon_start_ms, horizon_end_ms, json)
     VALUES (@createdAtMs, @horizonStartMs, @horizonEndMs, @json)`);
@@ -51,10 +55,7 @@ export function plansAndStateTables(ctx: StoreContext): PlansAndStateTables {
       return guard('savePlan', () =>
         ctx.tx(() => {
           // Re-planning often yields the same plan; writing it again would only wear the SD card.
-          const prev = z
-            .object({ id: z.number(), s: z.number(), e: z.number(), json: z.string() })
-            .optional()
-            .parse(latestRaw.get());
+          const prev = latestRawSchema.parse(latestRaw.get());
           if (prev && prev.json === json && prev.s === p.horizonStartMs && prev.e === p.horizonEndMs) {
             return { id: prev.id, stored: false };
           }
@@ -70,8 +71,13 @@ export function plansAndStateTables(ctx: StoreContext): PlansAndStateTables {
       return row === undefined ? undefined : parseRow(planRowSchema, row, 'plans');
     },
 
-    plansBetween(fromMs, toMs) {
-      const rows = guard('plansBetween', () => overlapping.all(fromMs, toMs));
+    planIdsBetween(fromMs, toMs) {
+      return parseRow(idsSchema, guard('planIdsBetween', () => overlappingIds.all(fromMs, toMs)), 'plans');
+    },
+
+    plansById(ids) {
+      if (ids.length === 0) return [];
+      const rows = guard('plansById', () => byIds.all(JSON.stringify(ids)));
       return rows.map((row) => parseRow(planRowSchema, row, 'plans'));
     },
 

@@ -312,8 +312,10 @@ export interface Store {
 
   savePlan(plan: PlanInput): SavePlanResult;
   latestPlan(): PlanRow | undefined;
-  /** The stored plans whose horizon overlaps [fromMs, toMs), oldest first (at most KEEP_PLANS). */
-  plansBetween(fromMs: number, toMs: number): PlanRow[];
+  /** The ids of the stored plans whose horizon overlaps [fromMs, toMs), oldest first (at most KEEP_PLANS). */
+  planIdsBetween(fromMs: number, toMs: number): number[];
+  /** The stored plans of these ids that are still kept, oldest first (a stored plan never changes). */
+  plansById(ids: readonly number[]): PlanRow[];
 
   enqueueReport(report: ReportInput): EnqueueResult;
   getReport(id: number): ReportRow | undefined;

@@ -129,7 +129,7 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
   let sessionStartWh: number | undefined;
   /** The limit the charger last accepted for the running session, A (undefined: not known). */
   let acceptedA: number | undefined;
-  /** Whether the charger refused the leased default (logged once). */
+  /** Whether the charger refused the leased default (logged once per run of refusals). */
   let defaultRefused = false;
   /**
    * The transaction for which the last attempt to bring the current down failed both ways. The
@@ -159,11 +159,14 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
     if (tx !== undefined && txSeen?.id !== tx) txSeen = { id: tx, atMs: clock.nowMs() };
     if (tx === undefined) {
       // What a session the charger starts by itself begins at; one that refuses it begins at the safe current.
-      await setDefault('leased', a, signal).catch((err: unknown) => {
+      try {
+        await setDefault('leased', a, signal);
+        defaultRefused = false;
+      } catch (err) {
         if (!refused(err)) throw err;
         if (!defaultRefused) log.warn({ code: 'OCPP_DEFAULT_REFUSED', currentA: a, err: err.message }, 'the charger refused the default limit: a session it starts by itself begins at the safe current');
         defaultRefused = true;
-      });
+      }
       if (mayStart && a > 0 && plugged() && clock.nowMs() >= noStartBeforeMs) {
         await link.request('RemoteStartTransaction', { connectorId, idTag: options.idTag, chargingProfile: profile('session', a) }, signal);
         acceptedA = a;
@@ -250,27 +253,30 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
     }
   };
 
-  /** The limit again, with a fresh lease: the session's, or without one the default a new session starts at. */
   /**
    * The car's tag of a transaction that starts (kept for a restart), or of one learnt after a
-   * restart from its meter values, which name no tag.
+   * restart from its meter values, which name no tag. The store is read once: only this charger writes its key.
    */
+  let keptTag = options.sessionTags?.get();
   const rememberTag = (transactionId: number | undefined, idTag: string | undefined): void => {
-    const memory = options.sessionTags;
+    const keep = (session: typeof keptTag): void => {
+      keptTag = session;
+      options.sessionTags?.set(session);
+    };
     if (transactionId === undefined) {
-      if (memory?.get() !== undefined) memory.set(undefined);
+      if (keptTag !== undefined) keep(undefined);
       return;
     }
     const carTag = idTag !== undefined && idTag !== options.idTag ? idTag : undefined;
     if (carTag !== undefined) {
       tags.started = carTag;
-      if (memory?.get()?.transactionId !== transactionId) memory?.set({ transactionId, idTag: carTag });
+      if (keptTag?.transactionId !== transactionId) keep({ transactionId, idTag: carTag });
       return;
     }
-    const kept = memory?.get();
-    if (idTag === undefined && kept?.transactionId === transactionId) tags.started = kept.idTag;
+    if (idTag === undefined && keptTag?.transactionId === transactionId) tags.started = keptTag.idTag;
   };
 
+  /** The limit again, with a fresh lease: the session's, or without one the default a new session starts at. */
   const renew = async (): Promise<void> => {
     if (limitA === undefined) return;
     await apply(limitA, false, closed.signal).catch((err: unknown) => {
