@@ -2,8 +2,8 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * The week-long home (issue 17's done-when): the whole daemon, built as it ships, against a home of
- * real peers for a simulated week at 1200×, about 9 minutes. It runs on its own (`npm run test:week`);
- * it is not in CI yet: under load, slow device reads still stall its simulated time (see the README).
+ * real peers for a simulated week at 1200×, about 9 minutes. CI runs it after the whole-home runs,
+ * beside the fault suite (`.ci/run`).
  */
 export default defineConfig({
   test: {

@@ -277,6 +277,29 @@ describe('OCPP 1.6J charger', () => {
     expect(w.lines.filter((l) => l['level'] === 50)).toEqual([]);
   });
 
+  it('a charger that refuses the leased default is said once per run of refusals', async () => {
+    const w = await world({ plugged: false });
+    let refuse = true;
+    const leased = 'SetChargingProfile TxDefaultProfile';
+    const { raw, transactionId, asked } = await rawChargePointInSession(w, (request) => (request === leased && refuse ? 'Rejected' : 'Accepted'));
+    await raw.call('StopTransaction', { transactionId, meterStop: 1000, timestamp: new Date(w.clock.nowMs()).toISOString(), reason: 'EVDisconnected' });
+    await raw.call('StatusNotification', { connectorId: 1, status: 'Available', errorCode: 'NoError' });
+    const said = (): number => w.lines.filter((l) => l['code'] === 'OCPP_DEFAULT_REFUSED').length;
+    const tick = async (): Promise<void> => {
+      const before = asked.length;
+      await w.charger.chargeCurrentLimit.setCurrentA(8, never);
+      expect(asked.slice(before)).toEqual([leased]);
+    };
+    await tick();
+    await tick();
+    expect(said()).toBe(1);
+    refuse = false;
+    await tick();
+    refuse = true;
+    await tick();
+    expect(said()).toBe(2);
+  });
+
   it('an unreachable charge point fails reads and commands with DEVICE_UNREACHABLE and the supervisor marks it down', async () => {
     const w = await world();
     await w.charger.chargeCurrentLimit.setCurrentA(16, never);
