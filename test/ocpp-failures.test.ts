@@ -140,12 +140,13 @@ describe('OCPP failure paths', () => {
     await eventually(() => expect(w.sim.offeredA).toBe(6));
   });
 
-  it('a charger that refuses both the lower limit and the remote stop is OCPP_CHARGER_UNCONTROLLED, logged once', async () => {
+  // Whether the charger answers the status request or refuses it too, the outcome is the same.
+  it.each([[[]], [['TriggerMessage']]])('a charger that refuses both the lower limit and the remote stop (and also %j) is OCPP_CHARGER_UNCONTROLLED, logged once', async (alsoRefused: string[]) => {
     const w = await world();
     await w.charger.chargeCurrentLimit.setCurrentA(16, never);
     await eventually(() => expect(w.sim.offeredA).toBe(16));
     await w.clock.advance(60_000); // a transaction the charger knows well
-    w.sim.refuse(['SetChargingProfile', 'RemoteStopTransaction']);
+    w.sim.refuse(['SetChargingProfile', 'RemoteStopTransaction', ...alsoRefused]);
     // The first time, the transaction may have just ended: the charger is asked for its status.
     await expect(w.charger.chargeCurrentLimit.limitCurrentA(6, never)).rejects.toMatchObject({ code: 'OCPP_CALL_FAILED' });
     await w.sim.settle();
