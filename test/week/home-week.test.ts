@@ -124,8 +124,12 @@ describe('a Nordic home over a simulated week', () => {
       at: new Date(s.atMs).toISOString().slice(5, 19), linesA: s.linesA.map((a) => Math.round(a * 10) / 10), goeW: Math.round(s.goeW), ocppW: Math.round(s.ocppW), tankW: s.tankW, pumpW: s.pumpW,
     })).join('\n')).join('\n…\n');
     expect(Math.max(...worst.linesA), shown).toBeLessThanOrEqual(fuseA);
-    // Both cars charged at once somewhere, so the fuse was shared, not avoided.
-    expect(samples.some((s) => s.goeW > 2000 && s.ocppW > 2000)).toBe(true);
+    // Both cars charged in the same hour somewhere, so the fuse's room was shared, not left to one
+    // car a night. Whether in the same minutes as well is the joint plan's choice of 15-minute slots:
+    // it shares an hour by turns as often as side by side.
+    const hoursOf = (drawing: (s: LineSample) => boolean): Set<number> => new Set(samples.filter(drawing).map((s) => Math.floor(s.atMs / H)));
+    const ocppHours = hoursOf((s) => s.ocppW > 2000);
+    expect([...hoursOf((s) => s.goeW > 2000)].some((h) => ocppHours.has(h))).toBe(true);
   });
 
   it('drives the heat pump through its SG Ready states: boosts, and locks only within the label\'s limits', () => {
