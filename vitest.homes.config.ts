@@ -1,7 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Whole homes of issue 17, each the whole daemon against real peers on an accelerated clock: two
+ * Whole homes, each the whole daemon against real peers on an accelerated clock: two
  * cars swapping chargers, the SG Ready heat pump and phase switching. They run on their own
  * (`npm run test:homes`), one at a time, beside the fault suite in CI.
  */

@@ -1,7 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * The week-long home (issue 17's done-when): the whole daemon, built as it ships, against a home of
+ * The week-long home: the whole daemon, built as it ships, against a home of
  * real peers for a simulated week at 1200×, about 9 minutes. CI runs it after the whole-home runs,
  * beside the fault suite (`.ci/run`).
  */

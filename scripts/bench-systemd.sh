@@ -1,7 +1,7 @@
 #!/bin/sh
 # Exposure level of the shipped unit by `systemd-analyze security` (offline: no running systemd
 # needed). Prints the analyzer's summary line, then one JSON line {"systemdExposure": N | null}.
-# Target (issue 8): below 2.0 ("OK").
+# Target: below 2.0 ("OK").
 set -u
 dir=$(CDPATH= cd -- "$(dirname -- "$0")/.." && pwd)
 unit="$dir/systemd/wattshift.service"

@@ -23,7 +23,7 @@ install -d "$app/node_modules" && cp -a "$SRC/node_modules/." "$app/node_modules
 (cd "$app" && npm prune --omit=dev --no-audit --no-fund >/dev/null && find node_modules -type d -empty -delete)
 install -m 0755 "$SRC/packaging/wattshift" "$STAGE/usr/bin/wattshift"
 install -m 0644 "$SRC/systemd/wattshift.service" "$STAGE/lib/systemd/system/wattshift.service"
-install -m 0644 "$SRC/README.md" "$SRC"/docs/*.md "$SRC/config.example.yaml" "$STAGE/usr/share/doc/wattshift/"
+install -m 0644 "$SRC/README.md" "$SRC/CHANGELOG.md" "$SRC"/docs/*.md "$SRC/config.example.yaml" "$STAGE/usr/share/doc/wattshift/"
 install -m 0755 "$SRC"/packaging/deb/postinst "$SRC"/packaging/deb/prerm "$SRC"/packaging/deb/postrm "$STAGE/DEBIAN/"
 size=$(du -sk --exclude=DEBIAN "$STAGE" | cut -f1)
 cat > "$STAGE/DEBIAN/control" <<CONTROL

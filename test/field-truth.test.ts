@@ -1,5 +1,5 @@
 /**
- * Field truth (issue 14): the real daemon process against devices that behave as their vendors
+ * Field truth: the real daemon process against devices that behave as their vendors
  * document them, on an accelerated clock. A plain Modbus relay board without a release timer
  * (Waveshare-style coil) with an SDM120 on the heater; a go-e charger on MQTT API v2 that publishes
  * a key only when it changes. A three-hour window whose effective price is negative, then an hour

@@ -1,5 +1,5 @@
 /**
- * A re-plan inside a slot whose frozen rest leaves the car a little short (field truth, issue 14):
+ * A re-plan inside a slot whose frozen rest leaves the car a little short (seen against field-true devices):
  * the field-truth scenario's 13:29 re-plan, prices and car as the daemon gave them to `plan()`.
  */
 import { describe, expect, it } from 'vitest';

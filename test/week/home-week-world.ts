@@ -1,5 +1,5 @@
 /**
- * The week-long home of issue 17's done-when test, every part a real peer on one accelerated clock:
+ * The week-long home, every part a real peer on one accelerated clock:
  * the API sandbox; an MQTT broker; a go-e charger (MQTT) and an OCPP 1.6J charge point; two cars
  * that come and go on weekday schedules, each telling its state of charge over MQTT as TeslaMate
  * does, and recognised at either charger by their cards; a hot water tank on Modbus TCP; an SG Ready

@@ -1,5 +1,5 @@
 /**
- * Issue 17's done-when: a Nordic home runs a simulated week. Two chargers (go-e over MQTT, OCPP
+ * A Nordic home runs a simulated week. Two chargers (go-e over MQTT, OCPP
  * 1.6J), two cars telling their SoC over MQTT and swapping chargers on Saturday, a tank on Modbus,
  * an SG Ready heat pump, a HAN reader on the main meter, a 3×230 V IT supply behind a 25 A fuse (test/week/home-week-world.ts). The whole daemon
  * (`buildApp`) runs against them on an accelerated clock. Checked: every car reaches its target SoC
