@@ -176,3 +176,20 @@ describe('the month\'s bill in the view', () => {
     expect(renderStatusPage(v, { timezone: 'UTC' })).toContain('No metered hour priced yet this month');
   });
 });
+
+describe('the price now in the views', () => {
+  it('shows the day-ahead spot apart from the fees, tax, VAT and delta the total carries', () => {
+    const from = Date.UTC(2026, 2, 2, 17);
+    const slots = buildPriceSeries({
+      slotMinutes: 60, fromMs: from, toMs: from + 24 * hour, timezone: 'Europe/Oslo', currency: 'NOK', deltas: [],
+      fees: { gridFeePerKWh: 0.3, taxPerKWh: 0.1, vatRate: 1.25 },
+      spot: { actual: { units: { currency: 'NOK', energyUnit: 'kWh' }, resolutionMinutes: 60, points: Array.from({ length: 24 }, (_, i) => ({ startMs: from + i * hour, price: 0.185 })) } },
+    });
+    const plan = makePlan({ slots, timezone: 'Europe/Oslo', currency: 'NOK', location: { limitKW: 17, baseLoadKW: 0 } }, now);
+    const v = viewWith([], plan);
+    expect(v.price?.spotPerKwh).toBeCloseTo(0.185, 9);
+    expect(v.price?.totalPerKwh).toBeCloseTo((0.185 + 0.3 + 0.1) * 1.25, 9);
+    const t = haTopics('ws');
+    expect(JSON.parse(stateMessages(t, v).get(t.price)!)).toMatchObject({ spot: 0.185, total: 0.73125, delta: 0 });
+  });
+});

@@ -208,7 +208,7 @@ export function homeView(src: ViewSources): HomeView {
       ...(fuse ? { fuse } : {}),
     },
     price: slot
-      ? { currency: plan!.currency, totalPerKwh: slot.price, spotPerKwh: slot.price - slot.delta, deltaPerKwh: slot.delta, source: slot.source }
+      ? { currency: plan!.currency, totalPerKwh: slot.price, spotPerKwh: typeof slot.spot === 'number' ? slot.spot : null, deltaPerKwh: slot.delta, source: slot.source }
       : null,
     devices,
     plan: plan ? planView(plan, config, nowMs) : null,

@@ -33,7 +33,7 @@ const allowanceKwh = 6;
 
 function slot(startMs: number, held: boolean): PlanSlot {
   return {
-    startMs, endMs: startMs + H, price: 1, delta: 0, source: 'actual', headroomKW: 16, binding: [], reason: 'test',
+    startMs, endMs: startMs + H, price: 1, spot: 0.5, delta: 0, source: 'actual', headroomKW: 16, binding: [], reason: 'test',
     tanks: { tank: { on: true, powerKW: 2, energyKWh: 2, endTempC: 65 } },
     evs: { car: { on: true, powerKW: 11, energyKWh: 11, chargedKWh: 11 } },
     ...(held ? { hourAllowanceKWh: allowanceKwh } : {}),

@@ -237,7 +237,7 @@ export function plan(input: PlanInput, nowMs: number, previous?: Plan): Plan {
     baselineCost += ps.price * ((base.q[t] as number) + (base.ev[t] as number));
     incentive -= ps.delta * (qt + extra + et);
     const out: PlanSlot = {
-      startMs: ps.startMs, endMs: ps.endMs, price: ps.price, delta: ps.delta, source: ps.source,
+      startMs: ps.startMs, endMs: ps.endMs, price: ps.price, spot: ps.spot, delta: ps.delta, source: ps.source,
       headroomKW: s.headroomKW[t] as number, binding: bindingFor(s, final, t), reason: '',
       baselineKWh: (billTank.q[t] as number) + (billEv[t] as number),
       ...(s.tank ? { baselineTanks: { [s.tank.id]: { energyKWh: billTank.q[t] as number, endTempC: s.tank.model.toC(billTank.tankE[t] as number) } } } : {}),

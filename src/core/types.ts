@@ -310,7 +310,10 @@ export interface EvSlotPlan extends DeviceSlotPlan {
 export interface PlanSlot {
   startMs: number;
   endMs: number;
+  /** What the planner minimises per kWh (PriceSlot.price). */
   price: number;
+  /** The day-ahead spot price, excluding VAT, fees and deltas (PriceSlot.spot). */
+  spot: number;
   delta: number;
   source: PriceSource;
   /** Power available to the flexible loads (limit and location LPC minus base load). */

@@ -10,7 +10,7 @@ const comfort = { atMs: Date.UTC(2026, 2, 3, 5, 30), tempC: 55, label: 'hot wate
 export function exampleHomeView(): HomeView {
   return {
     location: { id: 'home-1', name: 'Home', powerW: 4210, limitKw: 17, lpcCapKw: 6 },
-    price: { currency: 'NOK', totalPerKwh: 1.4125, spotPerKwh: 1.0125, deltaPerKwh: 0.4, source: 'forecast' },
+    price: { currency: 'NOK', totalPerKwh: 1.4125, spotPerKwh: 0.81, deltaPerKwh: 0.4, source: 'forecast' },
     devices: [
       {
         id: 'tank', name: 'Hot water tank', kind: 'hotWaterTank', available: true, mode: 'auto',

@@ -147,7 +147,7 @@ export function stateMessages(t: HaTopics, view: HomeView): Map<string, string> 
   if (view.price) {
     const p = view.price;
     out.set(t.price, JSON.stringify({
-      currency: p.currency, total: round(p.totalPerKwh, 5), spot: round(p.spotPerKwh, 5), delta: round(p.deltaPerKwh, 5), source: p.source,
+      currency: p.currency, total: round(p.totalPerKwh, 5), spot: round(p.spotPerKwh ?? undefined, 5), delta: round(p.deltaPerKwh, 5), source: p.source,
     }));
     out.set(t.priceTotal, scalarPayload(round(p.totalPerKwh, 5)));
     out.set(t.priceDelta, scalarPayload(round(p.deltaPerKwh, 5)));

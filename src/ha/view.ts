@@ -147,8 +147,10 @@ export interface PlanView {
 
 export interface PriceView {
   currency: string;
+  /** What the slot costs per kWh: spot, fees, tax and VAT, with the incentive delta. */
   totalPerKwh: number;
-  spotPerKwh: number;
+  /** The day-ahead spot price excluding VAT; null for a plan stored without it. */
+  spotPerKwh: number | null;
   deltaPerKwh: number;
   source: string;
 }

@@ -114,7 +114,7 @@ export class DaemonMetrics {
       const p = view.price;
       const price = this.gauge('wattshift_price_per_kwh', 'Current electricity price per kWh by component.', ['currency', 'component']);
       price(p.totalPerKwh, { currency: p.currency, component: 'total' });
-      price(p.spotPerKwh, { currency: p.currency, component: 'spot' });
+      price(p.spotPerKwh ?? undefined, { currency: p.currency, component: 'spot' });
       price(p.deltaPerKwh, { currency: p.currency, component: 'delta' });
     }
     if (view.bill) this.setBillGauges(view.bill);
