@@ -13,15 +13,18 @@
  * status and meter values (TriggerMessage, §5.17), so that after its own restart it learns the
  * state and the energy register again.
  */
-import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpServer, type IncomingMessage, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { RPCServer, createRPCError } from 'ocpp-rpc';
 import { WattshiftError } from '../../errors.js';
 import type { Logger } from '../../log.js';
+import { rateLimitedWarn } from '../../log-limit.js';
 import type { Clock } from '../../ports.js';
 import { ChargePointLink, type OcppClient } from './link.js';
+import { checkUpgrade, ocppSubprotocol, refuseUpgrade } from './upgrade-check.js';
 import { authorizeSchema, meterValuesSchema, readMeterValues, startTransactionSchema, statusNotificationSchema, stopTransactionSchema } from './messages.js';
 
 export interface CentralSystemOptions {
@@ -49,6 +52,19 @@ export interface CentralSystem {
 
 const digest = (s: string | Buffer): Buffer => createHash('sha256').update(s).digest();
 
+/**
+ * The largest WebSocket message a charge point may send, bytes; a larger one closes its connection
+ * (1009) before it is read. OCPP 1.6J sets no limit; the largest messages a charge point sends a
+ * central system are a GetConfiguration answer (a key of at most 50 characters and a value of at
+ * most 500 per configuration key, §6.23: some 115 KB for 200 keys, each at its longest) and
+ * MeterValues or StopTransaction with many sampled values (a few hundred bytes each). 256 KiB keeps
+ * room above those; ws's own default (100 MiB) lets one frame run the gateway out of memory.
+ */
+export const maxFrameBytes = 256 * 1024;
+
+/** Chargers' connection errors that are the peer's doing (a reset, a cut cable): no warning of their own. */
+const peerGone = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
+
 export function createCentralSystem(options: CentralSystemOptions): CentralSystem {
   const { clock } = options;
   const log = options.logger.child({ component: 'ocpp' });
@@ -61,22 +77,31 @@ export function createCentralSystem(options: CentralSystemOptions): CentralSyste
   }
   // A transaction id unique across restarts of the central system (ids are 32-bit signed, §4.8).
   let nextTransactionId = Math.floor(clock.nowMs() / 1000) % 1_000_000_000;
+  // Refused logins and requests come from anyone on the network: a budget of lines for all of them,
+  // and one per configured charge point for its bad frames (a faulty charger does not mute another).
+  const warnHostile = rateLimitedWarn(log);
+  const warnFrom = new Map(options.chargePoints.map((cp) => [cp.id, rateLimitedWarn(log)]));
+  const warnCp = (id: string, code: string, fields: Record<string, unknown>, message: string): void =>
+    warnFrom.get(id)?.(code, { chargePoint: id, ...fields }, message);
 
   const server = new RPCServer({
-    protocols: ['ocpp1.6'],
+    protocols: [ocppSubprotocol],
     strictMode: true,
     // Our own clock times requests (ChargePointLink); the library's timers only catch the lost ones.
     callTimeoutMs: 4 * requestTimeoutMs,
     pingIntervalMs: 30_000,
     respondWithDetailedErrors: false,
+    // ocpp-rpc hands these to ws's WebSocketServer. No compression: a small deflated frame may inflate past any limit.
+    wssOptions: { maxPayload: maxFrameBytes, perMessageDeflate: false },
   });
+  server.on('error', (err: Error) => warnHostile('OCPP_REQUEST_REFUSED', { err: err.message }, 'OCPP WebSocket server error'));
 
   server.auth((accept, reject, handshake) => {
     const expected = passwords.get(handshake.identity);
     const given = handshake.password;
     if (!expected || !given || !timingSafeEqual(expected, digest(given))) {
       const why = !expected ? 'unknown charge point id' : given ? 'wrong password' : 'no password (basic auth) given';
-      log.warn({ code: 'OCPP_AUTH_REJECTED', chargePoint: handshake.identity.slice(0, 64), remote: handshake.remoteAddress, why }, 'charge point refused');
+      warnHostile('OCPP_AUTH_REJECTED', { chargePoint: handshake.identity.slice(0, 64), remote: handshake.remoteAddress, why }, 'charge point refused');
       reject(expected ? 401 : 404, '');
       return;
     }
@@ -88,7 +113,7 @@ export function createCentralSystem(options: CentralSystemOptions): CentralSyste
     if (!link) return; // auth lets only configured ids through
     const at = (): string => new Date(clock.nowMs()).toISOString();
     const bad = (method: string, err: unknown): never => {
-      log.warn({ code: 'OCPP_BAD_MESSAGE', chargePoint: link.id, method, err: err instanceof Error ? err.message : String(err) }, 'unusable OCPP request');
+      warnCp(link.id, 'OCPP_BAD_MESSAGE', { method, err: err instanceof Error ? err.message : String(err) }, 'unusable OCPP request');
       throw createRPCError('FormationViolation', `unusable ${method}`);
     };
     const parse = <T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: unknown } }, method: string, params: unknown): T => {
@@ -130,7 +155,12 @@ export function createCentralSystem(options: CentralSystemOptions): CentralSyste
       return { idTagInfo: { status: 'Accepted' } };
     });
     client.on('badMessage', (e: { error?: Error }) => {
-      log.warn({ code: 'OCPP_BAD_MESSAGE', chargePoint: link.id, err: e.error?.message }, 'malformed OCPP frame answered with CALLERROR');
+      warnCp(link.id, 'OCPP_BAD_MESSAGE', { err: e.error?.message }, 'malformed OCPP frame answered with CALLERROR');
+    });
+    // ws has closed the connection already (1009 for a message over maxFrameBytes, 1002/1007 for a broken frame).
+    client.on('socketError', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') warnCp(link.id, 'OCPP_FRAME_TOO_LARGE', { limitBytes: maxFrameBytes }, 'OCPP message over the size limit: connection closed');
+      else if (!peerGone.has(err.code ?? '')) warnCp(link.id, 'OCPP_BAD_MESSAGE', { err: err.message }, 'broken WebSocket frame: connection closed');
     });
     client.on('close', () => link.detach(client));
     link.attach(client);
@@ -141,17 +171,38 @@ export function createCentralSystem(options: CentralSystemOptions): CentralSyste
     ]);
   });
 
+  // Everything a socket can bring to the listener is answered here: nothing thrown reaches the process.
+  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    socket.on('error', () => socket.destroy());
+    const verdict = checkUpgrade(req.method, req.url, req.headers);
+    if (!verdict.ok) {
+      warnHostile('OCPP_REQUEST_REFUSED', { remote: req.socket.remoteAddress, status: verdict.status, why: verdict.why }, 'OCPP connection request refused');
+      refuseUpgrade(socket, verdict.status);
+      return;
+    }
+    server.handleUpgrade(req, socket as Socket, head).catch((err: unknown) => {
+      warnHostile('INTERNAL', { remote: req.socket.remoteAddress, err: err instanceof Error ? err.message : String(err) }, 'OCPP upgrade failed inside ocpp-rpc');
+      refuseUpgrade(socket, 400);
+    });
+  };
+
   let http: Server | undefined;
   return {
     async listen() {
       http = options.tls ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }) : createHttpServer();
-      http.on('upgrade', server.handleUpgrade);
+      http.on('upgrade', onUpgrade);
       http.on('request', (_req, res) => res.writeHead(404).end());
+      http.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+        if (!peerGone.has(err.code ?? '')) warnHostile('OCPP_REQUEST_REFUSED', { why: `malformed HTTP request (${err.code ?? err.message})` }, 'OCPP connection request refused');
+        refuseUpgrade(socket, err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400);
+      });
       const h = http;
       await new Promise<void>((resolve, reject) => {
         h.once('error', (err) => reject(new WattshiftError('OCPP_LISTEN_FAILED', `OCPP central system cannot listen on ${options.host}:${options.port}: ${err.message}`, { cause: err })));
         h.listen(options.port, options.host, () => resolve());
       });
+      // Once listening, an error (no file descriptor left to accept a connection) costs that connection only.
+      h.on('error', (err: NodeJS.ErrnoException) => warnHostile('OCPP_REQUEST_REFUSED', { why: `cannot accept a connection (${err.code ?? err.message})` }, 'OCPP connection request refused'));
       const port = (h.address() as AddressInfo).port;
       log.info({ host: options.host, port, tls: Boolean(options.tls) }, 'OCPP central system listening');
       return port;
