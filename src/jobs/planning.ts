@@ -11,8 +11,8 @@ export type PlanFunction = (input: HomePlanInput, nowMs: number, previous?: Plan
 
 /**
  * Re-plans at every slot boundary and whenever an input changes (`request`), keeping the previous
- * plan's current slot and frozen window (the planner does that given `previous`). Plans are stored;
- * identical consecutive plans are written once.
+ * plan's current slot and frozen window (the planner does that given `previous`). Plans are stored
+ * at most every `storeEveryMs`, and the plan in force once more on a clean stop.
  */
 export function startPlanning(deps: {
   buildInput: (nowMs: number) => HomePlanInput;
@@ -35,6 +35,16 @@ export function startPlanning(deps: {
   // dominate the SD card's daily writes, so one is kept at most every `storeEveryMs`.
   const storeEveryMs = deps.storeEveryMs ?? 30 * 60_000;
   let lastStoredMs = -Infinity;
+  let stored: Plan | null = deps.initial ?? null;
+  const storePlan = (plan: Plan, nowMs: number): void => {
+    try {
+      deps.store.savePlan({ createdAtMs: nowMs, horizonStartMs: plan.startMs, horizonEndMs: plan.endMs, json: plan });
+      lastStoredMs = nowMs;
+      stored = plan;
+    } catch (err) {
+      log.warn({ code: isWattshiftError(err) ? err.code : 'STORE_FAILED' }, 'plan not stored; controlling on it anyway');
+    }
+  };
 
   const loop = startLoop({
     name: 'planner',
@@ -51,14 +61,7 @@ export function startPlanning(deps: {
         const tookMs = Math.round(performance.now() - startedAt);
         current = next;
         lastError = null;
-        if (now - lastStoredMs >= storeEveryMs || now < lastStoredMs) {
-          try {
-            deps.store.savePlan({ createdAtMs: now, horizonStartMs: next.startMs, horizonEndMs: next.endMs, json: next });
-            lastStoredMs = now;
-          } catch (err) {
-            log.warn({ code: isWattshiftError(err) ? err.code : 'STORE_FAILED' }, 'plan not stored; controlling on it anyway');
-          }
-        }
+        if (now - lastStoredMs >= storeEveryMs || now < lastStoredMs) storePlan(next, now);
         // The current slot's targets (whole-slot energy), so a log shows what control is following.
         const slot = next.slots.find((s) => s.startMs <= now && now < s.endMs);
         const targets = slot
@@ -81,6 +84,12 @@ export function startPlanning(deps: {
   });
   return {
     ...loop,
+    // A clean stop stores the plan in force, so `status` and `plan` show it while the daemon is
+    // down and a restart resumes from it.
+    async stop() {
+      await loop.stop();
+      if (current && current !== stored) storePlan(current, deps.clock.nowMs());
+    },
     current: () => current,
     request(reason) {
       pendingReason = reason;
