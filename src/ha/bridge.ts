@@ -69,12 +69,13 @@ export function createHaBridge(options: HaBridgeOptions): HaBridge {
   let stopped = false;
   const toClear = new Set<string>();
 
+  async function clearOne(topic: string): Promise<void> {
+    await options.port.publish(topic, '', { retain: true, qos: 1 });
+    if (toClear.delete(topic)) log.warn({ code: 'MQTT_MESSAGE_TOO_LARGE', topic }, 'cleared an oversized retained command');
+  }
+
   async function clearPending(): Promise<void> {
-    for (const topic of [...toClear]) {
-      await options.port.publish(topic, '', { retain: true, qos: 1 });
-      toClear.delete(topic);
-      log.warn({ code: 'MQTT_MESSAGE_TOO_LARGE', topic }, 'cleared an oversized retained command');
-    }
+    for (const topic of [...toClear]) await clearOne(topic);
   }
 
   async function publishDiscovery(view: HomeView): Promise<void> {
@@ -188,8 +189,10 @@ export function createHaBridge(options: HaBridgeOptions): HaBridge {
       await update();
     },
     clearOversizedCommand(topic) {
-      if (parseCommandTopic(options.baseTopic, topic) === null) return;
+      if (parseCommandTopic(options.baseTopic, topic) === null || toClear.has(topic)) return;
       toClear.add(topic);
+      // A publish that fails (connection down) leaves the topic for the next resync.
+      clearOne(topic).catch(() => undefined);
     },
     async stop() {
       stopped = true;

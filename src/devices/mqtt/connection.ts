@@ -10,6 +10,7 @@ import type { Duplex } from 'node:stream';
 import { connect, type IClientOptions, type MqttClient } from 'mqtt';
 import { WattshiftError, type ErrorCode } from '../../errors.js';
 import type { Logger } from '../../log.js';
+import { rateLimitedWarn } from '../../log-limit.js';
 import { guardPacketSize, type OversizedPacket } from './packet-guard.js';
 
 export interface MqttWill {
@@ -38,11 +39,12 @@ export interface MqttConnectionOptions {
   /** Time allowed for the TCP/TLS connect and CONNACK (default 10 000 ms). */
   connectTimeoutMs?: number;
   /**
-   * Largest packet accepted from the broker, bytes (default 256 KiB). A larger one ends the
-   * connection before it is buffered (see packet-guard.ts); mqtt.js then reconnects.
+   * Largest packet accepted from the broker, bytes (default 256 KiB). A larger PUBLISH is skipped
+   * unread and the connection stays up; any other larger packet ends the connection (see
+   * packet-guard.ts).
    */
   maxPacketBytes?: number;
-  /** Told about every packet refused for its size (after the MQTT_MESSAGE_TOO_LARGE log line). */
+  /** Told about every packet refused for its size (the MQTT_MESSAGE_TOO_LARGE log line is rate-limited). */
   onOversized?: (packet: OversizedPacket) => void;
 }
 
@@ -154,17 +156,30 @@ export function createMqttConnection(options: MqttConnectionOptions, deps: { log
 
   const client: MqttClient = connect(options.url, clientOptions);
   const maxPacketBytes = options.maxPacketBytes ?? defaultMaxPacketBytes;
+  const warnHostile = rateLimitedWarn(log);
+  /** Oversized publishes handed to mqtt.js with an empty payload, by topic, not yet delivered. */
+  let skipped = new Map<string, number>();
   // mqtt.js keeps the protocol's stream builder (tcp, tls, ws) as a TypeScript-private field; it
   // is wrapped so that every (re)connect's socket is guarded before its first byte arrives.
   const internals = client as unknown as { streamBuilder: (c: MqttClient) => Duplex };
   const buildStream = internals.streamBuilder;
   internals.streamBuilder = (c) => {
-    const stream = buildStream(c);
-    guardPacketSize(stream, maxPacketBytes, (p) => {
-      log.warn({ code: 'MQTT_MESSAGE_TOO_LARGE', bytes: p.bytes, limit: maxPacketBytes, topic: p.topic }, 'MQTT packet over the size limit refused; reconnecting');
-      options.onOversized?.(p);
+    const pending = new Map<string, number>();
+    skipped = pending;
+    return guardPacketSize(buildStream(c), maxPacketBytes, {
+      onSkipped: (p) => {
+        pending.set(p.topic, (pending.get(p.topic) ?? 0) + 1);
+        // Device topics are never cleared: the device owns its retained state, and its next
+        // publish replaces it. The value is simply missing until then (stale, the device's safe
+        // behaviour). Command topics are wattshift's own: the HA bridge clears them (onOversized).
+        warnHostile('MQTT_MESSAGE_TOO_LARGE', { bytes: p.bytes, limit: maxPacketBytes, topic: p.topic, retained: p.retained }, 'MQTT message over the size limit skipped unread');
+        options.onOversized?.(p);
+      },
+      onFatal: (p) => {
+        log.warn({ code: 'MQTT_MESSAGE_TOO_LARGE', bytes: p.bytes, limit: maxPacketBytes, topic: p.topic }, 'MQTT packet over the size limit refused; reconnecting');
+        options.onOversized?.(p);
+      },
     });
-    return stream;
   };
   client.connect();
   const handlers = new Map<string, Set<MqttHandler>>();
@@ -200,6 +215,13 @@ export function createMqttConnection(options: MqttConnectionOptions, deps: { log
     if (!closed) goDown(lastError);
   });
   client.on('message', (topic, payload, packet) => {
+    const standIns = payload.length === 0 ? skipped.get(topic) : undefined;
+    if (standIns !== undefined) {
+      // The empty stand-in of a skipped oversized message: no handler sees it (it is not a clear).
+      if (standIns > 1) skipped.set(topic, standIns - 1);
+      else skipped.delete(topic);
+      return;
+    }
     const meta = { retained: packet.retain };
     for (const [filter, set] of handlers) {
       if (!topicMatches(filter, topic)) continue;

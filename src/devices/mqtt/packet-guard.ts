@@ -2,37 +2,85 @@
  * A size limit on every MQTT packet the broker sends us, applied to the raw byte stream before
  * mqtt.js buffers a packet. mqtt-packet collects a whole packet before it parses it, and MQTT
  * 3.1.1 has no way to tell the broker our maximum, so one 100 MB publish (retained: at every
- * start) would exhaust the heap. The guard reads only each packet's fixed header (MQTT 3.1.1 and
- * 5 §2.2: one type byte, then the remaining length as 1–4 bytes of 7 bits) and skips the rest;
- * the first packet over the limit ends the connection, which mqtt.js then re-opens.
+ * start) would exhaust the heap. The guard reads each packet's fixed header (MQTT 3.1.1 §2.2: one
+ * type byte, then the remaining length as 1–4 bytes of 7 bits).
+ *
+ * An oversized PUBLISH is not passed on: mqtt.js gets the same packet (flags, topic, packet id)
+ * with an empty payload in its place, and the body is skipped unread. So the connection stays up
+ * and mqtt.js acknowledges a QoS 1/2 message as usual; dropping it unacknowledged would leave it
+ * in the broker's in-flight window, and closing the connection would bring a retained one back at
+ * every resubscribe, a reconnect loop. Anything else over the limit (a broken broker, a malformed
+ * length) cannot be skipped safely and ends the connection.
+ *
+ * The substitute uses MQTT 3.1.1 framing (no MQTT 5 properties): the device connection speaks 3.1.1.
  */
-import type { Duplex } from 'node:stream';
+import { Duplex } from 'node:stream';
 
 export interface OversizedPacket {
   /** Whole packet size, bytes, as its header declares. */
   bytes: number;
-  /** The topic of a PUBLISH when it arrived with the header (not for other packet types). */
+  /** The topic of a PUBLISH (not for other packet types). */
   topic?: string;
+  /** The PUBLISH carried the retain flag (a stored message the broker re-sends at every subscribe). */
+  retained?: boolean;
 }
 
+export interface PacketGuardEvents {
+  /** An oversized PUBLISH was replaced by its empty-payload twin (passed on right after this call). */
+  onSkipped: (p: OversizedPacket & { topic: string; retained: boolean }) => void;
+  /** Something over the limit that cannot be skipped: the stream is destroyed after this call. */
+  onFatal: (p: OversizedPacket) => void;
+}
+
+/** Longest variable-header prefix kept of an oversized PUBLISH: topic length, topic, packet id. */
+const maxPrefixBytes = 2 + 65_535 + 2;
+
 /**
- * Watches a connected stream; calls `onOversized` and destroys the stream at the first packet
- * larger than `maxBytes`. Must be attached before any data arrives (the framing starts at byte 0).
+ * The filter over the broker's bytes: `push` takes the next chunk and returns what to pass on;
+ * it returns null once the stream must end (see `onFatal`).
  */
-export function guardPacketSize(stream: Duplex, maxBytes: number, onOversized: (p: OversizedPacket) => void): void {
+export function createPacketFilter(maxBytes: number, events: PacketGuardEvents): (chunk: Buffer) => Buffer[] | null {
   let header: number[] = [];
-  // Bytes of the current packet's body still to skip; -1 while reading a fixed header.
-  let skip = -1;
-  let tripped = false;
-  stream.on('data', (chunk: Buffer) => {
-    if (tripped) return;
+  let mode: 'header' | 'pass' | 'prefix' | 'skip' = 'header';
+  /** Bytes left of the current packet's body (pass, prefix and skip modes). */
+  let left = 0;
+  let prefix: number[] = [];
+  let total = 0;
+  let dead = false;
+
+  const prefixNeed = (): number | undefined => {
+    if (prefix.length < 2) return undefined;
+    const qos = ((header[0] as number) >> 1) & 3;
+    return 2 + (((prefix[0] as number) << 8) | (prefix[1] as number)) + (qos > 0 ? 2 : 0);
+  };
+
+  return (chunk) => {
+    if (dead) return null;
+    const out: Buffer[] = [];
     let i = 0;
     while (i < chunk.length) {
-      if (skip > 0) {
-        const n = Math.min(skip, chunk.length - i);
-        skip -= n;
+      if (mode === 'pass' || mode === 'skip') {
+        const n = Math.min(left, chunk.length - i);
+        if (mode === 'pass') out.push(chunk.subarray(i, i + n));
+        left -= n;
         i += n;
-        if (skip === 0) skip = -1;
+        if (left === 0) mode = 'header';
+        continue;
+      }
+      if (mode === 'prefix') {
+        prefix.push(chunk[i] as number);
+        i++;
+        left--;
+        const need = prefixNeed();
+        if (need === undefined) continue;
+        if (need > total - header.length || need > maxPrefixBytes) return fatal();
+        if (prefix.length < need) continue;
+        const topic = Buffer.from(prefix.slice(2, 2 + topicLength())).toString('utf8');
+        events.onSkipped({ bytes: total, topic, retained: ((header[0] as number) & 1) === 1 });
+        out.push(Buffer.from([header[0] as number, ...encodeLength(prefix.length), ...prefix]));
+        header = [];
+        prefix = [];
+        mode = left > 0 ? 'skip' : 'header';
         continue;
       }
       header.push(chunk[i] as number);
@@ -42,19 +90,70 @@ export function guardPacketSize(stream: Duplex, maxBytes: number, onOversized: (
       // Continuation bit set and fewer than 4 length bytes so far: the length goes on.
       if ((last & 0x80) !== 0 && header.length < 5) continue;
       const remaining = remainingLength(header);
-      const total = header.length + remaining;
-      if (total > maxBytes || remaining < 0) {
-        tripped = true;
-        const isPublish = ((header[0] as number) >> 4) === 3;
-        const topic = isPublish ? topicAt(chunk, i) : undefined;
-        onOversized({ bytes: total, ...(topic !== undefined ? { topic } : {}) });
-        stream.destroy();
-        return;
+      if (remaining < 0) return fatal();
+      total = header.length + remaining;
+      left = remaining;
+      if (total <= maxBytes) {
+        out.push(Buffer.from(header));
+        header = [];
+        mode = left > 0 ? 'pass' : 'header';
+        continue;
       }
-      header = [];
-      skip = remaining > 0 ? remaining : -1;
+      const type = (header[0] as number) >> 4;
+      const qos = ((header[0] as number) >> 1) & 3;
+      if (type !== 3 || qos === 3 || remaining < 2) return fatal();
+      mode = 'prefix';
     }
+    return out;
+
+    function topicLength(): number {
+      return ((prefix[0] as number) << 8) | (prefix[1] as number);
+    }
+    function fatal(): null {
+      dead = true;
+      const isPublish = ((header[0] as number) >> 4) === 3;
+      const topic = isPublish && prefix.length >= 2 + topicLength() ? Buffer.from(prefix.slice(2, 2 + topicLength())).toString('utf8') : undefined;
+      events.onFatal({ bytes: total, ...(topic !== undefined ? { topic } : {}) });
+      return null;
+    }
+  };
+}
+
+/**
+ * Wraps a connected stream: writes go straight through, reads pass the filter above. Must wrap the
+ * stream before any data arrives (the framing starts at byte 0).
+ */
+export function guardPacketSize(inner: Duplex, maxBytes: number, events: PacketGuardEvents): Duplex {
+  const filter = createPacketFilter(maxBytes, events);
+  const outer = new Duplex({
+    read() {
+      inner.resume();
+    },
+    write(chunk: Buffer, encoding, callback) {
+      inner.write(chunk, encoding, callback);
+    },
+    final(callback) {
+      inner.end(callback);
+    },
+    destroy(err, callback) {
+      inner.destroy();
+      callback(err);
+    },
   });
+  inner.on('data', (chunk: Buffer) => {
+    const parts = filter(chunk);
+    if (parts === null) {
+      outer.destroy();
+      return;
+    }
+    let more = true;
+    for (const p of parts) more = outer.push(p) && more;
+    if (!more) inner.pause();
+  });
+  inner.on('end', () => outer.push(null));
+  inner.on('error', (err) => outer.destroy(err));
+  inner.on('close', () => outer.destroy());
+  return outer;
 }
 
 /** The remaining length of a fixed header; -1 when it is malformed (more than 4 length bytes). */
@@ -70,10 +169,14 @@ function remainingLength(header: number[]): number {
   return -1;
 }
 
-/** A PUBLISH's topic (two length bytes, then UTF-8) when the chunk holds it whole. */
-function topicAt(chunk: Buffer, at: number): string | undefined {
-  if (at + 2 > chunk.length) return undefined;
-  const len = chunk.readUInt16BE(at);
-  if (at + 2 + len > chunk.length) return undefined;
-  return chunk.toString('utf8', at + 2, at + 2 + len);
+/** MQTT's variable-length encoding of a remaining length. */
+function encodeLength(n: number): number[] {
+  const bytes: number[] = [];
+  do {
+    let b = n % 128;
+    n = Math.floor(n / 128);
+    if (n > 0) b |= 0x80;
+    bytes.push(b);
+  } while (n > 0);
+  return bytes;
 }
