@@ -31,12 +31,12 @@ describe('vehicles config', () => {
 
   it('refuses unknown vehicle ids, a default the charger does not serve and names without a vehicles section', () => {
     expect(problemsOf({ ...base, vehicles: [carA], devices: [charger({ vehicles: ['car-a', 'car-x'], defaultVehicle: 'car-y' })] })).toEqual([
-      expect.objectContaining({ path: 'devices[0].vehicles[1]', message: 'unknown vehicle "car-x"' }),
-      expect.objectContaining({ path: 'devices[0].defaultVehicle', message: 'unknown vehicle "car-y"' }),
+      expect.objectContaining({ path: 'devices[0].vehicles[1]', message: 'unknown vehicle "car-x" (did you mean "car-a"?) (vehicles in the config: car-a)' }),
+      expect.objectContaining({ path: 'devices[0].defaultVehicle', message: 'unknown vehicle "car-y" (did you mean "car-a"?) (vehicles in the config: car-a)' }),
       expect.objectContaining({ path: 'devices[0].defaultVehicle', message: expect.stringMatching(/not among the charger's vehicles/) }),
     ]);
     expect(problemsOf({ ...base, devices: [charger({ defaultVehicle: 'car-a' })] })).toEqual([
-      expect.objectContaining({ path: 'devices[0].defaultVehicle', message: 'unknown vehicle "car-a"' }),
+      expect.objectContaining({ path: 'devices[0].defaultVehicle', message: 'unknown vehicle "car-a" (vehicles in the config: none)' }),
       expect.objectContaining({ path: 'devices[0].vehicles', message: expect.stringMatching(/vehicles section is empty/) }),
     ]);
   });

@@ -3,7 +3,7 @@ import { loadConfig } from '../config/load.js';
 import { switchesWithoutLease } from '../devices/lease-warnings.js';
 import { exitCodeFor, exitCodes } from './exit-codes.js';
 import { machineChecks } from './config-checks.js';
-import { formatError } from './format-error.js';
+import { formatError, problemsOf } from './format-error.js';
 import { configPathOf } from './args.js';
 import type { CliCommand } from './types.js';
 
@@ -26,7 +26,9 @@ export const checkCommand: CliCommand = {
     try {
       loaded = loadConfig(path, io.env, { deferCredentials: true, machineChecks });
     } catch (err) {
-      for (const line of formatError(err)) io.stderr(line);
+      // Its own hint: the code's says to run `check`, which is what the user just did.
+      const hint = problemsOf(err).length > 0 ? 'fix each key named above, then run check again' : undefined;
+      for (const line of formatError(err, hint)) io.stderr(line);
       return exitCodeFor(err);
     }
     const warnings = [...loaded.warnings, ...switchesWithoutLease(loaded.config)];

@@ -14,8 +14,8 @@ export function problemsOf(err: unknown): ConfigProblem[] {
   return Array.isArray(problems) ? (problems as ConfigProblem[]) : [];
 }
 
-/** First line: `wattshift: CODE: message`; then one line per problem and a hint. */
-export function formatError(err: unknown): string[] {
+/** First line: `wattshift: CODE: message`; then one line per problem and a hint (the code's own, unless `hint` is given). */
+export function formatError(err: unknown, hint?: string): string[] {
   if (err instanceof WattshiftError) {
     const problems = problemsOf(err);
     const lines = [`wattshift: ${err.code}: ${problems.length > 0 && err.code === 'CONFIG_SECRET_UNREADABLE' ? 'a secret cannot be read' : err.message}`];
@@ -23,7 +23,7 @@ export function formatError(err: unknown): string[] {
       if (p.path === '' && p.line === undefined && err.message.includes(p.message)) continue; // already the headline
       lines.push(`  ${formatProblem(p)}`);
     }
-    lines.push(`  hint: ${errorCodes[err.code].hint}`);
+    lines.push(`  hint: ${hint ?? errorCodes[err.code].hint}`);
     return lines;
   }
   const message = err instanceof Error ? err.message : String(err);

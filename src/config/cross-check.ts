@@ -7,6 +7,7 @@ import type { DeviceConfig, ModbusBusConfig, OcppSource, SourceConfig, TankModel
 import { checkHeatPump } from './schema-heat-pump.js';
 import type { VehicleConfig } from './schema-vehicles.js';
 import { checkVehicles } from './vehicle-check.js';
+import { didYouMean } from './suggest.js';
 
 /**
  * The sections the rules read. A section left undefined failed its own validation: the rules that
@@ -42,6 +43,11 @@ function checkSource(cfg: CrossCheckInput, issue: ReportIssue, source: SourceCon
   }
 }
 
+/** "unknown device", with the ids there are and the nearest of them. */
+export function unknownDevice(id: string, known: readonly string[]): string {
+  return `unknown device "${id}"${didYouMean(id, known)} (devices in the config: ${known.length > 0 ? known.join(', ') : 'none'})`;
+}
+
 /** The fuse needs per-phase currents: only a HAN meter (amsreader source) gives them. */
 function checkFuseMeter(cfg: CrossCheckInput, issue: ReportIssue): void {
   const id = cfg.site?.fuse?.meter;
@@ -49,7 +55,7 @@ function checkFuseMeter(cfg: CrossCheckInput, issue: ReportIssue): void {
   const d = cfg.devices.find((x) => x?.id === id);
   // An invalid device may be the one meant: only a complete device list can tell "unknown".
   if (d === undefined) {
-    if (cfg.devices.every((x) => x !== undefined)) issue(['site', 'fuse', 'meter'], `unknown device "${id}"`);
+    if (cfg.devices.every((x) => x !== undefined)) issue(['site', 'fuse', 'meter'], unknownDevice(id, cfg.devices.flatMap((x) => (x ? [x.id] : []))));
   }
   else if (d.kind !== 'meter' || d.meter?.type !== 'amsreader') issue(['site', 'fuse', 'meter'], `"${id}" gives no per-phase currents: it must be a meter device with an amsreader source`);
 }

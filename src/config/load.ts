@@ -13,6 +13,8 @@ import { upstreamSchema } from './schema-upstream.js';
 import { boundMessage } from './units.js';
 import { formatPath, resolveSecrets } from './secret.js';
 import { resolveTariff } from './tariff-file.js';
+import { closest, didYouMean } from './suggest.js';
+import { keysAt } from './walk.js';
 
 export interface ConfigProblem {
   /** Key path such as `devices[0].model.volumeL` (empty for the whole file). */
@@ -142,7 +144,14 @@ function parseWith(document: unknown, options: ParseOptions, where: Located): Lo
   const machineProblems = (options.machineChecks?.(parsed ? checkable(parsed) : salvage(resolved.document, options)) ?? [])
     .map((p) => withLocation(p, pathSegments(p.path), where, false));
   const tariff = parsed ? resolveTariff(parsed, options.baseDir ?? process.cwd()) : undefined;
-  const tariffProblems = (tariff?.problems ?? []).map((p) => withLocation(p, pathSegments(p.path), where, false));
+  // With the rest invalid, a tariff that is valid as written is still looked up and checked.
+  const rawSite = recordOf(recordOf(resolved.document).site);
+  const tariffRef = parsed ? undefined : sectionOf(siteSchema.shape.tariff, rawSite.tariff);
+  const currency = sectionOf(siteSchema.shape.currency, rawSite.currency);
+  const salvagedTariff = tariffRef === undefined || currency === undefined
+    ? undefined
+    : resolveTariff({ site: { tariff: tariffRef, currency, gridFeePerKwh: 0, taxPerKwh: 0 } }, options.baseDir ?? process.cwd());
+  const tariffProblems = (tariff ?? salvagedTariff)?.problems.map((p) => withLocation(p, pathSegments(p.path), where, false)) ?? [];
   const problems = [...secretProblems, ...schemaProblems, ...machineProblems, ...tariffProblems];
   if (problems.length > 0 || !parsed || !tariff) {
     const onlyUnreadable = schemaProblems.length === 0 && machineProblems.length === 0 && tariffProblems.length === 0 && resolved.problems.every((p) => p.unreadable);
@@ -313,15 +322,22 @@ function pathSegments(path: string): (string | number)[] {
 
 function issuesToProblems(issues: readonly z.core.$ZodIssue[], where: Located): ConfigProblem[] {
   const out: ConfigProblem[] = [];
+  // A misspelt required key is one fault, not two: its "did you mean" stands for the missing key.
+  const meant = new Set<string>();
   for (const issue of issues) {
     const segs = issue.path.filter((s): s is string | number => typeof s !== 'symbol');
     if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) out.push(withLocation({ path: formatPath([...segs, key]), message: 'unknown key' }, [...segs, key], where, true));
+      const known = keysAt(configSchema, segs);
+      for (const key of issue.keys) {
+        const near = closest(key, known);
+        if (near !== undefined) meant.add(formatPath([...segs, near]));
+        out.push(withLocation({ path: formatPath([...segs, key]), message: `unknown key${didYouMean(key, known)}` }, [...segs, key], where, true));
+      }
       continue;
     }
     out.push(withLocation({ path: formatPath(segs), message: issueMessage(issue) }, segs, where, false));
   }
-  return out;
+  return out.filter((p) => !(meant.has(p.path) && p.message.startsWith('required key is missing')));
 }
 
 function issueMessage(issue: z.core.$ZodIssue): string {

@@ -11,6 +11,7 @@ import { packageRoot } from '../package-root.js';
 import { tariffSchema, type Tariff } from './schema-tariff.js';
 import type { Config } from './schema.js';
 import { formatPath } from './secret.js';
+import { didYouMean } from './suggest.js';
 
 export interface TariffProblem {
   path: string;
@@ -59,7 +60,7 @@ function loadReference(ref: string, baseDir: string): { tariff: Tariff | null; p
   } catch {
     const known = builtinTariffNames();
     const message = builtin
-      ? `unknown tariff "${ref}"; shipped tariffs: ${known.join(', ') || 'none'} (or give a path to a tariff file)`
+      ? `unknown tariff "${ref}"${didYouMean(ref, known)}; shipped tariffs: ${known.join(', ') || 'none'} (or give a path to a tariff file)`
       : `cannot read tariff file ${file}`;
     return { tariff: null, problems: [{ path: '', message }] };
   }
@@ -71,7 +72,9 @@ function loadReference(ref: string, baseDir: string): { tariff: Tariff | null; p
 }
 
 /** Replaces a tariff reference by the parsed tariff and checks it against the site. */
-export function resolveTariff(config: Config, baseDir: string): { config: Config; problems: TariffProblem[]; warnings: string[] } {
+type TariffSite = Pick<Config['site'], 'tariff' | 'currency' | 'gridFeePerKwh' | 'taxPerKwh'>;
+
+export function resolveTariff<C extends { site: TariffSite }>(config: C, baseDir: string): { config: C; problems: TariffProblem[]; warnings: string[] } {
   const ref = config.site.tariff;
   if (ref === undefined) return { config, problems: [], warnings: [] };
   const loaded = typeof ref === 'string' ? loadReference(ref, baseDir) : { tariff: ref, problems: [] };

@@ -2,6 +2,7 @@
 import type { DeviceConfig } from './schema-devices.js';
 import type { VehicleConfig } from './schema-vehicles.js';
 import { ownTopicProblem } from './topic-check.js';
+import { didYouMean } from './suggest.js';
 
 type ReportIssue = (path: (string | number)[], message: string) => void;
 
@@ -45,15 +46,16 @@ export function checkVehicles(
   checkUnique(indexed, present((v) => (v.resourceId ? [v.resourceId] : [])), (i) => ['vehicles', i, 'resourceId'], 'resource id', issue);
 
   const known = new Set(vehicles.map((v) => v.id));
+  const unknownVehicle = (id: string): string => `unknown vehicle "${id}"${didYouMean(id, [...known])} (vehicles in the config: ${known.size > 0 ? [...known].join(', ') : 'none'})`;
   cfg.devices.forEach((d, i) => {
     if (d?.kind !== 'evCharger') return;
     const at = ['devices', i];
     // An invalid vehicle may be the one meant: only a complete list can tell "unknown".
     if (complete) {
       (d.vehicles ?? []).forEach((id, j) => {
-        if (!known.has(id)) issue([...at, 'vehicles', j], `unknown vehicle "${id}"`);
+        if (!known.has(id)) issue([...at, 'vehicles', j], unknownVehicle(id));
       });
-      if (d.defaultVehicle !== undefined && !known.has(d.defaultVehicle)) issue([...at, 'defaultVehicle'], `unknown vehicle "${d.defaultVehicle}"`);
+      if (d.defaultVehicle !== undefined && !known.has(d.defaultVehicle)) issue([...at, 'defaultVehicle'], unknownVehicle(d.defaultVehicle));
     }
     if (d.defaultVehicle !== undefined && d.vehicles && !d.vehicles.includes(d.defaultVehicle)) {
       issue([...at, 'defaultVehicle'], `the default vehicle "${d.defaultVehicle}" is not among the charger's vehicles`);

@@ -199,3 +199,24 @@ function objectOrUnion(schema: AnySchema): boolean {
   const u = unionOptions(inner);
   return !!u && u.options.length > 0 && u.options.every((o) => objectShape(unwrap(o).inner) !== undefined);
 }
+
+/**
+ * The keys the schema knows for the object at `path` (array indices and record keys included in
+ * the path); for a union, every option's keys. Empty when the path leads to no object.
+ */
+export function keysAt(schema: AnySchema, path: readonly (string | number)[]): string[] {
+  let nodes: AnySchema[] = [schema];
+  const expand = (list: AnySchema[]): AnySchema[] =>
+    list.flatMap((n) => {
+      const inner = unwrap(n).inner;
+      const u = unionOptions(inner);
+      return u ? expand(u.options) : [inner];
+    });
+  for (const seg of path) {
+    nodes = expand(nodes).flatMap((n): AnySchema[] => {
+      const child = typeof seg === 'number' ? arrayElement(n) : (objectShape(n)?.[seg] ?? recordValue(n));
+      return child ? [child] : [];
+    });
+  }
+  return [...new Set(expand(nodes).flatMap((n) => Object.keys(objectShape(n) ?? {})))];
+}

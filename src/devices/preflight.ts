@@ -13,11 +13,14 @@ import { contactSourcesOf, sourcesOf } from './factory.js';
 import { createModbusBus } from './modbus/bus.js';
 import { createModbusDevice } from './modbus/modbus-device.js';
 import { loadProfile } from './modbus/profiles.js';
+import { didYouMean } from '../config/suggest.js';
 
-function problemOf(err: unknown): string {
+function problemOf(err: unknown, profile: string): string {
   if (!isWattshiftError(err)) throw err;
   const known = (err.details as { known?: unknown } | undefined)?.known;
-  return Array.isArray(known) ? `${err.message} (built-in profiles: ${known.join(', ')})` : err.message;
+  if (!Array.isArray(known)) return err.message;
+  const names = known.map(String);
+  return `${err.message}${didYouMean(profile, names)} (built-in profiles: ${names.join(', ')})`;
 }
 
 /** One problem per Modbus source whose profile is missing, invalid or lacks a point its role needs. */
@@ -39,7 +42,7 @@ export function checkDeviceSources(config: Pick<CheckableConfig, 'devices' | 'mo
         // request only, which this check never makes.
         if (bus) createModbusDevice(s, { bus: createModbusBus(s.bus, bus, { clock: systemClock, logger }), profile, logger }).capabilities(role);
       } catch (err) {
-        problems.push({ path: at, message: problemOf(err) });
+        problems.push({ path: at, message: problemOf(err, s.profile) });
       }
     }
   });
