@@ -11,6 +11,8 @@ VERSION=$(node -p "require('$SRC/package.json').version")
 ARCH=$(dpkg --print-architecture)
 STAGE=$(mktemp -d)
 trap 'rm -rf "$STAGE"' EXIT
+# The stage is the package's root entry: dpkg gives / the mode it finds there (mktemp makes 0700).
+chmod 0755 "$STAGE"
 
 app="$STAGE/opt/wattshift"
 install -d "$app" "$STAGE/usr/bin" "$STAGE/lib/systemd/system" "$STAGE/usr/share/doc/wattshift" "$STAGE/DEBIAN"
@@ -20,7 +22,18 @@ cp -a "$SRC/profiles" "$SRC/tariffs" "$SRC/packaging" "$SRC/package.json" "$SRC/
 rm -rf "$app/packaging/deb"
 # Its contents: node_modules may be a symlink (a worktree sharing another checkout's install).
 install -d "$app/node_modules" && cp -a "$SRC/node_modules/." "$app/node_modules/"
-(cd "$app" && npm prune --omit=dev --no-audit --no-fund >/dev/null && find node_modules -type d -empty -delete)
+(cd "$app" && npm prune --omit=dev --no-audit --no-fund >/dev/null)
+# Only what runs: the SQLite addon without its sources and build objects, serialport's prebuilt
+# binding for this platform only, and no source maps (the unit does not enable them; the bundle
+# keeps its names, so stack traces stay readable).
+sqlite="$app/node_modules/better-sqlite3"
+mv "$sqlite/build/Release/better_sqlite3.node" "$STAGE/better_sqlite3.node"
+rm -rf "$sqlite/build" "$sqlite/deps" "$sqlite/src" "$sqlite/binding.gyp"
+install -D -m 0755 "$STAGE/better_sqlite3.node" "$sqlite/build/Release/better_sqlite3.node" && rm "$STAGE/better_sqlite3.node"
+platform=$(node -p 'process.platform + "-" + process.arch')
+find "$app/node_modules" -maxdepth 4 -path '*/prebuilds/*' -type d ! -name "$platform" -prune -exec rm -rf {} +
+find "$app" -name '*.map' -type f -delete
+find "$app/node_modules" -type d -empty -delete
 install -m 0755 "$SRC/packaging/wattshift" "$STAGE/usr/bin/wattshift"
 install -m 0644 "$SRC/systemd/wattshift.service" "$STAGE/lib/systemd/system/wattshift.service"
 install -m 0644 "$SRC/README.md" "$SRC/CHANGELOG.md" "$SRC"/docs/*.md "$SRC/config.example.yaml" "$STAGE/usr/share/doc/wattshift/"

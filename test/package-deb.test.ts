@@ -7,7 +7,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ScratchRoot, scratchRootUnavailable } from './helpers/scratch-root.js';
 import { suiteTempDir } from './helpers/temp-dir.js';
@@ -34,6 +34,26 @@ describe.skipIf(!existsSync('/usr/bin/dpkg-deb'))('the .deb', { timeout: 600_000
     expect(readFileSync(join(control, 'postinst'), 'utf8')).toContain('/opt/wattshift/packaging/setup-host.sh /opt/wattshift /lib/systemd/system/wattshift.service');
     for (const script of ['postinst', 'prerm', 'postrm']) execFileSync('sh', ['-n', join(control, script)]);
     for (const script of ['setup-host.sh', 'node-ok.sh']) execFileSync('sh', ['-n', join(root, 'opt/wattshift/packaging', script)]);
+  });
+
+  it('holds what runs and nothing more: a root entry of mode 0755, no source maps, the SQLite addon without its sources and build objects', () => {
+    const entries = execFileSync('dpkg-deb', ['-c', deb], { encoding: 'utf8', maxBuffer: 64 << 20 }).trim().split('\n');
+    // dpkg gives the machine's / the mode of this entry.
+    expect(entries[0]).toMatch(/^drwxr-xr-x root\/root +0 \S+ \S+ \.\/$/);
+    const files = entries.filter((e) => !e.startsWith('d')).map((e) => e.split(/\s+/)[5]!);
+    expect(files.filter((f) => f.endsWith('.map'))).toEqual([]);
+    expect(files.filter((f) => f.startsWith('./opt/wattshift/node_modules/better-sqlite3/') && /\/(build|deps|src)\//.test(f)))
+      .toEqual(['./opt/wattshift/node_modules/better-sqlite3/build/Release/better_sqlite3.node']);
+    const platform = `${process.platform}-${process.arch}`;
+    expect(files.filter((f) => f.includes('/prebuilds/') && !f.includes(`/prebuilds/${platform}/`))).toEqual([]);
+    // The addon still loads from where the package puts it.
+    const sqlite = join(root, 'opt/wattshift/node_modules/better-sqlite3');
+    const probe = `const D = require(${JSON.stringify(sqlite)}); console.log(new D(':memory:').prepare('select 41 + 1 as x').get().x)`;
+    expect(execFileSync(process.execPath, ['-e', probe], { encoding: 'utf8' }).trim()).toBe('42');
+  });
+
+  it('is ignored by git where `npm run package` puts it, the checkout', () => {
+    expect(execFileSync('git', ['check-ignore', basename(deb)], { encoding: 'utf8' }).trim()).toBe(basename(deb));
   });
 
   it('installs the unit, the command, the docs and the program with its production dependencies only', () => {
