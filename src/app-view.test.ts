@@ -6,6 +6,7 @@ import { renderStatusPage } from './status/page.js';
 import { stateMessages } from './ha/state.js';
 import { haTopics } from './ha/topics.js';
 import { renderPlan } from './cli/plan-render.js';
+import { discoveryMessages } from './ha/discovery.js';
 import { plan as makePlan } from './core/planner.js';
 import { buildPriceSeries } from './core/prices.js';
 import type { Plan } from './core/types.js';
@@ -191,5 +192,17 @@ describe('the price now in the views', () => {
     expect(v.price?.totalPerKwh).toBeCloseTo((0.185 + 0.3 + 0.1) * 1.25, 9);
     const t = haTopics('ws');
     expect(JSON.parse(stateMessages(t, v).get(t.price)!)).toMatchObject({ spot: 0.185, total: 0.73125, delta: 0 });
+  });
+});
+
+describe('the command ranges in the views and Home Assistant', () => {
+  it('offer the comfort floor wattshift accepts (the tank\'s floor to 5 K under its thermostat), not 5–85 °C', () => {
+    const v = viewWith([]);
+    // The tank's defaults: floor 50 °C, thermostat 75 °C.
+    expect(v.devices[0]!.ranges).toEqual({ floorC: { min: 50, max: 70 } });
+    const messages = discoveryMessages({ baseTopic: 'ws', prefix: 'homeassistant', location: v.location, devices: v.devices, currency: 'NOK', swVersion: '0' });
+    const payload = (key: string) => messages.find((m) => m.topic.endsWith(`/tank_${key}/config`))!.payload;
+    expect(payload('floor')).toMatchObject({ min: 50, max: 70 });
+    expect(payload('water_heater')).toMatchObject({ min_temp: 50, max_temp: 70 });
   });
 });

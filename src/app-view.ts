@@ -8,6 +8,7 @@ import type { ControlSnapshot } from './jobs/control-loop.js';
 import type { DeviceWishes } from './jobs/home-state.js';
 import type { SupervisedDevice } from './devices/supervisor.js';
 import { heldByFuse } from './jobs/fuse-guard.js';
+import { commandRanges } from './jobs/command-envelope.js';
 import type { OutboxSummary } from './store/types.js';
 
 /** The plan's first comfort deadline after `nowMs`, of one tank or (without `tankId`) of any. */
@@ -156,10 +157,12 @@ export function homeView(src: ViewSources): HomeView {
     const planned = tankLike || d.kind === 'evCharger';
     const next = planned && plan ? plan.slots.find((s) => s.startMs > nowMs && plannedIn(s)) : undefined;
     const comfort = plan && tankLike ? nextComfort(plan, nowMs, d.id) : undefined;
+    const ranges = commandRanges(d);
     const view: DeviceView = {
       id: d.id,
       name: d.name ?? d.id,
       kind: d.kind,
+      ...(Object.keys(ranges).length > 0 ? { ranges } : {}),
       available: src.devices.get(d.id)?.health().state !== 'down',
       mode: w.mode === 'boost' && w.boostUntilMs !== null && w.boostUntilMs <= nowMs ? 'auto' : w.mode,
       plannedOn: plannedIn(slot) ?? false,

@@ -1,7 +1,7 @@
 import type { Logger } from '../log.js';
 import { startCommandListener } from './commands.js';
 import type { DeviceCommand } from './commands.js';
-import { discoveryMessages, discoveryRemovalTopics, haStatusTopic } from './discovery.js';
+import { discoveryMessages, discoveryRemovalTopics, haStatusTopic, type DiscoveryInput } from './discovery.js';
 import type { HaMqttPort } from './port.js';
 import { createHaPublisher } from './publisher.js';
 import { fieldsForKind } from './state.js';
@@ -57,8 +57,8 @@ export function createHaBridge(options: HaBridgeOptions): HaBridge {
   const publisher = createHaPublisher({ port: options.port, baseTopic: options.baseTopic, logger: options.logger });
   const lastDiscovery = new Map<string, string>();
   /**
-   * What the discovery last published was built from (location, devices' ids, names and kinds,
-   * currency): the messages are built again only when it changes, not at every control tick.
+   * The discovery input last published (location, devices with their command ranges, currency):
+   * the messages are built again only when it changes, not at every control tick.
    */
   let discoveryBuiltFrom: string | undefined;
   const forgetDiscovery = (): void => {
@@ -78,21 +78,27 @@ export function createHaBridge(options: HaBridgeOptions): HaBridge {
     for (const topic of [...toClear]) await clearOne(topic);
   }
 
-  async function publishDiscovery(view: HomeView): Promise<void> {
-    if (!options.discovery.enabled) return;
-    const currency = view.price?.currency ?? view.plan?.currency ?? options.currency;
-    const builtFrom = JSON.stringify([view.location.id, view.location.name, view.location.fuse !== undefined, currency, view.devices.map((d) => [d.id, d.name, d.kind])]);
-    if (builtFrom === discoveryBuiltFrom) return;
-    const messages = discoveryMessages({
+  /** Only what discovery is built from: not the readings that change at every tick. */
+  function discoveryInputOf(view: HomeView): DiscoveryInput {
+    return {
       baseTopic: options.baseTopic,
       prefix: options.discovery.prefix,
-      location: view.location,
-      devices: view.devices,
-      currency,
+      location: { id: view.location.id, name: view.location.name, ...(view.location.fuse ? { fuse: true } : {}) },
+      devices: view.devices.map((d) => ({ id: d.id, name: d.name, kind: d.kind, ...(d.ranges ? { ranges: d.ranges } : {}) })),
+      currency: view.price?.currency ?? view.plan?.currency ?? options.currency,
       swVersion: options.swVersion,
       ...(options.supportUrl ? { supportUrl: options.supportUrl } : {}),
       ...(options.configurationUrl ? { configurationUrl: options.configurationUrl } : {}),
-    });
+    };
+  }
+
+  async function publishDiscovery(view: HomeView): Promise<void> {
+    if (!options.discovery.enabled) return;
+    const input = discoveryInputOf(view);
+    // The messages are built from this input alone: the same input gives the same messages.
+    const builtFrom = JSON.stringify(input);
+    if (builtFrom === discoveryBuiltFrom) return;
+    const messages = discoveryMessages(input);
     for (const m of messages) {
       if (stopped) return; // a stop drops the rest (see publisher.stop)
       const payload = JSON.stringify(m.payload);
@@ -112,7 +118,6 @@ export function createHaBridge(options: HaBridgeOptions): HaBridge {
         for (const topic of discoveryRemovalTopics(options.discovery.prefix, view.location.id, id)) {
           await options.port.publish(topic, '', { retain: true, qos: 1 });
           lastDiscovery.delete(topic);
-          discoveryBuiltFrom = undefined;
         }
       }
       const fieldTopics = (['hotWaterTank', 'evCharger', 'meter', 'heatPump'] as const)

@@ -1,7 +1,7 @@
 import { chargePointStatuses } from '../devices/ocpp/messages.js';
 import { haSafeId, haTopics } from './topics.js';
 import type { HaTopics } from './topics.js';
-import type { DeviceKind } from './view.js';
+import type { CommandRangesView, DeviceKind } from './view.js';
 
 /**
  * Home Assistant MQTT discovery: one config message per entity at
@@ -21,7 +21,8 @@ export interface DiscoveryInput {
   prefix: string;
   /** With `fuse` (site.fuse configured), the location also gets the fuse's entities. */
   location: { id: string; name: string; fuse?: unknown };
-  devices: readonly { id: string; name: string; kind: DeviceKind }[];
+  /** Each device, with the ranges its commands are held to (the controls offer no more). */
+  devices: readonly { id: string; name: string; kind: DeviceKind; ranges?: CommandRangesView }[];
   /** ISO 4217 code of prices and costs (`EUR`, `NOK`). */
   currency: string;
   swVersion: string;
@@ -41,6 +42,7 @@ interface Ctx {
   t: HaTopics;
   id: string;
   currency: string;
+  ranges?: CommandRangesView;
 }
 
 interface EntityDef {
@@ -86,12 +88,17 @@ const blockWithoutLease: EntityDef = {
   }),
 };
 
-const numberDef = (key: string, name: string, extra: Config): EntityDef => ({
+const numberDef = (key: string, name: string, extra: Config, range?: (r: CommandRangesView) => { min: number; max: number } | undefined): EntityDef => ({
   key, component: 'number',
-  build: ({ t, id }) => ({
+  build: ({ t, id, ranges }) => ({
     name, mode: 'box', state_topic: t.deviceField(id, key as never), command_topic: t.setField(id, key as never), ...extra,
+    ...(ranges && range?.(ranges)),
   }),
 });
+
+/** The comfort floor's control: the range wattshift accepts for this tank. */
+const floorRange = (r: CommandRangesView): { min: number; max: number } | undefined => r.floorC;
+const floorNumber = numberDef('floor', 'Comfort floor', { device_class: 'temperature', unit_of_measurement: '°C', min: 5, max: 85, step: 0.5 }, floorRange);
 
 /**
  * The tank as Home Assistant's MQTT water heater, whose modes are a fixed list: auto shows as
@@ -99,7 +106,7 @@ const numberDef = (key: string, name: string, extra: Config): EntityDef => ({
  */
 const waterHeater: EntityDef = {
   key: 'water_heater', component: 'water_heater',
-  build: ({ t, id }) => ({
+  build: ({ t, id, ranges }) => ({
     name: 'Water heater',
     modes: ['off', 'eco', 'performance'],
     mode_state_topic: t.deviceField(id, 'mode'),
@@ -109,7 +116,7 @@ const waterHeater: EntityDef = {
     current_temperature_topic: t.deviceField(id, 'temperature'),
     temperature_state_topic: t.deviceField(id, 'floor'),
     temperature_command_topic: t.setField(id, 'floor'),
-    temperature_unit: 'C', precision: 0.5, min_temp: 5, max_temp: 85,
+    temperature_unit: 'C', precision: 0.5, min_temp: ranges?.floorC?.min ?? 5, max_temp: ranges?.floorC?.max ?? 85,
   }),
 };
 
@@ -124,7 +131,7 @@ const deviceEntities: Record<DeviceKind, readonly EntityDef[]> = {
     power, energy, mode, boost, plannedOn, nextStart,
     // The next "hot water ready" deadline of the comfort windows (unknown without any).
     sensor('next_comfort', 'Hot water ready by', { device_class: 'timestamp', icon: 'mdi:water-boiler-alert' }),
-    numberDef('floor', 'Comfort floor', { device_class: 'temperature', unit_of_measurement: '°C', min: 5, max: 85, step: 0.5 }),
+    floorNumber,
     waterHeater, blockWithoutLease,
   ],
   evCharger: [
@@ -142,7 +149,8 @@ const deviceEntities: Record<DeviceKind, readonly EntityDef[]> = {
       key: 'departure', component: 'datetime',
       build: ({ t, id }) => ({ name: 'Departure', icon: 'mdi:car-clock', state_topic: t.deviceField(id, 'departure'), command_topic: t.setField(id, 'departure') }),
     },
-    numberDef('target_kwh', 'Target energy', { device_class: 'energy', unit_of_measurement: 'kWh', min: 0, max: 200, step: 0.5 }),
+    numberDef('target_kwh', 'Target energy', { device_class: 'energy', unit_of_measurement: 'kWh', min: 0, max: 200, step: 0.5 },
+      (r) => (r.targetKwhMax === undefined ? undefined : { min: 0, max: r.targetKwhMax })),
     numberDef('target_soc', 'Target state of charge', { device_class: 'battery', unit_of_measurement: '%', min: 0, max: 100, step: 1 }),
     sensor('current_limit', 'Charging current limit', { ...amps, icon: 'mdi:current-ac' }),
     // Starts again at 0 with each session: total_increasing reads the drop as a new cycle.
@@ -164,7 +172,7 @@ const deviceEntities: Record<DeviceKind, readonly EntityDef[]> = {
     sensor('temperature', 'Temperature', { device_class: 'temperature', unit_of_measurement: '°C', state_class: 'measurement' }),
     power, energy, mode, boost, plannedOn, nextStart,
     sensor('next_comfort', 'Hot water ready by', { device_class: 'timestamp', icon: 'mdi:water-boiler-alert' }),
-    numberDef('floor', 'Comfort floor', { device_class: 'temperature', unit_of_measurement: '°C', min: 5, max: 85, step: 0.5 }),
+    floorNumber,
     waterHeater, blockWithoutLease,
     sensor('sg_state', 'SG Ready state', { device_class: 'enum', options: ['block', 'normal', 'boost', 'forced'], icon: 'mdi:heat-pump' }),
   ],
@@ -329,7 +337,7 @@ export function discoveryMessages(input: DiscoveryInput): DiscoveryMessage[] {
       out.push({
         topic: configTopic(input.prefix, def.component, input.location.id, `${d.id}_${def.key}`),
         payload: {
-          ...def.build({ t, id: d.id, currency: input.currency }),
+          ...def.build({ t, id: d.id, currency: input.currency, ...(d.ranges ? { ranges: d.ranges } : {}) }),
           unique_id: `${node}_${d.id}_${def.key}`,
           availability: [{ topic: t.availability }, { topic: t.deviceAvailability(d.id) }],
           availability_mode: 'all',

@@ -13,17 +13,17 @@ export function exampleHomeView(): HomeView {
     price: { currency: 'NOK', totalPerKwh: 1.4125, spotPerKwh: 0.81, deltaPerKwh: 0.4, source: 'forecast' },
     devices: [
       {
-        id: 'tank', name: 'Hot water tank', kind: 'hotWaterTank', available: true, mode: 'auto',
+        id: 'tank', name: 'Hot water tank', kind: 'hotWaterTank', ranges: { floorC: { min: 45, max: 70 } }, available: true, mode: 'auto',
         temperatureC: 61.5, powerW: 0, energyKwh: 1234.567, plannedOn: false, nextStartMs: nowMs + 7 * hour, floorC: 45,
         capKw: 0, capUntilMs: nowMs + 2 * hour, nextComfort: comfort,
       },
       {
-        id: 'car', name: 'Garage charger', kind: 'evCharger', available: true, mode: 'auto', powerW: 0, energyKwh: 845.2, plannedOn: false,
+        id: 'car', name: 'Garage charger', kind: 'evCharger', ranges: { targetKwhMax: 64 }, available: true, mode: 'auto', powerW: 0, energyKwh: 845.2, plannedOn: false,
         nextStartMs: nowMs + 6 * hour,
         ev: { plugged: true, charging: false, socPct: 41, departure: '2026-03-03T06:00:00.000Z', targetKwh: 20, targetSocPct: 80, phases: 3 },
       },
       {
-        id: 'heatpump', name: 'Heat pump water heater', kind: 'heatPump', available: true, mode: 'auto',
+        id: 'heatpump', name: 'Heat pump water heater', kind: 'heatPump', ranges: { floorC: { min: 45, max: 60 } }, available: true, mode: 'auto',
         temperatureC: 49.5, powerW: 0, energyKwh: 412.3, plannedOn: false, nextStartMs: nowMs + 9 * hour, floorC: 45,
         sgReady: { state: 'block', reason: 'expensive slot, no heat planned: lock' },
       },

@@ -163,7 +163,10 @@ export async function renderMqttDocs(): Promise<string> {
   out.push('## Home Assistant discovery', '',
     `Config messages go to \`${prefix}/<component>/wattshift_<location>/<object>/config\`, retained, QoS 1; a removed device's are cleared`,
     `with an empty retained message. wattshift also subscribes to \`${prefix}/status\` and republishes everything when Home Assistant`,
-    'sends `online` (after its restart). The example home announces these entities:', '',
+    'sends `online` (after its restart). The controls offer only what wattshift accepts: the comfort floor from the tank\'s own floor',
+    'to 5 °C under its thermostat, a car\'s target up to its battery\'s capacity. The departure is a `datetime` entity, which needs',
+    'Home Assistant 2026.5 or later; on older versions that one control is missing, and its command topic still works.',
+    'The example home announces these entities:', '',
     '| Config topic | Name | State topic | Command topic |',
     '|---|---|---|---|',
   );

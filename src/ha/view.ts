@@ -37,11 +37,19 @@ export interface ComfortView {
   met: boolean;
 }
 
+/** What a command may set on a device: the comfort floor's range, °C; the car's largest target, kWh. */
+export interface CommandRangesView {
+  floorC?: { min: number; max: number };
+  targetKwhMax?: number;
+}
+
 export interface DeviceView {
   /** Config id: `[A-Za-z0-9_-]+`, used in topics and Home Assistant ids. */
   id: string;
   name: string;
   kind: DeviceKind;
+  /** The ranges commands to the device are held to (absent where none applies). */
+  ranges?: CommandRangesView;
   available: boolean;
   mode: DeviceMode;
   temperatureC?: number;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../config/load.js';
 import { isWattshiftError } from '../errors.js';
-import { CommandGovernor, checkCommandLimits, commandsPerMinute } from './command-envelope.js';
+import { CommandGovernor, checkCommandLimits, commandRanges, commandsPerMinute } from './command-envelope.js';
 
 const { config } = parseConfig({
   version: 1,
@@ -36,6 +36,17 @@ describe('checkCommandLimits', () => {
     expect(code(() => checkCommandLimits({ deviceId: 'car', departure: '9999-01-01T00:00:00Z' }, car, now))).toBe('MQTT_COMMAND_INVALID');
     expect(code(() => checkCommandLimits({ deviceId: 'car', departure: new Date(now - 1000).toISOString() }, car, now))).toBe('MQTT_COMMAND_INVALID');
     expect(code(() => checkCommandLimits({ deviceId: 'car', departure: new Date(now + 86_400_000).toISOString() }, car, now))).toBeNull();
+  });
+});
+
+describe('commandRanges', () => {
+  it('states the limits checkCommandLimits holds commands to, edges included', () => {
+    expect(commandRanges(tank)).toEqual({ floorC: { min: 45, max: 70 } });
+    expect(commandRanges(car)).toEqual({ targetKwhMax: 60 });
+    const { floorC } = commandRanges(tank);
+    expect(code(() => checkCommandLimits({ deviceId: 'tank', floorC: floorC!.min }, tank, now))).toBeNull();
+    expect(code(() => checkCommandLimits({ deviceId: 'tank', floorC: floorC!.max }, tank, now))).toBeNull();
+    expect(code(() => checkCommandLimits({ deviceId: 'tank', floorC: floorC!.max + 0.5 }, tank, now))).toBe('MQTT_COMMAND_INVALID');
   });
 });
 

@@ -13,6 +13,19 @@ export const maxCommandHorizonMs = 7 * 86_400_000;
 /** Commands per device per minute of clock time. */
 export const commandsPerMinute = 10;
 
+/** What a command may ask of a device: the comfort floor's range, °C, and the car's largest target, kWh. */
+export interface CommandRanges {
+  floorC?: { min: number; max: number };
+  targetKwhMax?: number;
+}
+
+/** The ranges {@link checkCommandLimits} holds commands to: Home Assistant's controls offer the same. */
+export function commandRanges(device: DeviceConfig): CommandRanges {
+  if (device.kind === 'hotWaterTank' || device.kind === 'heatPump') return { floorC: { min: device.model.floorC, max: device.model.maxC - 5 } };
+  if (device.kind === 'evCharger') return { targetKwhMax: device.model.capacityKwh };
+  return {};
+}
+
 /**
  * Throws MQTT_COMMAND_INVALID when the command asks for more than the configured device allows:
  * a floor below the configured comfort floor or within 5 °C of the thermostat, a target above the
@@ -22,14 +35,14 @@ export function checkCommandLimits(cmd: WishCommand, device: DeviceConfig, nowMs
   const invalid = (message: string): never => {
     throw new WattshiftError('MQTT_COMMAND_INVALID', message, { details: { deviceId: cmd.deviceId } });
   };
-  if ((device.kind === 'hotWaterTank' || device.kind === 'heatPump') && cmd.floorC !== undefined) {
-    const { floorC, maxC } = device.model;
-    if (cmd.floorC < floorC) invalid(`floorC ${cmd.floorC} is below the configured floor of ${floorC} °C`);
-    if (cmd.floorC > maxC - 5) invalid(`floorC ${cmd.floorC} must stay 5 °C under the thermostat's ${maxC} °C`);
+  const ranges = commandRanges(device);
+  if (ranges.floorC && cmd.floorC !== undefined) {
+    if (cmd.floorC < ranges.floorC.min) invalid(`floorC ${cmd.floorC} is below the configured floor of ${ranges.floorC.min} °C`);
+    if (cmd.floorC > ranges.floorC.max) invalid(`floorC ${cmd.floorC} must stay 5 °C under the thermostat's ${ranges.floorC.max + 5} °C`);
   }
   if (device.kind === 'evCharger') {
-    if (cmd.targetKwh !== undefined && cmd.targetKwh > device.model.capacityKwh) {
-      invalid(`targetKwh ${cmd.targetKwh} is above the battery's ${device.model.capacityKwh} kWh`);
+    if (cmd.targetKwh !== undefined && ranges.targetKwhMax !== undefined && cmd.targetKwh > ranges.targetKwhMax) {
+      invalid(`targetKwh ${cmd.targetKwh} is above the battery's ${ranges.targetKwhMax} kWh`);
     }
     if (cmd.departure !== undefined) {
       const at = Date.parse(cmd.departure);
