@@ -129,8 +129,16 @@ export function guardPacketSize(inner: Duplex, maxBytes: number, events: PacketG
     read() {
       inner.resume();
     },
-    write(chunk: Buffer, encoding, callback) {
-      inner.write(chunk, encoding, callback);
+    // Handed on at once and together, as if mqtt.js wrote to the socket itself: one packet's
+    // pieces leave in one segment (apart, Nagle's algorithm would hold the later ones back for
+    // the broker's delayed ACK); only the socket's own backpressure holds the next write back.
+    writev(chunks, callback) {
+      let ok = true;
+      inner.cork();
+      for (const { chunk, encoding } of chunks) ok = inner.write(chunk as Buffer, encoding);
+      inner.uncork();
+      if (ok) callback();
+      else inner.once('drain', () => callback());
     },
     final(callback) {
       inner.end(callback);
