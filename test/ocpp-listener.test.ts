@@ -42,6 +42,7 @@ describe('OCPP listener', () => {
       ['an absolute-form target', withTarget('http://127.0.0.1/ocpp/cp1'), 400],
       ['an authority-form target', withTarget('127.0.0.1:8887'), 400],
       ['the asterisk target', withTarget('*'), 400],
+      ['a CONNECT (authority form)', 'CONNECT 127.0.0.1:8887 HTTP/1.1\r\nHost: 127.0.0.1:8887\r\n\r\n', 405],
       ['no id in the path', withTarget('/ocpp/'), 404],
       ['a POST', genuine.replace(/^GET/, 'POST'), 405],
       ['no Sec-WebSocket-Key', withHeader('Sec-WebSocket-Key', undefined), 400],

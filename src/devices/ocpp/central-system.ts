@@ -171,15 +171,15 @@ export function createCentralSystem(options: CentralSystemOptions): CentralSyste
     ]);
   });
 
+  const refuse = (req: IncomingMessage, socket: Duplex, status: number, why: string): void => {
+    warnHostile('OCPP_REQUEST_REFUSED', { remote: req.socket.remoteAddress, status, why }, 'OCPP connection request refused');
+    refuseUpgrade(socket, status);
+  };
   // Everything a socket can bring to the listener is answered here: nothing thrown reaches the process.
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     socket.on('error', () => socket.destroy());
     const verdict = checkUpgrade(req.method, req.url, req.headers);
-    if (!verdict.ok) {
-      warnHostile('OCPP_REQUEST_REFUSED', { remote: req.socket.remoteAddress, status: verdict.status, why: verdict.why }, 'OCPP connection request refused');
-      refuseUpgrade(socket, verdict.status);
-      return;
-    }
+    if (!verdict.ok) return refuse(req, socket, verdict.status, verdict.why);
     server.handleUpgrade(req, socket as Socket, head).catch((err: unknown) => {
       warnHostile('INTERNAL', { remote: req.socket.remoteAddress, err: err instanceof Error ? err.message : String(err) }, 'OCPP upgrade failed inside ocpp-rpc');
       refuseUpgrade(socket, 400);
@@ -192,6 +192,8 @@ export function createCentralSystem(options: CentralSystemOptions): CentralSyste
       http = options.tls ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }) : createHttpServer();
       http.on('upgrade', onUpgrade);
       http.on('request', (_req, res) => res.writeHead(404).end());
+      // CONNECT (authority-form, a proxy's request) is nothing a charge point sends.
+      http.on('connect', (req: IncomingMessage, socket: Duplex) => refuse(req, socket, 405, 'a CONNECT request'));
       http.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
         if (!peerGone.has(err.code ?? '')) warnHostile('OCPP_REQUEST_REFUSED', { why: `malformed HTTP request (${err.code ?? err.message})` }, 'OCPP connection request refused');
         refuseUpgrade(socket, err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400);

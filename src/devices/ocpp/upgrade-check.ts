@@ -66,6 +66,8 @@ export function checkUpgrade(method: string | undefined, target: string | undefi
 
 /** Answers a refused upgrade with `status` and no body, then closes the socket. */
 export function refuseUpgrade(socket: Duplex, status: number): void {
+  // A peer that resets meanwhile only ends its own socket.
+  socket.on('error', () => socket.destroy());
   if (!socket.writable) {
     socket.destroy();
     return;
