@@ -146,7 +146,7 @@ describe('the next comfort deadline in the views', () => {
 
 describe('the month\'s bill in the view', () => {
   const bill: BillSummary = {
-    month: '2026-03', currency: 'NOK', kwh: 120.5, energy: 110, gridFee: 50, tax: 12, subsidy: 8, vat: 41 + 50, delta: -6,
+    month: '2026-03', monthStartMs: Date.UTC(2026, 1, 28, 23), currency: 'NOK', kwh: 120.5, energy: 110, gridFee: 50, tax: 12, subsidy: 8, vat: 41 + 50, delta: -6,
     total: 110 + 50 + 12 - 8 + 41 - 6 + 250, hoursPriced: 40, hoursUnpriced: 1,
     capacity: { measureKw: 4.25, stepUpToKw: 5, marginKw: 0.75, fee: 200, vat: 50 },
     baseline: { total: 612.5, capacityFee: 500, hoursFromPlan: 38, hoursWithoutPlan: 2 }, savings: 612.5 - 449,
@@ -163,7 +163,7 @@ describe('the month\'s bill in the view', () => {
     expect(html).toContain('saved 163.50 NOK against no shifting, which would have cost 612.50 NOK (capacity 500.00 NOK); 2 hours no plan covered count as they were (no savings claimed)');
     const t = haTopics('ws');
     expect(JSON.parse(stateMessages(t, v).get(t.bill)!)).toMatchObject({
-      month: '2026-03', total: 449, incentive: -6, hours_unpriced: 1, capacity: { measure_kw: 4.25, step_up_to_kw: 5, margin_kw: 0.75, fee: 250 },
+      month: '2026-03', month_start: '2026-02-28T23:00:00.000Z', total: 449, incentive: -6, hours_unpriced: 1, capacity: { measure_kw: 4.25, step_up_to_kw: 5, margin_kw: 0.75, fee: 250 },
       devices: [{ id: 'tank', kwh: 30, total: 45.5 }],
       savings: 163.5, baseline: { total: 612.5, capacity_fee: 500, hours_from_plan: 38, hours_without_plan: 2 },
     });

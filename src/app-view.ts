@@ -86,7 +86,7 @@ export interface ViewSources {
 export function billView(b: BillSummary): BillView {
   const c = b.capacity;
   return {
-    month: b.month, currency: b.currency, kwh: b.kwh, energy: b.energy, gridFee: b.gridFee, tax: b.tax, subsidy: b.subsidy,
+    month: b.month, monthStartMs: b.monthStartMs, currency: b.currency, kwh: b.kwh, energy: b.energy, gridFee: b.gridFee, tax: b.tax, subsidy: b.subsidy,
     vat: b.vat, incentive: b.delta, total: b.total, hoursPriced: b.hoursPriced, hoursUnpriced: b.hoursUnpriced,
     capacity: c ? { measureKw: c.measureKw, stepUpToKw: c.stepUpToKw, marginKw: c.marginKw, fee: c.fee + c.vat } : null,
     baseline: { ...b.baseline }, savings: b.savings,

@@ -84,7 +84,7 @@ describe('billing', () => {
     expect(s.readHourlyCost('device:car', h0, h0 + H)[0]!.total).toBeCloseTo(4 * 1.725, 9);
 
     const bill = billing.summary()!;
-    expect(bill).toMatchObject({ month: '2026-11', currency: 'NOK', hoursPriced: 2, hoursUnpriced: 3 });
+    expect(bill).toMatchObject({ month: '2026-11', monthStartMs: Date.UTC(2026, 9, 31, 23), currency: 'NOK', hoursPriced: 2, hoursUnpriced: 3 });
     expect(bill.capacity!.measureKw).toBeCloseTo(17 / 3, 9);
     expect(bill.capacity).toMatchObject({ stepUpToKw: 10, fee: 400 });
     expect(bill.total).toBeCloseTo(10.35 + 6.75 + 400 * 1.25, 9);

@@ -55,10 +55,11 @@ describe('Home Assistant discovery payloads', () => {
     expect(byObject.get('location_price')!.payload['device_class']).toBeUndefined();
   });
 
-  it('the month\'s bill is a monetary sensor and the capacity measure and margin are power in kW', () => {
+  it('the month\'s bill is a monetary total reset at the month\'s start, and the capacity measure and margin are power in kW', () => {
     const bill = byObject.get('location_bill_month')!.payload;
     expect(bill).toMatchObject({ device_class: 'monetary', state_topic: 'wattshift/bill', value_template: '{{ value_json.total }}' });
-    expect(bill['state_class']).toBeUndefined();
+    // A total that starts again each month, as Home Assistant's Energy dashboard needs of a cost entity.
+    expect(bill).toMatchObject({ state_class: 'total', last_reset_value_template: '{{ value_json.month_start }}' });
     for (const key of ['capacity_measure', 'capacity_margin']) {
       expect(byObject.get(`location_${key}`)!.payload).toMatchObject({ device_class: 'power', unit_of_measurement: 'kW', state_class: 'measurement', state_topic: 'wattshift/bill' });
     }

@@ -55,11 +55,22 @@ describe('/metrics', () => {
     expect(value(families, 'wattshift_job_ok', { job: 'control' })).toBe(1);
   });
 
+  it('shows the main fuse, its headroom per measured line and whether it holds a charger', async () => {
+    const view = sampleView(t0);
+    view.location = { ...view.location, fuse: { mainFuseA: 25, headroomA: [11.5, null, 3.25], limiting: true, reason: 'main fuse 25 A: L3 at 21.8 A' } };
+    const { families } = await scrape(view, new DaemonMetrics({ version: '1' }));
+    expect(value(families, 'wattshift_fuse_amperes')).toBe(25);
+    expect(value(families, 'wattshift_fuse_headroom_amperes', { line: 'L1' })).toBe(11.5);
+    expect(value(families, 'wattshift_fuse_headroom_amperes', { line: 'L2' })).toBeUndefined();
+    expect(value(families, 'wattshift_fuse_headroom_amperes', { line: 'L3' })).toBe(3.25);
+    expect(value(families, 'wattshift_fuse_limiting')).toBe(1);
+  });
+
   it('shows the month\'s bill by component and the capacity standing in watts', async () => {
     const view: HomeView = {
       ...sampleView(t0),
       bill: {
-        month: '2026-03', currency: 'NOK', kwh: 80, energy: 60, gridFee: 20, tax: 8, subsidy: 4, vat: 40, incentive: -3, total: 321,
+        month: '2026-03', monthStartMs: Date.UTC(2026, 1, 28, 23), currency: 'NOK', kwh: 80, energy: 60, gridFee: 20, tax: 8, subsidy: 4, vat: 40, incentive: -3, total: 321,
         hoursPriced: 30, hoursUnpriced: 2, capacity: { measureKw: 4.2, stepUpToKw: 5, marginKw: 0.8, fee: 250 },
         baseline: { total: 400.25, capacityFee: 500, hoursFromPlan: 30, hoursWithoutPlan: 0 }, savings: 79.25, devices: [{ id: 'tank', kwh: 20, total: 31.5 }],
       },

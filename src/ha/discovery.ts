@@ -234,7 +234,9 @@ const locationEntities: readonly EntityDef[] = [
     key: 'bill_month', component: 'sensor',
     build: ({ t, currency }) => ({
       name: 'Bill this month', icon: 'mdi:receipt-text', state_topic: t.bill, value_template: '{{ value_json.total }}',
-      device_class: 'monetary', unit_of_measurement: currency, json_attributes_topic: t.bill,
+      // A total that starts again each month: Home Assistant's Energy dashboard takes it as the grid's cost.
+      device_class: 'monetary', unit_of_measurement: currency, state_class: 'total', last_reset_value_template: '{{ value_json.month_start }}',
+      json_attributes_topic: t.bill,
     }),
   },
   {

@@ -9,7 +9,7 @@ const comfort = { atMs: Date.UTC(2026, 2, 3, 5, 30), tempC: 55, label: 'hot wate
 
 export function exampleHomeView(): HomeView {
   return {
-    location: { id: 'home-1', name: 'Home', powerW: 4210, limitKw: 17, lpcCapKw: 6 },
+    location: { id: 'home-1', name: 'Home', powerW: 4210, limitKw: 17, lpcCapKw: 6, fuse: { mainFuseA: 25, headroomA: [11.6, 16.2, 13.9], limiting: false } },
     price: { currency: 'NOK', totalPerKwh: 1.4125, spotPerKwh: 0.81, deltaPerKwh: 0.4, source: 'forecast' },
     devices: [
       {
@@ -62,7 +62,7 @@ export function exampleHomeView(): HomeView {
       { id: 'lpc-8', type: 'ResourceLPC', startMs: nowMs - 30 * 60_000, endMs: nowMs + 2 * hour },
     ],
     bill: {
-      month: '2026-03', currency: 'NOK', kwh: 38.4, energy: 39.1, gridFee: 12.6, tax: 3.1, subsidy: 4.2, vat: 88.9, incentive: -2.35,
+      month: '2026-03', monthStartMs: Date.UTC(2026, 1, 28, 23), currency: 'NOK', kwh: 38.4, energy: 39.1, gridFee: 12.6, tax: 3.1, subsidy: 4.2, vat: 88.9, incentive: -2.35,
       total: 442.15, hoursPriced: 41, hoursUnpriced: 0,
       capacity: { measureKw: 4.1, stepUpToKw: 5, marginKw: 0.9, fee: 381.25 },
       baseline: { total: 561.4, capacityFee: 475, hoursFromPlan: 39, hoursWithoutPlan: 2 }, savings: 119.25,

@@ -110,7 +110,7 @@ export function planPayload(plan: PlanView, nowMs: number): unknown {
 export function billPayload(b: BillView): unknown {
   const c = b.capacity;
   return {
-    month: b.month, currency: b.currency, kwh: round(b.kwh, 3),
+    month: b.month, month_start: new Date(b.monthStartMs).toISOString(), currency: b.currency, kwh: round(b.kwh, 3),
     energy: round(b.energy, 2), grid_fee: round(b.gridFee, 2), tax: round(b.tax, 2), subsidy: round(b.subsidy, 2),
     vat: round(b.vat, 2), incentive: round(b.incentive, 2), total: round(b.total, 2),
     hours_priced: b.hoursPriced, hours_unpriced: b.hoursUnpriced,

@@ -173,6 +173,8 @@ export interface JobHealthView {
 export interface BillView {
   /** Local month, `YYYY-MM`. */
   month: string;
+  /** When the local month began: the sums start again from 0 then. */
+  monthStartMs: number;
   currency: string;
   kwh: number;
   /** Energy (spot + markup, or the fixed price), excluding VAT. */

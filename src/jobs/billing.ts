@@ -25,6 +25,8 @@ import { BASELINE_KEY, flexibleDevices, storedPlans, type StoredPlanCache } from
 export interface BillSummary extends MonthBill {
   /** Local month, `YYYY-MM`. */
   month: string;
+  /** When the local month began (the bill's last reset), ms. */
+  monthStartMs: number;
   currency: string;
   /** Per metered device: its energy and what it cost this month (priced hours only). */
   devices: { id: string; kwh: number; total: number }[];
@@ -69,7 +71,7 @@ export function readBill(
     const c = costsOf(s);
     return c.length === 0 ? [] : [{ id: s.slice('device:'.length), kwh: c.reduce((a, x) => a + x.kwh, 0), total: c.reduce((a, x) => a + x.total, 0) }];
   });
-  return { ...bill, month, currency: site.currency, devices };
+  return { ...bill, month, monthStartMs: monthStart, currency: site.currency, devices };
 }
 
 /** The tariff that prices the bill: the site's, else its flat keys. */

@@ -122,6 +122,12 @@ export class DaemonMetrics {
     this.gauge('wattshift_location_power_watts', 'Location active power.')(loc.powerW);
     this.gauge('wattshift_location_power_limit_watts', 'Location power limit.')(loc.limitKw * 1000);
     this.gauge('wattshift_location_lpc_cap_watts', 'Active power-limitation (LPC) cap on the location.')(loc.lpcCapKw === undefined ? undefined : loc.lpcCapKw * 1000);
+    if (loc.fuse) {
+      this.gauge('wattshift_fuse_amperes', 'The main fuse per line (site.fuse.mainFuseA).')(loc.fuse.mainFuseA);
+      const headroom = this.gauge('wattshift_fuse_headroom_amperes', 'The main fuse less the measured current, per line; absent while a line is not measured.', ['line']);
+      loc.fuse.headroomA.forEach((a, i) => headroom(a ?? undefined, { line: `L${i + 1}` }));
+      this.gauge('wattshift_fuse_limiting', '1 while the main fuse holds a charger below what it was asked for.')(loc.fuse.limiting ? 1 : 0);
+    }
     const cap = this.gauge('wattshift_lpc_cap_watts', 'Active LPC caps by what they apply to (location or a device id).', ['applies_to', 'event']);
     const capEnd = this.gauge('wattshift_lpc_cap_end_timestamp_seconds', 'When each active LPC cap ends.', ['applies_to', 'event']);
     for (const l of view.limits.filter((x) => x.active)) {
