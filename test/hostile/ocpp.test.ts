@@ -27,7 +27,7 @@ import { report, rssMiB, sleep } from './common.js';
 
 afterAll(stopAll, 30_000);
 
-const seed = 16_2026;
+const seed = 162_026;
 const password = 'hostile-ocpp-secret-9f31';
 const hostileCodes = new Set(['OCPP_REQUEST_REFUSED', 'OCPP_AUTH_REJECTED', 'OCPP_BAD_MESSAGE', 'OCPP_FRAME_TOO_LARGE', 'INTERNAL']);
 
