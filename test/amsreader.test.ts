@@ -120,4 +120,44 @@ describe('AMS reader (HAN port) main meter', () => {
     await step(10_000);
     await eventually(async () => expect((await dev.phaseMeter!.readPhases(never)).currentsA).toEqual([2.9, NaN, 2.9]));
   });
+
+  const list2 = { P: 2000, I1: 2.9, I2: 2.9, I3: 2.9, U1: 230, U2: 230, U3: 230 };
+  const rtc = (): number => Math.floor(w.clock.nowMs() / 1000);
+  const read = {
+    phases: (dev: MqttDevice) => dev.phaseMeter!.readPhases(never),
+    power: (dev: MqttDevice) => dev.powerMeter!.readPowerW(never),
+    registers: (dev: MqttDevice) => dev.energyMeter!.readStampedEnergyKwh!(never),
+  };
+  const outOfBounds: [string, () => Record<string, number>, keyof typeof read, () => Record<string, number>][] = [
+    ['1e9 A on L1', () => ({ ...list2, I1: 1e9 }), 'phases', () => list2],
+    ['-1000 A on L2 (an "empty" line)', () => ({ ...list2, I2: -1000 }), 'phases', () => list2],
+    ['400 V on L3', () => ({ ...list2, U3: 400 }), 'phases', () => list2],
+    ['1e9 W import', () => ({ P: 1e9 }), 'power', () => ({ P: 2000 })],
+    ['negative import power', () => ({ P: -5000 }), 'power', () => ({ P: 2000 })],
+    ['a negative register', () => ({ P: 2000, tPI: -1, rtc: rtc() }), 'registers', () => ({ P: 2000, tPI: 12_400, rtc: rtc() })],
+    ['a meter clock in 2100', () => ({ P: 2000, tPI: 12_400, rtc: Date.UTC(2100, 0, 1) / 1000 }), 'registers', () => ({ P: 2000, tPI: 12_400, rtc: rtc() })],
+  ];
+
+  it.each(outOfBounds)('refuses %s: the quantity is missing (DEVICE_BAD_VALUE), never credited', async (_name, badList, quantity, goodList) => {
+    const { sim, dev } = await setUp();
+    await eventually(async () => {
+      await sim.publishRaw('', JSON.stringify({ data: goodList() }));
+      await read[quantity](dev);
+    });
+    await sim.publishRaw('', JSON.stringify({ data: badList() }));
+    await eventually(async () => expect(read[quantity](dev)).rejects.toMatchObject({ code: 'DEVICE_BAD_VALUE' }));
+    // A good list makes it usable again.
+    await sim.publishRaw('', JSON.stringify({ data: goodList() }));
+    await eventually(async () => read[quantity](dev));
+  });
+
+  it('a meter flapping between good and out-of-bounds lists logs a handful of warnings', async () => {
+    const { sim, dev, lines } = await setUp();
+    for (let i = 0; i < 40; i++) {
+      await sim.publishRaw('', JSON.stringify({ data: i % 2 === 0 ? { ...list2, I1: -1000 } : list2 }));
+    }
+    await eventually(async () => expect(await read.phases(dev)).toMatchObject({ currentsA: [2.9, 2.9, 2.9] }));
+    expect(lines.filter((l) => l['code'] === 'DEVICE_BAD_VALUE').length).toBeGreaterThan(0);
+    expect(lines.filter((l) => l['code'] === 'DEVICE_BAD_VALUE').length).toBeLessThanOrEqual(5);
+  });
 });

@@ -94,13 +94,16 @@ async function ocppCar(): Promise<Car> {
   return { capabilities: charger, amp: () => sim.offeredA, powerW: () => sim.powerW, advance: (ms) => sim.advance(ms) };
 }
 
-async function fuseWorld(car: Car, opts: { supply?: 'TN' | 'IT'; unmeasuredLines?: number[] } = {}) {
+/** `forgeL1`: what the meter lists for L1 at a time instead of the truth (undefined: the truth). */
+async function fuseWorld(car: Car, opts: { supply?: 'TN' | 'IT'; unmeasuredLines?: number[]; forgeL1?: (atMs: number) => number | undefined } = {}) {
   const carA = (): number => car.powerW() / (3 * 230);
   const han = createAmsReaderSim({
     url: w.broker.url, topic: 'ams/meter', startMs: t0, ...(opts.unmeasuredLines ? { unmeasuredLines: opts.unmeasuredLines } : {}),
     load: (at) => {
       const currentsA = houseA(at).map((a) => a + carA());
-      return { importW: currentsA.reduce((s, a) => s + a * 230, 0), currentsA };
+      const importW = currentsA.reduce((s, a) => s + a * 230, 0);
+      const forged = opts.forgeL1?.(at);
+      return { importW, currentsA: forged === undefined ? currentsA : [forged, ...currentsA.slice(1)] };
     },
   });
   await han.start();
@@ -141,8 +144,14 @@ async function fuseWorld(car: Car, opts: { supply?: 'TN' | 'IT'; unmeasuredLines
     for (let t = 0; t < ms; t += 10_000) {
       await han.advance(10_000);
       // Pacing, not a timed assertion: the control tick must see this list, so wait for it to land.
-      const listed = Math.round((houseA(w.clock.nowMs() + 10_000)[0]! + carA()) * 100) / 100;
-      if (!hanSilent) await eventually(async () => expect((await hanDev.phaseMeter!.readPhases(AbortSignal.timeout(200))).currentsA[0]).toBe(listed));
+      const listed = opts.forgeL1?.(w.clock.nowMs()) ?? Math.round((houseA(w.clock.nowMs() + 10_000)[0]! + carA()) * 100) / 100;
+      if (!hanSilent) {
+        await eventually(async () => {
+          const heard = await hanDev.phaseMeter!.readPhases(AbortSignal.timeout(200)).then((r) => r.currentsA[0], (err: { code?: string }) => err.code);
+          // A forged list is either refused or read as listed.
+          expect(heard === listed || (listed !== heard && opts.forgeL1?.(w.clock.nowMs()) !== undefined && heard === 'DEVICE_BAD_VALUE')).toBe(true);
+        });
+      }
       await car.advance(10_000);
       await w.clock.advance(10_000);
       const at = w.clock.nowMs();
@@ -205,5 +214,24 @@ describe('main fuse control with a HAN meter', () => {
     expect(car.amp()).toBe(6);
     expect(f.setpoint()?.reason).toBe('main fuse: L2 current not measured, safe current');
     expect(f.log.lines.filter((l) => l.code === 'FUSE_PHASES_UNKNOWN').map((l) => l['why'])).toEqual(['L2 current not measured']);
+  });
+
+  it('a meter listing -1000 A on L1 (an "empty" line) does not give the charger more current', async () => {
+    const car = await goeCar();
+    // From 17:04 to 17:09, while the oven loads L1, the meter lists L1 at -1000 A.
+    const forged = (at: number): number | undefined => (at >= t0 + 4 * minute && at < t0 + 9 * minute ? -1000 : undefined);
+    const f = await fuseWorld(car, { forgeL1: forged });
+    await f.step(4 * minute - 10_000);
+    expect(car.amp()).toBe(10);
+    const amps: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      await f.step(10_000);
+      amps.push(car.amp());
+    }
+    // Never above what the fuse allowed before; the safe current once the good reading went stale.
+    expect(Math.max(...amps)).toBeLessThanOrEqual(10);
+    expect(amps.at(-1)).toBe(6);
+    expect(f.setpoint()?.reason).toMatch(/phase currents stale|not measured/);
+    expect(Math.max(...f.l1.values())).toBeLessThanOrEqual(25);
   });
 });

@@ -176,6 +176,27 @@ describe('meters', () => {
     expect(await codeOf(abb.energyMeter().readEnergyKwh(signal))).toBe('DEVICE_BAD_VALUE');
   });
 
+  it('refuses metered values out of their physical bounds even where the register map sets none', async () => {
+    const b = await bank({});
+    const profile = parseProfile([
+      'name: unbounded-meter',
+      'kind: meter',
+      'points:',
+      '  energyKwh: { function: holding, address: 0, type: float32 }',
+      '  powerW: { function: holding, address: 2, type: float32 }',
+      '  temperatureC: { function: holding, address: 4, type: float32 }',
+    ].join('\n'), 'test');
+    const dev = createModbusDevice(src('unbounded-meter'), { bus: b.bus, profile, logger: silentLogger() });
+    b.setWords('holding', 0, float32Words(-5)); // a counter below zero
+    b.setWords('holding', 2, float32Words(1e9)); // 1 GW through a home
+    b.setWords('holding', 4, float32Words(1000)); // a tank at 1000 °C
+    expect(await codeOf(dev.energyMeter().readEnergyKwh(signal))).toBe('DEVICE_BAD_VALUE');
+    expect(await codeOf(dev.powerMeter().readPowerW(signal))).toBe('DEVICE_BAD_VALUE');
+    expect(await codeOf(dev.capabilities('thermometer').thermometer!.readTemperatureC(signal))).toBe('DEVICE_BAD_VALUE');
+    b.setWords('holding', 2, float32Words(-11_000)); // exporting 11 kW is a reading
+    expect(await dev.powerMeter().readPowerW(signal)).toBe(-11_000);
+  });
+
   it('refuses a role the profile cannot fill', () => {
     const b = { bus: {} as ModbusBus, logger: silentLogger() };
     const meter = createModbusDevice(src('eastron-sdm120'), { ...b, profile: loadProfile('eastron-sdm120') });

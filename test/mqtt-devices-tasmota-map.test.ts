@@ -149,6 +149,20 @@ describe('user-defined MQTT map', () => {
     dev.close();
   });
 
+  it('refuses power and energy out of their physical bounds, after scaling', async () => {
+    const dev = createMqttDevice(
+      { type: 'mqtt', stateTopic: 'bounded/state', powerWPath: 'p', energyKwhPath: 'e', energyScale: 0.001 },
+      { connection: w.connection, clock: w.clock, logger: silentLogger() },
+    );
+    await peer.publishAsync('bounded/state', JSON.stringify({ p: 2300, e: 1_234_000 }), { retain: true });
+    await eventually(async () => expect(await dev.powerMeter!.readPowerW(sig())).toBe(2300));
+    expect(await dev.energyMeter!.readEnergyKwh(sig())).toBe(1234);
+    // 500 MW through a home, and a counter below zero.
+    await peer.publishAsync('bounded/state', JSON.stringify({ p: 5e8, e: -5000 }));
+    await eventually(() => expect(dev.powerMeter!.readPowerW(sig())).rejects.toMatchObject({ code: 'DEVICE_BAD_VALUE' }));
+    await expect(dev.energyMeter!.readEnergyKwh(sig())).rejects.toMatchObject({ code: 'DEVICE_BAD_VALUE' });
+  });
+
   it('reads a bare number payload with an empty path and an EV state; templates the current', async () => {
     const dev = createMqttDevice(
       { type: 'mqtt', stateTopic: 'ev/power', powerWPath: '', currentTopic: 'ev/current/set', currentPayloadTemplate: '{"amps":{{value}}}' },

@@ -39,3 +39,14 @@ describe('fuse guard: the limit of the other phase count', () => {
     expect(guard.limitFor({ ...car, phases: 3, drawPhases: 1 }, phases, at).maxA).toBeCloseTo(24 - (20 - 3680 / 690), 6);
   });
 });
+
+describe('fuse guard: a line current no home can carry', () => {
+  it('counts the line as not measured (the safe current), never as an empty line', () => {
+    const car = { id: 'car', phases: 3 as const, voltageV: 230, safeCurrentA: 6, powerW: 6900 };
+    for (const l1 of [-1000, -0.5, 1e9, Number.POSITIVE_INFINITY]) {
+      const limit = createFuseGuard(fuse, logger).limitFor(car, reading([l1, 12, 12]), at);
+      expect(limit.maxA, String(l1)).toBe(6);
+      expect(limit.reason, String(l1)).toBe('main fuse: L1 current not measured, safe current');
+    }
+  });
+});

@@ -2,6 +2,7 @@ import type { Logger } from '../log.js';
 import type { FuseConfig } from '../config/schema.js';
 import type { PhaseReading } from '../ports.js';
 import type { ChargerFuse, Setpoint } from '../core/control.js';
+import { isMetered } from '../core/metered-bounds.js';
 import { chargerLines, fuseHeadroom, type FuseInput, holdFuseLimit, unlimitedHold, wattsPerAmp, type FuseHold } from '../core/fuse.js';
 
 export interface FuseCharger {
@@ -111,7 +112,9 @@ export function createFuseGuard(config: FuseConfig, logger: Logger): FuseGuard {
       const own = (l: number): number => amps(c, c.powerW ?? 0, l);
       const exact = draw === c.phases && c.drawUncertain !== true;
       const rises = phases === undefined ? [] : chargers.map((x) => ({ x, watts: riseSince(x, phases.atMs) }));
-      const measured = (phases?.currentsA ?? []).map((a, l) => a + rises.reduce((sum, r) => sum + amps(r.x, r.watts, l, 'most'), 0));
+      // A current no line of a home can carry (negative, or far over any main fuse) is not a
+      // reading: the line counts as not measured, never as empty, whichever meter listed it.
+      const measured = (phases?.currentsA ?? []).map((a, l) => (isMetered('phaseCurrentA', a) ? a + rises.reduce((sum, r) => sum + amps(r.x, r.watts, l, 'most'), 0) : NaN));
       // For the other phase count, its draw now comes off the lines it flows on now.
       const currentsA = exact ? measured : measured.map((a, l) => a - own(l));
       const input: FuseInput = {

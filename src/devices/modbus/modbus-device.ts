@@ -16,6 +16,7 @@ import type {
   ChargeCurrentLimit, EnergyMeter, EvState, EvStateReader, HeaterSwitch, PowerMeter, Thermometer,
 } from '../../ports.js';
 import type { ModbusBus } from './bus.js';
+import { metered } from '../../core/metered-bounds.js';
 import { getPoint, readBoolean, readNumber, readPoint, writePoint, type PointValue } from './points.js';
 import type { ModbusProfile } from './profile-schema.js';
 
@@ -116,17 +117,17 @@ export class ModbusDevice {
 
   energyMeter(point = this.source.point ?? 'energyKwh'): EnergyMeter {
     this.require(point);
-    return { readEnergyKwh: (signal) => this.num(point, signal) };
+    return { readEnergyKwh: async (signal) => metered('energyKwh', await this.num(point, signal), `${this.deps.profile.name} ${point}`) };
   }
 
   powerMeter(point = 'powerW'): PowerMeter {
     this.require(point);
-    return { readPowerW: (signal) => this.num(point, signal) };
+    return { readPowerW: async (signal) => metered('powerW', await this.num(point, signal), `${this.deps.profile.name} ${point}`) };
   }
 
   thermometer(point = this.source.point ?? 'temperatureC'): Thermometer {
     this.require(point);
-    return { readTemperatureC: (signal) => this.num(point, signal) };
+    return { readTemperatureC: async (signal) => metered('temperatureC', await this.num(point, signal), `${this.deps.profile.name} ${point}`) };
   }
 
   chargeCurrentLimit(): ChargeCurrentLimit {

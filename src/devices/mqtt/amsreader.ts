@@ -17,12 +17,18 @@
  * values absent on a 1-phase meter (or published as 0 V) are left out; a phase missing between two
  * given ones is NaN (not measured). A list without a usable value for a quantity leaves that
  * quantity as it was; a malformed payload is DEVICE_BAD_VALUE, logged once until a good list comes.
+ *
+ * Every value is checked against its physical bounds (`core/metered-bounds.ts`): a current, a
+ * voltage, a power, a register or a meter clock out of bounds makes its quantity (power, phases,
+ * registers) DEVICE_BAD_VALUE until a good list: missing, never a value the main fuse would credit.
  */
 import { z } from 'zod';
 import { WattshiftError } from '../../errors.js';
 import type { PhaseReading } from '../../ports.js';
 import { LatestValues } from './values.js';
-import { guard, limits, parseJson, parseWith, plausible, pushedEnergyMeter } from './util.js';
+import { metered, meterClock } from '../../core/metered-bounds.js';
+import { rateLimitedWarn } from '../../log-limit.js';
+import { guard, parseJson, parseWith, pushedEnergyMeter } from './util.js';
 import type { AmsReaderSource, MqttDevice, MqttDeviceDeps, MqttDeviceOptions } from './types.js';
 
 const num = z.number().finite();
@@ -57,36 +63,56 @@ export function createAmsReaderDevice(source: AmsReaderSource, deps: MqttDeviceD
   const values = new LatestValues({
     device, clock, staleAfterMs: (options.staleAfterS ?? 120) * 1000, isConnected: () => connection.connected, deviceLiveness: true, quietValuesHold: false,
   });
-  /** Whether the last payload was unusable (logged once per run of bad payloads). */
-  let bad = false;
+  const warn = rateLimitedWarn(log);
+  /** The quantities whose last list was unusable (a warning once per run of bad lists, rate-limited). */
+  const bad = new Set<string>();
   /** The registers with the meter time they belong to. */
   let registers: { importKwh: number; exportKwh: number | undefined; atMs: number } | undefined;
 
-  const unsubscribe = connection.subscribe(source.topic, (_topic, payload) => {
+  /** Runs one quantity's update; a refused value makes that quantity missing until a good list. */
+  const settle = (name: string, update: () => void): void => {
     guard(
       (err) => {
-        values.bad('powerW', err);
-        if (!bad) log.warn({ code: err.code, err: err.message }, 'bad AMS reader payload: power unusable until a good list comes');
-        bad = true;
+        values.bad(name, err);
+        if (!bad.has(name)) warn(err.code, { quantity: name, err: err.message }, 'bad AMS reader value: treated as missing until a good list comes');
+        bad.add(name);
       },
       () => {
-        const { data } = parseWith(payloadSchema, parseJson(payload, device), device);
-        values.heard();
-        if (bad) log.info('AMS reader payloads usable again');
-        bad = false;
-        if (data.P !== undefined) values.put('powerW', plausible(data.P - (data.PO ?? 0), ...limits.powerW, `${device} P`));
-        const currents = byLine([data.I1, data.I2, data.I3]);
-        const voltages = byLine([data.U1, data.U2, data.U3].map((v) => (v !== undefined && v > 0 ? v : undefined)));
-        if (currents.length > 0) {
-          values.put('phases', { currentsA: currents, voltagesV: voltages.length === currents.length && voltages.every(Number.isFinite) ? voltages : [] } satisfies Omit<PhaseReading, 'atMs'>);
-        }
-        if (data.tPI !== undefined) {
-          const atMs = data.rtc !== undefined && data.rtc > 0 ? data.rtc * 1000 : Math.floor(clock.nowMs() / 3_600_000) * 3_600_000;
-          registers = { importKwh: plausible(data.tPI, ...limits.energyKwh, `${device} tPI`), exportKwh: data.tPO, atMs };
-          values.put('registers', registers);
-        }
+        update();
+        if (bad.delete(name)) log.info({ quantity: name }, 'AMS reader payloads usable again');
       },
     );
+  };
+
+  const unsubscribe = connection.subscribe(source.topic, (_topic, payload) => {
+    let data: z.infer<typeof payloadSchema>['data'] | undefined;
+    settle('powerW', () => {
+      data = parseWith(payloadSchema, parseJson(payload, device), device).data;
+    });
+    if (!data) return;
+    const d = data;
+    values.heard();
+    if (d.P !== undefined) {
+      settle('powerW', () => values.put('powerW', metered('directedPowerW', d.P, `${device} P`) - metered('directedPowerW', d.PO ?? 0, `${device} PO`)));
+    }
+    const currents = byLine([d.I1, d.I2, d.I3]);
+    if (currents.length > 0) {
+      settle('phases', () => {
+        const voltages = byLine([d.U1, d.U2, d.U3].map((v) => (v !== undefined && v > 0 ? v : undefined)));
+        currents.forEach((a, l) => Number.isNaN(a) || metered('phaseCurrentA', a, `${device} I${l + 1}`));
+        voltages.forEach((v, l) => Number.isNaN(v) || metered('phaseVoltageV', v, `${device} U${l + 1}`));
+        values.put('phases', { currentsA: currents, voltagesV: voltages.length === currents.length && voltages.every(Number.isFinite) ? voltages : [] } satisfies Omit<PhaseReading, 'atMs'>);
+      });
+    }
+    if (d.tPI !== undefined) {
+      settle('registers', () => {
+        const nowMs = clock.nowMs();
+        const atMs = d.rtc !== undefined && d.rtc > 0 ? meterClock(d.rtc * 1000, nowMs, `${device} rtc`) : Math.floor(nowMs / 3_600_000) * 3_600_000;
+        const exportKwh = d.tPO === undefined ? undefined : metered('energyKwh', d.tPO, `${device} tPO`);
+        registers = { importKwh: metered('energyKwh', d.tPI, `${device} tPI`), exportKwh, atMs };
+        values.put('registers', registers);
+      });
+    }
   });
 
   const readRegisters = (): { value: unknown; atMs: number } => {
@@ -101,7 +127,7 @@ export function createAmsReaderDevice(source: AmsReaderSource, deps: MqttDeviceD
       readExportEnergyKwh: async () => {
         readRegisters();
         if (registers?.exportKwh === undefined) throw new WattshiftError('DEVICE_STALE', `${device}: the meter gives no export register (tPO)`);
-        return plausible(registers.exportKwh, ...limits.energyKwh, `${device} tPO`);
+        return registers.exportKwh;
       },
     },
     powerMeter: { readPowerW: async () => values.get('powerW') as number },

@@ -140,7 +140,7 @@ export function createGoeDevice(
         await write('frc', 0, signal);
       },
     },
-    energyMeter: pushedEnergyMeter(async () => values.getStamped('eto'), (wh) => plausible(wh, 0, 1e12, `${device} eto`) / 1000),
+    energyMeter: pushedEnergyMeter(async () => values.getStamped('eto'), (wh) => plausible(wh, ...limits.energyWh, `${device} eto`) / 1000),
     powerMeter: {
       readPowerW: async () => {
         const nrg = values.get('nrg') as (number | null)[];

@@ -13,6 +13,7 @@
 import { WattshiftError } from '../../errors.js';
 import type { EvState } from '../../ports.js';
 import { LatestValues, askingReader, requestAnswer } from './values.js';
+import { metered } from '../../core/metered-bounds.js';
 import { atPath, guard, limits, plausible, pushedEnergyMeter } from './util.js';
 import type { MqttDevice, MqttDeviceDeps, MqttDeviceOptions, MqttMapSource } from './types.js';
 
@@ -45,8 +46,9 @@ export function createMqttMapDevice(source: MqttMapSource, deps: MqttDeviceDeps,
   const powerScale = source.powerScale ?? 1;
 
   const fields: { name: string; path: string | undefined; convert: (v: unknown) => unknown }[] = [
-    { name: 'energyKwh', path: source.energyKwhPath, convert: (v) => plausible(v, 0, 1e12, `${device} energy`) * energyScale },
-    { name: 'powerW', path: source.powerWPath, convert: (v) => plausible(v, -1e9, 1e9, `${device} power`) * powerScale },
+    // Bounded after scaling: the bounds are physical, in the units wattshift reads.
+    { name: 'energyKwh', path: source.energyKwhPath, convert: (v) => metered('energyKwh', plausible(v, -Infinity, Infinity, `${device} energy`) * energyScale, `${device} energy`) },
+    { name: 'powerW', path: source.powerWPath, convert: (v) => metered('powerW', plausible(v, -Infinity, Infinity, `${device} power`) * powerScale, `${device} power`) },
     { name: 'temperatureC', path: source.temperatureCPath, convert: (v) => plausible(v, ...limits.temperatureC, `${device} temperature`) },
     { name: 'plugged', path: source.pluggedPath, convert: (v) => truthy(v, `${device} plugged`) },
     { name: 'charging', path: source.chargingPath, convert: (v) => truthy(v, `${device} charging`) },

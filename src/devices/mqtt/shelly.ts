@@ -64,7 +64,7 @@ export function createShellyDevice(source: ShellySource, deps: MqttDeviceDeps, o
   const applySwitch = (raw: unknown): void => {
     const s = parseWith(switchStatusSchema, raw, `${device} ${switchKey}`);
     if (s.apower !== undefined) values.put('powerW', plausible(s.apower, ...limits.powerW, `${device} apower`));
-    if (s.aenergy !== undefined) values.put('energyWh', plausible(s.aenergy.total, 0, 1e12, `${device} aenergy.total`));
+    if (s.aenergy !== undefined) values.put('energyWh', plausible(s.aenergy.total, ...limits.energyWh, `${device} aenergy.total`));
     if (s.output !== undefined) values.put('output', s.output);
   };
   const applyTemperature = (raw: unknown): void => {

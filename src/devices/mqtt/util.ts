@@ -66,23 +66,8 @@ export function atPath(value: unknown, path: string): unknown {
   return current;
 }
 
-/** A finite number within [min, max], or DEVICE_BAD_VALUE. */
-export function plausible(value: unknown, min: number, max: number, what: string): number {
-  const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
-  if (typeof n !== 'number' || !Number.isFinite(n) || n < min || n > max) {
-    throw new WattshiftError('DEVICE_BAD_VALUE', `${what}: ${JSON.stringify(value)} is not a number in [${min}, ${max}]`, {
-      details: { min, max },
-    });
-  }
-  return n;
-}
-
-/** Limits of what a household device can plausibly report. */
-export const limits = {
-  powerW: [-100_000, 100_000],
-  energyKwh: [0, 1e9],
-  temperatureC: [-50, 150],
-} as const;
+/** The physical bounds of metered values live in the pure core (one place for every reader). */
+export { plausible, meteredBounds as limits } from '../../core/metered-bounds.js';
 
 /** An energy meter over a pushed counter: `read` gives the last value with its arrival time. */
 export function pushedEnergyMeter(read: (signal: AbortSignal) => Promise<{ value: unknown; atMs: number }>, toKwh: (value: unknown) => number): EnergyMeter {
