@@ -196,6 +196,21 @@ describe.each(['aedes', 'mosquitto'] as const)('Home Assistant MQTT layer on %s'
     expect(commands).toEqual([]);
   });
 
+  it('answers a command to an unknown sub-topic, and takes modes in any case', async () => {
+    const { commands } = await startBridge();
+    const app = await connect();
+    const rec = await recorder(app, `${base}/response/#`);
+    await app.publishAsync(`${base}/ev/set/target_sco`, '80');
+    const refused = JSON.parse((await rec.next(() => true)).payload) as { status: string; error: { code: string; message: string } };
+    expect(refused).toMatchObject({ status: 'error', error: { code: 'MQTT_COMMAND_INVALID' } });
+    expect(refused.error.message).toMatch(/^unknown command 'target_sco' \(did you mean "target_soc"\?\); commands: mode, /);
+    await app.publishAsync(t.set('ev'), 'Boost');
+    await app.publishAsync(t.setField('tank', 'mode'), 'OFF');
+    await app.publishAsync(t.set('ev'), '{"mode":"Auto"}');
+    await rec.next(() => rec.messages.length >= 4);
+    expect(commands).toEqual([{ deviceId: 'ev', mode: 'boost' }, { deviceId: 'tank', mode: 'off' }, { deviceId: 'ev', mode: 'auto' }]);
+  });
+
   it('turns a failing command handler into an error response', async () => {
     await startBridge({ reject: true });
     const app = await connect();

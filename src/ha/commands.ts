@@ -2,8 +2,9 @@ import { z } from 'zod';
 import { WattshiftError, isWattshiftError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { rateLimitedWarn } from '../log-limit.js';
+import { didYouMean } from '../config/suggest.js';
 import type { HaMqttPort } from './port.js';
-import { commandFields, commandFilters, haTopics, parseCommandTopic } from './topics.js';
+import { commandFields, commandFilters, haTopics, parseCommandTopic, unknownCommandField } from './topics.js';
 import type { ParsedCommandTopic } from './topics.js';
 import type { DeviceKind } from './view.js';
 
@@ -82,6 +83,8 @@ export function parseCommand(
     raw = body;
   }
   if (raw['boostMinutes'] !== undefined && raw['mode'] === undefined) raw['mode'] = 'boost';
+  // `Auto`, `BOOST`: what a person types in a dashboard means the mode all the same.
+  if (typeof raw['mode'] === 'string') raw['mode'] = raw['mode'].trim().toLowerCase();
   const claimed = raw['deviceId'];
   if (claimed !== undefined && claimed !== device.id) {
     throw invalid(`deviceId ${JSON.stringify(claimed)} does not match the topic's device '${device.id}'`);
@@ -108,7 +111,7 @@ function invalid(message: string): WattshiftError {
 /** A JSON object, or (on plain `/set`) a bare mode such as `boost`. */
 function parseJsonOrBare(payload: string, bareModeAllowed: boolean): Record<string, unknown> {
   const text = payload.trim();
-  if (bareModeAllowed && modeSchema.safeParse(text).success) return { mode: text };
+  if (bareModeAllowed && modeSchema.safeParse(text.toLowerCase()).success) return { mode: text };
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -155,12 +158,22 @@ export async function startCommandListener(options: CommandListenerOptions): Pro
   const t = haTopics(options.baseTopic);
   const log = options.logger.child({ component: 'ha-commands' });
   const warn = rateLimitedWarn(log);
+  // A person's typo in a command is answered on the response topic; the log notes it, no warning.
+  const userMistake = rateLimitedWarn(log, { level: 'info' });
   // Commands are applied one at a time, in arrival order.
   let chain: Promise<void> = Promise.resolve();
   let queued = 0;
   const handle = (topic: string, payload: Buffer): void => {
     const parsed = parseCommandTopic(options.baseTopic, topic);
-    if (!parsed || payload.length === 0) return;
+    if (!parsed) {
+      const unknown = unknownCommandField(options.baseTopic, topic);
+      if (unknown && payload.length > 0 && queued < maxQueuedCommands) {
+        queued++;
+        chain = chain.then(() => refuseUnknownField(topic, unknown)).finally(() => queued--);
+      }
+      return;
+    }
+    if (payload.length === 0) return;
     if (queued >= maxQueuedCommands) {
       options.onRefused?.('MQTT_COMMAND_LIMITED');
       options.onOutcome?.(false, 'MQTT_COMMAND_LIMITED');
@@ -179,6 +192,14 @@ export async function startCommandListener(options: CommandListenerOptions): Pro
     warn('MQTT_MESSAGE_TOO_LARGE', { topic, bytes, limit: maxCommandBytes }, 'command over the size limit refused unread');
     await finish(topic, parsed, error('MQTT_MESSAGE_TOO_LARGE', `payload of ${bytes} bytes is over the ${maxCommandBytes}-byte limit`));
   }
+  async function refuseUnknownField(topic: string, unknown: { deviceId: string; field: string }): Promise<void> {
+    const known = Object.keys(commandFields);
+    const message = `unknown command '${unknown.field.slice(0, 64)}'${didYouMean(unknown.field, known)}; commands: ${known.join(', ')}`;
+    options.onRefused?.('MQTT_COMMAND_INVALID');
+    options.onOutcome?.(false, 'MQTT_COMMAND_INVALID');
+    userMistake('MQTT_COMMAND_INVALID', { topic: topic.slice(0, 200) }, 'command to an unknown topic answered with an error');
+    await finish(topic, { kind: 'set', deviceId: unknown.deviceId }, error('MQTT_COMMAND_INVALID', message));
+  }
   async function handleOne(topic: string, parsed: ParsedCommandTopic, payload: string): Promise<void> {
     let response: CommandResponse;
     try {
@@ -195,7 +216,7 @@ export async function startCommandListener(options: CommandListenerOptions): Pro
       response = { ...error(code, message), ...(transaction === undefined ? {} : { transaction }) };
       options.onRefused?.(code);
       options.onOutcome?.(false, code);
-      warn(code, { deviceId: parsed.deviceId, err: message }, 'command rejected');
+      (code === 'MQTT_COMMAND_INVALID' ? userMistake : warn)(code, { deviceId: parsed.deviceId, err: message }, 'command rejected');
     }
     await finish(topic, parsed, response);
   }

@@ -106,6 +106,14 @@ export function parseCommandTopic(base: string, topic: string): ParsedCommandTop
   return null;
 }
 
+/** `<base>/<device>/set/<field>` with a field that is not a command: answered, not ignored. */
+export function unknownCommandField(base: string, topic: string): { deviceId: string; field: string } | null {
+  if (!topic.startsWith(`${base}/`) || parseCommandTopic(base, topic) !== null) return null;
+  const parts = topic.slice(base.length + 1).split('/');
+  if (parts.length !== 3 || parts[1] !== 'set' || !parts[0] || reservedTopicNames.has(parts[0])) return null;
+  return { deviceId: parts[0], field: parts[2] ?? '' };
+}
+
 /** MQTT topic filter matching with `+` and `#`. */
 export function topicMatches(filter: string, topic: string): boolean {
   const f = filter.split('/');

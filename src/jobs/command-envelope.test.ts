@@ -65,6 +65,17 @@ describe('CommandGovernor', () => {
     expect(code(() => g.admit({ deviceId: 'tank', mode: 'boost' }, tank, 'off', now + 86_400_000 + 1))).toBeNull();
   });
 
+  it('lets a boost be cancelled at once, and holds the next boost', () => {
+    const g = new CommandGovernor();
+    g.admit({ deviceId: 'car', mode: 'boost' }, car, 'auto', now);
+    expect(code(() => g.admit({ deviceId: 'car', mode: 'auto' }, car, 'boost', now + 5_000))).toBeNull();
+    expect(code(() => g.admit({ deviceId: 'car', mode: 'boost' }, car, 'auto', now + 10_000))).toBe('MQTT_COMMAND_LIMITED');
+    g.admit({ deviceId: 'tank', mode: 'boost' }, tank, 'auto', now);
+    expect(code(() => g.admit({ deviceId: 'tank', mode: 'auto' }, tank, 'boost', now + 60_000))).toBeNull();
+    // Off is no cancel: it waits out the tank's minimum on time like any other change.
+    expect(code(() => g.admit({ deviceId: 'tank', mode: 'off' }, tank, 'auto', now + 120_000))).toBe('MQTT_COMMAND_LIMITED');
+  });
+
   it(`admits ${commandsPerMinute} commands a minute per device`, () => {
     const g = new CommandGovernor();
     for (let i = 0; i < commandsPerMinute; i++) g.admit({ deviceId: 'car', targetKwh: 10 + i }, car, 'auto', now + i);

@@ -82,7 +82,10 @@ export class CommandGovernor {
     if (changesMode) {
       const { holdMs, perDay } = modeLimits(device);
       const last = h.modeChanges.at(-1);
-      if (last !== undefined && nowMs - last < holdMs) {
+      // Cancelling a boost hands the device back to the plan, which keeps its own anti-cycling: a
+      // person who pressed boost by mistake must not wait for the hold. Boosting again is held.
+      const cancelsBoost = cmd.mode === 'auto' && currentMode === 'boost';
+      if (last !== undefined && nowMs - last < holdMs && !cancelsBoost) {
         limited(`mode changed ${Math.round((nowMs - last) / 1000)} s ago; it holds for ${Math.round(holdMs / 60_000)} min (anti-cycling)`);
       }
       if (h.modeChanges.length >= perDay) limited(`${perDay} mode changes in the last day already (maxStartsPerDay)`);
