@@ -56,13 +56,13 @@ const digest = (s: string | Buffer): Buffer => createHash('sha256').update(s).di
  * The largest WebSocket message a charge point may send, bytes; a larger one closes its connection
  * (1009) before it is read. OCPP 1.6J sets no limit; the largest messages a charge point sends a
  * central system are a GetConfiguration answer (a key of at most 50 characters and a value of at
- * most 500 per configuration key, §6.23: some 115 KB for 200 keys, each at its longest) and
+ * most 500 per configuration key, GetConfiguration.conf: some 115 KB for 200 keys, each at its longest) and
  * MeterValues or StopTransaction with many sampled values (a few hundred bytes each). 256 KiB keeps
  * room above those; ws's own default (100 MiB) lets one frame run the gateway out of memory.
  */
 export const maxFrameBytes = 256 * 1024;
 
-/** Chargers' connection errors that are the peer's doing (a reset, a cut cable): no warning of their own. */
+/** Connection errors that are the peer's doing (a reset, a cut cable): no warning of their own. */
 const peerGone = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
 
 export function createCentralSystem(options: CentralSystemOptions): CentralSystem {
