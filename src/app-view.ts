@@ -83,6 +83,12 @@ export interface ViewSources {
   bill?: BillSummary | null;
 }
 
+/** A command's departure, else the one the plan charges for (the car's configured schedule); none once past. */
+function departureOf(commandMs: number | null, plannedMs: number | undefined, nowMs: number): { departure?: string } {
+  const at = commandMs ?? (typeof plannedMs === 'number' && plannedMs > nowMs ? plannedMs : null);
+  return at === null ? {} : { departure: new Date(at).toISOString() };
+}
+
 export function billView(b: BillSummary): BillView {
   const c = b.capacity;
   return {
@@ -190,7 +196,7 @@ export function homeView(src: ViewSources): HomeView {
         ...(r?.ev?.sessionKwh !== undefined ? { sessionKwh: r.ev.sessionKwh } : {}),
         ...(r?.ev?.connectorStatus !== undefined ? { connectorStatus: r.ev.connectorStatus } : {}),
         ...vehicleOf(config, src.vehicleAt?.(d.id) ?? null),
-        ...(w.departureMs !== null ? { departure: new Date(w.departureMs).toISOString() } : {}),
+        ...departureOf(w.departureMs, plan?.evs?.[d.id]?.departureMs, nowMs),
         ...(w.targetKwh !== null ? { targetKwh: w.targetKwh } : {}),
         ...(w.targetSocPct !== null ? { targetSocPct: w.targetSocPct } : {}),
         phases: (setpoint?.kind === 'charger' ? setpoint.phases : undefined) ?? (r?.ev?.phases === 1 || r?.ev?.phases === 3 ? r.ev.phases : d.model.phases),

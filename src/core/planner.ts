@@ -299,7 +299,7 @@ export function plan(input: PlanInput, nowMs: number, previous?: Plan): Plan {
     const needFrom = e.energyNeededKWh === undefined && e.socPct !== undefined
       ? { socPct: e.socPct, targetSocPct: e.targetSocPct ?? 0, capacityKWh: e.capacityKWh ?? 0 }
       : { estimateKWh: e.energyNeededKWh ?? 0 };
-    result.evs = { [s.ev.id]: { energyNeededKWh: s.ev.needGrid * eff, needFrom } };
+    result.evs = { [s.ev.id]: { energyNeededKWh: s.ev.needGrid * eff, departureMs: e.departureMs, needFrom } };
   }
   return result;
 }

@@ -366,6 +366,8 @@ export interface TankOutcome {
 export interface EvOutcome {
   /** Battery energy the car needs by its departure. */
   energyNeededKWh: number;
+  /** The departure the plan charges the car for (a command's, else the car's schedule's next). */
+  departureMs: number;
   /** What the need rests on: a known state of charge, or the energy estimate. */
   needFrom: { socPct: number; targetSocPct: number; capacityKWh: number } | { estimateKWh: number };
   /** The car planned at this charger, when it is a configured vehicle (set by the daemon, not the planner). */
