@@ -63,6 +63,8 @@ export const errorCodes = {
   SG_LOCK_REFUSED: { retryable: false, hint: 'wattshift wanted to lock a heat pump (SG Ready "1:0") and did not: the lock budget of devices.<id>.block (minutes per lock, locks and minutes per day, the gap between locks) is spent; the pump stays in normal operation and its comfort floor is kept' },
   HOUR_GUARD: { retryable: false, hint: 'the hourly energy guard throttled a device (the car first, then the heater) so the hour stays within the allowance the plan holds it to for the month\'s capacity step; the comfort floor, safe states and the user\'s mode are never throttled' },
   FLEET_REPORT_FORBIDDEN: { retryable: false, hint: 'a gateway sent a report naming a location or resource it does not own, or for an event that did not target its locations (or the gateway is unknown or revoked); the hub refused it with a rejected receipt and never uploads it. Check the hub registry (locations, resources) for that gateway' },
+  HUB_TEXT_NUL_REPLACED: { retryable: false, hint: 'an API event or a gateway\'s report held a NUL character (U+0000), which PostgreSQL cannot store as text or jsonb; the hub kept it with each NUL replaced by U+FFFD' },
+  HUB_EVENT_POLL_STUCK: { retryable: true, hint: 'the hub\'s GET /events poll has not completed for three poll intervals (at least 15 minutes); /healthz fails. The log says why each poll failed (API_* or STORE_FAILED codes)' },
   INTERNAL: { retryable: false, hint: 'a bug: please report it with the log' },
 } as const satisfies Record<string, { retryable: boolean; hint: string }>;
 

@@ -142,7 +142,7 @@ export async function startFleetBenchWorld(gatewayCount: number): Promise<FleetB
       instanceId: 'bench-hub',
       spark: { baseUrl: sandbox.baseUrl, authUrl: sandbox.authUrl, forecastUrl: sandbox.forecastUrl, clientId: credentials.clientId, clientSecret: credentials.clientSecret, requestTimeoutMs: 120_000 },
       database: { url: databaseUrl, poolSize: 4 },
-      broker: { url: broker.url, username: hubUser.username, password: hubUser.password },
+      broker: { url: broker.hubUrl, username: hubUser.username, password: hubUser.password },
       webhook: { host: '127.0.0.1', port: hubPort, secret: webhookSecret, maxBodyBytes: 10_485_760 },
       // Faster than the defaults (300 s, hourly) so a run of minutes sees several of each.
       events: { pollIntervalS: 10 },

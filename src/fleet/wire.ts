@@ -16,13 +16,19 @@
  *
  * Hub instances share the report and sync topics with MQTT 5 shared subscriptions
  * (`$share/<group>/<prefix>/gw/+/reports`). Every message carries `v: 1`; a receiver parses it
- * with these schemas and drops (and logs) what does not parse.
+ * with these schemas and drops (and logs) what does not parse. No packet is larger than
+ * {@link fleetMaxPacketBytes}: the broker refuses one, and neither side's client reads one.
  */
 import { z } from 'zod';
 import { actualPricesResponseSchema, eventSchema, forecastAdviceResponseSchema, forecastResponseSchema, reportRequestSchema } from '../spark/wire.js';
 
 export const fleetWireVersion = 1;
 export const defaultFleetPrefix = 'wattshift/fleet/v1';
+/**
+ * The largest MQTT packet on the fleet broker, either way. A home's event (cut to its own
+ * targets), an area's advice and a month of a home's usage are each far below it.
+ */
+export const fleetMaxPacketBytes = 1024 * 1024;
 
 /** One MQTT topic level: no wildcards, separators or control characters. */
 const topicLevel = z.string().regex(/^[A-Za-z0-9._-]{1,128}$/, 'letters, digits, ".", "_" and "-" only (1–128)');

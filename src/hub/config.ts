@@ -34,7 +34,7 @@ export const hubConfigSchema = z.strictObject({
     password: secretField('The hub\'s broker password.'),
     ca: z.string().min(1).optional().describe('CA file for an mqtts:// broker with a private CA.'),
     topicPrefix: z.string().regex(/^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/, 'topic levels separated by "/"').default(defaultFleetPrefix).describe('Prefix of every fleet topic.'),
-    sharedGroup: topicLevel.default('wattshift-hub').describe('Shared-subscription group of the hub instances.'),
+    sharedGroup: topicLevel.default('wattshift-hub').describe('Shared-subscription group of the hub instances (the broker sees it with a suffix derived from `password`, so that no gateway can join it).'),
   }).describe('The partner\'s MQTT broker.'),
   webhook: z.strictObject({
     host: z.string().min(1).default('127.0.0.1').describe('Listen address (put the TLS load balancer in front).'),

@@ -6,10 +6,12 @@
  * events still running for its locations.
  */
 import { fleetWireVersion, type FleetEvent, type fleetTopics } from '../fleet/wire.js';
+import { rateLimitedWarn } from '../log-limit.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../ports.js';
 import { eventSchema, type SparkEvent } from '../spark/wire.js';
 import { eventPerLocation, eventTargets } from './event-targets.js';
+import { withoutNul } from './pg-text.js';
 import type { RegistryStore } from './registry-store.js';
 
 /** Publishes started before the hub yields to the event loop (and so to the socket). */
@@ -32,6 +34,7 @@ export function createEventFanout(deps: {
   logger: Logger;
 }): EventFanout {
   const log = deps.logger.child({ component: 'hub-events' });
+  const warn = rateLimitedWarn(log, { now: () => deps.clock.nowMs() });
   /** One publish per location, each with the event cut to that location's targets. */
   const send = async (raw: unknown, receivedAtMs: number, locationIds: readonly string[], resourceLocations: ReadonlyMap<string, string>): Promise<void> => {
     const eventFor = eventPerLocation(eventSchema.parse(raw), locationIds, resourceLocations);
@@ -51,9 +54,12 @@ export function createEventFanout(deps: {
     return deps.registry.resolveLocations(targets.locationIds, targets.resourceIds, targets.userIds).then((resolved) => ({ targets, ...resolved }));
   };
   return {
-    async accept(event) {
+    async accept(received) {
+      // Stored and sent as PostgreSQL can store it (src/hub/pg-text.ts), so every copy reads the same.
+      const { value: event, replaced } = withoutNul(received);
       const { targets, locationIds, resourceLocations } = await resolveTargets(event);
       if (!(await deps.registry.saveEvent(event, targets.endsAtMs, locationIds))) return { outcome: 'duplicate', locationIds };
+      if (replaced > 0) warn('HUB_TEXT_NUL_REPLACED', { eventId: event.id, replaced }, 'API event holds NUL characters; kept with each replaced by U+FFFD');
       try {
         await send(event, deps.clock.nowMs(), locationIds, resourceLocations);
       } catch (err) {

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import mqtt, { type MqttClient } from 'mqtt';
 import pg from 'pg';
-import { fleetTopics, type FleetReceipt } from '../fleet/wire.js';
+import { fleetMaxPacketBytes, fleetTopics, type FleetReceipt } from '../fleet/wire.js';
 import { moduleOf, runModules, type Module } from '../lifecycle.js';
 import { startCronJob } from '../jobs/cron.js';
 import type { Logger } from '../log.js';
@@ -29,6 +29,7 @@ import { startOutboxWorker } from './outbox-worker.js';
 import { createRegistryStore, type RegistryStore } from './registry-store.js';
 import { createReportIntake, type ReportIntake } from './report-intake.js';
 import { pruneHub } from './retention.js';
+import { hubShareGroup } from './share-group.js';
 import { startWebhookEndpoint, type WebhookEndpoint } from './webhook-endpoint.js';
 
 export interface Hub {
@@ -93,8 +94,8 @@ export async function startHub(config: HubConfig, deps: { clock: Clock; logger: 
   const fanout = createEventFanout({ registry, topics, publish, clock: deps.clock, logger: deps.logger });
   let wakeWorker = (): void => undefined;
   const reports = createReportIntake({ registry, outbox, sendReceipt, onQueued: () => wakeWorker(), clock: deps.clock, logger: deps.logger });
-  const health = createHubHealth({ databaseUrl: config.database.url, brokerConnected: () => client?.connected === true, logger: log });
   const poll = createEventPoll({ registry, spark, fanout, clock: deps.clock, logger: log });
+  const health = createHubHealth({ databaseUrl: config.database.url, brokerConnected: () => client?.connected === true, eventPoll: () => poll.status(), logger: log });
   let webhook: WebhookEndpoint | undefined;
   let advice: AdvicePublisher | undefined;
 
@@ -123,6 +124,9 @@ export async function startHub(config: HubConfig, deps: { clock: Clock; logger: 
           clean: true,
           username: config.broker.username,
           password: config.broker.password,
+          // The broker sends no larger packet (MQTT 5 Maximum Packet Size): a gateway's oversized
+          // message on its report topic is dropped there, never read into the hub's memory.
+          properties: { maximumPacketSize: fleetMaxPacketBytes },
           reconnectPeriod: 1000,
           ...(config.broker.ca ? { ca: readFileSync(config.broker.ca) } : {}),
         });
@@ -145,8 +149,8 @@ export async function startHub(config: HubConfig, deps: { clock: Clock; logger: 
       return worker;
     }),
     moduleOf('gateway-messages', async () => {
-      const { topicPrefix, sharedGroup } = config.broker;
-      await subscribeGatewayMessages(broker(), { topicPrefix, sharedGroup, topics }, { reports, fanout, logger: log });
+      const { topicPrefix, sharedGroup, password } = config.broker;
+      await subscribeGatewayMessages(broker(), { topicPrefix, sharedGroup: hubShareGroup(sharedGroup, password), topics }, { reports, fanout, logger: log });
       return null;
     }),
     moduleOf('health', () => health),

@@ -7,10 +7,12 @@
  * of a key already answered gets the stored receipt again.
  */
 import { fleetReportSchema, fleetWireVersion, type FleetReceipt } from '../fleet/wire.js';
+import { rateLimitedWarn } from '../log-limit.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../ports.js';
 import type { ReportRequest } from '../spark/wire.js';
 import type { OutboxStore } from './outbox-store.js';
+import { withoutNul } from './pg-text.js';
 import type { RegistryStore } from './registry-store.js';
 
 /** The locations and resources a report names. */
@@ -46,14 +48,21 @@ export function createReportIntake(deps: {
   logger: Logger;
 }) {
   const log = deps.logger.child({ component: 'hub-reports' });
+  // What a gateway sends is hostile input: a flood of bad reports is a few lines a minute.
+  const warn = rateLimitedWarn(log, { now: () => deps.clock.nowMs() });
   return {
     async accept(gatewayId: string, payload: Buffer): Promise<ReportOutcome> {
       let report;
       try {
         report = fleetReportSchema.parse(JSON.parse(payload.toString('utf8')));
       } catch (err) {
-        log.warn({ code: 'FLEET_MESSAGE_INVALID', gatewayId, err: err instanceof Error ? err.message : String(err) }, 'report dropped: not a fleet report');
+        warn('FLEET_MESSAGE_INVALID', { gatewayId, err: err instanceof Error ? err.message : String(err) }, 'report dropped: not a fleet report');
         return 'invalid';
+      }
+      const clean = withoutNul(report);
+      if (clean.replaced > 0) {
+        report = clean.value;
+        warn('HUB_TEXT_NUL_REPLACED', { gatewayId, idempotencyKey: report.idempotencyKey, replaced: clean.replaced }, 'report holds NUL characters; kept with each replaced by U+FFFD');
       }
       const key = report.idempotencyKey;
       const subjects = reportSubjects(report.report);

@@ -1,8 +1,12 @@
 /**
  * The gateway's own MQTT 5 client to the partner's fleet broker, apart from the home-automation
- * connection: a persistent session (clean start off, an expiry of days) under a client id fixed by
- * the gateway id, so QoS 1 events sent while the home is offline wait in the broker. Its state is
- * the fleet upstream's health: down is FLEET_BROKER_DOWN (or FLEET_AUTH_REJECTED), logged once.
+ * connection: a persistent session (clean start off, an expiry of days) under its broker user name
+ * as client id (the fleet broker binds ids to users: docs/fleet.md), so QoS 1 events sent while the
+ * home is offline wait in the broker. A connection that ended without our asking may have been a
+ * login that took the session over (Mosquitto closes the old connection without saying why) and
+ * took its queued events with it, or a broker restart that lost what it had not saved: after it the
+ * fleet upstream asks the hub for the open events again, as after a new session. Its state is the
+ * fleet upstream's health: down is FLEET_BROKER_DOWN (or FLEET_AUTH_REJECTED), logged once.
  */
 import { readFileSync } from 'node:fs';
 import { connect, type IClientOptions, type MqttClient } from 'mqtt';
@@ -11,10 +15,9 @@ import type { Logger } from '../log.js';
 import type { FleetUpstreamConfig } from '../config/schema-upstream.js';
 import { WattshiftError } from '../errors.js';
 import { classifyMqttError } from '../devices/mqtt/connection.js';
+import { fleetMaxPacketBytes } from '../fleet/wire.js';
 import type { UpstreamHealth } from './port.js';
 
-/** Largest packet the broker may send us (MQTT 5 Maximum Packet Size): an advice or event is a few KiB. */
-const maxPacketBytes = 1024 * 1024;
 /** Longest wait between logins the broker refused. */
 export const defaultAuthRetryMaxMs = 5 * 60_000;
 
@@ -38,8 +41,12 @@ export interface FleetLink {
   close(): Promise<void>;
 }
 
-export function fleetClientId(gatewayId: string): string {
-  return `wattshift-gw-${gatewayId}`;
+/**
+ * The client id is the broker user name: the fleet broker replaces any other id by it
+ * (`use_username_as_clientid`), and a broker that does not can bind the two in its ACL.
+ */
+export function fleetClientId(username: string): string {
+  return username;
 }
 
 export function openFleetLink(
@@ -50,8 +57,11 @@ export function openFleetLink(
     /** The filters subscribed at QoS 1 (again after every connect). */
     topics: string[];
     onMessage: (topic: string, payload: Buffer) => void;
-    /** Connected; `newSession` when the broker had no session for us (start, or it expired). */
-    onConnect: (newSession: boolean) => void;
+    /**
+     * Connected; `resync` when the broker had no session for us (start, or it expired) or the last
+     * connection ended without our asking: events meant for us may be lost.
+     */
+    onConnect: (resync: boolean) => void;
     reconnectPeriodMs?: number;
     /** Longest wait after refused logins (default 5 minutes). */
     authRetryMaxMs?: number;
@@ -61,9 +71,9 @@ export function openFleetLink(
   const reconnectPeriodMs = deps.reconnectPeriodMs ?? 5_000;
   const options: IClientOptions = {
     protocolVersion: cfg.protocolVersion,
-    clientId: fleetClientId(cfg.gatewayId),
+    clientId: fleetClientId(cfg.username),
     clean: false,
-    ...(cfg.protocolVersion === 5 ? { properties: { sessionExpiryInterval: cfg.sessionExpiryHours * 3600, maximumPacketSize: maxPacketBytes } } : {}),
+    ...(cfg.protocolVersion === 5 ? { properties: { sessionExpiryInterval: cfg.sessionExpiryHours * 3600, maximumPacketSize: fleetMaxPacketBytes } } : {}),
     username: cfg.username,
     password: cfg.password,
     reconnectPeriod: reconnectPeriodMs,
@@ -86,6 +96,7 @@ export function openFleetLink(
   let up = false;
   let closed = false;
   let refusals = 0;
+  let interrupted = false;
   // mqtt.js reads the period each time it schedules a reconnect: after a refused login (the
   // 'error' comes before the schedule) the next attempt waits the backed-off delay.
   const setRetryDelay = (ms: number): void => void (client.options.reconnectPeriod = ms);
@@ -94,6 +105,8 @@ export function openFleetLink(
   const down = (code: 'FLEET_BROKER_DOWN' | 'FLEET_AUTH_REJECTED', message: string): void => {
     if (closed) return;
     const repeated = lastError?.code === code;
+    // A connection lost (not a login refused): events meant for us may have gone with it.
+    if (up) interrupted = true;
     up = false;
     lastError = { code, message, atMs: deps.clock.nowMs() };
     if (!repeated) log.warn({ code, url: cfg.brokerUrl, reason: message }, 'fleet broker connection down; events wait in the broker, reports in the outbox');
@@ -101,6 +114,8 @@ export function openFleetLink(
 
   client.on('connect', (connack) => {
     const newSession = !connack.sessionPresent;
+    const resync = newSession || interrupted;
+    interrupted = false;
     if (lastError) log.info({ url: cfg.brokerUrl, newSession }, 'fleet broker connected again');
     else log.info({ url: cfg.brokerUrl, newSession }, 'fleet broker connected');
     up = true;
@@ -114,7 +129,7 @@ export function openFleetLink(
       (granted) => {
         const refused = granted.filter((g) => g.qos > 2).map((g) => g.topic);
         if (refused.length > 0) log.warn({ code: 'FLEET_AUTH_REJECTED', topics: refused }, 'the fleet broker refused subscriptions (ACL): ask the partner to check this gateway\'s topics');
-        deps.onConnect(newSession);
+        deps.onConnect(resync);
       },
       (err: Error) => log.warn({ code: 'FLEET_BROKER_DOWN', err: err.message }, 'fleet subscriptions not made; made again at the next connect'),
     );

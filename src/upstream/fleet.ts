@@ -117,9 +117,10 @@ export function createFleetUpstream(
         logger: deps.logger,
         topics: [t.events, t.advice, t.receipts],
         onMessage,
-        // At start, and whenever the broker lost our session (events may have gone with it).
-        onConnect: (newSession) => {
-          if (newSession || !started) sync();
+        // At start, and whenever events may have been lost: the broker had no session for us, or
+        // the connection ended without our asking (a login that took the session, a restart).
+        onConnect: (resync) => {
+          if (resync || !started) sync();
           started = true;
         },
         ...(deps.reconnectPeriodMs ? { reconnectPeriodMs: deps.reconnectPeriodMs } : {}),

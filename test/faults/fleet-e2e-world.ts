@@ -163,7 +163,7 @@ export async function startFleetE2e(name: string, options: {
         instanceId,
         spark: { baseUrl: api.env.sandbox.baseUrl, authUrl: api.env.sandbox.authUrl, forecastUrl: api.env.sandbox.forecastUrl, clientId: credentials.clientId, clientSecret: credentials.clientSecret },
         database: { url: databaseUrl, poolSize: 3 },
-        broker: { url: broker.url, ...hubBroker },
+        broker: { url: broker.hubUrl, ...hubBroker },
         webhook: { port: 0, secret: webhookSecret },
         // The poll is the safety net behind the webhook; an hour of simulated time is seconds here.
         events: { pollIntervalS: 3600 },

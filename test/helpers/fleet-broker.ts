@@ -1,22 +1,34 @@
 /**
- * A Mosquitto broker for fleet tests: plain MQTT on a free loopback port, no anonymous access,
- * the password and ACL files given (the hub renders them from its registry), and `reload()` to
- * make the broker read changed files (SIGHUP), as an operator does after revoking a gateway.
- * With `persistence`, the broker keeps its sessions and queued messages in its directory across
- * `halt()` and `resume()` (a restart on the same port), as the production layout does.
+ * A Mosquitto broker for fleet tests, run with the config the hub renders (`mosquittoConf`, the
+ * one docs/fleet.md documents) and the files the hub renders from its registry: the gateways'
+ * listener (`url`) and the hub instances' listener (`hubUrl`), plain MQTT on free loopback ports
+ * instead of TLS, plus log lines. `reload()` makes the broker read changed files (SIGHUP), as an
+ * operator does after revoking a gateway. With `persistence`, the broker keeps its sessions and
+ * queued messages in its directory across `halt()` and `resume()` (a restart on the same ports).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { mosquittoConf } from '../../src/hub/broker-conf.js';
 import { freePort, mosquittoBinary, waitForPort } from './mosquitto.js';
 
+/** The broker's files; without `hubPasswd` no one can log in on the hub instances' listener. */
+export interface FleetBrokerFiles {
+  passwd: string;
+  acl: string;
+  hubPasswd?: string;
+}
+
 export interface FleetBroker {
+  /** The gateways' listener. */
   url: string;
+  /** The hub instances' listener. */
+  hubUrl: string;
   /** The broker's process id (for the benchmark's samples; -1 while halted). */
   readonly pid: number;
   /** Replaces the password and ACL files and makes the broker read them. */
-  reload(files: { passwd: string; acl: string }): Promise<void>;
+  reload(files: FleetBrokerFiles): Promise<void>;
   /** The broker's own log so far. */
   output(): string;
   /** Stops the broker process (SIGTERM: a persistent broker saves its sessions), keeping its files and port. */
@@ -26,22 +38,24 @@ export interface FleetBroker {
   stop(): Promise<void>;
 }
 
-export async function startFleetBroker(files: { passwd: string; acl: string }, options: { persistence?: boolean } = {}): Promise<FleetBroker> {
+export async function startFleetBroker(files: FleetBrokerFiles, options: { persistence?: boolean } = {}): Promise<FleetBroker> {
   const dir = mkdtempSync(join(tmpdir(), 'wattshift-fleet-broker-'));
-  const write = (f: { passwd: string; acl: string }): void => {
-    writeFileSync(join(dir, 'passwd'), f.passwd, { mode: 0o600 });
-    writeFileSync(join(dir, 'acl'), f.acl, { mode: 0o600 });
+  const paths = { passwd: join(dir, 'passwd'), hubPasswd: join(dir, 'hub.passwd'), acl: join(dir, 'acl') };
+  const write = (f: FleetBrokerFiles): void => {
+    writeFileSync(paths.passwd, f.passwd, { mode: 0o600 });
+    writeFileSync(paths.hubPasswd, f.hubPasswd ?? '', { mode: 0o600 });
+    writeFileSync(paths.acl, f.acl, { mode: 0o600 });
   };
   write(files);
   const port = await freePort();
+  let hubPort = await freePort();
+  while (hubPort === port) hubPort = await freePort();
   writeFileSync(
     join(dir, 'mosquitto.conf'),
     [
-      `listener ${port} 127.0.0.1`,
-      'allow_anonymous false',
-      `password_file ${join(dir, 'passwd')}`,
-      `acl_file ${join(dir, 'acl')}`,
-      ...(options.persistence ? ['persistence true', `persistence_location ${dir}/`, 'autosave_interval 1'] : ['persistence false']),
+      mosquittoConf({ gateways: { port, host: '127.0.0.1' }, hub: { port: hubPort, host: '127.0.0.1' }, files: paths, ...(options.persistence ? { persistenceDir: dir } : {}) }),
+      '# The test\'s own: saved every second (a SIGKILL loses at most that), everything logged.',
+      ...(options.persistence ? ['autosave_interval 1'] : []),
       'log_type error',
       'log_type warning',
       'log_type notice',
@@ -59,6 +73,7 @@ export async function startFleetBroker(files: { passwd: string; acl: string }, o
     c.stderr?.on('data', (d: Buffer) => (log += d.toString()));
     child = c;
     await waitForPort(port, c, () => log);
+    await waitForPort(hubPort, c, () => log);
   };
   const halt = async (): Promise<void> => {
     const c = child;
@@ -71,6 +86,7 @@ export async function startFleetBroker(files: { passwd: string; acl: string }, o
   await launch();
   return {
     url: `mqtt://127.0.0.1:${port}`,
+    hubUrl: `mqtt://127.0.0.1:${hubPort}`,
     get pid() {
       return child?.pid ?? -1;
     },

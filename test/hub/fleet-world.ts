@@ -13,6 +13,7 @@ import { startHub, type Hub } from '../../src/hub/hub.js';
 import { migrate } from '../../src/hub/migrations.js';
 import { createRegistryStore, type RegistryStore } from '../../src/hub/registry-store.js';
 import { createLogger, type Logger } from '../../src/log.js';
+import type { Clock } from '../../src/ports.js';
 import { createSparkClient, type SparkClient } from '../../src/spark/client.js';
 import { fleetTopics } from '../../src/fleet/wire.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
@@ -44,7 +45,7 @@ export interface FleetWorld {
   logs: LogLine[];
   logger: Logger;
   hubConfig(overrides?: Record<string, unknown>): HubConfig;
-  startHub(instanceId: string, overrides?: Record<string, unknown>): Promise<Hub>;
+  startHub(instanceId: string, overrides?: Record<string, unknown>, clock?: Clock): Promise<Hub>;
   /** The broker files as the registry says now. */
   brokerFiles(): Promise<{ passwd: string; acl: string }>;
   stop(): Promise<void>;
@@ -73,7 +74,7 @@ export async function startFleetWorld(): Promise<FleetWorld> {
       version: 1,
       spark: { baseUrl: sandbox.baseUrl, authUrl: sandbox.authUrl, forecastUrl: sandbox.forecastUrl, clientId: credentials.clientId, clientSecret: credentials.clientSecret },
       database: { url: databaseUrl, poolSize: 4 },
-      broker: { url: broker.url, username: hubUser.username, password: hubUser.password },
+      broker: { url: broker.hubUrl, username: hubUser.username, password: hubUser.password },
       webhook: { port: 0, secret: webhookSecret },
       events: { pollIntervalS: 3600 },
       outbox: { leaseS: 2, idleS: 1, retryMinS: 1, retryMaxS: 2 },
@@ -90,8 +91,8 @@ export async function startFleetWorld(): Promise<FleetWorld> {
     logs,
     logger,
     hubConfig,
-    async startHub(instanceId, overrides = {}) {
-      const hub = await startHub(hubConfig({ instanceId, ...overrides }), { clock: systemClock, logger: logger.child({ hub: instanceId }) });
+    async startHub(instanceId, overrides = {}, clock = systemClock) {
+      const hub = await startHub(hubConfig({ instanceId, ...overrides }), { clock, logger: logger.child({ hub: instanceId }) });
       hubs.push(hub);
       return hub;
     },

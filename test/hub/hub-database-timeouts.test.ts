@@ -39,7 +39,7 @@ describe.skipIf(!postgresAvailable())('hub database timeouts', () => {
 
   it('answers unhealthy within its timeout while the outbox query waits behind a lock, and healthy again after', async () => {
     const { logs, logger } = capture();
-    const health = createHubHealth({ databaseUrl: url, brokerConnected: () => true, logger });
+    const health = createHubHealth({ databaseUrl: url, brokerConnected: () => true, eventPoll: () => ({ ok: true, lastPollAtMs: null }), logger });
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
     try {
@@ -64,7 +64,7 @@ describe.skipIf(!postgresAvailable())('hub database timeouts', () => {
     const silent: Server = createServer((s) => void sockets.add(s.on('error', () => undefined)));
     const port = await freePort();
     await new Promise<void>((r) => silent.listen(port, '127.0.0.1', () => r()));
-    const health = createHubHealth({ databaseUrl: `postgres://hub@127.0.0.1:${port}/hub`, brokerConnected: () => true, logger: capture().logger });
+    const health = createHubHealth({ databaseUrl: `postgres://hub@127.0.0.1:${port}/hub`, brokerConnected: () => true, eventPoll: () => ({ ok: true, lastPollAtMs: null }), logger: capture().logger });
     try {
       const started = Date.now();
       const h = await health.check();

@@ -32,7 +32,10 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('hub event fan-ou
     // also subscribes to gw-a's topics, and must never receive anything on them.
     await gwB.client.subscribeAsync([topics.events(gateways.b.locationId), topics.advice(gateways.b.priceArea), topics.events(gateways.a.locationId), topics.advice(gateways.a.priceArea)], { qos: 1 });
   }, 60_000);
-  afterAll(() => scene?.stop());
+  afterAll(async () => {
+    if (gwB !== scene?.gwB) await gwB?.close();
+    await scene?.stop();
+  });
 
   it('a gateway cannot publish on another gateway\'s topics (broker ACL)', async () => {
     await expect(gwA.client.publishAsync(topics.reports(gateways.b.gatewayId), '{}', { qos: 1 })).rejects.toThrow(/135|not authori[sz]ed/i);
@@ -118,12 +121,14 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('hub event fan-ou
     expect(message.forecast?.priceUnits.energyUnit.toLowerCase()).toBe('kwh');
     expect(Object.keys(message.actual?.prices ?? {}).length).toBeGreaterThan(0);
     expect(gwA.messages.some((m) => m.topic === topics.advice('NO2'))).toBe(false);
-    // Retained: a gateway that connects later gets it at once.
+    // Retained: a gateway that connects later gets it at once. Its login takes gw-b's client id
+    // (the broker binds ids to users), so it is gw-b from here on.
     const late = await connectGateway(world, gateways.b);
     await late.client.subscribeAsync(topics.advice('NO2'), { qos: 1 });
     const retained = await late.waitFor((m) => m.topic === topics.advice('NO2'));
     expect(late.messages.find((m) => m === retained)?.retain).toBe(true);
-    await late.close();
+    await late.client.subscribeAsync(topics.events(gateways.b.locationId), { qos: 1 });
+    gwB = late;
     expect(world.sandbox.tokensIssued()).toBeGreaterThanOrEqual(tokenCallsBefore);
   });
 
