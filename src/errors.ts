@@ -14,6 +14,7 @@ export const errorCodes = {
   API_REJECTED: { retryable: false, hint: 'the API rejected the request (4xx); its message is kept' },
   WEBHOOK_SIGNATURE_INVALID: { retryable: false, hint: 'a webhook call had a missing or wrong X-Payload-Signature' },
   WEBHOOK_BODY_INVALID: { retryable: false, hint: 'a webhook call had a malformed body' },
+  HTTP_REQUEST_INVALID: { retryable: false, hint: 'a client of a local HTTP listener (status page, webhook) sent an unparsable request line, target or headers, sent its body too slowly, or opened more connections than its address may hold: answered 4xx or closed; `kind` says which' },
   PRICE_UNITS_MIXED: { retryable: false, hint: 'prices in different currencies with no exchange rate configured' },
   PLAN_INPUT_INVALID: { retryable: false, hint: 'the planner was given inputs it cannot use' },
   PLAN_WORKER_FAILED: { retryable: false, hint: 'the planner thread is missing, died or outgrew its heap; that plan is made on the main thread and the next starts a new thread (after 3 failures in a row, all plans stay on the main thread)' },
@@ -104,4 +105,16 @@ export function isRetryable(err: unknown): boolean {
 export function toWattshiftError(err: unknown, code: ErrorCode, message: string): WattshiftError {
   if (err instanceof WattshiftError) return err;
   return new WattshiftError(code, `${message}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+}
+
+/**
+ * What a log line carries of an error: an expected, retryable failure (a network or device
+ * outage) is its message and its cause's, without a stack, which says nothing a user can act on;
+ * anything else keeps its stack for whoever reports the bug.
+ */
+export function loggedError(err: unknown): unknown {
+  if (!isRetryable(err)) return err;
+  const e = err as WattshiftError;
+  const cause = e.cause instanceof Error ? e.cause.message : undefined;
+  return cause !== undefined && !e.message.includes(cause) ? `${e.message} (${cause})` : e.message;
 }

@@ -57,10 +57,36 @@ export function stdoutIsJournal(env: NodeJS.ProcessEnv, fd = 1): boolean {
   }
 }
 
-/** A destination that prints lines for people (colours, local times), through pino-pretty. */
+/** Epoch milliseconds between 2001 and 2286: what a `…Ms` field holds when it is a moment, not a duration. */
+const isMoment = (key: string, value: unknown): value is number => key.endsWith('Ms') && typeof value === 'number' && value >= 1e12 && value < 1e13;
+
+/** A JSON log line with every moment (`atMs`, `planStartMs`, …) as an ISO 8601 time, for people. */
+export function readableMoments(line: string): string {
+  let fields: Record<string, unknown>;
+  try {
+    fields = JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    return line;
+  }
+  if (typeof fields !== 'object' || fields === null) return line;
+  let changed = false;
+  for (const [key, value] of Object.entries(fields)) {
+    if (isMoment(key, value)) {
+      fields[key] = new Date(value).toISOString();
+      changed = true;
+    }
+  }
+  return changed ? `${JSON.stringify(fields)}\n` : line;
+}
+
+/**
+ * A destination that prints lines for people through pino-pretty: colours, the host's local time
+ * with its UTC offset, and moments as ISO times instead of epoch milliseconds.
+ */
 export async function prettyDestination(): Promise<DestinationStream> {
   const { default: pretty } = await import('pino-pretty');
-  return pretty({ colorize: process.stdout.isTTY === true, translateTime: 'SYS:yyyy-mm-dd HH:MM:ss', ignore: 'pid,hostname', sync: true });
+  const out = pretty({ colorize: process.stdout.isTTY === true, translateTime: 'SYS:yyyy-mm-dd HH:MM:ss o', ignore: 'pid,hostname', sync: true });
+  return { write: (line: string) => out.write(readableMoments(line)) };
 }
 
 /** The root logger. Components take `logger.child({ component: 'x' })`. */

@@ -2,7 +2,7 @@
 import { closeSync, fstatSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createLogger, journaldPrefix, stdoutIsJournal } from '../src/log.js';
+import { createLogger, journaldPrefix, readableMoments, stdoutIsJournal } from '../src/log.js';
 import { start, tempConfig } from './fixtures/config/cli-helpers.js';
 import { tempDir } from './helpers/temp-dir.js';
 
@@ -45,6 +45,16 @@ describe('journald priorities', () => {
   });
 });
 
+describe('pretty lines', () => {
+  it('show moments as ISO times and leave durations and other numbers alone', () => {
+    const line = JSON.stringify({ level: 'info', time: '2026-11-28T08:00:00.000Z', atMs: Date.UTC(2026, 10, 28, 9), tookMs: 25, planStartMs: Date.UTC(2026, 10, 28, 8), kwh: 1772471100000, msg: 'plan updated' });
+    expect(JSON.parse(readableMoments(line))).toEqual({
+      level: 'info', time: '2026-11-28T08:00:00.000Z', atMs: '2026-11-28T09:00:00.000Z', tookMs: 25, planStartMs: '2026-11-28T08:00:00.000Z', kwh: 1772471100000, msg: 'plan updated',
+    });
+    expect(readableMoments('not json\n')).toBe('not json\n');
+  });
+});
+
 describe('wattshift run --log-format', { timeout: 120_000 }, () => {
   it('pretty prints readable lines; an unknown format is a usage error', async () => {
     const { file } = tempConfig();
@@ -53,7 +63,7 @@ describe('wattshift run --log-format', { timeout: 120_000 }, () => {
     p.child.kill('SIGTERM');
     const r = await p.done;
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\] INFO: running/m);
+    expect(r.stdout).toMatch(/^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d{4}\] INFO: running/m);
     expect(r.stdout).not.toContain('{"level"');
     const bad = await start(['run', '--config', file, '--log-format', 'loud']).done;
     expect(bad.code).toBe(2);

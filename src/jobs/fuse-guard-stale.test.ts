@@ -53,3 +53,31 @@ describe('fuse guard: a reading older than the last tick', () => {
     expect(fell.maxA).toBe(7); // 25 − 2 − 16
   });
 });
+
+describe('fuse guard: no phase currents yet', () => {
+  function captured() {
+    const lines: Record<string, unknown>[] = [];
+    return { lines, logger: createLogger({ destination: { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) } }) };
+  }
+
+  it('waits for the meter\'s first list at start without a warning, then warns once when it goes stale', () => {
+    const { lines, logger: log } = captured();
+    const guard = createFuseGuard({ ...fuse, staleAfterS: 30 }, log);
+    expect(guard.limitFor(charger('a', 0), undefined, t0).maxA).toBe(6);
+    guard.limitFor(charger('a', 0), undefined, t0 + tick);
+    expect(lines.filter((l) => l.level === 'warn')).toEqual([]);
+    expect(lines.filter((l) => l.device === 'a').map((l) => l.level)).toEqual(['info']);
+    // The first list: the limit rises again after the hold's quiet while, as after any blind spell.
+    guard.limitFor(charger('a', 0), reading([6, 6, 6], t0 + 15_000), t0 + 2 * tick);
+    guard.limitFor(charger('a', 0), reading([6, 6, 6], t0 + 15_000), t0 + 60_000);
+    expect(lines.filter((l) => l.code === 'FUSE_PHASES_UNKNOWN').map((l) => [l.level, l.why])).toEqual([['warn', 'phase currents stale']]);
+  });
+
+  it('warns when the meter is still silent after the staleness window', () => {
+    const { lines, logger: log } = captured();
+    const guard = createFuseGuard({ ...fuse, staleAfterS: 30 }, log);
+    guard.limitFor(charger('a', 0), undefined, t0);
+    guard.limitFor(charger('a', 0), undefined, t0 + 31_000);
+    expect(lines.filter((l) => l.code === 'FUSE_PHASES_UNKNOWN').map((l) => l.level)).toEqual(['warn']);
+  });
+});

@@ -64,6 +64,9 @@ export function createFuseGuard(config: FuseConfig, logger: Logger): FuseGuard {
   const limiting = new Map<string, string>();
   /** Chargers held at their safe current for want of a phase reading: why, as last logged. */
   const blind = new Map<string, string>();
+  /** Whether the meter has given phase currents since the start: before it has, waiting is normal. */
+  let everMeasured = false;
+  let firstAskedMs: number | undefined;
   /** Each charger's power at the ticks a reading may still be from (the last stale window). */
   const history = new Map<string, PowerSample[]>();
   const perAmp = (c: Pick<FuseCharger, 'phases' | 'voltageV'>): number => wattsPerAmp(config.supply, c.phases, c.voltageV);
@@ -104,6 +107,10 @@ export function createFuseGuard(config: FuseConfig, logger: Logger): FuseGuard {
   return {
     wattsPerAmp: perAmp,
     limitFor(c, phases, nowMs, all = [c]) {
+      if (phases !== undefined) everMeasured = true;
+      firstAskedMs ??= nowMs;
+      // A meter still silent after the staleness window is a fault like any other.
+      const waiting = !everMeasured && nowMs - firstAskedMs < config.staleAfterS * 1000;
       const sharedBy = [0, 1, 2].map((l) => all.filter((x) => linesOf(x.drawPhases ?? x.phases).includes(l)).length);
       const chargers = all.some((x) => x.id === c.id) ? all : [...all, c];
       for (const x of chargers) record(x, nowMs);
@@ -129,7 +136,11 @@ export function createFuseGuard(config: FuseConfig, logger: Logger): FuseGuard {
         // After the outage the limit rises again only through the hold's quiet while.
         holds.set(`${c.id}/${c.phases}`, { ...unlimitedHold, limitA: c.safeCurrentA });
         const why = h.why === 'stale' ? 'phase currents stale' : `L${h.line + 1} current not measured`;
-        if (blind.get(c.id) !== why) {
+        if (waiting && blind.get(c.id) !== 'start') {
+          // The HAN meter lists its currents every few seconds: at start, waiting for them is no fault.
+          log.info({ device: c.id, safeCurrentA: c.safeCurrentA }, 'waiting for the meter\'s first phase currents: the charger is held at its safe current');
+          blind.set(c.id, 'start');
+        } else if (!waiting && blind.get(c.id) !== why) {
           log.warn({ code: 'FUSE_PHASES_UNKNOWN', device: c.id, why, safeCurrentA: c.safeCurrentA }, 'no usable phase currents for the main fuse: the charger is held at its safe current');
           blind.set(c.id, why);
         }

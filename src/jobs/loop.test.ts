@@ -99,6 +99,21 @@ describe('startLoop', () => {
     await loop.stop();
   });
 
+  it('logs an outage as its message and cause, without a stack; a bug with its stack', async () => {
+    const dns = Object.assign(new Error('getaddrinfo ENOTFOUND api.example'), { code: 'ENOTFOUND' });
+    const { lines, loop } = failingLoop('dns', 10, (n) =>
+      n === 1 ? new WattshiftError('API_UNAVAILABLE', 'GET /events failed', { cause: dns }) : n === 2 ? new TypeError('x is undefined') : undefined);
+    await settle();
+    await loop.stop();
+    const [outage] = lines.filter((l) => l.code === 'API_UNAVAILABLE');
+    expect(outage?.err).toBe('GET /events failed (getaddrinfo ENOTFOUND api.example)');
+    const { clock, lines: more, loop: again } = failingLoop('bug', 10, (n) => (n === 1 ? new TypeError('x is undefined') : undefined));
+    await settle();
+    await clock.advance(10);
+    await again.stop();
+    expect((more.find((l) => l.code === 'INTERNAL')?.err as { stack?: string } | undefined)?.stack).toMatch(/TypeError: x is undefined\n\s+at /);
+  });
+
   it('logs a repeated failure once, not on every retry', async () => {
     const { clock, lines, count, loop } = failingLoop('outage', 10, (n) => (n <= 5 ? new WattshiftError('API_UNAVAILABLE', 'down') : undefined));
     await settle();

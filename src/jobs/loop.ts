@@ -1,6 +1,6 @@
 import type { Clock } from '../ports.js';
 import type { Logger } from '../log.js';
-import { isRetryable, isWattshiftError } from '../errors.js';
+import { isRetryable, isWattshiftError, loggedError } from '../errors.js';
 
 export interface LoopHandle {
   /** Runs the next tick as soon as the current one (if any) finishes. */
@@ -44,7 +44,7 @@ export function startLoop(options: {
         if (stopController.signal.aborted) break;
         const code = isWattshiftError(err) ? err.code : 'INTERNAL';
         const level = code === failingCode ? 'debug' : isRetryable(err) ? 'warn' : 'error';
-        options.logger[level]({ err, code, loop: options.name }, `${options.name} tick failed`);
+        options.logger[level]({ err: loggedError(err), code, loop: options.name }, `${options.name} tick failed`);
         failingCode = code;
         delay = options.errorDelayMs;
       }
