@@ -8,6 +8,7 @@ import { startStatusServer } from '../src/status/server.js';
 import type { StatusServer } from '../src/status/server.js';
 import { isWattshiftError } from '../src/errors.js';
 import { sampleView } from './fixtures/ha/sample-view.js';
+import { sendRaw } from './helpers/http-fuzz-send.js';
 
 const servers: StatusServer[] = [];
 afterEach(async () => {
@@ -103,6 +104,22 @@ describe('status server', () => {
     expect(r.status).toBe(500);
     expect(r.body).not.toContain('boom');
     fail = false;
+    expect((await get(`${s.url}/healthz`)).status).toBe(200);
+  });
+
+  it('answers 400 to request targets that are not URLs and to malformed requests, and keeps serving', async () => {
+    const s = await start(() => sampleView());
+    const port = Number(new URL(s.url).port);
+    const raw = (text: string) => sendRaw({ parts: [Buffer.from(text, 'latin1')], pausesMs: [0], end: 'wait' }, { port });
+    for (const target of ['//[', 'http://a:99999/', 'http://[/healthz', '/\u00e9', 'localhost:8787']) {
+      expect((await raw(`GET ${target} HTTP/1.1\r\nHost: localhost\r\n\r\n`)).status, target).toBe(400);
+    }
+    expect((await raw('GET /healthz HTTP/1.1\r\nHost: [::1\r\n\r\n')).status).toBe(200);
+    expect((await raw('GET /api/view HTTP/1.1\r\nHost: [::1\r\n\r\n')).status).toBe(421);
+    // An absolute-form target names the host: the rebinding guard reads it there.
+    expect((await raw('GET http://rebind.evil.example/api/view HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')).status).toBe(421);
+    expect((await raw('GET http://127.0.0.1/healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')).status).toBe(200);
+    expect((await raw('GET / HTTP/1.1\r\nBad Header\r\n\r\n')).status).toBe(400);
     expect((await get(`${s.url}/healthz`)).status).toBe(200);
   });
 

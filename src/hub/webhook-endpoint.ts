@@ -9,6 +9,9 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from '../log.js';
 import { isWattshiftError } from '../errors.js';
 import { rateLimitedWarn } from '../log-limit.js';
+import { guardConnections } from '../http/admission.js';
+import { guardClientErrors, refusalLog } from '../http/client-errors.js';
+import { parseRequestTarget } from '../http/request-target.js';
 import { eventNotificationSchema } from '../spark/wire.js';
 import { signatureHeader, verifySignature } from '../spark/webhook-signature.js';
 import type { EventFanout } from './event-fanout.js';
@@ -32,13 +35,24 @@ const answer = (res: ServerResponse, status: number, text: string): void => {
   res.end(text);
 };
 
-async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | null> {
+/**
+ * Connections the endpoint keeps, in all and per address. The API delivers a fleet's events in
+ * parallel, so an address gets a larger share than on a gateway; a slow body still ends at the deadline.
+ */
+const admissionLimits = { maxConnections: 1024, maxPerAddress: 128, bodyTimeoutMs: 5_000 };
+
+/** The body up to `limit` bytes: 'too-large' past it, 'aborted' when the client went away mid-body. */
+async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too-large' | 'aborted'> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) return null;
-    chunks.push(chunk);
+  try {
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > limit) return 'too-large';
+      chunks.push(chunk);
+    }
+  } catch {
+    return 'aborted';
   }
   return Buffer.concat(chunks);
 }
@@ -46,8 +60,14 @@ async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | n
 export async function startWebhookEndpoint(options: WebhookEndpointOptions, deps: { fanout: EventFanout; health: () => Promise<HubHealth>; logger: Logger }): Promise<WebhookEndpoint> {
   const log = deps.logger.child({ component: 'hub-webhook' });
   const warn = rateLimitedWarn(log);
+  const refused = refusalLog(log);
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const path = (req.url ?? '').split('?')[0];
+    const target = parseRequestTarget(req.url);
+    if (target === null) {
+      refused('bad-target');
+      return answer(res, 400, 'bad request target');
+    }
+    const path = target.path;
     if (path === '/healthz' && req.method === 'GET') {
       const health = await deps.health();
       res.writeHead(health.ok ? 200 : 503, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
@@ -58,7 +78,9 @@ export async function startWebhookEndpoint(options: WebhookEndpointOptions, deps
       return answer(res, 404, 'not found');
     }
     const raw = await readBody(req, options.maxBodyBytes);
-    if (raw === null) {
+    // Nobody is left to answer; the admission deadline or the peer ended it.
+    if (raw === 'aborted') return;
+    if (raw === 'too-large') {
       warn('WEBHOOK_BODY_INVALID', {}, 'webhook call refused: body too large');
       return answer(res, 413, 'body too large');
     }
@@ -88,6 +110,8 @@ export async function startWebhookEndpoint(options: WebhookEndpointOptions, deps
       if (!res.headersSent) answer(res, 500, 'failed');
     });
   });
+  guardClientErrors(server, refused);
+  guardConnections(server, { ...admissionLimits, onRefused: refused });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => resolve());

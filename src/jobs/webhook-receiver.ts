@@ -1,6 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import type { Logger } from '../log.js';
+import { guardConnections } from '../http/admission.js';
+import { guardClientErrors, refusalLog } from '../http/client-errors.js';
+import { parseRequestTarget } from '../http/request-target.js';
 import { verifySignature } from '../spark/webhook-signature.js';
 import type { EventIntake } from './event-intake.js';
 import { isWattshiftError } from '../errors.js';
@@ -14,11 +17,13 @@ export interface WebhookReceiverOptions {
   secret: string | null;
   maxBodyBytes: number;
   /**
-   * Open connections kept; beyond it the oldest connection that has not sent a whole request yet
-   * is closed to make room, so slow-header sockets cannot starve genuine deliveries.
+   * Open connections kept; beyond it the oldest connection of the address holding the most that
+   * has not sent a whole request yet is closed to make room (src/http/admission.ts).
    */
   maxConnections: number;
-  /** Time a client has to send its headers, and then its body, ms (default 2000 and 5000). */
+  /** Open connections kept per peer address (default an eighth of maxConnections, at least 4). */
+  maxConnectionsPerAddress?: number;
+  /** Time a client has to send its headers, and then (from the end of its headers) its body, ms (default 2000 and 5000). */
   headersTimeoutMs?: number;
   bodyTimeoutMs?: number;
 }
@@ -53,7 +58,11 @@ export async function startWebhookReceiver(
   let accepted = 0;
   let rejected = 0;
   let failed = 0;
-  let evicted = 0;
+  const refusedHttp = refusalLog(log);
+  const refuseHttp = (kind: string, fields?: Record<string, unknown>): void => {
+    deps.onRefused?.('HTTP_REQUEST_INVALID');
+    refusedHttp(kind, fields);
+  };
   const refuse = (res: ServerResponse, status: number, why: string, code: string): void => {
     rejected++;
     deps.onRefused?.(code);
@@ -61,9 +70,25 @@ export async function startWebhookReceiver(
     reply(res, status, why);
   };
 
+  /** A step that throws is a defect, not input: answered 500 and logged, never the process's exception. */
+  const safely = (res: ServerResponse, step: () => void): void => {
+    try {
+      step();
+    } catch (err) {
+      failed++;
+      log.error({ err, code: 'INTERNAL' }, 'webhook call failed');
+      if (!res.headersSent) reply(res, 500, 'failed');
+    }
+  };
+
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
-    const path = (req.url ?? '').split('?')[0];
-    if (path !== options.path) return refuse(res, 404, 'not found', 'WEBHOOK_BODY_INVALID');
+    const target = parseRequestTarget(req.url);
+    if (target === null) {
+      rejected++;
+      refuseHttp('bad-target');
+      return reply(res, 400, 'bad request target');
+    }
+    if (target.path !== options.path) return refuse(res, 404, 'not found', 'WEBHOOK_BODY_INVALID');
     if (req.method !== 'POST') {
       res.setHeader('allow', 'POST');
       return refuse(res, 405, 'method not allowed', 'WEBHOOK_BODY_INVALID');
@@ -90,7 +115,7 @@ export async function startWebhookReceiver(
       chunks.push(chunk);
     });
     req.on('error', () => undefined);
-    req.on('end', () => {
+    req.on('end', () => safely(res, () => {
       if (tooLarge) return;
       const raw = Buffer.concat(chunks);
       const header = req.headers['x-payload-signature'];
@@ -118,37 +143,23 @@ export async function startWebhookReceiver(
       if (outcome === 'invalid') return refuse(res, 400, 'not a notification', 'WEBHOOK_BODY_INVALID');
       accepted++;
       reply(res, 200, 'ok', true);
-    });
+    }));
   };
 
   const headersTimeout = options.headersTimeoutMs ?? 2_000;
+  const bodyTimeoutMs = options.bodyTimeoutMs ?? 5_000;
   const server: Server = createServer(
-    { headersTimeout, requestTimeout: headersTimeout + (options.bodyTimeoutMs ?? 5_000), connectionsCheckingInterval: 500 },
-    handle,
+    // The whole-request bound stands behind the body deadline that admission sets per request.
+    { headersTimeout, requestTimeout: headersTimeout + bodyTimeoutMs + 1_000, connectionsCheckingInterval: 500 },
+    (req, res) => safely(res, () => handle(req, res)),
   );
   server.keepAliveTimeout = 1_000;
-  // Sockets in arrival order, each marked once a whole request arrived on it.
-  const sockets = new Map<Socket, { busy: boolean }>();
-  server.on('connection', (socket: Socket) => {
-    if (sockets.size >= options.maxConnections) {
-      const idle = [...sockets].find(([, s]) => !s.busy);
-      if (idle) {
-        evicted++;
-        idle[0].destroy();
-        sockets.delete(idle[0]);
-      } else {
-        socket.destroy();
-        return;
-      }
-    }
-    sockets.set(socket, { busy: false });
-    socket.once('close', () => sockets.delete(socket));
-  });
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    const entry = sockets.get(req.socket);
-    if (!entry) return;
-    entry.busy = true;
-    res.once('finish', () => (entry.busy = false));
+  guardClientErrors(server, refuseHttp);
+  const admission = guardConnections(server, {
+    maxConnections: options.maxConnections,
+    maxPerAddress: options.maxConnectionsPerAddress ?? Math.max(4, Math.floor(options.maxConnections / 8)),
+    bodyTimeoutMs,
+    onRefused: refuseHttp,
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -159,7 +170,7 @@ export async function startWebhookReceiver(
   log.info({ url }, 'webhook receiver listening');
   return {
     url,
-    stats: () => ({ accepted, rejected, failed, evicted }),
+    stats: () => ({ accepted, rejected, failed, evicted: admission.stats().evicted }),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

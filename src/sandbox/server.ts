@@ -14,6 +14,7 @@ import { userRoutes } from './routes-users.js';
 import { webhookRoutes } from './routes-webhooks.js';
 import type { AcceptedReport, EventRec } from './state.js';
 import { localTimeToUtcMs } from '../core/zoned-time.js';
+import { parseRequestTarget } from '../http/request-target.js';
 
 /**
  * A faithful local sandbox of the Energy Coordination API (`/energy-coordination/v1`), its
@@ -123,7 +124,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   };
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://sandbox');
+    const target = parseRequestTarget(req.url);
+    if (target === null) return send(req, res, problem(400, 'Bad Request', undefined, 'The request target is not a path'), 'none', undefined);
+    // A checked path on a fixed origin: `//name` stays a path, and nothing here can throw.
+    const url = new URL(`http://sandbox${target.path}${target.query === '' ? '' : `?${target.query}`}`);
     const method = (req.method ?? 'GET').toUpperCase();
     const lower = url.pathname.toLowerCase();
     if (lower === '/connect/token') {

@@ -9,8 +9,8 @@ describe('hostAllowed (DNS rebinding guard)', () => {
     expect(hostAllowed(undefined, [])).toBe(true);
   });
 
-  it('refuses any other name: the attacker\'s rebinding domain, an empty host, a suffix trick', () => {
-    for (const h of ['evil.example:8787', 'rebind.127.0.0.1.nip.io', '', ':8787', 'gateway.local.evil.example', 'localhost.evil.example']) {
+  it('refuses any other name: the attacker\'s rebinding domain, an empty host, a suffix trick, a broken IPv6 literal', () => {
+    for (const h of ['[::1', '[', '[]', '[::1]evil.example', '[::1]:80:80', 'evil.example:8787', 'rebind.127.0.0.1.nip.io', '', ':8787', 'gateway.local.evil.example', 'localhost.evil.example']) {
       expect(hostAllowed(h, ['gateway.local']), h).toBe(false);
     }
   });

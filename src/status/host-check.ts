@@ -9,7 +9,10 @@ import { isIP } from 'node:net';
 export function hostAllowed(hostHeader: string | undefined, allowedNames: readonly string[]): boolean {
   if (hostHeader === undefined) return true;
   const host = hostHeader.trim().toLowerCase();
-  const name = host.startsWith('[') ? host.slice(1, host.indexOf(']')) : host.replace(/:\d+$/, '');
+  // An IPv6 literal is bracketed, and only a port may follow it.
+  const bracketed = /^\[([^\]]*)\](?::\d*)?$/.exec(host);
+  if (host.startsWith('[') && !bracketed) return false;
+  const name = bracketed ? bracketed[1]! : host.replace(/:\d+$/, '');
   if (name === '') return false;
   if (isIP(name) !== 0 || name === 'localhost') return true;
   return allowedNames.some((a) => a.toLowerCase() === name);

@@ -2,6 +2,8 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostAllowed } from './host-check.js';
+import { guardClientErrors, refusalLog } from '../http/client-errors.js';
+import { parseRequestTarget } from '../http/request-target.js';
 import { WattshiftError, isWattshiftError } from '../errors.js';
 import type { HomeView } from '../ha/view.js';
 import type { Logger } from '../log.js';
@@ -60,6 +62,7 @@ export async function startStatusServer(options: StatusServerOptions): Promise<S
   const timezone = options.timezone ?? 'UTC';
   assertTimezone(timezone);
   const log = (options.logger ?? silentLogger()).child({ component: 'status-server' });
+  const refused = refusalLog(log);
 
   function send(res: ServerResponse, status: number, type: string, body: string, head: boolean, extra: Record<string, string> = {}): void {
     res.writeHead(status, { ...securityHeaders, 'content-type': type, 'content-length': Buffer.byteLength(body), ...extra });
@@ -72,51 +75,52 @@ export async function startStatusServer(options: StatusServerOptions): Promise<S
       send(res, 405, 'application/json', JSON.stringify({ error: 'method not allowed' }), false, { allow: 'GET, HEAD' });
       return;
     }
-    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-    if (path !== '/healthz' && !hostAllowed(req.headers.host, options.allowedHosts ?? [])) {
+    const target = parseRequestTarget(req.url);
+    if (target === null) {
+      refused('bad-target');
+      send(res, 400, 'application/json', JSON.stringify({ error: 'bad request target' }), head, { connection: 'close' });
+      return;
+    }
+    const path = target.path;
+    // An absolute-form target names the host itself, in place of the Host header.
+    if (path !== '/healthz' && !hostAllowed(target.authority ?? req.headers.host, options.allowedHosts ?? [])) {
       send(res, 421, 'application/json', JSON.stringify({ error: 'unknown host name: add it to http.allowedHosts' }), head);
       return;
     }
-    try {
-      switch (path) {
-        case '/healthz': {
-          const body = healthBody(options.getView());
-          send(res, body.status === 'ok' ? 200 : 503, 'application/json', JSON.stringify(body), head);
-          return;
-        }
-        case '/metrics':
-          send(res, 200, options.metrics.contentType, await options.metrics.render(options.getView()), head);
-          return;
-        case '/api/view':
-          send(res, 200, 'application/json', JSON.stringify(options.getView()), head);
-          return;
-        case '/api/history': {
-          if (!options.getHistory) {
-            send(res, 404, 'application/json', JSON.stringify({ error: 'no history here' }), head);
-            return;
-          }
-          try {
-            send(res, 200, 'application/json', JSON.stringify(options.getHistory(options.getView().nowMs)), head);
-          } catch (err) {
-            const code = isWattshiftError(err) ? err.code : 'INTERNAL';
-            log.warn({ code, err }, 'energy history not readable');
-            send(res, 503, 'application/json', JSON.stringify({ error: 'history not readable', code }), head);
-          }
-          return;
-        }
-        case '/': {
-          const view = options.getView();
-          const historyHtml = options.getHistory ? historySection(options.getHistory, view.nowMs) : undefined;
-          send(res, 200, 'text/html; charset=utf-8', renderStatusPage(view, { timezone, ...(historyHtml === undefined ? {} : { historyHtml }) }), head);
-          return;
-        }
-        default:
-          send(res, 404, 'application/json', JSON.stringify({ error: 'not found' }), head);
+    switch (path) {
+      case '/healthz': {
+        const body = healthBody(options.getView());
+        send(res, body.status === 'ok' ? 200 : 503, 'application/json', JSON.stringify(body), head);
+        return;
       }
-    } catch (err) {
-      log.error({ code: 'INTERNAL', err, path }, 'status request failed');
-      if (!res.headersSent) send(res, 500, 'application/json', JSON.stringify({ error: 'internal error' }), head);
-      else res.destroy();
+      case '/metrics':
+        send(res, 200, options.metrics.contentType, await options.metrics.render(options.getView()), head);
+        return;
+      case '/api/view':
+        send(res, 200, 'application/json', JSON.stringify(options.getView()), head);
+        return;
+      case '/api/history': {
+        if (!options.getHistory) {
+          send(res, 404, 'application/json', JSON.stringify({ error: 'no history here' }), head);
+          return;
+        }
+        try {
+          send(res, 200, 'application/json', JSON.stringify(options.getHistory(options.getView().nowMs)), head);
+        } catch (err) {
+          const code = isWattshiftError(err) ? err.code : 'INTERNAL';
+          log.warn({ code, err }, 'energy history not readable');
+          send(res, 503, 'application/json', JSON.stringify({ error: 'history not readable', code }), head);
+        }
+        return;
+      }
+      case '/': {
+        const view = options.getView();
+        const historyHtml = options.getHistory ? historySection(options.getHistory, view.nowMs) : undefined;
+        send(res, 200, 'text/html; charset=utf-8', renderStatusPage(view, { timezone, ...(historyHtml === undefined ? {} : { historyHtml }) }), head);
+        return;
+      }
+      default:
+        send(res, 404, 'application/json', JSON.stringify({ error: 'not found' }), head);
     }
   }
 
@@ -131,7 +135,15 @@ export async function startStatusServer(options: StatusServerOptions): Promise<S
     }
   }
 
-  const server = createServer((req, res) => void handle(req, res));
+  const server = createServer((req, res) => {
+    // The last guard: a request must never become the process's unhandled rejection.
+    handle(req, res).catch((err: unknown) => {
+      log.error({ code: 'INTERNAL', err, path: req.url?.slice(0, 200) }, 'status request failed');
+      if (!res.headersSent) send(res, 500, 'application/json', JSON.stringify({ error: 'internal error' }), req.method === 'HEAD');
+      else res.destroy();
+    });
+  });
+  guardClientErrors(server, refused);
   server.keepAliveTimeout = 5000;
   server.headersTimeout = 10_000;
   server.requestTimeout = 15_000;

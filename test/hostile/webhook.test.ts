@@ -12,40 +12,12 @@ import { signPayload } from '../../src/spark/webhook-signature.js';
 import { spawnDaemon, stopAll, writeConfig, type World } from '../helpers/daemon-harness.js';
 import { faultOverrides, faultWorld, readStore } from '../faults/common.js';
 import { count, report, sleep } from './common.js';
+import { curve, hourFromNow, lpc, post, webhookEvents, webhookSecret as secret } from './webhook-calls.js';
 
 afterAll(stopAll, 30_000);
 
-const secret = 'hostile-webhook-secret-7c1e';
-const hourMs = 3_600_000;
-
 function webhookConfig(world: World, port: number, withSecret: boolean): string {
-  return writeConfig(world, { ...faultOverrides, events: { webhook: { enabled: true, port, path: '/spark/notify', ...(withSecret ? { secret } : {}) } } });
-}
-
-/** A notification body for this home. */
-function notification(world: World, eventId: string, payload: Record<string, unknown>, type: string): string {
-  const at = new Date(world.clock.nowMs()).toISOString();
-  return JSON.stringify({ notificationId: `n-${eventId}`, eventId, eventCreatedAtUtc: at, notificationSentUtc: at, notificationType: type, payload });
-}
-
-function lpc(world: World, id: string, points: { timestamp: string; maxPowerInKiloWatts: number }[], resolution = '01:00:00'): string {
-  const locationId = world.registration!.locationId;
-  return notification(world, id, { payloadType: 'LocationLPC', targets: [{ locationId, resolution, points }] }, 'LocationLPCRequested');
-}
-
-function curve(world: World, id: string, points: { timestamp: string; price: number }[], resolution = '01:00:00'): string {
-  const reg = world.registration!;
-  return notification(world, id, {
-    payloadType: 'PriceCurve', priceArea: 'NO4', targets: [{ resourceId: reg.resources['tank']!, locationId: reg.locationId }],
-    priceCurveDelta: { currency: 'NOK', energyUnit: 'kWh', resolution, points },
-  }, 'PriceCurveCreated');
-}
-
-async function post(port: number, body: string, signature: string | null): Promise<number> {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (signature !== null) headers['x-payload-signature'] = signature;
-  const res = await fetch(`http://127.0.0.1:${port}/spark/notify`, { method: 'POST', body, headers, signal: AbortSignal.timeout(10_000) }).catch(() => null);
-  return res?.status ?? 0;
+  return writeConfig(world, { ...faultOverrides, events: webhookEvents(port, withSecret) });
 }
 
 it('refuses to start without a secret (exit 78)', async () => {
@@ -63,7 +35,7 @@ it('holds against unsigned, forged, slowloris and out-of-range calls', async () 
   onTestFailed(() => writeFileSync(join(world.dataDir, 'daemon.log'), daemon.rawOutput.join('\n')));
   await daemon.waitForLog((l) => l.msg === 'webhook receiver listening');
   await daemon.waitForLog((l) => l.msg === 'wattshift started');
-  const hour = (h: number) => new Date(Math.floor(world.clock.nowMs() / hourMs) * hourMs + h * hourMs).toISOString();
+  const hour = (h: number): string => hourFromNow(world, h);
 
   // An unsigned 0 kW LPC for 24 h is refused.
   const unsigned = lpc(world, 'unsigned-lpc', Array.from({ length: 24 }, (_, h) => ({ timestamp: hour(h + 1), maxPowerInKiloWatts: 0 })));
@@ -82,12 +54,13 @@ it('holds against unsigned, forged, slowloris and out-of-range calls', async () 
   expect(forgedLines).toBeGreaterThan(0);
   expect(forgedLines).toBeLessThanOrEqual(10);
 
-  // Slowloris: 200 sockets that trickle a header byte a second and reopen when closed.
+  // Slowloris: 200 sockets that trickle a header byte a second and reopen when closed, from a
+  // device on the home network (an address other than the deliverer's).
   let stopLoris = false;
   const loris = new Set<Socket>();
   const openLoris = (): void => {
     if (stopLoris) return;
-    const s = connect({ host: '127.0.0.1', port });
+    const s = connect({ host: '127.0.0.1', port, localAddress: '127.0.0.2' });
     s.on('error', () => undefined);
     s.on('connect', () => s.write('POST /spark/notify HTTP/1.1\r\nHost: x\r\nX-Slow: '));
     const drip = setInterval(() => s.writable && s.write('a'), 1000);
