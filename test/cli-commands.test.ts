@@ -483,10 +483,13 @@ describe('wattshift demo', () => {
     const run = start(['demo', '--hours', '3', '--speed', '2400'], { TMPDIR: tmp });
     const r = await run.done;
     expect(readdirSync(tmp).filter((n) => n.startsWith('wattshift-'))).toEqual([]); // (tsx keeps its cache here)
-    expect(r.stdout).toMatch(/^ {2}to pay .* of which incentive earned .* \(already taken off\)$/m);
+    expect(r.stdout).toMatch(/^ {2}to pay .* for the devices' energy, after .* of incentive earned was taken off$/m);
+    // The log is named only where it stays; here it goes with the temp folder.
+    expect(r.stdout).toMatch(/^wattshift demo: .*; its log and database are removed at the end \(--keep-data keeps them\)$/m);
+    expect(r.stdout).toMatch(/^Each hour: .* its Δ, the incentive of the programme's price events$/m);
     expect(r.stdout).toMatch(/^ {2}saved .* against no shifting \(which would have cost .*\)$/m);
     // The simulated main meter (house, tank and car) gives the daemon its own month bill: 11:00 is closed and priced by 13:00.
-    expect(r.stdout).toMatch(/^Bill at the main meter \(the daemon's own figures\):\n {2}\d{4}-\d{2} so far: [\d.]+ NOK for [\d.]+ kWh \(\d+ hours priced/m);
+    expect(r.stdout).toMatch(/^Bill at the main meter \(the daemon's own figures, for the whole home: [^\n]*\):\n {2}\d{4}-\d{2} so far: [\d.]+ NOK for [\d.]+ kWh \(\d+ hours priced/m);
     expect(r.stdout).toMatch(/^ {2}saved -?[\d.]+ NOK against no shifting, which would have cost [\d.]+ NOK/m);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);

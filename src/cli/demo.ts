@@ -43,7 +43,7 @@ export const demoCommand: CliCommand = {
     try {
       // Loaded on demand: the daemon itself never needs the sandbox and the simulators in memory.
       const { runDemo } = await import('../demo/run-demo.js');
-      result = await runDemo({ out: (line) => io.stdout(line), hours, speed });
+      result = await runDemo({ out: (line) => io.stdout(line), hours, speed, keepData: args.values['keep-data'] === true });
     } catch (err) {
       io.stderr('wattshift demo: the demo failed');
       throw err;
@@ -51,10 +51,12 @@ export const demoCommand: CliCommand = {
     const keep = args.values['keep-data'] === true;
     try {
       io.stdout('');
-      io.stdout(`Summary over ${hours} simulated hours${keep ? ` (database and log kept in ${result.dataDir})` : ''}:`);
+      io.stdout(`Summary over ${hours} simulated hours${keep ? ` (database and log kept in ${result.dataDir})` : ''}: the tank and the car, as the simulated devices metered them:`);
       for (const line of summaryLines(result.summary, result.hours, result.env.config.site.currency)) io.stdout(line);
       // The daemon's own figures at the simulated main meter (house, tank and car), as the page shows them.
-      io.stdout(result.bill ? 'Bill at the main meter (the daemon\'s own figures):' : 'Bill at the main meter: no hour priced yet');
+      io.stdout(result.bill
+        ? 'Bill at the main meter (the daemon\'s own figures, for the whole home: house load, tank and car, with the month\'s capacity fee):'
+        : 'Bill at the main meter: no hour priced yet');
       for (const line of result.bill ? billLines(result.bill) : []) io.stdout(`  ${line}`);
       io.stdout(JSON.stringify(result.summary));
     } finally {

@@ -33,6 +33,8 @@ export interface DemoOptions {
   out: (line: string) => void;
   dataDir?: string;
   logger?: Logger;
+  /** Whether the database and log stay after the demo (`--keep-data`): only then is the log's path worth printing. */
+  keepData?: boolean;
 }
 
 export interface DemoResult {
@@ -62,7 +64,10 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const logger = options.logger ?? createLogger({ level: 'info', destination: pino.destination({ dest: logFile, sync: false, mkdir: true }) });
   const out = options.out;
 
-  out(`wattshift demo: ${totalHours} simulated hours from ${fmtLocal(startMs)} (Europe/Oslo), logs in ${logFile}`);
+  const where = options.keepData ? `logs in ${logFile}` : 'its log and database are removed at the end (--keep-data keeps them)';
+  out(`wattshift demo: ${totalHours} simulated hours from ${fmtLocal(startMs)} (Europe/Oslo); ${where}`);
+  out('Each hour: the price the plan used (NOK/kWh, fees and VAT in) and its Δ, the incentive of the programme\'s price events');
+  out('(negative: a reward for using power then), what the tank and the car took, the tank\'s temperature, and any cap.');
   const env = await startDemoEnvironment({ clock, startMs, dataDir, logger, mainMeter: true });
   try {
     return await runInEnvironment(env, { startMs, totalHours, clock, speed, dataDir, logger, out });

@@ -13,7 +13,7 @@ describe('the demo summary', () => {
     ];
     const s = summarise(hours, { reportsAccepted: 2, reportsRejected: 0, floorViolations: 0, capViolations: 0 });
     const lines = summaryLines(s, hours, 'NOK');
-    expect(lines).toContain('  to pay             2.00 NOK for the devices\' energy, of which incentive earned 2.00 NOK (already taken off)');
+    expect(lines).toContain('  to pay             2.00 NOK for the devices\' energy, after 2.00 NOK of incentive earned was taken off');
     expect(lines).toContain('  saved              6.00 NOK against no shifting (which would have cost 8.00 NOK)');
     expect(lines).toContain('  limits             1 hour(s) under a power-limitation (LPC) cap (Hot water), 0 cap violation(s)');
     expect(summaryLines(s, hours.slice(0, 2), 'NOK')).toContain('  limits             no power-limitation (LPC) hour');

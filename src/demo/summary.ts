@@ -89,7 +89,7 @@ export function summaryLines(s: DemoSummary, hours: readonly HourRecord[], curre
   const who = [...new Set(capped.flatMap((h) => Object.keys(h.caps!)))].join(', ');
   return [
     `  energy shifted     ${s.kwhShifted.toFixed(2)} kWh`,
-    `  to pay             ${money(s.costActual)} for the devices' energy, of which incentive earned ${money(s.incentiveEarned)} (already taken off)`,
+    `  to pay             ${money(s.costActual)} for the devices' energy, after ${money(s.incentiveEarned)} of incentive earned was taken off`,
     `  saved              ${money(s.costBaseline - s.costActual)} against no shifting (which would have cost ${money(s.costBaseline)})`,
     `  reports            ${s.reportsAccepted} accepted, ${s.reportsRejected} rejected by the sandbox`,
     `  limits             ${capped.length === 0 ? 'no power-limitation (LPC) hour' : `${capped.length} hour(s) under a power-limitation (LPC) cap (${who}), ${s.capViolations} cap violation(s)`}`,
