@@ -5,6 +5,7 @@ import { createMqttDevice, type MqttDevice } from '../src/devices/mqtt/index.js'
 import { createAmsReaderSim, type AmsReaderSim } from '../src/sandbox/devices/amsreader-sim.js';
 import { eventually, useMqttDeviceWorld } from './helpers/aedes.js';
 import { memoryLogger } from './fixtures/modbus/servers.js';
+import { superviseDevice } from '../src/devices/supervisor.js';
 
 const t0 = Date.UTC(2026, 0, 12, 0, 0, 0);
 const hourMs = 3_600_000;
@@ -53,6 +54,28 @@ describe('AMS reader (HAN port) main meter', () => {
     expect(phases.voltagesV).toEqual([230, 230, 230]);
     // No hourly list yet: no register to meter.
     await expect(dev.energyMeter!.readEnergyKwh(never)).rejects.toMatchObject({ code: 'DEVICE_STALE' });
+  });
+
+  it('is up while its first hourly list is still to come, and down when it stays away past the hour', async () => {
+    const { dev, step, lines } = await setUp();
+    const meter = superviseDevice({ id: 'han', kind: 'meter', capabilities: dev, leaseMs: 600_000, readTimeoutMs: 5_000 }, { clock: w.clock, logger: memoryLogger().logger });
+    // The first list of the next hour is 50 minutes away: power and currents come every 10 s meanwhile.
+    await step(10_000);
+    await eventually(async () => expect((await dev.phaseMeter!.readPhases(never)).currentsA).toHaveLength(3));
+    for (let i = 0; i < 5; i++) {
+      await step(10_000);
+      const r = await meter.read(never);
+      expect(r.errors, JSON.stringify(r.errors)).toEqual([{ capability: 'energyMeter', code: 'DEVICE_STALE' }]);
+    }
+    expect(meter.health().state).toBe('up');
+    expect(lines.filter((l) => l.level === 'warn')).toEqual([]);
+    // A start an hour and a quarter ago with no list since: the registers are a fault now.
+    await w.clock.advance(75 * 60_000);
+    await step(10_000);
+    await meter.read(never);
+    await meter.read(never);
+    expect(meter.health().state).toBe('down');
+    await meter.stop();
   });
 
   it('meters the hourly registers at the meter clock into exact hours, export included', async () => {

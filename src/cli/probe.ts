@@ -106,6 +106,11 @@ export interface ProbeDeps {
   /** Relative profile paths resolve against it (the config file's directory). */
   baseDir?: string;
   timeoutMs?: number;
+  /**
+   * How long to wait for an MQTT device's first values, ms (default 15 s): such devices publish on
+   * their own schedule (an AMS reader lists every 10 s, a Shelly on change or every 30 s).
+   */
+  pushedWaitMs?: number;
 }
 
 /** Probes one device of `config`; throws CONFIG_INVALID for an unknown id. */
@@ -179,7 +184,7 @@ export async function probeDevice(config: Config, deviceId: string, deps: ProbeD
       }
       const md = createMqttDevice(source as MqttDeviceSource, { connection: mqtt, clock: systemClock, logger: deps.logger }, { id: device.id, staleAfterS: device.staleAfterS, requestTimeoutMs: timeoutMs });
       mqttDevices.push(md);
-      section.values.push(...(await probeMqtt(md, timeoutMs)));
+      section.values.push(...(await probeMqtt(md, deps.pushedWaitMs ?? Math.max(timeoutMs, 15_000))));
     }
     return sections;
   } finally {

@@ -286,7 +286,9 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
         if (r.status === 'rejected') {
           const e = toWattshiftError(r.reason, 'DEVICE_UNREACHABLE', `${id}: read ${name}`);
           reading.errors.push({ capability: name, code: e.code });
-          firstError ??= e;
+          // A value the device has not sent yet on its own schedule (a meter's hourly list after a
+          // start) is missing from the reading, but the device is not failing.
+          if (e.details?.awaiting !== true) firstError ??= e;
           return;
         }
         if (name === 'energyMeter') {

@@ -53,6 +53,9 @@ function byLine(values: (number | undefined)[]): number[] {
   return values.slice(0, last + 1).map((v) => v ?? NaN);
 }
 
+/** The hourly list comes at each hour's turn: the first within an hour of the start, with a margin. */
+const firstRegistersWithinMs = 65 * 60_000;
+
 export function createAmsReaderDevice(source: AmsReaderSource, deps: MqttDeviceDeps, options: MqttDeviceOptions = {}): MqttDevice {
   const { connection, clock } = deps;
   const device = options.id ?? source.topic;
@@ -68,6 +71,7 @@ export function createAmsReaderDevice(source: AmsReaderSource, deps: MqttDeviceD
   const bad = new Set<string>();
   /** The registers with the meter time they belong to. */
   let registers: { importKwh: number; exportKwh: number | undefined; atMs: number } | undefined;
+  const startedMs = clock.nowMs();
 
   /** Runs one quantity's update; a refused value makes that quantity missing until a good list. */
   const settle = (name: string, update: () => void): void => {
@@ -116,8 +120,13 @@ export function createAmsReaderDevice(source: AmsReaderSource, deps: MqttDeviceD
   });
 
   const readRegisters = (): { value: unknown; atMs: number } => {
+    if (!registers) {
+      // The meter lists its registers once an hour: until the first list is due, their absence is
+      // no fault of the meter's (the supervisor does not count it), only a value still to come.
+      const awaiting = clock.nowMs() - startedMs < firstRegistersWithinMs;
+      throw new WattshiftError('DEVICE_STALE', `${device}: no hourly register received yet${awaiting ? ' (the meter lists them once an hour)' : ''}`, awaiting ? { details: { awaiting: true } } : {});
+    }
     values.get('registers'); // alive, connected, present
-    if (!registers) throw new WattshiftError('DEVICE_STALE', `${device}: no hourly register received yet`);
     return { value: registers.importKwh, atMs: registers.atMs };
   };
 
