@@ -65,6 +65,8 @@ export async function runSimulator(options: SimOptions, out: (line: string) => v
     out('  switch: { type: modbus, bus: sim, unitId: 1, profile: wattshift-sim-tank }');
     out('  meter: { type: modbus, bus: sim, unitId: 1, profile: wattshift-sim-tank }');
     out('  thermometer: { type: modbus, bus: sim, unitId: 1, profile: wattshift-sim-tank, point: temperatureC }');
+    const p = tank.physics.params;
+    out(`  model: { volumeL: ${p.volumeL}, elementKw: ${p.elementKw}, coldWaterC: ${p.coldC}, ambientC: ${p.ambientC}, lossWPerK: ${p.uaWPerK}, maxC: ${p.thermostatC} }`);
     await aborted(signal);
     await tank.close();
     return;
@@ -87,6 +89,7 @@ export async function runSimulator(options: SimOptions, out: (line: string) => v
     const sim = createGoeSim({ url: o.mqttUrl, topicPrefix: prefix, startMs, phases: 3, plugs: [{ atMs: startMs, battery: { capacityKwh: 60, socPct: 30, targetSocPct: 90 } }] });
     out(`simulated go-e charger on ${o.mqttUrl} under ${prefix}, a 60 kWh car plugged in at 30 %, ${o.speed}× real time; in the config:`);
     out(`  charger: { type: goe, topicPrefix: ${prefix} }`);
+    out('  # no meter line: the charger\'s own energy counter (eto) meters it');
     await runMqtt(sim, 10_000, o.speed, signal);
     return;
   }
