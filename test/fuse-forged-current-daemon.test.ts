@@ -7,12 +7,12 @@
  * the fuse at any sampled instant.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../src/config/load.js';
 import { localAt } from '../src/demo/environment.js';
 import { createAmsReaderSim, type AmsReaderSim } from '../src/sandbox/devices/amsreader-sim.js';
 import { createGoeSim, type GoeSim } from '../src/sandbox/devices/goe-sim.js';
 import { memoryLogger } from './fixtures/modbus/servers.js';
 import { demoHome } from './helpers/demo-home.js';
+import { goeBehindFuse } from './helpers/fuse-home.js';
 
 const speed = 120;
 const day0 = Date.UTC(2026, 0, 14, 12);
@@ -56,18 +56,7 @@ describe('the daemon under a meter listing -1000 A on a line', () => {
     await han.start();
     runs.push(goe.run(home.clock, 5_000, home.stopSims).catch(() => undefined), han.run(home.clock, 10_000, home.stopSims).catch(() => undefined));
     const input = env.config;
-    const config = parseConfig({
-      ...input,
-      site: { ...input.site, fuse: { mainFuseA: fuseA, phases: 3, supply: 'TN', meter: 'han', raiseAfterS: 60, staleAfterS: 120 } },
-      devices: [
-        {
-          id: 'car', name: 'EV charger', kind: 'evCharger', staleAfterS: 900, safeCurrentA: 6,
-          charger: { type: 'goe', topicPrefix: 'go-eCharger/forged01' },
-          model: { capacityKwh: 60, targetEnergyKwh: 40, departure: '19:00', minCurrentA: 6, maxCurrentA: 16, phases: 3 },
-        },
-        { id: 'han', name: 'Main meter', kind: 'meter', staleAfterS: 900, meter: { type: 'amsreader', topic: 'ams/forged01' }, model: { main: true } },
-      ],
-    }).config;
+    const config = goeBehindFuse(input, { fuseA, goeTopic: 'go-eCharger/forged01', hanTopic: 'ams/forged01' });
     await home.register(config);
     await home.startApp(config, {
       logger: log.logger, controlTickMs: 30_000,

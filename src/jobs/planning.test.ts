@@ -18,16 +18,22 @@ async function settle(): Promise<void> {
   for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
 }
 
+/** Planning on a real SQLite store and a manual clock, with a plan that names when it was made. */
+async function planningOnDisk() {
+  const store = openStore({ path: join(tempDir('wattshift-planning-'), 'db.sqlite') });
+  const clock = new ManualClock(start);
+  const planning = startPlanning({
+    buildInput: () => ({}) as never,
+    plan: (_input, nowMs) => planAt(nowMs),
+    store, clock, logger: silentLogger(), slotMinutes: 60, onPlan: () => undefined,
+  });
+  await settle();
+  return { store, clock, planning };
+}
+
 describe('planning', () => {
   it('stores the plan in force on a clean stop, though the last store was moments ago', async () => {
-    const store = openStore({ path: join(tempDir('wattshift-planning-'), 'db.sqlite') });
-    const clock = new ManualClock(start);
-    const planning = startPlanning({
-      buildInput: () => ({}) as never,
-      plan: (_input, nowMs) => planAt(nowMs),
-      store, clock, logger: silentLogger(), slotMinutes: 60, onPlan: () => undefined,
-    });
-    await settle();
+    const { store, clock, planning } = await planningOnDisk();
     expect((store.latestPlan()?.json as Plan).createdMs).toBe(start);
 
     // Ten minutes on, a re-plan: too soon to be stored by the 30-minute rule.
@@ -43,14 +49,7 @@ describe('planning', () => {
   });
 
   it('writes nothing more on a stop when the plan in force is the one stored', async () => {
-    const store = openStore({ path: join(tempDir('wattshift-planning-'), 'db.sqlite') });
-    const clock = new ManualClock(start);
-    const planning = startPlanning({
-      buildInput: () => ({}) as never,
-      plan: (_input, nowMs) => planAt(nowMs),
-      store, clock, logger: silentLogger(), slotMinutes: 60, onPlan: () => undefined,
-    });
-    await settle();
+    const { store, planning } = await planningOnDisk();
     const storedId = store.latestPlan()?.id;
     await planning.stop();
     expect(store.latestPlan()?.id).toBe(storedId);

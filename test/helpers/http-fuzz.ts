@@ -9,18 +9,10 @@
  * and truncated deliveries, pipelining and WebSocket upgrade requests (for listeners that upgrade).
  */
 import type { RawCase } from './http-fuzz-send.js';
+import { rng } from '../../src/core/prng.js';
 
 /** A small seeded PRNG (mulberry32): uniform floats in [0, 1). */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
+export const seededRandom = rng;
 
 export interface FuzzOptions {
   /** Paths the listener serves (the fuzzer mutates them and mixes in others). */
