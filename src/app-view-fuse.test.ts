@@ -80,6 +80,10 @@ describe('phases, charging current and the main fuse in the view', () => {
     expect(html).toContain('limiting the charger</b> (main fuse 25 A: L1 at 24.0 A)');
     expect(html).toContain('12.3 kWh this session; limit 10 A (main fuse)');
     expect(html).toContain('L1 24.0 A · L2 not measured · L3 5.3 A');
+    // A meter has no mode and no plan: the page shows none.
+    const meterRow = /<tr data-device="han">.*?<\/tr>/s.exec(html)?.[0] ?? '';
+    expect(meterRow).toContain('<td data-label="Mode">–</td>');
+    expect(meterRow).toContain('<td class="wide" data-label="Plan">–</td>');
   });
 
   it('the phases a charger charges on: the count the control set, else its wiring; on MQTT, in Home Assistant and on the page', () => {

@@ -31,6 +31,15 @@ describe('renderPlan (terminal)', () => {
     expect(out.split('\n').every((l) => [...l].length <= 100)).toBe(true);
   });
 
+  it('gives a device name too long for the label column a line of its own, whole', () => {
+    const out = renderPlan(samplePlan(), { explain: false, timezone: 'UTC', width: 100, names: { tank: 'Hot water tank in the basement', ev: 'Charger' } });
+    const lines = out.split('\n');
+    const at = lines.indexOf('Hot water tank in the basement');
+    expect(at).toBeGreaterThan(0);
+    expect([...lines[at + 1]!.slice(14, 14 + 48)].flatMap((c, i) => (c === '█' ? [i] : []))).toEqual([2, 3, 4, 14, 26]);
+    expect(lines[at + 1]!.slice(0, 13).trim()).toBe('');
+  });
+
   it('explains every slot with its reason, in the requested timezone', () => {
     const plan = samplePlan();
     const out = renderPlan(plan, { explain: true, timezone: 'Europe/Oslo', names });

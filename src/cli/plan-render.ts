@@ -110,7 +110,10 @@ export function renderPlan(view: PlanView, options: RenderPlanOptions): string {
       return on === 0 ? '·' : on === c.length ? '█' : '▌';
     }).join('');
     const onSlots = slots.filter((s) => s.devices[id]?.on).length;
-    lines.push(`${pad(options.names?.[id] ?? id, labelW - 1)} ${row}  ${onSlots} slot${onSlots === 1 ? '' : 's'}`);
+    const name = options.names?.[id] ?? id;
+    // A name longer than the label column gets a line of its own rather than being cut.
+    if (name.length > labelW - 1) lines.push(name);
+    lines.push(`${pad(name.length > labelW - 1 ? '' : name, labelW - 1)} ${row}  ${onSlots} slot${onSlots === 1 ? '' : 's'}`);
     const temps = cols.map((c) => c.map((s) => s.devices[id]?.temperatureC).filter((v): v is number => v !== undefined));
     if (temps.some((t) => t.length > 0)) {
       const all = temps.flat();

@@ -91,10 +91,11 @@ function deviceRow(d: DeviceView, tz: string): string {
       : d.sgReady ? `<span data-sg="${d.sgReady.state}">${sgLabel[d.sgReady.state]}</span>: ${esc(d.sgReady.reason)}` : '';
   // data-label: on a phone each row is a card of labelled values (the header row is hidden).
   return `<tr data-device="${esc(d.id)}"><td class="wide">${esc(d.name)}<div class="muted">${esc(kindLabel[d.kind])}</div></td>`
-    + `<td data-label="State">${d.available ? 'online' : '<b>offline</b>'}</td><td data-label="Mode">${esc(d.mode)}</td>`
+    + `<td data-label="State">${d.available ? 'online' : '<b>offline</b>'}</td><td data-label="Mode">${d.kind === 'meter' ? '–' : esc(d.mode)}</td>`
     + `<td class="num" data-label="Temp.">${num(d.temperatureC, 1, '°C')}</td><td class="num" data-label="Power">${num(d.powerW, 0, 'W')}</td>`
     + `<td class="num" data-label="Energy">${num(d.energyKwh, 1, 'kWh')}</td>`
-    + `<td class="wide" data-label="Plan">${planCell(d, tz)}</td>`
+    // A meter is read, never planned: it has no mode and no plan to show.
+    + `<td class="wide" data-label="Plan">${d.kind === 'meter' ? '–' : planCell(d, tz)}</td>`
     + `<td class="wide">${evText}</td></tr>`;
 }
 
