@@ -1,9 +1,9 @@
 /**
  * `wattshift hub`: the partner-side fleet service (see src/hub/). `wattshift hub --config FILE`
  * runs one instance until SIGTERM/SIGINT; `provision --csv FILE` creates homes (src/hub/provision.ts);
- * `wattshift hub broker-files --config FILE --passwd P --hub-passwd H
- * --acl A` writes the Mosquitto password files (gateways', hub's) and ACL file from the hub
- * registry (then reload the broker with SIGHUP).
+ * `wattshift hub broker-files --config FILE --passwd P
+ * --acl A` writes the Mosquitto password and ACL files from the hub registry (then reload the
+ * broker with SIGHUP).
  */
 import { exitCodes } from './exit-codes.js';
 import type { CliCommand, CliIo } from './types.js';
@@ -17,15 +17,14 @@ function usage(io: CliIo, why: string): number {
 export const hubCommand: CliCommand = {
   name: 'hub',
   summary: 'run the partner-side fleet hub (API credentials, event fan-out, report outbox) for gateways in fleet mode',
-  usage: '--config FILE | provision --config FILE --csv FILE | broker-files --config FILE --passwd FILE --hub-passwd FILE --acl FILE',
-  options: { config: { type: 'string', short: 'c' }, passwd: { type: 'string' }, 'hub-passwd': { type: 'string' }, acl: { type: 'string' }, csv: { type: 'string' } },
+  usage: '--config FILE | provision --config FILE --csv FILE | broker-files --config FILE --passwd FILE --acl FILE',
+  options: { config: { type: 'string', short: 'c' }, passwd: { type: 'string' }, acl: { type: 'string' }, csv: { type: 'string' } },
   allowPositionals: true,
   help: [
     'Several instances may run on one PostgreSQL database and one MQTT 5 broker.',
     'provision creates the homes of a CSV (header gatewayId,userId,locationId,priceArea,meterPointId,resources;',
     'resources as id:Type;id:Type) in the API and the registry, and prints new gateway credentials.',
-    'broker-files writes the Mosquitto password files (the gateways\' listener: every gateway that is not revoked;',
-    'the hub instances\' listener: the hub) and the ACL file; docs/fleet.md shows the broker config that uses them.',
+    'broker-files writes the Mosquitto password and ACL files of every gateway that is not revoked.',
   ],
   async run(args, io) {
     const configPath = args.values.config;
@@ -41,9 +40,9 @@ export const hubCommand: CliCommand = {
       return exitCodes.ok;
     }
     if (sub === 'broker-files') {
-      const { passwd, acl, 'hub-passwd': hubPasswd } = args.values;
-      if (typeof passwd !== 'string' || typeof hubPasswd !== 'string' || typeof acl !== 'string') return usage(io, 'broker-files needs --passwd FILE, --hub-passwd FILE and --acl FILE');
-      await runBrokerFiles(configPath, { passwd, hubPasswd, acl }, io);
+      const { passwd, acl } = args.values;
+      if (typeof passwd !== 'string' || typeof acl !== 'string') return usage(io, 'broker-files needs --passwd FILE and --acl FILE');
+      await runBrokerFiles(configPath, { passwd, acl }, io);
       return exitCodes.ok;
     }
     return runHub(configPath, io);

@@ -1,10 +1,10 @@
 /**
- * The broker's view of the fleet, for Mosquitto: the gateways' password file (PBKDF2-SHA512
- * hashes in the `$7$` form `mosquitto_passwd` writes), the hub's own password file and the ACL
- * file, made from the hub registry. A gateway may read only its own locations' event topics, its
- * price areas' advice and its own receipts, and write only its own report and sync topics. A
- * revoked gateway is left out of the files: after the broker reloads them (SIGHUP) it can neither
- * log in nor publish. The broker's config that uses them is `mosquittoConf` (broker-conf.ts).
+ * The broker's view of the fleet, for Mosquitto: its password file (PBKDF2-SHA512 hashes in the
+ * `$7$` form `mosquitto_passwd` writes) and its ACL file, made from the hub registry. A gateway
+ * may read only its own locations' event topics, its price areas' advice and its own receipts,
+ * and write only its own report and sync topics. A revoked gateway is left out of both files:
+ * after the broker reloads them (SIGHUP) it can neither log in nor publish. The broker config
+ * that uses them is `mosquittoConf` (broker-conf.ts).
  */
 import { pbkdf2Sync, randomBytes } from 'node:crypto';
 import { fleetTopics } from '../fleet/wire.js';
@@ -19,11 +19,7 @@ export function mosquittoPasswordHash(password: string, salt: Buffer = randomByt
 }
 
 export interface BrokerFiles {
-  /** The gateways' logins, for the gateways' listener. */
   passwd: string;
-  /** The hub's login alone, for the hub instances' listener. */
-  hubPasswd: string;
-  /** Both listeners' ACL. */
   acl: string;
 }
 
@@ -34,7 +30,7 @@ export function mosquittoFiles(input: {
   locations: readonly LocationRow[];
 }): BrokerFiles {
   const topics = fleetTopics(input.prefix);
-  const passwd: string[] = [];
+  const passwd = [`${input.hub.username}:${input.hub.passwordHash}`];
   const acl = [`user ${input.hub.username}`, `topic readwrite ${input.prefix}/#`, ''];
   for (const g of input.gateways) {
     if (g.revoked || g.brokerPasswordHash === null) continue;
@@ -53,6 +49,5 @@ export function mosquittoFiles(input: {
       '',
     );
   }
-  const lines = (l: string[]): string => (l.length === 0 ? '' : `${l.join('\n')}\n`);
-  return { passwd: lines(passwd), hubPasswd: lines([`${input.hub.username}:${input.hub.passwordHash}`]), acl: lines(acl) };
+  return { passwd: `${passwd.join('\n')}\n`, acl: `${acl.join('\n')}\n` };
 }

@@ -2,12 +2,12 @@
  * The fleet broker's Mosquitto 2 config, around the files of broker-auth.ts. docs/fleet.md shows
  * it and the fleet tests run it, so the documented set-up is the tested one.
  *
- * - Two listeners with their own logins (`per_listener_settings`): gateways log in on theirs
- *   with the gateways' password file; hub instances on one of their own, on an address gateways
- *   cannot reach, with a password file that holds the hub's user alone.
+ * - Two listeners: the gateways', and the hub instances' on an address gateways cannot reach.
  * - On the gateways' listener the client id is the user name (`use_username_as_clientid`): a
  *   gateway cannot take another's id, disconnect it or end the session its events wait in.
  *   Hub instances share one user and keep their own ids on their listener.
+ * - One password file and one ACL file for both (`per_listener_settings` stays false: with it,
+ *   Mosquitto 2.0.12 and later queue nothing for an offline persistent session).
  * - No packet above the fleet wire's limit: Mosquitto disconnects a client that sends one.
  * - Queued messages kept for a home away for days, and across a broker restart.
  *
@@ -24,7 +24,7 @@ export interface MosquittoLayout {
   /** Where hub instances connect: an address on the hub's private network. */
   hub: { port: number; host: string };
   /** The paths of the files `wattshift hub broker-files` writes. */
-  files: { passwd: string; hubPasswd: string; acl: string };
+  files: { passwd: string; acl: string };
   /** Directory of Mosquitto's persistence file; without it nothing survives a restart. */
   persistenceDir?: string;
   /** Queued QoS 1 messages per offline session (a week of events, advice and receipts). */
@@ -35,24 +35,21 @@ export function mosquittoConf(layout: MosquittoLayout): string {
   const g = layout.gateways;
   return [
     '# The wattshift fleet broker (Mosquitto 2).',
-    'per_listener_settings true',
+    'per_listener_settings false',
+    'allow_anonymous false',
+    `password_file ${layout.files.passwd}`,
+    `acl_file ${layout.files.acl}`,
     `max_packet_size ${fleetMaxPacketBytes}`,
     `max_queued_messages ${layout.maxQueuedMessages ?? 5000}`,
     ...(layout.persistenceDir ? ['persistence true', `persistence_location ${layout.persistenceDir.replace(/\/?$/, '/')}`] : ['persistence false']),
     '',
     '# Gateways: one user each, whose name is its client id.',
     `listener ${g.port}${g.host ? ` ${g.host}` : ''}`,
-    'allow_anonymous false',
     'use_username_as_clientid true',
-    `password_file ${layout.files.passwd}`,
-    `acl_file ${layout.files.acl}`,
     ...(g.tls ? [`certfile ${g.tls.certfile}`, `keyfile ${g.tls.keyfile}`] : []),
     '',
-    '# Hub instances only.',
+    '# Hub instances only: an address on their private network, out of the gateways\' reach.',
     `listener ${layout.hub.port} ${layout.hub.host}`,
-    'allow_anonymous false',
-    `password_file ${layout.files.hubPasswd}`,
-    `acl_file ${layout.files.acl}`,
     '',
   ].join('\n');
 }

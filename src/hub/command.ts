@@ -56,17 +56,16 @@ export async function runHub(configPath: string, io: CliIo): Promise<number> {
   );
 }
 
-/** `broker-files`: writes the three files and says what it wrote. */
-export async function runBrokerFiles(configPath: string, paths: { passwd: string; hubPasswd: string; acl: string }, io: CliIo): Promise<void> {
+/** `broker-files`: writes both files and says what it wrote. */
+export async function runBrokerFiles(configPath: string, paths: { passwd: string; acl: string }, io: CliIo): Promise<void> {
   const { config } = loadHubConfig(configPath, io.env);
   const count = await withRegistry(config, async (registry) => {
     const files = await brokerFiles(config, registry);
     writeFileSync(paths.passwd, files.passwd, { mode: 0o600 });
-    writeFileSync(paths.hubPasswd, files.hubPasswd, { mode: 0o600 });
     writeFileSync(paths.acl, files.acl, { mode: 0o600 });
     return (await registry.gateways()).filter((g) => !g.revoked).length;
   });
-  io.stdout(`wrote ${paths.passwd} (${count} gateway(s)), ${paths.hubPasswd} (the hub) and ${paths.acl}; reload the broker (SIGHUP) to apply`);
+  io.stdout(`wrote ${paths.passwd} and ${paths.acl}: the hub and ${count} gateway(s); reload the broker (SIGHUP) to apply`);
 }
 
 /** `provision --csv FILE`: the homes of the CSV in the API and the registry; prints new credentials and the broker files. */
@@ -82,7 +81,7 @@ export async function runProvision(configPath: string, csvPath: string, io: CliI
     for (const c of result.changes) io.stdout(c);
     io.stdout(`${homes.length} home(s) provisioned, ${result.changes.length} change(s)`);
     for (const c of result.newCredentials) io.stdout(`gateway ${c.gatewayId}: broker user ${c.username}, password ${c.password} (shown once; put it in the gateway's config)`);
-    io.stdout('# Mosquitto password file (gateways):');
+    io.stdout('# Mosquitto password file:');
     for (const line of files.passwd.trimEnd().split('\n')) io.stdout(line);
     io.stdout('# Mosquitto ACL file:');
     for (const line of files.acl.trimEnd().split('\n')) io.stdout(line);

@@ -13,11 +13,9 @@ import { join } from 'node:path';
 import { mosquittoConf } from '../../src/hub/broker-conf.js';
 import { freePort, mosquittoBinary, waitForPort } from './mosquitto.js';
 
-/** The broker's files; without `hubPasswd` no one can log in on the hub instances' listener. */
 export interface FleetBrokerFiles {
   passwd: string;
   acl: string;
-  hubPasswd?: string;
 }
 
 export interface FleetBroker {
@@ -40,10 +38,9 @@ export interface FleetBroker {
 
 export async function startFleetBroker(files: FleetBrokerFiles, options: { persistence?: boolean } = {}): Promise<FleetBroker> {
   const dir = mkdtempSync(join(tmpdir(), 'wattshift-fleet-broker-'));
-  const paths = { passwd: join(dir, 'passwd'), hubPasswd: join(dir, 'hub.passwd'), acl: join(dir, 'acl') };
+  const paths = { passwd: join(dir, 'passwd'), acl: join(dir, 'acl') };
   const write = (f: FleetBrokerFiles): void => {
     writeFileSync(paths.passwd, f.passwd, { mode: 0o600 });
-    writeFileSync(paths.hubPasswd, f.hubPasswd ?? '', { mode: 0o600 });
     writeFileSync(paths.acl, f.acl, { mode: 0o600 });
   };
   write(files);

@@ -16,7 +16,7 @@ describe('the fleet broker config', () => {
     expect(block).toBe(mosquittoConf({
       gateways: { port: 8883, tls: { certfile: '/etc/mosquitto/certs/fleet.crt', keyfile: '/etc/mosquitto/certs/fleet.key' } },
       hub: { port: 1884, host: '10.0.0.2' },
-      files: { passwd: '/etc/mosquitto/wattshift/passwd', hubPasswd: '/etc/mosquitto/wattshift/hub.passwd', acl: '/etc/mosquitto/wattshift/acl' },
+      files: { passwd: '/etc/mosquitto/wattshift/passwd', acl: '/etc/mosquitto/wattshift/acl' },
       persistenceDir: '/var/lib/mosquitto',
     }));
   });

@@ -71,7 +71,7 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('wattshift hub pr
     const credential = first.out.map((l) => /^gateway gw-0001: broker user (\S+), password (\S+) /.exec(l)).find((m) => m !== null);
     expect(credential).toBeDefined();
     const at = (marker: string) => first.out.indexOf(marker);
-    const passwd = first.out.slice(at('# Mosquitto password file (gateways):') + 1, at('# Mosquitto ACL file:')).join('\n');
+    const passwd = first.out.slice(at('# Mosquitto password file:') + 1, at('# Mosquitto ACL file:')).join('\n');
     const acl = first.out.slice(at('# Mosquitto ACL file:') + 1).join('\n');
     expect(acl).toContain('topic read wattshift/fleet/v1/loc/loc-0001/events');
     expect(acl).toContain('topic read wattshift/fleet/v1/area/SE3/advice');
