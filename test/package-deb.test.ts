@@ -155,3 +155,24 @@ describe.skipIf(noScratch !== null)(`dpkg -i into a scratch root${noScratch ? ` 
     expect(sh('test ! -e /etc/wattshift && test -d /var/lib/wattshift && echo purged').trim()).toBe('purged');
   });
 });
+
+/** The system calls a `SystemCallFilter=` group stands for, by this machine's systemd. */
+function syscallGroup(group: string): string[] {
+  const lines = execFileSync('systemd-analyze', ['syscall-filter', group], { encoding: 'utf8' }).split('\n').slice(1);
+  return lines.map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#')).flatMap((n) => (n.startsWith('@') ? syscallGroup(n) : [n]));
+}
+
+describe.skipIf(!existsSync('/usr/bin/systemd-analyze'))('the unit the package ships', () => {
+  it('lets node take a memory protection key: Debian 13\'s node asks for one at start, and a filtered call kills it with SIGSYS', () => {
+    const allowed = new Set<string>();
+    for (const [, deny, names] of readFileSync('systemd/wattshift.service', 'utf8').matchAll(/^SystemCallFilter=(~?)(.*)$/gm)) {
+      const calls = names!.trim().split(/\s+/).flatMap((n) => (n.startsWith('@') ? syscallGroup(n) : [n]));
+      for (const call of calls) {
+        if (deny) allowed.delete(call);
+        else allowed.add(call);
+      }
+    }
+    expect(allowed.has('openat')).toBe(true);
+    expect(['pkey_alloc', 'pkey_free', 'pkey_mprotect'].filter((c) => !allowed.has(c))).toEqual([]);
+  });
+});
