@@ -60,7 +60,7 @@ describe('wattshift CLI', { timeout: slow }, () => {
     expect(r.code).toBe(78);
     expect(r.stderr).toContain('  log.level (line 6, column 14): expected one of "fatal", "error", "warn", "info", "debug", "trace"');
     expect(r.stderr).toContain('  log.colour (line 6, column 22): unknown key');
-    expect(r.stderr).toContain('hint: fix the config file');
+    expect(r.stderr).toContain('hint: fix each key named above, then run check again');
   });
 
   it('check: a URL with the wrong scheme names the allowed ones', async () => {
@@ -116,7 +116,7 @@ describe('wattshift CLI', { timeout: slow }, () => {
     expect(r.code).toBe(78);
     expect(r.stderr).toContain('log.level (line 8, column 14): expected one of');
     expect(r.stderr).toMatch(/reports\.retryMinS \(line 7, column \d+\): retryMinS is above retryMaxS/);
-    expect(r.stderr).toMatch(/devices\[0\]\.switch\.profile \(line 10, column \d+\): unknown Modbus profile "generic-relai" \(built-in profiles: .*generic-relay/);
+    expect(r.stderr).toMatch(/devices\[0\]\.switch\.profile \(line 10, column \d+\): unknown Modbus profile "generic-relai" \(did you mean "generic-relay"\?\) \(built-in profiles: .*generic-relay/);
     expect(r.stderr).toMatch(/devices\[1\]\.thermometer\.profile \(line 11, column \d+\): profile eastron-sdm120 has no point "temperatureC"/);
     expect(r.stderr).toMatch(/devices\[2\]\.charger\.bus \(line 12, column \d+\): unknown Modbus bus "nowhere"/);
     expect(r.stderr).toMatch(/devices\[2\]\.model\.minCurrentA \(line 12, column \d+\): minCurrentA \(20\) is above maxCurrentA \(16\)/);
