@@ -38,7 +38,8 @@ import type { Logger } from '../../log.js';
 import type { ChargeCurrentLimit, Clock, EvState, PhaseSwitch } from '../../ports.js';
 import type { DeviceCapabilities } from '../supervisor.js';
 import { LatestValues } from '../mqtt/values.js';
-import { limits, plausible, pushedEnergyMeter } from '../mqtt/util.js';
+import { pushedEnergyMeter } from '../mqtt/util.js';
+import { metered } from '../../core/metered-bounds.js';
 import type { ChargePointLink, LinkEvent } from './link.js';
 
 /** How long remote starts are held after a session stopped for a refused limit: doubling between these. */
@@ -328,8 +329,9 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
         if (limitA !== undefined) await apply(limitA, false, signal);
       },
     },
-    energyMeter: pushedEnergyMeter(async () => values.getStamped('energyWh'), (wh) => plausible(wh, 0, 1e12, `${device} energy`) / 1000),
-    powerMeter: { readPowerW: async () => plausible(values.get('powerW'), ...limits.powerW, `${device} power`) },
+    energyMeter: pushedEnergyMeter(async () => values.getStamped('energyWh'), (wh) => metered('energyWh', wh, `${device} energy`) / 1000),
+    // Power.Active.Import: a register with a direction, never negative.
+    powerMeter: { readPowerW: async () => metered('directedPowerW', values.get('powerW'), `${device} power`) },
     evStateReader: {
       readEvState: async (): Promise<EvState> => {
         const status = values.get('status') as ChargePointStatus;
