@@ -195,7 +195,10 @@ export function createMqttConnection(options: MqttConnectionOptions, deps: { log
     events.emit('state', 'down', error);
   };
 
+  // A broker away at start fails every subscription made meanwhile: one warning says so, not one a topic.
+  let subscribeFailureWarned = false;
   client.on('connect', () => {
+    subscribeFailureWarned = false;
     lastError = undefined;
     if (!wasUp) {
       wasUp = true;
@@ -248,7 +251,9 @@ export function createMqttConnection(options: MqttConnectionOptions, deps: { log
         set = new Set();
         handlers.set(filter, set);
         client.subscribe(filter, { qos: subOptions?.qos ?? 0 }, (err) => {
-          if (err && !closed) log.warn({ code: 'MQTT_UNAVAILABLE', filter, err: err.message }, 'MQTT subscribe failed; retried on reconnect');
+          if (!err || closed) return;
+          log[subscribeFailureWarned ? 'debug' : 'warn']({ code: 'MQTT_UNAVAILABLE', filter, err: err.message }, 'MQTT subscribe failed; the subscriptions are made again on reconnect');
+          subscribeFailureWarned = true;
         });
       }
       set.add(handler);
