@@ -69,8 +69,11 @@ export function daemonUrl(http: Config['http']): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${http.port}`;
 }
 
-/** Asks the running daemon for its view; never throws. */
-export async function queryDaemon(url: string, timeoutMs = 2_000): Promise<DaemonAnswer> {
+/**
+ * Asks the running daemon for its view; never throws. A stopped daemon refuses at once; the wait is
+ * for a running one on a slow gateway (a Raspberry Pi 3 building its view while it plans).
+ */
+export async function queryDaemon(url: string, timeoutMs = 10_000): Promise<DaemonAnswer> {
   try {
     // undici's request, not fetch: fetch refuses some ports (the WHATWG "bad port" list).
     const res = await request(`${url}/api/view`, { signal: AbortSignal.timeout(timeoutMs) });
