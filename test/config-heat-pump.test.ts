@@ -4,15 +4,10 @@ import { parseConfig, type ConfigProblem } from '../src/config/load.js';
 import { isWattshiftError } from '../src/errors.js';
 import { switchesWithoutLease } from '../src/devices/lease-warnings.js';
 import { checkDeviceSources } from '../src/devices/preflight.js';
+import { documentEnv, minimalDocument } from './helpers/config-problems.js';
 
-const base = {
-  version: 1,
-  site: { timezone: 'Europe/Oslo', priceArea: 'NO1', currency: 'NOK', locationLimitKw: 11 },
-  spark: { clientId: 'c', clientSecret: { env: 'CS' } },
-  storage: { path: ':memory:' },
-  modbus: { hp: { type: 'tcp', host: '127.0.0.1' } },
-};
-const env = { CS: 'client-secret-from-env' };
+const base = { ...minimalDocument, modbus: { hp: { type: 'tcp', host: '127.0.0.1' } } };
+const env = documentEnv;
 const relay = (channel: number) => ({ type: 'modbus', bus: 'hp', profile: 'wattshift-sim-heat-pump', channel });
 const pump = (over: Record<string, unknown> = {}, model: Record<string, unknown> = {}) => ({
   id: 'hp', kind: 'heatPump',

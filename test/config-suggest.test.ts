@@ -12,15 +12,10 @@ import { checkCommand } from '../src/cli/check.js';
 import { machineChecks } from '../src/cli/config-checks.js';
 import { isWattshiftError } from '../src/errors.js';
 import { tempDir } from './helpers/temp-dir.js';
+import { documentEnv, minimalDocument } from './helpers/config-problems.js';
 
-const env = { CS: 'client-secret-from-env' };
-const base = {
-  version: 1,
-  site: { timezone: 'Europe/Oslo', priceArea: 'NO1', currency: 'NOK', locationLimitKw: 11 },
-  spark: { clientId: 'c', clientSecret: { env: 'CS' } },
-  storage: { path: ':memory:' },
-  modbus: { main: { type: 'tcp', host: '127.0.0.1' } },
-};
+const env = documentEnv;
+const base = { ...minimalDocument, modbus: { main: { type: 'tcp', host: '127.0.0.1' } } };
 const tank = { id: 'tank', kind: 'hotWaterTank', switch: { type: 'modbus', bus: 'main', profile: 'generic-relay' }, model: { volumeL: 200, elementKw: 3 } };
 
 function problemsOf(document: object): ConfigProblem[] {

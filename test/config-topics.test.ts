@@ -6,16 +6,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { inProcess, tempConfig } from './fixtures/config/cli-helpers.js';
-import { problemsOf } from './helpers/config-problems.js';
+import { documentEnv, minimalDocument, problemsOf } from './helpers/config-problems.js';
 
-const env = { CS: 'client-secret-from-env' };
-const base = {
-  version: 1,
-  site: { timezone: 'Europe/Oslo', priceArea: 'NO1', currency: 'NOK', locationLimitKw: 11 },
-  spark: { clientId: 'c', clientSecret: { env: 'CS' } },
-  storage: { path: ':memory:' },
-  mqtt: { url: 'mqtt://127.0.0.1' },
-};
+const env = documentEnv;
+const base = { ...minimalDocument, mqtt: { url: 'mqtt://127.0.0.1' } };
 const model = { volumeL: 200, elementKw: 3 };
 const carModel = { capacityKwh: 60 };
 
