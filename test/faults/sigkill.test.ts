@@ -24,7 +24,7 @@ import { rng } from '../../src/core/prng.js';
 
 afterAll(stopAll, 30_000);
 
-const speed = 3500;
+const speed = 2500;
 const days = 7;
 const killCount = 50;
 /** At most this many kills come from the API accepting a report (the rest are scheduled). */
@@ -173,7 +173,8 @@ it('survives fifty SIGKILLs across a simulated week without losing, duplicating 
   // the truth or counted twice. Each start costs its CPU time (0.3 s quiet, 25 simulated minutes at
   // 5000×), and a busy machine stalls readings: at 5000× 69–85 hours were up throughout and 53–73
   // read in full at load 1.7–4, 48–66 and 32–38 with a competing busy core (load 5–6); CI at load
-  // 3.5–3.9 saw 56–66 up throughout, too close to the bound, hence 3500× since.
+  // 3.5–3.9 saw 56–66 up throughout, too close to the bound; at 3500× and load 3.7, 50–51 up
+  // throughout and 41–46 read in full, on the bound again, hence 2500×.
   expect(new Set(rows.map((r) => r.hourStartMs)).size).toBe(rows.length);
   expect(upRows.length, `hours with the daemon up throughout; ${restartsLine}`).toBeGreaterThanOrEqual(0.3 * weekHours);
   expect(clean.length, 'hours read in full away from restarts').toBeGreaterThanOrEqual(0.25 * weekHours);
