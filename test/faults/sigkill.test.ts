@@ -196,4 +196,4 @@ it('survives fifty SIGKILLs across a simulated week without losing, duplicating 
 
   expect(errorLines(incarnations)).toEqual([]);
   expect(secretLeaks(world, incarnations)).toEqual([]);
-}, 330_000);
+}, 420_000);
