@@ -4,10 +4,10 @@ import { parseConfig, type ConfigProblem } from '../src/config/load.js';
 import { isWattshiftError } from '../src/errors.js';
 import { switchesWithoutLease } from '../src/devices/lease-warnings.js';
 import { checkDeviceSources } from '../src/devices/preflight.js';
-import { documentEnv, minimalDocument } from './helpers/config-problems.js';
+import { withoutMqtt, configEnv } from './helpers/config-document.js';
 
-const base = { ...minimalDocument, modbus: { hp: { type: 'tcp', host: '127.0.0.1' } } };
-const env = documentEnv;
+const base = { ...withoutMqtt, modbus: { hp: { type: 'tcp', host: '127.0.0.1' } } };
+const env = configEnv;
 const relay = (channel: number) => ({ type: 'modbus', bus: 'hp', profile: 'wattshift-sim-heat-pump', channel });
 const pump = (over: Record<string, unknown> = {}, model: Record<string, unknown> = {}) => ({
   id: 'hp', kind: 'heatPump',

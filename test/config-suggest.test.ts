@@ -12,10 +12,10 @@ import { checkCommand } from '../src/cli/check.js';
 import { machineChecks } from '../src/cli/config-checks.js';
 import { isWattshiftError } from '../src/errors.js';
 import { tempDir } from './helpers/temp-dir.js';
-import { documentEnv, minimalDocument } from './helpers/config-problems.js';
+import { withoutMqtt, configEnv } from './helpers/config-document.js';
 
-const env = documentEnv;
-const base = { ...minimalDocument, modbus: { main: { type: 'tcp', host: '127.0.0.1' } } };
+const env = configEnv;
+const base = { ...withoutMqtt, modbus: { main: { type: 'tcp', host: '127.0.0.1' } } };
 const tank = { id: 'tank', kind: 'hotWaterTank', switch: { type: 'modbus', bus: 'main', profile: 'generic-relay' }, model: { volumeL: 200, elementKw: 3 } };
 
 function problemsOf(document: object): ConfigProblem[] {

@@ -6,10 +6,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { inProcess, tempConfig } from './fixtures/config/cli-helpers.js';
-import { documentEnv, minimalDocument, problemsOf } from './helpers/config-problems.js';
+import { problemsOf } from './helpers/config-problems.js';
+import { baseDocument, configEnv } from './helpers/config-document.js';
 
-const env = documentEnv;
-const base = { ...minimalDocument, mqtt: { url: 'mqtt://127.0.0.1' } };
+const env = configEnv;
+const base = { ...baseDocument, mqtt: { url: 'mqtt://127.0.0.1' } };
 const model = { volumeL: 200, elementKw: 3 };
 const carModel = { capacityKwh: 60 };
 

@@ -11,3 +11,6 @@ export const baseDocument = {
   storage: { path: ':memory:' },
   mqtt: { url: 'mqtt://127.0.0.1:1883' },
 };
+
+/** The same document without the broker, for tests of devices that need none. */
+export const withoutMqtt = (({ mqtt: _mqtt, ...rest }) => rest)(baseDocument);
