@@ -181,9 +181,9 @@ describe('go-e adapter with the simulated charger and car', () => {
 
   it('reads car state, power and energy; sets current and pauses', async () => {
     await start([{ atMs: t0 + 60_000, battery: { capacityKwh: 60, socPct: 20 } }]);
-    await eventually(async () => expect(await dev.evStateReader!.readEvState(quick())).toEqual({ plugged: false, charging: false }));
+    await eventually(async () => expect(await dev.evStateReader!.readEvState(quick())).toEqual({ plugged: false, charging: false, sessionKwh: expect.any(Number) }));
     await step(120_000);
-    await eventually(async () => expect(await dev.evStateReader!.readEvState(quick())).toEqual({ plugged: true, charging: true }));
+    await eventually(async () => expect(await dev.evStateReader!.readEvState(quick())).toEqual({ plugged: true, charging: true, sessionKwh: expect.any(Number) }));
     // go-e publishes each key when it changes: the power may arrive a message after the state.
     await eventually(async () => expect(await dev.powerMeter!.readPowerW(quick())).toBe(16 * 3 * 230));
     await dev.chargeCurrentLimit!.setCurrentA(10.7, sig());
@@ -192,7 +192,7 @@ describe('go-e adapter with the simulated charger and car', () => {
     await eventually(async () => expect(await dev.powerMeter!.readPowerW(quick())).toBe(10 * 3 * 230));
     await dev.chargeCurrentLimit!.setCurrentA(0, sig());
     expect(sim.frc).toBe(1);
-    await eventually(async () => expect(await dev.evStateReader!.readEvState(quick())).toEqual({ plugged: true, charging: false }));
+    await eventually(async () => expect(await dev.evStateReader!.readEvState(quick())).toEqual({ plugged: true, charging: false, sessionKwh: expect.any(Number) }));
     expect(sim.car).toBe(3);
     await expect(dev.chargeCurrentLimit!.setCurrentA(-1, sig())).rejects.toMatchObject({ code: 'MQTT_COMMAND_INVALID' });
   });
@@ -212,7 +212,7 @@ describe('go-e adapter with the simulated charger and car', () => {
     expect(sim.totalWh / 1000).toBeCloseTo(10 / 0.9, 6);
     expect(sim.battery?.socPct).toBeCloseTo(100, 6);
     expect(sim.car).toBe(4);
-    await eventually(async () => expect(await dev.evStateReader!.readEvState(quick())).toEqual({ plugged: true, charging: false }));
+    await eventually(async () => expect(await dev.evStateReader!.readEvState(quick())).toEqual({ plugged: true, charging: false, sessionKwh: expect.any(Number) }));
     expect(await dev.powerMeter!.readPowerW(sig())).toBe(0);
   });
 
@@ -258,7 +258,7 @@ describe('go-e adapter with the simulated charger and car', () => {
       await eventually(async () => expect(await stamp()).toBe(i >= 2 ? w.clock.nowMs() : t0));
     }
     expect(await dev.energyMeter!.readEnergyKwh(sig())).toBe(0);
-    expect(await dev.evStateReader!.readEvState(sig())).toEqual({ plugged: false, charging: false });
+    expect(await dev.evStateReader!.readEvState(sig())).toEqual({ plugged: false, charging: false, sessionKwh: expect.any(Number) });
     // Silent (hung): stale once the stale time has passed without a word.
     sim.setSilent(true);
     await w.clock.advance(121_000);

@@ -128,7 +128,7 @@ describe('supervised go-e charger', () => {
       { id: 'car', kind: 'evCharger', capabilities: dev, safeCurrentA: 6, leaseMs: 600_000, readTimeoutMs: 3000, downAfterFailures: 1 },
       { clock: w.clock, logger: log.logger },
     );
-    await eventually(async () => expect((await sup.read(quick())).ev).toEqual({ plugged: true, charging: true }));
+    await eventually(async () => expect((await sup.read(quick())).ev).toEqual({ plugged: true, charging: true, sessionKwh: expect.any(Number) }));
     // The pushed counter carries its arrival time, which the read time does not replace.
     await w.clock.advance(5_000);
     expect(await sup.read(sig())).toMatchObject({ atMs: t0 + 5_000, energyKwh: 0, energyAtMs: t0 });

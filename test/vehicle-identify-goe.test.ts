@@ -56,14 +56,14 @@ describe('the car at a go-e charger', () => {
       { atMs: t0 + 2 * H, untilMs: t0 + 3 * H, battery },
       { atMs: t0 + 4 * H, card: 0, battery },
     ]);
-    expect(await state()).toEqual({ plugged: false, charging: false });
+    expect(await state()).toEqual({ plugged: false, charging: false, sessionKwh: expect.any(Number) });
     await step(2 * 60_000);
-    await eventually(async () => expect(await state()).toEqual({ plugged: true, charging: true, goeCard: 3 }));
+    await eventually(async () => expect(await state()).toEqual({ plugged: true, charging: true, goeCard: 3, sessionKwh: expect.any(Number) }));
     expect(identifyVehicle(charger, config.vehicles, await state())).toMatchObject({ vehicle: { id: 'car-b' }, by: 'card' });
     await step(H);
-    await eventually(async () => expect(await state()).toEqual({ plugged: false, charging: false }));
+    await eventually(async () => expect(await state()).toEqual({ plugged: false, charging: false, sessionKwh: expect.any(Number) }));
     await step(H);
-    await eventually(async () => expect(await state()).toEqual({ plugged: true, charging: true }));
+    await eventually(async () => expect(await state()).toEqual({ plugged: true, charging: true, sessionKwh: expect.any(Number) }));
     expect(identifyVehicle(charger, config.vehicles, await state())).toEqual({ vehicle: null, by: 'none' });
     await step(2 * H);
     await eventually(async () => expect(await state()).toMatchObject({ plugged: true, goeCard: 0 }));

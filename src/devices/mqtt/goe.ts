@@ -159,7 +159,10 @@ export function createGoeDevice(
         const card = car !== 1 && typeof trx === 'number' && trx > 0 ? { goeCard: trx - 1 } : {};
         // `pnp` only where the charger publishes it (firmware with phase switching).
         const pnp = values.peek('pnp');
-        return { plugged: car !== 1, charging: car === 2, ...card, ...(typeof pnp === 'number' && pnp > 0 ? { phases: pnp } : {}) };
+        // wh: the energy since the car connected, kept after it leaves until the next one connects.
+        const wh = values.peek('wh');
+        const session = typeof wh === 'number' && wh <= limits.energyWh[1] ? { sessionKwh: wh / 1000 } : {};
+        return { plugged: car !== 1, charging: car === 2, ...card, ...session, ...(typeof pnp === 'number' && pnp > 0 ? { phases: pnp } : {}) };
       },
     },
     close: unsubscribe,

@@ -207,7 +207,8 @@ export function createGoeSim(options: GoeSimOptions): GoeSim {
     }
     await publishKey('car', carState(), all);
     await publishKey('nrg', nrg(), all);
-    await publishKey('wh', Math.floor(sessionWh), all);
+    // wh: "energy in Wh since car connected", a double (apikeys-en.md); to the hundredth, as the charger shows it.
+    await publishKey('wh', Math.round(sessionWh * 100) / 100, all);
     await publishKey('eto', Math.floor(totalWh), all);
     // trx: null without a transaction, 0 for one without a card, else the card index + 1.
     await publishKey('trx', active ? (active.plug.card ?? -1) + 1 : null, all);

@@ -1,0 +1,77 @@
+/**
+ * A go-e charger's session energy, from the simulated charger over aedes: go-e's API v2 publishes
+ * `wh` ("energy in Wh since car connected", a double; go-eCharger-API-v2, apikeys-en.md), which
+ * the adapter reads as the car's session energy, the figure Home Assistant's session sensor shows.
+ */
+import mqtt from 'mqtt';
+import { describe, expect, it } from 'vitest';
+import { createMqttDevice, type MqttDevice } from '../src/devices/mqtt/index.js';
+import { silentLogger } from '../src/log.js';
+import { createGoeSim, type GoeSim, type GoeSimPlug } from '../src/sandbox/devices/goe-sim.js';
+import { eventually, useMqttDeviceWorld } from './helpers/aedes.js';
+
+const t0 = Date.UTC(2026, 0, 12, 0, 0);
+const H = 3_600_000;
+const prefix = 'go-eCharger/424242';
+const quick = () => AbortSignal.timeout(500);
+const battery = { capacityKwh: 80, socPct: 10 };
+const w = useMqttDeviceWorld(t0, { reconnectPeriodMs: 100 });
+
+describe('the session energy of a go-e charger', () => {
+  let sim: GoeSim;
+  let dev: MqttDevice;
+  const start = async (plugs: GoeSimPlug[]) => {
+    sim = createGoeSim({ url: w.broker.url, topicPrefix: prefix, startMs: t0, phases: 3, amp: 16, plugs });
+    await sim.start();
+    w.cleanups.push(() => sim.close());
+    dev = createMqttDevice({ type: 'goe', topicPrefix: prefix }, { connection: w.connection, clock: w.clock, logger: silentLogger() }, { staleAfterS: 120, requestTimeoutMs: 2000 });
+    w.cleanups.push(() => dev.close());
+    await eventually(async () => expect(await dev.energyMeter!.readEnergyKwh(quick())).toBe(0));
+  };
+  const step = async (ms: number) => {
+    await w.clock.advance(ms);
+    await sim.advance(ms);
+  };
+  const state = () => dev.evStateReader!.readEvState(quick());
+
+  it('the simulator publishes wh in Wh since the car connected, to the hundredth as a double, restarting with the next car', async () => {
+    await start([{ atMs: t0 + 60_000, untilMs: t0 + H, battery }, { atMs: t0 + 2 * H, battery }]);
+    const watcher = await mqtt.connectAsync(w.broker.url, { reconnectPeriod: 0 });
+    w.cleanups.push(() => watcher.endAsync());
+    let wh: number | undefined;
+    watcher.on('message', (_topic, payload) => void (wh = JSON.parse(payload.toString()) as number));
+    await watcher.subscribeAsync(`${prefix}/wh`, { qos: 1 });
+    await eventually(() => expect(wh).toBe(0));
+    await step(H / 2 + 7_777);
+    // The first car's session is all the charger has metered so far.
+    await eventually(() => expect(wh).toBeCloseTo(sim.totalWh, 2));
+    await step(2 * H);
+    const first = sim.totalWh;
+    expect(first).toBeGreaterThan(5_000);
+    // Past the second car's arrival: its own energy only.
+    await eventually(() => expect(wh).toBeCloseTo(sim.totalWh - firstSession(sim), 2));
+    expect(wh).toBeLessThan(first);
+  });
+
+  it('reads wh as the car\'s session energy in kWh: while charging, after the car left, and anew for the next car', async () => {
+    await start([{ atMs: t0 + 60_000, untilMs: t0 + H, battery }, { atMs: t0 + 2 * H, battery }]);
+    await eventually(async () => expect(await state()).toEqual({ plugged: false, charging: false, sessionKwh: 0 }));
+    await step(H / 2);
+    await eventually(async () => expect((await state()).sessionKwh).toBeCloseTo(sim.totalWh / 1000, 4));
+    expect((await state()).sessionKwh).toBeGreaterThan(5);
+    await step(H / 2 + 10 * 60_000);
+    const firstKwh = sim.totalWh / 1000;
+    // The car has gone: the session's energy stays what it was when it left.
+    await eventually(async () => expect(await state()).toMatchObject({ plugged: false, sessionKwh: expect.closeTo(firstKwh, 4) }));
+    await step(H + 10 * 60_000);
+    await eventually(async () => expect(await state()).toMatchObject({ plugged: true, charging: true, sessionKwh: expect.closeTo(sim.totalWh / 1000 - firstKwh, 4) }));
+    expect((await state()).sessionKwh).toBeLessThan(firstKwh);
+  });
+});
+
+/** The first car's energy, Wh: everything metered before the second car came at t0 + 2 h. */
+function firstSession(sim: GoeSim): number {
+  let wh = 0;
+  for (const [hour, kwh] of sim.energyKwhByHour()) if (hour < t0 + 2 * H) wh += kwh * 1000;
+  return wh;
+}
