@@ -178,3 +178,66 @@ describe('energy history', () => {
     expect(text.text).toContain(`  ${s.yesterday.label}  Hot water: planned ${(2 * (s.yHours - 2)).toFixed(1)} kWh, metered ${(s.yHours - 2).toFixed(1)} kWh over ${s.yHours - 2} h`);
   });
 });
+
+describe('the history of a fresh install', () => {
+  const run = async (args: string[]) => {
+    const out: string[] = [];
+    const code = await runCli(args, { stdout: (l) => void out.push(l), stderr: (l) => void out.push(l), env: {}, signals: new EventEmitter() as never });
+    return { code, text: out.join('\n') };
+  };
+
+  /** The page, `/api/history` and `wattshift status` of the store as it is now. */
+  async function shown(store: Store, db: string, dir: string) {
+    const config = parseConfig(document(db)).config;
+    const nowMs = Date.now();
+    const server = await startStatusServer({
+      port: 0, getView: () => sampleView(nowMs), getHistory: (at) => readEnergyHistory(store, config, at),
+      metrics: new DaemonMetrics({ version: 'test', processMetrics: false }), timezone: TZ,
+    });
+    servers.push(server);
+    const page = await (await fetch(`${server.url}/`)).text();
+    const api = (await (await fetch(`${server.url}/api/history`)).json()) as EnergyHistory;
+    const file = join(dir, 'config.yaml');
+    writeFileSync(file, JSON.stringify(document(db)));
+    const text = (await run(['status', '--config', file])).text;
+    const history = page.slice(page.indexOf('<h2 id="history">'));
+    const periods = (table: string): string[] => [...(new RegExp(`<table class="history" id="${table}">(.*?)</table>`, 's').exec(history)?.[1] ?? '').matchAll(/data-period="([^"]+)"/g)].map((m) => m[1]!);
+    return { nowMs, history, api, text, days: periods('history-days'), months: periods('history-months') };
+  }
+
+  it('says plainly that nothing is metered yet, instead of a year of empty periods; the JSON keeps every period', async () => {
+    const dir = tempDir('wattshift-history-fresh-');
+    const db = join(dir, 'w.db');
+    const store = openStore({ path: db });
+    const s = await shown(store, db, dir);
+    expect(s.history).toContain('Nothing metered yet');
+    expect(s.history).not.toContain('no data');
+    expect(s.days).toEqual([]);
+    expect(s.months).toEqual([]);
+    expect(s.api.days).toHaveLength(14);
+    expect(s.api.months).toHaveLength(12);
+    expect(s.text).toContain('History: nothing metered yet');
+    expect(s.text).not.toContain('no data');
+    store.close();
+  });
+
+  it('shows the periods from now back to the first one metered, and no older ones', async () => {
+    const dir = tempDir('wattshift-history-young-');
+    const db = join(dir, 'w.db');
+    const store = openStore({ path: db });
+    const nowMs = Date.now();
+    const currentHour = Math.floor(nowMs / H) * H;
+    const firstHour = currentHour - 30 * H;
+    store.upsertHourly(hours(firstHour, currentHour).map((h) => ({ subject: 'location', hourStartMs: h, kwh: 0.5, quality: 'measured' as const, samples: 12 })));
+    const s = await shown(store, db, dir);
+    const { days, months } = historyPeriods(s.nowMs, TZ, { days: 14, months: 12 });
+    const upTo = <T extends { startMs: number; endMs: number; label: string }>(ps: T[]): string[] => ps.slice(0, ps.findIndex((p) => p.startMs <= firstHour && firstHour < p.endMs) + 1).map((p) => p.label);
+    expect(s.days).toEqual(upTo(days));
+    expect(s.days.length).toBeGreaterThanOrEqual(2);
+    expect(s.months).toEqual(upTo(months));
+    expect(s.history).not.toContain('Nothing metered yet');
+    const textDays = [...s.text.matchAll(/^ {2}(\d{4}-\d{2}-\d{2}) {2}Hot water/gm)].map((m) => m[1]);
+    expect(textDays).toEqual(upTo(days));
+    store.close();
+  });
+});

@@ -1,7 +1,7 @@
 /** The History part of `wattshift status`: the text lines for the energy history (status/history.ts). */
 import type { PeriodEnergy } from '../core/energy-history.js';
 import { fixed } from '../status/format.js';
-import type { EnergyHistory, HistoryRow } from '../status/history.js';
+import { periodsWithData, type EnergyHistory, type HistoryRow } from '../status/history.js';
 
 /** Days shown in the terminal (all of them are in `--json`). */
 const TEXT_DAYS = 7;
@@ -28,9 +28,12 @@ export function renderHistory(history: EnergyHistory): string[] {
   if (history.devices.length === 0) return ['History: no devices configured'];
   const names = Object.fromEntries(history.devices.map((d) => [d.id, d.name]));
   const devices = history.devices.map((d) => (d.wholeHome ? { ...d, name: `${d.name} (whole home)` } : d));
+  const days = periodsWithData(history.days.slice(0, TEXT_DAYS));
+  const months = periodsWithData(history.months);
+  if (days.length === 0 && months.length === 0) return ['History: nothing metered yet (it fills in hour by hour once the devices\' energy is read)'];
   const out = ['History (metered energy; partial = some hours missing or partly metered, a lower bound):'];
-  out.push(' days:', ...periodLines(history.days.slice(0, TEXT_DAYS), history, devices));
-  out.push(' months:', ...periodLines(history.months, history, devices));
+  out.push(days.length > 0 ? ' days:' : ` days: nothing metered in the last ${TEXT_DAYS} days`, ...periodLines(days, history, devices));
+  out.push(' months:', ...periodLines(months, history, devices));
   const outcomes = history.days.flatMap((r) => Object.entries(r.plan).map(([id, o]) => `  ${r.label}  ${names[id] ?? id}: planned ${fixed(o.plannedKwh, 1)} kWh, metered ${fixed(o.meteredKwh, 1)} kWh over ${o.hours} h`));
   out.push(outcomes.length > 0 ? ' planned against metered (hours with a stored plan and a whole metered hour):' : ' planned against metered: not known yet', ...outcomes);
   if (history.unreadablePlans > 0) out.push(`  ${history.unreadablePlans} stored plan(s) could not be read and are left out`);

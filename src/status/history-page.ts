@@ -2,7 +2,7 @@
  * The status page's History section: energy by local day and month per device and for the whole
  * home, each figure with its coverage, and planned against metered energy where it is known.
  */
-import type { EnergyHistory, HistoryRow } from './history.js';
+import { periodsWithData, type EnergyHistory, type HistoryRow } from './history.js';
 import { escapeXml as esc, fixed } from './format.js';
 
 // On a phone the tables are wider than the screen: they scroll sideways with the period kept in view.
@@ -29,6 +29,7 @@ function moneyCells(m: HistoryRow['money'], currency: string): string {
 }
 
 function table(id: string, caption: string, rows: readonly HistoryRow[], history: EnergyHistory): string {
+  if (rows.length === 0) return `<h3>${esc(caption)}</h3><p class="muted" id="${id}">Nothing metered in these ${esc(caption.toLowerCase())}.</p>`;
   const { devices, currency } = history;
   const withMoney = rows.some((r) => r.money);
   const head = devices.map((d) => `<th class="num">${esc(d.wholeHome ? `${d.name} (whole home)` : d.name)}</th>`).join('')
@@ -56,10 +57,15 @@ export function renderHistorySection(history: EnergyHistory | null, error?: stri
   if (!history) return `<h2>History</h2><p class="muted" id="history">History not available${error ? `: ${esc(error)}` : ''}.</p>`;
   if (history.devices.length === 0) return '<h2>History</h2><p class="muted" id="history">No devices configured.</p>';
   const unreadable = history.unreadablePlans > 0 ? `<p class="muted">${history.unreadablePlans} stored plan(s) could not be read and are left out.</p>` : '';
+  const days = periodsWithData(history.days);
+  const months = periodsWithData(history.months);
+  if (days.length === 0 && months.length === 0) {
+    return `<h2 id="history">History</h2><p class="muted" id="history-empty">Nothing metered yet: the history fills in hour by hour once the devices' energy is read.</p>${unreadable}`;
+  }
   return `<h2 id="history">History</h2><p class="muted">Metered energy per local day and month. “partial”: some hours are missing or only partly metered, so the figure is a lower bound.`
     + ` Cost, incentive and savings are the whole home's priced hours, VAT included, without the capacity fee; savings are against no shifting.</p>`
     + '<p class="muted scroll-hint" id="history-hint">Swipe a table sideways for every device, cost, incentive and savings.</p>'
-    + table('history-days', 'Days', history.days, history)
-    + table('history-months', 'Months', history.months, history)
+    + table('history-days', 'Days', days, history)
+    + table('history-months', 'Months', months, history)
     + planTable(history) + unreadable;
 }

@@ -81,6 +81,24 @@ export function readEnergyHistory(store: HistoryStore, config: Config, nowMs: nu
   };
 }
 
+/** Whether a period holds anything known: some device's metered energy or a priced hour. */
+function hasData(row: HistoryRow): boolean {
+  return Object.values(row.energy).some((e) => e.quality !== 'gap') || (row.money !== undefined && row.money.quality !== 'gap');
+}
+
+/**
+ * The periods worth showing, newest first: from the current one back to the oldest that holds
+ * data, so that a fresh install shows no run of empty periods; none when nothing is known yet.
+ * The JSON keeps every period.
+ */
+export function periodsWithData(rows: readonly HistoryRow[]): HistoryRow[] {
+  let oldest = -1;
+  rows.forEach((r, i) => {
+    if (hasData(r)) oldest = i;
+  });
+  return rows.slice(0, oldest + 1);
+}
+
 /**
  * The daemon's history, read again at most every `everyMs` (hours are written when they close,
  * so a page refreshed each minute needs no fresh read each time).
