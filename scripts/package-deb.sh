@@ -15,7 +15,7 @@ trap 'rm -rf "$STAGE"' EXIT
 chmod 0755 "$STAGE"
 
 app="$STAGE/opt/wattshift"
-install -d "$app" "$STAGE/usr/bin" "$STAGE/lib/systemd/system" "$STAGE/usr/share/doc/wattshift" "$STAGE/DEBIAN"
+install -d "$app" "$STAGE/usr/bin" "$STAGE/usr/lib/systemd/system" "$STAGE/usr/share/doc/wattshift" "$STAGE/DEBIAN"
 # Built straight into the package (which holds package.json, profiles/ and tariffs/), not the checkout's dist/.
 node "$SRC/scripts/build.mjs" --outdir "$app/dist"
 cp -a "$SRC/profiles" "$SRC/tariffs" "$SRC/packaging" "$SRC/package.json" "$SRC/package-lock.json" "$SRC/config.example.yaml" "$app/"
@@ -35,7 +35,7 @@ find "$app/node_modules" -maxdepth 4 -path '*/prebuilds/*' -type d ! -name "$pla
 find "$app" -name '*.map' -type f -delete
 find "$app/node_modules" -type d -empty -delete
 install -m 0755 "$SRC/packaging/wattshift" "$STAGE/usr/bin/wattshift"
-install -m 0644 "$SRC/systemd/wattshift.service" "$STAGE/lib/systemd/system/wattshift.service"
+install -m 0644 "$SRC/systemd/wattshift.service" "$STAGE/usr/lib/systemd/system/wattshift.service"
 install -m 0644 "$SRC/README.md" "$SRC/CHANGELOG.md" "$SRC"/docs/*.md "$SRC/config.example.yaml" "$STAGE/usr/share/doc/wattshift/"
 install -m 0755 "$SRC"/packaging/deb/postinst "$SRC"/packaging/deb/prerm "$SRC"/packaging/deb/postrm "$STAGE/DEBIAN/"
 size=$(du -sk --exclude=DEBIAN "$STAGE" | cut -f1)
