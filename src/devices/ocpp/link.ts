@@ -4,13 +4,16 @@
  * subscribe to its events; the link outlives connections, so a charge point that reconnects
  * (or a central system that restarted) finds its devices again.
  */
-// From its own module: Node's ESM loader does not see this name among the package's CommonJS exports (tsx runs fail on it).
-import { RPCError } from 'ocpp-rpc/lib/errors.js';
+// The package's default export: Node's ESM loader does not find `RPCError` among the CommonJS
+// module's named exports (the package spreads its error classes into module.exports).
+import ocppRpc from 'ocpp-rpc';
 import { WattshiftError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { Clock } from '../../ports.js';
 import { withTimeout } from '../mqtt/util.js';
 import { statusAnswerSchema, type ChargePointStatus, type MeterReading } from './messages.js';
+
+const { RPCError } = ocppRpc;
 
 /** The part of ocpp-rpc's server-side client the link uses. */
 export interface OcppClient {
