@@ -6,12 +6,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { EventEmitter } from 'node:events';
-import type { Duplex } from 'node:stream';
-import { connect, type IClientOptions, type MqttClient } from 'mqtt';
+import { MqttClient, type IClientOptions } from 'mqtt';
 import { WattshiftError, type ErrorCode } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { rateLimitedWarn } from '../../log-limit.js';
 import { guardPacketSize, type OversizedPacket } from './packet-guard.js';
+import { transportFor } from './transport.js';
 
 export interface MqttWill {
   topic: string;
@@ -133,18 +133,19 @@ export function createMqttConnection(options: MqttConnectionOptions, deps: { log
     reconnectOnConnackError: true,
     queueQoSZero: false,
     resubscribe: true,
-    rejectUnauthorized: options.rejectUnauthorized ?? true,
     // mqtt-packet otherwise pre-builds a Buffer for every 16-bit number (65 536 objects, ~7 MB of
     // heap) on the first packet; a gateway sends a few packets a minute.
     writeCache: false,
-    // The stream builder is wrapped below before the first connect.
-    manualConnect: true,
   };
   if (options.username !== undefined) clientOptions.username = options.username;
   if (options.password !== undefined) clientOptions.password = options.password;
-  if (options.caFile) clientOptions.ca = readPem(options.caFile, 'CA', 'CONFIG_INVALID');
-  if (options.certFile) clientOptions.cert = readPem(options.certFile, 'certificate', 'CONFIG_INVALID');
-  if (options.keyFile) clientOptions.key = readPem(options.keyFile, 'key', 'CONFIG_SECRET_UNREADABLE');
+  const openStream = transportFor({
+    url: options.url,
+    ...(options.caFile ? { ca: readPem(options.caFile, 'CA', 'CONFIG_INVALID') } : {}),
+    ...(options.certFile ? { cert: readPem(options.certFile, 'certificate', 'CONFIG_INVALID') } : {}),
+    ...(options.keyFile ? { key: readPem(options.keyFile, 'key', 'CONFIG_SECRET_UNREADABLE') } : {}),
+    rejectUnauthorized: options.rejectUnauthorized ?? true,
+  });
   if (options.will) {
     clientOptions.will = {
       topic: options.will.topic,
@@ -154,19 +155,15 @@ export function createMqttConnection(options: MqttConnectionOptions, deps: { log
     };
   }
 
-  const client: MqttClient = connect(options.url, clientOptions);
   const maxPacketBytes = options.maxPacketBytes ?? defaultMaxPacketBytes;
   const warnHostile = rateLimitedWarn(log);
   /** Oversized publishes handed to mqtt.js with an empty payload, by topic, not yet delivered. */
   let skipped = new Map<string, number>();
-  // mqtt.js keeps the protocol's stream builder (tcp, tls, ws) as a TypeScript-private field; it
-  // is wrapped so that every (re)connect's socket is guarded before its first byte arrives.
-  const internals = client as unknown as { streamBuilder: (c: MqttClient) => Duplex };
-  const buildStream = internals.streamBuilder;
-  internals.streamBuilder = (c) => {
+  // Every (re)connect's socket is guarded before its first byte arrives.
+  const client = new MqttClient(() => {
     const pending = new Map<string, number>();
     skipped = pending;
-    return guardPacketSize(buildStream(c), maxPacketBytes, {
+    return guardPacketSize(openStream(), maxPacketBytes, {
       onSkipped: (p) => {
         pending.set(p.topic, (pending.get(p.topic) ?? 0) + 1);
         // Device topics are never cleared: the device owns its retained state, and its next
@@ -180,8 +177,7 @@ export function createMqttConnection(options: MqttConnectionOptions, deps: { log
         options.onOversized?.(p);
       },
     });
-  };
-  client.connect();
+  }, clientOptions);
   const handlers = new Map<string, Set<MqttHandler>>();
   const events = new EventEmitter();
   let lastError: WattshiftError | undefined;
