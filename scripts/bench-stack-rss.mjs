@@ -1,9 +1,8 @@
 /**
  * What the user's stack costs in RSS, step by step, in fresh processes with the systemd unit's
- * node flags and malloc environment: an HTTP server, Intl's time zone formatter, undici (from its
- * index or only the parts wattshift loads) and its first request, node-cron. Variants add V8 wasm
- * flags for undici's llhttp parser. Median of `--runs` processes; nothing is asserted. The last
- * line is one JSON object.
+ * node flags and malloc environment: an HTTP server, Intl's time zone formatter, undici and its
+ * first request, node-cron. Variants add V8 wasm flags for undici's llhttp parser. Median of
+ * `--runs` processes; nothing is asserted. The last line is one JSON object.
  *
  *   node scripts/bench-stack-rss.mjs [--runs 5]
  */
@@ -24,11 +23,10 @@ const unitEnv = Object.fromEntries([...unit.matchAll(/^Environment=([A-Z_]+)=(\S
 const baseFlags = unitFlags.filter((f) => !f.startsWith('--wasm') && f !== '--liftoff-only');
 
 const variants = [
-  { name: 'undici index', load: 'index', flags: [] },
-  { name: 'undici parts', load: 'parts', flags: [] },
-  { name: 'parts + --liftoff-only', load: 'parts', flags: ['--liftoff-only'] },
-  { name: 'parts + --wasm-lazy-compilation', load: 'parts', flags: ['--wasm-lazy-compilation'] },
-  { name: 'parts + both', load: 'parts', flags: ['--liftoff-only', '--wasm-lazy-compilation'] },
+  { name: 'no wasm flag', flags: [] },
+  { name: '--liftoff-only', flags: ['--liftoff-only'] },
+  { name: '--wasm-lazy-compilation', flags: ['--wasm-lazy-compilation'] },
+  { name: 'both', flags: ['--liftoff-only', '--wasm-lazy-compilation'] },
 ];
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
@@ -36,7 +34,7 @@ const results = {};
 for (const v of variants) {
   const samples = [];
   for (let i = 0; i < runs; i++) {
-    const line = execFileSync(process.execPath, [...baseFlags, ...v.flags, join(root, 'scripts/lib/stack-rss-probe.mjs'), v.load], {
+    const line = execFileSync(process.execPath, [...baseFlags, ...v.flags, join(root, 'scripts/lib/stack-rss-probe.mjs')], {
       cwd: root,
       env: { ...process.env, ...unitEnv },
       encoding: 'utf8',

@@ -1,7 +1,6 @@
 /**
  * One process of `scripts/bench-stack-rss.mjs`: loads the daemon's stack step by step and prints
- * the RSS after each (MiB) as one JSON line. `node [flags] stack-rss-probe.mjs index|parts`:
- * undici from its index, or only the modules `src/spark/undici-parts.ts` loads.
+ * the RSS after each (MiB) as one JSON line: `node [flags] stack-rss-probe.mjs`.
  */
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
@@ -20,17 +19,9 @@ out.httpServer = mib();
 new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Oslo', hour: 'numeric', minute: 'numeric' }).formatToParts(Date.now());
 out.intl = mib();
 
-let get;
-if (process.argv[2] === 'index') {
-  const { Agent, request } = require('undici');
-  const agent = new Agent();
-  get = () => request(url, { dispatcher: agent });
-} else {
-  const Agent = require('undici/lib/dispatcher/agent.js');
-  const request = require('undici/lib/api/api-request.js');
-  const agent = new Agent();
-  get = () => request.call(agent, { origin: url.slice(0, -1), path: '/', method: 'GET' });
-}
+const { Agent, request } = require('undici');
+const agent = new Agent();
+const get = () => request(url, { dispatcher: agent });
 out.undiciLoaded = mib();
 await (await get()).body.text();
 out.firstRequest = mib();

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { WattshiftError } from '../errors.js';
 import type { PricePointsInput } from '../core/types.js';
-import { request } from '../spark/undici-parts.js';
+import { request } from '../spark/request.js';
 
 const entrySchema = z.looseObject({
   deliveryStart: z.iso.datetime({ offset: true }),

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../log.js';
-import { request } from '../spark/undici-parts.js';
+import { request } from '../spark/request.js';
 import { signatureHeader, signPayload } from '../spark/webhook-signature.js';
 import type { Clock } from '../ports.js';
 import type { EventRec, NotificationLogRec, PartnerState, WebhookRec } from './state.js';

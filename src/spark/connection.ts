@@ -4,8 +4,7 @@
  * The API client, the token source and the forecast client share one, so the daemon keeps one
  * pool and one HTTP parser instance.
  */
-import type { Dispatcher } from 'undici';
-import { Agent, ProxyAgent } from './undici-parts.js';
+import { Agent, ProxyAgent, type Dispatcher } from 'undici';
 
 /** Timeouts of one HTTP attempt in milliseconds. */
 export interface HttpTimeoutsMs {

@@ -6,13 +6,13 @@
  * the injected {@link Clock}. One token refresh and retry on 401, zod parsing of responses,
  * stable error codes.
  */
-import type { Dispatcher } from 'undici';
+import { interceptors, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { WattshiftError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../ports.js';
 import { createSparkConnection, type HttpTimeoutsMs, type SparkConnection } from './connection.js';
-import { request, retryInterceptor } from './undici-parts.js';
+import { request } from './request.js';
 import { parseResponse, parseRetryAfter, statusError } from './http-answers.js';
 
 export type { HttpTimeoutsMs } from './connection.js';
@@ -177,7 +177,7 @@ export function createHttpTransport(options: HttpOptions): HttpTransport {
       options.clock.sleep(delayMs, req.signal).then(() => done(null), (e: unknown) => done(e instanceof Error ? e : err));
     };
 
-    const dispatcher = connection.dispatcher.compose(retryInterceptor({ retry: decide as never, throwOnError: false }));
+    const dispatcher = connection.dispatcher.compose(interceptors.retry({ retry: decide as never, throwOnError: false }));
     try {
       const res = await request(buildUrl(req), { dispatcher, method: req.method, headers, body, signal: req.signal });
       headersSeen = true;
