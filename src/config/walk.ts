@@ -6,26 +6,6 @@ import { z } from 'zod';
 
 type AnySchema = z.core.$ZodType;
 
-interface Def {
-  type: string;
-  innerType?: AnySchema;
-  in?: AnySchema;
-  defaultValue?: unknown;
-  shape?: Record<string, AnySchema>;
-  element?: AnySchema;
-  options?: AnySchema[];
-  discriminator?: string;
-  valueType?: AnySchema;
-  keyType?: AnySchema;
-  values?: unknown[];
-  entries?: Record<string, unknown>;
-  checks?: unknown[];
-}
-
-function defOf(schema: AnySchema): Def {
-  return (schema as unknown as { _zod: { def: Def } })._zod.def;
-}
-
 export interface Unwrapped {
   /** The schema under optional/nullable/default/pipe wrappers. */
   inner: AnySchema;
@@ -40,6 +20,18 @@ function metaOf(schema: AnySchema): { description?: string; secret?: boolean } |
   return z.globalRegistry.get(schema) as { description?: string; secret?: boolean } | undefined;
 }
 
+/**
+ * The next schema inward of a wrapper, and what the wrapper says. Everything here is zod's
+ * documented surface: the classes, `.unwrap()`, a pipe's `.in`, and `.def` for a default's value
+ * (a prefault's is its input, which parsing would not give back).
+ */
+function unwrapOnce(node: AnySchema): { next: AnySchema; optional?: true; defaultValue?: unknown } | undefined {
+  if (node instanceof z.ZodOptional || node instanceof z.ZodNullable) return { next: node.unwrap(), optional: true };
+  if (node instanceof z.ZodDefault || node instanceof z.ZodPrefault) return { next: node.unwrap(), defaultValue: node.def.defaultValue };
+  if (node instanceof z.ZodPipe) return { next: node.in };
+  return undefined;
+}
+
 /** Strips wrappers, collecting what they say (outermost description wins). */
 export function unwrap(schema: AnySchema): Unwrapped {
   const out: Unwrapped = { inner: schema, optional: false, hasDefault: false, defaultValue: undefined, description: undefined, secret: false };
@@ -49,83 +41,61 @@ export function unwrap(schema: AnySchema): Unwrapped {
     if (meta?.description !== undefined && out.description === undefined) out.description = meta.description;
     if (meta?.secret) out.secret = true;
     out.inner = node;
-    const def = defOf(node);
-    if (def.type === 'optional' || def.type === 'nullable') {
-      out.optional = true;
-      node = def.innerType;
-    } else if (def.type === 'default' || def.type === 'prefault') {
+    const step = unwrapOnce(node);
+    if (step?.optional) out.optional = true;
+    if (step && 'defaultValue' in step) {
       out.hasDefault = true;
-      out.defaultValue = def.defaultValue;
-      node = def.innerType;
-    } else if (def.type === 'pipe') {
-      node = def.in;
-    } else {
-      node = undefined;
+      out.defaultValue = step.defaultValue;
     }
+    node = step?.next;
   }
   return out;
 }
 
-export function kindOf(schema: AnySchema): string {
-  return defOf(schema).type;
-}
-
 export function objectShape(schema: AnySchema): Record<string, AnySchema> | undefined {
-  const def = defOf(schema);
-  return def.type === 'object' ? def.shape : undefined;
+  return schema instanceof z.ZodObject ? schema.shape : undefined;
 }
 
 export function arrayElement(schema: AnySchema): AnySchema | undefined {
-  const def = defOf(schema);
-  return def.type === 'array' ? def.element : undefined;
+  return schema instanceof z.ZodArray ? schema.element : undefined;
 }
 
 export function recordValue(schema: AnySchema): AnySchema | undefined {
-  const def = defOf(schema);
-  return def.type === 'record' ? def.valueType : undefined;
+  return schema instanceof z.ZodRecord ? schema.valueType : undefined;
 }
 
 /** The options of a union and, for a discriminated union, the discriminator key. */
 export function unionOptions(schema: AnySchema): { options: AnySchema[]; discriminator: string | undefined } | undefined {
-  const def = defOf(schema);
-  return def.type === 'union' ? { options: def.options ?? [], discriminator: def.discriminator } : undefined;
+  if (!(schema instanceof z.ZodUnion)) return undefined;
+  const discriminator = schema instanceof z.ZodDiscriminatedUnion ? schema.def.discriminator : undefined;
+  return { options: [...schema.options], discriminator };
 }
 
 /** The literal value of an option's discriminator field. */
 export function discriminatorValue(option: AnySchema, key: string): string | undefined {
   const field = objectShape(option)?.[key];
   if (!field) return undefined;
-  const def = defOf(unwrap(field).inner);
-  if (def.type === 'literal') return String(def.values?.[0]);
-  if (def.type === 'enum') return Object.values(def.entries ?? {}).map(String).join('|');
+  const inner = unwrap(field).inner;
+  if (inner instanceof z.ZodLiteral) return String([...inner.values][0]);
+  if (inner instanceof z.ZodEnum) return inner.options.map(String).join('|');
   return undefined;
 }
 
 /** A short human-readable type of a leaf, for docs. */
 export function describeType(schema: AnySchema): string {
   const inner = unwrap(schema).inner;
-  const def = defOf(inner);
-  switch (def.type) {
-    case 'literal':
-      return (def.values ?? []).map((v) => JSON.stringify(v)).join(' | ');
-    case 'enum':
-      return Object.values(def.entries ?? {}).map((v) => `\`${String(v)}\``).join(' | ');
-    case 'union': {
-      const u = unionOptions(inner);
-      if (u?.discriminator) return `one of ${u.options.map((o) => `\`${discriminatorValue(o, u.discriminator ?? '') ?? '?'}\``).join(', ')}`;
-      return (u?.options ?? []).map((o) => describeType(o)).join(' | ');
-    }
-    case 'array':
-      return `${describeType(def.element as AnySchema)}[]`;
-    case 'record':
-      return `map of ${describeType(def.valueType as AnySchema)}`;
-    case 'number': {
-      const isInt = (inner as unknown as { isInt?: boolean }).isInt === true;
-      return isInt ? 'integer' : 'number';
-    }
-    default:
-      return def.type;
-  }
+  if (inner instanceof z.ZodLiteral) return [...inner.values].map((v) => JSON.stringify(v)).join(' | ');
+  if (inner instanceof z.ZodEnum) return inner.options.map((v) => `\`${String(v)}\``).join(' | ');
+  const union = unionOptions(inner);
+  if (union?.discriminator) return `one of ${union.options.map((o) => `\`${discriminatorValue(o, union.discriminator ?? '') ?? '?'}\``).join(', ')}`;
+  if (union) return union.options.map((o) => describeType(o)).join(' | ');
+  const element = arrayElement(inner);
+  if (element) return `${describeType(element)}[]`;
+  const value = recordValue(inner);
+  if (value) return `map of ${describeType(value)}`;
+  // z.int() and .int() carry an integer format (safeint, int32, …).
+  if (inner instanceof z.ZodNumber) return inner.format?.includes('int') ? 'integer' : 'number';
+  return inner instanceof z.ZodType ? inner.type : 'unknown';
 }
 
 /** One documented key. `path` uses `[]` for array items and `<kind=x>` for union variants. */
