@@ -279,7 +279,14 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
     async read(signal) {
       const reading: DeviceReading = { atMs: clock.nowMs(), errors: [] };
       const names = (Object.keys(readers) as ReadCapability[]).filter((n) => caps[n] !== undefined);
-      const results = await Promise.allSettled(names.map((n) => timed(`read ${n}`, signal, (s) => readers[n](caps, s, () => clock.nowMs()) as Promise<unknown>)));
+      // The control loop passes one signal to every device's read of a tick: one listener on it
+      // per read, however many capabilities the read waits on (each listens to the read's own).
+      const thisRead = new AbortController();
+      const onAbort = (): void => thisRead.abort(signal.reason);
+      if (signal.aborted) thisRead.abort(signal.reason);
+      else signal.addEventListener('abort', onAbort, { once: true });
+      const results = await Promise.allSettled(names.map((n) => timed(`read ${n}`, thisRead.signal, (s) => readers[n](caps, s, () => clock.nowMs()) as Promise<unknown>)))
+        .finally(() => signal.removeEventListener('abort', onAbort));
       let firstError: WattshiftError | undefined;
       results.forEach((r, i) => {
         const name = names[i]!;
