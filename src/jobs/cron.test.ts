@@ -3,6 +3,7 @@
  * by vitest's fake timers, which fake the `Date` and `setTimeout` it reads); on any other clock
  * the same task fires at node-cron's next match. Both must give the same instants, DST included.
  */
+import { createTask } from 'node-cron';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock, systemClock } from '../clock.js';
 import { silentLogger } from '../log.js';
@@ -112,5 +113,62 @@ describe('schedules', () => {
     expect(cronProblem('61 6 * * *')).toBeDefined();
     expect(cronProblem('30 25 * * *')).toBeDefined();
     expect(cronProblem('30 6 * * funday')).toBeDefined();
+  });
+});
+
+describe('the next match after any instant is node-cron\'s', () => {
+  /** node-cron's own next runs from `fromMs`: its public getNextRuns() counts from `new Date()`, faked here. */
+  function nodeCronRuns(cron: string, timezone: string, fromMs: number, count: number): number[] {
+    vi.useFakeTimers({ now: fromMs, toFake: ['Date'] });
+    const task = createTask(cron, () => undefined, { timezone });
+    try {
+      return task.getNextRuns(count).map((d) => d.getTime());
+    } finally {
+      void task.destroy();
+      vi.useRealTimers();
+    }
+  }
+
+  function ours(cron: string, timezone: string, fromMs: number, count: number): number[] {
+    const s = cronSchedule({ cron, timezone });
+    const out: number[] = [];
+    for (let t = fromMs; out.length < count; ) out.push((t = s.nextAfterMs(t)));
+    return out;
+  }
+
+  const cases: [string, string, number][] = [
+    // Oslo's spring change (01:00Z, 02:00 → 03:00) and autumn change (01:00Z, 03:00 → 02:00).
+    ['*/15 * * * *', oslo, Date.UTC(2026, 2, 29, 0, 20, 7, 500)],
+    ['30 2 * * *', oslo, Date.UTC(2026, 2, 27, 12)],
+    ['*/20 * * * *', oslo, Date.UTC(2026, 9, 24, 23, 50)],
+    // From inside the first pass of the repeated hour (02:10 CEST).
+    ['*/20 * * * *', oslo, Date.UTC(2026, 9, 25, 0, 10)],
+    ['30 2 * * *', oslo, Date.UTC(2026, 9, 24, 12)],
+    // New York: changes at 07:00Z in March and 06:00Z in November, west of Greenwich.
+    ['0,30 * * * *', 'America/New_York', Date.UTC(2026, 2, 8, 6, 10)],
+    ['30 2 * * *', 'America/New_York', Date.UTC(2026, 2, 6)],
+    ['*/30 * * * *', 'America/New_York', Date.UTC(2026, 10, 1, 5, 10)],
+    ['30 1 * * *', 'America/New_York', Date.UTC(2026, 9, 30)],
+    // Half-hour changes (Lord Howe) and a quarter-hour offset (Kathmandu).
+    ['*/30 * * * *', 'Australia/Lord_Howe', Date.UTC(2026, 3, 4, 13)],
+    ['0 * * * *', 'Asia/Kathmandu', Date.UTC(2026, 0, 1, 10, 14)],
+    // node-cron's day tokens: last day, nearest weekday, nth and last weekday; a leap day.
+    ['0 9 L * *', oslo, Date.UTC(2026, 0, 15)],
+    ['0 9 15W * *', oslo, Date.UTC(2026, 0, 1)],
+    ['0 7 * * 1#2', oslo, Date.UTC(2026, 0, 1)],
+    ['0 7 * * 5L', oslo, Date.UTC(2026, 0, 1)],
+    ['0 12 29 2 *', oslo, Date.UTC(2026, 0, 1)],
+    ['5 4 * * 0', 'UTC', Date.UTC(2026, 5, 3, 4, 5)],
+    ['30 6 * * 1-5', oslo, Date.UTC(2026, 2, 30, 4, 30)],
+  ];
+
+  it.each(cases)('%s in %s from %d', (cron, timezone, fromMs) => {
+    expect(ours(cron, timezone, fromMs, 6)).toEqual(nodeCronRuns(cron, timezone, fromMs, 6));
+  });
+
+  it('refuses an expression that never matches with a config error', () => {
+    // The first of a month is never its fifth Monday.
+    const s = cronSchedule({ cron: '0 0 1 * 1#5', timezone: oslo });
+    expect(() => s.nextAfterMs(start)).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID' }) as Error);
   });
 });

@@ -5,10 +5,13 @@
  * The seam for simulated time: node-cron's runner reads the process's `Date` and `setTimeout`, so
  * on the system clock it runs as is (tests drive it with fake timers). On any other `Clock` (the
  * demo, the benchmark's accelerated week, ManualClock tests) the same node-cron task is executed
- * at node-cron's own next match, waiting on that clock: the matching is node-cron's either way.
+ * at the next match after that clock's time. node-cron's public API finds next runs only from the
+ * real time, so that search is ours (below); node-cron still decides what matches.
  */
-import { createTask, type ScheduledTask } from 'node-cron';
+import { createTask, parse, type ScheduledTask } from 'node-cron';
 import { systemClock } from '../clock.js';
+import { localParts, localTimeToUtcMs } from '../core/zoned-time.js';
+import { WattshiftError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../ports.js';
 import { startLoop, type LoopHandle } from './loop.js';
@@ -29,29 +32,69 @@ export interface CronSchedule {
   occurrencesMs(fromMs: number, toMs: number, max?: number): number[];
 }
 
-/** node-cron's matcher of a task: public in its build, absent from its types. */
-interface WithMatcher {
-  timeMatcher?: { getNextMatch(date: Date): Date };
+/** How far ahead a match is looked for (node-cron's own bound): an expression such as `0 0 30 2 *` never matches. */
+const searchDays = 366 * 100;
+const noop = (): undefined => undefined;
+
+/**
+ * The first match strictly after `ms`, in whole seconds: day by day in the zone's calendar, then
+ * the day's times in order. node-cron answers both questions: a task on the expression's day
+ * fields alone (at local noon, which every day has) says whether a day can match, and the
+ * expression's own task says whether an instant does. So its day-of-month and day-of-week rules
+ * (`L`, `W`, `#`) and its DST handling hold here too: a time the spring change skips does not
+ * match, and of a repeated autumn hour one pass is taken; times before `ms` on its own day are
+ * compared as wall-clock times, as node-cron's runner does.
+ */
+function nextMatchAfter(spec: CronSpec, whole: ScheduledTask, dayMatches: (y: number, m: number, d: number) => boolean, times: { hour: number[]; minute: number[]; second: number[] }, ms: number): number {
+  const base = Math.floor(ms / 1000) * 1000;
+  const from = { ...localParts(base, spec.timezone), second: Math.floor(base / 1000) % 60 };
+  let date = new Date(Date.UTC(from.year, from.month - 1, from.day));
+  for (let i = 0; i < searchDays; i++, date = new Date(date.getTime() + 86_400_000)) {
+    const [y, m, d] = [date.getUTCFullYear(), date.getUTCMonth() + 1, date.getUTCDate()];
+    if (!dayMatches(y, m, d)) continue;
+    for (const hour of times.hour) {
+      for (const minute of times.minute) {
+        for (const second of times.second) {
+          if (i === 0 && hour * 3600 + minute * 60 + second <= from.hour * 3600 + from.minute * 60 + from.second) continue;
+          const at = localTimeToUtcMs(y, m, d, hour, spec.timezone, minute) + second * 1000;
+          if (at > base && whole.match(new Date(at))) return at;
+        }
+      }
+    }
+  }
+  throw new WattshiftError('CONFIG_INVALID', `cron expression "${spec.cron}" (${spec.timezone}) has no time in ${searchDays} days`, { details: { cron: spec.cron } });
 }
 
-function matcherOf(task: ScheduledTask): { getNextMatch(date: Date): Date } {
-  const matcher = (task as unknown as WithMatcher).timeMatcher;
-  if (typeof matcher?.getNextMatch !== 'function') throw new Error('node-cron: this version has no timeMatcher.getNextMatch; pin a version that has');
-  return matcher;
+/** The expression's day-of-month, month and day-of-week fields under "every second of the day". */
+function dayPattern(cron: string): string {
+  const fields = cron.trim().split(/\s+/);
+  return ['*', '*', '*', ...fields.slice(-3)].join(' ');
 }
 
 /** A schedule without a job: for occurrences (user schedules that feed the planner). */
 export function cronSchedule(spec: CronSpec): CronSchedule {
-  // A task made and never started holds no timer; destroy() drops it from node-cron's registry.
-  const task = createTask(spec.cron, () => undefined, { timezone: spec.timezone });
-  const matcher = matcherOf(task);
-  void task.destroy();
-  return scheduleOf(spec, matcher);
-}
-
-function scheduleOf(spec: CronSpec, matcher: { getNextMatch(date: Date): Date }): CronSchedule {
-  // node-cron matches whole seconds: ask from the second, so an occurrence at `ms` itself is not repeated.
-  const nextAfterMs = (ms: number): number => matcher.getNextMatch(new Date(Math.floor(ms / 1000) * 1000)).getTime();
+  // Tasks made and never started hold no timer; destroy() drops them from node-cron's registry,
+  // and match() keeps working.
+  const whole = createTask(spec.cron, noop, { timezone: spec.timezone });
+  const day = createTask(dayPattern(spec.cron), noop, { timezone: spec.timezone });
+  void whole.destroy();
+  void day.destroy();
+  const fields = parse(spec.cron);
+  const ascending = (xs: number[]): number[] => [...new Set(xs)].sort((a, b) => a - b);
+  const times = { hour: ascending(fields.hour), minute: ascending(fields.minute), second: ascending(fields.second) };
+  // Whether a date can match never changes; the planner asks about the same days at every plan.
+  const days = new Map<number, boolean>();
+  const dayMatches = (y: number, m: number, d: number): boolean => {
+    const key = Date.UTC(y, m - 1, d);
+    let matches = days.get(key);
+    if (matches === undefined) {
+      if (days.size >= 1024) days.clear();
+      matches = day.match(new Date(localTimeToUtcMs(y, m, d, 12, spec.timezone)));
+      days.set(key, matches);
+    }
+    return matches;
+  };
+  const nextAfterMs = (ms: number): number => nextMatchAfter(spec, whole, dayMatches, times, ms);
   return {
     spec,
     nextAfterMs,
@@ -103,7 +146,7 @@ export function startCronJob(options: {
     missedExecutionTolerance: lateRunToleranceMs,
     logger: cronLogger,
   });
-  const schedule = scheduleOf(options.spec, matcherOf(task));
+  const schedule = cronSchedule(options.spec);
 
   if (options.clock === systemClock) {
     void task.start();
