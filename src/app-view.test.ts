@@ -64,7 +64,6 @@ describe('limits, events and reports in the view', () => {
     const html = renderStatusPage(v, { timezone: 'UTC' });
     expect(html).toContain('limited to 0.0 kW (LPC) until 2026-03-02 20:00');
     expect(html).toMatch(/<table id="limits">.*whole home.*6\.0 kW.*<b>active<\/b>.*4\.0 kW.*coming/s);
-    expect(html).toContain('ResourceLPC <span class="muted">tank-cap</span>');
     expect(html).toContain('2 pending, 7 accepted, 2 rejected');
     const t = haTopics('ws');
     const m = stateMessages(t, v);
@@ -73,6 +72,27 @@ describe('limits, events and reports in the view', () => {
     expect(location.limits).toContainEqual({ device: 'tank', cap_kw: 0, start: '2026-03-02T17:00:00.000Z', end: '2026-03-02T20:00:00.000Z', active: true });
     expect(JSON.parse(m.get(t.device('tank'))!)).toMatchObject({ cap_kw: 0, cap_until: '2026-03-02T20:00:00.000Z' });
     expect(JSON.parse(m.get(t.health)!)).toMatchObject({ outbox: { pending: 2, accepted: 7, rejected: 2 } });
+  });
+
+  it('tells each event by what it is, not by its id: the kind, the cap or price, the window; the id stays in a title and the JSON', () => {
+    const price: HomeEvent = {
+      id: 'c0ffee00-1111-2222-3333-444455556666', createdAtMs: now - hour, notificationType: null, payloadType: 'PriceCurve', relevant: true,
+      startMs: now - 30 * 60_000, endMs: now + 90 * 60_000, locationIds: ['loc'], resourceIds: ['res-tank'], lpcCaps: [], eligibility: null, refusal: null,
+      priceDeltas: [-0.35, 0.4].map((p, i) => ({ startMs: now - 30 * 60_000 + i * hour, durationMs: hour, price: p, currency: 'NOK', energyUnit: 'kWh', resourceId: 'res-tank' })),
+    };
+    const v = viewWith([...events, price]);
+    expect(v.events.find((e) => e.id === 'tank-cap')).toMatchObject({ type: 'ResourceLPC', capKw: { min: 0, max: 0 }, deviceIds: ['tank'] });
+    expect(v.events.find((e) => e.id === 'home-cap')).toMatchObject({ capKw: { min: 6, max: 9 } });
+    expect(v.events.find((e) => e.id === price.id)).toMatchObject({ priceDelta: { min: -0.35, max: 0.4, unit: 'NOK/kWh' } });
+    const html = renderStatusPage(v, { timezone: 'UTC' });
+    const list = /<ul id="events">(.*?)<\/ul>/s.exec(html)![1]!;
+    expect(list).toContain('<li data-event="tank-cap" title="event tank-cap">Power limit on a device: at most 0.0 kW on Tank, 2026-03-02 17:00 → 20:00</li>');
+    expect(list).toContain('>Power limit on the home: at most 6.0 to 9.0 kW, 2026-03-02 16:30 → 19:30</li>');
+    expect(list).toContain(`title="event ${price.id}">Price incentive: from 0.350 NOK/kWh off to 0.400 NOK/kWh on the price, 2026-03-02 17:00 → 19:00</li>`);
+    // What the user reads has no id in it.
+    const text = list.replace(/<[^>]*>/g, ' ');
+    for (const id of ['tank-cap', 'home-cap', price.id]) expect(text).not.toContain(id);
+    expect(JSON.parse(JSON.stringify(v)).events.map((e: { id: string }) => e.id)).toContain(price.id);
   });
 
   it('before the first reading, MQTT keeps the last run\'s values instead of publishing unknown', () => {
@@ -128,7 +148,7 @@ describe('the next comfort deadline in the views', () => {
     expect(m.get(t.deviceField('tank', 'next_comfort'))).toBe('2026-03-03T05:30:00.000Z');
     expect(JSON.parse(m.get(t.plan)!)).toMatchObject({ next_comfort: { at: '2026-03-03T05:30:00.000Z', label: comfort.label, temperature: 60, planned_temperature: 60, met: true } });
     expect(renderPlan(v.plan!, { explain: true, timezone: 'Europe/Oslo' }))
-      .toMatch(/Next comfort deadline: hot water ≥ 60 °C by 06:30, Tue 03-03 06:30, ≥ 60 °C \(planned 60\.0 °C\)\n[^]*for hot water ≥ 60 °C by 06:30 \(≥ 60 °C\)/);
+      .toMatch(/Next comfort deadline: hot water ≥ 60 °C by 06:30, Tue 03-03 06:30, ≥ 60 °C \(planned 60\.0 °C\)\n[^]*left before 06:30 \(for “hot water ≥ 60 °C by 06:30”\)/);
   });
 
   it('an unreachable deadline stands out, and without windows there is none', () => {

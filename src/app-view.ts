@@ -9,6 +9,7 @@ import type { DeviceWishes } from './jobs/home-state.js';
 import type { SupervisedDevice } from './devices/supervisor.js';
 import { heldByFuse } from './jobs/fuse-guard.js';
 import { commandRanges } from './jobs/command-envelope.js';
+import { explainSlots } from './app-view-why.js';
 import type { OutboxSummary } from './store/types.js';
 
 /** The plan's first comfort deadline after `nowMs`, of one tank or (without `tankId`) of any. */
@@ -40,6 +41,10 @@ export function planView(plan: Plan, config: Config, fromMs: number): PlanView {
   const comfort = nextComfort(plan, fromMs);
   const slots = plan.slots.filter((s) => s.endMs > fromMs).slice(0, (48 * 60) / plan.slotMinutes);
   const evNeed = plan.evs ? evNeedsText(plan.evs) : undefined;
+  const why = explainSlots(plan, slots, {
+    fromMs, timezone: config.site.timezone, limitKw: config.site.locationLimitKw, frozenWindowMinutes: config.planner.frozenWindowMinutes,
+    names: Object.fromEntries(config.devices.map((d) => [d.id, d.name ?? d.id])),
+  });
   return {
     createdMs: plan.createdMs,
     mode: plan.mode,
@@ -51,11 +56,12 @@ export function planView(plan: Plan, config: Config, fromMs: number): PlanView {
     shortfalls: plan.shortfalls.map((s) => s.message),
     ...(comfort ? { nextComfort: comfort } : {}),
     ...(evNeed ? { evNeed } : {}),
-    slots: slots.map((s) => ({
+    slots: slots.map((s, i) => ({
       startMs: s.startMs,
       pricePerKwh: s.price,
       deltaPerKwh: s.delta,
       reason: s.reason,
+      why: why[i]!,
       devices: Object.fromEntries([
         ...Object.entries(s.tanks ?? {}).map(([id, t]) => [id, { powerKw: t.powerKW, on: t.on, temperatureC: t.endTempC }]),
         ...Object.entries(s.evs ?? {}).map(([id, e]) => [id, { powerKw: e.powerKW, on: e.on, energyStateKwh: e.chargedKWh }]),
@@ -116,10 +122,39 @@ export function limitsOf(events: readonly HomeEvent[], resources: ReadonlyMap<st
     .slice(0, listedMax);
 }
 
-function eventsOf(events: readonly HomeEvent[], nowMs: number): EventView[] {
+/** The lowest and highest of `values`; undefined when there are none (a loop: an event may hold many points). */
+function span(values: readonly number[]): { min: number; max: number } | undefined {
+  if (values.length === 0) return undefined;
+  let min = Infinity;
+  let max = -Infinity;
+  for (const v of values) {
+    min = Math.min(min, v);
+    max = Math.max(max, v);
+  }
+  return { min, max };
+}
+
+/** An event as the views show it: its window, and the caps or price deltas it sets on this home. */
+function eventView(e: HomeEvent, resources: ReadonlyMap<string, string>): EventView {
+  const caps = span(e.lpcCaps.map((c) => c.maxKw));
+  const deviceIds = [...new Set(e.lpcCaps.flatMap((c) => {
+    const id = c.resourceId === null ? undefined : resources.get(c.resourceId);
+    return id === undefined ? [] : [id];
+  }))];
+  const delta = span(e.priceDeltas.map((p) => p.price));
+  const first = e.priceDeltas[0];
+  return {
+    id: e.id, type: e.payloadType, startMs: e.startMs, endMs: e.endMs,
+    ...(caps ? { capKw: caps } : {}),
+    ...(deviceIds.length > 0 ? { deviceIds } : {}),
+    ...(delta && first ? { priceDelta: { ...delta, unit: `${first.currency}/${first.energyUnit}` } } : {}),
+  };
+}
+
+function eventsOf(events: readonly HomeEvent[], resources: ReadonlyMap<string, string>, nowMs: number): EventView[] {
   return events
     .filter((e) => e.endMs === null || e.endMs > nowMs)
-    .map((e) => ({ id: e.id, type: e.payloadType, startMs: e.startMs, endMs: e.endMs }))
+    .map((e) => eventView(e, resources))
     .sort((a, b) => (a.startMs ?? 0) - (b.startMs ?? 0))
     .slice(0, listedMax);
 }
@@ -229,7 +264,7 @@ export function homeView(src: ViewSources): HomeView {
       ...(src.outbox.oldestPendingDeadlineMs !== null ? { oldestDeadlineMs: src.outbox.oldestPendingDeadlineMs } : {}),
     },
     limits,
-    events: eventsOf(src.events, nowMs),
+    events: eventsOf(src.events, src.resources, nowMs),
     bill: src.bill ? billView(src.bill) : null,
     nowMs,
   };

@@ -265,7 +265,8 @@ describe('wattshift status and plan', () => {
 
     const text = await wattshift(['status', '--config', file]);
     expect(text.stdout).toContain('Events: 2 (active 1, done 1)');
-    expect(text.stdout).toMatch(/last: ResourceLPC ev-new, received .*, active/);
+    expect(text.stdout).toMatch(/last: Power limit on a device, received .*, active/);
+    expect(text.stdout).not.toContain('ev-new'); // the id is in --json
     expect(text.stdout).toContain('rejected usage report of ev-old (1 attempt): points do not match the event');
     expect(text.stdout).toMatch(/Plan: optimal, made .*, stored copy from the database, shown because the daemon is not reachable at http:\/\/127\.0\.0\.1:\d+ \(status server disabled/);
     expect(text.stdout).toMatch(/eligible yes, enrolled no \(checked by the daemon /);
@@ -350,11 +351,15 @@ describe('wattshift status and plan', () => {
       expect(r.stdout).toContain('job control: ok');
       expect(r.stdout).toContain('device Hot water (tank): DOWN, mode auto, planned off, 52.3 °C, 0 W, 1234.57 kWh');
       expect(r.stdout).toContain('device Garage charger (ev): available');
-      expect(r.stdout).toMatch(/coming limit: Hot water at most 0\.0 kW, .* → .* \(event lpc-2\)/);
-      expect(r.stdout).toMatch(/event PriceCurve pc-1: /);
-      const j = JSON.parse((await wattshift(['status', '--config', file, '--json'])).stdout) as { daemon: { reachable: boolean; view: { devices: unknown[] } } };
+      expect(r.stdout).toMatch(/coming limit: Hot water at most 0\.0 kW, \d{4}-\d\d-\d\d \d\d:\d\d → [\d:-]+( \d\d:\d\d)?$/m);
+      expect(r.stdout).toMatch(/^ {2}event: Price incentive: \d{4}-/m);
+      expect(r.stdout).toMatch(/^ {2}event: Power limit on a device: \d{4}-/m);
+      // Events are told by what they are; their ids are for --json.
+      for (const id of ['pc-1', 'lpc-1', 'lpc-2']) expect(r.stdout).not.toContain(id);
+      const j = JSON.parse((await wattshift(['status', '--config', file, '--json'])).stdout) as { daemon: { reachable: boolean; view: { devices: unknown[]; events: { id: string }[] } } };
       expect(j.daemon.reachable).toBe(true);
       expect(j.daemon.view.devices).toHaveLength(3);
+      expect(j.daemon.view.events.map((e) => e.id)).toEqual(['lpc-1', 'pc-1', 'lpc-2']);
     } finally {
       await server.close();
     }

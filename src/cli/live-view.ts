@@ -25,6 +25,7 @@ const planViewSchema = z.looseObject({
     pricePerKwh: z.number(),
     deltaPerKwh: z.number(),
     reason: z.string().optional(),
+    why: z.string().optional(),
     devices: z.record(z.string(), slotDeviceSchema),
   })),
 });
@@ -53,7 +54,12 @@ const daemonViewSchema = z.looseObject({
   location: z.looseObject({ powerW: z.number().optional(), limitKw: z.number(), lpcCapKw: z.number().optional() }),
   plan: planViewSchema.nullable(),
   limits: z.array(z.looseObject({ eventId: z.string(), deviceId: z.string().nullable(), capKw: z.number(), startMs: z.number(), endMs: z.number(), active: z.boolean() })).default([]),
-  events: z.array(z.looseObject({ id: z.string(), type: z.string(), startMs: z.number().nullable(), endMs: z.number().nullable() })).default([]),
+  events: z.array(z.looseObject({
+    id: z.string(), type: z.string(), startMs: z.number().nullable(), endMs: z.number().nullable(),
+    capKw: z.looseObject({ min: z.number(), max: z.number() }).optional(),
+    deviceIds: z.array(z.string()).optional(),
+    priceDelta: z.looseObject({ min: z.number(), max: z.number(), unit: z.string() }).optional(),
+  })).default([]),
 });
 export type DaemonView = z.infer<typeof daemonViewSchema>;
 

@@ -142,7 +142,8 @@ export function renderPlan(view: PlanView, options: RenderPlanOptions): string {
         return `${options.names?.[id] ?? id} ${d.on ? `ON ${fixed(d.powerKw, 1)} kW` : 'off'}${temp}`;
       });
       const delta = s.deltaPerKwh === 0 ? '' : ` Δ${s.deltaPerKwh > 0 ? '+' : ''}${fixed(s.deltaPerKwh, 3)}`;
-      lines.push(`  ${dayLabel(s.startMs, tz)} ${hhmm(s.startMs, tz)}  ${fixed(s.pricePerKwh, 3)}${delta}  ${decisions.join(', ')}${s.reason ? ` — ${s.reason}` : ''}`);
+      const why = s.why ?? s.reason;
+      lines.push(`  ${dayLabel(s.startMs, tz)} ${hhmm(s.startMs, tz)}  ${fixed(s.pricePerKwh, 3)}${delta}  ${decisions.join(', ')}${why ? ` — ${why}` : ''}`);
     }
   }
   return `${lines.join('\n')}\n`;

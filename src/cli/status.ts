@@ -23,6 +23,7 @@ import { configPathOf } from './args.js';
 import { billView } from '../app-view.js';
 import { billTariff, readBill } from '../jobs/billing.js';
 import { billLines } from '../status/bill-section.js';
+import { eventKind, eventText, windowText } from '../status/event-text.js';
 import type { BillView } from '../ha/view.js';
 import type { CliCommand, CliIo } from './types.js';
 
@@ -48,7 +49,12 @@ export interface StatusReport {
     currency: string;
     stale: boolean;
     /** The slot covering now, when the plan has one. */
-    current: { startMs: number; pricePerKwh: number; deltaPerKwh: number; reason: string | null; devices: Record<string, { on: boolean; powerKw: number; temperatureC?: number }> } | null;
+    current: {
+      startMs: number; pricePerKwh: number; deltaPerKwh: number;
+      /** The planner's reason, and the same in the user's words. */
+      reason: string | null; why: string | null;
+      devices: Record<string, { on: boolean; powerKw: number; temperatureC?: number }>;
+    } | null;
   } | null;
   /** This month's bill so far, from the database (null without a main meter). */
   bill: BillView | null;
@@ -121,6 +127,7 @@ export function planStatus(shown: ShownPlan | null, nowMs: number): StatusReport
           pricePerKwh: slot.pricePerKwh,
           deltaPerKwh: slot.deltaPerKwh,
           reason: slot.reason ?? null,
+          why: slot.why ?? null,
           devices: Object.fromEntries(Object.entries(slot.devices).map(([id, d]) => [id, { on: d.on, powerKw: d.powerKw, ...(d.temperatureC !== undefined ? { temperatureC: d.temperatureC } : {}) }])),
         }
       : null,
@@ -150,7 +157,7 @@ export function renderStatus(r: StatusReport, config: Config): string[] {
   out.push(`Events: ${r.events.total}${counts ? ` (${counts})` : ''}`);
   if (r.events.last) {
     const l = r.events.last;
-    out.push(`  last: ${l.type} ${l.eventId}, received ${at(l.receivedAtMs)}, ${l.state}${l.detail ? ` (${l.detail})` : ''}`);
+    out.push(`  last: ${eventKind(l.type)}, received ${at(l.receivedAtMs)}, ${l.state}${l.detail ? ` (${l.detail})` : ''}`);
   }
   const o = r.outbox;
   out.push(`Outbox: pending ${o.pending}, sending ${o.sending}, accepted ${o.accepted}, rejected ${o.rejected}`);
@@ -170,7 +177,8 @@ export function renderStatus(r: StatusReport, config: Config): string[] {
       for (const [id, d] of Object.entries(c.devices)) {
         out.push(`  ${name(id)}: ${d.on ? `on ${fixed(d.powerKw, 1)} kW` : 'off'}${d.temperatureC !== undefined ? `, ${fixed(d.temperatureC, 0)} °C at slot end` : ''}`);
       }
-      if (c.reason) out.push(`  why: ${c.reason}`);
+      const why = c.why ?? c.reason;
+      if (why) out.push(`  why: ${why}`);
     } else {
       out.push('  no slot covers now');
     }
@@ -199,9 +207,10 @@ export function renderStatus(r: StatusReport, config: Config): string[] {
     }
     if (v.location.powerW !== undefined) out.push(`  location power ${fixed(v.location.powerW, 0)} W of ${v.location.limitKw} kW${v.location.lpcCapKw !== undefined ? `, LPC cap ${v.location.lpcCapKw} kW` : ''}`);
     for (const l of v.limits) {
-      out.push(`  ${l.active ? 'LIMIT' : 'coming limit'}: ${l.deviceId === null ? 'whole home' : name(l.deviceId)} at most ${fixed(l.capKw, 1)} kW, ${at(l.startMs)} → ${at(l.endMs)} (event ${l.eventId})`);
+      out.push(`  ${l.active ? 'LIMIT' : 'coming limit'}: ${l.deviceId === null ? 'whole home' : name(l.deviceId)} at most ${fixed(l.capKw, 1)} kW, ${windowText(l.startMs, l.endMs, tz)}`);
     }
-    for (const e of v.events) out.push(`  event ${e.type} ${e.id}: ${e.startMs === null ? '–' : at(e.startMs)} → ${e.endMs === null ? '–' : at(e.endMs)}`);
+    const names = Object.fromEntries(config.devices.map((dev) => [dev.id, dev.name ?? dev.id]));
+    for (const e of v.events) out.push(`  event: ${eventText(e, tz, names)}`);
   }
   return out;
 }

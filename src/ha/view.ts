@@ -109,11 +109,18 @@ export interface LimitView {
 
 /** An event that shapes prices or caps now or later. */
 export interface EventView {
+  /** The API's event id: for the partner's support, not for the user to read. */
   id: string;
-  /** `PriceCurve`, `LPC`, `ResourceLPC`, ... as the API names it. */
+  /** `PriceCurve`, `LocationLPC`, `ResourceLPC`, ... as the API names it. */
   type: string;
   startMs: number | null;
   endMs: number | null;
+  /** A power-limitation event: its lowest and highest cap on this home, kW. */
+  capKw?: { min: number; max: number };
+  /** The devices of this home it caps (absent: the whole home). */
+  deviceIds?: string[];
+  /** A price-curve event: its lowest and highest incentive delta (negative: a reward), per `unit` (`NOK/kWh`). */
+  priceDelta?: { min: number; max: number; unit: string };
 }
 
 export interface PlanSlotDeviceView {
@@ -130,8 +137,10 @@ export interface PlanSlotView {
   pricePerKwh: number;
   /** Incentive delta of the price-curve events, currency per kWh (negative = reward). */
   deltaPerKwh: number;
-  /** Why the planner chose what it chose in this slot. */
+  /** Why the planner chose what it chose in this slot, as the planner says it (prices, ranks, binding constraints). */
   reason?: string;
+  /** The same in the user's words (app-view-why.ts). */
+  why?: string;
   devices: Record<string, PlanSlotDeviceView>;
 }
 

@@ -3,6 +3,7 @@ import { dateTime, escapeXml as esc, fixed } from './format.js';
 import { renderPlanSvg } from './svg.js';
 import { billSection } from './bill-section.js';
 import { historyCss } from './history-page.js';
+import { eventText } from './event-text.js';
 
 const kindLabel: Record<DeviceView['kind'], string> = { hotWaterTank: 'Hot water tank', evCharger: 'EV charger', meter: 'Meter', heatPump: 'Heat pump (SG Ready)' };
 const sgLabel = { block: 'locked (1:0)', normal: 'normal (0:0)', boost: 'boost (0:1)', forced: 'start command (1:1)' } as const;
@@ -19,7 +20,7 @@ svg.plan-chart{width:100%;height:auto;display:block}.chart-narrow{display:none}
 .legend{display:flex;flex-wrap:wrap;gap:.3em 1.2em;margin:.4em 0;font-size:.9em}.legend span{white-space:nowrap}
 .sw{display:inline-block;width:1.1em;height:.8em;margin-right:.35em;vertical-align:-.05em}
 .sw-price{background:#8fb3e0}.sw-up{background:#e07a6a}.sw-down{border:1.5px dashed #2e9e5b;box-sizing:border-box}
-.sw-slot{background:#f2a33a}.sw-temp{height:0;border-top:2px solid #c0392b;vertical-align:.25em}.sw-now{height:0;border-top:1.5px dashed #333;vertical-align:.25em}
+.sw-slot{background:#f2a33a}.sw-limit{height:0;border-top:1.5px solid #555;vertical-align:.25em}.sw-cap{height:0;border-top:2.5px dashed #c0392b;vertical-align:.25em}.sw-temp{height:0;border-top:2px solid #c0392b;vertical-align:.25em}.sw-now{height:0;border-top:1.5px dashed #333;vertical-align:.25em}
 ${historyCss}
 @media (max-width:600px){body{margin:.8em auto;padding:0 .6em}td,th{padding:.2em .45em}.summary span{display:block;margin:0}
 .chart-wide{display:none}.chart-narrow{display:block}
@@ -53,10 +54,10 @@ function limitsSection(view: HomeView, tz: string, names: Record<string, string>
   return `<h2>Limits</h2><div class="scroll"><table id="limits"><thead><tr><th>Applies to</th><th>Cap</th><th>From</th><th>Until</th><th></th></tr></thead><tbody>${rows.join('')}</tbody></table></div>`;
 }
 
-function eventsSection(view: HomeView, tz: string): string {
+function eventsSection(view: HomeView, tz: string, names: Record<string, string>): string {
   if (view.events.length === 0) return '<h2>Events</h2><p class="muted" id="events">No event applies now or later.</p>';
-  const when = (ms: number | null): string => (ms === null ? '–' : esc(dateTime(ms, tz)));
-  const rows = view.events.map((e) => `<li>${esc(e.type)} <span class="muted">${esc(e.id)}</span>: ${when(e.startMs)} → ${when(e.endMs)}</li>`);
+  // The API's id is for the partner's support: in the title (a tooltip), not in the text.
+  const rows = view.events.map((e) => `<li data-event="${esc(e.id)}" title="event ${esc(e.id)}">${esc(eventText(e, tz, names))}</li>`);
   return `<h2>Events</h2><ul id="events">${rows.join('')}</ul>`;
 }
 
@@ -65,6 +66,8 @@ const legend = '<div class="legend" id="legend">'
   + '<span><i class="sw sw-up"></i>incentive delta raising the price</span>'
   + '<span><i class="sw sw-down"></i>price before a reward (delta lowering it)</span>'
   + '<span><i class="sw sw-slot"></i>device planned on</span>'
+  + '<span><i class="sw sw-limit"></i>the home\'s power limit</span>'
+  + '<span><i class="sw sw-cap"></i>power-limitation (LPC) cap</span>'
   + '<span><i class="sw sw-temp"></i>tank temperature forecast</span>'
   + '<span><i class="sw sw-now"></i>now</span></div>';
 
@@ -133,13 +136,16 @@ export function renderStatusPage(view: HomeView, options: { timezone: string; /*
       + `<span>of which incentive earned: ${money(plan.incentive, c)} (already taken off)</span>`
       + `<span>Saved against no shifting: ${money(plan.baselineCost - plan.expectedCost, c)} (would cost ${money(plan.baselineCost, c)})</span></p>`);
     if (plan.shortfalls.length > 0) parts.push(`<ul id="shortfalls">${plan.shortfalls.map((s) => `<li>${esc(s)}</li>`).join('')}</ul>`);
+    const now = plan.slots.find((s) => s.startMs <= view.nowMs && view.nowMs < s.startMs + plan.slotMinutes * 60_000);
+    const whyNow = now?.why ?? now?.reason;
+    if (whyNow) parts.push(`<p id="why-now">Now: ${esc(whyNow)}</p>`);
     // Chart text scales with the chart: a phone gets its own narrow drawing, so labels stay legible.
-    const chart = (width: number): string => renderPlanSvg(plan, { timezone: tz, nowMs: view.nowMs, names, width });
+    const chart = (width: number): string => renderPlanSvg(plan, { timezone: tz, nowMs: view.nowMs, names, width, limitKw: view.location.limitKw, limits: view.limits });
     parts.push(`<div class="chart-wide">${chart(960)}</div><div class="chart-narrow">${chart(420)}</div>`, legend);
   } else {
     parts.push('<p class="muted">No plan yet.</p>');
   }
-  parts.push(billSection(view.bill), limitsSection(view, tz, names), eventsSection(view, tz));
+  parts.push(billSection(view.bill), limitsSection(view, tz, names), eventsSection(view, tz, names));
   parts.push(`<h2>Reports</h2><p id="reports">${view.outbox.pending} pending, ${view.outbox.accepted} accepted, ${view.outbox.rejected} rejected`
     + `${view.outbox.oldestDeadlineMs === undefined ? '' : `; oldest due ${esc(dateTime(view.outbox.oldestDeadlineMs, tz))}`}</p>`);
   if (options.historyHtml !== undefined) parts.push(options.historyHtml);

@@ -1,5 +1,6 @@
-import type { PlanView } from '../ha/view.js';
+import type { LimitView, PlanView } from '../ha/view.js';
 import { dayLabel, escapeXml as esc, fixed, hhmm, planDeviceIds } from './format.js';
+import { deviceCaps, powerPanel, powerPanelHeight } from './svg-limits.js';
 
 export interface PlanSvgOptions {
   timezone: string;
@@ -7,6 +8,10 @@ export interface PlanSvgOptions {
   /** Device names by id, for the row labels. */
   names?: Record<string, string>;
   width?: number;
+  /** The home's power limit, kW: with it the chart has a power panel under that limit. */
+  limitKw?: number;
+  /** LPC caps now and coming: the home's in the power panel, a device's over its row. */
+  limits?: readonly LimitView[];
 }
 
 const left = 110;
@@ -18,8 +23,9 @@ const tempH = 110;
 const gap = 18;
 
 /**
- * The plan as an SVG chart: price bars with the incentive delta drawn over them, one row per
- * device with a `rect.slot` per planned on-slot, and the forecast tank temperature as a line.
+ * The plan as an SVG chart: price bars with the incentive delta drawn over them, the planned power
+ * under the home's limit and caps (svg-limits.ts), one row per device with a `rect.slot` per
+ * planned on-slot and its own caps, and the forecast tank temperature as a line.
  * Plain markup with `<title>` tooltips: no script, no external assets.
  */
 export function renderPlanSvg(plan: PlanView, options: PlanSvgOptions): string {
@@ -27,7 +33,8 @@ export function renderPlanSvg(plan: PlanView, options: PlanSvgOptions): string {
   const slots = plan.slots;
   const ids = planDeviceIds(slots);
   const tempIds = ids.filter((id) => slots.some((s) => s.devices[id]?.temperatureC !== undefined));
-  const rowsTop = top + priceH + gap;
+  const powerTop = top + priceH + gap;
+  const rowsTop = options.limitKw === undefined ? powerTop : powerTop + powerPanelHeight + gap;
   const tempTop = rowsTop + ids.length * rowH + gap;
   const axisY = tempIds.length > 0 ? tempTop + tempH : rowsTop + ids.length * rowH;
   const height = axisY + 40;
@@ -36,8 +43,8 @@ export function renderPlanSvg(plan: PlanView, options: PlanSvgOptions): string {
   const x = (i: number): number => left + i * slotW;
   const slotMs = plan.slotMinutes * 60_000;
   const out: string[] = [];
-  out.push(`<svg xmlns="http://www.w3.org/2000/svg" class="plan-chart" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="Plan: prices, incentive deltas, planned slots and tank temperature">`);
-  out.push('<style>.price-bar{fill:#8fb3e0}.delta-up{fill:#e07a6a}.delta-down{fill:none;stroke:#2e9e5b;stroke-width:1.5;stroke-dasharray:3 2}.slot{fill:#f2a33a}.row-bg{fill:#f4f4f4}.temp-line{fill:none;stroke:#c0392b;stroke-width:2}.axis{stroke:#999;stroke-width:1}.now-line{stroke:#333;stroke-width:1.5;stroke-dasharray:4 3}text{font:11px sans-serif;fill:#333}.label{font-weight:bold}</style>');
+  out.push(`<svg xmlns="http://www.w3.org/2000/svg" class="plan-chart" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="Plan: prices, incentive deltas, planned power under the limit and caps, planned slots and tank temperature">`);
+  out.push('<style>.price-bar{fill:#8fb3e0}.delta-up{fill:#e07a6a}.delta-down{fill:none;stroke:#2e9e5b;stroke-width:1.5;stroke-dasharray:3 2}.slot{fill:#f2a33a}.row-bg{fill:#f4f4f4}.temp-line{fill:none;stroke:#c0392b;stroke-width:2}.axis{stroke:#999;stroke-width:1}.now-line{stroke:#333;stroke-width:1.5;stroke-dasharray:4 3}.power-bar{fill:#f2a33a;fill-opacity:.45}.limit-line{stroke:#555;stroke-width:1.5}.cap-line{stroke:#c0392b;stroke-width:2.5;stroke-dasharray:6 3}.device-cap{fill:#c0392b;fill-opacity:.15;stroke:#c0392b;stroke-width:1;stroke-dasharray:3 2}text{font:11px sans-serif;fill:#333}.label{font-weight:bold}</style>');
   if (slots.length === 0) {
     out.push(`<text x="${left}" y="${top + 20}">No plan yet</text></svg>`);
     return out.join('');
@@ -66,6 +73,8 @@ export function renderPlanSvg(plan: PlanView, options: PlanSvgOptions): string {
     }
   });
   out.push(`<line class="axis" x1="${left}" x2="${width - right}" y1="${zeroY}" y2="${zeroY}"/></g>`);
+  const frame = { left, right, slotW, timezone: options.timezone, ...(options.names ? { names: options.names } : {}) };
+  if (options.limitKw !== undefined) out.push(powerPanel(plan, options.limits ?? [], options.limitKw, powerTop, frame, width));
 
   // Device rows.
   out.push('<g class="devices">');
@@ -76,12 +85,13 @@ export function renderPlanSvg(plan: PlanView, options: PlanSvgOptions): string {
     slots.forEach((s, i) => {
       const d = s.devices[id];
       if (!d?.on) return;
-      const tip = `${hhmm(s.startMs, options.timezone)} ${fixed(d.powerKw, 1)} kW${s.reason ? ` — ${s.reason}` : ''}`;
+      const why = s.why ?? s.reason;
+      const tip = `${hhmm(s.startMs, options.timezone)} ${fixed(d.powerKw, 1)} kW${why ? ` — ${why}` : ''}`;
       out.push(`<rect class="slot" data-device="${esc(id)}" data-start="${new Date(s.startMs).toISOString()}" x="${fixed(x(i) + 0.5, 2)}" y="${y + 4}" width="${fixed(Math.max(slotW - 1, 0.5), 2)}" height="${rowH - 8}"><title>${esc(tip)}</title></rect>`);
     });
     out.push('</g>');
   });
-  out.push('</g>');
+  out.push(deviceCaps(plan, options.limits ?? [], ids, (r) => rowsTop + r * rowH, rowH, frame), '</g>');
 
   // Tank temperature forecast.
   if (tempIds.length > 0) {
