@@ -112,6 +112,31 @@ describe('wattshift sim', { timeout: 60_000 }, () => {
     expect([list.data['I1'], list.data['I2'], list.data['I3']].every((a) => typeof a === 'number')).toBe(true);
   });
 
+  it('ams beside goe: the HAN meter counts the simulated car charging on the same broker', async () => {
+    const broker = await startEmbeddedBroker();
+    const client = await connectAsync(broker.url);
+    const goe = startSim(['goe', '--speed', '60', '--mqtt', broker.url, '--prefix', 'go-eCharger/try2']);
+    const ams = startSim(['ams', '--speed', '60', '--mqtt', broker.url, '--prefix', 'ams/try2']);
+    try {
+      await ams.waitFor(/^ {2}# its meter also counts the go-e chargers publishing under go-eCharger\/\+ on this broker \(wattshift sim goe\)$/);
+      let list: Record<string, number> | undefined;
+      client.on('message', (_topic, payload) => void (list = (JSON.parse(payload.toString()) as { data: Record<string, number> }).data));
+      await client.subscribeAsync('ams/try2');
+      // The car charges at 16 A on three lines: 11 kW on top of the house's 1.5 to 4.3 kW.
+      const withCar = (l: Record<string, number> | undefined): boolean => l !== undefined && l['P']! > 11_000 && [l['I1'], l['I2'], l['I3']].every((a) => a! >= 16);
+      for (let i = 0; i < 400 && !withCar(list); i++) await new Promise((r) => setTimeout(r, 25));
+      expect(list).toBeDefined();
+      expect(withCar(list), JSON.stringify(list)).toBe(true);
+    } finally {
+      goe.stop();
+      ams.stop();
+      expect(await goe.done).toBe(0);
+      expect(await ams.done).toBe(0);
+      await client.endAsync();
+      await broker.close();
+    }
+  });
+
   it('ocpp: a charge point with a car plugged in connects to the central system its printed config describes', async () => {
     const password = 'try-it-password-123';
     const cs = createCentralSystem({

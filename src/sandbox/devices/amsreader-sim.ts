@@ -13,8 +13,14 @@
  * multiply the traffic of long simulations. The home's draw is a function of time (import and
  * export W, split evenly over the phases at the phase voltage unless per-phase currents are given); energy is integrated exactly and
  * `energyKwhByHour` is the ground truth of import per UTC hour.
+ *
+ * With `chargers`, the meter also sees the go-e chargers publishing on the same broker, as a HAN
+ * meter sees every load behind it: each charger's latest `nrg` (go-e API v2: currents L1..L3 at
+ * indexes 4..6, A; the total power at index 11, W) adds to the home's draw, until the charger's
+ * Last Will (`mcc` false) says it has gone.
  */
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
+import { z } from 'zod';
 import { followClock, publishOnline, type MqttSimulator } from './mqtt-simulator.js';
 
 const hourMs = 3_600_000;
@@ -36,6 +42,8 @@ export interface AmsReaderSimOptions {
    * Some 3-phase meters on 3-wire IT supplies measure only L1 and L3 (Aron connection) and send no I2.
    */
   unmeasuredLines?: readonly number[];
+  /** An MQTT filter of go-e chargers' topic prefixes (`go-eCharger/+`) whose draw the meter sees too. */
+  chargers?: string;
   /** Cumulative registers at start, kWh. */
   importKwh?: number;
   exportKwh?: number;
@@ -48,6 +56,10 @@ export interface AmsReaderSim extends MqttSimulator {
   /** How many lists of each kind were published. */
   readonly published: { list2: number; list3: number };
 }
+
+/** go-e's `nrg`: at least the voltages, currents and powers up to the total at index 11. */
+const nrgSchema = z.array(z.number().nullable()).min(12);
+type Draw = { importW: number; exportW?: number; currentsA?: number[] };
 
 export function createAmsReaderSim(options: AmsReaderSimOptions): AmsReaderSim {
   const phases = options.phases ?? 3;
@@ -65,9 +77,41 @@ export function createAmsReaderSim(options: AmsReaderSimOptions): AmsReaderSim {
   let silent = false;
   let client: MqttClient | undefined;
   const queue: string[] = [];
+  /** The draw each followed charger last published, by its topic prefix. */
+  const chargerDraw = new Map<string, { powerW: number; currentsA: number[] }>();
+
+  /** The home's draw with the followed chargers' on top, per phase and in total. */
+  const load = (atMs: number): Draw => {
+    const home = options.load(atMs);
+    if (chargerDraw.size === 0) return home;
+    const evenA = (home.importW + (home.exportW ?? 0)) / (phases * voltage);
+    const currentsA = [0, 1, 2].map((l) => home.currentsA?.[l] ?? (l < phases ? evenA : 0));
+    let powerW = 0;
+    for (const c of chargerDraw.values()) {
+      powerW += c.powerW;
+      c.currentsA.forEach((a, l) => (currentsA[l] = currentsA[l]! + a));
+    }
+    return { ...home, importW: home.importW + powerW, currentsA };
+  };
+
+  /** A followed charger's message: its `nrg` sets its draw, its Last Will ends it. */
+  const onCharger = (topic: string, payload: Buffer): void => {
+    const prefix = topic.slice(0, topic.lastIndexOf('/'));
+    if (topic.endsWith('/mcc')) {
+      if (payload.toString().trim() === 'false') chargerDraw.delete(prefix);
+      return;
+    }
+    let nrg: (number | null)[];
+    try {
+      nrg = nrgSchema.parse(JSON.parse(payload.toString()));
+    } catch {
+      return; // not a go-e power reading: the meter sees nothing new
+    }
+    chargerDraw.set(prefix, { powerW: Math.max(0, nrg[11] ?? 0), currentsA: [4, 5, 6].map((i) => Math.max(0, nrg[i] ?? 0)) });
+  };
 
   const list2 = (): Record<string, unknown> => {
-    const { importW, exportW = 0, currentsA } = options.load(now);
+    const { importW, exportW = 0, currentsA } = load(now);
     const evenA = (importW + exportW) / (phases * voltage);
     // The meter reports currents to two decimals.
     const amps = (n: number): number => Math.round((currentsA?.[n - 1] ?? evenA) * 100) / 100;
@@ -87,7 +131,7 @@ export function createAmsReaderSim(options: AmsReaderSimOptions): AmsReaderSim {
   const integrate = (toMs: number): void => {
     while (now < toMs) {
       const stepEnd = Math.min(toMs, next2, next3, Math.floor(now / hourMs) * hourMs + hourMs);
-      const { importW, exportW = 0 } = options.load(now);
+      const { importW, exportW = 0 } = load(now);
       const kwhIn = (importW * (stepEnd - now)) / 3_600_000_000;
       importKwh += kwhIn;
       exportKwh += (exportW * (stepEnd - now)) / 3_600_000_000;
@@ -126,6 +170,10 @@ export function createAmsReaderSim(options: AmsReaderSimOptions): AmsReaderSim {
     get published() { return { ...published }; },
     async start() {
       client = await mqtt.connectAsync(options.url, { clientId: `ams-sim-${Math.random().toString(16).slice(2, 8)}`, reconnectPeriod: 500, ...options.clientOptions });
+      if (options.chargers !== undefined) {
+        client.on('message', onCharger);
+        await client.subscribeAsync([`${options.chargers}/nrg`, `${options.chargers}/mcc`], { qos: 0 });
+      }
     },
     async advance(ms) {
       integrate(now + ms);

@@ -3,8 +3,9 @@
  * try wattshift without hardware. The tank is a Modbus TCP server (profile `wattshift-sim-tank`); the
  * go-e charger (with a car plugged in), the Shelly and Tasmota relays and the AMS reader on a HAN port publish on
  * an MQTT broker, as the real ones do; the OCPP charge point (a car plugged in) connects to
- * wattshift's central system. Each prints the config lines that point wattshift at it, then runs
- * until the signal aborts.
+ * wattshift's central system. The AMS reader's meter also sees the simulated go-e chargers on its
+ * broker, as a HAN meter sees the car charging behind it. Each prints the config lines that point
+ * wattshift at it, then runs until the signal aborts.
  */
 import { acceleratedClock, systemClock } from '../../clock.js';
 import { WattshiftError } from '../../errors.js';
@@ -27,6 +28,8 @@ export interface SimOptions {
   mqttUrl: string;
   /** Topic prefix of the MQTT device (the AMS reader's topic; the OCPP charge point's id). */
   prefix?: string;
+  /** The AMS reader: the go-e chargers whose draw its meter sees, an MQTT filter of their topic prefixes. */
+  chargers?: string;
   /** The central system the OCPP charge point connects to, `ws://host:port/path`. */
   ocppUrl: string;
   /** The OCPP charge point's basic-auth password (16–40 characters, as the config wants). */
@@ -101,9 +104,12 @@ export async function runSimulator(options: SimOptions, out: (line: string) => v
       const currentsA = [heavy ? 15.2 : 2.2, 2.2, 2.2];
       return { importW: currentsA.reduce((s, a) => s + a * 230, 0), currentsA };
     };
-    const sim = createAmsReaderSim({ url: o.mqttUrl, topic, startMs, load, importKwh: 12_000 });
+    // go-e's default topic prefix is go-eCharger/<serial>, as `wattshift sim goe` publishes.
+    const chargers = o.chargers ?? 'go-eCharger/+';
+    const sim = createAmsReaderSim({ url: o.mqttUrl, topic, startMs, load, importKwh: 12_000, chargers });
     out(`simulated AMS reader on a 3-phase HAN meter on ${o.mqttUrl} at ${topic} (list 2 every 10 s, list 3 hourly), ${o.speed}× real time; in the config:`);
     out(`  meter: { type: amsreader, topic: ${topic} }`);
+    out(`  # its meter also counts the go-e chargers publishing under ${chargers} on this broker (wattshift sim goe)`);
     await runMqtt(sim, 10_000, o.speed, signal);
     return;
   }
