@@ -5,8 +5,14 @@
  */
 import mqtt from 'mqtt';
 import { describe, expect, it } from 'vitest';
+import { homeView } from '../src/app-view.js';
+import { defaultConfig } from '../src/config/load.js';
 import { createMqttDevice, type MqttDevice } from '../src/devices/mqtt/index.js';
+import { stateMessages } from '../src/ha/state.js';
+import { haTopics } from '../src/ha/topics.js';
+import type { ControlSnapshot } from '../src/jobs/control-loop.js';
 import { silentLogger } from '../src/log.js';
+import type { EvState } from '../src/ports.js';
 import { createGoeSim, type GoeSim, type GoeSimPlug } from '../src/sandbox/devices/goe-sim.js';
 import { eventually, useMqttDeviceWorld } from './helpers/aedes.js';
 
@@ -66,8 +72,26 @@ describe('the session energy of a go-e charger', () => {
     await step(H + 10 * 60_000);
     await eventually(async () => expect(await state()).toMatchObject({ plugged: true, charging: true, sessionKwh: expect.closeTo(sim.totalWh / 1000 - firstKwh, 4) }));
     expect((await state()).sessionKwh).toBeLessThan(firstKwh);
+    // Home Assistant's session energy sensor of the charger shows it.
+    const ev = await state();
+    const published = stateMessages(haTopics('wattshift'), viewOf(ev)).get('wattshift/car/session_energy');
+    expect(Number(published)).toBeCloseTo(ev.sessionKwh!, 3);
   });
 });
+
+/** The daemon's view of a home whose charger `car` reads `ev`. */
+function viewOf(ev: EvState) {
+  const config = defaultConfig({
+    mqtt: { url: 'mqtt://127.0.0.1:1883' },
+    devices: [{ id: 'car', kind: 'evCharger', charger: { type: 'goe', topicPrefix: prefix }, model: { capacityKwh: 80 } }],
+  });
+  const control = { readings: new Map([['car', { atMs: t0, ev, errors: [] }]]), decision: { setpoints: [] } } as unknown as ControlSnapshot;
+  return homeView({
+    config, nowMs: t0, plan: null, control, devices: new Map(), jobs: [], locationId: 'loc', events: [], resources: new Map(),
+    wishes: () => ({ mode: 'auto', boostUntilMs: null, floorC: null, departureMs: null, targetKwh: null, targetSocPct: null }),
+    outbox: { pending: 0, sending: 0, accepted: 0, rejected: 0, oldestPendingDeadlineMs: null, nextAttemptMs: null },
+  });
+}
 
 /** The first car's energy, Wh: everything metered before the second car came at t0 + 2 h. */
 function firstSession(sim: GoeSim): number {
