@@ -12,12 +12,12 @@ import { createMqttDevice } from '../src/devices/mqtt/index.js';
 import { superviseDevice, type DeviceCapabilities } from '../src/devices/supervisor.js';
 import { startControlLoop } from '../src/jobs/control-loop.js';
 import { createFuseGuard } from '../src/jobs/fuse-guard.js';
-import type { Metering } from '../src/jobs/metering.js';
 import { silentLogger } from '../src/log.js';
 import { createAmsReaderSim } from '../src/sandbox/devices/amsreader-sim.js';
 import { createGoeSim } from '../src/sandbox/devices/goe-sim.js';
 import { memoryLogger } from './fixtures/modbus/servers.js';
 import { eventually, useMqttDeviceWorld } from './helpers/aedes.js';
+import { goeHeard, listHeard, noMetering, tickApplied } from './helpers/loop-world.js';
 
 const t0 = Date.UTC(2026, 0, 12, 17, 0, 0);
 const minute = 60_000;
@@ -40,11 +40,6 @@ const configWith = (phaseSwitching: boolean) => parseConfig({
     },
   ],
 }, { env: { CS: 'client-secret-from-env' } }).config;
-
-const noMetering: Metering = {
-  feed: () => undefined, tick: () => undefined, flush: () => undefined, openHours: () => new Map(), lastValue: () => undefined,
-  health: () => ({ ok: true, lastError: null, buffered: 0 }),
-};
 
 /** The house without the car, A per line: a 20 A load on L2 and L3 from 17:02 to 17:08. */
 const heavyFrom = t0 + 2 * minute;
@@ -81,11 +76,13 @@ async function world(phaseSwitching: boolean) {
     superviseDevice({ id, kind, capabilities, safeCurrentA: 6, leaseMs: 600_000, readTimeoutMs: 2000 }, { clock: w.clock, logger: silentLogger() });
   const hanSup = sup('han', 'meter', hanDev);
   const carSup = sup('car', 'evCharger', goeDev);
+  // The meter's first list (published until the adapter's subscription takes it) and all the
+  // charger publishes, heard before the first tick.
   await eventually(async () => {
     await han.publishRaw('', '{"data":{"P":0,"I1":0,"I2":0,"I3":0}}');
-    await hanDev.powerMeter!.readPowerW(AbortSignal.timeout(200));
-    expect((await goeDev.evStateReader!.readEvState(AbortSignal.timeout(200))).plugged).toBe(true);
+    expect(await hanDev.phaseMeter!.readPhases(AbortSignal.timeout(200))).toMatchObject({ atMs: t0, currentsA: [0, 0, 0] });
   });
+  await goeHeard(goeDev, goe);
 
   const log = memoryLogger();
   const control = startControlLoop({
@@ -100,19 +97,21 @@ async function world(phaseSwitching: boolean) {
     onTick: () => undefined,
   });
   w.cleanups.push(() => control.stop());
+  await tickApplied(control, t0);
 
   /** Every line's current at each sampled instant (after the tick applied its setpoint). */
   const samples: { at: number; lines: number[]; phases: number; powerW: number }[] = [];
   const step = async (ms: number): Promise<void> => {
     for (let t = 0; t < ms; t += 10_000) {
+      const at = w.clock.nowMs() + 10_000;
+      // The meter lists the lines as they will be at the next tick (to the hundredth); the clock
+      // moves once the adapters have that list and the charger's state, and the tick has ended.
       await han.advance(10_000);
-      const listed = Math.round(lineA(w.clock.nowMs() + 10_000)[1]! * 100) / 100;
-      await eventually(async () => expect((await hanDev.phaseMeter!.readPhases(AbortSignal.timeout(200))).currentsA[1]).toBe(listed));
+      await listHeard(hanDev, { atMs: w.clock.nowMs(), currentsA: lineA(at).map((a) => Math.round(a * 100) / 100) });
       await goe.advance(10_000);
+      await goeHeard(goeDev, goe);
       await w.clock.advance(10_000);
-      const at = w.clock.nowMs();
-      await eventually(() => expect(control.last()?.atMs).toBe(at));
-      await new Promise((r) => setTimeout(r, 5));
+      await tickApplied(control, at);
       samples.push({ at, lines: lineA(at), phases: goe.phasesNow, powerW: goe.powerW });
     }
   };

@@ -23,6 +23,40 @@ import { eventually, type MqttDeviceWorld } from './aedes.js';
 
 export const TICK_MS = 10_000;
 
+/*
+ * Pacing on the manual clock: the clock moves only once every peer has been heard and the last
+ * tick has ended. A device call still in flight when the clock jumps would see its deadline pass
+ * in no time (a timeout no device caused), and a tick would act on what an adapter had not heard yet.
+ * The waits poll often: a paced test waits on them several times a simulated tick.
+ */
+export const PACE_POLL_MS = 2;
+
+/** Waits until a go-e adapter has what its simulator shows now: power, counter, car state and phases. */
+export async function goeHeard(caps: DeviceCapabilities, goe: GoeSim): Promise<void> {
+  await eventually(async () => {
+    const signal = AbortSignal.timeout(500);
+    expect(await caps.powerMeter!.readPowerW(signal)).toBe(goe.powerW);
+    expect(await caps.energyMeter!.readEnergyKwh(signal)).toBe(Math.floor(goe.totalWh) / 1000);
+    const ev = await caps.evStateReader!.readEvState(signal);
+    // A simulator without phase switching does not say its phases.
+    expect({ plugged: ev.plugged, charging: ev.charging, phases: ev.phases ?? goe.phasesNow })
+      .toEqual({ plugged: goe.car !== 1, charging: goe.car === 2, phases: goe.phasesNow });
+  }, 5000, PACE_POLL_MS);
+}
+
+/**
+ * Waits until the HAN adapter has the list its meter just published: stamped `atMs` (its arrival on
+ * the clock) and, where given, with these currents (A, to the hundredth as the meter lists them).
+ */
+export async function listHeard(caps: DeviceCapabilities, expected: { atMs: number; currentsA?: readonly number[] }): Promise<void> {
+  await eventually(async () => expect(await caps.phaseMeter!.readPhases(AbortSignal.timeout(500))).toMatchObject(expected), 5000, PACE_POLL_MS);
+}
+
+/** Waits until the control loop's tick at `atMs` has ended: its commands confirmed by the devices (or failed). */
+export async function tickApplied(control: { last(): ControlSnapshot | null }, atMs: number): Promise<void> {
+  await eventually(() => expect(control.last()?.atMs).toBe(atMs), 5000, PACE_POLL_MS);
+}
+
 /** Our own metering port, doing nothing. */
 export const noMetering: Metering = {
   feed: () => undefined, tick: () => undefined, flush: () => undefined, openHours: () => new Map(), lastValue: () => undefined,
@@ -161,22 +195,16 @@ export async function startLoopWorld(w: MqttDeviceWorld, o: LoopWorldOptions): P
 
   const car = async (ms: number): Promise<void> => {
     await goe.advance(ms);
-    await eventually(async () => {
-      const signal = AbortSignal.timeout(500);
-      expect(await carCaps.powerMeter!.readPowerW(signal)).toBe(goe.powerW);
-      expect(await carCaps.energyMeter!.readEnergyKwh(signal)).toBe(Math.floor(goe.totalWh) / 1000);
-    });
+    await goeHeard(carCaps, goe);
   };
   const meter = async (): Promise<void> => {
     await han!.advance(TICK_MS);
-    await eventually(async () => expect((await hanCaps!.phaseMeter!.readPhases(AbortSignal.timeout(500))).atMs).toBe(w.clock.nowMs()));
+    await listHeard(hanCaps!, { atMs: w.clock.nowMs() });
   };
 
   // Every adapter hears its simulator before the loop's first tick.
   await car(0);
-  for (const c of [carCaps, ...(idle ? [caps.get('car2')!] : [])]) {
-    await eventually(async () => expect((await c.evStateReader!.readEvState(AbortSignal.timeout(500))).plugged).toBe(true));
-  }
+  if (idle) await goeHeard(caps.get('car2')!, idle);
   await eventually(async () => expect((await controlled.get('tank')!.device.read(AbortSignal.timeout(2000))).errors).toEqual([]));
   if (han) await meter();
 
@@ -194,7 +222,7 @@ export async function startLoopWorld(w: MqttDeviceWorld, o: LoopWorldOptions): P
     onTick: () => undefined,
   });
   w.cleanups.push(() => control.stop());
-  await eventually(() => expect(control.last()?.atMs).toBe(t0));
+  await tickApplied(control, t0);
 
   return {
     tank, goe, han, control, linesA, car, meter,
@@ -206,9 +234,7 @@ export async function startLoopWorld(w: MqttDeviceWorld, o: LoopWorldOptions): P
       expect(target <= nextTick).toBe(true);
       await w.clock.advance(ms);
       if (target < nextTick) return;
-      await eventually(() => expect(control.last()?.atMs).toBe(target));
-      // Lets the simulators' answers to the tick's commands in before the clock moves on.
-      await new Promise((r) => setTimeout(r, 5));
+      await tickApplied(control, target);
     },
   };
 }
