@@ -17,7 +17,9 @@
  * `releaseCurrentA` lowers `amp` to the safe current and sets `frc=0`, handing the decision back to
  * the charger (or pauses, when the safe current is 0). `amp` and `frc` are
  * settings the charger keeps, so a value the charger already publishes is never written again;
- * each write is confirmed by the charger republishing the key.
+ * each write is confirmed by the charger republishing the key. After a set that was not confirmed
+ * in time the charger may still take it late, so the next write of that key is sent whatever the
+ * charger last published (and, sent after it, is the one that holds).
  *
  * Phase switching: `psm` (phaseSwitchMode, a "Config" key: 0 auto, 1 force 1-phase, 2 force
  * 3-phase; Modbus holding register 332 is "same as api key psm") is written by `setPhases`, and
@@ -49,6 +51,8 @@ const keySchemas = {
   trx: z.number().int().min(0).max(255).nullable(),
 } as const;
 type Key = keyof typeof keySchemas;
+/** The keys wattshift writes. */
+type Setting = 'amp' | 'frc' | 'psm';
 
 export function createGoeDevice(
   source: GoeSource,
@@ -86,18 +90,31 @@ export function createGoeDevice(
     );
   });
 
-  const write = (key: 'amp' | 'frc' | 'psm', value: number, signal: AbortSignal): Promise<void> =>
+  /**
+   * Per setting, the last set sent that the charger has not confirmed (no answer in time, or the
+   * publish failed): the charger may still take it, so what it published before is not what it
+   * will have. Cleared once the last set sent of that key is confirmed.
+   */
+  const unconfirmed = new Map<Setting, number>();
+  let sets = 0;
+  /** The charger's value of a setting, unless a set it may still take leaves it open. */
+  const settled = (key: Setting): unknown => (unconfirmed.has(key) ? undefined : values.peek(key));
+
+  const write = (key: Setting, value: number, signal: AbortSignal): Promise<void> =>
     withTimeout(clock, requestTimeoutMs, signal, `${device} ${key}=${value}`, async (s) => {
       // A setting the charger already has (and says so, alive) is not written again.
-      if (values.peek(key) === value && values.alive()) return;
+      if (settled(key) === value && values.alive()) return;
+      const n = ++sets;
+      unconfirmed.set(key, n);
       let seen = values.version(key);
       await connection.publish(`${prefix}/${key}/set`, JSON.stringify(value), { qos: 1 });
-      if (values.peek(key) === value) return; // unchanged keys are not republished
-      for (;;) {
+      // Unchanged keys are not republished. A set of the key still on its way is taken before this
+      // one (a broker delivers one client's messages on a topic in the order sent): this one holds.
+      while (values.peek(key) !== value) {
         await values.waitNewer(key, seen, s);
         seen = values.version(key);
-        if (values.peek(key) === value) return;
       }
+      if (unconfirmed.get(key) === n) unconfirmed.delete(key);
     });
 
   /** Whether a current pauses the charger (below the IEC 61851 minimum); throws if it is not a current. */
@@ -109,7 +126,7 @@ export function createGoeDevice(
   };
 
   const lowerAmp = async (maxA: number, signal: AbortSignal): Promise<void> => {
-    const amp = values.peek('amp');
+    const amp = settled('amp');
     const limit = Math.min(maxCurrentA, Math.floor(maxA));
     if (typeof amp !== 'number' || amp > limit) await write('amp', limit, signal);
   };
