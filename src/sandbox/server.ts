@@ -80,6 +80,11 @@ export interface Sandbox {
   events(clientId?: string): EventRec[];
   tokensIssued(clientId?: string): number;
   onResponse(listener: (r: ResponseRecord) => void): () => void;
+  /**
+   * Requests being handled now. Their work is partly off the event loop (a token's signature on
+   * WebCrypto), where the simulation kernel cannot see it, so it asks here.
+   */
+  requestsInFlight(): number;
   setNeighbourhoods(areas: Neighbourhood[]): void;
 }
 
@@ -105,11 +110,17 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   // The issuer is fixed (not the origin): the port is only known after listen().
   const tokens = new TokenService(partners, clock, 'wattshift-sandbox', options.tokenTtlSeconds ?? 3600);
 
+  let handling = 0;
   const server: Server = createServer((req, res) => {
-    handle(req, res).catch((err: unknown) => {
-      logger.error({ err: String(err) }, 'request failed');
-      if (!res.headersSent) send(req, res, problem(500, 'Internal error'), 'none', undefined);
-    });
+    handling++;
+    handle(req, res)
+      .catch((err: unknown) => {
+        logger.error({ err: String(err) }, 'request failed');
+        if (!res.headersSent) send(req, res, problem(500, 'Internal error'), 'none', undefined);
+      })
+      .finally(() => {
+        handling--;
+      });
   });
 
   const send = (req: IncomingMessage, res: ServerResponse, reply: Reply, service: ResponseRecord['service'], pattern: string | undefined): void => {
@@ -223,6 +234,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     acceptedReports: (clientId) => [...engine.partner(first(clientId)).reports],
     events: (clientId) => [...engine.partner(first(clientId)).events],
     tokensIssued: (clientId) => tokens.issued.get(first(clientId)) ?? 0,
+    requestsInFlight: () => handling,
     onResponse: (listener) => {
       listeners.add(listener);
       return () => listeners.delete(listener);

@@ -4,7 +4,7 @@
  * gateways serve one request at a time.
  *
  * - RTU over TCP (a transparent serial gateway: raw RTU frames with CRC on a TCP socket) uses
- *   modbus-serial's `connectTelnet` port; its `connectTcpRTUBuffered` speaks MBAP (Modbus TCP
+ *   modbus-serial's Telnet port; its `connectTcpRTUBuffered` speaks MBAP (Modbus TCP
  *   framing) despite the name, which such gateways do not understand.
  * - Requests run strictly one after another; the unit id is set per request.
  * - Per-request timeout (`timeoutMs` of the bus config) is a wire timeout kept by modbus-serial
@@ -16,6 +16,7 @@
  *   (gateway exceptions 0x0A/0x0B → DEVICE_UNREACHABLE/DEVICE_TIMEOUT, busy → DEVICE_TIMEOUT).
  * - Going down and recovering are logged once each.
  */
+import { connect as netConnect, type Socket } from 'node:net';
 import type { ModbusRTU } from 'modbus-serial/ModbusRTU.js';
 import { LossWatch } from './loss-watch.js';
 import type { ModbusBusConfig } from '../../config/schema.js';
@@ -216,19 +217,33 @@ class Bus implements ModbusBus {
   }
 
   private async connect(): Promise<Connection> {
-    // Loaded on first connect: the serial-port stack it brings along is needed only with Modbus devices.
-    // A CommonJS module seen from ESM: `default` is its module.exports, the class is that object's `default`.
-    const ModbusClient = (await import('modbus-serial')).default.default;
+    const ModbusClient = await loadModbusClient();
     const client = new ModbusClient();
     client.on('error', (e: unknown) => this.log.debug({ err: (e as Error)?.message }, 'modbus port error'));
     client.setTimeout(this.config.timeoutMs);
     const c = this.config;
+    // TCP: our own socket, linked to the client once connected (modbus-serial's `linkTCP`/`linkTelnet`),
+    // made with `net.connect` like every other client socket of the daemon, so Node's `net.client.socket`
+    // diagnostics channel announces it (the simulation kernel watches loopback traffic through it).
+    let socket: Socket | undefined;
+    const linked = async (link: (s: Socket) => Promise<void>, host: string, port: number): Promise<void> => {
+      const s = netConnect({ host, port });
+      socket = s;
+      await new Promise<void>((resolve, reject) => {
+        s.once('connect', () => {
+          s.off('error', reject);
+          resolve();
+        });
+        s.once('error', reject);
+      });
+      await link(s);
+    };
     const opening =
       c.type === 'rtu'
         ? client.connectRTUBuffered(c.path, { baudRate: c.baudRate, parity: c.parity, dataBits: c.dataBits, stopBits: c.stopBits })
         : c.type === 'rtuOverTcp'
-          ? client.connectTelnet(c.host, { port: c.port })
-          : client.connectTCP(c.host, { port: c.port });
+          ? linked((s) => client.linkTelnet(s, { port: c.port }), c.host, c.port)
+          : linked((s) => client.linkTCP(s, { port: c.port }), c.host, c.port);
     let guard: NodeJS.Timeout | undefined;
     try {
       await Promise.race([
@@ -243,6 +258,7 @@ class Bus implements ModbusBus {
       } catch {
         // nothing to clean up
       }
+      socket?.destroy();
       throw err;
     } finally {
       clearTimeout(guard);
@@ -251,6 +267,17 @@ class Bus implements ModbusBus {
     client.on('close', () => loss.fail(new WattshiftError('DEVICE_UNREACHABLE', `${this.where}: connection lost`)));
     return { client, loss };
   }
+}
+
+let modbusClientClass: Promise<typeof ModbusRTU> | undefined;
+/**
+ * modbus-serial's client class, loaded on first use: the serial-port stack it brings along is needed
+ * only with Modbus devices. Kept once loaded, so a reconnect (and the simulation kernel, which loads
+ * it ahead) waits on no module loader. A CommonJS module seen from ESM: `default` is its
+ * module.exports, the class is that object's `default`.
+ */
+export function loadModbusClient(): Promise<typeof ModbusRTU> {
+  return (modbusClientClass ??= import('modbus-serial').then((m) => m.default.default));
 }
 
 /** Creates a bus; it connects lazily on the first request. */

@@ -4,7 +4,17 @@ import type { Config } from '../../config/schema.js';
 import type { Logger } from '../../log.js';
 import type { Clock } from '../../ports.js';
 import { WattshiftError } from '../../errors.js';
-import type { CentralSystem } from './central-system.js';
+import type { CentralSystem, createCentralSystem } from './central-system.js';
+
+type CentralSystemModule = { createCentralSystem: typeof createCentralSystem };
+let centralSystemModule: Promise<CentralSystemModule> | undefined;
+/**
+ * Loaded only when configured: ocpp-rpc and its schema validator stay off the heap otherwise. Kept
+ * once loaded, so a second start (and the simulation kernel, which loads it ahead) waits on no loader.
+ */
+export function loadCentralSystem(): Promise<CentralSystemModule> {
+  return (centralSystemModule ??= import('./central-system.js'));
+}
 
 /** `requestTimeoutMs`: how long a request to a charge point may take, ms of `clock` (default 10 s; on an accelerated clock, a real-time budget × speed). */
 export async function startCentralSystem(config: Config, deps: { clock: Clock; logger: Logger; requestTimeoutMs?: number }): Promise<CentralSystem> {
@@ -20,8 +30,7 @@ export async function startCentralSystem(config: Config, deps: { clock: Clock; l
       throw new WattshiftError('CONFIG_INVALID', `cannot read ocpp.tls.${key} ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { cause: err });
     }
   };
-  // Loaded only when configured: ocpp-rpc and its schema validator stay off the heap otherwise.
-  const { createCentralSystem } = await import('./central-system.js');
+  const { createCentralSystem } = await loadCentralSystem();
   const cs = createCentralSystem({
     host: o.host, port: o.port, heartbeatIntervalS: o.heartbeatIntervalS, meterValueSampleIntervalS: o.meterValueSampleIntervalS,
     chargePoints: [...chargePoints].map(([id, password]) => ({ id, password })),

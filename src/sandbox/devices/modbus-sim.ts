@@ -2,11 +2,12 @@
  * What the simulated devices on a Modbus TCP bus share: the simulated hot water tank
  * (`modbus-tank.ts`) and the SG Ready heat pump (`sg-ready-heat-pump.ts`), whose meter and tank
  * sensor sit at the tank's addresses. A server that can stop and listen again on its port, the
- * register map, the meter's input words, and a service vector that brings the device up to its
- * clock before it answers each request (or answers with an injected fault).
+ * register map, the meter's input words, and the server handlers that bring the device up to its
+ * clock before it answers each request (or answers with an injected fault), served by our own
+ * Modbus TCP server (`modbus-tcp-server.ts`).
  */
 import { createServer } from 'node:net';
-import { ServerTCP, type IServiceVector } from 'modbus-serial';
+import { modbusTcpServer, type RegisterHandlers } from './modbus-tcp-server.js';
 import { encodeRaw } from '../../devices/modbus/codec.js';
 
 /** The register map of the built-in profile `wattshift-sim-tank` (the heat pump's relays start at the same addresses). */
@@ -18,7 +19,7 @@ export const simTankRegisters = {
   temperatureInput: 0x0100,
 } as const;
 
-/** A free TCP port on `host` (ServerTCP maps port 0 to 502, so we pick one ourselves). */
+/** A free TCP port on `host`, for a simulator that must name its port before it listens. */
 export function findFreePort(host = '127.0.0.1'): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
@@ -31,43 +32,7 @@ export function findFreePort(host = '127.0.0.1'): Promise<number> {
   });
 }
 
-/** A Modbus TCP server for a simulator's service vector that can stop and listen again on its port. */
-export function modbusTcpServer(vector: IServiceVector, options: { host: string; unitId: number; port?: number }): { readonly port: number; start(): Promise<void>; stop(): Promise<void> } {
-  let server: ServerTCP | null = null;
-  let port = options.port ?? 0;
-  const listen = async (): Promise<void> => {
-    for (let attempt = 0; ; attempt++) {
-      if (port === 0 || (attempt > 0 && options.port === undefined)) port = await findFreePort(options.host);
-      try {
-        server = await new Promise<ServerTCP>((resolve, reject) => {
-          const s = new ServerTCP(vector, { host: options.host, port, unitID: options.unitId });
-          s.once('initialized', () => resolve(s));
-          s.once('serverError', (err) => reject(err));
-        });
-        server.on('socketError', () => undefined);
-        return;
-      } catch (err) {
-        if (attempt >= 4 || (err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
-        await new Promise((r) => setTimeout(r, 50 * (attempt + 1)));
-      }
-    }
-  };
-  return {
-    get port() {
-      return port;
-    },
-    start: async () => {
-      if (!server) await listen();
-    },
-    stop: async () => {
-      const s = server;
-      server = null;
-      if (s) await new Promise<void>((resolve) => s.close(() => resolve()));
-    },
-  };
-}
-
-/** An error modbus-serial answers as the exception `code` (2: illegal data address, 4: device failure). */
+/** An error the server answers as the exception `code` (2: illegal data address, 4: device failure). */
 export function modbusError(code: number, message: string): Error {
   return Object.assign(new Error(message), { modbusErrorCode: code });
 }
@@ -86,40 +51,23 @@ export interface SimRegisters {
   setRegister(addr: number, value: number): void;
 }
 
-type Cb<T> = (err: Error | null, value: T) => void;
-
-/** The service vector of a simulated device: every request answered against fresh physics. */
-export function simServiceVector(device: SimRegisters): IServiceVector {
-  const answer = <T>(cb: Cb<T>, produce: () => T): void => {
-    const fault = device.fault?.() ?? null;
-    if (fault === 'silent') return;
-    if (fault === 'exception') return cb(modbusError(4, 'simulated device failure'), undefined as T);
-    device.sync();
-    let value: T;
-    try {
-      value = produce();
-    } catch (err) {
-      return cb(err as Error, undefined as T);
-    }
-    cb(null, value);
-  };
-  const inputs = (addr: number, length: number): number[] => {
-    const words = device.inputWords();
-    return Array.from({ length }, (_, i) => {
-      const w = words.get(addr + i);
-      if (w === undefined) throw modbusError(2, `no input register ${addr + i}`);
-      return w;
-    });
-  };
-  // Callback-style handlers (modbus-serial picks the style by arity).
+/** The server's handlers of a simulated device: every request answered against fresh physics. */
+export function simRegisterHandlers(device: SimRegisters): RegisterHandlers {
   return {
-    getInputRegister: (addr: number, _unit: number, cb: Cb<number>) => answer(cb, () => inputs(addr, 1)[0]!),
-    getMultipleInputRegisters: (addr: number, length: number, _unit: number, cb: Cb<number[]>) => answer(cb, () => inputs(addr, length)),
-    getHoldingRegister: (addr: number, _unit: number, cb: Cb<number>) => answer(cb, () => device.holding(addr, 1)[0]!),
-    getMultipleHoldingRegisters: (addr: number, length: number, _unit: number, cb: Cb<number[]>) => answer(cb, () => device.holding(addr, length)),
-    getCoil: (addr: number, _unit: number, cb: Cb<boolean>) => answer(cb, () => device.coil(addr)),
-    setCoil: (addr: number, value: boolean, _unit: number, cb: (err: Error | null) => void) => answer<void>(cb, () => device.setCoil(addr, value)),
-    setRegister: (addr: number, value: number, _unit: number, cb: (err: Error | null) => void) => answer<void>(cb, () => device.setRegister(addr, value)),
+    sync: () => device.sync(),
+    ...(device.fault ? { fault: () => device.fault!() } : {}),
+    inputs: (addr, length) => {
+      const words = device.inputWords();
+      return Array.from({ length }, (_, i) => {
+        const w = words.get(addr + i);
+        if (w === undefined) throw modbusError(2, `no input register ${addr + i}`);
+        return w;
+      });
+    },
+    holding: (addr, length) => device.holding(addr, length),
+    coil: (addr) => device.coil(addr),
+    setCoil: (addr, value) => device.setCoil(addr, value),
+    setRegister: (addr, value) => device.setRegister(addr, value),
   };
 }
 
@@ -160,11 +108,11 @@ export interface ModbusSimServer {
   close(): Promise<void>;
 }
 
-/** Starts serving `vector` and returns `device` with its server's address and controls. */
-export async function serveModbusSim<T extends object>(vector: IServiceVector, options: SimServerOptions, device: T): Promise<T & ModbusSimServer> {
+/** Starts serving `handlers` and returns `device` with its server's address and controls. */
+export async function serveModbusSim<T extends object>(handlers: RegisterHandlers, options: SimServerOptions, device: T): Promise<T & ModbusSimServer> {
   const host = options.host ?? '127.0.0.1';
   const unitId = options.unitId ?? 1;
-  const server = modbusTcpServer(vector, { host, unitId, ...(options.port !== undefined ? { port: options.port } : {}) });
+  const server = modbusTcpServer(handlers, { host, unitId, ...(options.port !== undefined ? { port: options.port } : {}) });
   await server.start();
   const served: ModbusSimServer = {
     host,

@@ -1,5 +1,5 @@
 /**
- * A simulated hot water heater speaking real Modbus TCP (modbus-serial `ServerTCP`), with the
+ * A simulated hot water heater speaking real Modbus TCP (our own server, `modbus-tcp-server.ts`), with the
  * register map of the built-in profile `wattshift-sim-tank`:
  *
  *   coil 0            relay, energised = heating blocked (FC01/FC05)
@@ -24,7 +24,7 @@
  * and the server going away and coming back on the same port.
  */
 import type { Clock } from '../../ports.js';
-import { meterInputWords, modbusError, serveModbusSim, simServiceVector, simTankRegisters, type ModbusSimServer, type SimServerOptions } from './modbus-sim.js';
+import { meterInputWords, modbusError, serveModbusSim, simRegisterHandlers, simTankRegisters, type ModbusSimServer, type SimServerOptions } from './modbus-sim.js';
 import { TankPhysics, type TankPhysicsOptions } from './tank-physics.js';
 
 // Where the tests and the demo have long taken it from.
@@ -96,7 +96,7 @@ export async function startSimulatedTank(options: SimulatedTankOptions = {}): Pr
     return meterInputWords({ powerW: power, energyKwh: energy, tempTenthsC: temp });
   };
 
-  const vector = simServiceVector({
+  const handlers = simRegisterHandlers({
     sync,
     fault: () => (fault === 'silent' || fault === 'exception' ? fault : null),
     inputWords,
@@ -122,7 +122,7 @@ export async function startSimulatedTank(options: SimulatedTankOptions = {}): Pr
     },
   });
 
-  return serveModbusSim(vector, options, {
+  return serveModbusSim(handlers, options, {
     physics,
     state: (): TankSnapshot => {
       sync();

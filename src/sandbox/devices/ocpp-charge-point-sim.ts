@@ -372,7 +372,9 @@ export function createOcppChargePointSim(options: OcppChargePointSimOptions) {
       // A call in flight when the connection drops stays pending until ocpp-rpc gives it up.
       do {
         await new Promise((r) => setImmediate(r));
-        await Promise.race([Promise.all(pending), new Promise((r) => setTimeout(r, 20))]);
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([Promise.all(pending), new Promise((r) => (timer = setTimeout(r, 20)))]);
+        clearTimeout(timer);
         await new Promise((r) => setImmediate(r));
       } while (pending.size > 0 && client.state === RPCClient.OPEN);
     },

@@ -23,7 +23,7 @@
  */
 import type { Clock } from '../../ports.js';
 import { sgContacts, type SgState } from '../../core/heat-pump.js';
-import { meterInputWords, modbusError, serveModbusSim, simServiceVector, simTankRegisters, type ModbusSimServer, type SimServerOptions } from './modbus-sim.js';
+import { meterInputWords, modbusError, serveModbusSim, simRegisterHandlers, simTankRegisters, type ModbusSimServer, type SimServerOptions } from './modbus-sim.js';
 import { TankPhysics, type Draw } from './tank-physics.js';
 
 export interface SgReadyHeatPumpOptions extends SimServerOptions {
@@ -146,7 +146,7 @@ export async function startSgReadyHeatPump(options: SgReadyHeatPumpOptions = {})
     return t === null ? 0 : Math.min(0xffff, Math.max(0, Math.ceil((t - physics.nowMs) / 1000)));
   };
 
-  const vector = simServiceVector({
+  const handlers = simRegisterHandlers({
     sync,
     inputWords: () => meterInputWords({ powerW: powerW(), energyKwh: physics.counterKwh / cop, tempTenthsC: Math.round(physics.tempC * 10) }),
     holding: (addr, length) => Array.from({ length }, (_, i) => leaseS(channel(addr + i, simTankRegisters.leaseHolding))),
@@ -166,7 +166,7 @@ export async function startSgReadyHeatPump(options: SgReadyHeatPumpOptions = {})
     },
   });
 
-  return serveModbusSim(vector, options, {
+  return serveModbusSim(handlers, options, {
     physics,
     state: (): HeatPumpSnapshot => {
       sync();

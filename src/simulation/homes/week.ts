@@ -10,20 +10,20 @@
  * them, the chargers fill them, and their state of charge at each departure is the ground truth.
  */
 import { join } from 'node:path';
-import type { DirectConfigInput } from '../../src/config/schema.js';
-import { localParts } from '../../src/core/zoned-time.js';
-import { startEmbeddedBroker, type EmbeddedBroker } from '../../src/demo/broker.js';
-import { demoCoordinates, demoMeterPointId, demoTimezone, localAt } from '../../src/demo/environment.js';
-import type { Logger } from '../../src/log.js';
-import type { Clock } from '../../src/ports.js';
-import { createAmsReaderSim, type AmsReaderSim } from '../../src/sandbox/devices/amsreader-sim.js';
-import { EvBattery } from '../../src/sandbox/devices/ev-battery.js';
-import { createGoeSim, type GoeSim, type GoeSimPlug } from '../../src/sandbox/devices/goe-sim.js';
-import { findFreePort, startSimulatedTank, type SimulatedTank } from '../../src/sandbox/devices/modbus-tank.js';
-import { createOcppChargePointSim, type OcppChargePointSim } from '../../src/sandbox/devices/ocpp-charge-point-sim.js';
-import { startSgReadyHeatPump, type SgReadyHeatPump } from '../../src/sandbox/devices/sg-ready-heat-pump.js';
-import { createTeslaMateSim, type TeslaMateSim } from '../../src/sandbox/devices/teslamate-sim.js';
-import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import type { DirectConfigInput } from '../../config/schema.js';
+import { localParts } from '../../core/zoned-time.js';
+import { startEmbeddedBroker, type EmbeddedBroker } from '../../demo/broker.js';
+import { demoCoordinates, demoMeterPointId, demoTimezone, localAt } from '../../demo/environment.js';
+import type { Logger } from '../../log.js';
+import type { Clock } from '../../ports.js';
+import { createAmsReaderSim, type AmsReaderSim } from '../../sandbox/devices/amsreader-sim.js';
+import { EvBattery } from '../../sandbox/devices/ev-battery.js';
+import { createGoeSim, type GoeSim, type GoeSimPlug } from '../../sandbox/devices/goe-sim.js';
+import { findFreePort, startSimulatedTank, type SimulatedTank } from '../../sandbox/devices/modbus-tank.js';
+import { createOcppChargePointSim, type OcppChargePointSim } from '../../sandbox/devices/ocpp-charge-point-sim.js';
+import { startSgReadyHeatPump, type SgReadyHeatPump } from '../../sandbox/devices/sg-ready-heat-pump.js';
+import { createTeslaMateSim, type TeslaMateSim } from '../../sandbox/devices/teslamate-sim.js';
+import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 
 export const fuseA = 25;
 /** Line-to-line voltage of the IT supply, V. */
@@ -119,10 +119,10 @@ export function houseW(atMs: number): number {
   return 900;
 }
 
-export async function startWeekWorld(options: { clock: Clock; startMs: number; dataDir: string; logger: Logger }): Promise<WeekWorld> {
+export async function startWeekWorld(options: { clock: Clock; startMs: number; dataDir: string; logger: Logger; seed?: number }): Promise<WeekWorld> {
   const { clock, startMs } = options;
   const at = (d: [number, number, number]): number => localAt(startMs, d[0], d[1], d[2]);
-  const sandbox = await startSandbox({ clock, seed: 11, logger: options.logger.child({ component: 'sandbox' }) });
+  const sandbox = await startSandbox({ clock, seed: options.seed ?? 11, logger: options.logger.child({ component: 'sandbox' }) });
   const broker = await startEmbeddedBroker();
   const tank = await startSimulatedTank({ clock, startMs, initialC: 55, params: { volumeL: 200, elementKw: 2, thermostatC: 75 } });
   // The second bathroom's water heater is a heat pump behind SG Ready contacts (a Modbus relay board).

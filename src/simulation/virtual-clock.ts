@@ -1,0 +1,135 @@
+/**
+ * The simulation kernel's clock: one `Clock` for the daemon and every peer of its simulated home,
+ * in one process. Time stands still while anything is moving; once the whole process is idle
+ * (see quiescence.ts) it jumps to the next instant a sleeper is due and wakes those due then one
+ * by one, in the order they went to sleep, letting each settle before the next. How busy the machine is changes how long a run takes, never
+ * what happens in it.
+ */
+import type { Clock } from '../ports.js';
+import type { Quiescence } from './quiescence.js';
+
+interface Sleeper {
+  wakeMs: number;
+  wake: () => void;
+  cancelled: boolean;
+}
+
+/** Wakes at one instant beyond which a run is taken to spin (a loop of zero-length sleeps). */
+const maxWakesAtOneInstant = 100_000;
+
+export interface RunOptions {
+  /** Called at each instant after its wakes have settled; a throw ends the run with it. */
+  afterInstant?: (nowMs: number) => void;
+  /** Ends the run early when it returns true (checked after each instant). */
+  until?: () => boolean;
+}
+
+export class VirtualClock implements Clock {
+  private now: number;
+  /** Sorted by (wakeMs, seq). */
+  private sleepers: Sleeper[] = [];
+  private running = false;
+
+  constructor(startMs: number, private readonly quiescence: Quiescence) {
+    this.now = startMs;
+  }
+
+  nowMs(): number {
+    return this.now;
+  }
+
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = (): void => {
+        sleeper.cancelled = true;
+        reject(signal?.reason);
+      };
+      const sleeper: Sleeper = {
+        wakeMs: this.now + Math.max(0, Number.isFinite(ms) ? ms : 0),
+        cancelled: false,
+        wake: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        },
+      };
+      this.insert(sleeper);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /** Sleepers still waiting (cancelled ones dropped). */
+  pending(): number {
+    this.sleepers = this.sleepers.filter((s) => !s.cancelled);
+    return this.sleepers.length;
+  }
+
+  /** When the next sleeper is due, if any. */
+  nextDueMs(): number | undefined {
+    return this.sleepers.find((s) => !s.cancelled)?.wakeMs;
+  }
+
+  /** Waits until the process is idle, without moving time. */
+  settle(): Promise<number> {
+    return this.quiescence.settle();
+  }
+
+  /**
+   * Moves time to `untilMs`, wake by wake: settle, wake the next sleeper due (moving time to
+   * its instant), repeat. Ends settled at `untilMs` (or earlier when `options.until` says so).
+   */
+  async runUntil(untilMs: number, options: RunOptions = {}): Promise<void> {
+    if (this.running) throw new Error('VirtualClock.runUntil is already running');
+    this.running = true;
+    try {
+      let wakesHere = 0;
+      for (;;) {
+        await this.settle();
+        if (options.until?.()) return;
+        const due = this.nextDueMs();
+        if (due === undefined || due > untilMs) {
+          this.now = Math.max(this.now, untilMs);
+          await this.settle();
+          options.afterInstant?.(this.now);
+          return;
+        }
+        if (due > this.now) {
+          options.afterInstant?.(this.now);
+          this.now = due;
+          wakesHere = 0;
+        }
+        // One sleeper at a time, in the order they went to sleep, each settled before the next
+        // wakes: what two of them do at the same instant never interleaves on the sockets, so the
+        // order of their effects is the same in every run.
+        while (this.sleepers[0]!.cancelled) this.sleepers.shift();
+        const s = this.sleepers.shift()!;
+        if (++wakesHere > maxWakesAtOneInstant) throw new Error(`more than ${maxWakesAtOneInstant} wakes at ${new Date(this.now).toISOString()}: a loop of zero-length sleeps`);
+        s.wake();
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+
+  /** Runs for `ms` of virtual time from now. */
+  runFor(ms: number, options?: RunOptions): Promise<void> {
+    return this.runUntil(this.now + ms, options);
+  }
+
+  /** Steps the clock without waking anyone, as an NTP correction does. */
+  step(byMs: number): void {
+    this.now += byMs;
+  }
+
+  private insert(s: Sleeper): void {
+    // Binary search for the first sleeper due later: sleepers due at the same instant keep the order they went to sleep in.
+    let lo = 0;
+    let hi = this.sleepers.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.sleepers[mid]!.wakeMs <= s.wakeMs) lo = mid + 1;
+      else hi = mid;
+    }
+    this.sleepers.splice(lo, 0, s);
+  }
+}
