@@ -15,8 +15,12 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { Socket } from 'node:net';
 
-/** Open libuv requests that mean work is under way (handles such as sockets and timers are not work). */
-const workInFlight = /(Req|ReqWrap|ReqCallback|ReqPromise|ConnectWrap|WriteWrap|ShutdownWrap)$/;
+/**
+ * Open libuv requests that mean work is under way (handles such as sockets and timers are not
+ * work), and immediates still to run: the kernel checks from a continuation of its own immediate,
+ * so any listed is someone else's next step.
+ */
+const workInFlight = /(Req|ReqWrap|ReqCallback|ReqPromise|ConnectWrap|WriteWrap|ShutdownWrap|^Immediate)$/;
 
 /** Consecutive quiet turns of the event loop that count as idle (each turn polls I/O once). */
 const quietTurns = 3;

@@ -91,9 +91,9 @@ describe('VirtualClock', () => {
     expect(events).toEqual(['first woke', 'first heard first', 'second woke', 'second heard second']);
   });
 
-  it('does not move time while a server takes a few turns of the event loop to answer', async () => {
-    // Idle means a few quiet turns in a row: an answer written within them is waited for.
-    const { port } = await loopbackServer(echoAfterTurns(2));
+  it('does not move time while a server takes many turns of the event loop to answer', async () => {
+    // Its next step waits as an immediate, which counts as work.
+    const { port } = await loopbackServer(echoAfterTurns(20));
     const socket = await connectLoopback(port);
     const outcome = requestUnderTimeout(socket, 10);
     await clock.runFor(100);
@@ -155,6 +155,15 @@ describe('VirtualClock', () => {
     expect(woke).toEqual(['s10@10', 's20@20']);
     expect(clock.nowMs()).toBe(startMs + 20);
     expect(clock.pending()).toBe(1);
+  });
+
+  it('tells `afterInstant` each instant that had wakes, once they settled, and no other', async () => {
+    void clock.sleep(10);
+    void clock.sleep(20);
+    void clock.sleep(20);
+    const seen: number[] = [];
+    await clock.runFor(100, { afterInstant: (n) => seen.push(n - startMs) });
+    expect(seen).toEqual([10, 20]);
   });
 
   it('ends a run with the error `afterInstant` throws', async () => {

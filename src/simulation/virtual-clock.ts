@@ -18,7 +18,7 @@ interface Sleeper {
 const maxWakesAtOneInstant = 100_000;
 
 export interface RunOptions {
-  /** Called at each instant after its wakes have settled; a throw ends the run with it. */
+  /** Called with each instant that had wakes, once they have all settled; a throw ends the run with it. */
   afterInstant?: (nowMs: number) => void;
   /** Ends the run early when it returns true (checked after each instant). */
   until?: () => boolean;
@@ -83,18 +83,24 @@ export class VirtualClock implements Clock {
     this.running = true;
     try {
       let wakesHere = 0;
+      /** The instant of the last wake, until `afterInstant` has been told it settled. */
+      let woken: number | undefined;
+      const instantSettled = (): void => {
+        if (woken !== undefined) options.afterInstant?.(woken);
+        woken = undefined;
+      };
       for (;;) {
         await this.settle();
         if (options.until?.()) return;
         const due = this.nextDueMs();
         if (due === undefined || due > untilMs) {
+          instantSettled();
           this.now = Math.max(this.now, untilMs);
           await this.settle();
-          options.afterInstant?.(this.now);
           return;
         }
         if (due > this.now) {
-          options.afterInstant?.(this.now);
+          instantSettled();
           this.now = due;
           wakesHere = 0;
         }
@@ -104,6 +110,7 @@ export class VirtualClock implements Clock {
         while (this.sleepers[0]!.cancelled) this.sleepers.shift();
         const s = this.sleepers.shift()!;
         if (++wakesHere > maxWakesAtOneInstant) throw new Error(`more than ${maxWakesAtOneInstant} wakes at ${new Date(this.now).toISOString()}: a loop of zero-length sleeps`);
+        woken = this.now;
         s.wake();
       }
     } finally {
