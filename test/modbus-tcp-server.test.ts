@@ -194,6 +194,39 @@ describe('Modbus TCP server, raw frames', () => {
     expect(await ask(6, [15, ...u16(0), ...u16(0), 0])).toEqual(adu(6, 1, [0x8f, 3]));
   });
 
+  it('refuses what no device can answer: a range past address 65535 (2), fewer registers than asked, an out-of-range code or a failing fault hook (4)', async () => {
+    let faultThrows = false;
+    const lenient = modbusTcpServer({
+      sync: () => undefined,
+      fault: () => {
+        if (faultThrows) throw new Error('fault hook broke');
+        return null;
+      },
+      inputs: (_addr, length) => Array.from({ length: length - 1 }, () => 0),
+      holding: (addr, length) => {
+        if (addr === 7) throw Object.assign(new Error('odd code'), { modbusErrorCode: 300 });
+        return Array.from({ length }, () => 0);
+      },
+      coil: () => false,
+      setCoil: () => undefined,
+      setRegister: () => undefined,
+    }, { host: '127.0.0.1', unitId: 1 });
+    await lenient.start();
+    try {
+      const { ask } = await rawClient(lenient.port);
+      expect([...(await ask(1, [3, ...u16(0xffff), ...u16(2)])).subarray(7)]).toEqual([0x83, 2]);
+      expect([...(await ask(2, [1, ...u16(0xfff0), ...u16(17)])).subarray(7)]).toEqual([0x81, 2]);
+      expect([...(await ask(3, [16, ...u16(0xffff), ...u16(2), 4, 0, 1, 0, 2])).subarray(7)]).toEqual([0x90, 2]);
+      expect([...(await ask(4, [3, ...u16(0xfffe), ...u16(2)])).subarray(7)]).toEqual([3, 4, 0, 0, 0, 0]);
+      expect([...(await ask(5, [4, ...u16(0), ...u16(3)])).subarray(7)]).toEqual([0x84, 4]);
+      expect([...(await ask(6, [3, ...u16(7), ...u16(1)])).subarray(7)]).toEqual([0x83, 4]);
+      faultThrows = true;
+      expect([...(await ask(7, [3, ...u16(0), ...u16(1)])).subarray(7)]).toEqual([0x83, 4]);
+    } finally {
+      await lenient.stop();
+    }
+  });
+
   it('does not answer another unit id', async () => {
     device.holding.set(0, 42);
     const { socket, next } = await rawClient();

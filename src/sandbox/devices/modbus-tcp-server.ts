@@ -37,7 +37,7 @@ class ModbusException extends Error {
 const exceptionOf = (err: unknown): number => {
   if (err instanceof ModbusException) return err.code;
   const code = (err as { modbusErrorCode?: unknown })?.modbusErrorCode;
-  return typeof code === 'number' ? code : 4;
+  return typeof code === 'number' && Number.isInteger(code) && code >= 1 && code <= 0xff ? code : 4;
 };
 
 const words = (values: readonly number[]): Buffer => {
@@ -53,11 +53,16 @@ function answer(pdu: Buffer, h: RegisterHandlers): Buffer {
     if (pdu.length < bytes) throw new ModbusException(3);
   };
   const addr = (): number => pdu.readUInt16BE(1);
+  /** A range past the last address (65535) is an illegal data address. */
+  const inRange = (qty: number): void => {
+    if (addr() + qty > 0x10000) throw new ModbusException(2);
+  };
   switch (fc) {
     case 1: {
       need(5);
       const qty = pdu.readUInt16BE(3);
       if (qty < 1 || qty > maxReadCoils) throw new ModbusException(3);
+      inRange(qty);
       const bits = Buffer.alloc(Math.ceil(qty / 8));
       for (let i = 0; i < qty; i++) if (h.coil(addr() + i)) bits[i >> 3]! |= 1 << (i & 7);
       return Buffer.concat([Buffer.from([fc, bits.length]), bits]);
@@ -67,7 +72,9 @@ function answer(pdu: Buffer, h: RegisterHandlers): Buffer {
       need(5);
       const qty = pdu.readUInt16BE(3);
       if (qty < 1 || qty > maxReadWords) throw new ModbusException(3);
+      inRange(qty);
       const values = fc === 3 ? h.holding(addr(), qty) : h.inputs(addr(), qty);
+      if (values.length !== qty) throw new ModbusException(4);
       return Buffer.concat([Buffer.from([fc, qty * 2]), words(values)]);
     }
     case 5: {
@@ -89,6 +96,7 @@ function answer(pdu: Buffer, h: RegisterHandlers): Buffer {
       const byteCount = pdu[5]!;
       const expected = fc === 15 ? Math.ceil(qty / 8) : qty * 2;
       if (qty < 1 || byteCount !== expected) throw new ModbusException(3);
+      inRange(qty);
       need(6 + byteCount);
       for (let i = 0; i < qty; i++) {
         if (fc === 15) h.setCoil(addr() + i, ((pdu[6 + (i >> 3)]! >> (i & 7)) & 1) === 1);
@@ -119,11 +127,11 @@ function serveConnection(socket: Socket, h: RegisterHandlers, unitId: number): v
       pending = pending.subarray(6 + length);
       const unit = frame[6]!;
       if (unitId !== 255 && unit !== unitId) continue;
-      const fault = h.fault?.() ?? null;
-      if (fault === 'silent') continue;
       const pdu = frame.subarray(mbapBytes);
       let reply: Buffer;
       try {
+        const fault = h.fault?.() ?? null;
+        if (fault === 'silent') continue;
         if (fault === 'exception') throw new ModbusException(4);
         h.sync();
         reply = answer(pdu, h);
