@@ -7,14 +7,14 @@ import mqtt from 'mqtt';
 import { describe, expect, it } from 'vitest';
 import { homeView } from '../src/app-view.js';
 import { defaultConfig } from '../src/config/load.js';
-import { createMqttDevice, type MqttDevice } from '../src/devices/mqtt/index.js';
+import type { MqttDevice } from '../src/devices/mqtt/index.js';
 import { stateMessages } from '../src/ha/state.js';
 import { haTopics } from '../src/ha/topics.js';
 import type { ControlSnapshot } from '../src/jobs/control-loop.js';
-import { silentLogger } from '../src/log.js';
 import type { EvState } from '../src/ports.js';
-import { createGoeSim, type GoeSim, type GoeSimPlug } from '../src/sandbox/devices/goe-sim.js';
+import type { GoeSim, GoeSimPlug } from '../src/sandbox/devices/goe-sim.js';
 import { eventually, useMqttDeviceWorld } from './helpers/aedes.js';
+import { startGoeDevice, stepGoe } from './helpers/goe-device.js';
 
 const t0 = Date.UTC(2026, 0, 12, 0, 0);
 const H = 3_600_000;
@@ -27,17 +27,9 @@ describe('the session energy of a go-e charger', () => {
   let sim: GoeSim;
   let dev: MqttDevice;
   const start = async (plugs: GoeSimPlug[]) => {
-    sim = createGoeSim({ url: w.broker.url, topicPrefix: prefix, startMs: t0, phases: 3, amp: 16, plugs });
-    await sim.start();
-    w.cleanups.push(() => sim.close());
-    dev = createMqttDevice({ type: 'goe', topicPrefix: prefix }, { connection: w.connection, clock: w.clock, logger: silentLogger() }, { staleAfterS: 120, requestTimeoutMs: 2000 });
-    w.cleanups.push(() => dev.close());
-    await eventually(async () => expect(await dev.energyMeter!.readEnergyKwh(quick())).toBe(0));
+    ({ sim, dev } = await startGoeDevice(w, { topicPrefix: prefix, startMs: t0, phases: 3, amp: 16, plugs }));
   };
-  const step = async (ms: number) => {
-    await w.clock.advance(ms);
-    await sim.advance(ms);
-  };
+  const step = (ms: number) => stepGoe(w, sim, ms);
   const state = () => dev.evStateReader!.readEvState(quick());
 
   it('the simulator publishes wh in Wh since the car connected, to the hundredth as a double, restarting with the next car', async () => {

@@ -5,13 +5,13 @@
  */
 import mqtt from 'mqtt';
 import { describe, expect, it } from 'vitest';
-import { createMqttDevice, type MqttDevice } from '../src/devices/mqtt/index.js';
-import { silentLogger } from '../src/log.js';
-import { createGoeSim, type GoeSim, type GoeSimPlug } from '../src/sandbox/devices/goe-sim.js';
+import type { MqttDevice } from '../src/devices/mqtt/index.js';
+import type { GoeSim, GoeSimPlug } from '../src/sandbox/devices/goe-sim.js';
 import { parseConfig } from '../src/config/load.js';
 import type { EvChargerConfig } from '../src/config/schema.js';
 import { identifyVehicle } from '../src/jobs/vehicles.js';
 import { eventually, useMqttDeviceWorld } from './helpers/aedes.js';
+import { startGoeDevice, stepGoe } from './helpers/goe-device.js';
 
 const t0 = Date.UTC(2026, 0, 12, 0, 0);
 const H = 3_600_000;
@@ -37,17 +37,9 @@ describe('the car at a go-e charger', () => {
   let sim: GoeSim;
   let dev: MqttDevice;
   const start = async (plugs: GoeSimPlug[]) => {
-    sim = createGoeSim({ url: w.broker.url, topicPrefix: 'go-eCharger/9', startMs: t0, plugs });
-    await sim.start();
-    w.cleanups.push(() => sim.close());
-    dev = createMqttDevice({ type: 'goe', topicPrefix: 'go-eCharger/9' }, { connection: w.connection, clock: w.clock, logger: silentLogger() }, { staleAfterS: 120, requestTimeoutMs: 2000 });
-    w.cleanups.push(() => dev.close());
-    await eventually(async () => expect(await dev.energyMeter!.readEnergyKwh(quick())).toBe(0));
+    ({ sim, dev } = await startGoeDevice(w, { topicPrefix: 'go-eCharger/9', startMs: t0, plugs }));
   };
-  const step = async (ms: number) => {
-    await w.clock.advance(ms);
-    await sim.advance(ms);
-  };
+  const step = (ms: number) => stepGoe(w, sim, ms);
   const state = () => dev.evStateReader!.readEvState(quick());
 
   it('names the card of the session from trx, and no card without one', async () => {

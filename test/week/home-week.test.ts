@@ -19,18 +19,9 @@ const controlTickMs = 60_000;
 
 describe('a Nordic home over a simulated week', () => {
   let run: WeekRun;
-  let endMs = 0;
-  let samples: LineSample[] = [];
-  let world: { departures: WeekRun['departures'] };
-  let resources: Record<string, string> = {};
-  const fuseA = 25;
 
   beforeAll(async () => {
     run = await runWeekHome({ days, seed: 11, controlTickMs });
-    endMs = run.endMs;
-    samples = run.samples;
-    world = { departures: run.departures };
-    resources = run.resources;
   }, 600_000);
 
   it('runs the week through and stops cleanly, with no error in its log', () => {
@@ -39,7 +30,7 @@ describe('a Nordic home over a simulated week', () => {
   });
 
   it('gets every car to its target state of charge by each weekday departure', () => {
-    const due = world.departures.filter((d) => d.atMs < endMs);
+    const due = run.departures.filter((d) => d.atMs < run.endMs);
     expect(due.length).toBeGreaterThanOrEqual(days >= 5 ? 8 : 1);
     // The car's logger tells whole percent: a car at 79.6 % reads 79.
     const short = due.filter((d) => d.socPct === undefined || d.socPct < d.targetSocPct - 1);
@@ -47,6 +38,7 @@ describe('a Nordic home over a simulated week', () => {
   });
 
   it('keeps every line under the main fuse at every sampled instant', () => {
+    const { samples, fuseA } = run;
     // One every 20 simulated seconds from the daemon's first full read (a few minutes after the start) to the end.
     expect(samples.length).toBeGreaterThan(days * 24 * 180 - 30);
     const worst = samples.reduce((w, s) => (Math.max(...s.linesA) > Math.max(...w.linesA) ? s : w));
@@ -65,10 +57,10 @@ describe('a Nordic home over a simulated week', () => {
   });
 
   it('drives the heat pump through its SG Ready states: boosts, and locks only within the label\'s limits', () => {
-    const history = run.pumpHistory.filter((h) => h.atMs >= run.startMs && h.atMs < endMs);
+    const history = run.pumpHistory.filter((h) => h.atMs >= run.startMs && h.atMs < run.endMs);
     expect(history.some((h) => h.operating === 'boost')).toBe(true);
     // Each lock ends within 2 hours (by wattshift, or by the pump itself), at most 3 a local day.
-    const locks = history.flatMap((h, i) => (h.operating === 'block' ? [{ fromMs: h.atMs, toMs: history[i + 1]?.atMs ?? endMs }] : []));
+    const locks = history.flatMap((h, i) => (h.operating === 'block' ? [{ fromMs: h.atMs, toMs: history[i + 1]?.atMs ?? run.endMs }] : []));
     for (const l of locks) expect(l.toMs - l.fromMs).toBeLessThanOrEqual(2 * H + 60_000);
     // The local day in January (Oslo is UTC+1).
     const localDay = (ms: number): string => new Date(ms + H).toISOString().slice(0, 10);
@@ -80,11 +72,11 @@ describe('a Nordic home over a simulated week', () => {
 
   it('gets every resource its own accepted reports for the daily price curves', () => {
     const reports = run.reports;
-    const curves = run.events.filter((e) => e.notificationType === 'PriceCurveCreated' && e.coverToMs <= endMs - 6 * H);
+    const curves = run.events.filter((e) => e.notificationType === 'PriceCurveCreated' && e.coverToMs <= run.endMs - 6 * H);
     expect(curves.length).toBeGreaterThanOrEqual(Math.max(1, days - 2));
     // The tank, the heat pump, both chargers and both cars.
-    expect(Object.keys(resources).sort()).toEqual(['car-a', 'car-b', 'goe', 'heatpump', 'ocpp', 'tank']);
-    const ids = Object.values(resources);
+    expect(Object.keys(run.resources).sort()).toEqual(['car-a', 'car-b', 'goe', 'heatpump', 'ocpp', 'tank']);
+    const ids = Object.values(run.resources);
     const reportedOverWeek = new Set<string>();
     for (const curve of curves) {
       const payloads = reports.filter((r) => r.eventId === curve.id).flatMap((r) => r.payloads);
