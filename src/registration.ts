@@ -38,8 +38,39 @@ function locationConflict(err: unknown, locationId: string, meterPointIds: reado
   );
 }
 
-/** A heat pump heating the hot water is registered as the tank it heats. */
-const resourceTypes: Record<'hotWaterTank' | 'evCharger' | 'heatPump', ResourceType> = { hotWaterTank: 'HotWaterTank', evCharger: 'Charger', heatPump: 'HotWaterTank' };
+/** Each device kind as the API's ResourceType names it: a heat pump is `HVAC`, whatever it heats. */
+export const resourceTypes: Record<'hotWaterTank' | 'evCharger' | 'heatPump', ResourceType> = { hotWaterTank: 'HotWaterTank', evCharger: 'Charger', heatPump: 'HVAC' };
+
+/** What {@link ensureLocationResource} did: nothing, a new resource, or a new type (with the old one). */
+export type ResourceChange = null | { created: true } | { retypedFrom: string };
+
+/**
+ * Makes a location-bound resource exist with the wanted type. The API has no call that changes a
+ * resource's type (GET and DELETE on /resources/{id}, POST to create, nothing to patch), so a
+ * resource registered under another type is deleted and created again with the same id.
+ */
+export async function ensureLocationResource(
+  spark: Pick<SparkClient, 'getResource' | 'deleteResource' | 'createLocationResource'>,
+  userId: string,
+  locationId: string,
+  resource: { resourceId: string; resourceType: ResourceType; meterPointId?: string },
+): Promise<ResourceChange> {
+  let current: Awaited<ReturnType<SparkClient['getResource']>> | null = null;
+  try {
+    current = await spark.getResource(resource.resourceId);
+  } catch (err) {
+    if (!isWattshiftError(err, 'API_NOT_FOUND')) throw err;
+  }
+  if (current !== null && current.resourceType === resource.resourceType) return null;
+  if (current !== null) await spark.deleteResource(resource.resourceId);
+  await spark.createLocationResource(userId, locationId, resource);
+  return current === null ? { created: true } : { retypedFrom: current.resourceType };
+}
+
+/** The line `register` and `hub provision` print for a resource change. */
+export function resourceChangeText(change: Exclude<ResourceChange, null>, resourceId: string, resourceType: ResourceType, what: string): string {
+  return 'created' in change ? `created resource ${resourceId} (${what})` : `re-created resource ${resourceId} as ${resourceType} (was ${change.retypedFrom})`;
+}
 
 export interface RegisterResult {
   registration: Registration;
@@ -97,10 +128,9 @@ export async function register(
     if (d.kind === 'meter') continue;
     const resourceId = d.resourceId ?? previous?.resources[d.id] ?? `${locationId}-${d.id}`;
     resources[d.id] = resourceId;
-    if (!(await exists(() => spark.getResource(resourceId)))) {
-      await spark.createLocationResource(userId, locationId, { resourceId, resourceType: resourceTypes[d.kind] });
-      changes.push(`created resource ${resourceId} (${d.kind})`);
-    }
+    const resourceType = resourceTypes[d.kind];
+    const change = await ensureLocationResource(spark, userId, locationId, { resourceId, resourceType });
+    if (change !== null) changes.push(resourceChangeText(change, resourceId, resourceType, d.kind));
   }
 
   // Cars belong to the user, not to the location (POST /users/{userId}/vehicles).

@@ -5,13 +5,15 @@
  * once; only its hash is stored.
  *
  *   gatewayId,userId,locationId,priceArea,meterPointId,resources
- *   gw-0001,user-0001,loc-0001,NO1,707057500000000001,res-0001-tank:HotWaterTank;res-0001-ev:Charger
+ *   gw-0001,user-0001,loc-0001,NO1,707057500000000001,res-0001-tank:HotWaterTank;res-0001-ev:Charger;res-0001-hp:HVAC
+ *
+ * A resource already registered under another type is deleted and created again with the CSV's.
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { priceAreas } from '../config/schema.js';
 import { isWattshiftError, WattshiftError } from '../errors.js';
-import { exists } from '../registration.js';
+import { ensureLocationResource, exists, resourceChangeText } from '../registration.js';
 import type { SparkClient } from '../spark/client.js';
 import { resourceTypes } from '../spark/wire.js';
 import { mosquittoPasswordHash } from './broker-auth.js';
@@ -76,9 +78,8 @@ export async function provisionHomes(homes: readonly ProvisionedHome[], deps: { 
       changes.push(`created location ${h.locationId}`);
     }
     for (const r of h.resources) {
-      if (await exists(() => spark.getResource(r.resourceId))) continue;
-      await spark.createLocationResource(h.userId, h.locationId, r);
-      changes.push(`created resource ${r.resourceId} (${r.resourceType})`);
+      const change = await ensureLocationResource(spark, h.userId, h.locationId, r);
+      if (change !== null) changes.push(resourceChangeText(change, r.resourceId, r.resourceType, r.resourceType));
     }
     const enrollment = await spark.getEnrollment(h.userId).catch((err: unknown) => {
       if (isWattshiftError(err, 'API_NOT_FOUND')) return null;

@@ -92,6 +92,17 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('wattshift hub pr
     expect(again.out.filter((l) => l.startsWith('gateway '))).toEqual([]);
   });
 
+  it('moves a resource over to the type the CSV names (the API cannot change a type: deleted and created again), once', async () => {
+    writeFileSync(join(dir, 'retyped.csv'), csv.replace('res-0001-tank:HotWaterTank', 'res-0001-tank:HVAC'));
+    const moved = await run(['hub', 'provision', '--config', configPath, '--csv', join(dir, 'retyped.csv')]);
+    expect(moved.err, moved.err.join('\n')).toEqual([]);
+    expect(moved.out).toContain('re-created resource res-0001-tank as HVAC (was HotWaterTank)');
+    const partner = sandbox.engine.partner(sandbox.credentials[0]!.clientId);
+    expect(partner.resources.get('res-0001-tank')).toMatchObject({ resourceType: 'HVAC', locationId: 'loc-0001', userId: 'user-0001' });
+    const again = await run(['hub', 'provision', '--config', configPath, '--csv', join(dir, 'retyped.csv')]);
+    expect(again.out).toContain('2 home(s) provisioned, 0 change(s)');
+  });
+
   it('refuses a CSV with bad rows before touching the API, naming each line', async () => {
     writeFileSync(join(dir, 'bad.csv'), 'gatewayId,userId,locationId,priceArea,meterPointId,resources\ngw/x,user,loc,XX1,123,res:Toaster\n');
     const usersBefore = sandbox.engine.partner(sandbox.credentials[0]!.clientId).users.size;
