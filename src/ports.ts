@@ -28,6 +28,8 @@ export interface HeaterSwitch {
    * device loses power, so it is written once and reported as not lease-protected.
    */
   readonly deviceLease: boolean;
+  /** Longest lease the device's timer takes, ms (a block held for a cap is written up to this). Default: no longer than asked. */
+  readonly maxLeaseMs?: number;
 }
 
 /** The SG Ready input of a heat pump: two contacts, four operating states (see `core/heat-pump.ts`). */

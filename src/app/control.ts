@@ -6,6 +6,7 @@ import { moduleOf, type Module } from '../lifecycle.js';
 import { clockStepOf } from '../jobs/planning.js';
 import { startControlLoop, type ControlSnapshot, type ControlledDevice } from '../jobs/control-loop.js';
 import { createFuseGuard } from '../jobs/fuse-guard.js';
+import { capRunEndMs } from '../core/cap-hold.js';
 import type { AppContext } from './context.js';
 
 export function controlModule(ctx: AppContext): Module {
@@ -52,6 +53,7 @@ export function controlModule(ctx: AppContext): Module {
         plan: () => planning.current(),
         locationCapKw: (now) => tracker.locationCapKw(now, activeEvents()),
         deviceCapKw: (id, now) => tracker.deviceCapKw(id, now, activeEvents(), me),
+        capEndMs: (id, now) => capRunEndMs(activeEvents().flatMap((e) => e.lpcCaps), now, (p) => p.resourceId === null || me.resources.get(p.resourceId) === id),
         intent: (id) => w.intent(id, clock.nowMs()),
         baseLoadKw: () => tracker.baseLoadKw(),
         estimatedTankC: (id, now) => tracker.estimatedTankC(id, now, planning.current()),

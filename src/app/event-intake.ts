@@ -9,6 +9,8 @@ import { createEventIntake, type EventIntake } from '../jobs/event-intake.js';
 import { createEventActions, homeEventOf } from '../jobs/event-actions.js';
 import type { HomeEvent, Identity } from '../jobs/event-normalise.js';
 import { vehicleSubject } from '../jobs/vehicle-metering.js';
+import { canHoldLocationCap, canHoldResourceCap } from '../core/cap-hold.js';
+import { deviceHoldOf } from '../devices/cap-hold.js';
 import { jobHealth, type AppContext } from './context.js';
 
 export interface EventState {
@@ -73,13 +75,20 @@ export function eventIntakeModule(ctx: AppContext): Module {
         if (deviceId !== undefined && ctx.config.vehicles.some((v) => v.id === deviceId)) return vehicleSubject(deviceId);
         return deviceId ? subjectOfDevice(deviceId) : null;
       },
+      // The rule of docs/caps.md: promise only what the home holds with wattshift gone.
       canHold: (t, e) => {
+        const built = ctx.part('built');
+        const holdOf = (deviceId: string) => {
+          const d = ctx.config.devices.find((x) => x.id === deviceId);
+          const b = built.get(deviceId);
+          return d && b ? deviceHoldOf(d, b.capabilities, supervised.get(deviceId)?.health().state === 'up') : undefined;
+        };
         if (t.kind === 'resource') {
           const deviceId = me.resources.get(t.resourceId);
-          return deviceId !== undefined && supervised.get(deviceId)?.health().state === 'up';
+          return deviceId !== undefined && canHoldResourceCap(holdOf(deviceId), e.lpcCaps.filter((c) => c.resourceId === t.resourceId));
         }
-        const caps = e.lpcCaps.filter((c) => c.resourceId === null);
-        return caps.every((c) => tracker.baseLoadKw() <= c.maxKw);
+        const devices = ctx.config.devices.flatMap((d) => holdOf(d.id) ?? []);
+        return canHoldLocationCap(tracker.baseLoadKw(), devices, e.lpcCaps.filter((c) => c.resourceId === null));
       },
       clock,
       logger: deps.logger,

@@ -54,6 +54,16 @@ describe('decide: heater', () => {
     expect(heater(decide([tank({ mode: 'off', temperatureC: 40 })], roomy)).allow).toBe(true);
     expect(heater(decide([tank({ mode: 'boost', planned: { energyKwh: 0, powerKw: 0 } })], roomy)).allow).toBe(true);
   });
+  it('marks a block as the cap\'s whatever the plan, the floor or the mode wants, and only then', () => {
+    const zero = { capKw: 0, locationPowerW: undefined, baseLoadKw: 0 };
+    const unplanned = { energyKwh: 0, powerKw: 0 };
+    expect(heater(decide([tank({ planned: unplanned })], zero))).toMatchObject({ allow: false, reason: 'not planned', heldByCap: true });
+    expect(heater(decide([tank({ temperatureC: 30 })], zero))).toMatchObject({ allow: false, heldByCap: true });
+    expect(heater(decide([tank({ mode: 'boost' })], zero))).toMatchObject({ allow: false, heldByCap: true });
+    expect(heater(decide([tank({ capKw: 1.5 })], roomy))).toMatchObject({ allow: false, reason: 'device cap 1.5 kW', heldByCap: true });
+    // Blocked by the plan with room under the cap: an ordinary block, renewed as a short lease.
+    expect(heater(decide([tank({ planned: unplanned })], roomy)).heldByCap).toBeUndefined();
+  });
   it('is blocked when the cap leaves no room, even below the floor', () => {
     const d = decide([tank({ temperatureC: 30 })], { capKw: 0, locationPowerW: undefined, baseLoadKw: 0 });
     expect(heater(d).allow).toBe(false);

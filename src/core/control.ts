@@ -131,7 +131,11 @@ export interface HourBudget {
 }
 
 export type Setpoint =
-  | { kind: 'heater'; id: string; allow: boolean; reason: string }
+  | {
+    kind: 'heater'; id: string; allow: boolean; reason: string;
+    /** Blocked because a cap leaves no room for the element: the device is asked to hold the block to the cap's end. */
+    heldByCap?: boolean;
+  }
   | { kind: 'charger'; id: string; currentA: number; reason: string; phases?: 1 | 3 }
   | { kind: 'heatPump'; id: string; state: SgState; reason: string; refused?: string };
 
@@ -297,9 +301,11 @@ export function decide(devices: readonly DeviceNow[], site: SiteNow): Decision {
     if (d.kind !== 'hotWaterTank') continue;
     const want = fuseShared ? heldWhenFull(d, wantedHeater(d)) : wantedHeater(d);
     const roomKw = Math.min(headroomKw, d.capKw ?? Infinity);
-    if (want.allow && d.elementKw > roomKw + 1e-9) {
+    // A cap that leaves no room for the element blocks it whatever the plan, the floor or the user
+    // wants, and marks the block as the cap's: the device then holds it to the cap's end by itself.
+    if (d.elementKw > roomKw + 1e-9) {
       const which = roomKw < headroomKw ? `device cap ${d.capKw} kW` : `cap ${site.capKw} kW leaves no room`;
-      setpoints.push({ kind: 'heater', id: d.id, allow: false, reason: which });
+      setpoints.push({ kind: 'heater', id: d.id, allow: false, reason: want.allow ? which : want.reason, heldByCap: true });
       continue;
     }
     const heaterMargin = site.guardedBefore?.includes(d.id) ? d.elementKw * GUARD_RESUME_MARGIN : 0;

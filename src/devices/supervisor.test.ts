@@ -14,11 +14,12 @@ function captureLogger() {
   return { logger, lines, at };
 }
 
-function fakeHeater(deviceLease = true) {
+function fakeHeater(deviceLease = true, maxLeaseMs?: number) {
   const calls: string[] = [];
   let fail: WattshiftError | undefined;
   const sw: HeaterSwitch = {
     deviceLease,
+    ...(maxLeaseMs !== undefined ? { maxLeaseMs } : {}),
     block: async (leaseMs) => {
       if (fail) throw fail;
       calls.push(`block:${leaseMs}`);
@@ -158,6 +159,51 @@ describe('superviseDevice', () => {
     expect(heater.calls).toHaveLength(m);
     await dev.applyHeater(true); // ignored after stop
     expect(heater.calls).toHaveLength(m);
+  });
+
+  it('writes a cap\'s block to the device\'s timer until the cap ends, and leaves it there on stop or when the device stops answering', async () => {
+    const clock = new ManualClock(t0);
+    const heater = fakeHeater(true, 18 * 3_600_000);
+    const capEndMs = t0 + 2 * 3_600_000;
+    const meter = scriptedMeter();
+    const dev = superviseDevice({ id: 'tank', kind: 'hotWaterTank', capabilities: { ...meter.caps, heaterSwitch: heater.sw }, leaseMs: 600_000, readTimeoutMs: 1000 }, { clock, logger: captureLogger().logger });
+    await dev.applyHeater(true, capEndMs);
+    expect(heater.calls).toEqual(['block:7200000']);
+    expect(dev.health().capHeldUntilMs).toBe(capEndMs);
+    await dev.applyHeater(true, capEndMs);
+    await clock.advance(2 * 3_600_000 - 300_001); // no renewal while the device's timer runs to the cap's end
+    await settle();
+    expect(heater.calls).toEqual(['block:7200000']);
+    await clock.advance(1); // half a lease before its end: an ordinary lease from then on
+    await settle();
+    expect(heater.calls).toEqual(['block:7200000', 'block:600000']);
+
+    // A second cap; the device stops answering (down): neither its safe state nor stop() releases the cap.
+    const nextEndMs = clock.nowMs() + 3_600_000;
+    await dev.applyHeater(true, nextEndMs);
+    expect(heater.calls.at(-1)).toBe('block:3600000');
+    meter.set('stale');
+    await dev.read(new AbortController().signal);
+    await dev.read(new AbortController().signal);
+    await settle();
+    expect(dev.health().state).toBe('down');
+    await dev.applyHeater(true, nextEndMs);
+    await dev.stop();
+    expect(heater.calls.filter((c) => c === 'allow')).toEqual([]);
+  });
+
+  it('writes no more than the device\'s timer takes, and renews a cap\'s block within it', async () => {
+    const clock = new ManualClock(t0);
+    const heater = fakeHeater(true, 3_600_000);
+    const dev = superviseDevice({ id: 'tank', kind: 'hotWaterTank', capabilities: { heaterSwitch: heater.sw }, leaseMs: 600_000, readTimeoutMs: 1000 }, { clock, logger: captureLogger().logger });
+    await dev.applyHeater(true, t0 + 3 * 3_600_000);
+    expect(heater.calls).toEqual(['block:3600000']);
+    expect(dev.health().capHeldUntilMs).toBeUndefined(); // the device alone would not reach the cap's end
+    await clock.advance(3_300_000);
+    await settle();
+    expect(heater.calls).toEqual(['block:3600000', 'block:3600000']);
+    await dev.stop();
+    expect(heater.calls.at(-1)).toBe('allow');
   });
 
   it('retries a failed renewal within the lease still running, so one lost write does not let the block lapse', async () => {

@@ -15,6 +15,12 @@
  * is written once per change; its block is reported as not lease-protected. `stop()` ends the
  * renewals and releases the block (allow).
  *
+ * A block held for a cap (`applyHeater(true, holdUntilMs)`) is written with a lease to the cap's
+ * end (at most the device's `maxLeaseMs`), so that a daemon killed or hung in the window leaves
+ * the device blocked until the window ends and no longer; it is renewed once, half a lease before
+ * that end. While such a hold runs, neither `stop()` nor the safe state of a device that stopped
+ * answering releases it: the device's own timer ends it (docs/caps.md).
+ *
  * A safe state never starts a load: a charger's safe state is a limit, at most the safe current
  * and at most what it was last set to, applied with `limitCurrentA` where the charger has it.
  */
@@ -39,6 +45,11 @@ export interface DeviceCapabilities {
   sgReady?: SgReadyInput;
   /** 1-phase/3-phase switching of a charger. */
   phaseSwitch?: PhaseSwitch;
+  /**
+   * Longest cap window a charger holds by itself once given, ms (an OCPP charging profile with
+   * `validTo`). Absent: it holds a cap only while wattshift runs (docs/caps.md).
+   */
+  chargerHoldsCapMs?: number;
 }
 
 export type DeviceKind = 'hotWaterTank' | 'evCharger' | 'meter' | 'heatPump';
@@ -68,6 +79,8 @@ export interface DeviceHealth {
   blocked: boolean;
   /** A block that the device does not end by itself (no device-side lease): it outlasts an outage. */
   blockWithoutLease?: boolean;
+  /** The device holds the block by itself until then (clock ms): a cap's window, written into its timer. */
+  capHeldUntilMs?: number;
   /** The last current applied to the charger, A. */
   currentA?: number;
   /** The heat pump's SG Ready state last written. */
@@ -91,8 +104,12 @@ export interface SupervisorOptions {
 export interface SupervisedDevice {
   /** Reads every readable capability concurrently; never throws for device errors. */
   read(signal: AbortSignal): Promise<DeviceReading>;
-  /** Blocks (with a renewed lease) or allows the heater. Held at "allowed" while down. */
-  applyHeater(blocked: boolean): Promise<void>;
+  /**
+   * Blocks (with a renewed lease) or allows the heater. Held at "allowed" while down, unless a
+   * cap's block is held on the device. `holdUntilMs`: the block is a cap's, to be held on the
+   * device by itself until then.
+   */
+  applyHeater(blocked: boolean, holdUntilMs?: number): Promise<void>;
   /** Sets a heat pump's SG Ready state (a lock or boost renewed as a lease). Held at "normal" while down. */
   applySgReady(state: SgState): Promise<void>;
   /** Sets the charger current. Held at the safe current while down. */
@@ -137,8 +154,19 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
   /** The next command is written even if unchanged (after a failure or a recovery). */
   let resync = true;
   let renewal: AbortController | undefined;
-  let lastLeaseAtMs = 0;
+  /** When the lease written last ends on the device (clock ms). */
+  let leaseEndMs = 0;
+  /** The cap window the heater's block is held for, if any (clock ms). */
+  let holdUntilMs: number | undefined;
   let stopped = false;
+  const maxLeaseMs = caps.heaterSwitch?.maxLeaseMs ?? options.leaseMs;
+
+  /** The lease of a heater block issued at `atMs`: to the end of a held cap where the device can time it. */
+  const heaterLeaseMs = (atMs: number): number =>
+    holdUntilMs === undefined ? options.leaseMs : Math.max(options.leaseMs, Math.min(maxLeaseMs, holdUntilMs - atMs));
+  /** A cap's block that the device holds by itself now: not to be released by wattshift before its end. */
+  const capHeldOnDevice = (): boolean =>
+    holdUntilMs !== undefined && caps.heaterSwitch?.deviceLease === true && heaterWritten === 'blocked' && leaseEndMs >= holdUntilMs && clock.nowMs() < holdUntilMs;
 
   /** Runs one device call under the read timeout, also cancelled by stop(). */
   const timed = async <T>(what: string, signal: AbortSignal | undefined, work: (s: AbortSignal) => Promise<T>): Promise<T> => {
@@ -172,10 +200,13 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
   };
 
   const enterSafeState = async (): Promise<void> => {
+    // A cap's block the device holds by itself stays: the cap outranks the safe state, and the
+    // device's timer ends it with the window.
+    const keepCap = capHeldOnDevice();
     stopRenewal();
-    blocked = false;
+    if (!keepCap) blocked = false;
     try {
-      if (caps.heaterSwitch) {
+      if (caps.heaterSwitch && !keepCap) {
         heaterWritten = undefined;
         await timed('allow', undefined, (s) => caps.heaterSwitch!.allow(s));
         heaterWritten = 'allowed';
@@ -224,13 +255,14 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
   }
 
   const renewLoop = async (signal: AbortSignal): Promise<void> => {
-    const everyMs = Math.max(1, Math.floor(options.leaseMs / 2));
+    const halfMs = Math.max(1, Math.floor(options.leaseMs / 2));
     // After a failed renewal the lease written last still holds for half a lease: try again well
     // within it, so one lost write does not let the device's timer release it (a relay blip, and a
     // heat pump counting a second lock).
     const retryMs = Math.max(1, Math.floor(options.leaseMs / 20));
-    // Anchored to when the last block was issued, so command latency does not stretch the lease.
-    let nextMs = lastLeaseAtMs + everyMs;
+    // Half a lease before the written one ends (a cap's long lease: once, near the cap's end),
+    // anchored to when it was issued, so command latency does not stretch the lease.
+    let nextMs = leaseEndMs - halfMs;
     for (;;) {
       try {
         await clock.sleep(Math.max(0, nextMs - clock.nowMs()), signal);
@@ -240,10 +272,12 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
       const sg = sgWritten;
       if (signal.aborted || state !== 'up' || (!blocked && (sg === undefined || sg === 'normal'))) return;
       const issuedAtMs = clock.nowMs();
+      const sgLease = caps.sgReady && sg !== undefined;
+      const leaseMs = sgLease ? options.leaseMs : heaterLeaseMs(issuedAtMs);
       try {
-        await timed('renew block', signal, (s) => (caps.sgReady && sg !== undefined ? caps.sgReady.setState(sg, options.leaseMs, s) : caps.heaterSwitch!.block(options.leaseMs, s)));
-        lastLeaseAtMs = issuedAtMs;
-        nextMs = issuedAtMs + everyMs;
+        await timed('renew block', signal, (s) => (sgLease ? caps.sgReady!.setState(sg, leaseMs, s) : caps.heaterSwitch!.block(leaseMs, s)));
+        leaseEndMs = issuedAtMs + leaseMs;
+        nextMs = leaseEndMs - halfMs;
       } catch (err) {
         if (signal.aborted) return;
         const e = toWattshiftError(err, 'DEVICE_UNREACHABLE', `${id}: renewing block`);
@@ -314,29 +348,37 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
       return reading;
     },
 
-    async applyHeater(block) {
+    async applyHeater(block, holdUntil) {
       const sw = caps.heaterSwitch;
       if (!sw) throw new WattshiftError('INTERNAL', `${id} has no heater switch`);
       if (stopped) return;
+      if (state === 'down' && block && capHeldOnDevice()) return;
       if (!block || state === 'down') {
         if (state === 'down' && block) log.debug('block held back: device is down');
         stopRenewal();
         blocked = false;
+        holdUntilMs = undefined;
         if (heaterWritten === 'allowed' && !resync) return;
         heaterWritten = undefined;
         await command('allow', (s) => sw.allow(s));
         heaterWritten = 'allowed';
         return;
       }
-      // Still blocked: a device lease is renewed by its own loop; a plain relay needs nothing.
-      if (heaterWritten === 'blocked' && !resync) return;
+      const holdChanged = sw.deviceLease && holdUntil !== holdUntilMs;
+      holdUntilMs = holdUntil;
+      // Still blocked: a device lease is renewed by its own loop; a plain relay needs nothing. A
+      // new cap window is written at once, so the device's timer covers it from its start.
+      if (heaterWritten === 'blocked' && !resync && !holdChanged) return;
       const issuedAtMs = clock.nowMs();
+      const leaseMs = heaterLeaseMs(issuedAtMs);
+      stopRenewal();
       heaterWritten = undefined;
-      await command('block', (s) => sw.block(options.leaseMs, s));
+      await command('block', (s) => sw.block(leaseMs, s));
       heaterWritten = 'blocked';
-      lastLeaseAtMs = issuedAtMs;
+      leaseEndMs = issuedAtMs + leaseMs;
       blocked = true;
-      if (sw.deviceLease && !renewal) {
+      if (holdUntil !== undefined && sw.deviceLease) log.info({ holdUntil: new Date(Math.min(leaseEndMs, holdUntil)).toISOString() }, 'cap block written to the device\'s own timer');
+      if (sw.deviceLease) {
         renewal = new AbortController();
         void renewLoop(renewal.signal);
       }
@@ -354,7 +396,7 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
       await command(`SG Ready ${next}`, (s) => sg.setState(next, options.leaseMs, s));
       sgWritten = next;
       blocked = next === 'block';
-      lastLeaseAtMs = issuedAtMs;
+      leaseEndMs = issuedAtMs + options.leaseMs;
       if (next !== 'normal' && sg.deviceLease) {
         renewal = new AbortController();
         void renewLoop(renewal.signal);
@@ -384,6 +426,7 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
       const h: DeviceHealth = { state, sinceMs, consecutiveFailures: failures, blocked };
       if (blocked && caps.heaterSwitch && !caps.heaterSwitch.deviceLease) h.blockWithoutLease = true;
       if (blocked && caps.sgReady && !caps.sgReady.deviceLease) h.blockWithoutLease = true;
+      if (capHeldOnDevice()) h.capHeldUntilMs = Math.min(holdUntilMs!, leaseEndMs);
       if (sgWritten !== undefined) h.sgState = sgWritten;
       if (lastError) h.lastError = { code: lastError.code, message: lastError.message };
       if (currentA !== undefined) h.currentA = currentA;
@@ -404,7 +447,9 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
           log.warn({ code: e.code, err: e.message }, 'could not release the device on stop (a lease still expires on the device where supported)');
         }
       };
-      if (caps.heaterSwitch) await release('allow', (s) => caps.heaterSwitch!.allow(s));
+      // A cap's block the device holds by itself is left to its timer: the cap outlives the daemon.
+      if (caps.heaterSwitch && capHeldOnDevice()) log.info({ holdUntil: new Date(Math.min(holdUntilMs!, leaseEndMs)).toISOString() }, 'cap block left on the device\'s timer at stop');
+      else if (caps.heaterSwitch) await release('allow', (s) => caps.heaterSwitch!.allow(s));
       if (caps.sgReady) await release('normal operation', (s) => caps.sgReady!.setState('normal', options.leaseMs, s));
       const charger = caps.chargeCurrentLimit;
       // A charger that wattshift forces on is handed back to its own logic, not forced on once more.

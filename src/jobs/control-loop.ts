@@ -47,6 +47,8 @@ export interface ControlInputs {
   locationCapKw(nowMs: number): number;
   /** Active resource LPC cap of a device, kW, or undefined. */
   deviceCapKw(deviceId: string, nowMs: number): number | undefined;
+  /** End of the LPC cap window binding a device now (its own or the location's), or undefined. */
+  capEndMs?(deviceId: string, nowMs: number): number | undefined;
   intent(deviceId: string): DeviceIntent;
   baseLoadKw(nowMs: number): number;
   /** Tank temperature to act on when no sensor answers (a trustworthy estimate), or undefined. */
@@ -262,7 +264,8 @@ export function startControlLoop(deps: {
       setpoints.map(async (s) => {
         const c = byId.get(s.id);
         if (!c) return;
-        if (s.kind === 'heater') await c.device.applyHeater(!s.allow);
+        // A cap's block goes into the device's own timer to the cap's end (docs/caps.md).
+        if (s.kind === 'heater') await c.device.applyHeater(!s.allow, s.heldByCap ? deps.inputs.capEndMs?.(s.id, now) : undefined);
         else if (s.kind === 'heatPump') await c.device.applySgReady(s.state);
         else {
           // Across a phase switch the current is 0 first, then the phases change.

@@ -103,6 +103,8 @@ export class ModbusDevice {
     }
     return {
       deviceLease: lease !== undefined,
+      // A cap's block is written up to the register's largest count, so the board times the window itself.
+      ...(lease ? { maxLeaseMs: lease.maxS * 1000 } : {}),
       block: async (leaseMs, signal) => {
         if (lease) {
           const seconds = Math.min(lease.maxS, Math.max(1, Math.ceil(leaseMs / 1000)));

@@ -6,6 +6,10 @@
  *
  * A block is `Switch.Set` with `toggle_after` = the lease, so the relay flips back to "allowed"
  * on its own if wattshift stops renewing it. See `BlockedRelayState` for the wiring convention.
+ * A cap's block is written with `toggle_after` running to the cap's end: the timer runs on the
+ * device, so the cap holds through a dead daemon and ends with its window. The documentation
+ * gives `toggle_after` no upper bound; wattshift writes at most a day (`shellyMaxLeaseMs`).
+ * Only Gen2+ RPC is spoken here: a Gen1 device (`relay/0/command`, HTTP `timer`) is not supported.
  *
  * Liveness is per device: a Shelly notifies a component's status when it changes (apower past its
  * report threshold, the temperature past `report_thr_C`, `aenergy` as its minute record turns), so
@@ -39,6 +43,9 @@ const rpcResponseSchema = z.looseObject({
   error: z.looseObject({ code: z.number(), message: z.string().optional() }).optional(),
 });
 const notifySchema = z.looseObject({ method: z.string(), params: z.record(z.string(), z.unknown()).optional() });
+
+/** Longest `toggle_after` wattshift writes: a day, the longest failsafe an EEBus LPC cap asks for. */
+export const shellyMaxLeaseMs = 24 * 3_600_000;
 
 let instance = 0;
 
@@ -169,6 +176,7 @@ export function createShellyDevice(source: ShellySource, deps: MqttDeviceDeps, o
   return {
     heaterSwitch: {
       deviceLease: true,
+      maxLeaseMs: shellyMaxLeaseMs,
       block: (leaseMs, signal) => setRelay(blockOn, Math.max(1, Math.ceil(leaseMs / 1000)), signal),
       allow: (signal) => setRelay(!blockOn, undefined, signal),
     },

@@ -8,7 +8,8 @@
  * serve as a device-side lease when blocking means relay ON (`blockedState: 'on'`); then each
  * block sets `PulseTime<n>` to the lease first. With the default wiring (blocked = OFF) there is
  * no device-side expiry: configure `PowerOnState 1` so a reboot heats, and rely on the
- * supervisor to release.
+ * supervisor to release. A cap's block (blocked = ON) sets `PulseTime` to the cap's end, at
+ * most 64 800 s (18 h, `PulseTime 64900`): the relay falls back by itself when the window ends.
  *
  * Liveness is per device: Tasmota sends telemetry (`tele/<topic>/STATE`, `SENSOR`) only every
  * `TelePeriod` (300 s as shipped) and relay changes as they happen, so a value older than
@@ -26,6 +27,9 @@ import { WattshiftError } from '../../errors.js';
 import { LatestValues, askingReader, requestAnswer } from './values.js';
 import { guard, limits, parseJson, parseWith, plausible, pushedEnergyMeter, withTimeout } from './util.js';
 import type { MqttDevice, MqttDeviceDeps, MqttDeviceOptions, TasmotaSource } from './types.js';
+
+/** Longest lease PulseTime can time: 64900 − 100 s. */
+export const tasmotaMaxLeaseMs = (64_900 - 100) * 1000;
 
 /** PulseTime encoding: values 112..64900 mean (value − 100) seconds. */
 export function pulseTimeForLease(leaseMs: number): number {
@@ -138,6 +142,7 @@ export function createTasmotaDevice(source: TasmotaSource, deps: MqttDeviceDeps,
   return {
     heaterSwitch: {
       deviceLease: blockOn,
+      ...(blockOn ? { maxLeaseMs: tasmotaMaxLeaseMs } : {}),
       block: async (leaseMs, signal) => {
         // PulseTime is a setting Tasmota keeps in flash: sent only when it changes; each ON restarts it.
         const pulse = pulseTimeForLease(leaseMs);
