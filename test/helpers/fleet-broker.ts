@@ -5,6 +5,8 @@
  * instead of TLS, plus log lines. `reload()` makes the broker read changed files (SIGHUP), as an
  * operator does after revoking a gateway. With `persistence`, the broker keeps its sessions and
  * queued messages in its directory across `halt()` and `resume()` (a restart on the same ports).
+ * With `packetLimit: false` the broker has no `max_packet_size` (a broker set up otherwise than
+ * documented), to show what the hub's own client limit holds off.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -36,7 +38,12 @@ export interface FleetBroker {
   stop(): Promise<void>;
 }
 
-export async function startFleetBroker(files: FleetBrokerFiles, options: { persistence?: boolean } = {}): Promise<FleetBroker> {
+/** The rendered config, less its `max_packet_size` line when `drop` is set. */
+function withoutPacketLimit(conf: string, drop: boolean): string {
+  return drop ? conf.split('\n').filter((line) => !line.startsWith('max_packet_size ')).join('\n') : conf;
+}
+
+export async function startFleetBroker(files: FleetBrokerFiles, options: { persistence?: boolean; packetLimit?: boolean } = {}): Promise<FleetBroker> {
   const dir = mkdtempSync(join(tmpdir(), 'wattshift-fleet-broker-'));
   const paths = { passwd: join(dir, 'passwd'), acl: join(dir, 'acl') };
   const write = (f: FleetBrokerFiles): void => {
@@ -50,7 +57,10 @@ export async function startFleetBroker(files: FleetBrokerFiles, options: { persi
   writeFileSync(
     join(dir, 'mosquitto.conf'),
     [
-      mosquittoConf({ gateways: { port, host: '127.0.0.1' }, hub: { port: hubPort, host: '127.0.0.1' }, files: paths, ...(options.persistence ? { persistenceDir: dir } : {}) }),
+      withoutPacketLimit(
+        mosquittoConf({ gateways: { port, host: '127.0.0.1' }, hub: { port: hubPort, host: '127.0.0.1' }, files: paths, ...(options.persistence ? { persistenceDir: dir } : {}) }),
+        options.packetLimit === false,
+      ),
       '# The test\'s own: saved every second (a SIGKILL loses at most that), everything logged.',
       ...(options.persistence ? ['autosave_interval 1'] : []),
       'log_type error',

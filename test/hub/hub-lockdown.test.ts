@@ -2,7 +2,8 @@
  * The fleet broker locked down, seen with one gateway's credentials against real peers (Mosquitto
  * with the hub's generated files and config, PostgreSQL, the sandbox, two hub instances): it
  * cannot take a share of the hub's reports, cannot take another gateway's session, cannot stall the
- * hub with text PostgreSQL refuses, and cannot make the hub read an oversized message.
+ * hub with text PostgreSQL refuses, and cannot make the hub read an oversized message (held off by
+ * the broker, and by the hub's own client where a broker lacks the limit).
  */
 import mqtt, { type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +16,7 @@ import { createLogger } from '../../src/log.js';
 import type { SparkEvent } from '../../src/spark/wire.js';
 import { createFleetUpstream } from '../../src/upstream/fleet.js';
 import { openFleetLink } from '../../src/upstream/fleet-link.js';
+import { startFleetBroker } from '../helpers/fleet-broker.js';
 import { mosquittoAvailable } from '../helpers/mosquitto.js';
 import { postgresAvailable } from '../helpers/postgres.js';
 import { connectGateway, eventually, gateways, prefix, startFleetScene, webhookSecret, type FleetScene } from './fleet-world.js';
@@ -145,11 +147,16 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('the fleet broker
     }
   }, 30_000);
 
-  it('a gateway\'s oversized message on its own report topic never reaches the hub', async () => {
+  /**
+   * Sends gw-b's 4 MB message on its report topic through the gateways' listener at `gatewayUrl`,
+   * then a small bad one; answers what the hub logged as dropped from the two (the marker alone
+   * when the big one never reached it).
+   */
+  async function oversizedThenMarker(gatewayUrl: string): Promise<string[]> {
     const { world } = scene;
     const dropped = () => world.logs.filter((l) => l.msg === 'report dropped: not a fleet report' && l.gatewayId === gateways.b.gatewayId);
     const before = dropped().length;
-    const big = await probe(world.broker.url, gateways.b, { clientId: 'big-sender' });
+    const big = await probe(gatewayUrl, gateways.b, { clientId: 'big-sender' });
     big.on('error', () => undefined);
     opened.push(big);
     // 4 MB of valid JSON that is no report: the hub would log it as dropped had it read it.
@@ -157,12 +164,31 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('the fleet broker
     // A broker that refuses it closes the connection, and the publish may then never settle.
     await Promise.race([sent, new Promise((r) => setTimeout(r, 2000))]);
     // A small bad message after it: once the hub logs it, the big one had its turn.
-    const after = await probe(world.broker.url, gateways.b, { clientId: 'small-sender' });
+    const after = await probe(gatewayUrl, gateways.b, { clientId: 'small-sender' });
     opened.push(after);
     await after.publishAsync(topics.reports(gateways.b.gatewayId), 'marker, not json', { qos: 1 });
     await eventually(async () => (dropped().some((l) => String(l.err).includes('marker')) ? true : undefined));
     await new Promise((r) => setTimeout(r, 300));
-    expect(dropped().slice(before).map((l) => String(l.err).slice(0, 40))).toHaveLength(1);
+    return dropped().slice(before).map((l) => String(l.err).slice(0, 40));
+  }
+
+  it('a gateway\'s oversized message on its own report topic never reaches the hub', async () => {
+    expect(await oversizedThenMarker(scene.world.broker.url)).toHaveLength(1);
+  }, 30_000);
+
+  it('the hub\'s own client takes no oversized message from a broker set up without a packet limit', async () => {
+    const { world } = scene;
+    const loose = await startFleetBroker(await world.brokerFiles(), { packetLimit: false });
+    try {
+      const hub = await world.startHub('hub-loose', { broker: { ...world.hubConfig().broker, url: loose.hubUrl } });
+      try {
+        expect(await oversizedThenMarker(loose.url)).toHaveLength(1);
+      } finally {
+        await hub.stop();
+      }
+    } finally {
+      await loose.stop();
+    }
   }, 30_000);
 
   it('the health check fails when the event poll has not completed for too long', async () => {
