@@ -5,7 +5,7 @@
  * line currents every 20 s, each car's state of charge at each departure, the heat pump's states,
  * the reports the API accepted, the daemon's error lines, and the digest of its decisions.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -21,10 +21,15 @@ import { createSparkClient } from '../spark/client.js';
 import { openStore } from '../store/index.js';
 import { loadModbusClient } from '../devices/modbus/bus.js';
 import { loadCentralSystem } from '../devices/ocpp/start.js';
+import { startCuttableLink, type CuttableLink } from './cuttable-link.js';
 import { createDecisionLog } from './decision-log.js';
+import type { FaultStep } from './explore/fault-schedule.js';
+import { injectFaults } from './explore/inject.js';
+import type { OutboxSummary } from '../store/types.js';
 import { fuseA, startWeekWorld, type Departure } from './homes/week.js';
 import { watchQuiescence } from './quiescence.js';
 import { seedMathRandom } from './seeded-random.js';
+import { SteppedClock } from './stepped-clock.js';
 import { VirtualClock } from './virtual-clock.js';
 
 const H = 3_600_000;
@@ -39,6 +44,9 @@ export interface LineSample {
   ocppW: number;
   tankW: number;
   pumpW: number;
+  /** The tank's water, °C, and whether its element is held off. */
+  tankC: number;
+  tankBlocked: boolean;
 }
 
 export interface WeekRun {
@@ -50,11 +58,21 @@ export interface WeekRun {
   departures: Departure[];
   pumpHistory: { atMs: number; operating: SgState }[];
   reports: AcceptedReport[];
+  /** Each accepted report's event and the subjects of its payloads (type and resource name). */
+  reportSubjects: { eventId: string; createdAtMs: number; subjects: string[] }[];
   events: EventRec[];
   /** Resource ids the registration gave each device and car. */
   resources: Record<string, string>;
   /** The daemon's log lines at `error` or worse. */
   errors: Record<string, unknown>[];
+  /** Errors no handler caught while the home ran (process `uncaughtException`, `unhandledRejection`). */
+  uncaught: string[];
+  /** The daemon's report outbox as it stopped. */
+  outbox: OutboxSummary;
+  /** The store's files after the daemon stopped, bytes. */
+  storeBytes: number;
+  /** Restarts: from the old daemon's stop until the new one had read every device and ticked twice. */
+  handovers: { fromMs: number; toMs: number }[];
   /** Whether the daemon stopped cleanly. */
   stopped: boolean;
   digest: string;
@@ -74,6 +92,8 @@ export interface WeekRunOptions {
   keepDecisions?: boolean;
   /** Where the daemon's log lines go besides the run's own error list (default: nowhere). */
   logger?: Logger;
+  /** Faults played against the home as it runs (the explorer's schedules). */
+  faults?: readonly FaultStep[];
 }
 
 /** A pino logger that keeps every line at `error` or worse, and forwards all to `also`. */
@@ -102,6 +122,32 @@ async function preloadLazyModules(): Promise<void> {
   await loadCentralSystem();
 }
 
+/** Each payload's subject: its resource by name where it has one, else its location. */
+function reportSubjects(r: AcceptedReport, resourceName: Map<string, string>): string[] {
+  return r.payloads.map((p) => `${p.payloadType} ${p.resourceId ? (resourceName.get(p.resourceId) ?? p.resourceId) : `location ${p.locationId ?? '?'}`}`);
+}
+
+/** The size of the store's files (the database, its write-ahead log and shared memory), bytes. */
+function storeBytesIn(dir: string): number {
+  return readdirSync(dir).filter((f) => f.startsWith('wattshift.db')).reduce((sum, f) => sum + statSync(join(dir, f)).size, 0);
+}
+
+/**
+ * Links between the daemon and the parts a fault can take away from it, when the run has faults:
+ * the API sandbox (one origin for the API, its token endpoint and the forecast).
+ */
+async function faultLinks(options: WeekRunOptions, sandboxUrl: string): Promise<{ api: CuttableLink | null }> {
+  if (!options.faults || options.faults.length === 0) return { api: null };
+  return { api: await startCuttableLink(Number(new URL(sandboxUrl).port)) };
+}
+
+/** The same URL through a link on 127.0.0.1. */
+const through = (url: string, link: CuttableLink | null): string => {
+  if (!link) return url;
+  const { hostname, port } = new URL(url);
+  return url.replace(`${hostname}:${port}`, `${hostname}:${link.port}`);
+};
+
 export async function runWeekHome(options: WeekRunOptions): Promise<WeekRun> {
   const startMs = weekStartMs;
   const endMs = startMs + options.days * 24 * H;
@@ -109,30 +155,45 @@ export async function runWeekHome(options: WeekRunOptions): Promise<WeekRun> {
   const quiescence = watchQuiescence();
   const clock = new VirtualClock(startMs, quiescence);
   const { logger, errors } = capturingLogger(clock, options.logger);
+  const uncaught: string[] = [];
+  const onUncaught = (err: unknown): void => {
+    uncaught.push(err instanceof Error ? `${err.name}: ${err.message}` : String(err));
+  };
+  process.on('uncaughtException', onUncaught);
+  process.on('unhandledRejection', onUncaught);
   await preloadLazyModules();
   const dir = mkdtempSync(join(tmpdir(), 'wattshift-sim-week-'));
   const log = createDecisionLog({ keepLines: options.keepDecisions === true });
   let world: Awaited<ReturnType<typeof startWeekWorld>> | undefined;
+  let links: { api: CuttableLink | null } = { api: null };
   let app: App | undefined;
   let stopped = false;
   try {
     world = await startWeekWorld({ clock, startMs, dataDir: dir, logger, ...(options.seed !== undefined ? { seed: options.seed } : {}) });
     const w = world;
     quiescence.alsoBusyWhile(() => w.sandbox.requestsInFlight() > 0);
-    const config = parseConfig(w.config).config;
-    const spark = createSparkClient({ ...config.spark, clock, logger });
-    const store = openStore({ path: config.storage.path, clock });
-    const resources = (await register(config, { spark, store, logger, nowMs: clock.nowMs() })).registration.resources;
-    store.close();
-    await spark.close();
+    links = await faultLinks(options, w.sandbox.baseUrl);
+    const spark = { ...w.config.spark!, baseUrl: through(w.sandbox.baseUrl, links.api), authUrl: through(w.sandbox.authUrl, links.api), forecastUrl: through(w.sandbox.forecastUrl, links.api) };
+    const config = parseConfig({ ...w.config, spark }).config;
+    const registrar = createSparkClient({ ...config.spark, clock, logger });
+    const registrationStore = openStore({ path: config.storage.path, clock });
+    const resources = (await register(config, { spark: registrar, store: registrationStore, logger, nowMs: clock.nowMs() })).registration.resources;
+    registrationStore.close();
+    await registrar.close();
 
-    const daemon = buildApp(config, {
-      logger, clock, planInWorker: false, ...(options.controlTickMs ? { controlTickMs: options.controlTickMs } : {}),
-      onControlTick: (snapshot) => {
-        log.tick(snapshot);
-        log.plan(daemon.currentPlan());
-      },
-    });
+    // The gateway's own clock: NTP may step it while the home's time flows on.
+    const gatewayClock = new SteppedClock(clock);
+    const newDaemon = (): App => {
+      const d = buildApp(config, {
+        logger, clock: gatewayClock, planInWorker: false, ...(options.controlTickMs ? { controlTickMs: options.controlTickMs } : {}),
+        onControlTick: (snapshot) => {
+          log.tick(snapshot);
+          log.plan(d.currentPlan());
+        },
+      });
+      return d;
+    };
+    let daemon = newDaemon();
     app = daemon;
     const samples: LineSample[] = [];
     const sampling = new AbortController();
@@ -140,20 +201,47 @@ export async function runWeekHome(options: WeekRunOptions): Promise<WeekRun> {
     // The daemon starts with time held: its start loads modules and plans, work the kernel cannot
     // see, and a start takes no time in the home's world.
     await daemon.start();
-    const script = (async () => {
-      await w.startChargePoint();
-      // Until the daemon has read every device and ticked, the devices are on their own (the charger
-      // at its own 16 A, the tank heating): the fuse is the daemon's from a tick after that.
+    // Until the daemon has read every device and ticked, the devices are on their own (the charger
+    // at its own 16 A, the tank heating): the fuse is the daemon's from a tick after that.
+    const inControl = async (): Promise<void> => {
       while (daemon.view().devices.some((d) => d.notReadYet === true)) await clock.sleep(10_000);
       await clock.sleep(2 * 60_000);
+    };
+    const handovers: WeekRun['handovers'] = [];
+    const script = (async () => {
+      await w.startChargePoint();
+      await inControl();
       while (!sampling.signal.aborted) {
+        const tank = w.tank.state();
         samples.push({
           atMs: clock.nowMs(), linesA: w.lineCurrentsA(clock.nowMs()), goeW: w.goe.powerW, ocppW: w.ocpp.powerW,
-          tankW: w.tank.state().powerW, pumpW: w.pump.state().powerW,
+          tankW: tank.powerW, pumpW: w.pump.state().powerW, tankC: tank.tempC, tankBlocked: tank.blocked,
         });
         await clock.sleep(20_000, sampling.signal);
       }
     })().catch((err: unknown) => {
+      started = err;
+    });
+    const faults = injectFaults(options.faults ?? [], {
+      outages: {
+        'api-down': { begin: () => links.api!.cutNow(), end: () => links.api!.restore() },
+        'tank-down': { begin: () => w.tank.stopServer(), end: () => w.tank.startServer() },
+        'pump-down': { begin: () => w.pump.stopServer(), end: () => w.pump.startServer() },
+      },
+      async restartDaemon() {
+        const handover = { fromMs: clock.nowMs(), toMs: Number.POSITIVE_INFINITY };
+        handovers.push(handover);
+        await daemon.stop();
+        daemon = newDaemon();
+        app = daemon;
+        await daemon.start();
+        // A restart within the handover of the last one ends it: this one's covers the rest.
+        void inControl().then(() => {
+          handover.toMs = clock.nowMs();
+        }, () => undefined);
+      },
+      stepClock: (byMs) => gatewayClock.step(byMs),
+    }, clock, sampling.signal).catch((err: unknown) => {
       started = err;
     });
     let instants = 0;
@@ -166,6 +254,8 @@ export async function runWeekHome(options: WeekRunOptions): Promise<WeekRun> {
     if (started !== undefined) throw started;
     sampling.abort();
     await script;
+    await faults;
+    const outbox = daemon.store.outboxSummary();
     // Stopping may wait on the clock (a device's release write under its timeout): time runs on.
     const stopping = daemon.stop().then(() => {
       stopped = true;
@@ -182,13 +272,18 @@ export async function runWeekHome(options: WeekRunOptions): Promise<WeekRun> {
       log.note('report', r.createdAtMs, { event: eventLabel.get(r.eventId) ?? 'unknown', payloads });
     }
     return {
-      startMs, endMs, fuseA, samples, departures: w.departures, pumpHistory: w.pump.history(), reports, events, resources, errors, stopped,
-      digest: log.digest(), decisions: log.counts(), decisionLines: log.lines(), kernel: { instants, ...quiescence.stats() },
+      startMs, endMs, fuseA, samples, departures: w.departures, pumpHistory: w.pump.history(), reports, events, resources, errors, uncaught, outbox,
+      handovers, storeBytes: storeBytesIn(dir), stopped, digest: log.digest(), decisions: log.counts(), decisionLines: log.lines(),
+      reportSubjects: reports.map((r) => ({ eventId: r.eventId, createdAtMs: r.createdAtMs, subjects: reportSubjects(r, resourceName) })),
+      kernel: { instants, ...quiescence.stats() },
     };
   } finally {
     if (app && !stopped) await Promise.race([app.stop().catch(() => undefined), clock.runFor(60_000).catch(() => undefined)]);
+    await links.api?.close();
     await world?.close();
     quiescence.close();
+    process.off('uncaughtException', onUncaught);
+    process.off('unhandledRejection', onUncaught);
     restoreRandom();
     rmSync(dir, { recursive: true, force: true });
   }

@@ -26,6 +26,8 @@ import { createTeslaMateSim, type TeslaMateSim } from '../../sandbox/devices/tes
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 
 export const fuseA = 25;
+/** The tank's comfort floor, °C: the water never held off below it. */
+export const tankFloorC = 45;
 /** Line-to-line voltage of the IT supply, V. */
 export const lineV = 230;
 const itW = Math.sqrt(3) * lineV;
@@ -231,7 +233,7 @@ export async function startWeekWorld(options: { clock: Clock; startMs: number; d
         switch: { type: 'modbus', bus: 'tankbus', unitId: 1, profile: 'wattshift-sim-tank' },
         meter: { type: 'modbus', bus: 'tankbus', unitId: 1, profile: 'wattshift-sim-tank' },
         thermometer: { type: 'modbus', bus: 'tankbus', unitId: 1, profile: 'wattshift-sim-tank' },
-        model: { volumeL: 200, elementKw: 2, floorC: 45, maxC: 75, comfort: [{ cron: '0 6 * * *', tempC: 55 }] },
+        model: { volumeL: 200, elementKw: 2, floorC: tankFloorC, maxC: 75, comfort: [{ cron: '0 6 * * *', tempC: 55 }] },
       },
       {
         id: 'heatpump', name: 'Heat pump water heater', kind: 'heatPump', staleAfterS: 900,
