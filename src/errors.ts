@@ -65,6 +65,7 @@ export const errorCodes = {
   HOUR_GUARD: { retryable: false, hint: 'the hourly energy guard throttled a device (the car first, then the heater) so the hour stays within the allowance the plan holds it to for the month\'s capacity step; the comfort floor, safe states and the user\'s mode are never throttled' },
   FLEET_REPORT_FORBIDDEN: { retryable: false, hint: 'a gateway sent a report naming a location or resource it does not own, or for an event that did not target its locations (or the gateway is unknown or revoked); the hub refused it with a rejected receipt and never uploads it. Check the hub registry (locations, resources) for that gateway' },
   HUB_TEXT_NUL_REPLACED: { retryable: false, hint: 'an API event or a gateway\'s report held a NUL character (U+0000), which PostgreSQL cannot store as text or jsonb; the hub kept it with each NUL replaced by U+FFFD' },
+  HUB_TEXT_SURROGATE_REPLACED: { retryable: false, hint: 'an API event or a gateway\'s report held a lone UTF-16 surrogate (half of a pair, such as the JSON escape \\ud800), which PostgreSQL refuses in jsonb; the hub kept it with each replaced by U+FFFD' },
   HUB_EVENT_POLL_STUCK: { retryable: true, hint: 'the hub\'s GET /events poll has not completed for three poll intervals (at least 15 minutes); /healthz fails. The log says why each poll failed (API_* or STORE_FAILED codes)' },
   INTERNAL: { retryable: false, hint: 'a bug: please report it with the log' },
 } as const satisfies Record<string, { retryable: boolean; hint: string }>;

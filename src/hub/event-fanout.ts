@@ -11,7 +11,7 @@ import type { Logger } from '../log.js';
 import type { Clock } from '../ports.js';
 import { eventSchema, type SparkEvent } from '../spark/wire.js';
 import { eventPerLocation, eventTargets } from './event-targets.js';
-import { withoutNul } from './pg-text.js';
+import { storable, warnReplaced } from './pg-text.js';
 import type { RegistryStore } from './registry-store.js';
 
 /** Publishes started before the hub yields to the event loop (and so to the socket). */
@@ -56,10 +56,10 @@ export function createEventFanout(deps: {
   return {
     async accept(received) {
       // Stored and sent as PostgreSQL can store it (src/hub/pg-text.ts), so every copy reads the same.
-      const { value: event, replaced } = withoutNul(received);
+      const { value: event, ...replaced } = storable(received);
       const { targets, locationIds, resourceLocations } = await resolveTargets(event);
       if (!(await deps.registry.saveEvent(event, targets.endsAtMs, locationIds))) return { outcome: 'duplicate', locationIds };
-      if (replaced > 0) warn('HUB_TEXT_NUL_REPLACED', { eventId: event.id, replaced }, 'API event holds NUL characters; kept with each replaced by U+FFFD');
+      warnReplaced(warn, replaced, 'API event', { eventId: event.id });
       try {
         await send(event, deps.clock.nowMs(), locationIds, resourceLocations);
       } catch (err) {

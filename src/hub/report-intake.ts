@@ -12,7 +12,7 @@ import type { Logger } from '../log.js';
 import type { Clock } from '../ports.js';
 import type { ReportRequest } from '../spark/wire.js';
 import type { OutboxStore } from './outbox-store.js';
-import { withoutNul } from './pg-text.js';
+import { storable, warnReplaced } from './pg-text.js';
 import type { RegistryStore } from './registry-store.js';
 
 /** The locations and resources a report names. */
@@ -59,11 +59,9 @@ export function createReportIntake(deps: {
         warn('FLEET_MESSAGE_INVALID', { gatewayId, err: err instanceof Error ? err.message : String(err) }, 'report dropped: not a fleet report');
         return 'invalid';
       }
-      const clean = withoutNul(report);
-      if (clean.replaced > 0) {
-        report = clean.value;
-        warn('HUB_TEXT_NUL_REPLACED', { gatewayId, idempotencyKey: report.idempotencyKey, replaced: clean.replaced }, 'report holds NUL characters; kept with each replaced by U+FFFD');
-      }
+      const { value: clean, ...replaced } = storable(report);
+      report = clean;
+      warnReplaced(warn, replaced, 'report', { gatewayId, idempotencyKey: report.idempotencyKey });
       const key = report.idempotencyKey;
       const subjects = reportSubjects(report.report);
       const owned = await deps.registry.ownership(gatewayId, report.report.eventId, subjects.locationIds, subjects.resourceIds);
