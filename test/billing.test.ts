@@ -193,4 +193,40 @@ describe('billing', () => {
     expect(second!.capacityShare).toBe(0);
     expect(billStatus(s, withCar, now)).toMatchObject({ savings: expect.closeTo(bill.savings, 9), baseline: { total: expect.closeTo(bill.baseline.total, 9) } });
   });
+
+  it('reads the month again only when an hour closed, metering wrote hours or a price part was fetched anew', () => {
+    const s = seeded();
+    const counted: typeof s = Object.create(s) as Store;
+    let reads = 0;
+    counted.readHourly = (subject, fromMs, toMs) => {
+      reads++;
+      return s.readHourly(subject, fromMs, toMs);
+    };
+    let writes = 0;
+    let data = prices([1.0]);
+    const billing = createBilling({ config, store: counted, subjects: ['location'], prices: () => data, events: () => [], hourWrites: () => writes, logger: silentLogger() });
+    billing.tick(now);
+    expect(billing.summary()).toMatchObject({ hoursPriced: 1 });
+    const afterFirst = reads;
+    expect(afterFirst).toBeGreaterThan(0);
+    // The same hour, rows and prices: nothing to read.
+    billing.tick(now + 5 * 60_000);
+    expect(reads).toBe(afterFirst);
+    // Metering wrote hours: read, and the re-metered hour re-priced.
+    s.upsertHourly([{ subject: 'location', hourStartMs: h0, kwh: 7, quality: 'measured', samples: 60 }]);
+    writes++;
+    billing.tick(now + 10 * 60_000);
+    expect(reads).toBeGreaterThan(afterFirst);
+    expect(s.readHourlyCost('location', h0, h0 + H)[0]).toMatchObject({ kwh: 7 });
+    // The second hour's price arrives with a new fetch: priced at once.
+    const beforePrices = reads;
+    data = { ...data, actual: prices().actual };
+    billing.tick(now + 15 * 60_000);
+    expect(reads).toBeGreaterThan(beforePrices);
+    expect(billing.summary()).toMatchObject({ hoursPriced: 2 });
+    // A new hour closes.
+    const beforeHour = reads;
+    billing.tick(now + H);
+    expect(reads).toBeGreaterThan(beforeHour);
+  });
 });

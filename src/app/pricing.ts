@@ -46,6 +46,7 @@ export function billingModule(ctx: AppContext): Module {
     const s = ctx.part('store');
     const prices = ctx.part('prices');
     const me = ctx.me;
+    const metering = ctx.part('metering');
     const billing = createBilling({
       config,
       store: s,
@@ -57,6 +58,7 @@ export function billingModule(ctx: AppContext): Module {
           const e = homeEventOf(row, me);
           return e && e.relevant ? [e] : [];
         }),
+      hourWrites: () => metering.hourWrites(),
       logger: deps.logger,
     });
     ctx.parts.billing = billing;

@@ -87,6 +87,12 @@ export function createBilling(deps: {
   prices: () => PriceData;
   /** Events whose span overlaps [fromMs, toMs), ended ones included. */
   events: (fromMs: number, toMs: number) => readonly HomeEvent[];
+  /**
+   * How many times metering has written closed hours (Metering `hourWrites`). With it, a tick
+   * whose hour, metered rows and prices are those of the last good tick does nothing: the month's
+   * rows are read again only when something that prices them changed.
+   */
+  hourWrites?: () => number;
   logger: Logger;
 }): Billing {
   const log = deps.logger.child({ component: 'billing' });
@@ -96,6 +102,10 @@ export function createBilling(deps: {
   let lastError: { code: string; message: string; atMs: number } | null = null;
   /** The stored plans read so far: each hour that closes needs the plans in force then, most already read. */
   const planCache: StoredPlanCache = new Map();
+  /** What the last good tick priced from: the last closed hour, metering's writes, the prices seen. */
+  let pricedFrom: { closedTo: number; hourWrites: number; prices: readonly unknown[] } | null = null;
+  /** The price parts a refresh replaces when it fetches them (the holder itself stays the same object). */
+  const priceParts = (p: PriceData): readonly unknown[] => [p.actual, p.nordPool, p.forecast, p.advice];
 
   /**
    * Baseline kWh of the main meter's hours in [fromMs, toMs) by the stored plan in force when each
@@ -174,8 +184,13 @@ export function createBilling(deps: {
 
   return {
     tick(nowMs) {
+      const hourWrites = deps.hourWrites?.();
+      const inputs = hourWrites === undefined ? null : { closedTo: Math.floor(nowMs / HOUR_MS) * HOUR_MS, hourWrites, prices: priceParts(deps.prices()) };
+      const last = pricedFrom;
+      if (inputs && last && inputs.closedTo === last.closedTo && inputs.hourWrites === last.hourWrites && inputs.prices.every((part, i) => part === last.prices[i])) return;
       try {
         tickOnce(nowMs);
+        pricedFrom = inputs;
         if (lastError) log.info({ downSinceCode: lastError.code }, 'billing recovered');
         lastError = null;
       } catch (err) {

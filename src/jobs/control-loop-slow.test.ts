@@ -28,7 +28,7 @@ function device(id: string, clock: ManualClock, readMs: () => number): Controlle
 
 const metering: Metering = {
   feed: () => undefined, tick: () => undefined, flush: () => undefined, lastValue: () => undefined,
-  openHours: () => new Map(), health: () => ({ ok: true, lastError: null, buffered: 0 }),
+  openHours: () => new Map(), hourWrites: () => 0, health: () => ({ ok: true, lastError: null, buffered: 0 }),
 };
 
 describe('control loop: a slow device read', () => {

@@ -90,6 +90,8 @@ export interface Metering {
   lastValue(subject: string): number | undefined;
   /** The hour still accumulating, per subject (for status). */
   openHours(): Map<string, HourEnergy | null>;
+  /** How many writes of closed hours have been committed since start: a change means the hourly rows did. */
+  hourWrites(): number;
   health(): { ok: boolean; lastError: { code: string; message: string; atMs: number } | null; buffered: number };
 }
 
@@ -119,6 +121,7 @@ export function createMetering(deps: {
   }
   let buffer: HourlyEnergyInput[] = [];
   let dirty = false;
+  let hourWrites = 0;
   let lastFlushMs = deps.clock.nowMs();
   let lastError: { code: string; message: string; atMs: number } | null = null;
   /** When the last clock step was logged (on the new timeline): meters seeing one step log it once. */
@@ -158,6 +161,7 @@ export function createMetering(deps: {
       }, { durable: false });
       buffer = [];
       dirty = false;
+      if (rows.length > 0) hourWrites++;
       lastError = null;
       lastFlushMs = deps.clock.nowMs();
     } catch (err) {
@@ -217,6 +221,7 @@ export function createMetering(deps: {
     flush,
     lastValue: (subject) => states.get(subject)?.state.last?.value,
     openHours: () => new Map([...states].map(([s, e]) => [s, openHour(e.state)])),
+    hourWrites: () => hourWrites,
     health: () => ({ ok: lastError === null, lastError, buffered: buffer.length }),
   };
 }
