@@ -2,7 +2,7 @@
 import type { Config } from './config/schema.js';
 import type { Plan, PlanSlot } from './core/types.js';
 import type { BillSummary } from './jobs/billing.js';
-import type { BillView, ComfortView, DeviceView, EventView, FuseView, HomeView, JobHealthView, LimitView, PlanView } from './ha/view.js';
+import type { BillView, ComfortView, DeviceView, EventView, FuseView, HomeView, JobHealthView, LimitView, PlanReportView, PlanView } from './ha/view.js';
 import type { HomeEvent } from './jobs/event-normalise.js';
 import type { ControlSnapshot } from './jobs/control-loop.js';
 import type { DeviceWishes } from './jobs/home-state.js';
@@ -11,6 +11,7 @@ import { heldByFuse } from './jobs/fuse-guard.js';
 import { commandRanges } from './jobs/command-envelope.js';
 import { explainSlots } from './app-view-why.js';
 import type { OutboxSummary } from './store/types.js';
+import type { PlanReportState } from './jobs/plan-reports.js';
 
 /** The plan's first comfort deadline after `nowMs`, of one tank or (without `tankId`) of any. */
 function nextComfort(plan: Plan, nowMs: number, tankId?: string): ComfortView | undefined {
@@ -87,6 +88,32 @@ export interface ViewSources {
   /** The vehicle identified at a charger now, by id (null: none or the charger's own model). */
   vehicleAt?: (chargerId: string) => string | null;
   bill?: BillSummary | null;
+  /** The plan report's record (absent: plan reports are not sent, e.g. in fleet mode). */
+  planReport?: PlanReportState | null;
+}
+
+/** The plan report part of the view's outbox: the last one accepted, and whether one waits. */
+export function planReportOutbox(state: PlanReportState | null | undefined): { lastPlanReport?: PlanReportView; planReportPending?: boolean } {
+  if (!state) return {};
+  const sent = state.lastSent;
+  const hours = sent?.payload.baseline.map((p) => Date.parse(p.timestamp)) ?? [];
+  const sum = (points: readonly { kiloWattHours: number }[]): number => Math.round(points.reduce((a, p) => a + p.kiloWattHours, 0) * 1000) / 1000;
+  return {
+    ...(sent && hours.length > 0
+      ? {
+          lastPlanReport: {
+            acceptedMs: sent.acceptedAtMs,
+            reason: sent.reason,
+            fromMs: Math.min(...hours),
+            toMs: Math.max(...hours) + 3_600_000,
+            hours: hours.length,
+            baselineKwh: sum(sent.payload.baseline),
+            flexibilityKwh: sum(sent.payload.flexibility),
+          },
+        }
+      : {}),
+    planReportPending: state.pending !== null,
+  };
 }
 
 /** A command's departure, else the one the plan charges for (the car's configured schedule); none once past. */
@@ -262,6 +289,7 @@ export function homeView(src: ViewSources): HomeView {
       accepted: src.outbox.accepted,
       rejected: src.outbox.rejected,
       ...(src.outbox.oldestPendingDeadlineMs !== null ? { oldestDeadlineMs: src.outbox.oldestPendingDeadlineMs } : {}),
+      ...planReportOutbox(src.planReport),
     },
     limits,
     events: eventsOf(src.events, src.resources, nowMs),

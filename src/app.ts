@@ -8,6 +8,7 @@ import type { HomeView } from './ha/view.js';
 import type { Store } from './store/types.js';
 import { runModules, stopTogether, type PartHealth } from './lifecycle.js';
 import { homeView } from './app-view.js';
+import { planReportQueue } from './jobs/plan-reports.js';
 import { createAppContext, type AppDeps } from './app/context.js';
 import { storeModule } from './app/store.js';
 import { upstreamModule } from './app/upstream.js';
@@ -63,6 +64,7 @@ export function buildApp(config: Config, deps: AppDeps): App {
       resources: ctx.me.resources,
       vehicleAt: (id) => parts.tracker?.vehicleAt(id) ?? null,
       bill: parts.billing?.summary() ?? null,
+      planReport: config.upstream.mode === 'fleet' ? null : planReportQueue(s).read(),
     });
   }
 

@@ -20,12 +20,14 @@ import { readEnergyHistory, type EnergyHistory } from '../status/history.js';
 import { renderHistory } from './status-history.js';
 import { cliLogger, eligibilityStateKey, eligibilityStateSchema, type EligibilityState } from './register.js';
 import { configPathOf } from './args.js';
-import { billView } from '../app-view.js';
+import { billView, planReportOutbox } from '../app-view.js';
 import { billTariff, readBill } from '../jobs/billing.js';
 import { billLines } from '../status/bill-section.js';
 import { eventKind, eventText, windowText } from '../status/event-text.js';
-import type { BillView } from '../ha/view.js';
+import type { BillView, HomeView } from '../ha/view.js';
 import type { CliCommand, CliIo } from './types.js';
+import { planReportQueue } from '../jobs/plan-reports.js';
+import { planReportText } from '../status/plan-report-text.js';
 
 export interface StatusReport {
   nowMs: number;
@@ -39,6 +41,8 @@ export interface StatusReport {
     last: { eventId: string; type: string; receivedAtMs: number; state: string; detail: string | null } | null;
   };
   outbox: OutboxSummary & { lastErrors: { eventId: string; kind: string; state: string; attempts: number; error: string; atMs: number }[] };
+  /** The plan report: the last one the API accepted, and whether a newer one waits (empty before the first). */
+  planReport?: Pick<HomeView['outbox'], 'lastPlanReport' | 'planReportPending'>;
   plan: {
     /** `daemon`: the plan the running daemon follows; `database`: its last stored copy. */
     origin: ShownPlan['origin'];
@@ -105,6 +109,7 @@ export function collectStatus(store: Store, nowMs: number): Omit<StatusReport, '
       last: last ? { eventId: last.eventId, type: last.payloadType ?? last.notificationType ?? 'unknown', receivedAtMs: last.receivedAtMs, state: last.state, detail: last.stateDetail } : null,
     },
     outbox: { ...store.outboxSummary(), lastErrors },
+    planReport: planReportOutbox(planReportQueue(store).stored()),
   };
 }
 
@@ -164,6 +169,8 @@ export function renderStatus(r: StatusReport, config: Config): string[] {
   if (o.oldestPendingDeadlineMs !== null) out.push(`  oldest deadline ${at(o.oldestPendingDeadlineMs)}`);
   if (o.nextAttemptMs !== null) out.push(`  next attempt ${at(o.nextAttemptMs)}`);
   for (const e of o.lastErrors) out.push(`  ${e.state} ${e.kind} report of ${e.eventId} (${e.attempts} attempt${e.attempts === 1 ? '' : 's'}): ${e.error}`);
+  const planLine = planReportText({ ...o, ...(r.planReport ?? {}) }, at);
+  if (planLine !== null) out.push(`  ${planLine}`);
   out.push('');
   if (!r.plan) {
     out.push('Plan: none stored yet');

@@ -1,5 +1,5 @@
 import type { HaTopics, DeviceScalarField } from './topics.js';
-import type { BillView, DeviceKind, DeviceView, HomeView, PlanView } from './view.js';
+import type { BillView, DeviceKind, DeviceView, HomeView, PlanReportView, PlanView } from './view.js';
 
 /** Payload of a scalar topic whose value is unknown; Home Assistant reads it as `unknown`. */
 export const unknownPayload = 'None';
@@ -160,7 +160,10 @@ export function stateMessages(t: HaTopics, view: HomeView): Map<string, string> 
       name: j.name, ok: j.ok,
       ...(j.lastError ? { last_error: { code: j.lastError.code, message: j.lastError.message, at: iso(j.lastError.atMs) } } : {}),
     })),
-    outbox: { pending: view.outbox.pending, accepted: view.outbox.accepted, rejected: view.outbox.rejected, oldest_deadline: iso(view.outbox.oldestDeadlineMs) },
+    outbox: {
+      pending: view.outbox.pending, accepted: view.outbox.accepted, rejected: view.outbox.rejected, oldest_deadline: iso(view.outbox.oldestDeadlineMs),
+      ...(view.outbox.planReportPending !== undefined ? { plan_report_pending: view.outbox.planReportPending, last_plan_report: planReportPayload(view.outbox.lastPlanReport) } : {}),
+    },
   }));
   for (const d of view.devices) {
     const values = deviceValues(d);
@@ -178,4 +181,13 @@ export function stateMessages(t: HaTopics, view: HomeView): Map<string, string> 
     out.set(t.deviceAvailability(d.id), d.available ? 'online' : 'offline');
   }
   return out;
+}
+
+/** The last plan report the API accepted, as the health topic states it (null before the first). */
+function planReportPayload(r: PlanReportView | undefined): Record<string, Scalar> | null {
+  if (!r) return null;
+  return {
+    accepted: iso(r.acceptedMs), reason: r.reason, from: iso(r.fromMs), to: iso(r.toMs), hours: r.hours,
+    baseline_kwh: round(r.baselineKwh, 3), flexibility_kwh: round(r.flexibilityKwh, 3),
+  };
 }

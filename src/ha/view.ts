@@ -212,14 +212,30 @@ export interface BillView {
   devices: { id: string; kwh: number; total: number }[];
 }
 
+/** A plan report the API accepted (docs/flexibility.md): its hours and their sums, kWh. */
+export interface PlanReportView {
+  acceptedMs: number;
+  /** Why it was sent: `first`, `changed`, `extended` or `daily`. */
+  reason: string;
+  /** Start of its first hour and end of its last. */
+  fromMs: number;
+  toMs: number;
+  hours: number;
+  baselineKwh: number;
+  flexibilityKwh: number;
+}
+
 export interface HomeView {
   location: { id: string; name: string; powerW?: number; limitKw: number; lpcCapKw?: number; fuse?: FuseView };
   price: PriceView | null;
   devices: DeviceView[];
   plan: PlanView | null;
   health: { ok: boolean; jobs: JobHealthView[] };
-  /** Usage reports by state; `pending` counts those being sent too. */
-  outbox: { pending: number; accepted: number; rejected: number; oldestDeadlineMs?: number };
+  /**
+   * Usage reports by state; `pending` counts those being sent too. The plan report (not counted
+   * there): the last one the API accepted, and whether a newer one waits to be sent.
+   */
+  outbox: { pending: number; accepted: number; rejected: number; oldestDeadlineMs?: number; lastPlanReport?: PlanReportView; planReportPending?: boolean };
   /** Caps active now or coming, soonest first. */
   limits: LimitView[];
   /** Events that apply now or later, soonest first. */

@@ -64,7 +64,7 @@ export function createReportIntake(deps: {
       warnReplaced(warn, replaced, 'report', { gatewayId, idempotencyKey: report.idempotencyKey });
       const key = report.idempotencyKey;
       const subjects = reportSubjects(report.report);
-      const owned = await deps.registry.ownership(gatewayId, report.report.eventId, subjects.locationIds, subjects.resourceIds);
+      const owned = await deps.registry.ownership(gatewayId, report.report.eventId ?? '', subjects.locationIds, subjects.resourceIds);
       const foreign = owned.foreignLocations.length > 0 || owned.foreignResources.length > 0;
       let refusal: FleetReceipt | undefined;
       if (!owned.knownGateway || owned.revoked || foreign || !owned.eventTargetsGateway) {

@@ -6,6 +6,7 @@ import { energyUsagePoints, type ReportRequest } from '../spark/wire.js';
 import { backoffMs } from './backoff.js';
 import { startLoop, type LoopHandle } from './loop.js';
 import { startCronJob, type CronSpec } from './cron.js';
+import { planReportBody, type PendingPlanReport, type PlanReportQueue } from './plan-reports.js';
 
 /** The outbox operations this job needs. */
 export type OutboxPort = Pick<Store, 'dueReports' | 'markSending' | 'markAccepted' | 'markRejected' | 'markRetry' | 'outboxSummary'>;
@@ -42,6 +43,22 @@ export function isDuplicateRejection(err: unknown): boolean {
   return /duplicate/i.test(text) && /already (been )?accepted/i.test(text);
 }
 
+type SendFailure = { kind: 'alreadyAccepted' | 'rejected' | 'retry'; code: string; message: string };
+
+/**
+ * What a failed send means. Only a report the API already holds conflicts (409): an earlier send
+ * got through. A duplicate rejection after an earlier attempt (cut off by a crash or a timeout)
+ * means that attempt got through; on a first attempt the same answer means another report of ours
+ * holds the target, a real rejection. A 4xx rejection is final; anything else is retried.
+ */
+function failureOf(err: unknown, attemptsBefore: number): SendFailure {
+  const message = err instanceof Error ? err.message : String(err);
+  const code = isWattshiftError(err) ? err.code : 'INTERNAL';
+  if (code === 'API_CONFLICT' || (attemptsBefore > 0 && isDuplicateRejection(err))) return { kind: 'alreadyAccepted', code, message };
+  if (code === 'API_REJECTED' || code === 'API_NOT_FOUND' || code === 'API_BAD_RESPONSE' || code === 'FLEET_REPORT_REJECTED') return { kind: 'rejected', code, message };
+  return { kind: 'retry', code, message };
+}
+
 /**
  * Sends queued reports, oldest first, one at a time. A report is marked `sending` before the POST
  * so a crash mid-request resends it after restart (the API refuses a duplicate with 409, which
@@ -62,6 +79,8 @@ export function startReportOutbox(deps: {
   onOutcome?: (outcome: 'sent' | 'rejected' | 'retried', code?: string) => void;
   /** Warn when an unsent report's deadline is this close. */
   deadlineWarningMs?: number;
+  /** The plan report's record, sent after the event reports (absent: no plan reports). */
+  planReports?: PlanReportQueue;
 }): LoopHandle & { health(): OutboxHealth; flush(): void } {
   const log = deps.logger.child({ component: 'report-outbox' });
   const backoff = deps.backoff ?? { baseMs: 30_000, maxMs: 3_600_000 };
@@ -79,33 +98,51 @@ export function startReportOutbox(deps: {
       deps.onOutcome?.('sent');
     } catch (err) {
       const at = deps.clock.nowMs();
-      const message = err instanceof Error ? err.message : String(err);
-      const code = isWattshiftError(err) ? err.code : 'INTERNAL';
-      if (code === 'API_CONFLICT') {
-        // Only a report the API already holds conflicts: an earlier send got through.
+      const failure = failureOf(err, report.attempts);
+      if (failure.kind === 'alreadyAccepted') {
         deps.outbox.markAccepted(report.id, at);
-        log.info({ key: report.idempotencyKey }, 'report was already accepted earlier (409); marked accepted');
-        return;
-      }
-      if (report.attempts > 0 && isDuplicateRejection(err)) {
-        // An earlier attempt (cut off by a crash or a timeout) got through. On a first attempt
-        // the same answer means another report of ours holds the target: a real rejection.
-        deps.outbox.markAccepted(report.id, at);
-        log.info({ key: report.idempotencyKey, reason: message }, 'report was already accepted earlier (duplicate); marked accepted');
+        log.info({ key: report.idempotencyKey, reason: failure.message }, 'report was already accepted earlier; marked accepted');
         return;
       }
       health.ok = false;
-      health.lastError = { code, message, atMs: at };
-      if (code === 'API_REJECTED' || code === 'API_NOT_FOUND' || code === 'API_BAD_RESPONSE' || code === 'FLEET_REPORT_REJECTED') {
-        deps.outbox.markRejected(report.id, message, at);
-        log.error({ code: 'REPORT_REJECTED', key: report.idempotencyKey, reason: message }, 'report rejected by the API');
-        deps.onOutcome?.('rejected', code);
+      health.lastError = { code: failure.code, message: failure.message, atMs: at };
+      if (failure.kind === 'rejected') {
+        deps.outbox.markRejected(report.id, failure.message, at);
+        log.error({ code: 'REPORT_REJECTED', key: report.idempotencyKey, reason: failure.message }, 'report rejected by the API');
+        deps.onOutcome?.('rejected', failure.code);
         return;
       }
       const next = at + backoffMs(report.attempts + 1, backoff, deps.random);
-      deps.outbox.markRetry(report.id, `${code}: ${message}`, next);
-      log.warn({ code, key: report.idempotencyKey, attempts: report.attempts + 1, nextAttemptMs: next }, 'report send failed; will retry');
-      deps.onOutcome?.('retried', code);
+      deps.outbox.markRetry(report.id, `${failure.code}: ${failure.message}`, next);
+      log.warn({ code: failure.code, key: report.idempotencyKey, attempts: report.attempts + 1, nextAttemptMs: next }, 'report send failed; will retry');
+      deps.onOutcome?.('retried', failure.code);
+    }
+  }
+
+  /** The plan report waiting in its own record (it answers no event, so it has no outbox row). */
+  async function sendPlanReport(queue: PlanReportQueue, report: PendingPlanReport, signal: AbortSignal): Promise<void> {
+    try {
+      const { id } = await deps.sender.postReport(planReportBody(report), signal, { idempotencyKey: report.key, createdAtMs: report.createdAtMs });
+      queue.accepted(report, deps.clock.nowMs(), id ?? null);
+      log.info({ key: report.key, reason: report.reason, attempts: report.attempts + 1 }, 'plan report accepted');
+      deps.onOutcome?.('sent');
+    } catch (err) {
+      const at = deps.clock.nowMs();
+      const failure = failureOf(err, report.attempts);
+      if (failure.kind === 'alreadyAccepted') {
+        queue.accepted(report, at, null);
+        return;
+      }
+      if (failure.kind === 'rejected') {
+        queue.rejected(report, at, failure.message);
+        log.error({ code: 'REPORT_REJECTED', key: report.key, reason: failure.message }, 'plan report rejected by the API');
+        deps.onOutcome?.('rejected', failure.code);
+        return;
+      }
+      const next = at + backoffMs(report.attempts + 1, backoff, deps.random);
+      queue.retry(report, `${failure.code}: ${failure.message}`, next);
+      log.warn({ code: failure.code, key: report.key, attempts: report.attempts + 1, nextAttemptMs: next }, 'plan report send failed; will retry');
+      deps.onOutcome?.('retried', failure.code);
     }
   }
 
@@ -125,6 +162,8 @@ export function startReportOutbox(deps: {
         if (signal.aborted) break;
         await sendOne(report, signal);
       }
+      const plan = deps.planReports?.due(deps.clock.nowMs());
+      if (deps.planReports && plan && !signal.aborted) await sendPlanReport(deps.planReports, plan, signal);
       health.deadlineWarning = nearDeadlineMs(deps.clock.nowMs()) !== null;
       return deps.pollMs ?? 60_000;
     },

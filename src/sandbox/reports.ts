@@ -3,7 +3,7 @@ import { canonicalReportPayloadType, energyUsagePoints, type ReportRequest } fro
 import type { SandboxEngine } from './engine.js';
 import { curveCurrency } from './price-curves.js';
 import { eurRates, isPriceArea, type CurrencyCode } from './spot-prices.js';
-import type { AcceptedPayload, AcceptedReport, EventRec, PartnerState } from './state.js';
+import type { AcceptedPayload, AcceptedPlanReport, AcceptedReport, EventRec, PartnerState } from './state.js';
 import { HOUR_MS, localDateString, localDayStartMs, localParts, OSLO } from '../core/zoned-time.js';
 
 /**
@@ -119,6 +119,48 @@ export function validateReport(engine: SandboxEngine, partner: PartnerState, bod
     if (earlier) throw new ReportRejected(`duplicate: a ${a.payloadType} report for ${a.resourceId ? `resource '${a.resourceId}'` : `location '${a.locationId}'`} of event ${event.id} was already accepted (report ${earlier.id})`);
   }
   return { id: randomUUID(), eventId: event.id, createdAtMs: engine.clock.nowMs(), payloads: accepted };
+}
+
+/**
+ * A report without an event: only location energy usage plans, which a home sends when its plan
+ * changes. Each names a location of the partner and one of its meter point ids (when it has any),
+ * has the same hours in `baseline` and `flexibility`, each on the hour, on its resolution, at
+ * most once, with energy of at least 0, and none of them before the current hour.
+ */
+export function validatePlanReport(engine: SandboxEngine, partner: PartnerState, body: ReportRequest): AcceptedPlanReport {
+  const accepted: AcceptedPayload[] = [];
+  const currentHourMs = Math.floor(engine.clock.nowMs() / HOUR_MS) * HOUR_MS;
+  for (const [i, payload] of body.payloads.entries()) {
+    const where = `payloads[${i}]`;
+    if (payload.payloadType !== 'LocationEnergyUsagePlan') throw new ReportRejected(`${where}: a ${payload.payloadType} report must name the event it answers (eventId)`);
+    const location = partner.locations.get(payload.locationId);
+    if (!location) throw new ReportRejected(`${where}: location '${payload.locationId}' does not exist or does not belong to this partner`);
+    if (location.meterPointIds.length > 0 && !location.meterPointIds.includes(payload.meterPointId)) {
+      throw new ReportRejected(`${where}: meter point '${payload.meterPointId}' is not a meter point of location '${payload.locationId}'`);
+    }
+    if (accepted.some((a) => a.locationId === payload.locationId)) throw new ReportRejected(`${where}: the report names location '${payload.locationId}' twice`);
+    const resolutionMs = timeSpanMs(payload.resolution);
+    if (!(resolutionMs >= HOUR_MS) || resolutionMs % HOUR_MS !== 0) throw new ReportRejected(`${where}: resolution ${payload.resolution} is not a whole number of hours`);
+    const curve = (name: 'baseline' | 'flexibility'): { timestampMs: number; kiloWattHours: number }[] => {
+      const seen = new Set<number>();
+      return payload[name].map((pt, j) => {
+        const t = Date.parse(pt.timestamp);
+        if (!Number.isFinite(t) || t % resolutionMs !== 0) throw new ReportRejected(`${where}.${name}[${j}]: timestamp ${pt.timestamp} is not on the report's resolution`);
+        if (t < currentHourMs) throw new ReportRejected(`${where}.${name}[${j}]: timestamp ${pt.timestamp} is in the past`);
+        if (seen.has(t)) throw new ReportRejected(`${where}.${name}[${j}]: timestamp ${pt.timestamp} appears twice`);
+        if (!Number.isFinite(pt.kiloWattHours) || pt.kiloWattHours < 0) throw new ReportRejected(`${where}.${name}[${j}]: kiloWattHours must be a number of at least 0`);
+        seen.add(t);
+        return { timestampMs: t, kiloWattHours: pt.kiloWattHours };
+      });
+    };
+    const baseline = curve('baseline');
+    const flexibility = curve('flexibility');
+    if (baseline.length === 0) throw new ReportRejected(`${where}: a plan needs at least one hour`);
+    const hours = (c: { timestampMs: number }[]): string => c.map((x) => x.timestampMs).sort((a, b) => a - b).join(',');
+    if (hours(baseline) !== hours(flexibility)) throw new ReportRejected(`${where}: baseline and flexibility must cover the same hours`);
+    accepted.push({ payloadType: payload.payloadType, resourceId: null, locationId: payload.locationId, meterPointId: payload.meterPointId, points: baseline, raw: payload });
+  }
+  return { id: randomUUID(), createdAtMs: engine.clock.nowMs(), payloads: accepted };
 }
 
 export interface LocationCompensationView {

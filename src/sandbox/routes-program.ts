@@ -3,7 +3,7 @@ import { reportRequestSchema } from '../spark/wire.js';
 import type { SandboxEngine } from './engine.js';
 import { badRequest, defineRoute, empty, json, unknownId, type Route } from './http-kit.js';
 import { meterPointEligible } from './neighbourhoods.js';
-import { compensation, ReportRejected, validateReport } from './reports.js';
+import { compensation, ReportRejected, validatePlanReport, validateReport } from './reports.js';
 import { paginate, parsePaging, type PartnerState } from './state.js';
 import { eventView, newestFirst } from './views.js';
 import { isoUtc } from '../core/zoned-time.js';
@@ -104,6 +104,11 @@ export function programRoutes(engine: SandboxEngine): Route[] {
       handler: (ctx) => {
         const partner = p(ctx.clientId);
         try {
+          if (ctx.body.eventId === undefined || ctx.body.eventId === null) {
+            const plan = validatePlanReport(engine, partner, ctx.body);
+            partner.planReports.push(plan);
+            return json(200, { id: plan.id, eventId: null, createdAt: isoUtc(plan.createdAtMs) });
+          }
           const report = validateReport(engine, partner, ctx.body);
           partner.reports.push(report);
           return json(200, { id: report.id, eventId: report.eventId, createdAt: isoUtc(report.createdAtMs) });

@@ -141,5 +141,18 @@ export function simulationRoutes(engine: SandboxEngine): Route[] {
         return empty(200);
       },
     }),
+    defineRoute({
+      // Not in the document (it has no way to read reports back): what the sandbox accepted, so a
+      // partner can see its reports as the API took them. Plan reports answer no event.
+      method: 'GET', pattern: '/simulation/reports', errors: 'string',
+      handler: (ctx) => {
+        const partner = p(ctx.clientId);
+        const all = [
+          ...partner.reports.map((r) => ({ id: r.id, eventId: r.eventId as string | null, createdAtMs: r.createdAtMs, payloads: r.payloads })),
+          ...partner.planReports.map((r) => ({ id: r.id, eventId: null, createdAtMs: r.createdAtMs, payloads: r.payloads })),
+        ].sort((a, b) => b.createdAtMs - a.createdAtMs);
+        return json(200, { reports: all.map((r) => ({ id: r.id, eventId: r.eventId, createdAt: isoUtc(r.createdAtMs), payloads: r.payloads.map((x) => x.raw) })) });
+      },
+    }),
   ];
 }

@@ -12,7 +12,7 @@ import { programRoutes } from './routes-program.js';
 import { simulationRoutes } from './routes-simulation.js';
 import { userRoutes } from './routes-users.js';
 import { webhookRoutes } from './routes-webhooks.js';
-import type { AcceptedReport, EventRec } from './state.js';
+import type { AcceptedPlanReport, AcceptedReport, EventRec } from './state.js';
 import { localTimeToUtcMs } from '../core/zoned-time.js';
 import { parseRequestTarget } from '../http/request-target.js';
 
@@ -77,6 +77,8 @@ export interface Sandbox {
   // ---- test hooks
   engine: SandboxEngine;
   acceptedReports(clientId?: string): AcceptedReport[];
+  /** Accepted location energy usage plans (reports without an event). */
+  acceptedPlanReports(clientId?: string): AcceptedPlanReport[];
   events(clientId?: string): EventRec[];
   tokensIssued(clientId?: string): number;
   onResponse(listener: (r: ResponseRecord) => void): () => void;
@@ -232,6 +234,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       });
     },
     acceptedReports: (clientId) => [...engine.partner(first(clientId)).reports],
+    acceptedPlanReports: (clientId) => [...engine.partner(first(clientId)).planReports],
     events: (clientId) => [...engine.partner(first(clientId)).events],
     tokensIssued: (clientId) => tokens.issued.get(first(clientId)) ?? 0,
     requestsInFlight: () => handling,

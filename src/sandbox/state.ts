@@ -85,6 +85,12 @@ export interface AcceptedReport {
   payloads: AcceptedPayload[];
 }
 
+export interface AcceptedPlanReport {
+  id: string;
+  createdAtMs: number;
+  payloads: AcceptedPayload[];
+}
+
 export class PartnerState {
   readonly users = new Map<string, UserRec>();
   readonly locations = new Map<string, LocationRec>();
@@ -93,6 +99,8 @@ export class PartnerState {
   readonly webhooks = new Map<string, WebhookRec>();
   readonly logs: NotificationLogRec[] = [];
   readonly reports: AcceptedReport[] = [];
+  /** Location energy usage plans: reports that answer no event. */
+  readonly planReports: AcceptedPlanReport[] = [];
   /** Eligible users as last published by the eligibility batch. */
   published = new Set<string>();
   /** Set when something that may change eligibility happened and the batch has not run. */

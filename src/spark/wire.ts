@@ -443,7 +443,7 @@ export const reportPayloadSchema = z.discriminatedUnion('payloadType', [
   locationEnergyUsagePlanReportPayloadSchema,
 ]);
 export type ReportPayload = z.infer<typeof reportPayloadSchema>;
-export const reportRequestSchema = z.strictObject({ eventId: nonEmpty, payloads: z.array(reportPayloadSchema).min(1) });
+export const reportRequestSchema = z.strictObject({ eventId: nonEmpty.nullish(), payloads: z.array(reportPayloadSchema).min(1) });
 export type ReportRequest = z.infer<typeof reportRequestSchema>;
 export const reportResponseSchema = z.looseObject({ id: z.string(), eventId: z.string().nullish(), createdAt: dateTime.nullish() });
 export type ReportResponse = z.infer<typeof reportResponseSchema>;

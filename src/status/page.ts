@@ -4,6 +4,7 @@ import { renderPlanSvg } from './svg.js';
 import { billSection } from './bill-section.js';
 import { historyCss } from './history-page.js';
 import { eventText } from './event-text.js';
+import { planReportText } from './plan-report-text.js';
 
 const kindLabel: Record<DeviceView['kind'], string> = { hotWaterTank: 'Hot water tank', evCharger: 'EV charger', meter: 'Meter', heatPump: 'Heat pump (SG Ready)' };
 const sgLabel = { block: 'locked (1:0)', normal: 'normal (0:0)', boost: 'boost (0:1)', forced: 'start command (1:1)' } as const;
@@ -148,6 +149,8 @@ export function renderStatusPage(view: HomeView, options: { timezone: string; /*
   parts.push(billSection(view.bill), limitsSection(view, tz, names), eventsSection(view, tz, names));
   parts.push(`<h2>Reports</h2><p id="reports">${view.outbox.pending} pending, ${view.outbox.accepted} accepted, ${view.outbox.rejected} rejected`
     + `${view.outbox.oldestDeadlineMs === undefined ? '' : `; oldest due ${esc(dateTime(view.outbox.oldestDeadlineMs, tz))}`}</p>`);
+  const planLine = planReportText(view.outbox, (ms) => dateTime(ms, tz));
+  if (planLine !== null) parts.push(`<p id="plan-report">${esc(planLine)}</p>`);
   if (options.historyHtml !== undefined) parts.push(options.historyHtml);
   parts.push('<p class="muted"><a href="/metrics">metrics</a> · <a href="/api/history">history JSON</a> · <a href="/api/view">view JSON</a> · <a href="/healthz">healthz</a></p></body></html>');
   return parts.join('\n');

@@ -1,0 +1,153 @@
+/**
+ * The location's plan report (`LocationEnergyUsagePlan`, docs/flexibility.md): built from the plan
+ * in force whenever it is checked, queued when it is due (`planReportReason`), and sent by the
+ * report outbox. The outbox table holds event reports only (one row per event and kind), so the
+ * plan report keeps its own small record in the store's key-value state: the one waiting to be
+ * sent (a newer one replaces it: only the latest plan is worth sending) and the last one the API
+ * accepted. Both survive a restart.
+ */
+import { z } from 'zod';
+import type { Clock } from '../ports.js';
+import type { Logger } from '../log.js';
+import type { Plan } from '../core/types.js';
+import type { Store } from '../store/types.js';
+import { buildPlanReport, planReportReason, type PlanReportPayload, type PlanReportReason } from '../core/plan-report.js';
+import { startLoop, type LoopHandle } from './loop.js';
+
+export const planReportStateKey = 'reports:plan';
+
+const pointSchema = z.strictObject({ timestamp: z.string(), kiloWattHours: z.number() });
+const payloadSchema = z.strictObject({
+  payloadType: z.literal('LocationEnergyUsagePlan'),
+  locationId: z.string(),
+  meterPointId: z.string(),
+  resolution: z.string(),
+  baseline: z.array(pointSchema),
+  flexibility: z.array(pointSchema),
+});
+const reasonSchema = z.enum(['first', 'changed', 'extended', 'daily']);
+const pendingSchema = z.strictObject({
+  key: z.string(),
+  payload: payloadSchema,
+  reason: reasonSchema,
+  createdAtMs: z.number(),
+  attempts: z.number().int().nonnegative(),
+  nextAttemptMs: z.number(),
+  lastError: z.string().nullable(),
+});
+const sentSchema = z.strictObject({
+  key: z.string(),
+  payload: payloadSchema,
+  reason: reasonSchema,
+  createdAtMs: z.number(),
+  acceptedAtMs: z.number(),
+  remoteId: z.string().nullable(),
+});
+const stateSchema = z.strictObject({
+  pending: pendingSchema.nullable(),
+  lastSent: sentSchema.nullable(),
+  lastRejected: z.strictObject({ key: z.string(), atMs: z.number(), reason: z.string() }).nullable(),
+});
+export type PendingPlanReport = z.infer<typeof pendingSchema>;
+export type PlanReportState = z.infer<typeof stateSchema>;
+
+const empty: PlanReportState = { pending: null, lastSent: null, lastRejected: null };
+
+/** The POST /reports body of a plan report: it answers no event, so it names none. */
+export function planReportBody(p: PendingPlanReport): { payloads: PlanReportPayload[] } {
+  return { payloads: [p.payload] };
+}
+
+/** The plan report's record in the store, and the outbox's view of it. */
+export function planReportQueue(store: Pick<Store, 'getState' | 'setState'>) {
+  const read = (): PlanReportState => store.getState(planReportStateKey, stateSchema) ?? empty;
+  const write = (s: PlanReportState): void => store.setState(planReportStateKey, s);
+  return {
+    read,
+    /** The record as stored; null before the first plan report was queued. */
+    stored: (): PlanReportState | null => store.getState(planReportStateKey, stateSchema) ?? null,
+    /** Queues `payload` when it is due against the last one queued or sent; returns why, or null. */
+    offer(payload: PlanReportPayload, nowMs: number): PlanReportReason | null {
+      const s = read();
+      const last = s.pending
+        ? { sentMs: s.pending.createdAtMs, payload: s.pending.payload }
+        : s.lastSent
+          ? { sentMs: s.lastSent.createdAtMs, payload: s.lastSent.payload }
+          : null;
+      const reason = planReportReason(last, payload, nowMs);
+      if (reason === null) return null;
+      const key = `plan:${payload.locationId}:${nowMs}`;
+      write({ ...s, pending: { key, payload, reason, createdAtMs: nowMs, attempts: 0, nextAttemptMs: nowMs, lastError: null } });
+      return reason;
+    },
+    /** The report waiting to be sent, when it is due. */
+    due(nowMs: number): PendingPlanReport | null {
+      const p = read().pending;
+      return p !== null && p.nextAttemptMs <= nowMs ? p : null;
+    },
+    /** `sent` was accepted; it stays pending only if a newer one replaced it meanwhile. */
+    accepted(sent: PendingPlanReport, atMs: number, remoteId: string | null): void {
+      const s = read();
+      write({
+        ...s,
+        pending: s.pending?.key === sent.key ? null : s.pending,
+        lastSent: { key: sent.key, payload: sent.payload, reason: sent.reason, createdAtMs: sent.createdAtMs, acceptedAtMs: atMs, remoteId },
+      });
+    },
+    rejected(sent: PendingPlanReport, atMs: number, reason: string): void {
+      const s = read();
+      write({ ...s, pending: s.pending?.key === sent.key ? null : s.pending, lastRejected: { key: sent.key, atMs, reason } });
+    },
+    retry(sent: PendingPlanReport, error: string, nextAttemptMs: number): void {
+      const s = read();
+      if (s.pending?.key !== sent.key) return;
+      write({ ...s, pending: { ...s.pending, attempts: s.pending.attempts + 1, nextAttemptMs, lastError: error } });
+    },
+  };
+}
+export type PlanReportQueue = ReturnType<typeof planReportQueue>;
+
+/** Where the plan report goes: the home's location and its meter point (the API requires one). */
+export interface PlanReportTarget {
+  locationId: string;
+  meterPointId: string;
+}
+
+/**
+ * Checks the plan in force every `everyMs` (and when woken) and queues its report when due; tells
+ * `onQueued` so the outbox sends it at once.
+ */
+export function startPlanReports(deps: {
+  queue: Pick<PlanReportQueue, 'offer'>;
+  plan: () => Plan | null;
+  baseLoadKw: () => number;
+  /** Null while the home has no registered location or no meter point id: nothing is reported. */
+  target: () => PlanReportTarget | null;
+  clock: Clock;
+  logger: Logger;
+  onQueued: () => void;
+  everyMs?: number;
+}): LoopHandle {
+  const log = deps.logger.child({ component: 'plan-reports' });
+  return startLoop({
+    name: 'plan-reports',
+    clock: deps.clock,
+    logger: log,
+    errorDelayMs: 60_000,
+    tick: async () => {
+      const everyMs = deps.everyMs ?? 60_000;
+      const plan = deps.plan();
+      const target = deps.target();
+      if (plan === null || target === null) return everyMs;
+      const now = deps.clock.nowMs();
+      const payload = buildPlanReport({ ...target, plan, baseLoadKW: deps.baseLoadKw(), nowMs: now });
+      if (payload === null) return everyMs;
+      const reason = deps.queue.offer(payload, now);
+      if (reason !== null) {
+        log.info({ reason, hours: payload.baseline.length, locationId: target.locationId }, 'plan report queued');
+        deps.onQueued();
+      }
+      return everyMs;
+    },
+  });
+}
