@@ -17,7 +17,7 @@ import { createLogger } from '../../src/log.js';
 import type { SparkEvent } from '../../src/spark/wire.js';
 import { createFleetUpstream } from '../../src/upstream/fleet.js';
 import { openFleetLink } from '../../src/upstream/fleet-link.js';
-import { startFleetBroker } from '../helpers/fleet-broker.js';
+import { startFleetBroker, type FleetBroker } from '../helpers/fleet-broker.js';
 import { mosquittoAvailable } from '../helpers/mosquitto.js';
 import { postgresAvailable } from '../helpers/postgres.js';
 import { connectGateway, eventually, gateways, prefix, startFleetScene, webhookSecret, type FleetScene } from './fleet-world.js';
@@ -164,14 +164,17 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('the fleet broker
   }, 30_000);
 
   /**
-   * Sends gw-b's 4 MB message on its report topic through the gateways' listener at `gatewayUrl`,
-   * then a small bad one; answers what the hub logged as dropped from the two (the marker alone
-   * when the big one never reached it).
+   * Sends gw-b's 4 MB message on its report topic through `broker`'s gateways' listener, then a
+   * small bad one; answers what the hub logged as dropped from the two (the marker alone when the
+   * big one never reached it) and whether the broker refused the big one (its own log says so: the
+   * sender's connection also ends when the marker's sender, the same user, takes its client id).
    */
-  async function oversizedThenMarker(gatewayUrl: string): Promise<string[]> {
+  async function oversizedThenMarker(broker: FleetBroker): Promise<{ dropped: string[]; brokerRefused: boolean }> {
     const { world } = scene;
     const dropped = () => world.logs.filter((l) => l.msg === 'report dropped: not a fleet report' && l.gatewayId === gateways.b.gatewayId);
     const before = dropped().length;
+    const brokerLogBefore = broker.output().length;
+    const gatewayUrl = broker.url;
     const big = await probe(gatewayUrl, gateways.b, { clientId: 'big-sender' });
     big.on('error', () => undefined);
     opened.push(big);
@@ -185,11 +188,14 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('the fleet broker
     await after.publishAsync(topics.reports(gateways.b.gatewayId), 'marker, not json', { qos: 1 });
     await eventually(async () => (dropped().some((l) => String(l.err).includes('marker')) ? true : undefined));
     await new Promise((r) => setTimeout(r, 300));
-    return dropped().slice(before).map((l) => String(l.err).slice(0, 40));
+    const brokerRefused = broker.output().slice(brokerLogBefore).includes('disconnected due to oversize packet');
+    return { dropped: dropped().slice(before).map((l) => String(l.err).slice(0, 40)), brokerRefused };
   }
 
-  it('a gateway\'s oversized message on its own report topic never reaches the hub', async () => {
-    expect(await oversizedThenMarker(scene.world.broker.url)).toHaveLength(1);
+  it('a gateway\'s oversized message on its own report topic never reaches the hub: the broker refuses it', async () => {
+    const { dropped, brokerRefused } = await oversizedThenMarker(scene.world.broker);
+    expect(dropped).toHaveLength(1);
+    expect(brokerRefused).toBe(true);
   }, 30_000);
 
   it('the hub\'s own client takes no oversized message from a broker set up without a packet limit', async () => {
@@ -198,7 +204,7 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('the fleet broker
     try {
       const hub = await world.startHub('hub-loose', { broker: { ...world.hubConfig().broker, url: loose.hubUrl } });
       try {
-        expect(await oversizedThenMarker(loose.url)).toHaveLength(1);
+        expect((await oversizedThenMarker(loose)).dropped).toHaveLength(1);
       } finally {
         await hub.stop();
       }
