@@ -60,6 +60,19 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('hub reports', ()
     expect(rows.rows).toEqual([{ attempts: 1, state: 'accepted' }]);
   });
 
+  it('stores and answers a report holding a NUL and a lone surrogate (text PostgreSQL refuses), each replaced and logged once', async () => {
+    const eventId = await lpcFor(a);
+    const odd = { locationId: a.locationId, meterPointId: `${a.meterPointId}\u0000\ud800` };
+    await gwA.client.publishAsync(topics.reports(a.gatewayId), fleetReport('k-odd-text', locationAck(eventId, odd)), { qos: 1 });
+    // Answered at all: a report the hub cannot store gets no receipt, and the gateway resends it forever.
+    await eventually(async () => receipts(gwA, 'k-odd-text')[0]);
+    const rows = await world.pool.query<{ body: unknown }>("SELECT body FROM report_outbox WHERE idempotency_key = 'k-odd-text'");
+    expect(JSON.stringify(rows.rows[0]?.body)).toContain(`${a.meterPointId}\ufffd\ufffd`);
+    for (const code of ['HUB_TEXT_NUL_REPLACED', 'HUB_TEXT_SURROGATE_REPLACED']) {
+      expect(world.logs.filter((l) => l.code === code && l.idempotencyKey === 'k-odd-text'), code).toHaveLength(1);
+    }
+  });
+
   it('refuses a report naming another home\'s resource: rejected receipt, FLEET_REPORT_FORBIDDEN logged, nothing uploaded', async () => {
     const event = await spark.simulateResourceLpc({ resources: [{ resource: { resourceId: b.resourceId, locationId: b.locationId, meterPointId: b.meterPointId } }] });
     await world.registry.saveEvent(event, null, [b.locationId]);
