@@ -21,6 +21,13 @@ import type { Socket } from 'node:net';
  * so any listed is someone else's next step.
  */
 const workInFlight = /(Req|ReqWrap|ReqCallback|ReqPromise|ConnectWrap|WriteWrap|ShutdownWrap|^Immediate)$/;
+/** Each resource name's verdict, once: the list is read every turn and holds a few dozen names. */
+const isWorkByName = new Map<string, boolean>();
+const isWork = (name: string): boolean => {
+  let work = isWorkByName.get(name);
+  if (work === undefined) isWorkByName.set(name, (work = workInFlight.test(name)));
+  return work;
+};
 
 /** Consecutive quiet turns of the event loop that count as idle (each turn polls I/O once). */
 const quietTurns = 3;
@@ -36,6 +43,8 @@ interface Tracked {
   /** This end's and its peer's ports, once connected. */
   local?: number;
   remote?: number;
+  /** The other end, once both ends are known (looked up once: the check runs every turn). */
+  peer?: Tracked;
 }
 
 export interface Quiescence {
@@ -67,6 +76,11 @@ export function watchQuiescence(): Quiescence {
     t.local = s.localPort;
     t.remote = s.remotePort;
     byPorts.set(key(t.local, t.remote), t);
+    const peer = byPorts.get(key(t.remote, t.local));
+    if (peer) {
+      t.peer = peer;
+      peer.peer = t;
+    }
   };
   const forget = (x: Tracked): void => {
     tracked.delete(x);
@@ -82,7 +96,7 @@ export function watchQuiescence(): Quiescence {
     else socket.once('connect', () => remember(t));
     // A closed end stays known while its peer lives: what it wrote last may still be unread there.
     socket.once('close', () => {
-      const peer = t.local !== undefined ? byPorts.get(key(t.remote!, t.local)) : undefined;
+      const peer = t.peer;
       if (peer && !peer.socket.destroyed) return;
       forget(t);
       if (peer) forget(peer);
@@ -98,10 +112,8 @@ export function watchQuiescence(): Quiescence {
   const bytesInFlight = (): number => {
     let inFlight = 0;
     for (const t of tracked) {
-      if (t.local === undefined || t.socket.destroyed) continue;
-      const peer = byPorts.get(key(t.remote!, t.local));
-      if (!peer) continue;
-      inFlight += Math.max(0, peer.socket.bytesWritten - t.socket.bytesRead);
+      if (t.peer === undefined || t.socket.destroyed) continue;
+      inFlight += Math.max(0, t.peer.socket.bytesWritten - t.socket.bytesRead);
     }
     return inFlight;
   };
@@ -110,7 +122,7 @@ export function watchQuiescence(): Quiescence {
     for (const t of tracked) n += t.socket.bytesRead;
     return n;
   };
-  const busy = (): boolean => bytesInFlight() > 0 || extraBusy() || process.getActiveResourcesInfo().some((r) => workInFlight.test(r));
+  const busy = (): boolean => bytesInFlight() > 0 || extraBusy() || process.getActiveResourcesInfo().some(isWork);
   const timers = (): number => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
   /** Ref'd real-time timers standing when the process was last idle: long-lived ones (keepalives, deadlines). */
   let standingTimers = timers();
