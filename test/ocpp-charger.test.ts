@@ -23,6 +23,7 @@ import { createOcppChargePointSim } from '../src/sandbox/devices/ocpp-charge-poi
 import { storedSessionTags } from '../src/devices/ocpp/session-tags.js';
 import { openStore } from '../src/store/open-store.js';
 import { closeOpened, ocppConfig, never, open, password, startCentral, startMs, world } from './helpers/ocpp-world.js';
+import { bootWaitMs } from '../src/devices/ocpp/link.js';
 
 afterEach(closeOpened);
 
@@ -172,6 +173,8 @@ describe('OCPP 1.6J charger', () => {
     });
     open.push({ close: async () => charger.close() });
     await eventually(() => expect(cs.link('cp1').connected).toBe(true), 10_000);
+    // A reconnection is not a boot: the central system's requests go once the charge point has stayed silent a while.
+    await w.clock.advance(bootWaitMs);
     await eventually(async () => expect(await charger.evStateReader?.readEvState(never)).toEqual({ plugged: true, charging: true, connectorStatus: 'Charging' }));
     await w.sim.advance(60_000); // a MeterValues tells the new central system the running transaction
     await eventually(() => expect(cs.link('cp1').transactionOn(1)).toBe(tx));
@@ -198,6 +201,8 @@ describe('OCPP 1.6J charger', () => {
     });
     open.push({ close: async () => charger.close() });
     await eventually(() => expect(cs.link('cp1').connected).toBe(true), 10_000);
+    // A reconnection is not a boot: the central system's requests go once the charge point has stayed silent a while.
+    await w.clock.advance(bootWaitMs);
     await w.sim.advance(60_000);
     await eventually(() => expect(cs.link('cp1').transactionOn(1)).toBe(tx));
     // The connector's status may come a moment after the meter values that named the transaction.
@@ -383,5 +388,7 @@ async function rawChargePointInSession(w: Awaited<ReturnType<typeof world>>, ans
   await raw.call('StatusNotification', { connectorId: 1, status: 'Charging', errorCode: 'NoError' });
   const { transactionId } = await raw.call('StartTransaction', { connectorId: 1, idTag: 'CARD', meterStart: 0, timestamp: new Date(w.clock.nowMs()).toISOString() }) as { transactionId: number };
   expect(link.transactionOn(1)).toBe(transactionId);
+  // What the central system asks on every connection, once the boot is answered, is over.
+  await eventually(() => expect(asked).toContain('TriggerMessage MeterValues all'));
   return { raw, link, asked, transactionId };
 }

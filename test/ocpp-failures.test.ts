@@ -12,6 +12,7 @@ import { createOcppChargePointSim } from '../src/sandbox/devices/ocpp-charge-poi
 import { eventually } from './helpers/aedes.js';
 import { memoryLogger } from './fixtures/modbus/servers.js';
 import { closeOpened, ocppConfig, never, open, password, startMs, world } from './helpers/ocpp-world.js';
+import { bootWaitMs } from '../src/devices/ocpp/link.js';
 
 afterEach(closeOpened);
 
@@ -66,6 +67,8 @@ describe('OCPP failure paths', () => {
 
     w.relay!.restore();
     await eventually(() => expect(w.cs.link('cp1').connected).toBe(true), 10_000);
+    // A reconnection is not a boot: the central system's requests go once the charge point has stayed silent a while.
+    await w.clock.advance(bootWaitMs);
     // The session is the one the link knew; the limit wattshift last set (16 A) is applied again.
     await eventually(() => expect(w.sim.offeredA).toBe(16));
     expect(w.sim.transactionId).toBe(tx);

@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/clock.js';
-import type { LinkEvent } from '../src/devices/ocpp/link.js';
+import { bootWaitMs, type LinkEvent } from '../src/devices/ocpp/link.js';
 import { createOcppChargePointSim } from '../src/sandbox/devices/ocpp-charge-point-sim.js';
 import type { GoeSimPlug } from '../src/sandbox/devices/goe-sim.js';
 import { eventually } from './helpers/aedes.js';
@@ -19,7 +19,8 @@ const minute = 60_000;
 
 /** The central system, what it heard from cp1, and the charge point (through a relay that a test can cut). */
 async function chargePoint(plugs: GoeSimPlug[]) {
-  const { cs, port } = await startCentral(new ManualClock(startMs));
+  const clock = new ManualClock(startMs);
+  const { cs, port } = await startCentral(clock);
   const events: LinkEvent[] = [];
   cs.link('cp1').subscribe((e) => events.push(e));
   const relay = await startTcpRelay(port);
@@ -29,6 +30,7 @@ async function chargePoint(plugs: GoeSimPlug[]) {
   });
   open.push(sim);
   return {
+    clock,
     sim,
     relay,
     /** The id tags of the Authorize requests, in order. */
@@ -63,6 +65,8 @@ async function comeBack(cp: ChargePoint): Promise<void> {
   const statuses = cp.statuses().length;
   cp.relay.restore();
   await eventually(() => expect(cp.connections()).toBe(connections + 1));
+  // A reconnection is not a boot: the central system asks once the charge point has stayed silent a while.
+  await cp.clock.advance(bootWaitMs);
   await eventually(() => expect(cp.statuses().length).toBeGreaterThan(statuses));
 }
 

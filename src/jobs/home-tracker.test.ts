@@ -100,4 +100,18 @@ describe('what a control tick teaches the tracker about a car', () => {
     expect(tracker.observe(tick(T0 + 180_000, { atMs: T0 + 180_000, ev: { plugged: false, charging: false } }), null)).toBe(true);
     expect(snap().plugged).toBe(false);
   });
+
+  it('counts a session from where the charger says it began, so a restart mid-session plans only what remains', () => {
+    const store = openStore({ path: ':memory:' });
+    const tracker = createHomeTracker({ config, store, clock: new ManualClock(T0), wishes: new Wishes(store, ['car']) });
+    const snap = () => tracker.snapshot(T0, { forecast: null, advice: null, actual: null }, []).evs[0]!;
+    // The first tick of this run: the car has been charging for a while, the charger counted 5.2 kWh.
+    tracker.observe(tick(T0, { atMs: T0, energyKwh: 114.7, ev: { plugged: true, charging: true, sessionKwh: 5.2 } }), null);
+    expect(snap().sessionKwh).toBeCloseTo(5.2, 6);
+    tracker.observe(tick(T0 + 60_000, { atMs: T0 + 60_000, energyKwh: 115.7, ev: { plugged: true, charging: true, sessionKwh: 6.2 } }), null);
+    expect(snap().sessionKwh).toBeCloseTo(6.2, 6);
+    // A charger that does not count its session: from this run's first reading, as before.
+    tracker.observe(tick(T0 + 120_000, { atMs: T0 + 120_000, energyKwh: 116.7, ev: { plugged: true, charging: true } }), null);
+    expect(snap().sessionKwh).toBeCloseTo(7.2, 6);
+  });
 });

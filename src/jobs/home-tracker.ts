@@ -236,6 +236,8 @@ export function createHomeTracker(deps: {
             e.sessionStartMs = plugged ? snap.atMs : null;
           }
           if (plugged && r.energyKwh !== undefined) {
+            // A charger that counts its session (OCPP's meterStart, kept across a restart; go-e) says where it began.
+            if (r.ev?.sessionKwh !== undefined) e.sessionStartKwh = r.energyKwh - r.ev.sessionKwh;
             e.sessionStartKwh ??= r.energyKwh;
             e.sessionKwh = Math.max(0, r.energyKwh - e.sessionStartKwh);
           }

@@ -67,8 +67,10 @@ export async function world(opts: { plugged?: boolean; plugs?: GoeSimPlug[]; sta
   await sim.start();
   await eventually(async () => {
     await sim.settle();
-    expect(sim.config('MeterValueSampleInterval')).toBe('60');
     expect(sim.profiles().some((p) => p.profile.chargingProfilePurpose === 'TxDefaultProfile')).toBe(true);
+    // The last of what the central system asks on a connection: the configuration keys, then the status and the meter values.
+    expect(sim.config('MeterValuesSampledData')).toBe('Energy.Active.Import.Register,Power.Active.Import');
+    expect(sim.received().filter((m) => m === 'TriggerMessage').length).toBeGreaterThanOrEqual(2);
   });
   return {
     clock, cs, port, charger, sim, lines, relay,

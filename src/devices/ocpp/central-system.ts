@@ -108,9 +108,36 @@ export function createCentralSystem(options: CentralSystemOptions): CentralSyste
     accept({});
   });
 
-  server.on('client', (client: OcppClient & { identity: string; handle: (m: string, h: (c: { params: unknown }) => unknown) => void; on: (e: string, l: (...a: never[]) => void) => void }) => {
+  server.on('client', (client: OcppClient & { identity: string; handle: (m: string, h: (c: { params: unknown; messageId: string }) => unknown) => void; on: (e: string, l: (...a: never[]) => void) => void }) => {
     const link = links.get(client.identity);
     if (!link) return; // auth lets only configured ids through
+    /**
+     * What happens once the answer to a request is on its way (message id → action): the charge
+     * point reads in order, so a request sent after its answer finds it knowing what the answer
+     * told it (a transaction's id, that it is accepted). ocpp-rpc emits an outbound `message`
+     * when it has handed the frame to the socket.
+     */
+    const afterAnswer = new Map<string, () => void>();
+    client.on('message', ({ message, outbound }: { message: string | Buffer; outbound: boolean }) => {
+      if (!outbound || afterAnswer.size === 0) return;
+      let id: unknown;
+      try {
+        const frame: unknown = JSON.parse(String(message));
+        id = Array.isArray(frame) && frame[0] === 3 ? frame[1] : undefined;
+      } catch {
+        return;
+      }
+      const then = typeof id === 'string' ? afterAnswer.get(id) : undefined;
+      if (!then || typeof id !== 'string') return;
+      afterAnswer.delete(id);
+      then();
+    });
+    /** A charge point sends nothing but BootNotification before it is accepted (§4.2): any other request says it is. */
+    const handle = (method: string, handler: (c: { params: unknown; messageId: string }) => unknown): void =>
+      client.handle(method, (c) => {
+        link.requested(client);
+        return handler(c);
+      });
     const at = (): string => new Date(clock.nowMs()).toISOString();
     const bad = (method: string, err: unknown): never => {
       warnCp(link.id, 'OCPP_BAD_MESSAGE', { method, err: err instanceof Error ? err.message : String(err) }, 'unusable OCPP request');
@@ -121,36 +148,39 @@ export function createCentralSystem(options: CentralSystemOptions): CentralSyste
       return r.success ? r.data : bad(method, r.error);
     };
 
-    client.handle('BootNotification', () => {
+    client.handle('BootNotification', ({ messageId }) => {
       link.heard();
+      afterAnswer.set(messageId, () => link.booted(client));
       return { status: 'Accepted', currentTime: at(), interval: options.heartbeatIntervalS };
     });
-    client.handle('Heartbeat', () => {
+    handle('Heartbeat', () => {
       link.heard();
       return { currentTime: at() };
     });
-    client.handle('StatusNotification', ({ params }) => {
+    handle('StatusNotification', ({ params }) => {
       const p = parse(statusNotificationSchema, 'StatusNotification', params);
       link.status(p.connectorId, p.status, p.errorCode);
       return {};
     });
-    client.handle('MeterValues', ({ params }) => {
+    handle('MeterValues', ({ params }) => {
       const p = parse(meterValuesSchema, 'MeterValues', params);
       link.meter(p.connectorId, readMeterValues(p.meterValue), p.transactionId);
       return {};
     });
-    client.handle('StartTransaction', ({ params }) => {
+    handle('StartTransaction', ({ params, messageId }) => {
       const p = parse(startTransactionSchema, 'StartTransaction', params);
       nextTransactionId = (nextTransactionId % 2_000_000_000) + 1;
-      link.transactionStarted(p.connectorId, nextTransactionId, p.meterStart, p.idTag);
-      return { transactionId: nextTransactionId, idTagInfo: { status: 'Accepted' } };
+      const transactionId = nextTransactionId;
+      // The charge point learns the id from this answer: nothing naming it may go before (OCA TC_058_1_CS).
+      afterAnswer.set(messageId, () => link.transactionStarted(p.connectorId, transactionId, p.meterStart, p.idTag));
+      return { transactionId, idTagInfo: { status: 'Accepted' } };
     });
-    client.handle('StopTransaction', ({ params }) => {
+    handle('StopTransaction', ({ params }) => {
       const p = parse(stopTransactionSchema, 'StopTransaction', params);
       link.transactionStopped(p.transactionId, p.meterStop);
       return { idTagInfo: { status: 'Accepted' } };
     });
-    client.handle('Authorize', ({ params }) => {
+    handle('Authorize', ({ params }) => {
       link.authorized(parse(authorizeSchema, 'Authorize', params).idTag);
       return { idTagInfo: { status: 'Accepted' } };
     });
@@ -162,7 +192,10 @@ export function createCentralSystem(options: CentralSystemOptions): CentralSyste
       if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') warnCp(link.id, 'OCPP_FRAME_TOO_LARGE', { limitBytes: maxFrameBytes }, 'OCPP message over the size limit: connection closed');
       else if (!peerGone.has(err.code ?? '')) warnCp(link.id, 'OCPP_BAD_MESSAGE', { err: err.message }, 'broken WebSocket frame: connection closed');
     });
-    client.on('close', () => link.detach(client));
+    client.on('close', () => {
+      afterAnswer.clear();
+      link.detach(client);
+    });
     link.attach(client);
     void link.configure([
       ['HeartbeatInterval', String(options.heartbeatIntervalS)],

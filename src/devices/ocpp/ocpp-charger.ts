@@ -53,12 +53,22 @@ const txProfileId = 1001;
 const leasedDefaultProfileId = 1002;
 
 /**
- * Keeps the car's tag of the running transaction across restarts of wattshift: OCPP 1.6 has no
- * request that tells a central system the idTag of a transaction already running.
+ * Keeps the running transaction across restarts of wattshift: its id, the car's tag and the
+ * energy register at its start (meterStart). OCPP 1.6 has no request that tells a central system
+ * the idTag or the meterStart of a transaction already running; without them a restart forgets
+ * which car is plugged in and what the session has charged.
  */
 export interface SessionTagMemory {
-  get(): { transactionId: number; idTag: string } | undefined;
-  set(session: { transactionId: number; idTag: string } | undefined): void;
+  get(): KeptSession | undefined;
+  set(session: KeptSession | undefined): void;
+}
+
+export interface KeptSession {
+  transactionId: number;
+  /** The car's tag (absent: a session wattshift started, or one no card named). */
+  idTag?: string;
+  /** The energy register at the start, Wh. */
+  meterStartWh?: number;
 }
 
 export interface OcppChargerOptions {
@@ -189,6 +199,8 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
         log.warn({ code: 'OCPP_LIMIT_REFUSED', currentA: a, err: err.message }, 'the charger refused a lower limit for a transaction it has just started: asking again at the next tick');
         throw err;
       }
+      // A transaction that ended while the limit was on its way is not stopped: the charger has none.
+      if (link.transactionOn(connectorId) !== tx) return;
       const holdS = nextStartHoldMs() / 1000;
       log.warn({ code: 'OCPP_LIMIT_REFUSED', currentA: a, holdS, err: err.message }, `the charger refused a lower limit: stopping the session instead, and starting none for ${holdS / 60} min`);
     }
@@ -242,39 +254,46 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
         if (e.idTag !== options.idTag) tags.authorized = e.idTag;
         return;
       case 'transaction':
-        if (e.connectorId === connectorId) rememberTag(e.transactionId, e.idTag);
+        if (e.connectorId === connectorId) rememberSession(e.transactionId, e.idTag, e.meterStartWh);
         if (e.connectorId === connectorId && e.transactionId === undefined) {
           acceptedA = undefined;
           // The next car starts at the limit now, under a fresh lease.
           void renew();
         }
-        if (e.connectorId === connectorId && e.transactionId !== undefined) sessionStartWh = e.meterStartWh;
         // A session that starts after the limit was set gets it at once (it began at the default).
         if (e.connectorId === connectorId && e.transactionId !== undefined && limitA !== undefined) void renew();
     }
   };
 
   /**
-   * The car's tag of a transaction that starts (kept for a restart), or of one learnt after a
-   * restart from its meter values, which name no tag. The store is read once: only this charger writes its key.
+   * A transaction that starts is kept (for a restart) with the car's tag and the register at its
+   * start; one learnt after a restart from its meter values, which name neither, gets them back
+   * from the store. The store is read once: only this charger writes its key.
    */
-  let keptTag = options.sessionTags?.get();
-  const rememberTag = (transactionId: number | undefined, idTag: string | undefined): void => {
-    const keep = (session: typeof keptTag): void => {
-      keptTag = session;
+  let kept = options.sessionTags?.get();
+  const rememberSession = (transactionId: number | undefined, idTag: string | undefined, meterStartWh: number | undefined): void => {
+    const keep = (session: KeptSession | undefined): void => {
+      kept = session;
       options.sessionTags?.set(session);
     };
     if (transactionId === undefined) {
-      if (keptTag !== undefined) keep(undefined);
+      if (kept !== undefined) keep(undefined);
       return;
     }
     const carTag = idTag !== undefined && idTag !== options.idTag ? idTag : undefined;
-    if (carTag !== undefined) {
-      tags.started = carTag;
-      if (keptTag?.transactionId !== transactionId) keep({ transactionId, idTag: carTag });
+    if (meterStartWh !== undefined || carTag !== undefined) {
+      // Heard from its StartTransaction.
+      sessionStartWh = meterStartWh;
+      if (carTag !== undefined) tags.started = carTag;
+      if (kept?.transactionId !== transactionId) keep({ transactionId, ...(carTag !== undefined ? { idTag: carTag } : {}), ...(meterStartWh !== undefined ? { meterStartWh } : {}) });
       return;
     }
-    if (idTag === undefined && keptTag?.transactionId === transactionId) tags.started = keptTag.idTag;
+    if (kept?.transactionId === transactionId) {
+      sessionStartWh = kept.meterStartWh;
+      if (kept.idTag !== undefined) tags.started = kept.idTag;
+    } else {
+      sessionStartWh = undefined;
+    }
   };
 
   /** The limit again, with a fresh lease: the session's, or without one the default a new session starts at. */
