@@ -53,7 +53,7 @@ export function exampleHomeView(): HomeView {
     health: { ok: true, jobs: [{ name: 'events', ok: true }, { name: 'prices', ok: true }, { name: 'planner', ok: true }] },
     outbox: {
       pending: 1, accepted: 12, rejected: 0, oldestDeadlineMs: Date.UTC(2026, 2, 31, 22, 0, 0), planReportPending: false,
-      lastPlanReport: { acceptedMs: nowMs - 20 * 60_000, reason: 'changed', fromMs: nowMs - 20 * 60_000 - (nowMs % hour), toMs: nowMs + 28 * hour - (nowMs % hour), hours: 29, baselineKwh: 41.6, flexibilityKwh: 23.9 },
+      lastPlanReport: { acceptedMs: nowMs - 20 * 60_000, reason: 'changed', fromMs: nowMs - hour, toMs: nowMs + 28 * hour, hours: 29, baselineKwh: 41.6, flexibilityKwh: 23.9 },
     },
     limits: [
       { eventId: 'lpc-7', deviceId: null, capKw: 6, startMs: nowMs - hour, endMs: nowMs + hour, active: true },
