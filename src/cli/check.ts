@@ -1,6 +1,7 @@
 /** `wattshift check --config FILE`: validates the config and prints every problem. */
 import { loadConfig } from '../config/load.js';
 import { switchesWithoutLease } from '../devices/lease-warnings.js';
+import { capHoldOfConfig } from '../devices/cap-hold.js';
 import { exitCodeFor, exitCodes } from './exit-codes.js';
 import { machineChecks } from './config-checks.js';
 import { formatError, problemsOf } from './format-error.js';
@@ -34,7 +35,14 @@ export const checkCommand: CliCommand = {
     const warnings = [...loaded.warnings, ...switchesWithoutLease(loaded.config)];
     for (const w of warnings) io.stderr(`warning: ${w}`);
     io.stdout(`${path}: ok (${loaded.config.devices.length} device${loaded.config.devices.length === 1 ? '' : 's'}, ${warnings.length} warning${warnings.length === 1 ? '' : 's'})`);
-    for (const d of loaded.config.devices) io.stdout(`  ${d.id}: ${d.kind}`);
+    // What each device holds of an LPC cap with wattshift gone: the acknowledgement rule follows it (docs/caps.md).
+    for (const d of loaded.config.devices) {
+      const hold = capHoldOfConfig(d);
+      const caps = hold === undefined ? '' : hold.holdsMs > 0
+        ? `; holds an LPC cap by itself up to ${Math.floor(hold.holdsMs / 3_600_000)} h (${hold.why})`
+        : `; cannot hold an LPC cap by itself (${hold.why}): its caps are declined, and it counts at full power against location caps (docs/caps.md)`;
+      io.stdout(`  ${d.id}: ${d.kind}${caps}`);
+    }
     return exitCodes.ok;
   },
 };

@@ -69,6 +69,7 @@ export const tasmotaSourceSchema = z.strictObject({
   relay: z.number().int().min(1).default(1).describe('Relay number (POWER1 = 1).'),
   fullTopic: z.string().min(1).default('%prefix%/%topic%/').describe('Tasmota FullTopic pattern.'),
   sensor: z.string().min(1).default('DS18B20').describe('Temperature sensor name in the SENSOR message.'),
+  blockedState: z.enum(['off', 'on']).default('off').describe('Relay state that blocks the heater: `on` (heater on the normally-closed contact) lets `PulseTime` end a block, and hold a cap, on the device (docs/caps.md).'),
 });
 export type TasmotaSource = z.infer<typeof tasmotaSourceSchema>;
 

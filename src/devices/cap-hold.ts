@@ -5,6 +5,9 @@
 import type { DeviceConfig } from '../config/schema.js';
 import type { DeviceHold } from '../core/cap-hold.js';
 import type { DeviceCapabilities } from './supervisor.js';
+import { loadProfile } from './modbus/profiles.js';
+import { shellyMaxLeaseMs } from './mqtt/shelly.js';
+import { tasmotaMaxLeaseMs } from './mqtt/tasmota.js';
 
 /** Most a device draws, kW; undefined for a meter. */
 export function ratedKwOf(d: DeviceConfig): number | undefined {
@@ -33,4 +36,36 @@ export function deviceHoldOf(d: DeviceConfig, caps: DeviceCapabilities, up: bool
   // Without wattshift a device that does not hold the block draws what it is rated for: a relay
   // falls back to heating, a charger keeps (or is handed back) its own current.
   return { up, ratedKw, holdsByItselfMs: holdsByItselfMs(d, caps), unheldKw: ratedKw };
+}
+
+/**
+ * What a configured device can hold of a cap by itself, from its config alone (for `wattshift
+ * check`): the same answer as {@link holdsByItselfMs} gives the running daemon, with the reason.
+ * Undefined for a meter.
+ */
+export function capHoldOfConfig(d: DeviceConfig, options: { baseDir?: string } = {}): { holdsMs: number; why: string } | undefined {
+  if (d.kind === 'meter') return undefined;
+  if (d.kind === 'heatPump') return { holdsMs: 0, why: 'an SG Ready lock is a short lease on purpose' };
+  if (d.kind === 'evCharger') {
+    const type = d.charger?.type;
+    return { holdsMs: 0, why: type === 'ocpp' ? 'see docs/ocpp.md' : `${type ?? 'this'} charger has no timed limit wattshift can set` };
+  }
+  const s = d.switch;
+  if (!s) return { holdsMs: 0, why: 'no switch' };
+  if (s.type === 'shelly') return { holdsMs: shellyMaxLeaseMs, why: 'Shelly toggle_after' };
+  if (s.type === 'tasmota') {
+    return s.blockedState === 'on'
+      ? { holdsMs: tasmotaMaxLeaseMs, why: 'Tasmota PulseTime' }
+      : { holdsMs: 0, why: 'Tasmota blocking with OFF has no timer (blockedState: on, with the heater on the normally-closed contact, has)' };
+  }
+  if (s.type === 'modbus') {
+    let lease: { maxS: number } | undefined;
+    try {
+      lease = loadProfile(s.profile, options).relayLease;
+    } catch {
+      return undefined; // a profile that does not load is reported by the profile checks
+    }
+    return lease ? { holdsMs: lease.maxS * 1000, why: `the release timer of profile ${s.profile}` } : { holdsMs: 0, why: `profile ${s.profile} has no release timer` };
+  }
+  return { holdsMs: 0, why: 'a relay on mapped topics has no timer' };
 }

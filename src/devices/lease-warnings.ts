@@ -27,7 +27,8 @@ export function switchesWithoutLease(config: Config): string[] {
     let leased: boolean;
     if (s.type === 'modbus') leased = profileHasLease(s.profile);
     else if (s.type === 'shelly') leased = true; // toggle_after
-    else leased = false; // Tasmota blocks with OFF, which its PulseTime cannot end; a topic map has no timer
+    // Tasmota blocking with OFF: its PulseTime cannot end that; blocking with ON it can. A topic map has no timer.
+    else leased = s.type === 'tasmota' && s.blockedState === 'on';
     if (!leased) {
       out.push(`devices.${d.id}.switch: the relay has no timer, so a block outlasts an outage or crash of wattshift; ` +
         'wire the heater through its normally-closed contact (de-energised = heating allowed)');
