@@ -39,6 +39,7 @@ function bindingWords(b: BindingConstraint, slot: PlanSlot, plan: Plan, ctx: Why
   switch (b) {
     case 'locationLimit': return `the home's ${fixed(ctx.limitKw, 1)} kW limit is reached`;
     case 'lpc': return 'a power-limitation (LPC) cap holds it down';
+    case 'reservedLpc': return 'a reserved power limit (LPC reservation) may hold it down, so the plan keeps it free';
     case 'tankMax': return `${tank} is at its maximum`;
     case 'tankFloor': return `${tank} is at its comfort floor`;
     case 'tankPower': return 'the heater runs at full power';
@@ -57,7 +58,7 @@ function bindingWords(b: BindingConstraint, slot: PlanSlot, plan: Plan, ctx: Why
 }
 
 /** What explains a slot with nothing on (a deadline or a floor is the hours' concern, not this one's). */
-const idleReasons: ReadonlySet<BindingConstraint> = new Set(['tankMax', 'lpc', 'locationLimit', 'capacityStep', 'frozen', 'fallback']);
+const idleReasons: ReadonlySet<BindingConstraint> = new Set(['tankMax', 'lpc', 'reservedLpc', 'locationLimit', 'capacityStep', 'frozen', 'fallback']);
 
 /** One sentence per slot of `slots` (slots of `plan`), in their order. */
 export function explainSlots(plan: Plan, slots: readonly PlanSlot[], ctx: WhyContext): string[] {

@@ -179,7 +179,7 @@ function explain(p: Plan, input: HomePlanInput, facts: Map<number, SlotFact>, ca
     const otherCaps = (input.location.lpc ?? []).filter((l) => l.scope === 'location' && l.startMs < s.endMs && l.endMs > s.startMs).map((l) => l.maxKW);
     const used = f.baseKW + slotFlexKW(s);
     if (used < capKW - 1e-4 || capKW >= Math.min(input.location.limitKW, ...otherCaps) - TOL) return held;
-    const binding = [...s.binding.filter((b) => b !== 'lpc' && b !== 'locationLimit'), 'capacityStep' as const];
+    const binding = [...s.binding.filter((b) => b !== 'lpc' && b !== 'reservedLpc' && b !== 'locationLimit'), 'capacityStep' as const];
     const head = s.reason.replace(/; bound by .*$/, '');
     return { ...held, binding, reason: `${head}; bound by ${binding.join(', ')}; held at ${c.hourKWh.toFixed(1)} kWh/h: the month's capacity step` };
   });

@@ -11,6 +11,7 @@
 import { plan as planPair } from './planner.js';
 import { setupPlan, type Setup } from './plan-setup.js';
 import { evSolve, objective, tankSolve } from './solve.js';
+import { reservationOutcomes } from './reservations.js';
 import type { AntiCycling, DeviceSlotPlan, EvParams, HomePlanInput, LpcCap, Plan, PlanInput, PlanSlot, Shortfall, TankParams } from './types.js';
 
 type Tank = TankParams & { id: string };
@@ -211,6 +212,12 @@ function exchange(devices: ReadonlyArray<Device>, sols: Sol[], residual: (xs: Re
  * rules of one pair: frozen slots, the fallback without prices, shortfalls instead of throwing).
  */
 export function planHome(input: HomePlanInput, nowMs: number, previous?: Plan): Plan {
+  const plan = planDevices(input, nowMs, previous);
+  const reservations = reservationOutcomes(plan, input.location.lpc ?? [], slotFlexKWh);
+  return reservations.length > 0 ? { ...plan, reservations } : plan;
+}
+
+function planDevices(input: HomePlanInput, nowMs: number, previous?: Plan): Plan {
   const common: PlanInput = { slots: input.slots, timezone: input.timezone, currency: input.currency, location: input.location, ...(input.options ? { options: input.options } : {}) };
   // The pair planner drops the slots that ended before `nowMs`: how many lead the input.
   const ended = ((i) => (i < 0 ? input.slots.length : i))(input.slots.findIndex((s) => s.endMs > nowMs));

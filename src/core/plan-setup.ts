@@ -74,6 +74,8 @@ export interface Setup {
   /** Headroom energy per slot. */
   headroomE: number[];
   lpcBinding: boolean[];
+  /** The binding location cap of the slot is a reserved (probable) one. */
+  reservedBinding: boolean[];
   tank: TankSetup | null;
   ev: EvSetup | null;
   shortfalls: Shortfall[];
@@ -136,13 +138,20 @@ export function setupPlan(input: PlanInput, nowMs: number, previous: Plan | unde
     for (const c of lpc) if (c.scope === scope && mine(c) && overlap(c.startMs, c.endMs, s.startMs, s.endMs) > 0) cap = Math.min(cap, Math.max(0, c.maxKW));
     return cap;
   };
+  const reservedCapFor = (s: PriceSlot): number => {
+    let cap = Infinity;
+    for (const c of lpc) if (c.scope === 'location' && c.reservationId !== undefined && overlap(c.startMs, c.endMs, s.startMs, s.endMs) > 0) cap = Math.min(cap, Math.max(0, c.maxKW));
+    return cap;
+  };
   const headroomKW: number[] = [];
   const lpcBinding: boolean[] = [];
+  const reservedBinding: boolean[] = [];
   slots.forEach((s, t) => {
     const base = typeof loc.baseLoadKW === 'number' ? loc.baseLoadKW : (loc.baseLoadKW[t + Math.max(0, offset)] ?? 0);
     const lpcCap = capFor('location', s);
     const limit = Math.min(loc.limitKW, lpcCap);
     lpcBinding.push(lpcCap < loc.limitKW);
+    reservedBinding.push(lpcCap < loc.limitKW && reservedCapFor(s) <= lpcCap);
     const h = limit - Math.max(0, base);
     if (h < 0) {
       shortfalls.push({ device: 'location', kind: 'baseLoadOverCap', atMs: s.startMs, amount: -h,
@@ -248,6 +257,6 @@ export function setupPlan(input: PlanInput, nowMs: number, previous: Plan | unde
       fixed: slots.map((s, t) => frozenRest(prevSlot.get(s.startMs)?.evs?.[evIdOf(e)], t === 0 ? e.slotDeliveredKWh : 0, cap[t] as number)),
     };
   }
-  return { slots, n, slotMs, slotHours, fraction, hours, dayIndex, allFallback, price, headroomKW, headroomE, lpcBinding, tank, ev, shortfalls, penalty,
+  return { slots, n, slotMs, slotHours, fraction, hours, dayIndex, allFallback, price, headroomKW, headroomE, lpcBinding, reservedBinding, tank, ev, shortfalls, penalty,
     workspace: new SolverWorkspace() };
 }

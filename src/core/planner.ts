@@ -124,7 +124,7 @@ function bindingFor(s: Setup, sol: Solved, t: number): BindingConstraint[] {
   const rawTank = tk ? tk.model.slotKWh * (s.fraction[t] as number) : 0;
   const rawEv = ev ? (ev.rawCap[t] as number) : 0;
   const h = s.headroomE[t] as number;
-  if (qt + et >= h - TOL && h < rawTank + rawEv - TOL) b.push(s.lpcBinding[t] ? 'lpc' : 'locationLimit');
+  if (qt + et >= h - TOL && h < rawTank + rawEv - TOL) b.push(s.reservedBinding[t] ? 'reservedLpc' : s.lpcBinding[t] ? 'lpc' : 'locationLimit');
   // A device's own LPC cap (below its power and below the shared headroom).
   const deviceCapped = (cap: number, raw: number, used: number): boolean => cap < raw - TOL && cap < h - TOL && used >= cap - TOL;
   if (!b.includes('lpc') && ((tk && deviceCapped(tk.cap[t] as number, rawTank, qt)) || (ev && deviceCapped(ev.cap[t] as number, rawEv, et)))) b.push('lpc');

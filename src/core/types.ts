@@ -224,6 +224,11 @@ export interface LpcCap {
   scope: 'location' | 'tank' | 'ev';
   /** With a `tank`/`ev` scope: the one device it caps (absent: every device of the kind). */
   deviceId?: string;
+  /**
+   * The `LPCReservation` event this cap comes from: a cap the partner may ask for, planned for as
+   * if asked but never acknowledged (absent: an LPC event's cap).
+   */
+  reservationId?: string;
 }
 
 export interface LocationParams {
@@ -266,6 +271,8 @@ export interface HomePlanInput extends Omit<PlanInput, 'tank' | 'ev'> {
 export type BindingConstraint =
   | 'locationLimit'
   | 'lpc'
+  /** A reserved (probable) LPC cap, see `LpcCap.reservationId`. */
+  | 'reservedLpc'
   | 'tankFloor'
   | 'tankMax'
   | 'tankPower'
@@ -398,4 +405,19 @@ export interface Plan {
   shortfalls: Shortfall[];
   /** The month's capacity fee as planned, when the tariff has one. */
   capacity?: CapacityOutcome;
+  /** The reserved LPC caps the plan kept (absent: none), see `LpcCap.reservationId`. */
+  reservations?: ReservationOutcome[];
+}
+
+/** A reservation as planned: its window and cap, and the flexible energy planned in and before it. */
+export interface ReservationOutcome {
+  eventId: string;
+  startMs: number;
+  endMs: number;
+  /** The lowest reserved cap in the window, kW. */
+  maxKW: number;
+  /** Tank and car energy the plan takes inside the window, kWh. */
+  insideKWh: number;
+  /** Tank and car energy the plan takes from the plan's start to the window's start, kWh. */
+  beforeKWh: number;
 }
