@@ -1,4 +1,5 @@
 import type { Clock } from './ports.js';
+import { SleeperQueue } from './sleepers.js';
 
 /** The wall clock. */
 export const systemClock: Clock = {
@@ -36,7 +37,7 @@ export function acceleratedClock(startMs: number, speed: number, realOriginMs = 
  */
 export class ManualClock implements Clock {
   private now: number;
-  private sleepers: { wakeMs: number; resolve: () => void }[] = [];
+  private readonly sleepers = new SleeperQueue();
 
   constructor(startMs: number) {
     this.now = startMs;
@@ -47,36 +48,15 @@ export class ManualClock implements Clock {
   }
 
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    if (signal?.aborted) return Promise.reject(signal.reason);
-    return new Promise<void>((resolve, reject) => {
-      const onAbort = (): void => {
-        this.sleepers = this.sleepers.filter((s) => s !== sleeper);
-        reject(signal?.reason);
-      };
-      // The listener goes when the sleeper wakes: a long-lived signal shared by many sleeps
-      // must not collect one listener per sleep.
-      const sleeper = {
-        wakeMs: this.now + Math.max(0, ms),
-        resolve: () => {
-          signal?.removeEventListener('abort', onAbort);
-          resolve();
-        },
-      };
-      this.sleepers.push(sleeper);
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
+    return this.sleepers.sleepUntil(this.now + Math.max(0, ms), signal);
   }
 
   /** Moves time forward, waking sleepers in order and letting their continuations run. */
   async advance(ms: number): Promise<void> {
     const target = this.now + ms;
-    for (;;) {
-      this.sleepers.sort((a, b) => a.wakeMs - b.wakeMs);
-      const next = this.sleepers[0];
-      if (!next || next.wakeMs > target) break;
-      this.sleepers.shift();
+    for (let next = this.sleepers.take(target); next; next = this.sleepers.take(target)) {
       this.now = next.wakeMs;
-      next.resolve();
+      next.wake();
       await new Promise((r) => setImmediate(r));
     }
     this.now = target;

@@ -6,13 +6,8 @@
  * what happens in it.
  */
 import type { Clock } from '../ports.js';
+import { SleeperQueue } from '../sleepers.js';
 import type { Quiescence } from './quiescence.js';
-
-interface Sleeper {
-  wakeMs: number;
-  wake: () => void;
-  cancelled: boolean;
-}
 
 /** Wakes at one instant beyond which a run is taken to spin (a loop of zero-length sleeps). */
 const maxWakesAtOneInstant = 100_000;
@@ -26,8 +21,7 @@ export interface RunOptions {
 
 export class VirtualClock implements Clock {
   private now: number;
-  /** Sorted by (wakeMs, seq). */
-  private sleepers: Sleeper[] = [];
+  private readonly sleepers = new SleeperQueue();
   private running = false;
 
   constructor(startMs: number, private readonly quiescence: Quiescence) {
@@ -39,34 +33,17 @@ export class VirtualClock implements Clock {
   }
 
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    if (signal?.aborted) return Promise.reject(signal.reason);
-    return new Promise<void>((resolve, reject) => {
-      const onAbort = (): void => {
-        sleeper.cancelled = true;
-        reject(signal?.reason);
-      };
-      const sleeper: Sleeper = {
-        wakeMs: this.now + Math.max(0, Number.isFinite(ms) ? ms : 0),
-        cancelled: false,
-        wake: () => {
-          signal?.removeEventListener('abort', onAbort);
-          resolve();
-        },
-      };
-      this.insert(sleeper);
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
+    return this.sleepers.sleepUntil(this.now + Math.max(0, Number.isFinite(ms) ? ms : 0), signal);
   }
 
-  /** Sleepers still waiting (cancelled ones dropped). */
+  /** Sleepers still waiting. */
   pending(): number {
-    this.sleepers = this.sleepers.filter((s) => !s.cancelled);
-    return this.sleepers.length;
+    return this.sleepers.size;
   }
 
   /** When the next sleeper is due, if any. */
   nextDueMs(): number | undefined {
-    return this.sleepers.find((s) => !s.cancelled)?.wakeMs;
+    return this.sleepers.nextDueMs();
   }
 
   /** Waits until the process is idle, without moving time. */
@@ -107,8 +84,7 @@ export class VirtualClock implements Clock {
         // One sleeper at a time, in the order they went to sleep, each settled before the next
         // wakes: what two of them do at the same instant never interleaves on the sockets, so the
         // order of their effects is the same in every run.
-        while (this.sleepers[0]!.cancelled) this.sleepers.shift();
-        const s = this.sleepers.shift()!;
+        const s = this.sleepers.take(this.now)!;
         if (++wakesHere > maxWakesAtOneInstant) throw new Error(`more than ${maxWakesAtOneInstant} wakes at ${new Date(this.now).toISOString()}: a loop of zero-length sleeps`);
         woken = this.now;
         s.wake();
@@ -126,17 +102,5 @@ export class VirtualClock implements Clock {
   /** Steps the clock without waking anyone, as an NTP correction does. */
   step(byMs: number): void {
     this.now += byMs;
-  }
-
-  private insert(s: Sleeper): void {
-    // Binary search for the first sleeper due later: sleepers due at the same instant keep the order they went to sleep in.
-    let lo = 0;
-    let hi = this.sleepers.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.sleepers[mid]!.wakeMs <= s.wakeMs) lo = mid + 1;
-      else hi = mid;
-    }
-    this.sleepers.splice(lo, 0, s);
   }
 }
