@@ -17,6 +17,9 @@ export function homeEventOf(row: EventRow, me: Identity): HomeEvent | null {
   }
 }
 
+/** An `LPCReservation`: caps the plan keeps for, with no acknowledgement and no usage report. */
+const isReservation = (e: HomeEvent): boolean => (e.lpcReservations?.length ?? 0) > 0;
+
 /** Hour starts an event covers, from its incentive or cap points. */
 export function eventHours(e: HomeEvent): number[] {
   const starts = [...e.priceDeltas.map((p) => p.startMs), ...e.lpcCaps.map((c) => c.startMs)];
@@ -53,7 +56,7 @@ function lpcTargets(e: HomeEvent, me: Identity): LpcTarget[] {
 /**
  * What happens to events after intake: an LPC event is acknowledged at once (declining targets
  * that cannot be held), and every acted-on event gets its usage report once its hours are over
- * and metered. Reports go into the durable outbox in the same transaction that marks the event.
+ * and metered. A reservation is kept active until its window ends, then done. Reports go into the durable outbox in the same transaction that marks the event.
  */
 export function createEventActions(deps: {
   store: Pick<Store, 'transaction' | 'listEvents' | 'markEvent' | 'enqueueReport' | 'readHourly'>;
@@ -111,7 +114,7 @@ export function createEventActions(deps: {
     handle(e) {
       try {
         if (e.lpcCaps.length > 0) acknowledge(e);
-        else if (e.priceDeltas.length > 0) deps.store.markEvent(e.id, 'active');
+        else if (e.priceDeltas.length > 0 || isReservation(e)) deps.store.markEvent(e.id, 'active');
         else deps.store.markEvent(e.id, 'done');
         deps.onQueued();
       } catch (err) {
@@ -132,6 +135,12 @@ export function createEventActions(deps: {
           // Stored but not acknowledged (crash between intake and action).
           acknowledge(e);
           queued = true;
+          continue;
+        }
+        if (isReservation(e)) {
+          // Nothing was asked, so nothing is reported: it shapes the plan until its window ends.
+          if (e.endMs !== null && now >= e.endMs) deps.store.markEvent(row.eventId, 'done', 'reservation ended');
+          else if (row.state === 'received') deps.store.markEvent(row.eventId, 'active');
           continue;
         }
         const hours = eventHours(e);

@@ -163,6 +163,19 @@ describe('eligibility, unknown and malformed payloads', () => {
     const r = parseIncoming({ id: 'ev-r', payload: { payloadType: 'LPCReservation', targets: [] } }, 'event', me);
     expect(r).toMatchObject({ payloadType: 'LPCReservation', relevant: false });
   });
+  it('reads an LPCReservation for this location as reserved caps, not as caps to acknowledge', () => {
+    const target = (locationId: string) => ({
+      locationId, meterPointId: '707057500000000011', resolution: '01:00:00',
+      points: [{ maxPowerInKiloWatts: 1.5, timestamp: '2025-10-25T17:00:00Z' }, { maxPowerInKiloWatts: 1.5, timestamp: '2025-10-25T18:00:00Z' }],
+    });
+    const r = parseIncoming({ id: 'ev-res', payload: { payloadType: 'LPCReservation', targets: [target('home-1'), target('elsewhere')] } }, 'event', me);
+    const at17 = Date.UTC(2025, 9, 25, 17);
+    expect(r).toMatchObject({ payloadType: 'LPCReservation', relevant: true, lpcCaps: [], startMs: at17, endMs: at17 + 2 * 3_600_000, locationIds: ['home-1'] });
+    expect(r.lpcReservations).toEqual([
+      { startMs: at17, durationMs: 3_600_000, maxKw: 1.5, resourceId: null, locationId: 'home-1', meterPointId: '707057500000000011' },
+      { startMs: at17 + 3_600_000, durationMs: 3_600_000, maxKw: 1.5, resourceId: null, locationId: 'home-1', meterPointId: '707057500000000011' },
+    ]);
+  });
   it('throws on malformed input of a known type or shape', () => {
     expect(() => parseIncoming({ id: 'x', payload: { payloadType: 'PriceCurve', targets: 'no' } }, 'event', me)).toThrow();
     expect(() => parseIncoming({ payload: null }, 'event', me)).toThrow();

@@ -1,6 +1,6 @@
 import type { EventPayload, SparkEvent, EventNotification } from '../spark/wire.js';
 import { lpcRefusal, maxPointsPerTarget, priceCurveRefusal } from './event-bounds.js';
-import { eventSchema, eventNotificationSchema, isLocationLpcPayload, isPriceCurvePayload, isResourceLpcPayload, isUserEligibilityPayload } from '../spark/wire.js';
+import { eventSchema, eventNotificationSchema, isLocationLpcPayload, isLpcReservationPayload, isPriceCurvePayload, isResourceLpcPayload, isUserEligibilityPayload } from '../spark/wire.js';
 
 /** Who this daemon is, in the API's ids. */
 export interface Identity {
@@ -44,6 +44,11 @@ export interface HomeEvent {
   resourceIds: string[];
   priceDeltas: PriceDeltaPoint[];
   lpcCaps: LpcCapPoint[];
+  /**
+   * The caps an `LPCReservation` says the partner may ask for: planned for, never acknowledged nor
+   * enforced (absent: none). An LPC event over the same hours replaces them (plan-inputs.ts).
+   */
+  lpcReservations?: LpcCapPoint[];
   eligibility: { added: boolean; removed: boolean } | null;
   /** Why the event was refused (values out of bounds, see event-bounds.ts); it is then not relevant. */
   refusal: string | null;
@@ -107,7 +112,7 @@ function normalisePayload(payload: EventPayload | null | undefined, me: Identity
       resourceIds: [...new Set(targets.map((t) => t.resourceId))],
     };
   }
-  if (isResourceLpcPayload(payload) || isLocationLpcPayload(payload)) {
+  if (isResourceLpcPayload(payload) || isLocationLpcPayload(payload) || isLpcReservationPayload(payload)) {
     const caps: LpcCapPoint[] = [];
     const pointCounts: number[] = [];
     for (const t of payload.targets) {
@@ -135,7 +140,7 @@ function normalisePayload(payload: EventPayload | null | undefined, me: Identity
       payloadType,
       relevant: caps.length > 0,
       ...span(caps),
-      lpcCaps: caps,
+      ...(isLpcReservationPayload(payload) ? { lpcReservations: caps } : { lpcCaps: caps }),
       locationIds: [...new Set(caps.map((c) => c.locationId))],
       resourceIds: [...new Set(caps.flatMap((c) => (c.resourceId ? [c.resourceId] : [])))],
     };
@@ -145,7 +150,7 @@ function normalisePayload(payload: EventPayload | null | undefined, me: Identity
     const removed = me.userId !== null && (payload.removedUsers ?? []).includes(me.userId);
     return { ...empty, payloadType, relevant: added || removed, startMs: null, endMs: null, eligibility: { added, removed } };
   }
-  // Unknown (or LPCReservation, which carries nothing to act on yet): kept for the record.
+  // Unknown: kept for the record.
   return { ...empty, payloadType, relevant: false, startMs: null, endMs: null };
 }
 

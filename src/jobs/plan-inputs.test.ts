@@ -49,6 +49,21 @@ describe('buildPlanInput', () => {
     ]);
   });
 
+  it('plans a reservation as a location cap marked with its event, until an LPC for the same hours replaces it', () => {
+    const reservation: HomeEvent = { ...lpc(null, 1), id: 'res-1', payloadType: 'LPCReservation', lpcReservations: lpc(null, 1).lpcCaps, lpcCaps: [] };
+    const alone = buildPlanInput(config, snap([reservation]), new Map());
+    expect(alone.location.lpc).toEqual([
+      { startMs: now + 8 * hourMs, endMs: now + 9 * hourMs, maxKW: 1, scope: 'location', reservationId: 'res-1' },
+      { startMs: now + 9 * hourMs, endMs: now + 10 * hourMs, maxKW: 1, scope: 'location', reservationId: 'res-1' },
+    ]);
+    // The LPC asks only for the first hour: the second stays reserved.
+    const asked: HomeEvent = { ...lpc(null, 2), lpcCaps: lpc(null, 2).lpcCaps.slice(0, 1) };
+    expect(buildPlanInput(config, snap([reservation, asked]), new Map()).location.lpc).toEqual([
+      { startMs: now + 8 * hourMs, endMs: now + 9 * hourMs, maxKW: 2, scope: 'location' },
+      { startMs: now + 9 * hourMs, endMs: now + 10 * hourMs, maxKW: 1, scope: 'location', reservationId: 'res-1' },
+    ]);
+  });
+
   it('gives the planner the car\'s session (plug-in time and energy so far) for the bill\'s baseline', () => {
     const car = config.devices[1];
     if (car?.kind !== 'evCharger') throw new Error('not a charger');

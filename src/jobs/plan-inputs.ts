@@ -80,9 +80,13 @@ export function deltaCurves(events: readonly HomeEvent[]): DeltaCurveInput[] {
 /** The planned device that owns a resource: its kind and id, or null (a meter, or nothing of ours). */
 export type ResourceOwner = (resourceId: string) => { scope: 'tank' | 'ev'; deviceId: string } | null;
 
-/** LPC caps of the events, scoped to the location or to the device that owns the resource. */
+/**
+ * LPC caps of the events, scoped to the location or to the device that owns the resource, and the
+ * reserved caps of `LPCReservation` events (location caps, marked with their event). A reserved
+ * point that an LPC event's location cap overlaps is dropped: the request replaces the reservation.
+ */
 export function lpcCaps(events: readonly HomeEvent[], ownerOf: ResourceOwner): LpcCap[] {
-  return events.flatMap((e) =>
+  const asked = events.flatMap((e) =>
     e.lpcCaps.flatMap((c): LpcCap[] => {
       const span = { startMs: c.startMs, endMs: c.startMs + c.durationMs, maxKW: c.maxKw };
       if (c.resourceId === null) return [{ ...span, scope: 'location' }];
@@ -90,6 +94,16 @@ export function lpcCaps(events: readonly HomeEvent[], ownerOf: ResourceOwner): L
       return owner === null ? [] : [{ ...span, ...owner }];
     }),
   );
+  const askedForHome = asked.filter((c) => c.scope === 'location');
+  const reserved = events.flatMap((e) =>
+    (e.lpcReservations ?? []).flatMap((c): LpcCap[] => {
+      const startMs = c.startMs;
+      const endMs = c.startMs + c.durationMs;
+      if (askedForHome.some((a) => a.startMs < endMs && a.endMs > startMs)) return [];
+      return [{ startMs, endMs, maxKW: c.maxKw, scope: 'location', reservationId: e.id }];
+    }),
+  );
+  return [...asked, ...reserved];
 }
 
 function tankParams(t: TankNow, slotMinutes: number, slotDeliveredKWh: number, comfort: ComfortDeadline[]): TankParams & { id: string } {
