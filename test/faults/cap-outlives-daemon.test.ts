@@ -7,6 +7,7 @@
  * - Shelly Plus 1PM: `Switch.Set` `toggle_after`, timed on the device;
  * - Tasmota wired blocked = ON: `PulseTime`, timed on the device.
  * OCPP chargers hold a cap as a charging profile: their case belongs next to these (see the todo).
+ * Each tank's target is acknowledged first; a tank behind a plain Modbus coil is declined.
  */
 import { afterAll, expect, it } from 'vitest';
 import { createTasmotaSim } from '../../src/sandbox/devices/tasmota-sim.js';
@@ -17,6 +18,22 @@ afterAll(stopAll, 30_000);
 
 const minuteMs = 60_000;
 const started = (l: { msg?: string }): boolean => l.msg === 'wattshift started';
+
+/** The tank's answer in the acknowledgement the sandbox accepted for `eventId`, once it is there. */
+async function tankAnswer(world: World, eventId: string): Promise<'acknowledged' | 'declined'> {
+  const tank = world.registration!.resources['tank']!;
+  for (;;) {
+    for (const r of world.env.sandbox.acceptedReports(String(world.config.spark.clientId))) {
+      if (r.eventId !== eventId) continue;
+      for (const p of r.payloads) {
+        const raw = p.raw as { acknowledgedTargets?: { resourceId?: string }[]; declinedTargets?: { resourceId?: string }[] };
+        if (raw.acknowledgedTargets?.some((t) => t.resourceId === tank)) return 'acknowledged';
+        if (raw.declinedTargets?.some((t) => t.resourceId === tank)) return 'declined';
+      }
+    }
+    await waitUntilSim(world, world.clock.nowMs() + minuteMs);
+  }
+}
 
 /** What a tank's simulator says of itself now. */
 interface TankTruth {
@@ -99,6 +116,7 @@ for (const family of families) {
     const lpc = await tankLpc(world, [11, 12]);
     const daemon = spawnDaemon(world, { configPath: writeConfig(world, faultOverrides) });
     await daemon.waitForLog(started);
+    expect(await tankAnswer(world, lpc.id)).toBe('acknowledged');
 
     // Killed as soon as the cap's block is on the device with its timer running toward the
     // window's end, or blocked ten minutes into the window whatever its timer says: the meters judge.
@@ -136,5 +154,15 @@ for (const family of families) {
     process.stderr.write(`fault cap (${family.name}): killed ${((killedAtMs - lpc.startMs) / minuteMs).toFixed(0)} min into a ${capWindowMs / hourMs} h cap, held to its end; ${wallSeconds(t0)} s wall\n`);
   }, 150_000);
 }
+
+it('declines a 0 kW cap on a tank behind a plain Modbus coil, which cannot hold it without wattshift', async () => {
+  const world = await faultWorld('cap-plain-relay', { tank: 'plain-relay' });
+  const lpc = await tankLpc(world, [11, 12]);
+  const daemon = spawnDaemon(world, { configPath: writeConfig(world, faultOverrides) });
+  await daemon.waitForLog(started);
+  expect(await tankAnswer(world, lpc.id)).toBe('declined');
+  daemon.kill('SIGTERM');
+  await daemon.exited;
+}, 150_000);
 
 it.todo('holds a 0 kW cap to its end after a SIGKILL: OCPP charging profile (validFrom/validTo)');
