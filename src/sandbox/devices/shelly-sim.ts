@@ -195,6 +195,8 @@ export function createShellySim(options: ShellySimOptions): ShellySim {
         }
         const wasOn = output;
         output = params.on;
+        // "toggle_after: optional flip-back timer in seconds" (shelly-api-docs.shelly.cloud/gen2/
+        // ComponentsAndServices/Switch, Switch.Set): kept here, on the device, whatever its MQTT peer does.
         const after = params.toggle_after;
         toggleAtMs = typeof after === 'number' && after > 0 ? now + after * 1000 : undefined;
         await respond(req, { result: { was_on: wasOn } });
