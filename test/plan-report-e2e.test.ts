@@ -33,9 +33,11 @@ describe('plan reports to the API', () => {
     config = parseConfig(env.config).config;
     await home.register(config);
     audit = auditResponses(env.sandbox);
-    health = await mqtt.connectAsync(config.mqtt.url, { reconnectPeriod: 0 });
+    const broker = config.mqtt;
+    if (!broker) throw new Error('the demo home has no MQTT broker');
+    health = await mqtt.connectAsync(broker.url, { reconnectPeriod: 0 });
     health.on('message', (_topic, payload) => healthMessages.push(JSON.parse(payload.toString()) as Record<string, unknown>));
-    await health.subscribeAsync(`${config.mqtt.baseTopic}/health`);
+    await health.subscribeAsync(`${broker.baseTopic}/health`);
     await home.startApp(config, { controlTickMs: 60_000 });
   }, 60_000);
 

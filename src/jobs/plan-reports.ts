@@ -46,7 +46,7 @@ const sentSchema = z.strictObject({
 const stateSchema = z.strictObject({
   pending: pendingSchema.nullable(),
   lastSent: sentSchema.nullable(),
-  lastRejected: z.strictObject({ key: z.string(), atMs: z.number(), reason: z.string() }).nullable(),
+  lastRejected: z.strictObject({ key: z.string(), payload: payloadSchema, createdAtMs: z.number(), atMs: z.number(), reason: z.string() }).nullable(),
 });
 export type PendingPlanReport = z.infer<typeof pendingSchema>;
 export type PlanReportState = z.infer<typeof stateSchema>;
@@ -69,11 +69,11 @@ export function planReportQueue(store: Pick<Store, 'getState' | 'setState'>) {
     /** Queues `payload` when it is due against the last one queued or sent; returns why, or null. */
     offer(payload: PlanReportPayload, nowMs: number): PlanReportReason | null {
       const s = read();
-      const last = s.pending
-        ? { sentMs: s.pending.createdAtMs, payload: s.pending.payload }
-        : s.lastSent
-          ? { sentMs: s.lastSent.createdAtMs, payload: s.lastSent.payload }
-          : null;
+      // Compared with the newest one queued, whatever became of it: a rejected plan is not sent
+      // again until it changes or a day has passed.
+      const last = [s.pending, s.lastSent, s.lastRejected]
+        .flatMap((r) => (r === null ? [] : [{ sentMs: r.createdAtMs, payload: r.payload }]))
+        .reduce<{ sentMs: number; payload: PlanReportPayload } | null>((a, r) => (a === null || r.sentMs > a.sentMs ? r : a), null);
       const reason = planReportReason(last, payload, nowMs);
       if (reason === null) return null;
       const key = `plan:${payload.locationId}:${nowMs}`;
@@ -96,7 +96,7 @@ export function planReportQueue(store: Pick<Store, 'getState' | 'setState'>) {
     },
     rejected(sent: PendingPlanReport, atMs: number, reason: string): void {
       const s = read();
-      write({ ...s, pending: s.pending?.key === sent.key ? null : s.pending, lastRejected: { key: sent.key, atMs, reason } });
+      write({ ...s, pending: s.pending?.key === sent.key ? null : s.pending, lastRejected: { key: sent.key, payload: sent.payload, createdAtMs: sent.createdAtMs, atMs, reason } });
     },
     retry(sent: PendingPlanReport, error: string, nextAttemptMs: number): void {
       const s = read();
