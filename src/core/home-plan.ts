@@ -212,9 +212,17 @@ function exchange(devices: ReadonlyArray<Device>, sols: Sol[], residual: (xs: Re
  * rules of one pair: frozen slots, the fallback without prices, shortfalls instead of throwing).
  */
 export function planHome(input: HomePlanInput, nowMs: number, previous?: Plan): Plan {
+  const lpc = input.location.lpc ?? [];
   const plan = planDevices(input, nowMs, previous);
-  const reservations = reservationOutcomes(plan, input.location.lpc ?? [], slotFlexKWh);
-  return reservations.length > 0 ? { ...plan, reservations } : plan;
+  if (!lpc.some((c) => c.reservationId !== undefined)) return plan;
+  // A reservation is only probable: keeping it may cost money, never a need. When it leaves a
+  // comfort deadline, the floor or a departure shorter than planning without it, it is not kept.
+  const unmet = (p: Plan): number => p.shortfalls.filter((f) => f.device !== 'location').reduce((sum, f) => sum + f.amount, 0);
+  if (unmet(plan) > 1e-6) {
+    const without = planDevices({ ...input, location: { ...input.location, lpc: lpc.filter((c) => c.reservationId === undefined) } }, nowMs, previous);
+    if (unmet(without) < unmet(plan) - 1e-6) return { ...without, reservations: reservationOutcomes(without, lpc, slotFlexKWh, false) };
+  }
+  return { ...plan, reservations: reservationOutcomes(plan, lpc, slotFlexKWh, true) };
 }
 
 function planDevices(input: HomePlanInput, nowMs: number, previous?: Plan): Plan {

@@ -8,7 +8,8 @@ import { H, hourlySlots, osloMidnight as T0 } from '../../test/fixtures/price-sl
  * The car needs 8 kWh by 05:00 at up to 4 kW (efficiency 1): two full hours. The tank holds no
  * losses and no draws and must go from 60 to 70 °C by 05:00: 200 L × 4.186 kJ/(kg·K) × 10 K =
  * 2.33 kWh at up to 2 kW. Both would take the cheap hours 03:00 and 04:00. A reservation over those
- * hours at 1 kW leaves them no room there, so the plan takes 00:00 and 01:00 instead.
+ * hours at 1 kW leaves them no room there, so the plan takes 00:00 and 01:00 instead. A reservation
+ * is only probable: where keeping it would leave a need short, the plan does not keep it.
  */
 const prices = [0.3, 0.25, 0.4, 0.1, 0.12];
 const tankNeedKWh = (200 * 4.186 * 10) / 3600;
@@ -44,10 +45,19 @@ describe('a reserved LPC cap', () => {
     });
   }
 
+  it('is not kept where it would leave a need short: a car needing 16 kWh has only 12 kWh of room outside the window', () => {
+    // Four full hours are needed; outside the window there are three. Planning without the
+    // reservation takes the four cheapest: 03:00, 04:00, 01:00, 00:00.
+    const p = planHome(input({ tanks: [], evs: [{ ...car, energyNeededKWh: 16 }] }, window(1, 'res-1')), T0);
+    expect(energy(p, 'evs', 'car')).toEqual([4, 4, 0, 4, 4]);
+    expect(p.shortfalls).toEqual([]);
+    expect(p.reservations).toEqual([{ eventId: 'res-1', startMs: T0 + 3 * H, endMs: T0 + 5 * H, maxKW: 1, kept: false, insideKWh: 8, beforeKWh: 8 }]);
+  });
+
   it('is recorded in the plan with the energy planned inside and before its window', () => {
     const p = planHome(input({ tanks: [tank], evs: [car] }, window(1, 'res-1')), T0);
     expect(p.reservations).toHaveLength(1);
-    expect(p.reservations?.[0]).toMatchObject({ eventId: 'res-1', startMs: T0 + 3 * H, endMs: T0 + 5 * H, maxKW: 1, insideKWh: 0 });
+    expect(p.reservations?.[0]).toMatchObject({ eventId: 'res-1', startMs: T0 + 3 * H, endMs: T0 + 5 * H, maxKW: 1, kept: true, insideKWh: 0 });
     expect(p.reservations?.[0]?.beforeKWh).toBeCloseTo(8 + tankNeedKWh, 2);
     expect(planHome(input({ tanks: [tank], evs: [car] }, window(1)), T0).reservations).toBeUndefined();
   });

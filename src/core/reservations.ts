@@ -6,7 +6,7 @@
 import type { LpcCap, Plan, PlanSlot, ReservationOutcome } from './types.js';
 
 /** `flexKWh`: a slot's tank and car energy together (home-plan.ts's `slotFlexKWh`, passed in to keep the imports one way). */
-export function reservationOutcomes(plan: Plan, lpc: ReadonlyArray<LpcCap>, flexKWh: (s: PlanSlot) => number): ReservationOutcome[] {
+export function reservationOutcomes(plan: Plan, lpc: ReadonlyArray<LpcCap>, flexKWh: (s: PlanSlot) => number, kept: boolean): ReservationOutcome[] {
   const byEvent = new Map<string, { startMs: number; endMs: number; maxKW: number }>();
   for (const c of lpc) {
     if (c.reservationId === undefined || c.endMs <= plan.startMs || c.startMs >= plan.endMs) continue;
@@ -18,6 +18,6 @@ export function reservationOutcomes(plan: Plan, lpc: ReadonlyArray<LpcCap>, flex
   const sum = (from: number, to: number): number =>
     plan.slots.filter((s) => s.startMs >= from && s.startMs < to).reduce((kwh, s) => kwh + flexKWh(s), 0);
   return [...byEvent].map(([eventId, w]) => ({
-    eventId, ...w, insideKWh: sum(w.startMs, w.endMs), beforeKWh: sum(plan.startMs, w.startMs),
+    eventId, ...w, kept, insideKWh: sum(w.startMs, w.endMs), beforeKWh: sum(plan.startMs, w.startMs),
   })).sort((a, b) => a.startMs - b.startMs);
 }

@@ -416,6 +416,8 @@ export interface ReservationOutcome {
   endMs: number;
   /** The lowest reserved cap in the window, kW. */
   maxKW: number;
+  /** False: keeping the cap would leave a comfort deadline, the floor or a departure short, so the plan does not keep it. */
+  kept: boolean;
   /** Tank and car energy the plan takes inside the window, kWh. */
   insideKWh: number;
   /** Tank and car energy the plan takes from the plan's start to the window's start, kWh. */
