@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildPlanReport, planReportHours, planReportReason, type PlanReportPayload } from './plan-report.js';
+import { buildPlanReport, planReportFrom, planReportHours, planReportReason, type PlanReportPayload } from './plan-report.js';
 import type { BindingConstraint, PlanSlot } from './types.js';
 
 const h0 = Date.UTC(2026, 0, 10, 22);
@@ -112,4 +112,21 @@ describe('planReportReason', () => {
       expect(planReportReason(c.last, c.next, c.nowMs)).toBe(c.want);
     });
   }
+});
+
+describe('planReportFrom', () => {
+  const sent: PlanReportPayload = {
+    payloadType: 'LocationEnergyUsagePlan', locationId: 'home-1', meterPointId: 'mp', resolution: '01:00:00',
+    baseline: [0, 1, 2].map((i) => ({ timestamp: new Date(h0 + i * hour).toISOString(), kiloWattHours: 1 + i })),
+    flexibility: [0, 1, 2].map((i) => ({ timestamp: new Date(h0 + i * hour).toISOString(), kiloWattHours: i })),
+  };
+  it('keeps the hour under way and those after it', () => {
+    expect(planReportFrom(sent, h0 + hour + 59 * 60_000)).toEqual({
+      ...sent, baseline: sent.baseline.slice(1), flexibility: sent.flexibility.slice(1),
+    });
+    expect(planReportFrom(sent, h0)).toEqual(sent);
+  });
+  it('is null once every hour has ended', () => {
+    expect(planReportFrom(sent, h0 + 3 * hour)).toBeNull();
+  });
 });

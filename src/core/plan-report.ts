@@ -133,3 +133,14 @@ export function planReportReason(
 function lastHourMs(payload: PlanReportPayload): number {
   return Math.max(...payload.baseline.map((p) => Date.parse(p.timestamp)));
 }
+
+/**
+ * The report as it should go out at `nowMs`: hours that have ended are dropped (a report waiting
+ * for the API to come back is not sent with a past it no longer plans). Null when none is left.
+ */
+export function planReportFrom(payload: PlanReportPayload, nowMs: number): PlanReportPayload | null {
+  const fromMs = Math.floor(nowMs / hourMs) * hourMs;
+  const keep = (points: readonly UsagePoint[]): UsagePoint[] => points.filter((p) => Date.parse(p.timestamp) >= fromMs);
+  const baseline = keep(payload.baseline);
+  return baseline.length === 0 ? null : { ...payload, baseline, flexibility: keep(payload.flexibility) };
+}

@@ -98,6 +98,11 @@ export function planReportQueue(store: Pick<Store, 'getState' | 'setState'>) {
       const s = read();
       write({ ...s, pending: s.pending?.key === sent.key ? null : s.pending, lastRejected: { key: sent.key, payload: sent.payload, createdAtMs: sent.createdAtMs, atMs, reason } });
     },
+    /** `waiting` has no hour left to tell: it goes unsent. */
+    expired(waiting: PendingPlanReport): void {
+      const s = read();
+      if (s.pending?.key === waiting.key) write({ ...s, pending: null });
+    },
     retry(sent: PendingPlanReport, error: string, nextAttemptMs: number): void {
       const s = read();
       if (s.pending?.key !== sent.key) return;

@@ -7,6 +7,7 @@ import { backoffMs } from './backoff.js';
 import { startLoop, type LoopHandle } from './loop.js';
 import { startCronJob, type CronSpec } from './cron.js';
 import { planReportBody, type PendingPlanReport, type PlanReportQueue } from './plan-reports.js';
+import { planReportFrom } from '../core/plan-report.js';
 
 /** The outbox operations this job needs. */
 export type OutboxPort = Pick<Store, 'dueReports' | 'markSending' | 'markAccepted' | 'markRejected' | 'markRetry' | 'outboxSummary'>;
@@ -120,7 +121,14 @@ export function startReportOutbox(deps: {
   }
 
   /** The plan report waiting in its own record (it answers no event, so it has no outbox row). */
-  async function sendPlanReport(queue: PlanReportQueue, report: PendingPlanReport, signal: AbortSignal): Promise<void> {
+  async function sendPlanReport(queue: PlanReportQueue, waiting: PendingPlanReport, signal: AbortSignal): Promise<void> {
+    const payload = planReportFrom(waiting.payload, deps.clock.nowMs());
+    if (payload === null) {
+      queue.expired(waiting);
+      log.info({ key: waiting.key }, 'plan report dropped unsent: every hour of it has ended');
+      return;
+    }
+    const report = { ...waiting, payload };
     try {
       const { id } = await deps.sender.postReport(planReportBody(report), signal, { idempotencyKey: report.key, createdAtMs: report.createdAtMs });
       queue.accepted(report, deps.clock.nowMs(), id ?? null);

@@ -125,7 +125,8 @@ export function validateReport(engine: SandboxEngine, partner: PartnerState, bod
  * A report without an event: only location energy usage plans, which a home sends when its plan
  * changes. Each names a location of the partner and one of its meter point ids (when it has any),
  * has the same hours in `baseline` and `flexibility`, each on the hour, on its resolution, at
- * most once, with energy of at least 0, and none of them before the current hour.
+ * most once, with energy of at least 0, and none before the previous hour (a report sent as an
+ * hour ends may still hold it).
  */
 export function validatePlanReport(engine: SandboxEngine, partner: PartnerState, body: ReportRequest): AcceptedPlanReport {
   const accepted: AcceptedPayload[] = [];
@@ -146,7 +147,7 @@ export function validatePlanReport(engine: SandboxEngine, partner: PartnerState,
       return payload[name].map((pt, j) => {
         const t = Date.parse(pt.timestamp);
         if (!Number.isFinite(t) || t % resolutionMs !== 0) throw new ReportRejected(`${where}.${name}[${j}]: timestamp ${pt.timestamp} is not on the report's resolution`);
-        if (t < currentHourMs) throw new ReportRejected(`${where}.${name}[${j}]: timestamp ${pt.timestamp} is in the past`);
+        if (t < currentHourMs - HOUR_MS) throw new ReportRejected(`${where}.${name}[${j}]: timestamp ${pt.timestamp} is in the past`);
         if (seen.has(t)) throw new ReportRejected(`${where}.${name}[${j}]: timestamp ${pt.timestamp} appears twice`);
         if (!Number.isFinite(pt.kiloWattHours) || pt.kiloWattHours < 0) throw new ReportRejected(`${where}.${name}[${j}]: kiloWattHours must be a number of at least 0`);
         seen.add(t);
