@@ -30,6 +30,7 @@ const expectedType: Record<string, string> = {
   '/simulation/events/pricecurve': 'PriceCurve',
   '/simulation/events/lpc/locations': 'LocationLPC',
   '/simulation/events/lpc/resources': 'ResourceLPC',
+  '/simulation/events/lpc/reservations': 'LPCReservation',
 };
 
 let sb: Sandbox;

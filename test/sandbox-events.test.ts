@@ -84,6 +84,11 @@ describe('simulation endpoints', () => {
     }
     const lpc = await call('POST', '/simulation/events/lpc/locations', { locations: [{ location: { locationId: 'home-a', meterPointId: '707057500000000001' }, points: [{ maxPowerInKiloWatts: 0, timestamp: '2025-10-25T12:00:00Z' }] }] });
     expect((lpc.json as { simulatedEvent: Ev }).simulatedEvent.payload).toMatchObject({ payloadType: 'LocationLPC', targets: [{ locationId: 'home-a', resolution: '01:00:00' }] });
+    const reservation = await call('POST', '/simulation/events/lpc/Reservations', { locations: [{ location: { locationId: 'home-a', meterPointId: '707057500000000001' }, points: [{ maxPowerInKiloWatts: 1, timestamp: '2025-10-25T17:00:00Z' }] }] });
+    expect((reservation.json as { simulatedEvent: Ev }).simulatedEvent.payload).toMatchObject({ payloadType: 'LPCReservation', targets: [{ locationId: 'home-a', resolution: '01:00:00' }] });
+    // Left-out points start three whole hours on (11:03 Oslo is 09:03 UTC: 13:00 UTC).
+    const byDefault = await call('POST', '/simulation/events/lpc/reservations', { locations: [{ location: { locationId: 'home-a' } }] });
+    expect((byDefault.json as { simulatedEvent: { payload: { targets: { points: { timestamp: string }[] }[] } } }).simulatedEvent.payload.targets[0]?.points[0]?.timestamp).toBe('2025-10-25T13:00:00+00:00');
     expect((await call('POST', '/simulation/events/lpc/resources', {})).status).toBe(200);
     expect((await call('POST', '/simulation/events/pricecurve', { priceArea: 'XX1' })).status).toBe(400);
     expect(await eligible()).toEqual(before);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { simulateLocationLpcRequestSchema, simulatePriceCurveRequestSchema, simulateResourceLpcRequestSchema } from '../spark/wire.js';
+import { simulateLocationLpcRequestSchema, simulatePriceCurveRequestSchema, simulateResourceLpcRequestSchema, type SimulateLocationLpcRequest } from '../spark/wire.js';
 import type { SandboxEngine } from './engine.js';
 import { defineRoute, empty, json, type Route } from './http-kit.js';
 import { dailyIncentiveCurve, priceCurveDelta } from './price-curves.js';
@@ -23,9 +23,9 @@ export function simulationRoutes(engine: SandboxEngine): Route[] {
     return out;
   };
   const simulated = (e: EventRec) => json(200, { simulatedEvent: eventView(e) });
-  /** Default LPC points: the next 2–3 whole hours, capped at 0–3 kW. */
-  const lpcPoints = (): { maxPowerInKiloWatts: number; timestamp: string }[] => {
-    const start = Math.ceil(engine.clock.nowMs() / HOUR_MS) * HOUR_MS;
+  /** Default LPC points: 2–3 whole hours from `aheadHours` whole hours on (the next by default), capped at 0–3 kW. */
+  const lpcPoints = (aheadHours = 0): { maxPowerInKiloWatts: number; timestamp: string }[] => {
+    const start = (Math.ceil(engine.clock.nowMs() / HOUR_MS) + aheadHours) * HOUR_MS;
     const count = 2 + Math.floor(engine.random() * 2);
     const cap = [0, 1.5, 3][Math.floor(engine.random() * 3)] ?? 0;
     return Array.from({ length: count }, (_, i) => ({ maxPowerInKiloWatts: cap, timestamp: isoUtc(start + i * HOUR_MS) }));
@@ -34,6 +34,20 @@ export function simulationRoutes(engine: SandboxEngine): Route[] {
     const ts = points.map((pt) => Date.parse(pt.timestamp));
     const now = engine.clock.nowMs();
     return ts.length === 0 ? { fromMs: now, toMs: now } : { fromMs: Math.min(...ts), toMs: Math.max(...ts) + (timeSpanMs(resolution) || HOUR_MS) };
+  };
+
+  /** Location LPC targets from a request's `locations` (left out: up to two of the partner's locations), default points from `aheadHours` on. */
+  const locationTargets = (partner: PartnerState, locations: SimulateLocationLpcRequest['locations'], aheadHours: number) => {
+    const given = locations ?? pick([...partner.locations.values()], 2).map((l) => ({ location: { locationId: l.locationId, meterPointId: l.meterPointIds[0] ?? '' }, points: null }));
+    return given.map((g) => {
+      const loc = g.location?.locationId ? partner.locations.get(g.location.locationId) : pick([...partner.locations.values()], 1)[0];
+      return {
+        locationId: g.location?.locationId ?? loc?.locationId ?? `sim-location-${randomUUID()}`,
+        meterPointId: g.location?.meterPointId ?? loc?.meterPointIds[0] ?? '',
+        resolution: '01:00:00',
+        points: g.points ?? lpcPoints(aheadHours),
+      };
+    });
   };
 
   return [
@@ -74,18 +88,19 @@ export function simulationRoutes(engine: SandboxEngine): Route[] {
       method: 'POST', pattern: '/simulation/events/lpc/locations', errors: 'string', body: simulateLocationLpcRequestSchema,
       handler: (ctx) => {
         const partner = p(ctx.clientId);
-        const given = ctx.body.locations ?? pick([...partner.locations.values()], 2).map((l) => ({ location: { locationId: l.locationId, meterPointId: l.meterPointIds[0] ?? '' }, points: null }));
-        const targets = given.map((g) => {
-          const loc = g.location?.locationId ? partner.locations.get(g.location.locationId) : pick([...partner.locations.values()], 1)[0];
-          return {
-            locationId: g.location?.locationId ?? loc?.locationId ?? `sim-location-${randomUUID()}`,
-            meterPointId: g.location?.meterPointId ?? loc?.meterPointIds[0] ?? '',
-            resolution: '01:00:00',
-            points: g.points ?? lpcPoints(),
-          };
-        });
-        const cover = span(targets.flatMap((t) => t.points));
-        return simulated(engine.createEvent(partner, 'LocationLPCRequested', { targets, payloadType: 'LocationLPC' }, cover));
+        const targets = locationTargets(partner, ctx.body.locations, 0);
+        return simulated(engine.createEvent(partner, 'LocationLPCRequested', { targets, payloadType: 'LocationLPC' }, span(targets.flatMap((t) => t.points))));
+      },
+    }),
+    defineRoute({
+      // Not in the document, which lists the LPCReservationCreated notification but no way to make
+      // one: a reservation takes the same body as a location LPC. By default its hours start three
+      // hours on, so that a partner sees the plan keep room for it.
+      method: 'POST', pattern: '/simulation/events/lpc/reservations', errors: 'string', body: simulateLocationLpcRequestSchema,
+      handler: (ctx) => {
+        const partner = p(ctx.clientId);
+        const targets = locationTargets(partner, ctx.body.locations, 3);
+        return simulated(engine.createEvent(partner, 'LPCReservationCreated', { targets, payloadType: 'LPCReservation' }, span(targets.flatMap((t) => t.points))));
       },
     }),
     defineRoute({

@@ -147,6 +147,13 @@ export function validateComponent(schemaName: string, value: unknown): string[] 
   return r ? [JSON.stringify(r.errors ?? r.message)] : [];
 }
 
+/**
+ * The sandbox's own routes that answer as a documented one does (docs/sandbox.md): a reservation
+ * is made with a location LPC's body and answered with its shape.
+ */
+const extensionRoutes: ReadonlyArray<[RegExp, string]> = [[/\/simulation\/events\/lpc\/reservations$/i, '/simulation/events/lpc/locations']];
+const documentedPathOf = (path: string): string => extensionRoutes.reduce((p, [from, to]) => p.replace(from, to), path);
+
 /** Problems with one response, or [] when it conforms. */
 export function checkResponse(r: Pick<ResponseRecord, 'method' | 'path' | 'status' | 'headers' | 'body'>): string[] {
   const where = `${r.method} ${r.path} -> ${r.status}`;
@@ -159,7 +166,7 @@ export function checkResponse(r: Pick<ResponseRecord, 'method' | 'path' | 'statu
       return [`${where}: body is not JSON`];
     }
   }
-  const op = findOperation(operations, r.method, r.path);
+  const op = findOperation(operations, r.method, documentedPathOf(r.path));
   const declared = op?.responses[String(r.status)];
   if (op && declared) {
     const content = declared.content as Record<string, { schema?: Json }> | undefined;
