@@ -2,7 +2,7 @@
 import type { Config } from './config/schema.js';
 import type { Plan, PlanSlot } from './core/types.js';
 import type { BillSummary } from './jobs/billing.js';
-import type { BillView, ComfortView, DeviceView, EventView, FuseView, HomeView, JobHealthView, LimitView, PlanReportView, PlanView } from './ha/view.js';
+import type { BillView, ComfortView, DeviceView, EventView, FuseView, HomeView, JobHealthView, LimitView, PlanReportView, PlanView, ReservationView } from './ha/view.js';
 import type { HomeEvent } from './jobs/event-normalise.js';
 import type { ControlSnapshot } from './jobs/control-loop.js';
 import type { DeviceWishes } from './jobs/home-state.js';
@@ -57,6 +57,7 @@ export function planView(plan: Plan, config: Config, fromMs: number): PlanView {
     shortfalls: plan.shortfalls.map((s) => s.message),
     ...(comfort ? { nextComfort: comfort } : {}),
     ...(evNeed ? { evNeed } : {}),
+    ...reservationViews(plan, fromMs),
     slots: slots.map((s, i) => ({
       startMs: s.startMs,
       pricePerKwh: s.price,
@@ -69,6 +70,13 @@ export function planView(plan: Plan, config: Config, fromMs: number): PlanView {
       ]),
     })),
   };
+}
+
+/** The plan's reservations that have not ended, as `{ reservations }`, or nothing. */
+function reservationViews(plan: Plan, fromMs: number): { reservations?: ReservationView[] } {
+  const ahead = (plan.reservations ?? []).filter((r) => r.endMs > fromMs);
+  if (ahead.length === 0) return {};
+  return { reservations: ahead.map((r) => ({ eventId: r.eventId, startMs: r.startMs, endMs: r.endMs, maxKw: r.maxKW, kept: r.kept, insideKwh: r.insideKWh, beforeKwh: r.beforeKWh })) };
 }
 
 export interface ViewSources {

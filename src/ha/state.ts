@@ -102,6 +102,9 @@ export function planPayload(plan: PlanView, nowMs: number): unknown {
     next_comfort: plan.nextComfort
       ? { at: iso(plan.nextComfort.atMs), label: plan.nextComfort.label, temperature: plan.nextComfort.tempC, planned_temperature: round(plan.nextComfort.plannedTempC, 1), met: plan.nextComfort.met }
       : null,
+    reservations: (plan.reservations ?? []).map((r) => ({
+      event_id: r.eventId, start: iso(r.startMs), end: iso(r.endMs), max_kw: r.maxKw, kept: r.kept, inside_kwh: round(r.insideKwh, 3), before_kwh: round(r.beforeKwh, 3),
+    })),
     slots,
   };
 }

@@ -160,6 +160,21 @@ export interface PlanView {
   nextComfort?: ComfortView;
   /** What the car's charging need rests on, in words (absent without a car in the plan). */
   evNeed?: string;
+  /** LPC reservations the plan was given that have not ended (absent: none). */
+  reservations?: ReservationView[];
+}
+
+/** A reserved (probable) location cap and what the plan did about it. */
+export interface ReservationView {
+  eventId: string;
+  startMs: number;
+  endMs: number;
+  maxKw: number;
+  /** False: keeping it would have left a need short, so the plan does without it. */
+  kept: boolean;
+  /** Tank and car energy planned inside the window, and from the plan's start to the window. */
+  insideKwh: number;
+  beforeKwh: number;
 }
 
 export interface PriceView {
