@@ -58,6 +58,12 @@ export interface ChargeCurrentLimit {
    * serves.
    */
   releaseCurrentA?(maxCurrentA: number, signal: AbortSignal): Promise<void>;
+  /**
+   * Puts a cap of at most `maxCurrentA` into the charger itself until `untilMs` (clock ms), which it
+   * holds without wattshift (an OCPP ChargePointMaxProfile with `validTo`); undefined lifts it.
+   * Chargers that cannot hold a cap by themselves omit it.
+   */
+  holdCapA?(cap: { maxCurrentA: number; untilMs: number } | undefined, signal: AbortSignal): Promise<void>;
 }
 
 /** A cumulative energy counter. */

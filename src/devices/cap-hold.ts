@@ -6,6 +6,7 @@ import type { DeviceConfig } from '../config/schema.js';
 import type { DeviceHold } from '../core/cap-hold.js';
 import type { DeviceCapabilities } from './supervisor.js';
 import { loadProfile } from './modbus/profiles.js';
+import { ocppCapHoldMaxMs } from './ocpp/ocpp-charger.js';
 import { shellyMaxLeaseMs } from './mqtt/shelly.js';
 import { tasmotaMaxLeaseMs } from './mqtt/tasmota.js';
 
@@ -48,7 +49,7 @@ export function capHoldOfConfig(d: DeviceConfig, options: { baseDir?: string } =
   if (d.kind === 'heatPump') return { holdsMs: 0, why: 'an SG Ready lock is a short lease on purpose' };
   if (d.kind === 'evCharger') {
     const type = d.charger?.type;
-    return { holdsMs: 0, why: type === 'ocpp' ? 'see docs/ocpp.md' : `${type ?? 'this'} charger has no timed limit wattshift can set` };
+    return type === 'ocpp' ? { holdsMs: ocppCapHoldMaxMs, why: 'an OCPP ChargePointMaxProfile with validTo' } : { holdsMs: 0, why: `${type ?? 'this'} charger has no timed limit wattshift can set` };
   }
   const s = d.switch;
   if (!s) return { holdsMs: 0, why: 'no switch' };

@@ -112,8 +112,11 @@ export interface SupervisedDevice {
   applyHeater(blocked: boolean, holdUntilMs?: number): Promise<void>;
   /** Sets a heat pump's SG Ready state (a lock or boost renewed as a lease). Held at "normal" while down. */
   applySgReady(state: SgState): Promise<void>;
-  /** Sets the charger current. Held at the safe current while down. */
-  applyCurrent(currentA: number): Promise<void>;
+  /**
+   * Sets the charger current. Held at the safe current while down. `capUntilMs`: the current is a
+   * cap's, put into a charger that can hold it by itself until then (`holdCapA`).
+   */
+  applyCurrent(currentA: number, capUntilMs?: number): Promise<void>;
   /** Sets the charger's phase count, on change only; nothing while down. Absent where the device cannot. */
   applyPhases?(phases: 1 | 3): Promise<void>;
   health(): DeviceHealth;
@@ -167,6 +170,9 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
   /** A cap's block that the device holds by itself now: not to be released by wattshift before its end. */
   const capHeldOnDevice = (): boolean =>
     holdUntilMs !== undefined && caps.heaterSwitch?.deviceLease === true && heaterWritten === 'blocked' && leaseEndMs >= holdUntilMs && clock.nowMs() < holdUntilMs;
+
+  /** The cap last put into a charger that holds it by itself (its current, and its end in clock ms). */
+  let chargerCap: { maxCurrentA: number; untilMs: number } | undefined;
 
   /** Runs one device call under the read timeout, also cancelled by stop(). */
   const timed = async <T>(what: string, signal: AbortSignal | undefined, work: (s: AbortSignal) => Promise<T>): Promise<T> => {
@@ -403,7 +409,7 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
       }
     },
 
-    async applyCurrent(a) {
+    async applyCurrent(a, capUntilMs) {
       const ch = caps.chargeCurrentLimit;
       if (!ch) throw new WattshiftError('INTERNAL', `${id} has no charge current limit`);
       if (stopped) return;
@@ -415,9 +421,16 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
         currentA = limit;
         return;
       }
-      if (a === currentA && !resync) return;
-      await command('set current', (s) => ch.setCurrentA(a, s));
-      currentA = a;
+      if (a !== currentA || resync) {
+        await command('set current', (s) => ch.setCurrentA(a, s));
+        currentA = a;
+      }
+      // A cap's current goes into the charger itself, on change; its own clock ends it at the window's end, and stop() leaves it.
+      const cap = capUntilMs !== undefined && capUntilMs > clock.nowMs() ? { maxCurrentA: a, untilMs: capUntilMs } : undefined;
+      if (ch.holdCapA && (cap?.maxCurrentA !== chargerCap?.maxCurrentA || cap?.untilMs !== chargerCap?.untilMs)) {
+        await command(cap ? 'hold the cap' : 'lift the cap', (s) => ch.holdCapA!(cap, s));
+        chargerCap = cap;
+      }
     },
 
     ...(caps.phaseSwitch ? { applyPhases: (n: 1 | 3) => applyPhases(caps.phaseSwitch!, n) } : {}),

@@ -269,7 +269,7 @@ export function startControlLoop(deps: {
         else if (s.kind === 'heatPump') await c.device.applySgReady(s.state);
         else {
           // Across a phase switch the current is 0 first, then the phases change.
-          await c.device.applyCurrent(s.currentA);
+          await c.device.applyCurrent(s.currentA, deps.inputs.capEndMs?.(s.id, now));
           if (s.phases !== undefined) await c.device.applyPhases?.(s.phases);
         }
         if (s.kind === 'charger') appliedA.set(s.id, s.currentA);

@@ -86,6 +86,7 @@ export interface SpecChargePoint {
   stopTransaction(reason?: string): Promise<Json>;
   /** MeterValues of connector 1 (the register and power), naming the running transaction. */
   meterValues(powerW: number): Promise<Json>;
+  heartbeat(): Promise<Json>;
   /** The connection drops and the charger forgets its transaction and profiles; the next connect() is a boot. */
   powerLoss(): Promise<void>;
   /** Closes the connection (the charger keeps its state: a reconnection is not a boot). */
@@ -333,6 +334,7 @@ export function createSpecChargePoint(options: SpecChargePointOptions): SpecChar
     startTransaction,
     stopTransaction,
     meterValues: sendMeterValues,
+    heartbeat: () => call('Heartbeat', {}),
     async powerLoss() {
       await drop();
       accepted = false;

@@ -11,6 +11,12 @@
  *   valid for a lease (`validTo`) that is renewed every half lease while the charger is connected:
  *   a charger that loses wattshift returns to the safe current on its own when the lease ends
  *   (§3.13.3: an expired profile no longer applies).
+ * - A cap with a window (`holdCapA`) goes into the charge point itself as a `ChargePointMaxProfile`
+ *   on connector 0 in absolute time (validFrom now, validTo the window's end, at most 24 h; §3.13.1,
+ *   §7.8), which caps every profile below it: a charger that loses wattshift holds the cap to the
+ *   window's end rather than returning to the safe current when the lease ends, and drops it by
+ *   itself then. It is sent again on every connection; a charger that refuses it
+ *   (OCPP_CAP_REFUSED) holds the cap only while wattshift runs, and says so (`chargerHoldsCapMs` 0).
  * - Below the 6 A minimum (IEC 61851) the limit is 0 A, which suspends charging (SuspendedEVSE)
  *   and keeps the session. A charger that refuses the 0 A profile, or any lower limit, is stopped
  *   (RemoteStopTransaction, §5.12) instead (OCPP_LIMIT_REFUSED), since a pause or a fuse limit must
@@ -51,6 +57,9 @@ export const ocppMinCurrentA = 6;
 const defaultProfileId = 1000;
 const txProfileId = 1001;
 const leasedDefaultProfileId = 1002;
+const capProfileId = 1003;
+/** Longest cap window wattshift puts into a charge point (a ChargePointMaxProfile with validTo), ms. */
+export const ocppCapHoldMaxMs = 24 * 3_600_000;
 
 /**
  * Keeps the running transaction across restarts of wattshift: its id, the car's tag and the
@@ -125,6 +134,42 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
       chargingSchedulePeriod: [{ startPeriod: 0, limit: a, ...(kind !== 'safe' && phases !== undefined ? { numberPhases: phases } : {}) }],
     },
   });
+
+  /** The cap wattshift put into the charge point itself, A, and its end (clock ms); re-sent on every connection. */
+  let heldCap: { a: number; untilMs: number } | undefined;
+  /** Whether the charger refused the last cap profile. */
+  let capRefused = false;
+  /**
+   * The cap as the whole charge point's limit for the cap's window (§3.13.1 ChargePointMaxProfile,
+   * on connector 0, absolute time): it caps every profile below it and ends by itself at `validTo`,
+   * so a charger that loses wattshift holds the cap to its end instead of falling back to the safe current.
+   */
+  const capProfile = (cap: { a: number; untilMs: number }): Record<string, unknown> => {
+    const fromMs = clock.nowMs();
+    return {
+      chargingProfileId: capProfileId,
+      stackLevel: 1,
+      chargingProfilePurpose: 'ChargePointMaxProfile',
+      chargingProfileKind: 'Absolute',
+      validFrom: new Date(fromMs).toISOString(),
+      validTo: new Date(cap.untilMs).toISOString(),
+      chargingSchedule: {
+        duration: Math.ceil((cap.untilMs - fromMs) / 1000),
+        startSchedule: new Date(fromMs).toISOString(),
+        chargingRateUnit: 'A',
+        chargingSchedulePeriod: [{ startPeriod: 0, limit: cap.a }],
+      },
+    };
+  };
+  const sendCap = async (signal: AbortSignal): Promise<void> => {
+    const cap = heldCap;
+    if (cap === undefined) return;
+    if (cap.untilMs <= clock.nowMs()) {
+      heldCap = undefined;
+      return;
+    }
+    await link.request('SetChargingProfile', { connectorId: 0, csChargingProfiles: capProfile(cap) }, signal);
+  };
 
   const setDefault = (kind: 'safe' | 'leased', a: number, signal: AbortSignal): Promise<void> =>
     link.request('SetChargingProfile', { connectorId, csChargingProfiles: profile(kind, a) }, signal);
@@ -304,10 +349,13 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
     });
   };
 
-  /** After a (re)connection: the safe default first, then the session's limit again. */
+  /** After a (re)connection: the safe default first, a cap wattshift put into it again, then the session's limit again. */
   const resync = async (): Promise<void> => {
     await setDefault('safe', amps(options.safeCurrentA), closed.signal).catch((err: unknown) => {
       log.warn({ code: err instanceof WattshiftError ? err.code : 'OCPP_CALL_FAILED', err: err instanceof Error ? err.message : String(err) }, 'setting the default charging profile failed');
+    });
+    await sendCap(closed.signal).catch((err: unknown) => {
+      log.warn({ code: err instanceof WattshiftError ? err.code : 'OCPP_CALL_FAILED', err: err instanceof Error ? err.message : String(err) }, 'putting the cap into the charge point again failed');
     });
     await renew();
   };
@@ -339,6 +387,29 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
         // Unknown: the charger holds no such profile, which is the state asked for.
         for (const id of [txProfileId, leasedDefaultProfileId]) await link.request('ClearChargingProfile', { id }, signal, ['Accepted', 'Unknown']);
       },
+      async holdCapA(cap, signal) {
+        if (!link.connected) throw unreachable;
+        if (cap === undefined) {
+          heldCap = undefined;
+          await link.request('ClearChargingProfile', { id: capProfileId }, signal, ['Accepted', 'Unknown']);
+          return;
+        }
+        heldCap = { a: amps(cap.maxCurrentA), untilMs: Math.min(cap.untilMs, clock.nowMs() + ocppCapHoldMaxMs) };
+        try {
+          await sendCap(signal);
+          capRefused = false;
+        } catch (err) {
+          if (!refused(err)) throw err;
+          // Not a fault of the charger's control: the cap holds while wattshift runs, and is no longer promised beyond.
+          if (!capRefused) log.warn({ code: 'OCPP_CAP_REFUSED', currentA: heldCap.a, err: err.message }, 'the charger refused the cap as its own limit: the cap holds only while wattshift runs');
+          capRefused = true;
+          heldCap = undefined;
+        }
+      },
+    },
+    /** What it holds by itself: none once it refused a cap profile (until it accepts one again). */
+    get chargerHoldsCapMs() {
+      return capRefused ? 0 : ocppCapHoldMaxMs;
     },
     phaseSwitch: {
       async setPhases(n, signal) {
