@@ -79,16 +79,21 @@ function killMoments(world: World, random: () => number, count: number): { atMs:
 }
 
 /**
- * Kills the daemon when the API has accepted a report from a running process, `count` times, but
- * never at the next answer (the report sent again at the restart: an LPC acknowledgement, which
- * the API accepts again, would otherwise be killed over and over).
+ * Kills the daemon when the API has accepted a report of an event (one of the outbox's rows) from
+ * a running process, `count` times, but never at the next answer (the report sent again at the
+ * restart: an LPC acknowledgement, which the API accepts again, would otherwise be killed over and
+ * over). Plan reports, which answer no event, are let through.
  */
 function killOnReportAnswers(world: World, daemon: RestartingDaemon, count: number): void {
   let killedLast = false;
+  const eventReports = (): number => world.env.sandbox.acceptedReports(String(world.config.spark.clientId)).length;
+  let known = eventReports();
   world.proxy!.onAnswer = (req) => {
     if (req.method !== 'POST' || !req.path.endsWith('/reports')) return;
+    const ofEvent = eventReports() > known;
+    known = eventReports();
     const running = daemon.incarnations.at(-1)!.logs.some(isRunningLine);
-    const kill = req.status === 200 && !killedLast && running && daemon.kills.filter((k) => k.cause === 'report').length < count;
+    const kill = req.status === 200 && ofEvent && !killedLast && running && daemon.kills.filter((k) => k.cause === 'report').length < count;
     if (kill) daemon.kill('report');
     killedLast = kill;
   };
