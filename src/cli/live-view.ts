@@ -20,6 +20,9 @@ const planViewSchema = z.looseObject({
   incentive: z.number(),
   shortfalls: z.array(z.string()),
   nextComfort: z.looseObject({ atMs: z.number(), tempC: z.number(), label: z.string(), plannedTempC: z.number(), met: z.boolean() }).optional(),
+  reservations: z.array(z.looseObject({
+    eventId: z.string(), startMs: z.number(), endMs: z.number(), maxKw: z.number(), kept: z.boolean(), insideKwh: z.number(), beforeKwh: z.number(),
+  })).optional(),
   slots: z.array(z.looseObject({
     startMs: z.number(),
     pricePerKwh: z.number(),
