@@ -143,7 +143,9 @@ export function startReportOutbox(deps: {
       }
       if (failure.kind === 'rejected') {
         queue.rejected(report, at, failure.message);
-        log.error({ code: 'REPORT_REJECTED', key: report.key, reason: failure.message }, 'plan report rejected by the API');
+        // A warning, not an error: a plan report tells the partner what may come and earns or
+        // promises nothing; the next change of the plan (or the next day) sends another.
+        log.warn({ code: 'REPORT_REJECTED', key: report.key, reason: failure.message }, 'plan report rejected by the API');
         deps.onOutcome?.('rejected', failure.code);
         return;
       }
