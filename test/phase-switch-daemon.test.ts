@@ -1,5 +1,5 @@
 /**
- * Phase switching in the whole daemon (`buildApp`) on an accelerated clock: the demo world's
+ * Phase switching in the whole daemon (`buildApp`) on the simulation kernel's virtual clock: the demo world's
  * sandbox API and broker, a go-e charger that switches phases and a HAN meter (AMS reader) with
  * per-phase currents, both simulated on the same clock. The car must charge all it can before
  * 19:00; from 17:10 to 17:40 a 20 A load on L2 and L3 leaves 3 phases under the 6 A minimum:
@@ -14,7 +14,6 @@ import { memoryLogger } from './fixtures/modbus/servers.js';
 import { demoHome } from './helpers/demo-home.js';
 import { goeBehindFuse } from './helpers/fuse-home.js';
 
-const speed = 120;
 const day0 = Date.UTC(2026, 0, 14, 12);
 const startMs = localAt(day0, 0, 17, 0);
 const heavyFrom = localAt(day0, 0, 17, 10);
@@ -28,7 +27,7 @@ const houseA = (atMs: number): number[] => (atMs >= heavyFrom && atMs < heavyUnt
 interface Sample { atMs: number; lines: number[]; phases: 1 | 3; powerW: number }
 
 describe('the daemon switches a go-e between 1 and 3 phases under the main fuse', () => {
-  const home = demoHome({ name: 'phases', startMs, speed });
+  const home = demoHome({ name: 'phases', startMs });
   const log = memoryLogger();
   let goe: GoeSim;
   let han: AmsReaderSim;

@@ -18,7 +18,6 @@ import { createOcppChargePointSim, type OcppChargePointSim } from '../src/sandbo
 import { createTeslaMateSim, type TeslaMateSim } from '../src/sandbox/devices/teslamate-sim.js';
 import { demoHome } from './helpers/demo-home.js';
 
-const speed = 720;
 const H = 3_600_000;
 // Wednesday 14 January 2026; the cars leave on Thursday morning.
 const day0 = Date.UTC(2026, 0, 14, 12);
@@ -32,7 +31,7 @@ const endMs = eventToMs + 35 * 60_000;
 const password = 'second-charger-secret-1';
 
 describe('two cars swapping two chargers', () => {
-  const home = demoHome({ name: 'swap', startMs, speed });
+  const home = demoHome({ name: 'swap', startMs });
   const { clock, planAtHour } = home;
   const carA = new EvBattery({ capacityKwh: 60, socPct: 30, targetSocPct: 100, efficiency: 0.9 });
   const carB = new EvBattery({ capacityKwh: 40, socPct: 40, targetSocPct: 100, efficiency: 0.9 });

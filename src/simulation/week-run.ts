@@ -19,8 +19,6 @@ import { register } from '../registration.js';
 import type { AcceptedReport, EventRec } from '../sandbox/state.js';
 import { createSparkClient } from '../spark/client.js';
 import { openStore } from '../store/index.js';
-import { loadModbusClient } from '../devices/modbus/bus.js';
-import { loadCentralSystem } from '../devices/ocpp/start.js';
 import { startCuttableLink, type CuttableLink } from './cuttable-link.js';
 import { createDecisionLog } from './decision-log.js';
 import type { FaultStep } from './explore/fault-schedule.js';
@@ -28,6 +26,7 @@ import { injectFaults } from './explore/inject.js';
 import type { OutboxSummary } from '../store/types.js';
 import { fuseA, startWeekWorld, type Departure } from './homes/week.js';
 import { watchQuiescence } from './quiescence.js';
+import { preloadLazyModules } from './preload.js';
 import { seedMathRandom } from './seeded-random.js';
 import { SteppedClock } from './stepped-clock.js';
 import { VirtualClock } from './virtual-clock.js';
@@ -111,15 +110,6 @@ function capturingLogger(clock: VirtualClock, also: Logger | undefined): { logge
     },
   });
   return { logger: pino({ level: 'info', timestamp: () => `,"time":${clock.nowMs()}` }, stream), errors };
-}
-
-/**
- * Loads ahead what the daemon loads on first use: a module load is file and loader work the kernel
- * cannot see, so time would run on beneath it (a Modbus connect timing out while its client loads).
- */
-async function preloadLazyModules(): Promise<void> {
-  await loadModbusClient();
-  await loadCentralSystem();
 }
 
 /** Each payload's subject: its resource by name where it has one, else its location. */

@@ -1,9 +1,13 @@
 /**
  * A whole home with the daemon in this process (`buildApp`), for the tests that run one over an
  * afternoon or a night: the demo world (sandbox API, broker, Modbus tank, go-e charger) in a temp
- * dir on an accelerated clock, the home registered with the sandbox, the daemon on the same clock,
- * and the plan in force at each hour's start. The test adds its own simulators and config; `close`
- * stops them in order. (daemon-harness.ts runs the daemon as its own process instead.)
+ * dir, the home registered with the sandbox, the daemon on the same clock, and the plan in force
+ * at each hour's start. The test adds its own simulators and config; `close` stops them in order.
+ * (daemon-harness.ts runs the daemon as its own process instead.)
+ *
+ * Without a `speed` the home runs on the simulation kernel's virtual clock: time moves only when
+ * the whole process is idle, and only while `until` runs it, so what the test sees does not depend
+ * on the machine's load. With a `speed` it runs on a clock that many times real time.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +15,9 @@ import { join } from 'node:path';
 import { buildApp, type App } from '../../src/app.js';
 import type { ControlSnapshot } from '../../src/jobs/control-loop.js';
 import { acceleratedClock } from '../../src/clock.js';
+import { preloadLazyModules } from '../../src/simulation/preload.js';
+import { watchQuiescence } from '../../src/simulation/quiescence.js';
+import { VirtualClock } from '../../src/simulation/virtual-clock.js';
 import type { Config } from '../../src/config/schema.js';
 import type { Plan } from '../../src/core/types.js';
 import { startDemoEnvironment, type DemoEnvironment } from '../../src/demo/environment.js';
@@ -43,16 +50,32 @@ export interface DemoHome {
   startApp(config: Config, options: { controlTickMs: number; logger?: Logger; onControlTick?: (snap: ControlSnapshot) => void }): Promise<App>;
   /** Runs `step` every `everyMs` of the clock until the home closes. */
   every(everyMs: number, step: () => Promise<void>): void;
-  /** Returns when the clock reads `ms`. */
+  /** Returns when the clock reads `ms` (on the virtual clock: runs it there). */
   until(ms: number): Promise<void>;
   /** Stops the loops and the daemon, then `closeSims` (the test's simulators), the world, and removes the temp dir. */
   close(closeSims?: () => Promise<unknown>): Promise<void>;
 }
 
-/** A home whose clock reads `startMs` now and runs `speed` times real time; `name` names its temp dir. */
-export function demoHome(options: { name: string; startMs: number; speed: number }): DemoHome {
+/** Runs `work` to its end while the virtual clock moves (it may wait on the clock), or just awaits it. */
+const withTime = async <T>(virtual: VirtualClock | null, work: Promise<T>): Promise<T> => {
+  if (!virtual) return work;
+  let done = false;
+  const settled = work.finally(() => {
+    done = true;
+  });
+  await virtual.runFor(10 * 60_000, { until: () => done });
+  return settled;
+};
+
+/**
+ * A home whose clock reads `startMs` now, on the virtual clock or (with `speed`) running that many
+ * times real time; `name` names its temp dir.
+ */
+export function demoHome(options: { name: string; startMs: number; speed?: number }): DemoHome {
   const { startMs, speed } = options;
-  const clock = acceleratedClock(startMs, speed);
+  const quiescence = speed === undefined ? watchQuiescence() : null;
+  const virtual = quiescence ? new VirtualClock(startMs, quiescence) : null;
+  const clock: Clock = virtual ?? acceleratedClock(startMs, speed!);
   const logger = silentLogger();
   const stop = new AbortController();
   const planAtHour = new Map<number, Plan>();
@@ -76,6 +99,7 @@ export function demoHome(options: { name: string; startMs: number; speed: number
       return started(app, 'daemon');
     },
     startWorld: async (choices = {}) => {
+      if (virtual) await preloadLazyModules();
       dir = mkdtempSync(join(tmpdir(), `wattshift-${options.name}-`));
       env = await startDemoEnvironment({ ...choices, clock, startMs, dataDir: dir, logger });
       return env;
@@ -94,7 +118,7 @@ export function demoHome(options: { name: string; startMs: number; speed: number
     },
     startApp: async (config, o) => {
       const built = buildApp(config, {
-        logger: o.logger ?? logger, clock, controlTickMs: o.controlTickMs, deviceTimeoutMs: 2_000 * speed,
+        logger: o.logger ?? logger, clock, controlTickMs: o.controlTickMs, ...(speed === undefined ? {} : { deviceTimeoutMs: 2_000 * speed }),
         onControlTick: (snap) => {
           const hour = Math.floor(snap.atMs / 3_600_000) * 3_600_000;
           const plan = built.currentPlan();
@@ -102,9 +126,12 @@ export function demoHome(options: { name: string; startMs: number; speed: number
           o.onControlTick?.(snap);
         },
       });
-      app = built;
+      // On the virtual clock the daemon starts with time held (its start is work the kernel cannot
+      // see), and its stop runs the clock on: a device's release write may wait on its timeout.
+      const stop = built.stop.bind(built);
+      app = virtual ? Object.assign(built, { stop: () => withTime(virtual, stop()) }) : built;
       await built.start();
-      return built;
+      return app;
     },
     every: (everyMs, step) => {
       void (async () => {
@@ -114,12 +141,15 @@ export function demoHome(options: { name: string; startMs: number; speed: number
         }
       })().catch(() => undefined);
     },
-    until: (ms) => clock.sleep(ms - clock.nowMs()),
+    until: (ms) => (virtual ? virtual.runUntil(ms) : clock.sleep(ms - clock.nowMs())),
     close: async (closeSims) => {
       stop.abort();
       await app?.stop();
-      await closeSims?.();
-      await env?.close();
+      await withTime(virtual, (async () => {
+        await closeSims?.();
+        await env?.close();
+      })());
+      quiescence?.close();
       if (dir) rmSync(dir, { recursive: true, force: true });
     },
   };
