@@ -6,7 +6,8 @@ import { moduleOf, type Module } from '../lifecycle.js';
 import { clockStepOf } from '../jobs/planning.js';
 import { startControlLoop, type ControlSnapshot, type ControlledDevice } from '../jobs/control-loop.js';
 import { createFuseGuard } from '../jobs/fuse-guard.js';
-import { capRunEndMs } from '../core/cap-hold.js';
+import { capRunEndMs, type CapPoint } from '../core/cap-hold.js';
+import { ratedKwOf } from '../devices/cap-hold.js';
 import type { AppContext } from './context.js';
 
 export function controlModule(ctx: AppContext): Module {
@@ -53,7 +54,11 @@ export function controlModule(ctx: AppContext): Module {
         plan: () => planning.current(),
         locationCapKw: (now) => tracker.locationCapKw(now, activeEvents()),
         deviceCapKw: (id, now) => tracker.deviceCapKw(id, now, activeEvents(), me),
-        capEndMs: (id, now) => capRunEndMs(activeEvents().flatMap((e) => e.lpcCaps), now, (p) => p.resourceId === null || me.resources.get(p.resourceId) === id),
+        capEndMs: (id, now) => {
+          const applies = (p: CapPoint): boolean => p.resourceId === null || me.resources.get(p.resourceId) === id;
+          const device = config.devices.find((d) => d.id === id);
+          return capRunEndMs(activeEvents().flatMap((e) => e.lpcCaps), now, applies, device ? ratedKwOf(device) : undefined);
+        },
         intent: (id) => w.intent(id, clock.nowMs()),
         baseLoadKw: () => tracker.baseLoadKw(),
         estimatedTankC: (id, now) => tracker.estimatedTankC(id, now, planning.current()),

@@ -18,8 +18,12 @@ describe('capRunEndMs', () => {
     expect(capRunEndMs(points, 21 * h, mine)).toBe(22 * h);
     expect(capRunEndMs(points, 18 * h, (p) => p.resourceId === 'other')).toBeUndefined();
   });
-  it('carries a run across a location point and the device\'s own', () => {
-    expect(capRunEndMs([point(18, 0, null), point(19, 1, 'r', 2)], 18 * h, () => true)).toBe(21 * h);
+  it('carries a run across a location point and the device\'s own, but not into a looser cap', () => {
+    expect(capRunEndMs([point(18, 1, null), point(19, 0, 'r', 2)], 18 * h, () => true)).toBe(21 * h);
+    expect(capRunEndMs([point(18, 0, 'r'), point(19, 15, null, 5)], 18 * h, () => true, 2)).toBe(19 * h);
+    // 1 kW after 0 kW still keeps a 2 kW element off: one window.
+    expect(capRunEndMs([point(18, 0, 'r'), point(19, 1, 'r')], 18 * h, () => true, 2)).toBe(20 * h);
+    expect(capRunEndMs([point(18, 0, 'r'), point(19, 1, 'r')], 18 * h, () => true)).toBe(19 * h);
   });
 });
 
@@ -30,6 +34,11 @@ describe('canHoldResourceCap', () => {
     expect(canHoldResourceCap(plainCoil, [point(18, 2, 'r')])).toBe(true);
     expect(canHoldResourceCap({ ...shelly, up: false }, [point(18, 0, 'r')])).toBe(false);
     expect(canHoldResourceCap(undefined, [point(18, 0, 'r')])).toBe(false);
+  });
+  it('counts a window across points that all keep the device off', () => {
+    const points = [point(0, 0, 'r', 10), point(10, 1, 'r', 9)];
+    expect(canHoldResourceCap(shelly, points)).toBe(false); // 19 h with the element off
+    expect(canHoldResourceCap(shelly, [point(0, 0, 'r', 10), point(10, 5, 'r', 9)])).toBe(true);
   });
   it('declines a window longer than the device\'s timer goes', () => {
     expect(canHoldResourceCap(shelly, Array.from({ length: 19 }, (_, i) => point(i, 0, 'r')))).toBe(false);

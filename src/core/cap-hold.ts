@@ -13,18 +13,20 @@ export interface CapPoint {
 }
 
 /**
- * The end of the cap run binding now, ms: from the point active at `nowMs`, every point that
- * `applies` and starts no later than the run's end so far extends it (a 3-hour cap sent as three
- * hourly points is one window). Undefined when no point that applies is active now.
+ * The end of the cap run binding a device now, ms: from the points active at `nowMs`, every point
+ * that `applies`, starts no later than the run's end so far and still asks for a block (below the
+ * device's `ratedKw`, or no looser than the loosest active one) extends it. A 3-hour cap sent as
+ * three hourly points is one window; a looser cap after it, such as a location cap the heater fits
+ * under, is not. Undefined when no point that applies is active now.
  */
-export function capRunEndMs(points: readonly CapPoint[], nowMs: number, applies: (p: CapPoint) => boolean): number | undefined {
+export function capRunEndMs(points: readonly CapPoint[], nowMs: number, applies: (p: CapPoint) => boolean, ratedKw = 0): number | undefined {
   const mine = points.filter(applies).sort((a, b) => a.startMs - b.startMs);
-  let endMs: number | undefined;
+  const active = mine.filter((p) => p.startMs <= nowMs && nowMs < p.startMs + p.durationMs);
+  if (active.length === 0) return undefined;
+  const loosestKw = Math.max(...active.map((p) => p.maxKw));
+  let endMs = Math.max(...active.map((p) => p.startMs + p.durationMs));
   for (const p of mine) {
-    const pEnd = p.startMs + p.durationMs;
-    if (endMs === undefined) {
-      if (p.startMs <= nowMs && nowMs < pEnd) endMs = pEnd;
-    } else if (p.startMs <= endMs) endMs = Math.max(endMs, pEnd);
+    if (p.startMs > nowMs && p.startMs <= endMs && (p.maxKw <= loosestKw || p.maxKw < ratedKw)) endMs = Math.max(endMs, p.startMs + p.durationMs);
   }
   return endMs;
 }
@@ -49,7 +51,7 @@ export interface DeviceHold {
  */
 export function canHoldResourceCap(device: DeviceHold | undefined, points: readonly CapPoint[]): boolean {
   if (!device || !device.up) return false;
-  return points.every((p) => p.maxKw >= device.ratedKw || windowMs(points, p) <= device.holdsByItselfMs);
+  return points.every((p) => p.maxKw >= device.ratedKw || windowMs(points, p, device.ratedKw) <= device.holdsByItselfMs);
 }
 
 /**
@@ -60,16 +62,15 @@ export function canHoldResourceCap(device: DeviceHold | undefined, points: reado
  */
 export function canHoldLocationCap(baseLoadKw: number, devices: readonly DeviceHold[], points: readonly CapPoint[]): boolean {
   return points.every((p) => {
-    const w = windowMs(points, p);
-    const unheldKw = devices.reduce((sum, d) => sum + (d.up && w <= d.holdsByItselfMs ? 0 : d.unheldKw), 0);
+    const unheldKw = devices.reduce((sum, d) => sum + (d.up && windowMs(points, p, d.ratedKw) <= d.holdsByItselfMs ? 0 : d.unheldKw), 0);
     return baseLoadKw + unheldKw <= p.maxKw + 1e-9;
   });
 }
 
-/** Length of the run of `points` that contains `p` (consecutive points form one window). */
-function windowMs(points: readonly CapPoint[], p: CapPoint): number {
+/** Length of the run of `points` that contains `p` (consecutive points form one window), for a device drawing `ratedKw`. */
+function windowMs(points: readonly CapPoint[], p: CapPoint, ratedKw: number): number {
   const startMs = runStartMs(points, p);
-  const endMs = capRunEndMs(points, p.startMs, (q) => q.resourceId === p.resourceId) ?? p.startMs + p.durationMs;
+  const endMs = capRunEndMs(points, p.startMs, (q) => q.resourceId === p.resourceId, ratedKw) ?? p.startMs + p.durationMs;
   return endMs - startMs;
 }
 
