@@ -1,5 +1,5 @@
 /**
- * The whole daemon (`buildApp`) on an accelerated clock with a go-e charger and a HAN meter (AMS
+ * The whole daemon (`buildApp`) on the simulation kernel's virtual clock with a go-e charger and a HAN meter (AMS
  * reader) simulated on the same clock: from 17:05 an oven loads L1 with 14 A, so the main fuse
  * (25 A) holds the car at 10 A. From 17:12 the meter lists L1 at -1000 A, a value no line
  * carries: that must not read as an empty line giving the car the whole fuse. The car is held at
@@ -14,7 +14,6 @@ import { memoryLogger } from './fixtures/modbus/servers.js';
 import { demoHome } from './helpers/demo-home.js';
 import { goeBehindFuse } from './helpers/fuse-home.js';
 
-const speed = 120;
 const day0 = Date.UTC(2026, 0, 14, 12);
 const startMs = localAt(day0, 0, 17, 0);
 const ovenFrom = localAt(day0, 0, 17, 5);
@@ -28,7 +27,7 @@ const houseA = (atMs: number): number[] => (atMs >= ovenFrom ? [14, 2, 2] : [4, 
 interface Sample { atMs: number; lines: number[]; amp: number; powerW: number }
 
 describe('the daemon under a meter listing -1000 A on a line', () => {
-  const home = demoHome({ name: 'forged-current', startMs, speed });
+  const home = demoHome({ name: 'forged-current', startMs });
   const log = memoryLogger();
   let goe: GoeSim;
   let han: AmsReaderSim;
