@@ -155,7 +155,7 @@ export function setupPlan(input: PlanInput, nowMs: number, previous: Plan | unde
     const h = limit - Math.max(0, base);
     if (h < 0) {
       shortfalls.push({ device: 'location', kind: 'baseLoadOverCap', atMs: s.startMs, amount: -h,
-        message: `base load ${base.toFixed(2)} kW is above the ${lpcCap < loc.limitKW ? 'LPC cap' : 'location limit'} of ${limit.toFixed(2)} kW` });
+        message: `base load ${base.toFixed(2)} kW is above the ${lpcCap >= loc.limitKW ? 'location limit' : reservedBinding[t] ? 'reserved LPC cap' : 'LPC cap'} of ${limit.toFixed(2)} kW` });
     }
     headroomKW.push(Math.max(0, h));
   });
