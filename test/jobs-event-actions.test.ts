@@ -64,6 +64,24 @@ describe('event actions with the real store', () => {
     return { actions, intake };
   }
 
+  it('keeps a reservation active until its window ends, with no acknowledgement and no usage report', () => {
+    const { intake, actions } = wire();
+    const hours = [t0 + 3 * hourMs, t0 + 4 * hourMs];
+    intake.accept({
+      id: 'res-1', createdAt: iso(t0),
+      payload: { payloadType: 'LPCReservation', targets: [{ locationId: 'home', meterPointId: 'mp1', resolution: '01:00:00', points: hours.map((h) => ({ timestamp: iso(h), maxPowerInKiloWatts: 1 })) }] },
+    }, 'event');
+    expect(store.getEvent('res-1')?.state).toBe('active');
+    actions.scan();
+    clock.set(t0 + 5 * hourMs - 1);
+    actions.scan();
+    expect(store.getEvent('res-1')?.state).toBe('active');
+    clock.set(t0 + 5 * hourMs + hourMs);
+    actions.scan();
+    expect(store.getEvent('res-1')).toMatchObject({ state: 'done', stateDetail: 'reservation ended' });
+    expect(store.listReports()).toEqual([]);
+  });
+
   it('acknowledges an LPC at once, declining the targets it cannot hold', () => {
     const { intake } = wire((t) => t.kind === 'resource' && t.resourceId === 'res-tank');
     intake.accept(resourceLpc('lpc-1', ['res-tank', 'res-car'], [t0 + 5 * hourMs]), 'event');
