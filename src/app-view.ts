@@ -171,7 +171,8 @@ function span(values: readonly number[]): { min: number; max: number } | undefin
 
 /** An event as the views show it: its window, and the caps or price deltas it sets on this home. */
 function eventView(e: HomeEvent, resources: ReadonlyMap<string, string>): EventView {
-  const caps = span(e.lpcCaps.map((c) => c.maxKw));
+  // A reservation's caps are shown as its caps: the event's type says they are only reserved.
+  const caps = span([...e.lpcCaps, ...(e.lpcReservations ?? [])].map((c) => c.maxKw));
   const deviceIds = [...new Set(e.lpcCaps.flatMap((c) => {
     const id = c.resourceId === null ? undefined : resources.get(c.resourceId);
     return id === undefined ? [] : [id];

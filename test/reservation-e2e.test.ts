@@ -9,11 +9,13 @@
 import { EventEmitter } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import mqtt from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../src/cli/dispatch.js';
 import { parseConfig } from '../src/config/load.js';
 import type { Config } from '../src/config/schema.js';
 import type { Plan, PlanSlot } from '../src/core/types.js';
+import type { HomeView } from '../src/ha/view.js';
 import { localAt } from '../src/demo/environment.js';
 import { findFreePort } from '../src/sandbox/devices/modbus-sim.js';
 import { openStore } from '../src/store/index.js';
@@ -84,6 +86,26 @@ describe('an LPC reservation from the sandbox', () => {
       expect(store.listReports({ eventId })).toEqual([]);
     } finally {
       store.close();
+    }
+
+    // The view (status page and `wattshift status`) lists it as a reserved limit, beside the plan's
+    // account of it; the MQTT plan topic carries the same.
+    const view = await (await fetch(`http://127.0.0.1:${httpPort}/api/view`)).json() as HomeView;
+    expect(view.events.find((e) => e.id === eventId)).toMatchObject({ type: 'LPCReservation', startMs: fromMs, endMs: toMs, capKw: { min: 0, max: 0 } });
+    expect(view.plan?.reservations).toEqual([{ eventId, startMs: fromMs, endMs: toMs, maxKw: 0, kept: true, insideKwh: 0, beforeKwh: expect.any(Number) }]);
+    const broker = config.mqtt;
+    if (!broker) throw new Error('the demo home has no MQTT broker');
+    const client = await mqtt.connectAsync(broker.url, { reconnectPeriod: 0 });
+    try {
+      // The retained plan, or the next one if the retained one was published before the reservation.
+      const published = new Promise<unknown>((resolve) => client.on('message', (_topic, payload) => {
+        const plan = JSON.parse(payload.toString()) as { reservations?: unknown[] };
+        if ((plan.reservations ?? []).length > 0) resolve(plan);
+      }));
+      await client.subscribeAsync(`${broker.baseTopic}/plan`);
+      expect(await published).toMatchObject({ reservations: [{ event_id: eventId, start: new Date(fromMs).toISOString(), end: new Date(toMs).toISOString(), max_kw: 0, kept: true, inside_kwh: 0 }] });
+    } finally {
+      await client.endAsync();
     }
 
     // `wattshift plan --explain` asks the running daemon and names the reservation and its effect.
