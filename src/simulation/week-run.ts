@@ -122,15 +122,6 @@ function storeBytesIn(dir: string): number {
   return readdirSync(dir).filter((f) => f.startsWith('wattshift.db')).reduce((sum, f) => sum + statSync(join(dir, f)).size, 0);
 }
 
-/**
- * Links between the daemon and the parts a fault can take away from it, when the run has faults:
- * the API sandbox (one origin for the API, its token endpoint and the forecast).
- */
-async function faultLinks(options: WeekRunOptions, sandboxUrl: string): Promise<{ api: CuttableLink | null }> {
-  if (!options.faults || options.faults.length === 0) return { api: null };
-  return { api: await startCuttableLink(Number(new URL(sandboxUrl).port)) };
-}
-
 /** The same URL through a link on 127.0.0.1. */
 const through = (url: string, link: CuttableLink | null): string => {
   if (!link) return url;
@@ -155,15 +146,16 @@ export async function runWeekHome(options: WeekRunOptions): Promise<WeekRun> {
   const dir = mkdtempSync(join(tmpdir(), 'wattshift-sim-week-'));
   const log = createDecisionLog({ keepLines: options.keepDecisions === true });
   let world: Awaited<ReturnType<typeof startWeekWorld>> | undefined;
-  let links: { api: CuttableLink | null } = { api: null };
+  /** In front of the API sandbox (one origin for the API, its token endpoint and the forecast) when the run has faults. */
+  let apiLink: CuttableLink | null = null;
   let app: App | undefined;
   let stopped = false;
   try {
     world = await startWeekWorld({ clock, startMs, dataDir: dir, logger, ...(options.seed !== undefined ? { seed: options.seed } : {}) });
     const w = world;
     quiescence.alsoBusyWhile(() => w.sandbox.requestsInFlight() > 0);
-    links = await faultLinks(options, w.sandbox.baseUrl);
-    const spark = { ...w.config.spark!, baseUrl: through(w.sandbox.baseUrl, links.api), authUrl: through(w.sandbox.authUrl, links.api), forecastUrl: through(w.sandbox.forecastUrl, links.api) };
+    if (options.faults?.length) apiLink = await startCuttableLink(Number(new URL(w.sandbox.baseUrl).port));
+    const spark = { ...w.config.spark!, baseUrl: through(w.sandbox.baseUrl, apiLink), authUrl: through(w.sandbox.authUrl, apiLink), forecastUrl: through(w.sandbox.forecastUrl, apiLink) };
     const config = parseConfig({ ...w.config, spark }).config;
     const registrar = createSparkClient({ ...config.spark, clock, logger });
     const registrationStore = openStore({ path: config.storage.path, clock });
@@ -214,7 +206,7 @@ export async function runWeekHome(options: WeekRunOptions): Promise<WeekRun> {
     });
     const faults = injectFaults(options.faults ?? [], {
       outages: {
-        'api-down': { begin: () => links.api!.cutNow(), end: () => links.api!.restore() },
+        'api-down': { begin: () => apiLink!.cutNow(), end: () => apiLink!.restore() },
         'tank-down': { begin: () => w.tank.stopServer(), end: () => w.tank.startServer() },
         'pump-down': { begin: () => w.pump.stopServer(), end: () => w.pump.startServer() },
       },
@@ -269,7 +261,7 @@ export async function runWeekHome(options: WeekRunOptions): Promise<WeekRun> {
     };
   } finally {
     if (app && !stopped) await Promise.race([app.stop().catch(() => undefined), clock.runFor(60_000).catch(() => undefined)]);
-    await links.api?.close();
+    await apiLink?.close();
     await world?.close();
     quiescence.close();
     process.off('uncaughtException', onUncaught);
