@@ -124,6 +124,9 @@ export interface SupervisedDevice {
   stop(): Promise<void>;
 }
 
+/** Why a device call's timer is cancelled: the call ended before its deadline. */
+const callEnded = Object.freeze({ reason: 'device call ended' });
+
 const readers = {
   // A polled counter is stamped when its answer arrives: the read may wait behind others on its
   // bus, and a stamp taken before queueing would move energy across an hour boundary.
@@ -178,11 +181,15 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
   const timed = async <T>(what: string, signal: AbortSignal | undefined, work: (s: AbortSignal) => Promise<T>): Promise<T> => {
     const inner = new AbortController();
     const timer = new AbortController();
-    const timeout = new WattshiftError('DEVICE_TIMEOUT', `${id}: ${what} did not answer within ${options.readTimeoutMs} ms`);
     const abort = (reason: unknown): void => inner.abort(reason);
     const onOuter = (): void => abort(signal?.reason);
     signal?.addEventListener('abort', onOuter, { once: true });
-    clock.sleep(options.readTimeoutMs, timer.signal).then(() => abort(timeout), () => undefined);
+    // The timeout's error is made only when it fires: a device call runs every tick, and an error
+    // captures a stack trace.
+    clock.sleep(options.readTimeoutMs, timer.signal).then(
+      () => abort(new WattshiftError('DEVICE_TIMEOUT', `${id}: ${what} did not answer within ${options.readTimeoutMs} ms`)),
+      () => undefined,
+    );
     try {
       // Race so that a device ignoring its signal cannot hold us past the deadline.
       return await Promise.race([
@@ -193,7 +200,8 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
         }),
       ]);
     } finally {
-      timer.abort();
+      // A reason of our own: without one, abort() builds a DOMException (a stack trace) every call.
+      timer.abort(callEnded);
       signal?.removeEventListener('abort', onOuter);
     }
   };
