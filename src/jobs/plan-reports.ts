@@ -60,12 +60,19 @@ export function planReportBody(p: PendingPlanReport): { payloads: PlanReportPayl
 
 /** The plan report's record in the store, and the outbox's view of it. */
 export function planReportQueue(store: Pick<Store, 'getState' | 'setState'>) {
-  const read = (): PlanReportState => store.getState(planReportStateKey, stateSchema) ?? empty;
-  const write = (s: PlanReportState): void => store.setState(planReportStateKey, s);
+  // This queue is the record's only writer in the process: it is read from the store once, then
+  // kept here (the plan is offered every minute, and the record holds days of hourly curves).
+  let cached: PlanReportState | null | undefined;
+  const stored = (): PlanReportState | null => (cached === undefined ? (cached = store.getState(planReportStateKey, stateSchema) ?? null) : cached);
+  const read = (): PlanReportState => stored() ?? empty;
+  const write = (s: PlanReportState): void => {
+    store.setState(planReportStateKey, s);
+    cached = s;
+  };
   return {
     read,
     /** The record as stored; null before the first plan report was queued. */
-    stored: (): PlanReportState | null => store.getState(planReportStateKey, stateSchema) ?? null,
+    stored,
     /** Queues `payload` when it is due against the last one queued or sent; returns why, or null. */
     offer(payload: PlanReportPayload, nowMs: number): PlanReportReason | null {
       const s = read();
