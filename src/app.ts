@@ -64,7 +64,8 @@ export function buildApp(config: Config, deps: AppDeps): App {
       resources: ctx.me.resources,
       vehicleAt: (id) => parts.tracker?.vehicleAt(id) ?? null,
       bill: parts.billing?.summary() ?? null,
-      planReport: config.upstream.mode === 'fleet' ? null : planReportQueue(s).read(),
+      // The reports module's queue once it runs (it keeps the record in memory); before, the store's.
+      planReport: config.upstream.mode === 'fleet' ? null : (parts.planReports ?? planReportQueue(s)).read(),
     });
   }
 

@@ -26,6 +26,7 @@ import type { Billing } from '../jobs/billing.js';
 import type { startPlanning } from '../jobs/planning.js';
 import type { ControlSnapshot, startControlLoop } from '../jobs/control-loop.js';
 import type { startReportOutbox } from '../jobs/report-outbox.js';
+import type { PlanReportQueue } from '../jobs/plan-reports.js';
 import type { Identity } from '../jobs/event-normalise.js';
 import type { EventState } from './event-intake.js';
 import type { StoreHealth } from './store-health.js';
@@ -84,6 +85,8 @@ export interface Parts {
   planning: ReturnType<typeof startPlanning>;
   control: ReturnType<typeof startControlLoop>;
   outbox: ReturnType<typeof startReportOutbox>;
+  /** The plan report's record (direct upstream only): its one writer in the process, which keeps it in memory. */
+  planReports: PlanReportQueue;
   ha: HaBridge;
 }
 

@@ -29,6 +29,7 @@ export function reportsModule(ctx: AppContext): Module {
       });
       ctx.parts.outbox = outbox;
       if (!planReports) return outbox;
+      ctx.parts.planReports = planReports;
       const planning = ctx.part('planning');
       const tracker = ctx.part('tracker');
       const target = (): PlanReportTarget | null => {

@@ -59,7 +59,7 @@ export async function tickApplied(control: { last(): ControlSnapshot | null }, a
 
 /** Our own metering port, doing nothing. */
 export const noMetering: Metering = {
-  feed: () => undefined, tick: () => undefined, flush: () => undefined, openHours: () => new Map(), lastValue: () => undefined,
+  feed: () => undefined, tick: () => undefined, flush: () => undefined, openHours: () => new Map(), lastValue: () => undefined, hourWrites: () => 0,
   health: () => ({ ok: true, lastError: null, buffered: 0 }),
 };
 
