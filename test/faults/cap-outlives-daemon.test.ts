@@ -6,7 +6,7 @@
  * - Modbus: the sim tank's release-timer register (profile `relayLease`);
  * - Shelly Plus 1PM: `Switch.Set` `toggle_after`, timed on the device;
  * - Tasmota wired blocked = ON: `PulseTime`, timed on the device.
- * OCPP chargers hold a cap as a charging profile: their case belongs next to these (see the todo).
+ * OCPP chargers hold a cap as a charging profile: their case is cap-outlives-daemon-ocpp.test.ts.
  * Each tank's target is acknowledged first; a tank behind a plain Modbus coil is declined.
  */
 import { afterAll, expect, it } from 'vitest';
@@ -165,4 +165,3 @@ it('declines a 0 kW cap on a tank behind a plain Modbus coil, which cannot hold 
   await daemon.exited;
 }, 150_000);
 
-it.todo('holds a 0 kW cap to its end after a SIGKILL: OCPP charging profile (validFrom/validTo)');
