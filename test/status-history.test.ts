@@ -74,7 +74,9 @@ function seed(store: Store, nowMs: number) {
     energy: total, gridFee: 0, tax: 0, subsidy: 0, vat: 0, delta, total, baselineKwh: baselineTotal === null ? null : 1, baselineTotal,
   });
   store.upsertHourlyCost(yHours.slice(2).map((h, i) => cost(h, 1.5, -0.1, i === 0 ? null : 2)));
-  store.upsertHourlyCost(hours(months[1]!.startMs, months[1]!.endMs).map((h) => cost(h, 1, 0, null)));
+  // Last month's hours before the day before yesterday (on the first two days of a month, those days
+  // are last month's last: the day before yesterday stays unpriced and yesterday keeps its prices).
+  store.upsertHourlyCost(hours(months[1]!.startMs, Math.min(months[1]!.endMs, days[2]!.startMs)).map((h) => cost(h, 1, 0, null)));
   return { yesterday, dayBefore: days[2]!, yHours: yHours.length, months, missingHome };
 }
 
@@ -102,7 +104,15 @@ function checkHistory(h: EnergyHistory, s: ReturnType<typeof seed>): void {
   // Money: yesterday partial (two hours unpriced), last month complete, two days ago not priced.
   const priced = s.yHours - 2;
   expect(y.money).toEqual({ cost: expect.closeTo(1.5 * priced, 6), incentive: expect.closeTo(0.1 * priced, 6), savings: expect.closeTo(0.5 * (priced - 1), 6), quality: 'partial', pricedHours: priced, hours: s.yHours });
-  expect(m1.money).toEqual({ cost: expect.closeTo(m1Hours, 6), incentive: 0, savings: 0, quality: 'complete', pricedHours: m1Hours, hours: m1Hours });
+  // Last month: every hour at 1.00, but on the first two days of a month the day before yesterday
+  // (unpriced) and yesterday (its own prices) may be its last days.
+  const plain = (Math.min(m1.endMs, s.dayBefore.startMs) - m1.startMs) / H;
+  const yesterdayInM1 = s.yesterday.startMs < m1.endMs;
+  const m1Priced = plain + (yesterdayInM1 ? priced : 0);
+  expect(m1.money).toEqual({
+    cost: expect.closeTo(plain + (yesterdayInM1 ? 1.5 * priced : 0), 6), incentive: expect.closeTo(yesterdayInM1 ? 0.1 * priced : 0, 6),
+    savings: expect.closeTo(yesterdayInM1 ? 0.5 * (priced - 1) : 0, 6), quality: m1Priced === m1Hours ? 'complete' : 'partial', pricedHours: m1Priced, hours: m1Hours,
+  });
   expect(h.days[2]!.money).toMatchObject({ quality: 'gap', pricedHours: 0 });
   expect(h.currency).toBe('NOK');
 }
@@ -118,7 +128,8 @@ describe('energy history', () => {
     const db = join(dir, 'w.db');
     const config = parseConfig(document(db)).config;
     const store = openStore({ path: db });
-    const nowMs = Date.now();
+    // Mid-month (the page takes its time from the view); `wattshift status` below runs at today's date.
+    const nowMs = Date.UTC(2026, 10, 18, 10);
     const s = seed(store, nowMs);
     checkHistory(readEnergyHistory(store, config, nowMs), s);
 
