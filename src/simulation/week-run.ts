@@ -190,6 +190,15 @@ export async function runWeekHome(options: WeekRunOptions): Promise<WeekRun> {
       await clock.sleep(2 * 60_000);
     };
     const handovers: WeekRun['handovers'] = [];
+    // A restart's start holds time as the first start does: it loads and plans, work the kernel
+    // cannot see, and time moving beneath it would make the run depend on how fast the machine is.
+    // So does the charge point's way back: it reconnects on ocpp-rpc's own real-time backoff.
+    let starting = false;
+    let chargePointAway = false;
+    quiescence.alsoBusyWhile(() => {
+      if (chargePointAway && w.ocpp.connected) chargePointAway = false;
+      return starting || chargePointAway;
+    });
     const script = (async () => {
       await w.startChargePoint();
       await inControl();
@@ -216,7 +225,13 @@ export async function runWeekHome(options: WeekRunOptions): Promise<WeekRun> {
         await daemon.stop();
         daemon = newDaemon();
         app = daemon;
-        await daemon.start();
+        starting = true;
+        try {
+          await daemon.start();
+        } finally {
+          starting = false;
+          chargePointAway = !w.ocpp.connected;
+        }
         // A restart within the handover of the last one ends it: this one's covers the rest.
         void inControl().then(() => {
           handover.toMs = clock.nowMs();
