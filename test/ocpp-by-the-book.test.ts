@@ -9,10 +9,15 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/clock.js';
+import { parseConfig } from '../src/config/load.js';
+import { Wishes } from '../src/jobs/home-state.js';
+import { createHomeTracker } from '../src/jobs/home-tracker.js';
+import { buildPlanInput } from '../src/jobs/plan-inputs.js';
+import type { ControlSnapshot } from '../src/jobs/control-loop.js';
 import { bootWaitMs } from '../src/devices/ocpp/link.js';
 import { createOcppCharger, type OcppCharger, type SessionTagMemory } from '../src/devices/ocpp/ocpp-charger.js';
 import { storedSessionTags } from '../src/devices/ocpp/session-tags.js';
-import { openStore } from '../src/store/index.js';
+import { openStore, type Store } from '../src/store/index.js';
 import { memoryLogger } from './fixtures/modbus/servers.js';
 import { eventually } from './helpers/aedes.js';
 import { closeOpened, never, open, password, startCentral, startMs } from './helpers/ocpp-world.js';
@@ -198,6 +203,77 @@ describe('OCPP 1.6 by the book, against a charge point built from the specificat
     // The session ends: it is forgotten.
     await cp.stopTransaction('EVDisconnected');
     await eventually(() => expect(storedSessionTags(again, 'car', memoryLogger().logger).get()).toBeUndefined());
+  });
+
+  it('keeps the car\'s state of need across a restart of wattshift: the car its card named, its plug-in time, the departure asked for, what remains to charge', async () => {
+    const { config } = parseConfig({
+      version: 1,
+      site: { timezone: 'Europe/Oslo', priceArea: 'NO1', currency: 'NOK', locationLimitKw: 11 },
+      spark: { clientId: 'c', clientSecret: 'client-secret' },
+      storage: { path: ':memory:' },
+      ocpp: {},
+      devices: [{ id: 'car', kind: 'evCharger', charger: { type: 'ocpp', chargePointId: 'cp1', password }, model: { capacityKwh: 60 } }],
+      vehicles: [{ id: 'van', capacityKwh: 75, targetEnergyKwh: 30, identify: { idTags: ['CARD-1'] } }, { id: 'mini', capacityKwh: 30, identify: { idTags: ['CARD-2'] } }],
+    }, { env: {} });
+    const clock = new ManualClock(startMs);
+    const path = join(tempDir('wattshift-ocpp-book-'), 'wattshift.db');
+    /** wattshift's side with what the daemon learns of the car: the charger device, the tracker and the wishes on one store. */
+    const daemon = async (store: Store, port = 0) => {
+      const w = await wattshift(clock, port, storedSessionTags(store, 'car', memoryLogger().logger));
+      const wishes = new Wishes(store, ['car']);
+      const tracker = createHomeTracker({ config, store, clock, wishes });
+      /** The control loop's tick, as far as the car goes: a reading of the charger, learnt. */
+      const tick = async () => {
+        const reading = { errors: [], atMs: clock.nowMs(), energyKwh: await w.charger.energyMeter!.readEnergyKwh(never), ev: await w.charger.evStateReader!.readEvState(never) };
+        const snap: ControlSnapshot = {
+          atMs: clock.nowMs(), slotStartMs: clock.nowMs(), readings: new Map([['car', reading]]), slotEnergyKwh: new Map(), locationPowerW: undefined, capKw: 11,
+          decision: { setpoints: [], expectedDeviceKw: 0, baseLoadKw: 0, guarded: [] },
+        };
+        tracker.observe(snap, null);
+      };
+      const need = () => {
+        const snap = tracker.snapshot(clock.nowMs(), { forecast: null, advice: null, actual: null }, []);
+        const ev = buildPlanInput(config, snap, new Map()).evs[0];
+        return { vehicle: snap.evs[0]?.vehicle?.id ?? null, departureMs: ev?.departureMs, session: ev?.session, energyNeededKWh: ev && 'energyNeededKWh' in ev ? ev.energyNeededKWh : undefined };
+      };
+      return { w, wishes, tick, need };
+    };
+
+    const store = openStore({ path });
+    const a = await daemon(store);
+    const cp = specChargePoint(a.w.port);
+    cp.energyWh = 10_000;
+    await powerOn(cp);
+    const plugInMs = clock.nowMs();
+    await cardSession(cp, 16, a.w);
+    await a.tick();
+    const departureMs = startMs + 9 * 3_600_000;
+    a.wishes.apply({ deviceId: 'car', departure: new Date(departureMs).toISOString() }, clock.nowMs());
+    await clock.advance(3_600_000);
+    cp.energyWh = 14_700;
+    await cp.meterValues(11_000);
+    await eventually(async () => expect((await a.w.charger.evStateReader!.readEvState(never)).sessionKwh).toBeCloseTo(4.7, 6));
+    await a.tick();
+    const before = a.need();
+    expect(before).toMatchObject({ vehicle: 'van', departureMs, session: { startMs: plugInMs } });
+    expect(before.energyNeededKWh).toBeCloseTo(30 - 4.7 * 0.9, 6);
+
+    // wattshift dies and comes back on the same store; the charge point stays up, the car plugged in.
+    await a.w.cs.close();
+    a.w.charger.close();
+    store.close();
+    await eventually(() => expect(cp.connected).toBe(false));
+    await clock.advance(600_000);
+    const again = openStore({ path });
+    open.push({ close: async () => again.close() });
+    const b = await daemon(again, a.w.port);
+    await cp.connect();
+    await eventually(() => expect(b.w.cs.link('cp1').connected).toBe(true));
+    await clock.advance(bootWaitMs);
+    await eventually(async () => expect(await b.w.charger.evStateReader!.readEvState(never)).toMatchObject({ plugged: true, idTag: 'CARD-1', sessionKwh: 4.7 }));
+    await b.tick();
+    expect(b.need()).toEqual(before);
+    expect(cp.problems).toEqual([]);
   });
 
   it('every frame both ways was checked against the OCPP 1.6 schemas', async () => {

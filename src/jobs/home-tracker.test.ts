@@ -1,4 +1,6 @@
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { tempDir } from '../../test/helpers/temp-dir.js';
 import { ManualClock } from '../clock.js';
 import { defaultConfig } from '../config/load.js';
 import { openStore } from '../store/open-store.js';
@@ -113,5 +115,58 @@ describe('what a control tick teaches the tracker about a car', () => {
     // A charger that does not count its session: from this run's first reading, as before.
     tracker.observe(tick(T0 + 120_000, { atMs: T0 + 120_000, energyKwh: 116.7, ev: { plugged: true, charging: true } }), null);
     expect(snap().sessionKwh).toBeCloseTo(7.2, 6);
+  });
+
+  it('resumes a session across a restart on the store on disk: plug-in time, counter and the card that named the car', () => {
+    const path = join(tempDir('wattshift-tracker-'), 'wattshift.db');
+    const withCar = defaultConfig({
+      mqtt: { url: 'mqtt://127.0.0.1' },
+      devices: [{ id: 'car', kind: 'evCharger', charger: { type: 'goe', topicPrefix: 'go-eCharger/x' }, model: { capacityKwh: 60 } }],
+      vehicles: [{ id: 'van', capacityKwh: 75, identify: { goeCards: [3] } }, { id: 'mini', capacityKwh: 30, identify: { goeCards: [4] } }],
+    });
+    const run = (store: ReturnType<typeof openStore>) => {
+      const tracker = createHomeTracker({ config: withCar, store, clock: new ManualClock(T0), wishes: new Wishes(store, ['car']) });
+      return { tracker, snap: (atMs: number) => tracker.snapshot(atMs, { forecast: null, advice: null, actual: null }, []).evs[0]! };
+    };
+    const first = openStore({ path });
+    const a = run(first);
+    a.tracker.observe(tick(T0, { atMs: T0, energyKwh: 100, ev: { plugged: true, charging: true, sessionKwh: 0, goeCard: 3 } }), null);
+    // go-e's trx turns null while the car stays plugged: the card seen holds for the session.
+    a.tracker.observe(tick(T0 + H, { atMs: T0 + H, energyKwh: 104, ev: { plugged: true, charging: true, sessionKwh: 4 } }), null);
+    expect(a.snap(T0 + H)).toMatchObject({ sessionStartMs: T0, sessionKwh: 4, vehicle: { id: 'van' } });
+    first.close();
+
+    const second = openStore({ path });
+    const b = run(second);
+    b.tracker.observe(tick(T0 + 2 * H, { atMs: T0 + 2 * H, energyKwh: 107, ev: { plugged: true, charging: true, sessionKwh: 7 } }), null);
+    expect(b.snap(T0 + 2 * H)).toMatchObject({ plugged: true, sessionStartMs: T0, sessionKwh: 7, vehicle: { id: 'van' }, identifiedBy: 'card' });
+    second.close();
+
+    // While the daemon was down the van left and another car came: a new session, from this run's first reading.
+    const third = openStore({ path });
+    const c = run(third);
+    c.tracker.observe(tick(T0 + 3 * H, { atMs: T0 + 3 * H, energyKwh: 108, ev: { plugged: true, charging: true, sessionKwh: 0.5 } }), null);
+    expect(c.snap(T0 + 3 * H)).toMatchObject({ plugged: true, sessionStartMs: T0 + 3 * H, sessionKwh: 0.5, vehicle: null });
+    third.close();
+  });
+
+  it('ends a session that ended while the daemon was down, and what was asked for it', () => {
+    const path = join(tempDir('wattshift-tracker-'), 'wattshift.db');
+    const first = openStore({ path });
+    const wishes = new Wishes(first, ['car']);
+    const a = createHomeTracker({ config, store: first, clock: new ManualClock(T0), wishes });
+    a.observe(tick(T0, { atMs: T0, energyKwh: 100, ev: { plugged: true, charging: true } }), null);
+    wishes.apply({ deviceId: 'car', departure: new Date(T0 + 8 * H).toISOString(), targetKwh: 30 }, T0);
+    first.close();
+
+    const second = openStore({ path });
+    const again = new Wishes(second, ['car']);
+    const b = createHomeTracker({ config, store: second, clock: new ManualClock(T0), wishes: again });
+    b.observe(tick(T0 + H, { atMs: T0 + H, energyKwh: 100, ev: { plugged: false, charging: false } }), null);
+    expect(again.get('car')).toMatchObject({ departureMs: null, targetKwh: null });
+    // A car plugged in next is a session of its own, not the stored one.
+    b.observe(tick(T0 + 2 * H, { atMs: T0 + 2 * H, energyKwh: 100, ev: { plugged: true, charging: false } }), null);
+    expect(b.snapshot(T0 + 2 * H, { forecast: null, advice: null, actual: null }, []).evs[0]).toMatchObject({ sessionStartMs: T0 + 2 * H });
+    second.close();
   });
 });

@@ -17,8 +17,7 @@ import type { Wishes } from './home-state.js';
 import type { PlanningSnapshot, TankNow, EvNow } from './plan-inputs.js';
 import type { PriceData } from './price-refresh.js';
 import { identifyVehicle, sessionTag, type IdentifiedBy } from './vehicles.js';
-
-type SessionTag = Pick<EvState, 'idTag' | 'goeCard'>;
+import { continuesStoredSession, evSessionMemory, sameCounterKwh, type SessionTag, type StoredEvSession } from './ev-session-memory.js';
 
 const defaultBaseLoadKw = 0.5;
 const hourMs = 3_600_000;
@@ -73,6 +72,13 @@ export interface HomeTracker {
   saveAnnouncedDevices(ids: string[]): void;
 }
 
+/** Whether a session needs no new row: the same start, counter and tag. */
+function sameStoredSession(a: StoredEvSession | null, b: StoredEvSession | null): boolean {
+  if (a === null || b === null) return a === b;
+  const counterSame = a.startKwh === null || b.startKwh === null ? a.startKwh === b.startKwh : Math.abs(a.startKwh - b.startKwh) <= sameCounterKwh;
+  return a.startMs === b.startMs && counterSame && a.tag?.idTag === b.tag?.idTag && a.tag?.goeCard === b.tag?.goeCard;
+}
+
 function activeAt<T extends { startMs: number; durationMs: number }>(points: readonly T[], nowMs: number): T[] {
   return points.filter((p) => p.startMs <= nowMs && nowMs < p.startMs + p.durationMs);
 }
@@ -94,6 +100,16 @@ export function createHomeTracker(deps: {
     plugged: boolean; sessionStartKwh: number | null; sessionKwh: number; sessionStartMs: number | null; socPct: number | null;
     vehicleId: string | null; identifiedBy: IdentifiedBy; tag: SessionTag | null;
   }>();
+  const sessions = evSessionMemory(store);
+  /** Each charger's session as last stored; an earlier run's is resumed or ended at the charger's first reading. */
+  const storedSession = new Map<string, StoredEvSession | null>();
+  /** Chargers whose first reading of this run has not come yet. */
+  const unread = new Set<string>();
+  for (const d of config.devices) {
+    if (d.kind !== 'evCharger') continue;
+    storedSession.set(d.id, sessions.get(d.id) ?? null);
+    unread.add(d.id);
+  }
   const legionellaKey = (id: string): string => `legionella:${id}`;
   const legionella = new Map<string, number | null>(
     config.devices.filter(isTankDevice).map((d) => [d.id, store.getState(legionellaKey(d.id), z.number()) ?? null]),
@@ -226,13 +242,22 @@ export function createHomeTracker(deps: {
           const e = ev.get(d.id) ?? { plugged: false, sessionStartKwh: null, sessionKwh: 0, sessionStartMs: null, socPct: null, vehicleId: null, identifiedBy: 'none' as IdentifiedBy, tag: null };
           // A charger that tells nothing this tick (down, stale) has not seen the car leave.
           const plugged = r.ev ? r.ev.plugged : e.plugged;
+          const earlier = r.ev && unread.delete(d.id) ? storedSession.get(d.id) : null;
+          if (earlier) {
+            if (continuesStoredSession(earlier, { plugged, energyKwh: r.energyKwh, sessionKwh: r.ev?.sessionKwh })) {
+              Object.assign(e, { plugged: true, sessionStartMs: earlier.startMs, sessionStartKwh: earlier.startKwh, sessionKwh: 0, tag: earlier.tag });
+            } else {
+              // The car left while the daemon was down: what was asked for its session ends with it.
+              storedSession.set(d.id, null);
+              writes.push(() => { sessions.end(d.id); deps.wishes.endSession(d.id); });
+            }
+          }
           if (plugged !== e.plugged) {
             replan = true;
             if (!plugged) writes.push(() => deps.wishes.endSession(d.id));
             e.plugged = plugged;
             e.sessionStartKwh = plugged ? (r.energyKwh ?? null) : null;
             e.sessionKwh = 0;
-            // After a restart the session counts from when this run first saw the car.
             e.sessionStartMs = plugged ? snap.atMs : null;
           }
           if (plugged && r.energyKwh !== undefined) {
@@ -243,6 +268,11 @@ export function createHomeTracker(deps: {
           }
           if (plugged && config.vehicles.length > 0 && identify(d, e, r.ev)) replan = true;
           if (!plugged) Object.assign(e, { vehicleId: null, identifiedBy: 'none', tag: null });
+          const session = plugged && e.sessionStartMs !== null ? { startMs: e.sessionStartMs, startKwh: e.sessionStartKwh, tag: e.tag } : null;
+          if (!sameStoredSession(storedSession.get(d.id) ?? null, session)) {
+            storedSession.set(d.id, session);
+            writes.push(() => (session ? sessions.save(d.id, session) : sessions.end(d.id)));
+          }
           if (r.ev) e.socPct = r.ev.socPct ?? null;
           if (e.vehicleId !== null) {
             // The car's own topic, while it is at this charger; a charger's own topic belongs to its model car.
