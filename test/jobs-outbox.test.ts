@@ -10,7 +10,7 @@ import { ManualClock } from '../src/clock.js';
 import { createLogger } from '../src/log.js';
 import { openStore, type Store } from '../src/store/index.js';
 import { createSparkClient, type SparkClient } from '../src/spark/client.js';
-import { backoffMs } from '../src/jobs/backoff.js';
+import { backoffMs } from '../src/timing/backoff.js';
 import { monthEndDeadlineMs, reportDeadlineMs, startReportOutbox } from '../src/jobs/report-outbox.js';
 import { json, startStub, type StubReply, type StubServer } from './fixtures/spark/stub-server.js';
 

@@ -11,7 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/clock.js';
 import { createLogger } from '../src/log.js';
 import type { Plan, PlanSlot } from '../src/core/types.js';
-import { backoffMs } from '../src/jobs/backoff.js';
+import { backoffMs } from '../src/timing/backoff.js';
 import { planReportQueue, startPlanReports } from '../src/jobs/plan-reports.js';
 import { startReportOutbox } from '../src/jobs/report-outbox.js';
 import { createSparkClient, type SparkClient } from '../src/spark/client.js';

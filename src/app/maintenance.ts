@@ -3,8 +3,8 @@
  * at 03:30 local (a node-cron job).
  */
 import { moduleOf, type Module } from '../lifecycle.js';
-import { startLoop } from '../jobs/loop.js';
-import { startCronJob } from '../jobs/cron.js';
+import { startLoop } from '../timing/loop.js';
+import { startCronJob } from '../timing/cron.js';
 import { nightlyStoreCheck } from '../jobs/nightly-check.js';
 import type { AppContext } from './context.js';
 

@@ -7,7 +7,7 @@ import { startPriceRefresh, type PriceData } from '../jobs/price-refresh.js';
 import { createNordPoolClient } from '../prices/nordpool-client.js';
 import { createBilling } from '../jobs/billing.js';
 import { homeEventOf } from '../jobs/event-actions.js';
-import { startLoop } from '../jobs/loop.js';
+import { startLoop } from '../timing/loop.js';
 import { jobHealth, type AppContext } from './context.js';
 
 export function pricesModule(ctx: AppContext): Module {

@@ -6,7 +6,7 @@
  * sent as last fetched (if ever), so one bad answer does not take hourly prices from the fleet.
  */
 import { fleetWireVersion, type FleetAdvice, type fleetTopics } from '../fleet/wire.js';
-import { startCronJob, type CronJob, type CronSpec } from '../jobs/cron.js';
+import { startCronJob, type CronJob, type CronSpec } from '../timing/cron.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../ports.js';
 import type { ForecastClient } from '../spark/forecast-client.js';

@@ -4,7 +4,7 @@
  * a run while the database is down logs that this check failed, nothing about the health check.
  */
 import type pg from 'pg';
-import { startCronJob, type CronJob } from '../jobs/cron.js';
+import { startCronJob, type CronJob } from '../timing/cron.js';
 import { deadlineCheckCron } from '../jobs/report-outbox.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../ports.js';

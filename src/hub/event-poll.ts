@@ -5,7 +5,7 @@
  * that poll counts as failed); a poll that has not completed for three intervals (at least 15
  * minutes) makes the instance unhealthy (`status`, read by /healthz).
  */
-import { startLoop, type LoopHandle } from '../jobs/loop.js';
+import { startLoop, type LoopHandle } from '../timing/loop.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../ports.js';
 import type { SparkClient } from '../spark/client.js';

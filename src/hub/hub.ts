@@ -9,7 +9,7 @@ import mqtt, { type MqttClient } from 'mqtt';
 import pg from 'pg';
 import { fleetMaxPacketBytes, fleetTopics, type FleetReceipt } from '../fleet/wire.js';
 import { moduleOf, runModules, type Module } from '../lifecycle.js';
-import { startCronJob } from '../jobs/cron.js';
+import { startCronJob } from '../timing/cron.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../ports.js';
 import { createSparkClient } from '../spark/client.js';

@@ -7,9 +7,9 @@
  * recording it): that is settled `accepted`, as a gateway's own outbox does.
  */
 import { fleetWireVersion, type FleetReceipt } from '../fleet/wire.js';
-import { backoffMs } from '../jobs/backoff.js';
+import { backoffMs } from '../timing/backoff.js';
 import { isDuplicateRejection } from '../jobs/report-outbox.js';
-import { startLoop, type LoopHandle } from '../jobs/loop.js';
+import { startLoop, type LoopHandle } from '../timing/loop.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../ports.js';
 import type { SparkClient } from '../spark/client.js';

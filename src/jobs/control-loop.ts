@@ -5,7 +5,7 @@ import type { SupervisedDevice, DeviceReading } from '../devices/supervisor.js';
 import type { Plan, PlanSlot } from '../core/types.js';
 import { chargerWantsCurrent, decide, type Decision, type DeviceMode, type DeviceNow, type HourBudget, type Setpoint, type SlotTarget } from '../core/control.js';
 import type { Metering } from './metering.js';
-import { startLoop, type LoopHandle } from './loop.js';
+import { startLoop, type LoopHandle } from '../timing/loop.js';
 import type { FuseGuard } from './fuse-guard.js';
 import { createHeatPumpControl } from './heat-pump-control.js';
 import { createPhaseControl, switchingChargerNow, wantedChargerKw } from './phase-control.js';

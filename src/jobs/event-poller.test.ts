@@ -1,6 +1,6 @@
 /** The daily-curve poll's node-cron schedule: 13:05 local, real elapsed time across DST. */
 import { describe, expect, it } from 'vitest';
-import { cronSchedule } from './cron.js';
+import { cronSchedule } from '../timing/cron.js';
 import { dailyCurveCron } from './event-poller.js';
 
 const oslo = 'Europe/Oslo';

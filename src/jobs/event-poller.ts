@@ -1,10 +1,10 @@
 import type { Clock } from '../ports.js';
 import type { Logger } from '../log.js';
 import type { SparkEvent } from '../spark/wire.js';
-import { startLoop, type LoopHandle } from './loop.js';
+import { startLoop, type LoopHandle } from '../timing/loop.js';
 import type { EventIntake } from './event-intake.js';
 import { isWattshiftError } from '../errors.js';
-import { startCronJob } from './cron.js';
+import { startCronJob } from '../timing/cron.js';
 
 export interface EventSource {
   /** Pages newest first and stops at the first page made only of known events. */

@@ -9,7 +9,7 @@ import { WattshiftError, isWattshiftError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../ports.js';
 import type { ModbusHeartbeat } from '../devices/modbus/modbus-device.js';
-import { startLoop, type LoopHandle } from './loop.js';
+import { startLoop, type LoopHandle } from '../timing/loop.js';
 
 export interface FedWatchdog {
   device: string;

@@ -10,7 +10,7 @@ import { nextLocalTimeMs } from '../core/departure.js';
 import { evPowerRangeKW } from '../core/phase-switch.js';
 import { fusePlanLimitKw, type Supply } from '../core/fuse.js';
 import type { CronScheduleConfig } from '../config/time-fields.js';
-import { cronSchedule, type CronSchedule } from './cron.js';
+import { cronSchedule, type CronSchedule } from '../timing/cron.js';
 import type { HomeEvent } from './event-normalise.js';
 import type { PriceData } from './price-refresh.js';
 

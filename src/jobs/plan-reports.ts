@@ -12,7 +12,7 @@ import type { Logger } from '../log.js';
 import type { Plan } from '../core/types.js';
 import type { Store } from '../store/types.js';
 import { buildPlanReport, planReportReason, type PlanReportPayload, type PlanReportReason } from '../core/plan-report.js';
-import { startLoop, type LoopHandle } from './loop.js';
+import { startLoop, type LoopHandle } from '../timing/loop.js';
 
 export const planReportStateKey = 'reports:plan';
 

@@ -5,7 +5,7 @@ import type { HomePlanInput, Plan } from '../core/types.js';
 import { slotDevices } from '../core/home-plan.js';
 import type { Store } from '../store/types.js';
 import { isWattshiftError } from '../errors.js';
-import { startLoop, type LoopHandle } from './loop.js';
+import { startLoop, type LoopHandle } from '../timing/loop.js';
 
 export type PlanFunction = (input: HomePlanInput, nowMs: number, previous?: Plan) => Plan | Promise<Plan>;
 

@@ -7,7 +7,7 @@ import { WattshiftError, isWattshiftError } from '../errors.js';
 import { localParts } from '../core/zoned-time.js';
 import type { DayAheadQuery, NordPoolClient } from '../prices/nordpool-client.js';
 import { parseApiTimeMs } from './event-normalise.js';
-import { startLoop, type LoopHandle } from './loop.js';
+import { startLoop, type LoopHandle } from '../timing/loop.js';
 import { priceDisagreement } from '../core/price-check.js';
 
 const hourMs = 3_600_000;

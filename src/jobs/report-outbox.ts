@@ -3,9 +3,9 @@ import type { Logger } from '../log.js';
 import { isWattshiftError } from '../errors.js';
 import type { ReportRow, Store } from '../store/types.js';
 import { energyUsagePoints, type ReportRequest } from '../spark/wire.js';
-import { backoffMs } from './backoff.js';
-import { startLoop, type LoopHandle } from './loop.js';
-import { startCronJob, type CronSpec } from './cron.js';
+import { backoffMs } from '../timing/backoff.js';
+import { startLoop, type LoopHandle } from '../timing/loop.js';
+import { startCronJob, type CronSpec } from '../timing/cron.js';
 import { planReportBody, type PendingPlanReport, type PlanReportQueue } from './plan-reports.js';
 import { planReportFrom } from '../core/plan-report.js';
 

@@ -8,7 +8,7 @@ import type { SparkClient } from '../spark/client.js';
 import type { EventIntake } from '../jobs/event-intake.js';
 import type { PriceSource } from '../jobs/price-refresh.js';
 import type { ReportSender } from '../jobs/report-outbox.js';
-import type { LoopHandle } from '../jobs/loop.js';
+import type { LoopHandle } from '../timing/loop.js';
 
 export interface UpstreamHealth {
   ok: boolean;
