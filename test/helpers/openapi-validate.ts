@@ -22,8 +22,9 @@
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
 import * as responseValidatorModule from 'openapi-response-validator';
-import { fullFormats } from 'ajv-formats/dist/formats.js';
 import type { ResponseRecord, Sandbox } from '../../src/sandbox/server.js';
 
 type Json = Record<string, unknown>;
@@ -39,21 +40,46 @@ const repoRoot = resolve(here, '../..');
 export const ecDocumentPath = resolve(repoRoot, 'spec/ec-sandbox-swagger.json');
 export const auxDocumentPath = resolve(repoRoot, 'test/fixtures/sandbox/auxiliary-openapi.json');
 
-/** ajv-formats' full formats as plain functions, plus the document's .NET formats. */
-function customFormats(): Record<string, (value: string) => boolean> {
-  const out: Record<string, (value: string) => boolean> = {};
-  for (const [name, f] of Object.entries(fullFormats)) {
-    if (f instanceof RegExp) out[name] = (v) => f.test(v);
-    else if (typeof f === 'function') out[name] = (v) => (f as (x: string) => boolean)(v);
-    else if (f && typeof f === 'object' && 'validate' in f) {
-      const v = (f as { validate: RegExp | ((x: string) => boolean) }).validate;
-      out[name] = (x) => (v instanceof RegExp ? v.test(x) : v(x));
+/** The .NET formats Swashbuckle writes, which no JSON Schema format library knows. */
+const dotNetFormats: Record<string, (value: string) => boolean> = {
+  'time-span': (v) => /^(\d+\.)?\d{1,2}:\d{2}:\d{2}(\.\d{1,7})?$/.test(v),
+  int32: () => true,
+  int64: () => true,
+  double: () => true,
+};
+
+/** Every `format` a document names. */
+function formatsIn(doc: unknown, found = new Set<string>()): Set<string> {
+  if (Array.isArray(doc)) for (const item of doc) formatsIn(item, found);
+  else if (doc && typeof doc === 'object') {
+    for (const [key, value] of Object.entries(doc)) {
+      if (key === 'format' && typeof value === 'string') found.add(value);
+      else formatsIn(value, found);
     }
   }
-  out['time-span'] = (v) => /^(\d+\.)?\d{1,2}:\d{2}:\d{2}(\.\d{1,7})?$/.test(v);
-  out.int32 = () => true;
-  out.int64 = () => true;
-  out.double = () => true;
+  return found;
+}
+
+/**
+ * A check per format the documents name: the .NET ones above, the rest from ajv-formats (its
+ * full mode) through a compiled `{ type: 'string', format }` schema. A format neither knows
+ * makes ajv throw here, so none goes unchecked.
+ */
+function customFormats(...docs: Json[]): Record<string, (value: string) => boolean> {
+  const ajv = new Ajv();
+  addFormats.default(ajv, { mode: 'full' });
+  const out: Record<string, (value: string) => boolean> = {};
+  for (const doc of docs) {
+    for (const name of formatsIn(doc)) {
+      if (name in out) continue;
+      const dotNet = dotNetFormats[name];
+      if (dotNet) out[name] = dotNet;
+      else {
+        const check = ajv.compile({ type: 'string', format: name });
+        out[name] = (v) => check(v);
+      }
+    }
+  }
   return out;
 }
 
@@ -88,9 +114,8 @@ interface Operation {
   validator: Validator;
 }
 
-function loadOperations(doc: Json, prefix: string): Operation[] {
+function loadOperations(doc: Json, prefix: string, formats: Record<string, (value: string) => boolean>): Operation[] {
   const ops: Operation[] = [];
-  const formats = customFormats();
   for (const [path, item] of Object.entries(doc.paths as Record<string, Json>)) {
     for (const [method, op] of Object.entries(item)) {
       const responses = (op as Json).responses as Record<string, Json>;
@@ -124,11 +149,12 @@ function findOperation(ops: Operation[], method: string, path: string): Operatio
 
 const ecDoc = normaliseInheritance(JSON.parse(readFileSync(ecDocumentPath, 'utf8')) as Json);
 const auxDoc = JSON.parse(readFileSync(auxDocumentPath, 'utf8')) as Json;
-const operations = [...loadOperations(ecDoc, '/energy-coordination/v1'), ...loadOperations(auxDoc, '')];
+const formats = customFormats(ecDoc, auxDoc);
+const operations = [...loadOperations(ecDoc, '/energy-coordination/v1', formats), ...loadOperations(auxDoc, '', formats)];
 const problemValidator = new ResponseValidator({
   responses: { default: { description: 'problem', content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/HttpValidationProblemDetails' } } } } },
   components: ecDoc.components as Json,
-  customFormats: customFormats(),
+  customFormats: formats,
 });
 const schemaValidators = new Map<string, Validator>();
 
@@ -139,7 +165,7 @@ export function validateComponent(schemaName: string, value: unknown): string[] 
     v = new ResponseValidator({
       responses: { 200: { description: 'x', content: { 'application/json': { schema: { $ref: `#/components/schemas/${schemaName}` } } } } },
       components: ecDoc.components as Json,
-      customFormats: customFormats(),
+      customFormats: formats,
     });
     schemaValidators.set(schemaName, v);
   }
