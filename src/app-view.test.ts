@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { homeView } from './app-view.js';
 import { defaultConfig } from './config/load.js';
-import type { HomeEvent } from './jobs/event-normalise.js';
+import type { HomeEvent } from './spark/event-normalise.js';
 import { renderStatusPage } from './status/page.js';
 import { stateMessages } from './ha/state.js';
 import { haTopics } from './ha/topics.js';

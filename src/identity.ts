@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import type { Config } from './config/schema.js';
 import type { Store } from './store/types.js';
-import type { Identity } from './jobs/event-normalise.js';
+import type { Identity } from './spark/event-normalise.js';
 
 export const registrationSchema = z.strictObject({
   userId: z.string(),

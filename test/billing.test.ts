@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/clock.js';
 import { createBilling } from '../src/jobs/billing.js';
-import type { HomeEvent } from '../src/jobs/event-normalise.js';
+import type { HomeEvent } from '../src/spark/event-normalise.js';
 import type { PriceData } from '../src/jobs/price-refresh.js';
 import { billStatus } from '../src/cli/status.js';
 import { createLogger, silentLogger } from '../src/log.js';

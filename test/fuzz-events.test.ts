@@ -17,7 +17,7 @@ import { ManualClock } from '../src/clock.js';
 import { silentLogger } from '../src/log.js';
 import { openStore, type Store } from '../src/store/index.js';
 import { createEventIntake, type IntakeOutcome } from '../src/jobs/event-intake.js';
-import { parseIncoming, type HomeEvent, type Identity } from '../src/jobs/event-normalise.js';
+import { parseIncoming, type HomeEvent, type Identity } from '../src/spark/event-normalise.js';
 import { eventNotificationSchema, eventSchema, eventsPageSchema, reportRequestSchema } from '../src/spark/wire.js';
 
 
@@ -51,7 +51,7 @@ const schemas: [string, z.ZodType, Json[]][] = [
 const knownPayloadTypes = ['PriceCurve', 'UserEligibility', 'LocationLPC', 'ResourceLPC', 'LPCReservation', 'Unknown'];
 /**
  * Longest array a mutation builds. Kept well below ~125 000 elements: beyond that, `span()` in
- * src/jobs/event-normalise.ts overflows the stack (`Math.min(...points)`); see the report of the
+ * src/spark/event-normalise.ts overflows the stack (`Math.min(...points)`); see the report of the
  * fuzzing change. The wire schemas themselves are checked with 200 000 elements below.
  */
 const maxLongArray = 3_000;

@@ -7,7 +7,7 @@ import { silentLogger } from '../src/log.js';
 import { openStore, type Store } from '../src/store/index.js';
 import { createEventIntake } from '../src/jobs/event-intake.js';
 import { createEventActions } from '../src/jobs/event-actions.js';
-import type { Identity } from '../src/jobs/event-normalise.js';
+import type { Identity } from '../src/spark/event-normalise.js';
 import type { LpcTarget } from '../src/core/reports.js';
 
 const hourMs = 3_600_000;

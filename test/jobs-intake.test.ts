@@ -8,7 +8,7 @@ import { createLogger } from '../src/log.js';
 import { WattshiftError } from '../src/errors.js';
 import { openStore, type Store } from '../src/store/index.js';
 import { createEventIntake } from '../src/jobs/event-intake.js';
-import type { HomeEvent, Identity } from '../src/jobs/event-normalise.js';
+import type { HomeEvent, Identity } from '../src/spark/event-normalise.js';
 
 const me: Identity = { userId: 'user-1', locationId: 'home-1', resources: new Map([['res-tank', 'tank']]), meterPointIds: [] };
 const t0 = Date.UTC(2025, 9, 25, 11, 10);

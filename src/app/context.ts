@@ -27,7 +27,7 @@ import type { startPlanning } from '../jobs/planning.js';
 import type { ControlSnapshot, startControlLoop } from '../jobs/control-loop.js';
 import type { startReportOutbox } from '../jobs/report-outbox.js';
 import type { PlanReportQueue } from '../jobs/plan-reports.js';
-import type { Identity } from '../jobs/event-normalise.js';
+import type { Identity } from '../spark/event-normalise.js';
 import type { EventState } from './event-intake.js';
 import type { StoreHealth } from './store-health.js';
 import type { PartHealth } from '../lifecycle.js';

@@ -7,7 +7,7 @@
 import { moduleOf, type Module } from '../lifecycle.js';
 import { createEventIntake, type EventIntake } from '../jobs/event-intake.js';
 import { createEventActions, homeEventOf } from '../jobs/event-actions.js';
-import type { HomeEvent, Identity } from '../jobs/event-normalise.js';
+import type { HomeEvent, Identity } from '../spark/event-normalise.js';
 import { vehicleSubject } from '../jobs/vehicle-metering.js';
 import { canHoldLocationCap, canHoldResourceCap } from '../core/cap-hold.js';
 import { deviceHoldOf } from '../devices/cap-hold.js';

@@ -4,7 +4,7 @@
  * in its registry (a resource LPC names its location, but the registry is the authority).
  * `eventPerLocation` cuts an event down to what each location's gateway is sent.
  */
-import { parseApiTimeMs, parseTimeSpanMs } from '../jobs/event-normalise.js';
+import { parseApiTimeMs, parseTimeSpanMs } from '../spark/event-normalise.js';
 import { isLocationLpcPayload, isLpcReservationPayload, isPriceCurvePayload, isResourceLpcPayload, isUserEligibilityPayload, type SparkEvent } from '../spark/wire.js';
 
 export interface EventTargets {

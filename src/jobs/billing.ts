@@ -15,7 +15,7 @@ import { isWattshiftError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { HourlyCostInput, HourlyEnergyRow, Store } from '../store/types.js';
 import { localMonthStartMs, monthHours } from './bill-planner.js';
-import type { HomeEvent } from './event-normalise.js';
+import type { HomeEvent } from '../spark/event-normalise.js';
 import { meterSubjectOf } from './metering.js';
 import { deltaCurves, spotInputs } from './plan-inputs.js';
 import type { PriceData } from './price-refresh.js';

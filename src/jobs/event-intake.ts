@@ -2,7 +2,7 @@ import type { Clock } from '../ports.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';
 import { isWattshiftError } from '../errors.js';
-import { parseIncoming, type HomeEvent, type Identity } from './event-normalise.js';
+import { parseIncoming, type HomeEvent, type Identity } from '../spark/event-normalise.js';
 
 /**
  * `refused`: stored but out of bounds, never acted on; `unstored`: the store failed, so the event

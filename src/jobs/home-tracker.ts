@@ -12,7 +12,7 @@ import type { Store } from '../store/types.js';
 import type { SparkClient } from '../spark/client.js';
 import { isWattshiftError } from '../errors.js';
 import type { ControlSnapshot } from './control-loop.js';
-import type { HomeEvent, Identity } from './event-normalise.js';
+import type { HomeEvent, Identity } from '../spark/event-normalise.js';
 import type { Wishes } from './home-state.js';
 import type { PlanningSnapshot, TankNow, EvNow } from './plan-inputs.js';
 import type { PriceData } from './price-refresh.js';

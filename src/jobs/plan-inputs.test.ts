@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { defaultConfig } from '../config/load.js';
 import { buildPlanInput, comfortDeadlines, frozenSlotsAfterCurrent, nextDepartureMs, type EvNow, type PlanningSnapshot, type TankNow } from './plan-inputs.js';
-import type { HomeEvent } from './event-normalise.js';
+import type { HomeEvent } from '../spark/event-normalise.js';
 
 const hourMs = 3_600_000;
 const now = Date.UTC(2026, 0, 14, 9);

@@ -11,7 +11,7 @@ import { evPowerRangeKW } from '../core/phase-switch.js';
 import { fusePlanLimitKw, type Supply } from '../core/fuse.js';
 import type { CronScheduleConfig } from '../config/time-fields.js';
 import { cronSchedule, type CronSchedule } from '../timing/cron.js';
-import type { HomeEvent } from './event-normalise.js';
+import type { HomeEvent } from '../spark/event-normalise.js';
 import type { PriceData } from './price-refresh.js';
 
 /** What the tank looks like now, as far as the daemon knows (a heat pump's: the tank it heats). */

@@ -6,7 +6,7 @@ import type { ForecastClient } from '../spark/forecast-client.js';
 import { WattshiftError, isWattshiftError } from '../errors.js';
 import { localParts } from '../core/zoned-time.js';
 import type { DayAheadQuery, NordPoolClient } from '../prices/nordpool-client.js';
-import { parseApiTimeMs } from './event-normalise.js';
+import { parseApiTimeMs } from '../spark/event-normalise.js';
 import { startLoop, type LoopHandle } from '../timing/loop.js';
 import { priceDisagreement } from '../core/price-check.js';
 

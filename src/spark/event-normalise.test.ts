@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { normaliseNotification} from './event-normalise.js';
 import { normaliseEvent, parseApiTimeMs, parseIncoming, parseTimeSpanMs, type Identity } from './event-normalise.js';
-import { verifySignature } from '../spark/webhook-signature.js';
+import { verifySignature } from './webhook-signature.js';
 
 const me: Identity = {
   userId: 'user-1',

@@ -1,6 +1,6 @@
-import type { EventPayload, SparkEvent, EventNotification } from '../spark/wire.js';
+import type { EventPayload, SparkEvent, EventNotification } from './wire.js';
 import { lpcRefusal, maxPointsPerTarget, priceCurveRefusal } from './event-bounds.js';
-import { eventSchema, eventNotificationSchema, isLocationLpcPayload, isLpcReservationPayload, isPriceCurvePayload, isResourceLpcPayload, isUserEligibilityPayload } from '../spark/wire.js';
+import { eventSchema, eventNotificationSchema, isLocationLpcPayload, isLpcReservationPayload, isPriceCurvePayload, isResourceLpcPayload, isUserEligibilityPayload } from './wire.js';
 
 /** Who this daemon is, in the API's ids. */
 export interface Identity {
