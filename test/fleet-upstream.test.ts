@@ -18,7 +18,7 @@ import { createFleetUpstream } from '../src/upstream/fleet.js';
 import { defaultConfig } from '../src/config/load.js';
 import { fleetTopics, type FleetReport } from '../src/fleet/wire.js';
 import type { Upstream } from '../src/upstream/port.js';
-import type { EventIntake } from '../src/jobs/event-intake.js';
+import type { EventIntake } from '../src/upstream/port.js';
 import { startAedes, type TestBroker } from './helpers/aedes.js';
 
 const t0 = Date.UTC(2026, 0, 14, 12);

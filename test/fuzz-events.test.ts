@@ -16,7 +16,8 @@ import { ZodError, type z } from 'zod';
 import { ManualClock } from '../src/clock.js';
 import { silentLogger } from '../src/log.js';
 import { openStore, type Store } from '../src/store/index.js';
-import { createEventIntake, type IntakeOutcome } from '../src/jobs/event-intake.js';
+import { createEventIntake } from '../src/jobs/event-intake.js';
+import type { IntakeOutcome } from '../src/upstream/port.js';
 import { parseIncoming, type HomeEvent, type Identity } from '../src/spark/event-normalise.js';
 import { eventNotificationSchema, eventSchema, eventsPageSchema, reportRequestSchema } from '../src/spark/wire.js';
 

@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/clock.js';
 import { buildPriceSeries } from '../src/core/prices.js';
 import { isWattshiftError, WattshiftError } from '../src/errors.js';
-import { deliveryDays, startPriceRefresh, type PriceData, type PriceSource } from '../src/jobs/price-refresh.js';
+import { deliveryDays, startPriceRefresh, type PriceData } from '../src/jobs/price-refresh.js';
+import type { PriceSource } from '../src/upstream/port.js';
 import { createLogger, silentLogger } from '../src/log.js';
 import { createNordPoolClient } from '../src/prices/nordpool-client.js';
 

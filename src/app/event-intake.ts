@@ -5,7 +5,8 @@
  * wakes are running.
  */
 import { moduleOf, type Module } from '../lifecycle.js';
-import { createEventIntake, type EventIntake } from '../jobs/event-intake.js';
+import { createEventIntake } from '../jobs/event-intake.js';
+import type { EventIntake } from '../upstream/port.js';
 import { createEventActions, homeEventOf } from '../jobs/event-actions.js';
 import type { HomeEvent, Identity } from '../spark/event-normalise.js';
 import { vehicleSubject } from '../jobs/vehicle-metering.js';

@@ -3,20 +3,7 @@ import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';
 import { isWattshiftError } from '../errors.js';
 import { parseIncoming, type HomeEvent, type Identity } from '../spark/event-normalise.js';
-
-/**
- * `refused`: stored but out of bounds, never acted on; `unstored`: the store failed, so the event
- * was acted on in memory only and its sender must deliver it again.
- */
-export type IntakeOutcome = 'new' | 'duplicate' | 'ignored' | 'refused' | 'invalid' | 'unstored';
-
-export interface EventIntake {
-  /**
-   * Parses, stores and (when new and relevant) hands an event on. Every event is stored before it
-   * is acted on; an event that targets someone else, or of an unknown type, is stored as ignored.
-   */
-  accept(raw: unknown, kind: 'event' | 'notification', rawJson?: string): { outcome: IntakeOutcome; event?: HomeEvent };
-}
+import type { EventIntake, IntakeOutcome } from '../upstream/port.js';
 
 export function createEventIntake(deps: {
   store: Pick<Store, 'saveEvent' | 'hasEvent'>;

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../clock.js';
 import { silentLogger } from '../log.js';
 import { WattshiftError } from '../errors.js';
-import { pricesWithinKey, startPriceRefresh, toForecastInput, type PriceData, type PriceSource } from './price-refresh.js';
+import { pricesWithinKey, startPriceRefresh, toForecastInput, type PriceData } from './price-refresh.js';
+import type { PriceSource } from '../upstream/port.js';
 
 const t0 = Date.UTC(2026, 0, 14, 10);
 const hourMs = 3_600_000;

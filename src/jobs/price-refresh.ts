@@ -2,7 +2,7 @@ import type { Clock } from '../ports.js';
 import type { Logger } from '../log.js';
 import type { ForecastInput, PricePointsInput, PriceUnits } from '../core/types.js';
 import type { ActualPricesResponse, Currency, ForecastResponse } from '../spark/wire.js';
-import type { ForecastClient } from '../spark/forecast-client.js';
+import type { PriceSource } from '../upstream/port.js';
 import { WattshiftError, isWattshiftError } from '../errors.js';
 import { localParts } from '../core/zoned-time.js';
 import type { DayAheadQuery, NordPoolClient } from '../prices/nordpool-client.js';
@@ -11,9 +11,6 @@ import { startLoop, type LoopHandle } from '../timing/loop.js';
 import { priceDisagreement } from '../core/price-check.js';
 
 const hourMs = 3_600_000;
-
-/** The forecast price service, as this job uses it: an upstream that only relays the advice leaves the rest out. */
-export type PriceSource = Pick<ForecastClient, 'advice'> & Partial<Pick<ForecastClient, 'forecast' | 'actualPrices'>>;
 
 /** The last good price data, each part with the time it was fetched. */
 export interface PriceData {

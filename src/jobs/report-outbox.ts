@@ -8,17 +8,10 @@ import { startLoop, type LoopHandle } from '../timing/loop.js';
 import { startCronJob, type CronSpec } from '../timing/cron.js';
 import { planReportBody, type PendingPlanReport, type PlanReportQueue } from './plan-reports.js';
 import { planReportFrom } from '../core/plan-report.js';
+import type { ReportSender } from '../upstream/port.js';
 
 /** The outbox operations this job needs. */
 export type OutboxPort = Pick<Store, 'dueReports' | 'markSending' | 'markAccepted' | 'markRejected' | 'markRetry' | 'outboxSummary'>;
-
-export interface ReportSender {
-  /**
-   * Resolves with the API's report id (none when the upstream does not pass it on). `meta` names
-   * the outbox row: an upstream that forwards the report keys it with `idempotencyKey`.
-   */
-  postReport(body: unknown, signal: AbortSignal, meta: { idempotencyKey: string; createdAtMs: number }): Promise<{ id?: string | undefined }>;
-}
 
 export interface OutboxHealth {
   ok: boolean;

@@ -7,7 +7,7 @@
  */
 import { WattshiftError } from '../errors.js';
 import type { FleetAdvice } from '../fleet/wire.js';
-import type { PriceSource } from '../jobs/price-refresh.js';
+import type { PriceSource } from './port.js';
 import type { Logger } from '../log.js';
 
 export function fleetPriceSource(latest: () => FleetAdvice | null, site: { priceArea: string; currency: string }, logger: Logger): PriceSource {

@@ -5,10 +5,36 @@
  * report contents are the same code behind either.
  */
 import type { SparkClient } from '../spark/client.js';
-import type { EventIntake } from '../jobs/event-intake.js';
-import type { PriceSource } from '../jobs/price-refresh.js';
-import type { ReportSender } from '../jobs/report-outbox.js';
+import type { ForecastClient } from '../spark/forecast-client.js';
+import type { HomeEvent } from '../spark/event-normalise.js';
 import type { LoopHandle } from '../timing/loop.js';
+
+/**
+ * `refused`: stored but out of bounds, never acted on; `unstored`: the store failed, so the event
+ * was acted on in memory only and its sender must deliver it again.
+ */
+export type IntakeOutcome = 'new' | 'duplicate' | 'ignored' | 'refused' | 'invalid' | 'unstored';
+
+/** The daemon's one event intake (jobs/event-intake.ts), fed by every event source of an upstream. */
+export interface EventIntake {
+  /**
+   * Parses, stores and (when new and relevant) hands an event on. Every event is stored before it
+   * is acted on; an event that targets someone else, or of an unknown type, is stored as ignored.
+   */
+  accept(raw: unknown, kind: 'event' | 'notification', rawJson?: string): { outcome: IntakeOutcome; event?: HomeEvent };
+}
+
+/** The forecast price service, as the price refresh job uses it: an upstream that only relays the advice leaves the rest out. */
+export type PriceSource = Pick<ForecastClient, 'advice'> & Partial<Pick<ForecastClient, 'forecast' | 'actualPrices'>>;
+
+/** What the report outbox (jobs/report-outbox.ts) sends through. */
+export interface ReportSender {
+  /**
+   * Resolves with the API's report id (none when the upstream does not pass it on). `meta` names
+   * the outbox row: an upstream that forwards the report keys it with `idempotencyKey`.
+   */
+  postReport(body: unknown, signal: AbortSignal, meta: { idempotencyKey: string; createdAtMs: number }): Promise<{ id?: string | undefined }>;
+}
 
 export interface UpstreamHealth {
   ok: boolean;
