@@ -93,6 +93,11 @@ describe('an LPC reservation from the sandbox', () => {
     const view = await (await fetch(`http://127.0.0.1:${httpPort}/api/view`)).json() as HomeView;
     expect(view.events.find((e) => e.id === eventId)).toMatchObject({ type: 'LPCReservation', startMs: fromMs, endMs: toMs, capKw: { min: 0, max: 0 } });
     expect(view.plan?.reservations).toEqual([{ eventId, startMs: fromMs, endMs: toMs, maxKw: 0, kept: true, insideKwh: 0, beforeKwh: expect.any(Number) }]);
+    // The page says it under the plan and draws it in the chart's power panel, apart from the caps.
+    const page = await (await fetch(`http://127.0.0.1:${httpPort}/`)).text();
+    expect(page).toMatch(new RegExp(`<ul id="reservations"><li data-event="${eventId}">Reserved: the home may be capped at 0\\.0 kW .*; planned for: `));
+    const drawn = [...page.matchAll(/<line class="reservation-line" data-kw="0" data-kept="true" data-start="([^"]+)"/g)].map((m) => m[1]);
+    expect(drawn).toEqual([new Date(fromMs).toISOString(), new Date(fromMs).toISOString()]); // the wide chart and the narrow one
     const broker = config.mqtt;
     if (!broker) throw new Error('the demo home has no MQTT broker');
     const client = await mqtt.connectAsync(broker.url, { reconnectPeriod: 0 });

@@ -1,5 +1,6 @@
-import type { PlanView, ReservationView } from '../ha/view.js';
+import type { PlanView } from '../ha/view.js';
 import { assertTimezone, dayLabel, fixed, hhmm, planDeviceIds } from '../status/format.js';
+import { reservationText } from '../status/reservation-text.js';
 
 export interface RenderPlanOptions {
   /** Adds one line per slot with its price, each device's decision and the planner's reason. */
@@ -38,15 +39,6 @@ function columns<T>(items: readonly T[], cols: number, slotMinutes: number): T[]
 }
 
 const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
-
-/** A reservation and what the plan did about it, in one line. */
-function reservationLine(r: ReservationView, tz: string): string {
-  const window = `${dayLabel(r.startMs, tz)} ${hhmm(r.startMs, tz)}–${hhmm(r.endMs, tz)}`;
-  const head = `Reserved: the home may be capped at ${fixed(r.maxKw, 1)} kW ${window} (LPC reservation, not acknowledged)`;
-  return r.kept
-    ? `${head}; planned for: tank and car take ${fixed(r.beforeKwh, 1)} kWh before it and ${fixed(r.insideKwh, 1)} kWh in it`
-    : `${head}; not planned for: keeping it would leave a need short, so the plan takes ${fixed(r.insideKwh, 1)} kWh in it`;
-}
 
 /**
  * The plan for a terminal: a price chart in Unicode blocks, the incentive delta, a time axis,
@@ -142,7 +134,7 @@ export function renderPlan(view: PlanView, options: RenderPlanOptions): string {
 
   if (options.explain) {
     if (view.evNeed) lines.push(`Car's need: ${view.evNeed}`);
-    for (const r of view.reservations ?? []) lines.push(reservationLine(r, tz));
+    for (const r of view.reservations ?? []) lines.push(reservationText(r, tz));
     lines.push('', 'Why each slot:');
     for (const s of slots) {
       const decisions = ids.map((id) => {

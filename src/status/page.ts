@@ -5,6 +5,7 @@ import { billSection } from './bill-section.js';
 import { historyCss } from './history-page.js';
 import { eventText } from './event-text.js';
 import { planReportText } from './plan-report-text.js';
+import { reservationText } from './reservation-text.js';
 
 const kindLabel: Record<DeviceView['kind'], string> = { hotWaterTank: 'Hot water tank', evCharger: 'EV charger', meter: 'Meter', heatPump: 'Heat pump (SG Ready)' };
 const sgLabel = { block: 'locked (1:0)', normal: 'normal (0:0)', boost: 'boost (0:1)', forced: 'start command (1:1)' } as const;
@@ -21,7 +22,7 @@ svg.plan-chart{width:100%;height:auto;display:block}.chart-narrow{display:none}
 .legend{display:flex;flex-wrap:wrap;gap:.3em 1.2em;margin:.4em 0;font-size:.9em}.legend span{white-space:nowrap}
 .sw{display:inline-block;width:1.1em;height:.8em;margin-right:.35em;vertical-align:-.05em}
 .sw-price{background:#8fb3e0}.sw-up{background:#e07a6a}.sw-down{border:1.5px dashed #2e9e5b;box-sizing:border-box}
-.sw-slot{background:#f2a33a}.sw-limit{height:0;border-top:1.5px solid #555;vertical-align:.25em}.sw-cap{height:0;border-top:2.5px dashed #c0392b;vertical-align:.25em}.sw-temp{height:0;border-top:2px solid #c0392b;vertical-align:.25em}.sw-now{height:0;border-top:1.5px dashed #333;vertical-align:.25em}
+.sw-slot{background:#f2a33a}.sw-limit{height:0;border-top:1.5px solid #555;vertical-align:.25em}.sw-cap{height:0;border-top:2.5px dashed #c0392b;vertical-align:.25em}.sw-reserved{height:0;border-top:2px dotted #8e44ad;vertical-align:.25em}.sw-temp{height:0;border-top:2px solid #c0392b;vertical-align:.25em}.sw-now{height:0;border-top:1.5px dashed #333;vertical-align:.25em}
 ${historyCss}
 @media (max-width:600px){body{margin:.8em auto;padding:0 .6em}td,th{padding:.2em .45em}.summary span{display:block;margin:0}
 .chart-wide{display:none}.chart-narrow{display:block}
@@ -69,6 +70,7 @@ const legend = '<div class="legend" id="legend">'
   + '<span><i class="sw sw-slot"></i>device planned on</span>'
   + '<span><i class="sw sw-limit"></i>the home\'s power limit</span>'
   + '<span><i class="sw sw-cap"></i>power-limitation (LPC) cap</span>'
+  + '<span><i class="sw sw-reserved"></i>LPC reservation (a cap that may come)</span>'
   + '<span><i class="sw sw-temp"></i>tank temperature forecast</span>'
   + '<span><i class="sw sw-now"></i>now</span></div>';
 
@@ -140,6 +142,7 @@ export function renderStatusPage(view: HomeView, options: { timezone: string; /*
     const now = plan.slots.find((s) => s.startMs <= view.nowMs && view.nowMs < s.startMs + plan.slotMinutes * 60_000);
     const whyNow = now?.why ?? now?.reason;
     if (whyNow) parts.push(`<p id="why-now">Now: ${esc(whyNow)}</p>`);
+    if (plan.reservations && plan.reservations.length > 0) parts.push(`<ul id="reservations">${plan.reservations.map((r) => `<li data-event="${esc(r.eventId)}">${esc(reservationText(r, tz))}</li>`).join('')}</ul>`);
     // Chart text scales with the chart: a phone gets its own narrow drawing, so labels stay legible.
     const chart = (width: number): string => renderPlanSvg(plan, { timezone: tz, nowMs: view.nowMs, names, width, limitKw: view.location.limitKw, limits: view.limits });
     parts.push(`<div class="chart-wide">${chart(960)}</div><div class="chart-narrow">${chart(420)}</div>`, legend);

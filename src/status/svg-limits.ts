@@ -1,6 +1,6 @@
 /**
- * The limits on the plan chart: a panel of the devices' planned power under the home's power limit
- * and its power-limitation (LPC) caps, and each device's own caps over its row.
+ * The limits on the plan chart: a panel of the devices' planned power under the home's power limit,
+ * its power-limitation (LPC) caps and reservations, and each device's own caps over its row.
  */
 import type { LimitView, PlanView } from '../ha/view.js';
 import { dayLabel, escapeXml as esc, fixed, hhmm } from './format.js';
@@ -24,7 +24,7 @@ function span(startMs: number, endMs: number, tz: string): string {
 }
 
 /** The part of a cap within the plan's time, as x coordinates; null when it falls outside. */
-function capX(l: LimitView, plan: PlanView, f: ChartFrame): { x1: number; x2: number } | null {
+function capX(l: Pick<LimitView, 'startMs' | 'endMs'>, plan: PlanView, f: ChartFrame): { x1: number; x2: number } | null {
   const first = plan.slots[0]?.startMs;
   if (first === undefined) return null;
   const slotMs = plan.slotMinutes * 60_000;
@@ -40,7 +40,8 @@ function capX(l: LimitView, plan: PlanView, f: ChartFrame): { x1: number; x2: nu
 export function powerPanel(plan: PlanView, limits: readonly LimitView[], limitKw: number, top: number, f: ChartFrame, width: number): string {
   const home = limits.flatMap((l) => (l.deviceId === null ? [{ l, at: capX(l, plan, f) }] : [])).filter((c) => c.at !== null);
   const totals = plan.slots.map((s) => Object.values(s.devices).reduce((sum, d) => sum + (d.on ? d.powerKw : 0), 0));
-  const kwMax = Math.max(limitKw, ...totals, ...home.map((c) => c.l.capKw), 1) * 1.08;
+  const reserved = (plan.reservations ?? []).map((r) => ({ r, at: capX(r, plan, f) })).filter((c) => c.at !== null);
+  const kwMax = Math.max(limitKw, ...totals, ...home.map((c) => c.l.capKw), ...reserved.map((c) => c.r.maxKw), 1) * 1.08;
   const y = (kw: number): number => top + powerPanelHeight - (kw / kwMax) * powerPanelHeight;
   const out: string[] = [`<g class="power"><text class="label" x="4" y="${top + 12}">Power</text><text x="4" y="${top + 26}">kW planned</text>`];
   out.push(`<line class="axis" x1="${f.left}" x2="${width - f.right}" y1="${fixed(y(0), 2)}" y2="${fixed(y(0), 2)}"/>`);
@@ -57,6 +58,12 @@ export function powerPanel(plan: PlanView, limits: readonly LimitView[], limitKw
     const cy = fixed(y(l.capKw), 2);
     out.push(`<line class="cap-line" data-kw="${l.capKw}" data-start="${new Date(l.startMs).toISOString()}" x1="${fixed(at!.x1, 2)}" x2="${fixed(at!.x2, 2)}" y1="${cy}" y2="${cy}">`
       + `<title>${esc(`LPC cap on the home, ${fixed(l.capKw, 1)} kW, ${span(l.startMs, l.endMs, f.timezone)}`)}</title></line>`);
+  }
+  // A reservation is a cap that may come: drawn apart from the caps, and said whether the plan kept it.
+  for (const { r, at } of reserved) {
+    const ry = fixed(y(r.maxKw), 2);
+    out.push(`<line class="reservation-line" data-kw="${r.maxKw}" data-kept="${r.kept}" data-start="${new Date(r.startMs).toISOString()}" x1="${fixed(at!.x1, 2)}" x2="${fixed(at!.x2, 2)}" y1="${ry}" y2="${ry}">`
+      + `<title>${esc(`LPC reservation on the home, ${fixed(r.maxKw, 1)} kW, ${span(r.startMs, r.endMs, f.timezone)}: ${r.kept ? 'planned for' : 'not planned for'}`)}</title></line>`);
   }
   out.push('</g>');
   return out.join('');
