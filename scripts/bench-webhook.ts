@@ -15,7 +15,7 @@ import { systemClock } from '../src/clock.js';
 import { silentLogger } from '../src/log.js';
 import { openStore } from '../src/store/index.js';
 import { createEventIntake } from '../src/jobs/event-intake.js';
-import { startWebhookReceiver } from '../src/jobs/webhook-receiver.js';
+import { startWebhookReceiver } from '../src/upstream/webhook-receiver.js';
 import { signPayload } from '../src/spark/webhook-signature.js';
 
 const { values } = parseArgs({ options: { connections: { type: 'string', default: '16' }, requests: { type: 'string', default: '2000' } } });

@@ -15,7 +15,7 @@ import { startSandbox, type Sandbox } from '../src/sandbox/server.js';
 import { createSparkClient, type SparkClient } from '../src/spark/client.js';
 import { createEventIntake } from '../src/jobs/event-intake.js';
 import type { Identity } from '../src/spark/event-normalise.js';
-import { startEventPoller } from '../src/jobs/event-poller.js';
+import { startEventPoller } from '../src/upstream/event-poller.js';
 
 // Tuesday 2025-11-04 09:00 UTC (10:00 Oslo): the daily curve check is hours away.
 const t0 = Date.UTC(2025, 10, 4, 9);

@@ -15,7 +15,7 @@ import { createLogger } from '../src/log.js';
 import { openStore, type Store } from '../src/store/index.js';
 import { createEventIntake } from '../src/jobs/event-intake.js';
 import type { Identity } from '../src/spark/event-normalise.js';
-import { startWebhookReceiver, type WebhookReceiver, type WebhookReceiverOptions } from '../src/jobs/webhook-receiver.js';
+import { startWebhookReceiver, type WebhookReceiver, type WebhookReceiverOptions } from '../src/upstream/webhook-receiver.js';
 import { signPayload } from '../src/spark/webhook-signature.js';
 
 const secret = 'hook-secret-123';

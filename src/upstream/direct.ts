@@ -10,8 +10,8 @@ import { isWattshiftError } from '../errors.js';
 import { createSparkClient, type SparkClient } from '../spark/client.js';
 import { createSparkConnection } from '../spark/connection.js';
 import { createForecastClient } from '../spark/forecast-client.js';
-import { startEventPoller } from '../jobs/event-poller.js';
-import { startWebhookReceiver, type WebhookReceiver } from '../jobs/webhook-receiver.js';
+import { startEventPoller } from './event-poller.js';
+import { startWebhookReceiver, type WebhookReceiver } from './webhook-receiver.js';
 import type { Upstream, UpstreamHealth } from './port.js';
 
 export function createDirectUpstream(config: Config, deps: { clock: Clock; logger: Logger; checkCredentials: boolean }): Upstream {

@@ -5,7 +5,7 @@ import { guardConnections } from '../http/admission.js';
 import { guardClientErrors, refusalLog } from '../http/client-errors.js';
 import { parseRequestTarget } from '../http/request-target.js';
 import { verifySignature } from '../spark/webhook-signature.js';
-import type { EventIntake } from '../upstream/port.js';
+import type { EventIntake } from './port.js';
 import { isWattshiftError } from '../errors.js';
 import { rateLimitedWarn } from '../log-limit.js';
 

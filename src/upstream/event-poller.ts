@@ -2,7 +2,7 @@ import type { Clock } from '../ports.js';
 import type { Logger } from '../log.js';
 import type { SparkEvent } from '../spark/wire.js';
 import { startLoop, type LoopHandle } from '../timing/loop.js';
-import type { EventIntake } from '../upstream/port.js';
+import type { EventIntake } from './port.js';
 import { isWattshiftError } from '../errors.js';
 import { startCronJob } from '../timing/cron.js';
 
