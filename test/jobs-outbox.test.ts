@@ -11,7 +11,8 @@ import { createLogger } from '../src/log.js';
 import { openStore, type Store } from '../src/store/index.js';
 import { createSparkClient, type SparkClient } from '../src/spark/client.js';
 import { backoffMs } from '../src/timing/backoff.js';
-import { monthEndDeadlineMs, reportDeadlineMs, startReportOutbox } from '../src/jobs/report-outbox.js';
+import { startReportOutbox } from '../src/jobs/report-outbox.js';
+import { monthEndDeadlineMs, reportDeadlineMs } from '../src/spark/report-rules.js';
 import { json, startStub, type StubReply, type StubServer } from './fixtures/spark/stub-server.js';
 
 const t0 = Date.UTC(2025, 10, 3, 12);

@@ -5,7 +5,7 @@
  */
 import type pg from 'pg';
 import { startCronJob, type CronJob } from '../timing/cron.js';
-import { deadlineCheckCron } from '../jobs/report-outbox.js';
+import { deadlineCheckCron } from '../spark/report-rules.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../ports.js';
 import { pendingReports } from './outbox-store.js';

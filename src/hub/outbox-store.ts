@@ -7,7 +7,7 @@
 import type pg from 'pg';
 import { fleetReceiptSchema, type FleetReceipt } from '../fleet/wire.js';
 import { reportRequestSchema, type ReportRequest } from '../spark/wire.js';
-import { reportDeadlineMs, reportDeadlineWarningMs } from '../jobs/report-outbox.js';
+import { reportDeadlineMs, reportDeadlineWarningMs } from '../spark/report-rules.js';
 
 export interface OutboxRow {
   idempotencyKey: string;

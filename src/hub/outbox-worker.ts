@@ -8,7 +8,7 @@
  */
 import { fleetWireVersion, type FleetReceipt } from '../fleet/wire.js';
 import { backoffMs } from '../timing/backoff.js';
-import { isDuplicateRejection } from '../jobs/report-outbox.js';
+import { isDuplicateRejection } from '../spark/report-rules.js';
 import { startLoop, type LoopHandle } from '../timing/loop.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../ports.js';

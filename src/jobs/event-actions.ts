@@ -4,7 +4,7 @@ import type { EventRow, Store } from '../store/types.js';
 import { buildLpcAck, buildUsageReport, hourMs, reportDueAtMs, subjectOf, type LpcTarget, type UsageTarget } from '../core/reports.js';
 import { isWattshiftError } from '../errors.js';
 import { parseIncoming, type HomeEvent, type Identity } from '../spark/event-normalise.js';
-import { monthEndDeadlineMs } from './report-outbox.js';
+import { monthEndDeadlineMs } from '../spark/report-rules.js';
 
 /** Metering subject of a report target (resource → its device's subject, location → main meter). */
 export type SubjectResolver = (target: UsageTarget) => string | null;

@@ -2,10 +2,10 @@ import type { Clock } from '../ports.js';
 import type { Logger } from '../log.js';
 import { isWattshiftError } from '../errors.js';
 import type { ReportRow, Store } from '../store/types.js';
-import { energyUsagePoints, type ReportRequest } from '../spark/wire.js';
+import { deadlineCheckCron, isDuplicateRejection, reportDeadlineWarningMs } from '../spark/report-rules.js';
 import { backoffMs } from '../timing/backoff.js';
 import { startLoop, type LoopHandle } from '../timing/loop.js';
-import { startCronJob, type CronSpec } from '../timing/cron.js';
+import { startCronJob } from '../timing/cron.js';
 import { planReportBody, type PendingPlanReport, type PlanReportQueue } from './plan-reports.js';
 import { planReportFrom } from '../core/plan-report.js';
 import type { ReportSender } from '../upstream/port.js';
@@ -17,24 +17,6 @@ export interface OutboxHealth {
   ok: boolean;
   lastError: { code: string; message: string; atMs: number } | null;
   deadlineWarning: boolean;
-}
-
-const dayMs = 86_400_000;
-
-/** An unsent report this close to its month-end deadline is warned about (here and in the partner's hub). */
-export const reportDeadlineWarningMs = 2 * dayMs;
-
-/**
- * The API refuses a second usage report for the same event and target (the sandbox with a 400
- * "duplicate: ... was already accepted (report ...)"). After a crash or a timeout between sending
- * and marking, that answer means the earlier send arrived. A report that names a target twice
- * ("duplicate: the report names target ... twice") is malformed, not a duplicate of ours.
- */
-export function isDuplicateRejection(err: unknown): boolean {
-  if (!isWattshiftError(err) || err.code !== 'API_REJECTED') return false;
-  const server = err.details?.['serverMessage'];
-  const text = typeof server === 'string' ? server : err.message;
-  return /duplicate/i.test(text) && /already (been )?accepted/i.test(text);
 }
 
 type SendFailure = { kind: 'alreadyAccepted' | 'rejected' | 'retry'; code: string; message: string };
@@ -58,9 +40,6 @@ function failureOf(err: unknown, attemptsBefore: number): SendFailure {
  * so a crash mid-request resends it after restart (the API refuses a duplicate with 409, which
  * counts as accepted). Retryable failures back off; a 4xx rejection is final and keeps its reason.
  */
-/** When the month-end deadline of unsent reports is checked (UTC: deadlines are UTC month ends). */
-export const deadlineCheckCron: CronSpec = { cron: '0 */6 * * *', timezone: 'UTC' };
-
 export function startReportOutbox(deps: {
   outbox: OutboxPort;
   sender: ReportSender;
@@ -192,23 +171,4 @@ export function startReportOutbox(deps: {
       await Promise.all([loop.stop(), deadlineCheck.stop()]);
     },
   };
-}
-
-/** The end of the month (UTC) an event's hours belong to: reports later than this earn nothing. */
-/**
- * The month-end deadline of a report body: the UTC month end after its last metered hour; null for
- * a body with no hours (an acknowledgement is due at once and carries no deadline of its own).
- */
-export function reportDeadlineMs(body: ReportRequest): number | null {
-  const hours = body.payloads.flatMap((p) => {
-    if (p.payloadType === 'EnergyUsage') return energyUsagePoints(p);
-    if (p.payloadType === 'LocationEnergyUsage') return p.points;
-    return [];
-  }).map((point) => Date.parse(point.timestamp));
-  return hours.length === 0 ? null : monthEndDeadlineMs(Math.max(...hours));
-}
-
-export function monthEndDeadlineMs(lastHourStartMs: number): number {
-  const d = new Date(lastHourStartMs);
-  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
 }
