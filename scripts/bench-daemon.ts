@@ -10,6 +10,10 @@
  * the kernel accounted as dirtied pages; page rewrites within the writeback delay count once, so on
  * an accelerated clock this is a lower bound) and logical file writes (`wchar` minus the bytes the
  * daemon sent to its peers through counting relays and to stdout/stderr), an upper bound.
+ *
+ * Event-loop delay (node:perf_hooks' monitorEventLoopDelay, loaded into the daemon with
+ * `--import scripts/lib/loop-delay-probe.mjs`) is taken over the week from the ready line to the
+ * end, so start-up (loading the bundle, opening the store) is left out.
  */
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,6 +24,7 @@ import { acceleratedClock, systemClock } from '../src/clock.js';
 import { localAt } from '../src/demo/environment.js';
 import { startBenchWorld } from './lib/bench-world.js';
 import { spawnDaemon } from './lib/daemon-process.js';
+import { loopDelayProbeFlags, readLoopDelay, type LoopDelay } from './lib/loop-delay.js';
 import { unitEnvironment, unitNodeFlags } from './lib/systemd-unit.js';
 import { median, round, sampleProc, slope, type ProcSample } from './lib/proc-sample.js';
 
@@ -55,7 +60,7 @@ const sampleMs = Number(values['sample-ms']);
 const idleSeconds = Number(values['idle-s']);
 const nodeOptions = values['node-options'] ?? '';
 const nodeFlags = values['node-flags'] === undefined ? unitNodeFlags() : values['node-flags'].split(/\s+/).filter(Boolean);
-const nodeArgs = [...nodeFlags, ...(values['trace-gc'] ? ['--trace-gc'] : [])];
+const nodeArgs = [...nodeFlags, ...loopDelayProbeFlags, ...(values['trace-gc'] ? ['--trace-gc'] : [])];
 const nodeEnv: NodeJS.ProcessEnv = { ...(values['node-flags'] === undefined ? unitEnvironment() : {}), ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}) };
 const dirs: string[] = [];
 const tmp = (prefix: string): string => {
@@ -131,8 +136,11 @@ async function runWeek() {
   const samples: WeekSample[] = [];
   const endMs = startMs + days * DAY_MS;
   let lastDay = -1;
+  let loopDelay: LoopDelay | undefined;
   try {
     await d.ready;
+    // Starts the probe over: what came before the ready line is start-up.
+    await readLoopDelay(d);
     process.stdout.write(`daemon ready at simulated +${round((clock.nowMs() - startMs) / HOUR_MS)} h; running to day ${days} at ${speed}×\n`);
     while (clock.nowMs() < endMs) {
       await new Promise((r) => setTimeout(r, sampleMs));
@@ -146,6 +154,7 @@ async function runWeek() {
         process.stdout.write(`  day ${day + 1}: RSS ${round(s.rssBytes / MIB)} MiB, CPU ${round(s.cpuMs / 1000)} s, write_bytes ${round(s.writeBytes / 1024)} KiB\n`);
       }
     }
+    loopDelay = await readLoopDelay(d);
   } finally {
     const code = await d.stop();
     if (code !== 0) process.stdout.write(`daemon stopped with exit code ${code}\n`);
@@ -180,6 +189,9 @@ async function runWeek() {
     tables: tableSizes(world.dbPath),
     warnLines: d.levels().get('warn') ?? 0,
     errorLines: (d.levels().get('error') ?? 0) + (d.levels().get('fatal') ?? 0),
+    loopDelayP50Ms: loopDelay?.p50Ms ?? null,
+    loopDelayP99Ms: loopDelay?.p99Ms ?? null,
+    loopDelayMaxMs: loopDelay?.maxMs ?? null,
     ...gcFigures,
   };
 }
@@ -196,6 +208,7 @@ try {
       `  RSS median ${week.rssMb} MiB (max ${week.rssMaxMb}), growth ${week.rssGrowthMbDay2to7} MiB/day`,
       `  CPU ${week.cpuMsPerSimHour} ms per simulated hour (${week.cpuUtilPct}% of one core at this speed)`,
       `  disk writes per simulated day: block ${kib(week.blockWriteBytesPerDay)}, logical file writes ${kib(week.fileWriteBytesPerDay)}`,
+      `  event-loop delay after start-up: p50 ${week.loopDelayP50Ms} ms, p99 ${week.loopDelayP99Ms} ms, max ${week.loopDelayMaxMs} ms`,
       `  stdout log ${kib(week.logBytesPerDay)}/day, sent to peers ${kib(week.socketBytesPerDay)}/day; ${week.warnLines} warn, ${week.errorLines} error lines`,
       ...(week.heapAfterGcMb !== undefined ? [`  V8 heap after full GC: median ${week.heapAfterGcMb} MB over ${week.fullGcs} GCs, growth ${week.heapAfterGcGrowthMbDay} MB/day`] : []),
       `  database at the end: ${kib(week.dbBytesEnd)} (${week.tables.slice(0, 5).map((t) => `${t.name} ${kib(t.bytes)}${t.rows !== undefined ? ` ${t.rows} rows` : ''}`).join(', ')})`,
