@@ -10,7 +10,7 @@ const loopDelaySchema = z.object({
   p50Ms: z.number(),
   p99Ms: z.number(),
   maxMs: z.number(),
-  /** Timer samples behind the figures (one per 10 ms of loop time). */
+  /** Timer turns behind the figures (one per 10 ms when the loop is free). */
   samples: z.number(),
 });
 export type LoopDelay = z.infer<typeof loopDelaySchema>;
