@@ -4,7 +4,8 @@
  */
 import { setupPlan, type Setup } from './plan-setup.js';
 import { runOnByControl } from './run-on.js';
-import { objective, solveSetup, type Solved } from './solve.js';
+import { objective, type Solved } from './solve.js';
+import { solveSetup } from './solve-setup.js';
 import { comfortNeeding, comfortOutcomes, comfortShortfalls } from './comfort.js';
 import type { BindingConstraint, Plan, PlanInput, PlanSlot, Shortfall, TankOutcome, TankSlotPlan } from './types.js';
 

@@ -8,7 +8,6 @@ import { solveEv } from './ev.js';
 import { costPieces } from './pwl.js';
 import type { Setup, TankSetup, EvSetup } from './plan-setup.js';
 import type { PlanInput } from './types.js';
-import { solveJoint } from './joint.js';
 
 export interface Solved {
   q: number[];
@@ -128,21 +127,4 @@ export function objective(s: Setup, q: number[], tankE: number[], ev: number[]):
   if (tk && s.n > 0) v += s.penalty * Math.max(0, tk.terminal - (tankE[s.n - 1] as number));
   if (s.ev) v += s.penalty * Math.max(0, s.ev.needGrid - ev.reduce((x, y) => x + y, 0));
   return v;
-}
-
-export function solveSetup(s: Setup, input: PlanInput): Solved {
-  const zero = new Array<number>(s.n).fill(0);
-  const off = new Array<boolean>(s.n).fill(false);
-  const tk = s.tank;
-  const ev = s.ev;
-  if (!tk && !ev) return { q: zero, tankE: zero, tankOn: off, ev: zero, evOn: off, legionellaSlot: -1 };
-  if (!ev) {
-    const r = tankSolve(s, input, (tk as TankSetup).cap, null, null);
-    return { q: r.q, tankE: r.e, tankOn: r.on, ev: zero, evOn: off, legionellaSlot: r.legSlot };
-  }
-  if (!tk) {
-    const r = evSolve(s, input, ev.cap);
-    return { q: zero, tankE: zero, tankOn: off, ev: r.e, evOn: r.on, legionellaSlot: -1 };
-  }
-  return solveJoint(s, input, tk, ev);
 }
