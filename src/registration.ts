@@ -5,6 +5,7 @@
  * again changes nothing.
  */
 import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
 import type { Config } from './config/schema.js';
 import type { Logger } from './log.js';
 import type { SparkClient } from './spark/client.js';
@@ -12,6 +13,16 @@ import type { Store } from './store/types.js';
 import type { ResourceType } from './spark/wire.js';
 import { WattshiftError, isWattshiftError } from './errors.js';
 import { loadRegistration, registrationKey, type Registration } from './identity.js';
+
+/** What `register` last learnt about the program (the daemon re-checks it on eligibility events). */
+export const eligibilityStateKey = 'register:eligibility';
+export const eligibilityStateSchema = z.strictObject({
+  eligible: z.boolean().nullable(),
+  enrolled: z.boolean().nullable(),
+  checkedMs: z.number(),
+  error: z.string().nullable(),
+});
+export type EligibilityState = z.infer<typeof eligibilityStateSchema>;
 
 /** Whether a lookup finds its object (false on API_NOT_FOUND; other failures throw). */
 export async function exists(lookup: () => Promise<unknown>): Promise<boolean> {

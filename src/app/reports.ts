@@ -5,7 +5,7 @@
 import { moduleOf, type Module } from '../lifecycle.js';
 import { startReportOutbox } from '../jobs/report-outbox.js';
 import { planReportQueue, startPlanReports, type PlanReportTarget } from '../jobs/plan-reports.js';
-import { eligibilityStateKey, eligibilityStateSchema } from '../cli/register.js';
+import { eligibilityStateKey, eligibilityStateSchema } from '../registration.js';
 import { jobHealth, type AppContext } from './context.js';
 
 export function reportsModule(ctx: AppContext): Module {

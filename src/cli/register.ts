@@ -3,12 +3,11 @@
  * API, enrolls the user, optionally registers the webhook, stores the ids, and prints what changed
  * with the eligibility and enrollment. Idempotent: a second run prints "already registered".
  */
-import { z } from 'zod';
 import { systemClock } from '../clock.js';
 import { loadConfig } from '../config/load.js';
 import { isWattshiftError, WattshiftError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
-import { register } from '../registration.js';
+import { eligibilityStateKey, register, type EligibilityState } from '../registration.js';
 import { createSparkClient, type SparkClient } from '../spark/client.js';
 import { openStore } from '../store/index.js';
 import { exitCodes } from './exit-codes.js';
@@ -20,16 +19,6 @@ export function cliLogger(io: Pick<CliIo, 'stderr'>, secrets: readonly string[] 
   return createLogger({ level, secrets, destination: { write: (line: string) => io.stderr(line.trimEnd()) } });
 }
 
-
-/** What `register` last learnt about the program (the daemon re-checks it on eligibility events). */
-export const eligibilityStateKey = 'register:eligibility';
-export const eligibilityStateSchema = z.strictObject({
-  eligible: z.boolean().nullable(),
-  enrolled: z.boolean().nullable(),
-  checkedMs: z.number(),
-  error: z.string().nullable(),
-});
-export type EligibilityState = z.infer<typeof eligibilityStateSchema>;
 
 async function checkProgram(spark: SparkClient, userId: string, nowMs: number): Promise<EligibilityState> {
   const state: EligibilityState = { eligible: null, enrolled: null, checkedMs: nowMs, error: null };
