@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { Config } from '../config/schema.js';
 import type { PlanView } from '../ha/view.js';
 import { request } from '../spark/request.js';
-import { currentPlanView, type StoredPlan } from './plan.js';
+import { currentPlanView, type StoredPlan } from './stored-plan.js';
 
 const slotDeviceSchema = z.looseObject({ powerKw: z.number(), on: z.boolean(), temperatureC: z.number().optional(), energyStateKwh: z.number().optional() });
 const planViewSchema = z.looseObject({

@@ -3,71 +3,18 @@
  * one row per device, the reason of each slot with `--explain`). The running daemon's plan when
  * its status server answers; else the stored copy, read-only and labelled with its age.
  */
-import { z } from 'zod';
-import { planView } from '../app-view.js';
 import { systemClock } from '../clock.js';
 import type { Config } from '../config/schema.js';
 import { loadConfig } from '../config/load.js';
-import type { Plan } from '../core/types.js';
-import { WattshiftError } from '../errors.js';
-import type { PlanView } from '../ha/view.js';
 import { dateTime } from '../status/format.js';
 import { askDaemon, shownPlan, type ShownPlan } from './live-view.js';
-import { openStore, type Store } from '../store/index.js';
+import { readLatestPlan, type StoredPlan } from './stored-plan.js';
+import { openStore } from '../store/index.js';
 import { exitCodes } from './exit-codes.js';
 import { renderPlan } from './plan-render.js';
 import { cliLogger } from './register.js';
 import { configPathOf } from './args.js';
 import type { CliCommand } from './types.js';
-
-const deviceSlot = z.looseObject({ energyKWh: z.number(), powerKW: z.number(), on: z.boolean() });
-
-/** The fields of a stored core `Plan` the CLI reads; the rest is kept as stored. */
-const storedPlanSchema = z.looseObject({
-  createdMs: z.number(),
-  currency: z.string(),
-  slotMinutes: z.number().positive(),
-  startMs: z.number(),
-  endMs: z.number(),
-  mode: z.string(),
-  cost: z.number(),
-  baselineCost: z.number(),
-  incentiveEarned: z.number(),
-  shortfalls: z.array(z.looseObject({ message: z.string() })),
-  slots: z.array(z.looseObject({
-    startMs: z.number(),
-    endMs: z.number(),
-    price: z.number(),
-    delta: z.number(),
-    source: z.string(),
-    reason: z.string(),
-    tank: deviceSlot.extend({ endTempC: z.number() }).optional(),
-    ev: deviceSlot.extend({ chargedKWh: z.number() }).optional(),
-  })),
-});
-
-export interface StoredPlan {
-  /** When the daemon stored it. */
-  storedAtMs: number;
-  plan: Plan;
-}
-
-/** The latest plan of the store, checked; undefined when none is stored. Throws STORE_FAILED when it is corrupt. */
-export function readLatestPlan(store: Pick<Store, 'latestPlan'>): StoredPlan | undefined {
-  const row = store.latestPlan();
-  if (!row) return undefined;
-  const parsed = storedPlanSchema.safeParse(row.json);
-  if (!parsed.success) {
-    throw new WattshiftError('STORE_FAILED', `the stored plan ${row.id} is not a plan: ${parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
-  }
-  return { storedAtMs: row.createdAtMs, plan: parsed.data as unknown as Plan };
-}
-
-/** The plan from `nowMs` on; a plan that has wholly passed is shown from its start (`stale`). */
-export function currentPlanView(plan: Plan, config: Config, nowMs: number): { view: PlanView; stale: boolean } {
-  const stale = !plan.slots.some((s) => s.endMs > nowMs);
-  return { view: planView(plan, config, stale ? plan.startMs : nowMs), stale };
-}
 
 export function deviceNames(config: Config): Record<string, string> {
   return Object.fromEntries(config.devices.map((d) => [d.id, d.name ?? d.id]));
