@@ -32,7 +32,7 @@ export const hubCommand: CliCommand = {
     const [sub, ...rest] = args.positionals;
     if (rest.length > 0 || (sub !== undefined && sub !== 'broker-files' && sub !== 'provision')) return usage(io, `unknown argument ${sub ?? ''}`);
     // Loaded on demand: `wattshift run` never loads the hub or PostgreSQL's client.
-    const { runBrokerFiles, runHub, runProvision } = await import('../hub/command.js');
+    const { runBrokerFiles, runHub, runProvision } = await import('./hub-run.js');
     if (sub === 'provision') {
       const csv = args.values.csv;
       if (typeof csv !== 'string') return usage(io, 'provision needs --csv FILE');

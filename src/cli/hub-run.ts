@@ -1,19 +1,19 @@
 /**
- * The work of `wattshift hub` (see src/cli/hub.ts), loaded only when that command runs, so the
+ * The work of `wattshift hub` (see hub.ts beside it), loaded only when that command runs, so the
  * daemon never loads PostgreSQL's client.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import pg from 'pg';
 import { simClockFromEnv, systemClock } from '../clock.js';
 import { createLogger } from '../log.js';
-import { runDaemon } from '../cli/daemon.js';
-import type { CliIo } from '../cli/types.js';
-import { mosquittoFiles, mosquittoPasswordHash } from './broker-auth.js';
-import { loadHubConfig, type HubConfig } from './config.js';
-import { startHub, type Hub } from './hub.js';
-import { migrate } from './migrations.js';
-import { createRegistryStore } from './registry-store.js';
-import { parseHomesCsv, provisionHomes } from './provision.js';
+import { runDaemon } from './daemon.js';
+import type { CliIo } from './types.js';
+import { mosquittoFiles, mosquittoPasswordHash } from '../hub/broker-auth.js';
+import { loadHubConfig, type HubConfig } from '../hub/config.js';
+import { startHub, type Hub } from '../hub/hub.js';
+import { migrate } from '../hub/migrations.js';
+import { createRegistryStore } from '../hub/registry-store.js';
+import { parseHomesCsv, provisionHomes } from '../hub/provision.js';
 import { createSparkClient } from '../spark/client.js';
 
 /** Runs `work` on the migrated registry with one connection. */
