@@ -8,7 +8,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock, systemClock } from '../clock.js';
 import { silentLogger } from '../log.js';
 import type { Clock } from '../ports.js';
-import { cronProblem, cronSchedule, startCronJob, type CronJob } from './cron.js';
+import { cronProblem } from '../config/time-fields.js';
+import { cronSchedule, startCronJob, type CronJob } from './cron.js';
 
 const hour = 3_600_000;
 const oslo = 'Europe/Oslo';

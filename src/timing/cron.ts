@@ -16,8 +16,6 @@ import type { Logger } from '../log.js';
 import type { Clock } from '../ports.js';
 import { startLoop, type LoopHandle } from './loop.js';
 
-export { cronProblem } from '../config/time-fields.js';
-
 /** A cron expression in a time zone, e.g. `30 6 * * 1-5` in Europe/Oslo. */
 export interface CronSpec {
   cron: string;
