@@ -3,7 +3,7 @@ import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';
 import { isWattshiftError } from '../errors.js';
 import { parseIncoming, type HomeEvent, type Identity } from '../spark/event-normalise.js';
-import type { EventIntake, IntakeOutcome } from '../upstream/port.js';
+import type { EventIntake } from '../upstream/port.js';
 
 export function createEventIntake(deps: {
   store: Pick<Store, 'saveEvent' | 'hasEvent'>;
