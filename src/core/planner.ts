@@ -7,7 +7,11 @@ import { runOnByControl } from './run-on.js';
 import { objective, type Solved } from './solve.js';
 import { solveSetup } from './solve-setup.js';
 import { comfortNeeding, comfortOutcomes, comfortShortfalls } from './comfort.js';
-import type { BindingConstraint, Plan, PlanInput, PlanSlot, Shortfall, TankOutcome, TankSlotPlan } from './types.js';
+import type { BindingConstraint, Plan, PlanInput, PlanSlot, PriceSlot, Shortfall, TankOutcome, TankSlotPlan } from './types.js';
+import {
+  baselineMayReplace, chargedSoFar, deliveredBefore, evNeedFrom, fitsEvMinimum, leavesWithin, legionellaSlotOf, noneFrozen, powerOver,
+  priceRanks, priceText, runOnReason, slotReason, tankReason,
+} from './plan-steps.js';
 
 const TOL = 1e-6;
 
@@ -204,71 +208,21 @@ export function plan(input: PlanInput, nowMs: number, previous?: Plan): Plan {
   const sol = s.allFallback ? fallbackSolve(s, input) : solveSetup(s, input);
   const base = baselinePlan(s);
   const baseOk = respectsLimits(s, base.q, base.ev);
-  let final = sol;
-  const noneFrozen = !(s.tank?.fixed.some((v) => v !== undefined) || s.ev?.fixed.some((v) => v !== undefined));
-  // The baseline can replace the plan only where it fits the plan's model too (EV minimum power).
-  const baseFits = !s.ev || base.ev.every((v, t) => v <= TOL || v + TOL >= (s.ev!.minE[t] as number));
-  if (!s.allFallback && baseOk && baseFits && noneFrozen) {
-    // Safety net for the approximate on/off DP: never plan worse than the naive baseline.
-    if (objective(s, base.q, base.tankE, base.ev) < objective(s, sol.q, sol.tankE, sol.ev) - 1e-9) {
-      final = { q: base.q, tankE: base.tankE, tankOn: base.q.map((v) => v > TOL), ev: base.ev, evOn: base.ev.map((v) => v > TOL), legionellaSlot: -1 };
-    }
-  }
-  if (s.tank?.legionella) {
-    const leg = s.tank.legionella;
-    final = { ...final, legionellaSlot: final.tankE.findIndex((e, t) => t <= leg.bySlot && e >= leg.level - 1e-6) };
-  }
+  const final = withLegionellaSlot(s, safetyNet(s, sol, base, baseOk));
   const runOn = runOnByControl(s, final);
   const billEv = sessionBaselineEv(s, input, base.ev);
   const billTank = twinTank(s, previous, base);
-  const eff = input.ev?.efficiency ?? 1;
-  let charged = 0;
+  const rank = priceRanks(s.price);
+  const charged = chargedSoFar(final.ev, input.ev?.efficiency ?? 1);
+  const slots: PlanSlot[] = s.slots.map((ps, t) => planSlot({ s, input, nowMs, final, runOn, billTank, billEv, rank, charged }, ps, t));
   let cost = 0;
   let baselineCost = 0;
   let incentive = 0;
-  const order = s.slots.map((_, t) => t).sort((x, y) => (s.price[x] as number) - (s.price[y] as number));
-  const rank = new Array<number>(s.n);
-  order.forEach((t, i) => (rank[t] = i + 1));
-  const slots: PlanSlot[] = s.slots.map((ps, t) => {
-    const hours = s.slotHours * (s.fraction[t] as number);
-    const qt = final.q[t] as number;
-    const et = final.ev[t] as number;
-    const extra = runOn[t] as number;
-    cost += ps.price * (qt + extra + et);
+  s.slots.forEach((ps, t) => {
+    const flexible = (final.q[t] as number) + (runOn[t] as number) + (final.ev[t] as number);
+    cost += ps.price * flexible;
     baselineCost += ps.price * ((base.q[t] as number) + (base.ev[t] as number));
-    incentive -= ps.delta * (qt + extra + et);
-    const out: PlanSlot = {
-      startMs: ps.startMs, endMs: ps.endMs, price: ps.price, spot: ps.spot, delta: ps.delta, source: ps.source,
-      headroomKW: s.headroomKW[t] as number, binding: bindingFor(s, final, t), reason: '',
-      baselineKWh: (billTank.q[t] as number) + (billEv[t] as number),
-      ...(s.tank ? { baselineTanks: { [s.tank.id]: { energyKWh: billTank.q[t] as number, endTempC: s.tank.model.toC(billTank.tankE[t] as number) } } } : {}),
-    };
-    const parts: string[] = [];
-    // The slot the plan is made in counts what it already took, so its target is for the whole slot.
-    const before = (d: { slotDeliveredKWh?: number } | null | undefined): number => (t === 0 && ps.startMs < nowMs ? Math.max(0, d?.slotDeliveredKWh ?? 0) : 0);
-    if (s.tank) {
-      const tank: TankSlotPlan = { energyKWh: qt + before(input.tank), powerKW: hours > 0 ? qt / hours : 0, on: final.tankOn[t] === true || qt > TOL, endTempC: s.tank.model.toC(final.tankE[t] as number) };
-      out.tanks = { [s.tank.id]: tank };
-      const forComfort = comfortNeeding(s.tank.comfort, s.tank.model, final.q, final.tankE, t);
-      if (qt > TOL) parts.push(`${s.tank.id} ${qt.toFixed(2)} kWh${forComfort ? ` for ${forComfort.label} (≥ ${forComfort.tempC} °C)` : ''}`);
-      if (Math.abs(extra) > TOL) {
-        tank.runOnKWh = extra;
-        parts.push(extra > 0 ? `${extra.toFixed(2)} kWh more: heats on to ${input.tank!.maxC} °C (paid to consume)` : `${(-extra).toFixed(2)} kWh less: the tank is full from heating on`);
-      }
-    }
-    if (s.ev) {
-      charged += et * eff;
-      // A car that leaves (or arrives) inside the slot charges at this power while it is there.
-      const evHours = Math.min(hours, s.ev.availHours[t] as number);
-      const leaves = input.ev && input.ev.departureMs > ps.startMs && input.ev.departureMs < ps.endMs ? { leavesMs: input.ev.departureMs } : {};
-      out.evs = { [s.ev.id]: { energyKWh: et + before(input.ev), powerKW: evHours > 0 ? et / evHours : 0, on: final.evOn[t] === true || et > TOL, chargedKWh: charged, ...leaves } };
-      if (et > TOL) parts.push(`${s.ev.id} ${et.toFixed(2)} kWh`);
-    }
-    const priceText = `${ps.price.toFixed(4)} ${input.currency}/kWh (rank ${rank[t]}/${s.n}` +
-      `${ps.delta !== 0 ? `, delta ${ps.delta >= 0 ? '+' : ''}${ps.delta.toFixed(4)}` : ''}, ${ps.source})`;
-    out.reason = `${parts.length > 0 ? parts.join(', ') : 'idle'} at ${priceText}` +
-      (out.binding.length > 0 ? `; bound by ${out.binding.join(', ')}` : '');
-    return out;
+    incentive -= ps.delta * flexible;
   });
   const first = s.slots[0];
   const last = s.slots[s.n - 1];
@@ -286,21 +240,95 @@ export function plan(input: PlanInput, nowMs: number, previous?: Plan): Plan {
     incentiveEarned: incentive,
     shortfalls: shortfallsFor(s, input, final),
   };
-  if (s.tank) {
-    const outcome: TankOutcome = {
-      startTempC: s.tank.startTempC,
-      tempSource: s.tank.tempSource,
-      legionellaAtMs: final.legionellaSlot >= 0 ? (s.slots[final.legionellaSlot]?.startMs ?? null) : null,
-    };
-    if (s.tank.comfort.length > 0) outcome.comfort = comfortOutcomes(s.tank.comfort, s.slots, s.tank.model, final.tankE);
-    result.tanks = { [s.tank.id]: outcome };
-  }
+  if (s.tank) result.tanks = { [s.tank.id]: tankOutcome(s, s.tank, final) };
   const e = input.ev;
   if (s.ev && e) {
-    const needFrom = e.energyNeededKWh === undefined && e.socPct !== undefined
-      ? { socPct: e.socPct, targetSocPct: e.targetSocPct ?? 0, capacityKWh: e.capacityKWh ?? 0 }
-      : { estimateKWh: e.energyNeededKWh ?? 0 };
-    result.evs = { [s.ev.id]: { energyNeededKWh: s.ev.needGrid * eff, departureMs: e.departureMs, needFrom } };
+    result.evs = { [s.ev.id]: { energyNeededKWh: s.ev.needGrid * (e.efficiency ?? 1), departureMs: e.departureMs, needFrom: evNeedFrom(e) } };
   }
   return result;
+}
+
+/**
+ * Safety net for the approximate on/off DP: never plan worse than the naive baseline, where the
+ * baseline may stand in for the plan.
+ */
+function safetyNet(s: Setup, sol: Solved, base: { q: number[]; tankE: number[]; ev: number[] }, baseOk: boolean): Solved {
+  const may = baselineMayReplace({
+    allFallback: s.allFallback,
+    baseRespectsLimits: baseOk,
+    baseFits: fitsEvMinimum(base.ev, s.ev?.minE),
+    noneFrozen: noneFrozen(s.tank?.fixed, s.ev?.fixed),
+  });
+  if (may && objective(s, base.q, base.tankE, base.ev) < objective(s, sol.q, sol.tankE, sol.ev) - 1e-9) {
+    return { q: base.q, tankE: base.tankE, tankOn: base.q.map((v) => v > TOL), ev: base.ev, evOn: base.ev.map((v) => v > TOL), legionellaSlot: -1 };
+  }
+  return sol;
+}
+
+/** The plan's legionella slot: the first where its tank energy reaches the level (whatever chose the energies). */
+function withLegionellaSlot(s: Setup, sol: Solved): Solved {
+  const leg = s.tank?.legionella;
+  return leg ? { ...sol, legionellaSlot: legionellaSlotOf(sol.tankE, leg) } : sol;
+}
+
+interface SlotContext {
+  s: Setup;
+  input: PlanInput;
+  nowMs: number;
+  final: Solved;
+  runOn: number[];
+  billTank: { q: number[]; tankE: number[] };
+  billEv: number[];
+  rank: number[];
+  charged: number[];
+}
+
+/** One slot of the plan: its prices and headroom, each device's energy and power, what binds it and why. */
+function planSlot(c: SlotContext, ps: PriceSlot, t: number): PlanSlot {
+  const { s, input, final } = c;
+  const hours = s.slotHours * (s.fraction[t] as number);
+  const qt = final.q[t] as number;
+  const et = final.ev[t] as number;
+  const extra = c.runOn[t] as number;
+  const out: PlanSlot = {
+    startMs: ps.startMs, endMs: ps.endMs, price: ps.price, spot: ps.spot, delta: ps.delta, source: ps.source,
+    headroomKW: s.headroomKW[t] as number, binding: bindingFor(s, final, t), reason: '',
+    baselineKWh: (c.billTank.q[t] as number) + (c.billEv[t] as number),
+    ...(s.tank ? { baselineTanks: { [s.tank.id]: { energyKWh: c.billTank.q[t] as number, endTempC: s.tank.model.toC(c.billTank.tankE[t] as number) } } } : {}),
+  };
+  const parts: string[] = [];
+  if (s.tank) {
+    const tank: TankSlotPlan = {
+      energyKWh: qt + deliveredBefore(t, ps.startMs, c.nowMs, input.tank), powerKW: powerOver(qt, hours), on: final.tankOn[t] === true || qt > TOL,
+      endTempC: s.tank.model.toC(final.tankE[t] as number),
+    };
+    out.tanks = { [s.tank.id]: tank };
+    if (qt > TOL) parts.push(tankReason(s.tank.id, qt, comfortNeeding(s.tank.comfort, s.tank.model, final.q, final.tankE, t)));
+    if (Math.abs(extra) > TOL) {
+      tank.runOnKWh = extra;
+      parts.push(runOnReason(extra, input.tank!.maxC));
+    }
+  }
+  if (s.ev) {
+    // A car that leaves (or arrives) inside the slot charges at this power while it is there.
+    const evHours = Math.min(hours, s.ev.availHours[t] as number);
+    out.evs = { [s.ev.id]: {
+      energyKWh: et + deliveredBefore(t, ps.startMs, c.nowMs, input.ev), powerKW: powerOver(et, evHours), on: final.evOn[t] === true || et > TOL,
+      chargedKWh: c.charged[t] as number, ...leavesWithin(input.ev?.departureMs, ps),
+    } };
+    if (et > TOL) parts.push(`${s.ev.id} ${et.toFixed(2)} kWh`);
+  }
+  out.reason = slotReason(parts, priceText(ps, c.rank[t] as number, s.n, input.currency), out.binding);
+  return out;
+}
+
+/** The tank's outcome: where it started, when the legionella cycle lands, and each comfort target's. */
+function tankOutcome(s: Setup, tank: NonNullable<Setup['tank']>, final: Solved): TankOutcome {
+  const outcome: TankOutcome = {
+    startTempC: tank.startTempC,
+    tempSource: tank.tempSource,
+    legionellaAtMs: final.legionellaSlot >= 0 ? (s.slots[final.legionellaSlot]?.startMs ?? null) : null,
+  };
+  if (tank.comfort.length > 0) outcome.comfort = comfortOutcomes(tank.comfort, s.slots, tank.model, final.tankE);
+  return outcome;
 }
