@@ -25,6 +25,7 @@ export const errorCodes = {
   DEVICE_STALE: { retryable: true, hint: 'a device value is older than its allowed age' },
   DEVICE_PROFILE_INVALID: { retryable: false, hint: 'a device profile or register map is invalid' },
   DEVICE_REJECTED: { retryable: false, hint: 'a device refused a request (Modbus exception: illegal function/address/value); check the profile and unit id' },
+  TASMOTA_RULE_REFUSED: { retryable: false, hint: 'a Tasmota device configured with switch.releaseRule answered Unknown or Error to Rule<x> or RuleTimer<x> (a build without rules): the heater is not blocked, since the block would have no timer on the device; use a build with rules (the standard builds have them) or remove releaseRule' },
   MQTT_UNAVAILABLE: { retryable: true, hint: 'the MQTT broker cannot be reached' },
   MQTT_AUTH_REJECTED: { retryable: false, hint: 'the MQTT broker refused the login: check mqtt.username, mqtt.password and mqtt.clientId' },
   MQTT_TLS_FAILED: { retryable: false, hint: 'TLS to the MQTT broker failed: check mqtt.ca (the CA file), the broker certificate and its host name in mqtt.url' },

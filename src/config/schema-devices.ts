@@ -70,6 +70,10 @@ export const tasmotaSourceSchema = z.strictObject({
   fullTopic: z.string().min(1).default('%prefix%/%topic%/').describe('Tasmota FullTopic pattern.'),
   sensor: z.string().min(1).default('DS18B20').describe('Temperature sensor name in the SENSOR message.'),
   blockedState: z.enum(['off', 'on']).default('off').describe('Relay state that blocks the heater: `on` (heater on the normally-closed contact) lets `PulseTime` end a block, and hold a cap, on the device (docs/caps.md).'),
+  releaseRule: z.strictObject({
+    rule: z.number().int().min(1).max(3).describe('Rule set wattshift writes (`Rule1`..`Rule3`); what it held before is replaced.'),
+    timer: z.number().int().min(1).max(8).describe('Rule timer wattshift arms (`RuleTimer1`..`RuleTimer8`); nothing else on the device may use it.'),
+  }).optional().describe('With the default wiring (`blockedState: off`): a rule on the device that switches the relay back ON when a rule timer ends, so a block, and a cap up to 9 h, ends on the device by itself (docs/caps.md). wattshift then owns that rule set and that timer. Ignored with `blockedState: on`, where `PulseTime` does this.'),
 });
 export type TasmotaSource = z.infer<typeof tasmotaSourceSchema>;
 

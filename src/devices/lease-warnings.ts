@@ -28,7 +28,7 @@ export function switchesWithoutLease(config: Config): string[] {
     if (s.type === 'modbus') leased = profileHasLease(s.profile);
     else if (s.type === 'shelly') leased = true; // toggle_after
     // Tasmota blocking with OFF: its PulseTime cannot end that; blocking with ON it can. A topic map has no timer.
-    else leased = s.type === 'tasmota' && s.blockedState === 'on';
+    else leased = s.type === 'tasmota' && (s.blockedState === 'on' || s.releaseRule !== undefined);
     if (!leased) {
       out.push(`devices.${d.id}.switch: the relay has no timer, so a block outlasts an outage or crash of wattshift; ` +
         'wire the heater through its normally-closed contact (de-energised = heating allowed)');

@@ -31,6 +31,8 @@ export interface TasmotaSource {
   fullTopic?: string;
   sensor?: string;
   blockedState?: BlockedRelayState;
+  /** Rule set (1..3) and rule timer (1..8) wattshift owns on the device to end a block (relay OFF) by itself. */
+  releaseRule?: { rule: number; timer: number };
 }
 
 export interface GoeSource {

@@ -12,7 +12,16 @@
  * - `POWER<n>` ON/OFF/TOGGLE (an empty payload asks), `PulseTime<n>` (1..111 tenths of a second,
  *   112..64900 = value − 100 seconds; the relay goes OFF that long after it went ON), `TelePeriod`;
  *   the power state and these settings are saved to flash when they change (`SetOption0` on, as
- *   shipped), counted in `flashSaves`.
+ *   shipped), counted in `flashSaves`;
+ * - rules ("Rules", "Commands"): three rule sets `Rule1`..`Rule3`, each set by `Rule<x> <text>` and
+ *   enabled or disabled by `Rule<x> 1` / `0`, kept in flash (they survive `reboot()`), answered as
+ *   `{"Rule1":{"State":"ON",…,"Rules":"…"}}`; eight rule timers `RuleTimer<x>` (x = 1..8, seconds,
+ *   0 clears, `RuleTimer0` sets all) counted on the simulated clock, answered with the seconds left
+ *   of each (`{"T1":…,…,"T8":…}`), kept in RAM only (a reboot clears them). When `RuleTimer<x>`
+ *   runs out, every rule `ON Rules#Timer=<x> DO <command> ENDON` of an enabled set runs its
+ *   command (one command, or several joined by `Backlog … ; …`); other triggers are not simulated;
+ * - `reboot()`: the connection drops (the broker publishes the last will), RAM is lost, the relay
+ *   takes its `PowerOnState` (`initialOn`) and the device connects again.
  * Single-relay devices name their relay `POWER` in answers, as the firmware does.
  */
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
@@ -49,7 +58,18 @@ export interface TasmotaSim extends MqttSimulator {
   /** `tele/<topic>/SENSOR` messages sent. */
   readonly telemetry: number;
   crash(): Promise<void>;
+  /** A restart: the last will, rule timers and PulseTime runs lost, the relay at its power-up state, then online again. */
+  reboot(): Promise<void>;
+  /** Rule set `Rule<x>` (1..3): its text and whether it is enabled. */
+  ruleSet(x: number): { text: string; enabled: boolean };
+  /** When `RuleTimer<x>` (1..8) runs out, sim ms; undefined when it is not running. */
+  ruleTimerEndsAtMs(x: number): number | undefined;
 }
+
+const ruleSetCount = 3;
+const ruleTimerCount = 8;
+/** A rule's trigger and its command: `ON <trigger> DO <command> ENDON|BREAK`. */
+const rulePattern = /\bON\s+(\S+)\s+DO\s+(.+?)\s+(?:ENDON|BREAK)\b/gi;
 
 const pulseMs = (value: number): number => (value <= 0 ? 0 : value <= 111 ? value * 100 : (value - 100) * 1000);
 
@@ -62,6 +82,10 @@ export function createTasmotaSim(options: TasmotaSimOptions): TasmotaSim {
   const power = Array.from({ length: relayCount }, (_, i) => (i + 1 === relay ? (options.initialOn ?? !blockOn) : false));
   const pulse = Array.from({ length: relayCount }, () => 0);
   const pulseOffAt: (number | undefined)[] = Array.from({ length: relayCount }, () => undefined);
+  const ruleSets = Array.from({ length: ruleSetCount }, () => ({ text: '', enabled: false }));
+  const ruleTimerAt: (number | undefined)[] = Array.from({ length: ruleTimerCount }, () => undefined);
+  /** Answers published by rules that ran while the physics moved: sent after the move. */
+  const ruleOutput: [string, string][] = [];
   let telePeriodS = options.telePeriodS ?? 300;
   let nextTeleMs = options.startMs + telePeriodS * 1000;
   let flashSaves = 0;
@@ -110,9 +134,44 @@ export function createTasmotaSim(options: TasmotaSimOptions): TasmotaSim {
     pulseOffAt[n - 1] = on && pulse[n - 1]! > 0 ? tank.nowMs + pulseMs(pulse[n - 1]!) : undefined;
     syncTank();
   };
-  const answerPower = async (n: number): Promise<void> => {
-    await publish(`stat/${topic}/RESULT`, JSON.stringify({ [powerName(n)]: onOff(power[n - 1]) }));
-    await publish(`stat/${topic}/${powerName(n)}`, onOff(power[n - 1]));
+  const powerAnswer = (n: number): [string, string][] => [
+    [`stat/${topic}/RESULT`, JSON.stringify({ [powerName(n)]: onOff(power[n - 1]) })],
+    [`stat/${topic}/${powerName(n)}`, onOff(power[n - 1])],
+  ];
+  const sendAll = async (messages: [string, string][]): Promise<void> => {
+    for (const [t, p] of messages) await publish(t, p);
+  };
+  /** Switches relay `n` as `POWER<n> <payload>` does; undefined for a relay the device does not have. */
+  const switchRelay = (n: number, payload: string): [string, string][] | undefined => {
+    if (n < 1 || n > relayCount) return undefined;
+    const p = payload.trim().toUpperCase();
+    if (p === 'ON' || p === '1') setPower(n, true);
+    else if (p === 'OFF' || p === '0') setPower(n, false);
+    else if (p === 'TOGGLE' || p === '2') setPower(n, !power[n - 1]);
+    return powerAnswer(n);
+  };
+  const ruleTimersAnswer = (): string => JSON.stringify(Object.fromEntries(ruleTimerAt.map((at, i) =>
+    [`T${i + 1}`, at === undefined ? 0 : Math.floor((at - tank.nowMs) / 1000)])));
+  const ruleSetAnswer = (x: number): string => {
+    const set = ruleSets[x - 1]!;
+    return JSON.stringify({ [`Rule${x}`]: { State: onOff(set.enabled), Once: 'OFF', StopOnError: 'OFF', Length: set.text.length, Free: 511 - set.text.length, Rules: set.text } });
+  };
+  /** Runs the commands of every enabled rule whose trigger is `trigger` (as the device does, set by set, in order). */
+  const runRules = (trigger: string): void => {
+    for (const set of ruleSets) {
+      if (!set.enabled) continue;
+      for (const m of set.text.matchAll(rulePattern)) {
+        if (m[1]!.toLowerCase() !== trigger.toLowerCase()) continue;
+        const body = m[2]!.trim();
+        const parts = /^backlog\s/i.test(body) ? body.slice(7).split(';') : [body];
+        for (const c of parts) {
+          const [name = '', ...rest] = c.trim().split(/\s+/);
+          const upper = name.toUpperCase();
+          commands.set(upper, (commands.get(upper) ?? 0) + 1);
+          if (/^POWER\d*$/.test(upper)) ruleOutput.push(...(switchRelay(Number(upper.slice(5) || '1'), rest.join(' ')) ?? []));
+        }
+      }
+    }
   };
 
   const handle = async (command: string, payload: string): Promise<void> => {
@@ -120,13 +179,32 @@ export function createTasmotaSim(options: TasmotaSimOptions): TasmotaSim {
     commands.set(name, (commands.get(name) ?? 0) + 1);
     const index = (prefix: string): number => Number(name.slice(prefix.length) || '1');
     if (/^POWER\d*$/.test(name)) {
-      const n = index('POWER');
-      if (n < 1 || n > relayCount) return;
-      const p = payload.trim().toUpperCase();
-      if (p === 'ON' || p === '1') setPower(n, true);
-      else if (p === 'OFF' || p === '0') setPower(n, false);
-      else if (p === 'TOGGLE' || p === '2') setPower(n, !power[n - 1]);
-      return answerPower(n);
+      const answer = switchRelay(index('POWER'), payload);
+      return answer ? sendAll(answer) : undefined;
+    }
+    if (/^RULETIMER\d*$/.test(name)) {
+      const x = Number(name.slice('RULETIMER'.length) || '1');
+      if (x < 0 || x > ruleTimerCount) return;
+      const v = Number(payload);
+      if (payload.trim() !== '' && Number.isFinite(v)) {
+        for (let i = x === 0 ? 1 : x; i <= (x === 0 ? ruleTimerCount : x); i++) ruleTimerAt[i - 1] = v > 0 ? tank.nowMs + v * 1000 : undefined;
+      }
+      return publish(`stat/${topic}/RESULT`, ruleTimersAnswer());
+    }
+    if (/^RULE\d$/.test(name)) {
+      const x = index('RULE');
+      if (x < 1 || x > ruleSetCount) return;
+      const set = ruleSets[x - 1]!;
+      const p = payload.trim();
+      if (p === '0' || p === '1') {
+        if (set.enabled !== (p === '1')) flashSaves++;
+        set.enabled = p === '1';
+      } else if (p !== '') {
+        const text = p === '"' ? '' : p;
+        if (text !== set.text) flashSaves++;
+        set.text = text;
+      }
+      return publish(`stat/${topic}/RESULT`, ruleSetAnswer(x));
     }
     if (/^PULSETIME\d*$/.test(name)) {
       const n = index('PULSETIME');
@@ -154,22 +232,34 @@ export function createTasmotaSim(options: TasmotaSimOptions): TasmotaSim {
     return publish(`stat/${topic}/RESULT`, JSON.stringify({ Command: 'Unknown' }));
   };
 
-  /** Moves the physics to `targetMs`, switching a relay off where its PulseTime ends. */
+  /** Moves the physics to `targetMs`, switching a relay off where its PulseTime ends and running the rules of each rule timer that runs out. */
   const physicsTo = (targetMs: number): void => {
     for (;;) {
-      const due = pulseOffAt.map((at, i) => ({ at, i })).filter((p) => p.at !== undefined && p.at <= targetMs)
-        .sort((a, b) => a.at! - b.at!)[0];
+      const due = [
+        ...pulseOffAt.map((at, i) => ({ at, kind: 'pulse' as const, i })),
+        ...ruleTimerAt.map((at, i) => ({ at, kind: 'rule' as const, i })),
+      ].filter((p) => p.at !== undefined && p.at <= targetMs).sort((a, b) => a.at! - b.at!)[0];
       if (!due) break;
       tank.advanceTo(due.at!);
-      power[due.i] = false;
-      pulseOffAt[due.i] = undefined;
-      flashSaves++;
-      syncTank();
+      if (due.kind === 'pulse') {
+        power[due.i] = false;
+        pulseOffAt[due.i] = undefined;
+        flashSaves++;
+        syncTank();
+      } else {
+        ruleTimerAt[due.i] = undefined;
+        runRules(`Rules#Timer=${due.i + 1}`);
+      }
     }
     tank.advanceTo(targetMs);
   };
+  const physicsAndRulesTo = async (targetMs: number): Promise<void> => {
+    physicsTo(targetMs);
+    await sendAll(ruleOutput.splice(0)).catch(() => undefined);
+  };
 
-  return {
+  const ends = clientEnds(() => client, () => (client = undefined));
+  const sim: TasmotaSim = {
     get nowMs() { return tank.nowMs; },
     get connected() { return client?.connected ?? false; },
     get relayOn() { return power[relay - 1] ?? false; },
@@ -201,11 +291,11 @@ export function createTasmotaSim(options: TasmotaSimOptions): TasmotaSim {
     async advance(ms) {
       const target = tank.nowMs + ms;
       while (telePeriodS > 0 && nextTeleMs <= target) {
-        physicsTo(nextTeleMs);
+        await physicsAndRulesTo(nextTeleMs);
         nextTeleMs += telePeriodS * 1000;
         await telemetry().catch(() => undefined);
       }
-      physicsTo(target);
+      await physicsAndRulesTo(target);
     },
     energyKwhByHour: () => tank.hourlyTruthKwh(),
     setSilent(value) { silent = value; },
@@ -214,6 +304,17 @@ export function createTasmotaSim(options: TasmotaSimOptions): TasmotaSim {
     run(clock, stepMs, signal) {
       return followClock(this, clock, stepMs, signal);
     },
-    ...clientEnds(() => client, () => (client = undefined)),
+    ...ends,
+    async reboot() {
+      await ends.crash();
+      ruleTimerAt.fill(undefined);
+      pulseOffAt.fill(undefined);
+      power.forEach((_, i) => (power[i] = i + 1 === relay ? (options.initialOn ?? !blockOn) : false));
+      syncTank();
+      await sim.start();
+    },
+    ruleSet: (x) => ({ ...ruleSets[x - 1]! }),
+    ruleTimerEndsAtMs: (x) => ruleTimerAt[x - 1],
   };
+  return sim;
 }
