@@ -8,7 +8,7 @@ import type { DeviceCapabilities } from './supervisor.js';
 import { loadProfile } from './modbus/profiles.js';
 import { ocppCapHoldMaxMs } from './ocpp/ocpp-charger.js';
 import { shellyMaxLeaseMs } from './mqtt/shelly.js';
-import { tasmotaMaxLeaseMs } from './mqtt/tasmota.js';
+import { tasmotaMaxLeaseMs, tasmotaRuleMaxLeaseMs } from './mqtt/tasmota.js';
 
 /** Most a device draws, kW; undefined for a meter. */
 export function ratedKwOf(d: DeviceConfig): number | undefined {
@@ -20,9 +20,10 @@ export function ratedKwOf(d: DeviceConfig): number | undefined {
 
 /**
  * Longest cap window the device holds by itself, ms: a heater relay with a timer of its own (Shelly
- * `toggle_after`, Tasmota `PulseTime` with blocked = ON, a Modbus release-timer register) up to
- * that timer's largest setting; a charger as its adapter states (`chargerHoldsCapMs`). A heat pump's SG
- * Ready lock is not held past the lease (lock budgets), nor is any relay without a timer: 0.
+ * `toggle_after`, Tasmota `PulseTime` with blocked = ON or its release rule's `RuleTimer`, a Modbus
+ * release-timer register) up to that timer's largest setting; a charger as its adapter states
+ * (`chargerHoldsCapMs`). A heat pump's SG Ready lock is not held past the lease (lock budgets), nor
+ * is any relay without a timer: 0.
  */
 export function holdsByItselfMs(d: DeviceConfig, caps: DeviceCapabilities): number {
   if (d.kind === 'hotWaterTank') return caps.heaterSwitch?.deviceLease ? caps.heaterSwitch.maxLeaseMs ?? 0 : 0;
@@ -55,9 +56,9 @@ export function capHoldOfConfig(d: DeviceConfig, options: { baseDir?: string } =
   if (!s) return { holdsMs: 0, why: 'no switch' };
   if (s.type === 'shelly') return { holdsMs: shellyMaxLeaseMs, why: 'Shelly toggle_after' };
   if (s.type === 'tasmota') {
-    return s.blockedState === 'on'
-      ? { holdsMs: tasmotaMaxLeaseMs, why: 'Tasmota PulseTime' }
-      : { holdsMs: 0, why: 'Tasmota blocking with OFF has no timer (blockedState: on, with the heater on the normally-closed contact, has)' };
+    if (s.blockedState === 'on') return { holdsMs: tasmotaMaxLeaseMs, why: 'Tasmota PulseTime' };
+    if (s.releaseRule) return { holdsMs: tasmotaRuleMaxLeaseMs, why: `Tasmota RuleTimer${s.releaseRule.timer} with the release rule in Rule${s.releaseRule.rule}` };
+    return { holdsMs: 0, why: 'Tasmota blocking with OFF has no timer (releaseRule, or blockedState: on with the heater on the normally-closed contact, gives it one)' };
   }
   if (s.type === 'modbus') {
     let lease: { maxS: number } | undefined;
