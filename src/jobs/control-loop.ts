@@ -3,18 +3,17 @@ import type { Logger } from '../log.js';
 import type { DeviceConfig } from '../config/schema.js';
 import type { SupervisedDevice, DeviceReading } from '../devices/supervisor.js';
 import type { Plan, PlanSlot } from '../core/types.js';
-import { chargerWantsCurrent, decide, type Decision, type DeviceMode, type DeviceNow, type HourBudget, type Setpoint, type SlotTarget } from '../core/control.js';
+import { chargerWantsCurrent, decide, type Decision, type DeviceMode, type DeviceNow, type HourBudget, type Setpoint } from '../core/control.js';
 import type { Metering } from './metering.js';
 import { startLoop, type LoopHandle } from '../timing/loop.js';
-import type { FuseGuard } from './fuse-guard.js';
+import type { FuseCharger, FuseGuard } from './fuse-guard.js';
 import { createHeatPumpControl } from './heat-pump-control.js';
 import { createPhaseControl, switchingChargerNow, wantedChargerKw } from './phase-control.js';
 import { switchesPhases } from '../core/phase-switch.js';
 import { rateLimitedWarn } from '../log-limit.js';
-import type { SgState } from '../core/heat-pump.js';
-
-/** SG Ready states by how much they let a pump draw. */
-const sgRank: Readonly<Record<SgState, number>> = { block: 0, normal: 1, boost: 2, forced: 3 };
+import {
+  asGiven, chargerTarget, delayToNextTickMs, heaterTarget, modeAt, newlyGuarded, raisesLoad, roomUnderCapKw, slotAt, slotStartOf, slowestLateRead,
+} from './control-steps.js';
 
 export interface ControlledDevice {
   config: DeviceConfig;
@@ -56,10 +55,6 @@ export interface ControlInputs {
 }
 
 const hasDevice = (devices: readonly ControlledDevice[], id: string): boolean => devices.some((c) => c.config.id === id);
-
-function slotAt(plan: Plan | null, nowMs: number): PlanSlot | undefined {
-  return plan?.slots.find((s) => s.startMs <= nowMs && nowMs < s.endMs);
-}
 
 const HOUR_MS = 3_600_000;
 
@@ -134,11 +129,14 @@ export function startControlLoop(deps: {
 
   /** Reading the devices took longer than a tick: logged a few times per wall-clock window, not every tick. */
   const slowWarn = rateLimitedWarn(log, { perWindow: 3, windowMs: 3_600_000 });
-  async function tick(signal: AbortSignal): Promise<number> {
+
+  /**
+   * Reads every device side by side, each under its own timeout (and the fuse's meter when it is
+   * not one of them), noting when each read ended, ms after `startedMs`.
+   */
+  async function readAll(signal: AbortSignal, startedMs: number): Promise<{ readings: Map<string, DeviceReading>; phases: PhaseReading | undefined; doneAfterMs: Map<string, number> }> {
     const readings = new Map<string, DeviceReading>();
     const fuseMeter = deps.fuse && !hasDevice(all, deps.fuse.meterId) ? deps.fuse.meter : undefined;
-    const startedMs = deps.clock.nowMs();
-    /** When each device's read ended, ms after the tick's start (the reads run side by side). */
     const doneAfterMs = new Map<string, number>();
     const timedRead = async (id: string, device: SupervisedDevice): Promise<DeviceReading> => {
       const r = await device.read(signal);
@@ -150,46 +148,40 @@ export function startControlLoop(deps: {
       fuseMeter ? timedRead(deps.fuse!.meterId, fuseMeter) : undefined,
     ]);
     const phases = (fuseMeterReading ?? (deps.fuse ? readings.get(deps.fuse.meterId) : undefined))?.phases;
-    const now = deps.clock.nowMs();
-    // Decisions then rest on readings older than a tick (the phase currents among them), and the tick runs late.
-    if (now - startedMs > deps.tickMs && doneAfterMs.size > 0) {
-      const [slowest, ms] = [...doneAfterMs].reduce((a, b) => (b[1] > a[1] ? b : a));
-      slowWarn('CONTROL_TICK_SLOW', { tookMs: now - startedMs, tickMs: deps.tickMs, slowest, slowestDoneAfterMs: ms }, 'reading the devices took longer than a control tick');
-    }
-    const currentSlot = Math.floor(now / slotMs) * slotMs;
-    if (currentSlot !== slotStartMs) {
-      slotStartMs = currentSlot;
-      slotStartEnergy.clear();
-      slotIntegrated.clear();
-    }
-    for (const c of all) deps.metering.feed(c.subject, readings.get(c.config.id)!);
+    return { readings, phases, doneAfterMs };
+  }
 
-    const plan = deps.inputs.plan();
-    const slot = slotAt(plan, now);
-    const energies = new Map(deps.devices.map((c) => [c.config.id, slotEnergy(c.config.id, readings.get(c.config.id)!, now)]));
-    const modeOf = (id: string): DeviceMode => {
-      const intent = deps.inputs.intent(id);
-      return intent.mode === 'boost' && (intent.boostUntilMs ?? Infinity) <= now ? 'auto' : intent.mode;
-    };
-    const chargerPlanned = (id: string): SlotTarget | null => {
-      const v = slot?.evs?.[id];
-      // A car that leaves within the slot has until then to catch up, not until the slot's end.
-      const untilMs = Math.min(slot?.endMs ?? now, v?.leavesMs ?? Infinity);
-      return plan === null ? null : { energyKwh: v?.energyKWh ?? 0, powerKw: v?.powerKW ?? 0, ...(slot ? { leftH: Math.max(0, untilMs - now) / 3_600_000 } : {}) };
-    };
-    const heaterPlanned = (id: string): SlotTarget | null => {
-      const t = slot?.tanks?.[id];
-      return plan === null ? null : { energyKwh: t?.energyKWh ?? 0, powerKw: t?.powerKW ?? 0, paidToConsume: (slot?.price ?? 0) < 0 };
-    };
-    const nows: DeviceNow[] = [];
-    // Every charger under the fuse that draws or wants to, so chargers on a common line split its
-    // free current; one that neither draws nor wants any claims no share of it.
-    // (A charger that switches phases draws on the phases it charges on now.)
-    const fuseChargers = deps.devices.flatMap((c) => {
+  /** A new slot starts every device's slot energy afresh. */
+  function rollSlot(now: number): void {
+    const currentSlot = slotStartOf(now, slotMs);
+    if (currentSlot === slotStartMs) return;
+    slotStartMs = currentSlot;
+    slotStartEnergy.clear();
+    slotIntegrated.clear();
+  }
+
+  /** What the loop knows of this tick before it asks each device what it wants. */
+  interface TickView {
+    now: number;
+    readings: Map<string, DeviceReading>;
+    phases: PhaseReading | undefined;
+    energies: Map<string, number>;
+    plan: Plan | null;
+    slot: PlanSlot | undefined;
+    modeOf: (id: string) => DeviceMode;
+  }
+
+  /**
+   * Every charger under the fuse that draws or wants to, so chargers on a common line split its
+   * free current; one that neither draws nor wants any claims no share of it. (A charger that
+   * switches phases draws on the phases it charges on now.)
+   */
+  function chargersUnderFuse(v: TickView): (FuseCharger & { sharing: boolean })[] {
+    return deps.devices.flatMap((c) => {
       if (c.config.kind !== 'evCharger') return [];
-      const r = readings.get(c.config.id);
-      const planned = chargerPlanned(c.config.id);
-      const wants = chargerWantsCurrent({ plugged: r?.ev?.plugged === true, mode: modeOf(c.config.id), planned, slotEnergyKwh: energies.get(c.config.id) ?? 0 });
+      const r = v.readings.get(c.config.id);
+      const planned = chargerTarget(v.plan, v.slot, c.config.id, v.now);
+      const wants = chargerWantsCurrent({ plugged: r?.ev?.plugged === true, mode: v.modeOf(c.config.id), planned, slotEnergyKwh: v.energies.get(c.config.id) ?? 0 });
       return [{
         id: c.config.id, voltageV: c.config.model.voltageV, safeCurrentA: c.config.safeCurrentA, powerW: r?.powerW,
         phases: switchesPhases(c.config.model) ? phaseControl.actual(c.config.id, r?.ev?.phases, c.config.model.phases) : c.config.model.phases,
@@ -197,17 +189,20 @@ export function startControlLoop(deps: {
         sharing: wants || (r?.powerW ?? 0) > 0,
       }];
     });
+  }
+
+  /** What each device is and wants now, for decide(): its reading, mode, plan, caps and fuse. */
+  function devicesNow(v: TickView, capKw: number, locationPowerW: number | undefined): DeviceNow[] {
+    const { now, readings, phases } = v;
+    const fuseChargers = chargersUnderFuse(v);
     const sharersWith = (id: string) => fuseChargers.filter((x) => x.sharing || x.id === id);
-    const capKw = deps.inputs.locationCapKw(now);
-    const locationPowerW = deps.mainMeter ? readings.get(deps.mainMeter.config.id)?.powerW : undefined;
-    // Room under the location cap for a charger choosing its phases (as decide() reckons the base load).
-    const devicesKw = deps.devices.reduce((sum, c) => sum + Math.max(0, (readings.get(c.config.id)?.powerW ?? 0) / 1000), 0);
-    const roomKw = capKw - (locationPowerW === undefined ? deps.inputs.baseLoadKw(now) : Math.max(0, locationPowerW / 1000 - devicesKw));
+    const roomKw = roomUnderCapKw(capKw, locationPowerW, deps.devices.map((c) => readings.get(c.config.id)?.powerW), () => deps.inputs.baseLoadKw(now));
+    const nows: DeviceNow[] = [];
     for (const c of deps.devices) {
       const cfg = c.config;
       const r = readings.get(cfg.id)!;
-      const e = energies.get(cfg.id)!;
-      const mode = modeOf(cfg.id);
+      const e = v.energies.get(cfg.id)!;
+      const mode = v.modeOf(cfg.id);
       const available = c.device.health().state === 'up';
       const capKw = deps.inputs.deviceCapKw(cfg.id, now);
       if (cfg.kind === 'hotWaterTank') {
@@ -215,22 +210,22 @@ export function startControlLoop(deps: {
           kind: 'hotWaterTank', id: cfg.id, available, mode,
           temperatureC: r.temperatureC ?? deps.inputs.estimatedTankC(cfg.id, now),
           floorC: cfg.model.floorC, maxC: cfg.model.maxC, elementKw: cfg.model.elementKw, powerW: r.powerW, slotEnergyKwh: e,
-          planned: heaterPlanned(cfg.id),
+          planned: heaterTarget(v.plan, v.slot, cfg.id),
           ...(capKw !== undefined ? { capKw } : {}),
           ...heaterSeen(cfg.id, cfg.model.elementKw, r.powerW, phases, now),
         });
       } else if (cfg.kind === 'heatPump') {
         nows.push(heatPumps.now(cfg, {
           available, mode, temperatureC: r.temperatureC ?? deps.inputs.estimatedTankC(cfg.id, now), powerW: r.powerW, slotEnergyKwh: e,
-          planned: heaterPlanned(cfg.id),
+          planned: heaterTarget(v.plan, v.slot, cfg.id),
           ...(capKw !== undefined ? { capKw } : {}),
           ...heaterSeen(cfg.id, cfg.model.electricKw, r.powerW, phases, now),
-        }, plan, now));
+        }, v.plan, now));
       } else if (cfg.kind === 'evCharger') {
         const fuse = deps.fuse?.guard;
         const charger = fuseChargers.find((x) => x.id === cfg.id)!;
         const sharers = sharersWith(cfg.id);
-        const planned = chargerPlanned(cfg.id);
+        const planned = chargerTarget(v.plan, v.slot, cfg.id, now);
         const plugged = r.ev?.plugged ?? false;
         // A charger that switches phases: its phases, power per amp and fuse limit this tick.
         const switching = switchesPhases(cfg.model)
@@ -251,13 +246,11 @@ export function startControlLoop(deps: {
         });
       }
     }
-    const budget = hourBudget(slot, deps.metering, deps.mainMeter?.subject, now);
-    const decision = decide(nows, { capKw, locationPowerW, baseLoadKw: deps.inputs.baseLoadKw(now), guardedBefore: [...guarding], ...(budget ? { hourBudget: budget } : {}) });
-    for (const id of decision.guarded) {
-      if (!guarding.has(id)) log.info({ code: 'HOUR_GUARD', device: id, ...budget }, 'throttled to keep the hour within its capacity-step allowance');
-    }
-    guarding = new Set(decision.guarded);
-    deps.fuse?.guard.applied(decision.setpoints);
+    return nows;
+  }
+
+  /** Sends the decision to the devices: loads go down before others go up, so that the fuse never carries both at once. */
+  async function applyDecision(decision: Decision, now: number): Promise<void> {
     const byId = new Map(deps.devices.map((c) => [c.config.id, c]));
     // A device that refuses a command is the supervisor's to report; the others still get theirs.
     const apply = (setpoints: readonly Setpoint[]) => Promise.allSettled(
@@ -275,26 +268,44 @@ export function startControlLoop(deps: {
         if (s.kind === 'charger') appliedA.set(s.id, s.currentA);
       }),
     );
-    // Loads go down before others go up, so that the fuse never carries both at once.
-    const raises = (s: Setpoint): boolean => {
-      if (s.kind === 'heater') return s.allow;
-      if (s.kind === 'heatPump') {
-        // Any state above the one written lets the pump draw more (leaving a lock lets it start at all).
-        const was = byId.get(s.id)?.device.health().sgState;
-        return s.state !== 'block' && (was === undefined || sgRank[s.state] > sgRank[was]);
-      }
-      return s.currentA > (appliedA.get(s.id) ?? Infinity);
-    };
+    const sgStateOf = (id: string) => byId.get(id)?.device.health().sgState;
+    const raises = (s: Setpoint): boolean => raisesLoad(s, { sgState: s.kind === 'heatPump' ? sgStateOf(s.id) : undefined, appliedA: appliedA.get(s.id) });
     await apply(decision.setpoints.filter((s) => !raises(s)));
     await apply(decision.setpoints.filter(raises));
-    // The lock budget counts what the pump was given (a down one is held in normal operation; unknown after a failed write: as decided).
-    heatPumps.applied(decision.setpoints.map((s) => (s.kind === 'heatPump' ? { ...s, state: byId.get(s.id)?.device.health().sgState ?? s.state } : s)), now);
+    heatPumps.applied(asGiven(decision.setpoints, sgStateOf), now);
+  }
+
+  async function tick(signal: AbortSignal): Promise<number> {
+    const startedMs = deps.clock.nowMs();
+    const { readings, phases, doneAfterMs } = await readAll(signal, startedMs);
+    const now = deps.clock.nowMs();
+    // Decisions then rest on readings older than a tick (the phase currents among them), and the tick runs late.
+    const slowest = slowestLateRead(doneAfterMs, now - startedMs, deps.tickMs);
+    if (slowest) {
+      slowWarn('CONTROL_TICK_SLOW', { tookMs: now - startedMs, tickMs: deps.tickMs, slowest: slowest[0], slowestDoneAfterMs: slowest[1] }, 'reading the devices took longer than a control tick');
+    }
+    rollSlot(now);
+    for (const c of all) deps.metering.feed(c.subject, readings.get(c.config.id)!);
+
+    const plan = deps.inputs.plan();
+    const slot = slotAt(plan, now);
+    const energies = new Map(deps.devices.map((c) => [c.config.id, slotEnergy(c.config.id, readings.get(c.config.id)!, now)]));
+    const view: TickView = { now, readings, phases, energies, plan, slot, modeOf: (id) => modeAt(deps.inputs.intent(id), now) };
+    const capKw = deps.inputs.locationCapKw(now);
+    const locationPowerW = deps.mainMeter ? readings.get(deps.mainMeter.config.id)?.powerW : undefined;
+    const nows = devicesNow(view, capKw, locationPowerW);
+    const budget = hourBudget(slot, deps.metering, deps.mainMeter?.subject, now);
+    const decision = decide(nows, { capKw, locationPowerW, baseLoadKw: deps.inputs.baseLoadKw(now), guardedBefore: [...guarding], ...(budget ? { hourBudget: budget } : {}) });
+    for (const id of newlyGuarded(decision.guarded, guarding)) {
+      log.info({ code: 'HOUR_GUARD', device: id, ...budget }, 'throttled to keep the hour within its capacity-step allowance');
+    }
+    guarding = new Set(decision.guarded);
+    deps.fuse?.guard.applied(decision.setpoints);
+    await applyDecision(decision, now);
     deps.metering.tick(now);
     last = { atMs: now, slotStartMs, readings, slotEnergyKwh: energies, decision, locationPowerW, capKw };
     deps.onTick(last);
-    // Ticks land on whole multiples of the period, so hour boundaries are sampled exactly.
-    const after = deps.clock.nowMs();
-    return deps.tickMs - (after % deps.tickMs);
+    return delayToNextTickMs(deps.clock.nowMs(), deps.tickMs);
   }
 
   const loop = startLoop({ name: 'control', clock: deps.clock, logger: log, errorDelayMs: deps.tickMs, tick });
