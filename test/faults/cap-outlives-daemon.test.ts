@@ -5,12 +5,14 @@
  * the simulators' own relay and energy integral, sampled every simulated minute:
  * - Modbus: the sim tank's release-timer register (profile `relayLease`);
  * - Shelly Plus 1PM: `Switch.Set` `toggle_after`, timed on the device;
- * - Tasmota wired blocked = ON: `PulseTime`, timed on the device.
+ * - Tasmota wired blocked = ON: `PulseTime`, timed on the device;
+ * - Tasmota wired blocked = OFF with the release rule: `RuleTimer<x>` and `ON Rules#Timer=<x> DO
+ *   Power1 ON ENDON`, timed and run on the device.
  * OCPP chargers hold a cap as a charging profile: their case is cap-outlives-daemon-ocpp.test.ts.
  * Each tank's target is acknowledged first; a tank behind a plain Modbus coil is declined.
  */
 import { afterAll, expect, it } from 'vitest';
-import { createTasmotaSim } from '../../src/sandbox/devices/tasmota-sim.js';
+import { createTasmotaSim, type TasmotaSim } from '../../src/sandbox/devices/tasmota-sim.js';
 import { hourMs, spawnDaemon, stopAll, waitUntilSim, writeConfig, type World } from '../helpers/daemon-harness.js';
 import { errorLines, faultOverrides, faultWorld, tankLpc, wallSeconds } from './common.js';
 
@@ -77,36 +79,52 @@ const families: Family[] = [
   },
   {
     name: 'Tasmota PulseTime (blocked = ON)',
-    async world() {
-      const world = await faultWorld('cap-tasmota', { ownBroker: true });
-      const topic = 'tasmota-tank';
-      const sim = createTasmotaSim({
-        url: world.broker!.url, topic, startMs: world.clock.nowMs(), blockedState: 'on', telePeriodS: 60,
-        tank: { params: { volumeL: 200, elementKw: 2, thermostatC: 75 }, initialC: 58, draws: [] },
-      });
-      await sim.start();
-      const abort = new AbortController();
-      const running = sim.run(world.clock, 10_000, abort.signal).catch(() => undefined);
-      const source = { type: 'tasmota' as const, topic, blockedState: 'on' as const };
-      world.config.devices = world.config.devices?.map((d) => (d.kind === 'hotWaterTank' ? { ...d, switch: source, meter: source, thermometer: source } : d));
-      return {
-        world,
-        // PulseTime counts from the ON: the setting (112..64900 = value − 100 s) is what the
-        // simulator shows, so the release time is reckoned from now, at the latest.
-        truth: () => ({
-          blocked: sim.relayOn,
-          releaseAtMs: sim.relayOn && sim.pulseTime > 111 ? world.clock.nowMs() + (sim.pulseTime - 100) * 1000 : undefined,
-          energyKwh: sim.tank.trueEnergyKwh,
-        }),
-        async close() {
-          abort.abort();
-          await running;
-          await sim.close().catch(() => undefined);
-        },
-      };
-    },
+    world: () => tasmotaWorld('cap-tasmota', { blockedState: 'on' }, (sim, nowMs) => ({
+      blocked: sim.relayOn,
+      // PulseTime counts from the ON: the setting (112..64900 = value − 100 s) is what the
+      // simulator shows, so the release time is reckoned from now, at the latest.
+      releaseAtMs: sim.relayOn && sim.pulseTime > 111 ? nowMs + (sim.pulseTime - 100) * 1000 : undefined,
+    })),
+  },
+  {
+    name: 'Tasmota wired blocked = OFF, release rule',
+    world: () => tasmotaWorld('cap-tasmota-rule', { blockedState: 'off', releaseRule: { rule: 1, timer: 1 } }, (sim) => ({
+      blocked: !sim.relayOn,
+      releaseAtMs: sim.relayOn ? undefined : sim.ruleTimerEndsAtMs(1),
+    })),
   },
 ];
+
+/**
+ * A fault world whose tank hangs on a simulated Tasmota relay on the world's own broker, wired as
+ * `wiring` says; `relayTruth` reads the block and its end from the simulator.
+ */
+async function tasmotaWorld(
+  name: string,
+  wiring: { blockedState: 'on' | 'off'; releaseRule?: { rule: number; timer: number } },
+  relayTruth: (sim: TasmotaSim, nowMs: number) => Omit<TankTruth, 'energyKwh'>,
+): ReturnType<Family['world']> {
+  const world = await faultWorld(name, { ownBroker: true });
+  const topic = 'tasmota-tank';
+  const sim = createTasmotaSim({
+    url: world.broker!.url, topic, startMs: world.clock.nowMs(), blockedState: wiring.blockedState, telePeriodS: 60,
+    tank: { params: { volumeL: 200, elementKw: 2, thermostatC: 75 }, initialC: 58, draws: [] },
+  });
+  await sim.start();
+  const abort = new AbortController();
+  const running = sim.run(world.clock, 10_000, abort.signal).catch(() => undefined);
+  const source = { type: 'tasmota' as const, topic, ...wiring };
+  world.config.devices = world.config.devices?.map((d) => (d.kind === 'hotWaterTank' ? { ...d, switch: source, meter: source, thermometer: source } : d));
+  return {
+    world,
+    truth: () => ({ ...relayTruth(sim, world.clock.nowMs()), energyKwh: sim.tank.trueEnergyKwh }),
+    async close() {
+      abort.abort();
+      await running;
+      await sim.close().catch(() => undefined);
+    },
+  };
+}
 
 for (const family of families) {
   it(`holds a 0 kW cap to its end after a SIGKILL: ${family.name}`, async () => {
