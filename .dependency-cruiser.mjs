@@ -22,7 +22,7 @@ const layers = [
   { name: 'boundaries', paths: ['config/', 'spark/', 'fleet/', 'prices/', 'store/'], uses: ['errors', 'core', 'base'] },
   { name: 'adapters', paths: ['devices/', 'upstream/', 'identity.ts', 'registration.ts'], uses: ['errors', 'core', 'base', 'boundaries'] },
   { name: 'jobs', paths: ['jobs/'], uses: ['errors', 'core', 'base', 'boundaries', 'adapters'] },
-  { name: 'views', paths: ['ha/', 'status/'], uses: ['errors', 'core', 'base', 'boundaries', 'adapters', 'jobs'] },
+  { name: 'views', paths: ['view/', 'ha/', 'status/'], uses: ['errors', 'core', 'base', 'boundaries', 'adapters', 'jobs'] },
   { name: 'app', paths: ['app/', 'app.ts', 'app-view.ts', 'app-view-why.ts'], uses: ['errors', 'core', 'base', 'boundaries', 'adapters', 'jobs', 'views'] },
   // The other products: the partner's hub, and the sandbox, simulators and demo around the daemon.
   { name: 'hub', paths: ['hub/'], uses: ['errors', 'core', 'base', 'boundaries', 'adapters'] },

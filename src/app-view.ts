@@ -2,7 +2,7 @@
 import type { Config } from './config/schema.js';
 import type { Plan, PlanSlot } from './core/types.js';
 import type { BillSummary } from './jobs/billing.js';
-import type { BillView, ComfortView, DeviceView, EventView, FuseView, HomeView, JobHealthView, LimitView, PlanReportView, PlanView, ReservationView } from './ha/view.js';
+import type { BillView, ComfortView, DeviceView, EventView, FuseView, HomeView, JobHealthView, LimitView, PlanReportView, PlanView, ReservationView } from './view/model.js';
 import type { HomeEvent } from './spark/event-normalise.js';
 import type { ControlSnapshot } from './jobs/control-loop.js';
 import type { DeviceWishes } from './jobs/home-state.js';

@@ -4,7 +4,7 @@
  */
 import type { Config } from './config/schema.js';
 import type { Plan } from './core/types.js';
-import type { HomeView } from './ha/view.js';
+import type { HomeView } from './view/model.js';
 import type { Store } from './store/types.js';
 import { runModules, stopTogether, type PartHealth } from './lifecycle.js';
 import { homeView } from './app-view.js';

@@ -16,7 +16,7 @@ import { localAt, startDemoEnvironment, type DemoEnvironment } from '../src/demo
 import type { Config } from '../src/config/schema.js';
 import { runCli } from '../src/cli/dispatch.js';
 import { findFreePort } from '../src/sandbox/devices/modbus-tank.js';
-import type { HomeView } from '../src/ha/view.js';
+import type { HomeView } from '../src/view/model.js';
 
 const speed = 600;
 const startMs = localAt(Date.UTC(2026, 0, 14, 12), 0, 10);

@@ -7,7 +7,7 @@ import { mqttJsPort, sharedConnectionPort } from '../src/ha/port.js';
 import { createMqttConnection } from '../src/devices/mqtt/connection.js';
 import { createHaPublisher, haWill } from '../src/ha/publisher.js';
 import { haTopics } from '../src/ha/topics.js';
-import type { HomeView } from '../src/ha/view.js';
+import type { HomeView } from '../src/view/model.js';
 import { WattshiftError } from '../src/errors.js';
 import { silentLogger } from '../src/log.js';
 import { checkDiscovery } from './fixtures/ha/discovery-check.js';

@@ -15,7 +15,7 @@ import { runCli } from '../src/cli/dispatch.js';
 import { parseConfig } from '../src/config/load.js';
 import type { Config } from '../src/config/schema.js';
 import type { Plan, PlanSlot } from '../src/core/types.js';
-import type { HomeView } from '../src/ha/view.js';
+import type { HomeView } from '../src/view/model.js';
 import { localAt } from '../src/demo/environment.js';
 import { findFreePort } from '../src/sandbox/devices/modbus-sim.js';
 import { openStore } from '../src/store/index.js';

@@ -3,7 +3,7 @@ import parse from 'parse-prometheus-text-format';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DaemonMetrics } from '../src/status/metrics.js';
 import { startStatusServer, type StatusServer } from '../src/status/server.js';
-import type { HomeView } from '../src/ha/view.js';
+import type { HomeView } from '../src/view/model.js';
 import { sampleView, t0 } from './fixtures/ha/sample-view.js';
 
 const servers: StatusServer[] = [];

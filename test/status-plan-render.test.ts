@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { renderPlan } from '../src/cli/plan-render.js';
-import type { PlanView } from '../src/ha/view.js';
+import type { PlanView } from '../src/view/model.js';
 import { samplePlan, t0 } from './fixtures/ha/sample-view.js';
 
 const names = { tank: 'Hot water', ev: 'Charger' };

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createServer } from 'node:net';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { HomeView } from '../src/ha/view.js';
+import type { HomeView } from '../src/view/model.js';
 import { DaemonMetrics } from '../src/status/metrics.js';
 import { startStatusServer } from '../src/status/server.js';
 import type { StatusServer } from '../src/status/server.js';

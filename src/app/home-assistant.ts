@@ -3,7 +3,7 @@
  * departure, target) back the same way. Announced at every connect of the shared MQTT connection.
  */
 import type { Module } from '../lifecycle.js';
-import type { HomeView } from '../ha/view.js';
+import type { HomeView } from '../view/model.js';
 import { WattshiftError } from '../errors.js';
 import { createHaBridge } from '../ha/bridge.js';
 import { sharedConnectionPort } from '../ha/port.js';

@@ -1,6 +1,6 @@
 /** The local status page, `/healthz` and Prometheus `/metrics`. */
 import { moduleOf, type Module } from '../lifecycle.js';
-import type { HomeView } from '../ha/view.js';
+import type { HomeView } from '../view/model.js';
 import { startStatusServer } from '../status/server.js';
 import { cachedEnergyHistory, readEnergyHistory } from '../status/history.js';
 import { allowedPageHosts } from '../status/page-url.js';

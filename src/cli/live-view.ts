@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { Config } from '../config/schema.js';
-import type { PlanView } from '../ha/view.js';
+import type { PlanView } from '../view/model.js';
 import { request } from '../spark/request.js';
 import { currentPlanView, type StoredPlan } from './stored-plan.js';
 

@@ -1,4 +1,4 @@
-import type { PlanView } from '../ha/view.js';
+import type { PlanView } from '../view/model.js';
 import { assertTimezone, dayLabel, fixed, hhmm, planDeviceIds } from '../status/format.js';
 import { reservationText } from '../status/reservation-text.js';
 

@@ -25,7 +25,7 @@ import { billView, planReportOutbox } from '../app-view.js';
 import { billTariff, readBill } from '../jobs/billing.js';
 import { billLines } from '../status/bill-section.js';
 import { eventKind, eventText, windowText } from '../status/event-text.js';
-import type { BillView, HomeView } from '../ha/view.js';
+import type { BillView, HomeView } from '../view/model.js';
 import type { CliCommand, CliIo } from './types.js';
 import { planReportQueue } from '../jobs/plan-reports.js';
 import { planReportText } from '../status/plan-report-text.js';

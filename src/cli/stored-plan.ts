@@ -7,7 +7,7 @@ import { planView } from '../app-view.js';
 import type { Config } from '../config/schema.js';
 import type { Plan } from '../core/types.js';
 import { WattshiftError } from '../errors.js';
-import type { PlanView } from '../ha/view.js';
+import type { PlanView } from '../view/model.js';
 import type { Store } from '../store/index.js';
 
 const deviceSlot = z.looseObject({ energyKWh: z.number(), powerKW: z.number(), on: z.boolean() });

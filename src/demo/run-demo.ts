@@ -3,7 +3,7 @@
  * sandbox and simulated devices speaking real Modbus TCP and MQTT. One line per simulated hour,
  * then a summary; the last line is the summary as JSON.
  */
-import type { BillView } from '../ha/view.js';
+import type { BillView } from '../view/model.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -6,7 +6,7 @@ import type { HaMqttPort } from './port.js';
 import { createHaPublisher } from './publisher.js';
 import { fieldsForKind } from './state.js';
 import { haTopics, parseCommandTopic } from './topics.js';
-import type { HomeView } from './view.js';
+import type { HomeView } from '../view/model.js';
 
 export interface HaBridgeOptions {
   port: HaMqttPort;

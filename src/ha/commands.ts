@@ -6,7 +6,7 @@ import { didYouMean } from '../config/suggest.js';
 import type { HaMqttPort } from './port.js';
 import { commandFields, commandFilters, haTopics, parseCommandTopic, unknownCommandField } from './topics.js';
 import type { ParsedCommandTopic } from './topics.js';
-import type { DeviceKind } from './view.js';
+import type { DeviceKind } from '../view/model.js';
 
 const modeSchema = z.enum(['auto', 'off', 'boost']);
 

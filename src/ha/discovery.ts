@@ -1,7 +1,7 @@
 import { chargePointStatuses } from '../devices/ocpp/messages.js';
 import { haSafeId, haTopics } from './topics.js';
 import type { HaTopics } from './topics.js';
-import type { CommandRangesView, DeviceKind } from './view.js';
+import type { CommandRangesView, DeviceKind } from '../view/model.js';
 
 /**
  * Home Assistant MQTT discovery: one config message per entity at

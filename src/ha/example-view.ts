@@ -1,5 +1,5 @@
 /** An example home for docs/mqtt.md: a tank, a heat pump, a charger and a main meter, during LPC caps on the location and the tank. */
-import type { HomeView } from './view.js';
+import type { HomeView } from '../view/model.js';
 
 /** 2026-03-02T17:00:00Z. */
 const nowMs = Date.UTC(2026, 2, 2, 17, 0, 0);

@@ -2,7 +2,7 @@ import type { Logger } from '../log.js';
 import type { HaMqttPort } from './port.js';
 import { stateMessages } from './state.js';
 import { haTopics } from './topics.js';
-import type { HomeView } from './view.js';
+import type { HomeView } from '../view/model.js';
 
 export const onlinePayload = 'online';
 export const offlinePayload = 'offline';

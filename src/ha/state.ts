@@ -1,5 +1,5 @@
 import type { HaTopics, DeviceScalarField } from './topics.js';
-import type { BillView, DeviceKind, DeviceView, HomeView, PlanReportView, PlanView } from './view.js';
+import type { BillView, DeviceKind, DeviceView, HomeView, PlanReportView, PlanView } from '../view/model.js';
 
 /** Payload of a scalar topic whose value is unknown; Home Assistant reads it as `unknown`. */
 export const unknownPayload = 'None';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseCommand } from './commands.js';
 import { stateMessages, unknownPayload } from './state.js';
 import { haTopics, parseCommandTopic, topicMatches } from './topics.js';
-import type { HomeView } from './view.js';
+import type { HomeView } from '../view/model.js';
 
 const devices = [{ id: 'tank', kind: 'hotWaterTank' as const }, { id: 'ev', kind: 'evCharger' as const }];
 

@@ -1,4 +1,4 @@
-import type { BillView } from '../ha/view.js';
+import type { BillView } from '../view/model.js';
 import { escapeXml as esc, fixed } from './format.js';
 
 /** The month's bill so far, for the status page (HTML) and `wattshift status` (text lines). */

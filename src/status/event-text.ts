@@ -3,7 +3,7 @@
  * and when. The API's event id is left to the machine-readable views (a page's title attribute,
  * `--json`, `/api/view`), where the partner's support finds it.
  */
-import type { EventView } from '../ha/view.js';
+import type { EventView } from '../view/model.js';
 import { dateTime, fixed, hhmm } from './format.js';
 
 const kinds: Record<string, string> = {

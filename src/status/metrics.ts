@@ -4,7 +4,7 @@
  * from the live view at each scrape. Units are base units (seconds, watts, joules).
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { BillView, HomeView } from '../ha/view.js';
+import type { BillView, HomeView } from '../view/model.js';
 
 const joulesPerKwh = 3_600_000;
 

@@ -1,4 +1,4 @@
-import type { DeviceView, FuseView, HomeView } from '../ha/view.js';
+import type { DeviceView, FuseView, HomeView } from '../view/model.js';
 import { dateTime, escapeXml as esc, fixed } from './format.js';
 import { renderPlanSvg } from './svg.js';
 import { billSection } from './bill-section.js';

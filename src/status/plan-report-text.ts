@@ -1,4 +1,4 @@
-import type { HomeView } from '../ha/view.js';
+import type { HomeView } from '../view/model.js';
 import { fixed } from './format.js';
 
 /**

@@ -1,5 +1,5 @@
 /** An LPC reservation and what the plan did about it, in one line: for `plan --explain` and the status page. */
-import type { ReservationView } from '../ha/view.js';
+import type { ReservationView } from '../view/model.js';
 import { dayLabel, fixed, hhmm } from './format.js';
 
 export function reservationText(r: ReservationView, tz: string): string {

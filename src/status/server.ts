@@ -5,7 +5,7 @@ import { hostAllowed } from './host-check.js';
 import { guardClientErrors, refusalLog } from '../http/client-errors.js';
 import { parseRequestTarget } from '../http/request-target.js';
 import { WattshiftError, isWattshiftError } from '../errors.js';
-import type { HomeView } from '../ha/view.js';
+import type { HomeView } from '../view/model.js';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
 import { assertTimezone } from './format.js';

@@ -3,7 +3,7 @@
  * planned power, and a device's own cap over its row, each where its time falls on the chart.
  */
 import { describe, expect, it } from 'vitest';
-import type { LimitView, PlanView } from '../ha/view.js';
+import type { LimitView, PlanView } from '../view/model.js';
 import { renderPlanSvg } from './svg.js';
 
 const hour = 3_600_000;

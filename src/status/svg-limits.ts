@@ -2,7 +2,7 @@
  * The limits on the plan chart: a panel of the devices' planned power under the home's power limit,
  * its power-limitation (LPC) caps and reservations, and each device's own caps over its row.
  */
-import type { LimitView, PlanView } from '../ha/view.js';
+import type { LimitView, PlanView } from '../view/model.js';
 import { dayLabel, escapeXml as esc, fixed, hhmm } from './format.js';
 
 /** Where the chart puts time and rows. */

@@ -1,4 +1,4 @@
-import type { LimitView, PlanView } from '../ha/view.js';
+import type { LimitView, PlanView } from '../view/model.js';
 import { dayLabel, escapeXml as esc, fixed, hhmm, planDeviceIds } from './format.js';
 import { deviceCaps, powerPanel, powerPanelHeight } from './svg-limits.js';
 

@@ -1,7 +1,8 @@
 /**
- * The read-only views the home-automation and status layers render. The composition root maps
- * the daemon's real state onto these, so this layer does not depend on the planner's or the
- * store's internal types. Units are in the names; times are epoch milliseconds. No secrets.
+ * The view model: the read-only views that the home-automation bridge, the status page and the CLI
+ * render. The composition root maps the daemon's real state onto these, so those faces do not
+ * depend on the planner's or the store's internal types. Units are in the names; times are epoch
+ * milliseconds. No secrets.
  */
 
 export type DeviceKind = 'hotWaterTank' | 'evCharger' | 'meter' | 'heatPump';
