@@ -14,7 +14,7 @@ import {
   legionellaDeadline, legionellaUnreachable, lowestCapKW, remainingSlots, shortfallPenalty, slotFractions, slotHeadroom, tankSlotEnergy,
   tankStartTemp,
 } from './plan-setup-steps.js';
-import type { Plan, PlanInput, PriceSlot, Shortfall } from './types.js';
+import type { EvParams, LpcCap, Plan, PlanInput, PriceSlot, Shortfall, TankParams } from './types.js';
 
 export interface TankSetup {
   id: string;
@@ -97,29 +97,63 @@ const NEGLIGIBLE_NEED_KWH = 1e-6;
 export const tankIdOf = (t: { id?: string }): string => t.id ?? 'tank';
 export const evIdOf = (e: { id?: string }): string => e.id ?? 'ev';
 
+/** What the tank's and the car's set-ups share: the slots left, their headroom and caps, the frozen plan. */
+interface SlotFrame {
+  input: PlanInput;
+  nowMs: number;
+  slots: PriceSlot[];
+  slotMs: number;
+  slotHours: number;
+  fraction: number[];
+  hours: number[];
+  headroomKW: number[];
+  /** The lowest LPC cap that binds a device of the scope in the slot, kW. */
+  capFor: (scope: LpcCap['scope'], s: PriceSlot) => number;
+  /** The previous plan's frozen slots, by start. */
+  prevSlot: Map<number, Plan['slots'][number]>;
+  shortfalls: Shortfall[];
+}
+
+/** What a device already took in the running slot counts only there. */
+const deliveredInFirst = (t: number, delivered: number | undefined): number | undefined => (t === 0 ? delivered : 0);
+
 export function setupPlan(input: PlanInput, nowMs: number, previous: Plan | undefined): Setup {
   assertPlanInputBounded(input);
   if (!Number.isFinite(nowMs)) throw new WattshiftError('PLAN_INPUT_INVALID', 'nowMs must be finite');
-  const first = input.slots[0];
-  const slotMs = first ? first.endMs - first.startMs : 3_600_000;
+  const firstSlot = input.slots[0];
+  const slotMs = firstSlot ? firstSlot.endMs - firstSlot.startMs : 3_600_000;
   if (!(slotMs > 0)) throw new WattshiftError('PLAN_INPUT_INVALID', 'slots must have a positive length');
   const { offset, slots } = remainingSlots(input.slots, nowMs);
-  const n = slots.length;
   const slotHours = slotMs / 3_600_000;
   const fraction = slotFractions(slots, nowMs, slotMs);
   const { hours, dayIndex } = slotLocalInfo(slots.map((s) => s.startMs), input.timezone);
-  const known = slots.filter((s) => s.source !== 'fallback');
-  const allFallback = known.length === 0;
+  const allFallback = slots.every((s) => s.source === 'fallback');
   const price = slots.map((s) => s.price);
-  const meanKnown = known.length > 0 ? known.reduce((x, s) => x + s.price, 0) / known.length : 0;
-  const minKnown = known.reduce((x, s) => Math.min(x, s.price), Infinity);
-  const penalty = shortfallPenalty(price);
   const shortfalls: Shortfall[] = [];
+  const lpc = input.location.lpc ?? [];
+  const ids = { tankId: input.tank ? tankIdOf(input.tank) : undefined, evId: input.ev ? evIdOf(input.ev) : undefined };
+  const capFor = (scope: LpcCap['scope'], s: PriceSlot): number => lowestCapKW(lpc, s, (c) => capBinds(c, scope, ids));
+  const room = locationHeadroom(input, slots, offset, capFor, shortfalls);
+  const frame: SlotFrame = {
+    input, nowMs, slots, slotMs, slotHours, fraction, hours, headroomKW: room.headroomKW, capFor, shortfalls,
+    prevSlot: frozenPrevious(previous, frozenWindowEndMs(slots, input.options?.frozenSlots, slotMs)),
+  };
+  return {
+    slots, n: slots.length, slotMs, slotHours, fraction, hours, dayIndex, allFallback, price, headroomKW: room.headroomKW,
+    headroomE: room.headroomKW.map((h, t) => h * slotHours * (fraction[t] as number)),
+    lpcBinding: room.lpcBinding, reservedBinding: room.reservedBinding,
+    tank: input.tank ? setupTank(frame, input.tank) : null,
+    ev: input.ev ? setupEv(frame, input.ev, allFallback) : null,
+    shortfalls, penalty: shortfallPenalty(price),
+    workspace: new SolverWorkspace() };
+}
 
+/** Each slot's headroom under the location limit and caps, what binds it, and a shortfall where the base load alone is over. */
+function locationHeadroom(
+  input: PlanInput, slots: readonly PriceSlot[], offset: number, capFor: SlotFrame['capFor'], shortfalls: Shortfall[],
+): { headroomKW: number[]; lpcBinding: boolean[]; reservedBinding: boolean[] } {
   const loc = input.location;
   const lpc = loc.lpc ?? [];
-  const ids = { tankId: input.tank ? tankIdOf(input.tank) : undefined, evId: input.ev ? evIdOf(input.ev) : undefined };
-  const capFor = (scope: 'location' | 'tank' | 'ev', s: PriceSlot): number => lowestCapKW(lpc, s, (c) => capBinds(c, scope, ids));
   const headroomKW: number[] = [];
   const lpcBinding: boolean[] = [];
   const reservedBinding: boolean[] = [];
@@ -132,57 +166,57 @@ export function setupPlan(input: PlanInput, nowMs: number, previous: Plan | unde
     if (room.over) shortfalls.push(baseLoadOverCap(s.startMs, base, room.over));
     headroomKW.push(room.headroomKW);
   });
-  const headroomE = headroomKW.map((h, t) => h * slotHours * (fraction[t] as number));
-  const prevSlot = frozenPrevious(previous, frozenWindowEndMs(slots, input.options?.frozenSlots, slotMs));
-  const deliveredInFirst = (t: number, delivered: number | undefined): number | undefined => (t === 0 ? delivered : 0);
+  return { headroomKW, lpcBinding, reservedBinding };
+}
 
-  let tank: TankSetup | null = null;
-  if (input.tank) {
-    const tp = input.tank;
-    const model = tankModel(tp, slotHours, hours);
-    const { startTempC, tempSource } = tankStartTemp(tp, nowMs, input.timezone);
-    const e0 = Math.min(model.eMax, Math.max(0, model.toE(startTempC)));
-    const perSlot = slots.map((s, t) => tankSlotEnergy(tp.powerKW, capFor('tank', s), headroomKW[t] as number, slotHours, fraction[t] as number));
-    const cap = perSlot.map((x) => x.cap);
-    let legionella: TankSetup['legionella'] = null;
-    const rule = tp.legionella;
-    if (rule) {
-      const unreachable = legionellaUnreachable(rule, tp.maxC, nowMs);
-      if (unreachable) shortfalls.push(unreachable);
-      const due = rule.tempC <= tp.maxC ? legionellaDeadline(rule, startTempC, nowMs, slots, slotMs) : null;
-      if (due) legionella = { level: model.toE(rule.tempC), ...due };
-    }
-    const comfort = comfortTargets(tp.comfort ?? [], slots, nowMs, model);
-    tank = {
-      id: tankIdOf(tp), model, e0, startTempC, tempSource, cap, relayLevel: perSlot.map((x) => x.relayLevel), floor: comfort.floor, comfort: comfort.targets,
-      price: slots.map((s) => (s.source === 'fallback' ? meanKnown : s.price)),
-      terminal: Math.min(model.eMax, Math.max(model.eFloor, e0)),
-      legionella,
-      fixed: slots.map((s, t) => frozenRest(prevSlot.get(s.startMs)?.tanks?.[tankIdOf(tp)], deliveredInFirst(t, tp.slotDeliveredKWh), cap[t] as number)),
-    };
+/** The tank's model, start, per-slot caps, legionella and comfort targets, prices and frozen slots. */
+function setupTank(f: SlotFrame, tp: TankParams): TankSetup {
+  const { slots, nowMs, slotHours } = f;
+  const model = tankModel(tp, slotHours, f.hours);
+  const { startTempC, tempSource } = tankStartTemp(tp, nowMs, f.input.timezone);
+  const e0 = Math.min(model.eMax, Math.max(0, model.toE(startTempC)));
+  const perSlot = slots.map((s, t) => tankSlotEnergy(tp.powerKW, f.capFor('tank', s), f.headroomKW[t] as number, slotHours, f.fraction[t] as number));
+  const cap = perSlot.map((x) => x.cap);
+  let legionella: TankSetup['legionella'] = null;
+  const rule = tp.legionella;
+  if (rule) {
+    const unreachable = legionellaUnreachable(rule, tp.maxC, nowMs);
+    if (unreachable) f.shortfalls.push(unreachable);
+    const due = rule.tempC <= tp.maxC ? legionellaDeadline(rule, startTempC, nowMs, slots, f.slotMs) : null;
+    if (due) legionella = { level: model.toE(rule.tempC), ...due };
   }
+  const comfort = comfortTargets(tp.comfort ?? [], slots, nowMs, model);
+  // Slots without a price cost the tank the mean of the known ones.
+  const known = slots.filter((s) => s.source !== 'fallback');
+  const meanKnown = known.length > 0 ? known.reduce((x, s) => x + s.price, 0) / known.length : 0;
+  return {
+    id: tankIdOf(tp), model, e0, startTempC, tempSource, cap, relayLevel: perSlot.map((x) => x.relayLevel), floor: comfort.floor, comfort: comfort.targets,
+    price: slots.map((s) => (s.source === 'fallback' ? meanKnown : s.price)),
+    terminal: Math.min(model.eMax, Math.max(model.eFloor, e0)),
+    legionella,
+    fixed: slots.map((s, t) => frozenRest(f.prevSlot.get(s.startMs)?.tanks?.[tankIdOf(tp)], deliveredInFirst(t, tp.slotDeliveredKWh), cap[t] as number)),
+  };
+}
 
-  let ev: EvSetup | null = null;
-  if (input.ev) {
-    const e = input.ev;
-    const batteryNeed = evBatteryNeedKWh(e);
-    if (!(e.efficiency > 0 && e.efficiency <= 1)) throw new WattshiftError('PLAN_INPUT_INVALID', 'EV efficiency must be in (0, 1]');
-    const from = Math.max(nowMs, e.arrivalMs ?? nowMs);
-    const perSlot = slots.map((s, t) => evSlotEnergy(e, from, s, slotMs, capFor('ev', s), headroomKW[t] as number));
-    const cap = perSlot.map((x) => x.cap);
-    ev = {
-      id: evIdOf(e),
-      needGrid: batteryNeed > NEGLIGIBLE_NEED_KWH ? batteryNeed / e.efficiency : 0,
-      maxExtraGrid: Math.max(0, e.maxExtraKWh ?? 0) / e.efficiency,
-      cap,
-      rawCap: perSlot.map((x) => x.rawCap),
-      availHours: perSlot.map((x) => x.availHours),
-      minE: perSlot.map((x) => x.minE),
-      price: evRankingPrices(slots, hours, allFallback, minKnown, input.options?.evFallbackWindow ?? { startHour: 22, endHour: 6 }),
-      lastSlot: perSlot.map((x) => x.present).lastIndexOf(true),
-      fixed: slots.map((s, t) => frozenRest(prevSlot.get(s.startMs)?.evs?.[evIdOf(e)], deliveredInFirst(t, e.slotDeliveredKWh), cap[t] as number)),
-    };
-  }
-  return { slots, n, slotMs, slotHours, fraction, hours, dayIndex, allFallback, price, headroomKW, headroomE, lpcBinding, reservedBinding, tank, ev, shortfalls, penalty,
-    workspace: new SolverWorkspace() };
+/** The car's grid need, per-slot caps and minimums while it is there, ranking prices and frozen slots. */
+function setupEv(f: SlotFrame, e: EvParams, allFallback: boolean): EvSetup {
+  const { slots, nowMs } = f;
+  const batteryNeed = evBatteryNeedKWh(e);
+  if (!(e.efficiency > 0 && e.efficiency <= 1)) throw new WattshiftError('PLAN_INPUT_INVALID', 'EV efficiency must be in (0, 1]');
+  const from = Math.max(nowMs, e.arrivalMs ?? nowMs);
+  const perSlot = slots.map((s, t) => evSlotEnergy(e, from, s, f.slotMs, f.capFor('ev', s), f.headroomKW[t] as number));
+  const cap = perSlot.map((x) => x.cap);
+  const minKnown = slots.reduce((x, s) => (s.source !== 'fallback' ? Math.min(x, s.price) : x), Infinity);
+  return {
+    id: evIdOf(e),
+    needGrid: batteryNeed > NEGLIGIBLE_NEED_KWH ? batteryNeed / e.efficiency : 0,
+    maxExtraGrid: Math.max(0, e.maxExtraKWh ?? 0) / e.efficiency,
+    cap,
+    rawCap: perSlot.map((x) => x.rawCap),
+    availHours: perSlot.map((x) => x.availHours),
+    minE: perSlot.map((x) => x.minE),
+    price: evRankingPrices(slots, f.hours, allFallback, minKnown, f.input.options?.evFallbackWindow ?? { startHour: 22, endHour: 6 }),
+    lastSlot: perSlot.map((x) => x.present).lastIndexOf(true),
+    fixed: slots.map((s, t) => frozenRest(f.prevSlot.get(s.startMs)?.evs?.[evIdOf(e)], deliveredInFirst(t, e.slotDeliveredKWh), cap[t] as number)),
+  };
 }
