@@ -191,6 +191,10 @@ describe('legionella', () => {
     expect(legionellaDeadline({ ...rule, ...change }, startC, 0, hours(n), H)).toEqual(expected);
   });
 
+  it('keeps a deadline that falls due after the first slot, even within the grace hours', () => {
+    expect(legionellaDeadline({ ...rule, lastReachedMs: -7 * day * H + 3 * H }, 50, 0, hours(48), H)).toEqual({ bySlot: 2, deadlineMs: 3 * H });
+  });
+
   it('counts a deadline inside the first slot as overdue', () => {
     expect(legionellaDeadline({ ...rule, lastReachedMs: -7 * day * H + H / 2, overdueWithinHours: 3 }, 50, 0, hours(24), H))
       .toEqual({ bySlot: 2, deadlineMs: 3 * H });
