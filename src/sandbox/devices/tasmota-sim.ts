@@ -14,9 +14,9 @@
  *   the power state and these settings are saved to flash when they change (`SetOption0` on, as
  *   shipped), counted in `flashSaves`;
  * - rules ("Rules", "Commands"): three rule sets `Rule1`..`Rule3`, each set by `Rule<x> <text>` and
- *   enabled or disabled by `Rule<x> 1` / `0`, kept in flash (they survive `reboot()`), answered as
+ *   enabled, disabled or toggled by `Rule<x> 1` / `0` / `2`, kept in flash (they survive `reboot()`), answered as
  *   `{"Rule1":{"State":"ON",…,"Rules":"…"}}`; eight rule timers `RuleTimer<x>` (x = 1..8, seconds,
- *   0 clears, `RuleTimer0` sets all) counted on the simulated clock, answered with the seconds left
+ *   0 clears, `RuleTimer0` sets all, x > 8 is an `Error`) counted on the simulated clock, answered with the seconds left
  *   of each (`{"T1":…,…,"T8":…}`), kept in RAM only (a reboot clears them). When `RuleTimer<x>`
  *   runs out, every rule `ON Rules#Timer=<x> DO <command> ENDON` of an enabled set runs its
  *   command (one command, or several joined by `Backlog … ; …`); other triggers are not simulated;
@@ -184,7 +184,7 @@ export function createTasmotaSim(options: TasmotaSimOptions): TasmotaSim {
     }
     if (/^RULETIMER\d*$/.test(name)) {
       const x = Number(name.slice('RULETIMER'.length) || '1');
-      if (x < 0 || x > ruleTimerCount) return;
+      if (x > ruleTimerCount) return publish(`stat/${topic}/RESULT`, JSON.stringify({ Command: 'Error' }));
       const v = Number(payload);
       if (payload.trim() !== '' && Number.isFinite(v)) {
         for (let i = x === 0 ? 1 : x; i <= (x === 0 ? ruleTimerCount : x); i++) ruleTimerAt[i - 1] = v > 0 ? tank.nowMs + v * 1000 : undefined;
@@ -196,9 +196,11 @@ export function createTasmotaSim(options: TasmotaSimOptions): TasmotaSim {
       if (x < 1 || x > ruleSetCount) return;
       const set = ruleSets[x - 1]!;
       const p = payload.trim();
-      if (p === '0' || p === '1') {
-        if (set.enabled !== (p === '1')) flashSaves++;
-        set.enabled = p === '1';
+      // 0/1/2: disable, enable, toggle; 4..10 set the one-shot and stop-on-error flags, not simulated.
+      if (/^(?:[0-9]|10)$/.test(p)) {
+        const enabled = p === '2' ? !set.enabled : p === '1' ? true : p === '0' ? false : set.enabled;
+        if (set.enabled !== enabled) flashSaves++;
+        set.enabled = enabled;
       } else if (p !== '') {
         const text = p === '"' ? '' : p;
         if (text !== set.text) flashSaves++;
