@@ -38,7 +38,9 @@ export const checkCommand: CliCommand = {
     // What each device holds of an LPC cap with wattshift gone: the acknowledgement rule follows it (docs/caps.md).
     for (const d of loaded.config.devices) {
       const hold = capHoldOfConfig(d);
-      const caps = hold === undefined ? '' : hold.holdsMs > 0
+      const caps = hold === undefined ? '' : hold.holdsMs === Number.POSITIVE_INFINITY
+        ? `; holds any LPC cap by itself (${hold.why})`
+        : hold.holdsMs > 0
         ? `; holds an LPC cap by itself up to ${Math.floor(hold.holdsMs / 3_600_000)} h (${hold.why})`
         : `; cannot hold an LPC cap by itself (${hold.why}): its caps are declined, and it counts at full power against location caps (docs/caps.md)`;
       io.stdout(`  ${d.id}: ${d.kind}${caps}`);

@@ -27,7 +27,7 @@ export function ratedKwOf(d: DeviceConfig): number | undefined {
  */
 export function holdsByItselfMs(d: DeviceConfig, caps: DeviceCapabilities): number {
   if (d.kind === 'hotWaterTank') return caps.heaterSwitch?.deviceLease ? caps.heaterSwitch.maxLeaseMs ?? 0 : 0;
-  if (d.kind === 'evCharger') return caps.chargerHoldsCapMs ?? 0;
+  if (d.kind === 'evCharger') return caps.chargerHoldsCapMs?.() ?? 0;
   return 0;
 }
 
@@ -49,8 +49,13 @@ export function capHoldOfConfig(d: DeviceConfig, options: { baseDir?: string } =
   if (d.kind === 'meter') return undefined;
   if (d.kind === 'heatPump') return { holdsMs: 0, why: 'an SG Ready lock is a short lease on purpose' };
   if (d.kind === 'evCharger') {
-    const type = d.charger?.type;
-    return type === 'ocpp' ? { holdsMs: ocppCapHoldMaxMs, why: 'an OCPP ChargePointMaxProfile with validTo' } : { holdsMs: 0, why: `${type ?? 'this'} charger has no timed limit wattshift can set` };
+    const source = d.charger;
+    if (source?.type === 'ocpp') return { holdsMs: ocppCapHoldMaxMs, why: 'an OCPP ChargePointMaxProfile with validTo' };
+    if (source?.type === 'modbus') {
+      const commLoss = profileOf(source.profile, options)?.commLoss;
+      if (commLoss?.currentA === 0) return { holdsMs: Number.POSITIVE_INFINITY, why: `profile ${source.profile}: it stops charging ${commLoss.afterS} s after wattshift goes silent, and charges again only when wattshift returns` };
+    }
+    return { holdsMs: 0, why: `${source?.type ?? 'this'} charger has no timed limit wattshift can set` };
   }
   const s = d.switch;
   if (!s) return { holdsMs: 0, why: 'no switch' };
@@ -61,13 +66,18 @@ export function capHoldOfConfig(d: DeviceConfig, options: { baseDir?: string } =
     return { holdsMs: 0, why: 'Tasmota blocking with OFF has no timer (releaseRule, or blockedState: on with the heater on the normally-closed contact, gives it one)' };
   }
   if (s.type === 'modbus') {
-    let lease: { maxS: number } | undefined;
-    try {
-      lease = loadProfile(s.profile, options).relayLease;
-    } catch {
-      return undefined; // a profile that does not load is reported by the profile checks
-    }
+    const profile = profileOf(s.profile, options);
+    if (!profile) return undefined; // a profile that does not load is reported by the profile checks
+    const lease = profile.relayLease;
     return lease ? { holdsMs: lease.maxS * 1000, why: `the release timer of profile ${s.profile}` } : { holdsMs: 0, why: `profile ${s.profile} has no release timer` };
   }
   return { holdsMs: 0, why: 'a relay on mapped topics has no timer' };
+}
+
+function profileOf(name: string, options: { baseDir?: string }): ReturnType<typeof loadProfile> | undefined {
+  try {
+    return loadProfile(name, options);
+  } catch {
+    return undefined;
+  }
 }

@@ -91,6 +91,7 @@ function pick(role: Role, all: DeviceCapabilities): DeviceCapabilities {
         ...(all.evStateReader ? { evStateReader: all.evStateReader } : {}),
         ...(all.energyMeter ? { energyMeter: all.energyMeter } : {}),
         ...(all.powerMeter ? { powerMeter: all.powerMeter } : {}),
+        ...(all.chargerHoldsCapMs ? { chargerHoldsCapMs: all.chargerHoldsCapMs } : {}),
       };
   }
 }
@@ -152,6 +153,7 @@ export function buildDevice(device: DeviceConfig, ctx: DeviceBuildContext): Buil
         ...(caps.thermometer ? { thermometer: caps.thermometer } : {}),
         ...(caps.chargeCurrentLimit ? { chargeCurrentLimit: caps.chargeCurrentLimit } : {}),
         ...(caps.evState ? { evStateReader: caps.evState } : {}),
+        ...(caps.chargerHoldsCapMs ? { chargerHoldsCapMs: caps.chargerHoldsCapMs } : {}),
       };
     } else if (source.type === 'ocpp') {
       offered = ocppCharger(device, source as OcppSource, ctx, mqttDevices);

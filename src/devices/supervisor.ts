@@ -46,10 +46,11 @@ export interface DeviceCapabilities {
   /** 1-phase/3-phase switching of a charger. */
   phaseSwitch?: PhaseSwitch;
   /**
-   * Longest cap window a charger holds by itself once given, ms (an OCPP charging profile with
-   * `validTo`). Absent: it holds a cap only while wattshift runs (docs/caps.md).
+   * Longest cap window a charger holds by itself once given, ms, asked when a cap comes (an OCPP
+   * charging profile with `validTo`: none once the charger refused one; a charger that stops on its
+   * own when wattshift goes silent: any). Absent: it holds a cap only while wattshift runs (docs/caps.md).
    */
-  chargerHoldsCapMs?: number;
+  chargerHoldsCapMs?: () => number;
 }
 
 export type DeviceKind = 'hotWaterTank' | 'evCharger' | 'meter' | 'heatPump';

@@ -5,13 +5,13 @@
  * the daemon put into it, although the lease of the daemon's own limit ends ten minutes after the
  * kill (without the cap profile the charger would go back to its safe 6 A); and it must let the car
  * charge again after. The proof is the simulated charge point's own offered current and energy
- * integral, sampled every five simulated minutes.
+ * integral, sampled every five simulated minutes. The cap is acknowledged for that reason.
  */
 import { afterAll, expect, it } from 'vitest';
 import { createOcppChargePointSim } from '../../src/sandbox/devices/ocpp-charge-point-sim.js';
 import { findFreePort } from '../../src/sandbox/devices/modbus-tank.js';
 import { hourMs, spawnDaemon, stopAll, waitUntilSim, writeConfig, type World } from '../helpers/daemon-harness.js';
-import { errorLines, faultOverrides, faultWorld, wallSeconds } from './common.js';
+import { errorLines, faultOverrides, faultWorld, targetAnswer, wallSeconds } from './common.js';
 
 afterAll(stopAll, 30_000);
 
@@ -40,6 +40,8 @@ it('holds a 0 kW cap to its end after a SIGKILL: OCPP ChargePointMaxProfile (val
   const lpc = await carLpc(world);
   const daemon = spawnDaemon(world, { configPath: writeConfig(world, { ...faultOverrides, ocpp: { host: '127.0.0.1', port } }) });
   await daemon.waitForLog(started);
+  // The charger holds a cap by itself as a charging profile: the cap is promised.
+  expect(await targetAnswer(world, lpc.id, 'car')).toBe('acknowledged');
 
   // The car is plugged in with its card from the start: the charger starts its own session.
   const sim = createOcppChargePointSim({

@@ -3,7 +3,7 @@ import { expect } from 'vitest';
 import { localAt } from '../../src/demo/environment.js';
 import { openStore } from '../../src/store/index.js';
 import type { HourlyEnergyRow, Store } from '../../src/store/types.js';
-import { hourMs, localTime, registerHome, startWorld, type DaemonLogLine, type DaemonProcess, type World, type WorldOptions } from '../helpers/daemon-harness.js';
+import { hourMs, localTime, registerHome, startWorld, waitUntilSim, type DaemonLogLine, type DaemonProcess, type World, type WorldOptions } from '../helpers/daemon-harness.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 /** A January Wednesday in Oslo. */
@@ -115,4 +115,20 @@ export function expectHourVsTruth(row: HourlyEnergyRow, truthKwh: number, tolera
   if (row.quality === 'measured') expect(Math.abs(row.kwh - truthKwh), what).toBeLessThanOrEqual(exact);
   else if (row.quality === 'estimated') expect(Math.abs(row.kwh - truthKwh), what).toBeLessThanOrEqual(Math.max(exact, tolerances.estimatedTolKwh));
   else expect(row.kwh, what).toBeLessThanOrEqual(truthKwh + exact);
+}
+
+/** A device's answer in the acknowledgement the sandbox accepted for `eventId`, once it is there. */
+export async function targetAnswer(world: World, eventId: string, deviceId: string): Promise<'acknowledged' | 'declined'> {
+  const resourceId = world.registration!.resources[deviceId]!;
+  for (;;) {
+    for (const r of world.env.sandbox.acceptedReports(String(world.config.spark.clientId))) {
+      if (r.eventId !== eventId) continue;
+      for (const p of r.payloads) {
+        const raw = p.raw as { acknowledgedTargets?: { resourceId?: string }[]; declinedTargets?: { resourceId?: string }[] };
+        if (raw.acknowledgedTargets?.some((t) => t.resourceId === resourceId)) return 'acknowledged';
+        if (raw.declinedTargets?.some((t) => t.resourceId === resourceId)) return 'declined';
+      }
+    }
+    await waitUntilSim(world, world.clock.nowMs() + 60_000);
+  }
 }

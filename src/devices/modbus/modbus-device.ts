@@ -45,6 +45,8 @@ export interface ModbusCapabilities {
   evState?: EvStateReader;
   /** A watchdog the daemon must feed every `everyMs` (openWB, Vestel). */
   heartbeat?: ModbusHeartbeat;
+  /** A charger that stops charging by itself when wattshift goes silent holds any cap: see the profile's `commLoss`. */
+  chargerHoldsCapMs?: () => number;
 }
 
 /** Which slot of a device config the source sits in. */
@@ -190,6 +192,7 @@ export class ModbusDevice {
         if (this.has('energyKwh')) caps.energyMeter = this.energyMeter('energyKwh');
         if (this.has('powerW')) caps.powerMeter = this.powerMeter();
         caps.heartbeat = this.heartbeat();
+        if (this.deps.profile.commLoss?.currentA === 0) caps.chargerHoldsCapMs = () => Number.POSITIVE_INFINITY;
         break;
     }
     return caps;

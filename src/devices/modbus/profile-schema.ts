@@ -90,6 +90,12 @@ export const profileSchema = z
     relayLease: z
       .strictObject({ point: z.string(), maxS: z.int().min(1).max(0xffff) })
       .optional(),
+    /**
+     * What a charger does by itself when wattshift stops talking to it: after `afterS` without a
+     * read or heartbeat it falls to `currentA` (openWB's secondary mode: 0 A after 80 s). At 0 A
+     * it holds any cap with wattshift gone, and charges again only when wattshift returns.
+     */
+    commLoss: z.strictObject({ afterS: z.number().positive(), currentA: z.number().min(0) }).optional(),
     /** A watchdog register the daemon must write every `everyS` (e.g. Vestel 6000); fed by `jobs/heartbeats.ts`. */
     heartbeat: z
       .strictObject({ point: z.string(), value: z.number().finite(), everyS: z.number().positive() })

@@ -408,9 +408,7 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
       },
     },
     /** What it holds by itself: none once it refused a cap profile (until it accepts one again). */
-    get chargerHoldsCapMs() {
-      return capRefused ? 0 : ocppCapHoldMaxMs;
-    },
+    chargerHoldsCapMs: () => (capRefused ? 0 : ocppCapHoldMaxMs),
     phaseSwitch: {
       async setPhases(n, signal) {
         if (phases === n) return;
