@@ -100,6 +100,11 @@ export function isWattshiftError(err: unknown, code?: ErrorCode): err is Wattshi
   return err instanceof WattshiftError && (code === undefined || err.code === code);
 }
 
+/** The stable code of anything thrown: its own when it is ours, else `fallback`. */
+export function codeOf(err: unknown, fallback: ErrorCode = 'INTERNAL'): ErrorCode {
+  return err instanceof WattshiftError ? err.code : fallback;
+}
+
 export function isRetryable(err: unknown): boolean {
   return err instanceof WattshiftError ? err.retryable : false;
 }

@@ -3,7 +3,7 @@
  * a module that starts, stops and may report its health. A runner starts them in order and stops
  * them in reverse, so a part never outlives what it uses.
  */
-import { isWattshiftError } from './errors.js';
+import { codeOf } from './errors.js';
 import type { Logger } from './log.js';
 
 /** A part's health, as /healthz and the status page list it. */
@@ -36,7 +36,7 @@ async function stopLogged(module: Module, logger: Logger): Promise<void> {
   try {
     await module.stop();
   } catch (err) {
-    logger.warn({ err, code: isWattshiftError(err) ? err.code : 'INTERNAL', module: module.name }, `${module.name} did not stop cleanly`);
+    logger.warn({ err, code: codeOf(err), module: module.name }, `${module.name} did not stop cleanly`);
   }
 }
 

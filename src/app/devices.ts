@@ -2,7 +2,7 @@
  * The configured devices, each built on its link and watched by the fail-safe supervisor, and the
  * heartbeats of chargers whose watchdog wants a register written.
  */
-import { isWattshiftError } from '../errors.js';
+import { codeOf, isWattshiftError } from '../errors.js';
 import { moduleOf, type Module } from '../lifecycle.js';
 import { buildDevice, type BuiltDevice } from '../devices/factory.js';
 import { superviseDevice, type SupervisedDevice } from '../devices/supervisor.js';
@@ -27,7 +27,7 @@ export function devicesModule(ctx: AppContext): Module {
       // Devices on MQTT would start in their safe state if the first tick ran before the broker answered.
       await mqtt?.waitConnected(AbortSignal.timeout(5_000)).catch((err: unknown) => {
         if (isWattshiftError(err, 'MQTT_AUTH_REJECTED')) throw err;
-        log.warn({ code: isWattshiftError(err) ? err.code : 'MQTT_UNAVAILABLE' }, 'MQTT broker not reachable at start; retrying in the background');
+        log.warn({ code: codeOf(err, 'MQTT_UNAVAILABLE') }, 'MQTT broker not reachable at start; retrying in the background');
       });
 
       // The cross-check makes a SoC topic need the mqtt section.

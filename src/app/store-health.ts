@@ -6,7 +6,7 @@
 import type { Clock } from '../ports.js';
 import type { Logger } from '../log.js';
 import type { PartHealth } from '../lifecycle.js';
-import { isWattshiftError } from '../errors.js';
+import { codeOf } from '../errors.js';
 
 type Problem = { code: string; message: string; atMs: number };
 
@@ -33,7 +33,7 @@ export function createStoreHealth(deps: { log: Logger; clock: Clock }): StoreHea
         if (storeFaults.delete(what)) log.info({ what }, 'state writes work again');
         return result;
       } catch (err) {
-        if (!storeFaults.has(what)) log.warn({ code: isWattshiftError(err) ? err.code : 'STORE_FAILED', what, err }, 'state not stored; going on');
+        if (!storeFaults.has(what)) log.warn({ code: codeOf(err, 'STORE_FAILED'), what, err }, 'state not stored; going on');
         storeFaults.add(what);
         return undefined;
       }

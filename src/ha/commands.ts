@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { WattshiftError, isWattshiftError } from '../errors.js';
+import { codeOf, WattshiftError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { rateLimitedWarn } from '../log-limit.js';
 import { didYouMean } from '../config/suggest.js';
@@ -210,7 +210,7 @@ export async function startCommandListener(options: CommandListenerOptions): Pro
       log.info({ command }, 'command applied');
       options.onOutcome?.(true);
     } catch (err) {
-      const code = isWattshiftError(err) ? err.code : 'INTERNAL';
+      const code = codeOf(err);
       const message = err instanceof Error ? err.message : String(err);
       const transaction = parsed.kind === 'request' ? transactionOf(payload) : undefined;
       response = { ...error(code, message), ...(transaction === undefined ? {} : { transaction }) };

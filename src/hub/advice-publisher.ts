@@ -10,7 +10,7 @@ import { startCronJob, type CronJob, type CronSpec } from '../timing/cron.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../ports.js';
 import type { ForecastClient } from '../spark/forecast-client.js';
-import { isWattshiftError } from '../errors.js';
+import { codeOf } from '../errors.js';
 import type { Publish } from './event-fanout.js';
 import type { RegistryStore } from './registry-store.js';
 
@@ -41,7 +41,7 @@ export function startAdvicePublisher(deps: {
       try {
         return await fetch();
       } catch (err) {
-        log.warn({ err, code: isWattshiftError(err) ? err.code : 'INTERNAL', area, part }, `${part} prices not refreshed; the last ones are sent`);
+        log.warn({ err, code: codeOf(err), area, part }, `${part} prices not refreshed; the last ones are sent`);
         return kept;
       }
     };
@@ -68,7 +68,7 @@ export function startAdvicePublisher(deps: {
         await deps.publish(deps.topics.advice(area), JSON.stringify(message), { retain: true });
         done.push(area);
       } catch (err) {
-        log.warn({ err, code: isWattshiftError(err) ? err.code : 'INTERNAL', area }, 'forecast advice not refreshed; the last one stays retained');
+        log.warn({ err, code: codeOf(err), area }, 'forecast advice not refreshed; the last one stays retained');
       }
     }
     log.info({ areas: done }, 'forecast advice published');

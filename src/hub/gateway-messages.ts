@@ -6,7 +6,7 @@
  */
 import type { MqttClient } from 'mqtt';
 import { fleetSyncSchema, type fleetTopics } from '../fleet/wire.js';
-import { isWattshiftError } from '../errors.js';
+import { codeOf } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { EventFanout } from './event-fanout.js';
 import type { ReportIntake } from './report-intake.js';
@@ -39,7 +39,7 @@ export async function subscribeGatewayMessages(
     }
   };
   client.on('message', (topic, payload) => {
-    route(topic, payload).catch((err: unknown) => log.error({ err, code: isWattshiftError(err) ? err.code : 'STORE_FAILED', topic }, 'gateway message not handled'));
+    route(topic, payload).catch((err: unknown) => log.error({ err, code: codeOf(err, 'STORE_FAILED'), topic }, 'gateway message not handled'));
   });
   await client.subscribeAsync([options.topics.sharedReports(options.sharedGroup), options.topics.sharedSync(options.sharedGroup)], { qos: 1 });
 }

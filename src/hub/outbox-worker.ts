@@ -13,7 +13,7 @@ import { startLoop, type LoopHandle } from '../timing/loop.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../ports.js';
 import type { SparkClient } from '../spark/client.js';
-import { isRetryable, isWattshiftError, WattshiftError } from '../errors.js';
+import { codeOf, isRetryable, isWattshiftError, WattshiftError } from '../errors.js';
 import type { OutboxRow, OutboxStore } from './outbox-store.js';
 
 export interface OutboxWorkerOptions {
@@ -73,7 +73,7 @@ export function startOutboxWorker(
     try {
       res = await deps.spark.postReport(row.body, { signal });
     } catch (err) {
-      const code = isWattshiftError(err) ? err.code : 'INTERNAL';
+      const code = codeOf(err);
       const message = err instanceof Error ? err.message : String(err);
       if (code === 'API_CONFLICT' || (row.attempts > 1 && isDuplicateRejection(err))) {
         // An earlier upload of this row got through (its instance died, or its answer was lost,

@@ -7,7 +7,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../log.js';
-import { isWattshiftError } from '../errors.js';
+import { codeOf } from '../errors.js';
 import { rateLimitedWarn } from '../log-limit.js';
 import { guardConnections } from '../http/admission.js';
 import { guardClientErrors, refusalLog } from '../http/client-errors.js';
@@ -100,7 +100,7 @@ export async function startWebhookEndpoint(options: WebhookEndpointOptions, deps
       await deps.fanout.accept({ id: notification.eventId, createdAt: notification.eventCreatedAtUtc, payload: notification.payload });
       answer(res, 200, 'ok');
     } catch (err) {
-      log.error({ err, code: isWattshiftError(err) ? err.code : 'STORE_FAILED', eventId: notification.eventId }, 'webhook event not stored or not published; answered 500 for a redelivery');
+      log.error({ err, code: codeOf(err, 'STORE_FAILED'), eventId: notification.eventId }, 'webhook event not stored or not published; answered 500 for a redelivery');
       answer(res, 500, 'not stored');
     }
   };

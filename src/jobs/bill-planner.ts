@@ -9,7 +9,7 @@ import { planWithCapacity } from '../core/capacity-plan.js';
 import type { HourEnergy } from '../core/capacity.js';
 import { planHome } from '../core/home-plan.js';
 import { localParts, localTimeToUtcMs } from '../core/zoned-time.js';
-import { isWattshiftError } from '../errors.js';
+import { codeOf } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { HourlyEnergyRow } from '../store/types.js';
 
@@ -45,7 +45,7 @@ export function billPlanner(deps: {
     } catch (err) {
       // Planning goes on: the month's peaks so far are taken as unknown (none), which can only
       // make the plan hold less, never leave the tank or the car short.
-      log.warn({ code: isWattshiftError(err) ? err.code : 'STORE_FAILED', err }, 'month\'s metered peaks unreadable; planning the capacity step without them');
+      log.warn({ code: codeOf(err, 'STORE_FAILED'), err }, 'month\'s metered peaks unreadable; planning the capacity step without them');
     }
     return planWithCapacity(input, nowMs, { rule, timezone, holidays: tariff.holidays, meteredHours: metered, vatRate: 1 + tariff.vatPct / 100 }, previous);
   };

@@ -11,7 +11,7 @@ import { plannedByHour } from '../core/energy-history.js';
 import { buildPriceSeries } from '../core/prices.js';
 import type { TariffModel } from '../core/tariff.js';
 import { HOUR_MS } from '../core/zoned-time.js';
-import { isWattshiftError } from '../errors.js';
+import { codeOf } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { HourlyCostInput, HourlyEnergyRow, Store } from '../store/types.js';
 import { localMonthStartMs, monthHours } from './bill-planner.js';
@@ -195,7 +195,7 @@ export function createBilling(deps: {
         lastError = null;
       } catch (err) {
         // The bill waits; the hours stay unpriced and the next tick tries again.
-        const code = isWattshiftError(err) ? err.code : 'INTERNAL';
+        const code = codeOf(err);
         if (lastError?.code !== code) log.error({ code, err }, 'pricing metered hours failed; the bill is not updated');
         lastError = { code, message: err instanceof Error ? err.message : String(err), atMs: nowMs };
       }

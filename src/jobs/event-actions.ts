@@ -2,7 +2,7 @@ import type { Clock } from '../ports.js';
 import type { Logger } from '../log.js';
 import type { EventRow, Store } from '../store/types.js';
 import { buildLpcAck, buildUsageReport, hourMs, reportDueAtMs, subjectOf, type LpcTarget, type UsageTarget } from '../core/reports.js';
-import { isWattshiftError } from '../errors.js';
+import { codeOf } from '../errors.js';
 import { parseIncoming, type HomeEvent, type Identity } from '../spark/event-normalise.js';
 import { monthEndDeadlineMs } from '../spark/report-rules.js';
 
@@ -118,7 +118,7 @@ export function createEventActions(deps: {
         else deps.store.markEvent(e.id, 'done');
         deps.onQueued();
       } catch (err) {
-        log.error({ code: isWattshiftError(err) ? err.code : 'INTERNAL', eventId: e.id, err }, 'event action failed; retried on the next scan');
+        log.error({ code: codeOf(err), eventId: e.id, err }, 'event action failed; retried on the next scan');
       }
     },
     scan() {
@@ -153,7 +153,7 @@ export function createEventActions(deps: {
           queueUsage(row, e, now);
           queued = true;
         } catch (err) {
-          log.error({ code: isWattshiftError(err) ? err.code : 'INTERNAL', eventId: row.eventId, err }, 'usage report not built; retried on the next scan');
+          log.error({ code: codeOf(err), eventId: row.eventId, err }, 'usage report not built; retried on the next scan');
         }
       }
       if (queued) deps.onQueued();

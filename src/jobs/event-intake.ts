@@ -1,7 +1,7 @@
 import type { Clock } from '../ports.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';
-import { isWattshiftError } from '../errors.js';
+import { codeOf } from '../errors.js';
 import { parseIncoming, type HomeEvent, type Identity } from '../spark/event-normalise.js';
 import type { EventIntake } from '../upstream/port.js';
 
@@ -21,7 +21,7 @@ export function createEventIntake(deps: {
       deps.onEvent(event, stored);
     } catch (err) {
       // A stored event stays `received`: the actions' scan picks it up again later.
-      log.error({ err, code: isWattshiftError(err) ? err.code : 'INTERNAL', eventId: event.id }, 'acting on a new event failed');
+      log.error({ err, code: codeOf(err), eventId: event.id }, 'acting on a new event failed');
     }
   };
   return {
@@ -52,7 +52,7 @@ export function createEventIntake(deps: {
         });
       } catch (err) {
         // Not stored: its caps and prices still count in memory, and the sender is told to resend.
-        log.error({ err, code: isWattshiftError(err) ? err.code : 'STORE_FAILED', eventId: event.id }, 'event could not be stored; acting on it in memory');
+        log.error({ err, code: codeOf(err, 'STORE_FAILED'), eventId: event.id }, 'event could not be stored; acting on it in memory');
         if (event.relevant) act(event, false);
         return { outcome: 'unstored', event };
       }

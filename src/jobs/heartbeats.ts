@@ -5,7 +5,7 @@
  * Writing at the watchdog's pace is the one periodic write wattshift makes; everything else is
  * written on change.
  */
-import { WattshiftError, isWattshiftError } from '../errors.js';
+import { codeOf, WattshiftError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../ports.js';
 import type { ModbusHeartbeat } from '../devices/modbus/modbus-device.js';
@@ -41,7 +41,7 @@ export function startHeartbeats(watchdogs: readonly FedWatchdog[], deps: { clock
         }
       }
       if (failed.length > 0) {
-        const code = isWattshiftError(lastError) ? lastError.code : 'DEVICE_UNREACHABLE';
+        const code = codeOf(lastError, 'DEVICE_UNREACHABLE');
         throw new WattshiftError(code, `watchdog not fed: ${failed.join(', ')}`, { cause: lastError, details: { devices: failed } });
       }
       return Math.max(0, Math.min(...nextMs) - deps.clock.nowMs());

@@ -10,7 +10,7 @@ import { heatingKwOf, isTankDevice, type Config, type TankDeviceConfig } from '.
 import type { Plan } from '../core/types.js';
 import type { Store } from '../store/types.js';
 import type { SparkClient } from '../spark/client.js';
-import { isWattshiftError } from '../errors.js';
+import { codeOf } from '../errors.js';
 import type { ControlSnapshot } from './control-loop.js';
 import type { HomeEvent, Identity } from '../spark/event-normalise.js';
 import type { Wishes } from './home-state.js';
@@ -303,7 +303,7 @@ export function createHomeTracker(deps: {
           log.info(facts, 'eligible and enrolled in the programme');
         }
       } catch (err) {
-        log.warn({ code: isWattshiftError(err) ? err.code : 'INTERNAL' }, 'could not ask the API whether this home is eligible; retried on the next eligibility event or restart');
+        log.warn({ code: codeOf(err) }, 'could not ask the API whether this home is eligible; retried on the next eligibility event or restart');
       }
     },
     eligibility: () => elig,

@@ -8,7 +8,7 @@ import {
   HOUR_MS, accumulate, accumulatePower, closeHoursBefore, defaultMaxGapMs, initialMeteringState, openHour,
   type AccumulateResult, type HourEnergy, type MeteringOptions, type MeteringState,
 } from '../core/metering.js';
-import { isWattshiftError } from '../errors.js';
+import { codeOf } from '../errors.js';
 
 /** One metered thing: a device (by resource/device subject) or the location's main meter. */
 export interface MeteredSubject {
@@ -166,7 +166,7 @@ export function createMetering(deps: {
       lastFlushMs = deps.clock.nowMs();
     } catch (err) {
       // Keep the buffer: the next flush retries it (disk full, read-only...). Control goes on.
-      const code = isWattshiftError(err) ? err.code : 'STORE_FAILED';
+      const code = codeOf(err, 'STORE_FAILED');
       if (lastError === null) log.error({ code, err }, 'metering write failed; readings kept in memory');
       lastError = { code, message: err instanceof Error ? err.message : String(err), atMs: deps.clock.nowMs() };
     }

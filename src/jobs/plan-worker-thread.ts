@@ -3,7 +3,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { planHome } from '../core/home-plan.js';
-import { isWattshiftError } from '../errors.js';
+import { codeOf } from '../errors.js';
 import type { PlanReply, PlanRequest } from './plan-worker.js';
 
 parentPort?.on('message', (req: PlanRequest) => {
@@ -11,7 +11,7 @@ parentPort?.on('message', (req: PlanRequest) => {
   try {
     reply = { plan: planHome(req.input, req.nowMs, req.previous) };
   } catch (err) {
-    reply = { error: { code: isWattshiftError(err) ? err.code : 'INTERNAL', message: err instanceof Error ? err.message : String(err) } };
+    reply = { error: { code: codeOf(err), message: err instanceof Error ? err.message : String(err) } };
   }
   parentPort?.postMessage(reply);
 });

@@ -4,7 +4,7 @@ import type { Logger } from '../log.js';
 import type { HomePlanInput, Plan } from '../core/types.js';
 import { slotDevices } from '../core/home-plan.js';
 import type { Store } from '../store/types.js';
-import { isWattshiftError } from '../errors.js';
+import { codeOf } from '../errors.js';
 import { startLoop, type LoopHandle } from '../timing/loop.js';
 
 export type PlanFunction = (input: HomePlanInput, nowMs: number, previous?: Plan) => Plan | Promise<Plan>;
@@ -42,7 +42,7 @@ export function startPlanning(deps: {
       lastStoredMs = nowMs;
       stored = plan;
     } catch (err) {
-      log.warn({ code: isWattshiftError(err) ? err.code : 'STORE_FAILED' }, 'plan not stored; controlling on it anyway');
+      log.warn({ code: codeOf(err, 'STORE_FAILED') }, 'plan not stored; controlling on it anyway');
     }
   };
 
@@ -74,7 +74,7 @@ export function startPlanning(deps: {
         for (const s of next.shortfalls) log.warn({ device: s.deviceId ?? s.device, kind: s.kind, atMs: s.atMs }, s.message);
         deps.onPlan(next);
       } catch (err) {
-        lastError = { code: isWattshiftError(err) ? err.code : 'INTERNAL', message: err instanceof Error ? err.message : String(err), atMs: now };
+        lastError = { code: codeOf(err), message: err instanceof Error ? err.message : String(err), atMs: now };
         throw err;
       }
       pendingReason = 'slot boundary';

@@ -3,7 +3,7 @@ import type { Logger } from '../log.js';
 import type { ForecastInput, PricePointsInput, PriceUnits } from '../core/types.js';
 import type { ActualPricesResponse, Currency, ForecastResponse } from '../spark/wire.js';
 import type { PriceSource } from '../upstream/port.js';
-import { WattshiftError, isWattshiftError } from '../errors.js';
+import { codeOf, WattshiftError } from '../errors.js';
 import { localParts } from '../core/zoned-time.js';
 import type { DayAheadQuery, NordPoolClient } from '../prices/nordpool-client.js';
 import { parseApiTimeMs } from '../spark/event-normalise.js';
@@ -114,7 +114,7 @@ export function startPriceRefresh(deps: {
       data[name] = { input, fetchedMs: now } as PriceData[K];
       return same ? 'same' : 'changed';
     } catch (err) {
-      const code = isWattshiftError(err) ? err.code : 'INTERNAL';
+      const code = codeOf(err);
       lastError = { code, message: err instanceof Error ? err.message : String(err), atMs: deps.clock.nowMs() };
       log.warn({ code, part: name, ageMs: data[name] ? deps.clock.nowMs() - data[name].fetchedMs : null }, `${name} prices not refreshed; keeping the last good data`);
       return 'failed';

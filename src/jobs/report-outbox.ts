@@ -1,6 +1,6 @@
 import type { Clock } from '../ports.js';
 import type { Logger } from '../log.js';
-import { isWattshiftError } from '../errors.js';
+import { codeOf } from '../errors.js';
 import type { ReportRow, Store } from '../store/types.js';
 import { deadlineCheckCron, isDuplicateRejection, reportDeadlineWarningMs } from '../spark/report-rules.js';
 import { backoffMs } from '../timing/backoff.js';
@@ -29,7 +29,7 @@ type SendFailure = { kind: 'alreadyAccepted' | 'rejected' | 'retry'; code: strin
  */
 function failureOf(err: unknown, attemptsBefore: number): SendFailure {
   const message = err instanceof Error ? err.message : String(err);
-  const code = isWattshiftError(err) ? err.code : 'INTERNAL';
+  const code = codeOf(err);
   if (code === 'API_CONFLICT' || (attemptsBefore > 0 && isDuplicateRejection(err))) return { kind: 'alreadyAccepted', code, message };
   if (code === 'API_REJECTED' || code === 'API_NOT_FOUND' || code === 'API_BAD_RESPONSE' || code === 'FLEET_REPORT_REJECTED') return { kind: 'rejected', code, message };
   return { kind: 'retry', code, message };

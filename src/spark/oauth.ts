@@ -3,7 +3,7 @@
  * refreshed ahead of `expires_in` (60 minutes when absent), one fetch at a time however many
  * callers wait. The token never reaches a log line or an error message.
  */
-import { WattshiftError, isWattshiftError } from '../errors.js';
+import { codeOf, isWattshiftError, WattshiftError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../ports.js';
 import type { SparkConnection } from './connection.js';
@@ -134,7 +134,7 @@ export function createTokenSource(options: TokenSourceOptions): ClientCredential
       } catch (err) {
         // A failed early refresh keeps using a token that has not expired yet.
         if (!signal?.aborted && current && cached === current && options.clock.nowMs() < current.expiresAtMs) {
-          log.warn({ code: isWattshiftError(err) ? err.code : 'INTERNAL' }, 'token refresh failed; using the current token until it expires');
+          log.warn({ code: codeOf(err) }, 'token refresh failed; using the current token until it expires');
           return current.value;
         }
         throw err;

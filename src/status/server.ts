@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { hostAllowed } from './host-check.js';
 import { guardClientErrors, refusalLog } from '../http/client-errors.js';
 import { parseRequestTarget } from '../http/request-target.js';
-import { WattshiftError, isWattshiftError } from '../errors.js';
+import { codeOf, WattshiftError } from '../errors.js';
 import type { HomeView } from '../view/model.js';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
@@ -107,7 +107,7 @@ export async function startStatusServer(options: StatusServerOptions): Promise<S
         try {
           send(res, 200, 'application/json', JSON.stringify(options.getHistory(options.getView().nowMs)), head);
         } catch (err) {
-          const code = isWattshiftError(err) ? err.code : 'INTERNAL';
+          const code = codeOf(err);
           log.warn({ code, err }, 'energy history not readable');
           send(res, 503, 'application/json', JSON.stringify({ error: 'history not readable', code }), head);
         }
@@ -129,7 +129,7 @@ export async function startStatusServer(options: StatusServerOptions): Promise<S
     try {
       return renderHistorySection(getHistory(nowMs));
     } catch (err) {
-      const code = isWattshiftError(err) ? err.code : 'INTERNAL';
+      const code = codeOf(err);
       log.warn({ code, err }, 'energy history not readable; the page is shown without it');
       return renderHistorySection(null, `${code}: ${err instanceof Error ? err.message : String(err)}`);
     }

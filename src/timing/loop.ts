@@ -1,6 +1,6 @@
 import type { Clock } from '../ports.js';
 import type { Logger } from '../log.js';
-import { isRetryable, isWattshiftError, loggedError } from '../errors.js';
+import { codeOf, isRetryable, loggedError } from '../errors.js';
 
 export interface LoopHandle {
   /** Runs the next tick as soon as the current one (if any) finishes. */
@@ -42,7 +42,7 @@ export function startLoop(options: {
         }
       } catch (err) {
         if (stopController.signal.aborted) break;
-        const code = isWattshiftError(err) ? err.code : 'INTERNAL';
+        const code = codeOf(err);
         const level = code === failingCode ? 'debug' : isRetryable(err) ? 'warn' : 'error';
         options.logger[level]({ err: loggedError(err), code, loop: options.name }, `${options.name} tick failed`);
         failingCode = code;

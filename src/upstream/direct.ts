@@ -6,7 +6,7 @@
 import type { Config } from '../config/schema.js';
 import type { Clock } from '../ports.js';
 import type { Logger } from '../log.js';
-import { isWattshiftError } from '../errors.js';
+import { codeOf, isWattshiftError } from '../errors.js';
 import { createSparkClient, type SparkClient } from '../spark/client.js';
 import { createSparkConnection } from '../spark/connection.js';
 import { createForecastClient } from '../spark/forecast-client.js';
@@ -42,7 +42,7 @@ export function createDirectUpstream(config: Config, deps: { clock: Clock; logge
         await spark.tokens.getToken(AbortSignal.timeout(config.spark.tokenTimeoutMs * 3));
       } catch (err) {
         if (isWattshiftError(err, 'AUTH_REJECTED')) throw err;
-        log.warn({ code: isWattshiftError(err) ? err.code : 'API_UNAVAILABLE' }, 'API not reachable at start; controlling on stored data and retrying');
+        log.warn({ code: codeOf(err, 'API_UNAVAILABLE') }, 'API not reachable at start; controlling on stored data and retrying');
       }
     },
     async startEvents(sinks) {

@@ -3,7 +3,7 @@ import type { Logger } from '../log.js';
 import type { SparkEvent } from '../spark/wire.js';
 import { startLoop, type LoopHandle } from '../timing/loop.js';
 import type { EventIntake } from './port.js';
-import { isWattshiftError } from '../errors.js';
+import { codeOf } from '../errors.js';
 import { startCronJob } from '../timing/cron.js';
 
 export interface EventSource {
@@ -53,7 +53,7 @@ export function startEventPoller(deps: {
       } catch (err) {
         health.ok = false;
         health.lastError = {
-          code: isWattshiftError(err) ? err.code : 'INTERNAL',
+          code: codeOf(err),
           message: err instanceof Error ? err.message : String(err),
           atMs: deps.clock.nowMs(),
         };

@@ -10,7 +10,7 @@ import type { FleetUpstreamConfig } from '../config/schema-upstream.js';
 import type { Clock } from '../ports.js';
 import type { Logger } from '../log.js';
 import type { z } from 'zod';
-import { WattshiftError, isWattshiftError } from '../errors.js';
+import { codeOf, WattshiftError } from '../errors.js';
 import {
   fleetAdviceSchema, fleetEventSchema, fleetReceiptSchema, fleetReportSchema, fleetTopics, fleetWireVersion,
   type FleetAdvice, type FleetSync,
@@ -85,7 +85,7 @@ export function createFleetUpstream(
     const body: FleetSync = { v: fleetWireVersion, requestedAtMs: deps.clock.nowMs() };
     link?.publish(t.sync, body).then(
       () => log.info('asked the hub for the open events of this location'),
-      (err: unknown) => log.warn({ code: isWattshiftError(err) ? err.code : 'FLEET_BROKER_DOWN' }, 'sync request not sent; sent again at the next new session'),
+      (err: unknown) => log.warn({ code: codeOf(err, 'FLEET_BROKER_DOWN') }, 'sync request not sent; sent again at the next new session'),
     );
   }
 
@@ -126,7 +126,7 @@ export function createFleetUpstream(
         ...(deps.reconnectPeriodMs ? { reconnectPeriodMs: deps.reconnectPeriodMs } : {}),
       });
       await link.waitConnected(AbortSignal.timeout(5_000)).catch((err: unknown) => {
-        log.warn({ code: isWattshiftError(err) ? err.code : 'FLEET_BROKER_DOWN' }, 'fleet broker not reachable at start; controlling on stored data and retrying');
+        log.warn({ code: codeOf(err, 'FLEET_BROKER_DOWN') }, 'fleet broker not reachable at start; controlling on stored data and retrying');
       });
     },
     async startEvents(s) {

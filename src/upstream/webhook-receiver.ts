@@ -6,7 +6,7 @@ import { guardClientErrors, refusalLog } from '../http/client-errors.js';
 import { parseRequestTarget } from '../http/request-target.js';
 import { verifySignature } from '../spark/webhook-signature.js';
 import type { EventIntake } from './port.js';
-import { isWattshiftError } from '../errors.js';
+import { codeOf } from '../errors.js';
 import { rateLimitedWarn } from '../log-limit.js';
 
 export interface WebhookReceiverOptions {
@@ -133,7 +133,7 @@ export async function startWebhookReceiver(
         outcome = deps.intake.accept(body, 'notification', raw.toString('utf8')).outcome;
       } catch (err) {
         failed++;
-        log.error({ err, code: isWattshiftError(err) ? err.code : 'INTERNAL' }, 'webhook event could not be processed; answered 500 for a redelivery');
+        log.error({ err, code: codeOf(err) }, 'webhook event could not be processed; answered 500 for a redelivery');
         return reply(res, 500, 'not stored');
       }
       if (outcome === 'unstored') {

@@ -7,7 +7,7 @@
 // The package's default export: Node's ESM loader does not find `RPCError` among the CommonJS
 // module's named exports (the package spreads its error classes into module.exports).
 import ocppRpc from 'ocpp-rpc';
-import { WattshiftError } from '../../errors.js';
+import { codeOf, WattshiftError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { Clock } from '../../ports.js';
 import { withTimeout } from '../mqtt/util.js';
@@ -263,7 +263,7 @@ export class ChargePointLink {
   }
 
   private warn(what: string, err: unknown): void {
-    const code = err instanceof WattshiftError ? err.code : 'OCPP_CALL_FAILED';
+    const code = codeOf(err, 'OCPP_CALL_FAILED');
     this.log.warn({ code, err: err instanceof Error ? err.message : String(err) }, `${what} failed`);
   }
 }

@@ -39,7 +39,7 @@
  * Readings fail with DEVICE_UNREACHABLE while the charge point is not connected and DEVICE_STALE
  * when it has been silent longer than `staleAfterS` (heartbeats keep it alive).
  */
-import { WattshiftError } from '../../errors.js';
+import { codeOf, WattshiftError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { ChargeCurrentLimit, Clock, EvState, PhaseSwitch } from '../../ports.js';
 import type { DeviceCapabilities } from '../supervisor.js';
@@ -345,17 +345,17 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
   const renew = async (): Promise<void> => {
     if (limitA === undefined) return;
     await apply(limitA, false, closed.signal).catch((err: unknown) => {
-      log.warn({ code: err instanceof WattshiftError ? err.code : 'OCPP_CALL_FAILED', err: err instanceof Error ? err.message : String(err) }, 'renewing the charging limit failed');
+      log.warn({ code: codeOf(err, 'OCPP_CALL_FAILED'), err: err instanceof Error ? err.message : String(err) }, 'renewing the charging limit failed');
     });
   };
 
   /** After a (re)connection: the safe default first, a cap wattshift put into it again, then the session's limit again. */
   const resync = async (): Promise<void> => {
     await setDefault('safe', amps(options.safeCurrentA), closed.signal).catch((err: unknown) => {
-      log.warn({ code: err instanceof WattshiftError ? err.code : 'OCPP_CALL_FAILED', err: err instanceof Error ? err.message : String(err) }, 'setting the default charging profile failed');
+      log.warn({ code: codeOf(err, 'OCPP_CALL_FAILED'), err: err instanceof Error ? err.message : String(err) }, 'setting the default charging profile failed');
     });
     await sendCap(closed.signal).catch((err: unknown) => {
-      log.warn({ code: err instanceof WattshiftError ? err.code : 'OCPP_CALL_FAILED', err: err instanceof Error ? err.message : String(err) }, 'putting the cap into the charge point again failed');
+      log.warn({ code: codeOf(err, 'OCPP_CALL_FAILED'), err: err instanceof Error ? err.message : String(err) }, 'putting the cap into the charge point again failed');
     });
     await renew();
   };
