@@ -2,13 +2,14 @@
  * The view model: the read-only views that the home-automation bridge, the status page and the CLI
  * render. The composition root maps the daemon's real state onto these, so those faces do not
  * depend on the planner's or the store's internal types. Units are in the names; times are epoch
- * milliseconds. No secrets.
+ * milliseconds. No secrets. The device kinds and modes are the daemon's own words, declared once.
  */
+import type { DeviceMode } from '../core/control.js';
+import type { DeviceKind } from '../devices/supervisor.js';
 
-export type DeviceKind = 'hotWaterTank' | 'evCharger' | 'meter' | 'heatPump';
+export type { DeviceKind, DeviceMode };
 /** A heat pump's SG Ready operating state: lock 1:0, normal 0:0, switch-on recommendation 0:1, start command 1:1. */
 export type SgStateView = 'block' | 'normal' | 'boost' | 'forced';
-export type DeviceMode = 'auto' | 'off' | 'boost';
 
 export interface EvView {
   plugged: boolean;
