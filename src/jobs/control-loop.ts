@@ -195,7 +195,6 @@ export function startControlLoop(deps: {
   function devicesNow(v: TickView, capKw: number, locationPowerW: number | undefined): DeviceNow[] {
     const { now, readings, phases } = v;
     const fuseChargers = chargersUnderFuse(v);
-    const sharersWith = (id: string) => fuseChargers.filter((x) => x.sharing || x.id === id);
     const roomKw = roomUnderCapKw(capKw, locationPowerW, deps.devices.map((c) => readings.get(c.config.id)?.powerW), () => deps.inputs.baseLoadKw(now));
     const nows: DeviceNow[] = [];
     for (const c of deps.devices) {
@@ -222,31 +221,44 @@ export function startControlLoop(deps: {
           ...heaterSeen(cfg.id, cfg.model.electricKw, r.powerW, phases, now),
         }, v.plan, now));
       } else if (cfg.kind === 'evCharger') {
-        const fuse = deps.fuse?.guard;
-        const charger = fuseChargers.find((x) => x.id === cfg.id)!;
-        const sharers = sharersWith(cfg.id);
-        const planned = chargerTarget(v.plan, v.slot, cfg.id, now);
-        const plugged = r.ev?.plugged ?? false;
-        // A charger that switches phases: its phases, power per amp and fuse limit this tick.
-        const switching = switchesPhases(cfg.model)
-          ? switchingChargerNow(phaseControl, {
-            cfg, reported: r.ev?.phases, available, nowMs: now,
-            wantKw: wantedChargerKw({ plugged, mode, planned, slotEnergyKwh: e, roomKw: Math.min(roomKw, capKw ?? Infinity) }),
-            fuse: fuse ? { guard: fuse, charger, phases, all: sharers } : undefined,
-          })
-          : undefined;
-        nows.push({
-          kind: 'evCharger', id: cfg.id, available, mode, plugged, powerW: r.powerW, slotEnergyKwh: e, planned,
-          voltageV: cfg.model.voltageV, minCurrentA: cfg.model.minCurrentA, maxCurrentA: cfg.model.maxCurrentA, safeCurrentA: cfg.safeCurrentA,
-          ...(capKw !== undefined ? { capKw } : {}),
-          ...(switching ?? {
-            phases: cfg.model.phases,
-            ...(fuse ? { wattsPerAmp: fuse.wattsPerAmp(charger), fuse: fuse.limitFor(charger, phases, now, sharers) } : {}),
-          }),
-        });
+        nows.push(chargerNow(v, cfg, { r, e, mode, available, capKw }, fuseChargers, roomKw));
       }
     }
     return nows;
+  }
+
+  /**
+   * What a charger is and wants now: its plan, plug and caps; its phases, power per amp and fuse
+   * limit this tick (a charger that switches phases chooses them within `roomKw`).
+   */
+  function chargerNow(
+    v: TickView, cfg: Extract<DeviceConfig, { kind: 'evCharger' }>,
+    seen: { r: DeviceReading; e: number; mode: DeviceMode; available: boolean; capKw: number | undefined },
+    fuseChargers: readonly (FuseCharger & { sharing: boolean })[], roomKw: number,
+  ): DeviceNow {
+    const { r, e, mode, available, capKw } = seen;
+    const { now, phases } = v;
+    const fuse = deps.fuse?.guard;
+    const charger = fuseChargers.find((x) => x.id === cfg.id)!;
+    const sharers = fuseChargers.filter((x) => x.sharing || x.id === cfg.id);
+    const planned = chargerTarget(v.plan, v.slot, cfg.id, now);
+    const plugged = r.ev?.plugged ?? false;
+    const switching = switchesPhases(cfg.model)
+      ? switchingChargerNow(phaseControl, {
+        cfg, reported: r.ev?.phases, available, nowMs: now,
+        wantKw: wantedChargerKw({ plugged, mode, planned, slotEnergyKwh: e, roomKw: Math.min(roomKw, capKw ?? Infinity) }),
+        fuse: fuse ? { guard: fuse, charger, phases, all: sharers } : undefined,
+      })
+      : undefined;
+    return {
+      kind: 'evCharger', id: cfg.id, available, mode, plugged, powerW: r.powerW, slotEnergyKwh: e, planned,
+      voltageV: cfg.model.voltageV, minCurrentA: cfg.model.minCurrentA, maxCurrentA: cfg.model.maxCurrentA, safeCurrentA: cfg.safeCurrentA,
+      ...(capKw !== undefined ? { capKw } : {}),
+      ...(switching ?? {
+        phases: cfg.model.phases,
+        ...(fuse ? { wattsPerAmp: fuse.wattsPerAmp(charger), fuse: fuse.limitFor(charger, phases, now, sharers) } : {}),
+      }),
+    };
   }
 
   /** Sends the decision to the devices: loads go down before others go up, so that the fuse never carries both at once. */
