@@ -9,6 +9,7 @@ import { loadConfig } from '../config/load.js';
 import type { Config, DeviceConfig, ModbusSource } from '../config/schema.js';
 import { isWattshiftError, WattshiftError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { contactSourcesOf, sourcesOf } from '../devices/factory.js';
 import { createModbusBuses, type ModbusBus } from '../devices/modbus/bus.js';
 import { createModbusDevice } from '../devices/modbus/modbus-device.js';
 import { loadProfile } from '../devices/modbus/profiles.js';
@@ -38,15 +39,10 @@ export interface ProbeSection {
 type Source = NonNullable<Extract<DeviceConfig, { kind: 'hotWaterTank' }>['meter']> | NonNullable<Extract<DeviceConfig, { kind: 'evCharger' }>['charger']>;
 
 /** The sources of a device by role, one entry per distinct source (a Shelly in three roles is one). */
-function sourcesOf(d: DeviceConfig): { source: Source; roles: string[] }[] {
-  const byRole: [string, Source | undefined][] =
-    d.kind === 'hotWaterTank' ? [['switch', d.switch], ['meter', d.meter], ['thermometer', d.thermometer]]
-      : d.kind === 'evCharger' ? [['charger', d.charger], ['meter', d.meter]]
-        : d.kind === 'heatPump' ? [['contact relay1', d.contacts.relay1], ['contact relay2', d.contacts.relay2], ['meter', d.meter], ['thermometer', d.thermometer]]
-        : [['meter', d.meter]];
+function distinctSources(d: DeviceConfig): { source: Source; roles: string[] }[] {
+  const byRole: [string, Source][] = [...contactSourcesOf(d).map(([k, s]): [string, Source] => [`contact ${k}`, s]), ...sourcesOf(d)];
   const out = new Map<string, { source: Source; roles: string[] }>();
   for (const [role, s] of byRole) {
-    if (!s) continue;
     const key = s.type === 'modbus' ? `${s.bus}/${s.unitId ?? 1}/${s.profile}/${s.channel ?? 0}` : JSON.stringify(s);
     const entry = out.get(key) ?? { source: s, roles: [] };
     entry.roles.push(role);
@@ -121,7 +117,7 @@ export async function probeDevice(config: Config, deviceId: string, deps: ProbeD
     throw new WattshiftError('CONFIG_INVALID', `unknown device "${deviceId}" (devices in the config: ${ids.length ? ids.join(', ') : 'none'})`);
   }
   const timeoutMs = deps.timeoutMs ?? 5_000;
-  const sources = sourcesOf(device);
+  const sources = distinctSources(device);
   const busNames = [...new Set(sources.flatMap(({ source }) => (source.type === 'modbus' ? [source.bus] : [])))];
   const busConfigs = Object.fromEntries(busNames.map((n) => {
     const c = config.modbus[n];
