@@ -1,6 +1,7 @@
 /**
  * Composition root: the daemon as a list of modules (src/app/), each with one lifecycle, started
- * in order and stopped in reverse (src/lifecycle.ts). Nothing else in the tree constructs adapters.
+ * in order and stopped in reverse (src/lifecycle.ts). The daemon's adapters are built here; the
+ * commands that talk to devices or the API on their own (`probe`, `register`) build theirs.
  */
 import type { Config } from './config/schema.js';
 import type { Plan } from './core/types.js';

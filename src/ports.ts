@@ -2,7 +2,7 @@ import type { SgState } from './core/heat-pump.js';
 
 /**
  * Small capability interfaces the daemon depends on. Units are in the names. A device implements
- * the set of capabilities it has; `hasCapability`-style guards live next to the adapters.
+ * the set of capabilities it has (src/devices/supervisor.ts, `DeviceCapabilities`), each one optional.
  */
 
 /** Time source. Everything that waits takes one, so tests and the demo can run days in seconds. */
