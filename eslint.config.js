@@ -7,7 +7,20 @@ import tseslint from 'typescript-eslint';
  * release may move or change without notice. (zod is not listed: its subpaths such as
  * `zod/v4/core` are documented entry points, and its exports map admits no others.)
  */
-const runtimeDependencies = ['undici', 'ocpp-rpc', 'mqtt', 'node-cron', 'modbus-serial', 'better-sqlite3', 'pino', 'pino-pretty', 'pg', 'jose', 'yaml', 'prom-client'];
+const runtimeDependencies = [
+  'undici',
+  'ocpp-rpc',
+  'mqtt',
+  'node-cron',
+  'modbus-serial',
+  'better-sqlite3',
+  'pino',
+  'pino-pretty',
+  'pg',
+  'jose',
+  'yaml',
+  'prom-client',
+];
 const runtimeInternals = {
   regex: `^(${runtimeDependencies.join('|')})/`,
   message: 'import the package itself: its inner modules are not public API',
@@ -21,10 +34,19 @@ const packageInternals = {
 };
 /** Private members of dependencies that were reached through casts. */
 const internalMembers = [
-  { selector: "MemberExpression[property.name=/^(_zod|_def)$/]", message: "zod's internals: use the schema's public accessors (.shape, .options, .unwrap(), .def)" },
-  { selector: "Literal[value=/^(_zod|_def)$/]", message: "zod's internals: use the schema's public accessors (.shape, .options, .unwrap(), .def)" },
-  { selector: "TSPropertySignature[key.name=/^(_zod|_def)$/]", message: "zod's internals: use the schema's public accessors (.shape, .options, .unwrap(), .def)" },
-  { selector: "MemberExpression[property.name=/^(streamBuilder|timeMatcher)$/]", message: "a private field of mqtt.js or node-cron: use their public API" },
+  {
+    selector: 'MemberExpression[property.name=/^(_zod|_def)$/]',
+    message: "zod's internals: use the schema's public accessors (.shape, .options, .unwrap(), .def)",
+  },
+  { selector: 'Literal[value=/^(_zod|_def)$/]', message: "zod's internals: use the schema's public accessors (.shape, .options, .unwrap(), .def)" },
+  {
+    selector: 'TSPropertySignature[key.name=/^(_zod|_def)$/]',
+    message: "zod's internals: use the schema's public accessors (.shape, .options, .unwrap(), .def)",
+  },
+  {
+    selector: 'MemberExpression[property.name=/^(streamBuilder|timeMatcher)$/]',
+    message: 'a private field of mqtt.js or node-cron: use their public API',
+  },
 ];
 
 export default tseslint.config(
@@ -49,16 +71,23 @@ export default tseslint.config(
     // The core is pure: no I/O, no clocks, no logger.
     files: ['src/core/**/*.ts'],
     rules: {
-      '@typescript-eslint/no-restricted-imports': ['error', {
-        patterns: [
-          // Which of our own modules core/ may import is dependency-cruiser's layer table (.dependency-cruiser.mjs).
-          { group: ['node:*', 'fs', 'net', 'http', 'undici', 'mqtt', 'modbus-serial', 'better-sqlite3', 'pino'] },
-          runtimeInternals,
-          packageInternals,
-        ],
-      }],
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            // Which of our own modules core/ may import is dependency-cruiser's layer table (.dependency-cruiser.mjs).
+            { group: ['node:*', 'fs', 'net', 'http', 'undici', 'mqtt', 'modbus-serial', 'better-sqlite3', 'pino'] },
+            runtimeInternals,
+            packageInternals,
+          ],
+        },
+      ],
       'no-restricted-properties': ['error', { object: 'Date', property: 'now', message: 'core takes time as an argument' }],
-      'no-restricted-syntax': ['error', { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: 'core takes time as an argument' }, ...internalMembers],
+      'no-restricted-syntax': [
+        'error',
+        { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: 'core takes time as an argument' },
+        ...internalMembers,
+      ],
     },
   },
   {

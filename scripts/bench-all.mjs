@@ -112,9 +112,7 @@ for (const [label, value, target] of rows) {
   process.stdout.write(`   ${label.padEnd(34)} ${value.padStart(16)}   ${target ? `target ${target}` : ''}\n`);
 }
 const details = {
-  daemon: daemon
-    ? Object.fromEntries(Object.entries(daemon).filter(([k]) => !(k in figures)))
-    : null,
+  daemon: daemon ? Object.fromEntries(Object.entries(daemon).filter(([k]) => !(k in figures))) : null,
   storeDiskBytesPerDay: num(store, 'diskBytesPerDay'),
   planner: planner ?? null,
 };

@@ -24,8 +24,17 @@ const H = 3_600_000;
 const VAT = 1.25;
 /** Elvia's February 2023 steps (NOK excl. VAT, as tariffs/elvia.yaml shipped them until 2026-11-26) in EUR. */
 export const benchRule: CapacityModel = {
-  measure: 'dailyPeaks', count: 3, days: 'all',
-  steps: [[2, 88], [5, 136], [10, 216], [15, 296], [20, 376], [null, 456]].map(([u, f]) => ({ upToKw: u as number | null, perMonth: (f as number) / NOK_PER_EUR })),
+  measure: 'dailyPeaks',
+  count: 3,
+  days: 'all',
+  steps: [
+    [2, 88],
+    [5, 136],
+    [10, 216],
+    [15, 296],
+    [20, 376],
+    [null, 456],
+  ].map(([u, f]) => ({ upToKw: u as number | null, perMonth: (f as number) / NOK_PER_EUR })),
 };
 
 /** One seeded peak hour on each of up to three earlier days of the same local month. */
@@ -34,7 +43,8 @@ function meteredPeaks(startMs: number, timezone: string, seed: number): HourEner
   const month = monthKey(startMs, timezone);
   const today = tariffLocalTime(startMs, timezone, []).date;
   // Days before the window's first day only: a metered day is never also a planned day here.
-  return [1, 2, 3].map((d) => ({ startMs: startMs - d * 24 * H, kWh: 2.5 + rand() * 6 }))
+  return [1, 2, 3]
+    .map((d) => ({ startMs: startMs - d * 24 * H, kWh: 2.5 + rand() * 6 }))
     .filter((h) => monthKey(h.startMs, timezone) === month && tariffLocalTime(h.startMs, timezone, []).date !== today);
 }
 
@@ -113,7 +123,13 @@ function longTimes(series: PriceSeries[], quick: boolean): number {
       if (times.length >= (quick ? 3 : 12)) break outer;
       const joint = scenario('joint', sr, quarterHourly(w.points, seed), seed, 15);
       const input: PlanInput = { ...joint.input, location: { ...joint.input.location, limitKW: 17, lpc: [] } };
-      const ctx: CapacityContext = { rule: benchRule, timezone: input.timezone, holidays: [], meteredHours: meteredPeaks(w.startMs, input.timezone, seed++), vatRate: VAT };
+      const ctx: CapacityContext = {
+        rule: benchRule,
+        timezone: input.timezone,
+        holidays: [],
+        meteredHours: meteredPeaks(w.startMs, input.timezone, seed++),
+        vatRate: VAT,
+      };
       times.push(timeCapacityPlan(input, joint.nowMs, ctx).ms);
     }
   }
@@ -135,7 +151,16 @@ export interface CapacityBench {
 }
 
 export function runCapacityBench(highs: Highs, series: PriceSeries[], quick: boolean, log: (line: string) => void): CapacityBench {
-  const out: CapacityBench = { windows: 0, gaps: [], feasibleMissed: 0, billSavingsPct: NaN, stepUpsAvoided: 0, p99Ms: NaN, p99Ms7d15min: NaN, worst: '' };
+  const out: CapacityBench = {
+    windows: 0,
+    gaps: [],
+    feasibleMissed: 0,
+    billSavingsPct: NaN,
+    stepUpsAvoided: 0,
+    p99Ms: NaN,
+    p99Ms7d15min: NaN,
+    worst: '',
+  };
   const savings: number[] = [];
   const times: number[] = [];
   const cap = quick ? 6 : 60;
@@ -176,7 +201,8 @@ export function runCapacityBench(highs: Highs, series: PriceSeries[], quick: boo
       if (p.baselineRespectsLimits && p.capacity) {
         const base = baselinePlan(s);
         const baseHours = withMetered(input, (t) => (base.q[t] ?? 0) + (base.ev[t] ?? 0), metered);
-        const baseBill = p.baselineCost + capacityFee(benchRule, capacityMeasure(benchRule, baseHours, tz, []), new Date(nowMs).getUTCMonth() + 1) * VAT;
+        const baseBill =
+          p.baselineCost + capacityFee(benchRule, capacityMeasure(benchRule, baseHours, tz, []), new Date(nowMs).getUTCMonth() + 1) * VAT;
         savings.push((100 * (baseBill - p.capacity.bill)) / Math.max(Math.abs(baseBill), 0.5));
       }
     }
@@ -186,10 +212,12 @@ export function runCapacityBench(highs: Highs, series: PriceSeries[], quick: boo
   const sorted = times.slice().sort((a, b) => a - b);
   out.p99Ms = sorted[Math.min(sorted.length - 1, Math.floor(0.99 * sorted.length))] ?? NaN;
   const mean = out.gaps.reduce((a, b) => a + b, 0) / Math.max(1, out.gaps.length);
-  log(`capacity windows ${out.windows}  gap mean ${mean.toFixed(4)} % max ${(out.gaps.length > 0 ? Math.max(...out.gaps) : NaN).toFixed(4)} % ` +
-    `(over ${out.gaps.length} proven optima)  missed ${out.feasibleMissed}  step-ups avoided ${out.stepUpsAvoided}  ` +
-    `whole-bill savings vs baseline ${out.billSavingsPct.toFixed(1)} % (${savings.length} windows)  time p99 ${out.p99Ms.toFixed(1)} ms` +
-    `  worst gap ${out.worst}`);
+  log(
+    `capacity windows ${out.windows}  gap mean ${mean.toFixed(4)} % max ${(out.gaps.length > 0 ? Math.max(...out.gaps) : NaN).toFixed(4)} % ` +
+      `(over ${out.gaps.length} proven optima)  missed ${out.feasibleMissed}  step-ups avoided ${out.stepUpsAvoided}  ` +
+      `whole-bill savings vs baseline ${out.billSavingsPct.toFixed(1)} % (${savings.length} windows)  time p99 ${out.p99Ms.toFixed(1)} ms` +
+      `  worst gap ${out.worst}`,
+  );
   log(`capacity 7d 15-min  time p99 ${out.p99Ms7d15min.toFixed(1)} ms`);
   return out;
 }

@@ -91,14 +91,16 @@ const row = (name: string, m: Awaited<ReturnType<typeof measure>>): string =>
 console.log(`${inputs.length} joint 7-day 15-min plans back to back; control stand-in every ${tickMs} ms; RSS before ${baseRss.toFixed(1)} MiB`);
 console.log(row('main thread', main));
 console.log(row('worker', threaded));
-console.log(JSON.stringify({
-  plans: inputs.length,
-  tickP99MsMainThread: Number(pct(main.late, 99).toFixed(1)),
-  tickP99MsWorker: Number(pct(threaded.late, 99).toFixed(1)),
-  tickMaxMsMainThread: Number(Math.max(...main.late).toFixed(1)),
-  tickMaxMsWorker: Number(Math.max(...threaded.late).toFixed(1)),
-  peakRssMibMainThread: Number(main.peakRssMb.toFixed(1)),
-  peakRssMibWorker: Number(threaded.peakRssMb.toFixed(1)),
-  rssAfterMibMainThread: Number(main.afterRssMb.toFixed(1)),
-  rssAfterMibWorker: Number(threaded.afterRssMb.toFixed(1)),
-}));
+console.log(
+  JSON.stringify({
+    plans: inputs.length,
+    tickP99MsMainThread: Number(pct(main.late, 99).toFixed(1)),
+    tickP99MsWorker: Number(pct(threaded.late, 99).toFixed(1)),
+    tickMaxMsMainThread: Number(Math.max(...main.late).toFixed(1)),
+    tickMaxMsWorker: Number(Math.max(...threaded.late).toFixed(1)),
+    peakRssMibMainThread: Number(main.peakRssMb.toFixed(1)),
+    peakRssMibWorker: Number(threaded.peakRssMb.toFixed(1)),
+    rssAfterMibMainThread: Number(main.afterRssMb.toFixed(1)),
+    rssAfterMibWorker: Number(threaded.afterRssMb.toFixed(1)),
+  }),
+);

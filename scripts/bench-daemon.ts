@@ -61,7 +61,10 @@ const idleSeconds = Number(values['idle-s']);
 const nodeOptions = values['node-options'] ?? '';
 const nodeFlags = values['node-flags'] === undefined ? unitNodeFlags() : values['node-flags'].split(/\s+/).filter(Boolean);
 const nodeArgs = [...nodeFlags, ...loopDelayProbeFlags, ...(values['trace-gc'] ? ['--trace-gc'] : [])];
-const nodeEnv: NodeJS.ProcessEnv = { ...(values['node-flags'] === undefined ? unitEnvironment() : {}), ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}) };
+const nodeEnv: NodeJS.ProcessEnv = {
+  ...(values['node-flags'] === undefined ? unitEnvironment() : {}),
+  ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}),
+};
 const dirs: string[] = [];
 const tmp = (prefix: string): string => {
   const d = mkdtempSync(join(tmpdir(), prefix));
@@ -77,7 +80,12 @@ async function measureStartup(): Promise<number[]> {
   const times: number[] = [];
   try {
     for (let i = 0; i < starts; i++) {
-      const d = spawnDaemon({ configPath: world.configPath, env: { ...world.daemonEnv, ...nodeEnv }, nodeArgs, ...(values.keep ? { logPath: join(dataDir, 'daemon.log') } : {}) });
+      const d = spawnDaemon({
+        configPath: world.configPath,
+        env: { ...world.daemonEnv, ...nodeEnv },
+        nodeArgs,
+        ...(values.keep ? { logPath: join(dataDir, 'daemon.log') } : {}),
+      });
       try {
         times.push(await d.ready);
         // The last start stays up on the real clock: its RSS shows the footprint without the
@@ -115,7 +123,10 @@ function fileBytes(path: string): number {
 function tableSizes(path: string): { name: string; bytes: number; rows?: number }[] {
   const db = new Database(path, { readonly: true });
   try {
-    const rows = db.prepare("SELECT name, SUM(pgsize) AS bytes FROM dbstat GROUP BY name ORDER BY bytes DESC").all() as { name: string; bytes: number }[];
+    const rows = db.prepare('SELECT name, SUM(pgsize) AS bytes FROM dbstat GROUP BY name ORDER BY bytes DESC').all() as {
+      name: string;
+      bytes: number;
+    }[];
     const tables = new Set((db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map((t) => t.name));
     return rows.map((r) => (tables.has(r.name) ? { ...r, rows: (db.prepare(`SELECT COUNT(*) AS n FROM "${r.name}"`).get() as { n: number }).n } : r));
   } catch {
@@ -132,7 +143,12 @@ async function runWeek() {
   const realOriginMs = Date.now();
   const clock = acceleratedClock(startMs, speed, realOriginMs);
   const world = await startBenchWorld({ clock, startMs, dataDir });
-  const d = spawnDaemon({ configPath: world.configPath, env: { ...world.daemonEnv, ...nodeEnv, WATTSHIFT_SIM_CLOCK: `${startMs},${realOriginMs},${speed}` }, nodeArgs, ...(values.keep ? { logPath: join(dataDir, 'daemon.log') } : {}) });
+  const d = spawnDaemon({
+    configPath: world.configPath,
+    env: { ...world.daemonEnv, ...nodeEnv, WATTSHIFT_SIM_CLOCK: `${startMs},${realOriginMs},${speed}` },
+    nodeArgs,
+    ...(values.keep ? { logPath: join(dataDir, 'daemon.log') } : {}),
+  });
   const samples: WeekSample[] = [];
   const endMs = startMs + days * DAY_MS;
   let lastDay = -1;
@@ -151,7 +167,9 @@ async function runWeek() {
       const day = Math.floor((simMs - startMs) / DAY_MS);
       if (day !== lastDay && day < days) {
         lastDay = day;
-        process.stdout.write(`  day ${day + 1}: RSS ${round(s.rssBytes / MIB)} MiB, CPU ${round(s.cpuMs / 1000)} s, write_bytes ${round(s.writeBytes / 1024)} KiB\n`);
+        process.stdout.write(
+          `  day ${day + 1}: RSS ${round(s.rssBytes / MIB)} MiB, CPU ${round(s.cpuMs / 1000)} s, write_bytes ${round(s.writeBytes / 1024)} KiB\n`,
+        );
       }
     }
     loopDelay = await readLoopDelay(d);
@@ -168,10 +186,18 @@ async function runWeek() {
   const logical = (s: WeekSample): number => s.wchar - s.socketBytes - s.pipeBytes;
   const wholeDays = (last.simMs - startMs) / DAY_MS;
   const simOf = (atMs: number): number => startMs + (atMs - realOriginMs) * speed;
-  const gcs = d.heapAfterGc().map((g) => ({ simMs: simOf(g.atMs), mb: g.mb })).filter((g) => g.simMs >= startMs + DAY_MS);
-  const gcFigures = gcs.length > 1
-    ? { fullGcs: gcs.length, heapAfterGcMb: round(median(gcs.map((g) => g.mb))), heapAfterGcGrowthMbDay: round(slope(gcs.map((g) => ({ x: (g.simMs - startMs) / DAY_MS, y: g.mb }))), 2) }
-    : {};
+  const gcs = d
+    .heapAfterGc()
+    .map((g) => ({ simMs: simOf(g.atMs), mb: g.mb }))
+    .filter((g) => g.simMs >= startMs + DAY_MS);
+  const gcFigures =
+    gcs.length > 1
+      ? {
+          fullGcs: gcs.length,
+          heapAfterGcMb: round(median(gcs.map((g) => g.mb))),
+          heapAfterGcGrowthMbDay: round(slope(gcs.map((g) => ({ x: (g.simMs - startMs) / DAY_MS, y: g.mb }))), 2),
+        }
+      : {};
   return {
     samples: samples.length,
     rssMb: round(median(steady.map((s) => s.rssBytes / MIB))),
@@ -199,7 +225,9 @@ async function runWeek() {
 try {
   const startup = starts > 0 ? await measureStartup() : [];
   const startupMs = startup.length > 0 ? round(median(startup)) : null;
-  process.stdout.write(`startup to ready (real clock): ${startup.map((t) => `${Math.round(t)} ms`).join(', ')}; median ${startupMs} ms; RSS on the real clock after ${idleSeconds} s: ${idleRssMb} MiB\n`);
+  process.stdout.write(
+    `startup to ready (real clock): ${startup.map((t) => `${Math.round(t)} ms`).join(', ')}; median ${startupMs} ms; RSS on the real clock after ${idleSeconds} s: ${idleRssMb} MiB\n`,
+  );
   const week = await runWeek();
   const kib = (n: number): string => `${round(n / 1024)} KiB`;
   process.stdout.write(
@@ -210,15 +238,22 @@ try {
       `  disk writes per simulated day: block ${kib(week.blockWriteBytesPerDay)}, logical file writes ${kib(week.fileWriteBytesPerDay)}`,
       `  event-loop delay after start-up: p50 ${week.loopDelayP50Ms} ms, p99 ${week.loopDelayP99Ms} ms, max ${week.loopDelayMaxMs} ms`,
       `  stdout log ${kib(week.logBytesPerDay)}/day, sent to peers ${kib(week.socketBytesPerDay)}/day; ${week.warnLines} warn, ${week.errorLines} error lines`,
-      ...(week.heapAfterGcMb !== undefined ? [`  V8 heap after full GC: median ${week.heapAfterGcMb} MB over ${week.fullGcs} GCs, growth ${week.heapAfterGcGrowthMbDay} MB/day`] : []),
-      `  database at the end: ${kib(week.dbBytesEnd)} (${week.tables.slice(0, 5).map((t) => `${t.name} ${kib(t.bytes)}${t.rows !== undefined ? ` ${t.rows} rows` : ''}`).join(', ')})`,
+      ...(week.heapAfterGcMb !== undefined
+        ? [`  V8 heap after full GC: median ${week.heapAfterGcMb} MB over ${week.fullGcs} GCs, growth ${week.heapAfterGcGrowthMbDay} MB/day`]
+        : []),
+      `  database at the end: ${kib(week.dbBytesEnd)} (${week.tables
+        .slice(0, 5)
+        .map((t) => `${t.name} ${kib(t.bytes)}${t.rows !== undefined ? ` ${t.rows} rows` : ''}`)
+        .join(', ')})`,
     ].join('\n') + '\n',
   );
   const { tables: _tables, samples: _samples, ...figures } = week;
   void _tables;
   void _samples;
   const diskBytesPerDay = Math.max(week.blockWriteBytesPerDay, week.fileWriteBytesPerDay);
-  process.stdout.write(`${JSON.stringify({ ...figures, startupMs, startupRunsMs: startup.map(Math.round), rssRealClockMb: idleRssMb, diskBytesPerDay, speed, nodeOptions: [...nodeArgs, nodeOptions].filter(Boolean).join(' ') || null })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ ...figures, startupMs, startupRunsMs: startup.map(Math.round), rssRealClockMb: idleRssMb, diskBytesPerDay, speed, nodeOptions: [...nodeArgs, nodeOptions].filter(Boolean).join(' ') || null })}\n`,
+  );
 } finally {
   if (values.keep) process.stderr.write(`kept ${dirs.join(' ')}\n`);
   else for (const d of dirs) rmSync(d, { recursive: true, force: true });

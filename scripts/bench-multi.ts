@@ -25,39 +25,71 @@ import { comfortDeadlines, DRAW_L, seededDeltas, solveReference, type Highs } fr
 const H = 3_600_000;
 
 /** Two tanks and two cars under one fuse, seeded. */
-export function multiScenario(series: PriceSeries, points: { startMs: number; price: number }[], seed: number): { input: HomePlanInput; nowMs: number } {
+export function multiScenario(
+  series: PriceSeries,
+  points: { startMs: number; price: number }[],
+  seed: number,
+): { input: HomePlanInput; nowMs: number } {
   const rand = rng(seed);
   const startMs = points[0]!.startMs;
   const hours = points.length;
   const timezone = areaTimezone(series.area);
   const slots = buildPriceSeries({
-    slotMinutes: 60, fromMs: startMs, toMs: startMs + hours * H, timezone, currency: 'EUR',
+    slotMinutes: 60,
+    fromMs: startMs,
+    toMs: startMs + hours * H,
+    timezone,
+    currency: 'EUR',
     spot: { actual: { units: { currency: 'EUR', energyUnit: 'kWh' }, resolutionMinutes: 60, points } },
     deltas: seededDeltas(rand, startMs, hours),
     fees: { gridFeePerKWh: 0.03, taxPerKWh: 0.01, vatRate: 1.25 },
   });
   const small: TankParams & { id: string } = {
-    id: 'boiler', volumeL: 200, powerKW: 2, coldWaterC: 8, ambientC: 18, heatLossWPerK: 1.6, minC: 50, maxC: 75,
+    id: 'boiler',
+    volumeL: 200,
+    powerKW: 2,
+    coldWaterC: 8,
+    ambientC: 18,
+    heatLossWPerK: 1.6,
+    minC: 50,
+    maxC: 75,
     drawProfileKWh: rand() < 0.5 ? DRAW_L : undefined,
-    currentTempC: 52 + rand() * 20, control: 'continuous',
+    currentTempC: 52 + rand() * 20,
+    control: 'continuous',
     legionella: { tempC: 65, everyDays: 7, lastReachedMs: startMs - (5.5 + rand() * 2) * 86_400_000 },
   };
   const big: TankParams & { id: string } = {
-    id: 'store', volumeL: 300, powerKW: 3, coldWaterC: 8, ambientC: 15, heatLossWPerK: 2.2, minC: 48, maxC: 80,
+    id: 'store',
+    volumeL: 300,
+    powerKW: 3,
+    coldWaterC: 8,
+    ambientC: 15,
+    heatLossWPerK: 2.2,
+    minC: 48,
+    maxC: 80,
     drawProfileKWh: DRAW_L.map((kwh) => kwh * (1.2 + rand() * 0.6)),
-    currentTempC: 50 + rand() * 25, control: 'continuous',
+    currentTempC: 50 + rand() * 25,
+    control: 'continuous',
     legionella: { tempC: 65, everyDays: 7, lastReachedMs: startMs - (4 + rand() * 3.5) * 86_400_000 },
     comfort: comfortDeadlines(startMs, hours, timezone),
   };
   const threePhase: EvParams & { id: string } = {
-    id: 'garage', energyNeededKWh: 10 + rand() * 30,
-    arrivalMs: startMs + Math.floor(rand() * 6) * H, departureMs: startMs + (14 + Math.floor(rand() * 26)) * H,
-    minPowerKW: 4.14, maxPowerKW: 11, efficiency: 0.9,
+    id: 'garage',
+    energyNeededKWh: 10 + rand() * 30,
+    arrivalMs: startMs + Math.floor(rand() * 6) * H,
+    departureMs: startMs + (14 + Math.floor(rand() * 26)) * H,
+    minPowerKW: 4.14,
+    maxPowerKW: 11,
+    efficiency: 0.9,
   };
   const onePhase: EvParams & { id: string } = {
-    id: 'driveway', energyNeededKWh: 5 + rand() * 20,
-    arrivalMs: startMs + Math.floor(2 + rand() * 8) * H, departureMs: startMs + (20 + Math.floor(rand() * 28)) * H,
-    minPowerKW: 1.38, maxPowerKW: 7.4, efficiency: 0.88,
+    id: 'driveway',
+    energyNeededKWh: 5 + rand() * 20,
+    arrivalMs: startMs + Math.floor(2 + rand() * 8) * H,
+    departureMs: startMs + (20 + Math.floor(rand() * 28)) * H,
+    minPowerKW: 1.38,
+    maxPowerKW: 7.4,
+    efficiency: 0.88,
   };
   const lpcStart = startMs + (16 + Math.floor(rand() * 20)) * H;
   const lpc: LpcCap[] = [{ startMs: lpcStart, endMs: lpcStart + (2 + Math.floor(rand() * 3)) * H, maxKW: 6, scope: 'location' }];
@@ -76,7 +108,10 @@ export function multiScenario(series: PriceSeries, points: { startMs: number; pr
 /** Each device's setup, as the pair planner sees it alone under the home's limits. */
 export function deviceSetups(input: HomePlanInput, nowMs: number): { setup: Setup; input: PlanInput }[] {
   const common = { slots: input.slots, timezone: input.timezone, currency: input.currency, location: input.location };
-  const devices: PlanInput[] = [...input.tanks.map((tank) => ({ ...common, tank, ev: null })), ...input.evs.map((ev) => ({ ...common, tank: null, ev }))];
+  const devices: PlanInput[] = [
+    ...input.tanks.map((tank) => ({ ...common, tank, ev: null })),
+    ...input.evs.map((ev) => ({ ...common, tank: null, ev })),
+  ];
   return devices.map((d) => ({ setup: setupPlan(d, nowMs, undefined), input: d }));
 }
 
@@ -159,15 +194,21 @@ export function runMultiBench(highs: Highs, series: PriceSeries[], quick: boolea
       worst.push({ gap, at });
     }
   }
-  out.worst = worst.sort((a, b) => b.gap - a.gap).slice(0, 5).map((x) => `${x.at} (${x.gap.toFixed(4)} %)`);
+  out.worst = worst
+    .sort((a, b) => b.gap - a.gap)
+    .slice(0, 5)
+    .map((x) => `${x.at} (${x.gap.toFixed(4)} %)`);
   const sorted = times.slice().sort((a, b) => a - b);
   const pick = (q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
   out.p99Ms = pick(0.99);
   out.p50Ms = pick(0.5);
   const mean = out.gaps.reduce((a, b) => a + b, 0) / Math.max(1, out.gaps.length);
-  log(`multi     windows ${out.windows}  HiGHS-feasible ${out.feasible}  planner-feasible ${out.feasible - out.feasibleMissed}  ` +
-    `gap mean ${mean.toFixed(4)} % max ${(out.gaps.length > 0 ? Math.max(...out.gaps) : NaN).toFixed(4)} % (over ${out.gaps.length} proven optima` +
-    `${out.timeouts > 0 ? `; ${out.timeouts} HiGHS time-outs` : ''})  time p50 ${out.p50Ms.toFixed(2)} ms p99 ${out.p99Ms.toFixed(2)} ms`);
-  if (process.argv.includes('--verbose')) log(`  worst gaps ${out.worst.join(' ')}${out.missed.length > 0 ? `; missed: ${out.missed.join(' ')}` : ''}`);
+  log(
+    `multi     windows ${out.windows}  HiGHS-feasible ${out.feasible}  planner-feasible ${out.feasible - out.feasibleMissed}  ` +
+      `gap mean ${mean.toFixed(4)} % max ${(out.gaps.length > 0 ? Math.max(...out.gaps) : NaN).toFixed(4)} % (over ${out.gaps.length} proven optima` +
+      `${out.timeouts > 0 ? `; ${out.timeouts} HiGHS time-outs` : ''})  time p50 ${out.p50Ms.toFixed(2)} ms p99 ${out.p99Ms.toFixed(2)} ms`,
+  );
+  if (process.argv.includes('--verbose'))
+    log(`  worst gaps ${out.worst.join(' ')}${out.missed.length > 0 ? `; missed: ${out.missed.join(' ')}` : ''}`);
   return out;
 }

@@ -31,7 +31,6 @@ export { deviceParts, lpText, n6, plannerObjective, referenceModel, type ModelPa
 
 export type Family = 'tank' | 'tankRelay' | 'ev' | 'joint' | 'tankComfort';
 
-
 /** Seeded incentive deltas: per day, a run of 3–10 hours with −0.08..+0.05 EUR/kWh. */
 export function seededDeltas(rand: () => number, startMs: number, hours: number): DeltaCurveInput[] {
   const out: DeltaCurveInput[] = [];
@@ -62,20 +61,34 @@ export function comfortDeadlines(startMs: number, hours: number, timezone: strin
 }
 
 export function scenario(
-  family: Family, series: PriceSeries, points: { startMs: number; price: number }[], seed: number, slotMinutes: 15 | 60 = 60,
+  family: Family,
+  series: PriceSeries,
+  points: { startMs: number; price: number }[],
+  seed: number,
+  slotMinutes: 15 | 60 = 60,
 ): { input: PlanInput; nowMs: number } {
   const rand = rng(seed);
   const startMs = points[0]!.startMs;
   const hours = slotMinutes === 60 ? points.length : points.length / 4;
   const timezone = areaTimezone(series.area);
   const slots = buildPriceSeries({
-    slotMinutes, fromMs: startMs, toMs: startMs + hours * 3_600_000, timezone, currency: 'EUR',
+    slotMinutes,
+    fromMs: startMs,
+    toMs: startMs + hours * 3_600_000,
+    timezone,
+    currency: 'EUR',
     spot: { actual: { units: { currency: 'EUR', energyUnit: 'kWh' }, resolutionMinutes: slotMinutes, points } },
     deltas: seededDeltas(rand, startMs, hours),
     fees: { gridFeePerKWh: 0.03, taxPerKWh: 0.01, vatRate: 1.25 },
   });
   const tank: TankParams = {
-    volumeL: 200, powerKW: 2, coldWaterC: 8, ambientC: 18, heatLossWPerK: 1.6, minC: 50, maxC: 75,
+    volumeL: 200,
+    powerKW: 2,
+    coldWaterC: 8,
+    ambientC: 18,
+    heatLossWPerK: 1.6,
+    minC: 50,
+    maxC: 75,
     drawProfileKWh: rand() < 0.5 ? DRAW_L : undefined,
     currentTempC: 52 + rand() * 20,
     control: family === 'tankRelay' ? 'relay' : 'continuous',
@@ -86,13 +99,17 @@ export function scenario(
     energyNeededKWh: 10 + rand() * 30,
     arrivalMs: startMs + Math.floor(rand() * 6) * 3_600_000,
     departureMs: startMs + (14 + Math.floor(rand() * 26)) * 3_600_000,
-    minPowerKW: 4.14, maxPowerKW: 11, efficiency: 0.9,
+    minPowerKW: 4.14,
+    maxPowerKW: 11,
+    efficiency: 0.9,
   };
   const joint = family === 'joint';
   const lpcStart = startMs + (16 + Math.floor(rand() * 20)) * 3_600_000;
   const baseLoadKW = Array.from({ length: slots.length }, () => 0.8 + rand() * 2);
   const input: PlanInput = {
-    slots, timezone, currency: 'EUR',
+    slots,
+    timezone,
+    currency: 'EUR',
     tank: family === 'ev' ? null : tank,
     ev: family === 'ev' || joint ? ev : null,
     location: {
@@ -211,8 +228,7 @@ async function main(): Promise<void> {
               bestGap = gap;
               best = `${sr.id}@${new Date(w.startMs).toISOString()}#${seedUsed} (${gap.toFixed(5)} %)`;
             }
-          }
-          else {
+          } else {
             timeouts++;
             if (gap <= 1e-6) beatIncumbent++;
             else vsIncumbent.push(`${sr.id}@${new Date(w.startMs).toISOString()}#${seedUsed} (+${gap.toFixed(4)} %)`);
@@ -228,14 +244,18 @@ async function main(): Promise<void> {
     if (family === 'joint') p99Joint48 = pct(times, 99);
     allGaps = allGaps.concat(gaps);
     allSavings = allSavings.concat(savings);
-    console.log(`${family.padEnd(9)} windows ${count}  HiGHS-feasible ${feasible}  planner-feasible ${found}  ` +
-      `gap mean ${mean.toFixed(4)} % max ${max.toFixed(4)} % (over ${gaps.length} proven optima` +
-      `${timeouts > 0 ? `; ${timeouts} HiGHS time-outs, planner ≤ incumbent in ${beatIncumbent}` : ''})  ` +
-      `savings vs baseline ${savings.length > 0 ? `${sav.toFixed(1)} % (${savings.length} windows where the baseline keeps the limits)` : 'n/a (the baseline breaks the limits)'}  ` +
-      `time p50 ${pct(times, 50).toFixed(2)} ms p99 ${pct(times, 99).toFixed(2)} ms`);
+    console.log(
+      `${family.padEnd(9)} windows ${count}  HiGHS-feasible ${feasible}  planner-feasible ${found}  ` +
+        `gap mean ${mean.toFixed(4)} % max ${max.toFixed(4)} % (over ${gaps.length} proven optima` +
+        `${timeouts > 0 ? `; ${timeouts} HiGHS time-outs, planner ≤ incumbent in ${beatIncumbent}` : ''})  ` +
+        `savings vs baseline ${savings.length > 0 ? `${sav.toFixed(1)} % (${savings.length} windows where the baseline keeps the limits)` : 'n/a (the baseline breaks the limits)'}  ` +
+        `time p50 ${pct(times, 50).toFixed(2)} ms p99 ${pct(times, 99).toFixed(2)} ms`,
+    );
     if (process.argv.includes('--verbose')) {
-      console.log(`  worst gap ${worst}; lowest ${best}${missed.length > 0 ? `; missed: ${missed.join(' ')}` : ''}` +
-        `${vsIncumbent.length > 0 ? `; above the incumbent: ${vsIncumbent.join(' ')}` : ''}`);
+      console.log(
+        `  worst gap ${worst}; lowest ${best}${missed.length > 0 ? `; missed: ${missed.join(' ')}` : ''}` +
+          `${vsIncumbent.length > 0 ? `; above the incumbent: ${vsIncumbent.join(' ')}` : ''}`,
+      );
     }
   }
   // 7-day 15-minute joint plans: timing (and feasibility) only.

@@ -43,6 +43,10 @@ for (const v of variants) {
   }
   const steps = Object.fromEntries(Object.keys(samples[0]).map((k) => [k, median(samples.map((s) => s[k]))]));
   results[v.name] = steps;
-  process.stdout.write(`${v.name.padEnd(34)} ${Object.entries(steps).map(([k, x]) => `${k} ${x}`).join(', ')} MiB\n`);
+  process.stdout.write(
+    `${v.name.padEnd(34)} ${Object.entries(steps)
+      .map(([k, x]) => `${k} ${x}`)
+      .join(', ')} MiB\n`,
+  );
 }
 process.stdout.write(`${JSON.stringify({ baseFlags: baseFlags.join(' '), runs, results })}\n`);

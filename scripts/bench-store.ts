@@ -82,16 +82,36 @@ for (let day = 0; day < days; day++) {
       { durable: false },
     );
     // Re-planning every hour; half of the time the plan is unchanged (and not written again).
-    store.savePlan({ createdAtMs: clock.nowMs(), horizonStartMs: hourStartMs, horizonEndMs: hourStartMs + DAY_MS, json: planJson(h % 2 === 0 ? h : h - 1) });
+    store.savePlan({
+      createdAtMs: clock.nowMs(),
+      horizonStartMs: hourStartMs,
+      horizonEndMs: hourStartMs + DAY_MS,
+      json: planJson(h % 2 === 0 ? h : h - 1),
+    });
   }
   // One price-curve event a day, reported the next day through the outbox.
   const nowMs = clock.nowMs();
   const eventId = `ev-${day}`;
-  store.saveEvent({ eventId, payloadType: 'PriceCurve', createdAtMs: nowMs, receivedAtMs: nowMs, startMs: nowMs, endMs: nowMs + DAY_MS, resourceIds: SUBJECTS.slice(0, 2), rawJson: JSON.stringify({ eventId, points: Array.from({ length: 24 }, (_, i) => ({ i, delta: -0.05 })) }) });
+  store.saveEvent({
+    eventId,
+    payloadType: 'PriceCurve',
+    createdAtMs: nowMs,
+    receivedAtMs: nowMs,
+    startMs: nowMs,
+    endMs: nowMs + DAY_MS,
+    resourceIds: SUBJECTS.slice(0, 2),
+    rawJson: JSON.stringify({ eventId, points: Array.from({ length: 24 }, (_, i) => ({ i, delta: -0.05 })) }),
+  });
   if (day > 0) {
     const prev = `ev-${day - 1}`;
     const { report } = store.transaction(() => {
-      const r = store.enqueueReport({ idempotencyKey: `${prev}:usage`, eventId: prev, kind: 'usage', body: { eventId: prev, payloads: SUBJECTS.map((s) => ({ resourceId: s, points: Array.from({ length: 24 }, (_, i) => ({ i, kwh: 0.5 })) })) }, nowMs });
+      const r = store.enqueueReport({
+        idempotencyKey: `${prev}:usage`,
+        eventId: prev,
+        kind: 'usage',
+        body: { eventId: prev, payloads: SUBJECTS.map((s) => ({ resourceId: s, points: Array.from({ length: 24 }, (_, i) => ({ i, kwh: 0.5 })) })) },
+        nowMs,
+      });
       store.markEvent(prev, 'reportQueued');
       return r;
     });
@@ -123,9 +143,15 @@ const writeBytesPerDay = (ioEnd.writeBytes - ioSteadyStart.writeBytes) / (days -
 
 console.log(`simulated ${days} days (${SUBJECTS.length} subjects, retention ${RETENTION.hourlyDays} d) in ${elapsedMs.toFixed(0)} ms`);
 console.log(`hourly rows kept: ${hourlyRows}; table ${hourlyBytes} B + index ${hourlyIndexBytes} B`);
-console.log(`bytes per hourly row: ${((hourlyBytes + hourlyIndexBytes) / hourlyRows).toFixed(1)} (table only ${(hourlyBytes / hourlyRows).toFixed(1)})`);
-console.log(`database: ${(year1 / 1e6).toFixed(2)} MB after 360 days, ${(atEnd / 1e6).toFixed(2)} MB after ${sizes.at(-1)?.day ?? 0} days (retention on), ${(fileBytes / 1e6).toFixed(2)} MB at close`);
-console.log(`steady-state writes per simulated day: ${(wcharPerDay / 1e6).toFixed(2)} MB via write(2), ${(writeBytesPerDay / 1e6).toFixed(2)} MB to the block layer`);
+console.log(
+  `bytes per hourly row: ${((hourlyBytes + hourlyIndexBytes) / hourlyRows).toFixed(1)} (table only ${(hourlyBytes / hourlyRows).toFixed(1)})`,
+);
+console.log(
+  `database: ${(year1 / 1e6).toFixed(2)} MB after 360 days, ${(atEnd / 1e6).toFixed(2)} MB after ${sizes.at(-1)?.day ?? 0} days (retention on), ${(fileBytes / 1e6).toFixed(2)} MB at close`,
+);
+console.log(
+  `steady-state writes per simulated day: ${(wcharPerDay / 1e6).toFixed(2)} MB via write(2), ${(writeBytesPerDay / 1e6).toFixed(2)} MB to the block layer`,
+);
 console.log(`WAL at end: ${usage.walBytes} B; free pages: ${usage.freePages}`);
 console.log(
   JSON.stringify({

@@ -32,10 +32,17 @@ function body(n: number, run: number): string {
     notificationSentUtc: '2025-11-04T12:00:01Z',
     notificationType: 'PriceCurveCreated',
     payload: {
-      payloadType: 'PriceCurve', priceArea: 'NO1', targets: [{ resourceId: 'res-tank', locationId: 'home-1' }],
+      payloadType: 'PriceCurve',
+      priceArea: 'NO1',
+      targets: [{ resourceId: 'res-tank', locationId: 'home-1' }],
       priceCurveDelta: {
-        currency: 'NOK', energyUnit: 'kWh', resolution: '01:00:00',
-        points: Array.from({ length: 24 }, (_, h) => ({ price: Math.round(Math.sin(h) * 100) / 100, timestamp: new Date(Date.UTC(2025, 10, 5, h)).toISOString() })),
+        currency: 'NOK',
+        energyUnit: 'kWh',
+        resolution: '01:00:00',
+        points: Array.from({ length: 24 }, (_, h) => ({
+          price: Math.round(Math.sin(h) * 100) / 100,
+          timestamp: new Date(Date.UTC(2025, 10, 5, h)).toISOString(),
+        })),
       },
     },
   });
@@ -44,8 +51,14 @@ function body(n: number, run: number): string {
 function post(agent: Agent, url: URL, text: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'x-payload-signature': signPayload(text, secret) } },
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'x-payload-signature': signPayload(text, secret) },
+      },
       (res) => {
         res.resume();
         res.on('end', () => resolve(res.statusCode ?? 0));
@@ -57,7 +70,11 @@ function post(agent: Agent, url: URL, text: string): Promise<number> {
 }
 
 const quantile = (sorted: number[], q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
-const median = (xs: number[]): number => quantile([...xs].sort((a, b) => a - b), 0.5);
+const median = (xs: number[]): number =>
+  quantile(
+    [...xs].sort((a, b) => a - b),
+    0.5,
+  );
 
 async function runOnce(run: number): Promise<{ rps: number; p50Ms: number; p99Ms: number; stored: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'ws-bench-webhook-'));
@@ -101,7 +118,9 @@ for (let run = 0; run < 3; run++) {
   const r = await runOnce(run);
   if (r.stored !== requests) throw new Error(`run ${run}: ${r.stored} of ${requests} events stored`);
   runs.push(r);
-  console.log(`run ${run + 1}: ${r.rps.toFixed(0)} req/s, ack p50 ${r.p50Ms.toFixed(2)} ms, p99 ${r.p99Ms.toFixed(2)} ms (${requests} signed calls, ${connections} connections, all stored)`);
+  console.log(
+    `run ${run + 1}: ${r.rps.toFixed(0)} req/s, ack p50 ${r.p50Ms.toFixed(2)} ms, p99 ${r.p99Ms.toFixed(2)} ms (${requests} signed calls, ${connections} connections, all stored)`,
+  );
 }
 const rps = median(runs.map((r) => r.rps));
 const p50 = median(runs.map((r) => r.p50Ms));

@@ -24,7 +24,15 @@ function timeNs(calls: number, body: (i: number) => void): number {
   return median(rounds);
 }
 
-const icu = new Intl.DateTimeFormat('en-GB', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric' });
+const icu = new Intl.DateTimeFormat('en-GB', {
+  timeZone: zone,
+  hourCycle: 'h23',
+  year: 'numeric',
+  month: 'numeric',
+  day: 'numeric',
+  hour: 'numeric',
+  minute: 'numeric',
+});
 // A week of minutes: every instant of a planning horizon, hours repeating as the cache sees them.
 const cachedNs = timeNs(20_000, (i) => zoneOffsetMs(start + (i % 10_080) * 60_000, zone));
 const partsNs = timeNs(20_000, (i) => localParts(start + (i % 10_080) * 60_000, zone));
@@ -36,4 +44,6 @@ process.stdout.write(`zoneOffsetMs (cached per hour): ${round(cachedNs / 1000, 3
 process.stdout.write(`localParts (cached offset + Date): ${round(partsNs / 1000, 3)} µs a call\n`);
 process.stdout.write(`Intl formatToParts alone: ${round(icuNs / 1000, 3)} µs a call\n`);
 process.stdout.write(`local hours and days of a 7-day 15-min series (672 slots): ${round(weekMs, 3)} ms\n`);
-process.stdout.write(`${JSON.stringify({ zoneOffsetUs: round(cachedNs / 1000, 3), localPartsUs: round(partsNs / 1000, 3), icuFormatToPartsUs: round(icuNs / 1000, 3), weekSeriesMs: round(weekMs, 3) })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ zoneOffsetUs: round(cachedNs / 1000, 3), localPartsUs: round(partsNs / 1000, 3), icuFormatToPartsUs: round(icuNs / 1000, 3), weekSeriesMs: round(weekMs, 3) })}\n`,
+);

@@ -37,7 +37,8 @@ const zodEnglishOnly = {
       resolveDir: dirname(args.path),
     }));
     b.onEnd((result) => {
-      if (result.errors.length === 0 && replaced === 0) throw new Error("zod-english-only: zod's locales index was not found; update scripts/build.mjs");
+      if (result.errors.length === 0 && replaced === 0)
+        throw new Error("zod-english-only: zod's locales index was not found; update scripts/build.mjs");
     });
   },
 };

@@ -33,6 +33,10 @@ const run = await runWeekHome({ days, seed, controlTickMs: tickS * 1000, keepDec
 const wallS = (performance.now() - started) / 1000;
 if (values.log) writeFileSync(values.log, `${run.decisionLines.join('\n')}\n`);
 const figures = weekFigures(run, days, seed);
-process.stdout.write(values.json ? `${JSON.stringify({ home: values.home, ...figures, wallS: Math.round(wallS * 10) / 10 })}\n` : `${weekFiguresTable(figures, wallS)}\n`);
+process.stdout.write(
+  values.json
+    ? `${JSON.stringify({ home: values.home, ...figures, wallS: Math.round(wallS * 10) / 10 })}\n`
+    : `${weekFiguresTable(figures, wallS)}\n`,
+);
 // Sockets a library keeps for its reconnects must not hold the process open.
 process.exit(figures.daemonErrors === 0 && figures.stoppedCleanly ? 0 : 1);

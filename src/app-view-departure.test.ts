@@ -11,30 +11,58 @@ const hour = 3_600_000;
 const now = Date.UTC(2026, 2, 2, 17, 30);
 const planned = Date.UTC(2026, 2, 3, 6);
 
-const { config } = parseConfig({
-  version: 1,
-  site: { timezone: 'Europe/Oslo', priceArea: 'NO1', currency: 'NOK', locationLimitKw: 17 },
-  spark: { clientId: 'c', clientSecret: 'x' },
-  storage: { path: ':memory:' },
-  mqtt: { url: 'mqtt://127.0.0.1:1883' },
-  devices: [{ id: 'car', kind: 'evCharger', charger: { type: 'goe', topicPrefix: 'go-eCharger/1' }, model: { capacityKwh: 60 } }],
-}, { env: {} });
+const { config } = parseConfig(
+  {
+    version: 1,
+    site: { timezone: 'Europe/Oslo', priceArea: 'NO1', currency: 'NOK', locationLimitKw: 17 },
+    spark: { clientId: 'c', clientSecret: 'x' },
+    storage: { path: ':memory:' },
+    mqtt: { url: 'mqtt://127.0.0.1:1883' },
+    devices: [{ id: 'car', kind: 'evCharger', charger: { type: 'goe', topicPrefix: 'go-eCharger/1' }, model: { capacityKwh: 60 } }],
+  },
+  { env: {} },
+);
 
 function viewWith(commandMs: number | null) {
   const from = Date.UTC(2026, 2, 2, 17);
   const slots = buildPriceSeries({
-    slotMinutes: 60, fromMs: from, toMs: from + 24 * hour, timezone: 'Europe/Oslo', currency: 'NOK', deltas: [], fees: { gridFeePerKWh: 0, taxPerKWh: 0 },
-    spot: { actual: { units: { currency: 'NOK', energyUnit: 'kWh' }, resolutionMinutes: 60, points: Array.from({ length: 24 }, (_, i) => ({ startMs: from + i * hour, price: 1 + (i % 3) / 10 })) } },
+    slotMinutes: 60,
+    fromMs: from,
+    toMs: from + 24 * hour,
+    timezone: 'Europe/Oslo',
+    currency: 'NOK',
+    deltas: [],
+    fees: { gridFeePerKWh: 0, taxPerKWh: 0 },
+    spot: {
+      actual: {
+        units: { currency: 'NOK', energyUnit: 'kWh' },
+        resolutionMinutes: 60,
+        points: Array.from({ length: 24 }, (_, i) => ({ startMs: from + i * hour, price: 1 + (i % 3) / 10 })),
+      },
+    },
   });
-  const plan = makePlan({
-    slots, timezone: 'Europe/Oslo', currency: 'NOK', location: { limitKW: 17, baseLoadKW: 0 },
-    ev: { id: 'car', energyNeededKWh: 20, departureMs: planned, minPowerKW: 4.1, maxPowerKW: 11, efficiency: 0.9 },
-  }, now);
+  const plan = makePlan(
+    {
+      slots,
+      timezone: 'Europe/Oslo',
+      currency: 'NOK',
+      location: { limitKW: 17, baseLoadKW: 0 },
+      ev: { id: 'car', energyNeededKWh: 20, departureMs: planned, minPowerKW: 4.1, maxPowerKW: 11, efficiency: 0.9 },
+    },
+    now,
+  );
   return homeView({
-    config, nowMs: now, plan, control: null, devices: new Map(), jobs: [], locationId: 'loc',
+    config,
+    nowMs: now,
+    plan,
+    control: null,
+    devices: new Map(),
+    jobs: [],
+    locationId: 'loc',
     wishes: () => ({ mode: 'auto', boostUntilMs: null, floorC: null, departureMs: commandMs, targetKwh: null, targetSocPct: null }),
     outbox: { pending: 0, sending: 0, accepted: 0, rejected: 0, oldestPendingDeadlineMs: null, nextAttemptMs: null },
-    events: [], resources: new Map(),
+    events: [],
+    resources: new Map(),
   });
 }
 
@@ -46,7 +74,7 @@ describe('the departure in the views', () => {
     expect(stateMessages(t, v).get(t.deviceField('car', 'departure'))).toBe(new Date(planned).toISOString());
   });
 
-  it('is the command\'s when one set it', () => {
+  it("is the command's when one set it", () => {
     const commanded = Date.UTC(2026, 2, 3, 7, 30);
     expect(viewWith(commanded).devices[0]?.ev?.departure).toBe(new Date(commanded).toISOString());
   });

@@ -26,7 +26,13 @@ const config = defaultConfig({
   site: { locationLimitKw: 11, timezone: tz },
   modbus: { main: { type: 'tcp', host: '127.0.0.1' } },
   devices: [
-    { id: 'tank', name: 'Hot water', kind: 'hotWaterTank', switch: { type: 'modbus', bus: 'main', profile: 'generic-relay' }, model: { volumeL: 200, elementKw: 3 } },
+    {
+      id: 'tank',
+      name: 'Hot water',
+      kind: 'hotWaterTank',
+      switch: { type: 'modbus', bus: 'main', profile: 'generic-relay' },
+      model: { volumeL: 200, elementKw: 3 },
+    },
     { id: 'car', name: 'Garage', kind: 'evCharger', charger: { type: 'goe', topicPrefix: 'go-eCharger/1' }, model: { capacityKwh: 60 } },
   ],
   mqtt: { url: 'mqtt://127.0.0.1:1883' },
@@ -34,13 +40,37 @@ const config = defaultConfig({
 
 function input(): PlanInput {
   const slots = buildPriceSeries({
-    slotMinutes: 60, fromMs: from, toMs: from + 24 * hour, timezone: tz, currency: 'NOK', deltas: [], fees: { gridFeePerKWh: 0, taxPerKWh: 0 },
-    spot: { actual: { units: { currency: 'NOK', energyUnit: 'kWh' }, resolutionMinutes: 60, points: Array.from({ length: 24 }, (_, i) => ({ startMs: from + i * hour, price: 1 + (i % 5) / 10 })) } },
+    slotMinutes: 60,
+    fromMs: from,
+    toMs: from + 24 * hour,
+    timezone: tz,
+    currency: 'NOK',
+    deltas: [],
+    fees: { gridFeePerKWh: 0, taxPerKWh: 0 },
+    spot: {
+      actual: {
+        units: { currency: 'NOK', energyUnit: 'kWh' },
+        resolutionMinutes: 60,
+        points: Array.from({ length: 24 }, (_, i) => ({ startMs: from + i * hour, price: 1 + (i % 5) / 10 })),
+      },
+    },
   });
   return {
-    slots, timezone: tz, currency: 'NOK', location: { limitKW: 11, baseLoadKW: 1 },
+    slots,
+    timezone: tz,
+    currency: 'NOK',
+    location: { limitKW: 11, baseLoadKW: 1 },
     tank: {
-      id: 'tank', volumeL: 200, powerKW: 3, coldWaterC: 10, ambientC: 20, heatLossWPerK: 1.6, minC: 45, maxC: 75, currentTempC: 50, control: 'continuous',
+      id: 'tank',
+      volumeL: 200,
+      powerKW: 3,
+      coldWaterC: 10,
+      ambientC: 20,
+      heatLossWPerK: 1.6,
+      minC: 45,
+      maxC: 75,
+      currentTempC: 50,
+      control: 'continuous',
       comfort: [{ atMs: comfortAtMs, tempC: 60, label: 'hot water ≥ 60 °C by 06:30' }],
     },
     ev: { id: 'car', energyNeededKWh: 20, departureMs: leavesMs, minPowerKW: 4, maxPowerKW: 11, efficiency: 0.9 },
@@ -51,7 +81,7 @@ describe('why a slot is planned', () => {
   const plan = makePlan(input(), now);
   const view = planView(plan, config, now);
 
-  it('names the cheapest hours left before the deadline a device is planned for, without the planner\'s jargon', () => {
+  it("names the cheapest hours left before the deadline a device is planned for, without the planner's jargon", () => {
     const before = (deadline: number) => plan.slots.filter((s) => s.endMs > now && s.startMs < deadline);
     const tankSlots = before(comfortAtMs).filter((s) => s.tanks?.['tank']?.on);
     expect(tankSlots.length).toBeGreaterThan(0);
@@ -107,10 +137,18 @@ describe('why a slot is planned', () => {
     const current = planStatus({ origin: 'database', view, ageMinutes: 30, stale: false }, now)!;
     expect(current.current?.reason).toMatch(/rank/);
     expect(current.current?.why).toBe(view.slots[0]!.why);
-    const report = { nowMs: now, database: 'w.db', registration: null, program: null, events: { total: 0, byState: {}, last: null },
+    const report = {
+      nowMs: now,
+      database: 'w.db',
+      registration: null,
+      program: null,
+      events: { total: 0, byState: {}, last: null },
       outbox: { pending: 0, sending: 0, accepted: 0, rejected: 0, oldestPendingDeadlineMs: null, nextAttemptMs: null, lastErrors: [] },
-      plan: current, bill: null, daemon: { url: 'http://127.0.0.1:1', reachable: false },
-      history: { nowMs: now, timezone: tz, currency: 'NOK', devices: [], days: [], months: [], unreadablePlans: 0 } } as StatusReport;
+      plan: current,
+      bill: null,
+      daemon: { url: 'http://127.0.0.1:1', reachable: false },
+      history: { nowMs: now, timezone: tz, currency: 'NOK', devices: [], days: [], months: [], unreadablePlans: 0 },
+    } as StatusReport;
     const text = renderStatus(report, { ...config, http: { ...config.http, enabled: false } }).join('\n');
     expect(text).toContain(`  why: ${view.slots[0]!.why}`);
   });

@@ -37,23 +37,37 @@ function deadlineAfter(plan: Plan, id: string, kind: 'tank' | 'ev', slot: PlanSl
 function bindingWords(b: BindingConstraint, slot: PlanSlot, plan: Plan, ctx: WhyContext): string | null {
   const tank = Object.keys(plan.tanks ?? {}).length > 1 ? 'a tank' : 'the tank';
   switch (b) {
-    case 'locationLimit': return `the home's ${fixed(ctx.limitKw, 1)} kW limit is reached`;
-    case 'lpc': return 'a power-limitation (LPC) cap holds it down';
-    case 'reservedLpc': return 'a reserved power limit (LPC reservation) may hold it down, so the plan keeps it free';
-    case 'tankMax': return `${tank} is at its maximum`;
-    case 'tankFloor': return `${tank} is at its comfort floor`;
-    case 'tankPower': return 'the heater runs at full power';
-    case 'legionella': return 'the legionella cycle heats the tank';
-    case 'evDeadline': return 'the car\'s last hour before it leaves';
-    case 'evPower': return 'the charger runs at full power';
-    case 'antiCycling': return 'kept on to avoid switching on and off';
-    case 'frozen': return slot.startMs <= ctx.fromMs
-      ? 'kept from the last plan because the slot is under way'
-      : `kept from the last plan because the slot starts within ${ctx.frozenWindowMinutes} minutes`;
-    case 'fallback': return 'no price known: the default schedule';
-    case 'capacityStep': return 'held down to stay within the month\'s capacity step';
+    case 'locationLimit':
+      return `the home's ${fixed(ctx.limitKw, 1)} kW limit is reached`;
+    case 'lpc':
+      return 'a power-limitation (LPC) cap holds it down';
+    case 'reservedLpc':
+      return 'a reserved power limit (LPC reservation) may hold it down, so the plan keeps it free';
+    case 'tankMax':
+      return `${tank} is at its maximum`;
+    case 'tankFloor':
+      return `${tank} is at its comfort floor`;
+    case 'tankPower':
+      return 'the heater runs at full power';
+    case 'legionella':
+      return 'the legionella cycle heats the tank';
+    case 'evDeadline':
+      return "the car's last hour before it leaves";
+    case 'evPower':
+      return 'the charger runs at full power';
+    case 'antiCycling':
+      return 'kept on to avoid switching on and off';
+    case 'frozen':
+      return slot.startMs <= ctx.fromMs
+        ? 'kept from the last plan because the slot is under way'
+        : `kept from the last plan because the slot starts within ${ctx.frozenWindowMinutes} minutes`;
+    case 'fallback':
+      return 'no price known: the default schedule';
+    case 'capacityStep':
+      return "held down to stay within the month's capacity step";
     // The comfort deadline is named with the tank's hours.
-    case 'comfort': return null;
+    case 'comfort':
+      return null;
   }
 }
 
@@ -75,10 +89,16 @@ export function explainSlots(plan: Plan, slots: readonly PlanSlot[], ctx: WhyCon
     const window = ahead.filter((s) => due === null || s.startMs < due.atMs);
     const planned = window.filter((s) => onIn(s, id, kind)).length;
     const rank = 1 + window.filter((s) => s.price < slot.price).length;
-    const when = due === null ? 'in the plan'
-      : `before ${kind === 'ev' ? 'the car leaves at ' : ''}${due.atMs - slot.startMs < 24 * 3_600_000 ? '' : `${dayLabel(due.atMs, tz)} `}${hhmm(due.atMs, tz)}`;
-    const place = rank > planned ? `the ${ordinal(rank)} cheapest of the ${window.length} ${unit[1]} left`
-      : planned === 1 ? `the cheapest ${unit[0]} left` : `one of the ${planned} cheapest ${unit[1]} left`;
+    const when =
+      due === null
+        ? 'in the plan'
+        : `before ${kind === 'ev' ? 'the car leaves at ' : ''}${due.atMs - slot.startMs < 24 * 3_600_000 ? '' : `${dayLabel(due.atMs, tz)} `}${hhmm(due.atMs, tz)}`;
+    const place =
+      rank > planned
+        ? `the ${ordinal(rank)} cheapest of the ${window.length} ${unit[1]} left`
+        : planned === 1
+          ? `the cheapest ${unit[0]} left`
+          : `one of the ${planned} cheapest ${unit[1]} left`;
     return `${place} ${when}${due?.note ?? ''}`;
   }
 
@@ -86,7 +106,9 @@ export function explainSlots(plan: Plan, slots: readonly PlanSlot[], ctx: WhyCon
     const clauses: string[] = [];
     for (const [id, t] of Object.entries(slot.tanks ?? {})) {
       if (!t.on) continue;
-      clauses.push(`${ctx.names[id] ?? id}: ${(t.runOnKWh ?? 0) > 0 ? 'paid to use power, so it heats on to its maximum' : chosen(slot, id, 'tank')}`);
+      clauses.push(
+        `${ctx.names[id] ?? id}: ${(t.runOnKWh ?? 0) > 0 ? 'paid to use power, so it heats on to its maximum' : chosen(slot, id, 'tank')}`,
+      );
     }
     for (const [id, e] of Object.entries(slot.evs ?? {})) if (e.on) clauses.push(`${ctx.names[id] ?? id}: ${chosen(slot, id, 'ev')}`);
     const binding = [...new Set(slot.binding)].filter((b) => clauses.length > 0 || idleReasons.has(b));

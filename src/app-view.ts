@@ -2,7 +2,19 @@
 import type { Config } from './config/schema.js';
 import type { Plan, PlanSlot } from './core/types.js';
 import type { BillSummary } from './jobs/billing.js';
-import type { BillView, ComfortView, DeviceView, EventView, FuseView, HomeView, JobHealthView, LimitView, PlanReportView, PlanView, ReservationView } from './view/model.js';
+import type {
+  BillView,
+  ComfortView,
+  DeviceView,
+  EventView,
+  FuseView,
+  HomeView,
+  JobHealthView,
+  LimitView,
+  PlanReportView,
+  PlanView,
+  ReservationView,
+} from './view/model.js';
 import type { HomeEvent } from './spark/event-normalise.js';
 import type { ControlSnapshot } from './jobs/control-loop.js';
 import type { DeviceWishes } from './jobs/home-state.js';
@@ -15,17 +27,25 @@ import type { PlanReportState } from './jobs/plan-reports.js';
 
 /** The plan's first comfort deadline after `nowMs`, of one tank or (without `tankId`) of any. */
 function nextComfort(plan: Plan, nowMs: number, tankId?: string): ComfortView | undefined {
-  const outcomes = Object.entries(plan.tanks ?? {}).filter(([id]) => tankId === undefined || id === tankId).flatMap(([, t]) => t.comfort ?? []);
+  const outcomes = Object.entries(plan.tanks ?? {})
+    .filter(([id]) => tankId === undefined || id === tankId)
+    .flatMap(([, t]) => t.comfort ?? []);
   const c = outcomes.filter((x) => x.atMs > nowMs).sort((a, b) => a.atMs - b.atMs)[0];
   return c ? { atMs: c.atMs, tempC: c.tempC, label: c.label, plannedTempC: c.plannedTempC, met: c.met } : undefined;
 }
 
-const identifiedText: Record<string, string> = { idTag: 'by its id tag', card: 'by its RFID card', only: 'the charger\'s only car', default: 'the charger\'s default car' };
+const identifiedText: Record<string, string> = {
+  idTag: 'by its id tag',
+  card: 'by its RFID card',
+  only: "the charger's only car",
+  default: "the charger's default car",
+};
 
 /** What each car's need rests on; a home with several cars names each charger (and the car planned there). */
 function evNeedsText(evs: NonNullable<Plan['evs']>): string | undefined {
   const entries = Object.entries(evs);
-  const car = (e: (typeof entries)[number][1]): string => (e.vehicle ? `${e.vehicle.name} (${e.vehicle.id}, ${identifiedText[e.vehicle.identifiedBy] ?? e.vehicle.identifiedBy}), ` : '');
+  const car = (e: (typeof entries)[number][1]): string =>
+    e.vehicle ? `${e.vehicle.name} (${e.vehicle.id}, ${identifiedText[e.vehicle.identifiedBy] ?? e.vehicle.identifiedBy}), ` : '';
   if (entries.length <= 1) return entries[0] && `${car(entries[0][1])}${evNeedText(entries[0][1].needFrom)}`;
   return entries.map(([id, e]) => `${id}: ${car(e)}${evNeedText(e.needFrom)}`).join('; ');
 }
@@ -43,7 +63,10 @@ export function planView(plan: Plan, config: Config, fromMs: number): PlanView {
   const slots = plan.slots.filter((s) => s.endMs > fromMs).slice(0, (48 * 60) / plan.slotMinutes);
   const evNeed = plan.evs ? evNeedsText(plan.evs) : undefined;
   const why = explainSlots(plan, slots, {
-    fromMs, timezone: config.site.timezone, limitKw: config.site.locationLimitKw, frozenWindowMinutes: config.planner.frozenWindowMinutes,
+    fromMs,
+    timezone: config.site.timezone,
+    limitKw: config.site.locationLimitKw,
+    frozenWindowMinutes: config.planner.frozenWindowMinutes,
     names: Object.fromEntries(config.devices.map((d) => [d.id, d.name ?? d.id])),
   });
   return {
@@ -76,7 +99,17 @@ export function planView(plan: Plan, config: Config, fromMs: number): PlanView {
 function reservationViews(plan: Plan, fromMs: number): { reservations?: ReservationView[] } {
   const ahead = (plan.reservations ?? []).filter((r) => r.endMs > fromMs);
   if (ahead.length === 0) return {};
-  return { reservations: ahead.map((r) => ({ eventId: r.eventId, startMs: r.startMs, endMs: r.endMs, maxKw: r.maxKW, kept: r.kept, insideKwh: r.insideKWh, beforeKwh: r.beforeKWh })) };
+  return {
+    reservations: ahead.map((r) => ({
+      eventId: r.eventId,
+      startMs: r.startMs,
+      endMs: r.endMs,
+      maxKw: r.maxKW,
+      kept: r.kept,
+      insideKwh: r.insideKWh,
+      beforeKwh: r.beforeKWh,
+    })),
+  };
 }
 
 export interface ViewSources {
@@ -133,10 +166,22 @@ function departureOf(commandMs: number | null, plannedMs: number | undefined, no
 export function billView(b: BillSummary): BillView {
   const c = b.capacity;
   return {
-    month: b.month, monthStartMs: b.monthStartMs, currency: b.currency, kwh: b.kwh, energy: b.energy, gridFee: b.gridFee, tax: b.tax, subsidy: b.subsidy,
-    vat: b.vat, incentive: b.delta, total: b.total, hoursPriced: b.hoursPriced, hoursUnpriced: b.hoursUnpriced,
+    month: b.month,
+    monthStartMs: b.monthStartMs,
+    currency: b.currency,
+    kwh: b.kwh,
+    energy: b.energy,
+    gridFee: b.gridFee,
+    tax: b.tax,
+    subsidy: b.subsidy,
+    vat: b.vat,
+    incentive: b.delta,
+    total: b.total,
+    hoursPriced: b.hoursPriced,
+    hoursUnpriced: b.hoursUnpriced,
     capacity: c ? { measureKw: c.measureKw, stepUpToKw: c.stepUpToKw, marginKw: c.marginKw, fee: c.fee + c.vat } : null,
-    baseline: { ...b.baseline }, savings: b.savings,
+    baseline: { ...b.baseline },
+    savings: b.savings,
     devices: b.devices,
   };
 }
@@ -147,12 +192,14 @@ const listedMax = 24;
 /** The caps of the events from `nowMs` on, each on the location or a device of this home. */
 export function limitsOf(events: readonly HomeEvent[], resources: ReadonlyMap<string, string>, nowMs: number): LimitView[] {
   return events
-    .flatMap((e) => e.lpcCaps.flatMap((c): LimitView[] => {
-      const endMs = c.startMs + c.durationMs;
-      const deviceId = c.resourceId === null ? null : resources.get(c.resourceId);
-      if (endMs <= nowMs || deviceId === undefined) return [];
-      return [{ eventId: e.id, deviceId, capKw: c.maxKw, startMs: c.startMs, endMs, active: c.startMs <= nowMs }];
-    }))
+    .flatMap((e) =>
+      e.lpcCaps.flatMap((c): LimitView[] => {
+        const endMs = c.startMs + c.durationMs;
+        const deviceId = c.resourceId === null ? null : resources.get(c.resourceId);
+        if (endMs <= nowMs || deviceId === undefined) return [];
+        return [{ eventId: e.id, deviceId, capKw: c.maxKw, startMs: c.startMs, endMs, active: c.startMs <= nowMs }];
+      }),
+    )
     .sort((a, b) => a.startMs - b.startMs || a.capKw - b.capKw)
     .slice(0, listedMax);
 }
@@ -173,14 +220,21 @@ function span(values: readonly number[]): { min: number; max: number } | undefin
 function eventView(e: HomeEvent, resources: ReadonlyMap<string, string>): EventView {
   // A reservation's caps are shown as its caps: the event's type says they are only reserved.
   const caps = span([...e.lpcCaps, ...(e.lpcReservations ?? [])].map((c) => c.maxKw));
-  const deviceIds = [...new Set(e.lpcCaps.flatMap((c) => {
-    const id = c.resourceId === null ? undefined : resources.get(c.resourceId);
-    return id === undefined ? [] : [id];
-  }))];
+  const deviceIds = [
+    ...new Set(
+      e.lpcCaps.flatMap((c) => {
+        const id = c.resourceId === null ? undefined : resources.get(c.resourceId);
+        return id === undefined ? [] : [id];
+      }),
+    ),
+  ];
   const delta = span(e.priceDeltas.map((p) => p.price));
   const first = e.priceDeltas[0];
   return {
-    id: e.id, type: e.payloadType, startMs: e.startMs, endMs: e.endMs,
+    id: e.id,
+    type: e.payloadType,
+    startMs: e.startMs,
+    endMs: e.endMs,
     ...(caps ? { capKw: caps } : {}),
     ...(deviceIds.length > 0 ? { deviceIds } : {}),
     ...(delta && first ? { priceDelta: { ...delta, unit: `${first.currency}/${first.energyUnit}` } } : {}),
@@ -230,7 +284,8 @@ export function homeView(src: ViewSources): HomeView {
     const r = control?.readings.get(d.id);
     const w = src.wishes(d.id);
     const tankLike = d.kind === 'hotWaterTank' || d.kind === 'heatPump';
-    const plannedIn = (s: PlanSlot | undefined): boolean | undefined => (tankLike ? s?.tanks?.[d.id]?.on : d.kind === 'evCharger' ? s?.evs?.[d.id]?.on : undefined);
+    const plannedIn = (s: PlanSlot | undefined): boolean | undefined =>
+      tankLike ? s?.tanks?.[d.id]?.on : d.kind === 'evCharger' ? s?.evs?.[d.id]?.on : undefined;
     const planned = tankLike || d.kind === 'evCharger';
     const next = planned && plan ? plan.slots.find((s) => s.startMs > nowMs && plannedIn(s)) : undefined;
     const comfort = plan && tankLike ? nextComfort(plan, nowMs, d.id) : undefined;
@@ -270,7 +325,8 @@ export function homeView(src: ViewSources): HomeView {
         ...departureOf(w.departureMs, plan?.evs?.[d.id]?.departureMs, nowMs),
         ...(w.targetKwh !== null ? { targetKwh: w.targetKwh } : {}),
         ...(w.targetSocPct !== null ? { targetSocPct: w.targetSocPct } : {}),
-        phases: (setpoint?.kind === 'charger' ? setpoint.phases : undefined) ?? (r?.ev?.phases === 1 || r?.ev?.phases === 3 ? r.ev.phases : d.model.phases),
+        phases:
+          (setpoint?.kind === 'charger' ? setpoint.phases : undefined) ?? (r?.ev?.phases === 1 || r?.ev?.phases === 3 ? r.ev.phases : d.model.phases),
       };
     }
     return view;
@@ -288,7 +344,13 @@ export function homeView(src: ViewSources): HomeView {
       ...(fuse ? { fuse } : {}),
     },
     price: slot
-      ? { currency: plan!.currency, totalPerKwh: slot.price, spotPerKwh: typeof slot.spot === 'number' ? slot.spot : null, deltaPerKwh: slot.delta, source: slot.source }
+      ? {
+          currency: plan!.currency,
+          totalPerKwh: slot.price,
+          spotPerKwh: typeof slot.spot === 'number' ? slot.spot : null,
+          deltaPerKwh: slot.delta,
+          source: slot.source,
+        }
       : null,
     devices,
     plan: plan ? planView(plan, config, nowMs) : null,

@@ -27,7 +27,10 @@ function recorded(name: string, calls: string[], fail: { start?: Error; stop?: E
 describe('runModules', () => {
   it('starts modules in order and stops them in reverse, once', async () => {
     const calls: string[] = [];
-    const runner = runModules(['a', 'b', 'c'].map((n) => recorded(n, calls)), capture());
+    const runner = runModules(
+      ['a', 'b', 'c'].map((n) => recorded(n, calls)),
+      capture(),
+    );
     await runner.start();
     await runner.stop();
     await runner.stop();
@@ -37,7 +40,10 @@ describe('runModules', () => {
   it('stops the failed module and those started before it when a start fails, then rethrows that error', async () => {
     const calls: string[] = [];
     const refused = new WattshiftError('AUTH_REJECTED', 'credentials refused');
-    const runner = runModules([recorded('a', calls), recorded('b', calls), recorded('c', calls, { start: refused }), recorded('d', calls)], capture());
+    const runner = runModules(
+      [recorded('a', calls), recorded('b', calls), recorded('c', calls, { start: refused }), recorded('d', calls)],
+      capture(),
+    );
     await expect(runner.start()).rejects.toBe(refused);
     expect(calls).toEqual(['start a', 'start b', 'start c', 'stop c', 'stop b', 'stop a']);
     // The daemon's shell stops the app after a failed start: nothing is stopped twice.
@@ -49,7 +55,9 @@ describe('runModules', () => {
     const calls: string[] = [];
     const { logger, lines } = capture();
     const refused = new WattshiftError('MQTT_AUTH_REJECTED', 'broker refused');
-    const runner = runModules([recorded('a', calls), recorded('b', calls, { stop: new Error('stuck') }), recorded('c', calls, { start: refused })], { logger });
+    const runner = runModules([recorded('a', calls), recorded('b', calls, { stop: new Error('stuck') }), recorded('c', calls, { start: refused })], {
+      logger,
+    });
     await expect(runner.start()).rejects.toBe(refused);
     expect(calls).toEqual(['start a', 'start b', 'start c', 'stop c', 'stop b', 'stop a']);
     expect(lines.filter((l) => l.msg === 'b did not stop cleanly')).toHaveLength(1);
@@ -58,7 +66,10 @@ describe('runModules', () => {
   it('logs a stop that throws, with its code, and still stops the others', async () => {
     const calls: string[] = [];
     const { logger, lines } = capture();
-    const runner = runModules([recorded('a', calls), recorded('b', calls, { stop: new WattshiftError('STORE_FAILED', 'disk gone') }), recorded('c', calls)], { logger });
+    const runner = runModules(
+      [recorded('a', calls), recorded('b', calls, { stop: new WattshiftError('STORE_FAILED', 'disk gone') }), recorded('c', calls)],
+      { logger },
+    );
     await runner.start();
     await runner.stop();
     expect(calls.slice(3)).toEqual(['stop c', 'stop b', 'stop a']);
@@ -70,11 +81,21 @@ describe('runModules', () => {
       [
         { ...recorded('store', []), health: () => [{ name: 'store', ok: true }] },
         recorded('quiet', []),
-        { ...recorded('devices', []), health: () => [{ name: 'device:a', ok: false, lastError: { code: 'DEVICE_TIMEOUT', message: 'no answer', atMs: 1 } }, { name: 'device:b', ok: true }] },
+        {
+          ...recorded('devices', []),
+          health: () => [
+            { name: 'device:a', ok: false, lastError: { code: 'DEVICE_TIMEOUT', message: 'no answer', atMs: 1 } },
+            { name: 'device:b', ok: true },
+          ],
+        },
       ],
       capture(),
     );
-    expect(runner.health().map((h) => [h.name, h.ok])).toEqual([['store', true], ['device:a', false], ['device:b', true]]);
+    expect(runner.health().map((h) => [h.name, h.ok])).toEqual([
+      ['store', true],
+      ['device:a', false],
+      ['device:b', true],
+    ]);
   });
 });
 

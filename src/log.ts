@@ -5,8 +5,16 @@ export type { Logger } from 'pino';
 
 /** Keys whose values never reach a log line, wherever they appear in a logged object. */
 const redactedKeys = [
-  'secret', 'clientSecret', 'password', 'token', 'accessToken', 'access_token', 'authorization',
-  'Authorization', 'webhookSecret', 'client_secret',
+  'secret',
+  'clientSecret',
+  'password',
+  'token',
+  'accessToken',
+  'access_token',
+  'authorization',
+  'Authorization',
+  'webhookSecret',
+  'client_secret',
 ];
 
 function redactPaths(): string[] {

@@ -29,7 +29,8 @@ function isWattshiftManifest(path: string): boolean {
 
 export function packageRoot(): string {
   found ??= findPackageRoot(dirname(fileURLToPath(import.meta.url)));
-  if (found === undefined) throw new WattshiftError('INTERNAL', `broken install: wattshift's package.json not found above ${fileURLToPath(import.meta.url)}; reinstall`);
+  if (found === undefined)
+    throw new WattshiftError('INTERNAL', `broken install: wattshift's package.json not found above ${fileURLToPath(import.meta.url)}; reinstall`);
   return found;
 }
 

@@ -50,7 +50,11 @@ function locationConflict(err: unknown, locationId: string, meterPointIds: reado
 }
 
 /** Each device kind as the API's ResourceType names it: a heat pump is `HVAC`, whatever it heats. */
-export const resourceTypes: Record<'hotWaterTank' | 'evCharger' | 'heatPump', ResourceType> = { hotWaterTank: 'HotWaterTank', evCharger: 'Charger', heatPump: 'HVAC' };
+export const resourceTypes: Record<'hotWaterTank' | 'evCharger' | 'heatPump', ResourceType> = {
+  hotWaterTank: 'HotWaterTank',
+  evCharger: 'Charger',
+  heatPump: 'HVAC',
+};
 
 /** What {@link ensureLocationResource} did: nothing, a new resource, or a new type (with the old one). */
 export type ResourceChange = null | { created: true } | { retypedFrom: string };
@@ -80,7 +84,9 @@ export async function ensureLocationResource(
 
 /** The line `register` and `hub provision` print for a resource change. */
 export function resourceChangeText(change: Exclude<ResourceChange, null>, resourceId: string, resourceType: ResourceType, what: string): string {
-  return 'created' in change ? `created resource ${resourceId} (${what})` : `re-created resource ${resourceId} as ${resourceType} (was ${change.retypedFrom})`;
+  return 'created' in change
+    ? `created resource ${resourceId} (${what})`
+    : `re-created resource ${resourceId} as ${resourceType} (was ${change.retypedFrom})`;
 }
 
 export interface RegisterResult {

@@ -22,13 +22,30 @@ const carW = 16 * 3 * 230;
 
 describe('the simulated HAN meter beside the simulated go-e charger', () => {
   it('counts the charging car in its power, its phase currents and its energy, and drops it when the car pauses', async () => {
-    const goe = createGoeSim({ url: w.broker.url, topicPrefix: 'go-eCharger/777', startMs: t0, phases: 3, amp: 16, plugs: [{ atMs: t0, battery: { capacityKwh: 80, socPct: 10 } }] });
+    const goe = createGoeSim({
+      url: w.broker.url,
+      topicPrefix: 'go-eCharger/777',
+      startMs: t0,
+      phases: 3,
+      amp: 16,
+      plugs: [{ atMs: t0, battery: { capacityKwh: 80, socPct: 10 } }],
+    });
     await goe.start();
     w.cleanups.push(() => goe.close());
-    const ams = createAmsReaderSim({ url: w.broker.url, topic: 'ams/home', startMs: t0, load: () => ({ importW: homeW }), chargers: 'go-eCharger/+' });
+    const ams = createAmsReaderSim({
+      url: w.broker.url,
+      topic: 'ams/home',
+      startMs: t0,
+      load: () => ({ importW: homeW }),
+      chargers: 'go-eCharger/+',
+    });
     await ams.start();
     w.cleanups.push(() => ams.close());
-    const meter = createMqttDevice({ type: 'amsreader', topic: 'ams/home' }, { connection: w.connection, clock: w.clock, logger: silentLogger() }, { staleAfterS: 60 });
+    const meter = createMqttDevice(
+      { type: 'amsreader', topic: 'ams/home' },
+      { connection: w.connection, clock: w.clock, logger: silentLogger() },
+      { staleAfterS: 60 },
+    );
     w.cleanups.push(() => meter.close());
     const step = async (ms: number): Promise<void> => {
       await w.clock.advance(ms);

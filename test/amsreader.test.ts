@@ -19,7 +19,9 @@ const load = (atMs: number): { importW: number; exportW: number } => {
   return { importW: h < 1 ? 2000 : 6000, exportW: 0 };
 };
 
-async function setUp(opts: { unmeasuredLines?: number[] } = {}): Promise<{ sim: AmsReaderSim; dev: MqttDevice; lines: Record<string, unknown>[]; step(ms: number): Promise<void> }> {
+async function setUp(
+  opts: { unmeasuredLines?: number[] } = {},
+): Promise<{ sim: AmsReaderSim; dev: MqttDevice; lines: Record<string, unknown>[]; step(ms: number): Promise<void> }> {
   const sim = createAmsReaderSim({ url: w.broker.url, topic: 'ams/meter', startMs: t0, load, importKwh: 12_345.5, exportKwh: 10, ...opts });
   await sim.start();
   w.cleanups.push(() => sim.close());
@@ -32,7 +34,9 @@ async function setUp(opts: { unmeasuredLines?: number[] } = {}): Promise<{ sim: 
     await dev.powerMeter!.readPowerW(never);
   });
   return {
-    sim, dev, lines,
+    sim,
+    dev,
+    lines,
     async step(ms) {
       for (let t = 0; t < ms; t += 10_000) {
         await w.clock.advance(10_000);
@@ -58,7 +62,10 @@ describe('AMS reader (HAN port) main meter', () => {
 
   it('is up while its first hourly list is still to come, and down when it stays away past the hour', async () => {
     const { dev, step, lines } = await setUp();
-    const meter = superviseDevice({ id: 'han', kind: 'meter', capabilities: dev, leaseMs: 600_000, readTimeoutMs: 5_000 }, { clock: w.clock, logger: memoryLogger().logger });
+    const meter = superviseDevice(
+      { id: 'han', kind: 'meter', capabilities: dev, leaseMs: 600_000, readTimeoutMs: 5_000 },
+      { clock: w.clock, logger: memoryLogger().logger },
+    );
     // The first list of the next hour is 50 minutes away: power and currents come every 10 s meanwhile.
     await step(10_000);
     await eventually(async () => expect((await dev.phaseMeter!.readPhases(never)).currentsA).toHaveLength(3));
@@ -158,7 +165,12 @@ describe('AMS reader (HAN port) main meter', () => {
     ['1e9 W import', () => ({ P: 1e9 }), 'power', () => ({ P: 2000 })],
     ['negative import power', () => ({ P: -5000 }), 'power', () => ({ P: 2000 })],
     ['a negative register', () => ({ P: 2000, tPI: -1, rtc: rtc() }), 'registers', () => ({ P: 2000, tPI: 12_400, rtc: rtc() })],
-    ['a meter clock in 2100', () => ({ P: 2000, tPI: 12_400, rtc: Date.UTC(2100, 0, 1) / 1000 }), 'registers', () => ({ P: 2000, tPI: 12_400, rtc: rtc() })],
+    [
+      'a meter clock in 2100',
+      () => ({ P: 2000, tPI: 12_400, rtc: Date.UTC(2100, 0, 1) / 1000 }),
+      'registers',
+      () => ({ P: 2000, tPI: 12_400, rtc: rtc() }),
+    ],
   ];
 
   it.each(outOfBounds)('refuses %s: the quantity is missing (DEVICE_BAD_VALUE), never credited', async (_name, badList, quantity, goodList) => {

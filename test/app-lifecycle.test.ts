@@ -53,7 +53,12 @@ describe('the daemon as a list of modules', () => {
     watcher.on('message', (_topic, payload) => availability.push(payload.toString()));
     await watcher.subscribeAsync('wattshift/availability');
     try {
-      const app = buildApp(parseConfig({ ...env.config, http: { enabled: true, host: '127.0.0.1', port } }).config, { logger, clock, controlTickMs: 60_000, deviceTimeoutMs: 2_000 * speed });
+      const app = buildApp(parseConfig({ ...env.config, http: { enabled: true, host: '127.0.0.1', port } }).config, {
+        logger,
+        clock,
+        controlTickMs: 60_000,
+        deviceTimeoutMs: 2_000 * speed,
+      });
       const err = await app.start().catch((e: unknown) => e);
       expect(isWattshiftError(err, 'CONFIG_INVALID')).toBe(true);
       const deadline = Date.now() + 5_000;
@@ -68,11 +73,21 @@ describe('the daemon as a list of modules', () => {
     }
   });
 
-  it('lists the jobs\' health in the view\'s order, the devices last', async () => {
+  it("lists the jobs' health in the view's order, the devices last", async () => {
     const app = buildApp(parseConfig(env.config).config, { logger, clock, controlTickMs: 60_000, deviceTimeoutMs: 2_000 * speed });
     await app.start();
     try {
-      expect(app.view().health.jobs.map((j) => j.name)).toEqual(['events', 'prices', 'planner', 'reports', 'metering', 'billing', 'store', 'device:tank', 'device:car']);
+      expect(app.view().health.jobs.map((j) => j.name)).toEqual([
+        'events',
+        'prices',
+        'planner',
+        'reports',
+        'metering',
+        'billing',
+        'store',
+        'device:tank',
+        'device:car',
+      ]);
     } finally {
       await app.stop();
     }

@@ -107,13 +107,21 @@ describe('the composed daemon against real peers', () => {
     const spark = createSparkClient({ ...config.spark, clock, logger });
     const nextHour = Math.ceil(clock.nowMs() / 3_600_000) * 3_600_000;
     await spark.simulateResourceLpc({
-      resources: [{ resource: { resourceId: registration.resources['tank']!, locationId: registration.locationId }, points: [0, 1].map((h) => ({ timestamp: new Date(nextHour + h * 3_600_000).toISOString(), maxPowerInKiloWatts: 0.5 })) }],
+      resources: [
+        {
+          resource: { resourceId: registration.resources['tank']!, locationId: registration.locationId },
+          points: [0, 1].map((h) => ({ timestamp: new Date(nextHour + h * 3_600_000).toISOString(), maxPowerInKiloWatts: 0.5 })),
+        },
+      ],
     });
     await spark.close();
     app.scanEvents();
     const limited = Date.now() + 10_000;
     while (Date.now() < limited && app.view().limits.length === 0) await new Promise((r) => setTimeout(r, 50));
-    expect(app.view().limits.map((l) => [l.deviceId, l.capKw])).toEqual([['tank', 0.5], ['tank', 0.5]]);
+    expect(app.view().limits.map((l) => [l.deviceId, l.capKw])).toEqual([
+      ['tank', 0.5],
+      ['tank', 0.5],
+    ]);
     const client = await mqtt.connectAsync(env.broker.url, { clientId: 'app-test-views' });
     const retained = new Map<string, unknown>();
     client.on('message', (topic, payload) => retained.set(topic, JSON.parse(payload.toString())));
@@ -122,7 +130,14 @@ describe('the composed daemon against real peers', () => {
     writeFileSync(file, JSON.stringify({ ...env.config, http: { enabled: true, host: '127.0.0.1', port: httpPort } }));
     const cli = async (args: string[]): Promise<unknown> => {
       const out: string[] = [];
-      expect(await runCli([...args, '--config', file, '--json'], { stdout: (l) => out.push(l), stderr: () => undefined, env: {}, signals: new EventEmitter() as never })).toBe(0);
+      expect(
+        await runCli([...args, '--config', file, '--json'], {
+          stdout: (l) => out.push(l),
+          stderr: () => undefined,
+          env: {},
+          signals: new EventEmitter() as never,
+        }),
+      ).toBe(0);
       return JSON.parse(out.join('\n'));
     };
     type Shown = { view: unknown; page: unknown; mqtt: unknown; status: unknown; plan: unknown };
@@ -130,10 +145,10 @@ describe('the composed daemon against real peers', () => {
     const round = (v: number, d: number): number => Math.round(v * 10 ** d) / 10 ** d;
     // What each shows, in the terms it shows it; retried because the clock runs 600 times faster.
     const snapshot = async (): Promise<Shown> => {
-      const view = await (await fetch(`http://127.0.0.1:${httpPort}/api/view`)).json() as HomeView;
+      const view = (await (await fetch(`http://127.0.0.1:${httpPort}/api/view`)).json()) as HomeView;
       const html = await (await fetch(`http://127.0.0.1:${httpPort}/`)).text();
-      const status = await cli(['status']) as { plan: { origin: string; createdMs: number }; daemon: { view: HomeView } };
-      const plan = await cli(['plan']) as { origin: string; createdMs: number; plan: { expectedCost: number } };
+      const status = (await cli(['status'])) as { plan: { origin: string; createdMs: number }; daemon: { view: HomeView } };
+      const plan = (await cli(['plan'])) as { origin: string; createdMs: number; plan: { expectedCost: number } };
       const p = retained.get('wattshift/plan') as { expected_cost: number };
       const price = retained.get('wattshift/price') as { total: number };
       const loc = retained.get('wattshift/location') as { limit_kw: number; limits: { device: string | null; cap_kw: number; end: string }[] };
@@ -141,9 +156,18 @@ describe('the composed daemon against real peers', () => {
       const pageLimits = /<table id="limits">.*?<\/table>/s.exec(html)?.[0].match(/<tr><td>/g)?.length ?? 0;
       return {
         view: [round(view.plan!.expectedCost, 2), round(view.price!.totalPerKwh, 5), view.location.limitKw, limits(view)],
-        page: [html.includes(`To pay for the planned energy: <b>${view.plan!.expectedCost.toFixed(2)} NOK</b>`), html.includes(`Price now: ${view.price!.totalPerKwh.toFixed(3)} NOK/kWh`), pageLimits === view.limits.length],
+        page: [
+          html.includes(`To pay for the planned energy: <b>${view.plan!.expectedCost.toFixed(2)} NOK</b>`),
+          html.includes(`Price now: ${view.price!.totalPerKwh.toFixed(3)} NOK/kWh`),
+          pageLimits === view.limits.length,
+        ],
         mqtt: [p.expected_cost, price.total, loc.limit_kw, loc.limits.map((l) => [l.device, l.cap_kw, l.end])],
-        status: [status.plan.origin, status.plan.createdMs === view.plan!.createdMs, round(status.daemon.view.price!.totalPerKwh, 5), limits(status.daemon.view)],
+        status: [
+          status.plan.origin,
+          status.plan.createdMs === view.plan!.createdMs,
+          round(status.daemon.view.price!.totalPerKwh, 5),
+          limits(status.daemon.view),
+        ],
         plan: [plan.origin, plan.createdMs === view.plan!.createdMs, round(plan.plan.expectedCost, 2)],
       };
     };
@@ -151,8 +175,11 @@ describe('the composed daemon against real peers', () => {
     for (let i = 0; i < 20; i++) {
       const [cost, price] = shown.view as [number, number];
       const limits = (shown.view as unknown[])[3];
-      const agree = JSON.stringify(shown.mqtt) === JSON.stringify(shown.view) && JSON.stringify(shown.page) === '[true,true,true]'
-        && JSON.stringify(shown.status) === JSON.stringify(['daemon', true, price, limits]) && JSON.stringify(shown.plan) === JSON.stringify(['daemon', true, cost]);
+      const agree =
+        JSON.stringify(shown.mqtt) === JSON.stringify(shown.view) &&
+        JSON.stringify(shown.page) === '[true,true,true]' &&
+        JSON.stringify(shown.status) === JSON.stringify(['daemon', true, price, limits]) &&
+        JSON.stringify(shown.plan) === JSON.stringify(['daemon', true, cost]);
       if (agree) break;
       await new Promise((r) => setTimeout(r, 100));
       shown = await snapshot();

@@ -19,8 +19,17 @@ const H = 3_600_000;
 const now = Date.parse('2026-11-10T00:00:00Z'); // 01:00 in Oslo, Tuesday
 
 const tariff = {
-  name: 'test-grid', currency: 'NOK',
-  capacity: { measure: 'dailyPeaks', count: 3, steps: [{ upToKw: 5, perMonth: 200 }, { upToKw: 10, perMonth: 400 }, { upToKw: null, perMonth: 800 }] },
+  name: 'test-grid',
+  currency: 'NOK',
+  capacity: {
+    measure: 'dailyPeaks',
+    count: 3,
+    steps: [
+      { upToKw: 5, perMonth: 200 },
+      { upToKw: 10, perMonth: 400 },
+      { upToKw: null, perMonth: 800 },
+    ],
+  },
   vatPct: 0,
 };
 const config = tariffSiteConfig(tariff);
@@ -29,8 +38,18 @@ const config = tariffSiteConfig(tariff);
 function input(): HomePlanInput {
   const prices = [0.1, 0.2, 0.3, 0.3, 0.3, 0.3];
   return {
-    slots: prices.map((price, i) => ({ startMs: now + i * H, endMs: now + (i + 1) * H, spot: price, delta: 0, fees: 0, price, source: 'actual' as const })),
-    timezone: 'Europe/Oslo', currency: 'NOK', tanks: [],
+    slots: prices.map((price, i) => ({
+      startMs: now + i * H,
+      endMs: now + (i + 1) * H,
+      spot: price,
+      delta: 0,
+      fees: 0,
+      price,
+      source: 'actual' as const,
+    })),
+    timezone: 'Europe/Oslo',
+    currency: 'NOK',
+    tanks: [],
     evs: [{ id: 'car', energyNeededKWh: 10, departureMs: now + 6 * H, minPowerKW: 0, maxPowerKW: 11, efficiency: 1 }],
     location: { limitKW: 25, baseLoadKW: 1 },
   };
@@ -43,7 +62,7 @@ afterEach(() => {
 });
 
 describe('billPlanner', () => {
-  it('reads the month\'s peaks from the main meter\'s hours and holds the cheap hour to the step', () => {
+  it("reads the month's peaks from the main meter's hours and holds the cheap hour to the step", () => {
     store = openStore({ path: join(tempDir('wattshift-bill-'), 'w.db'), clock: new ManualClock(now) });
     const day = (d: number, h: number) => Date.parse(`2026-11-0${d}T${String(h).padStart(2, '0')}:00:00Z`);
     store.upsertHourly([
@@ -61,7 +80,7 @@ describe('billPlanner', () => {
     // (7 + 4 + 4) / 3 = 5: at most 7 kWh in the hour, 1 of it base load.
     expect(p.slots[0]!.evs!.car!.energyKWh).toBeCloseTo(6, 4);
     expect(p.capacity).toMatchObject({ step: 0, feePerMonth: 200 });
-    expect(p.slots[0]!.reason).toContain('held at 7.0 kWh/h: the month\'s capacity step');
+    expect(p.slots[0]!.reason).toContain("held at 7.0 kWh/h: the month's capacity step");
   });
 
   it('plans on without the metered peaks when the store fails, and says so with the error code', () => {
@@ -69,7 +88,9 @@ describe('billPlanner', () => {
     const logger = createLogger({ destination: { write: (l: string) => void lines.push(l) } });
     const planFn = billPlanner({
       config,
-      readLocationHours: () => { throw new WattshiftError('STORE_FAILED', 'disk I/O error'); },
+      readLocationHours: () => {
+        throw new WattshiftError('STORE_FAILED', 'disk I/O error');
+      },
       logger,
     });
     const p = planFn(input(), now);
@@ -81,8 +102,19 @@ describe('billPlanner', () => {
   });
 
   it('is the plain planner without a capacity fee', () => {
-    const plain = parseConfig({ version: 1, site: { timezone: 'Europe/Oslo', priceArea: 'NO1', currency: 'NOK', locationLimitKw: 25 }, spark: { clientId: 'c', clientSecret: 's' }, storage: { path: ':memory:' } }).config;
-    const planFn = billPlanner({ config: plain, readLocationHours: () => { throw new Error('not read'); }, logger: silentLogger() });
+    const plain = parseConfig({
+      version: 1,
+      site: { timezone: 'Europe/Oslo', priceArea: 'NO1', currency: 'NOK', locationLimitKw: 25 },
+      spark: { clientId: 'c', clientSecret: 's' },
+      storage: { path: ':memory:' },
+    }).config;
+    const planFn = billPlanner({
+      config: plain,
+      readLocationHours: () => {
+        throw new Error('not read');
+      },
+      logger: silentLogger(),
+    });
     expect(planFn(input(), now).capacity).toBeUndefined();
   });
 
@@ -96,13 +128,26 @@ describe('buildPlanInput with a tariff', () => {
     const withFees = parseConfig({
       version: 1,
       site: { timezone: 'Europe/Oslo', priceArea: 'NO1', currency: 'NOK', locationLimitKw: 25, tariff: 'lede' },
-      spark: { clientId: 'c', clientSecret: 's' }, storage: { path: ':memory:' },
+      spark: { clientId: 'c', clientSecret: 's' },
+      storage: { path: ':memory:' },
     }).config;
     const points = Array.from({ length: 48 }, (_, i) => ({ startMs: now + i * H, price: 1.0 }));
-    const built = buildPlanInput(withFees, {
-      nowMs: now, events: [], tanks: [], evs: [], baseLoadKw: 0.5,
-      prices: { forecast: null, advice: null, actual: { input: { units: { currency: 'NOK', energyUnit: 'kWh' }, resolutionMinutes: 60, points }, fetchedMs: now } },
-    }, new Map());
+    const built = buildPlanInput(
+      withFees,
+      {
+        nowMs: now,
+        events: [],
+        tanks: [],
+        evs: [],
+        baseLoadKw: 0.5,
+        prices: {
+          forecast: null,
+          advice: null,
+          actual: { input: { units: { currency: 'NOK', energyUnit: 'kWh' }, resolutionMinutes: 60, points }, fetchedMs: now },
+        },
+      },
+      new Map(),
+    );
     const first = built.slots[0]!; // 01:00 Oslo in November: Lede's one all-day fee since May 2026
     expect(first.components).toMatchObject({ energy: 1, gridFee: 0.1141, gridPeriod: 'default', tax: 0.0813 });
     expect(first.components!.subsidy).toBeCloseTo(0.9 * 0.23, 9);

@@ -22,10 +22,19 @@ const h0 = Date.parse('2026-11-09T09:00:00Z');
 const now = h0 + 3 * H + 10 * 60_000;
 
 const tariff = {
-  name: 'test-grid', currency: 'NOK',
+  name: 'test-grid',
+  currency: 'NOK',
   energy: { basis: 'spot', markupPerKwh: 0.1 },
   gridEnergy: { perKwh: 0.3, periods: [{ name: 'day', days: 'weekdays', hours: { from: 6, to: 22 }, perKwh: 0.5 }] },
-  capacity: { measure: 'dailyPeaks', count: 3, steps: [{ upToKw: 5, perMonth: 200 }, { upToKw: 10, perMonth: 400 }, { upToKw: null, perMonth: 800 }] },
+  capacity: {
+    measure: 'dailyPeaks',
+    count: 3,
+    steps: [
+      { upToKw: 5, perMonth: 200 },
+      { upToKw: 10, perMonth: 400 },
+      { upToKw: null, perMonth: 800 },
+    ],
+  },
   taxPerKwh: 0.1,
   vatPct: 25,
 };
@@ -40,15 +49,33 @@ const config = tariffSiteConfig(tariff, {
 /** Spot 1.0 and 2.0 NOK/kWh for the first two hours; the third has no price. */
 function prices(spots = [1.0, 2.0]): PriceData {
   return {
-    forecast: null, advice: null,
-    actual: { fetchedMs: h0, input: { units: { currency: 'NOK', energyUnit: 'kWh' }, resolutionMinutes: 60, points: spots.map((price, i) => ({ startMs: h0 + i * H, price })) } },
+    forecast: null,
+    advice: null,
+    actual: {
+      fetchedMs: h0,
+      input: {
+        units: { currency: 'NOK', energyUnit: 'kWh' },
+        resolutionMinutes: 60,
+        points: spots.map((price, i) => ({ startMs: h0 + i * H, price })),
+      },
+    },
   };
 }
 
 /** A price curve paying 0.4 NOK/kWh in the first hour. */
 const reward: HomeEvent = {
-  id: 'pc-1', createdAtMs: h0 - H, notificationType: null, payloadType: 'PriceCurve', relevant: true, startMs: h0, endMs: h0 + H,
-  locationIds: [], resourceIds: [], lpcCaps: [], eligibility: null, refusal: null,
+  id: 'pc-1',
+  createdAtMs: h0 - H,
+  notificationType: null,
+  payloadType: 'PriceCurve',
+  relevant: true,
+  startMs: h0,
+  endMs: h0 + H,
+  locationIds: [],
+  resourceIds: [],
+  lpcCaps: [],
+  eligibility: null,
+  refusal: null,
   priceDeltas: [{ startMs: h0, durationMs: H, price: -0.4, currency: 'NOK', energyUnit: 'kWh', resourceId: null }],
 };
 
@@ -64,14 +91,25 @@ function seeded(): Store {
   const row = (subject: string, i: number, kwh: number) => ({ subject, hourStartMs: h0 + i * H, kwh, quality: 'measured' as const, samples: 60 });
   s.upsertHourly([row('location', 0, 6), row('location', 1, 2), row('location', 2, 3), row('device:car', 0, 4)]);
   // Earlier peaks this month: with 6 kWh/h today the three highest days average (7 + 6 + 4) / 3.
-  s.upsertHourly([row('location', -24, 7), row('location', -48, 4), { subject: 'location', hourStartMs: h0 - 72 * H, kwh: 50, quality: 'gap', samples: 0 }]);
+  s.upsertHourly([
+    row('location', -24, 7),
+    row('location', -48, 4),
+    { subject: 'location', hourStartMs: h0 - 72 * H, kwh: 50, quality: 'gap', samples: 0 },
+  ]);
   return s;
 }
 
 describe('billing', () => {
   it('prices each closed hour with the spot and delta seen, stores it per subject and sums the month with its step', () => {
     const s = seeded();
-    const billing = createBilling({ config, store: s, subjects: ['location', 'device:car'], prices: () => prices(), events: () => [reward], logger: silentLogger() });
+    const billing = createBilling({
+      config,
+      store: s,
+      subjects: ['location', 'device:car'],
+      prices: () => prices(),
+      events: () => [reward],
+      logger: silentLogger(),
+    });
     billing.tick(now);
     const [first, second, ...rest] = s.readHourlyCost('location', h0, h0 + 3 * H);
     expect(rest).toEqual([]);
@@ -95,7 +133,11 @@ describe('billing', () => {
     expect(bill.savings).toBeCloseTo(0, 9);
 
     // `wattshift status` reads the same bill from the file.
-    expect(billStatus(s, config, now)).toMatchObject({ total: bill.total, hoursUnpriced: 3, capacity: { measureKw: bill.capacity!.measureKw, fee: 500 } });
+    expect(billStatus(s, config, now)).toMatchObject({
+      total: bill.total,
+      hoursUnpriced: 3,
+      capacity: { measureKw: bill.capacity!.measureKw, fee: 500 },
+    });
   });
 
   it('keeps the price seen when an hour was priced, and re-prices an hour whose energy was re-metered', () => {
@@ -149,7 +191,14 @@ describe('billing', () => {
     const s = seeded();
     const eur = prices();
     const input = { ...eur.actual!.input, units: { currency: 'EUR', energyUnit: 'kWh' as const } };
-    const billing = createBilling({ config, store: s, subjects: ['location'], prices: () => ({ ...eur, actual: { fetchedMs: h0, input } }), events: () => [], logger: silentLogger() });
+    const billing = createBilling({
+      config,
+      store: s,
+      subjects: ['location'],
+      prices: () => ({ ...eur, actual: { fetchedMs: h0, input } }),
+      events: () => [],
+      logger: silentLogger(),
+    });
     billing.tick(now);
     expect(billing.health().lastError?.code).toBe('PRICE_UNITS_MIXED');
     expect(s.readHourlyCost('location', h0, now)).toEqual([]);
@@ -163,20 +212,42 @@ describe('billing', () => {
     expect(s.readHourlyCost('device:car', h0, now)).toHaveLength(1);
   });
 
-  it('prices the baseline of the plan in force beside each hour, and stores each hour\'s share of the capacity fee', () => {
+  it("prices the baseline of the plan in force beside each hour, and stores each hour's share of the capacity fee", () => {
     const s = seeded();
     const withCar = tariffSiteConfig(tariff, {
       modbus: { bus: { type: 'tcp', host: '127.0.0.1', port: 5020 } },
       mqtt: { url: 'mqtt://127.0.0.1:1883' },
       devices: [
         config.devices[0]!,
-        { id: 'car', kind: 'evCharger', charger: { type: 'goe', topicPrefix: 'go-eCharger/t1' }, model: { capacityKwh: 60, minCurrentA: 6, maxCurrentA: 16, phases: 3 } },
+        {
+          id: 'car',
+          kind: 'evCharger',
+          charger: { type: 'goe', topicPrefix: 'go-eCharger/t1' },
+          model: { capacityKwh: 60, minCurrentA: 6, maxCurrentA: 16, phases: 3 },
+        },
       ],
     });
     // The plan moved the car's 4 kWh from 11:00 (where the baseline, charging on arrival, would take it) to 10:00.
-    const slot = (i: number, ev: number, baselineKWh: number) => ({ startMs: h0 + i * H, endMs: h0 + (i + 1) * H, ev: { energyKWh: ev }, baselineKWh });
-    s.savePlan({ createdAtMs: h0 - H, horizonStartMs: h0 - H, horizonEndMs: h0 + 3 * H, json: { createdMs: h0 - H, slots: [slot(-1, 0, 0), slot(0, 4, 0), slot(1, 0, 4), slot(2, 0, 0)] } });
-    const billing = createBilling({ config: withCar, store: s, subjects: ['location', 'device:car'], prices: () => prices(), events: () => [reward], logger: silentLogger() });
+    const slot = (i: number, ev: number, baselineKWh: number) => ({
+      startMs: h0 + i * H,
+      endMs: h0 + (i + 1) * H,
+      ev: { energyKWh: ev },
+      baselineKWh,
+    });
+    s.savePlan({
+      createdAtMs: h0 - H,
+      horizonStartMs: h0 - H,
+      horizonEndMs: h0 + 3 * H,
+      json: { createdMs: h0 - H, slots: [slot(-1, 0, 0), slot(0, 4, 0), slot(1, 0, 4), slot(2, 0, 0)] },
+    });
+    const billing = createBilling({
+      config: withCar,
+      store: s,
+      subjects: ['location', 'device:car'],
+      prices: () => prices(),
+      events: () => [reward],
+      logger: silentLogger(),
+    });
     billing.tick(now);
     const [first, second] = s.readHourlyCost('location', h0, h0 + 2 * H);
     // 10:00: 6 kWh metered, the car's meter 4 → the house 2, the baseline's car 0 → 2 kWh at 1.725.
@@ -191,7 +262,10 @@ describe('billing', () => {
     // The 400 step is set by the peaks 7, 6 (10:00 today) and 4: this hour carries 6/17 of it.
     expect(first!.capacityShare).toBeCloseTo((400 * 6) / 17, 9);
     expect(second!.capacityShare).toBe(0);
-    expect(billStatus(s, withCar, now)).toMatchObject({ savings: expect.closeTo(bill.savings, 9), baseline: { total: expect.closeTo(bill.baseline.total, 9) } });
+    expect(billStatus(s, withCar, now)).toMatchObject({
+      savings: expect.closeTo(bill.savings, 9),
+      baseline: { total: expect.closeTo(bill.baseline.total, 9) },
+    });
   });
 
   it('reads the month again only when an hour closed, metering wrote hours or a price part was fetched anew', () => {
@@ -204,7 +278,15 @@ describe('billing', () => {
     };
     let writes = 0;
     let data = prices([1.0]);
-    const billing = createBilling({ config, store: counted, subjects: ['location'], prices: () => data, events: () => [], hourWrites: () => writes, logger: silentLogger() });
+    const billing = createBilling({
+      config,
+      store: counted,
+      subjects: ['location'],
+      prices: () => data,
+      events: () => [],
+      hourWrites: () => writes,
+      logger: silentLogger(),
+    });
     billing.tick(now);
     expect(billing.summary()).toMatchObject({ hoursPriced: 1 });
     const afterFirst = reads;

@@ -64,7 +64,10 @@ describe('the bundle', () => {
 
   it('runs the demo end to end: sandbox, broker, Modbus tank from a built-in profile, reports', async () => {
     // The demo keeps its data directory (--keep-data, for its log) under TMPDIR; this one goes when the test passes.
-    const r = await runBundle(['demo', '--hours', '4', '--speed', '3600', '--keep-data'], { NODE_DEBUG: 'module', TMPDIR: tempDir('wattshift-bundle-demo-') });
+    const r = await runBundle(['demo', '--hours', '4', '--speed', '3600', '--keep-data'], {
+      NODE_DEBUG: 'module',
+      TMPDIR: tempDir('wattshift-bundle-demo-'),
+    });
     expect(r.code, r.stderr.slice(-2000)).toBe(0);
     const summary = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { floorViolations: number; capViolations: number; reportsRejected: number };
     expect(summary).toMatchObject({ floorViolations: 0, capViolations: 0, reportsRejected: 0 });
@@ -79,7 +82,11 @@ describe('the bundle', () => {
       const rest = f.split('/node_modules/').at(-1)!.split('/');
       return rest[0]!.startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0]!;
     };
-    const fromNodeModules = new Set(requiredFiles(r.stderr).filter((f) => f.includes('/node_modules/')).map(packageOf));
+    const fromNodeModules = new Set(
+      requiredFiles(r.stderr)
+        .filter((f) => f.includes('/node_modules/'))
+        .map(packageOf),
+    );
     expect(fromNodeModules).toContain('better-sqlite3');
     const { dependencies } = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
     const hasNativeAddon = (d: string): boolean => existsSync(join(repoRoot, 'node_modules', d, 'binding.gyp'));
@@ -93,7 +100,9 @@ describe('the bundle', () => {
     rmSync(join(outdir, 'jobs', 'plan-worker-thread.js'));
     const r = await runBundle(['demo', '--hours', '2', '--speed', '3600', '--keep-data'], { TMPDIR: tempDir('wattshift-bundle-nothread-') });
     expect(r.code, r.stderr.slice(-2000)).toBe(0);
-    const warnings = demoLog(r).split('\n').filter((l) => l.includes('PLAN_WORKER_FAILED'));
+    const warnings = demoLog(r)
+      .split('\n')
+      .filter((l) => l.includes('PLAN_WORKER_FAILED'));
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/file is missing; planning on the main thread/);
     const summary = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { floorViolations: number; reportsRejected: number };

@@ -68,7 +68,10 @@ afterAll(async () => {
 
 let seq = 0;
 /** Writes a config file (JSON is YAML) pointing at the peers; returns its path and the database path. */
-function configFile(over: { secret?: string; http?: ConfigInput['http']; db?: string; sparkBase?: string; meterPointIds?: string[] } = {}): { file: string; db: string } {
+function configFile(over: { secret?: string; http?: ConfigInput['http']; db?: string; sparkBase?: string; meterPointIds?: string[] } = {}): {
+  file: string;
+  db: string;
+} {
   const n = ++seq;
   const db = over.db ?? join(dir, `w${n}.db`);
   const doc: ConfigInput = {
@@ -123,20 +126,59 @@ function seedStore(db: string): { nowHour: number } {
   const nowHour = Math.floor(Date.now() / H) * H;
   const prices = Array.from({ length: 24 }, (_, i) => 0.5 + 0.4 * Math.sin(i / 3));
   const slots = buildPriceSeries({
-    slotMinutes: 60, fromMs: nowHour, toMs: nowHour + 24 * H, timezone: 'Europe/Oslo', currency: 'NOK',
-    spot: { actual: { units: { currency: 'NOK', energyUnit: 'kWh' }, resolutionMinutes: 60, points: prices.map((p, i) => ({ startMs: nowHour + i * H, price: p })) } },
-    deltas: [], fees: { gridFeePerKWh: 0, taxPerKWh: 0 },
+    slotMinutes: 60,
+    fromMs: nowHour,
+    toMs: nowHour + 24 * H,
+    timezone: 'Europe/Oslo',
+    currency: 'NOK',
+    spot: {
+      actual: {
+        units: { currency: 'NOK', energyUnit: 'kWh' },
+        resolutionMinutes: 60,
+        points: prices.map((p, i) => ({ startMs: nowHour + i * H, price: p })),
+      },
+    },
+    deltas: [],
+    fees: { gridFeePerKWh: 0, taxPerKWh: 0 },
   });
-  const p = plan({
-    slots, timezone: 'Europe/Oslo', currency: 'NOK', ev: null, location: { limitKW: 17, baseLoadKW: 0 },
-    tank: { volumeL: 200, powerKW: 2, coldWaterC: 8, ambientC: 18, heatLossWPerK: 1.6, minC: 45, maxC: 75, currentTempC: 50, control: 'relay' },
-  }, nowHour);
+  const p = plan(
+    {
+      slots,
+      timezone: 'Europe/Oslo',
+      currency: 'NOK',
+      ev: null,
+      location: { limitKW: 17, baseLoadKW: 0 },
+      tank: { volumeL: 200, powerKW: 2, coldWaterC: 8, ambientC: 18, heatLossWPerK: 1.6, minC: 45, maxC: 75, currentTempC: 50, control: 'relay' },
+    },
+    nowHour,
+  );
   const store = openStore({ path: db });
   try {
     store.savePlan({ createdAtMs: nowHour, horizonStartMs: p.startMs, horizonEndMs: p.endMs, json: p });
-    store.saveEvent({ eventId: 'ev-old', payloadType: 'PriceCurve', createdAtMs: nowHour - 3 * H, receivedAtMs: nowHour - 3 * H, rawJson: '{}', state: 'done' });
-    store.saveEvent({ eventId: 'ev-new', payloadType: 'ResourceLPC', createdAtMs: nowHour - H, receivedAtMs: nowHour - H, rawJson: '{}', state: 'active' });
-    const { report } = store.enqueueReport({ idempotencyKey: 'ev-old:usage', eventId: 'ev-old', kind: 'usage', body: {}, nowMs: nowHour - 2 * H, deadlineMs: nowHour + 100 * H });
+    store.saveEvent({
+      eventId: 'ev-old',
+      payloadType: 'PriceCurve',
+      createdAtMs: nowHour - 3 * H,
+      receivedAtMs: nowHour - 3 * H,
+      rawJson: '{}',
+      state: 'done',
+    });
+    store.saveEvent({
+      eventId: 'ev-new',
+      payloadType: 'ResourceLPC',
+      createdAtMs: nowHour - H,
+      receivedAtMs: nowHour - H,
+      rawJson: '{}',
+      state: 'active',
+    });
+    const { report } = store.enqueueReport({
+      idempotencyKey: 'ev-old:usage',
+      eventId: 'ev-old',
+      kind: 'usage',
+      body: {},
+      nowMs: nowHour - 2 * H,
+      deadlineMs: nowHour + 100 * H,
+    });
     store.markSending(report.id, nowHour - 2 * H);
     store.markRejected(report.id, 'points do not match the event', nowHour - 2 * H);
     // As the daemon keeps it (src/jobs/home-tracker.ts); newer than any register check.
@@ -181,7 +223,9 @@ describe('wattshift register', () => {
     const r = await wattshift(['register', '--config', other.file]);
     expect(r.code).toBe(1);
     expect(r.err[0]).toMatch(/^wattshift: API_CONFLICT: createLocation: POST \/users\/cli-user-\d+\/locations answered 409: /);
-    expect(r.err[0]).toMatch(/location cli-home-\d+ already exists under another user, or one of its meter point ids \(707057500000000777\) is registered at another location/);
+    expect(r.err[0]).toMatch(
+      /location cli-home-\d+ already exists under another user, or one of its meter point ids \(707057500000000777\) is registered at another location/,
+    );
     expect(r.err[0]).toContain('spark.locationId');
     expect(r.err[0]).toContain('spark.meterPointIds');
   });
@@ -221,7 +265,12 @@ describe('wattshift status and plan', () => {
     const json = await wattshift(['status', '--config', file, '--json']);
     expect(json.out).toHaveLength(1);
     const r = JSON.parse(json.stdout) as Record<string, unknown>;
-    expect(r).toMatchObject({ registration: null, plan: null, events: { total: 0, last: null }, outbox: { pending: 0, rejected: 0, lastErrors: [] } });
+    expect(r).toMatchObject({
+      registration: null,
+      plan: null,
+      events: { total: 0, last: null },
+      outbox: { pending: 0, rejected: 0, lastErrors: [] },
+    });
 
     const p = await wattshift(['plan', '--config', file]);
     expect(p.code).toBe(0);
@@ -268,7 +317,9 @@ describe('wattshift status and plan', () => {
     expect(text.stdout).toMatch(/last: Power limit on a device, received .*, active/);
     expect(text.stdout).not.toContain('ev-new'); // the id is in --json
     expect(text.stdout).toContain('rejected usage report of ev-old (1 attempt): points do not match the event');
-    expect(text.stdout).toMatch(/Plan: optimal, made .*, stored copy from the database, shown because the daemon is not reachable at http:\/\/127\.0\.0\.1:\d+ \(status server disabled/);
+    expect(text.stdout).toMatch(
+      /Plan: optimal, made .*, stored copy from the database, shown because the daemon is not reachable at http:\/\/127\.0\.0\.1:\d+ \(status server disabled/,
+    );
     expect(text.stdout).toMatch(/eligible yes, enrolled no \(checked by the daemon /);
     expect(text.stdout).toMatch(/ {2}Hot water: (on 2\.0 kW|off)/);
     expect(text.stdout).toMatch(/ {2}why: \S/);
@@ -304,17 +355,27 @@ describe('wattshift status and plan', () => {
     }
   });
 
-  it('plan and status show the running daemon\'s plan, not the older stored copy; the copy only when it does not answer', async () => {
+  it("plan and status show the running daemon's plan, not the older stored copy; the copy only when it does not answer", async () => {
     const nowHour = Math.floor(Date.now() / H) * H;
     const view = sampleView(Date.now());
     const live = view.plan!;
     // The daemon's plan: 5 min old, its slots moved to now, a price the stored plan never has.
-    view.plan = { ...live, createdMs: Date.now() - 5 * 60_000, slots: live.slots.map((s) => ({ ...s, startMs: s.startMs - t0 + nowHour, pricePerKwh: s.pricePerKwh + 10 })) };
-    const server: StatusServer = await startStatusServer({ port: 0, getView: () => ({ ...view, nowMs: Date.now() }), metrics: new DaemonMetrics({ version: 'test', processMetrics: false }) });
+    view.plan = {
+      ...live,
+      createdMs: Date.now() - 5 * 60_000,
+      slots: live.slots.map((s) => ({ ...s, startMs: s.startMs - t0 + nowHour, pricePerKwh: s.pricePerKwh + 10 })),
+    };
+    const server: StatusServer = await startStatusServer({
+      port: 0,
+      getView: () => ({ ...view, nowMs: Date.now() }),
+      metrics: new DaemonMetrics({ version: 'test', processMetrics: false }),
+    });
     try {
       const { file, db } = configFile({ http: { enabled: true, host: '127.0.0.1', port: server.port } });
       seedStore(db);
-      const s = JSON.parse((await wattshift(['status', '--config', file, '--json'])).stdout) as { plan: { origin: string; ageMinutes: number; current: { pricePerKwh: number } } };
+      const s = JSON.parse((await wattshift(['status', '--config', file, '--json'])).stdout) as {
+        plan: { origin: string; ageMinutes: number; current: { pricePerKwh: number } };
+      };
       expect(s.plan.origin).toBe('daemon');
       expect(s.plan.ageMinutes).toBe(5);
       expect(s.plan.current.pricePerKwh).toBe(view.plan.slots[0]!.pricePerKwh);
@@ -322,7 +383,10 @@ describe('wattshift status and plan', () => {
       expect(text.stdout).toMatch(/Plan: optimal, made .* \(5 min ago\), live from the daemon/);
       const p = await wattshift(['plan', '--config', file]);
       expect(p.out[0]).toMatch(/^Live plan from the running daemon, made .* \(5 min ago\), optimal plan$/);
-      const pj = JSON.parse((await wattshift(['plan', '--config', file, '--json'])).stdout) as { origin: string; plan: { slots: { pricePerKwh: number }[] } };
+      const pj = JSON.parse((await wattshift(['plan', '--config', file, '--json'])).stdout) as {
+        origin: string;
+        plan: { slots: { pricePerKwh: number }[] };
+      };
       expect(pj.origin).toBe('daemon');
       expect(pj.plan.slots[0]!.pricePerKwh).toBe(view.plan.slots[0]!.pricePerKwh);
     } finally {
@@ -330,7 +394,11 @@ describe('wattshift status and plan', () => {
     }
     const { file, db } = configFile({ http: { enabled: true, host: '127.0.0.1', port: deadPort } });
     seedStore(db);
-    const pj = JSON.parse((await wattshift(['plan', '--config', file, '--json'])).stdout) as { origin: string; fallbackReason: string; plan: { slots: { pricePerKwh: number }[] } };
+    const pj = JSON.parse((await wattshift(['plan', '--config', file, '--json'])).stdout) as {
+      origin: string;
+      fallbackReason: string;
+      plan: { slots: { pricePerKwh: number }[] };
+    };
     expect(pj.origin).toBe('database');
     expect(pj.fallbackReason).toBe(`the daemon is not reachable at http://127.0.0.1:${deadPort} (ECONNREFUSED)`);
     expect(pj.plan.slots[0]!.pricePerKwh).toBeLessThan(10);
@@ -338,9 +406,19 @@ describe('wattshift status and plan', () => {
 
   it('shows device and job health from a running daemon, or says it is not reachable', async () => {
     const view = sampleView(Date.now());
-    view.health = { ok: false, jobs: [{ name: 'event-sync', ok: false, lastError: { code: 'API_UNAVAILABLE', message: 'connect ECONNREFUSED', atMs: Date.now() } }, { name: 'control', ok: true }] };
+    view.health = {
+      ok: false,
+      jobs: [
+        { name: 'event-sync', ok: false, lastError: { code: 'API_UNAVAILABLE', message: 'connect ECONNREFUSED', atMs: Date.now() } },
+        { name: 'control', ok: true },
+      ],
+    };
     view.devices[0]!.available = false;
-    const server: StatusServer = await startStatusServer({ port: 0, getView: () => view, metrics: new DaemonMetrics({ version: 'test', processMetrics: false }) });
+    const server: StatusServer = await startStatusServer({
+      port: 0,
+      getView: () => view,
+      metrics: new DaemonMetrics({ version: 'test', processMetrics: false }),
+    });
     try {
       const { file, db } = configFile({ http: { enabled: true, host: '127.0.0.1', port: server.port } });
       openStore({ path: db }).close();
@@ -356,7 +434,9 @@ describe('wattshift status and plan', () => {
       expect(r.stdout).toMatch(/^ {2}event: Power limit on a device: \d{4}-/m);
       // Events are told by what they are; their ids are for --json.
       for (const id of ['pc-1', 'lpc-1', 'lpc-2']) expect(r.stdout).not.toContain(id);
-      const j = JSON.parse((await wattshift(['status', '--config', file, '--json'])).stdout) as { daemon: { reachable: boolean; view: { devices: unknown[]; events: { id: string }[] } } };
+      const j = JSON.parse((await wattshift(['status', '--config', file, '--json'])).stdout) as {
+        daemon: { reachable: boolean; view: { devices: unknown[]; events: { id: string }[] } };
+      };
       expect(j.daemon.reachable).toBe(true);
       expect(j.daemon.view.devices).toHaveLength(3);
       expect(j.daemon.view.events.map((e) => e.id)).toEqual(['lpc-1', 'pc-1', 'lpc-2']);
@@ -405,7 +485,12 @@ describe('wattshift probe', () => {
     const truth = tank.state();
     expect(r.out[0]).toBe('Hot water (tank, hotWaterTank)');
     expect(r.stdout).toContain('modbus sim unit 1 (wattshift-sim-tank) as switch, meter, thermometer');
-    const value = (name: string): string => r.out.find((l) => l.trim().startsWith(`${name} `))!.trim().slice(name.length).trim();
+    const value = (name: string): string =>
+      r.out
+        .find((l) => l.trim().startsWith(`${name} `))!
+        .trim()
+        .slice(name.length)
+        .trim();
     expect(value('temperatureC')).toBe(`${Math.round(truth.tempC * 10) / 10} °C`);
     expect(Number.parseFloat(value('energyKwh'))).toBeCloseTo(truth.counterKwh, 3);
     expect(value('energyKwh')).toMatch(/ kWh$/);
@@ -494,15 +579,24 @@ describe('wattshift demo', () => {
     expect(r.stdout).toMatch(/^Each hour: .* its Δ, the incentive of the programme's price events$/m);
     expect(r.stdout).toMatch(/^ {2}saved .* against no shifting \(which would have cost .*\)$/m);
     // The simulated main meter (house, tank and car) gives the daemon its own month bill: 11:00 is closed and priced by 13:00.
-    expect(r.stdout).toMatch(/^Bill at the main meter \(the daemon's own figures, for the whole home: [^\n]*\):\n {2}\d{4}-\d{2} so far: [\d.]+ NOK for [\d.]+ kWh \(\d+ hours priced/m);
+    expect(r.stdout).toMatch(
+      /^Bill at the main meter \(the daemon's own figures, for the whole home: [^\n]*\):\n {2}\d{4}-\d{2} so far: [\d.]+ NOK for [\d.]+ kWh \(\d+ hours priced/m,
+    );
     expect(r.stdout).toMatch(/^ {2}saved -?[\d.]+ NOK against no shifting, which would have cost [\d.]+ NOK/m);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const lines = r.stdout.trimEnd().split('\n');
     const summary = JSON.parse(lines.at(-1)!) as Record<string, unknown>;
-    expect(Object.keys(summary).sort()).toEqual(
-      ['capViolations', 'costActual', 'costBaseline', 'floorViolations', 'incentiveEarned', 'kwhShifted', 'reportsAccepted', 'reportsRejected'],
-    );
+    expect(Object.keys(summary).sort()).toEqual([
+      'capViolations',
+      'costActual',
+      'costBaseline',
+      'floorViolations',
+      'incentiveEarned',
+      'kwhShifted',
+      'reportsAccepted',
+      'reportsRejected',
+    ]);
     for (const v of Object.values(summary)) expect(typeof v).toBe('number');
     expect(r.stdout).toContain('Summary over 3 simulated hours');
     expect(r.stdout).toMatch(/registered: /);

@@ -29,9 +29,17 @@ describe('runDaemon', () => {
     const app = { start: async () => Promise.reject(new WattshiftError('AUTH_REJECTED', 'invalid_client')), stop: async () => undefined };
     await runDaemon(app, { logger, signals: signals() });
     const failed = lines.find((l) => l.level === 'error');
-    expect(failed).toMatchObject({ component: 'main', code: 'AUTH_REJECTED', msg: 'start failed: invalid_client', hint: expect.stringMatching(/^the API rejected the client credentials: check spark\.clientId/) });
+    expect(failed).toMatchObject({
+      component: 'main',
+      code: 'AUTH_REJECTED',
+      msg: 'start failed: invalid_client',
+      hint: expect.stringMatching(/^the API rejected the client credentials: check spark\.clientId/),
+    });
     lines.length = 0;
-    await runDaemon({ start: async () => Promise.reject(Object.assign(new Error('listen EADDRINUSE'), { code: 'EADDRINUSE' })), stop: async () => undefined }, { logger, signals: signals() });
+    await runDaemon(
+      { start: async () => Promise.reject(Object.assign(new Error('listen EADDRINUSE'), { code: 'EADDRINUSE' })), stop: async () => undefined },
+      { logger, signals: signals() },
+    );
     expect(lines.find((l) => l.level === 'error')).toMatchObject({ code: 'EADDRINUSE', msg: 'start failed: listen EADDRINUSE' });
     expect(lines.find((l) => l.level === 'error')).not.toHaveProperty('hint');
   });

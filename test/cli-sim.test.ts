@@ -64,7 +64,11 @@ describe('wattshift sim', { timeout: 60_000 }, () => {
 
   /** Runs an MQTT simulator against an embedded broker; resolves with the messages seen once `until` holds. */
   async function mqttSim(
-    args: string[], prefix: string, printed: RegExp | RegExp[], until: (seen: Map<string, string>) => boolean, subscription = `${prefix}/#`,
+    args: string[],
+    prefix: string,
+    printed: RegExp | RegExp[],
+    until: (seen: Map<string, string>) => boolean,
+    subscription = `${prefix}/#`,
   ): Promise<Map<string, string>> {
     const broker = await startEmbeddedBroker();
     const client = await connectAsync(broker.url);
@@ -85,7 +89,12 @@ describe('wattshift sim', { timeout: 60_000 }, () => {
   }
 
   it('goe: publishes a charger with a car plugged in on the broker', async () => {
-    const seen = await mqttSim(['goe', '--speed', '60'], 'go-eCharger/try1', [/charger: \{ type: goe, topicPrefix: go-eCharger\/try1 \}/, /^ {2}# no meter line: the charger's own energy counter \(eto\) meters it$/], (m) => m.has('go-eCharger/try1/car'));
+    const seen = await mqttSim(
+      ['goe', '--speed', '60'],
+      'go-eCharger/try1',
+      [/charger: \{ type: goe, topicPrefix: go-eCharger\/try1 \}/, /^ {2}# no meter line: the charger's own energy counter \(eto\) meters it$/],
+      (m) => m.has('go-eCharger/try1/car'),
+    );
     expect(seen.has('go-eCharger/try1/car')).toBe(true);
     expect(seen.get('go-eCharger/try1/car')).not.toBe('1');
   });
@@ -98,14 +107,20 @@ describe('wattshift sim', { timeout: 60_000 }, () => {
   });
 
   it('tasmota: sends its last will and telemetry under the topic its printed config names', async () => {
-    const seen = await mqttSim(['tasmota', '--speed', '60'], 'tas-try', /switch: \{ type: tasmota, topic: tas-try \}/, (m) => m.has('tele/tas-try/SENSOR'), '+/tas-try/#');
+    const seen = await mqttSim(
+      ['tasmota', '--speed', '60'],
+      'tas-try',
+      /switch: \{ type: tasmota, topic: tas-try \}/,
+      (m) => m.has('tele/tas-try/SENSOR'),
+      '+/tas-try/#',
+    );
     expect(seen.get('tele/tas-try/LWT')).toBe('Online');
     const sensor = JSON.parse(seen.get('tele/tas-try/SENSOR')!) as { ENERGY: { Total: number }; DS18B20: { Temperature: number } };
     expect(sensor.ENERGY.Total).toBeGreaterThanOrEqual(0);
     expect(sensor.DS18B20.Temperature).toBeGreaterThan(5);
   });
 
-  it('ams: publishes the HAN meter\'s lists with per-phase currents at the topic its printed config names', async () => {
+  it("ams: publishes the HAN meter's lists with per-phase currents at the topic its printed config names", async () => {
     const seen = await mqttSim(['ams', '--speed', '60'], 'ams/try', /meter: \{ type: amsreader, topic: ams\/try \}/, (m) => m.has('ams/try'));
     const list = JSON.parse(seen.get('ams/try')!) as { data: Record<string, number> };
     expect(list.data['P']).toBeGreaterThan(0);
@@ -123,7 +138,8 @@ describe('wattshift sim', { timeout: 60_000 }, () => {
       client.on('message', (_topic, payload) => void (list = (JSON.parse(payload.toString()) as { data: Record<string, number> }).data));
       await client.subscribeAsync('ams/try2');
       // The car charges at 16 A on three lines: 11 kW on top of the house's 1.5 to 4.3 kW.
-      const withCar = (l: Record<string, number> | undefined): boolean => l !== undefined && l['P']! > 11_000 && [l['I1'], l['I2'], l['I3']].every((a) => a! >= 16);
+      const withCar = (l: Record<string, number> | undefined): boolean =>
+        l !== undefined && l['P']! > 11_000 && [l['I1'], l['I2'], l['I3']].every((a) => a! >= 16);
       for (let i = 0; i < 400 && !withCar(list); i++) await new Promise((r) => setTimeout(r, 25));
       expect(list).toBeDefined();
       expect(withCar(list), JSON.stringify(list)).toBe(true);
@@ -140,8 +156,13 @@ describe('wattshift sim', { timeout: 60_000 }, () => {
   it('ocpp: a charge point with a car plugged in connects to the central system its printed config describes', async () => {
     const password = 'try-it-password-123';
     const cs = createCentralSystem({
-      host: '127.0.0.1', port: 0, heartbeatIntervalS: 300, meterValueSampleIntervalS: 60,
-      chargePoints: [{ id: 'cp-try', password }], clock: systemClock, logger: silentLogger(),
+      host: '127.0.0.1',
+      port: 0,
+      heartbeatIntervalS: 300,
+      meterValueSampleIntervalS: 60,
+      chargePoints: [{ id: 'cp-try', password }],
+      clock: systemClock,
+      logger: silentLogger(),
     });
     const port = await cs.listen();
     try {

@@ -94,7 +94,10 @@ describe('wattshift CLI', { timeout: slow }, () => {
     const ro = join(dir, 'ro');
     mkdirSync(ro);
     chmodSync(ro, 0o555);
-    writeFileSync(file, `version: 1\nsite: {timezone: UTC, priceArea: FI, currency: EUR, locationLimitKw: 17}\nspark: {clientId: c, clientSecret: {file: client-secret}}\nstorage: {path: ro/w.db}\n`);
+    writeFileSync(
+      file,
+      `version: 1\nsite: {timezone: UTC, priceArea: FI, currency: EUR, locationLimitKw: 17}\nspark: {clientId: c, clientSecret: {file: client-secret}}\nstorage: {path: ro/w.db}\n`,
+    );
     const r = await inProcess(['check', '--config', file]);
     expect(r.code).toBe(78);
     expect(r.stderr).toContain(`the database directory ${ro} is not writable`);
@@ -116,7 +119,9 @@ describe('wattshift CLI', { timeout: slow }, () => {
     expect(r.code).toBe(78);
     expect(r.stderr).toContain('log.level (line 8, column 14): expected one of');
     expect(r.stderr).toMatch(/reports\.retryMinS \(line 7, column \d+\): retryMinS is above retryMaxS/);
-    expect(r.stderr).toMatch(/devices\[0\]\.switch\.profile \(line 10, column \d+\): unknown Modbus profile "generic-relai" \(did you mean "generic-relay"\?\) \(built-in profiles: .*generic-relay/);
+    expect(r.stderr).toMatch(
+      /devices\[0\]\.switch\.profile \(line 10, column \d+\): unknown Modbus profile "generic-relai" \(did you mean "generic-relay"\?\) \(built-in profiles: .*generic-relay/,
+    );
     expect(r.stderr).toMatch(/devices\[1\]\.thermometer\.profile \(line 11, column \d+\): profile eastron-sdm120 has no point "temperatureC"/);
     expect(r.stderr).toMatch(/devices\[2\]\.charger\.bus \(line 12, column \d+\): unknown Modbus bus "nowhere"/);
     expect(r.stderr).toMatch(/devices\[2\]\.model\.minCurrentA \(line 12, column \d+\): minCurrentA \(20\) is above maxCurrentA \(16\)/);
@@ -128,7 +133,9 @@ describe('wattshift CLI', { timeout: slow }, () => {
   });
 
   it('run exits 78 on a profile that check reports, before it logs or connects', async () => {
-    const { file } = tempConfig('modbus: {main: {type: tcp, host: 127.0.0.1}}\ndevices:\n  - {id: tank, kind: hotWaterTank, switch: {type: modbus, bus: main, profile: generic-relai}, model: {volumeL: 200, elementKw: 3}}\n');
+    const { file } = tempConfig(
+      'modbus: {main: {type: tcp, host: 127.0.0.1}}\ndevices:\n  - {id: tank, kind: hotWaterTank, switch: {type: modbus, bus: main, profile: generic-relai}, model: {volumeL: 200, elementKw: 3}}\n',
+    );
     const checked = await inProcess(['check', '--config', file]);
     expect(checked.code).toBe(78);
     const ran = await inProcess(['run', '--config', file]);
@@ -153,7 +160,10 @@ describe('wattshift CLI', { timeout: slow }, () => {
     p.child.kill('SIGTERM');
     const r = await p.done;
     expect(r.code).toBe(0);
-    const msgs = r.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { msg: string }).msg);
+    const msgs = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { msg: string }).msg);
     expect(msgs).toContain('running');
     expect(msgs.indexOf('stopping')).toBeGreaterThan(msgs.indexOf('running'));
     expect(msgs.at(-1)).toBe('stopped');

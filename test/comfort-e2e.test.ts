@@ -53,9 +53,11 @@ async function night(noonUtcMs: number): Promise<{ atDeadlineC: number; maxLateC
   const clock = acceleratedClock(startMs, speed);
   const dir = mkdtempSync(join(tmpdir(), 'wattshift-comfort-'));
   const env = await startDemoEnvironment({ clock, startMs, dataDir: dir, logger });
-  const devices = env.config.devices!.map((d) => (d.kind === 'hotWaterTank'
-    ? { ...d, model: { ...d.model, legionella: { enabled: false }, drawProfileKwh, comfort: [{ cron: '30 1 * * 1-5', tempC: targetC }] } }
-    : d));
+  const devices = env.config.devices!.map((d) =>
+    d.kind === 'hotWaterTank'
+      ? { ...d, model: { ...d.model, legionella: { enabled: false }, drawProfileKwh, comfort: [{ cron: '30 1 * * 1-5', tempC: targetC }] } }
+      : d,
+  );
   const { config } = parseConfig({ ...env.config, devices, planner: { horizonHours: 24 } });
   const spark = createSparkClient({ ...config.spark, clock, logger });
   const store = openStore({ path: config.storage.path, clock });
@@ -80,17 +82,23 @@ async function night(noonUtcMs: number): Promise<{ atDeadlineC: number; maxLateC
   }
   // Three hours are plenty for the 12 K; a daemon that took longer to make its first plan ran on an overloaded machine.
   const firstPlanMs = plans[0]?.createdMs ?? Infinity;
-  if (firstPlanMs > localAt(startMs, 0, 22, 30)) throw new Error(`the first plan came at ${new Date(firstPlanMs).toISOString()} on the simulated clock (machine overloaded?)`);
+  if (firstPlanMs > localAt(startMs, 0, 22, 30))
+    throw new Error(`the first plan came at ${new Date(firstPlanMs).toISOString()} on the simulated clock (machine overloaded?)`);
   return { atDeadlineC: env.tank.state().tempC, maxLateC, plans };
 }
 
 describe('comfort windows in the running daemon', () => {
-  it('on a weekday the tank holds the window\'s temperature at 01:30, and the plan says why it heats', async () => {
+  it("on a weekday the tank holds the window's temperature at 01:30, and the plan says why it heats", async () => {
     // Thursday 15 January 2026 20:00 to Friday 01:30; the demo tank starts at 58 °C.
     const friday = await night(Date.UTC(2026, 0, 15, 12));
     expect(friday.atDeadlineC).toBeGreaterThanOrEqual(targetC);
     const first = friday.plans[0];
-    expect(first?.tanks?.tank?.comfort?.[0]).toMatchObject({ atMs: Date.UTC(2026, 0, 16, 0, 30), tempC: targetC, label: `hot water ≥ ${targetC} °C by 01:30`, met: true });
+    expect(first?.tanks?.tank?.comfort?.[0]).toMatchObject({
+      atMs: Date.UTC(2026, 0, 16, 0, 30),
+      tempC: targetC,
+      label: `hot water ≥ ${targetC} °C by 01:30`,
+      met: true,
+    });
     expect(first?.slots.some((s) => s.reason.includes(`for hot water ≥ ${targetC} °C by 01:30`))).toBe(true);
   }, 120_000);
 

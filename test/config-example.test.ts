@@ -17,7 +17,13 @@ import { errorCodes } from '../src/errors.js';
 const exampleText = readFileSync('config.example.yaml', 'utf8');
 const example: unknown = parse(exampleText);
 /** The sections the example shows switched off: its "#=" lines, without the marker. */
-const switchedOff = parse(exampleText.split('\n').filter((l) => l.startsWith('#=')).map((l) => l.replace(/^#= ?/, '')).join('\n')) as Record<string, unknown>;
+const switchedOff = parse(
+  exampleText
+    .split('\n')
+    .filter((l) => l.startsWith('#='))
+    .map((l) => l.replace(/^#= ?/, ''))
+    .join('\n'),
+) as Record<string, unknown>;
 /** The fleet gateway's example shows the other `upstream` mode. */
 const fleetExampleText = readFileSync('config.fleet.example.yaml', 'utf8');
 const capabilityKeys = new Set(['switch', 'meter', 'thermometer', 'charger']);

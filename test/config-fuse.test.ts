@@ -20,7 +20,16 @@ const problemsOf = (document: unknown) => problemsOfConfig(document, env);
 describe('site.fuse config', () => {
   it('fills the margin, the raise delay, the staleness limit and the 1-phase charger line', () => {
     const { config } = parseConfig(withFuse({ mainFuseA: 25, phases: 3, supply: 'IT', meter: 'han' }), { env });
-    expect(config.site.fuse).toEqual({ mainFuseA: 25, phases: 3, supply: 'IT', meter: 'han', marginA: 1, raiseAfterS: 60, staleAfterS: 30, singlePhaseChargerLine: 1 });
+    expect(config.site.fuse).toEqual({
+      mainFuseA: 25,
+      phases: 3,
+      supply: 'IT',
+      meter: 'han',
+      marginA: 1,
+      raiseAfterS: 60,
+      staleAfterS: 30,
+      singlePhaseChargerLine: 1,
+    });
   });
 
   it('refuses unknown keys, a bad supply or phase count, and out-of-range amps', () => {
@@ -38,7 +47,10 @@ describe('site.fuse config', () => {
 
   it('needs a meter device with an amsreader source', () => {
     expect(problemsOf(withFuse({ mainFuseA: 25, phases: 3, supply: 'TN', meter: 'nope' }))).toEqual([
-      expect.objectContaining({ path: 'site.fuse.meter', message: expect.stringMatching(/^unknown device "nope" \(devices in the config: han(, |\))/) }),
+      expect.objectContaining({
+        path: 'site.fuse.meter',
+        message: expect.stringMatching(/^unknown device "nope" \(devices in the config: han(, |\))/),
+      }),
     ]);
     expect(problemsOf(withFuse({ mainFuseA: 25, phases: 3, supply: 'TN', meter: 'plug' }, [han, shelly]))).toEqual([
       expect.objectContaining({ path: 'site.fuse.meter', message: expect.stringMatching(/no per-phase currents/) }),

@@ -10,7 +10,8 @@ const base = { ...withoutMqtt, modbus: { hp: { type: 'tcp', host: '127.0.0.1' } 
 const env = configEnv;
 const relay = (channel: number) => ({ type: 'modbus', bus: 'hp', profile: 'wattshift-sim-heat-pump', channel });
 const pump = (over: Record<string, unknown> = {}, model: Record<string, unknown> = {}) => ({
-  id: 'hp', kind: 'heatPump',
+  id: 'hp',
+  kind: 'heatPump',
   contacts: { relay1: relay(0), relay2: relay(1) },
   thermometer: { type: 'modbus', bus: 'hp', profile: 'wattshift-sim-heat-pump', point: 'temperatureC' },
   model: { volumeL: 200, electricKw: 0.5, ...model },
@@ -28,7 +29,7 @@ function problemsOf(devices: unknown[]): ConfigProblem[] {
 }
 
 describe('heatPump config', () => {
-  it('is accepted with the label\'s lock limits and a tank model with a COP', () => {
+  it("is accepted with the label's lock limits and a tank model with a COP", () => {
     const { config } = parseConfig({ ...base, devices: [pump()] }, { env });
     const d = config.devices[0]!;
     if (d.kind !== 'heatPump') throw new Error('kind');
@@ -45,15 +46,26 @@ describe('heatPump config', () => {
     expect(paths([pump({ contacts: { relay1: relay(0), relay2: relay(0) } })])).toContain('devices[0].contacts.relay2');
     expect(paths([pump({}, { normalC: 55, boostC: 52 })])).toContain('devices[0].model.boostC');
     expect(paths([pump({}, { floorC: 70, maxC: 65, boostC: 60 })])).toContain('devices[0].model.floorC');
-    expect(paths([pump({}, { boostC: 55, comfort: [{ cron: '0 7 * * *', tempC: 58 }] })])).toEqual(['devices[0].model.legionella.tempC', 'devices[0].model.comfort[0].tempC']);
-    expect(paths([pump({ contacts: { relay1: { type: 'goe', topicPrefix: 'x' }, relay2: relay(1) } })]).join()).toMatch(/devices\[0\]\.contacts\.relay1/);
+    expect(paths([pump({}, { boostC: 55, comfort: [{ cron: '0 7 * * *', tempC: 58 }] })])).toEqual([
+      'devices[0].model.legionella.tempC',
+      'devices[0].model.comfort[0].tempC',
+    ]);
+    expect(paths([pump({ contacts: { relay1: { type: 'goe', topicPrefix: 'x' }, relay2: relay(1) } })]).join()).toMatch(
+      /devices\[0\]\.contacts\.relay1/,
+    );
   });
 
   it('is checked before start: a relay board without the second channel, and relays without a timer', () => {
     const board = (profile: string, channel: number) => ({ type: 'modbus', bus: 'hp', profile, channel });
-    const { config } = parseConfig({ ...base, devices: [pump({ contacts: { relay1: board('wattshift-sim-tank', 0), relay2: board('wattshift-sim-tank', 1) } })] }, { env });
+    const { config } = parseConfig(
+      { ...base, devices: [pump({ contacts: { relay1: board('wattshift-sim-tank', 0), relay2: board('wattshift-sim-tank', 1) } })] },
+      { env },
+    );
     expect(checkDeviceSources(config).map((p) => p.path)).toEqual(['devices[0].contacts.relay2.profile']);
-    const plain = parseConfig({ ...base, devices: [pump({ contacts: { relay1: board('generic-relay', 0), relay2: board('generic-relay', 1) } })] }, { env }).config;
+    const plain = parseConfig(
+      { ...base, devices: [pump({ contacts: { relay1: board('generic-relay', 0), relay2: board('generic-relay', 1) } })] },
+      { env },
+    ).config;
     expect(switchesWithoutLease(plain)).toHaveLength(2);
     expect(switchesWithoutLease(parseConfig({ ...base, devices: [pump()] }, { env }).config)).toEqual([]);
   });

@@ -10,7 +10,12 @@ const base = {
   storage: { path: ':memory:' },
 };
 const env = { CS: 'client-secret-from-env', CP_PASSWORD: 'sixteen-chars-ok' };
-const charger = (source: Record<string, unknown>) => ({ id: 'car', kind: 'evCharger', charger: { type: 'ocpp', chargePointId: 'garage', password: { env: 'CP_PASSWORD' }, ...source }, model: { capacityKwh: 60 } });
+const charger = (source: Record<string, unknown>) => ({
+  id: 'car',
+  kind: 'evCharger',
+  charger: { type: 'ocpp', chargePointId: 'garage', password: { env: 'CP_PASSWORD' }, ...source },
+  model: { capacityKwh: 60 },
+});
 
 const problemsOf = (document: unknown) => problemsOfConfig(document, env);
 
@@ -18,9 +23,13 @@ describe('ocpp config', () => {
   it('fills the central system and connector defaults, with the password from a secret', () => {
     const { config: c } = parseConfig({ ...base, ocpp: {}, devices: [charger({})] }, { env });
     expect(c.ocpp).toEqual({ host: '0.0.0.0', port: 8887, heartbeatIntervalS: 60, meterValueSampleIntervalS: 60 });
-    expect(parseConfig({ ...base, ocpp: { tls: { cert: 'c.pem', key: 'k.pem' } }, devices: [charger({})] }, { env, baseDir: '/etc/wattshift' }).config.ocpp?.tls)
-      .toEqual({ cert: '/etc/wattshift/c.pem', key: '/etc/wattshift/k.pem' });
-    expect(c.devices[0]).toMatchObject({ charger: { type: 'ocpp', chargePointId: 'garage', password: 'sixteen-chars-ok', connectorId: 1, idTag: 'wattshift', leaseS: 600 } });
+    expect(
+      parseConfig({ ...base, ocpp: { tls: { cert: 'c.pem', key: 'k.pem' } }, devices: [charger({})] }, { env, baseDir: '/etc/wattshift' }).config.ocpp
+        ?.tls,
+    ).toEqual({ cert: '/etc/wattshift/c.pem', key: '/etc/wattshift/k.pem' });
+    expect(c.devices[0]).toMatchObject({
+      charger: { type: 'ocpp', chargePointId: 'garage', password: 'sixteen-chars-ok', connectorId: 1, idTag: 'wattshift', leaseS: 600 },
+    });
   });
 
   it('needs the ocpp section, a 16..40 character password and a charge point id that fits a URL', () => {
@@ -30,7 +39,9 @@ describe('ocpp config', () => {
     expect(problemsOf({ ...base, ocpp: {}, devices: [charger({ password: 'short' })] })).toEqual([
       expect.objectContaining({ path: 'devices[0].charger.password', message: expect.stringMatching(/16 to 40 characters/) }),
     ]);
-    expect(problemsOf({ ...base, ocpp: {}, devices: [charger({ chargePointId: 'a/b' })] })[0]).toMatchObject({ path: 'devices[0].charger.chargePointId' });
+    expect(problemsOf({ ...base, ocpp: {}, devices: [charger({ chargePointId: 'a/b' })] })[0]).toMatchObject({
+      path: 'devices[0].charger.chargePointId',
+    });
     expect(problemsOf({ ...base, ocpp: { tls: { cert: 'c.pem' } }, devices: [charger({})] })[0]).toMatchObject({ path: 'ocpp.tls.key' });
   });
 });

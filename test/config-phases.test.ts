@@ -5,7 +5,10 @@ import { baseDocument as base, configEnv as env } from './helpers/config-documen
 import { problemsOf as problemsOfConfig } from './helpers/config-problems.js';
 
 const goe = { type: 'goe', topicPrefix: 'go-eCharger/1' };
-const car = (model: Record<string, unknown>, charger: unknown = goe) => ({ ...base, devices: [{ id: 'car', kind: 'evCharger', charger, model: { capacityKwh: 60, ...model } }] });
+const car = (model: Record<string, unknown>, charger: unknown = goe) => ({
+  ...base,
+  devices: [{ id: 'car', kind: 'evCharger', charger, model: { capacityKwh: 60, ...model } }],
+});
 const modelOf = (doc: unknown) => {
   const d = parseConfig(doc, { env }).config.devices[0]!;
   if (d.kind !== 'evCharger') throw new Error('not a charger');
@@ -40,7 +43,10 @@ describe('model.phaseSwitching config', () => {
     ]);
     const mqttCharger = { type: 'mqtt', currentTopic: 'car/current/set' };
     expect(problemsOfConfig(car({ phaseSwitching: { enabled: true } }, mqttCharger), env)).toEqual([
-      expect.objectContaining({ path: 'devices[0].model.phaseSwitching', message: expect.stringMatching(/"mqtt" charger source cannot switch phases/) }),
+      expect.objectContaining({
+        path: 'devices[0].model.phaseSwitching',
+        message: expect.stringMatching(/"mqtt" charger source cannot switch phases/),
+      }),
     ]);
     // Off, any charger is fine.
     expect(problemsOfConfig(car({ phases: 1, phaseSwitching: { enabled: false } }, mqttCharger), env)).toEqual([]);

@@ -16,7 +16,12 @@ import { withoutMqtt, configEnv } from './helpers/config-document.js';
 
 const env = configEnv;
 const base = { ...withoutMqtt, modbus: { main: { type: 'tcp', host: '127.0.0.1' } } };
-const tank = { id: 'tank', kind: 'hotWaterTank', switch: { type: 'modbus', bus: 'main', profile: 'generic-relay' }, model: { volumeL: 200, elementKw: 3 } };
+const tank = {
+  id: 'tank',
+  kind: 'hotWaterTank',
+  switch: { type: 'modbus', bus: 'main', profile: 'generic-relay' },
+  model: { volumeL: 200, elementKw: 3 },
+};
 
 function problemsOf(document: object): ConfigProblem[] {
   const file = join(tempDir('wattshift-suggest-'), 'config.yaml');
@@ -54,21 +59,32 @@ describe('check in one pass', () => {
     expect(byPath['reprots']).toBe('unknown key (did you mean "reports"?)');
     expect(byPath['devices[0].model.volumL']).toBe('unknown key (did you mean "volumeL"?)');
     expect(byPath['site.locationLimitKw']).toBeDefined();
-    expect(byPath['devices[1].switch.profile']).toMatch(/^unknown Modbus profile "generic-realy" \(did you mean "generic-relay"\?\) \(built-in profiles: .*generic-relay/);
+    expect(byPath['devices[1].switch.profile']).toMatch(
+      /^unknown Modbus profile "generic-realy" \(did you mean "generic-relay"\?\) \(built-in profiles: .*generic-relay/,
+    );
     expect(byPath['site.tariff']).toMatch(/^unknown tariff "elvai" \(did you mean "elvia"\?\); shipped tariffs: /);
     expect(problems, JSON.stringify(problems)).toHaveLength(5);
   });
 
   it('names the devices there are for a reference to an unknown one', () => {
-    const problems = problemsOf({ ...base, site: { ...base.site, fuse: { mainFuseA: 25, phases: 3, supply: 'TN', meter: 'tnak' } }, devices: [tank] });
-    expect(problems.find((p) => p.path === 'site.fuse.meter')?.message).toBe('unknown device "tnak" (did you mean "tank"?) (devices in the config: tank)');
+    const problems = problemsOf({
+      ...base,
+      site: { ...base.site, fuse: { mainFuseA: 25, phases: 3, supply: 'TN', meter: 'tnak' } },
+      devices: [tank],
+    });
+    expect(problems.find((p) => p.path === 'site.fuse.meter')?.message).toBe(
+      'unknown device "tnak" (did you mean "tank"?) (devices in the config: tank)',
+    );
   });
 
   it('gives its own hint, not the one that says to run check', async () => {
     const file = join(tempDir('wattshift-suggest-'), 'config.yaml');
     writeFileSync(file, stringify({ ...base, reprots: {} }));
     const err: string[] = [];
-    const code = await checkCommand.run({ values: { config: file }, positionals: [] }, { stdout: () => undefined, stderr: (l) => err.push(l), env, signals: process });
+    const code = await checkCommand.run(
+      { values: { config: file }, positionals: [] },
+      { stdout: () => undefined, stderr: (l) => err.push(l), env, signals: process },
+    );
     expect(code).toBe(78);
     expect(err.at(-1)).toBe('  hint: fix each key named above, then run check again');
     expect(err.join('\n')).not.toContain('run `wattshift check`');

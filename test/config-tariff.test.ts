@@ -13,7 +13,10 @@ import { tempDir } from './helpers/temp-dir.js';
 
 const site = { timezone: 'Europe/Oslo', priceArea: 'NO1', currency: 'NOK', locationLimitKw: 11 };
 const doc = (siteOver: Record<string, unknown>) => ({
-  version: 1, site: { ...site, ...siteOver }, spark: { clientId: 'c', clientSecret: 's' }, storage: { path: ':memory:' },
+  version: 1,
+  site: { ...site, ...siteOver },
+  spark: { clientId: 'c', clientSecret: 's' },
+  storage: { path: ':memory:' },
 });
 
 function problems(fn: () => unknown): ConfigProblem[] {
@@ -74,18 +77,37 @@ describe('site.tariff', () => {
 
   it('reads a tariff file relative to the config file and reports its problems with key paths and the line', () => {
     const dir = tempDir('wattshift-tariff-');
-    writeFileSync(join(dir, 'my-grid.yaml'), [
-      'name: my-grid', 'currency: NOK',
-      'capacity:', '  measure: dailyPeaks', '  steps:', '    - { upToKw: 5, perMonth: 100 }', '    - { upToKw: 2, perMonth: 200 }',
-      'surprise: 1',
-    ].join('\n'));
+    writeFileSync(
+      join(dir, 'my-grid.yaml'),
+      [
+        'name: my-grid',
+        'currency: NOK',
+        'capacity:',
+        '  measure: dailyPeaks',
+        '  steps:',
+        '    - { upToKw: 5, perMonth: 100 }',
+        '    - { upToKw: 2, perMonth: 200 }',
+        'surprise: 1',
+      ].join('\n'),
+    );
     const file = join(dir, 'config.yaml');
-    writeFileSync(file, [
-      'version: 1',
-      'site:', '  timezone: Europe/Oslo', '  priceArea: NO1', '  currency: NOK', '  locationLimitKw: 11', '  tariff: ./my-grid.yaml',
-      'spark:', '  clientId: c', '  clientSecret: s',
-      'storage:', '  path: ":memory:"',
-    ].join('\n'));
+    writeFileSync(
+      file,
+      [
+        'version: 1',
+        'site:',
+        '  timezone: Europe/Oslo',
+        '  priceArea: NO1',
+        '  currency: NOK',
+        '  locationLimitKw: 11',
+        '  tariff: ./my-grid.yaml',
+        'spark:',
+        '  clientId: c',
+        '  clientSecret: s',
+        'storage:',
+        '  path: ":memory:"',
+      ].join('\n'),
+    );
     const found = problems(() => loadConfig(file, {}));
     expect(found.map((p) => p.message)).toEqual([
       `${join(dir, 'my-grid.yaml')}: capacity.steps[1].upToKw: steps must rise: each upToKw above the previous one, null only last`,
@@ -107,10 +129,16 @@ describe('site.tariff', () => {
   it('takes per-kW prices by season when every month is in exactly one season', () => {
     const winter = { months: [11, 12, 1, 2, 3], perKwPerMonth: 81.25 };
     const summer = { months: [4, 5, 6, 7, 8, 9, 10], perKwPerMonth: 40.63 };
-    const tariff = (seasons: unknown[], extra = {}) => ({ name: 'seasonal', currency: 'NOK', capacity: { measure: 'hourlyPeaks', count: 2, seasons, ...extra } });
+    const tariff = (seasons: unknown[], extra = {}) => ({
+      name: 'seasonal',
+      currency: 'NOK',
+      capacity: { measure: 'hourlyPeaks', count: 2, seasons, ...extra },
+    });
     expect(siteTariff(parseConfig(doc({ tariff: tariff([winter, summer]) })).config)?.capacity?.seasons).toEqual([winter, summer]);
     const gap = problems(() => parseConfig(doc({ tariff: tariff([winter, { ...summer, months: [4, 5, 6] }]) })));
-    expect(gap).toContainEqual(expect.objectContaining({ path: 'site.tariff.capacity.seasons', message: 'seasons must name every month 1–12 exactly once' }));
+    expect(gap).toContainEqual(
+      expect.objectContaining({ path: 'site.tariff.capacity.seasons', message: 'seasons must name every month 1–12 exactly once' }),
+    );
     const twice = problems(() => parseConfig(doc({ tariff: tariff([winter, { ...summer, months: [...summer.months, 3] }]) })));
     expect(twice.map((p) => p.message)).toContain('seasons must name every month 1–12 exactly once');
     const both = problems(() => parseConfig(doc({ tariff: tariff([winter, summer], { perKwPerMonth: 50 }) })));

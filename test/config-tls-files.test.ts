@@ -19,7 +19,9 @@ describe('TLS files in check and run', () => {
     writeFileSync(join(dir, 'cert.pem'), 'not checked for content here');
     const checked = await inProcess(['check', '--config', file]);
     expect(checked.code).toBe(78);
-    expect(checked.stderr).toMatch(new RegExp(`ocpp\\.tls\\.key \\(line 7, column \\d+\\): cannot read ${join(dir, 'missing-key.pem')}: no such file`));
+    expect(checked.stderr).toMatch(
+      new RegExp(`ocpp\\.tls\\.key \\(line 7, column \\d+\\): cannot read ${join(dir, 'missing-key.pem')}: no such file`),
+    );
     expect(checked.stderr).toMatch(/mqtt\.ca \(line 8, column \d+\): cannot read .*missing-ca\.pem: no such file/);
     expect(checked.stderr).not.toContain('ocpp.tls.cert');
     const run = await inProcess(['run', '--config', file]);
@@ -28,7 +30,9 @@ describe('TLS files in check and run', () => {
   });
 
   it('a missing fleet broker CA is found by check, exit 78', async () => {
-    const { file } = tempConfig('upstream: {mode: fleet, brokerUrl: "mqtts://broker.example:8883", gatewayId: gw-1, username: gw-1, password: {env: FP}, locationId: home-1, ca: /nonexistent/fleet-ca.pem}');
+    const { file } = tempConfig(
+      'upstream: {mode: fleet, brokerUrl: "mqtts://broker.example:8883", gatewayId: gw-1, username: gw-1, password: {env: FP}, locationId: home-1, ca: /nonexistent/fleet-ca.pem}',
+    );
     const checked = await inProcess(['check', '--config', file], { FP: 'fleet-pass' });
     expect(checked.code).toBe(78);
     expect(checked.stderr).toMatch(/upstream\.ca \(line 6, column \d+\): cannot read \/nonexistent\/fleet-ca\.pem: no such file/);
@@ -36,7 +40,9 @@ describe('TLS files in check and run', () => {
 
   it('a certificate gone between check and start is a config fault (CONFIG_INVALID), not a crash', async () => {
     const config = defaultConfig({ ocpp: { port: 0, tls: { cert: '/nonexistent/cert.pem', key: '/nonexistent/key.pem' } } });
-    await expect(startCentralSystem(config, { clock: new ManualClock(0), logger: silentLogger() }))
-      .rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringContaining('cannot read ocpp.tls.cert /nonexistent/cert.pem: ENOENT') });
+    await expect(startCentralSystem(config, { clock: new ManualClock(0), logger: silentLogger() })).rejects.toMatchObject({
+      code: 'CONFIG_INVALID',
+      message: expect.stringContaining('cannot read ocpp.tls.cert /nonexistent/cert.pem: ENOENT'),
+    });
   });
 });

@@ -38,7 +38,8 @@ function problems(err: WattshiftError): ConfigProblem[] {
 }
 
 const tank = {
-  id: 'tank', kind: 'hotWaterTank',
+  id: 'tank',
+  kind: 'hotWaterTank',
   switch: { type: 'modbus', bus: 'main', profile: 'generic-relay' },
   model: { volumeL: 200, elementKw: 3 },
 };
@@ -87,19 +88,24 @@ describe('parseConfig', () => {
       ),
     );
     expect(err.code).toBe('CONFIG_INVALID');
-    const paths = problems(err).map((p) => p.path).sort();
+    const paths = problems(err)
+      .map((p) => p.path)
+      .sort();
     expect(paths).toEqual(['devices[0].model.volumeL', 'extra', 'site.bogus', 'site.priceArea', 'site.timezone']);
     expect(problems(err).find((p) => p.path === 'extra')?.message).toBe('unknown key');
   });
 
   it('says the unit of a number out of range', () => {
     const err = failure(() =>
-      parseConfig({
-        ...base,
-        site: { ...base.site, locationLimitKw: 0 },
-        planner: { frozenWindowMinutes: 300 },
-        devices: [{ ...tank, model: { volumeL: 5000, elementKw: 50, floorC: 5, drawProfileKwh: [...Array(23).fill(0.5), 30] } }],
-      }, { env }),
+      parseConfig(
+        {
+          ...base,
+          site: { ...base.site, locationLimitKw: 0 },
+          planner: { frozenWindowMinutes: 300 },
+          devices: [{ ...tank, model: { volumeL: 5000, elementKw: 50, floorC: 5, drawProfileKwh: [...Array(23).fill(0.5), 30] } }],
+        },
+        { env },
+      ),
     );
     const byPath = Object.fromEntries(problems(err).map((p) => [p.path, p.message]));
     expect(byPath).toMatchObject({
@@ -137,9 +143,17 @@ describe('parseConfig', () => {
   });
 
   it('takes several chargers and tanks, each planned on its own', () => {
-    const charger = (id: string) => ({ id, kind: 'evCharger', charger: { type: 'goe', topicPrefix: `go-eCharger/${id}` }, model: { capacityKwh: 60 } });
+    const charger = (id: string) => ({
+      id,
+      kind: 'evCharger',
+      charger: { type: 'goe', topicPrefix: `go-eCharger/${id}` },
+      model: { capacityKwh: 60 },
+    });
     const shellyTank = (id: string) => ({ ...tank, id, switch: { type: 'shelly', topicPrefix: `shelly/${id}` } });
-    const { config } = parseConfig({ ...base, mqtt: { url: 'mqtt://127.0.0.1' }, devices: [charger('c1'), charger('c2'), shellyTank('t1'), shellyTank('t2')] }, { env });
+    const { config } = parseConfig(
+      { ...base, mqtt: { url: 'mqtt://127.0.0.1' }, devices: [charger('c1'), charger('c2'), shellyTank('t1'), shellyTank('t2')] },
+      { env },
+    );
     expect(config.devices.map((d) => d.id)).toEqual(['c1', 'c2', 't1', 't2']);
   });
 
@@ -162,7 +176,10 @@ describe('secrets', () => {
     const file = writeYaml('');
     const dir = join(file, '..');
     writeFileSync(join(dir, 'secret.txt'), 'from-a-file\n');
-    writeFileSync(file, `version: 1\nsite: {timezone: UTC, priceArea: FI, currency: EUR, locationLimitKw: 17}\nspark: {clientId: c, clientSecret: {file: secret.txt}}\nstorage: {path: db.sqlite}\n`);
+    writeFileSync(
+      file,
+      `version: 1\nsite: {timezone: UTC, priceArea: FI, currency: EUR, locationLimitKw: 17}\nspark: {clientId: c, clientSecret: {file: secret.txt}}\nstorage: {path: db.sqlite}\n`,
+    );
     const { config, secrets, warnings } = loadConfig(file, {});
     expect(config.spark.clientSecret).toBe('from-a-file');
     expect(secrets).toContain('from-a-file');
@@ -220,9 +237,7 @@ describe('secrets', () => {
   });
 
   it('fails for an unset environment variable and a missing $CREDENTIALS_DIRECTORY', () => {
-    const err = failure(() =>
-      parseConfig({ ...base, mqtt: { url: 'mqtt://h', password: { credential: 'p' } } }, { env: {} }),
-    );
+    const err = failure(() => parseConfig({ ...base, mqtt: { url: 'mqtt://h', password: { credential: 'p' } } }, { env: {} }));
     expect(err.code).toBe('CONFIG_SECRET_UNREADABLE');
     const msgs = problems(err).map((p) => `${p.path}: ${p.message}`);
     expect(msgs).toEqual([
@@ -273,16 +288,18 @@ describe('loadConfig', () => {
   });
 
   it('points schema problems at their line', () => {
-    const file = writeYaml([
-      'version: 1',
-      'site: {timezone: UTC, priceArea: FI, currency: EUR, locationLimitKw: 17}',
-      'spark:',
-      '  clientId: c',
-      '  clientSecret: {env: CS}',
-      '  colour: blue',
-      'storage:',
-      '  retentionDays: "long"',
-    ].join('\n'));
+    const file = writeYaml(
+      [
+        'version: 1',
+        'site: {timezone: UTC, priceArea: FI, currency: EUR, locationLimitKw: 17}',
+        'spark:',
+        '  clientId: c',
+        '  clientSecret: {env: CS}',
+        '  colour: blue',
+        'storage:',
+        '  retentionDays: "long"',
+      ].join('\n'),
+    );
     const err = failure(() => loadConfig(file, env));
     expect(problems(err)).toEqual([
       { path: 'spark.colour', message: 'unknown key', line: 6, column: 3 },
@@ -291,14 +308,17 @@ describe('loadConfig', () => {
   });
 
   /** A config file whose only device is given by `lines` (the device list starts on line 6). */
-  const withDevice = (lines: string[]): string => writeYaml([
-    'version: 1',
-    'site: {timezone: Europe/Oslo, priceArea: NO1, currency: NOK, locationLimitKw: 17}',
-    'spark: {clientId: c, clientSecret: {env: CS}}',
-    'mqtt: {url: "mqtt://127.0.0.1:1883"}',
-    'devices:',
-    ...lines,
-  ].join('\n'));
+  const withDevice = (lines: string[]): string =>
+    writeYaml(
+      [
+        'version: 1',
+        'site: {timezone: Europe/Oslo, priceArea: NO1, currency: NOK, locationLimitKw: 17}',
+        'spark: {clientId: c, clientSecret: {env: CS}}',
+        'mqtt: {url: "mqtt://127.0.0.1:1883"}',
+        'devices:',
+        ...lines,
+      ].join('\n'),
+    );
 
   it('points a bad cron expression or schedule time zone at its key path and line', () => {
     const file = withDevice([
@@ -353,12 +373,26 @@ describe('loadConfig', () => {
       ...base,
       spark: { clientId: 'c', clientSecret: 'inline-secret' },
       mqtt: { url: 'mqtt://127.0.0.1:1883' },
-      devices: [{ id: 'tank', kind: 'hotWaterTank', switch: { type: 'shelly', topicPrefix: 'shelly-tank' },
-        model: { volumeL: 200, elementKw: 2, comfort: [{ cron: '30 6 * * 1-5', tempC: 55 }, { cron: '0 20 * * 0', tempC: 60, label: 'Sunday bath', timezone: 'Europe/Berlin' }] } }],
+      devices: [
+        {
+          id: 'tank',
+          kind: 'hotWaterTank',
+          switch: { type: 'shelly', topicPrefix: 'shelly-tank' },
+          model: {
+            volumeL: 200,
+            elementKw: 2,
+            comfort: [
+              { cron: '30 6 * * 1-5', tempC: 55 },
+              { cron: '0 20 * * 0', tempC: 60, label: 'Sunday bath', timezone: 'Europe/Berlin' },
+            ],
+          },
+        },
+      ],
     });
     const tank = config.devices[0];
     expect(tank?.kind === 'hotWaterTank' && tank.model.comfort).toEqual([
-      { cron: '30 6 * * 1-5', tempC: 55 }, { cron: '0 20 * * 0', tempC: 60, label: 'Sunday bath', timezone: 'Europe/Berlin' },
+      { cron: '30 6 * * 1-5', tempC: 55 },
+      { cron: '0 20 * * 0', tempC: 60, label: 'Sunday bath', timezone: 'Europe/Berlin' },
     ]);
   });
 
@@ -367,7 +401,14 @@ describe('loadConfig', () => {
       ...base,
       spark: { clientId: 'c', clientSecret: 'inline-secret' },
       mqtt: { url: 'mqtt://127.0.0.1:1883' },
-      devices: [{ id: 'car', kind: 'evCharger', charger: { type: 'goe', topicPrefix: 'go-e/1' }, model: { capacityKwh: 60, departureSchedule: { cron: '30 7 * * 1-5' } } }],
+      devices: [
+        {
+          id: 'car',
+          kind: 'evCharger',
+          charger: { type: 'goe', topicPrefix: 'go-e/1' },
+          model: { capacityKwh: 60, departureSchedule: { cron: '30 7 * * 1-5' } },
+        },
+      ],
     });
     const car = config.devices[0];
     expect(car?.kind === 'evCharger' && car.model.departureSchedule).toEqual({ cron: '30 7 * * 1-5' });

@@ -17,11 +17,19 @@ const w = useMqttDeviceWorld(t0, { reconnectPeriodMs: 100 });
 
 const carKwh = 2.07;
 const plan = planOf(t0, 15, [
-  { price: 1, tanks: { tank: { on: true, powerKW: 1.5, energyKWh: 0.375, endTempC: 42 } }, evs: { car: { on: true, powerKW: 8.28, energyKWh: carKwh, chargedKWh: carKwh } } },
-  { price: 2, tanks: { tank: { on: false, powerKW: 0, energyKWh: 0, endTempC: 42 } }, evs: { car: { on: false, powerKW: 0, energyKWh: 0, chargedKWh: carKwh } } },
+  {
+    price: 1,
+    tanks: { tank: { on: true, powerKW: 1.5, energyKWh: 0.375, endTempC: 42 } },
+    evs: { car: { on: true, powerKW: 8.28, energyKWh: carKwh, chargedKWh: carKwh } },
+  },
+  {
+    price: 2,
+    tanks: { tank: { on: false, powerKW: 0, energyKWh: 0, endTempC: 42 } },
+    evs: { car: { on: false, powerKW: 0, energyKWh: 0, chargedKWh: carKwh } },
+  },
 ]);
 
-describe('a charger behind its slot\'s energy in the running control loop', () => {
+describe("a charger behind its slot's energy in the running control loop", () => {
   it('catches up over the time left once the tank has had its energy, within the cap, and ends the slot with its planned energy', async () => {
     const world = await startLoopWorld(w, { tank: { elementKw: 3, initialC: 40 }, plan, capKw: 11, baseLoadKw: 0.5, slotMinutes: 15 });
     const { tank, goe } = world;

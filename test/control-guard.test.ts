@@ -33,15 +33,32 @@ const allowanceKwh = 6;
 
 function slot(startMs: number, held: boolean): PlanSlot {
   return {
-    startMs, endMs: startMs + H, price: 1, spot: 0.5, delta: 0, source: 'actual', headroomKW: 16, binding: [], reason: 'test',
+    startMs,
+    endMs: startMs + H,
+    price: 1,
+    spot: 0.5,
+    delta: 0,
+    source: 'actual',
+    headroomKW: 16,
+    binding: [],
+    reason: 'test',
     tanks: { tank: { on: true, powerKW: 2, energyKWh: 2, endTempC: 65 } },
     evs: { car: { on: true, powerKW: 11, energyKWh: 11, chargedKWh: 11 } },
     ...(held ? { hourAllowanceKWh: allowanceKwh } : {}),
   };
 }
 const plan: Plan = {
-  createdMs: h0 - H, currency: 'NOK', slotMinutes: 60, startMs: h0, endMs: h0 + 2 * H, mode: 'optimal',
-  slots: [slot(h0, true), slot(h0 + H, false)], cost: 0, baselineCost: 0, incentiveEarned: 0, shortfalls: [],
+  createdMs: h0 - H,
+  currency: 'NOK',
+  slotMinutes: 60,
+  startMs: h0,
+  endMs: h0 + 2 * H,
+  mode: 'optimal',
+  slots: [slot(h0, true), slot(h0 + H, false)],
+  cost: 0,
+  baselineCost: 0,
+  incentiveEarned: 0,
+  shortfalls: [],
 } as unknown as Plan;
 
 describe('the hourly energy guard with real devices', () => {
@@ -64,9 +81,20 @@ describe('the hourly energy guard with real devices', () => {
 
   beforeAll(async () => {
     broker = await startAedes();
-    tank = await startSimulatedTank({ clock, startMs: clock.nowMs(), initialC: 55, params: { volumeL: 200, elementKw: 2, thermostatC: 75 }, draws: [] });
+    tank = await startSimulatedTank({
+      clock,
+      startMs: clock.nowMs(),
+      initialC: 55,
+      params: { volumeL: 200, elementKw: 2, thermostatC: 75 },
+      draws: [],
+    });
     car = createGoeSim({
-      url: broker.url, topicPrefix: 'go-eCharger/guard', startMs: clock.nowMs(), phases: 3, amp: 16, maxCurrentA: 16,
+      url: broker.url,
+      topicPrefix: 'go-eCharger/guard',
+      startMs: clock.nowMs(),
+      phases: 3,
+      amp: 16,
+      maxCurrentA: 16,
       plugs: [{ atMs: h0 - H, battery: { capacityKwh: 60, socPct: 20, targetSocPct: 100, efficiency: 0.9 } }],
     });
     await car.start();
@@ -79,17 +107,24 @@ describe('the hourly energy guard with real devices', () => {
       spark: { clientId: 'c', clientSecret: 's' },
       storage: { path: ':memory:' },
       mqtt: { url: broker.url },
-      modbus: { sim: { type: 'tcp', host: tank.host, port: tank.port, timeoutMs: 2000 }, grid: { type: 'tcp', host: '127.0.0.1', port: grid.port, timeoutMs: 2000 } },
+      modbus: {
+        sim: { type: 'tcp', host: tank.host, port: tank.port, timeoutMs: 2000 },
+        grid: { type: 'tcp', host: '127.0.0.1', port: grid.port, timeoutMs: 2000 },
+      },
       devices: [
         {
-          id: 'tank', kind: 'hotWaterTank',
+          id: 'tank',
+          kind: 'hotWaterTank',
           switch: { type: 'modbus', bus: 'sim', unitId: 1, profile: 'wattshift-sim-tank' },
           meter: { type: 'modbus', bus: 'sim', unitId: 1, profile: 'wattshift-sim-tank' },
           thermometer: { type: 'modbus', bus: 'sim', unitId: 1, profile: 'wattshift-sim-tank' },
           model: { volumeL: 200, elementKw: 2, floorC: 45, maxC: 75 },
         },
         {
-          id: 'car', kind: 'evCharger', charger: { type: 'goe', topicPrefix: 'go-eCharger/guard' }, safeCurrentA: 6,
+          id: 'car',
+          kind: 'evCharger',
+          charger: { type: 'goe', topicPrefix: 'go-eCharger/guard' },
+          safeCurrentA: 6,
           model: { capacityKwh: 60, targetEnergyKwh: 40, departure: '07:00', minCurrentA: 6, maxCurrentA: 16, phases: 3 },
         },
         { id: 'main', kind: 'meter', meter: { type: 'modbus', bus: 'grid', unitId: 1, profile: 'eastron-sdm120' }, model: { main: true } },
@@ -106,7 +141,14 @@ describe('the hourly energy guard with real devices', () => {
     for (const d of config.devices) {
       const b = buildDevice(d, { buses, mqtt, clock, logger, requestTimeoutMs: 2_000 * speed });
       const device = superviseDevice(
-        { id: d.id, kind: d.kind, capabilities: b.capabilities, leaseMs: 10 * 60_000, readTimeoutMs: 2_000 * speed, ...(d.kind === 'evCharger' ? { safeCurrentA: d.safeCurrentA } : {}) },
+        {
+          id: d.id,
+          kind: d.kind,
+          capabilities: b.capabilities,
+          leaseMs: 10 * 60_000,
+          readTimeoutMs: 2_000 * speed,
+          ...(d.kind === 'evCharger' ? { safeCurrentA: d.safeCurrentA } : {}),
+        },
         { clock, logger },
       );
       const subject = d.kind === 'meter' ? 'location' : `device:${d.id}`;
@@ -116,10 +158,20 @@ describe('the hourly energy guard with real devices', () => {
     }
     const metering = createMetering({ store, subjects, clock, logger });
     const control = startControlLoop({
-      devices: controlled, mainMeter: main, metering, clock, logger, tickMs: 10_000, slotMinutes: 60,
+      devices: controlled,
+      mainMeter: main,
+      metering,
+      clock,
+      logger,
+      tickMs: 10_000,
+      slotMinutes: 60,
       inputs: {
-        plan: () => plan, locationCapKw: () => 17, deviceCapKw: () => undefined, intent: () => ({ mode: 'auto', boostUntilMs: null }),
-        baseLoadKw: () => 1, estimatedTankC: () => undefined,
+        plan: () => plan,
+        locationCapKw: () => 17,
+        deviceCapKw: () => undefined,
+        intent: () => ({ mode: 'auto', boostUntilMs: null }),
+        baseLoadKw: () => 1,
+        estimatedTankC: () => undefined,
       },
       onTick: () => {
         const hour = Math.floor(clock.nowMs() / H) - Math.floor(h0 / H);
@@ -149,7 +201,7 @@ describe('the hourly energy guard with real devices', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('keeps the held hour\'s metered energy within its allowance, shedding the car and keeping the tank', () => {
+  it("keeps the held hour's metered energy within its allowance, shedding the car and keeping the tank", () => {
     const held = grid.energyKwhByHour().get(h0)!;
     const stored = store.readHourly('location', h0, h0 + H)[0]!;
     expect(held).toBeLessThanOrEqual(allowanceKwh + 0.1);
@@ -163,7 +215,7 @@ describe('the hourly energy guard with real devices', () => {
     expect(guarded).not.toContain('tank');
   });
 
-  it('does not switch the car on and off as the base load wobbles around the limit (the guard\'s hysteresis)', () => {
+  it("does not switch the car on and off as the base load wobbles around the limit (the guard's hysteresis)", () => {
     // Measured: 1 start, 0 stops; with GUARD_RESUME_MARGIN = 0, 12 starts and 11 stops.
     expect(carSwitches.starts).toBeLessThanOrEqual(2);
     expect(carSwitches.stops).toBeLessThanOrEqual(2);

@@ -65,6 +65,9 @@ describe('the control loop with a tank and a charger under one cap', () => {
     expect(goe.amp).toBe(16);
     expect(tank.state().blocked).toBe(true);
     // When the tank's relay switched it off, the charger still had its lower current.
-    expect(relay).toEqual([{ atMs: s, blocked: false, carAmp: 15 }, { atMs: s + 15 * minute, blocked: true, carAmp: 15 }]);
+    expect(relay).toEqual([
+      { atMs: s, blocked: false, carAmp: 15 },
+      { atMs: s + 15 * minute, blocked: true, carAmp: 15 },
+    ]);
   });
 });

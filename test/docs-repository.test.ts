@@ -9,7 +9,15 @@ import { describe, expect, it } from 'vitest';
 import { commands } from '../src/cli/registry.js';
 
 const read = (path: string): string => readFileSync(path, 'utf8');
-const documents = ['README.md', 'DEVELOPING.md', 'CHANGELOG.md', 'AGENTS.md', ...readdirSync('docs').filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const documents = [
+  'README.md',
+  'DEVELOPING.md',
+  'CHANGELOG.md',
+  'AGENTS.md',
+  ...readdirSync('docs')
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 
 describe('the README', () => {
   const readme = read('README.md');
@@ -55,7 +63,11 @@ describe('the documents', () => {
 
   it('tell what is, not how it came to be', () => {
     const history = [/\bissue (?:#)?\d+/i, /\bsession \d+/i, /\bDESIGN\.md\b/, /\bwent from\b/i, /\buntil session\b/i, /\bbefore this session\b/i];
-    const found = documents.flatMap((doc) => read(doc).split('\n').flatMap((line, i) => (history.some((re) => re.test(line)) ? [`${doc}:${i + 1}: ${line.trim()}`] : [])));
+    const found = documents.flatMap((doc) =>
+      read(doc)
+        .split('\n')
+        .flatMap((line, i) => (history.some((re) => re.test(line)) ? [`${doc}:${i + 1}: ${line.trim()}`] : [])),
+    );
     expect(found).toEqual([]);
   });
 });

@@ -43,7 +43,10 @@ beforeAll(async () => {
   call = api(sb, await fetchToken(sb));
   expect((await call('POST', '/users', { userId: 'user-1' })).status).toBe(201);
   expect((await call('POST', '/users/user-1/locations', { locationId: 'home-1', meterPointIds: ['707057500000000001'] })).status).toBe(201);
-  for (const [resourceId, resourceType] of [['tank-1', 'HotWaterTank'], ['charger-1', 'Charger']]) {
+  for (const [resourceId, resourceType] of [
+    ['tank-1', 'HotWaterTank'],
+    ['charger-1', 'Charger'],
+  ]) {
     expect((await call('POST', '/users/user-1/locations/home-1/resources', { resourceId, resourceType })).status).toBe(201);
   }
 });
@@ -75,7 +78,9 @@ describe('docs/sandbox.md simulation examples', () => {
     expect((await call('POST', '/simulation/partner')).status).toBe(201);
     expect((await call('DELETE', '/simulation/partner')).status).toBe(200);
     expect((await call('GET', '/users/user-1')).status).toBe(200);
-    expect((await call('POST', '/simulation/events/lpc/locations', { locations: [{ points: [{ timestamp: 'soon', maxPowerInKiloWatts: 1 }] }] })).status).toBe(400);
+    expect(
+      (await call('POST', '/simulation/events/lpc/locations', { locations: [{ points: [{ timestamp: 'soon', maxPowerInKiloWatts: 1 }] }] })).status,
+    ).toBe(400);
     expect(audit.failures).toEqual([]);
   });
 });

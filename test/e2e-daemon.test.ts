@@ -61,7 +61,10 @@ describe('the daemon end to end', () => {
     const curveHours = [12, 13, 14, 15].map((h) => localTime(world, 0, h));
     const deltas = [-0.4, -0.8, 0.2, 0.3];
     const curve = await world.spark.simulatePriceCurve({
-      targets: [{ resourceId: tankRes, locationId: loc }, { resourceId: carRes, locationId: loc }],
+      targets: [
+        { resourceId: tankRes, locationId: loc },
+        { resourceId: carRes, locationId: loc },
+      ],
       priceCurveDelta: {
         points: curveHours.map((h, i) => ({ timestamp: new Date(h).toISOString(), price: deltas[i]! })),
         currency: 'NOK',
@@ -73,7 +76,12 @@ describe('the daemon end to end', () => {
     // LPC: the tank at 0 kW from 14:00 to 16:00.
     const lpcHours = [14, 15].map((h) => localTime(world, 0, h));
     const lpc = await world.spark.simulateResourceLpc({
-      resources: [{ resource: { resourceId: tankRes, locationId: loc }, points: lpcHours.map((h) => ({ timestamp: new Date(h).toISOString(), maxPowerInKiloWatts: 0 })) }],
+      resources: [
+        {
+          resource: { resourceId: tankRes, locationId: loc },
+          points: lpcHours.map((h) => ({ timestamp: new Date(h).toISOString(), maxPowerInKiloWatts: 0 })),
+        },
+      ],
     });
     const lpcStartMs = lpcHours[0]!;
     const lpcEndMs = lpcHours.at(-1)! + hourMs;

@@ -32,9 +32,12 @@ async function publisher(): Promise<(topic: string, payload: string) => Promise<
 const charger = (state: EvState) => ({ readEvState: async () => state });
 
 describe('SoC from an MQTT topic', () => {
-  it('adds a fresh SoC (JSON path, scale) to the charger\'s car state, and drops it once stale', async () => {
+  it("adds a fresh SoC (JSON path, scale) to the charger's car state, and drops it once stale", async () => {
     const publish = await publisher();
-    const soc = createSocTopic({ topic: 'car/state', path: 'battery.level', scale: 100, staleAfterS: 600 }, { connection: w.connection, clock: w.clock, logger: silentLogger(), device: 'car' });
+    const soc = createSocTopic(
+      { topic: 'car/state', path: 'battery.level', scale: 100, staleAfterS: 600 },
+      { connection: w.connection, clock: w.clock, logger: silentLogger(), device: 'car' },
+    );
     w.cleanups.push(() => soc.close());
     const reader = withSoc(charger({ plugged: true, charging: false }), soc);
     expect(await reader.readEvState(never)).toEqual({ plugged: true, charging: false });
@@ -44,9 +47,12 @@ describe('SoC from an MQTT topic', () => {
     expect(await reader.readEvState(never)).toEqual({ plugged: true, charging: false });
   });
 
-  it('an unusable payload makes the SoC unknown, never a guess; the charger\'s own SoC wins', async () => {
+  it("an unusable payload makes the SoC unknown, never a guess; the charger's own SoC wins", async () => {
     const publish = await publisher();
-    const soc = createSocTopic({ topic: 'car/soc', path: '', scale: 1, staleAfterS: 600 }, { connection: w.connection, clock: w.clock, logger: silentLogger(), device: 'car' });
+    const soc = createSocTopic(
+      { topic: 'car/soc', path: '', scale: 1, staleAfterS: 600 },
+      { connection: w.connection, clock: w.clock, logger: silentLogger(), device: 'car' },
+    );
     w.cleanups.push(() => soc.close());
     await publish('car/soc', '55');
     await eventually(() => expect(soc.socPct()).toBe(55));
@@ -58,32 +64,60 @@ describe('SoC from an MQTT topic', () => {
     expect(await withSoc(charger({ plugged: true, charging: true, socPct: 70 }), soc).readEvState(never)).toMatchObject({ socPct: 70 });
   });
 
-  it('is wired by the device factory from the charger\'s soc config', async () => {
+  it("is wired by the device factory from the charger's soc config", async () => {
     const publish = await publisher();
     const config = defaultConfig({
       mqtt: { url: w.broker.url },
-      devices: [{ id: 'car', kind: 'evCharger', charger: { type: 'goe', topicPrefix: 'go-eCharger/1' }, soc: { topic: 'car/soc' }, model: { capacityKwh: 60 } }],
+      devices: [
+        {
+          id: 'car',
+          kind: 'evCharger',
+          charger: { type: 'goe', topicPrefix: 'go-eCharger/1' },
+          soc: { topic: 'car/soc' },
+          model: { capacityKwh: 60 },
+        },
+      ],
     });
     const built = buildDevice(config.devices[0]!, { buses: new Map(), mqtt: w.connection, clock: w.clock, logger: silentLogger() });
     w.cleanups.push(() => built.close());
     await publish('go-eCharger/1/car', '2');
     await publish('car/soc', '37.5');
-    await eventually(async () => expect(await built.capabilities.evStateReader?.readEvState(never)).toEqual({ plugged: true, charging: true, socPct: 37.5 }));
+    await eventually(async () =>
+      expect(await built.capabilities.evStateReader?.readEvState(never)).toEqual({ plugged: true, charging: true, socPct: 37.5 }),
+    );
   });
 });
 
-describe('the car\'s need in the plan', () => {
+describe("the car's need in the plan", () => {
   const prices = Array.from({ length: 24 }, (_, i) => 0.1 + (i % 6) * 0.05);
   const slots = buildPriceSeries({
-    slotMinutes: 60, fromMs: t0, toMs: t0 + 24 * H, timezone: 'Europe/Oslo', currency: 'EUR',
-    spot: { actual: { units: { currency: 'EUR', energyUnit: 'kWh' }, resolutionMinutes: 60, points: prices.map((p, i) => ({ startMs: t0 + i * H, price: p })) } },
-    deltas: [], fees: { gridFeePerKWh: 0, taxPerKWh: 0 },
+    slotMinutes: 60,
+    fromMs: t0,
+    toMs: t0 + 24 * H,
+    timezone: 'Europe/Oslo',
+    currency: 'EUR',
+    spot: {
+      actual: {
+        units: { currency: 'EUR', energyUnit: 'kWh' },
+        resolutionMinutes: 60,
+        points: prices.map((p, i) => ({ startMs: t0 + i * H, price: p })),
+      },
+    },
+    deltas: [],
+    fees: { gridFeePerKWh: 0, taxPerKWh: 0 },
   });
   const input = (ev: Partial<EvParams>): PlanInput => ({
-    slots, timezone: 'Europe/Oslo', currency: 'EUR', tank: null, location: { limitKW: 17, baseLoadKW: 0 },
+    slots,
+    timezone: 'Europe/Oslo',
+    currency: 'EUR',
+    tank: null,
+    location: { limitKW: 17, baseLoadKW: 0 },
     ev: { departureMs: t0 + 20 * H, minPowerKW: 4.14, maxPowerKW: 11, efficiency: 0.9, ...ev },
   });
-  const config = defaultConfig({ devices: [{ id: 'car', kind: 'evCharger', charger: { type: 'goe', topicPrefix: 'go-eCharger/1' }, model: { capacityKwh: 60 } }], mqtt: { url: 'mqtt://127.0.0.1' } });
+  const config = defaultConfig({
+    devices: [{ id: 'car', kind: 'evCharger', charger: { type: 'goe', topicPrefix: 'go-eCharger/1' }, model: { capacityKwh: 60 } }],
+    mqtt: { url: 'mqtt://127.0.0.1' },
+  });
 
   it('with a SoC the need is target SoC × capacity minus the SoC, and --explain says so', () => {
     const p = plan(input({ socPct: 30, targetSocPct: 80, capacityKWh: 60 }), t0);

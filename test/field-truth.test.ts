@@ -13,8 +13,19 @@
 import mqtt from 'mqtt';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
-  hourMs, localTime, registerHome, sampleTruth, spawnDaemon, stampLagKwh, startWorld, stopAll, truthByHour, waitUntilSim, writeConfig,
-  type DaemonLogLine, type TruthSample,
+  hourMs,
+  localTime,
+  registerHome,
+  sampleTruth,
+  spawnDaemon,
+  stampLagKwh,
+  startWorld,
+  stopAll,
+  truthByHour,
+  waitUntilSim,
+  writeConfig,
+  type DaemonLogLine,
+  type TruthSample,
 } from './helpers/daemon-harness.js';
 import { tempDir } from './helpers/temp-dir.js';
 import { localAt } from '../src/demo/environment.js';
@@ -59,7 +70,11 @@ const inSlot = (samples: readonly TruthSample[], fromMs: number, toMs: number): 
 describe('field truth: vendor-faithful devices, re-plans, a negative window and a Modbus outage', () => {
   it('keeps every slot to its plan, starts nothing in a safe state, writes on change and fills the tank when paid to', async () => {
     const world = await startWorld({
-      startMs, speed, dataDir: tempDir('wattshift-field-'), tank: 'plain-relay', chargerStepMs: 2_000,
+      startMs,
+      speed,
+      dataDir: tempDir('wattshift-field-'),
+      tank: 'plain-relay',
+      chargerStepMs: 2_000,
       // The car comes home at 11:20, in the middle of a slot: a re-plan there.
       plugs: [{ atMs: localAt(startMs, 0, 11, 20), battery: { capacityKwh: 60, socPct: 35, targetSocPct: 100, efficiency: 0.9 } }],
     });
@@ -69,10 +84,14 @@ describe('field truth: vendor-faithful devices, re-plans, a negative window and 
     // The car wants 15 kWh: the paid window holds it with room to spare, so the plan leaves the dear
     // hour empty however late a loaded machine re-plans after it plugs in.
     world.config.devices = world.config.devices?.map((d) =>
-      (d.kind === 'evCharger' ? { ...d, staleAfterS: 600, model: { ...d.model, targetEnergyKwh: 15 } } : d));
+      d.kind === 'evCharger' ? { ...d, staleAfterS: 600, model: { ...d.model, targetEnergyKwh: 15 } } : d,
+    );
     const reg = await registerHome(world);
     const loc = reg.locationId;
-    const resources = [{ resourceId: reg.resources['tank']!, locationId: loc }, { resourceId: reg.resources['car']!, locationId: loc }];
+    const resources = [
+      { resourceId: reg.resources['tank']!, locationId: loc },
+      { resourceId: reg.resources['car']!, locationId: loc },
+    ];
     // 11:00–14:00 paid to consume (the delta outweighs spot, fees and VAT), 14:00–15:00 dear.
     const curveHours = [11, 12, 13, 14].map((h) => localTime(world, 0, h));
     const deltas = [-4, -4, -4, 1];
@@ -80,7 +99,9 @@ describe('field truth: vendor-faithful devices, re-plans, a negative window and 
       targets: resources,
       priceCurveDelta: {
         points: curveHours.map((h, i) => ({ timestamp: new Date(h).toISOString(), price: deltas[i]! })),
-        currency: 'NOK', energyUnit: 'kWh', resolution: '01:00:00',
+        currency: 'NOK',
+        energyUnit: 'kWh',
+        resolution: '01:00:00',
       },
       priceArea: 'NO4',
     });
@@ -92,7 +113,14 @@ describe('field truth: vendor-faithful devices, re-plans, a negative window and 
 
     // Re-plans at odd minutes inside slots: a command asks for one (mode auto changes nothing else).
     const client = await mqtt.connectAsync(world.broker!.url);
-    const replanAt = [[10, 41], [11, 47], [12, 13], [12, 52], [13, 29], [14, 37]] as const;
+    const replanAt = [
+      [10, 41],
+      [11, 47],
+      [12, 13],
+      [12, 52],
+      [13, 29],
+      [14, 37],
+    ] as const;
     for (const [h, m] of replanAt) {
       if (h === 14 && m === 37) break;
       await waitUntilSim(world, localTime(world, 0, h, m));
@@ -122,11 +150,15 @@ describe('field truth: vendor-faithful devices, re-plans, a negative window and 
     //    speed, simulated seconds): it may ask that much less.
     const firstSlot = localTime(world, 0, 11);
     const slots = [0, 1, 2, 3].map((i) => firstSlot + i * hourMs);
-    const midSlot = targets.filter((t) => slots.includes(t.slotStartMs) && targets.some((u) => u.slotStartMs === t.slotStartMs && u.atLine < t.atLine));
+    const midSlot = targets.filter(
+      (t) => slots.includes(t.slotStartMs) && targets.some((u) => u.slotStartMs === t.slotStartMs && u.atLine < t.atLine),
+    );
     expect.soft(midSlot.length).toBeGreaterThanOrEqual(5);
     for (const t of midSlot) {
       const first = targets.find((u) => u.slotStartMs === t.slotStartMs)!;
-      expect.soft(t.tankKwh, `re-plan (${t.reason}) in the slot at ${new Date(t.slotStartMs).toISOString()}`).toBeGreaterThanOrEqual(first.tankKwh - 0.005 - stampLagKwh(world, elementKw));
+      expect
+        .soft(t.tankKwh, `re-plan (${t.reason}) in the slot at ${new Date(t.slotStartMs).toISOString()}`)
+        .toBeGreaterThanOrEqual(first.tankKwh - 0.005 - stampLagKwh(world, elementKw));
     }
     //    And each slot gets that energy, within one tick of the element's power and a late stamp;
     //    where consuming is paid the heater may run on, and where its own thermostat opened it may
@@ -169,7 +201,9 @@ describe('field truth: vendor-faithful devices, re-plans, a negative window and 
     // left running would put up to 11 kWh here.
     const carInDear = truth.car.get(windowEnd) ?? 0;
     expect.soft(carInDear, 'the car ran on into the dear hour').toBeLessThanOrEqual((2 * carKw * tickMs) / hourMs + 5 * stampLagKwh(world, carKw));
-    expect.soft(targets.filter((t) => t.slotStartMs === windowEnd).at(-1)?.evKwh ?? 0, 'scenario: the plan leaves the dear hour empty').toBeLessThan(carInDear + 0.05);
+    expect
+      .soft(targets.filter((t) => t.slotStartMs === windowEnd).at(-1)?.evKwh ?? 0, 'scenario: the plan leaves the dear hour empty')
+      .toBeLessThan(carInDear + 0.05);
     expect.soft(daemon.logs.filter((l) => l.msg?.startsWith('device down') && (l as { device?: string }).device === 'car')).toEqual([]);
 
     // 4. Writes only on change: each go-e write changed a setting, and the coil was written once per

@@ -25,7 +25,7 @@ const hourMs = 3_600_000;
 const topics = fleetTopics();
 
 async function until(check: () => boolean, what: string, ms = 20_000): Promise<void> {
-  for (const end = Date.now() + ms; !check() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 50));
+  for (const end = Date.now() + ms; !check() && Date.now() < end;) await new Promise((r) => setTimeout(r, 50));
   expect(check(), what).toBe(true);
 }
 
@@ -53,7 +53,14 @@ describe('the daemon in fleet mode (hub played by the test)', () => {
 
     // The hub's part: the area's advice, fetched once with the partner's credentials, retained.
     const c = env.sandbox.credentials[0]!;
-    const forecast = createForecastClient({ forecastUrl: env.sandbox.forecastUrl, authUrl: env.sandbox.authUrl, clientId: c.clientId, clientSecret: c.clientSecret, clock, logger });
+    const forecast = createForecastClient({
+      forecastUrl: env.sandbox.forecastUrl,
+      authUrl: env.sandbox.authUrl,
+      clientId: c.clientId,
+      clientSecret: c.clientSecret,
+      clock,
+      logger,
+    });
     const advice = await forecast.advice({ area: 'NO4', currency: 'EUR', energyUnit: 'kWh', segmentSize: 6 });
     await forecast.close();
     await hub.publishAsync(topics.advice('NO4'), JSON.stringify({ v: 1, fetchedAtMs: clock.nowMs(), advice }), { qos: 1, retain: true });
@@ -66,7 +73,16 @@ describe('the daemon in fleet mode (hub played by the test)', () => {
     const config = parseConfig({
       ...env.config,
       spark,
-      upstream: { mode: 'fleet', brokerUrl: fleet.url, gatewayId: 'gw-d', username: 'gw-d', password: 'gw-pass', locationId: 'demo-home', protocolVersion: 4, receiptTimeoutS: 3600 },
+      upstream: {
+        mode: 'fleet',
+        brokerUrl: fleet.url,
+        gatewayId: 'gw-d',
+        username: 'gw-d',
+        password: 'gw-pass',
+        locationId: 'demo-home',
+        protocolVersion: 4,
+        receiptTimeoutS: 3600,
+      },
     }).config;
     expect(config.spark.clientSecret).toBe('');
     app = buildApp(config, { logger, clock, controlTickMs: 60_000, deviceTimeoutMs: 2_000 * speed });
@@ -81,17 +97,21 @@ describe('the daemon in fleet mode (hub played by the test)', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('plans on the hub\'s advice, with the events job healthy on the broker connection', async () => {
+  it("plans on the hub's advice, with the events job healthy on the broker connection", async () => {
     await until(() => app.currentPlan()?.mode === 'optimal', 'a priced plan');
     const plan = app.currentPlan()!;
     expect(plan.slots.some((s) => s.source === 'adviceOnly')).toBe(true);
     expect(app.view().health.jobs.find((j) => j.name === 'events')).toMatchObject({ ok: true });
   });
 
-  it('plans around an LPC published to its location and uploads the acknowledgement only through the hub\'s receipt', async () => {
+  it("plans around an LPC published to its location and uploads the acknowledgement only through the hub's receipt", async () => {
     const from = Math.ceil(clock.nowMs() / hourMs) * hourMs + hourMs;
     const points = [0, 1, 2].map((h) => ({ timestamp: new Date(from + h * hourMs).toISOString(), maxPowerInKiloWatts: 1.5 }));
-    const event = { id: 'fleet-lpc-1', createdAt: new Date(clock.nowMs()).toISOString(), payload: { payloadType: 'LocationLPC', targets: [{ locationId: 'demo-home', resolution: '01:00:00', points }] } };
+    const event = {
+      id: 'fleet-lpc-1',
+      createdAt: new Date(clock.nowMs()).toISOString(),
+      payload: { payloadType: 'LocationLPC', targets: [{ locationId: 'demo-home', resolution: '01:00:00', points }] },
+    };
     await hub.publishAsync(topics.events('demo-home'), JSON.stringify({ v: 1, receivedAtMs: clock.nowMs(), event }), { qos: 1 });
 
     await until(() => app.store.hasEvent('fleet-lpc-1'), 'event stored');
@@ -105,7 +125,11 @@ describe('the daemon in fleet mode (hub played by the test)', () => {
     const ack = reports.find((r) => r.report.eventId === 'fleet-lpc-1')!;
     const row = () => app.store.listReports().find((r) => r.idempotencyKey === ack.idempotencyKey);
     expect(row()?.state).toBe('sending');
-    await hub.publishAsync(topics.receipts('gw-d'), JSON.stringify({ v: 1, idempotencyKey: ack.idempotencyKey, status: 'accepted', reportId: 'api-ack-1', atMs: clock.nowMs() }), { qos: 1 });
+    await hub.publishAsync(
+      topics.receipts('gw-d'),
+      JSON.stringify({ v: 1, idempotencyKey: ack.idempotencyKey, status: 'accepted', reportId: 'api-ack-1', atMs: clock.nowMs() }),
+      { qos: 1 },
+    );
     await until(() => row()?.state === 'accepted', 'accepted on the receipt');
     expect(row()?.remoteId).toBe('api-ack-1');
   }, 60_000);

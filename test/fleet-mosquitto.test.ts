@@ -26,7 +26,7 @@ const topics = fleetTopics();
 const available = mosquittoAvailable();
 
 async function until(check: () => boolean, what: string): Promise<void> {
-  for (const end = Date.now() + 15_000; !check() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
+  for (const end = Date.now() + 15_000; !check() && Date.now() < end;) await new Promise((r) => setTimeout(r, 20));
   expect(check(), what).toBe(true);
 }
 
@@ -39,7 +39,12 @@ describe.skipIf(!available)('fleet upstream with Mosquitto (MQTT 5, TLS, passwor
   beforeAll(async () => {
     broker = await startMosquitto();
     hub = await mqtt.connectAsync(broker.url, {
-      protocolVersion: 5, clientId: 'hub-test', username: broker.username, password: broker.password, ca: readFileSync(broker.caFile), reconnectPeriod: 200,
+      protocolVersion: 5,
+      clientId: 'hub-test',
+      username: broker.username,
+      password: broker.password,
+      ca: readFileSync(broker.caFile),
+      reconnectPeriod: 200,
     });
     hub.on('message', (topic, payload) => topic === topics.sync('gw-m') && syncs.push(JSON.parse(payload.toString())));
     await hub.subscribeAsync(topics.sync('gw-m'), { qos: 1 });
@@ -52,21 +57,38 @@ describe.skipIf(!available)('fleet upstream with Mosquitto (MQTT 5, TLS, passwor
 
   function gateway(password = broker.password): { upstream: Upstream; accepted: string[]; start: () => Promise<unknown> } {
     const cfg = fleetUpstreamSchema.parse({
-      mode: 'fleet', brokerUrl: broker.url, gatewayId: 'gw-m', username: broker.username, password,
-      ca: broker.caFile, locationId: 'home-m', sessionExpiryHours: 48,
+      mode: 'fleet',
+      brokerUrl: broker.url,
+      gatewayId: 'gw-m',
+      username: broker.username,
+      password,
+      ca: broker.caFile,
+      locationId: 'home-m',
+      sessionExpiryHours: 48,
     });
     const logger = createLogger({ level: 'debug', destination: { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) } });
     const upstream = createFleetUpstream(defaultConfig(), cfg, { clock: new ManualClock(t0), logger, reconnectPeriodMs: 200 });
     const accepted: string[] = [];
-    const start = () => upstream.startEvents({
-      intake: { accept: (raw) => (accepted.push((raw as { id: string }).id), { outcome: 'new' }) },
-      isKnownEvent: () => false, pricesChanged: () => undefined, onRefused: () => undefined,
-    });
+    const start = () =>
+      upstream.startEvents({
+        intake: { accept: (raw) => (accepted.push((raw as { id: string }).id), { outcome: 'new' }) },
+        isKnownEvent: () => false,
+        pricesChanged: () => undefined,
+        onRefused: () => undefined,
+      });
     return { upstream, accepted, start };
   }
   const event = (id: string) => ({
-    v: 1, receivedAtMs: t0,
-    event: { id, createdAt: '2026-01-14T11:00:00Z', payload: { payloadType: 'LocationLPC', targets: [{ locationId: 'home-m', resolution: '01:00:00', points: [{ timestamp: '2026-01-14T14:00:00Z', maxPowerInKiloWatts: 1 }] }] } },
+    v: 1,
+    receivedAtMs: t0,
+    event: {
+      id,
+      createdAt: '2026-01-14T11:00:00Z',
+      payload: {
+        payloadType: 'LocationLPC',
+        targets: [{ locationId: 'home-m', resolution: '01:00:00', points: [{ timestamp: '2026-01-14T14:00:00Z', maxPowerInKiloWatts: 1 }] }],
+      },
+    },
   });
 
   it('events sent while the gateway was offline arrive when it comes back (persistent session); a lost session asks the hub to sync', async () => {
@@ -115,20 +137,46 @@ describe.skipIf(!available)('fleet upstream with Mosquitto (MQTT 5, TLS, passwor
     await new Promise((r) => setTimeout(r, 1000));
     expect(lines.slice(before).filter((l) => l.code === 'FLEET_AUTH_REJECTED' && l.msg?.toString().includes('connection down'))).toHaveLength(1);
     // A report is not lost: it fails as retryable and stays in the outbox.
-    const ack = { eventId: 'e', payloads: [{ payloadType: 'LocationLPCAcknowledgement', acknowledgedTargets: [{ meterPointId: 'mp', locationId: 'home-m' }] }] };
-    await expect(revoked.upstream.reports.postReport(ack, new AbortController().signal, { idempotencyKey: 'k', createdAtMs: t0 }))
-      .rejects.toMatchObject({ code: 'FLEET_BROKER_DOWN', retryable: true });
+    const ack = {
+      eventId: 'e',
+      payloads: [{ payloadType: 'LocationLPCAcknowledgement', acknowledgedTargets: [{ meterPointId: 'mp', locationId: 'home-m' }] }],
+    };
+    await expect(
+      revoked.upstream.reports.postReport(ack, new AbortController().signal, { idempotencyKey: 'k', createdAtMs: t0 }),
+    ).rejects.toMatchObject({ code: 'FLEET_BROKER_DOWN', retryable: true });
     await revoked.upstream.close();
   }, 30_000);
 
   it('backs off after refused logins: the waits double from the reconnect period up to the limit', async () => {
     const refusals: { atMs: number; retryInMs: number }[] = [];
-    const logger = createLogger({ level: 'debug', destination: { write: (l: string) => {
-      const line = JSON.parse(l) as { code?: string; retryInMs?: number };
-      if (line.code === 'FLEET_AUTH_REJECTED' && typeof line.retryInMs === 'number') refusals.push({ atMs: Date.now(), retryInMs: line.retryInMs });
-    } } });
-    const cfg = fleetUpstreamSchema.parse({ mode: 'fleet', brokerUrl: broker.url, gatewayId: 'gw-refused', username: broker.username, password: 'not-the-password', ca: broker.caFile, locationId: 'home-r' });
-    const link = openFleetLink(cfg, { clock: new ManualClock(t0), logger, topics: [], onMessage: () => undefined, onConnect: () => undefined, reconnectPeriodMs: 100, authRetryMaxMs: 800 });
+    const logger = createLogger({
+      level: 'debug',
+      destination: {
+        write: (l: string) => {
+          const line = JSON.parse(l) as { code?: string; retryInMs?: number };
+          if (line.code === 'FLEET_AUTH_REJECTED' && typeof line.retryInMs === 'number')
+            refusals.push({ atMs: Date.now(), retryInMs: line.retryInMs });
+        },
+      },
+    });
+    const cfg = fleetUpstreamSchema.parse({
+      mode: 'fleet',
+      brokerUrl: broker.url,
+      gatewayId: 'gw-refused',
+      username: broker.username,
+      password: 'not-the-password',
+      ca: broker.caFile,
+      locationId: 'home-r',
+    });
+    const link = openFleetLink(cfg, {
+      clock: new ManualClock(t0),
+      logger,
+      topics: [],
+      onMessage: () => undefined,
+      onConnect: () => undefined,
+      reconnectPeriodMs: 100,
+      authRetryMaxMs: 800,
+    });
     try {
       await until(() => refusals.length >= 6, 'six refused logins');
     } finally {
@@ -151,23 +199,37 @@ describe('wattshift check with upstream: fleet', () => {
 
   async function check(yaml: string[]): Promise<{ code: number; out: string }> {
     const file = join(dir, 'config.yaml');
-    writeFileSync(file, [
-      'version: 1',
-      'site: {timezone: Europe/Oslo, priceArea: NO1, currency: NOK, locationLimitKw: 11}',
-      `storage: {path: ${join(dir, 'wattshift.db')}}`,
-      ...yaml,
-    ].join('\n'));
+    writeFileSync(
+      file,
+      [
+        'version: 1',
+        'site: {timezone: Europe/Oslo, priceArea: NO1, currency: NOK, locationLimitKw: 11}',
+        `storage: {path: ${join(dir, 'wattshift.db')}}`,
+        ...yaml,
+      ].join('\n'),
+    );
     const out: string[] = [];
-    const code = await runCli(['check', '--config', file], { stdout: (l) => out.push(l), stderr: (l) => out.push(l), env: {}, signals: new EventEmitter() as never });
+    const code = await runCli(['check', '--config', file], {
+      stdout: (l) => out.push(l),
+      stderr: (l) => out.push(l),
+      env: {},
+      signals: new EventEmitter() as never,
+    });
     return { code, out: out.join('\n') };
   }
-  const fleet = 'upstream: {mode: fleet, brokerUrl: "mqtts://broker.example:8883", gatewayId: gw-1, username: gw-1, password: {file: fleet-password}, locationId: home-1}';
+  const fleet =
+    'upstream: {mode: fleet, brokerUrl: "mqtts://broker.example:8883", gatewayId: gw-1, username: gw-1, password: {file: fleet-password}, locationId: home-1}';
 
   it('accepts a fleet gateway without any API credentials, and the shipped fleet example', async () => {
     const r = await check([fleet]);
     expect(r.out).toContain('ok');
     expect(r.code).toBe(0);
-    const example = await runCli(['check', '--config', 'config.fleet.example.yaml'], { stdout: () => undefined, stderr: () => undefined, env: {}, signals: new EventEmitter() as never });
+    const example = await runCli(['check', '--config', 'config.fleet.example.yaml'], {
+      stdout: () => undefined,
+      stderr: () => undefined,
+      env: {},
+      signals: new EventEmitter() as never,
+    });
     expect(example).toBe(0);
   });
 

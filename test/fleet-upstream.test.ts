@@ -37,32 +37,53 @@ let outbox: ReturnType<typeof startReportOutbox> | undefined;
 let reports: FleetReport[];
 let accepted: unknown[];
 
-const logger = () => createLogger({ level: 'debug', destination: { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) } });
+const logger = () =>
+  createLogger({ level: 'debug', destination: { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) } });
 
 function fleetCfg() {
   return fleetUpstreamSchema.parse({
-    mode: 'fleet', brokerUrl: broker.url, gatewayId: 'gw-1', username: 'gw-1', password: 'pw',
-    locationId: 'home-1', protocolVersion: 4, receiptTimeoutS: 30,
+    mode: 'fleet',
+    brokerUrl: broker.url,
+    gatewayId: 'gw-1',
+    username: 'gw-1',
+    password: 'pw',
+    locationId: 'home-1',
+    protocolVersion: 4,
+    receiptTimeoutS: 30,
   });
 }
 
 async function until(check: () => boolean, what: string): Promise<void> {
-  for (const end = Date.now() + 10_000; !check() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 10));
+  for (const end = Date.now() + 10_000; !check() && Date.now() < end;) await new Promise((r) => setTimeout(r, 10));
   expect(check(), what).toBe(true);
 }
 
-const publishJson = (topic: string, body: unknown, retain = false) => hub.publishAsync(topic, typeof body === 'string' ? body : JSON.stringify(body), { qos: 1, retain });
+const publishJson = (topic: string, body: unknown, retain = false) =>
+  hub.publishAsync(topic, typeof body === 'string' ? body : JSON.stringify(body), { qos: 1, retain });
 const receipt = (key: string, status: 'accepted' | 'rejected', extra: Record<string, unknown> = {}) =>
   publishJson(topics.receipts('gw-1'), { v: 1, idempotencyKey: key, status, atMs: t0, ...extra });
 
 function enqueue(eventId: string) {
   store.saveEvent({ eventId, createdAtMs: t0, receivedAtMs: t0, rawJson: '{}' });
-  const body = { eventId, payloads: [{ payloadType: 'ResourceLPCAcknowledgement', acknowledgedTargets: [{ meterPointId: 'mp', locationId: 'home-1', resourceId: 'res-ev' }] }] };
+  const body = {
+    eventId,
+    payloads: [
+      { payloadType: 'ResourceLPCAcknowledgement', acknowledgedTargets: [{ meterPointId: 'mp', locationId: 'home-1', resourceId: 'res-ev' }] },
+    ],
+  };
   return store.enqueueReport({ idempotencyKey: `${eventId}:lpcAck`, eventId, kind: 'lpcAck', body, nowMs: t0 }).report;
 }
 
 function startOutbox() {
-  outbox = startReportOutbox({ outbox: store, sender: upstream.reports, clock, logger: logger(), pollMs, backoff: { baseMs: 60_000, maxMs: 3_600_000 }, random: () => 0.5 });
+  outbox = startReportOutbox({
+    outbox: store,
+    sender: upstream.reports,
+    clock,
+    logger: logger(),
+    pollMs,
+    backoff: { baseMs: 60_000, maxMs: 3_600_000 },
+    random: () => 0.5,
+  });
 }
 
 async function startEvents() {
@@ -135,13 +156,13 @@ describe('fleet upstream: reports', () => {
     expect(store.getReport(row.id)?.attempts).toBe(2);
   });
 
-  it('a rejected receipt makes a rejected row with the hub\'s reason, logged, never sent again', async () => {
+  it("a rejected receipt makes a rejected row with the hub's reason, logged, never sent again", async () => {
     const row = enqueue('ev-3');
     startOutbox();
     await until(() => reports.length === 1, 'sent');
-    await receipt('ev-3:lpcAck', 'rejected', { reason: 'resource res-9 is not this gateway\'s' });
+    await receipt('ev-3:lpcAck', 'rejected', { reason: "resource res-9 is not this gateway's" });
     await until(() => store.getReport(row.id)?.state === 'rejected', 'rejected');
-    expect(store.getReport(row.id)?.lastError).toContain('resource res-9 is not this gateway\'s');
+    expect(store.getReport(row.id)?.lastError).toContain("resource res-9 is not this gateway's");
     expect(lines.some((l) => l.code === 'REPORT_REJECTED' && String(l.reason).includes('res-9'))).toBe(true);
     await clock.advance(10 * pollMs);
     await new Promise((r) => setTimeout(r, 200));
@@ -178,8 +199,16 @@ describe('fleet upstream: reports', () => {
 
 describe('fleet upstream: events, advice and bad messages', () => {
   const event = (id: string) => ({
-    v: 1, receivedAtMs: t0,
-    event: { id, createdAt: '2026-01-14T11:00:00Z', payload: { payloadType: 'LocationLPC', targets: [{ locationId: 'home-1', resolution: '01:00:00', points: [{ timestamp: '2026-01-14T14:00:00Z', maxPowerInKiloWatts: 1 }] }] } },
+    v: 1,
+    receivedAtMs: t0,
+    event: {
+      id,
+      createdAt: '2026-01-14T11:00:00Z',
+      payload: {
+        payloadType: 'LocationLPC',
+        targets: [{ locationId: 'home-1', resolution: '01:00:00', points: [{ timestamp: '2026-01-14T14:00:00Z', maxPowerInKiloWatts: 1 }] }],
+      },
+    },
   });
 
   it('asks the hub for open events at start, and hands each event to the intake (those before the intake existed too)', async () => {
@@ -196,12 +225,21 @@ describe('fleet upstream: events, advice and bad messages', () => {
     expect(accepted.map((e) => (e as { id: string }).id)).toEqual(['lpc-early', 'lpc-late']);
   });
 
-  it('serves the area\'s retained advice as prices; without advice yet the price source fails with FLEET_NO_ADVICE', async () => {
+  it("serves the area's retained advice as prices; without advice yet the price source fails with FLEET_NO_ADVICE", async () => {
     await expect(upstream.prices.advice({ area: 'NO1' })).rejects.toMatchObject({ code: 'FLEET_NO_ADVICE' });
     expect(upstream.prices.forecast).toBeUndefined();
-    const advice = { priceArea: 'NO1', priceUnits: { currency: 'EUR', energyUnit: 'kWh' }, forecastAdvice: [{ from: '2026-01-14T12:00:00Z', to: '2026-01-14T17:00:00Z', averagePrice: 0.1, type: 'Good' }] };
+    const advice = {
+      priceArea: 'NO1',
+      priceUnits: { currency: 'EUR', energyUnit: 'kWh' },
+      forecastAdvice: [{ from: '2026-01-14T12:00:00Z', to: '2026-01-14T17:00:00Z', averagePrice: 0.1, type: 'Good' }],
+    };
     let woken = 0;
-    await upstream.startEvents({ intake: { accept: () => ({ outcome: 'new' }) }, isKnownEvent: () => false, pricesChanged: () => void woken++, onRefused: () => undefined });
+    await upstream.startEvents({
+      intake: { accept: () => ({ outcome: 'new' }) },
+      isKnownEvent: () => false,
+      pricesChanged: () => void woken++,
+      onRefused: () => undefined,
+    });
     await publishJson(topics.advice('NO1'), { v: 1, fetchedAtMs: t0, advice }, true);
     await until(() => woken === 1, 'price refresh woken');
     await expect(upstream.prices.advice({ area: 'NO1' })).resolves.toMatchObject({ priceArea: 'NO1', forecastAdvice: [{ type: 'Good' }] });
@@ -209,7 +247,12 @@ describe('fleet upstream: events, advice and bad messages', () => {
 
   it('drops and logs malformed wire messages with FLEET_MESSAGE_INVALID and goes on', async () => {
     const refused: string[] = [];
-    await upstream.startEvents({ intake: { accept: (raw) => (accepted.push(raw), { outcome: 'new' }) }, isKnownEvent: () => false, pricesChanged: () => undefined, onRefused: (_input, code) => void refused.push(code) });
+    await upstream.startEvents({
+      intake: { accept: (raw) => (accepted.push(raw), { outcome: 'new' }) },
+      isKnownEvent: () => false,
+      pricesChanged: () => undefined,
+      onRefused: (_input, code) => void refused.push(code),
+    });
     await publishJson(topics.events('home-1'), 'not json {');
     await publishJson(topics.events('home-1'), { v: 2, receivedAtMs: t0, event: { id: 'x' } });
     await publishJson(topics.advice('NO1'), { v: 1, fetchedAtMs: -1, advice: {} });
@@ -218,7 +261,10 @@ describe('fleet upstream: events, advice and bad messages', () => {
     await until(() => accepted.length === 1, 'the good event still arrives');
     expect(refused).toEqual(['FLEET_MESSAGE_INVALID', 'FLEET_MESSAGE_INVALID', 'FLEET_MESSAGE_INVALID', 'FLEET_MESSAGE_INVALID']);
     expect(lines.filter((l) => l.code === 'FLEET_MESSAGE_INVALID').map((l) => l.topic)).toEqual([
-      topics.events('home-1'), topics.events('home-1'), topics.advice('NO1'), topics.receipts('gw-1'),
+      topics.events('home-1'),
+      topics.events('home-1'),
+      topics.advice('NO1'),
+      topics.receipts('gw-1'),
     ]);
     expect(upstream.health().ok).toBe(true);
   });

@@ -28,20 +28,33 @@ const t0 = Date.UTC(2026, 0, 12, 17, 0, 0);
 const minute = 60_000;
 const w = useMqttDeviceWorld(t0, { reconnectPeriodMs: 100 });
 
-const fuseConfig = (supply: 'TN' | 'IT') => parseConfig({
-  version: 1,
-  site: {
-    timezone: 'Europe/Oslo', priceArea: 'NO1', currency: 'NOK', locationLimitKw: 17,
-    fuse: { mainFuseA: 25, phases: 3, supply, meter: 'han', raiseAfterS: 60, staleAfterS: 30 },
-  },
-  spark: { clientId: 'c', clientSecret: { env: 'CS' } },
-  storage: { path: ':memory:' },
-  mqtt: { url: 'mqtt://127.0.0.1:1883' },
-  devices: [
-    { id: 'han', kind: 'meter', meter: { type: 'amsreader', topic: 'ams/meter' }, staleAfterS: 60 },
-    { id: 'car', kind: 'evCharger', charger: { type: 'goe', topicPrefix: 'go-eCharger/fuse01' }, safeCurrentA: 6, model: { capacityKwh: 60, phases: 3, maxCurrentA: 16 } },
-  ],
-}, { env: { CS: 'client-secret-from-env' } }).config;
+const fuseConfig = (supply: 'TN' | 'IT') =>
+  parseConfig(
+    {
+      version: 1,
+      site: {
+        timezone: 'Europe/Oslo',
+        priceArea: 'NO1',
+        currency: 'NOK',
+        locationLimitKw: 17,
+        fuse: { mainFuseA: 25, phases: 3, supply, meter: 'han', raiseAfterS: 60, staleAfterS: 30 },
+      },
+      spark: { clientId: 'c', clientSecret: { env: 'CS' } },
+      storage: { path: ':memory:' },
+      mqtt: { url: 'mqtt://127.0.0.1:1883' },
+      devices: [
+        { id: 'han', kind: 'meter', meter: { type: 'amsreader', topic: 'ams/meter' }, staleAfterS: 60 },
+        {
+          id: 'car',
+          kind: 'evCharger',
+          charger: { type: 'goe', topicPrefix: 'go-eCharger/fuse01' },
+          safeCurrentA: 6,
+          model: { capacityKwh: 60, phases: 3, maxCurrentA: 16 },
+        },
+      ],
+    },
+    { env: { CS: 'client-secret-from-env' } },
+  ).config;
 const config = fuseConfig('TN');
 const deviceOf = (id: string): DeviceConfig => config.devices.find((d) => d.id === id)!;
 
@@ -59,10 +72,24 @@ interface Car {
 }
 
 async function goeCar(): Promise<Car> {
-  const goe = createGoeSim({ url: w.broker.url, topicPrefix: 'go-eCharger/fuse01', startMs: t0, phases: 3, amp: 16, plugs: [{ atMs: t0, battery: { capacityKwh: 60, socPct: 20 } }] });
+  const goe = createGoeSim({
+    url: w.broker.url,
+    topicPrefix: 'go-eCharger/fuse01',
+    startMs: t0,
+    phases: 3,
+    amp: 16,
+    plugs: [{ atMs: t0, battery: { capacityKwh: 60, socPct: 20 } }],
+  });
   await goe.start();
-  const dev = createMqttDevice({ type: 'goe', topicPrefix: 'go-eCharger/fuse01' }, { connection: w.connection, clock: w.clock, logger: silentLogger() }, { staleAfterS: 120, requestTimeoutMs: 2000 });
-  w.cleanups.push(() => goe.close(), () => dev.close());
+  const dev = createMqttDevice(
+    { type: 'goe', topicPrefix: 'go-eCharger/fuse01' },
+    { connection: w.connection, clock: w.clock, logger: silentLogger() },
+    { staleAfterS: 120, requestTimeoutMs: 2000 },
+  );
+  w.cleanups.push(
+    () => goe.close(),
+    () => dev.close(),
+  );
   await goeHeard(dev, goe);
   const advance = async (ms: number): Promise<void> => {
     await goe.advance(ms);
@@ -74,18 +101,41 @@ async function goeCar(): Promise<Car> {
 /** The OCPP charge point reports its power in MeterValues every 10 s; wattshift limits it with SetChargingProfile. */
 async function ocppCar(): Promise<Car> {
   const cs = createCentralSystem({
-    host: '127.0.0.1', port: 0, heartbeatIntervalS: 30, meterValueSampleIntervalS: 10,
-    chargePoints: [{ id: 'cp1', password }], requestTimeoutMs: 2000, clock: w.clock, logger: silentLogger(),
+    host: '127.0.0.1',
+    port: 0,
+    heartbeatIntervalS: 30,
+    meterValueSampleIntervalS: 10,
+    chargePoints: [{ id: 'cp1', password }],
+    requestTimeoutMs: 2000,
+    clock: w.clock,
+    logger: silentLogger(),
   });
   const port = await cs.listen();
   const charger = createOcppCharger(cs.link('cp1'), {
-    id: 'car', connectorId: 1, idTag: 'wattshift', maxCurrentA: 16, safeCurrentA: 6, leaseS: 600, staleAfterS: 120, clock: w.clock, logger: silentLogger(),
+    id: 'car',
+    connectorId: 1,
+    idTag: 'wattshift',
+    maxCurrentA: 16,
+    safeCurrentA: 6,
+    leaseS: 600,
+    staleAfterS: 120,
+    clock: w.clock,
+    logger: silentLogger(),
   });
   const sim = createOcppChargePointSim({
-    url: `ws://127.0.0.1:${port}/ocpp`, identity: 'cp1', password, startMs: t0, maxCurrentA: 16,
-    plugs: [{ atMs: t0, battery: { capacityKwh: 60, socPct: 20 } }], reconnectMs: { initial: 50, max: 200 },
+    url: `ws://127.0.0.1:${port}/ocpp`,
+    identity: 'cp1',
+    password,
+    startMs: t0,
+    maxCurrentA: 16,
+    plugs: [{ atMs: t0, battery: { capacityKwh: 60, socPct: 20 } }],
+    reconnectMs: { initial: 50, max: 200 },
   });
-  w.cleanups.push(() => cs.close(), async () => charger.close(), () => sim.close());
+  w.cleanups.push(
+    () => cs.close(),
+    async () => charger.close(),
+    () => sim.close(),
+  );
   await sim.start();
   await eventually(async () => {
     await sim.settle();
@@ -99,7 +149,10 @@ async function ocppCar(): Promise<Car> {
 async function fuseWorld(car: Car, opts: { supply?: 'TN' | 'IT'; unmeasuredLines?: number[]; forgeL1?: (atMs: number) => number | undefined } = {}) {
   const carA = (): number => car.powerW() / (3 * 230);
   const han = createAmsReaderSim({
-    url: w.broker.url, topic: 'ams/meter', startMs: t0, ...(opts.unmeasuredLines ? { unmeasuredLines: opts.unmeasuredLines } : {}),
+    url: w.broker.url,
+    topic: 'ams/meter',
+    startMs: t0,
+    ...(opts.unmeasuredLines ? { unmeasuredLines: opts.unmeasuredLines } : {}),
     load: (at) => {
       const currentsA = houseA(at).map((a) => a + carA());
       const importW = currentsA.reduce((s, a) => s + a * 230, 0);
@@ -110,7 +163,11 @@ async function fuseWorld(car: Car, opts: { supply?: 'TN' | 'IT'; unmeasuredLines
   await han.start();
   w.cleanups.push(() => han.close());
 
-  const hanDev = createMqttDevice({ type: 'amsreader', topic: 'ams/meter' }, { connection: w.connection, clock: w.clock, logger: silentLogger() }, { staleAfterS: 60 });
+  const hanDev = createMqttDevice(
+    { type: 'amsreader', topic: 'ams/meter' },
+    { connection: w.connection, clock: w.clock, logger: silentLogger() },
+    { staleAfterS: 60 },
+  );
   w.cleanups.push(() => hanDev.close());
   const sup = (id: string, kind: 'meter' | 'evCharger', capabilities: DeviceCapabilities) =>
     superviseDevice({ id, kind, capabilities, safeCurrentA: 6, leaseMs: 600_000, readTimeoutMs: 2000 }, { clock: w.clock, logger: silentLogger() });
@@ -129,11 +186,19 @@ async function fuseWorld(car: Car, opts: { supply?: 'TN' | 'IT'; unmeasuredLines
     devices: [{ config: deviceOf('car'), subject: 'device:car', device: carSup }],
     mainMeter: { config: deviceOf('han'), subject: 'location', device: hanSup },
     fuse: { guard: createFuseGuard(cfg.site.fuse!, log.logger), meter: hanSup, meterId: 'han' },
-    metering: noMetering, clock: w.clock, logger: silentLogger(), tickMs: 10_000, slotMinutes: 60,
+    metering: noMetering,
+    clock: w.clock,
+    logger: silentLogger(),
+    tickMs: 10_000,
+    slotMinutes: 60,
     inputs: {
-      plan: () => null, locationCapKw: () => 17, deviceCapKw: () => undefined, baseLoadKw: () => 0.5,
+      plan: () => null,
+      locationCapKw: () => 17,
+      deviceCapKw: () => undefined,
+      baseLoadKw: () => 0.5,
       // Boost asks for the charger's maximum: the fuse must hold whatever is asked.
-      intent: () => ({ mode: 'boost', boostUntilMs: null }), estimatedTankC: () => undefined,
+      intent: () => ({ mode: 'boost', boostUntilMs: null }),
+      estimatedTankC: () => undefined,
     },
     onTick: () => undefined,
   });
@@ -151,14 +216,21 @@ async function fuseWorld(car: Car, opts: { supply?: 'TN' | 'IT'; unmeasuredLines
       await han.advance(10_000);
       // Pacing, not a timed assertion: the control tick must see this list, so wait for it to land.
       if (!hanSilent) {
-        await eventually(async () => {
-          const heard = await hanDev.phaseMeter!.readPhases(AbortSignal.timeout(200)).then((r) => ({ atMs: r.atMs, l1: r.currentsA[0] }), (err: { code?: string }) => err.code);
-          // A forged list is read as listed or refused. Refused, the phase currents are missing, as a
-          // refused list before it may have made them already: the tick sees none either way, and
-          // the list lands before the next one (the broker keeps one publisher's order).
-          if (forged !== undefined && heard === 'DEVICE_BAD_VALUE') return;
-          expect(heard).toEqual({ atMs: w.clock.nowMs(), l1: listed });
-        }, 5000, PACE_POLL_MS);
+        await eventually(
+          async () => {
+            const heard = await hanDev.phaseMeter!.readPhases(AbortSignal.timeout(200)).then(
+              (r) => ({ atMs: r.atMs, l1: r.currentsA[0] }),
+              (err: { code?: string }) => err.code,
+            );
+            // A forged list is read as listed or refused. Refused, the phase currents are missing, as a
+            // refused list before it may have made them already: the tick sees none either way, and
+            // the list lands before the next one (the broker keeps one publisher's order).
+            if (forged !== undefined && heard === 'DEVICE_BAD_VALUE') return;
+            expect(heard).toEqual({ atMs: w.clock.nowMs(), l1: listed });
+          },
+          5000,
+          PACE_POLL_MS,
+        );
       }
       await car.advance(10_000);
       await w.clock.advance(10_000);
@@ -167,7 +239,10 @@ async function fuseWorld(car: Car, opts: { supply?: 'TN' | 'IT'; unmeasuredLines
     }
   };
   return {
-    han, log, l1, step,
+    han,
+    log,
+    l1,
+    step,
     silence() {
       han.setSilent(true);
       hanSilent = true;
@@ -177,7 +252,10 @@ async function fuseWorld(car: Car, opts: { supply?: 'TN' | 'IT'; unmeasuredLines
 }
 
 describe('main fuse control with a HAN meter', () => {
-  for (const [name, makeCar] of [['a go-e charger', goeCar], ['an OCPP charger (SetChargingProfile)', ocppCar]] as const) {
+  for (const [name, makeCar] of [
+    ['a go-e charger', goeCar],
+    ['an OCPP charger (SetChargingProfile)', ocppCar],
+  ] as const) {
     it(`${name}: lowered when L1 is loaded, L1 kept under the fuse, raised only after a quiet minute, the safe current when the meter goes silent`, async () => {
       const car = await makeCar();
       const f = await fuseWorld(car);

@@ -24,7 +24,12 @@ const fuseA = 25;
 /** The house without the car, A per line. */
 const houseA = (atMs: number): number[] => (atMs >= ovenFrom ? [14, 2, 2] : [4, 2, 2]);
 
-interface Sample { atMs: number; lines: number[]; amp: number; powerW: number }
+interface Sample {
+  atMs: number;
+  lines: number[];
+  amp: number;
+  powerW: number;
+}
 
 describe('the daemon under a meter listing -1000 A on a line', () => {
   const home = demoHome({ name: 'forged-current', startMs });
@@ -40,11 +45,19 @@ describe('the daemon under a meter listing -1000 A on a line', () => {
   beforeAll(async () => {
     const env = await home.startWorld();
     goe = createGoeSim({
-      url: env.broker.url, topicPrefix: 'go-eCharger/forged01', startMs, phases: 3, amp: 16, maxCurrentA: 16,
+      url: env.broker.url,
+      topicPrefix: 'go-eCharger/forged01',
+      startMs,
+      phases: 3,
+      amp: 16,
+      maxCurrentA: 16,
       plugs: [{ atMs: startMs, battery: { capacityKwh: 60, socPct: 20, targetSocPct: 100, efficiency: 0.9 } }],
     });
     han = createAmsReaderSim({
-      url: env.broker.url, topic: 'ams/forged01', startMs, importKwh: 1000,
+      url: env.broker.url,
+      topic: 'ams/forged01',
+      startMs,
+      importKwh: 1000,
       load: (atMs) => {
         const lines = linesA(atMs);
         const importW = lines.reduce((s, a) => s + a * 230, 0);
@@ -53,12 +66,16 @@ describe('the daemon under a meter listing -1000 A on a line', () => {
     });
     await goe.start();
     await han.start();
-    runs.push(goe.run(home.clock, 5_000, home.stopSims).catch(() => undefined), han.run(home.clock, 10_000, home.stopSims).catch(() => undefined));
+    runs.push(
+      goe.run(home.clock, 5_000, home.stopSims).catch(() => undefined),
+      han.run(home.clock, 10_000, home.stopSims).catch(() => undefined),
+    );
     const input = env.config;
     const config = goeBehindFuse(input, { fuseA, goeTopic: 'go-eCharger/forged01', hanTopic: 'ams/forged01' });
     await home.register(config);
     await home.startApp(config, {
-      logger: log.logger, controlTickMs: 30_000,
+      logger: log.logger,
+      controlTickMs: 30_000,
       onControlTick: (snap) => samples.push({ atMs: snap.atMs, lines: linesA(snap.atMs), amp: goe.amp, powerW: goe.powerW }),
     });
     await home.until(endMs);
@@ -69,7 +86,8 @@ describe('the daemon under a meter listing -1000 A on a line', () => {
       await Promise.all(runs);
       await han?.close();
       await goe?.close();
-    }));
+    }),
+  );
 
   it('holds the car at the fuse limit with the oven on, and never gives it more once L1 reads -1000 A', () => {
     const at = (from: number, until: number) => samples.filter((s) => s.atMs >= from && s.atMs < until);

@@ -18,19 +18,25 @@ const t0 = Date.UTC(2026, 0, 12, 17, 0, 0);
 const w = useMqttDeviceWorld(t0, { reconnectPeriodMs: 100 });
 
 /** Consuming is paid for (negative price): the tank may heat to 80 °C, the car charges at 11 kW. */
-const plan = planOf(t0, 60, [{
-  price: -0.2,
-  tanks: { tank: { on: false, powerKW: 0, energyKWh: 0, endTempC: 74 } },
-  evs: { car: { on: true, powerKW: 11.04, energyKWh: 11.04, chargedKWh: 11.04 } },
-}]);
+const plan = planOf(t0, 60, [
+  {
+    price: -0.2,
+    tanks: { tank: { on: false, powerKW: 0, energyKWh: 0, endTempC: 74 } },
+    evs: { car: { on: true, powerKW: 11.04, energyKWh: 11.04, chargedKWh: 11.04 } },
+  },
+]);
 const kept = 'main fuse: 8.7 A kept for a heater switching on';
 
 describe('main fuse and a tank its thermostat restarts', () => {
-  it('keeps the element\'s current free for the charger until a phase reading after the restart holds it, every line under the fuse', async () => {
+  it("keeps the element's current free for the charger until a phase reading after the restart holds it, every line under the fuse", async () => {
     // 74 °C: above the thermostat's 70 °C restart point, so the tank idles though allowed.
     const world = await startLoopWorld(w, {
-      tank: { elementKw: 2, initialC: 74, thermostatC: 75, maxC: 80 }, fuse: { houseA: [5, 2, 2] },
-      plan, capKw: 17, baseLoadKw: 0.5, slotMinutes: 60,
+      tank: { elementKw: 2, initialC: 74, thermostatC: 75, maxC: 80 },
+      fuse: { houseA: [5, 2, 2] },
+      plan,
+      capKw: 17,
+      baseLoadKw: 0.5,
+      slotMinutes: 60,
     });
     const { tank, goe } = world;
     const highestA: number[] = [];

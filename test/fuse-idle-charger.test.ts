@@ -12,17 +12,24 @@ import { planOf, startLoopWorld, TICK_MS } from './helpers/loop-world.js';
 const t0 = Date.UTC(2026, 0, 12, 17, 0, 0);
 const w = useMqttDeviceWorld(t0, { reconnectPeriodMs: 100 });
 
-const plan = planOf(t0, 60, [{
-  price: 1,
-  tanks: { tank: { on: false, powerKW: 0, energyKWh: 0, endTempC: 60 } },
-  evs: { car: { on: true, powerKW: 11.04, energyKWh: 11.04, chargedKWh: 11.04 } },
-}]);
+const plan = planOf(t0, 60, [
+  {
+    price: 1,
+    tanks: { tank: { on: false, powerKW: 0, energyKWh: 0, endTempC: 60 } },
+    evs: { car: { on: true, powerKW: 11.04, energyKWh: 11.04, chargedKWh: 11.04 } },
+  },
+]);
 
 describe('main fuse with a second charger the plan leaves idle', () => {
   it('gives the planned charger the whole free current of the line, and the idle one nothing', async () => {
     const world = await startLoopWorld(w, {
-      tank: { elementKw: 2, initialC: 60 }, fuse: { houseA: [14, 2, 2] }, idleCharger: true,
-      plan, capKw: 17, baseLoadKw: 0.5, slotMinutes: 60,
+      tank: { elementKw: 2, initialC: 60 },
+      fuse: { houseA: [14, 2, 2] },
+      idleCharger: true,
+      plan,
+      capKw: 17,
+      baseLoadKw: 0.5,
+      slotMinutes: 60,
     });
     for (let i = 0; i < 12; i++) {
       await world.car(TICK_MS);

@@ -25,7 +25,10 @@ const devices: CommandDevice[] = [
 ];
 const fieldNames = Object.keys(commandFields) as (keyof typeof commandFields)[];
 
-const deviceIdArb = fc.oneof({ weight: 4, arbitrary: fc.constantFrom('tank', 'ev', 'meter', 'nope', '') }, { weight: 1, arbitrary: fc.string({ maxLength: 8 }) });
+const deviceIdArb = fc.oneof(
+  { weight: 4, arbitrary: fc.constantFrom('tank', 'ev', 'meter', 'nope', '') },
+  { weight: 1, arbitrary: fc.string({ maxLength: 8 }) },
+);
 const parsedTopicArb: fc.Arbitrary<ParsedCommandTopic> = fc.oneof(
   fc.record({ kind: fc.constant('set' as const), deviceId: deviceIdArb }),
   fc.record({ kind: fc.constant('request' as const), deviceId: deviceIdArb }),
@@ -39,13 +42,26 @@ const valueArb = fc.oneof(
   fc.integer({ min: -10, max: 2000 }),
   fc.jsonValue({ maxDepth: 1 }),
 );
-const commandKeyArb = fc.constantFrom('mode', 'boostMinutes', 'departure', 'targetKwh', 'targetSocPct', 'floorC', 'deviceId', 'transaction', '__proto__', 'extra');
+const commandKeyArb = fc.constantFrom(
+  'mode',
+  'boostMinutes',
+  'departure',
+  'targetKwh',
+  'targetSocPct',
+  'floorC',
+  'deviceId',
+  'transaction',
+  '__proto__',
+  'extra',
+);
 const commandObjectArb = fc.dictionary(commandKeyArb, valueArb, { maxKeys: 4 });
 /** In-range values of every command field. */
 const plausibleFieldsArb = fc.record({
   mode: fc.constantFrom('auto', 'off', 'boost'),
   boostMinutes: fc.integer({ min: 1, max: 1440 }),
-  departure: fc.date({ min: new Date('2000-01-01T00:00:00Z'), max: new Date('2100-01-01T00:00:00Z'), noInvalidDate: true }).map((d) => d.toISOString()),
+  departure: fc
+    .date({ min: new Date('2000-01-01T00:00:00Z'), max: new Date('2100-01-01T00:00:00Z'), noInvalidDate: true })
+    .map((d) => d.toISOString()),
   targetKwh: fc.double({ min: 0, max: 200, noNaN: true }),
   targetSocPct: fc.integer({ min: 0, max: 100 }),
   floorC: fc.integer({ min: 5, max: 85 }),
@@ -54,7 +70,10 @@ const plausibleFieldsArb = fc.record({
 type PlausibleFields = Partial<typeof plausibleFieldsArb extends fc.Arbitrary<infer T> ? T : never>;
 /** In-range commands of one to three fields, so the accepting path is exercised too. */
 const plausibleCommandArb: fc.Arbitrary<PlausibleFields> = fc
-  .tuple(plausibleFieldsArb, fc.subarray(['mode', 'boostMinutes', 'departure', 'targetKwh', 'targetSocPct', 'floorC', 'transaction'] as const, { minLength: 1, maxLength: 3 }))
+  .tuple(
+    plausibleFieldsArb,
+    fc.subarray(['mode', 'boostMinutes', 'departure', 'targetKwh', 'targetSocPct', 'floorC', 'transaction'] as const, { minLength: 1, maxLength: 3 }),
+  )
   .map(([all, keys]) => Object.fromEntries(keys.map((k) => [k, all[k]])) as PlausibleFields);
 /** Payload text: JSON objects of command fields, bare words, numbers, arbitrary text and JSON. */
 const payloadArb = fc.oneof(
@@ -78,7 +97,11 @@ describe('MQTT command parsing under fuzzing', () => {
   it('parseCommandTopic never throws, and what it returns round-trips to a command topic', () => {
     const topicArb = fc.oneof(
       fc.string(),
-      fc.array(fc.oneof(fc.constantFrom(base, 'set', 'request', 'response', 'tank', '+', '#', '', ...fieldNames), fc.string({ maxLength: 5 })), { maxLength: 5 }).map((p) => p.join('/')),
+      fc
+        .array(fc.oneof(fc.constantFrom(base, 'set', 'request', 'response', 'tank', '+', '#', '', ...fieldNames), fc.string({ maxLength: 5 })), {
+          maxLength: 5,
+        })
+        .map((p) => p.join('/')),
     );
     fc.assert(
       fc.property(topicArb, (topic) => {
@@ -185,27 +208,38 @@ describe('command listener and stored wishes under fuzzing (real SQLite store)',
 
     await fc.assert(
       // An empty payload is the clearing echo of a handled command: ignored, no response.
-      fc.asyncProperty(topicArb, payloadArb.filter((p) => p !== ''), async (topic, payload) => {
-        expect(parseCommandTopic(base, topic)).not.toBeNull();
-        const before = snapshot();
-        const inMemoryBefore = ids.map((id) => wishes.get(id));
-        const response = await deliver(topic, payload);
-        statuses[response.status]++;
-        if (response.status === 'error') {
-          expect(response.error?.code).toBe('MQTT_COMMAND_INVALID');
-          expect(snapshot()).toEqual(before);
-          expect(ids.map((id) => wishes.get(id))).toEqual(inMemoryBefore);
-          return;
-        }
-        // Accepted: what is stored is what a restart reads back, and every number is finite.
-        const reread = new Wishes(store, ids);
-        for (const id of ids) {
-          expect(reread.get(id)).toEqual(wishes.get(id));
-          for (const v of Object.values(wishes.get(id))) if (typeof v === 'number') expect(Number.isFinite(v)).toBe(true);
-        }
-      }),
+      fc.asyncProperty(
+        topicArb,
+        payloadArb.filter((p) => p !== ''),
+        async (topic, payload) => {
+          expect(parseCommandTopic(base, topic)).not.toBeNull();
+          const before = snapshot();
+          const inMemoryBefore = ids.map((id) => wishes.get(id));
+          const response = await deliver(topic, payload);
+          statuses[response.status]++;
+          if (response.status === 'error') {
+            expect(response.error?.code).toBe('MQTT_COMMAND_INVALID');
+            expect(snapshot()).toEqual(before);
+            expect(ids.map((id) => wishes.get(id))).toEqual(inMemoryBefore);
+            return;
+          }
+          // Accepted: what is stored is what a restart reads back, and every number is finite.
+          const reread = new Wishes(store, ids);
+          for (const id of ids) {
+            expect(reread.get(id)).toEqual(wishes.get(id));
+            for (const v of Object.values(wishes.get(id))) if (typeof v === 'number') expect(Number.isFinite(v)).toBe(true);
+          }
+        },
+      ),
       // Explicit examples so both outcomes are always exercised, whatever the seed.
-      { numRuns: 250, examples: [[`${base}/tank/set`, 'boost'], [`${base}/ev/set/target_kwh`, '30'], [`${base}/meter/set`, 'off']] },
+      {
+        numRuns: 250,
+        examples: [
+          [`${base}/tank/set`, 'boost'],
+          [`${base}/ev/set/target_kwh`, '30'],
+          [`${base}/meter/set`, 'off'],
+        ],
+      },
     );
     expect(statuses.ok).toBeGreaterThan(0);
     expect(statuses.error).toBeGreaterThan(0);

@@ -14,7 +14,6 @@ import { parse, stringify } from 'yaml';
 import { WattshiftError } from '../src/errors.js';
 import { loadConfig, parseConfig, type ConfigProblem, type ParseOptions } from '../src/config/load.js';
 
-
 const example = parse(readFileSync('config.example.yaml', 'utf8')) as Json;
 
 let dir: string;
@@ -53,8 +52,6 @@ const parseCodes = ['CONFIG_INVALID', 'CONFIG_SECRET_UNREADABLE'] as const;
 
 // ---------------------------------------------------------------------------------------------
 // Mutations of the example document
-
-
 
 const jsonArb = fc.jsonValue({ maxDepth: 2 }) as fc.Arbitrary<Json>;
 /** Replacement values: arbitrary JSON, boundary numbers, and secret references of every kind. */
@@ -114,8 +111,8 @@ describe('parseConfig under fuzzing', () => {
         // Each outcome at least once, whatever the seed: an unknown key, an unreadable secret, a harmless change.
         examples: [
           [mutate(example, [{ op: 'unknownKey', at: 0, key: 'bogus', value: 1 }])],
-          [{ ...(example as object), spark: { ...((example as { spark: object }).spark), clientSecret: { file: 'missing.txt' } } }],
-          [{ ...(example as object), spark: { ...((example as { spark: object }).spark), clientSecret: { env: 'SOME_SECRET' } } }],
+          [{ ...(example as object), spark: { ...(example as { spark: object }).spark, clientSecret: { file: 'missing.txt' } } }],
+          [{ ...(example as object), spark: { ...(example as { spark: object }).spark, clientSecret: { env: 'SOME_SECRET' } } }],
         ],
       },
     );
@@ -134,7 +131,10 @@ describe('loadConfig under fuzzing (files in a temp dir)', () => {
 
   it('random bytes: only CONFIG_INVALID', () => {
     // Bytes such as `*\0` (an alias without its anchor) once escaped as a ReferenceError.
-    const bytesArb = fc.oneof(fc.uint8Array({ maxLength: 200 }), fc.string({ unit: 'binary', maxLength: 200 }).map((s) => Buffer.from(s, 'utf8')));
+    const bytesArb = fc.oneof(
+      fc.uint8Array({ maxLength: 200 }),
+      fc.string({ unit: 'binary', maxLength: 200 }).map((s) => Buffer.from(s, 'utf8')),
+    );
     fc.assert(
       fc.property(fc.oneof(bytesArb, fc.constant(Buffer.from('*\u0000')), fc.constant(Buffer.from('version: 1\nsite: *site\n'))), (bytes) => {
         const file = writeTemp(bytes);
@@ -148,16 +148,21 @@ describe('loadConfig under fuzzing (files in a temp dir)', () => {
   it('mutated example as YAML text: a config or a typed config error', () => {
     // Junk includes an alias without its anchor (`*nope`), which once escaped as a ReferenceError.
     fc.assert(
-      fc.property(mutatedExampleArb, fc.nat(), fc.constantFrom('', '\t', ': :', '\n- x', '&a', '*nope', '!!binary', '{', '"', '\u0000'), (doc, cut, junk) => {
-        const text = stringify(doc);
-        // Also splice junk into the text at a random place.
-        const at = cut % (text.length + 1);
-        for (const content of [text, text.slice(0, at) + junk + text.slice(at)]) {
-          const file = writeTemp(content);
-          expectConfigOutcome(() => loadConfig(file, options.env, {}), parseCodes);
-          rmSync(file);
-        }
-      }),
+      fc.property(
+        mutatedExampleArb,
+        fc.nat(),
+        fc.constantFrom('', '\t', ': :', '\n- x', '&a', '*nope', '!!binary', '{', '"', '\u0000'),
+        (doc, cut, junk) => {
+          const text = stringify(doc);
+          // Also splice junk into the text at a random place.
+          const at = cut % (text.length + 1);
+          for (const content of [text, text.slice(0, at) + junk + text.slice(at)]) {
+            const file = writeTemp(content);
+            expectConfigOutcome(() => loadConfig(file, options.env, {}), parseCodes);
+            rmSync(file);
+          }
+        },
+      ),
       { numRuns: 100 },
     );
   });

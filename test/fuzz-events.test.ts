@@ -21,7 +21,6 @@ import type { IntakeOutcome } from '../src/upstream/port.js';
 import { parseIncoming, type HomeEvent, type Identity } from '../src/spark/event-normalise.js';
 import { eventNotificationSchema, eventSchema, eventsPageSchema, reportRequestSchema } from '../src/spark/wire.js';
 
-
 // ---------------------------------------------------------------------------------------------
 // Valid examples: the vendor's webhook test data and the example bodies in test/fixtures/spark
 
@@ -36,7 +35,7 @@ const bodiesFor = (schema: string): Json[] => research.examples.filter((e) => e.
 
 const notifications = [...webhookBodies, ...bodiesFor('eventNotificationSchema')];
 const pages = bodiesFor('eventsPageSchema');
-const events: Json[] = pages.flatMap((p) => ((p as { events: Json[] }).events));
+const events: Json[] = pages.flatMap((p) => (p as { events: Json[] }).events);
 const reports = bodiesFor('reportRequestSchema');
 
 const schemas: [string, z.ZodType, Json[]][] = [
@@ -57,7 +56,6 @@ const knownPayloadTypes = ['PriceCurve', 'UserEligibility', 'LocationLPC', 'Reso
  */
 const maxLongArray = 3_000;
 
-
 const jsonArb = fc.jsonValue({ maxDepth: 3 }) as fc.Arbitrary<Json>;
 const mutationArb: fc.Arbitrary<Mutation> = fc.oneof(
   fc.record({ op: fc.constantFrom('delete' as const, 'duplicate' as const), at: fc.nat() }),
@@ -71,11 +69,12 @@ const mutationArb: fc.Arbitrary<Mutation> = fc.oneof(
   fc.record({ op: fc.constant('payloadType' as const), at: fc.nat(), value: fc.oneof(fc.constantFrom(...knownPayloadTypes), fc.string()) }),
 );
 /** At most one long array per body, applied last (two nested ones would make millions of nodes). */
-const longArrayArb = fc.option(fc.record({ op: fc.constant('longArray' as const), at: fc.nat(), length: fc.integer({ min: 0, max: maxLongArray }) }), {
-  freq: 4,
-});
-
-
+const longArrayArb = fc.option(
+  fc.record({ op: fc.constant('longArray' as const), at: fc.nat(), length: fc.integer({ min: 0, max: maxLongArray }) }),
+  {
+    freq: 4,
+  },
+);
 
 const mutated = (bodies: Json[]): fc.Arbitrary<Json> =>
   fc
@@ -122,15 +121,18 @@ describe('wire schemas under fuzzing', () => {
 
   it('safeParse never throws on mutated valid bodies (dropped, retyped, duplicated, unknown fields and types, long arrays)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: schemas.length - 1 }).chain((i) => fc.tuple(fc.constant(i), mutated(schemas[i]![2]))), ([i, value]) => {
-        const [, schema] = schemas[i]!;
-        const r = schema.safeParse(value);
-        if (!r.success) {
-          expect(r.error).toBeInstanceOf(ZodError);
-          expect(r.error.issues.length).toBeGreaterThan(0);
-        }
-        assertPrototypesClean();
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: schemas.length - 1 }).chain((i) => fc.tuple(fc.constant(i), mutated(schemas[i]![2]))),
+        ([i, value]) => {
+          const [, schema] = schemas[i]!;
+          const r = schema.safeParse(value);
+          if (!r.success) {
+            expect(r.error).toBeInstanceOf(ZodError);
+            expect(r.error.issues.length).toBeGreaterThan(0);
+          }
+          assertPrototypesClean();
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -158,7 +160,10 @@ describe('wire schemas under fuzzing', () => {
     const point = base.payload.priceCurveDelta.points[0] as Json;
     base.payload.priceCurveDelta.points = Array.from({ length: 200_000 }, () => point);
     expect(eventNotificationSchema.safeParse(base).success).toBe(true);
-    const page = { pagination: { totalRecords: 1, pageSize: 1, currentPage: 1 }, events: Array.from({ length: 50_000 }, (_, i) => ({ id: `e${i}`, payload: null })) };
+    const page = {
+      pagination: { totalRecords: 1, pageSize: 1, currentPage: 1 },
+      events: Array.from({ length: 50_000 }, (_, i) => ({ id: `e${i}`, payload: null })),
+    };
     expect(eventsPageSchema.safeParse(page).success).toBe(true);
   });
 });
@@ -169,7 +174,10 @@ describe('wire schemas under fuzzing', () => {
 const me: Identity = {
   userId: 'user-0001',
   locationId: 'loc-home-01',
-  resources: new Map([['res-waterheater-01', 'tank'], ['res-evcharger-01', 'ev']]),
+  resources: new Map([
+    ['res-waterheater-01', 'tank'],
+    ['res-evcharger-01', 'ev'],
+  ]),
   meterPointIds: ['707057500011112222'],
 };
 
@@ -291,7 +299,10 @@ describe('event intake under fuzzing (real SQLite store)', () => {
       payload: { priceCurveDelta: { points: Json[] } };
     };
     e.id = 'huge-curve';
-    e.payload.priceCurveDelta.points = Array.from({ length: 200_000 }, (_, i) => ({ price: 1, timestamp: new Date(Date.UTC(2025, 0, 1) + i * 3_600_000).toISOString() }));
+    e.payload.priceCurveDelta.points = Array.from({ length: 200_000 }, (_, i) => ({
+      price: 1,
+      timestamp: new Date(Date.UTC(2025, 0, 1) + i * 3_600_000).toISOString(),
+    }));
     const intake = createEventIntake({ store, identity: () => me, clock: new ManualClock(0), logger: silentLogger(), onEvent: () => {} });
     const before = store.listEvents().length;
     const r = intake.accept(e, 'event');

@@ -109,7 +109,10 @@ describe('accumulate under fuzzing', () => {
   });
 
   it('arbitrary timestamps across the whole date range (few readings): same guarantees', () => {
-    const atArb = fc.oneof(fc.integer({ min: -maxDateMs, max: maxDateMs }), fc.constantFrom(Number.NaN, Infinity, -Infinity, 0, -1, HOUR_MS - 1, HOUR_MS, 1e25, 1e25 + 2 ** 40));
+    const atArb = fc.oneof(
+      fc.integer({ min: -maxDateMs, max: maxDateMs }),
+      fc.constantFrom(Number.NaN, Infinity, -Infinity, 0, -1, HOUR_MS - 1, HOUR_MS, 1e25, 1e25 + 2 ** 40),
+    );
     fc.assert(
       fc.property(fc.array(fc.record({ atMs: atArb, kwh: kwhArb }), { maxLength: 4 }), optionsArb, (samples, options) => {
         feed(samples, { ...options, maxGapHours: Math.min(options.maxGapHours ?? 48, 48) });
@@ -120,18 +123,23 @@ describe('accumulate under fuzzing', () => {
 
   it('a steadily rising counter read every minute yields complete hours summing to the rise', () => {
     fc.assert(
-      fc.property(fc.integer({ min: y2000, max: y2100 }), fc.double({ min: 0, max: 10, noNaN: true }), fc.integer({ min: 61, max: 400 }), (start, kwhPerMin, n) => {
-        let state = initialMeteringState('counter');
-        const hours: HourEnergy[] = [];
-        for (let i = 0; i < n; i++) {
-          const r = accumulate(state, { atMs: start + i * 60_000, kwh: i * kwhPerMin });
-          state = r.state;
-          hours.push(...r.closedHours);
-        }
-        const total = hours.reduce((s, h) => s + h.kwh, 0) + (state.open?.kwh ?? 0);
-        expect(total).toBeCloseTo((n - 1) * kwhPerMin, 6);
-        for (const h of hours.slice(1)) expect(h.quality).toBe('complete');
-      }),
+      fc.property(
+        fc.integer({ min: y2000, max: y2100 }),
+        fc.double({ min: 0, max: 10, noNaN: true }),
+        fc.integer({ min: 61, max: 400 }),
+        (start, kwhPerMin, n) => {
+          let state = initialMeteringState('counter');
+          const hours: HourEnergy[] = [];
+          for (let i = 0; i < n; i++) {
+            const r = accumulate(state, { atMs: start + i * 60_000, kwh: i * kwhPerMin });
+            state = r.state;
+            hours.push(...r.closedHours);
+          }
+          const total = hours.reduce((s, h) => s + h.kwh, 0) + (state.open?.kwh ?? 0);
+          expect(total).toBeCloseTo((n - 1) * kwhPerMin, 6);
+          for (const h of hours.slice(1)) expect(h.quality).toBe('complete');
+        },
+      ),
       { numRuns: 100 },
     );
   });
@@ -146,14 +154,19 @@ const targetArb: fc.Arbitrary<UsageTarget> = fc.oneof(
   fc.record({ kind: fc.constant('location' as const), locationId: idArb, meterPointId: idArb }),
 );
 /** Metered kWh: negative, tiny, huge, non-finite (insane values are left out like gaps). */
-const meteredKwhArb = fc.oneof(fc.double({ noNaN: true }), fc.constantFrom(Number.NaN, Infinity, -Infinity, 0, -0, 0.0004, 0.0005, 1e-12, -1, 1e300, 1e308));
+const meteredKwhArb = fc.oneof(
+  fc.double({ noNaN: true }),
+  fc.constantFrom(Number.NaN, Infinity, -Infinity, 0, -0, 0.0004, 0.0005, 1e-12, -1, 1e300, 1e308),
+);
 const qualityArb = fc.constantFrom<HourQuality>('measured', 'estimated', 'partial', 'gap');
 
 describe('buildUsageReport under fuzzing', () => {
   it('points only at event hours, sorted and unique, kWh positive and finite; gaps are event hours', () => {
     const inputArb = fc
       .record({
-        eventHours: fc.array(fc.oneof({ weight: 4, arbitrary: hourArb }, { weight: 1, arbitrary: fc.integer({ min: y2000, max: y2100 }) }), { maxLength: 30 }),
+        eventHours: fc.array(fc.oneof({ weight: 4, arbitrary: hourArb }, { weight: 1, arbitrary: fc.integer({ min: y2000, max: y2100 }) }), {
+          maxLength: 30,
+        }),
         targets: fc.array(targetArb, { maxLength: 3 }),
         extraRowHours: fc.array(hourArb, { maxLength: 10 }),
       })
@@ -170,7 +183,10 @@ describe('buildUsageReport under fuzzing', () => {
         const metered = new Map<string, MeteredHour[]>();
         targets.forEach((t, i) => {
           const [hours, values] = rows[i]!;
-          metered.set(subjectOf(t), hours.map((h, j) => ({ hourStartMs: h, kwh: values[j % values.length]![0], quality: values[j % values.length]![1] })));
+          metered.set(
+            subjectOf(t),
+            hours.map((h, j) => ({ hourStartMs: h, kwh: values[j % values.length]![0], quality: values[j % values.length]![1] })),
+          );
         });
         const { report, gaps } = buildUsageReport({ eventId, eventHoursMs: eventHours, targets, metered });
         const eventHourSet = new Set(eventHours.filter((h) => h % HOUR_MS === 0));

@@ -23,15 +23,28 @@ async function charger(amp: number) {
   const gate = await startTcpGate(w.broker.port);
   w.cleanups.push(() => gate.close());
   const goe = createGoeSim({
-    url: `mqtt://127.0.0.1:${gate.port}`, topicPrefix: 'go-eCharger/late', startMs: t0, phases: 3, amp, frc: 2, maxCurrentA: 16,
+    url: `mqtt://127.0.0.1:${gate.port}`,
+    topicPrefix: 'go-eCharger/late',
+    startMs: t0,
+    phases: 3,
+    amp,
+    frc: 2,
+    maxCurrentA: 16,
     plugs: [{ atMs: t0, battery: { capacityKwh: 60, socPct: 20 } }],
   });
   await goe.start();
   w.cleanups.push(() => goe.close());
-  const dev = createMqttDevice({ type: 'goe', topicPrefix: 'go-eCharger/late' }, { connection: w.connection, clock: w.clock, logger: silentLogger() }, { requestTimeoutMs: timeoutMs });
+  const dev = createMqttDevice(
+    { type: 'goe', topicPrefix: 'go-eCharger/late' },
+    { connection: w.connection, clock: w.clock, logger: silentLogger() },
+    { requestTimeoutMs: timeoutMs },
+  );
   w.cleanups.push(() => dev.close());
   await goeHeard(dev, goe);
-  const sup = superviseDevice({ id: 'car', kind: 'evCharger', capabilities: dev, safeCurrentA: 6, leaseMs: 600_000, readTimeoutMs: timeoutMs }, { clock: w.clock, logger: silentLogger() });
+  const sup = superviseDevice(
+    { id: 'car', kind: 'evCharger', capabilities: dev, safeCurrentA: 6, leaseMs: 600_000, readTimeoutMs: timeoutMs },
+    { clock: w.clock, logger: silentLogger() },
+  );
   await sup.applyCurrent(amp);
 
   /** Runs a command whose set reaches the charger only once its deadline has passed. */

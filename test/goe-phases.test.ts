@@ -17,12 +17,24 @@ const w = useMqttDeviceWorld(t0, { reconnectPeriodMs: 100 });
 
 async function world(options: Partial<GoeSimOptions> = {}) {
   const sim = createGoeSim({
-    url: w.broker.url, topicPrefix: 'go-eCharger/ps1', startMs: t0, phases: 3, amp: 16, phaseSwitch: true, minToggleWaitMs: 60_000, switchPauseMs: 5_000,
-    plugs: [{ atMs: t0, battery: { capacityKwh: 60, socPct: 20 } }], ...options,
+    url: w.broker.url,
+    topicPrefix: 'go-eCharger/ps1',
+    startMs: t0,
+    phases: 3,
+    amp: 16,
+    phaseSwitch: true,
+    minToggleWaitMs: 60_000,
+    switchPauseMs: 5_000,
+    plugs: [{ atMs: t0, battery: { capacityKwh: 60, socPct: 20 } }],
+    ...options,
   });
   await sim.start();
   w.cleanups.push(() => sim.close());
-  const dev = createMqttDevice({ type: 'goe', topicPrefix: 'go-eCharger/ps1' }, { connection: w.connection, clock: w.clock, logger: silentLogger() }, { staleAfterS: 120, requestTimeoutMs: 2000 });
+  const dev = createMqttDevice(
+    { type: 'goe', topicPrefix: 'go-eCharger/ps1' },
+    { connection: w.connection, clock: w.clock, logger: silentLogger() },
+    { staleAfterS: 120, requestTimeoutMs: 2000 },
+  );
   w.cleanups.push(() => dev.close());
   await eventually(async () => expect((await dev.evStateReader!.readEvState(quick())).plugged).toBe(true));
   await dev.chargeCurrentLimit!.setCurrentA(16, sig());
@@ -62,7 +74,10 @@ describe('go-e phase switching (psm, pnp)', () => {
   it('through the supervisor: a phase count the charger has is not written again (a persisted setting)', async () => {
     const { sim, dev } = await world({ psm: 2 });
     await eventually(async () => expect((await dev.evStateReader!.readEvState(quick())).phases).toBe(3));
-    const sup = superviseDevice({ id: 'car', kind: 'evCharger', capabilities: dev, safeCurrentA: 6, leaseMs: 600_000, readTimeoutMs: 2000 }, { clock: w.clock, logger: silentLogger() });
+    const sup = superviseDevice(
+      { id: 'car', kind: 'evCharger', capabilities: dev, safeCurrentA: 6, leaseMs: 600_000, readTimeoutMs: 2000 },
+      { clock: w.clock, logger: silentLogger() },
+    );
     for (let i = 0; i < 5; i++) await sup.applyPhases!(3);
     expect(sim.setsOf('psm')).toBe(0); // the charger already says 2 (force 3-phase)
     for (let i = 0; i < 5; i++) await sup.applyPhases!(1);

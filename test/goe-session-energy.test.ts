@@ -33,7 +33,10 @@ describe('the session energy of a go-e charger', () => {
   const state = () => dev.evStateReader!.readEvState(quick());
 
   it('the simulator publishes wh in Wh since the car connected, to the hundredth as a double, restarting with the next car', async () => {
-    await start([{ atMs: t0 + 60_000, untilMs: t0 + H, battery }, { atMs: t0 + 2 * H, battery }]);
+    await start([
+      { atMs: t0 + 60_000, untilMs: t0 + H, battery },
+      { atMs: t0 + 2 * H, battery },
+    ]);
     const watcher = await mqtt.connectAsync(w.broker.url, { reconnectPeriod: 0 });
     w.cleanups.push(() => watcher.endAsync());
     let wh: number | undefined;
@@ -51,8 +54,11 @@ describe('the session energy of a go-e charger', () => {
     expect(wh).toBeLessThan(first);
   });
 
-  it('reads wh as the car\'s session energy in kWh: while charging, after the car left, and anew for the next car', async () => {
-    await start([{ atMs: t0 + 60_000, untilMs: t0 + H, battery }, { atMs: t0 + 2 * H, battery }]);
+  it("reads wh as the car's session energy in kWh: while charging, after the car left, and anew for the next car", async () => {
+    await start([
+      { atMs: t0 + 60_000, untilMs: t0 + H, battery },
+      { atMs: t0 + 2 * H, battery },
+    ]);
     await eventually(async () => expect(await state()).toEqual({ plugged: false, charging: false, sessionKwh: 0 }));
     await step(H / 2);
     await eventually(async () => expect((await state()).sessionKwh).toBeCloseTo(sim.totalWh / 1000, 4));
@@ -62,7 +68,9 @@ describe('the session energy of a go-e charger', () => {
     // The car has gone: the session's energy stays what it was when it left.
     await eventually(async () => expect(await state()).toMatchObject({ plugged: false, sessionKwh: expect.closeTo(firstKwh, 4) }));
     await step(H + 10 * 60_000);
-    await eventually(async () => expect(await state()).toMatchObject({ plugged: true, charging: true, sessionKwh: expect.closeTo(sim.totalWh / 1000 - firstKwh, 4) }));
+    await eventually(async () =>
+      expect(await state()).toMatchObject({ plugged: true, charging: true, sessionKwh: expect.closeTo(sim.totalWh / 1000 - firstKwh, 4) }),
+    );
     expect((await state()).sessionKwh).toBeLessThan(firstKwh);
     // Home Assistant's session energy sensor of the charger shows it.
     const ev = await state();
@@ -79,7 +87,15 @@ function viewOf(ev: EvState) {
   });
   const control = { readings: new Map([['car', { atMs: t0, ev, errors: [] }]]), decision: { setpoints: [] } } as unknown as ControlSnapshot;
   return homeView({
-    config, nowMs: t0, plan: null, control, devices: new Map(), jobs: [], locationId: 'loc', events: [], resources: new Map(),
+    config,
+    nowMs: t0,
+    plan: null,
+    control,
+    devices: new Map(),
+    jobs: [],
+    locationId: 'loc',
+    events: [],
+    resources: new Map(),
     wishes: () => ({ mode: 'auto', boostUntilMs: null, floorC: null, departureMs: null, targetKwh: null, targetSocPct: null }),
     outbox: { pending: 0, sending: 0, accepted: 0, rejected: 0, oldestPendingDeadlineMs: null, nextAttemptMs: null },
   });

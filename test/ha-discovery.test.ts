@@ -6,7 +6,12 @@ import { sampleView } from './fixtures/ha/sample-view.js';
 
 const view = sampleView();
 const input = {
-  baseTopic: 'wattshift', prefix: 'homeassistant', location: view.location, devices: view.devices, currency: 'NOK', swVersion: '0.1.0',
+  baseTopic: 'wattshift',
+  prefix: 'homeassistant',
+  location: view.location,
+  devices: view.devices,
+  currency: 'NOK',
+  swVersion: '0.1.0',
 };
 const messages = discoveryMessages(input);
 const byObject = new Map(messages.map((m) => [m.topic.split('/')[3] as string, m]));
@@ -37,7 +42,9 @@ describe('Home Assistant discovery payloads', () => {
     const ids = messages.map((m) => m.payload['unique_id'] as string);
     expect(new Set(ids).size).toBe(ids.length);
     const renamed = discoveryMessages({
-      ...input, location: { ...view.location, name: 'Renamed' }, devices: view.devices.map((d) => ({ ...d, name: `${d.name}!` })),
+      ...input,
+      location: { ...view.location, name: 'Renamed' },
+      devices: view.devices.map((d) => ({ ...d, name: `${d.name}!` })),
     });
     expect(renamed.map((m) => m.payload['unique_id'])).toEqual(ids);
     expect(renamed.map((m) => m.topic)).toEqual(messages.map((m) => m.topic));
@@ -55,13 +62,18 @@ describe('Home Assistant discovery payloads', () => {
     expect(byObject.get('location_price')!.payload['device_class']).toBeUndefined();
   });
 
-  it('the month\'s bill is a monetary total reset at the month\'s start, and the capacity measure and margin are power in kW', () => {
+  it("the month's bill is a monetary total reset at the month's start, and the capacity measure and margin are power in kW", () => {
     const bill = byObject.get('location_bill_month')!.payload;
     expect(bill).toMatchObject({ device_class: 'monetary', state_topic: 'wattshift/bill', value_template: '{{ value_json.total }}' });
     // A total that starts again each month, as Home Assistant's Energy dashboard needs of a cost entity.
     expect(bill).toMatchObject({ state_class: 'total', last_reset_value_template: '{{ value_json.month_start }}' });
     for (const key of ['capacity_measure', 'capacity_margin']) {
-      expect(byObject.get(`location_${key}`)!.payload).toMatchObject({ device_class: 'power', unit_of_measurement: 'kW', state_class: 'measurement', state_topic: 'wattshift/bill' });
+      expect(byObject.get(`location_${key}`)!.payload).toMatchObject({
+        device_class: 'power',
+        unit_of_measurement: 'kW',
+        state_class: 'measurement',
+        state_topic: 'wattshift/bill',
+      });
     }
   });
 
@@ -82,7 +94,11 @@ describe('Home Assistant discovery payloads', () => {
     const t = haTopics('wattshift');
     const select = byObject.get('tank_mode')!;
     expect(select.topic).toBe('homeassistant/select/wattshift_loc-1/tank_mode/config');
-    expect(select.payload).toMatchObject({ options: ['auto', 'off', 'boost'], state_topic: t.deviceField('tank', 'mode'), command_topic: t.setField('tank', 'mode') });
+    expect(select.payload).toMatchObject({
+      options: ['auto', 'off', 'boost'],
+      state_topic: t.deviceField('tank', 'mode'),
+      command_topic: t.setField('tank', 'mode'),
+    });
     expect(byObject.get('ev_boost')!.payload).toMatchObject({ command_topic: t.set('ev'), payload_press: '{"mode":"boost"}' });
     expect(byObject.get('ev_departure')!.topic.split('/')[1]).toBe('datetime');
     expect(byObject.get('ev_target_kwh')!.payload).toMatchObject({ unit_of_measurement: 'kWh', command_topic: t.setField('ev', 'target_kwh') });
@@ -98,7 +114,8 @@ describe('Home Assistant discovery payloads', () => {
     }
     // availability: bridge and device, both required
     expect(byObject.get('tank_power')!.payload).toMatchObject({
-      availability: [{ topic: t.availability }, { topic: t.deviceAvailability('tank') }], availability_mode: 'all',
+      availability: [{ topic: t.availability }, { topic: t.deviceAvailability('tank') }],
+      availability_mode: 'all',
     });
   });
 
@@ -129,9 +146,11 @@ describe('the tank as a Home Assistant water heater', () => {
     const p = heater!.payload;
     expect(p).toMatchObject({
       modes: ['off', 'eco', 'performance'],
-      mode_state_topic: 'wattshift/tank/mode', mode_command_topic: 'wattshift/tank/set/mode',
+      mode_state_topic: 'wattshift/tank/mode',
+      mode_command_topic: 'wattshift/tank/set/mode',
       current_temperature_topic: 'wattshift/tank/temperature',
-      temperature_state_topic: 'wattshift/tank/floor', temperature_command_topic: 'wattshift/tank/set/floor',
+      temperature_state_topic: 'wattshift/tank/floor',
+      temperature_command_topic: 'wattshift/tank/set/floor',
       temperature_unit: 'C',
     });
     // Each HA mode the entity offers becomes a command the listener accepts, and each wattshift mode reads back as an offered HA mode.

@@ -39,15 +39,22 @@ describe.each(['aedes', 'mosquitto'] as const)('Home Assistant MQTT layer on %s'
   }
 
   /** A bridge on its own connection (with the will set), with a mutable view and a command log. */
-  async function startBridge(opts: { previousDeviceIds?: string[]; reject?: boolean; updatesDuringStart?: number; onMessage?: (topic: string) => void } = {}) {
+  async function startBridge(
+    opts: { previousDeviceIds?: string[]; reject?: boolean; updatesDuringStart?: number; onMessage?: (topic: string) => void } = {},
+  ) {
     const daemon = await connect({ will: { ...haWill(base), payload: Buffer.from(haWill(base).payload) } });
     if (opts.onMessage) daemon.on('message', (topic) => opts.onMessage!(topic));
     let view: HomeView = sampleView();
     const commands: DeviceCommand[] = [];
     const saved: string[][] = [];
     const bridge = createHaBridge({
-      port: mqttJsPort(daemon), baseTopic: base, discovery: { enabled: true, prefix: 'homeassistant' }, currency: 'EUR',
-      swVersion: '0.1.0-test', logger: silentLogger(), getView: () => view,
+      port: mqttJsPort(daemon),
+      baseTopic: base,
+      discovery: { enabled: true, prefix: 'homeassistant' },
+      currency: 'EUR',
+      swVersion: '0.1.0-test',
+      logger: silentLogger(),
+      getView: () => view,
       onCommand: async (cmd) => {
         if (opts.reject) throw new WattshiftError('DEVICE_UNREACHABLE', 'charger does not answer');
         commands.push(cmd);
@@ -98,7 +105,10 @@ describe.each(['aedes', 'mosquitto'] as const)('Home Assistant MQTT layer on %s'
     expect(JSON.parse(after.get(t.device('tank'))!)).toMatchObject({ block_without_lease: true });
     const configs = [...(await retained(broker.url, 'homeassistant/#')).values()].map((p) => JSON.parse(p) as Record<string, unknown>);
     expect(configs.find((c) => c.state_topic === t.deviceField('tank', 'block_without_lease'))).toMatchObject({
-      device_class: 'problem', entity_category: 'diagnostic', payload_on: 'true', payload_off: 'false',
+      device_class: 'problem',
+      entity_category: 'diagnostic',
+      payload_on: 'true',
+      payload_off: 'false',
     });
     await bridge.stop();
   });
@@ -119,7 +129,10 @@ describe.each(['aedes', 'mosquitto'] as const)('Home Assistant MQTT layer on %s'
     await rec.next((m) => m.topic === t.deviceField('tank', 'temperature') && !m.retain);
     await new Promise((r) => setTimeout(r, 200)); // room for anything that should not come
     // Live deliveries only (retained replays to the new subscriber carry the retain flag).
-    const live = rec.messages.filter((m) => !m.retain).map((m) => m.topic).sort();
+    const live = rec.messages
+      .filter((m) => !m.retain)
+      .map((m) => m.topic)
+      .sort();
     expect(live).toEqual([t.device('tank'), t.deviceField('tank', 'temperature')].sort());
   });
 
@@ -133,12 +146,24 @@ describe.each(['aedes', 'mosquitto'] as const)('Home Assistant MQTT layer on %s'
     setView(v);
     await bridge.update();
     const expected = discoveryMessages({
-      baseTopic: base, prefix: 'homeassistant', location: v.location, devices: v.devices, currency: 'NOK', swVersion: '0.1.0-test',
-    }).map((m) => m.topic).filter((topic) => topic.includes(`/${v.devices[0]!.id}_`)).sort();
+      baseTopic: base,
+      prefix: 'homeassistant',
+      location: v.location,
+      devices: v.devices,
+      currency: 'NOK',
+      swVersion: '0.1.0-test',
+    })
+      .map((m) => m.topic)
+      .filter((topic) => topic.includes(`/${v.devices[0]!.id}_`))
+      .sort();
     const live = () => rec.messages.filter((m) => !m.retain);
     await rec.next(() => live().length >= expected.length);
     await new Promise((r) => setTimeout(r, 200)); // room for anything that should not come
-    expect(live().map((m) => m.topic).sort()).toEqual(expected);
+    expect(
+      live()
+        .map((m) => m.topic)
+        .sort(),
+    ).toEqual(expected);
     expect(live().every((m) => (JSON.parse(m.payload) as { device: { name: string } }).device.name === 'Bathroom tank')).toBe(true);
   });
 
@@ -187,7 +212,9 @@ describe.each(['aedes', 'mosquitto'] as const)('Home Assistant MQTT layer on %s'
     await app.publishAsync(t.set('ev'), '{not json');
     await app.publishAsync(t.setField('tank', 'floor'), 'warm');
     await rec.next(() => rec.messages.length >= bad.length + 2);
-    const responses = rec.messages.map((m) => JSON.parse(m.payload) as { status: string; error: { code: string; message: string }; transaction?: number });
+    const responses = rec.messages.map(
+      (m) => JSON.parse(m.payload) as { status: string; error: { code: string; message: string }; transaction?: number },
+    );
     expect(responses.every((r) => r.status === 'error' && r.error.code === 'MQTT_COMMAND_INVALID')).toBe(true);
     for (const [i, [, , re]] of bad.entries()) {
       const r = responses.find((x) => x.transaction === i + 1);
@@ -208,7 +235,11 @@ describe.each(['aedes', 'mosquitto'] as const)('Home Assistant MQTT layer on %s'
     await app.publishAsync(t.setField('tank', 'mode'), 'OFF');
     await app.publishAsync(t.set('ev'), '{"mode":"Auto"}');
     await rec.next(() => rec.messages.length >= 4);
-    expect(commands).toEqual([{ deviceId: 'ev', mode: 'boost' }, { deviceId: 'tank', mode: 'off' }, { deviceId: 'ev', mode: 'auto' }]);
+    expect(commands).toEqual([
+      { deviceId: 'ev', mode: 'boost' },
+      { deviceId: 'tank', mode: 'off' },
+      { deviceId: 'ev', mode: 'auto' },
+    ]);
   });
 
   it('turns a failing command handler into an error response', async () => {
@@ -224,21 +255,39 @@ describe.each(['aedes', 'mosquitto'] as const)('Home Assistant MQTT layer on %s'
     await startBridge();
     const v = sampleView();
     const expected = discoveryMessages({
-      baseTopic: base, prefix: 'homeassistant', location: v.location, devices: v.devices, currency: 'NOK', swVersion: '0.1.0-test',
-    }).map((m) => m.topic).sort();
+      baseTopic: base,
+      prefix: 'homeassistant',
+      location: v.location,
+      devices: v.devices,
+      currency: 'NOK',
+      swVersion: '0.1.0-test',
+    })
+      .map((m) => m.topic)
+      .sort();
     const ha = await connect();
     const rec = await recorder(ha, 'homeassistant/+/+/+/config');
     await ha.publishAsync('homeassistant/status', 'online');
     const live = () => rec.messages.filter((m) => !m.retain);
     await rec.next(() => live().length >= expected.length);
-    expect(live().map((m) => m.topic).sort()).toEqual(expected);
+    expect(
+      live()
+        .map((m) => m.topic)
+        .sort(),
+    ).toEqual(expected);
   });
 
   it('announces discovery once per start: overlapping updates and a retained HA birth send nothing twice', async () => {
     const v = sampleView();
     const expected = discoveryMessages({
-      baseTopic: base, prefix: 'homeassistant', location: v.location, devices: v.devices, currency: 'NOK', swVersion: '0.1.0-test',
-    }).map((m) => m.topic).sort();
+      baseTopic: base,
+      prefix: 'homeassistant',
+      location: v.location,
+      devices: v.devices,
+      currency: 'NOK',
+      swVersion: '0.1.0-test',
+    })
+      .map((m) => m.topic)
+      .sort();
     const ha = await connect();
     await ha.publishAsync('homeassistant/status', 'online', { retain: true, qos: 1 }); // a set-up that retains HA's birth
     const rec = await recorder(ha, 'homeassistant/+/+/+/config');
@@ -251,7 +300,10 @@ describe.each(['aedes', 'mosquitto'] as const)('Home Assistant MQTT layer on %s'
       const marker = 'homeassistant/sensor/zz_marker/end/config';
       await daemon.publishAsync(marker, 'end', { qos: 1 }); // same connection: the broker keeps its order
       await rec.next((m) => m.topic === marker);
-      const live = rec.messages.filter((m) => !m.retain && m.topic !== marker).map((m) => m.topic).sort();
+      const live = rec.messages
+        .filter((m) => !m.retain && m.topic !== marker)
+        .map((m) => m.topic)
+        .sort();
       expect(live).toEqual(expected);
     } finally {
       await ha.publishAsync('homeassistant/status', '', { retain: true, qos: 1 });
@@ -285,14 +337,20 @@ describe.each(['aedes', 'mosquitto'] as const)('Home Assistant MQTT layer on %s'
     expect(state.get(t.deviceField('tank', 'mode'))).toBe('auto');
   });
 
-  it('works over the daemon\'s shared MQTT connection, with the will from haWill', async () => {
+  it("works over the daemon's shared MQTT connection, with the will from haWill", async () => {
     const conn = createMqttConnection({ url: broker.url, will: haWill(base), reconnectPeriodMs: 60_000 }, { logger: silentLogger() });
     await conn.waitConnected(AbortSignal.timeout(5000));
     const commands: DeviceCommand[] = [];
     const bridge = createHaBridge({
-      port: sharedConnectionPort(conn), baseTopic: base, discovery: { enabled: true, prefix: 'homeassistant' }, currency: 'EUR',
-      swVersion: '0.1.0-test', logger: silentLogger(), getView: () => sampleView(),
-      onCommand: async (cmd) => void commands.push(cmd), previousDeviceIds: [],
+      port: sharedConnectionPort(conn),
+      baseTopic: base,
+      discovery: { enabled: true, prefix: 'homeassistant' },
+      currency: 'EUR',
+      swVersion: '0.1.0-test',
+      logger: silentLogger(),
+      getView: () => sampleView(),
+      onCommand: async (cmd) => void commands.push(cmd),
+      previousDeviceIds: [],
     });
     try {
       await bridge.start();

@@ -38,12 +38,20 @@ describe('stopping the Home Assistant bridge', () => {
       const { port, sent, ackNext } = heldPort();
       const t = haTopics('wattshift');
       const bridge = createHaBridge({
-        port, baseTopic: 'wattshift', discovery: { enabled: true, prefix: 'homeassistant' }, currency: 'NOK', swVersion: 't',
-        logger: silentLogger(), getView: () => sampleView(), onCommand: async () => undefined, previousDeviceIds: ['tank', 'ev', 'main'],
+        port,
+        baseTopic: 'wattshift',
+        discovery: { enabled: true, prefix: 'homeassistant' },
+        currency: 'NOK',
+        swVersion: 't',
+        logger: silentLogger(),
+        getView: () => sampleView(),
+        onCommand: async () => undefined,
+        previousDeviceIds: ['tank', 'ev', 'main'],
       });
       const started = bridge.start();
       // Acknowledge until the bridge is inside the phase we stop in.
-      const inPhase = (s: { topic: string }) => (phase === 'discovery' ? s.topic.startsWith('homeassistant/') : s.topic.startsWith('wattshift/') && s.topic !== t.availability);
+      const inPhase = (s: { topic: string }) =>
+        phase === 'discovery' ? s.topic.startsWith('homeassistant/') : s.topic.startsWith('wattshift/') && s.topic !== t.availability;
       while (!sent.some(inPhase)) await ackNext();
       const before = sent.length;
       const stopped = bridge.stop();

@@ -42,7 +42,16 @@ describe('an SG Ready heat pump driven by the daemon', () => {
 
   beforeAll(async () => {
     const env = await home.startWorld();
-    pump = await startSgReadyHeatPump({ clock: home.clock, startMs, electricKw: 0.5, cop: 2.8, normalC: 50, boostC: 60, maxC: 65, tank: { volumeL: 200, initialC: 52 } });
+    pump = await startSgReadyHeatPump({
+      clock: home.clock,
+      startMs,
+      electricKw: 0.5,
+      cop: 2.8,
+      normalC: 50,
+      boostC: 60,
+      maxC: 65,
+      tank: { volumeL: 200, initialC: 52 },
+    });
     const input = env.config;
     const source = (extra: Record<string, unknown>) => ({ type: 'modbus', bus: 'hp', unitId: 1, profile: 'wattshift-sim-heat-pump', ...extra });
     const config = parseConfig({
@@ -51,7 +60,10 @@ describe('an SG Ready heat pump driven by the daemon', () => {
       devices: [
         ...(input.devices ?? []),
         {
-          id: 'hp', name: 'Heat pump', kind: 'heatPump', staleAfterS: 900,
+          id: 'hp',
+          name: 'Heat pump',
+          kind: 'heatPump',
+          staleAfterS: 900,
           contacts: { relay1: source({ channel: 0 }), relay2: source({ channel: 1 }) },
           meter: source({ point: 'energyKwh' }),
           thermometer: source({ point: 'temperatureC' }),
@@ -92,7 +104,7 @@ describe('an SG Ready heat pump driven by the daemon', () => {
     expect(samples.some((s) => s.decided === 'boost')).toBe(true);
   });
 
-  it('boosts in the plan\'s hours and not in hours it left empty', () => {
+  it("boosts in the plan's hours and not in hours it left empty", () => {
     let checked = 0;
     for (const [hour, plan] of planAtHour) {
       const slot = plan.slots.find((s) => s.startMs === hour);
@@ -101,7 +113,10 @@ describe('an SG Ready heat pump driven by the daemon', () => {
       if (ticks.length === 0 || (slot?.price ?? 0) < 0) continue;
       if (kwh === 0) {
         checked += 1;
-        expect(ticks.filter((s) => s.decided === 'boost' && s.tempC >= floorC), new Date(hour).toISOString()).toEqual([]);
+        expect(
+          ticks.filter((s) => s.decided === 'boost' && s.tempC >= floorC),
+          new Date(hour).toISOString(),
+        ).toEqual([]);
       }
     }
     expect(checked).toBeGreaterThan(0);

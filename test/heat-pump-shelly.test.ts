@@ -35,12 +35,22 @@ describe('heat pump contacts on two Shelly relays', () => {
       spark: { clientId: 'c', clientSecret: 'client-secret-inline' },
       storage: { path: ':memory:' },
       mqtt: { url: w.broker.url },
-      devices: [{
-        id: 'hp', kind: 'heatPump', model: { volumeL: 200, electricKw: 0.5 },
-        contacts: { relay1: { type: 'shelly', topicPrefix: 'shelly-sg1' }, relay2: { type: 'shelly', topicPrefix: 'shelly-sg2' }, swapped },
-      }],
+      devices: [
+        {
+          id: 'hp',
+          kind: 'heatPump',
+          model: { volumeL: 200, electricKw: 0.5 },
+          contacts: { relay1: { type: 'shelly', topicPrefix: 'shelly-sg1' }, relay2: { type: 'shelly', topicPrefix: 'shelly-sg2' }, swapped },
+        },
+      ],
     });
-    const built = buildDevice(config.devices[0]!, { buses: new Map(), mqtt: w.connection, clock: w.clock, logger: silentLogger(), requestTimeoutMs: 2000 });
+    const built = buildDevice(config.devices[0]!, {
+      buses: new Map(),
+      mqtt: w.connection,
+      clock: w.clock,
+      logger: silentLogger(),
+      requestTimeoutMs: 2000,
+    });
     w.cleanups.push(async () => built.close());
     return built.capabilities.sgReady!;
   }
@@ -59,7 +69,7 @@ describe('heat pump contacts on two Shelly relays', () => {
     expect([relay1.output, relay2.output]).toEqual([false, false]);
   });
 
-  it('follows the manufacturer\'s numbering when the contacts are swapped', async () => {
+  it("follows the manufacturer's numbering when the contacts are swapped", async () => {
     const sg = pump(true);
     await sg.setState('block', 600_000, sig());
     expect([relay1.output, relay2.output]).toEqual([false, true]);

@@ -10,13 +10,26 @@ const view = exampleHomeView();
 const pump = view.devices.find((d) => d.kind === 'heatPump')!;
 
 describe('an SG Ready heat pump on the surfaces', () => {
-  it('is announced to Home Assistant with the tank\'s entities and its SG Ready state, each valid', () => {
-    const messages = discoveryMessages({ baseTopic: 'wattshift', prefix: 'homeassistant', location: view.location, devices: [pump], currency: 'NOK', swVersion: '0.1.0' });
+  it("is announced to Home Assistant with the tank's entities and its SG Ready state, each valid", () => {
+    const messages = discoveryMessages({
+      baseTopic: 'wattshift',
+      prefix: 'homeassistant',
+      location: view.location,
+      devices: [pump],
+      currency: 'NOK',
+      swVersion: '0.1.0',
+    });
     const objects = messages.map((m) => m.topic.split('/')[3]);
-    expect(objects).toEqual(expect.arrayContaining(['heatpump_temperature', 'heatpump_floor', 'heatpump_water_heater', 'heatpump_sg_state', 'heatpump_energy']));
+    expect(objects).toEqual(
+      expect.arrayContaining(['heatpump_temperature', 'heatpump_floor', 'heatpump_water_heater', 'heatpump_sg_state', 'heatpump_energy']),
+    );
     expect(messages.flatMap((m) => checkDiscovery(m.topic, m.payload))).toEqual([]);
     const sg = messages.find((m) => m.topic.includes('heatpump_sg_state'))!;
-    expect(sg.payload).toMatchObject({ device_class: 'enum', options: ['block', 'normal', 'boost', 'forced'], state_topic: 'wattshift/heatpump/sg_state' });
+    expect(sg.payload).toMatchObject({
+      device_class: 'enum',
+      options: ['block', 'normal', 'boost', 'forced'],
+      state_topic: 'wattshift/heatpump/sg_state',
+    });
     expect(fieldsForKind('heatPump')).toContain('sg_state');
     expect(deviceValues(pump).sg_state).toBe('block');
   });

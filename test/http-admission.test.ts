@@ -47,7 +47,12 @@ async function idle(port: number, localAddress: string): Promise<{ socket: Socke
   return { socket: s, gone };
 }
 
-const get = (localAddress?: string) => ({ parts: [Buffer.from('GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')], pausesMs: [0], end: 'wait' as const, localAddress });
+const get = (localAddress?: string) => ({
+  parts: [Buffer.from('GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')],
+  pausesMs: [0],
+  end: 'wait' as const,
+  localAddress,
+});
 
 describe('connection admission', () => {
   it('counts IPv4 peers by address and IPv6 peers by /64', () => {
@@ -96,11 +101,17 @@ describe('connection admission', () => {
 
   it('answers 408 and closes a request whose body does not arrive by the deadline; a whole body is served', async () => {
     const { port, refused } = await serve({ maxConnections: 16, maxPerAddress: 16, bodyTimeoutMs: 300 });
-    const slow = await sendRaw({ parts: [Buffer.from('POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n{')], pausesMs: [0], end: 'wait' }, { port, timeoutMs: 10_000 });
+    const slow = await sendRaw(
+      { parts: [Buffer.from('POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n{')], pausesMs: [0], end: 'wait' },
+      { port, timeoutMs: 10_000 },
+    );
     expect(slow.status).toBe(408);
     expect(slow.ending).toBe('closed');
     expect(refused).toEqual(['slow-body 127.0.0.1']);
-    const whole = await sendRaw({ parts: [Buffer.from('POST / HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}')], pausesMs: [0], end: 'wait' }, { port });
+    const whole = await sendRaw(
+      { parts: [Buffer.from('POST / HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}')], pausesMs: [0], end: 'wait' },
+      { port },
+    );
     expect(whole.status).toBe(200);
   });
 });

@@ -12,7 +12,15 @@ import type { LpcTarget } from '../src/core/reports.js';
 
 const hourMs = 3_600_000;
 const t0 = Date.UTC(2026, 0, 14, 10);
-const me: Identity = { userId: 'u1', locationId: 'home', resources: new Map([['res-tank', 'tank'], ['res-car', 'car']]), meterPointIds: ['mp1'] };
+const me: Identity = {
+  userId: 'u1',
+  locationId: 'home',
+  resources: new Map([
+    ['res-tank', 'tank'],
+    ['res-car', 'car'],
+  ]),
+  meterPointIds: ['mp1'],
+};
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 const priceCurve = (id: string, hours: number[]) => ({
@@ -31,7 +39,10 @@ const resourceLpc = (id: string, resourceIds: string[], hours: number[]) => ({
   payload: {
     payloadType: 'ResourceLPC',
     targets: resourceIds.map((resourceId) => ({
-      resourceId, locationId: 'home', meterPointId: 'mp1', resolution: '01:00:00',
+      resourceId,
+      locationId: 'home',
+      meterPointId: 'mp1',
+      resolution: '01:00:00',
       points: hours.map((h) => ({ timestamp: iso(h), maxPowerInKiloWatts: 0 })),
     })),
   },
@@ -56,9 +67,14 @@ describe('event actions with the real store', () => {
 
   function wire(canHold: (t: LpcTarget) => boolean = () => true) {
     const actions = createEventActions({
-      store, identity: () => me, clock, logger: silentLogger(),
+      store,
+      identity: () => me,
+      clock,
+      logger: silentLogger(),
       subjectOf: (t) => (t.kind === 'resource' ? `device:${me.resources.get(t.resourceId)}` : null),
-      canHold, reportGraceMs: 10 * 60_000, onQueued: () => void queued++,
+      canHold,
+      reportGraceMs: 10 * 60_000,
+      onQueued: () => void queued++,
     });
     const intake = createEventIntake({ store, identity: () => me, clock, logger: silentLogger(), onEvent: (e) => actions.handle(e) });
     return { actions, intake };
@@ -67,10 +83,24 @@ describe('event actions with the real store', () => {
   it('keeps a reservation active until its window ends, with no acknowledgement and no usage report', () => {
     const { intake, actions } = wire();
     const hours = [t0 + 3 * hourMs, t0 + 4 * hourMs];
-    intake.accept({
-      id: 'res-1', createdAt: iso(t0),
-      payload: { payloadType: 'LPCReservation', targets: [{ locationId: 'home', meterPointId: 'mp1', resolution: '01:00:00', points: hours.map((h) => ({ timestamp: iso(h), maxPowerInKiloWatts: 1 })) }] },
-    }, 'event');
+    intake.accept(
+      {
+        id: 'res-1',
+        createdAt: iso(t0),
+        payload: {
+          payloadType: 'LPCReservation',
+          targets: [
+            {
+              locationId: 'home',
+              meterPointId: 'mp1',
+              resolution: '01:00:00',
+              points: hours.map((h) => ({ timestamp: iso(h), maxPowerInKiloWatts: 1 })),
+            },
+          ],
+        },
+      },
+      'event',
+    );
     expect(store.getEvent('res-1')?.state).toBe('active');
     actions.scan();
     clock.set(t0 + 5 * hourMs - 1);
@@ -89,11 +119,13 @@ describe('event actions with the real store', () => {
     expect(ack).toMatchObject({ kind: 'lpcAck', eventId: 'lpc-1', state: 'pending', deadlineMs: t0 + 5 * hourMs });
     expect(ack!.body).toEqual({
       eventId: 'lpc-1',
-      payloads: [{
-        payloadType: 'ResourceLPCAcknowledgement',
-        acknowledgedTargets: [{ meterPointId: 'mp1', locationId: 'home', resourceId: 'res-tank' }],
-        declinedTargets: [{ meterPointId: 'mp1', locationId: 'home', resourceId: 'res-car' }],
-      }],
+      payloads: [
+        {
+          payloadType: 'ResourceLPCAcknowledgement',
+          acknowledgedTargets: [{ meterPointId: 'mp1', locationId: 'home', resourceId: 'res-tank' }],
+          declinedTargets: [{ meterPointId: 'mp1', locationId: 'home', resourceId: 'res-car' }],
+        },
+      ],
     });
     expect(store.getEvent('lpc-1')?.state).toBe('active');
     expect(queued).toBe(1);

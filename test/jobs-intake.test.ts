@@ -17,7 +17,9 @@ const curve = (id: string, resourceId = 'res-tank', locationId = 'home-1') => ({
   id,
   createdAt: '2025-10-25T11:05:00Z',
   payload: {
-    payloadType: 'PriceCurve', priceArea: 'NO1', targets: [{ resourceId, locationId }],
+    payloadType: 'PriceCurve',
+    priceArea: 'NO1',
+    targets: [{ resourceId, locationId }],
     priceCurveDelta: { currency: 'NOK', energyUnit: 'kWh', resolution: '01:00:00', points: [{ price: -1, timestamp: '2025-10-26T02:00:00' }] },
   },
 });
@@ -61,9 +63,15 @@ describe('event intake', () => {
     expect(seen[0]?.storedState).toBe('received');
     const row = store.getEvent('e1');
     expect(row).toMatchObject({
-      payloadType: 'PriceCurve', notificationType: null, state: 'received', receivedAtMs: t0,
-      createdAtMs: Date.UTC(2025, 9, 25, 11, 5), startMs: Date.UTC(2025, 9, 26, 2), endMs: Date.UTC(2025, 9, 26, 3),
-      resourceIds: ['res-tank'], locationIds: ['home-1'],
+      payloadType: 'PriceCurve',
+      notificationType: null,
+      state: 'received',
+      receivedAtMs: t0,
+      createdAtMs: Date.UTC(2025, 9, 25, 11, 5),
+      startMs: Date.UTC(2025, 9, 26, 2),
+      endMs: Date.UTC(2025, 9, 26, 3),
+      resourceIds: ['res-tank'],
+      locationIds: ['home-1'],
     });
     expect(row?.raw).toEqual(curve('e1'));
   });
@@ -79,8 +87,12 @@ describe('event intake', () => {
     expect(intake.accept(curve('e1'), 'event').outcome).toBe('new');
     expect(intake.accept(curve('e1'), 'event').outcome).toBe('duplicate');
     const notification = {
-      notificationId: 'n1', eventId: 'e1', eventCreatedAtUtc: '2025-10-25T11:05:00Z', notificationSentUtc: '2025-10-25T11:06:00Z',
-      notificationType: 'PriceCurveCreated', payload: curve('e1').payload,
+      notificationId: 'n1',
+      eventId: 'e1',
+      eventCreatedAtUtc: '2025-10-25T11:05:00Z',
+      notificationSentUtc: '2025-10-25T11:06:00Z',
+      notificationType: 'PriceCurveCreated',
+      payload: curve('e1').payload,
     };
     expect(intake.accept(notification, 'notification').outcome).toBe('duplicate');
     store.close();
@@ -105,10 +117,23 @@ describe('event intake', () => {
   it('malformed input is invalid and leaves no row', () => {
     const intake = makeIntake();
     const bad: unknown[] = [
-      null, 'text', 42, [], {}, { id: 7 }, { id: '' }, { eventId: 'x' },
+      null,
+      'text',
+      42,
+      [],
+      {},
+      { id: 7 },
+      { id: '' },
+      { eventId: 'x' },
       { id: 'b1', payload: { payloadType: 'PriceCurve', targets: [] } },
       { id: 'b2', createdAt: 'not a date', payload: null },
-      { id: 'b3', payload: { payloadType: 'LocationLPC', targets: [{ locationId: 'home-1', resolution: '01:00:00', points: [{ timestamp: 'soon', maxPowerInKiloWatts: 1 }] }] } },
+      {
+        id: 'b3',
+        payload: {
+          payloadType: 'LocationLPC',
+          targets: [{ locationId: 'home-1', resolution: '01:00:00', points: [{ timestamp: 'soon', maxPowerInKiloWatts: 1 }] }],
+        },
+      },
     ];
     for (const raw of bad) expect(intake.accept(raw, 'event').outcome, JSON.stringify(raw)).toBe('invalid');
     expect(intake.accept({ notificationId: 'n', eventId: '' }, 'notification').outcome).toBe('invalid');
@@ -129,7 +154,9 @@ describe('event intake', () => {
     store.close();
     const acted: HomeEvent[] = [];
     const intake = createEventIntake({
-      store, identity: () => me, clock: new ManualClock(t0),
+      store,
+      identity: () => me,
+      clock: new ManualClock(t0),
       logger: createLogger({ level: 'debug', destination: { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) } }),
       onEvent: (event, stored) => {
         expect(stored).toBe(false);
@@ -165,7 +192,8 @@ describe('event intake', () => {
   it('an LPC with a negative cap, or 3,000 points, is refused; a 0 kW cap within bounds is taken', () => {
     const intake = makeIntake();
     const lpc = (id: string, points: { timestamp: string; maxPowerInKiloWatts: number }[]) => ({
-      id, createdAt: '2025-10-25T11:05:00Z',
+      id,
+      createdAt: '2025-10-25T11:05:00Z',
       payload: { payloadType: 'LocationLPC', targets: [{ locationId: 'home-1', resolution: '01:00:00', points }] },
     });
     const hour = (h: number) => new Date(Date.UTC(2025, 9, 26) + h * 3_600_000).toISOString();

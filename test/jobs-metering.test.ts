@@ -37,7 +37,10 @@ const port = () => ({
 });
 const make = () =>
   createMetering({
-    store: port(), subjects, clock, flushEveryMs: 60_000,
+    store: port(),
+    subjects,
+    clock,
+    flushEveryMs: 60_000,
     logger: createLogger({ level: 'debug', destination: { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) } }),
   });
 
@@ -191,7 +194,9 @@ describe('metering', () => {
 
   it('leaves counter glitches out, marks the hour partial and warns at most once an hour', () => {
     const m = createMetering({
-      store: port(), clock, flushEveryMs: 60_000,
+      store: port(),
+      clock,
+      flushEveryMs: 60_000,
       subjects: [{ subject: 'res-tank', method: 'counter', options: { maxPowerKw: 3 } }],
       logger: createLogger({ level: 'debug', destination: { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) } }),
     });

@@ -30,7 +30,11 @@ let outbox: ReturnType<typeof startReportOutbox> | undefined;
 /** What the stub answers to POST /reports, per call. */
 let answer: (eventId: string, n: number) => StubReply;
 
-const posts = (): string[] => stub.apiRequests().filter((r) => r.method === 'POST' && r.path.endsWith('/reports')).map((r) => (JSON.parse(r.body) as { eventId: string }).eventId);
+const posts = (): string[] =>
+  stub
+    .apiRequests()
+    .filter((r) => r.method === 'POST' && r.path.endsWith('/reports'))
+    .map((r) => (JSON.parse(r.body) as { eventId: string }).eventId);
 
 beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'ws-outbox-'));
@@ -41,8 +45,14 @@ beforeEach(async () => {
   answer = (eventId) => json({ id: `remote-${eventId}`, eventId });
   stub = await startStub((req) => answer((JSON.parse(req.body) as { eventId: string }).eventId, ++n));
   client = createSparkClient({
-    baseUrl: `${stub.url}/energy-coordination/v1`, authUrl: stub.url, clientId: 'c', clientSecret: 's', clock,
-    logger: createLogger({ level: 'silent' }), retry: { attempts: 1 }, timeoutsMs: { headers: 2000, body: 2000 },
+    baseUrl: `${stub.url}/energy-coordination/v1`,
+    authUrl: stub.url,
+    clientId: 'c',
+    clientSecret: 's',
+    clock,
+    logger: createLogger({ level: 'silent' }),
+    retry: { attempts: 1 },
+    timeoutsMs: { headers: 2000, body: 2000 },
   });
 });
 
@@ -59,7 +69,9 @@ function enqueue(eventId: string, opts: { nowMs?: number; nextAttemptMs?: number
   store.saveEvent({ eventId, createdAtMs: t0, receivedAtMs: t0, rawJson: '{}' });
   const body = {
     eventId,
-    payloads: [{ payloadType: 'ResourceLPCAcknowledgement', acknowledgedTargets: [{ meterPointId: 'mp', locationId: 'home-1', resourceId: 'res-ev' }] }],
+    payloads: [
+      { payloadType: 'ResourceLPCAcknowledgement', acknowledgedTargets: [{ meterPointId: 'mp', locationId: 'home-1', resourceId: 'res-ev' }] },
+    ],
   };
   return store.enqueueReport({ idempotencyKey: `${eventId}:lpcAck`, eventId, kind: 'lpcAck', body, nowMs: opts.nowMs ?? t0, ...opts }).report;
 }
@@ -80,7 +92,7 @@ function start(extra: { deadlineWarningMs?: number } = {}) {
 
 /** Waits (real time, bounded) until the loop is idle with `check` true. */
 async function until(check: () => boolean, what: string): Promise<void> {
-  for (const end = Date.now() + 15_000; !check() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 5));
+  for (const end = Date.now() + 15_000; !check() && Date.now() < end;) await new Promise((r) => setTimeout(r, 5));
   expect(check(), what).toBe(true);
   for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
 }
@@ -163,7 +175,15 @@ describe('report outbox', () => {
     // The API comes back on a new port; a restarted daemon sends it.
     stub = await startStub(() => json({ id: 'remote-net' }));
     await client.close();
-    client = createSparkClient({ baseUrl: `${stub.url}/energy-coordination/v1`, authUrl: stub.url, clientId: 'c', clientSecret: 's', clock, logger: createLogger({ level: 'silent' }), retry: { attempts: 1 } });
+    client = createSparkClient({
+      baseUrl: `${stub.url}/energy-coordination/v1`,
+      authUrl: stub.url,
+      clientId: 'c',
+      clientSecret: 's',
+      clock,
+      logger: createLogger({ level: 'silent' }),
+      retry: { attempts: 1 },
+    });
     start();
     await until(() => true, 'idle');
     expect(posts()).toEqual([]); // not due yet at restart
@@ -194,7 +214,7 @@ describe('report outbox', () => {
     const b = enqueue('ev-twice');
     store.markSending(b.id, t0);
     store.markRetry(b.id, 'API_UNAVAILABLE: timeout', t0);
-    answer = () => ({ status: 400, body: "duplicate: the report names target res-ev twice" });
+    answer = () => ({ status: 400, body: 'duplicate: the report names target res-ev twice' });
     start();
     await until(() => stateOf(b.id) === 'rejected', 'rejected');
     expect(store.getReport(b.id)?.lastError).toContain('names target res-ev twice');
@@ -238,11 +258,27 @@ describe('monthEndDeadlineMs', () => {
 
 describe('reportDeadlineMs', () => {
   it('is the month end after the last hour of any usage payload, and none for an acknowledgement', () => {
-    const usage = (type: 'EnergyUsage' | 'LocationEnergyUsage', hours: string[]) => type === 'EnergyUsage'
-      ? { payloadType: type, resourceId: 'r', resolution: '01:00:00', curvePoints: hours.map((timestamp) => ({ timestamp, kiloWattHours: 1 })) }
-      : { payloadType: type, locationId: 'l', meterPointId: 'm', resolution: '01:00:00', points: hours.map((timestamp) => ({ timestamp, kiloWattHours: 1 })) };
-    expect(reportDeadlineMs({ eventId: 'e', payloads: [usage('EnergyUsage', ['2026-01-31T22:00:00Z']), usage('LocationEnergyUsage', ['2026-01-31T23:00:00Z', '2026-02-01T00:00:00Z'])] }))
-      .toBe(Date.UTC(2026, 2, 1));
-    expect(reportDeadlineMs({ eventId: 'e', payloads: [{ payloadType: 'LocationLPCAcknowledgement', acknowledgedTargets: [{ locationId: 'l', meterPointId: 'm' }] }] })).toBeNull();
+    const usage = (type: 'EnergyUsage' | 'LocationEnergyUsage', hours: string[]) =>
+      type === 'EnergyUsage'
+        ? { payloadType: type, resourceId: 'r', resolution: '01:00:00', curvePoints: hours.map((timestamp) => ({ timestamp, kiloWattHours: 1 })) }
+        : {
+            payloadType: type,
+            locationId: 'l',
+            meterPointId: 'm',
+            resolution: '01:00:00',
+            points: hours.map((timestamp) => ({ timestamp, kiloWattHours: 1 })),
+          };
+    expect(
+      reportDeadlineMs({
+        eventId: 'e',
+        payloads: [usage('EnergyUsage', ['2026-01-31T22:00:00Z']), usage('LocationEnergyUsage', ['2026-01-31T23:00:00Z', '2026-02-01T00:00:00Z'])],
+      }),
+    ).toBe(Date.UTC(2026, 2, 1));
+    expect(
+      reportDeadlineMs({
+        eventId: 'e',
+        payloads: [{ payloadType: 'LocationLPCAcknowledgement', acknowledgedTargets: [{ locationId: 'l', meterPointId: 'm' }] }],
+      }),
+    ).toBeNull();
   });
 });

@@ -37,23 +37,61 @@ let running: { stop(): Promise<void> }[] = [];
 /** A 48-hour plan of hourly slots from t0, the tank's energy per hour from `tankKWh`. */
 function plan(): Plan {
   const slots: PlanSlot[] = tankKWh.map((kwh, i) => ({
-    startMs: t0 + i * hour, endMs: t0 + (i + 1) * hour, price: 1, spot: 1, delta: 0, source: 'actual', headroomKW: 10,
-    tanks: { tank: { energyKWh: kwh, powerKW: kwh, on: kwh > 0, endTempC: 60 } }, binding: [], reason: '', baselineKWh: 1,
+    startMs: t0 + i * hour,
+    endMs: t0 + (i + 1) * hour,
+    price: 1,
+    spot: 1,
+    delta: 0,
+    source: 'actual',
+    headroomKW: 10,
+    tanks: { tank: { energyKWh: kwh, powerKW: kwh, on: kwh > 0, endTempC: 60 } },
+    binding: [],
+    reason: '',
+    baselineKWh: 1,
   }));
-  return { createdMs: t0, currency: 'NOK', slotMinutes: 60, startMs: t0, endMs: t0 + 48 * hour, mode: 'optimal', slots, cost: 0, baselineCost: 0, baselineRespectsLimits: true, incentiveEarned: 0, shortfalls: [] };
+  return {
+    createdMs: t0,
+    currency: 'NOK',
+    slotMinutes: 60,
+    startMs: t0,
+    endMs: t0 + 48 * hour,
+    mode: 'optimal',
+    slots,
+    cost: 0,
+    baselineCost: 0,
+    baselineRespectsLimits: true,
+    incentiveEarned: 0,
+    shortfalls: [],
+  };
 }
 
 const posts = (): { eventId?: unknown; payloads: { payloadType: string; flexibility: { kiloWattHours: number }[] }[] }[] =>
-  stub.apiRequests().filter((r) => r.method === 'POST' && r.path.endsWith('/reports')).map((r) => JSON.parse(r.body));
+  stub
+    .apiRequests()
+    .filter((r) => r.method === 'POST' && r.path.endsWith('/reports'))
+    .map((r) => JSON.parse(r.body));
 
 function start(): void {
   const queue = planReportQueue(store);
   const outbox = startReportOutbox({
     outbox: store,
     sender: { postReport: (body, signal) => client.postReport(body as never, { signal }) },
-    clock, logger: createLogger({ level: 'silent' }), pollMs: minute, backoff, random: half, planReports: queue,
+    clock,
+    logger: createLogger({ level: 'silent' }),
+    pollMs: minute,
+    backoff,
+    random: half,
+    planReports: queue,
   });
-  const checker = startPlanReports({ queue, plan, baseLoadKw: () => 0.5, target: () => target, clock, logger: createLogger({ level: 'silent' }), onQueued: () => outbox.flush() });
+  const checker = startPlanReports({
+    queue,
+    plan,
+    baseLoadKw: () => 0.5,
+    target: () => target,
+    clock,
+    logger: createLogger({ level: 'silent' }),
+    onQueued: () => outbox.flush(),
+  });
   running = [checker, outbox];
 }
 
@@ -64,7 +102,7 @@ async function stopAll(): Promise<void> {
 
 /** Waits (real time, bounded) until `check` holds, then lets the loops settle. */
 async function until(check: () => boolean, what: string): Promise<void> {
-  for (const end = Date.now() + 15_000; !check() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 5));
+  for (const end = Date.now() + 15_000; !check() && Date.now() < end;) await new Promise((r) => setTimeout(r, 5));
   expect(check(), what).toBe(true);
   for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
 }
@@ -88,8 +126,14 @@ beforeEach(async () => {
   answer = () => json({ id: `remote-${++n}`, eventId: null, createdAt: new Date(clock.nowMs()).toISOString() });
   stub = await startStub(() => answer(n));
   client = createSparkClient({
-    baseUrl: `${stub.url}/energy-coordination/v1`, authUrl: stub.url, clientId: 'c', clientSecret: 's', clock,
-    logger: createLogger({ level: 'silent' }), retry: { attempts: 1 }, timeoutsMs: { headers: 2000, body: 2000 },
+    baseUrl: `${stub.url}/energy-coordination/v1`,
+    authUrl: stub.url,
+    clientId: 'c',
+    clientSecret: 's',
+    clock,
+    logger: createLogger({ level: 'silent' }),
+    retry: { attempts: 1 },
+    timeoutsMs: { headers: 2000, body: 2000 },
   });
 });
 
@@ -123,7 +167,11 @@ describe('plan reports through the outbox', () => {
     await pass(minute);
     await until(() => state().lastSent?.reason === 'changed', 'changed sent');
     expect(posts()).toHaveLength(2);
-    expect(posts()[1]!.payloads[0]!.flexibility.slice(0, 5).map((p) => p.kiloWattHours)).toEqual([0, 0, 0, 1.4, 0.6]);
+    expect(
+      posts()[1]!
+        .payloads[0]!.flexibility.slice(0, 5)
+        .map((p) => p.kiloWattHours),
+    ).toEqual([0, 0, 0, 1.4, 0.6]);
 
     // Nothing changes for a day: one more, as the daily one, and only one.
     await pass(24 * hour - 2 * minute);
@@ -158,7 +206,11 @@ describe('plan reports through the outbox', () => {
     await pass(hour);
     await until(() => state().lastSent?.remoteId === 'remote-after-restart', 'sent after restart');
     expect(state().pending).toBeNull();
-    expect(posts().slice(before).filter((p) => p.payloads[0]!.flexibility[5]!.kiloWattHours === 3)).toHaveLength(1);
+    expect(
+      posts()
+        .slice(before)
+        .filter((p) => p.payloads[0]!.flexibility[5]!.kiloWattHours === 3),
+    ).toHaveLength(1);
 
     // A 400 is final: kept with its reason, not sent again.
     answer = () => json('payloads[0]: location is not a location of this partner', 400);

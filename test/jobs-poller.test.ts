@@ -78,7 +78,13 @@ beforeEach(async () => {
   relay = await startRelay(Number(new URL(sb.baseUrl).port));
   const via = (url: string) => url.replace(`:${new URL(sb.baseUrl).port}`, `:${relay.port}`);
   const creds = sb.credentials[0]!;
-  const common = { clientId: creds.clientId, clientSecret: creds.clientSecret, clock, logger: createLogger({ level: 'silent' }), retry: { attempts: 1 } };
+  const common = {
+    clientId: creds.clientId,
+    clientSecret: creds.clientSecret,
+    clock,
+    logger: createLogger({ level: 'silent' }),
+    retry: { attempts: 1 },
+  };
   client = createSparkClient({ ...common, baseUrl: via(sb.baseUrl), authUrl: via(sb.authUrl) });
   admin = createSparkClient({ ...common, baseUrl: sb.baseUrl, authUrl: sb.authUrl });
   acted = [];
@@ -107,10 +113,13 @@ function start() {
 }
 
 const curveFor = (resourceId: string, locationId: string) =>
-  admin.simulatePriceCurve({ targets: [{ resourceId, locationId }], priceCurveDelta: { resolution: '01:00:00', currency: 'NOK', energyUnit: 'kWh', points: [{ price: -0.5, timestamp: '2025-11-05T02:00:00Z' }] } });
+  admin.simulatePriceCurve({
+    targets: [{ resourceId, locationId }],
+    priceCurveDelta: { resolution: '01:00:00', currency: 'NOK', energyUnit: 'kWh', points: [{ price: -0.5, timestamp: '2025-11-05T02:00:00Z' }] },
+  });
 
 async function until(check: () => boolean, what: string): Promise<void> {
-  for (const end = Date.now() + 15_000; !check() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 5));
+  for (const end = Date.now() + 15_000; !check() && Date.now() < end;) await new Promise((r) => setTimeout(r, 5));
   expect(check(), what).toBe(true);
   for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
 }

@@ -40,12 +40,22 @@ async function rig(options: Partial<WebhookReceiverOptions> = {}): Promise<Rig> 
   const lines: Record<string, unknown>[] = [];
   const logger = createLogger({ level: 'debug', destination: { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) } });
   const acted: string[] = [];
-  const intake = createEventIntake({ store, identity: () => me, clock: new ManualClock(Date.UTC(2025, 9, 25, 12)), logger, onEvent: (e) => acted.push(e.id) });
+  const intake = createEventIntake({
+    store,
+    identity: () => me,
+    clock: new ManualClock(Date.UTC(2025, 9, 25, 12)),
+    logger,
+    onEvent: (e) => acted.push(e.id),
+  });
   const receiver = await startWebhookReceiver(
     { host: '127.0.0.1', port: 0, path: '/hooks/spark', secret, maxBodyBytes: 64 * 1024, maxConnections: 16, ...options },
     { intake, logger },
   );
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }), () => store.close(), () => receiver.close());
+  cleanups.push(
+    () => rmSync(dir, { recursive: true, force: true }),
+    () => store.close(),
+    () => receiver.close(),
+  );
   return { store, receiver, acted, lines, url: new URL(receiver.url) };
 }
 
@@ -54,13 +64,30 @@ interface Res {
   headers: IncomingHttpHeaders;
   body: string;
 }
-function send(r: Rig, opts: { body?: Buffer | string | Buffer[]; headers?: Record<string, string | string[]>; method?: string; path?: string; chunked?: boolean; agent?: Agent }): Promise<Res> {
+function send(
+  r: Rig,
+  opts: {
+    body?: Buffer | string | Buffer[];
+    headers?: Record<string, string | string[]>;
+    method?: string;
+    path?: string;
+    chunked?: boolean;
+    agent?: Agent;
+  },
+): Promise<Res> {
   return new Promise((resolve, reject) => {
     const parts = opts.body === undefined ? [] : Array.isArray(opts.body) ? opts.body : [Buffer.from(opts.body)];
     const headers: Record<string, string | string[] | number> = { 'content-type': 'application/json', ...opts.headers };
     if (!opts.chunked) headers['content-length'] = parts.reduce((n, p) => n + p.length, 0);
     const req = request(
-      { host: r.url.hostname, port: r.url.port, path: opts.path ?? r.url.pathname, method: opts.method ?? 'POST', headers, agent: opts.agent ?? false },
+      {
+        host: r.url.hostname,
+        port: r.url.port,
+        path: opts.path ?? r.url.pathname,
+        method: opts.method ?? 'POST',
+        headers,
+        agent: opts.agent ?? false,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -79,10 +106,15 @@ function send(r: Rig, opts: { body?: Buffer | string | Buffer[]; headers?: Recor
 
 const notification = (eventId: string, extra: Record<string, unknown> = {}) =>
   JSON.stringify({
-    notificationId: `n-${eventId}`, eventId, eventCreatedAtUtc: '2025-10-25T11:05:00Z', notificationSentUtc: '2025-10-25T11:05:01Z',
+    notificationId: `n-${eventId}`,
+    eventId,
+    eventCreatedAtUtc: '2025-10-25T11:05:00Z',
+    notificationSentUtc: '2025-10-25T11:05:01Z',
     notificationType: 'PriceCurveCreated',
     payload: {
-      payloadType: 'PriceCurve', priceArea: 'NO1', targets: [{ resourceId: 'res-tank', locationId: 'home-1' }],
+      payloadType: 'PriceCurve',
+      priceArea: 'NO1',
+      targets: [{ resourceId: 'res-tank', locationId: 'home-1' }],
       priceCurveDelta: { currency: 'NOK', energyUnit: 'kWh', resolution: '01:00:00', points: [{ price: -1, timestamp: '2025-10-26T02:00:00Z' }] },
     },
     ...extra,
@@ -90,7 +122,7 @@ const notification = (eventId: string, extra: Record<string, unknown> = {}) =>
 const signed = (body: string | Buffer, key = secret) => ({ 'x-payload-signature': signPayload(body, key) });
 /** Processing runs right after the answer; give it a moment (real time, bounded). */
 async function eventually(check: () => boolean, what: string): Promise<void> {
-  for (const end = Date.now() + 15_000; !check() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 5));
+  for (const end = Date.now() + 15_000; !check() && Date.now() < end;) await new Promise((r) => setTimeout(r, 5));
   expect(check(), what).toBe(true);
 }
 const settle = () => new Promise((r) => setTimeout(r, 30));
@@ -115,7 +147,10 @@ describe('webhook receiver: accepted calls', () => {
     }
     await eventually(() => r.store.listEvents().length === 2, 'both stored');
     // Neither targets this home: kept as ignored, byte for byte (trailing newline included).
-    expect(r.store.getEvent('1cc9ea41-59a4-453e-8c3a-2385b900a0a9')).toMatchObject({ state: 'ignored', rawJson: readFileSync(join(dataDir, 'price-curve-event.json'), 'utf8') });
+    expect(r.store.getEvent('1cc9ea41-59a4-453e-8c3a-2385b900a0a9')).toMatchObject({
+      state: 'ignored',
+      rawJson: readFileSync(join(dataDir, 'price-curve-event.json'), 'utf8'),
+    });
     expect(r.acted).toEqual([]);
   });
 
@@ -174,7 +209,16 @@ describe('webhook receiver: refused calls change nothing', () => {
     ['key with a trailing newline', signed(body, `${secret}\n`)],
     ['signature of the body without its last byte', { 'x-payload-signature': signPayload(body.slice(0, -1), secret) }],
     ['two signature headers', { 'x-payload-signature': [good, good] }],
-    ['flipped bit', { 'x-payload-signature': (() => { const b = Buffer.from(good, 'base64'); b[0] = (b[0] ?? 0) ^ 1; return b.toString('base64'); })() }],
+    [
+      'flipped bit',
+      {
+        'x-payload-signature': (() => {
+          const b = Buffer.from(good, 'base64');
+          b[0] = (b[0] ?? 0) ^ 1;
+          return b.toString('base64');
+        })(),
+      },
+    ],
   ];
   it.each(cases)('bad signature (%s) → 401, nothing stored', async (_name, headers) => {
     const r = await rig();
@@ -293,22 +337,27 @@ describe('webhook receiver: property', () => {
     );
     let signedOk = 0;
     await fc.assert(
-      fc.asyncProperty(bodyArb, fc.oneof(fc.constant('none'), fc.constant('good'), fc.constant('wrongKey'), headerValue), fc.constantFrom('POST', 'PUT', 'GET'), async (body, sig, method) => {
-        const before = r.store.listEvents().length;
-        const headers: Record<string, string> = {};
-        if (sig === 'good') headers['x-payload-signature'] = signPayload(body, secret);
-        else if (sig === 'wrongKey') headers['x-payload-signature'] = signPayload(body, 'nope');
-        else if (sig !== 'none') headers['x-payload-signature'] = sig;
-        const res = await send(r, { body: method === 'GET' ? undefined : body, headers, method });
-        expect([200, 400, 401, 405, 413]).toContain(res.status);
-        if (res.status === 200) {
-          expect(sig).toBe('good');
-          signedOk++;
-          return;
-        }
-        await new Promise((ok) => setImmediate(ok));
-        expect(r.store.listEvents().length).toBe(before);
-      }),
+      fc.asyncProperty(
+        bodyArb,
+        fc.oneof(fc.constant('none'), fc.constant('good'), fc.constant('wrongKey'), headerValue),
+        fc.constantFrom('POST', 'PUT', 'GET'),
+        async (body, sig, method) => {
+          const before = r.store.listEvents().length;
+          const headers: Record<string, string> = {};
+          if (sig === 'good') headers['x-payload-signature'] = signPayload(body, secret);
+          else if (sig === 'wrongKey') headers['x-payload-signature'] = signPayload(body, 'nope');
+          else if (sig !== 'none') headers['x-payload-signature'] = sig;
+          const res = await send(r, { body: method === 'GET' ? undefined : body, headers, method });
+          expect([200, 400, 401, 405, 413]).toContain(res.status);
+          if (res.status === 200) {
+            expect(sig).toBe('good');
+            signedOk++;
+            return;
+          }
+          await new Promise((ok) => setImmediate(ok));
+          expect(r.store.listEvents().length).toBe(before);
+        },
+      ),
       { numRuns: 150, seed: 8 },
     );
     expect(signedOk).toBeGreaterThan(0);

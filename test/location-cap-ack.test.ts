@@ -19,7 +19,10 @@ afterEach(async () => {
 }, 30_000);
 
 /** The answer the sandbox accepted for each cap, by kW, once every one is there. */
-async function answers(tankReleaseTimer: boolean, caps: { kw: number; fromHour: number; hours: number }[]): Promise<Record<number, 'acknowledged' | 'declined'>> {
+async function answers(
+  tankReleaseTimer: boolean,
+  caps: { kw: number; fromHour: number; hours: number }[],
+): Promise<Record<number, 'acknowledged' | 'declined'>> {
   const home = demoHome({ name: `location-cap-${tankReleaseTimer}`, startMs });
   opened.push(home);
   const env = await home.startWorld({ mainMeter: true, tankReleaseTimer });
@@ -32,7 +35,10 @@ async function answers(tankReleaseTimer: boolean, caps: { kw: number; fromHour: 
   const location = { locationId: config.spark.locationId, meterPointId: config.spark.meterPointIds[0] };
   const byEvent = new Map<string, number>();
   for (const c of caps) {
-    const points = Array.from({ length: c.hours }, (_, h) => ({ timestamp: new Date(localAt(startMs, 0, c.fromHour + h)).toISOString(), maxPowerInKiloWatts: c.kw }));
+    const points = Array.from({ length: c.hours }, (_, h) => ({
+      timestamp: new Date(localAt(startMs, 0, c.fromHour + h)).toISOString(),
+      maxPowerInKiloWatts: c.kw,
+    }));
     const made = await call('POST', '/simulation/events/lpc/locations', { locations: [{ location, points }] });
     expect(made.status).toBe(200);
     byEvent.set((made.json as { simulatedEvent: { id: string } }).simulatedEvent.id, c.kw);

@@ -47,9 +47,23 @@ describe('journald priorities', () => {
 
 describe('pretty lines', () => {
   it('show moments as ISO times and leave durations and other numbers alone', () => {
-    const line = JSON.stringify({ level: 'info', time: '2026-11-28T08:00:00.000Z', atMs: Date.UTC(2026, 10, 28, 9), tookMs: 25, planStartMs: Date.UTC(2026, 10, 28, 8), kwh: 1772471100000, msg: 'plan updated' });
+    const line = JSON.stringify({
+      level: 'info',
+      time: '2026-11-28T08:00:00.000Z',
+      atMs: Date.UTC(2026, 10, 28, 9),
+      tookMs: 25,
+      planStartMs: Date.UTC(2026, 10, 28, 8),
+      kwh: 1772471100000,
+      msg: 'plan updated',
+    });
     expect(JSON.parse(readableMoments(line))).toEqual({
-      level: 'info', time: '2026-11-28T08:00:00.000Z', atMs: '2026-11-28T09:00:00.000Z', tookMs: 25, planStartMs: '2026-11-28T08:00:00.000Z', kwh: 1772471100000, msg: 'plan updated',
+      level: 'info',
+      time: '2026-11-28T08:00:00.000Z',
+      atMs: '2026-11-28T09:00:00.000Z',
+      tookMs: 25,
+      planStartMs: '2026-11-28T08:00:00.000Z',
+      kwh: 1772471100000,
+      msg: 'plan updated',
     });
     expect(readableMoments('not json\n')).toBe('not json\n');
   });

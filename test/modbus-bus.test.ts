@@ -15,7 +15,11 @@ afterEach(async () => {
 });
 
 function tcpBus(port: number, clock = new ManualClock(0), timeoutMs = 1000, logger = silentLogger()): ModbusBus {
-  const bus = createModbusBus('main', { type: 'tcp', host: '127.0.0.1', port, timeoutMs }, { clock, logger, backoff: { initialMs: 1000, maxMs: 8000 } });
+  const bus = createModbusBus(
+    'main',
+    { type: 'tcp', host: '127.0.0.1', port, timeoutMs },
+    { clock, logger, backoff: { initialMs: 1000, maxMs: 8000 } },
+  );
   cleanups.push(() => bus.close());
   return bus;
 }
@@ -83,7 +87,12 @@ describe('modbus bus over TCP', () => {
     await bus.writeRegister(1, 10, 0xbeef);
     await bus.writeRegisters(1, 20, [1, 2, 3]);
     expect([...coils]).toEqual([[4, true]]);
-    expect([...regs]).toEqual([[10, 0xbeef], [20, 1], [21, 2], [22, 3]]);
+    expect([...regs]).toEqual([
+      [10, 0xbeef],
+      [20, 1],
+      [21, 2],
+      [22, 3],
+    ]);
   });
 
   it('times out on a unit that never answers, and keeps serving the others', async () => {
@@ -221,7 +230,11 @@ describe('modbus bus over RTU', () => {
       sock.write(withCrc(body));
     });
     cleanups.push(raw.close);
-    const bus = createModbusBus('gw', { type: 'rtuOverTcp', host: '127.0.0.1', port: raw.port, timeoutMs: 1000 }, { clock: new ManualClock(0), logger: silentLogger() });
+    const bus = createModbusBus(
+      'gw',
+      { type: 'rtuOverTcp', host: '127.0.0.1', port: raw.port, timeoutMs: 1000 },
+      { clock: new ManualClock(0), logger: silentLogger() },
+    );
     cleanups.push(() => bus.close());
     expect(await bus.readRegisters(9, 'input', 0x48, 2)).toEqual([0x1048, 0x1049]);
     // the request was a raw RTU frame: unit, FC04, address, count, CRC
@@ -238,9 +251,14 @@ describe('modbus bus over RTU', () => {
       py.kill();
     });
     const path = await new Promise<string>((resolve) => createInterface({ input: py.stdout }).once('line', resolve));
-    const bus = createModbusBus('rs485', { type: 'rtu', path, baudRate: 9600, parity: 'none', dataBits: 8, stopBits: 1, timeoutMs: 300 }, {
-      clock: new ManualClock(0), logger: silentLogger(),
-    });
+    const bus = createModbusBus(
+      'rs485',
+      { type: 'rtu', path, baudRate: 9600, parity: 'none', dataBits: 8, stopBits: 1, timeoutMs: 300 },
+      {
+        clock: new ManualClock(0),
+        logger: silentLogger(),
+      },
+    );
     cleanups.push(() => bus.close());
     expect(await bus.readRegisters(5, 'input', 0x48, 2)).toEqual([0x148, 0x149]);
     expect(await codeOf(bus.readRegisters(6, 'input', 0x48, 2))).toBe('DEVICE_TIMEOUT'); // nobody at unit 6
@@ -248,9 +266,19 @@ describe('modbus bus over RTU', () => {
   });
 
   it('reports a missing serial port as DEVICE_UNREACHABLE', async () => {
-    const bus = createModbusBus('rs485', {
-      type: 'rtu', path: '/dev/does-not-exist-wattshift', baudRate: 9600, parity: 'none', dataBits: 8, stopBits: 1, timeoutMs: 500,
-    }, { clock: new ManualClock(0), logger: silentLogger() });
+    const bus = createModbusBus(
+      'rs485',
+      {
+        type: 'rtu',
+        path: '/dev/does-not-exist-wattshift',
+        baudRate: 9600,
+        parity: 'none',
+        dataBits: 8,
+        stopBits: 1,
+        timeoutMs: 500,
+      },
+      { clock: new ManualClock(0), logger: silentLogger() },
+    );
     cleanups.push(() => bus.close());
     expect(await codeOf(bus.readRegisters(1, 'input', 0, 2))).toBe('DEVICE_UNREACHABLE');
   });

@@ -47,7 +47,11 @@ async function bank(init: { input?: Record<number, number>; holding?: Record<num
     },
   });
   cleanups.push(srv.close);
-  const bus: ModbusBus = createModbusBus('b', { type: 'tcp', host: '127.0.0.1', port: srv.port, timeoutMs: 1000 }, { clock: new ManualClock(0), logger: silentLogger() });
+  const bus: ModbusBus = createModbusBus(
+    'b',
+    { type: 'tcp', host: '127.0.0.1', port: srv.port, timeoutMs: 1000 },
+    { clock: new ManualClock(0), logger: silentLogger() },
+  );
   cleanups.push(() => bus.close());
   const setWords = (map: 'input' | 'holding', addr: number, words: number[]) =>
     words.forEach((w, i) => (map === 'input' ? input : holding).set(addr + i, w));
@@ -68,7 +72,16 @@ const src = (profile: string, extra: Record<string, unknown> = {}) => ({ type: '
 describe('profiles', () => {
   it('ships the built-in profiles, all valid', () => {
     const names = builtinProfileNames();
-    for (const n of ['eastron-sdm120', 'eastron-sdm630', 'carlo-gavazzi-em24', 'abb-ab-meter', 'generic-relay', 'abb-terra-ac', 'openwb-secondary', 'wattshift-sim-tank']) {
+    for (const n of [
+      'eastron-sdm120',
+      'eastron-sdm630',
+      'carlo-gavazzi-em24',
+      'abb-ab-meter',
+      'generic-relay',
+      'abb-terra-ac',
+      'openwb-secondary',
+      'wattshift-sim-tank',
+    ]) {
       expect(names).toContain(n);
     }
     for (const n of names) expect(loadProfile(n).name).toBe(n);
@@ -157,7 +170,11 @@ describe('meters', () => {
     b.setWords('holding', 104, [1000]);
     const abb = createModbusDevice(src('abb-ab-meter'), { bus: b.bus, profile: loadProfile('abb-ab-meter'), logger: silentLogger() });
     expect(await abb.energyMeter().readEnergyKwh(signal)).toBeCloseTo(987654.32, 6);
-    const user = createModbusDevice(src('user-meter.yaml'), { bus: b.bus, profile: loadProfile('user-meter.yaml', { baseDir: fixtures }), logger: silentLogger() });
+    const user = createModbusDevice(src('user-meter.yaml'), {
+      bus: b.bus,
+      profile: loadProfile('user-meter.yaml', { baseDir: fixtures }),
+      logger: silentLogger(),
+    });
     expect(await user.energyMeter().readEnergyKwh(signal)).toBeCloseTo(4500.25, 9);
     expect(await user.capabilities('thermometer').thermometer!.readTemperatureC(signal)).toBeCloseTo(50, 9);
   });
@@ -178,14 +195,17 @@ describe('meters', () => {
 
   it('refuses metered values out of their physical bounds even where the register map sets none', async () => {
     const b = await bank({});
-    const profile = parseProfile([
-      'name: unbounded-meter',
-      'kind: meter',
-      'points:',
-      '  energyKwh: { function: holding, address: 0, type: float32 }',
-      '  powerW: { function: holding, address: 2, type: float32 }',
-      '  temperatureC: { function: holding, address: 4, type: float32 }',
-    ].join('\n'), 'test');
+    const profile = parseProfile(
+      [
+        'name: unbounded-meter',
+        'kind: meter',
+        'points:',
+        '  energyKwh: { function: holding, address: 0, type: float32 }',
+        '  powerW: { function: holding, address: 2, type: float32 }',
+        '  temperatureC: { function: holding, address: 4, type: float32 }',
+      ].join('\n'),
+      'test',
+    );
     const dev = createModbusDevice(src('unbounded-meter'), { bus: b.bus, profile, logger: silentLogger() });
     b.setWords('holding', 0, float32Words(-5)); // a counter below zero
     b.setWords('holding', 2, float32Words(1e9)); // 1 GW through a home
@@ -219,7 +239,11 @@ describe('meters', () => {
 describe('heater switch on a relay board', () => {
   it('energises the coil of its channel to block and releases it to allow; no device lease', async () => {
     const b = await bank({});
-    const dev = createModbusDevice(src('generic-relay', { channel: 2 }), { bus: b.bus, profile: loadProfile('generic-relay'), logger: silentLogger() });
+    const dev = createModbusDevice(src('generic-relay', { channel: 2 }), {
+      bus: b.bus,
+      profile: loadProfile('generic-relay'),
+      logger: silentLogger(),
+    });
     const sw = dev.capabilities('switch').heaterSwitch!;
     expect(sw.deviceLease).toBe(false);
     await sw.block(60_000, signal);
@@ -246,7 +270,12 @@ describe('EV chargers', () => {
     const caps = dev.capabilities('charger');
     await caps.chargeCurrentLimit!.setCurrentA(16, signal);
     expect(b.writes).toEqual([`reg ${0x4100}=0`, `reg ${0x4101}=16000`]);
-    for (const [state, plugged, charging] of [[0, false, false], [2, true, false], [4, true, true], [5, false, false]] as const) {
+    for (const [state, plugged, charging] of [
+      [0, false, false],
+      [2, true, false],
+      [4, true, true],
+      [5, false, false],
+    ] as const) {
       b.setWords('holding', 0x400c, [0x0000, (state << 8) | 0x80 | 0x12]); // high bit and low byte are noise
       expect(await caps.evState!.readEvState(signal)).toEqual({ plugged, charging });
     }
@@ -264,28 +293,39 @@ describe('EV chargers', () => {
     expect(await caps.evState!.readEvState(signal)).toEqual({ plugged: true, charging: false });
   });
 
-  it('a charger profile with a socPct point gives the car\'s state of charge; an unusable one is unknown, not a failed charger', async () => {
+  it("a charger profile with a socPct point gives the car's state of charge; an unusable one is unknown, not a failed charger", async () => {
     const b = await bank({ input: { 100: 1, 101: 1, 102: 637 } });
-    const profile = parseProfile([
-      'name: soc-charger', 'kind: charger', 'points:',
-      '  plugged: { function: input, address: 100, type: uint16, trueValues: [1] }',
-      '  charging: { function: input, address: 101, type: uint16, trueValues: [1] }',
-      '  socPct: { function: input, address: 102, type: uint16, scale: 0.1, unit: "%", min: 0, max: 100 }',
-      '  currentLimitA: { function: holding, address: 200, type: uint16, unit: A, min: 0, max: 32, access: write, writeWith: single }',
-    ].join('\n'), 'test');
+    const profile = parseProfile(
+      [
+        'name: soc-charger',
+        'kind: charger',
+        'points:',
+        '  plugged: { function: input, address: 100, type: uint16, trueValues: [1] }',
+        '  charging: { function: input, address: 101, type: uint16, trueValues: [1] }',
+        '  socPct: { function: input, address: 102, type: uint16, scale: 0.1, unit: "%", min: 0, max: 100 }',
+        '  currentLimitA: { function: holding, address: 200, type: uint16, unit: A, min: 0, max: 32, access: write, writeWith: single }',
+      ].join('\n'),
+      'test',
+    );
     const caps = createModbusDevice(src('soc-charger'), { bus: b.bus, profile, logger: silentLogger() }).capabilities('charger');
     expect(await caps.evState!.readEvState(signal)).toEqual({ plugged: true, charging: true, socPct: 63.7 });
     b.setWords('input', 102, [0xffff]); // a car that tells the charger nothing: the SoC is unknown, the state still good
     expect(await caps.evState!.readEvState(signal)).toEqual({ plugged: true, charging: true });
   });
 
-  it('a profile\'s heartbeat is written over the bus at its pace by the heartbeat job', async () => {
+  it("a profile's heartbeat is written over the bus at its pace by the heartbeat job", async () => {
     const b = await bank({ holding: { 6000: 0 } });
-    const profile = parseProfile([
-      'name: watchdog-charger', 'kind: charger', 'heartbeat: { point: alive, value: 1, everyS: 5 }',
-      'points:', '  alive: { function: holding, address: 6000, type: uint16, access: write, writeWith: single }',
-      '  currentLimitA: { function: holding, address: 6001, type: uint16, unit: A, min: 0, max: 32, access: write, writeWith: single }',
-    ].join('\n'), 'test');
+    const profile = parseProfile(
+      [
+        'name: watchdog-charger',
+        'kind: charger',
+        'heartbeat: { point: alive, value: 1, everyS: 5 }',
+        'points:',
+        '  alive: { function: holding, address: 6000, type: uint16, access: write, writeWith: single }',
+        '  currentLimitA: { function: holding, address: 6001, type: uint16, unit: A, min: 0, max: 32, access: write, writeWith: single }',
+      ].join('\n'),
+      'test',
+    );
     const caps = createModbusDevice(src('watchdog-charger'), { bus: b.bus, profile, logger: silentLogger() }).capabilities('charger');
     const clock = new ManualClock(Date.UTC(2025, 0, 6));
     const handle = startHeartbeats([{ device: 'wb', heartbeat: caps.heartbeat! }], { clock, logger: silentLogger() })!;
@@ -298,7 +338,7 @@ describe('EV chargers', () => {
     expect(b.writes).toEqual(['reg 6000=1', 'reg 6000=1', 'reg 6000=1', 'reg 6000=1']);
   });
 
-  it('openWB secondary: energy is int32 Wh, so the server\'s failed value (FFFF FFFF) is rejected', async () => {
+  it("openWB secondary: energy is int32 Wh, so the server's failed value (FFFF FFFF) is rejected", async () => {
     const b = await bank({});
     const dev = createModbusDevice(src('openwb-secondary'), { bus: b.bus, profile: loadProfile('openwb-secondary'), logger: silentLogger() });
     b.setWords('input', 10102, [0x0001, 0xe240]); // 123456 Wh, high word first

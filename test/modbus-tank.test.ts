@@ -5,9 +5,7 @@ import { silentLogger } from '../src/log.js';
 import { createModbusBus } from '../src/devices/modbus/bus.js';
 import { createModbusDevice } from '../src/devices/modbus/modbus-device.js';
 import { loadProfile } from '../src/devices/modbus/profiles.js';
-import {
-  accumulate, closeHoursBefore, initialMeteringState, type HourEnergy, type MeteringState,
-} from '../src/core/metering.js';
+import { accumulate, closeHoursBefore, initialMeteringState, type HourEnergy, type MeteringState } from '../src/core/metering.js';
 import { TankPhysics, profileMDraws } from '../src/sandbox/devices/tank-physics.js';
 import { counterGlitchKwh, startSimulatedTank, type SimulatedTank } from '../src/sandbox/devices/modbus-tank.js';
 
@@ -23,14 +21,21 @@ afterEach(async () => {
 async function tankWithAdapter(clock: ManualClock, options: Parameters<typeof startSimulatedTank>[0] = {}) {
   const tank: SimulatedTank = await startSimulatedTank({ clock, ...options });
   cleanups.push(() => tank.close());
-  const bus = createModbusBus('sim', { type: 'tcp', host: tank.host, port: tank.port, timeoutMs: 1000 }, {
-    clock, logger: silentLogger(), backoff: { initialMs: 1000, maxMs: 60_000 },
-  });
+  const bus = createModbusBus(
+    'sim',
+    { type: 'tcp', host: tank.host, port: tank.port, timeoutMs: 1000 },
+    {
+      clock,
+      logger: silentLogger(),
+      backoff: { initialMs: 1000, maxMs: 60_000 },
+    },
+  );
   cleanups.push(() => bus.close());
   const source = { type: 'modbus' as const, bus: 'sim', unitId: 1, profile: 'wattshift-sim-tank' };
   const dev = createModbusDevice(source, { bus, profile: loadProfile('wattshift-sim-tank'), logger: silentLogger() });
   return {
-    tank, bus,
+    tank,
+    bus,
     sw: dev.capabilities('switch').heaterSwitch!,
     meter: dev.capabilities('meter'),
     thermo: dev.capabilities('thermometer').thermometer!,
@@ -59,7 +64,10 @@ describe('tank physics', () => {
     }
     expect(maxC).toBeLessThan(75.1);
     expect(minC).toBeGreaterThan(55); // the 1.4 kWh shower drops ~6 K
-    expect(t.drawnKwh).toBeCloseTo(profileMDraws.reduce((a, d) => a + d.kwh, 0), 9);
+    expect(t.drawnKwh).toBeCloseTo(
+      profileMDraws.reduce((a, d) => a + d.kwh, 0),
+      9,
+    );
     const storedChange = (t.tempC - 72) * t.capacityKwhPerK;
     const lossKwh = t.trueEnergyKwh - t.drawnKwh - storedChange;
     expect(lossKwh).toBeGreaterThan(1.5);
@@ -104,7 +112,11 @@ describe('simulated tank over Modbus TCP', () => {
   it('injects faults: NaN, ±Inf, out-of-range, counter glitches, silence and exceptions', async () => {
     const clock = new ManualClock(T0);
     const { tank, meter, thermo } = await tankWithAdapter(clock, { draws: [], initialCounterKwh: 100 });
-    const code = (p: Promise<unknown>) => p.then(() => 'ok', (e) => (isWattshiftError(e) ? e.code : String(e)));
+    const code = (p: Promise<unknown>) =>
+      p.then(
+        () => 'ok',
+        (e) => (isWattshiftError(e) ? e.code : String(e)),
+      );
     const trueKwh = tank.state().counterKwh;
     tank.setFault('nan');
     expect(await code(meter.energyMeter!.readEnergyKwh(signal))).toBe('DEVICE_BAD_VALUE');

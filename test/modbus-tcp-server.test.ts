@@ -196,21 +196,24 @@ describe('Modbus TCP server, raw frames', () => {
 
   it('refuses what no device can answer: a range past address 65535 (2), fewer registers than asked, an out-of-range code or a failing fault hook (4)', async () => {
     let faultThrows = false;
-    const lenient = modbusTcpServer({
-      sync: () => undefined,
-      fault: () => {
-        if (faultThrows) throw new Error('fault hook broke');
-        return null;
+    const lenient = modbusTcpServer(
+      {
+        sync: () => undefined,
+        fault: () => {
+          if (faultThrows) throw new Error('fault hook broke');
+          return null;
+        },
+        inputs: (_addr, length) => Array.from({ length: length - 1 }, () => 0),
+        holding: (addr, length) => {
+          if (addr === 7) throw Object.assign(new Error('odd code'), { modbusErrorCode: 300 });
+          return Array.from({ length }, () => 0);
+        },
+        coil: () => false,
+        setCoil: () => undefined,
+        setRegister: () => undefined,
       },
-      inputs: (_addr, length) => Array.from({ length: length - 1 }, () => 0),
-      holding: (addr, length) => {
-        if (addr === 7) throw Object.assign(new Error('odd code'), { modbusErrorCode: 300 });
-        return Array.from({ length }, () => 0);
-      },
-      coil: () => false,
-      setCoil: () => undefined,
-      setRegister: () => undefined,
-    }, { host: '127.0.0.1', unitId: 1 });
+      { host: '127.0.0.1', unitId: 1 },
+    );
     await lenient.start();
     try {
       const { ask } = await rawClient(lenient.port);

@@ -26,10 +26,14 @@ describe('MQTT with the broker away at start', () => {
     try {
       await eventually(() => expect(connection.connected).toBe(true), 10_000);
       const device = await mqtt.connectAsync(`mqtt://127.0.0.1:${port}`);
-      await eventually(async () => {
-        for (let i = 0; i < 11; i++) await device.publishAsync(`dev/${i}`, 'x');
-        expect(heard.size).toBe(11);
-      }, 10_000, 200);
+      await eventually(
+        async () => {
+          for (let i = 0; i < 11; i++) await device.publishAsync(`dev/${i}`, 'x');
+          expect(heard.size).toBe(11);
+        },
+        10_000,
+        200,
+      );
       await device.endAsync();
     } finally {
       await connection.close();

@@ -83,7 +83,10 @@ describe('Tasmota adapter', () => {
 
   it('uses PulseTime as a device-side lease when blocking means relay ON', async () => {
     const tas = await fakeTasmota('t2');
-    const dev = createMqttDevice({ type: 'tasmota', topic: 't2', blockedState: 'on' }, { connection: w.connection, clock: w.clock, logger: silentLogger() });
+    const dev = createMqttDevice(
+      { type: 'tasmota', topic: 't2', blockedState: 'on' },
+      { connection: w.connection, clock: w.clock, logger: silentLogger() },
+    );
     await dev.heaterSwitch!.allow(sig());
     expect(tas.power()).toBe('OFF');
     await dev.heaterSwitch!.block(3_900_000, sig());
@@ -96,7 +99,11 @@ describe('Tasmota adapter', () => {
 
   it('times out an unconfirmed command and rejects garbage SENSOR payloads', async () => {
     await fakeTasmota('t3', { answerPower: false, answerStatus: false });
-    const dev = createMqttDevice({ type: 'tasmota', topic: 't3' }, { connection: w.connection, clock: w.clock, logger: silentLogger() }, { requestTimeoutMs: 1000 });
+    const dev = createMqttDevice(
+      { type: 'tasmota', topic: 't3' },
+      { connection: w.connection, clock: w.clock, logger: silentLogger() },
+      { requestTimeoutMs: 1000 },
+    );
     const block = expect(dev.heaterSwitch!.block(60_000, sig())).rejects.toMatchObject({ code: 'DEVICE_TIMEOUT' });
     await new Promise((r) => setTimeout(r, 20));
     await w.clock.advance(1000);
@@ -180,7 +187,10 @@ describe('user-defined MQTT map', () => {
     await peer.publishAsync('ev/power', 'unavailable');
     await eventually(() => expect(dev.powerMeter!.readPowerW(sig())).rejects.toMatchObject({ code: 'DEVICE_BAD_VALUE' }));
 
-    const ev = createMqttDevice({ type: 'mqtt', stateTopic: 'ev/state', pluggedPath: 'plug', chargingPath: 'state' }, { connection: w.connection, clock: w.clock, logger: silentLogger() });
+    const ev = createMqttDevice(
+      { type: 'mqtt', stateTopic: 'ev/state', pluggedPath: 'plug', chargingPath: 'state' },
+      { connection: w.connection, clock: w.clock, logger: silentLogger() },
+    );
     await peer.publishAsync('ev/state', JSON.stringify({ plug: 'on', state: 1 }), { retain: true });
     await eventually(async () => expect(await ev.evStateReader!.readEvState(sig())).toEqual({ plugged: true, charging: true }));
     await peer.publishAsync('ev/state', JSON.stringify({ plug: false, state: 1 }));
@@ -193,8 +203,13 @@ describe('user-defined MQTT map', () => {
     // A zigbee2mqtt-style plug: state on change, `/availability` as JSON, `/get` to ask.
     const dev = createMqttDevice(
       {
-        type: 'mqtt', stateTopic: 'z2m/boiler', powerWPath: 'power', energyKwhPath: 'energy',
-        availabilityTopic: 'z2m/boiler/availability', refreshTopic: 'z2m/boiler/get', refreshPayload: '{"state":""}',
+        type: 'mqtt',
+        stateTopic: 'z2m/boiler',
+        powerWPath: 'power',
+        energyKwhPath: 'energy',
+        availabilityTopic: 'z2m/boiler/availability',
+        refreshTopic: 'z2m/boiler/get',
+        refreshPayload: '{"state":""}',
       },
       { connection: w.connection, clock: w.clock, logger: silentLogger() },
       { staleAfterS: 120, requestTimeoutMs: 1000 },

@@ -36,10 +36,21 @@ describe('Shelly Gen2 adapter with the simulated Plus 1PM', () => {
   let dev: MqttDevice;
 
   beforeEach(async () => {
-    sim = createShellySim({ url: w.broker.url, topicPrefix: 'shellyplus1pm-test', startMs: t0, heaterW: 3000, temperatureSensorId: 100, tank: { initialC: 40 } });
+    sim = createShellySim({
+      url: w.broker.url,
+      topicPrefix: 'shellyplus1pm-test',
+      startMs: t0,
+      heaterW: 3000,
+      temperatureSensorId: 100,
+      tank: { initialC: 40 },
+    });
     await sim.start();
     w.cleanups.push(() => sim.close());
-    dev = createMqttDevice({ type: 'shelly', topicPrefix: 'shellyplus1pm-test', temperatureSensorId: 100 }, { connection: w.connection, clock: w.clock, logger: silentLogger() }, { staleAfterS: 120, requestTimeoutMs: 1000 });
+    dev = createMqttDevice(
+      { type: 'shelly', topicPrefix: 'shellyplus1pm-test', temperatureSensorId: 100 },
+      { connection: w.connection, clock: w.clock, logger: silentLogger() },
+      { staleAfterS: 120, requestTimeoutMs: 1000 },
+    );
     w.cleanups.push(() => dev.close());
   });
 
@@ -169,7 +180,11 @@ describe('go-e adapter with the simulated charger and car', () => {
     sim = createGoeSim({ url: w.broker.url, topicPrefix: 'go-eCharger/123456', startMs: t0, phases: 3, amp: 16, plugs });
     await sim.start();
     w.cleanups.push(() => sim.close());
-    dev = createMqttDevice({ type: 'goe', topicPrefix: 'go-eCharger/123456' }, { connection: w.connection, clock: w.clock, logger: silentLogger() }, { staleAfterS: 120, requestTimeoutMs: 2000 });
+    dev = createMqttDevice(
+      { type: 'goe', topicPrefix: 'go-eCharger/123456' },
+      { connection: w.connection, clock: w.clock, logger: silentLogger() },
+      { staleAfterS: 120, requestTimeoutMs: 2000 },
+    );
     w.cleanups.push(() => dev.close());
     // The charger publishes on change only: nothing may change before the adapter listens.
     await eventually(async () => expect(await dev.energyMeter!.readEnergyKwh(quick())).toBe(0));
@@ -181,9 +196,13 @@ describe('go-e adapter with the simulated charger and car', () => {
 
   it('reads car state, power and energy; sets current and pauses', async () => {
     await start([{ atMs: t0 + 60_000, battery: { capacityKwh: 60, socPct: 20 } }]);
-    await eventually(async () => expect(await dev.evStateReader!.readEvState(quick())).toEqual({ plugged: false, charging: false, sessionKwh: expect.any(Number) }));
+    await eventually(async () =>
+      expect(await dev.evStateReader!.readEvState(quick())).toEqual({ plugged: false, charging: false, sessionKwh: expect.any(Number) }),
+    );
     await step(120_000);
-    await eventually(async () => expect(await dev.evStateReader!.readEvState(quick())).toEqual({ plugged: true, charging: true, sessionKwh: expect.any(Number) }));
+    await eventually(async () =>
+      expect(await dev.evStateReader!.readEvState(quick())).toEqual({ plugged: true, charging: true, sessionKwh: expect.any(Number) }),
+    );
     // go-e publishes each key when it changes: the power may arrive a message after the state.
     await eventually(async () => expect(await dev.powerMeter!.readPowerW(quick())).toBe(16 * 3 * 230));
     await dev.chargeCurrentLimit!.setCurrentA(10.7, sig());
@@ -192,7 +211,9 @@ describe('go-e adapter with the simulated charger and car', () => {
     await eventually(async () => expect(await dev.powerMeter!.readPowerW(quick())).toBe(10 * 3 * 230));
     await dev.chargeCurrentLimit!.setCurrentA(0, sig());
     expect(sim.frc).toBe(1);
-    await eventually(async () => expect(await dev.evStateReader!.readEvState(quick())).toEqual({ plugged: true, charging: false, sessionKwh: expect.any(Number) }));
+    await eventually(async () =>
+      expect(await dev.evStateReader!.readEvState(quick())).toEqual({ plugged: true, charging: false, sessionKwh: expect.any(Number) }),
+    );
     expect(sim.car).toBe(3);
     await expect(dev.chargeCurrentLimit!.setCurrentA(-1, sig())).rejects.toMatchObject({ code: 'MQTT_COMMAND_INVALID' });
   });
@@ -212,7 +233,9 @@ describe('go-e adapter with the simulated charger and car', () => {
     expect(sim.totalWh / 1000).toBeCloseTo(10 / 0.9, 6);
     expect(sim.battery?.socPct).toBeCloseTo(100, 6);
     expect(sim.car).toBe(4);
-    await eventually(async () => expect(await dev.evStateReader!.readEvState(quick())).toEqual({ plugged: true, charging: false, sessionKwh: expect.any(Number) }));
+    await eventually(async () =>
+      expect(await dev.evStateReader!.readEvState(quick())).toEqual({ plugged: true, charging: false, sessionKwh: expect.any(Number) }),
+    );
     expect(await dev.powerMeter!.readPowerW(sig())).toBe(0);
   });
 

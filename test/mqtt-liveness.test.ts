@@ -44,10 +44,22 @@ describe.each([
 ])('Shelly Plus 1PM notifying changes only over $channel', ({ rpcNtf, statusNtf }) => {
   it('keeps unchanged values current while the device is heard, without asking for its status', async () => {
     const prefix = `shelly-live-${rpcNtf ? 'rpc' : 'status'}`;
-    const sim = createShellySim({ url: w.broker.url, topicPrefix: prefix, startMs: t0, temperatureSensorId: 100, tank: { initialC: 60 }, rpcNtf, statusNtf });
+    const sim = createShellySim({
+      url: w.broker.url,
+      topicPrefix: prefix,
+      startMs: t0,
+      temperatureSensorId: 100,
+      tank: { initialC: 60 },
+      rpcNtf,
+      statusNtf,
+    });
     await sim.start();
     w.cleanups.push(() => sim.close());
-    const dev = createMqttDevice({ type: 'shelly', topicPrefix: prefix, temperatureSensorId: 100 }, { connection: w.connection, clock: w.clock, logger: silentLogger() }, { staleAfterS: 120, requestTimeoutMs: 1000 });
+    const dev = createMqttDevice(
+      { type: 'shelly', topicPrefix: prefix, temperatureSensorId: 100 },
+      { connection: w.connection, clock: w.clock, logger: silentLogger() },
+      { staleAfterS: 120, requestTimeoutMs: 1000 },
+    );
     w.cleanups.push(() => dev.close());
     const asked = () => sim.requests.get('Shelly.GetStatus') ?? 0;
     const seen = delivered(statusNtf ? `${prefix}/status/+` : `${prefix}/events/rpc`);
@@ -80,10 +92,21 @@ describe('Shelly Plus 1 without a meter, idle', () => {
   let dev: MqttDevice;
   const start = async (): Promise<void> => {
     // Above its thermostat: the element is off, the add-on's reading moves by hundredths.
-    sim = createShellySim({ url: w.broker.url, topicPrefix: 'shelly-plus1', startMs: t0, metered: false, temperatureSensorId: 101, tank: { initialC: 76 } });
+    sim = createShellySim({
+      url: w.broker.url,
+      topicPrefix: 'shelly-plus1',
+      startMs: t0,
+      metered: false,
+      temperatureSensorId: 101,
+      tank: { initialC: 76 },
+    });
     await sim.start();
     w.cleanups.push(() => sim.close());
-    dev = createMqttDevice({ type: 'shelly', topicPrefix: 'shelly-plus1', temperatureSensorId: 101 }, { connection: w.connection, clock: w.clock, logger: silentLogger() }, { staleAfterS: 120, requestTimeoutMs: 1000 });
+    dev = createMqttDevice(
+      { type: 'shelly', topicPrefix: 'shelly-plus1', temperatureSensorId: 101 },
+      { connection: w.connection, clock: w.clock, logger: silentLogger() },
+      { staleAfterS: 120, requestTimeoutMs: 1000 },
+    );
     w.cleanups.push(() => dev.close());
   };
 
@@ -117,7 +140,11 @@ describe('Tasmota with an energy monitor and a DS18B20, TelePeriod 300 s as ship
     sim = createTasmotaSim({ url: w.broker.url, topic: 'tas-heater', startMs: t0, blockedState, tank: { initialC: 50 } });
     await sim.start();
     w.cleanups.push(() => sim.close());
-    dev = createMqttDevice({ type: 'tasmota', topic: 'tas-heater', blockedState }, { connection: w.connection, clock: w.clock, logger: silentLogger() }, { staleAfterS: 120, requestTimeoutMs: 1000 });
+    dev = createMqttDevice(
+      { type: 'tasmota', topic: 'tas-heater', blockedState },
+      { connection: w.connection, clock: w.clock, logger: silentLogger() },
+      { staleAfterS: 120, requestTimeoutMs: 1000 },
+    );
     w.cleanups.push(() => dev.close());
   };
   const statusAsked = () => sim.commands.get('STATUS') ?? 0;
@@ -136,7 +163,9 @@ describe('Tasmota with an energy monitor and a DS18B20, TelePeriod 300 s as ship
       await step(sim, 10_000);
       await eventually(() => expect(seen() - seenAtStart).toBeGreaterThanOrEqual(sim.telemetry - sentAtStart));
       const [kwh, watts, celsius] = await Promise.all([
-        dev.energyMeter!.readEnergyKwh(sig()), dev.powerMeter!.readPowerW(sig()), dev.thermometer!.readTemperatureC(sig()),
+        dev.energyMeter!.readEnergyKwh(sig()),
+        dev.powerMeter!.readPowerW(sig()),
+        dev.thermometer!.readTemperatureC(sig()),
       ]);
       expect(kwh).toBeGreaterThanOrEqual(previousKwh);
       expect(watts).toBe(2000);

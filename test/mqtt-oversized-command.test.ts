@@ -38,8 +38,13 @@ describe.each(['aedes', 'mosquitto'] as const)('oversized retained command on %s
     conn.onState((s) => void (s === 'up' && ups++));
     await conn.waitConnected(AbortSignal.timeout(10_000));
     const bridge = createHaBridge({
-      port: sharedConnectionPort(conn), baseTopic: 'wattshift', discovery: { enabled: false, prefix: 'homeassistant' }, currency: 'EUR',
-      swVersion: '0.1.0-test', logger: silentLogger(), getView: () => sampleView(),
+      port: sharedConnectionPort(conn),
+      baseTopic: 'wattshift',
+      discovery: { enabled: false, prefix: 'homeassistant' },
+      currency: 'EUR',
+      swVersion: '0.1.0-test',
+      logger: silentLogger(),
+      getView: () => sampleView(),
       onCommand: async (cmd) => void commands.push(cmd),
       previousDeviceIds: [],
     });

@@ -55,10 +55,14 @@ it('delivers over ws:// and skips an oversized message without dropping the conn
 
   const publisher = await mqtt.connectAsync(broker.url);
   cleanups.push(() => publisher.endAsync());
-  await eventually(async () => {
-    await publisher.publishAsync('dev/a', 'x', { qos: 1 });
-    expect(got).toContain('dev/a=1');
-  }, 5000, 100);
+  await eventually(
+    async () => {
+      await publisher.publishAsync('dev/a', 'x', { qos: 1 });
+      expect(got).toContain('dev/a=1');
+    },
+    5000,
+    100,
+  );
   await publisher.publishAsync('dev/big', Buffer.alloc(64 * 1024, 0x41), { qos: 1 });
   await publisher.publishAsync('dev/b', 'yy', { qos: 1 });
   await eventually(() => expect(got).toContain('dev/b=2'));

@@ -43,8 +43,15 @@ describe('a home with two chargers and two tanks', () => {
     const env = await home.startWorld();
     const ocppPort = await findFreePort();
     car2 = createOcppChargePointSim({
-      url: `ws://127.0.0.1:${ocppPort}/ocpp`, identity: 'cp2', password, startMs, phases: 3, maxCurrentA: 16,
-      plugs: [{ atMs: localAt(day0, 0, 17, 45), untilMs: car2LeavesMs, battery: { capacityKwh: 40, socPct: 20, targetSocPct: 100, efficiency: 0.9 } }],
+      url: `ws://127.0.0.1:${ocppPort}/ocpp`,
+      identity: 'cp2',
+      password,
+      startMs,
+      phases: 3,
+      maxCurrentA: 16,
+      plugs: [
+        { atMs: localAt(day0, 0, 17, 45), untilMs: car2LeavesMs, battery: { capacityKwh: 40, socPct: 20, targetSocPct: 100, efficiency: 0.9 } },
+      ],
     });
     tank2 = await startSimulatedTank({ clock, startMs, initialC: 52, params: { volumeL: 300, elementKw: 3, thermostatC: 75 } });
     const input = env.config;
@@ -55,14 +62,21 @@ describe('a home with two chargers and two tanks', () => {
       devices: [
         ...(input.devices ?? []).map((d) => (d.kind === 'evCharger' ? { ...d, model: { ...d.model, departure: '03:00' } } : d)),
         {
-          id: 'tank2', name: 'Second tank', kind: 'hotWaterTank', staleAfterS: 900,
+          id: 'tank2',
+          name: 'Second tank',
+          kind: 'hotWaterTank',
+          staleAfterS: 900,
           switch: { type: 'modbus', bus: 'sim2', unitId: 1, profile: 'wattshift-sim-tank' },
           meter: { type: 'modbus', bus: 'sim2', unitId: 1, profile: 'wattshift-sim-tank' },
           thermometer: { type: 'modbus', bus: 'sim2', unitId: 1, profile: 'wattshift-sim-tank' },
           model: { volumeL: 300, elementKw: 3, floorC: 45, maxC: 75 },
         },
         {
-          id: 'car2', name: 'Second charger', kind: 'evCharger', staleAfterS: 900, safeCurrentA: 6,
+          id: 'car2',
+          name: 'Second charger',
+          kind: 'evCharger',
+          staleAfterS: 900,
+          safeCurrentA: 6,
           charger: { type: 'ocpp', chargePointId: 'cp2', password },
           model: { capacityKwh: 40, targetEnergyKwh: 15, departure: '23:30', minCurrentA: 6, maxCurrentA: 16, phases: 3 },
         },
@@ -89,7 +103,8 @@ describe('a home with two chargers and two tanks', () => {
     home.close(async () => {
       await car2?.close();
       await tank2?.close();
-    }));
+    }),
+  );
 
   it('plans each tank and each charger under its own id', () => {
     const evening = planAtHour.get(Math.floor(localAt(day0, 0, 19) / H) * H);

@@ -20,7 +20,13 @@ function captured() {
 /** A database with old and new hours spread over many pages; closed (checkpointed). */
 function filled(path: string): void {
   const store = openStore({ path, clock: new ManualClock(now) });
-  const rows = Array.from({ length: 3000 }, (_, i) => ({ subject: `device:d${i % 3}`, hourStartMs: now - 60 * DAY + Math.floor(i / 3) * 3_600_000 - ((now - 60 * DAY) % 3_600_000), kwh: 1, quality: 'measured' as const, samples: 1 }));
+  const rows = Array.from({ length: 3000 }, (_, i) => ({
+    subject: `device:d${i % 3}`,
+    hourStartMs: now - 60 * DAY + Math.floor(i / 3) * 3_600_000 - ((now - 60 * DAY) % 3_600_000),
+    kwh: 1,
+    quality: 'measured' as const,
+    samples: 1,
+  }));
   store.upsertHourly(rows);
   store.close();
 }
@@ -51,7 +57,13 @@ describe('the nightly store check', () => {
     const store = openStore({ path });
     const { lines, logger } = captured();
     const pruned: unknown[] = [];
-    const out = nightlyStoreCheck({ store: { integrityCheck: (m) => store.integrityCheck(m), prune: (...a) => (pruned.push(a), store.prune(...a)) }, nowMs: now, checkedRecently: false, retention, logger });
+    const out = nightlyStoreCheck({
+      store: { integrityCheck: (m) => store.integrityCheck(m), prune: (...a) => (pruned.push(a), store.prune(...a)) },
+      nowMs: now,
+      checkedRecently: false,
+      retention,
+      logger,
+    });
     expect(out.check).toBe('corrupt');
     expect(pruned).toEqual([]);
     expect(lines.find((l) => l.code === 'STORE_CORRUPT')).toMatchObject({ level: 'error', msg: expect.stringContaining('restart the service') });
@@ -74,7 +86,13 @@ describe('the nightly store check', () => {
     filled(path);
     const store = openStore({ path });
     const checks: unknown[] = [];
-    const out = nightlyStoreCheck({ store: { integrityCheck: (m) => (checks.push(m), store.integrityCheck(m)), prune: (...a) => store.prune(...a) }, nowMs: now, checkedRecently: true, retention, logger: captured().logger });
+    const out = nightlyStoreCheck({
+      store: { integrityCheck: (m) => (checks.push(m), store.integrityCheck(m)), prune: (...a) => store.prune(...a) },
+      nowMs: now,
+      checkedRecently: true,
+      retention,
+      logger: captured().logger,
+    });
     expect(out.check).toBe('skipped');
     expect(checks).toEqual([]);
     store.close();

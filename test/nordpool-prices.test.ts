@@ -28,7 +28,10 @@ beforeAll(async () => {
   server = createServer((req, res) => {
     const u = new URL(req.url ?? '/', 'http://x');
     seen.push(u.searchParams);
-    const a = u.pathname === '/api/DayAheadPriceIndices' ? answers.get(`${u.searchParams.get('date')}/${u.searchParams.get('resolutionInMinutes')}`) : undefined;
+    const a =
+      u.pathname === '/api/DayAheadPriceIndices'
+        ? answers.get(`${u.searchParams.get('date')}/${u.searchParams.get('resolutionInMinutes')}`)
+        : undefined;
     if (a?.status === 0) return; // never answers
     res.writeHead(a?.status ?? 404, { 'content-type': 'application/json' });
     res.end(a?.body ?? '');
@@ -62,7 +65,13 @@ describe('Nord Pool data portal client', () => {
     expect(p.points).toHaveLength(24);
     expect(p.points[0]).toEqual({ startMs: Date.parse('2025-05-06T22:00:00Z'), price: 56.85 });
     expect(p.points[2]).toEqual({ startMs: Date.parse('2025-05-07T00:00:00Z'), price: 48.66 });
-    expect(Object.fromEntries(seen.at(-1)!)).toEqual({ date: '2025-05-07', market: 'DayAhead', indexNames: 'SE3', currency: 'EUR', resolutionInMinutes: '60' });
+    expect(Object.fromEntries(seen.at(-1)!)).toEqual({
+      date: '2025-05-07',
+      market: 'DayAhead',
+      indexNames: 'SE3',
+      currency: 'EUR',
+      resolutionInMinutes: '60',
+    });
   });
 
   it('reads the 15-minute answer (96 quarter-hours) and refuses an area the answer lacks', async () => {
@@ -70,20 +79,28 @@ describe('Nord Pool data portal client', () => {
     const p = (await client().dayAhead({ date: '2025-05-07', area: 'FI', currency: 'EUR', resolutionMinutes: 15 }))!;
     expect(p.points).toHaveLength(96);
     expect(p.points[1]!.startMs - p.points[0]!.startMs).toBe(15 * 60_000);
-    expect((await failure(client().dayAhead({ date: '2025-05-07', area: 'SE3', currency: 'EUR', resolutionMinutes: 15 }))).code).toBe('API_BAD_RESPONSE');
+    expect((await failure(client().dayAhead({ date: '2025-05-07', area: 'SE3', currency: 'EUR', resolutionMinutes: 15 }))).code).toBe(
+      'API_BAD_RESPONSE',
+    );
   });
 
   it('answers null for a day not yet published (204) and fails by status otherwise', async () => {
     answers.set('2025-05-08/60', { status: 204 });
     expect(await client().dayAhead({ date: '2025-05-08', area: 'SE3', currency: 'EUR', resolutionMinutes: 60 })).toBeNull();
     answers.set('2025-05-09/60', { status: 503, body: 'busy' });
-    expect((await failure(client().dayAhead({ date: '2025-05-09', area: 'SE3', currency: 'EUR', resolutionMinutes: 60 }))).code).toBe('API_UNAVAILABLE');
+    expect((await failure(client().dayAhead({ date: '2025-05-09', area: 'SE3', currency: 'EUR', resolutionMinutes: 60 }))).code).toBe(
+      'API_UNAVAILABLE',
+    );
     answers.set('2025-05-10/60', { status: 400, body: '{}' });
     expect((await failure(client().dayAhead({ date: '2025-05-10', area: 'SE3', currency: 'EUR', resolutionMinutes: 60 }))).code).toBe('API_REJECTED');
     answers.set('2025-05-11/60', { status: 200, body: '{"multiIndexEntries": "no"}' });
-    expect((await failure(client().dayAhead({ date: '2025-05-11', area: 'SE3', currency: 'EUR', resolutionMinutes: 60 }))).code).toBe('API_BAD_RESPONSE');
+    expect((await failure(client().dayAhead({ date: '2025-05-11', area: 'SE3', currency: 'EUR', resolutionMinutes: 60 }))).code).toBe(
+      'API_BAD_RESPONSE',
+    );
     const closed = createNordPoolClient({ url: 'http://127.0.0.1:1/api', timeoutMs: 500 });
-    expect((await failure(closed.dayAhead({ date: '2025-05-07', area: 'SE3', currency: 'EUR', resolutionMinutes: 60 }))).code).toBe('API_UNAVAILABLE');
+    expect((await failure(closed.dayAhead({ date: '2025-05-07', area: 'SE3', currency: 'EUR', resolutionMinutes: 60 }))).code).toBe(
+      'API_UNAVAILABLE',
+    );
   });
 
   it('treats rate limiting (429) and a server that never answers within timeoutMs as unavailable', async () => {
@@ -95,11 +112,13 @@ describe('Nord Pool data portal client', () => {
     const hung = await failure(slow.dayAhead({ date: '2025-05-13', area: 'SE3', currency: 'EUR', resolutionMinutes: 60 }));
     expect(hung).toMatchObject({ code: 'API_UNAVAILABLE', details: { source: 'nordPool' } });
     answers.set('2025-05-14/60', { status: 200, body: 'not json at all' });
-    expect((await failure(client().dayAhead({ date: '2025-05-14', area: 'SE3', currency: 'EUR', resolutionMinutes: 60 }))).code).toBe('API_BAD_RESPONSE');
+    expect((await failure(client().dayAhead({ date: '2025-05-14', area: 'SE3', currency: 'EUR', resolutionMinutes: 60 }))).code).toBe(
+      'API_BAD_RESPONSE',
+    );
   });
 });
 
-describe('Nord Pool as the price job\'s second source', () => {
+describe("Nord Pool as the price job's second source", () => {
   // 7 May 2025, 10:00 UTC: the delivery days are the 7th (published) and the 8th (204 above).
   const now = Date.parse('2025-05-07T10:00:00Z');
   const down = (): never => {
@@ -112,8 +131,14 @@ describe('Nord Pool as the price job\'s second source', () => {
     expect(deliveryDays(Date.parse('2025-05-06T22:30:00Z'))[0]).toBe('2025-05-07');
     answers.set('2025-05-07/60', { status: 200, body: hourly });
     const job = startPriceRefresh({
-      source: forecastDown, area: 'SE3', currency: 'EUR', clock: new ManualClock(now), logger: silentLogger(), horizonMs: 24 * 3_600_000,
-      onChange: () => undefined, nordPool: { client: client(), resolutionMinutes: 60 },
+      source: forecastDown,
+      area: 'SE3',
+      currency: 'EUR',
+      clock: new ManualClock(now),
+      logger: silentLogger(),
+      horizonMs: 24 * 3_600_000,
+      onChange: () => undefined,
+      nordPool: { client: client(), resolutionMinutes: 60 },
     });
     await new Promise((r) => setTimeout(r, 200));
     await job.stop();
@@ -126,14 +151,25 @@ describe('Nord Pool as the price job\'s second source', () => {
   it('keeps the last good Nord Pool prices when the portal fails, logs the code once per try and retries in 5 minutes', async () => {
     const nordPool = (await client().dayAhead({ date: '2025-05-07', area: 'SE3', currency: 'EUR', resolutionMinutes: 60 }))!;
     const good: PriceSource = {
-      forecast: async () => down(), advice: async () => down(), actualPrices: async () => down(),
+      forecast: async () => down(),
+      advice: async () => down(),
+      actualPrices: async () => down(),
     };
-    for (const [status, body, code] of [[500, 'oops', 'API_UNAVAILABLE'], [429, '', 'API_UNAVAILABLE'], [200, '{"multiIndexEntries": 3}', 'API_BAD_RESPONSE']] as const) {
+    for (const [status, body, code] of [
+      [500, 'oops', 'API_UNAVAILABLE'],
+      [429, '', 'API_UNAVAILABLE'],
+      [200, '{"multiIndexEntries": 3}', 'API_BAD_RESPONSE'],
+    ] as const) {
       answers.set('2025-05-07/60', { status, body });
       const lines: string[] = [];
       const clock = new ManualClock(now);
       const job = startPriceRefresh({
-        source: good, area: 'SE3', currency: 'EUR', clock, horizonMs: 24 * 3_600_000, onChange: () => undefined,
+        source: good,
+        area: 'SE3',
+        currency: 'EUR',
+        clock,
+        horizonMs: 24 * 3_600_000,
+        onChange: () => undefined,
         logger: createLogger({ destination: { write: (l: string) => void lines.push(l) } }),
         initial: { forecast: null, advice: null, actual: null, nordPool: { input: nordPool, fetchedMs: now - 3_600_000 } },
         nordPool: { client: client(), resolutionMinutes: 60 },
@@ -147,18 +183,25 @@ describe('Nord Pool as the price job\'s second source', () => {
       await job.stop();
       expect(asked(), `${status}`).toBe(first + 1);
       expect(job.data().nordPool).toEqual({ input: nordPool, fetchedMs: now - 3_600_000 });
-      const logged = lines.map((l) => JSON.parse(l) as { code?: string; part?: string; level: string; ageMs?: number }).filter((l) => l.part === 'nordPool');
-      expect(logged, `${status}`).toEqual([expect.objectContaining({ code, level: 'warn', ageMs: 3_600_000 }), expect.objectContaining({ code, level: 'warn' })]);
+      const logged = lines
+        .map((l) => JSON.parse(l) as { code?: string; part?: string; level: string; ageMs?: number })
+        .filter((l) => l.part === 'nordPool');
+      expect(logged, `${status}`).toEqual([
+        expect.objectContaining({ code, level: 'warn', ageMs: 3_600_000 }),
+        expect.objectContaining({ code, level: 'warn' }),
+      ]);
     }
     answers.set('2025-05-07/60', { status: 200, body: hourly });
   });
 
-  it('cross-checks the forecast service\'s actual prices against Nord Pool\'s and says once where they differ', async () => {
+  it("cross-checks the forecast service's actual prices against Nord Pool's and says once where they differ", async () => {
     answers.set('2025-05-07/60', { status: 200, body: hourly });
     const published = (await client().dayAhead({ date: '2025-05-07', area: 'SE3', currency: 'EUR', resolutionMinutes: 60 }))!;
     // The same auction result, as the forecast service gives it (per kWh), but one hour wrong.
     const wrongHour = published.points[14]!.startMs;
-    const prices = Object.fromEntries(published.points.map((p) => [new Date(p.startMs).toISOString(), p.startMs === wrongHour ? p.price / 1000 + 0.05 : p.price / 1000]));
+    const prices = Object.fromEntries(
+      published.points.map((p) => [new Date(p.startMs).toISOString(), p.startMs === wrongHour ? p.price / 1000 + 0.05 : p.price / 1000]),
+    );
     const source: PriceSource = {
       advice: async () => down(),
       actualPrices: async () => ({ priceArea: 'SE3', priceUnits: { currency: 'EUR', energyUnit: 'kWh' }, prices }),
@@ -166,7 +209,12 @@ describe('Nord Pool as the price job\'s second source', () => {
     const lines: Record<string, unknown>[] = [];
     const clock = new ManualClock(now);
     const job = startPriceRefresh({
-      source, area: 'SE3', currency: 'EUR', clock, horizonMs: 24 * 3_600_000, onChange: () => undefined,
+      source,
+      area: 'SE3',
+      currency: 'EUR',
+      clock,
+      horizonMs: 24 * 3_600_000,
+      onChange: () => undefined,
       logger: createLogger({ destination: { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) } }),
       nordPool: { client: client(), resolutionMinutes: 60 },
     });
@@ -191,7 +239,12 @@ describe('Nord Pool as the price job\'s second source', () => {
     const clock = new ManualClock(now);
     let seen: PriceData | undefined;
     const job = startPriceRefresh({
-      source, area: 'SE3', currency: 'EUR', clock, horizonMs: 24 * 3_600_000, onChange: (d) => void (seen = d),
+      source,
+      area: 'SE3',
+      currency: 'EUR',
+      clock,
+      horizonMs: 24 * 3_600_000,
+      onChange: (d) => void (seen = d),
       logger: createLogger({ destination: { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) } }),
       nordPool: { client: client(), resolutionMinutes: 60 },
     });
@@ -206,11 +259,21 @@ describe('Nord Pool as the price job\'s second source', () => {
   it('prices a slot from Nord Pool where the forecast service has nothing, or first when configured', async () => {
     const nordPool = (await client().dayAhead({ date: '2025-05-07', area: 'SE3', currency: 'EUR', resolutionMinutes: 60 }))!;
     const from = Date.parse('2025-05-07T00:00:00Z');
-    const forecast = { units: { currency: 'EUR', energyUnit: 'kWh' as const }, segments: [{ fromMs: from, toMs: from + 3_600_000, averagePrice: 0.1 }] };
-    const series = (nordPoolFirst: boolean) => buildPriceSeries({
-      slotMinutes: 60, fromMs: from, toMs: from + 2 * 3_600_000, timezone: 'Europe/Stockholm', currency: 'EUR',
-      spot: { forecast, nordPool, nordPoolFirst }, deltas: [], fees: { gridFeePerKWh: 0, taxPerKWh: 0 },
-    });
+    const forecast = {
+      units: { currency: 'EUR', energyUnit: 'kWh' as const },
+      segments: [{ fromMs: from, toMs: from + 3_600_000, averagePrice: 0.1 }],
+    };
+    const series = (nordPoolFirst: boolean) =>
+      buildPriceSeries({
+        slotMinutes: 60,
+        fromMs: from,
+        toMs: from + 2 * 3_600_000,
+        timezone: 'Europe/Stockholm',
+        currency: 'EUR',
+        spot: { forecast, nordPool, nordPoolFirst },
+        deltas: [],
+        fees: { gridFeePerKWh: 0, taxPerKWh: 0 },
+      });
     const [a, b] = series(false);
     expect(a).toMatchObject({ source: 'forecast', spot: 0.1 });
     expect(b!.source).toBe('nordPool');

@@ -31,7 +31,15 @@ async function wattshift(clock: ManualClock, port = 0, sessionTags?: SessionTagM
   const { logger, lines } = memoryLogger();
   const central = await startCentral(clock, logger, port);
   const charger: OcppCharger = createOcppCharger(central.cs.link('cp1'), {
-    id: 'car', connectorId: 1, idTag: 'wattshift', maxCurrentA: 16, safeCurrentA: 6, leaseS: 600, staleAfterS: 120, clock, logger,
+    id: 'car',
+    connectorId: 1,
+    idTag: 'wattshift',
+    maxCurrentA: 16,
+    safeCurrentA: 6,
+    leaseS: 600,
+    staleAfterS: 120,
+    clock,
+    logger,
     ...(sessionTags ? { sessionTags } : {}),
   });
   open.push({ close: async () => charger.close() });
@@ -75,8 +83,12 @@ async function cardSession(cp: SpecChargePoint, limitA: number, w: Awaited<Retur
 
 const txProfileOf = (cp: SpecChargePoint) => cp.profiles.find((p) => p.profile.chargingProfilePurpose === 'TxProfile')?.profile;
 /** The requests naming `tx` the charge point received after the `from`-th. */
-const naming = (cp: SpecChargePoint, tx: number, from: number) => cp.received.slice(from).filter((r) =>
-  r.payload['transactionId'] === tx || (r.payload['csChargingProfiles'] as { transactionId?: number } | undefined)?.transactionId === tx);
+const naming = (cp: SpecChargePoint, tx: number, from: number) =>
+  cp.received
+    .slice(from)
+    .filter(
+      (r) => r.payload['transactionId'] === tx || (r.payload['csChargingProfiles'] as { transactionId?: number } | undefined)?.transactionId === tx,
+    );
 
 describe('OCPP 1.6 by the book, against a charge point built from the specification', () => {
   it('sends a booting charge point nothing before its BootNotification is answered', async () => {
@@ -119,9 +131,17 @@ describe('OCPP 1.6 by the book, against a charge point built from the specificat
     const tx = await cp.startTransaction('CARD-1');
     await cp.status(1, 'Charging');
     // The limit follows the session at once (it began at the leased default).
-    await eventually(() => expect(cp.received.some((r) => r.action === 'SetChargingProfile' && (r.payload['csChargingProfiles'] as { transactionId?: number }).transactionId === tx)).toBe(true));
+    await eventually(() =>
+      expect(
+        cp.received.some(
+          (r) => r.action === 'SetChargingProfile' && (r.payload['csChargingProfiles'] as { transactionId?: number }).transactionId === tx,
+        ),
+      ).toBe(true),
+    );
     expect(cp.problems).toEqual([]);
-    await eventually(() => expect(txProfileOf(cp)).toMatchObject({ transactionId: tx, chargingSchedule: { chargingSchedulePeriod: [{ limit: 10 }] } }));
+    await eventually(() =>
+      expect(txProfileOf(cp)).toMatchObject({ transactionId: tx, chargingSchedule: { chargingSchedulePeriod: [{ limit: 10 }] } }),
+    );
     expect(w.lines.filter((l) => l['code'] === 'OCPP_LIMIT_REFUSED')).toEqual([]);
   });
 
@@ -167,7 +187,7 @@ describe('OCPP 1.6 by the book, against a charge point built from the specificat
     expect(w.cs.link('cp1').transactionOn(1)).toBeUndefined();
   });
 
-  it('keeps the session\'s energy across a restart of wattshift: the transaction and its meterStart are in the store', async () => {
+  it("keeps the session's energy across a restart of wattshift: the transaction and its meterStart are in the store", async () => {
     const clock = new ManualClock(startMs);
     const path = join(tempDir('wattshift-ocpp-book-'), 'wattshift.db');
     const store = openStore({ path });
@@ -194,7 +214,9 @@ describe('OCPP 1.6 by the book, against a charge point built from the specificat
     await clock.advance(bootWaitMs);
     // The meter values it asks for name the running transaction; what it has charged comes from the store.
     await eventually(() => expect(w2.cs.link('cp1').transactionOn(1)).toBe(tx));
-    await eventually(async () => expect(await w2.charger.evStateReader!.readEvState(never)).toMatchObject({ plugged: true, idTag: 'CARD-1', sessionKwh: 4.7 }));
+    await eventually(async () =>
+      expect(await w2.charger.evStateReader!.readEvState(never)).toMatchObject({ plugged: true, idTag: 'CARD-1', sessionKwh: 4.7 }),
+    );
     cp.energyWh = 15_700;
     await cp.meterValues(11_000);
     await eventually(async () => expect((await w2.charger.evStateReader!.readEvState(never)).sessionKwh).toBeCloseTo(5.7, 6));
@@ -205,16 +227,22 @@ describe('OCPP 1.6 by the book, against a charge point built from the specificat
     await eventually(() => expect(storedSessionTags(again, 'car', memoryLogger().logger).get()).toBeUndefined());
   });
 
-  it('keeps the car\'s state of need across a restart of wattshift: the car its card named, its plug-in time, the departure asked for, what remains to charge', async () => {
-    const { config } = parseConfig({
-      version: 1,
-      site: { timezone: 'Europe/Oslo', priceArea: 'NO1', currency: 'NOK', locationLimitKw: 11 },
-      spark: { clientId: 'c', clientSecret: 'client-secret' },
-      storage: { path: ':memory:' },
-      ocpp: {},
-      devices: [{ id: 'car', kind: 'evCharger', charger: { type: 'ocpp', chargePointId: 'cp1', password }, model: { capacityKwh: 60 } }],
-      vehicles: [{ id: 'van', capacityKwh: 75, targetEnergyKwh: 30, identify: { idTags: ['CARD-1'] } }, { id: 'mini', capacityKwh: 30, identify: { idTags: ['CARD-2'] } }],
-    }, { env: {} });
+  it("keeps the car's state of need across a restart of wattshift: the car its card named, its plug-in time, the departure asked for, what remains to charge", async () => {
+    const { config } = parseConfig(
+      {
+        version: 1,
+        site: { timezone: 'Europe/Oslo', priceArea: 'NO1', currency: 'NOK', locationLimitKw: 11 },
+        spark: { clientId: 'c', clientSecret: 'client-secret' },
+        storage: { path: ':memory:' },
+        ocpp: {},
+        devices: [{ id: 'car', kind: 'evCharger', charger: { type: 'ocpp', chargePointId: 'cp1', password }, model: { capacityKwh: 60 } }],
+        vehicles: [
+          { id: 'van', capacityKwh: 75, targetEnergyKwh: 30, identify: { idTags: ['CARD-1'] } },
+          { id: 'mini', capacityKwh: 30, identify: { idTags: ['CARD-2'] } },
+        ],
+      },
+      { env: {} },
+    );
     const clock = new ManualClock(startMs);
     const path = join(tempDir('wattshift-ocpp-book-'), 'wattshift.db');
     /** wattshift's side with what the daemon learns of the car: the charger device, the tracker and the wishes on one store. */
@@ -224,9 +252,19 @@ describe('OCPP 1.6 by the book, against a charge point built from the specificat
       const tracker = createHomeTracker({ config, store, clock, wishes });
       /** The control loop's tick, as far as the car goes: a reading of the charger, learnt. */
       const tick = async () => {
-        const reading = { errors: [], atMs: clock.nowMs(), energyKwh: await w.charger.energyMeter!.readEnergyKwh(never), ev: await w.charger.evStateReader!.readEvState(never) };
+        const reading = {
+          errors: [],
+          atMs: clock.nowMs(),
+          energyKwh: await w.charger.energyMeter!.readEnergyKwh(never),
+          ev: await w.charger.evStateReader!.readEvState(never),
+        };
         const snap: ControlSnapshot = {
-          atMs: clock.nowMs(), slotStartMs: clock.nowMs(), readings: new Map([['car', reading]]), slotEnergyKwh: new Map(), locationPowerW: undefined, capKw: 11,
+          atMs: clock.nowMs(),
+          slotStartMs: clock.nowMs(),
+          readings: new Map([['car', reading]]),
+          slotEnergyKwh: new Map(),
+          locationPowerW: undefined,
+          capKw: 11,
           decision: { setpoints: [], expectedDeviceKw: 0, baseLoadKw: 0, guarded: [] },
         };
         tracker.observe(snap, null);
@@ -234,7 +272,12 @@ describe('OCPP 1.6 by the book, against a charge point built from the specificat
       const need = () => {
         const snap = tracker.snapshot(clock.nowMs(), { forecast: null, advice: null, actual: null }, []);
         const ev = buildPlanInput(config, snap, new Map()).evs[0];
-        return { vehicle: snap.evs[0]?.vehicle?.id ?? null, departureMs: ev?.departureMs, session: ev?.session, energyNeededKWh: ev && 'energyNeededKWh' in ev ? ev.energyNeededKWh : undefined };
+        return {
+          vehicle: snap.evs[0]?.vehicle?.id ?? null,
+          departureMs: ev?.departureMs,
+          session: ev?.session,
+          energyNeededKWh: ev && 'energyNeededKWh' in ev ? ev.energyNeededKWh : undefined,
+        };
       };
       return { w, wishes, tick, need };
     };
@@ -270,7 +313,9 @@ describe('OCPP 1.6 by the book, against a charge point built from the specificat
     await cp.connect();
     await eventually(() => expect(b.w.cs.link('cp1').connected).toBe(true));
     await clock.advance(bootWaitMs);
-    await eventually(async () => expect(await b.w.charger.evStateReader!.readEvState(never)).toMatchObject({ plugged: true, idTag: 'CARD-1', sessionKwh: 4.7 }));
+    await eventually(async () =>
+      expect(await b.w.charger.evStateReader!.readEvState(never)).toMatchObject({ plugged: true, idTag: 'CARD-1', sessionKwh: 4.7 }),
+    );
     await b.tick();
     expect(b.need()).toEqual(before);
     expect(cp.problems).toEqual([]);

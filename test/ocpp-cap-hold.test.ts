@@ -19,9 +19,12 @@ afterEach(closeOpened);
 const hour = 3_600_000;
 
 describe('a cap held by the OCPP charge point itself', () => {
-  it('holds a 0 A cap to the window\'s end after wattshift dies, then the charger falls back to its safe current', async () => {
+  it("holds a 0 A cap to the window's end after wattshift dies, then the charger falls back to its safe current", async () => {
     const w = await world();
-    const car = superviseDevice({ id: 'car', kind: 'evCharger', capabilities: w.charger, safeCurrentA: 6, leaseMs: 600_000, readTimeoutMs: 2000 }, { clock: w.clock, logger: memoryLogger().logger });
+    const car = superviseDevice(
+      { id: 'car', kind: 'evCharger', capabilities: w.charger, safeCurrentA: 6, leaseMs: 600_000, readTimeoutMs: 2000 },
+      { clock: w.clock, logger: memoryLogger().logger },
+    );
     await car.applyCurrent(16);
     await eventually(() => expect(w.sim.offeredA).toBe(16));
 
@@ -44,7 +47,10 @@ describe('a cap held by the OCPP charge point itself', () => {
 
   it('is left in the charger when wattshift stops; lifted when the cap ends early', async () => {
     const w = await world();
-    const car = superviseDevice({ id: 'car', kind: 'evCharger', capabilities: w.charger, safeCurrentA: 6, leaseMs: 600_000, readTimeoutMs: 2000 }, { clock: w.clock, logger: memoryLogger().logger });
+    const car = superviseDevice(
+      { id: 'car', kind: 'evCharger', capabilities: w.charger, safeCurrentA: 6, leaseMs: 600_000, readTimeoutMs: 2000 },
+      { clock: w.clock, logger: memoryLogger().logger },
+    );
     await car.applyCurrent(16);
     await eventually(() => expect(w.sim.offeredA).toBe(16));
     await car.applyCurrent(8, w.clock.nowMs() + hour);
@@ -64,7 +70,15 @@ describe('a cap held by the OCPP charge point itself', () => {
     const clock = new ManualClock(startMs);
     const { cs, port } = await startCentral(clock, memoryLogger().logger);
     const charger = createOcppCharger(cs.link('cp1'), {
-      id: 'car', connectorId: 1, idTag: 'wattshift', maxCurrentA: 16, safeCurrentA: 6, leaseS: 600, staleAfterS: 120, clock, logger: memoryLogger().logger,
+      id: 'car',
+      connectorId: 1,
+      idTag: 'wattshift',
+      maxCurrentA: 16,
+      safeCurrentA: 6,
+      leaseS: 600,
+      staleAfterS: 120,
+      clock,
+      logger: memoryLogger().logger,
     });
     open.push({ close: async () => charger.close() });
     const cp = createSpecChargePoint({ url: `ws://127.0.0.1:${port}/ocpp`, identity: 'cp1', password, startMs });
@@ -80,8 +94,15 @@ describe('a cap held by the OCPP charge point itself', () => {
     expect(cap()).toMatchObject({
       connectorId: 0,
       profile: {
-        chargingProfileKind: 'Absolute', validFrom: new Date(startMs).toISOString(), validTo: new Date(untilMs).toISOString(),
-        chargingSchedule: { chargingRateUnit: 'A', startSchedule: new Date(startMs).toISOString(), duration: 3 * 3600, chargingSchedulePeriod: [{ startPeriod: 0, limit: 0 }] },
+        chargingProfileKind: 'Absolute',
+        validFrom: new Date(startMs).toISOString(),
+        validTo: new Date(untilMs).toISOString(),
+        chargingSchedule: {
+          chargingRateUnit: 'A',
+          startSchedule: new Date(startMs).toISOString(),
+          duration: 3 * 3600,
+          chargingSchedulePeriod: [{ startPeriod: 0, limit: 0 }],
+        },
       },
     });
 
@@ -91,7 +112,17 @@ describe('a cap held by the OCPP charge point itself', () => {
     await cp.connect();
     await eventually(() => expect(cs.link('cp1').connected).toBe(true));
     await cp.heartbeat();
-    await eventually(() => expect(cp.received.slice(before).some((r) => (r.payload['csChargingProfiles'] as { chargingProfilePurpose?: string } | undefined)?.chargingProfilePurpose === 'ChargePointMaxProfile')).toBe(true));
+    await eventually(() =>
+      expect(
+        cp.received
+          .slice(before)
+          .some(
+            (r) =>
+              (r.payload['csChargingProfiles'] as { chargingProfilePurpose?: string } | undefined)?.chargingProfilePurpose ===
+              'ChargePointMaxProfile',
+          ),
+      ).toBe(true),
+    );
 
     await charger.chargeCurrentLimit.holdCapA(undefined, never);
     expect(cap()).toBeUndefined();

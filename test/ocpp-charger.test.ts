@@ -28,7 +28,7 @@ import { bootWaitMs } from '../src/devices/ocpp/link.js';
 afterEach(closeOpened);
 
 describe('OCPP 1.6J charger', () => {
-  it('boots the charge point with the central system\'s heartbeat interval and its safe default profile', async () => {
+  it("boots the charge point with the central system's heartbeat interval and its safe default profile", async () => {
     const w = await world();
     expect(w.sim.config('HeartbeatInterval')).toBe('30');
     expect(w.sim.config('MeterValuesSampledData')).toBe('Energy.Active.Import.Register,Power.Active.Import');
@@ -37,7 +37,7 @@ describe('OCPP 1.6J charger', () => {
     expect(await w.charger.evStateReader?.readEvState(never)).toEqual({ plugged: true, charging: false, connectorStatus: 'Preparing' });
   });
 
-  it('learns an idle connector\'s energy register on connection (no transaction sends meter values)', async () => {
+  it("learns an idle connector's energy register on connection (no transaction sends meter values)", async () => {
     const w = await world({ plugged: false });
     await eventually(async () => expect(await w.charger.energyMeter!.readEnergyKwh(never)).toBe(0));
     expect(w.sim.received().filter((m) => m === 'TriggerMessage')).toHaveLength(2);
@@ -48,8 +48,18 @@ describe('OCPP 1.6J charger', () => {
     const clock = new ManualClock(startMs);
     const { logger, lines } = memoryLogger();
     const { port } = await startCentral(clock, logger);
-    for (const [identity, pw] of [['cp1', 'not-the-password-0'], ['cp9', password], ['cp1', undefined]] as const) {
-      const client = new RPCClient({ endpoint: `ws://127.0.0.1:${port}/ocpp`, identity, password: pw ?? null, protocols: ['ocpp1.6'], reconnect: false } as ConstructorParameters<typeof RPCClient>[0]);
+    for (const [identity, pw] of [
+      ['cp1', 'not-the-password-0'],
+      ['cp9', password],
+      ['cp1', undefined],
+    ] as const) {
+      const client = new RPCClient({
+        endpoint: `ws://127.0.0.1:${port}/ocpp`,
+        identity,
+        password: pw ?? null,
+        protocols: ['ocpp1.6'],
+        reconnect: false,
+      } as ConstructorParameters<typeof RPCClient>[0]);
       await expect(client.connect()).rejects.toThrow();
     }
     const refused = lines.filter((l) => l['code'] === 'OCPP_AUTH_REJECTED').map((l) => l['why']);
@@ -95,8 +105,15 @@ describe('OCPP 1.6J charger', () => {
   });
 
   it('a car that starts its own session (a card) begins at the limit wattshift holds, not at the safe current; without wattshift, at the safe current', async () => {
-    const plug = (atMs: number, untilMs?: number) => ({ atMs, ...(untilMs !== undefined ? { untilMs } : {}), idTag: 'CARD-1', battery: { capacityKwh: 60, socPct: 20 } });
-    const w = await world({ plugs: [plug(startMs + 60_000, startMs + 120_000), plug(startMs + 180_000, startMs + 240_000), plug(startMs + 1_500_000)] });
+    const plug = (atMs: number, untilMs?: number) => ({
+      atMs,
+      ...(untilMs !== undefined ? { untilMs } : {}),
+      idTag: 'CARD-1',
+      battery: { capacityKwh: 60, socPct: 20 },
+    });
+    const w = await world({
+      plugs: [plug(startMs + 60_000, startMs + 120_000), plug(startMs + 180_000, startMs + 240_000), plug(startMs + 1_500_000)],
+    });
     await w.charger.chargeCurrentLimit.setCurrentA(0, never); // nothing planned, or the fuse is full
     await w.step(60_000);
     await eventually(() => expect(w.sim.transactionId).toBeDefined());
@@ -169,13 +186,23 @@ describe('OCPP 1.6J charger', () => {
 
     const { cs } = await startCentral(w.clock, memoryLogger().logger, w.port);
     const charger = createOcppCharger(cs.link('cp1'), {
-      id: 'car', connectorId: 1, idTag: 'wattshift', maxCurrentA: 16, safeCurrentA: 6, leaseS: 600, staleAfterS: 120, clock: w.clock, logger: memoryLogger().logger,
+      id: 'car',
+      connectorId: 1,
+      idTag: 'wattshift',
+      maxCurrentA: 16,
+      safeCurrentA: 6,
+      leaseS: 600,
+      staleAfterS: 120,
+      clock: w.clock,
+      logger: memoryLogger().logger,
     });
     open.push({ close: async () => charger.close() });
     await eventually(() => expect(cs.link('cp1').connected).toBe(true), 10_000);
     // A reconnection is not a boot: the central system's requests go once the charge point has stayed silent a while.
     await w.clock.advance(bootWaitMs);
-    await eventually(async () => expect(await charger.evStateReader?.readEvState(never)).toEqual({ plugged: true, charging: true, connectorStatus: 'Charging' }));
+    await eventually(async () =>
+      expect(await charger.evStateReader?.readEvState(never)).toEqual({ plugged: true, charging: true, connectorStatus: 'Charging' }),
+    );
     await w.sim.advance(60_000); // a MeterValues tells the new central system the running transaction
     await eventually(() => expect(cs.link('cp1').transactionOn(1)).toBe(tx));
     await charger.chargeCurrentLimit.setCurrentA(8, never);
@@ -188,7 +215,10 @@ describe('OCPP 1.6J charger', () => {
     const store = openStore({ path: join(mkdtempSync(join(tmpdir(), 'ocpp-')), 'wattshift.db') });
     open.push({ close: async () => store.close() });
     const keep = () => storedSessionTags(store, 'car', memoryLogger().logger);
-    const w = await world({ plugs: [{ atMs: startMs, untilMs: startMs + 3_600_000, idTag: 'CARD-7', battery: { capacityKwh: 60, socPct: 20 } }], sessionTags: keep() });
+    const w = await world({
+      plugs: [{ atMs: startMs, untilMs: startMs + 3_600_000, idTag: 'CARD-7', battery: { capacityKwh: 60, socPct: 20 } }],
+      sessionTags: keep(),
+    });
     await eventually(async () => expect((await w.charger.evStateReader!.readEvState(never)).idTag).toBe('CARD-7'));
     const tx = w.sim.transactionId;
 
@@ -197,7 +227,16 @@ describe('OCPP 1.6J charger', () => {
     w.charger.close();
     const { cs } = await startCentral(w.clock, memoryLogger().logger, w.port);
     const charger = createOcppCharger(cs.link('cp1'), {
-      id: 'car', connectorId: 1, idTag: 'wattshift', maxCurrentA: 16, safeCurrentA: 6, leaseS: 600, staleAfterS: 120, clock: w.clock, logger: memoryLogger().logger, sessionTags: keep(),
+      id: 'car',
+      connectorId: 1,
+      idTag: 'wattshift',
+      maxCurrentA: 16,
+      safeCurrentA: 6,
+      leaseS: 600,
+      staleAfterS: 120,
+      clock: w.clock,
+      logger: memoryLogger().logger,
+      sessionTags: keep(),
     });
     open.push({ close: async () => charger.close() });
     await eventually(() => expect(cs.link('cp1').connected).toBe(true), 10_000);
@@ -227,7 +266,13 @@ describe('OCPP 1.6J charger', () => {
   it('answers malformed frames with CALLERROR and goes on serving the charge point', async () => {
     const w = await world({ plugged: false });
     const replies: string[] = [];
-    const raw = new RPCClient({ endpoint: `ws://127.0.0.1:${w.port}/ocpp`, identity: 'cp1', password, protocols: ['ocpp1.6'], reconnect: false } as ConstructorParameters<typeof RPCClient>[0]);
+    const raw = new RPCClient({
+      endpoint: `ws://127.0.0.1:${w.port}/ocpp`,
+      identity: 'cp1',
+      password,
+      protocols: ['ocpp1.6'],
+      reconnect: false,
+    } as ConstructorParameters<typeof RPCClient>[0]);
     raw.on('message', ({ message, outbound }: { message: string; outbound: boolean }) => {
       if (!outbound) replies.push(String(message));
     });
@@ -269,12 +314,15 @@ describe('OCPP 1.6J charger', () => {
       if (request === statusAsked) setImmediate(() => void session.stop?.());
       return request.startsWith('TriggerMessage') ? 'Accepted' : 'Rejected';
     });
-    session.stop = () => raw.call('StopTransaction', { transactionId, meterStop: 1000, timestamp: new Date(w.clock.nowMs()).toISOString(), reason: 'EVDisconnected' });
+    session.stop = () =>
+      raw.call('StopTransaction', { transactionId, meterStop: 1000, timestamp: new Date(w.clock.nowMs()).toISOString(), reason: 'EVDisconnected' });
     const mine = () => asked.filter((m) => ['SetChargingProfile TxProfile', 'RemoteStopTransaction', statusAsked].includes(m));
     await expect(w.charger.chargeCurrentLimit.setCurrentA(16, never)).rejects.toMatchObject({ code: 'OCPP_CALL_FAILED' });
     await w.clock.advance(60_000); // long past the transaction's start
     await expect(w.charger.chargeCurrentLimit.setCurrentA(0, never)).rejects.toMatchObject({ code: 'OCPP_CALL_FAILED' });
-    await eventually(() => expect(mine()).toEqual(['SetChargingProfile TxProfile', 'SetChargingProfile TxProfile', 'RemoteStopTransaction', statusAsked]));
+    await eventually(() =>
+      expect(mine()).toEqual(['SetChargingProfile TxProfile', 'SetChargingProfile TxProfile', 'RemoteStopTransaction', statusAsked]),
+    );
     await eventually(() => expect(link.transactionOn(1)).toBeUndefined());
     // The next tick: no transaction, so only what the next session starts at.
     await w.charger.chargeCurrentLimit.setCurrentA(0, never).catch(() => undefined);
@@ -288,7 +336,12 @@ describe('OCPP 1.6J charger', () => {
     let refuse = true;
     const leased = 'SetChargingProfile TxDefaultProfile';
     const { raw, transactionId, asked } = await rawChargePointInSession(w, (request) => (request === leased && refuse ? 'Rejected' : 'Accepted'));
-    await raw.call('StopTransaction', { transactionId, meterStop: 1000, timestamp: new Date(w.clock.nowMs()).toISOString(), reason: 'EVDisconnected' });
+    await raw.call('StopTransaction', {
+      transactionId,
+      meterStop: 1000,
+      timestamp: new Date(w.clock.nowMs()).toISOString(),
+      reason: 'EVDisconnected',
+    });
     await raw.call('StatusNotification', { connectorId: 1, status: 'Available', errorCode: 'NoError' });
     const said = (): number => w.lines.filter((l) => l['code'] === 'OCPP_DEFAULT_REFUSED').length;
     const tick = async (): Promise<void> => {
@@ -314,14 +367,17 @@ describe('OCPP 1.6J charger', () => {
     await eventually(() => expect(w.cs.link('cp1').connected).toBe(false));
     await expect(w.charger.energyMeter!.readEnergyKwh(never)).rejects.toMatchObject({ code: 'DEVICE_UNREACHABLE' });
     await expect(w.charger.chargeCurrentLimit.setCurrentA(10, never)).rejects.toMatchObject({ code: 'DEVICE_UNREACHABLE' });
-    const sup = superviseDevice({ id: 'car', kind: 'evCharger', capabilities: w.charger, safeCurrentA: 6, leaseMs: 600_000, readTimeoutMs: 2000, downAfterFailures: 2 }, { clock: w.clock, logger: memoryLogger().logger });
+    const sup = superviseDevice(
+      { id: 'car', kind: 'evCharger', capabilities: w.charger, safeCurrentA: 6, leaseMs: 600_000, readTimeoutMs: 2000, downAfterFailures: 2 },
+      { clock: w.clock, logger: memoryLogger().logger },
+    );
     await sup.read(never);
     await sup.read(never);
     expect(sup.health().state).toBe('down');
     expect(sup.health().lastError?.code).toBe('DEVICE_UNREACHABLE');
   });
 
-  it('is built from the config: the daemon\'s central system and an ocpp charger device', async () => {
+  it("is built from the config: the daemon's central system and an ocpp charger device", async () => {
     const port = await new Promise<number>((resolve) => {
       const srv = createServer().listen(0, '127.0.0.1', () => {
         const p = (srv.address() as { port: number }).port;
@@ -335,29 +391,77 @@ describe('OCPP 1.6J charger', () => {
     open.push(cs);
     const built = buildDevice(config.devices[0]!, { buses: new Map(), mqtt: null, ocpp: cs, clock, logger });
     open.push({ close: async () => built.close() });
-    const sim = createOcppChargePointSim({ url: `ws://127.0.0.1:${port}/ocpp`, identity: 'cp1', password, startMs, plugs: [{ atMs: startMs, battery: { capacityKwh: 60, socPct: 50 } }] });
+    const sim = createOcppChargePointSim({
+      url: `ws://127.0.0.1:${port}/ocpp`,
+      identity: 'cp1',
+      password,
+      startMs,
+      plugs: [{ atMs: startMs, battery: { capacityKwh: 60, socPct: 50 } }],
+    });
     open.push(sim);
     await sim.start();
-    await eventually(async () => expect(await built.capabilities.evStateReader?.readEvState(never)).toEqual({ plugged: true, charging: false, connectorStatus: 'Preparing' }));
+    await eventually(async () =>
+      expect(await built.capabilities.evStateReader?.readEvState(never)).toEqual({ plugged: true, charging: false, connectorStatus: 'Preparing' }),
+    );
     await built.capabilities.chargeCurrentLimit?.setCurrentA(7, never);
     await eventually(() => expect(sim.offeredA).toBe(7));
   });
 
   it('serves wss:// with a certificate (Security Profile 2) and still wants the password', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ocpp-tls-'));
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'key.pem', '-out', 'cert.pem',
-      '-days', '2', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { cwd: dir, stdio: 'pipe' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-keyout',
+        'key.pem',
+        '-out',
+        'cert.pem',
+        '-days',
+        '2',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+      ],
+      { cwd: dir, stdio: 'pipe' },
+    );
     const cert = readFileSync(join(dir, 'cert.pem'), 'utf8');
     const clock = new ManualClock(startMs);
     const cs = createCentralSystem({
-      host: '127.0.0.1', port: 0, heartbeatIntervalS: 30, meterValueSampleIntervalS: 60, chargePoints: [{ id: 'cp1', password }],
-      tls: { cert, key: readFileSync(join(dir, 'key.pem'), 'utf8') }, clock, logger: memoryLogger().logger,
+      host: '127.0.0.1',
+      port: 0,
+      heartbeatIntervalS: 30,
+      meterValueSampleIntervalS: 60,
+      chargePoints: [{ id: 'cp1', password }],
+      tls: { cert, key: readFileSync(join(dir, 'key.pem'), 'utf8') },
+      clock,
+      logger: memoryLogger().logger,
     });
     open.push(cs);
     const port = await cs.listen();
-    const wrong = new RPCClient({ endpoint: `wss://127.0.0.1:${port}/ocpp`, identity: 'cp1', password: 'not-the-password-0', protocols: ['ocpp1.6'], reconnect: false, wsOpts: { ca: cert } } as ConstructorParameters<typeof RPCClient>[0]);
+    const wrong = new RPCClient({
+      endpoint: `wss://127.0.0.1:${port}/ocpp`,
+      identity: 'cp1',
+      password: 'not-the-password-0',
+      protocols: ['ocpp1.6'],
+      reconnect: false,
+      wsOpts: { ca: cert },
+    } as ConstructorParameters<typeof RPCClient>[0]);
     await expect(wrong.connect()).rejects.toThrow();
-    const plain = new RPCClient({ endpoint: `ws://127.0.0.1:${port}/ocpp`, identity: 'cp1', password, protocols: ['ocpp1.6'], reconnect: false } as ConstructorParameters<typeof RPCClient>[0]);
+    const plain = new RPCClient({
+      endpoint: `ws://127.0.0.1:${port}/ocpp`,
+      identity: 'cp1',
+      password,
+      protocols: ['ocpp1.6'],
+      reconnect: false,
+    } as ConstructorParameters<typeof RPCClient>[0]);
     await expect(plain.connect()).rejects.toThrow();
     const sim = createOcppChargePointSim({ url: `wss://127.0.0.1:${port}/ocpp`, identity: 'cp1', password, startMs, ca: cert });
     open.push(sim);
@@ -375,18 +479,40 @@ async function rawChargePointInSession(w: Awaited<ReturnType<typeof world>>, ans
   await w.sim.close();
   const link = w.cs.link('cp1');
   await eventually(() => expect(link.connected).toBe(false));
-  const raw = new RPCClient({ endpoint: `ws://127.0.0.1:${w.port}/ocpp`, identity: 'cp1', password, protocols: ['ocpp1.6'], reconnect: false } as ConstructorParameters<typeof RPCClient>[0]);
+  const raw = new RPCClient({
+    endpoint: `ws://127.0.0.1:${w.port}/ocpp`,
+    identity: 'cp1',
+    password,
+    protocols: ['ocpp1.6'],
+    reconnect: false,
+  } as ConstructorParameters<typeof RPCClient>[0]);
   open.push(raw);
   const asked: string[] = [];
-  raw.handle(async ({ method = '', params }: { method?: string; params?: { csChargingProfiles?: { chargingProfilePurpose?: string }; requestedMessage?: string; connectorId?: number } }) => {
-    const what = method === 'TriggerMessage' ? `${params?.requestedMessage} ${params?.connectorId ?? 'all'}` : params?.csChargingProfiles?.chargingProfilePurpose ?? '';
-    asked.push(`${method} ${what}`.trim());
-    return { status: answer(asked.at(-1)!) };
-  });
+  raw.handle(
+    async ({
+      method = '',
+      params,
+    }: {
+      method?: string;
+      params?: { csChargingProfiles?: { chargingProfilePurpose?: string }; requestedMessage?: string; connectorId?: number };
+    }) => {
+      const what =
+        method === 'TriggerMessage'
+          ? `${params?.requestedMessage} ${params?.connectorId ?? 'all'}`
+          : (params?.csChargingProfiles?.chargingProfilePurpose ?? '');
+      asked.push(`${method} ${what}`.trim());
+      return { status: answer(asked.at(-1)!) };
+    },
+  );
   await raw.connect();
   await raw.call('BootNotification', { chargePointVendor: 'raw', chargePointModel: 'raw' });
   await raw.call('StatusNotification', { connectorId: 1, status: 'Charging', errorCode: 'NoError' });
-  const { transactionId } = await raw.call('StartTransaction', { connectorId: 1, idTag: 'CARD', meterStart: 0, timestamp: new Date(w.clock.nowMs()).toISOString() }) as { transactionId: number };
+  const { transactionId } = (await raw.call('StartTransaction', {
+    connectorId: 1,
+    idTag: 'CARD',
+    meterStart: 0,
+    timestamp: new Date(w.clock.nowMs()).toISOString(),
+  })) as { transactionId: number };
   expect(link.transactionOn(1)).toBe(transactionId);
   // What the central system asks on every connection, once the boot is answered, is over.
   await eventually(() => expect(asked).toContain('TriggerMessage MeterValues all'));

@@ -19,7 +19,9 @@ afterEach(closeOpened);
 describe('OCPP failure paths', () => {
   it('a port already taken at start: OCPP_LISTEN_FAILED once, chargers unreachable, and it binds once the port is free', async () => {
     const squatter = createServer();
-    const port = await new Promise<number>((resolve) => squatter.listen(0, '127.0.0.1', () => resolve((squatter.address() as { port: number }).port)));
+    const port = await new Promise<number>((resolve) =>
+      squatter.listen(0, '127.0.0.1', () => resolve((squatter.address() as { port: number }).port)),
+    );
     const config = ocppConfig(port);
     const clock = new ManualClock(startMs);
     const { logger, lines } = memoryLogger();
@@ -39,10 +41,18 @@ describe('OCPP failure paths', () => {
     await new Promise<void>((resolve) => squatter.close(() => resolve()));
     await clock.advance(listenRetryMs);
     await eventually(() => expect(lines.some((l) => l['msg'] === 'OCPP central system bound its port after all')).toBe(true));
-    const sim = createOcppChargePointSim({ url: `ws://127.0.0.1:${port}/ocpp`, identity: 'cp1', password, startMs, plugs: [{ atMs: startMs, battery: { capacityKwh: 60, socPct: 50 } }] });
+    const sim = createOcppChargePointSim({
+      url: `ws://127.0.0.1:${port}/ocpp`,
+      identity: 'cp1',
+      password,
+      startMs,
+      plugs: [{ atMs: startMs, battery: { capacityKwh: 60, socPct: 50 } }],
+    });
     open.push(sim);
     await sim.start();
-    await eventually(async () => expect(await built.capabilities.evStateReader?.readEvState(never)).toEqual({ plugged: true, charging: false, connectorStatus: 'Preparing' }));
+    await eventually(async () =>
+      expect(await built.capabilities.evStateReader?.readEvState(never)).toEqual({ plugged: true, charging: false, connectorStatus: 'Preparing' }),
+    );
     await built.capabilities.chargeCurrentLimit!.setCurrentA(10, never);
     await eventually(() => expect(sim.offeredA).toBe(10));
   });
@@ -144,27 +154,30 @@ describe('OCPP failure paths', () => {
   });
 
   // Whether the charger answers the status request or refuses it too, the outcome is the same.
-  it.each([[[]], [['TriggerMessage']]])('a charger that refuses both the lower limit and the remote stop (and also %j) is OCPP_CHARGER_UNCONTROLLED, logged once', async (alsoRefused: string[]) => {
-    const w = await world();
-    await w.charger.chargeCurrentLimit.setCurrentA(16, never);
-    await eventually(() => expect(w.sim.offeredA).toBe(16));
-    await w.clock.advance(60_000); // a transaction the charger knows well
-    w.sim.refuse(['SetChargingProfile', 'RemoteStopTransaction', ...alsoRefused]);
-    // The first time, the transaction may have just ended: the charger is asked for its status.
-    await expect(w.charger.chargeCurrentLimit.limitCurrentA(6, never)).rejects.toMatchObject({ code: 'OCPP_CALL_FAILED' });
-    await w.sim.settle();
-    expect(w.sim.received().filter((m) => m === 'TriggerMessage').length).toBeGreaterThan(2); // two on connection
-    // It still runs: uncontrolled, logged once however often it is tried.
-    for (const a of [6, 6]) {
-      await expect(w.charger.chargeCurrentLimit.limitCurrentA(a, never)).rejects.toMatchObject({ code: 'OCPP_CHARGER_UNCONTROLLED' });
-    }
-    expect(w.lines.filter((l) => l['code'] === 'OCPP_CHARGER_UNCONTROLLED')).toHaveLength(1);
-    expect(w.sim.received().filter((m) => m === 'RemoteStopTransaction')).toHaveLength(3);
+  it.each([[[]], [['TriggerMessage']]])(
+    'a charger that refuses both the lower limit and the remote stop (and also %j) is OCPP_CHARGER_UNCONTROLLED, logged once',
+    async (alsoRefused: string[]) => {
+      const w = await world();
+      await w.charger.chargeCurrentLimit.setCurrentA(16, never);
+      await eventually(() => expect(w.sim.offeredA).toBe(16));
+      await w.clock.advance(60_000); // a transaction the charger knows well
+      w.sim.refuse(['SetChargingProfile', 'RemoteStopTransaction', ...alsoRefused]);
+      // The first time, the transaction may have just ended: the charger is asked for its status.
+      await expect(w.charger.chargeCurrentLimit.limitCurrentA(6, never)).rejects.toMatchObject({ code: 'OCPP_CALL_FAILED' });
+      await w.sim.settle();
+      expect(w.sim.received().filter((m) => m === 'TriggerMessage').length).toBeGreaterThan(2); // two on connection
+      // It still runs: uncontrolled, logged once however often it is tried.
+      for (const a of [6, 6]) {
+        await expect(w.charger.chargeCurrentLimit.limitCurrentA(a, never)).rejects.toMatchObject({ code: 'OCPP_CHARGER_UNCONTROLLED' });
+      }
+      expect(w.lines.filter((l) => l['code'] === 'OCPP_CHARGER_UNCONTROLLED')).toHaveLength(1);
+      expect(w.sim.received().filter((m) => m === 'RemoteStopTransaction')).toHaveLength(3);
 
-    // Once it accepts again, the limit holds and the next failure would be logged afresh.
-    w.sim.refuse([]);
-    await w.charger.chargeCurrentLimit.limitCurrentA(6, never);
-    await w.sim.settle();
-    expect(w.sim.offeredA).toBe(6);
-  });
+      // Once it accepts again, the limit holds and the next failure would be logged afresh.
+      w.sim.refuse([]);
+      await w.charger.chargeCurrentLimit.limitCurrentA(6, never);
+      await w.sim.settle();
+      expect(w.sim.offeredA).toBe(6);
+    },
+  );
 });

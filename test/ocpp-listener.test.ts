@@ -97,7 +97,8 @@ describe('OCPP listener', () => {
     expect(lines.filter((l) => l['code'] === 'OCPP_AUTH_REJECTED').length).toBeLessThanOrEqual(5);
 
     const cp = await openRawOcpp(port, 'cp1', password);
-    for (let i = 0; i < 300; i++) cp.sendText(JSON.stringify([2, `bad${i}`, 'StatusNotification', { connectorId: 1, status: 'Exploded', errorCode: 'NoError' }]));
+    for (let i = 0; i < 300; i++)
+      cp.sendText(JSON.stringify([2, `bad${i}`, 'StatusNotification', { connectorId: 1, status: 'Exploded', errorCode: 'NoError' }]));
     expect(await cp.next((t) => t.startsWith('[4,"bad299"'))).toBeDefined();
     expect(await heartbeat(cp)).toBeDefined();
     cp.close();

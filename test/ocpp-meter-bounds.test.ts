@@ -18,13 +18,28 @@ describe('OCPP meter values', () => {
     const clock = new ManualClock(startMs);
     const { logger } = memoryLogger();
     const { cs, port } = await startCentral(clock, logger);
-    const charger = createOcppCharger(cs.link('cp1'), { id: 'car', connectorId: 1, idTag: 'wattshift', maxCurrentA: 16, safeCurrentA: 6, leaseS: 600, staleAfterS: 120, clock, logger });
+    const charger = createOcppCharger(cs.link('cp1'), {
+      id: 'car',
+      connectorId: 1,
+      idTag: 'wattshift',
+      maxCurrentA: 16,
+      safeCurrentA: 6,
+      leaseS: 600,
+      staleAfterS: 120,
+      clock,
+      logger,
+    });
     open.push({ close: async () => charger.close() });
     const cp = await openRawOcpp(port, 'cp1', password);
     open.push({ close: async () => cp.close() });
     const meter = async (id: string, power: string, energy: string): Promise<void> => {
-      const sampledValue = [{ value: energy, measurand: 'Energy.Active.Import.Register', unit: 'Wh' }, { value: power, measurand: 'Power.Active.Import', unit: 'W' }];
-      cp.sendText(JSON.stringify([2, id, 'MeterValues', { connectorId: 1, meterValue: [{ timestamp: new Date(clock.nowMs()).toISOString(), sampledValue }] }]));
+      const sampledValue = [
+        { value: energy, measurand: 'Energy.Active.Import.Register', unit: 'Wh' },
+        { value: power, measurand: 'Power.Active.Import', unit: 'W' },
+      ];
+      cp.sendText(
+        JSON.stringify([2, id, 'MeterValues', { connectorId: 1, meterValue: [{ timestamp: new Date(clock.nowMs()).toISOString(), sampledValue }] }]),
+      );
       expect(await cp.next((t) => t.startsWith(`[3,"${id}"`) || t.startsWith(`[4,"${id}"`))).toBeDefined();
     };
     await meter('m1', '6900', '12000');

@@ -12,7 +12,7 @@ const txPeriod = (w: Awaited<ReturnType<typeof world>>) =>
   w.sim.profiles().find((p) => p.profile.chargingProfilePurpose === 'TxProfile')?.profile.chargingSchedule.chargingSchedulePeriod[0];
 
 describe('OCPP phase switching (numberPhases)', () => {
-  it('sends numberPhases in the session\'s profile; the charge point charges on that many phases', async () => {
+  it("sends numberPhases in the session's profile; the charge point charges on that many phases", async () => {
     const w = await world();
     await w.charger.chargeCurrentLimit.setCurrentA(16, never);
     await eventually(() => expect(w.sim.status).toBe('Charging'));

@@ -26,7 +26,12 @@ async function chargePoint(plugs: GoeSimPlug[]) {
   const relay = await startTcpRelay(port);
   open.push(relay);
   const sim = createOcppChargePointSim({
-    url: `ws://127.0.0.1:${relay.port}/ocpp`, identity: 'cp1', password, startMs, plugs, reconnectMs: { initial: 50, max: 200 },
+    url: `ws://127.0.0.1:${relay.port}/ocpp`,
+    identity: 'cp1',
+    password,
+    startMs,
+    plugs,
+    reconnectMs: { initial: 50, max: 200 },
   });
   open.push(sim);
   return {
@@ -36,7 +41,8 @@ async function chargePoint(plugs: GoeSimPlug[]) {
     /** The id tags of the Authorize requests, in order. */
     cards: () => events.flatMap((e) => (e.type === 'authorized' ? [e.idTag] : [])),
     /** The transactions started, with the id tag of their StartTransaction. */
-    starts: () => events.flatMap((e) => (e.type === 'transaction' && e.transactionId !== undefined ? [{ transactionId: e.transactionId, idTag: e.idTag }] : [])),
+    starts: () =>
+      events.flatMap((e) => (e.type === 'transaction' && e.transactionId !== undefined ? [{ transactionId: e.transactionId, idTag: e.idTag }] : [])),
     /** StatusNotifications of connector 1 (the last thing the charge point sends on connecting). */
     statuses: () => events.flatMap((e) => (e.type === 'status' && e.connectorId === 1 ? [e.status] : [])),
     connections: () => events.filter((e) => e.type === 'connected').length,

@@ -30,9 +30,16 @@ async function wallbox(clock: ManualClock) {
   const sim = createOpenWbSecondarySim({ clock, plugs: [{ atMs: t0, untilMs: t0 + 24 * hour, battery: { capacityKwh: 77, socPct: 10 } }] });
   await sim.start();
   closers.push(() => sim.close());
-  const bus = createModbusBus('wb', { type: 'tcp', host: '127.0.0.1', port: sim.port, timeoutMs: 1000 }, { clock: new ManualClock(0), logger: silentLogger() });
+  const bus = createModbusBus(
+    'wb',
+    { type: 'tcp', host: '127.0.0.1', port: sim.port, timeoutMs: 1000 },
+    { clock: new ManualClock(0), logger: silentLogger() },
+  );
   closers.push(() => bus.close());
-  const caps = createModbusDevice({ type: 'modbus', bus: 'wb', unitId: 1, profile: 'openwb-secondary' }, { bus, profile: loadProfile('openwb-secondary'), logger: silentLogger() }).capabilities('charger');
+  const caps = createModbusDevice(
+    { type: 'modbus', bus: 'wb', unitId: 1, profile: 'openwb-secondary' },
+    { bus, profile: loadProfile('openwb-secondary'), logger: silentLogger() },
+  ).capabilities('charger');
   return { sim, caps };
 }
 
@@ -48,7 +55,7 @@ describe('an openWB wallbox in secondary mode', () => {
       await caps.evState!.readEvState(signal); // the control tick's read: openWB's heartbeat
     }
     expect(await caps.powerMeter!.readPowerW(signal)).toBe(16 * 3 * 230);
-    expect(await caps.energyMeter!.readEnergyKwh(signal) - startKwh).toBeCloseTo(11.04, 3);
+    expect((await caps.energyMeter!.readEnergyKwh(signal)) - startKwh).toBeCloseTo(11.04, 3);
     expect(sim.state().totalWh % 1).toBe(0);
   });
 
@@ -71,10 +78,29 @@ describe('an openWB wallbox in secondary mode', () => {
 });
 
 describe('what a built charger can hold of a cap by itself', () => {
-  const base = { version: 1, site: { timezone: 'Europe/Oslo', priceArea: 'NO1', currency: 'NOK', locationLimitKw: 11 }, spark: { clientId: 'c', clientSecret: 'client-secret' }, storage: { path: ':memory:' } };
+  const base = {
+    version: 1,
+    site: { timezone: 'Europe/Oslo', priceArea: 'NO1', currency: 'NOK', locationLimitKw: 11 },
+    spark: { clientId: 'c', clientSecret: 'client-secret' },
+    storage: { path: ':memory:' },
+  };
 
   it('an openWB secondary, whose watchdog stops the charge: any cap', () => {
-    const { config } = parseConfig({ ...base, modbus: { wb: { type: 'tcp', host: '127.0.0.1' } }, devices: [{ id: 'car', kind: 'evCharger', charger: { type: 'modbus', bus: 'wb', unitId: 1, profile: 'openwb-secondary' }, model: { capacityKwh: 60 } }] }, { env: {} });
+    const { config } = parseConfig(
+      {
+        ...base,
+        modbus: { wb: { type: 'tcp', host: '127.0.0.1' } },
+        devices: [
+          {
+            id: 'car',
+            kind: 'evCharger',
+            charger: { type: 'modbus', bus: 'wb', unitId: 1, profile: 'openwb-secondary' },
+            model: { capacityKwh: 60 },
+          },
+        ],
+      },
+      { env: {} },
+    );
     const clock = new ManualClock(t0);
     const bus = createModbusBus('wb', { type: 'tcp', host: '127.0.0.1', port: 1, timeoutMs: 1000 }, { clock, logger: silentLogger() });
     closers.push(() => bus.close());
@@ -82,10 +108,17 @@ describe('what a built charger can hold of a cap by itself', () => {
     expect(holdsByItselfMs(config.devices[0]!, built.capabilities)).toBe(Number.POSITIVE_INFINITY);
   });
 
-  it('an OCPP charger: its charging profile\'s window, as the built device passes it on', async () => {
+  it("an OCPP charger: its charging profile's window, as the built device passes it on", async () => {
     const clock = new ManualClock(t0);
     const { cs } = await startCentral(clock);
-    const { config } = parseConfig({ ...base, ocpp: {}, devices: [{ id: 'car', kind: 'evCharger', charger: { type: 'ocpp', chargePointId: 'cp1', password }, model: { capacityKwh: 60 } }] }, { env: {} });
+    const { config } = parseConfig(
+      {
+        ...base,
+        ocpp: {},
+        devices: [{ id: 'car', kind: 'evCharger', charger: { type: 'ocpp', chargePointId: 'cp1', password }, model: { capacityKwh: 60 } }],
+      },
+      { env: {} },
+    );
     const built = buildDevice(config.devices[0]!, { buses: new Map(), mqtt: null, ocpp: cs, clock, logger: silentLogger() });
     closers.push(async () => built.close());
     expect(holdsByItselfMs(config.devices[0]!, built.capabilities)).toBe(ocppCapHoldMaxMs);

@@ -18,7 +18,10 @@ let deb = '';
 
 describe.skipIf(!existsSync('/usr/bin/dpkg-deb'))('the .deb', { timeout: 600_000 }, () => {
   beforeAll(() => {
-    deb = execFileSync('bash', ['scripts/package-deb.sh', dir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim().split('\n').at(-1)!;
+    deb = execFileSync('bash', ['scripts/package-deb.sh', dir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
+      .trim()
+      .split('\n')
+      .at(-1)!;
     execFileSync('dpkg', ['-x', deb, root]);
   }, 600_000);
 
@@ -31,19 +34,24 @@ describe.skipIf(!existsSync('/usr/bin/dpkg-deb'))('the .deb', { timeout: 600_000
     expect(field('Recommends')).toBe('nodejs (>= 20.18.1)');
     const control = join(dir, 'control');
     execFileSync('dpkg-deb', ['-e', deb, control]);
-    expect(readFileSync(join(control, 'postinst'), 'utf8')).toContain('/opt/wattshift/packaging/setup-host.sh /opt/wattshift /usr/lib/systemd/system/wattshift.service');
+    expect(readFileSync(join(control, 'postinst'), 'utf8')).toContain(
+      '/opt/wattshift/packaging/setup-host.sh /opt/wattshift /usr/lib/systemd/system/wattshift.service',
+    );
     for (const script of ['postinst', 'prerm', 'postrm']) execFileSync('sh', ['-n', join(control, script)]);
     for (const script of ['setup-host.sh', 'node-ok.sh']) execFileSync('sh', ['-n', join(root, 'opt/wattshift/packaging', script)]);
   });
 
   it('holds what runs and nothing more: a root entry of mode 0755, no source maps, the SQLite addon without its sources and build objects', () => {
-    const entries = execFileSync('dpkg-deb', ['-c', deb], { encoding: 'utf8', maxBuffer: 64 << 20 }).trim().split('\n');
+    const entries = execFileSync('dpkg-deb', ['-c', deb], { encoding: 'utf8', maxBuffer: 64 << 20 })
+      .trim()
+      .split('\n');
     // dpkg gives the machine's / the mode of this entry.
     expect(entries[0]).toMatch(/^drwxr-xr-x root\/root +0 \S+ \S+ \.\/$/);
     const files = entries.filter((e) => !e.startsWith('d')).map((e) => e.split(/\s+/)[5]!);
     expect(files.filter((f) => f.endsWith('.map'))).toEqual([]);
-    expect(files.filter((f) => f.startsWith('./opt/wattshift/node_modules/better-sqlite3/') && /\/(build|deps|src)\//.test(f)))
-      .toEqual(['./opt/wattshift/node_modules/better-sqlite3/build/Release/better_sqlite3.node']);
+    expect(files.filter((f) => f.startsWith('./opt/wattshift/node_modules/better-sqlite3/') && /\/(build|deps|src)\//.test(f))).toEqual([
+      './opt/wattshift/node_modules/better-sqlite3/build/Release/better_sqlite3.node',
+    ]);
     const platform = `${process.platform}-${process.arch}`;
     expect(files.filter((f) => f.includes('/prebuilds/') && !f.includes(`/prebuilds/${platform}/`))).toEqual([]);
     // The addon still loads from where the package puts it.
@@ -59,10 +67,14 @@ describe.skipIf(!existsSync('/usr/bin/dpkg-deb'))('the .deb', { timeout: 600_000
   it('installs the unit, the command, the docs and the program with its production dependencies only', () => {
     // Debian Policy 9.3 and DEP 17: a package's units live under /usr/lib; /lib is only an alias on a merged-/usr system.
     expect(readFileSync(join(root, 'usr/lib/systemd/system/wattshift.service'), 'utf8')).toBe(readFileSync('systemd/wattshift.service', 'utf8'));
-    const entries = execFileSync('dpkg-deb', ['-c', deb], { encoding: 'utf8', maxBuffer: 64 << 20 }).trim().split('\n').map((e) => e.split(/\s+/)[5]!);
+    const entries = execFileSync('dpkg-deb', ['-c', deb], { encoding: 'utf8', maxBuffer: 64 << 20 })
+      .trim()
+      .split('\n')
+      .map((e) => e.split(/\s+/)[5]!);
     expect(entries.filter((p) => p.startsWith('./lib/') || p.startsWith('./etc/systemd/'))).toEqual([]);
     expect(statSync(join(root, 'usr/bin/wattshift')).mode & 0o777).toBe(0o755);
-    for (const doc of ['README.md', 'mqtt.md', 'install.md', 'config.md', 'errors.md']) expect(existsSync(join(root, 'usr/share/doc/wattshift', doc)), doc).toBe(true);
+    for (const doc of ['README.md', 'mqtt.md', 'install.md', 'config.md', 'errors.md'])
+      expect(existsSync(join(root, 'usr/share/doc/wattshift', doc)), doc).toBe(true);
     const modules = join(root, 'opt/wattshift/node_modules');
     for (const dep of ['better-sqlite3', 'prom-client', 'pino', 'mqtt', 'zod']) expect(existsSync(join(modules, dep)), dep).toBe(true);
     for (const dev of ['vitest', 'typescript', 'playwright-core', 'esbuild', '@vitest']) expect(existsSync(join(modules, dev)), dev).toBe(false);
@@ -75,13 +87,18 @@ describe.skipIf(!existsSync('/usr/bin/dpkg-deb'))('the .deb', { timeout: 600_000
     const wattshift = join(root, 'usr/bin/wattshift');
     expect(execFileSync(wattshift, ['version'], { env, encoding: 'utf8' })).toMatch(/^wattshift 0\.1\.0 \(node /);
     const config = join(dir, 'config.yaml');
-    writeFileSync(config, [
-      'version: 1',
-      'site: {timezone: Europe/Oslo, priceArea: NO1, currency: NOK, locationLimitKw: 11}',
-      'spark: {clientId: c, clientSecret: {env: SECRET}}',
-      `storage: {path: ${join(dir, 'w.db')}}`,
-    ].join('\n'));
-    expect(execFileSync(wattshift, ['check'], { env: { ...env, WATTSHIFT_CONFIG: config, SECRET: 'x1234' }, encoding: 'utf8' })).toContain(`${config}: ok`);
+    writeFileSync(
+      config,
+      [
+        'version: 1',
+        'site: {timezone: Europe/Oslo, priceArea: NO1, currency: NOK, locationLimitKw: 11}',
+        'spark: {clientId: c, clientSecret: {env: SECRET}}',
+        `storage: {path: ${join(dir, 'w.db')}}`,
+      ].join('\n'),
+    );
+    expect(execFileSync(wattshift, ['check'], { env: { ...env, WATTSHIFT_CONFIG: config, SECRET: 'x1234' }, encoding: 'utf8' })).toContain(
+      `${config}: ok`,
+    );
   });
 });
 
@@ -105,7 +122,11 @@ describe.skipIf(noScratch !== null)(`dpkg -i into a scratch root${noScratch ? ` 
     expect(sh('command -v wattshift').trim()).toBe('/usr/bin/wattshift');
     expect(sh('id -nG wattshift').trim().split(' ').sort()).toEqual(['dialout', 'wattshift']);
     expect(sh('getent passwd wattshift')).toMatch(/^wattshift:x:\d+:\d+::\/var\/lib\/wattshift:\/usr\/sbin\/nologin$/m);
-    const modes = sh('stat -c "%n %a %U:%G" /etc/wattshift /etc/wattshift/config.yaml /etc/wattshift/credentials /etc/wattshift/credentials/spark-client-secret').trim().split('\n');
+    const modes = sh(
+      'stat -c "%n %a %U:%G" /etc/wattshift /etc/wattshift/config.yaml /etc/wattshift/credentials /etc/wattshift/credentials/spark-client-secret',
+    )
+      .trim()
+      .split('\n');
     expect(modes).toEqual([
       '/etc/wattshift 750 root:wattshift',
       '/etc/wattshift/config.yaml 640 root:wattshift',
@@ -121,7 +142,9 @@ describe.skipIf(noScratch !== null)(`dpkg -i into a scratch root${noScratch ? ` 
     expect(sh('wattshift version')).toMatch(/^wattshift 0\.1\.0 \(node /);
     expect(sh('wattshift --help 2>&1')).not.toContain('systemd is not running');
     if (!existsSync('/run/systemd/system')) {
-      expect(sh('wattshift check 2>&1 || true')).toMatch(/^wattshift: systemd is not running here, so this runs as root, without the service's state directory and credentials\n/);
+      expect(sh('wattshift check 2>&1 || true')).toMatch(
+        /^wattshift: systemd is not running here, so this runs as root, without the service's state directory and credentials\n/,
+      );
     }
     // The machine's own root is untouched.
     expect(existsSync('/etc/wattshift')).toBe(false);
@@ -130,12 +153,14 @@ describe.skipIf(noScratch !== null)(`dpkg -i into a scratch root${noScratch ? ` 
   it('as the service user, with the state directory and credential systemd gives it, the example config checks ok', () => {
     sh('printf s3cret-from-test > /etc/wattshift/credentials/spark-client-secret');
     // What the unit's StateDirectory= and LoadCredential= provide (systemd-run does it for `sudo wattshift`).
-    sh('install -d -o wattshift -g wattshift -m 700 /var/lib/wattshift /tmp/creds && install -o wattshift -m 400 /etc/wattshift/credentials/spark-client-secret /tmp/creds/');
+    sh(
+      'install -d -o wattshift -g wattshift -m 700 /var/lib/wattshift /tmp/creds && install -o wattshift -m 400 /etc/wattshift/credentials/spark-client-secret /tmp/creds/',
+    );
     const out = sh('runuser -u wattshift -- env STATE_DIRECTORY=/var/lib/wattshift CREDENTIALS_DIRECTORY=/tmp/creds wattshift check');
     expect(out).toContain('/etc/wattshift/config.yaml: ok');
   });
 
-  it('a second install keeps the operator\'s config and secret and adds no second user', () => {
+  it("a second install keeps the operator's config and secret and adds no second user", () => {
     sh('echo "# the operator\'s edit" >> /etc/wattshift/config.yaml');
     sh(`dpkg -i ${deb}`);
     expect(sh('tail -n 1 /etc/wattshift/config.yaml').trim()).toBe("# the operator's edit");
@@ -147,11 +172,23 @@ describe.skipIf(noScratch !== null)(`dpkg -i into a scratch root${noScratch ? ` 
     // A Node 18 where a NodeSource or tarball node would be: first on the PATH, not /usr/bin/node.
     sh('printf \'#!/bin/sh\\ncase "$1" in --version) echo v18.19.0;; *) exit 1;; esac\\n\' > /usr/local/bin/node && chmod 755 /usr/local/bin/node');
     const out = sh('PATH=/usr/local/bin:/usr/bin:/bin /var/lib/dpkg/info/wattshift.postinst configure 0.1.0');
-    expect(out).toContain('wattshift: Node.js v18.19.0 is too old; it needs 20.18.1 or newer (Debian 12\'s nodejs is 18: see /usr/share/doc/wattshift/install.md)');
+    expect(out).toContain(
+      "wattshift: Node.js v18.19.0 is too old; it needs 20.18.1 or newer (Debian 12's nodejs is 18: see /usr/share/doc/wattshift/install.md)",
+    );
     const dropIn = sh('cat /etc/systemd/system/wattshift.service.d/node.conf').split('\n');
-    expect(dropIn.slice(1, 4)).toEqual(['[Service]', 'ExecStart=', expect.stringMatching(/^ExecStart=\/usr\/local\/bin\/node --max-semi-space-size=1 .* \/opt\/wattshift\/dist\/main\.js run --config \$\{CONFIGURATION_DIRECTORY\}\/config\.yaml$/)]);
+    expect(dropIn.slice(1, 4)).toEqual([
+      '[Service]',
+      'ExecStart=',
+      expect.stringMatching(
+        /^ExecStart=\/usr\/local\/bin\/node --max-semi-space-size=1 .* \/opt\/wattshift\/dist\/main\.js run --config \$\{CONFIGURATION_DIRECTORY\}\/config\.yaml$/,
+      ),
+    ]);
     sh('rm /usr/local/bin/node');
-    expect(sh('/var/lib/dpkg/info/wattshift.postinst configure 0.1.0 && test ! -e /etc/systemd/system/wattshift.service.d/node.conf && echo no-drop-in').trim()).toBe('no-drop-in');
+    expect(
+      sh(
+        '/var/lib/dpkg/info/wattshift.postinst configure 0.1.0 && test ! -e /etc/systemd/system/wattshift.service.d/node.conf && echo no-drop-in',
+      ).trim(),
+    ).toBe('no-drop-in');
   });
 
   it('remove keeps the config; purge removes it and keeps the database directory', () => {
@@ -167,14 +204,20 @@ describe.skipIf(noScratch !== null)(`dpkg -i into a scratch root${noScratch ? ` 
 /** The system calls a `SystemCallFilter=` group stands for, by this machine's systemd. */
 function syscallGroup(group: string): string[] {
   const lines = execFileSync('systemd-analyze', ['syscall-filter', group], { encoding: 'utf8' }).split('\n').slice(1);
-  return lines.map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#')).flatMap((n) => (n.startsWith('@') ? syscallGroup(n) : [n]));
+  return lines
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('#'))
+    .flatMap((n) => (n.startsWith('@') ? syscallGroup(n) : [n]));
 }
 
 describe.skipIf(!existsSync('/usr/bin/systemd-analyze'))('the unit the package ships', () => {
-  it('lets node take a memory protection key: Debian 13\'s node asks for one at start, and a filtered call kills it with SIGSYS', () => {
+  it("lets node take a memory protection key: Debian 13's node asks for one at start, and a filtered call kills it with SIGSYS", () => {
     const allowed = new Set<string>();
     for (const [, deny, names] of readFileSync('systemd/wattshift.service', 'utf8').matchAll(/^SystemCallFilter=(~?)(.*)$/gm)) {
-      const calls = names!.trim().split(/\s+/).flatMap((n) => (n.startsWith('@') ? syscallGroup(n) : [n]));
+      const calls = names!
+        .trim()
+        .split(/\s+/)
+        .flatMap((n) => (n.startsWith('@') ? syscallGroup(n) : [n]));
       for (const call of calls) {
         if (deny) allowed.delete(call);
         else allowed.add(call);

@@ -31,7 +31,10 @@ beforeAll(async () => {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const raw = Buffer.concat(chunks);
-      notifications.push({ body: JSON.parse(raw.toString()) as Record<string, unknown>, signed: verifySignature(raw, req.headers['x-payload-signature'] as string | undefined, secret) });
+      notifications.push({
+        body: JSON.parse(raw.toString()) as Record<string, unknown>,
+        signed: verifySignature(raw, req.headers['x-payload-signature'] as string | undefined, secret),
+      });
       res.end();
     });
   });
@@ -42,7 +45,14 @@ beforeAll(async () => {
   sb.onResponse(() => activeHours.add(Math.floor(clock.nowMs() / 3_600_000)));
   const c = sb.credentials[0];
   if (!c) throw new Error('no credentials');
-  client = createSparkClient({ baseUrl: sb.baseUrl, authUrl: sb.authUrl, clientId: c.clientId, clientSecret: c.clientSecret, clock, logger: silentLogger() });
+  client = createSparkClient({
+    baseUrl: sb.baseUrl,
+    authUrl: sb.authUrl,
+    clientId: c.clientId,
+    clientSecret: c.clientSecret,
+    clock,
+    logger: silentLogger(),
+  });
 });
 afterAll(async () => {
   await client.close();
@@ -62,14 +72,25 @@ async function live(ms: number): Promise<void> {
 
 it('lives a partner life', async () => {
   const port = (receiver.address() as AddressInfo).port;
-  const hook = await client.createWebhook({ webhookUrl: `http://127.0.0.1:${port}/notify`, webhookSecret: secret, notificationTypes: ['UserEligibilityUpdated', 'PriceCurveCreated'] });
+  const hook = await client.createWebhook({
+    webhookUrl: `http://127.0.0.1:${port}/notify`,
+    webhookSecret: secret,
+    notificationTypes: ['UserEligibilityUpdated', 'PriceCurveCreated'],
+  });
   expect(hook.status).toBe('New');
 
   await client.createUser('life-user');
-  const loc = await client.createLocation('life-user', { locationId: 'life-home', locationType: 'Residential', coordinates: { latitude: 60.39, longitude: 5.32 } });
+  const loc = await client.createLocation('life-user', {
+    locationId: 'life-home',
+    locationType: 'Residential',
+    coordinates: { latitude: 60.39, longitude: 5.32 },
+  });
   expect(loc.userId).toBe('life-user');
   // Move it into test area 1 and give it a meter point id.
-  await client.patchLocation('life-user', 'life-home', { coordinates: { latitude: 78.22094240482632, longitude: 15.619465054484257 }, meterPointIds: ['707057500012345678'] });
+  await client.patchLocation('life-user', 'life-home', {
+    coordinates: { latitude: 78.22094240482632, longitude: 15.619465054484257 },
+    meterPointIds: ['707057500012345678'],
+  });
   await client.createLocationResource('life-user', 'life-home', { resourceId: 'life-tank', resourceType: 'HotWaterTank' });
   await client.createVehicle('life-user', { resourceId: 'life-car', resourceType: 'Vehicle' });
   expect((await client.enroll('life-user')).isEnrolled).toBe(true);
@@ -90,7 +111,10 @@ it('lives a partner life', async () => {
   expect(curveNote?.signed).toBe(true);
   expect(validateComponent('EventNotification', curveNote?.body)).toEqual([]);
   const curve = await client.getEvent(String(curveNote?.body.eventId));
-  const payload = curve.payload as { targets: { resourceId: string }[]; priceCurveDelta: { points: { price: number; timestamp: string }[]; currency: string } };
+  const payload = curve.payload as {
+    targets: { resourceId: string }[];
+    priceCurveDelta: { points: { price: number; timestamp: string }[]; currency: string };
+  };
   expect(payload.targets.map((t) => t.resourceId).sort()).toEqual(['life-car', 'life-tank']);
   expect(payload.priceCurveDelta.currency).toBe('NOK');
   const seen = new Set<string>();
@@ -103,11 +127,31 @@ it('lives a partner life', async () => {
   const encouraged = payload.priceCurveDelta.points.filter((p) => p.price < 0);
   const report = await client.postReport({
     eventId: curve.id,
-    payloads: [{ payloadType: 'EnergyUsage', resourceId: 'life-tank', locationId: 'life-home', resolution: '01:00:00', points: encouraged.map((p) => ({ timestamp: p.timestamp, kiloWattHours: 1.5 })) }],
+    payloads: [
+      {
+        payloadType: 'EnergyUsage',
+        resourceId: 'life-tank',
+        locationId: 'life-home',
+        resolution: '01:00:00',
+        points: encouraged.map((p) => ({ timestamp: p.timestamp, kiloWattHours: 1.5 })),
+      },
+    ],
   });
   expect(report.eventId).toBe(curve.id);
   expect(sb.acceptedReports()).toHaveLength(1);
-  await expect(client.postReport({ eventId: curve.id, payloads: [{ payloadType: 'EnergyUsage', resourceId: 'life-tank', resolution: '01:00:00', points: [{ timestamp: encouraged[0]?.timestamp ?? '', kiloWattHours: 1 }] }] })).rejects.toThrow(/duplicate/);
+  await expect(
+    client.postReport({
+      eventId: curve.id,
+      payloads: [
+        {
+          payloadType: 'EnergyUsage',
+          resourceId: 'life-tank',
+          resolution: '01:00:00',
+          points: [{ timestamp: encouraged[0]?.timestamp ?? '', kiloWattHours: 1 }],
+        },
+      ],
+    }),
+  ).rejects.toThrow(/duplicate/);
 
   const comp = await client.getCompensation('life-user');
   const expected = encouraged.reduce((s, p) => s - 1.5 * p.price, 0);

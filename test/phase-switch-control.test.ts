@@ -23,23 +23,33 @@ const t0 = Date.UTC(2026, 0, 12, 17, 0, 0);
 const minute = 60_000;
 const w = useMqttDeviceWorld(t0, { reconnectPeriodMs: 100 });
 
-const configWith = (phaseSwitching: boolean) => parseConfig({
-  version: 1,
-  site: {
-    timezone: 'Europe/Oslo', priceArea: 'NO1', currency: 'NOK', locationLimitKw: 17,
-    fuse: { mainFuseA: 25, phases: 3, supply: 'TN', meter: 'han', raiseAfterS: 60, staleAfterS: 30 },
-  },
-  spark: { clientId: 'c', clientSecret: { env: 'CS' } },
-  storage: { path: ':memory:' },
-  mqtt: { url: 'mqtt://127.0.0.1:1883' },
-  devices: [
-    { id: 'han', kind: 'meter', meter: { type: 'amsreader', topic: 'ams/meter' }, staleAfterS: 60 },
+const configWith = (phaseSwitching: boolean) =>
+  parseConfig(
     {
-      id: 'car', kind: 'evCharger', charger: { type: 'goe', topicPrefix: 'go-eCharger/ps2' }, safeCurrentA: 6,
-      model: { capacityKwh: 60, phases: 3, maxCurrentA: 16, ...(phaseSwitching ? { phaseSwitching: { enabled: true, minIntervalS: 300 } } : {}) },
+      version: 1,
+      site: {
+        timezone: 'Europe/Oslo',
+        priceArea: 'NO1',
+        currency: 'NOK',
+        locationLimitKw: 17,
+        fuse: { mainFuseA: 25, phases: 3, supply: 'TN', meter: 'han', raiseAfterS: 60, staleAfterS: 30 },
+      },
+      spark: { clientId: 'c', clientSecret: { env: 'CS' } },
+      storage: { path: ':memory:' },
+      mqtt: { url: 'mqtt://127.0.0.1:1883' },
+      devices: [
+        { id: 'han', kind: 'meter', meter: { type: 'amsreader', topic: 'ams/meter' }, staleAfterS: 60 },
+        {
+          id: 'car',
+          kind: 'evCharger',
+          charger: { type: 'goe', topicPrefix: 'go-eCharger/ps2' },
+          safeCurrentA: 6,
+          model: { capacityKwh: 60, phases: 3, maxCurrentA: 16, ...(phaseSwitching ? { phaseSwitching: { enabled: true, minIntervalS: 300 } } : {}) },
+        },
+      ],
     },
-  ],
-}, { env: { CS: 'client-secret-from-env' } }).config;
+    { env: { CS: 'client-secret-from-env' } },
+  ).config;
 
 /** The house without the car, A per line: a 20 A load on L2 and L3 from 17:02 to 17:08. */
 const heavyFrom = t0 + 2 * minute;
@@ -50,8 +60,16 @@ async function world(phaseSwitching: boolean) {
   const config = configWith(phaseSwitching);
   const deviceOf = (id: string): DeviceConfig => config.devices.find((d) => d.id === id)!;
   const goe = createGoeSim({
-    url: w.broker.url, topicPrefix: 'go-eCharger/ps2', startMs: t0, phases: 3, amp: 16, phaseSwitch: true, psm: 2,
-    minToggleWaitMs: 30_000, switchPauseMs: 5_000, plugs: [{ atMs: t0, battery: { capacityKwh: 60, socPct: 20 } }],
+    url: w.broker.url,
+    topicPrefix: 'go-eCharger/ps2',
+    startMs: t0,
+    phases: 3,
+    amp: 16,
+    phaseSwitch: true,
+    psm: 2,
+    minToggleWaitMs: 30_000,
+    switchPauseMs: 5_000,
+    plugs: [{ atMs: t0, battery: { capacityKwh: 60, socPct: 20 } }],
   });
   await goe.start();
   w.cleanups.push(() => goe.close());
@@ -59,14 +77,20 @@ async function world(phaseSwitching: boolean) {
   const carA = (): number[] => [0, 1, 2].map((l) => (l < goe.phasesNow && goe.powerW > 0 ? goe.powerW / (goe.phasesNow * 230) : 0));
   const lineA = (at: number): number[] => houseA(at).map((a, l) => a + carA()[l]!);
   const han = createAmsReaderSim({
-    url: w.broker.url, topic: 'ams/meter', startMs: t0,
+    url: w.broker.url,
+    topic: 'ams/meter',
+    startMs: t0,
     load: (at) => ({ importW: lineA(at).reduce((s, a) => s + a * 230, 0), currentsA: lineA(at) }),
   });
   await han.start();
   w.cleanups.push(() => han.close());
 
   const dev = (source: Parameters<typeof createMqttDevice>[0]) => {
-    const d = createMqttDevice(source, { connection: w.connection, clock: w.clock, logger: silentLogger() }, { staleAfterS: 120, requestTimeoutMs: 2000 });
+    const d = createMqttDevice(
+      source,
+      { connection: w.connection, clock: w.clock, logger: silentLogger() },
+      { staleAfterS: 120, requestTimeoutMs: 2000 },
+    );
     w.cleanups.push(() => d.close());
     return d;
   };
@@ -89,10 +113,18 @@ async function world(phaseSwitching: boolean) {
     devices: [{ config: deviceOf('car'), subject: 'device:car', device: carSup }],
     mainMeter: { config: deviceOf('han'), subject: 'location', device: hanSup },
     fuse: { guard: createFuseGuard(config.site.fuse!, log.logger), meter: hanSup, meterId: 'han' },
-    metering: noMetering, clock: w.clock, logger: log.logger, tickMs: 10_000, slotMinutes: 60,
+    metering: noMetering,
+    clock: w.clock,
+    logger: log.logger,
+    tickMs: 10_000,
+    slotMinutes: 60,
     inputs: {
-      plan: () => null, locationCapKw: () => 17, deviceCapKw: () => undefined, baseLoadKw: () => 0.5,
-      intent: () => ({ mode: 'boost', boostUntilMs: null }), estimatedTankC: () => undefined,
+      plan: () => null,
+      locationCapKw: () => 17,
+      deviceCapKw: () => undefined,
+      baseLoadKw: () => 0.5,
+      intent: () => ({ mode: 'boost', boostUntilMs: null }),
+      estimatedTankC: () => undefined,
     },
     onTick: () => undefined,
   });
@@ -142,7 +174,10 @@ describe('phase switching under the main fuse', () => {
     expect(f.goe.setsOf('psm')).toBe(2);
 
     const switches = f.log.lines.filter((l) => l.msg === 'phase switch');
-    expect(switches.map((l) => [l.from, l.to])).toEqual([[3, 1], [1, 3]]);
+    expect(switches.map((l) => [l.from, l.to])).toEqual([
+      [3, 1],
+      [1, 3],
+    ]);
     expect(switches[0]?.reason).toMatch(/fuse leaves 3-phase less than 6 A/);
     expect(f.log.lines.filter((l) => l.msg === 'phase switch done')).toHaveLength(2);
     // At least the minimum interval (300 s) between the two toggles the charger made.

@@ -24,7 +24,12 @@ const fuseA = 25;
 /** The house without the car, A per line. */
 const houseA = (atMs: number): number[] => (atMs >= heavyFrom && atMs < heavyUntil ? [3, 20, 20] : [3, 2, 2]);
 
-interface Sample { atMs: number; lines: number[]; phases: 1 | 3; powerW: number }
+interface Sample {
+  atMs: number;
+  lines: number[];
+  phases: 1 | 3;
+  powerW: number;
+}
 
 describe('the daemon switches a go-e between 1 and 3 phases under the main fuse', () => {
   const home = demoHome({ name: 'phases', startMs });
@@ -40,21 +45,37 @@ describe('the daemon switches a go-e between 1 and 3 phases under the main fuse'
   beforeAll(async () => {
     const env = await home.startWorld();
     goe = createGoeSim({
-      url: env.broker.url, topicPrefix: 'go-eCharger/phases01', startMs, phases: 3, amp: 16, maxCurrentA: 16, phaseSwitch: true, psm: 2,
-      minToggleWaitMs: 30_000, switchPauseMs: 5_000, plugs: [{ atMs: startMs, battery: { capacityKwh: 60, socPct: 20, targetSocPct: 100, efficiency: 0.9 } }],
+      url: env.broker.url,
+      topicPrefix: 'go-eCharger/phases01',
+      startMs,
+      phases: 3,
+      amp: 16,
+      maxCurrentA: 16,
+      phaseSwitch: true,
+      psm: 2,
+      minToggleWaitMs: 30_000,
+      switchPauseMs: 5_000,
+      plugs: [{ atMs: startMs, battery: { capacityKwh: 60, socPct: 20, targetSocPct: 100, efficiency: 0.9 } }],
     });
     han = createAmsReaderSim({
-      url: env.broker.url, topic: 'ams/phases01', startMs, importKwh: 1000,
+      url: env.broker.url,
+      topic: 'ams/phases01',
+      startMs,
+      importKwh: 1000,
       load: (atMs) => ({ importW: linesA(atMs).reduce((s, a) => s + a * 230, 0), currentsA: linesA(atMs) }),
     });
     await goe.start();
     await han.start();
-    runs.push(goe.run(home.clock, 5_000, home.stopSims).catch(() => undefined), han.run(home.clock, 10_000, home.stopSims).catch(() => undefined));
+    runs.push(
+      goe.run(home.clock, 5_000, home.stopSims).catch(() => undefined),
+      han.run(home.clock, 10_000, home.stopSims).catch(() => undefined),
+    );
     const input = env.config;
     const config = goeBehindFuse(input, { fuseA, goeTopic: 'go-eCharger/phases01', hanTopic: 'ams/phases01', phaseSwitching: true });
     await home.register(config);
     await home.startApp(config, {
-      logger: log.logger, controlTickMs: 30_000,
+      logger: log.logger,
+      controlTickMs: 30_000,
       onControlTick: (snap) => samples.push({ atMs: snap.atMs, lines: linesA(snap.atMs), phases: goe.phasesNow, powerW: goe.powerW }),
     });
     await home.until(endMs);
@@ -65,7 +86,8 @@ describe('the daemon switches a go-e between 1 and 3 phases under the main fuse'
       await Promise.all(runs);
       await han?.close();
       await goe?.close();
-    }));
+    }),
+  );
 
   it('plans the car from the 1-phase minimum to the 3-phase maximum', () => {
     const plan = home.app.currentPlan();
@@ -86,7 +108,10 @@ describe('the daemon switches a go-e between 1 and 3 phases under the main fuse'
     expect(after.every((s) => s.phases === 3 && s.powerW === 16 * 3 * 230)).toBe(true);
     expect(goe.setsOf('psm')).toBe(2);
     const switches = log.lines.filter((l) => l.msg === 'phase switch');
-    expect(switches.map((l) => [l.from, l.to])).toEqual([[3, 1], [1, 3]]);
+    expect(switches.map((l) => [l.from, l.to])).toEqual([
+      [3, 1],
+      [1, 3],
+    ]);
   });
 
   it('keeps every line under the main fuse at every sampled instant', () => {

@@ -47,15 +47,30 @@ describe('plan reports to the API', () => {
     await home.close();
   }, 30_000);
 
-  it('sends the plan as the API\'s LocationEnergyUsagePlan, without an event, and the sandbox accepts and lists it', async () => {
+  it("sends the plan as the API's LocationEnergyUsagePlan, without an event, and the sandbox accepts and lists it", async () => {
     const sandbox = home.env.sandbox;
-    const [accepted] = await eventually(() => {
-      const plans = sandbox.acceptedPlanReports();
-      if (plans.length === 0) throw new Error('no plan report accepted yet');
-      return plans;
-    }, 60_000, 50);
-    const payload = accepted!.payloads[0]!.raw as { payloadType: string; locationId: string; meterPointId: string; baseline: { timestamp: string; kiloWattHours: number }[]; flexibility: { timestamp: string; kiloWattHours: number }[] };
-    expect(payload).toMatchObject({ payloadType: 'LocationEnergyUsagePlan', locationId: config.spark.locationId, meterPointId: config.spark.meterPointIds[0], resolution: '01:00:00' });
+    const [accepted] = await eventually(
+      () => {
+        const plans = sandbox.acceptedPlanReports();
+        if (plans.length === 0) throw new Error('no plan report accepted yet');
+        return plans;
+      },
+      60_000,
+      50,
+    );
+    const payload = accepted!.payloads[0]!.raw as {
+      payloadType: string;
+      locationId: string;
+      meterPointId: string;
+      baseline: { timestamp: string; kiloWattHours: number }[];
+      flexibility: { timestamp: string; kiloWattHours: number }[];
+    };
+    expect(payload).toMatchObject({
+      payloadType: 'LocationEnergyUsagePlan',
+      locationId: config.spark.locationId,
+      meterPointId: config.spark.meterPointIds[0],
+      resolution: '01:00:00',
+    });
     // The request body as the provider's document defines it (ajv over the OpenAPI document).
     expect(validateComponent('PostReportRequest', { payloads: [payload] })).toEqual([]);
     // Whole hours from the hour the report was made in, the same hours in both curves.
@@ -74,25 +89,40 @@ describe('plan reports to the API', () => {
     const listed = await call('GET', '/simulation/reports');
     expect(listed.status).toBe(200);
     const reports = (listed.json as { reports: { id: string; eventId: string | null; payloads: unknown[] }[] }).reports;
-    expect(reports.find((r) => r.id === accepted!.id)).toEqual({ id: accepted!.id, eventId: null, createdAt: expect.any(String), payloads: [payload] });
+    expect(reports.find((r) => r.id === accepted!.id)).toEqual({
+      id: accepted!.id,
+      eventId: null,
+      createdAt: expect.any(String),
+      payloads: [payload],
+    });
   }, 90_000);
 
   it('shows the last plan report sent in the view, the status page, `wattshift status` and the MQTT health topic', async () => {
     type Sent = { baseline: { timestamp: string; kiloWattHours: number }[]; flexibility: { kiloWattHours: number }[] };
     const sum = (points: { kiloWattHours: number }[]): number => Math.round(points.reduce((a, p) => a + p.kiloWattHours, 0) * 1000) / 1000;
     // The view against the newest report the sandbox accepted (a re-plan may send another meanwhile).
-    const { view, payload } = await eventually(() => {
-      const accepted = home.env.sandbox.acceptedPlanReports();
-      const sent = accepted[accepted.length - 1]!.payloads[0]!.raw as Sent;
-      const v = home.app.view();
-      if (v.outbox.lastPlanReport?.hours !== sent.baseline.length || v.outbox.lastPlanReport.baselineKwh !== sum(sent.baseline)) throw new Error('view not there yet');
-      return { view: v, payload: sent };
-    }, 30_000, 50);
+    const { view, payload } = await eventually(
+      () => {
+        const accepted = home.env.sandbox.acceptedPlanReports();
+        const sent = accepted[accepted.length - 1]!.payloads[0]!.raw as Sent;
+        const v = home.app.view();
+        if (v.outbox.lastPlanReport?.hours !== sent.baseline.length || v.outbox.lastPlanReport.baselineKwh !== sum(sent.baseline))
+          throw new Error('view not there yet');
+        return { view: v, payload: sent };
+      },
+      30_000,
+      50,
+    );
     const firstHourMs = Date.parse(payload.baseline[0]!.timestamp);
     expect(view.outbox.lastPlanReport).toEqual({
       // `first`, or `changed` when the first plans (before every device was read) moved energy.
-      acceptedMs: expect.any(Number), reason: expect.stringMatching(/^(first|changed)$/), fromMs: firstHourMs, toMs: firstHourMs + payload.baseline.length * hour,
-      hours: payload.baseline.length, baselineKwh: sum(payload.baseline), flexibilityKwh: sum(payload.flexibility),
+      acceptedMs: expect.any(Number),
+      reason: expect.stringMatching(/^(first|changed)$/),
+      fromMs: firstHourMs,
+      toMs: firstHourMs + payload.baseline.length * hour,
+      hours: payload.baseline.length,
+      baselineKwh: sum(payload.baseline),
+      flexibilityKwh: sum(payload.flexibility),
     });
 
     const page = renderStatusPage(view, { timezone: config.site.timezone });
@@ -106,11 +136,23 @@ describe('plan reports to the API', () => {
       store.close();
     }
 
-    const published = await eventually(() => {
-      const outbox = [...healthMessages].reverse().map((m) => m['outbox'] as Record<string, unknown>).find((o) => o['last_plan_report'] !== null && o['last_plan_report'] !== undefined);
-      if (!outbox) throw new Error('no plan report on the health topic yet');
-      return outbox;
-    }, 30_000, 50);
-    expect(published['last_plan_report']).toMatchObject({ reason: view.outbox.lastPlanReport!.reason, hours: payload.baseline.length, baseline_kwh: sum(payload.baseline), flexibility_kwh: sum(payload.flexibility) });
+    const published = await eventually(
+      () => {
+        const outbox = [...healthMessages]
+          .reverse()
+          .map((m) => m['outbox'] as Record<string, unknown>)
+          .find((o) => o['last_plan_report'] !== null && o['last_plan_report'] !== undefined);
+        if (!outbox) throw new Error('no plan report on the health topic yet');
+        return outbox;
+      },
+      30_000,
+      50,
+    );
+    expect(published['last_plan_report']).toMatchObject({
+      reason: view.outbox.lastPlanReport!.reason,
+      hours: payload.baseline.length,
+      baseline_kwh: sum(payload.baseline),
+      flexibility_kwh: sum(payload.flexibility),
+    });
   }, 60_000);
 });

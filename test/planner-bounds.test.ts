@@ -14,9 +14,13 @@ function slots(prices: number[]): PriceSlot[] {
 
 function input(over: Partial<PlanInput> = {}): PlanInput {
   return {
-    slots: slots(Array.from({ length: 48 }, (_, i) => 0.1 + (i % 5) * 0.02)), timezone: 'Europe/Oslo', currency: 'EUR',
+    slots: slots(Array.from({ length: 48 }, (_, i) => 0.1 + (i % 5) * 0.02)),
+    timezone: 'Europe/Oslo',
+    currency: 'EUR',
     tank: { volumeL: 200, powerKW: 2, coldWaterC: 8, ambientC: 18, heatLossWPerK: 1.6, minC: 50, maxC: 75, currentTempC: 60, control: 'relay' },
-    ev: null, location: { limitKW: 17, baseLoadKW: 0 }, ...over,
+    ev: null,
+    location: { limitKW: 17, baseLoadKW: 0 },
+    ...over,
   };
 }
 
@@ -40,7 +44,10 @@ describe('planner boundary', () => {
     ['an infinite price', (i: PlanInput) => ({ ...i, slots: i.slots.map((s, k) => (k === 3 ? { ...s, price: Infinity } : s)) })],
     ['a price of 1e300', (i: PlanInput) => ({ ...i, slots: i.slots.map((s, k) => (k === 3 ? { ...s, price: 1e300 } : s)) })],
     ['a NaN tank temperature', (i: PlanInput) => ({ ...i, tank: { ...i.tank!, currentTempC: NaN } })],
-    ['an infinite LPC cap', (i: PlanInput) => ({ ...i, location: { ...i.location, lpc: [{ scope: 'location' as const, startMs: T0, endMs: T0 + H, maxKW: -Infinity }] } })],
+    [
+      'an infinite LPC cap',
+      (i: PlanInput) => ({ ...i, location: { ...i.location, lpc: [{ scope: 'location' as const, startMs: T0, endMs: T0 + H, maxKW: -Infinity }] } }),
+    ],
   ])('refuses %s with PLAN_INPUT_INVALID naming where', (_name, mutate) => {
     expect(refusal(() => plan(mutate(input()), T0))).toMatch(/^input\./);
   });
@@ -52,8 +59,18 @@ describe('planner boundary', () => {
 
   it('leaves prices of ±1e308 out of the series instead of overflowing it', () => {
     const series = buildPriceSeries({
-      slotMinutes: 60, fromMs: T0, toMs: T0 + 4 * H, timezone: 'Europe/Oslo', currency: 'EUR',
-      spot: { actual: { units: { currency: 'EUR', energyUnit: 'kWh' }, resolutionMinutes: 60, points: [0.1, 1e308, -1e308, 0.2].map((p, i) => ({ startMs: T0 + i * H, price: p })) } },
+      slotMinutes: 60,
+      fromMs: T0,
+      toMs: T0 + 4 * H,
+      timezone: 'Europe/Oslo',
+      currency: 'EUR',
+      spot: {
+        actual: {
+          units: { currency: 'EUR', energyUnit: 'kWh' },
+          resolutionMinutes: 60,
+          points: [0.1, 1e308, -1e308, 0.2].map((p, i) => ({ startMs: T0 + i * H, price: p })),
+        },
+      },
       deltas: [{ units: { currency: 'EUR', energyUnit: 'kWh' }, resolutionMinutes: 60, points: [{ startMs: T0, price: 1e308 }] }],
       fees: { gridFeePerKWh: 0, taxPerKWh: 0 },
     });

@@ -13,7 +13,12 @@ beforeAll(async () => {
 describe('planner vs HiGHS on real price windows', () => {
   const series = loadPriceSeries();
   // One window from a few different files (negative hours, spikes, NOK, FI incl. VAT).
-  const picks = ['se3_2024-08-05_2024-08-25_eds.csv:SE3', 'dk2_2024-10-07_2024-11-06_eds.csv:DK2', 'no1-no5_2024-08-24_2024-08-28_nok_kwh.csv:NO1', 'fi_2023-10-16_2023-11-05_sahkotin_ckwh_incl_vat.csv:FI'];
+  const picks = [
+    'se3_2024-08-05_2024-08-25_eds.csv:SE3',
+    'dk2_2024-10-07_2024-11-06_eds.csv:DK2',
+    'no1-no5_2024-08-24_2024-08-28_nok_kwh.csv:NO1',
+    'fi_2023-10-16_2023-11-05_sahkotin_ckwh_incl_vat.csv:FI',
+  ];
   const families: Family[] = ['tank', 'ev', 'joint'];
   const check = (family: Family, id: string, hours: number, seed: number): void => {
     const sr = series.find((s) => s.id === id);

@@ -14,7 +14,9 @@ function base(over: Partial<BuildPriceSeriesInput> = {}): BuildPriceSeriesInput 
 
 describe('buildPriceSeries', () => {
   it('spreads a 6-hour forecast segment over its hours and marks the source', () => {
-    const s = buildPriceSeries(base({ spot: { forecast: { units: eurKWh, segments: [{ fromMs: t0, toMs: t0 + 5 * H, averagePrice: 0.05 }], toIsLastHourStart: true } } }));
+    const s = buildPriceSeries(
+      base({ spot: { forecast: { units: eurKWh, segments: [{ fromMs: t0, toMs: t0 + 5 * H, averagePrice: 0.05 }], toIsLastHourStart: true } } }),
+    );
     expect(s).toHaveLength(6);
     for (const slot of s) {
       expect(slot.spot).toBeCloseTo(0.05, 12);
@@ -23,37 +25,61 @@ describe('buildPriceSeries', () => {
   });
 
   it('prefers actual over forecast over advice over fallback', () => {
-    const s = buildPriceSeries(base({
-      spot: {
-        actual: { units: eurKWh, resolutionMinutes: 60, points: [{ startMs: t0, price: 0.1 }] },
-        forecast: { units: eurKWh, segments: [{ fromMs: t0, toMs: t0 + 2 * H, averagePrice: 0.2 }] },
-        advice: { units: eurKWh, segments: [{ fromMs: t0, toMs: t0 + 3 * H, averagePrice: 0.3 }] },
-        fallbackPricePerKWh: 0.4,
-      },
-    }));
+    const s = buildPriceSeries(
+      base({
+        spot: {
+          actual: { units: eurKWh, resolutionMinutes: 60, points: [{ startMs: t0, price: 0.1 }] },
+          forecast: { units: eurKWh, segments: [{ fromMs: t0, toMs: t0 + 2 * H, averagePrice: 0.2 }] },
+          advice: { units: eurKWh, segments: [{ fromMs: t0, toMs: t0 + 3 * H, averagePrice: 0.3 }] },
+          fallbackPricePerKWh: 0.4,
+        },
+      }),
+    );
     expect(s.map((x) => x.source)).toEqual(['actual', 'forecast', 'adviceOnly', 'fallback', 'fallback', 'fallback']);
     expect(s.map((x) => x.spot)).toEqual([0.1, 0.2, 0.3, 0.4, 0.4, 0.4]);
   });
 
   it('averages quarter-hours into hours and spreads an hour over its quarters', () => {
     const quarters = [0, 1, 2, 3].map((i) => ({ startMs: t0 + i * 900_000, price: 40 + i * 10 }));
-    const hourly = buildPriceSeries(base({ toMs: t0 + H, spot: { actual: { units: { currency: 'EUR', energyUnit: 'MWh' }, resolutionMinutes: 15, points: quarters } } }));
+    const hourly = buildPriceSeries(
+      base({ toMs: t0 + H, spot: { actual: { units: { currency: 'EUR', energyUnit: 'MWh' }, resolutionMinutes: 15, points: quarters } } }),
+    );
     expect(hourly[0]!.spot).toBeCloseTo(0.055, 12);
-    const q = buildPriceSeries(base({ slotMinutes: 15, toMs: t0 + H, spot: { actual: { units: eurKWh, resolutionMinutes: 60, points: [{ startMs: t0, price: 0.07 }] } } }));
+    const q = buildPriceSeries(
+      base({ slotMinutes: 15, toMs: t0 + H, spot: { actual: { units: eurKWh, resolutionMinutes: 60, points: [{ startMs: t0, price: 0.07 }] } } }),
+    );
     expect(q).toHaveLength(4);
     expect(q.every((x) => x.spot === 0.07 && x.source === 'actual')).toBe(true);
   });
 
   it('adds the incentive delta of every curve covering the slot, fees and VAT', () => {
-    const s = buildPriceSeries(base({
-      toMs: t0 + 2 * H,
-      spot: { actual: { units: eurKWh, resolutionMinutes: 60, points: [{ startMs: t0, price: 0.1 }, { startMs: t0 + H, price: 0.1 }] } },
-      deltas: [
-        { units: eurKWh, resolutionMinutes: 60, points: [{ startMs: t0, price: -0.02 }] },
-        { units: eurKWh, resolutionMinutes: 60, points: [{ startMs: t0, price: -0.01 }, { startMs: t0 + H, price: 0.03 }] },
-      ],
-      fees: { gridFeePerKWh: 0.04, taxPerKWh: 0.01, vatRate: 1.25 },
-    }));
+    const s = buildPriceSeries(
+      base({
+        toMs: t0 + 2 * H,
+        spot: {
+          actual: {
+            units: eurKWh,
+            resolutionMinutes: 60,
+            points: [
+              { startMs: t0, price: 0.1 },
+              { startMs: t0 + H, price: 0.1 },
+            ],
+          },
+        },
+        deltas: [
+          { units: eurKWh, resolutionMinutes: 60, points: [{ startMs: t0, price: -0.02 }] },
+          {
+            units: eurKWh,
+            resolutionMinutes: 60,
+            points: [
+              { startMs: t0, price: -0.01 },
+              { startMs: t0 + H, price: 0.03 },
+            ],
+          },
+        ],
+        fees: { gridFeePerKWh: 0.04, taxPerKWh: 0.01, vatRate: 1.25 },
+      }),
+    );
     expect(s[0]!.delta).toBeCloseTo(-0.03, 12);
     expect(s[0]!.price).toBeCloseTo((0.1 + 0.05) * 1.25 - 0.03, 12);
     expect(s[1]!.price).toBeCloseTo((0.1 + 0.05) * 1.25 + 0.03, 12);
@@ -79,7 +105,12 @@ describe('buildPriceSeries', () => {
   });
 
   it('divides out VAT already included in an input', () => {
-    const s = buildPriceSeries(base({ toMs: t0 + H, spot: { actual: { units: { ...eurKWh, vatIncluded: 1.25 }, resolutionMinutes: 60, points: [{ startMs: t0, price: 0.125 }] } } }));
+    const s = buildPriceSeries(
+      base({
+        toMs: t0 + H,
+        spot: { actual: { units: { ...eurKWh, vatIncluded: 1.25 }, resolutionMinutes: 60, points: [{ startMs: t0, price: 0.125 }] } },
+      }),
+    );
     expect(s[0]!.spot).toBeCloseTo(0.1, 12);
   });
 

@@ -11,18 +11,35 @@ const H = 3_600_000;
 const T13 = Date.parse('2026-01-14T12:00:00Z'); // 13:00 in Oslo: the last paid hour
 // From 13:00: the paid hour (delta −4), the dear hour (delta +1), then spot + fees into the next
 // day, with two small negative-delta hours in the night. The car leaves at 07:00.
-const prices = [-3.322, 1.711, 0.774, 0.849, 0.969, 1.024, 0.953, 0.851, 0.801, 0.784, 0.756, 0.76, 0.757,
-  -0.181, -0.257, 0.731, 0.747, 0.786, 0.892, 0.908, 0.829, 0.762, -0.169, -0.306];
+const prices = [
+  -3.322, 1.711, 0.774, 0.849, 0.969, 1.024, 0.953, 0.851, 0.801, 0.784, 0.756, 0.76, 0.757, -0.181, -0.257, 0.731, 0.747, 0.786, 0.892, 0.908, 0.829,
+  0.762, -0.169, -0.306,
+];
 const dearSlot = T13 + H;
 
 function input(ev: Partial<EvParams>): PlanInput {
   const slots = buildPriceSeries({
-    slotMinutes: 60, fromMs: T13, toMs: T13 + prices.length * H, timezone: 'Europe/Oslo', currency: 'NOK',
-    spot: { actual: { units: { currency: 'NOK', energyUnit: 'kWh' }, resolutionMinutes: 60, points: prices.map((price, i) => ({ startMs: T13 + i * H, price })) } },
-    deltas: [], fees: { gridFeePerKWh: 0, taxPerKWh: 0 },
+    slotMinutes: 60,
+    fromMs: T13,
+    toMs: T13 + prices.length * H,
+    timezone: 'Europe/Oslo',
+    currency: 'NOK',
+    spot: {
+      actual: {
+        units: { currency: 'NOK', energyUnit: 'kWh' },
+        resolutionMinutes: 60,
+        points: prices.map((price, i) => ({ startMs: T13 + i * H, price })),
+      },
+    },
+    deltas: [],
+    fees: { gridFeePerKWh: 0, taxPerKWh: 0 },
   });
   return {
-    slots, timezone: 'Europe/Oslo', currency: 'NOK', tank: null, location: { limitKW: 17, baseLoadKW: 0.5 },
+    slots,
+    timezone: 'Europe/Oslo',
+    currency: 'NOK',
+    tank: null,
+    location: { limitKW: 17, baseLoadKW: 0.5 },
     ev: { departureMs: Date.parse('2026-01-15T06:00:00Z'), minPowerKW: 4.14, maxPowerKW: 11.04, efficiency: 0.9, energyNeededKWh: 0, ...ev },
     options: { frozenSlots: 0 },
   };

@@ -10,16 +10,35 @@ const T0 = Date.parse('2025-01-14T23:00:00Z'); // local midnight in Oslo
 function slotsFrom(prices: number[], slotMinutes: 15 | 60 = 60, fromMs = T0): PriceSlot[] {
   const len = slotMinutes * 60_000;
   return buildPriceSeries({
-    slotMinutes, fromMs, toMs: fromMs + prices.length * len, timezone: 'Europe/Oslo', currency: 'EUR',
-    spot: { actual: { units: { currency: 'EUR', energyUnit: 'kWh' }, resolutionMinutes: slotMinutes, points: prices.map((p, i) => ({ startMs: fromMs + i * len, price: p })) } },
-    deltas: [], fees: { gridFeePerKWh: 0, taxPerKWh: 0 },
+    slotMinutes,
+    fromMs,
+    toMs: fromMs + prices.length * len,
+    timezone: 'Europe/Oslo',
+    currency: 'EUR',
+    spot: {
+      actual: {
+        units: { currency: 'EUR', energyUnit: 'kWh' },
+        resolutionMinutes: slotMinutes,
+        points: prices.map((p, i) => ({ startMs: fromMs + i * len, price: p })),
+      },
+    },
+    deltas: [],
+    fees: { gridFeePerKWh: 0, taxPerKWh: 0 },
   });
 }
 
 function tank(over: Partial<TankParams> = {}): TankParams {
   return {
-    volumeL: 200, powerKW: 2, coldWaterC: 8, ambientC: 18, heatLossWPerK: 1.6, minC: 50, maxC: 75,
-    currentTempC: 60, control: 'continuous', ...over,
+    volumeL: 200,
+    powerKW: 2,
+    coldWaterC: 8,
+    ambientC: 18,
+    heatLossWPerK: 1.6,
+    minC: 50,
+    maxC: 75,
+    currentTempC: 60,
+    control: 'continuous',
+    ...over,
   };
 }
 
@@ -28,7 +47,15 @@ function ev(over: Partial<EvParams> = {}): EvParams {
 }
 
 function input(prices: number[], over: Partial<PlanInput> = {}): PlanInput {
-  return { slots: slotsFrom(prices), timezone: 'Europe/Oslo', currency: 'EUR', tank: tank(), ev: null, location: { limitKW: 17, baseLoadKW: 0 }, ...over };
+  return {
+    slots: slotsFrom(prices),
+    timezone: 'Europe/Oslo',
+    currency: 'EUR',
+    tank: tank(),
+    ev: null,
+    location: { limitKW: 17, baseLoadKW: 0 },
+    ...over,
+  };
 }
 
 /** Re-simulates the tank from the plan's energies with the same one-node model. */
@@ -40,7 +67,8 @@ function checkTank(p: Plan, t: TankParams): void {
   for (const s of p.slots) {
     const d = s.tanks!.tank!;
     const hour = Number(new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Oslo', hour: '2-digit', hourCycle: 'h23' }).format(s.startMs));
-    const draw = ([0, 0, 0, 0, 0, 0, 0, 1.61, 0.42, 0.21, 0.105, 0.21, 0.315, 0, 0.105, 0.105, 0.105, 0, 0.315, 0.105, 0.735, 1.505, 0, 0][hour] ?? 0) * hours;
+    const draw =
+      ([0, 0, 0, 0, 0, 0, 0, 1.61, 0.42, 0.21, 0.105, 0.21, 0.315, 0, 0.105, 0.105, 0.105, 0, 0.315, 0.105, 0.735, 1.505, 0, 0][hour] ?? 0) * hours;
     e = (1 - (ua * hours) / C) * e - draw - ua * hours * (t.coldWaterC - t.ambientC) + d.energyKWh;
     const temp = t.coldWaterC + e / C;
     expect(temp).toBeCloseTo(d.endTempC, 6);
@@ -55,50 +83,77 @@ const priceArb = fc.array(fc.double({ min: -0.2, max: 0.6, noNaN: true, noDefaul
 
 describe('plan: properties', () => {
   it('keeps the simulated tank temperature within its bounds in every slot', () => {
-    fc.assert(fc.property(priceArb, fc.double({ min: 50, max: 75, noNaN: true }), fc.boolean(), (prices, temp, relay) => {
-      const t = tank({ currentTempC: temp, control: relay ? 'relay' : 'continuous' });
-      const p = plan(input(prices, { tank: t }), T0);
-      expect(p.shortfalls).toEqual([]);
-      checkTank(p, t);
-    }), { numRuns: 40 });
+    fc.assert(
+      fc.property(priceArb, fc.double({ min: 50, max: 75, noNaN: true }), fc.boolean(), (prices, temp, relay) => {
+        const t = tank({ currentTempC: temp, control: relay ? 'relay' : 'continuous' });
+        const p = plan(input(prices, { tank: t }), T0);
+        expect(p.shortfalls).toEqual([]);
+        checkTank(p, t);
+      }),
+      { numRuns: 40 },
+    );
   });
 
   it('meets the EV target whenever it is feasible, and keeps every cap in every slot', () => {
-    fc.assert(fc.property(priceArb, fc.double({ min: 0, max: 60, noNaN: true }), fc.integer({ min: 2, max: 30 }),
-      fc.double({ min: 0, max: 12, noNaN: true }), fc.integer({ min: 0, max: 20 }), (prices, need, depH, lpcKW, lpcAt) => {
-        const lpc = [{ startMs: T0 + lpcAt * H, endMs: T0 + (lpcAt + 3) * H, maxKW: lpcKW, scope: 'location' as const }];
-        const e = ev({ energyNeededKWh: need, departureMs: T0 + depH * H });
-        const inp = input(prices, { tank: tank(), ev: e, location: { limitKW: 11, baseLoadKW: 1, lpc } });
-        const p = plan(inp, T0);
-        for (const s of p.slots) {
-          const total = s.tanks!.tank!.powerKW + s.evs!.ev!.powerKW;
-          const capped = s.startMs < lpc[0]!.endMs && s.endMs > lpc[0]!.startMs;
-          expect(total).toBeLessThanOrEqual(Math.max(0, (capped ? Math.min(11, lpcKW) : 11) - 1) + 1e-9);
-          expect(s.evs!.ev!.powerKW === 0 || s.evs!.ev!.powerKW >= 4.14 - 1e-9).toBe(true);
-          if (s.startMs >= e.departureMs) expect(s.evs!.ev!.energyKWh).toBe(0);
-        }
-        // Feasible if the car alone can take its energy in the uncapped hours before departure.
-        let room = 0;
-        for (const s of p.slots) {
-          const capped = s.startMs < lpc[0]!.endMs && s.endMs > lpc[0]!.startMs;
-          const kw = Math.min(11, (capped ? Math.min(11, lpcKW) : 11) - 1);
-          if (s.endMs <= e.departureMs && kw >= 4.14) room += kw - 2; // minus the tank's worst case
-        }
-        const got = p.slots.reduce((x, s) => x + s.evs!.ev!.energyKWh, 0) * 0.9;
-        if (room * 0.9 >= need) expect(got).toBeGreaterThanOrEqual(need - 1e-6);
-        const evShort = p.shortfalls.find((x) => x.kind === 'evTarget');
-        if (got < need - 1e-6) expect(evShort).toBeDefined();
-        else expect(evShort).toBeUndefined();
-      }), { numRuns: 40 });
+    fc.assert(
+      fc.property(
+        priceArb,
+        fc.double({ min: 0, max: 60, noNaN: true }),
+        fc.integer({ min: 2, max: 30 }),
+        fc.double({ min: 0, max: 12, noNaN: true }),
+        fc.integer({ min: 0, max: 20 }),
+        (prices, need, depH, lpcKW, lpcAt) => {
+          const lpc = [{ startMs: T0 + lpcAt * H, endMs: T0 + (lpcAt + 3) * H, maxKW: lpcKW, scope: 'location' as const }];
+          const e = ev({ energyNeededKWh: need, departureMs: T0 + depH * H });
+          const inp = input(prices, { tank: tank(), ev: e, location: { limitKW: 11, baseLoadKW: 1, lpc } });
+          const p = plan(inp, T0);
+          for (const s of p.slots) {
+            const total = s.tanks!.tank!.powerKW + s.evs!.ev!.powerKW;
+            const capped = s.startMs < lpc[0]!.endMs && s.endMs > lpc[0]!.startMs;
+            expect(total).toBeLessThanOrEqual(Math.max(0, (capped ? Math.min(11, lpcKW) : 11) - 1) + 1e-9);
+            expect(s.evs!.ev!.powerKW === 0 || s.evs!.ev!.powerKW >= 4.14 - 1e-9).toBe(true);
+            if (s.startMs >= e.departureMs) expect(s.evs!.ev!.energyKWh).toBe(0);
+          }
+          // Feasible if the car alone can take its energy in the uncapped hours before departure.
+          let room = 0;
+          for (const s of p.slots) {
+            const capped = s.startMs < lpc[0]!.endMs && s.endMs > lpc[0]!.startMs;
+            const kw = Math.min(11, (capped ? Math.min(11, lpcKW) : 11) - 1);
+            if (s.endMs <= e.departureMs && kw >= 4.14) room += kw - 2; // minus the tank's worst case
+          }
+          const got = p.slots.reduce((x, s) => x + s.evs!.ev!.energyKWh, 0) * 0.9;
+          if (room * 0.9 >= need) expect(got).toBeGreaterThanOrEqual(need - 1e-6);
+          const evShort = p.shortfalls.find((x) => x.kind === 'evTarget');
+          if (got < need - 1e-6) expect(evShort).toBeDefined();
+          else expect(evShort).toBeUndefined();
+        },
+      ),
+      { numRuns: 40 },
+    );
   });
 
   it('is never worse than the naive baseline when the baseline keeps the same limits', () => {
-    fc.assert(fc.property(priceArb, fc.double({ min: 50, max: 75, noNaN: true }), fc.double({ min: 0, max: 40, noNaN: true }), fc.boolean(),
-      (prices, temp, need, relay) => {
-        const p = plan(input(prices, { tank: tank({ currentTempC: temp, control: relay ? 'relay' : 'continuous' }), ev: ev({ energyNeededKWh: need, minPowerKW: 0 }), location: { limitKW: 25, baseLoadKW: 0 } }), T0);
-        expect(p.baselineRespectsLimits).toBe(true);
-        expect(p.cost).toBeLessThanOrEqual(p.baselineCost + 1e-6 * Math.max(1, Math.abs(p.baselineCost)));
-      }), { numRuns: 40 });
+    fc.assert(
+      fc.property(
+        priceArb,
+        fc.double({ min: 50, max: 75, noNaN: true }),
+        fc.double({ min: 0, max: 40, noNaN: true }),
+        fc.boolean(),
+        (prices, temp, need, relay) => {
+          const p = plan(
+            input(prices, {
+              tank: tank({ currentTempC: temp, control: relay ? 'relay' : 'continuous' }),
+              ev: ev({ energyNeededKWh: need, minPowerKW: 0 }),
+              location: { limitKW: 25, baseLoadKW: 0 },
+            }),
+            T0,
+          );
+          expect(p.baselineRespectsLimits).toBe(true);
+          expect(p.cost).toBeLessThanOrEqual(p.baselineCost + 1e-6 * Math.max(1, Math.abs(p.baselineCost)));
+        },
+      ),
+      { numRuns: 40 },
+    );
   });
 });
 
@@ -145,7 +200,10 @@ describe('plan: cases', () => {
     const p = plan(input(prices), T0);
     expect(p.slots[13]!.tanks!.tank!.endTempC).toBeCloseTo(75, 3);
     expect(p.slots.every((s) => s.tanks!.tank!.runOnKWh === undefined)).toBe(true);
-    expect(p.cost).toBeCloseTo(p.slots.reduce((c, s) => c + s.price * s.tanks!.tank!.energyKWh, 0), 9);
+    expect(p.cost).toBeCloseTo(
+      p.slots.reduce((c, s) => c + s.price * s.tanks!.tank!.energyKWh, 0),
+      9,
+    );
   });
 
   it('counts in its cost the heat control adds in a paid slot it left part empty, and the room that takes later', () => {
@@ -179,7 +237,13 @@ describe('plan: cases', () => {
 
   it('with all-equal prices heats no more than needed', () => {
     const t = tank({ currentTempC: 60 });
-    const p = plan(input(Array.from({ length: 24 }, () => 0.2), { tank: t }), T0);
+    const p = plan(
+      input(
+        Array.from({ length: 24 }, () => 0.2),
+        { tank: t },
+      ),
+      T0,
+    );
     checkTank(p, t);
     expect(p.cost).toBeLessThanOrEqual(p.baselineCost + 1e-9);
     expect(p.slots[p.slots.length - 1]!.tanks!.tank!.endTempC).toBeCloseTo(60, 3);
@@ -189,8 +253,27 @@ describe('plan: cases', () => {
   });
 
   it('falls back when no price is known: tank on its thermostat, EV in the night window', () => {
-    const slots = buildPriceSeries({ slotMinutes: 60, fromMs: T0 + 12 * H, toMs: T0 + 36 * H, timezone: 'Europe/Oslo', currency: 'EUR', spot: {}, deltas: [], fees: { gridFeePerKWh: 0, taxPerKWh: 0 } });
-    const p = plan({ slots, timezone: 'Europe/Oslo', currency: 'EUR', tank: tank({ currentTempC: 55 }), ev: ev({ energyNeededKWh: 18, minPowerKW: 0, departureMs: T0 + 31 * H }), location: { limitKW: 25, baseLoadKW: 0 } }, T0 + 12 * H);
+    const slots = buildPriceSeries({
+      slotMinutes: 60,
+      fromMs: T0 + 12 * H,
+      toMs: T0 + 36 * H,
+      timezone: 'Europe/Oslo',
+      currency: 'EUR',
+      spot: {},
+      deltas: [],
+      fees: { gridFeePerKWh: 0, taxPerKWh: 0 },
+    });
+    const p = plan(
+      {
+        slots,
+        timezone: 'Europe/Oslo',
+        currency: 'EUR',
+        tank: tank({ currentTempC: 55 }),
+        ev: ev({ energyNeededKWh: 18, minPowerKW: 0, departureMs: T0 + 31 * H }),
+        location: { limitKW: 25, baseLoadKW: 0 },
+      },
+      T0 + 12 * H,
+    );
     expect(p.mode).toBe('fallback');
     expect(p.slots[0]!.tanks!.tank!.on).toBe(true);
     expect(p.slots[0]!.binding).toContain('fallback');
@@ -200,11 +283,33 @@ describe('plan: cases', () => {
   });
 
   it('plans only what must be planned inside the known prices when the forecast is missing', () => {
-    const slots = buildPriceSeries({ slotMinutes: 60, fromMs: T0, toMs: T0 + 24 * H, timezone: 'Europe/Oslo', currency: 'EUR',
-      spot: { actual: { units: { currency: 'EUR', energyUnit: 'kWh' }, resolutionMinutes: 60, points: Array.from({ length: 12 }, (_, i) => ({ startMs: T0 + i * H, price: 0.1 })) } },
-      deltas: [], fees: { gridFeePerKWh: 0, taxPerKWh: 0 } });
+    const slots = buildPriceSeries({
+      slotMinutes: 60,
+      fromMs: T0,
+      toMs: T0 + 24 * H,
+      timezone: 'Europe/Oslo',
+      currency: 'EUR',
+      spot: {
+        actual: {
+          units: { currency: 'EUR', energyUnit: 'kWh' },
+          resolutionMinutes: 60,
+          points: Array.from({ length: 12 }, (_, i) => ({ startMs: T0 + i * H, price: 0.1 })),
+        },
+      },
+      deltas: [],
+      fees: { gridFeePerKWh: 0, taxPerKWh: 0 },
+    });
     expect(slots[12]!.source).toBe('fallback');
-    const p = plan({ slots, timezone: 'Europe/Oslo', currency: 'EUR', ev: ev({ energyNeededKWh: 99, minPowerKW: 0, departureMs: T0 + 22 * H }), location: { limitKW: 25, baseLoadKW: 0 } }, T0);
+    const p = plan(
+      {
+        slots,
+        timezone: 'Europe/Oslo',
+        currency: 'EUR',
+        ev: ev({ energyNeededKWh: 99, minPowerKW: 0, departureMs: T0 + 22 * H }),
+        location: { limitKW: 25, baseLoadKW: 0 },
+      },
+      T0,
+    );
     expect(p.mode).toBe('optimal');
     const known = p.slots.slice(0, 12).reduce((x, s) => x + s.evs!.ev!.energyKWh, 0);
     const unknown = p.slots.slice(12).reduce((x, s) => x + s.evs!.ev!.energyKWh, 0);
@@ -214,7 +319,13 @@ describe('plan: cases', () => {
 
   it('a 0 kW LPC cap stops everything in its slots and the plan says what falls short', () => {
     const lpc = [{ startMs: T0, endMs: T0 + 24 * H, maxKW: 0, scope: 'location' as const }];
-    const p = plan(input(Array.from({ length: 24 }, () => 0.1), { tank: tank({ currentTempC: 51 }), ev: ev(), location: { limitKW: 17, baseLoadKW: 0.5, lpc } }), T0);
+    const p = plan(
+      input(
+        Array.from({ length: 24 }, () => 0.1),
+        { tank: tank({ currentTempC: 51 }), ev: ev(), location: { limitKW: 17, baseLoadKW: 0.5, lpc } },
+      ),
+      T0,
+    );
     for (const s of p.slots) {
       expect(s.tanks!.tank!.energyKWh).toBe(0);
       expect(s.evs!.ev!.energyKWh).toBe(0);
@@ -243,7 +354,13 @@ describe('plan: cases', () => {
   });
 
   it('reports an unreachable EV target as a shortfall instead of throwing', () => {
-    const p = plan(input(Array.from({ length: 24 }, () => 0.1), { tank: null, ev: ev({ energyNeededKWh: 80, departureMs: T0 + 3 * H }) }), T0);
+    const p = plan(
+      input(
+        Array.from({ length: 24 }, () => 0.1),
+        { tank: null, ev: ev({ energyNeededKWh: 80, departureMs: T0 + 3 * H }) },
+      ),
+      T0,
+    );
     expect(p.slots.slice(0, 3).every((s) => s.evs!.ev!.energyKWh === 11)).toBe(true);
     const sf = p.shortfalls.find((s) => s.kind === 'evTarget');
     expect(sf?.amount).toBeCloseTo(80 - 33 * 0.9, 6);
@@ -261,23 +378,25 @@ describe('plan: cases', () => {
     expect(again.slots[0]!.binding).toContain('frozen');
   });
 
-
-  it('keeps a slot\'s whole-slot target through a re-plan at any point inside it', () => {
+  it("keeps a slot's whole-slot target through a re-plan at any point inside it", () => {
     // Slot 0 is the cheapest, so the first plan heats in it; the devices meter what they took.
     const prices = [0.01, ...Array.from({ length: 23 }, () => 0.5)];
     const first = plan(input(prices, { tank: tank({ currentTempC: 55 }) }), T0);
     const target = first.slots[0]!.tanks!.tank!.energyKWh;
     expect(target).toBeCloseTo(2, 9);
-    fc.assert(fc.property(fc.integer({ min: 1, max: 59 }), fc.double({ min: 0, max: 1, noNaN: true }), (minute, share) => {
-      // Whatever the heater took by then (a thermostat pause means it may be behind its power).
-      const delivered = Math.min(target, 2 * (minute / 60)) * share;
-      const t = tank({ currentTempC: 55 + delivered / (200 * 0.001163), slotDeliveredKWh: delivered });
-      const again = plan(input(prices, { tank: t }), T0 + minute * 60_000, first);
-      const s0 = again.slots[0]!.tanks!.tank!;
-      // The target still counts the slot from its start: what was taken plus what the time left allows.
-      expect(s0.energyKWh).toBeCloseTo(delivered + Math.min(target - delivered, 2 * ((60 - minute) / 60)), 9);
-      expect(s0.powerKW).toBeLessThanOrEqual(2 + 1e-9);
-    }), { numRuns: 30 });
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 59 }), fc.double({ min: 0, max: 1, noNaN: true }), (minute, share) => {
+        // Whatever the heater took by then (a thermostat pause means it may be behind its power).
+        const delivered = Math.min(target, 2 * (minute / 60)) * share;
+        const t = tank({ currentTempC: 55 + delivered / (200 * 0.001163), slotDeliveredKWh: delivered });
+        const again = plan(input(prices, { tank: t }), T0 + minute * 60_000, first);
+        const s0 = again.slots[0]!.tanks!.tank!;
+        // The target still counts the slot from its start: what was taken plus what the time left allows.
+        expect(s0.energyKWh).toBeCloseTo(delivered + Math.min(target - delivered, 2 * ((60 - minute) / 60)), 9);
+        expect(s0.powerKW).toBeLessThanOrEqual(2 + 1e-9);
+      }),
+      { numRuns: 30 },
+    );
   });
 
   it('does not ask a slot for its energy twice when the re-plan comes after it was delivered', () => {
@@ -312,11 +431,23 @@ describe('plan: cases', () => {
 
   it('estimates the tank temperature from the energy balance when there is no sensor', () => {
     const t = tank({ currentTempC: null, lastKnown: { tempC: 70, atMs: T0 - 2 * H }, heatedSinceKWh: 0 });
-    const p = plan(input(Array.from({ length: 24 }, () => 0.1), { tank: t }), T0);
+    const p = plan(
+      input(
+        Array.from({ length: 24 }, () => 0.1),
+        { tank: t },
+      ),
+      T0,
+    );
     expect(p.tanks?.tank?.tempSource).toBe('estimated');
     expect(p.tanks?.tank?.startTempC).toBeLessThan(70);
     expect(p.tanks?.tank?.startTempC).toBeGreaterThan(68.5);
-    const none = plan(input(Array.from({ length: 24 }, () => 0.1), { tank: tank({ currentTempC: null }) }), T0);
+    const none = plan(
+      input(
+        Array.from({ length: 24 }, () => 0.1),
+        { tank: tank({ currentTempC: null }) },
+      ),
+      T0,
+    );
     expect(none.tanks?.tank?.tempSource).toBe('assumed');
     expect(none.tanks?.tank?.startTempC).toBe(50);
   });
@@ -328,36 +459,42 @@ describe('plan: cases', () => {
   });
 
   it('keeps minimum on/off durations and the maximum starts per local day', () => {
-    fc.assert(fc.property(fc.array(fc.double({ min: -0.1, max: 0.5, noNaN: true }), { minLength: 48, maxLength: 48 }), (prices) => {
-      const ac = { minOnSlots: 2, minOffSlots: 2, maxStartsPerDay: 2 };
-      for (const control of ['relay', 'continuous'] as const) {
-        const t = tank({ control, antiCycling: ac, currentTempC: 65 });
-        const p = plan(input(prices, { tank: t, ev: ev({ energyNeededKWh: 30, minPowerKW: 4.14, departureMs: T0 + 40 * H, antiCycling: { minOnSlots: 3 } }) }), T0);
-        checkTank(p, t);
-        for (const dev of ['tank', 'ev'] as const) {
-          const on = p.slots.map((s) => (dev === 'tank' ? s.tanks!.tank! : s.evs!.ev!).on);
-          const minOn = dev === 'tank' ? 2 : 3;
-          // Runs (except one cut by the horizon end) last at least minOn slots.
-          let i = 0;
-          const startsPerDay = new Map<string, number>();
-          while (i < on.length) {
-            if (!on[i]) {
-              i++;
-              continue;
+    fc.assert(
+      fc.property(fc.array(fc.double({ min: -0.1, max: 0.5, noNaN: true }), { minLength: 48, maxLength: 48 }), (prices) => {
+        const ac = { minOnSlots: 2, minOffSlots: 2, maxStartsPerDay: 2 };
+        for (const control of ['relay', 'continuous'] as const) {
+          const t = tank({ control, antiCycling: ac, currentTempC: 65 });
+          const p = plan(
+            input(prices, { tank: t, ev: ev({ energyNeededKWh: 30, minPowerKW: 4.14, departureMs: T0 + 40 * H, antiCycling: { minOnSlots: 3 } }) }),
+            T0,
+          );
+          checkTank(p, t);
+          for (const dev of ['tank', 'ev'] as const) {
+            const on = p.slots.map((s) => (dev === 'tank' ? s.tanks!.tank! : s.evs!.ev!).on);
+            const minOn = dev === 'tank' ? 2 : 3;
+            // Runs (except one cut by the horizon end) last at least minOn slots.
+            let i = 0;
+            const startsPerDay = new Map<string, number>();
+            while (i < on.length) {
+              if (!on[i]) {
+                i++;
+                continue;
+              }
+              let j = i;
+              while (j < on.length && on[j]) j++;
+              if (j < on.length) expect(j - i).toBeGreaterThanOrEqual(minOn);
+              const day = new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Oslo' }).format(p.slots[i]!.startMs);
+              startsPerDay.set(day, (startsPerDay.get(day) ?? 0) + 1);
+              i = j;
             }
-            let j = i;
-            while (j < on.length && on[j]) j++;
-            if (j < on.length) expect(j - i).toBeGreaterThanOrEqual(minOn);
-            const day = new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Oslo' }).format(p.slots[i]!.startMs);
-            startsPerDay.set(day, (startsPerDay.get(day) ?? 0) + 1);
-            i = j;
+            if (dev === 'tank') for (const n of startsPerDay.values()) expect(n).toBeLessThanOrEqual(2);
           }
-          if (dev === 'tank') for (const n of startsPerDay.values()) expect(n).toBeLessThanOrEqual(2);
+          const got = p.slots.reduce((x, s) => x + s.evs!.ev!.energyKWh, 0) * 0.9;
+          expect(got).toBeGreaterThanOrEqual(30 - 1e-3);
         }
-        const got = p.slots.reduce((x, s) => x + s.evs!.ev!.energyKWh, 0) * 0.9;
-        expect(got).toBeGreaterThanOrEqual(30 - 1e-3);
-      }
-    }), { numRuns: 6 });
+      }),
+      { numRuns: 6 },
+    );
   });
 
   it('reports a legionella rule above the thermostat, and an empty or past horizon, without throwing', () => {
@@ -379,16 +516,17 @@ describe('plan: cases', () => {
   });
 });
 
-describe('plan: the bill\'s baseline of a charging session', () => {
+describe("plan: the bill's baseline of a charging session", () => {
   // Plugged in at 17:30 needing 30 kWh (grid) at 11 kW; cheap at night, so wattshift waits.
   const start = T0 + 17 * H;
   const prices = Array.from({ length: 30 }, (_, h) => (h >= 7 && h <= 10 ? 0.05 : 0.5));
   const session = { startMs: start + 0.5 * H, deliveredKWh: 0 };
-  const evInput = (nowMs: number) => input(prices, {
-    slots: slotsFrom(prices, 60, start).filter((s) => s.endMs > nowMs),
-    tank: null,
-    ev: ev({ energyNeededKWh: 27, efficiency: 0.9, departureMs: start + 14 * H, session }),
-  });
+  const evInput = (nowMs: number) =>
+    input(prices, {
+      slots: slotsFrom(prices, 60, start).filter((s) => s.endMs > nowMs),
+      tank: null,
+      ev: ev({ energyNeededKWh: 27, efficiency: 0.9, departureMs: start + 14 * H, session }),
+    });
   const baselineAt = (p: Plan, hour: number): number => p.slots.find((s) => s.startMs === start + hour * H)?.baselineKWh ?? Number.NaN;
 
   it('charges the naive car at full power from its plug-in time, whichever plan of the session states it', () => {
@@ -400,16 +538,17 @@ describe('plan: the bill\'s baseline of a charging session', () => {
     expect(first.slots.reduce((sum, s) => sum + (s.baselineKWh ?? 0), 0)).toBeCloseTo(30, 9);
   });
 
-  it('without a session the baseline runs from the plan\'s own start, as before', () => {
+  it("without a session the baseline runs from the plan's own start, as before", () => {
     const { session: _none, ...noSession } = ev({ energyNeededKWh: 27, efficiency: 0.9, departureMs: start + 14 * H });
     const p = plan(input(prices, { slots: slotsFrom(prices, 60, start + 2 * H), tank: null, ev: noSession }), start + 2 * H);
     expect(p.slots.slice(0, 3).map((s) => s.baselineKWh)).toEqual([11, 11, 8]);
   });
 });
 
-describe('plan: the bill\'s baseline tank', () => {
+describe("plan: the bill's baseline tank", () => {
   const prices = Array.from({ length: 30 }, (_, h) => (h >= 3 && h <= 5 ? 0.05 : 0.5));
-  const tankInput = (fromMs: number, currentTempC: number) => input(prices, { slots: slotsFrom(prices, 60, T0).filter((s) => s.endMs > fromMs), tank: tank({ currentTempC }) });
+  const tankInput = (fromMs: number, currentTempC: number) =>
+    input(prices, { slots: slotsFrom(prices, 60, T0).filter((s) => s.endMs > fromMs), tank: tank({ currentTempC }) });
 
   it('is carried from plan to plan: a re-plan after wattshift let the tank cool does not reheat the naive one', () => {
     const first = plan(tankInput(T0, 60), T0);

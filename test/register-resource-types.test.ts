@@ -27,22 +27,35 @@ const relay = (channel: number) => ({ type: 'modbus', bus: 'hp', profile: 'watts
 beforeAll(async () => {
   sb = await startSandbox({ clock, autoTick: false });
   const { clientId, clientSecret } = sb.credentials[0]!;
-  config = parseConfig({
-    version: 1,
-    site: { timezone: 'Europe/Oslo', priceArea: 'NO1', currency: 'NOK', locationLimitKw: 11 },
-    spark: { baseUrl: sb.baseUrl, authUrl: sb.authUrl, forecastUrl: sb.forecastUrl, clientId, clientSecret, userId: 'owner-hp', locationId: 'home-hp', coordinates: { latitude: 59.9, longitude: 10.7 } },
-    storage: { path: ':memory:' },
-    mqtt: { url: 'mqtt://127.0.0.1:1883' },
-    modbus: { hp: { type: 'tcp', host: '127.0.0.1' } },
-    devices: [
-      {
-        id: 'hp', kind: 'heatPump',
-        contacts: { relay1: relay(0), relay2: relay(1) },
-        thermometer: { type: 'modbus', bus: 'hp', profile: 'wattshift-sim-heat-pump', point: 'temperatureC' },
-        model: { volumeL: 200, electricKw: 0.5 },
+  config = parseConfig(
+    {
+      version: 1,
+      site: { timezone: 'Europe/Oslo', priceArea: 'NO1', currency: 'NOK', locationLimitKw: 11 },
+      spark: {
+        baseUrl: sb.baseUrl,
+        authUrl: sb.authUrl,
+        forecastUrl: sb.forecastUrl,
+        clientId,
+        clientSecret,
+        userId: 'owner-hp',
+        locationId: 'home-hp',
+        coordinates: { latitude: 59.9, longitude: 10.7 },
       },
-    ],
-  }, { env: configEnv }).config;
+      storage: { path: ':memory:' },
+      mqtt: { url: 'mqtt://127.0.0.1:1883' },
+      modbus: { hp: { type: 'tcp', host: '127.0.0.1' } },
+      devices: [
+        {
+          id: 'hp',
+          kind: 'heatPump',
+          contacts: { relay1: relay(0), relay2: relay(1) },
+          thermometer: { type: 'modbus', bus: 'hp', profile: 'wattshift-sim-heat-pump', point: 'temperatureC' },
+          model: { volumeL: 200, electricKw: 0.5 },
+        },
+      ],
+    },
+    { env: configEnv },
+  ).config;
   spark = createSparkClient({ ...config.spark, clock, logger });
   store = openStore({ path: ':memory:', clock });
 });

@@ -27,7 +27,16 @@ beforeAll(async () => {
   config = parseConfig({
     version: 1,
     site: { timezone: 'Europe/Oslo', priceArea: 'NO1', currency: 'NOK', locationLimitKw: 11 },
-    spark: { baseUrl: sb.baseUrl, authUrl: sb.authUrl, forecastUrl: sb.forecastUrl, clientId, clientSecret, userId: 'owner-1', locationId: 'home-1', coordinates: { latitude: 59.9, longitude: 10.7 } },
+    spark: {
+      baseUrl: sb.baseUrl,
+      authUrl: sb.authUrl,
+      forecastUrl: sb.forecastUrl,
+      clientId,
+      clientSecret,
+      userId: 'owner-1',
+      locationId: 'home-1',
+      coordinates: { latitude: 59.9, longitude: 10.7 },
+    },
     storage: { path: ':memory:' },
     mqtt: { url: 'mqtt://127.0.0.1:1883' },
     vehicles: [
@@ -52,7 +61,9 @@ describe('register with vehicles', () => {
     expect(changes).toEqual(expect.arrayContaining(['created vehicle owner-1-car-a (car-a)', 'created vehicle my-van (car-b)']));
     expect(registration.resources).toEqual({ garage: 'home-1-garage', 'car-a': 'owner-1-car-a', 'car-b': 'my-van' });
     const { resources } = await spark.listUserResources('owner-1');
-    const vehicles = resources.filter((r) => r.resourceType === 'Vehicle').map((r) => ({ resourceId: r.resourceId, locationId: r.locationId ?? null, userId: r.userId }));
+    const vehicles = resources
+      .filter((r) => r.resourceType === 'Vehicle')
+      .map((r) => ({ resourceId: r.resourceId, locationId: r.locationId ?? null, userId: r.userId }));
     expect(vehicles.sort((a, b) => a.resourceId.localeCompare(b.resourceId))).toEqual([
       { resourceId: 'my-van', locationId: null, userId: 'owner-1' },
       { resourceId: 'owner-1-car-a', locationId: null, userId: 'owner-1' },
@@ -60,7 +71,7 @@ describe('register with vehicles', () => {
     expect(resources.find((r) => r.resourceId === 'home-1-garage')).toMatchObject({ resourceType: 'Charger', locationId: 'home-1' });
   });
 
-  it('changes nothing on a second run, and the identity maps each car\'s resource to the car', async () => {
+  it("changes nothing on a second run, and the identity maps each car's resource to the car", async () => {
     const again = await register(config, { spark, store, logger, nowMs: clock.nowMs() });
     expect(again.changes).toEqual([]);
     const me = identityOf(config, loadRegistration(store));

@@ -16,12 +16,24 @@ const hour = (i: number): number => h0 + i * hourMs;
 function samples(bursts: [number, number][]): TruthSample[] {
   const drawnKwh = (m: number): number => bursts.reduce((kwh, [from, to]) => kwh + (2 * Math.max(0, Math.min(m, to) - from)) / 60, 0);
   return Array.from({ length: 5 * 60 + 1 }, (_, i) => i - 60).map((m) => ({
-    atMs: h0 + m * minuteMs, tankC: 60, tankPowerW: bursts.some(([from, to]) => m >= from && m < to) ? 2000 : 0, tankEnergyKwh: drawnKwh(m), tankBlocked: false, tankLeaseS: 0, chargerPowerW: 0,
+    atMs: h0 + m * minuteMs,
+    tankC: 60,
+    tankPowerW: bursts.some(([from, to]) => m >= from && m < to) ? 2000 : 0,
+    tankEnergyKwh: drawnKwh(m),
+    tankBlocked: false,
+    tankLeaseS: 0,
+    chargerPowerW: 0,
   }));
 }
 
-const row = (i: number, kwh: number, quality: EnergyQuality = 'measured'): HourlyEnergyRow =>
-  ({ subject: 'device:tank', hourStartMs: hour(i), kwh, quality, samples: 0, updatedAtMs: 0 });
+const row = (i: number, kwh: number, quality: EnergyQuality = 'measured'): HourlyEnergyRow => ({
+  subject: 'device:tank',
+  hourStartMs: hour(i),
+  kwh,
+  quality,
+  samples: 0,
+  updatedAtMs: 0,
+});
 const truthOf = (...kwh: number[]): Map<number, number> => new Map(kwh.map((k, i) => [hour(i), k]));
 const noRestarts = (): boolean => false;
 

@@ -5,11 +5,16 @@ import { expect, it } from 'vitest';
 import { repoRoot } from './helpers/daemon-harness.js';
 
 function sources(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
 }
 
-it('keeps aedes (the demo\'s broker) out of the runtime dependencies and out of everything but the demo', () => {
-  const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
+it("keeps aedes (the demo's broker) out of the runtime dependencies and out of everything but the demo", () => {
+  const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
+    dependencies: Record<string, string>;
+    devDependencies: Record<string, string>;
+  };
   expect(Object.keys(pkg.dependencies)).not.toContain('aedes');
   expect(Object.keys(pkg.devDependencies)).toContain('aedes');
   const importers = sources(join(repoRoot, 'src'))

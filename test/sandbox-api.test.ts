@@ -31,27 +31,40 @@ afterEach(() => {
   expect(audit.failures).toEqual([]);
 });
 
-const userCount = async (): Promise<number> => ((await call('GET', '/users')).json as { pagination: { totalRecords: number } }).pagination.totalRecords;
+const userCount = async (): Promise<number> =>
+  ((await call('GET', '/users')).json as { pagination: { totalRecords: number } }).pagination.totalRecords;
 
 describe('token endpoint', () => {
-  const form = (fields: Record<string, string>) => ({ method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() });
+  const form = (fields: Record<string, string>) => ({
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(fields).toString(),
+  });
   it('issues an expiring HS256 JWT for client credentials', async () => {
-    const res = await raw(`${sb.authUrl}/connect/token`, form({ grant_type: 'client_credentials', client_id: 'partner-a', client_secret: 'secret-a' }));
+    const res = await raw(
+      `${sb.authUrl}/connect/token`,
+      form({ grant_type: 'client_credentials', client_id: 'partner-a', client_secret: 'secret-a' }),
+    );
     expect(res.status).toBe(200);
     const body = res.json as { access_token: string; expires_in: number; token_type: string };
     expect(body.token_type).toBe('Bearer');
     expect(body.expires_in).toBe(3600);
-    const claims = JSON.parse(Buffer.from(body.access_token.split('.')[1] ?? '', 'base64url').toString()) as { exp: number; iat: number; sub: string };
+    const claims = JSON.parse(Buffer.from(body.access_token.split('.')[1] ?? '', 'base64url').toString()) as {
+      exp: number;
+      iat: number;
+      sub: string;
+    };
     expect(claims.sub).toBe('partner-a');
     expect(claims.exp - claims.iat).toBe(3600);
     expect(claims.iat).toBe(Math.floor(clock.nowMs() / 1000));
   });
   /** A token request with HTTP Basic client authentication carrying `credentials` (id:secret). */
-  const basicToken = (credentials: string) => raw(`${sb.authUrl}/connect/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(credentials).toString('base64')}` },
-    body: 'grant_type=client_credentials',
-  });
+  const basicToken = (credentials: string) =>
+    raw(`${sb.authUrl}/connect/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(credentials).toString('base64')}` },
+      body: 'grant_type=client_credentials',
+    });
   it('accepts HTTP Basic client authentication', async () => {
     expect((await basicToken('partner-b:secret-b')).status).toBe(200);
   });
@@ -61,9 +74,15 @@ describe('token endpoint', () => {
     expect(res.json).toMatchObject({ error: 'invalid_request' });
   });
   it('rejects wrong secrets, unknown clients, other grants and missing fields', async () => {
-    expect((await raw(`${sb.authUrl}/connect/token`, form({ grant_type: 'client_credentials', client_id: 'partner-a', client_secret: 'nope' }))).status).toBe(401);
-    expect((await raw(`${sb.authUrl}/connect/token`, form({ grant_type: 'client_credentials', client_id: 'ghost', client_secret: 'x' }))).json).toMatchObject({ error: 'invalid_client' });
-    expect((await raw(`${sb.authUrl}/connect/token`, form({ grant_type: 'password', client_id: 'partner-a', client_secret: 'secret-a' }))).json).toMatchObject({ error: 'unsupported_grant_type' });
+    expect(
+      (await raw(`${sb.authUrl}/connect/token`, form({ grant_type: 'client_credentials', client_id: 'partner-a', client_secret: 'nope' }))).status,
+    ).toBe(401);
+    expect(
+      (await raw(`${sb.authUrl}/connect/token`, form({ grant_type: 'client_credentials', client_id: 'ghost', client_secret: 'x' }))).json,
+    ).toMatchObject({ error: 'invalid_client' });
+    expect(
+      (await raw(`${sb.authUrl}/connect/token`, form({ grant_type: 'password', client_id: 'partner-a', client_secret: 'secret-a' }))).json,
+    ).toMatchObject({ error: 'unsupported_grant_type' });
     expect((await raw(`${sb.authUrl}/connect/token`, form({ grant_type: 'client_credentials' }))).status).toBe(400);
     const get = await raw(`${sb.authUrl}/connect/token`);
     expect(get.status).toBe(405);
@@ -79,7 +98,9 @@ describe('bearer tokens', () => {
     expect(noToken.headers['www-authenticate']).toMatch(/^Bearer/);
     const good = await fetchToken(sb);
     const [h, p] = good.split('.');
-    const forgedPayload = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(p ?? '', 'base64url').toString()), sub: 'partner-b' })).toString('base64url');
+    const forgedPayload = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(p ?? '', 'base64url').toString()), sub: 'partner-b' })).toString(
+      'base64url',
+    );
     const forged = api(sb, `${h}.${forgedPayload}.${good.split('.')[2]}`);
     expect((await forged('POST', '/users', { userId: 'u-x' })).status).toBe(401);
     expect((await api(sb, `${good.slice(0, -3)}abc`)('GET', '/users')).status).toBe(401);
@@ -99,7 +120,11 @@ describe('users, locations, resources', () => {
     expect((await call('GET', '/users/u1')).json).toEqual({ userId: 'u1' });
     expect((await call('GET', '/users/nobody')).status).toBe(404);
     expect((await call('POST', '/users/batch', { users: [{ userId: 'u2' }, { userId: 'u3' }] })).status).toBe(201);
-    const loc = await call('POST', '/users/u1/locations', { locationId: 'l1', locationType: 'Residential', coordinates: { latitude: 78.22094, longitude: 15.61946 } });
+    const loc = await call('POST', '/users/u1/locations', {
+      locationId: 'l1',
+      locationType: 'Residential',
+      coordinates: { latitude: 78.22094, longitude: 15.61946 },
+    });
     expect(loc.status).toBe(201);
     expect(loc.json).toMatchObject({ locationId: 'l1', userId: 'u1', meterPointIds: [] });
     expect((await call('POST', '/users/u1/locations', { locationId: 'l1', meterPointIds: ['1'] })).status).toBe(409);
@@ -109,7 +134,10 @@ describe('users, locations, resources', () => {
     expect((await call('PATCH', '/users/u1/locations/l1', { meterPointIds: ['707057500000000099'] })).status).toBe(409);
     const patched = await call('PATCH', '/users/u1/locations/l1', { coordinates: { latitude: 60.39, longitude: 5.32 } });
     expect(patched.json).toMatchObject({ coordinates: { latitude: 60.39, longitude: 5.32 } });
-    expect((await call('PUT', '/users/u1/locations/l1', { locationId: 'l1', meterPointIds: ['707057500000000100'] })).json).toMatchObject({ meterPointIds: ['707057500000000100'], meterPointId: '707057500000000100' });
+    expect((await call('PUT', '/users/u1/locations/l1', { locationId: 'l1', meterPointIds: ['707057500000000100'] })).json).toMatchObject({
+      meterPointIds: ['707057500000000100'],
+      meterPointId: '707057500000000100',
+    });
     expect((await call('PUT', '/users/u1/locations/l1', { locationId: 'other', meterPointIds: ['1'] })).status).toBe(400);
     expect((await call('GET', '/users/u1/locations')).json).toHaveLength(1);
     expect((await call('POST', '/users/u1/locations/l1/resources', { resourceId: 'tank', resourceType: 'HotWaterTank' })).status).toBe(201);
@@ -117,11 +145,16 @@ describe('users, locations, resources', () => {
     expect((await call('POST', '/users/u1/locations/nope/resources', { resourceId: 'r9', resourceType: 'Charger' })).status).toBe(404);
     expect((await call('POST', '/users/u1/vehicles', { resourceId: 'car', resourceType: 'Vehicle' })).status).toBe(201);
     expect((await call('POST', '/users/u1/vehicles', { resourceId: 'car2', resourceType: 'Charger' })).status).toBe(400);
-    expect((await call('GET', '/users/u1/resources')).json).toMatchObject({ resources: [{ resourceId: 'tank' }, { resourceId: 'car', locationId: null }] });
+    expect((await call('GET', '/users/u1/resources')).json).toMatchObject({
+      resources: [{ resourceId: 'tank' }, { resourceId: 'car', locationId: null }],
+    });
     expect((await call('GET', '/users/u1/locations/l1/resources')).json).toHaveLength(1);
     expect((await call('GET', '/resources/tank')).json).toMatchObject({ resourceType: 'HotWaterTank', locationId: 'l1' });
     expect((await call('GET', '/resources/ghost')).status).toBe(404);
-    expect((await call('POST', '/users/locations/batch', { locations: [{ userId: 'u3', locationId: 'l3', meterPointIds: ['707057500000000001'] }] })).status).toBe(201);
+    expect(
+      (await call('POST', '/users/locations/batch', { locations: [{ userId: 'u3', locationId: 'l3', meterPointIds: ['707057500000000001'] }] }))
+        .status,
+    ).toBe(201);
     expect((await call('DELETE', '/resources/car')).status).toBe(204);
     expect((await call('DELETE', '/resources/car')).status).toBe(404);
     expect((await call('DELETE', '/users/u1/locations/l1')).status).toBe(204);

@@ -14,7 +14,8 @@ let audit: ResponseAudit;
 let call: ReturnType<typeof api>;
 type Ev = { id: string; payload: Record<string, unknown> & { payloadType: string } };
 const events = async (): Promise<Ev[]> => ((await call('GET', '/events?pageSize=1000')).json as { events: Ev[] }).events;
-const eligible = async (): Promise<string[]> => ((await call('GET', '/users/eligible')).json as { users: { userId: string }[] }).users.map((u) => u.userId);
+const eligible = async (): Promise<string[]> =>
+  ((await call('GET', '/users/eligible')).json as { users: { userId: string }[] }).users.map((u) => u.userId);
 
 beforeAll(async () => {
   clock = new ManualClock(start);
@@ -33,7 +34,16 @@ describe('the validator itself', () => {
     expect(checkResponse({ ...base, body: '{"userId":"u1","extra":1}' })).not.toEqual([]);
     expect(checkResponse({ ...base, status: 418, body: '' })).not.toEqual([]);
     expect(checkResponse({ ...base, status: 404, body: '"x"' })).not.toEqual([]);
-    expect(validateComponent('EventNotification', { notificationId: 'n', eventId: 'e', eventCreatedAtUtc: 'yesterday', notificationSentUtc: '2025-01-01T00:00:00+00:00', notificationType: 'PriceCurveCreated', payload: { payloadType: 'UserEligibility', lastUpdated: '2025-01-01T00:00:00+00:00', addedUsers: [], removedUsers: [] } })).not.toEqual([]);
+    expect(
+      validateComponent('EventNotification', {
+        notificationId: 'n',
+        eventId: 'e',
+        eventCreatedAtUtc: 'yesterday',
+        notificationSentUtc: '2025-01-01T00:00:00+00:00',
+        notificationType: 'PriceCurveCreated',
+        payload: { payloadType: 'UserEligibility', lastUpdated: '2025-01-01T00:00:00+00:00', addedUsers: [], removedUsers: [] },
+      }),
+    ).not.toEqual([]);
   });
 });
 
@@ -82,13 +92,36 @@ describe('simulation endpoints', () => {
     for (const path of ['/simulation/events/userEligibility', '/simulation/events/usereligibility']) {
       expect((await call('POST', path)).status).toBe(200);
     }
-    const lpc = await call('POST', '/simulation/events/lpc/locations', { locations: [{ location: { locationId: 'home-a', meterPointId: '707057500000000001' }, points: [{ maxPowerInKiloWatts: 0, timestamp: '2025-10-25T12:00:00Z' }] }] });
-    expect((lpc.json as { simulatedEvent: Ev }).simulatedEvent.payload).toMatchObject({ payloadType: 'LocationLPC', targets: [{ locationId: 'home-a', resolution: '01:00:00' }] });
-    const reservation = await call('POST', '/simulation/events/lpc/Reservations', { locations: [{ location: { locationId: 'home-a', meterPointId: '707057500000000001' }, points: [{ maxPowerInKiloWatts: 1, timestamp: '2025-10-25T17:00:00Z' }] }] });
-    expect((reservation.json as { simulatedEvent: Ev }).simulatedEvent.payload).toMatchObject({ payloadType: 'LPCReservation', targets: [{ locationId: 'home-a', resolution: '01:00:00' }] });
+    const lpc = await call('POST', '/simulation/events/lpc/locations', {
+      locations: [
+        {
+          location: { locationId: 'home-a', meterPointId: '707057500000000001' },
+          points: [{ maxPowerInKiloWatts: 0, timestamp: '2025-10-25T12:00:00Z' }],
+        },
+      ],
+    });
+    expect((lpc.json as { simulatedEvent: Ev }).simulatedEvent.payload).toMatchObject({
+      payloadType: 'LocationLPC',
+      targets: [{ locationId: 'home-a', resolution: '01:00:00' }],
+    });
+    const reservation = await call('POST', '/simulation/events/lpc/Reservations', {
+      locations: [
+        {
+          location: { locationId: 'home-a', meterPointId: '707057500000000001' },
+          points: [{ maxPowerInKiloWatts: 1, timestamp: '2025-10-25T17:00:00Z' }],
+        },
+      ],
+    });
+    expect((reservation.json as { simulatedEvent: Ev }).simulatedEvent.payload).toMatchObject({
+      payloadType: 'LPCReservation',
+      targets: [{ locationId: 'home-a', resolution: '01:00:00' }],
+    });
     // Left-out points start three whole hours on (11:03 Oslo is 09:03 UTC: 13:00 UTC).
     const byDefault = await call('POST', '/simulation/events/lpc/reservations', { locations: [{ location: { locationId: 'home-a' } }] });
-    expect((byDefault.json as { simulatedEvent: { payload: { targets: { points: { timestamp: string }[] }[] } } }).simulatedEvent.payload.targets[0]?.points[0]?.timestamp).toBe('2025-10-25T13:00:00+00:00');
+    expect(
+      (byDefault.json as { simulatedEvent: { payload: { targets: { points: { timestamp: string }[] }[] } } }).simulatedEvent.payload.targets[0]
+        ?.points[0]?.timestamp,
+    ).toBe('2025-10-25T13:00:00+00:00');
     expect((await call('POST', '/simulation/events/lpc/resources', {})).status).toBe(200);
     expect((await call('POST', '/simulation/events/pricecurve', { priceArea: 'XX1' })).status).toBe(400);
     expect(await eligible()).toEqual(before);
@@ -116,8 +149,15 @@ describe('daily price curve, reports and compensation', () => {
     const curves = (await events()).filter((e) => e.payload.payloadType === 'PriceCurve');
     expect(curves).toHaveLength(3);
     curve = curves[0] as Ev;
-    const p = curve.payload as unknown as { targets: { resourceId: string; locationId: string }[]; priceArea: string; priceCurveDelta: { points: { price: number; timestamp: string }[]; currency: string; resolution: string } };
-    expect(p.targets).toEqual([{ resourceId: 'tank-a', locationId: 'home-a' }, { resourceId: 'car-a', locationId: 'home-a' }]);
+    const p = curve.payload as unknown as {
+      targets: { resourceId: string; locationId: string }[];
+      priceArea: string;
+      priceCurveDelta: { points: { price: number; timestamp: string }[]; currency: string; resolution: string };
+    };
+    expect(p.targets).toEqual([
+      { resourceId: 'tank-a', locationId: 'home-a' },
+      { resourceId: 'car-a', locationId: 'home-a' },
+    ]);
     expect(p.priceArea).toBe('NO4');
     expect(p.priceCurveDelta.currency).toBe('NOK');
     expect(p.priceCurveDelta.resolution).toBe('01:00:00');
@@ -139,7 +179,16 @@ describe('daily price curve, reports and compensation', () => {
     const neg = pts.filter((x) => x.price < 0).slice(0, 2);
     const report = (over: Record<string, unknown> = {}, payload: Record<string, unknown> = {}) => ({
       eventId: curve.id,
-      payloads: [{ payloadType: 'EnergyUsage', resourceId: 'tank-a', locationId: 'home-a', resolution: '01:00:00', points: neg.map((x) => ({ timestamp: x.timestamp, kiloWattHours: 2 })), ...payload }],
+      payloads: [
+        {
+          payloadType: 'EnergyUsage',
+          resourceId: 'tank-a',
+          locationId: 'home-a',
+          resolution: '01:00:00',
+          points: neg.map((x) => ({ timestamp: x.timestamp, kiloWattHours: 2 })),
+          ...payload,
+        },
+      ],
       ...over,
     });
     const rejects: [string, unknown][] = [
@@ -150,7 +199,15 @@ describe('daily price curve, reports and compensation', () => {
       ['outside the event', report({}, { points: [{ timestamp: '2025-10-28T01:00:00Z', kiloWattHours: 1 }] })],
       ['wrong resolution', report({}, { resolution: '00:15:00' })],
       ['unknown payload type', report({}, { payloadType: 'Mystery' })],
-      ['ack for a price curve', { eventId: curve.id, payloads: [{ payloadType: 'ResourceLPCAcknowledged', acknowledgedTargets: [{ resourceId: 'tank-a', locationId: 'home-a', meterPointId: '1' }] }] }],
+      [
+        'ack for a price curve',
+        {
+          eventId: curve.id,
+          payloads: [
+            { payloadType: 'ResourceLPCAcknowledged', acknowledgedTargets: [{ resourceId: 'tank-a', locationId: 'home-a', meterPointId: '1' }] },
+          ],
+        },
+      ],
       ['no points', report({}, { points: undefined })],
       ['negative energy', report({}, { points: [{ timestamp: neg[0]?.timestamp, kiloWattHours: -1 }] })],
     ];
@@ -167,12 +224,25 @@ describe('daily price curve, reports and compensation', () => {
     expect(dup.status).toBe(400);
     expect(dup.json).toMatch(/duplicate/);
     // The deprecated curvePoints is accepted for another target of the event.
-    const car = await call('POST', '/reports', { eventId: curve.id, payloads: [{ payloadType: 'EnergyUsage', resourceId: 'car-a', resolution: '01:00:00', curvePoints: [{ timestamp: neg[0]?.timestamp, kiloWattHours: 1 }] }] });
+    const car = await call('POST', '/reports', {
+      eventId: curve.id,
+      payloads: [
+        {
+          payloadType: 'EnergyUsage',
+          resourceId: 'car-a',
+          resolution: '01:00:00',
+          curvePoints: [{ timestamp: neg[0]?.timestamp, kiloWattHours: 1 }],
+        },
+      ],
+    });
     expect(car.status).toBe(200);
     expect(sb.acceptedReports()).toHaveLength(2);
     clock.set(Date.UTC(2025, 9, 27, 8));
     call = api(sb, await fetchToken(sb));
-    const comp = (await call('GET', '/users/alice/compensation')).json as { period: { from: string; to: string }; locationCompensations: { activeAmount: number; blockedAmount: number; currency: string; problems: { problemType: string }[] }[] };
+    const comp = (await call('GET', '/users/alice/compensation')).json as {
+      period: { from: string; to: string };
+      locationCompensations: { activeAmount: number; blockedAmount: number; currency: string; problems: { problemType: string }[] }[];
+    };
     expect(comp.period).toEqual({ from: '2025-10-01', to: '2025-10-31' });
     const expected = -(2 * (neg[0]?.price ?? 0) + 2 * (neg[1]?.price ?? 0) + 1 * (neg[0]?.price ?? 0));
     const c = comp.locationCompensations[0];

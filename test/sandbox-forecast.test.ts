@@ -51,7 +51,8 @@ describe('forecast price service', () => {
   });
 
   it('gives advice with loss and labels, in the requested currency, unit and VAT', async () => {
-    const ask = (units: Record<string, unknown>, segmentSize = 6) => smart('POST', '/prices/forecast/NO2/advice', { priceUnitsParameters: units, segmentOptionsParameters: { segmentSize } });
+    const ask = (units: Record<string, unknown>, segmentSize = 6) =>
+      smart('POST', '/prices/forecast/NO2/advice', { priceUnitsParameters: units, segmentOptionsParameters: { segmentSize } });
     const eur = (await ask({ currency: 'EUR', energyUnit: 'kWh', vatRate: null })).json as { forecastAdvice: Seg[] };
     const nok = (await ask({ currency: 'NOK', energyUnit: 'MWh', vatRate: 1.25 })).json as { priceUnits: unknown; forecastAdvice: Seg[] };
     expect(nok.priceUnits).toEqual({ currency: 'NOK', vat: { rate: 1.25, hasVAT: true }, energyUnit: 'MWh' });

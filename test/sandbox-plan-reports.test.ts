@@ -17,14 +17,30 @@ let audit: ResponseAudit;
 let call: ReturnType<typeof api>;
 
 const plan = (over: Record<string, unknown> = {}) => ({
-  payloadType: 'LocationEnergyUsagePlan', locationId: 'home-1', meterPointId: '707057500000000001', resolution: '01:00:00',
-  baseline: [{ timestamp: h(0), kiloWattHours: 3.5 }, { timestamp: h(1), kiloWattHours: 0.5 }],
-  flexibility: [{ timestamp: h(0), kiloWattHours: 2 }, { timestamp: h(1), kiloWattHours: 0 }],
+  payloadType: 'LocationEnergyUsagePlan',
+  locationId: 'home-1',
+  meterPointId: '707057500000000001',
+  resolution: '01:00:00',
+  baseline: [
+    { timestamp: h(0), kiloWattHours: 3.5 },
+    { timestamp: h(1), kiloWattHours: 0.5 },
+  ],
+  flexibility: [
+    { timestamp: h(0), kiloWattHours: 2 },
+    { timestamp: h(1), kiloWattHours: 0 },
+  ],
   ...over,
 });
 
 beforeAll(async () => {
-  sb = await startSandbox({ clock: new ManualClock(now), autoTick: false, partners: [{ clientId: 'a', clientSecret: 'sa' }, { clientId: 'b', clientSecret: 'sb' }] });
+  sb = await startSandbox({
+    clock: new ManualClock(now),
+    autoTick: false,
+    partners: [
+      { clientId: 'a', clientSecret: 'sa' },
+      { clientId: 'b', clientSecret: 'sb' },
+    ],
+  });
   audit = auditResponses(sb);
   call = api(sb, await fetchToken(sb));
   await call('POST', '/users', { userId: 'u1' });
@@ -42,20 +58,64 @@ describe('plan reports in the sandbox', () => {
     expect(res.status, JSON.stringify(res.json)).toBe(200);
     expect(res.json).toMatchObject({ eventId: null, id: expect.any(String) });
     const listed = await call('GET', '/simulation/reports');
-    expect((listed.json as { reports: unknown[] }).reports).toEqual([{ id: (res.json as { id: string }).id, eventId: null, createdAt: (res.json as { createdAt: string }).createdAt, payloads: [plan()] }]);
+    expect((listed.json as { reports: unknown[] }).reports).toEqual([
+      { id: (res.json as { id: string }).id, eventId: null, createdAt: (res.json as { createdAt: string }).createdAt, payloads: [plan()] },
+    ]);
     expect(sb.acceptedPlanReports()).toHaveLength(1);
     expect(sb.acceptedReports()).toHaveLength(0);
   });
 
   const refused: [string, unknown, RegExp][] = [
-    ['a usage report without an event', { payloads: [{ payloadType: 'LocationEnergyUsage', locationId: 'home-1', meterPointId: '707057500000000001', resolution: '01:00:00', points: [{ timestamp: h(0), kiloWattHours: 1 }] }] }, /must name the event it answers/],
+    [
+      'a usage report without an event',
+      {
+        payloads: [
+          {
+            payloadType: 'LocationEnergyUsage',
+            locationId: 'home-1',
+            meterPointId: '707057500000000001',
+            resolution: '01:00:00',
+            points: [{ timestamp: h(0), kiloWattHours: 1 }],
+          },
+        ],
+      },
+      /must name the event it answers/,
+    ],
     ['a location of no one', { payloads: [plan({ locationId: 'nowhere' })] }, /location 'nowhere' does not exist/],
     ['another meter point', { payloads: [plan({ meterPointId: '707057500000000099' })] }, /is not a meter point of location/],
     ['a location twice', { payloads: [plan(), plan()] }, /names location 'home-1' twice/],
     ['curves over different hours', { payloads: [plan({ flexibility: [{ timestamp: h(0), kiloWattHours: 2 }] })] }, /same hours/],
-    ['an hour long past', { payloads: [plan({ baseline: [{ timestamp: h(-2), kiloWattHours: 1 }], flexibility: [{ timestamp: h(-2), kiloWattHours: 0 }] })] }, /in the past/],
-    ['a timestamp off the hour', { payloads: [plan({ baseline: [{ timestamp: '2026-01-10T12:30:00.000Z', kiloWattHours: 1 }], flexibility: [{ timestamp: '2026-01-10T12:30:00.000Z', kiloWattHours: 0 }] })] }, /not on the report's resolution/],
-    ['negative energy', { payloads: [plan({ flexibility: [{ timestamp: h(0), kiloWattHours: -1 }, { timestamp: h(1), kiloWattHours: 0 }] })] }, /at least 0/],
+    [
+      'an hour long past',
+      { payloads: [plan({ baseline: [{ timestamp: h(-2), kiloWattHours: 1 }], flexibility: [{ timestamp: h(-2), kiloWattHours: 0 }] })] },
+      /in the past/,
+    ],
+    [
+      'a timestamp off the hour',
+      {
+        payloads: [
+          plan({
+            baseline: [{ timestamp: '2026-01-10T12:30:00.000Z', kiloWattHours: 1 }],
+            flexibility: [{ timestamp: '2026-01-10T12:30:00.000Z', kiloWattHours: 0 }],
+          }),
+        ],
+      },
+      /not on the report's resolution/,
+    ],
+    [
+      'negative energy',
+      {
+        payloads: [
+          plan({
+            flexibility: [
+              { timestamp: h(0), kiloWattHours: -1 },
+              { timestamp: h(1), kiloWattHours: 0 },
+            ],
+          }),
+        ],
+      },
+      /at least 0/,
+    ],
     ['no hours', { payloads: [plan({ baseline: [], flexibility: [] })] }, /at least one hour/],
   ];
   for (const [name, body, why] of refused) {
@@ -68,7 +128,7 @@ describe('plan reports in the sandbox', () => {
     });
   }
 
-  it('keeps each partner\'s plans to itself', async () => {
+  it("keeps each partner's plans to itself", async () => {
     const other = api(sb, await fetchToken(sb, 1));
     expect((await other('POST', '/reports', { payloads: [plan()] })).status).toBe(400);
     expect(((await other('GET', '/simulation/reports')).json as { reports: unknown[] }).reports).toEqual([]);

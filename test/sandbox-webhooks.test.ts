@@ -55,7 +55,8 @@ const hook = async (path: string, body: Record<string, unknown>): Promise<string
   return (res.json as { webhookId: string }).webhookId;
 };
 type Log = { webhookId: string; responseStatusCode: number | null; notificationId: string; requestTimeout: boolean; sparkSignature: string | null };
-const logs = async (webhookId: string): Promise<Log[]> => ((await call('GET', `/webhooks/logs?webhookId=${webhookId}`)).json as { webhookNotificationLogs: Log[] }).webhookNotificationLogs;
+const logs = async (webhookId: string): Promise<Log[]> =>
+  ((await call('GET', `/webhooks/logs?webhookId=${webhookId}`)).json as { webhookNotificationLogs: Log[] }).webhookNotificationLogs;
 
 describe('webhook delivery', () => {
   it('signs with the secret, sends only subscribed types to enabled hooks, and logs the attempt', async () => {
@@ -130,7 +131,10 @@ describe('webhook delivery', () => {
   it('updates and deletes webhooks with the documented statuses', async () => {
     const id = await hook('/x', { notificationTypes: ['PriceCurveCreated'] });
     expect((await call('PATCH', `/webhooks/${id}`, { name: 'renamed' })).json).toMatchObject({ name: 'renamed', webhookUrl: `${receiverUrl}/x` });
-    expect((await call('PUT', `/webhooks/${id}`, { webhookUrl: `${receiverUrl}/y`, notificationTypes: [], enabled: false })).json).toMatchObject({ enabled: false, name: null });
+    expect((await call('PUT', `/webhooks/${id}`, { webhookUrl: `${receiverUrl}/y`, notificationTypes: [], enabled: false })).json).toMatchObject({
+      enabled: false,
+      name: null,
+    });
     expect((await call('DELETE', `/webhooks/${id}`)).status).toBe(204);
     const gone = await call('DELETE', `/webhooks/${id}`);
     expect(gone.status).toBe(404);

@@ -46,7 +46,16 @@ describe('the repository stands on its own', () => {
   const files = trackedFiles().filter((f) => textFile.test(f) && f !== 'package-lock.json');
 
   it('tracks the vendored contract, webhook samples and price data it uses', () => {
-    for (const f of ['spec/ec-sandbox-swagger.json', 'spec/webhook-server-openapi.yaml', 'spec/LICENSE', 'spec/README.md', 'spec/webhook-test-data/signing-key.txt', 'data/prices/README.md', 'docs/architecture.md', 'docs/sandbox.md']) {
+    for (const f of [
+      'spec/ec-sandbox-swagger.json',
+      'spec/webhook-server-openapi.yaml',
+      'spec/LICENSE',
+      'spec/README.md',
+      'spec/webhook-test-data/signing-key.txt',
+      'data/prices/README.md',
+      'docs/architecture.md',
+      'docs/sandbox.md',
+    ]) {
       expect(files, f).toContain(f);
     }
   });
@@ -67,7 +76,14 @@ describe('the repository stands on its own', () => {
 
   it('every relative link in the Markdown files resolves to a tracked path inside the repository', () => {
     const tracked = new Set(trackedFiles());
-    const trackedDirs = new Set([...tracked].flatMap((f) => f.split('/').slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join('/'))));
+    const trackedDirs = new Set(
+      [...tracked].flatMap((f) =>
+        f
+          .split('/')
+          .slice(0, -1)
+          .map((_, i, parts) => parts.slice(0, i + 1).join('/')),
+      ),
+    );
     const broken: string[] = [];
     for (const md of files.filter((f) => f.endsWith('.md'))) {
       for (const target of markdownTargets(readFileSync(join(repoRoot, md), 'utf8'))) {

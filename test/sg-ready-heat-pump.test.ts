@@ -25,15 +25,26 @@ afterEach(async () => {
 async function pumpWithDriver(clock: ManualClock, options: Parameters<typeof startSgReadyHeatPump>[0] = {}) {
   const pump: SgReadyHeatPump = await startSgReadyHeatPump({ clock, draws: [], ...options });
   cleanups.push(() => pump.close());
-  const bus = createModbusBus('hp', { type: 'tcp', host: pump.host, port: pump.port, timeoutMs: 1000 }, {
-    clock, logger: silentLogger(), backoff: { initialMs: 1000, maxMs: 60_000 },
-  });
+  const bus = createModbusBus(
+    'hp',
+    { type: 'tcp', host: pump.host, port: pump.port, timeoutMs: 1000 },
+    {
+      clock,
+      logger: silentLogger(),
+      backoff: { initialMs: 1000, maxMs: 60_000 },
+    },
+  );
   cleanups.push(() => bus.close());
   const profile = loadProfile('wattshift-sim-heat-pump');
   const relay = (channel: number): HeaterSwitch =>
-    createModbusDevice({ type: 'modbus', bus: 'hp', unitId: 1, profile: 'wattshift-sim-heat-pump', channel }, { bus, profile, logger: silentLogger() })
-      .capabilities('switch').heaterSwitch!;
-  const meter = createModbusDevice({ type: 'modbus', bus: 'hp', unitId: 1, profile: 'wattshift-sim-heat-pump' }, { bus, profile, logger: silentLogger() });
+    createModbusDevice(
+      { type: 'modbus', bus: 'hp', unitId: 1, profile: 'wattshift-sim-heat-pump', channel },
+      { bus, profile, logger: silentLogger() },
+    ).capabilities('switch').heaterSwitch!;
+  const meter = createModbusDevice(
+    { type: 'modbus', bus: 'hp', unitId: 1, profile: 'wattshift-sim-heat-pump' },
+    { bus, profile, logger: silentLogger() },
+  );
   return { pump, relay1: relay(0), relay2: relay(1), meter };
 }
 
@@ -83,7 +94,7 @@ describe('simulated SG Ready heat pump', () => {
     expect(pump.history()[2]!.atMs - pump.history()[1]!.atMs).toBe(120 * MIN);
   });
 
-  it('falls back to normal operation when the relays\' release timers run out (a lost daemon)', async () => {
+  it("falls back to normal operation when the relays' release timers run out (a lost daemon)", async () => {
     const clock = new ManualClock(T0);
     const { pump, relay1, relay2 } = await pumpWithDriver(clock);
     const input = createSgReadyInput(relay1, relay2);
@@ -101,8 +112,14 @@ describe('simulated SG Ready heat pump', () => {
     const seen: string[] = [];
     const watch = (r: HeaterSwitch): HeaterSwitch => ({
       deviceLease: r.deviceLease,
-      block: async (ms, s) => { await r.block(ms, s); seen.push(pump.state().contacts); },
-      allow: async (s) => { await r.allow(s); seen.push(pump.state().contacts); },
+      block: async (ms, s) => {
+        await r.block(ms, s);
+        seen.push(pump.state().contacts);
+      },
+      allow: async (s) => {
+        await r.allow(s);
+        seen.push(pump.state().contacts);
+      },
     });
     const watched = createSgReadyInput(watch(relay1), watch(relay2));
     const path = async (from: 'block' | 'boost' | 'forced' | 'normal', to: 'block' | 'boost' | 'forced' | 'normal'): Promise<string[]> => {
@@ -122,7 +139,13 @@ describe('simulated SG Ready heat pump', () => {
     const clock = new ManualClock(T0);
     const { pump, relay1, relay2, meter } = await pumpWithDriver(clock);
     const sup = superviseDevice(
-      { id: 'hp', kind: 'heatPump', capabilities: { sgReady: createSgReadyInput(relay1, relay2), ...meter.capabilities('meter') }, leaseMs: 10 * MIN, readTimeoutMs: 1000 },
+      {
+        id: 'hp',
+        kind: 'heatPump',
+        capabilities: { sgReady: createSgReadyInput(relay1, relay2), ...meter.capabilities('meter') },
+        leaseMs: 10 * MIN,
+        readTimeoutMs: 1000,
+      },
       { clock, logger: silentLogger() },
     );
     await sup.applySgReady('block');

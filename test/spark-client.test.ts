@@ -15,7 +15,8 @@ import { json, startStub, type StubReply, type StubServer } from './fixtures/spa
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const doc: any = JSON.parse(readFileSync(fileURLToPath(new URL('../spec/ec-sandbox-swagger.json', import.meta.url)), 'utf8'));
-const example = (path: string, method: string, status: string): unknown => doc.paths[path][method].responses[status].content['application/json'].example;
+const example = (path: string, method: string, status: string): unknown =>
+  doc.paths[path][method].responses[status].content['application/json'].example;
 
 const base = '/energy-coordination/v1';
 const location = example('/users/{userId}/locations/{locationId}', 'get', '200');
@@ -24,8 +25,21 @@ const webhook = example('/webhooks/{webhookId}', 'get', '200');
 const events = example('/events', 'get', '200') as { events: SparkEvent[] };
 const event = events.events[3]!;
 const page = { totalRecords: 1, pageSize: 10, currentPage: 1, totalPages: 1, nextPage: null, previousPage: null };
-const enrollment = { userId: 'u 1', isEnrolled: true, enrollmentId: '3f2c8a52-5b7e-4c1e-9d7a-1b2c3d4e5f60', enrollmentDate: '2026-03-03T12:00:00+00:00' };
-const log = { webhookId: 'h1', tenantId: 't1', webhookUrl: 'https://example.com/api', notificationId: 'n1', notificationType: 'PriceCurveCreated', responseStatusCode: 200, requestTimeout: false };
+const enrollment = {
+  userId: 'u 1',
+  isEnrolled: true,
+  enrollmentId: '3f2c8a52-5b7e-4c1e-9d7a-1b2c3d4e5f60',
+  enrollmentDate: '2026-03-03T12:00:00+00:00',
+};
+const log = {
+  webhookId: 'h1',
+  tenantId: 't1',
+  webhookUrl: 'https://example.com/api',
+  notificationId: 'n1',
+  notificationType: 'PriceCurveCreated',
+  responseStatusCode: 200,
+  requestTimeout: false,
+};
 
 let stub: StubServer;
 let client: SparkClient;
@@ -60,14 +74,66 @@ interface Case {
 
 const loc = { locationId: 'l1', locationType: 'Residential' as const, coordinates: { latitude: 78.22094240482632, longitude: 15.619465054484257 } };
 const cases: Case[] = [
-  { name: 'listUsers', call: (c) => c.listUsers({ page: 2, pageSize: 50 }), method: 'GET', path: '/users', query: { page: '2', pageSize: '50' }, reply: json({ pagination: page, users: [{ userId: 'u1' }] }) },
-  { name: 'createUser', call: (c) => c.createUser('u1'), method: 'POST', path: '/users', body: { userId: 'u1' }, reply: json({ userId: 'u1' }, 201), result: { userId: 'u1' } },
-  { name: 'createUser (200, empty)', call: (c) => c.createUser('u1'), method: 'POST', path: '/users', body: { userId: 'u1' }, reply: { status: 200 }, result: { userId: 'u1' } },
-  { name: 'createUsers', call: (c) => c.createUsers([{ userId: 'a' }, { userId: 'b' }]), method: 'POST', path: '/users/batch', body: { users: [{ userId: 'a' }, { userId: 'b' }] }, reply: json({ users: [{ userId: 'a' }, { userId: 'b' }] }, 201) },
-  { name: 'getUser (id encoded)', call: (c) => c.getUser('u 1/x'), method: 'GET', path: '/users/u%201%2Fx', reply: json({ userId: 'u 1/x' }), result: { userId: 'u 1/x' } },
+  {
+    name: 'listUsers',
+    call: (c) => c.listUsers({ page: 2, pageSize: 50 }),
+    method: 'GET',
+    path: '/users',
+    query: { page: '2', pageSize: '50' },
+    reply: json({ pagination: page, users: [{ userId: 'u1' }] }),
+  },
+  {
+    name: 'createUser',
+    call: (c) => c.createUser('u1'),
+    method: 'POST',
+    path: '/users',
+    body: { userId: 'u1' },
+    reply: json({ userId: 'u1' }, 201),
+    result: { userId: 'u1' },
+  },
+  {
+    name: 'createUser (200, empty)',
+    call: (c) => c.createUser('u1'),
+    method: 'POST',
+    path: '/users',
+    body: { userId: 'u1' },
+    reply: { status: 200 },
+    result: { userId: 'u1' },
+  },
+  {
+    name: 'createUsers',
+    call: (c) => c.createUsers([{ userId: 'a' }, { userId: 'b' }]),
+    method: 'POST',
+    path: '/users/batch',
+    body: { users: [{ userId: 'a' }, { userId: 'b' }] },
+    reply: json({ users: [{ userId: 'a' }, { userId: 'b' }] }, 201),
+  },
+  {
+    name: 'getUser (id encoded)',
+    call: (c) => c.getUser('u 1/x'),
+    method: 'GET',
+    path: '/users/u%201%2Fx',
+    reply: json({ userId: 'u 1/x' }),
+    result: { userId: 'u 1/x' },
+  },
   { name: 'deleteUser', call: (c) => c.deleteUser('u1'), method: 'DELETE', path: '/users/u1', reply: { status: 204 }, result: undefined },
-  { name: 'listLocations', call: (c) => c.listLocations('u1'), method: 'GET', path: '/users/u1/locations', reply: json([location]), result: [location] },
-  { name: 'createLocation', call: (c) => c.createLocation('u1', loc), method: 'POST', path: '/users/u1/locations', body: loc, reply: json(location, 201), result: location },
+  {
+    name: 'listLocations',
+    call: (c) => c.listLocations('u1'),
+    method: 'GET',
+    path: '/users/u1/locations',
+    reply: json([location]),
+    result: [location],
+  },
+  {
+    name: 'createLocation',
+    call: (c) => c.createLocation('u1', loc),
+    method: 'POST',
+    path: '/users/u1/locations',
+    body: loc,
+    reply: json(location, 201),
+    result: location,
+  },
   {
     name: 'createLocations',
     call: (c) => c.createLocations([{ ...loc, userId: 'u1', meterPointIds: ['707057500012345678'] }]),
@@ -76,8 +142,22 @@ const cases: Case[] = [
     body: { locations: [{ ...loc, userId: 'u1', meterPointIds: ['707057500012345678'] }] },
     reply: json({ locations: [location] }, 201),
   },
-  { name: 'getLocation', call: (c) => c.getLocation('u1', 'l1'), method: 'GET', path: '/users/u1/locations/l1', reply: json(location), result: location },
-  { name: 'putLocation', call: (c) => c.putLocation('u1', 'l1', loc), method: 'PUT', path: '/users/u1/locations/l1', body: loc, reply: json(location) },
+  {
+    name: 'getLocation',
+    call: (c) => c.getLocation('u1', 'l1'),
+    method: 'GET',
+    path: '/users/u1/locations/l1',
+    reply: json(location),
+    result: location,
+  },
+  {
+    name: 'putLocation',
+    call: (c) => c.putLocation('u1', 'l1', loc),
+    method: 'PUT',
+    path: '/users/u1/locations/l1',
+    body: loc,
+    reply: json(location),
+  },
   {
     name: 'patchLocation',
     call: (c) => c.patchLocation('u1', 'l1', { coordinates: loc.coordinates }),
@@ -110,15 +190,55 @@ const cases: Case[] = [
     body: { resourceId: 'v1', resourceType: 'Vehicle' },
     reply: json({ resourceId: 'v1', resourceType: 'Vehicle', userId: 'u1', locationId: null, meterPointId: null }, 201),
   },
-  { name: 'listUserResources', call: (c) => c.listUserResources('u1'), method: 'GET', path: '/users/u1/resources', reply: json(example('/users/{userId}/resources', 'get', '200')) },
+  {
+    name: 'listUserResources',
+    call: (c) => c.listUserResources('u1'),
+    method: 'GET',
+    path: '/users/u1/resources',
+    reply: json(example('/users/{userId}/resources', 'get', '200')),
+  },
   { name: 'getResource', call: (c) => c.getResource('r1'), method: 'GET', path: '/resources/r1', reply: json(resource), result: resource },
   { name: 'deleteResource', call: (c) => c.deleteResource('r1'), method: 'DELETE', path: '/resources/r1', reply: { status: 204 } },
-  { name: 'getEnrollment', call: (c) => c.getEnrollment('u1'), method: 'GET', path: '/users/u1/enrollment', reply: json(enrollment), result: enrollment },
-  { name: 'enroll', call: (c) => c.enroll('u1'), method: 'POST', path: '/users/u1/enrollment', body: '', reply: json(enrollment), result: enrollment },
+  {
+    name: 'getEnrollment',
+    call: (c) => c.getEnrollment('u1'),
+    method: 'GET',
+    path: '/users/u1/enrollment',
+    reply: json(enrollment),
+    result: enrollment,
+  },
+  {
+    name: 'enroll',
+    call: (c) => c.enroll('u1'),
+    method: 'POST',
+    path: '/users/u1/enrollment',
+    body: '',
+    reply: json(enrollment),
+    result: enrollment,
+  },
   { name: 'unenroll', call: (c) => c.unenroll('u1'), method: 'DELETE', path: '/users/u1/enrollment', reply: { status: 204 } },
-  { name: 'getEligibility', call: (c) => c.getEligibility('u1'), method: 'GET', path: '/users/u1/eligibility', reply: json({ userId: 'u1', isEligible: true }) },
-  { name: 'listEligibleUsers', call: (c) => c.listEligibleUsers({ pageSize: 1000 }), method: 'GET', path: '/users/eligible', query: { pageSize: '1000' }, reply: json({ pagination: page, users: [{ userId: 'u1' }] }) },
-  { name: 'getMeterEligibility', call: (c) => c.getMeterEligibility('707057500012345678'), method: 'GET', path: '/meters/707057500012345678/eligible', reply: json({ meterPointId: '707057500012345678', isEligible: false }) },
+  {
+    name: 'getEligibility',
+    call: (c) => c.getEligibility('u1'),
+    method: 'GET',
+    path: '/users/u1/eligibility',
+    reply: json({ userId: 'u1', isEligible: true }),
+  },
+  {
+    name: 'listEligibleUsers',
+    call: (c) => c.listEligibleUsers({ pageSize: 1000 }),
+    method: 'GET',
+    path: '/users/eligible',
+    query: { pageSize: '1000' },
+    reply: json({ pagination: page, users: [{ userId: 'u1' }] }),
+  },
+  {
+    name: 'getMeterEligibility',
+    call: (c) => c.getMeterEligibility('707057500012345678'),
+    method: 'GET',
+    path: '/meters/707057500012345678/eligible',
+    reply: json({ meterPointId: '707057500012345678', isEligible: false }),
+  },
   {
     name: 'getCompensation',
     call: (c) => c.getCompensation('u1'),
@@ -127,23 +247,66 @@ const cases: Case[] = [
     reply: json({
       userId: 'u1',
       period: { from: '2026-03-01', to: '2026-03-31' },
-      locationCompensations: [{ locationId: 'l1', meterPointIds: [], activeAmount: 0, blockedAmount: 1.25, currency: 'NOK', problems: [{ problemType: 'MissingMpidOnLocation', message: 'no meter point id' }] }],
+      locationCompensations: [
+        {
+          locationId: 'l1',
+          meterPointIds: [],
+          activeAmount: 0,
+          blockedAmount: 1.25,
+          currency: 'NOK',
+          problems: [{ problemType: 'MissingMpidOnLocation', message: 'no meter point id' }],
+        },
+      ],
     }),
   },
-  { name: 'listEvents', call: (c) => c.listEvents({ page: 1, pageSize: 4 }), method: 'GET', path: '/events', query: { page: '1', pageSize: '4' }, reply: json(events), result: events },
+  {
+    name: 'listEvents',
+    call: (c) => c.listEvents({ page: 1, pageSize: 4 }),
+    method: 'GET',
+    path: '/events',
+    query: { page: '1', pageSize: '4' },
+    reply: json(events),
+    result: events,
+  },
   { name: 'getEvent', call: (c) => c.getEvent(event.id), method: 'GET', path: `/events/${event.id}`, reply: json(event), result: event },
   {
     name: 'postReport',
     call: (c) =>
-      c.postReport({ eventId: 'e1', payloads: [{ payloadType: 'EnergyUsage', resourceId: 'r1', resolution: '01:00:00', points: [{ timestamp: '2026-03-04T00:00:00+00:00', kiloWattHours: 1.5 }] }] }),
+      c.postReport({
+        eventId: 'e1',
+        payloads: [
+          {
+            payloadType: 'EnergyUsage',
+            resourceId: 'r1',
+            resolution: '01:00:00',
+            points: [{ timestamp: '2026-03-04T00:00:00+00:00', kiloWattHours: 1.5 }],
+          },
+        ],
+      }),
     method: 'POST',
     path: '/reports',
-    body: { eventId: 'e1', payloads: [{ payloadType: 'EnergyUsage', resourceId: 'r1', resolution: '01:00:00', points: [{ timestamp: '2026-03-04T00:00:00+00:00', kiloWattHours: 1.5 }] }] },
+    body: {
+      eventId: 'e1',
+      payloads: [
+        {
+          payloadType: 'EnergyUsage',
+          resourceId: 'r1',
+          resolution: '01:00:00',
+          points: [{ timestamp: '2026-03-04T00:00:00+00:00', kiloWattHours: 1.5 }],
+        },
+      ],
+    },
     reply: json({ id: 'rep1', eventId: 'e1', createdAt: '2026-03-05T08:00:00+00:00' }),
   },
   {
     name: 'createWebhook',
-    call: (c) => c.createWebhook({ webhookUrl: 'https://home.example/spark/notify', notificationTypes: ['PriceCurveCreated'], webhookSecret: 'k', name: 'hems' }),
+    call: (c) =>
+      c.createWebhook({
+        webhookUrl: 'https://home.example/spark/notify',
+        notificationTypes: ['PriceCurveCreated'],
+        webhookSecret: 'k',
+        name: 'hems',
+      }),
     method: 'POST',
     path: '/webhooks',
     body: { webhookUrl: 'https://home.example/spark/notify', notificationTypes: ['PriceCurveCreated'], webhookSecret: 'k', name: 'hems' },
@@ -160,9 +323,23 @@ const cases: Case[] = [
     body: { webhookUrl: 'https://new.example/x', notificationTypes: ['UserEligibilityUpdated'], enabled: false },
     reply: json(webhook),
   },
-  { name: 'patchWebhook', call: (c) => c.patchWebhook('h1', { enabled: true }), method: 'PATCH', path: '/webhooks/h1', body: { enabled: true }, reply: json(webhook) },
+  {
+    name: 'patchWebhook',
+    call: (c) => c.patchWebhook('h1', { enabled: true }),
+    method: 'PATCH',
+    path: '/webhooks/h1',
+    body: { enabled: true },
+    reply: json(webhook),
+  },
   { name: 'deleteWebhook', call: (c) => c.deleteWebhook('h1'), method: 'DELETE', path: '/webhooks/h1', reply: { status: 204 } },
-  { name: 'setWebhookEnabled', call: (c) => c.setWebhookEnabled('h1', false), method: 'PUT', path: '/webhooks/h1/enabled', query: { enabled: 'false' }, reply: { status: 204 } },
+  {
+    name: 'setWebhookEnabled',
+    call: (c) => c.setWebhookEnabled('h1', false),
+    method: 'PUT',
+    path: '/webhooks/h1/enabled',
+    query: { enabled: 'false' },
+    reply: { status: 204 },
+  },
   {
     name: 'listWebhookLogs',
     call: (c) => c.listWebhookLogs({ webhookId: 'h1', page: 1, pageSize: 20 }),
@@ -171,8 +348,22 @@ const cases: Case[] = [
     query: { webhookId: 'h1', page: '1', pageSize: '20' },
     reply: json({ webhookNotificationLogs: [log], pagination: page }),
   },
-  { name: 'getWebhookLog', call: (c) => c.getWebhookLog('n1'), method: 'GET', path: '/webhooks/logs/n1', reply: json({ webhookNotificationLog: log, notificationContent: '{"a":1}' }) },
-  { name: 'simulatePriceCurve', call: (c) => c.simulatePriceCurve(), method: 'POST', path: '/simulation/events/pricecurve', body: {}, reply: json({ simulatedEvent: event }), result: event },
+  {
+    name: 'getWebhookLog',
+    call: (c) => c.getWebhookLog('n1'),
+    method: 'GET',
+    path: '/webhooks/logs/n1',
+    reply: json({ webhookNotificationLog: log, notificationContent: '{"a":1}' }),
+  },
+  {
+    name: 'simulatePriceCurve',
+    call: (c) => c.simulatePriceCurve(),
+    method: 'POST',
+    path: '/simulation/events/pricecurve',
+    body: {},
+    reply: json({ simulatedEvent: event }),
+    result: event,
+  },
   {
     name: 'simulatePriceCurve (targets)',
     call: (c) => c.simulatePriceCurve({ targets: [{ resourceId: 'r1', locationId: 'l1' }], priceArea: 'NO1' }),
@@ -181,18 +372,53 @@ const cases: Case[] = [
     body: { targets: [{ resourceId: 'r1', locationId: 'l1' }], priceArea: 'NO1' },
     reply: json({ simulatedEvent: event }),
   },
-  { name: 'simulateUserEligibility', call: (c) => c.simulateUserEligibility(), method: 'POST', path: '/simulation/events/usereligibility', body: '', reply: json({ simulatedEvent: events.events[2] }) },
+  {
+    name: 'simulateUserEligibility',
+    call: (c) => c.simulateUserEligibility(),
+    method: 'POST',
+    path: '/simulation/events/usereligibility',
+    body: '',
+    reply: json({ simulatedEvent: events.events[2] }),
+  },
   {
     name: 'simulateLocationLpc',
-    call: (c) => c.simulateLocationLpc({ locations: [{ location: { locationId: 'l1', meterPointId: 'm1' }, points: [{ maxPowerInKiloWatts: 0, timestamp: '2026-03-03T12:00:00+00:00' }] }] }),
+    call: (c) =>
+      c.simulateLocationLpc({
+        locations: [
+          { location: { locationId: 'l1', meterPointId: 'm1' }, points: [{ maxPowerInKiloWatts: 0, timestamp: '2026-03-03T12:00:00+00:00' }] },
+        ],
+      }),
     method: 'POST',
     path: '/simulation/events/lpc/locations',
-    body: { locations: [{ location: { locationId: 'l1', meterPointId: 'm1' }, points: [{ maxPowerInKiloWatts: 0, timestamp: '2026-03-03T12:00:00+00:00' }] }] },
+    body: {
+      locations: [
+        { location: { locationId: 'l1', meterPointId: 'm1' }, points: [{ maxPowerInKiloWatts: 0, timestamp: '2026-03-03T12:00:00+00:00' }] },
+      ],
+    },
     reply: json({ simulatedEvent: events.events[0] }),
   },
-  { name: 'simulateResourceLpc', call: (c) => c.simulateResourceLpc(), method: 'POST', path: '/simulation/events/lpc/resources', body: {}, reply: json({ simulatedEvent: events.events[1] }) },
-  { name: 'createSimulatedPartnerData', call: (c) => c.createSimulatedPartnerData(), method: 'POST', path: '/simulation/partner', reply: { status: 201 } },
-  { name: 'deleteSimulatedPartnerData', call: (c) => c.deleteSimulatedPartnerData(), method: 'DELETE', path: '/simulation/partner', reply: { status: 200 } },
+  {
+    name: 'simulateResourceLpc',
+    call: (c) => c.simulateResourceLpc(),
+    method: 'POST',
+    path: '/simulation/events/lpc/resources',
+    body: {},
+    reply: json({ simulatedEvent: events.events[1] }),
+  },
+  {
+    name: 'createSimulatedPartnerData',
+    call: (c) => c.createSimulatedPartnerData(),
+    method: 'POST',
+    path: '/simulation/partner',
+    reply: { status: 201 },
+  },
+  {
+    name: 'deleteSimulatedPartnerData',
+    call: (c) => c.deleteSimulatedPartnerData(),
+    method: 'DELETE',
+    path: '/simulation/partner',
+    reply: { status: 200 },
+  },
 ];
 
 describe('operations', () => {
@@ -227,7 +453,12 @@ describe('iterateEvents', () => {
     const all = Array.from({ length: count }, (_, i) => ({
       id: `e${count - i}`,
       createdAt: new Date(Date.UTC(2026, 0, 1) + (count - i) * 60_000).toISOString(),
-      payload: { payloadType: i % 7 === 0 ? 'FutureThing' : 'UserEligibility', lastUpdated: '2026-01-01T00:00:00Z', addedUsers: [], removedUsers: [] },
+      payload: {
+        payloadType: i % 7 === 0 ? 'FutureThing' : 'UserEligibility',
+        lastUpdated: '2026-01-01T00:00:00Z',
+        addedUsers: [],
+        removedUsers: [],
+      },
     }));
     stub.onRequest = (r) => {
       const p = Number(r.query.get('page') ?? 1);
@@ -235,7 +466,14 @@ describe('iterateEvents', () => {
       const totalPages = Math.ceil(all.length / size);
       return json({
         events: all.slice((p - 1) * size, p * size),
-        pagination: { totalRecords: all.length, pageSize: size, currentPage: p, totalPages, nextPage: p < totalPages ? p + 1 : null, previousPage: p > 1 ? p - 1 : null },
+        pagination: {
+          totalRecords: all.length,
+          pageSize: size,
+          currentPage: p,
+          totalPages,
+          nextPage: p < totalPages ? p + 1 : null,
+          previousPage: p > 1 ? p - 1 : null,
+        },
       });
     };
   }
@@ -280,7 +518,11 @@ describe('iterateEvents', () => {
 
   it('yields an event once when it moves to the next page while paging', async () => {
     let calls = 0;
-    const ev = (id: string) => ({ id, createdAt: '2026-01-01T00:00:00Z', payload: { payloadType: 'UserEligibility', lastUpdated: '2026-01-01T00:00:00Z' } });
+    const ev = (id: string) => ({
+      id,
+      createdAt: '2026-01-01T00:00:00Z',
+      payload: { payloadType: 'UserEligibility', lastUpdated: '2026-01-01T00:00:00Z' },
+    });
     stub.onRequest = () => {
       calls++;
       // A new event arrives between the two page requests: e2 shifts onto page 2.
@@ -316,7 +558,13 @@ describe('forecast client', () => {
       tokens: client.tokens,
     });
     stub.onRequest = (r) => {
-      if (r.path.endsWith('/advice')) return json({ priceArea: 'NO1', priceUnits: units, segmentOptions: { segmentSize: 4 }, forecastAdvice: [{ ...seg, loss: 0.2, type: 'Avoid' }] });
+      if (r.path.endsWith('/advice'))
+        return json({
+          priceArea: 'NO1',
+          priceUnits: units,
+          segmentOptions: { segmentSize: 4 },
+          forecastAdvice: [{ ...seg, loss: 0.2, type: 'Avoid' }],
+        });
       if (r.path.includes('/actual/')) return json({ priceArea: 'SE3', priceUnits: units, prices: { '2026-03-03T00:00:00+01:00': 0.5 } });
       return json({ priceArea: 'NO1', priceUnits: units, segmentOptions: { segmentSize: 4 }, forecastSegments: [seg] });
     };
@@ -333,7 +581,10 @@ describe('forecast client', () => {
     expect(Object.fromEntries(r1?.query ?? [])).toEqual({ segmentSize: '4', Currency: 'NOK', EnergyUnit: 'kWh', VATRate: '0.25' });
     expect(r2?.method).toBe('POST');
     expect(r2?.path).toBe('/smart/v1/prices/forecast/NO1/advice');
-    expect(JSON.parse(r2?.body ?? '')).toEqual({ priceUnitsParameters: { currency: 'NOK', energyUnit: 'kWh', vatRate: null }, segmentOptionsParameters: { segmentSize: 4 } });
+    expect(JSON.parse(r2?.body ?? '')).toEqual({
+      priceUnitsParameters: { currency: 'NOK', energyUnit: 'kWh', vatRate: null },
+      segmentOptionsParameters: { segmentSize: 4 },
+    });
     expect(r3?.path).toBe('/smart/v1/prices/actual/SE3');
     expect(Object.fromEntries(r3?.query ?? [])).toEqual({ Currency: 'SEK', TimeZone: 'Europe/Stockholm' });
     expect(stub.tokenRequests()).toHaveLength(1);

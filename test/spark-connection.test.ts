@@ -44,7 +44,13 @@ const closed = (s: Socket): Promise<void> => (s.destroyed ? Promise.resolve() : 
 
 /** A transport with its own pool, no retries unless asked, no auth. */
 function transport(url: string, options: SparkConnectionOptions & { attempts?: number } = {}): HttpTransport {
-  const t = createHttpTransport({ baseUrl: url, clock: new JumpClock(), logger: silentLogger(), retry: { attempts: options.attempts ?? 1 }, ...options });
+  const t = createHttpTransport({
+    baseUrl: url,
+    clock: new JumpClock(),
+    logger: silentLogger(),
+    retry: { attempts: options.attempts ?? 1 },
+    ...options,
+  });
   cleanups.push(() => t.close());
   return t;
 }
@@ -83,7 +89,10 @@ describe('requests', () => {
 describe('timeouts', () => {
   it('CONNECT_TIMEOUT when the TLS handshake never completes', async () => {
     // Reads the ClientHello and never answers it.
-    const peer = await listen(createNetServer((s) => s.resume()), 'https');
+    const peer = await listen(
+      createNetServer((s) => s.resume()),
+      'https',
+    );
     const err = await failure(transport(peer.url, { timeoutsMs: { connect: 150 } }).send(get()));
     expect(err.details?.networkError).toBe('CONNECT_TIMEOUT');
     await closed(peer.sockets[0]!);
@@ -232,15 +241,39 @@ describe('TLS', () => {
   let key = '';
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'wattshift-tls-'));
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'key.pem', '-out', 'cert.pem',
-      '-days', '2', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { cwd: dir, stdio: 'pipe' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-keyout',
+        'key.pem',
+        '-out',
+        'cert.pem',
+        '-days',
+        '2',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+      ],
+      { cwd: dir, stdio: 'pipe' },
+    );
     cert = readFileSync(join(dir, 'cert.pem'), 'utf8');
     key = readFileSync(join(dir, 'key.pem'), 'utf8');
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('verifies the certificate against the default CAs', async () => {
-    const peer = await listen(createHttpsServer({ cert, key }, (_req, res) => res.end('secret')), 'https');
+    const peer = await listen(
+      createHttpsServer({ cert, key }, (_req, res) => res.end('secret')),
+      'https',
+    );
     const err = await failure(transport(peer.url).send(get()));
     expect(err.details?.networkError).toBe('DEPTH_ZERO_SELF_SIGNED_CERT');
   });

@@ -152,7 +152,11 @@ describe('errors', () => {
     stub = await startStub(() => ({
       status: 400,
       headers: { 'content-type': 'application/problem+json' },
-      body: JSON.stringify({ title: 'One or more validation errors occurred.', status: 400, errors: { webhookUrl: ['The webhookUrl field is required.'] } }),
+      body: JSON.stringify({
+        title: 'One or more validation errors occurred.',
+        status: 400,
+        errors: { webhookUrl: ['The webhookUrl field is required.'] },
+      }),
     }));
     const err = await failure(makeClient(new JumpClock()).listEvents());
     expect(err.code).toBe('API_REJECTED');
@@ -209,7 +213,9 @@ describe('timeouts', () => {
   it('a POST that timed out after being sent is not repeated', async () => {
     stub = await startStub(() => ({ hang: true }));
     const c = makeClient(new JumpClock(), { timeoutsMs: { headers: 150 }, retry: { attempts: 3 } });
-    const err = await failure(c.postReport({ eventId: 'e1', payloads: [{ payloadType: 'ResourceLPCAcknowledgement', acknowledgedTargets: [], declinedTargets: [] }] }));
+    const err = await failure(
+      c.postReport({ eventId: 'e1', payloads: [{ payloadType: 'ResourceLPCAcknowledgement', acknowledgedTargets: [], declinedTargets: [] }] }),
+    );
     expect(err.code).toBe('API_UNAVAILABLE');
     expect(stub.apiRequests()).toHaveLength(1);
   });
@@ -245,7 +251,11 @@ describe('timeouts', () => {
     stub = await startStub(() => json(user));
     const clock = new JumpClock();
     try {
-      const c = makeClient(clock, { timeoutsMs: { connect: 150 }, retry: { attempts: 2 } }, `https://127.0.0.1:${(silent.address() as AddressInfo).port}`);
+      const c = makeClient(
+        clock,
+        { timeoutsMs: { connect: 150 }, retry: { attempts: 2 } },
+        `https://127.0.0.1:${(silent.address() as AddressInfo).port}`,
+      );
       const err = await failure(c.createUser('u1'));
       expect(err.code).toBe('API_UNAVAILABLE');
       expect(err.details?.networkError).toBe('CONNECT_TIMEOUT');
@@ -295,11 +305,14 @@ describe('response size and connections', () => {
       await c.close();
       // Idle pooled sockets also close on their own after 4 s: close() must be quicker than that.
       const ended = await Promise.all(
-        sockets.map((s) => new Promise<boolean>((r) => {
-          setTimeout(() => r(false), 2000);
-          if (s.destroyed) r(true);
-          s.once('close', () => r(true));
-        })),
+        sockets.map(
+          (s) =>
+            new Promise<boolean>((r) => {
+              setTimeout(() => r(false), 2000);
+              if (s.destroyed) r(true);
+              s.once('close', () => r(true));
+            }),
+        ),
       );
       expect(ended.every(Boolean)).toBe(true);
     } finally {
@@ -317,7 +330,16 @@ describe('response size and connections', () => {
     const connection = createSparkConnection();
     try {
       const a = makeClient(new JumpClock(), { tokens, connection }, base);
-      const b = createSparkClient({ baseUrl: `${base}/energy-coordination/v1`, authUrl: base, clientId: 'p', clientSecret: 's', clock: new JumpClock(), logger: silentLogger(), tokens, connection });
+      const b = createSparkClient({
+        baseUrl: `${base}/energy-coordination/v1`,
+        authUrl: base,
+        clientId: 'p',
+        clientSecret: 's',
+        clock: new JumpClock(),
+        logger: silentLogger(),
+        tokens,
+        connection,
+      });
       await a.getUser('u1');
       await a.close();
       await expect(b.getUser('u1')).resolves.toEqual(user);

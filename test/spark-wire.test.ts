@@ -138,7 +138,8 @@ function collectExamples(): Example[] {
       const add = (content: Json, where: string, kind: Example['kind']): void => {
         for (const [type, media] of Object.entries<Json>(content ?? {})) {
           if (media.example !== undefined) out.push({ where: `${where} ${type}`, schema: media.schema, value: media.example, kind });
-          for (const [name, ex] of Object.entries<Json>(media.examples ?? {})) out.push({ where: `${where} ${type} ${name}`, schema: media.schema, value: ex.value, kind });
+          for (const [name, ex] of Object.entries<Json>(media.examples ?? {}))
+            out.push({ where: `${where} ${type} ${name}`, schema: media.schema, value: ex.value, kind });
         }
       };
       add(op.requestBody?.content, `${method.toUpperCase()} ${path} request`, 'request');
@@ -199,7 +200,9 @@ describe('OpenAPI examples', () => {
 
 describe('component coverage', () => {
   it('every object component of the document has a zod schema', () => {
-    const objects = Object.entries<Json>(components).filter(([, c]) => c.type === 'object').map(([n]) => n);
+    const objects = Object.entries<Json>(components)
+      .filter(([, c]) => c.type === 'object')
+      .map(([n]) => n);
     const missing = objects.filter((n) => !requestSchemas[n] && !responseSchemas[n] && !coveredByParent.has(n));
     expect(missing).toEqual([]);
   });
@@ -328,7 +331,10 @@ describe('generated instances', () => {
 
 describe('generated instances with null in every nullable field', () => {
   const stricter = new Set(['PostReportRequest', 'SparkReportPayload', 'EnergyUsageReportPayload']);
-  for (const [kind, map] of [['request', requestSchemas], ['response', responseSchemas]] as const) {
+  for (const [kind, map] of [
+    ['request', requestSchemas],
+    ['response', responseSchemas],
+  ] as const) {
     for (const [name, schema] of Object.entries(map)) {
       if (kind === 'request' && stricter.has(name)) continue;
       it(`${kind} ${name}`, () => {
@@ -356,7 +362,10 @@ describe('strict requests, loose responses', () => {
     expect(w.reportRequestSchema.safeParse(ack('LPCAcknowledged')).success).toBe(false);
     expect(w.canonicalReportPayloadType('LocationLPCAcknowledged')).toBe('LocationLPCAcknowledgement');
     expect(w.canonicalReportPayloadType('EnergyUsage')).toBe('EnergyUsage');
-    const usage = (extra: object) => ({ eventId: 'e', payloads: [{ payloadType: 'EnergyUsage', resourceId: 'r', resolution: '01:00:00', ...extra }] });
+    const usage = (extra: object) => ({
+      eventId: 'e',
+      payloads: [{ payloadType: 'EnergyUsage', resourceId: 'r', resolution: '01:00:00', ...extra }],
+    });
     const pts = [{ timestamp: '2026-03-04T00:00:00Z', kiloWattHours: 1.2 }];
     const a = w.reportRequestSchema.parse(usage({ points: pts }));
     const b = w.reportRequestSchema.parse(usage({ curvePoints: pts }));
@@ -370,7 +379,12 @@ describe('strict requests, loose responses', () => {
   });
 
   it('responses keep unknown fields, unknown enum values and unknown payload types', () => {
-    const ev = w.eventSchema.parse({ id: 'e1', createdAt: '2026-03-03T12:00:00.1234567+00:00', payload: { payloadType: 'GridTariff', tariff: [1, 2] }, region: 'north' });
+    const ev = w.eventSchema.parse({
+      id: 'e1',
+      createdAt: '2026-03-03T12:00:00.1234567+00:00',
+      payload: { payloadType: 'GridTariff', tariff: [1, 2] },
+      region: 'north',
+    });
     expect(ev.payload).toEqual({ payloadType: 'GridTariff', tariff: [1, 2] });
     expect((ev as Record<string, unknown>).region).toBe('north');
     expect(w.isPriceCurvePayload(ev.payload)).toBe(false);
@@ -395,7 +409,12 @@ describe('strict requests, loose responses', () => {
   });
 
   it('type guards narrow the known payloads', () => {
-    const p = w.eventPayloadSchema.parse({ payloadType: 'UserEligibility', lastUpdated: '2026-03-03T12:00:00+00:00', addedUsers: ['u1'], removedUsers: [] });
+    const p = w.eventPayloadSchema.parse({
+      payloadType: 'UserEligibility',
+      lastUpdated: '2026-03-03T12:00:00+00:00',
+      addedUsers: ['u1'],
+      removedUsers: [],
+    });
     expect(w.isUserEligibilityPayload(p) && p.addedUsers).toEqual(['u1']);
     expect(w.isLocationLpcPayload(p) || w.isResourceLpcPayload(p) || w.isLpcReservationPayload(p)).toBe(false);
   });
@@ -403,12 +422,26 @@ describe('strict requests, loose responses', () => {
   it('forecast responses parse', () => {
     const units = { currency: 'NOK', vat: { rate: 0.25, hasVAT: true }, energyUnit: 'kWh' };
     const seg = { from: '2026-03-03T00:00:00+01:00', to: '2026-03-03T06:00:00+01:00', averagePrice: 0.81 };
-    expect(w.forecastResponseSchema.safeParse({ priceArea: 'NO1', priceUnits: units, segmentOptions: { segmentSize: 6 }, forecastSegments: [seg] }).success).toBe(true);
     expect(
-      w.forecastAdviceResponseSchema.safeParse({ priceArea: 'NO1', priceUnits: units, segmentOptions: { segmentSize: 6 }, forecastAdvice: [{ ...seg, loss: 0.1, type: 'Good' }] }).success,
+      w.forecastResponseSchema.safeParse({ priceArea: 'NO1', priceUnits: units, segmentOptions: { segmentSize: 6 }, forecastSegments: [seg] })
+        .success,
     ).toBe(true);
-    expect(w.forecastAdviceResponseSchema.safeParse({ priceArea: 'NO1', priceUnits: units, forecastAdvice: [{ ...seg, type: 'Cheapest' }] }).success).toBe(true);
-    expect(w.actualPricesResponseSchema.safeParse({ priceArea: 'SE3', priceUnits: units, prices: { '2026-03-03T00:00:00+01:00': 0.5 } }).success).toBe(true);
-    expect(w.forecastResponseSchema.safeParse({ priceArea: 'NO1', priceUnits: units, forecastSegments: [{ from: 'x', to: 'y' }] }).success).toBe(false);
+    expect(
+      w.forecastAdviceResponseSchema.safeParse({
+        priceArea: 'NO1',
+        priceUnits: units,
+        segmentOptions: { segmentSize: 6 },
+        forecastAdvice: [{ ...seg, loss: 0.1, type: 'Good' }],
+      }).success,
+    ).toBe(true);
+    expect(
+      w.forecastAdviceResponseSchema.safeParse({ priceArea: 'NO1', priceUnits: units, forecastAdvice: [{ ...seg, type: 'Cheapest' }] }).success,
+    ).toBe(true);
+    expect(
+      w.actualPricesResponseSchema.safeParse({ priceArea: 'SE3', priceUnits: units, prices: { '2026-03-03T00:00:00+01:00': 0.5 } }).success,
+    ).toBe(true);
+    expect(w.forecastResponseSchema.safeParse({ priceArea: 'NO1', priceUnits: units, forecastSegments: [{ from: 'x', to: 'y' }] }).success).toBe(
+      false,
+    );
   });
 });

@@ -29,8 +29,21 @@ function document(db: string): ConfigInput {
     spark: { clientId: 'c', clientSecret: 's' },
     modbus: { main: { type: 'tcp', host: '127.0.0.1', port: 1502 } },
     devices: [
-      { id: 'tank', name: 'Hot water', kind: 'hotWaterTank', switch: { type: 'modbus', bus: 'main', unitId: 1, profile: 'wattshift-sim-tank' }, model: { volumeL: 200, elementKw: 2 } },
-      { id: 'car', name: 'Garage', kind: 'evCharger', charger: { type: 'goe', topicPrefix: 'go-eCharger/h1' }, safeCurrentA: 6, model: { capacityKwh: 60, targetEnergyKwh: 20, departure: '07:00', minCurrentA: 6, maxCurrentA: 16, phases: 3 } },
+      {
+        id: 'tank',
+        name: 'Hot water',
+        kind: 'hotWaterTank',
+        switch: { type: 'modbus', bus: 'main', unitId: 1, profile: 'wattshift-sim-tank' },
+        model: { volumeL: 200, elementKw: 2 },
+      },
+      {
+        id: 'car',
+        name: 'Garage',
+        kind: 'evCharger',
+        charger: { type: 'goe', topicPrefix: 'go-eCharger/h1' },
+        safeCurrentA: 6,
+        model: { capacityKwh: 60, targetEnergyKwh: 20, departure: '07:00', minCurrentA: 6, maxCurrentA: 16, phases: 3 },
+      },
       { id: 'grid', name: 'Main meter', kind: 'meter', meter: { type: 'modbus', bus: 'main', unitId: 2, profile: 'eastron-sdm120' } },
     ],
     mqtt: { url: 'mqtt://127.0.0.1:1883' },
@@ -56,22 +69,64 @@ function seed(store: Store, nowMs: number) {
     .map((h) => ({ subject: 'location', hourStartMs: h, kwh: 0.5, quality: 'measured', samples: 12 }));
   store.upsertHourly(home);
   const yHours = hours(yesterday.startMs, yesterday.endMs);
-  const tank: HourlyEnergyInput[] = yHours.slice(0, -1).map((h, i) => ({ subject: 'device:tank', hourStartMs: h, kwh: i === 3 ? 0.4 : 1, quality: i === 3 ? 'partial' : 'measured', samples: 12 }));
+  const tank: HourlyEnergyInput[] = yHours
+    .slice(0, -1)
+    .map((h, i) => ({ subject: 'device:tank', hourStartMs: h, kwh: i === 3 ? 0.4 : 1, quality: i === 3 ? 'partial' : 'measured', samples: 12 }));
   store.upsertHourly(tank);
   const madeMs = yesterday.startMs - H;
-  store.savePlan({ createdAtMs: madeMs - H, horizonStartMs: madeMs, horizonEndMs: nowMs + 24 * H, json: { createdMs: madeMs - H, slots: 'not a list' } });
+  store.savePlan({
+    createdAtMs: madeMs - H,
+    horizonStartMs: madeMs,
+    horizonEndMs: nowMs + 24 * H,
+    json: { createdMs: madeMs - H, slots: 'not a list' },
+  });
   const endMs = currentHour + 24 * H;
   const slots = hours(madeMs, endMs).map((h) => ({
-    startMs: h, endMs: h + H, price: 1, delta: 0, source: 'spot', headroomKW: 10, binding: [], reason: 'cheap',
-    tank: { energyKWh: 2, powerKW: 2, on: true, endTempC: 60 }, ev: { energyKWh: 0, powerKW: 0, on: false, chargedKWh: 0 },
+    startMs: h,
+    endMs: h + H,
+    price: 1,
+    delta: 0,
+    source: 'spot',
+    headroomKW: 10,
+    binding: [],
+    reason: 'cheap',
+    tank: { energyKWh: 2, powerKW: 2, on: true, endTempC: 60 },
+    ev: { energyKWh: 0, powerKW: 0, on: false, chargedKWh: 0 },
   }));
-  const plan = { createdMs: madeMs, currency: 'NOK', slotMinutes: 60, startMs: madeMs, endMs, mode: 'optimal', slots, cost: 1, baselineCost: 2, baselineRespectsLimits: true, incentiveEarned: 0, shortfalls: [] };
+  const plan = {
+    createdMs: madeMs,
+    currency: 'NOK',
+    slotMinutes: 60,
+    startMs: madeMs,
+    endMs,
+    mode: 'optimal',
+    slots,
+    cost: 1,
+    baselineCost: 2,
+    baselineRespectsLimits: true,
+    incentiveEarned: 0,
+    shortfalls: [],
+  };
   store.savePlan({ createdAtMs: madeMs, horizonStartMs: madeMs, horizonEndMs: endMs, json: plan });
   // Money at the main meter: yesterday priced but for two hours, each 1.50 NOK with 0.10 earned and a
   // 2.00 NOK baseline (one hour has no baseline: it saves nothing); last month every hour at 1.00.
   const cost = (hourStartMs: number, total: number, delta: number, baselineTotal: number | null) => ({
-    subject: 'location', hourStartMs, kwh: 0.5, currency: 'NOK', spotPerKwh: 1, source: 'actual' as const, gridPeriod: 'day',
-    energy: total, gridFee: 0, tax: 0, subsidy: 0, vat: 0, delta, total, baselineKwh: baselineTotal === null ? null : 1, baselineTotal,
+    subject: 'location',
+    hourStartMs,
+    kwh: 0.5,
+    currency: 'NOK',
+    spotPerKwh: 1,
+    source: 'actual' as const,
+    gridPeriod: 'day',
+    energy: total,
+    gridFee: 0,
+    tax: 0,
+    subsidy: 0,
+    vat: 0,
+    delta,
+    total,
+    baselineKwh: baselineTotal === null ? null : 1,
+    baselineTotal,
   });
   store.upsertHourlyCost(yHours.slice(2).map((h, i) => cost(h, 1.5, -0.1, i === 0 ? null : 2)));
   // Last month's hours before the day before yesterday (on the first two days of a month, those days
@@ -103,15 +158,26 @@ function checkHistory(h: EnergyHistory, s: ReturnType<typeof seed>): void {
   expect(h.unreadablePlans).toBe(1);
   // Money: yesterday partial (two hours unpriced), last month complete, two days ago not priced.
   const priced = s.yHours - 2;
-  expect(y.money).toEqual({ cost: expect.closeTo(1.5 * priced, 6), incentive: expect.closeTo(0.1 * priced, 6), savings: expect.closeTo(0.5 * (priced - 1), 6), quality: 'partial', pricedHours: priced, hours: s.yHours });
+  expect(y.money).toEqual({
+    cost: expect.closeTo(1.5 * priced, 6),
+    incentive: expect.closeTo(0.1 * priced, 6),
+    savings: expect.closeTo(0.5 * (priced - 1), 6),
+    quality: 'partial',
+    pricedHours: priced,
+    hours: s.yHours,
+  });
   // Last month: every hour at 1.00, but on the first two days of a month the day before yesterday
   // (unpriced) and yesterday (its own prices) may be its last days.
   const plain = (Math.min(m1.endMs, s.dayBefore.startMs) - m1.startMs) / H;
   const yesterdayInM1 = s.yesterday.startMs < m1.endMs;
   const m1Priced = plain + (yesterdayInM1 ? priced : 0);
   expect(m1.money).toEqual({
-    cost: expect.closeTo(plain + (yesterdayInM1 ? 1.5 * priced : 0), 6), incentive: expect.closeTo(yesterdayInM1 ? 0.1 * priced : 0, 6),
-    savings: expect.closeTo(yesterdayInM1 ? 0.5 * (priced - 1) : 0, 6), quality: m1Priced === m1Hours ? 'complete' : 'partial', pricedHours: m1Priced, hours: m1Hours,
+    cost: expect.closeTo(plain + (yesterdayInM1 ? 1.5 * priced : 0), 6),
+    incentive: expect.closeTo(yesterdayInM1 ? 0.1 * priced : 0, 6),
+    savings: expect.closeTo(yesterdayInM1 ? 0.5 * (priced - 1) : 0, 6),
+    quality: m1Priced === m1Hours ? 'complete' : 'partial',
+    pricedHours: m1Priced,
+    hours: m1Hours,
   });
   expect(h.days[2]!.money).toMatchObject({ quality: 'gap', pricedHours: 0 });
   expect(h.currency).toBe('NOK');
@@ -134,8 +200,11 @@ describe('energy history', () => {
     checkHistory(readEnergyHistory(store, config, nowMs), s);
 
     const server = await startStatusServer({
-      port: 0, getView: () => sampleView(nowMs), getHistory: (at) => readEnergyHistory(store, config, at),
-      metrics: new DaemonMetrics({ version: 'test', processMetrics: false }), timezone: TZ,
+      port: 0,
+      getView: () => sampleView(nowMs),
+      getHistory: (at) => readEnergyHistory(store, config, at),
+      metrics: new DaemonMetrics({ version: 'test', processMetrics: false }),
+      timezone: TZ,
     });
     servers.push(server);
     const api = await fetch(`${server.url}/api/history`);
@@ -143,9 +212,12 @@ describe('energy history', () => {
     checkHistory((await api.json()) as EnergyHistory, s);
 
     const page = await (await fetch(`${server.url}/`)).text();
-    const row = (table: string, label: string): string => new RegExp(`<table class="history" id="${table}">.*?<tr data-period="${label}">(.*?)</tr>`, 's').exec(page)?.[1] ?? '';
+    const row = (table: string, label: string): string =>
+      new RegExp(`<table class="history" id="${table}">.*?<tr data-period="${label}">(.*?)</tr>`, 's').exec(page)?.[1] ?? '';
     const y = row('history-days', s.yesterday.label);
-    expect(y).toContain(`data-quality="partial">${(s.yHours - 2 + 0.4).toFixed(1)} kWh<small>partial: ${s.yHours - 2} of ${s.yHours} h whole</small>`);
+    expect(y).toContain(
+      `data-quality="partial">${(s.yHours - 2 + 0.4).toFixed(1)} kWh<small>partial: ${s.yHours - 2} of ${s.yHours} h whole</small>`,
+    );
     expect(y).toContain('data-quality="gap">no data');
     expect(y).toContain(`data-quality="complete">${(s.yHours * 0.5).toFixed(1)} kWh</td>`);
     expect(page).toContain('<th class="num">Main meter (whole home)</th>');
@@ -154,7 +226,11 @@ describe('energy history', () => {
     expect(y).toContain(`${(0.5 * (priced - 1)).toFixed(2)} NOK<small>`);
     expect(row('history-days', s.dayBefore.label)).toContain('data-quality="gap" colspan="3">not priced');
     expect(row('history-months', s.months[2]!.label)).toContain('data-quality="partial"');
-    expect(page).toMatch(new RegExp(`<td>${s.yesterday.label}</td><td>Hot water</td><td class="num">${(2 * (s.yHours - 2)).toFixed(1)} kWh</td><td class="num">${(s.yHours - 2).toFixed(1)} kWh</td><td class="num">${s.yHours - 2} h</td>`));
+    expect(page).toMatch(
+      new RegExp(
+        `<td>${s.yesterday.label}</td><td>Hot water</td><td class="num">${(2 * (s.yHours - 2)).toFixed(1)} kWh</td><td class="num">${(s.yHours - 2).toFixed(1)} kWh</td><td class="num">${s.yHours - 2} h</td>`,
+      ),
+    );
     expect(page).toContain('1 stored plan(s) could not be read');
 
     // The store fails: the page still renders and says why; the JSON answers 503 with the code.
@@ -177,23 +253,39 @@ describe('energy history', () => {
     store.close();
     const run = async (args: string[]) => {
       const out: string[] = [];
-      const code = await runCli(args, { stdout: (l) => void out.push(l), stderr: (l) => void out.push(l), env: {}, signals: new EventEmitter() as never });
+      const code = await runCli(args, {
+        stdout: (l) => void out.push(l),
+        stderr: (l) => void out.push(l),
+        env: {},
+        signals: new EventEmitter() as never,
+      });
       return { code, text: out.join('\n') };
     };
     const json = await run(['status', '--config', file, '--json']);
     expect(json.code, json.text).toBe(0);
     checkHistory((JSON.parse(json.text) as { history: EnergyHistory }).history, s);
     const text = await run(['status', '--config', file]);
-    expect(text.text).toContain(`  ${s.yesterday.label}  Hot water: ${(s.yHours - 2 + 0.4).toFixed(1)} kWh (partial: ${s.yHours - 2}/${s.yHours} h); Garage: no data; Main meter (whole home): ${(s.yHours * 0.5).toFixed(1)} kWh`);
-    expect(text.text).toContain(`Main meter (whole home): ${(s.yHours * 0.5).toFixed(1)} kWh; cost ${(1.5 * (s.yHours - 2)).toFixed(2)} NOK, incentive ${(0.1 * (s.yHours - 2)).toFixed(2)} NOK, saved ${(0.5 * (s.yHours - 3)).toFixed(2)} NOK (partial: ${s.yHours - 2}/${s.yHours} h priced)`);
-    expect(text.text).toContain(`  ${s.yesterday.label}  Hot water: planned ${(2 * (s.yHours - 2)).toFixed(1)} kWh, metered ${(s.yHours - 2).toFixed(1)} kWh over ${s.yHours - 2} h`);
+    expect(text.text).toContain(
+      `  ${s.yesterday.label}  Hot water: ${(s.yHours - 2 + 0.4).toFixed(1)} kWh (partial: ${s.yHours - 2}/${s.yHours} h); Garage: no data; Main meter (whole home): ${(s.yHours * 0.5).toFixed(1)} kWh`,
+    );
+    expect(text.text).toContain(
+      `Main meter (whole home): ${(s.yHours * 0.5).toFixed(1)} kWh; cost ${(1.5 * (s.yHours - 2)).toFixed(2)} NOK, incentive ${(0.1 * (s.yHours - 2)).toFixed(2)} NOK, saved ${(0.5 * (s.yHours - 3)).toFixed(2)} NOK (partial: ${s.yHours - 2}/${s.yHours} h priced)`,
+    );
+    expect(text.text).toContain(
+      `  ${s.yesterday.label}  Hot water: planned ${(2 * (s.yHours - 2)).toFixed(1)} kWh, metered ${(s.yHours - 2).toFixed(1)} kWh over ${s.yHours - 2} h`,
+    );
   });
 });
 
 describe('the history of a fresh install', () => {
   const run = async (args: string[]) => {
     const out: string[] = [];
-    const code = await runCli(args, { stdout: (l) => void out.push(l), stderr: (l) => void out.push(l), env: {}, signals: new EventEmitter() as never });
+    const code = await runCli(args, {
+      stdout: (l) => void out.push(l),
+      stderr: (l) => void out.push(l),
+      env: {},
+      signals: new EventEmitter() as never,
+    });
     return { code, text: out.join('\n') };
   };
 
@@ -202,8 +294,11 @@ describe('the history of a fresh install', () => {
     const config = parseConfig(document(db)).config;
     const nowMs = Date.now();
     const server = await startStatusServer({
-      port: 0, getView: () => sampleView(nowMs), getHistory: (at) => readEnergyHistory(store, config, at),
-      metrics: new DaemonMetrics({ version: 'test', processMetrics: false }), timezone: TZ,
+      port: 0,
+      getView: () => sampleView(nowMs),
+      getHistory: (at) => readEnergyHistory(store, config, at),
+      metrics: new DaemonMetrics({ version: 'test', processMetrics: false }),
+      timezone: TZ,
     });
     servers.push(server);
     const page = await (await fetch(`${server.url}/`)).text();
@@ -212,7 +307,10 @@ describe('the history of a fresh install', () => {
     writeFileSync(file, JSON.stringify(document(db)));
     const text = (await run(['status', '--config', file])).text;
     const history = page.slice(page.indexOf('<h2 id="history">'));
-    const periods = (table: string): string[] => [...(new RegExp(`<table class="history" id="${table}">(.*?)</table>`, 's').exec(history)?.[1] ?? '').matchAll(/data-period="([^"]+)"/g)].map((m) => m[1]!);
+    const periods = (table: string): string[] =>
+      [...(new RegExp(`<table class="history" id="${table}">(.*?)</table>`, 's').exec(history)?.[1] ?? '').matchAll(/data-period="([^"]+)"/g)].map(
+        (m) => m[1]!,
+      );
     return { nowMs, history, api, text, days: periods('history-days'), months: periods('history-months') };
   }
 
@@ -239,10 +337,13 @@ describe('the history of a fresh install', () => {
     const nowMs = Date.now();
     const currentHour = Math.floor(nowMs / H) * H;
     const firstHour = currentHour - 30 * H;
-    store.upsertHourly(hours(firstHour, currentHour).map((h) => ({ subject: 'location', hourStartMs: h, kwh: 0.5, quality: 'measured' as const, samples: 12 })));
+    store.upsertHourly(
+      hours(firstHour, currentHour).map((h) => ({ subject: 'location', hourStartMs: h, kwh: 0.5, quality: 'measured' as const, samples: 12 })),
+    );
     const s = await shown(store, db, dir);
     const { days, months } = historyPeriods(s.nowMs, TZ, { days: 14, months: 12 });
-    const upTo = <T extends { startMs: number; endMs: number; label: string }>(ps: T[]): string[] => ps.slice(0, ps.findIndex((p) => p.startMs <= firstHour && firstHour < p.endMs) + 1).map((p) => p.label);
+    const upTo = <T extends { startMs: number; endMs: number; label: string }>(ps: T[]): string[] =>
+      ps.slice(0, ps.findIndex((p) => p.startMs <= firstHour && firstHour < p.endMs) + 1).map((p) => p.label);
     expect(s.days).toEqual(upTo(days));
     expect(s.days.length).toBeGreaterThanOrEqual(2);
     expect(s.months).toEqual(upTo(months));

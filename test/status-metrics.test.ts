@@ -57,7 +57,10 @@ describe('/metrics', () => {
 
   it('shows the main fuse, its headroom per measured line and whether it holds a charger', async () => {
     const view = sampleView(t0);
-    view.location = { ...view.location, fuse: { mainFuseA: 25, headroomA: [11.5, null, 3.25], limiting: true, reason: 'main fuse 25 A: L3 at 21.8 A' } };
+    view.location = {
+      ...view.location,
+      fuse: { mainFuseA: 25, headroomA: [11.5, null, 3.25], limiting: true, reason: 'main fuse 25 A: L3 at 21.8 A' },
+    };
     const { families } = await scrape(view, new DaemonMetrics({ version: '1' }));
     expect(value(families, 'wattshift_fuse_amperes')).toBe(25);
     expect(value(families, 'wattshift_fuse_headroom_amperes', { line: 'L1' })).toBe(11.5);
@@ -66,13 +69,27 @@ describe('/metrics', () => {
     expect(value(families, 'wattshift_fuse_limiting')).toBe(1);
   });
 
-  it('shows the month\'s bill by component and the capacity standing in watts', async () => {
+  it("shows the month's bill by component and the capacity standing in watts", async () => {
     const view: HomeView = {
       ...sampleView(t0),
       bill: {
-        month: '2026-03', monthStartMs: Date.UTC(2026, 1, 28, 23), currency: 'NOK', kwh: 80, energy: 60, gridFee: 20, tax: 8, subsidy: 4, vat: 40, incentive: -3, total: 321,
-        hoursPriced: 30, hoursUnpriced: 2, capacity: { measureKw: 4.2, stepUpToKw: 5, marginKw: 0.8, fee: 250 },
-        baseline: { total: 400.25, capacityFee: 500, hoursFromPlan: 30, hoursWithoutPlan: 0 }, savings: 79.25, devices: [{ id: 'tank', kwh: 20, total: 31.5 }],
+        month: '2026-03',
+        monthStartMs: Date.UTC(2026, 1, 28, 23),
+        currency: 'NOK',
+        kwh: 80,
+        energy: 60,
+        gridFee: 20,
+        tax: 8,
+        subsidy: 4,
+        vat: 40,
+        incentive: -3,
+        total: 321,
+        hoursPriced: 30,
+        hoursUnpriced: 2,
+        capacity: { measureKw: 4.2, stepUpToKw: 5, marginKw: 0.8, fee: 250 },
+        baseline: { total: 400.25, capacityFee: 500, hoursFromPlan: 30, hoursWithoutPlan: 0 },
+        savings: 79.25,
+        devices: [{ id: 'tank', kwh: 20, total: 31.5 }],
       },
     };
     const { families } = await scrape(view, new DaemonMetrics({ version: 't', processMetrics: false }));
@@ -98,7 +115,8 @@ describe('/metrics', () => {
     m.planSolved(0.2);
     m.planSolved(3);
     const { families } = await scrape(sampleView(), m);
-    for (const name of ['wattshift_commands_total', 'wattshift_reports_total', 'wattshift_request_errors_total']) expect(family(families, name).type).toBe('COUNTER');
+    for (const name of ['wattshift_commands_total', 'wattshift_reports_total', 'wattshift_request_errors_total'])
+      expect(family(families, name).type).toBe('COUNTER');
     expect(value(families, 'wattshift_commands_total', { status: 'error' })).toBe(8);
     expect(value(families, 'wattshift_commands_total', { status: 'ok' })).toBe(1);
     expect(value(families, 'wattshift_reports_total', { status: 'retried' })).toBe(2);
@@ -121,7 +139,11 @@ describe('/metrics', () => {
     view.devices = view.devices.map((d) => ({ ...d, energyKwh: undefined }));
     const { families } = await scrape(view, m);
     const names = new Set(families.filter((f) => f.metrics.length > 0).map((f) => f.name));
-    expect([...names].filter((n) => n.startsWith('wattshift_plan_expected') || n === 'wattshift_device_energy_joules_total' || n === 'wattshift_location_power_watts')).toEqual([]);
+    expect(
+      [...names].filter(
+        (n) => n.startsWith('wattshift_plan_expected') || n === 'wattshift_device_energy_joules_total' || n === 'wattshift_location_power_watts',
+      ),
+    ).toEqual([]);
     expect(value(families, 'wattshift_health_ok')).toBe(1);
   });
 });

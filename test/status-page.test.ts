@@ -12,12 +12,35 @@ import type { EnergyHistory } from '../src/status/history.js';
 /** Two weeks and a year of three devices with the home's money, one partial figure, one gap and one planned-against-metered row. */
 function sampleHistory(nowMs: number): EnergyHistory {
   const { days, months } = historyPeriods(nowMs, 'Europe/Oslo', { days: 14, months: 12 });
-  const money = (kwh: number) => ({ cost: kwh * 1.1, incentive: kwh * 0.1, savings: kwh * 0.25, quality: 'complete' as const, hours: 24, pricedHours: 24 });
-  const energy = (kwh: number) => ({ tank: { kwh, quality: 'complete' as const, hours: 24, completeHours: 24 }, car: { kwh: 0, quality: 'gap' as const, hours: 24, completeHours: 0 }, grid: { kwh: kwh * 4, quality: 'partial' as const, hours: 24, completeHours: 20 } });
+  const money = (kwh: number) => ({
+    cost: kwh * 1.1,
+    incentive: kwh * 0.1,
+    savings: kwh * 0.25,
+    quality: 'complete' as const,
+    hours: 24,
+    pricedHours: 24,
+  });
+  const energy = (kwh: number) => ({
+    tank: { kwh, quality: 'complete' as const, hours: 24, completeHours: 24 },
+    car: { kwh: 0, quality: 'gap' as const, hours: 24, completeHours: 0 },
+    grid: { kwh: kwh * 4, quality: 'partial' as const, hours: 24, completeHours: 20 },
+  });
   return {
-    nowMs, timezone: 'Europe/Oslo', currency: 'NOK', unreadablePlans: 0,
-    devices: [{ id: 'tank', name: 'Hot water tank', wholeHome: false }, { id: 'car', name: 'Garage charger', wholeHome: false }, { id: 'grid', name: 'Main meter', wholeHome: true }],
-    days: days.map((d, i) => ({ ...d, energy: energy(8 + i), money: money(8 + i), plan: i === 1 ? { tank: { plannedKwh: 9, meteredKwh: 8.6, hours: 22 } } : ({} as Record<string, never>) })),
+    nowMs,
+    timezone: 'Europe/Oslo',
+    currency: 'NOK',
+    unreadablePlans: 0,
+    devices: [
+      { id: 'tank', name: 'Hot water tank', wholeHome: false },
+      { id: 'car', name: 'Garage charger', wholeHome: false },
+      { id: 'grid', name: 'Main meter', wholeHome: true },
+    ],
+    days: days.map((d, i) => ({
+      ...d,
+      energy: energy(8 + i),
+      money: money(8 + i),
+      plan: i === 1 ? { tank: { plannedKwh: 9, meteredKwh: 8.6, hours: 22 } } : ({} as Record<string, never>),
+    })),
     months: months.map((m, i) => ({ ...m, energy: energy(240 + i), money: money(240 + i), plan: {} })),
   };
 }
@@ -28,7 +51,13 @@ describe('status page in headless Chromium', () => {
   const view = sampleView();
 
   beforeAll(async () => {
-    server = await startStatusServer({ port: 0, getView: () => view, getHistory: sampleHistory, metrics: new DaemonMetrics({ version: 'test', processMetrics: false }), timezone: 'Europe/Oslo' });
+    server = await startStatusServer({
+      port: 0,
+      getView: () => view,
+      getHistory: sampleHistory,
+      metrics: new DaemonMetrics({ version: 'test', processMetrics: false }),
+      timezone: 'Europe/Oslo',
+    });
     browser = await launchChromium();
   });
   afterAll(async () => {
@@ -39,7 +68,9 @@ describe('status page in headless Chromium', () => {
   it('draws the plan: one slot per planned on-slot, price bars, delta overlay and the temperature forecast', async () => {
     const page = await browser.newPage({ viewport: { width: 1060, height: 1100 } });
     const errors: string[] = [];
-    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    page.on('console', (m) => {
+      if (m.type() === 'error') errors.push(m.text());
+    });
     page.on('pageerror', (e) => errors.push(e.message));
     const res = await page.goto(`${server.url}/`);
     expect(res?.status()).toBe(200);
@@ -51,7 +82,9 @@ describe('status page in headless Chromium', () => {
     expect(plannedOnSlots(plan)).toBe(13);
     for (const id of ['tank', 'ev']) {
       const expected = plan.slots.filter((s) => s.devices[id]?.on).map((s) => new Date(s.startMs).toISOString());
-      const drawn = await page.locator(`svg.plan-chart:visible rect.slot[data-device="${id}"]`).evaluateAll((els) => els.map((e) => e.getAttribute('data-start')));
+      const drawn = await page
+        .locator(`svg.plan-chart:visible rect.slot[data-device="${id}"]`)
+        .evaluateAll((els) => els.map((e) => e.getAttribute('data-start')));
       expect(drawn).toEqual(expected);
     }
     expect(await page.locator('svg.plan-chart:visible rect.price-bar').count()).toBe(plan.slots.length);
@@ -60,8 +93,9 @@ describe('status page in headless Chromium', () => {
     expect(points?.trim().split(/\s+/)).toHaveLength(plan.slots.length);
 
     // The slots are laid out in time order, inside the chart, and actually rendered (non-zero boxes).
-    const boxes = await page.locator('svg.plan-chart:visible rect.slot[data-device="tank"]').evaluateAll((els) =>
-      els.map((e) => e.getBoundingClientRect()).map((b) => ({ x: b.x, w: b.width, h: b.height })));
+    const boxes = await page
+      .locator('svg.plan-chart:visible rect.slot[data-device="tank"]')
+      .evaluateAll((els) => els.map((e) => e.getBoundingClientRect()).map((b) => ({ x: b.x, w: b.width, h: b.height })));
     expect(boxes.every((b) => b.w > 1 && b.h > 1)).toBe(true);
     expect(boxes.map((b) => b.x)).toEqual([...boxes.map((b) => b.x)].sort((a, b) => a - b));
 
@@ -84,14 +118,19 @@ describe('status page in headless Chromium', () => {
       expect(chart!.width).toBeGreaterThan(Math.min(width, 1000) * 0.8);
       expect(chart!.x + chart!.width).toBeLessThanOrEqual(width);
       // The chart's words stay legible: its text is drawn at 10 px or more on either screen.
-      const fontPx = await page.locator('svg.plan-chart:visible g.device-row text').first().evaluate((el) => el.getBoundingClientRect().height);
+      const fontPx = await page
+        .locator('svg.plan-chart:visible g.device-row text')
+        .first()
+        .evaluate((el) => el.getBoundingClientRect().height);
       expect(fontPx).toBeGreaterThanOrEqual(10);
       // Every device's values, its plan included, are on the screen without scrolling sideways.
       const cells = await page.locator('table.devices tbody td:visible').evaluateAll((els) => els.map((e) => e.getBoundingClientRect().right));
       expect(cells.length).toBeGreaterThan(10);
       expect(Math.max(...cells)).toBeLessThanOrEqual(width);
       await expect(page.locator('table.devices tr[data-device="tank"] td').nth(6).textContent()).resolves.toMatch(/^off/);
-      expect(await page.locator('#legend span').allTextContents()).toEqual(expect.arrayContaining(['device planned on', 'incentive delta raising the price']));
+      expect(await page.locator('#legend span').allTextContents()).toEqual(
+        expect.arrayContaining(['device planned on', 'incentive delta raising the price']),
+      );
       expect(await page.locator('#legend').isVisible()).toBe(true);
       const costs = (await page.locator('#costs').textContent())!;
       expect(costs).toMatch(/To pay for the planned energy: 41\.27 NOK/);
@@ -100,20 +139,32 @@ describe('status page in headless Chromium', () => {
       const figures = costs.match(/-?\d+\.\d\d(?! NOK)/g);
       expect(figures, 'a money figure without its currency').toBeNull();
       // Wide tables scroll inside their box on a phone instead of widening the page.
-      for (const table of [page.locator('div.scroll').first(), page.locator('div.scroll:has(#history-days)'), page.locator('div.scroll:has(#history-months)')]) {
+      for (const table of [
+        page.locator('div.scroll').first(),
+        page.locator('div.scroll:has(#history-days)'),
+        page.locator('div.scroll:has(#history-months)'),
+      ]) {
         const box = await table.boundingBox();
         expect(box!.x + box!.width).toBeLessThanOrEqual(width);
       }
       expect(await page.locator('#history-days tbody tr').count()).toBe(14);
-      const money = await page.locator('#history-days tbody tr').first().locator('td').evaluateAll((tds) => tds.slice(-3).map((td) => td.textContent));
+      const money = await page
+        .locator('#history-days tbody tr')
+        .first()
+        .locator('td')
+        .evaluateAll((tds) => tds.slice(-3).map((td) => td.textContent));
       expect(money).toEqual(['8.80 NOK', '0.80 NOK', '2.00 NOK']);
       expect(await page.locator('#history-hint').isVisible()).toBe(width < 600);
       // Scrolled to its end, a wide history table still shows each row's day.
       const days = page.locator('div.scroll:has(#history-days)');
-      await days.evaluate((el) => { el.scrollLeft = el.scrollWidth; });
+      await days.evaluate((el) => {
+        el.scrollLeft = el.scrollWidth;
+      });
       const dayCell = await page.locator('#history-days tbody tr td').first().boundingBox();
       expect(dayCell!.x).toBeGreaterThanOrEqual((await days.boundingBox())!.x - 1);
-      await days.evaluate((el) => { el.scrollLeft = 0; });
+      await days.evaluate((el) => {
+        el.scrollLeft = 0;
+      });
       expect(await page.locator('#history-months [data-quality="partial"]').first().textContent()).toMatch(/^\d+\.\d kWhpartial: 20 of 24 h whole$/);
       expect(await page.locator('#plan-outcome').textContent()).toContain('9.0 kWh8.6 kWh22 h');
       mkdirSync('test-artifacts', { recursive: true });

@@ -32,7 +32,12 @@ describe('renderPlan (terminal)', () => {
   });
 
   it('gives a device name too long for the label column a line of its own, whole', () => {
-    const out = renderPlan(samplePlan(), { explain: false, timezone: 'UTC', width: 100, names: { tank: 'Hot water tank in the basement', ev: 'Charger' } });
+    const out = renderPlan(samplePlan(), {
+      explain: false,
+      timezone: 'UTC',
+      width: 100,
+      names: { tank: 'Hot water tank in the basement', ev: 'Charger' },
+    });
     const lines = out.split('\n');
     const at = lines.indexOf('Hot water tank in the basement');
     expect(at).toBeGreaterThan(0);
@@ -54,10 +59,13 @@ describe('renderPlan (terminal)', () => {
     const plan: PlanView = {
       ...base,
       slotMinutes: 15,
-      slots: base.slots.flatMap((s) => [0, 1, 2, 3].map((q) => ({
-        ...s, startMs: s.startMs + q * 900_000,
-        devices: { ...s.devices, tank: { ...s.devices['tank']!, on: s.devices['tank']!.on && q < 2 } },
-      }))),
+      slots: base.slots.flatMap((s) =>
+        [0, 1, 2, 3].map((q) => ({
+          ...s,
+          startMs: s.startMs + q * 900_000,
+          devices: { ...s.devices, tank: { ...s.devices['tank']!, on: s.devices['tank']!.on && q < 2 } },
+        })),
+      ),
     };
     const out = renderPlan(plan, { explain: false, timezone: 'UTC', width: 80, names, nowMs: t0 + 3 * 3600_000 });
     expect(out).toContain('4 per column');

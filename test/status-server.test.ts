@@ -36,7 +36,12 @@ describe('status server', () => {
   });
 
   it('answers the page and /api/view only to IP addresses, localhost and configured names (DNS rebinding)', async () => {
-    const s = await startStatusServer({ port: 0, getView: () => sampleView(), metrics: new DaemonMetrics({ version: 'test', processMetrics: false }), allowedHosts: ['gateway.local'] });
+    const s = await startStatusServer({
+      port: 0,
+      getView: () => sampleView(),
+      metrics: new DaemonMetrics({ version: 'test', processMetrics: false }),
+      allowedHosts: ['gateway.local'],
+    });
     servers.push(s);
     const port = new URL(s.url).port;
     const withHost = (path: string, host: string): Promise<number> =>
@@ -59,7 +64,10 @@ describe('status server', () => {
     const view = sampleView();
     view.health = {
       ok: false,
-      jobs: [{ name: 'event-sync', ok: true }, { name: 'report-outbox', ok: false, lastError: { code: 'API_UNAVAILABLE', message: '503 from API', atMs: Date.UTC(2026, 2, 2, 1) } }],
+      jobs: [
+        { name: 'event-sync', ok: true },
+        { name: 'report-outbox', ok: false, lastError: { code: 'API_UNAVAILABLE', message: '503 from API', atMs: Date.UTC(2026, 2, 2, 1) } },
+      ],
     };
     const s = await start(() => view);
     const r = await get(`${s.url}/healthz`);
@@ -128,11 +136,22 @@ describe('status server', () => {
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
     const { port } = blocker.address() as AddressInfo;
     try {
-      const err = await startStatusServer({ port, getView: sampleView, metrics: new DaemonMetrics({ version: 'test', processMetrics: false }) }).catch((e: unknown) => e);
+      const err = await startStatusServer({
+        port,
+        getView: sampleView,
+        metrics: new DaemonMetrics({ version: 'test', processMetrics: false }),
+      }).catch((e: unknown) => e);
       expect(isWattshiftError(err, 'CONFIG_INVALID')).toBe(true);
     } finally {
       await new Promise<void>((resolve) => blocker.close(() => resolve()));
     }
-    await expect(startStatusServer({ port: 0, getView: sampleView, metrics: new DaemonMetrics({ version: 'test', processMetrics: false }), timezone: 'Mars/Olympus' })).rejects.toThrow(RangeError);
+    await expect(
+      startStatusServer({
+        port: 0,
+        getView: sampleView,
+        metrics: new DaemonMetrics({ version: 'test', processMetrics: false }),
+        timezone: 'Mars/Olympus',
+      }),
+    ).rejects.toThrow(RangeError);
   });
 });

@@ -53,7 +53,24 @@ describe('openStore: schema', () => {
     const store = openStore({ path });
     try {
       expect(store.readHourly('location', 0, 7_200_000)).toMatchObject([{ kwh: 2.5 }]);
-      const cost = { subject: 'location', hourStartMs: 3_600_000, kwh: 2.5, currency: 'NOK', spotPerKwh: 1, source: 'actual' as const, gridPeriod: 'day', energy: 2.5, gridFee: 1, tax: 0.25, subsidy: 0, vat: 0.94, delta: 0, total: 4.69, baselineKwh: null, baselineTotal: null };
+      const cost = {
+        subject: 'location',
+        hourStartMs: 3_600_000,
+        kwh: 2.5,
+        currency: 'NOK',
+        spotPerKwh: 1,
+        source: 'actual' as const,
+        gridPeriod: 'day',
+        energy: 2.5,
+        gridFee: 1,
+        tax: 0.25,
+        subsidy: 0,
+        vat: 0.94,
+        delta: 0,
+        total: 4.69,
+        baselineKwh: null,
+        baselineTotal: null,
+      };
       store.upsertHourlyCost([cost]);
       expect(store.readHourlyCost('location', 0, 7_200_000)).toMatchObject([{ ...cost, capacityShare: 0 }]);
       // An hour's cost goes with its energy.
@@ -78,12 +95,34 @@ describe('openStore: schema', () => {
     raw.close();
     const store = openStore({ path });
     try {
-      expect(store.readHourlyCost('location', 0, 7_200_000)).toEqual([{
-        subject: 'location', hourStartMs: 3_600_000, kwh: 2.5, currency: 'NOK', spotPerKwh: 1, source: 'actual', gridPeriod: 'day',
-        energy: 2.5, gridFee: 1, tax: 0.25, subsidy: 0, vat: 0.94, delta: 0, total: 4.69, baselineKwh: null, baselineTotal: null, capacityShare: 0, pricedAtMs: 5,
-      }]);
+      expect(store.readHourlyCost('location', 0, 7_200_000)).toEqual([
+        {
+          subject: 'location',
+          hourStartMs: 3_600_000,
+          kwh: 2.5,
+          currency: 'NOK',
+          spotPerKwh: 1,
+          source: 'actual',
+          gridPeriod: 'day',
+          energy: 2.5,
+          gridFee: 1,
+          tax: 0.25,
+          subsidy: 0,
+          vat: 0.94,
+          delta: 0,
+          total: 4.69,
+          baselineKwh: null,
+          baselineTotal: null,
+          capacityShare: 0,
+          pricedAtMs: 5,
+        },
+      ]);
       // The new columns take what a version-3 daemon writes; the share of an hour no longer a peak goes back to 0.
-      store.upsertHourlyCost([{ ...store.readHourlyCost('location', 0, 7_200_000)[0]!, baselineKwh: 4, baselineTotal: 7.5 }].map(({ capacityShare: _, pricedAtMs: __, ...r }) => r));
+      store.upsertHourlyCost(
+        [{ ...store.readHourlyCost('location', 0, 7_200_000)[0]!, baselineKwh: 4, baselineTotal: 7.5 }].map(
+          ({ capacityShare: _, pricedAtMs: __, ...r }) => r,
+        ),
+      );
       store.setCapacityShares('location', 0, 7_200_000, [{ hourStartMs: 3_600_000, share: 120 }]);
       expect(store.readHourlyCost('location', 0, 7_200_000)[0]).toMatchObject({ baselineKwh: 4, baselineTotal: 7.5, capacityShare: 120 });
       store.setCapacityShares('location', 0, 7_200_000, []);
@@ -186,7 +225,9 @@ describe('openStore: bad locations', () => {
     mkdirSync(ro);
     openStore({ path: join(ro, 'existing.db') }).close();
     const probe = (path: string): { ok: boolean; code?: string; message?: string } => {
-      const node = nodeTsArgs(fixture('open-probe.ts'), [path, 'write']).map((a) => `'${a}'`).join(' ');
+      const node = nodeTsArgs(fixture('open-probe.ts'), [path, 'write'])
+        .map((a) => `'${a}'`)
+        .join(' ');
       const script = `mount --bind '${ro}' '${ro}' && mount -o remount,bind,ro '${ro}' && exec ${node}`;
       const r = spawnSync('unshare', ['-rm', 'sh', '-c', script], { encoding: 'utf8', timeout: 20_000 });
       expect(r.status, r.stderr).toBe(0);

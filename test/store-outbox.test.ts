@@ -168,7 +168,12 @@ describe('outbox: listing and summary', () => {
 
   it('summarises an empty outbox', () => {
     expect(store.outboxSummary()).toEqual({
-      pending: 0, sending: 0, accepted: 0, rejected: 0, oldestPendingDeadlineMs: null, nextAttemptMs: null,
+      pending: 0,
+      sending: 0,
+      accepted: 0,
+      rejected: 0,
+      oldestPendingDeadlineMs: null,
+      nextAttemptMs: null,
     });
   });
 });

@@ -20,8 +20,17 @@ function filledDatabase(path: string): void {
   const store = openStore({ path });
   for (let i = 0; i < 400; i++) {
     store.saveEvent({
-      eventId: `e-${i}`, notificationType: null, payloadType: 'PriceCurve', createdAtMs: i, receivedAtMs: i, startMs: i, endMs: i + 1,
-      locationIds: ['home'], resourceIds: ['r'], rawJson: JSON.stringify({ id: `e-${i}`, pad: 'x'.repeat(500) }), state: 'received',
+      eventId: `e-${i}`,
+      notificationType: null,
+      payloadType: 'PriceCurve',
+      createdAtMs: i,
+      receivedAtMs: i,
+      startMs: i,
+      endMs: i + 1,
+      locationIds: ['home'],
+      resourceIds: ['r'],
+      rawJson: JSON.stringify({ id: `e-${i}`, pad: 'x'.repeat(500) }),
+      state: 'received',
     });
   }
   store.close();

@@ -79,9 +79,7 @@ describe('events', () => {
   it('lists events overlapping a window, by payload type and state', () => {
     store.saveEvent(eventInput('early', { startMs: T0, endMs: T0 + 2 * HOUR_MS }));
     store.saveEvent(eventInput('late', { startMs: T0 + 10 * HOUR_MS, endMs: T0 + 12 * HOUR_MS }));
-    store.saveEvent(
-      eventInput('elig', { payloadType: 'UserEligibility', startMs: null, endMs: null, createdAtMs: T0 + 5 * HOUR_MS }),
-    );
+    store.saveEvent(eventInput('elig', { payloadType: 'UserEligibility', startMs: null, endMs: null, createdAtMs: T0 + 5 * HOUR_MS }));
     const ids = (q: Parameters<Store['listEvents']>[0]): string[] => store.listEvents(q).map((e) => e.eventId);
     expect(ids({})).toEqual(['early', 'elig', 'late']);
     expect(ids({ fromMs: T0 + 2 * HOUR_MS })).toEqual(['elig', 'late']); // early ended at from (exclusive)
@@ -156,7 +154,10 @@ describe('hourly energy and checkpoints', () => {
   });
 
   it('saves and replaces meter checkpoints', () => {
-    store.saveCheckpoints([{ deviceId: 'm1', valueKwh: 100.5, atMs: T0 }, { deviceId: 'm2', valueKwh: 7, atMs: T0 }]);
+    store.saveCheckpoints([
+      { deviceId: 'm1', valueKwh: 100.5, atMs: T0 },
+      { deviceId: 'm2', valueKwh: 7, atMs: T0 },
+    ]);
     store.saveCheckpoints([{ deviceId: 'm1', valueKwh: 101.25, atMs: T0 + 60_000 }]);
     expect(store.loadCheckpoints()).toEqual([
       { deviceId: 'm1', valueKwh: 101.25, atMs: T0 + 60_000 },
@@ -253,8 +254,18 @@ describe('retention', () => {
     const result = store.prune(now, { hourlyDays: 366, eventsDays: 90, plansDays: 7 });
     expect(result).toEqual({ hourly: 1, events: 2, reports: 1, plans: 1 });
     expect(store.readHourly('tank', 0, now).map((r) => r.kwh)).toEqual([2]);
-    expect(store.listEvents().map((e) => e.eventId).sort()).toEqual(['old-unsent', 'recent']);
-    expect(store.listReports().map((r) => r.id).sort()).toEqual([pending.report.id, sending.report.id].sort());
+    expect(
+      store
+        .listEvents()
+        .map((e) => e.eventId)
+        .sort(),
+    ).toEqual(['old-unsent', 'recent']);
+    expect(
+      store
+        .listReports()
+        .map((r) => r.id)
+        .sort(),
+    ).toEqual([pending.report.id, sending.report.id].sort());
     expect(store.latestPlan()?.json).toEqual({ a: 2 });
     // running it again finds nothing more
     expect(store.prune(now, { hourlyDays: 366, eventsDays: 90, plansDays: 7 })).toEqual({ hourly: 0, events: 0, reports: 0, plans: 0 });

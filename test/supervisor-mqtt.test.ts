@@ -28,14 +28,28 @@ describe('supervised Shelly heater', () => {
     const sim = createShellySim({ url: w.broker.url, topicPrefix: 'shelly-sup', startMs: t0 });
     await sim.start();
     w.cleanups.push(() => sim.close());
-    const dev = createMqttDevice({ type: 'shelly', topicPrefix: 'shelly-sup' }, { connection: w.connection, clock: w.clock, logger: silentLogger() }, { requestTimeoutMs: 5000 });
+    const dev = createMqttDevice(
+      { type: 'shelly', topicPrefix: 'shelly-sup' },
+      { connection: w.connection, clock: w.clock, logger: silentLogger() },
+      { requestTimeoutMs: 5000 },
+    );
     w.cleanups.push(() => dev.close());
     const leaseMs = 600_000;
     // Counts answered blocks, so the test never moves the manual clock while a command is in flight
     // (that would time it out: the clock is manual, the network is real).
     let answered = 0;
-    const heaterSwitch = { deviceLease: true, allow: dev.heaterSwitch!.allow, block: async (ms: number, s: AbortSignal) => { await dev.heaterSwitch!.block(ms, s); answered++; } };
-    const sup = superviseDevice({ id: 'tank', kind: 'hotWaterTank', capabilities: { heaterSwitch }, leaseMs, readTimeoutMs: 5000 }, { clock: w.clock, logger: silentLogger() });
+    const heaterSwitch = {
+      deviceLease: true,
+      allow: dev.heaterSwitch!.allow,
+      block: async (ms: number, s: AbortSignal) => {
+        await dev.heaterSwitch!.block(ms, s);
+        answered++;
+      },
+    };
+    const sup = superviseDevice(
+      { id: 'tank', kind: 'hotWaterTank', capabilities: { heaterSwitch }, leaseMs, readTimeoutMs: 5000 },
+      { clock: w.clock, logger: silentLogger() },
+    );
 
     await sup.applyHeater(true);
     expect(sim.output).toBe(false);
@@ -64,10 +78,17 @@ describe('supervised Shelly heater', () => {
     const sim = createShellySim({ url: w.broker.url, topicPrefix: 'shelly-hung', startMs: t0 });
     await sim.start();
     w.cleanups.push(() => sim.close());
-    const dev = createMqttDevice({ type: 'shelly', topicPrefix: 'shelly-hung' }, { connection: w.connection, clock: w.clock, logger: silentLogger() }, { staleAfterS: 60, requestTimeoutMs: 1000 });
+    const dev = createMqttDevice(
+      { type: 'shelly', topicPrefix: 'shelly-hung' },
+      { connection: w.connection, clock: w.clock, logger: silentLogger() },
+      { staleAfterS: 60, requestTimeoutMs: 1000 },
+    );
     w.cleanups.push(() => dev.close());
     const log = captureLogger();
-    const sup = superviseDevice({ id: 'tank', kind: 'hotWaterTank', capabilities: dev, leaseMs: 600_000, readTimeoutMs: 3000 }, { clock: w.clock, logger: log.logger });
+    const sup = superviseDevice(
+      { id: 'tank', kind: 'hotWaterTank', capabilities: dev, leaseMs: 600_000, readTimeoutMs: 3000 },
+      { clock: w.clock, logger: log.logger },
+    );
     await eventually(async () => expect((await sup.read(quick())).errors).toEqual([]));
     await sup.applyHeater(true);
     expect(sim.output).toBe(false);
@@ -104,9 +125,15 @@ describe('supervised Shelly heater', () => {
     const sim = createShellySim({ url: w.broker.url, topicPrefix: 'shelly-stop', startMs: t0 });
     await sim.start();
     w.cleanups.push(() => sim.close());
-    const dev = createMqttDevice({ type: 'shelly', topicPrefix: 'shelly-stop' }, { connection: w.connection, clock: w.clock, logger: silentLogger() });
+    const dev = createMqttDevice(
+      { type: 'shelly', topicPrefix: 'shelly-stop' },
+      { connection: w.connection, clock: w.clock, logger: silentLogger() },
+    );
     w.cleanups.push(() => dev.close());
-    const sup = superviseDevice({ id: 'tank', kind: 'hotWaterTank', capabilities: dev, leaseMs: 600_000, readTimeoutMs: 3000 }, { clock: w.clock, logger: silentLogger() });
+    const sup = superviseDevice(
+      { id: 'tank', kind: 'hotWaterTank', capabilities: dev, leaseMs: 600_000, readTimeoutMs: 3000 },
+      { clock: w.clock, logger: silentLogger() },
+    );
     await sup.applyHeater(true);
     expect(sim.output).toBe(false);
     await sup.stop();
@@ -117,10 +144,20 @@ describe('supervised Shelly heater', () => {
 
 describe('supervised go-e charger', () => {
   it('applies the safe current when values go stale and when the w.broker is lost', async () => {
-    const sim = createGoeSim({ url: w.broker.url, topicPrefix: 'go-eCharger/42', startMs: t0, amp: 16, plugs: [{ atMs: t0, battery: { capacityKwh: 60, socPct: 30 } }] });
+    const sim = createGoeSim({
+      url: w.broker.url,
+      topicPrefix: 'go-eCharger/42',
+      startMs: t0,
+      amp: 16,
+      plugs: [{ atMs: t0, battery: { capacityKwh: 60, socPct: 30 } }],
+    });
     await sim.start();
     w.cleanups.push(() => sim.close());
-    const dev = createMqttDevice({ type: 'goe', topicPrefix: 'go-eCharger/42' }, { connection: w.connection, clock: w.clock, logger: silentLogger() }, { staleAfterS: 60 });
+    const dev = createMqttDevice(
+      { type: 'goe', topicPrefix: 'go-eCharger/42' },
+      { connection: w.connection, clock: w.clock, logger: silentLogger() },
+      { staleAfterS: 60 },
+    );
     w.cleanups.push(() => dev.close());
     await eventually(async () => expect(await dev.energyMeter!.readEnergyKwh(quick())).toBe(0));
     const log = captureLogger();

@@ -34,13 +34,23 @@ describe('systemd/wattshift.service', () => {
     expect(verify(unit.replace(/^ExecStart=\S+/m, 'ExecStart=/usr/bin/no-such-node')).output).toMatch(/not executable/);
   });
 
-  it('`sudo wattshift` runs the CLI as the service does: the wrapper gives systemd-run the unit\'s user, directories, credential and umask', () => {
+  it("`sudo wattshift` runs the CLI as the service does: the wrapper gives systemd-run the unit's user, directories, credential and umask", () => {
     const wrapper = readFileSync('packaging/wattshift', 'utf8');
     const props = new Map([...wrapper.matchAll(/-p (\w+)=(\S+)/g)].map((m) => [m[1]!, m[2]!]));
     props.set('User', /--uid=(\S+)/.exec(wrapper)?.[1] ?? '');
     props.set('Group', /--gid=(\S+)/.exec(wrapper)?.[1] ?? '');
     const unitValue = (key: string): string | undefined => new RegExp(`^${key}=(.*)$`, 'm').exec(unit)?.[1];
-    const keys = ['User', 'Group', 'StateDirectory', 'StateDirectoryMode', 'ConfigurationDirectory', 'ConfigurationDirectoryMode', 'LoadCredential', 'UMask', 'SupplementaryGroups'];
+    const keys = [
+      'User',
+      'Group',
+      'StateDirectory',
+      'StateDirectoryMode',
+      'ConfigurationDirectory',
+      'ConfigurationDirectoryMode',
+      'LoadCredential',
+      'UMask',
+      'SupplementaryGroups',
+    ];
     expect(Object.fromEntries(keys.map((k) => [k, props.get(k)]))).toEqual(Object.fromEntries(keys.map((k) => [k, unitValue(k)])));
     // Every setting the wrapper passes is one the unit has.
     for (const [k, v] of props) expect(unitValue(k), k).toBe(v);

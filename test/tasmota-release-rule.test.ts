@@ -28,7 +28,11 @@ async function start(): Promise<{ sim: TasmotaSim; dev: MqttDevice; sent: string
   watcher.on('message', (t, p) => sent.push(`${t.slice(`cmnd/${topic}/`.length)} ${p.toString()}`));
   await watcher.subscribeAsync(`cmnd/${topic}/#`, { qos: 1 });
   w.cleanups.push(() => watcher.endAsync());
-  const dev = createMqttDevice({ type: 'tasmota', topic, releaseRule }, { connection: w.connection, clock: w.clock, logger: silentLogger() }, { requestTimeoutMs: 1000 });
+  const dev = createMqttDevice(
+    { type: 'tasmota', topic, releaseRule },
+    { connection: w.connection, clock: w.clock, logger: silentLogger() },
+    { requestTimeoutMs: 1000 },
+  );
   w.cleanups.push(() => dev.close());
   return { sim, dev, sent };
 }
@@ -98,7 +102,11 @@ describe('Tasmota release rule (blocked = OFF)', () => {
       void device.publishAsync('stat/bare/RESULT', JSON.stringify({ Command: 'Unknown' }));
     });
     await device.subscribeAsync('cmnd/bare/#', { qos: 1 });
-    const dev = createMqttDevice({ type: 'tasmota', topic: 'bare', releaseRule }, { connection: w.connection, clock: w.clock, logger: silentLogger() }, { requestTimeoutMs: 1000 });
+    const dev = createMqttDevice(
+      { type: 'tasmota', topic: 'bare', releaseRule },
+      { connection: w.connection, clock: w.clock, logger: silentLogger() },
+      { requestTimeoutMs: 1000 },
+    );
     w.cleanups.push(() => dev.close());
     await expect(dev.heaterSwitch!.block(600_000, sig())).rejects.toMatchObject({ code: 'TASMOTA_RULE_REFUSED' });
     expect(received.some((t) => t.startsWith('cmnd/bare/POWER'))).toBe(false);

@@ -11,7 +11,11 @@ import { createTeslaMateSim, type TeslaMateSim } from '../src/sandbox/devices/te
 import { eventually, startAedes, type TestBroker } from './helpers/aedes.js';
 import { startTcpRelay } from './helpers/ocpp-world.js';
 
-interface Heard { topic: string; payload: string; retain: boolean }
+interface Heard {
+  topic: string;
+  payload: string;
+  retain: boolean;
+}
 
 let broker: TestBroker;
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -55,10 +59,12 @@ describe('TeslaMate SoC logger', () => {
 
     const late = await listen();
     await eventually(() => expect(late.heard).toHaveLength(2));
-    expect(late.heard).toEqual(expect.arrayContaining([
-      { topic: 'teslamate/cars/1/battery_level', payload: '57', retain: true },
-      { topic: 'teslamate/cars/1/plugged_in', payload: 'true', retain: true },
-    ]));
+    expect(late.heard).toEqual(
+      expect.arrayContaining([
+        { topic: 'teslamate/cars/1/battery_level', payload: '57', retain: true },
+        { topic: 'teslamate/cars/1/plugged_in', payload: 'true', retain: true },
+      ]),
+    );
   });
 
   it('publishes only when the whole percent (or the plug) changes', async () => {
@@ -85,10 +91,12 @@ describe('TeslaMate SoC logger', () => {
 
     const late = await listen();
     await eventually(() => expect(late.heard).toHaveLength(2));
-    expect(late.heard).toEqual(expect.arrayContaining([
-      { topic: 'teslamate/cars/1/battery_level', payload: '40', retain: true },
-      { topic: 'teslamate/cars/1/plugged_in', payload: 'false', retain: true },
-    ]));
+    expect(late.heard).toEqual(
+      expect.arrayContaining([
+        { topic: 'teslamate/cars/1/battery_level', payload: '40', retain: true },
+        { topic: 'teslamate/cars/1/plugged_in', payload: 'false', retain: true },
+      ]),
+    );
   });
 
   it('follows a clock, publishing what changed at each step until stopped', async () => {
@@ -137,9 +145,11 @@ describe('TeslaMate SoC logger', () => {
     await eventually(() => expect(first.of('plugged_in')).toContain('true'));
     const late = await listen();
     await eventually(() => expect(late.heard).toHaveLength(2));
-    expect(late.heard).toEqual(expect.arrayContaining([
-      { topic: 'teslamate/cars/1/battery_level', payload: '61', retain: true },
-      { topic: 'teslamate/cars/1/plugged_in', payload: 'true', retain: true },
-    ]));
+    expect(late.heard).toEqual(
+      expect.arrayContaining([
+        { topic: 'teslamate/cars/1/battery_level', payload: '61', retain: true },
+        { topic: 'teslamate/cars/1/plugged_in', payload: 'true', retain: true },
+      ]),
+    );
   });
 });

@@ -25,7 +25,9 @@ const config = parseConfig({
     { id: 'car-a', capacityKwh: 64, identify: { idTags: ['TAG-A'] } },
     { id: 'car-b', capacityKwh: 40, identify: { idTags: ['TAG-B'] } },
   ],
-  devices: [{ id: 'car', kind: 'evCharger', charger: { type: 'ocpp', chargePointId: 'cp1', password: 'home-charger-secret-1' }, model: { capacityKwh: 50 } }],
+  devices: [
+    { id: 'car', kind: 'evCharger', charger: { type: 'ocpp', chargePointId: 'cp1', password: 'home-charger-secret-1' }, model: { capacityKwh: 50 } },
+  ],
 }).config;
 const charger = config.devices[0] as EvChargerConfig;
 
@@ -44,7 +46,10 @@ describe('the car at an OCPP charger', () => {
     await eventually(async () => expect(await w.charger.evStateReader!.readEvState(never)).toMatchObject({ plugged: true, idTag: 'TAG-B' }));
     // The charge point started the session itself, with the card's tag.
     expect(w.sim.transactionId).toBeDefined();
-    expect(identifyVehicle(charger, config.vehicles, await w.charger.evStateReader!.readEvState(never))).toMatchObject({ vehicle: { id: 'car-b' }, by: 'idTag' });
+    expect(identifyVehicle(charger, config.vehicles, await w.charger.evStateReader!.readEvState(never))).toMatchObject({
+      vehicle: { id: 'car-b' },
+      by: 'idTag',
+    });
 
     await w.step(H);
     await eventually(async () => expect(await w.charger.evStateReader!.readEvState(never)).toMatchObject({ plugged: false }));
@@ -61,13 +66,20 @@ describe('the car at an OCPP charger', () => {
     // A card no car claims: the charger's own model, with the tag to log.
     await w.step(2 * H);
     await eventually(async () => expect(await w.charger.evStateReader!.readEvState(never)).toMatchObject({ plugged: true, idTag: 'TAG-X' }));
-    expect(identifyVehicle(charger, config.vehicles, await w.charger.evStateReader!.readEvState(never))).toEqual({ vehicle: null, by: 'none', unknownTag: 'TAG-X' });
+    expect(identifyVehicle(charger, config.vehicles, await w.charger.evStateReader!.readEvState(never))).toEqual({
+      vehicle: null,
+      by: 'none',
+      unknownTag: 'TAG-X',
+    });
   });
 
   it('a charger serving one car, or with a default, needs no tag', () => {
     expect(identifyVehicle({ ...charger, vehicles: ['car-a'] }, config.vehicles, {})).toMatchObject({ vehicle: { id: 'car-a' }, by: 'only' });
     expect(identifyVehicle({ ...charger, defaultVehicle: 'car-b' }, config.vehicles, {})).toMatchObject({ vehicle: { id: 'car-b' }, by: 'default' });
-    expect(identifyVehicle({ ...charger, defaultVehicle: 'car-b' }, config.vehicles, { idTag: 'TAG-A' })).toMatchObject({ vehicle: { id: 'car-a' }, by: 'idTag' });
+    expect(identifyVehicle({ ...charger, defaultVehicle: 'car-b' }, config.vehicles, { idTag: 'TAG-A' })).toMatchObject({
+      vehicle: { id: 'car-a' },
+      by: 'idTag',
+    });
     expect(identifyVehicle(charger, [], { idTag: 'TAG-A' })).toEqual({ vehicle: null, by: 'none' });
   });
 });

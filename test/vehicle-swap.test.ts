@@ -37,8 +37,14 @@ describe('two cars swapping two chargers', () => {
   const carB = new EvBattery({ capacityKwh: 40, socPct: 40, targetSocPct: 100, efficiency: 0.9 });
   /** Where each car is: [charger, from, until]. */
   const stays = {
-    a: [['car', at(0, 17, 30), at(0, 22)], ['car2', at(0, 22, 45), aLeavesMs]],
-    b: [['car2', at(0, 17, 45), at(0, 22, 15)], ['car', at(0, 22, 30), bLeavesMs]],
+    a: [
+      ['car', at(0, 17, 30), at(0, 22)],
+      ['car2', at(0, 22, 45), aLeavesMs],
+    ],
+    b: [
+      ['car2', at(0, 17, 45), at(0, 22, 15)],
+      ['car', at(0, 22, 30), bLeavesMs],
+    ],
   } as const;
   const plugged = (car: 'a' | 'b'): boolean => stays[car].some(([, from, until]) => clock.nowMs() >= from && clock.nowMs() < until);
   let car2: OcppChargePointSim;
@@ -59,7 +65,12 @@ describe('two cars swapping two chargers', () => {
     });
     const ocppPort = await findFreePort();
     car2 = createOcppChargePointSim({
-      url: `ws://127.0.0.1:${ocppPort}/ocpp`, identity: 'cp2', password, startMs, phases: 3, maxCurrentA: 16,
+      url: `ws://127.0.0.1:${ocppPort}/ocpp`,
+      identity: 'cp2',
+      password,
+      startMs,
+      phases: 3,
+      maxCurrentA: 16,
       plugs: [
         { atMs: stays.b[0][1], untilMs: stays.b[0][2], idTag: 'TAG-B', battery: carB },
         { atMs: stays.a[1][1], untilMs: stays.a[1][2], idTag: 'TAG-A', battery: carA },
@@ -77,18 +88,36 @@ describe('two cars swapping two chargers', () => {
       ocpp: { host: '127.0.0.1', port: ocppPort },
       vehicles: [
         {
-          id: 'car-a', name: 'Car A', capacityKwh: 60, targetSocPct: 70, soc: soc(1), identify: { idTags: ['TAG-A'], goeCards: [0] },
-          departures: [{ cron: '0 6 * * 1-5', targetSocPct: 80 }, { cron: '0 10 * * 6,0', targetSocPct: 100 }],
+          id: 'car-a',
+          name: 'Car A',
+          capacityKwh: 60,
+          targetSocPct: 70,
+          soc: soc(1),
+          identify: { idTags: ['TAG-A'], goeCards: [0] },
+          departures: [
+            { cron: '0 6 * * 1-5', targetSocPct: 80 },
+            { cron: '0 10 * * 6,0', targetSocPct: 100 },
+          ],
         },
         {
-          id: 'car-b', name: 'Car B', capacityKwh: 40, targetSocPct: 60, soc: soc(2), identify: { idTags: ['TAG-B'], goeCards: [1] },
+          id: 'car-b',
+          name: 'Car B',
+          capacityKwh: 40,
+          targetSocPct: 60,
+          soc: soc(2),
+          identify: { idTags: ['TAG-B'], goeCards: [1] },
           departures: [{ cron: '15 7 * * 1-5', targetSocPct: 90 }],
         },
       ],
       devices: [
         ...(input.devices ?? []),
         {
-          id: 'car2', name: 'Second charger', kind: 'evCharger', staleAfterS: 900, safeCurrentA: 6, vehicles: ['car-a', 'car-b'],
+          id: 'car2',
+          name: 'Second charger',
+          kind: 'evCharger',
+          staleAfterS: 900,
+          safeCurrentA: 6,
+          vehicles: ['car-a', 'car-b'],
           charger: { type: 'ocpp', chargePointId: 'cp2', password },
           model: { capacityKwh: 50, targetEnergyKwh: 5, departure: '23:00', minCurrentA: 6, maxCurrentA: 16, phases: 3 },
         },
@@ -97,7 +126,8 @@ describe('two cars swapping two chargers', () => {
     const registration = await home.register(config, async (spark, { resources, locationId }) => {
       // A price-curve event over the whole night for both chargers and both cars.
       const points = Array.from({ length: (eventToMs - eventFromMs) / H }, (_, i) => ({
-        timestamp: new Date(eventFromMs + i * H).toISOString(), price: i >= 7 && i <= 11 ? -0.05 : 0.02,
+        timestamp: new Date(eventFromMs + i * H).toISOString(),
+        price: i >= 7 && i <= 11 ? -0.05 : 0.02,
       }));
       const event = await spark.simulatePriceCurve({
         targets: ['car', 'car2', 'car-a', 'car-b'].map((id) => ({ resourceId: resources[id]!, locationId })),
@@ -129,7 +159,8 @@ describe('two cars swapping two chargers', () => {
     home.close(async () => {
       for (const l of loggers) await l.close().catch(() => undefined);
       await car2?.close();
-    }));
+    }),
+  );
 
   const planAt = (day: number, hh: number): Plan => {
     const plan = planAtHour.get(Math.floor(at(day, hh) / H) * H);
@@ -165,7 +196,7 @@ describe('two cars swapping two chargers', () => {
     expect(socAtDeparture.b).toBeGreaterThanOrEqual(90 - 1);
   });
 
-  it('reports each car\'s energy as its own resource, accepted by the API', () => {
+  it("reports each car's energy as its own resource, accepted by the API", () => {
     const reports = home.env.sandbox.acceptedReports().filter((r) => r.eventId === eventId);
     expect(reports).toHaveLength(1);
     const payloads = reports[0]!.payloads;
@@ -184,7 +215,7 @@ describe('two cars swapping two chargers', () => {
     expect(payloads.map((p) => p.resourceId).sort()).toHaveLength(4);
   });
 
-  it('shows each charger\'s car in its view while it is plugged in', () => {
+  it("shows each charger's car in its view while it is plugged in", () => {
     expect(shown.get(at(0, 20))).toMatchObject({ car: 'Car A', car2: 'Car B' });
     expect(shown.get(at(1, 0))).toMatchObject({ car: 'Car B', car2: 'Car A' });
     // Both cars have left: no charger names a car.

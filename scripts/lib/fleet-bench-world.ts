@@ -105,7 +105,14 @@ export async function startFleetBenchWorld(gatewayCount: number): Promise<FleetB
     const hash = mosquittoPasswordHash(gatewayPassword);
     const homes = Array.from({ length: gatewayCount }, (_, i) => {
       const n = String(i + 1).padStart(6, '0');
-      return { gatewayId: `gw-${n}`, username: `gw-${n}`, password: gatewayPassword, locationId: `loc-${n}`, resourceId: `res-${n}-tank`, priceArea: benchAreas[i % benchAreas.length]! };
+      return {
+        gatewayId: `gw-${n}`,
+        username: `gw-${n}`,
+        password: gatewayPassword,
+        locationId: `loc-${n}`,
+        resourceId: `res-${n}-tank`,
+        priceArea: benchAreas[i % benchAreas.length]!,
+      };
     });
     let next = 0;
     await Promise.all(
@@ -113,41 +120,81 @@ export async function startFleetBenchWorld(gatewayCount: number): Promise<FleetB
         for (let i = next++; i < homes.length; i = next++) {
           const h = homes[i]!;
           await registry.upsertGateway({ gatewayId: h.gatewayId, brokerUsername: h.username, brokerPasswordHash: hash, priceArea: h.priceArea });
-          await registry.upsertLocation({ locationId: h.locationId, userId: `user-${h.gatewayId}`, priceArea: h.priceArea, meterPointId: `7070575${String(i).padStart(11, '0')}`, gatewayId: h.gatewayId }, [h.resourceId]);
+          await registry.upsertLocation(
+            {
+              locationId: h.locationId,
+              userId: `user-${h.gatewayId}`,
+              priceArea: h.priceArea,
+              meterPointId: `7070575${String(i).padStart(11, '0')}`,
+              gatewayId: h.gatewayId,
+            },
+            [h.resourceId],
+          );
         }
       }),
     );
     const provisionMs = wallMs() - provisionStarted;
 
-    const files = mosquittoFiles({ prefix: defaultFleetPrefix, hub: { username: hubUser.username, passwordHash: mosquittoPasswordHash(hubUser.password) }, gateways: await registry.gateways(), locations: await registry.locations() });
+    const files = mosquittoFiles({
+      prefix: defaultFleetPrefix,
+      hub: { username: hubUser.username, passwordHash: mosquittoPasswordHash(hubUser.password) },
+      gateways: await registry.gateways(),
+      locations: await registry.locations(),
+    });
     const broker = await startFleetBroker(files);
     stops.push(() => broker.stop());
 
-    const sandbox = await startSandbox({ bodyLimitBytes: 64 * 1024 * 1024, webhookTimeoutMs: 120_000, webhookRetryDelaysMs: [5_000, 10_000, 20_000] });
+    const sandbox = await startSandbox({
+      bodyLimitBytes: 64 * 1024 * 1024,
+      webhookTimeoutMs: 120_000,
+      webhookRetryDelaysMs: [5_000, 10_000, 20_000],
+    });
     stops.push(() => sandbox.close());
     const credentials = sandbox.credentials[0]!;
-    const spark = createSparkClient({ baseUrl: sandbox.baseUrl, authUrl: sandbox.authUrl, clientId: credentials.clientId, clientSecret: credentials.clientSecret, clock: systemClock, logger: silentLogger(), timeoutsMs: { connect: 120_000, headers: 120_000, body: 120_000 }, maxResponseBytes: 64 * 1024 * 1024 });
+    const spark = createSparkClient({
+      baseUrl: sandbox.baseUrl,
+      authUrl: sandbox.authUrl,
+      clientId: credentials.clientId,
+      clientSecret: credentials.clientSecret,
+      clock: systemClock,
+      logger: silentLogger(),
+      timeoutsMs: { connect: 120_000, headers: 120_000, body: 120_000 },
+      maxResponseBytes: 64 * 1024 * 1024,
+    });
     stops.push(() => spark.close());
 
     const hubPort = await freePort();
     const webhookArrivals: number[] = [];
     // A request on a kept-alive connection starts with its request line.
-    const relay: TcpRelay = await startTcpRelay('127.0.0.1', hubPort, { onClientData: (chunk) => void (chunk.subarray(0, 5).toString('latin1') === 'POST ' && webhookArrivals.push(wallMs())) });
+    const relay: TcpRelay = await startTcpRelay('127.0.0.1', hubPort, {
+      onClientData: (chunk) => void (chunk.subarray(0, 5).toString('latin1') === 'POST ' && webhookArrivals.push(wallMs())),
+    });
     stops.push(() => relay.close());
     await spark.createWebhook({ webhookUrl: `http://127.0.0.1:${relay.port}/spark/notify`, webhookSecret, notificationTypes: ['PriceCurveCreated'] });
 
     const configPath = join(dir, 'hub.json');
-    writeFileSync(configPath, JSON.stringify({
-      version: 1,
-      instanceId: 'bench-hub',
-      spark: { baseUrl: sandbox.baseUrl, authUrl: sandbox.authUrl, forecastUrl: sandbox.forecastUrl, clientId: credentials.clientId, clientSecret: credentials.clientSecret, requestTimeoutMs: 120_000 },
-      database: { url: databaseUrl, poolSize: 4 },
-      broker: { url: broker.hubUrl, username: hubUser.username, password: hubUser.password },
-      webhook: { host: '127.0.0.1', port: hubPort, secret: webhookSecret, maxBodyBytes: 10_485_760 },
-      // Faster than the defaults (300 s, hourly) so a run of minutes sees several of each.
-      events: { pollIntervalS: 10 },
-      advice: { cron: '* * * * *', timezone: 'UTC' },
-    }), { mode: 0o600 });
+    writeFileSync(
+      configPath,
+      JSON.stringify({
+        version: 1,
+        instanceId: 'bench-hub',
+        spark: {
+          baseUrl: sandbox.baseUrl,
+          authUrl: sandbox.authUrl,
+          forecastUrl: sandbox.forecastUrl,
+          clientId: credentials.clientId,
+          clientSecret: credentials.clientSecret,
+          requestTimeoutMs: 120_000,
+        },
+        database: { url: databaseUrl, poolSize: 4 },
+        broker: { url: broker.hubUrl, username: hubUser.username, password: hubUser.password },
+        webhook: { host: '127.0.0.1', port: hubPort, secret: webhookSecret, maxBodyBytes: 10_485_760 },
+        // Faster than the defaults (300 s, hourly) so a run of minutes sees several of each.
+        events: { pollIntervalS: 10 },
+        advice: { cron: '* * * * *', timezone: 'UTC' },
+      }),
+      { mode: 0o600 },
+    );
     const apiCalls = new Map<string, number>();
     const hubLogPath = join(dir, 'hub.log');
     const hub = spawnDaemon({ configPath, command: 'hub', logPath: hubLogPath });
@@ -162,16 +209,33 @@ export async function startFleetBenchWorld(gatewayCount: number): Promise<FleetB
     const connectStarted = wallMs();
     const swarms = Array.from({ length: Math.ceil(gatewayCount / gatewaysPerSwarm) }, () => startSwarm());
     stops.push(async () => {
-      await Promise.all(swarms.map((s) => new Promise<void>((resolve) => {
-        // Gone already (a Ctrl-C reaches the whole process group): its 'exit' has been and gone.
-        if (s.child.exitCode !== null || s.child.signalCode !== null) return resolve();
-        const timer = setTimeout(() => s.child.kill('SIGKILL'), 15_000);
-        s.child.once('exit', () => (clearTimeout(timer), resolve()));
-        if (s.child.connected) s.child.send({ type: 'stop' } satisfies SwarmRequest);
-        else s.child.kill('SIGTERM');
-      })));
+      await Promise.all(
+        swarms.map(
+          (s) =>
+            new Promise<void>((resolve) => {
+              // Gone already (a Ctrl-C reaches the whole process group): its 'exit' has been and gone.
+              if (s.child.exitCode !== null || s.child.signalCode !== null) return resolve();
+              const timer = setTimeout(() => s.child.kill('SIGKILL'), 15_000);
+              s.child.once('exit', () => (clearTimeout(timer), resolve()));
+              if (s.child.connected) s.child.send({ type: 'stop' } satisfies SwarmRequest);
+              else s.child.kill('SIGTERM');
+            }),
+        ),
+      );
     });
-    await Promise.all(swarms.map((s, i) => s.request({ type: 'start', brokerUrl: broker.url, prefix: defaultFleetPrefix, gateways: homes.slice(i * gatewaysPerSwarm, (i + 1) * gatewaysPerSwarm) }, 'ready')));
+    await Promise.all(
+      swarms.map((s, i) =>
+        s.request(
+          {
+            type: 'start',
+            brokerUrl: broker.url,
+            prefix: defaultFleetPrefix,
+            gateways: homes.slice(i * gatewaysPerSwarm, (i + 1) * gatewaysPerSwarm),
+          },
+          'ready',
+        ),
+      ),
+    );
     const connectMs = wallMs() - connectStarted;
     return { homes, sandbox, spark, broker, hub, hubLogPath, swarms, pool, webhookArrivals, apiCalls, provisionMs, connectMs, stop };
   } catch (err) {

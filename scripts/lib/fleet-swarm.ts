@@ -20,14 +20,10 @@ export interface SwarmGateway {
 }
 
 export type SwarmRequest =
-  | { type: 'start'; brokerUrl: string; prefix: string; gateways: SwarmGateway[] }
-  | { type: 'collect'; eventId: string }
-  | { type: 'stop' };
+  { type: 'start'; brokerUrl: string; prefix: string; gateways: SwarmGateway[] } | { type: 'collect'; eventId: string } | { type: 'stop' };
 
 export type SwarmReply =
-  | { type: 'ready'; connectMs: number }
-  | { type: 'arrivals'; eventId: string; atMs: number[] }
-  | { type: 'failed'; message: string };
+  { type: 'ready'; connectMs: number } | { type: 'arrivals'; eventId: string; atMs: number[] } | { type: 'failed'; message: string };
 
 const wallMs = (): number => performance.timeOrigin + performance.now();
 /** Connections opened at once: Mosquitto hashes each password (PBKDF2), so a burst only queues. */

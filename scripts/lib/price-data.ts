@@ -58,14 +58,19 @@ function loadCsv(file: string, text: string): PriceSeries[] {
     byArea.set(area, list);
   }
   return [...byArea.entries()].map(([area, points]) => ({
-    id: `${file}:${area}`, file, area, points: points.sort((a, b) => a.startMs - b.startMs),
+    id: `${file}:${area}`,
+    file,
+    area,
+    points: points.sort((a, b) => a.startMs - b.startMs),
   }));
 }
 
 /** All hourly CSV series (every area of every file), sorted by id. */
 export function loadPriceSeries(): PriceSeries[] {
   const out: PriceSeries[] = [];
-  for (const file of readdirSync(priceDataDir).filter((f) => f.endsWith('.csv')).sort()) {
+  for (const file of readdirSync(priceDataDir)
+    .filter((f) => f.endsWith('.csv'))
+    .sort()) {
     out.push(...loadCsv(file, readFileSync(join(priceDataDir, file), 'utf8')));
   }
   return out;
@@ -88,7 +93,11 @@ export function loadNordpoolJson(file: string): PriceSeries[] {
 }
 
 /** Contiguous hourly windows of `hours` starting every `strideHours`. */
-export function hourlyWindows(series: PriceSeries, hours: number, strideHours: number): { startMs: number; points: { startMs: number; price: number }[] }[] {
+export function hourlyWindows(
+  series: PriceSeries,
+  hours: number,
+  strideHours: number,
+): { startMs: number; points: { startMs: number; price: number }[] }[] {
   const out: { startMs: number; points: { startMs: number; price: number }[] }[] = [];
   const pts = series.points;
   for (let i = 0; i + hours <= pts.length; i += strideHours) {

@@ -48,12 +48,15 @@ export function deviceParts(s: Setup, input: PlanInput, tag = '', slotRows?: (t:
         const z = v('z', t);
         bounds.push(`0 <= ${q} <= ${n6(L)}`);
         // On: q = L unless the thermostat stops it at eMax (z = 1).
-        rows.push(`${v('ru', t)}: ${q} - ${n6(L)} ${u} <= 0`, `${v('rz', t)}: ${z} - ${u} <= 0`,
+        rows.push(
+          `${v('ru', t)}: ${q} - ${n6(L)} ${u} <= 0`,
+          `${v('rz', t)}: ${z} - ${u} <= 0`,
           `${v('rq', t)}: ${q} - ${n6(L)} ${u} + ${n6(L)} ${z} >= 0`,
           `${v('rt', t)}: ${E} - ${n6(m.eMax - m.eFloor)} ${z} >= ${n6(m.eFloor)}`,
           // Valid cut (tightens the relaxation): on ⇒ q ≥ min(L, eMax − base) ≥ L·(eMax − base)/D,
           // base = E − q ≥ bLow, D = eMax − bLow; written as q·(1 − L/D) + L·E/D − L·u ≥ L·eMax/D − L.
-          ...(L > 0 ? [`${v('rc', t)}: ${n6(1 - L / D)} ${q} + ${n6(L / D)} ${E} - ${n6(L)} ${u} >= ${n6((L * m.eMax) / D - L)}`] : []));
+          ...(L > 0 ? [`${v('rc', t)}: ${n6(1 - L / D)} ${q} + ${n6(L / D)} ${E} - ${n6(L)} ${u} >= ${n6((L * m.eMax) / D - L)}`] : []),
+        );
         bins.push(u, z);
       } else bounds.push(`0 <= ${q} <= ${n6(tk.cap[t]!)}`);
     }
@@ -110,4 +113,3 @@ export function plannerObjective(s: Setup, p: Plan): number {
   });
   return c;
 }
-

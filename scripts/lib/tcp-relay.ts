@@ -12,7 +12,11 @@ export interface TcpRelay {
   close(): Promise<void>;
 }
 
-export async function startTcpRelay(upstreamHost: string, upstreamPort: number, options: { /** Sees each chunk a client sends, as it arrives. */ onClientData?: (chunk: Buffer) => void } = {}): Promise<TcpRelay> {
+export async function startTcpRelay(
+  upstreamHost: string,
+  upstreamPort: number,
+  options: { /** Sees each chunk a client sends, as it arrives. */ onClientData?: (chunk: Buffer) => void } = {},
+): Promise<TcpRelay> {
   let fromClients = 0;
   const sockets = new Set<Socket>();
   const server = createServer((client) => {

@@ -64,7 +64,12 @@ export function followWalk(o: { qemu: ChildProcess; walkLog: string; consoleLog:
     const poll = setInterval(() => {
       drain();
       const now = Date.now();
-      const late = now > waiting.untilMs ? `waited too long for ${waiting.what}` : now > startMs + o.overallMs ? `the run took longer than ${o.overallMs / 60_000} min` : null;
+      const late =
+        now > waiting.untilMs
+          ? `waited too long for ${waiting.what}`
+          : now > startMs + o.overallMs
+            ? `the run took longer than ${o.overallMs / 60_000} min`
+            : null;
       if (late && problem === null) {
         problem = late;
         o.qemu.kill('SIGTERM');

@@ -18,12 +18,14 @@ import { followWalk, type WalkResult } from './follow.js';
 
 const src = join(import.meta.dirname, '../..');
 const here = import.meta.dirname;
-const options = z.object({
-  TEST_INSTALL_PREVIOUS: z.string().min(1).optional(),
-  TEST_INSTALL_TIMEOUT_MIN: z.coerce.number().positive().default(60),
-  TEST_INSTALL_DEB: z.string().endsWith('.deb').optional(),
-  XDG_CACHE_HOME: z.string().min(1).optional(),
-}).parse(process.env);
+const options = z
+  .object({
+    TEST_INSTALL_PREVIOUS: z.string().min(1).optional(),
+    TEST_INSTALL_TIMEOUT_MIN: z.coerce.number().positive().default(60),
+    TEST_INSTALL_DEB: z.string().endsWith('.deb').optional(),
+    XDG_CACHE_HOME: z.string().min(1).optional(),
+  })
+  .parse(process.env);
 const cache = join(options.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'wattshift-test-install');
 const work = mkdtempSync(join(tmpdir(), 'wattshift-test-install-'));
 const timings: { what: string; seconds: number }[] = [];
@@ -72,7 +74,9 @@ function previousDeb(commit: string): string {
     symlinkSync(join(src, 'node_modules'), join(tree, 'node_modules'));
     const out = join(work, 'previous-out');
     mkdirSync(out);
-    const built = sh('bash', [join(tree, 'scripts/package-deb.sh'), out], tree).split('\n').at(-1)!;
+    const built = sh('bash', [join(tree, 'scripts/package-deb.sh'), out], tree)
+      .split('\n')
+      .at(-1)!;
     const unpacked = join(work, 'previous-deb');
     sh('dpkg-deb', ['-R', built, unpacked]);
     const control = join(unpacked, 'DEBIAN/control');
@@ -107,26 +111,61 @@ function makeImage(root: string, debs: { current: string; previous: string }): s
 
 async function boot(root: string, image: string): Promise<WalkResult> {
   const boot = join(root, 'boot');
-  const kernel = join(boot, readdirSync(boot).find((f) => f.startsWith('vmlinuz-'))!);
-  const initrd = join(boot, readdirSync(boot).find((f) => f.startsWith('initrd.img-'))!);
+  const kernel = join(
+    boot,
+    readdirSync(boot).find((f) => f.startsWith('vmlinuz-'))!,
+  );
+  const initrd = join(
+    boot,
+    readdirSync(boot).find((f) => f.startsWith('initrd.img-'))!,
+  );
   const consoleLog = join(work, 'console.log');
   const walkLog = join(work, 'walk.log');
   writeFileSync(walkLog, '');
   // The console on the first serial port, the walk's report on the second; no network is needed.
-  const qemu = spawn('qemu-system-x86_64', [
-    '-accel', 'tcg', '-m', '2048', '-smp', '2', '-kernel', kernel, '-initrd', initrd,
-    '-append', 'root=/dev/vda rw console=ttyS0 systemd.show_status=auto',
-    '-drive', `file=${image},if=virtio,format=raw`, '-nic', 'none', '-display', 'none', '-monitor', 'none',
-    '-serial', `file:${consoleLog}`, '-serial', `file:${walkLog}`,
-  ], { stdio: ['ignore', 'inherit', 'inherit'] });
+  const qemu = spawn(
+    'qemu-system-x86_64',
+    [
+      '-accel',
+      'tcg',
+      '-m',
+      '2048',
+      '-smp',
+      '2',
+      '-kernel',
+      kernel,
+      '-initrd',
+      initrd,
+      '-append',
+      'root=/dev/vda rw console=ttyS0 systemd.show_status=auto',
+      '-drive',
+      `file=${image},if=virtio,format=raw`,
+      '-nic',
+      'none',
+      '-display',
+      'none',
+      '-monitor',
+      'none',
+      '-serial',
+      `file:${consoleLog}`,
+      '-serial',
+      `file:${walkLog}`,
+    ],
+    { stdio: ['ignore', 'inherit', 'inherit'] },
+  );
   return followWalk({ qemu, walkLog, consoleLog, overallMs: options.TEST_INSTALL_TIMEOUT_MIN * 60_000 });
 }
 
 async function main(): Promise<number> {
   preflight();
   console.log(`logs and the image: ${work}`);
-  const current = options.TEST_INSTALL_DEB
-    ?? timed('build the .deb (npm run package)', () => sh('bash', [join(src, 'scripts/package-deb.sh'), work]).split('\n').at(-1)!);
+  const current =
+    options.TEST_INSTALL_DEB ??
+    timed('build the .deb (npm run package)', () =>
+      sh('bash', [join(src, 'scripts/package-deb.sh'), work])
+        .split('\n')
+        .at(-1)!,
+    );
   const commit = previousCommit();
   const previous = timed(`build the previous .deb (git worktree of ${commit.slice(0, 10)})`, () => previousDeb(commit));
   const root = timed('the Debian 13 root (debootstrap, cached)', () => sh('bash', [join(here, 'make-root.sh'), cache]));
@@ -139,7 +178,8 @@ async function main(): Promise<number> {
   console.log('\n== times');
   for (const t of timings) console.log(`${t.seconds.toFixed(1).padStart(8)} s  ${t.what}`);
   console.log('\n== the walk');
-  for (const s of result.steps) console.log(`${s.pass ? 'PASS' : 'FAIL'} ${s.seconds.toFixed(1).padStart(7)} s  ${s.name}${s.why ? `  (${s.why})` : ''}`);
+  for (const s of result.steps)
+    console.log(`${s.pass ? 'PASS' : 'FAIL'} ${s.seconds.toFixed(1).padStart(7)} s  ${s.name}${s.why ? `  (${s.why})` : ''}`);
   const ok = result.problem === null && result.steps.length > 0 && result.steps.every((s) => s.pass);
   if (!ok) {
     if (result.problem) console.log(`\nFAIL: ${result.problem}`);

@@ -62,7 +62,13 @@ export function ocppModule(ctx: AppContext): Module {
   return {
     name: 'ocpp',
     async start() {
-      ctx.parts.ocpp = config.ocpp ? await startCentralSystem(config, { clock, logger: deps.logger, ...(deps.deviceTimeoutMs !== undefined ? { requestTimeoutMs: deps.deviceTimeoutMs } : {}) }) : null;
+      ctx.parts.ocpp = config.ocpp
+        ? await startCentralSystem(config, {
+            clock,
+            logger: deps.logger,
+            ...(deps.deviceTimeoutMs !== undefined ? { requestTimeoutMs: deps.deviceTimeoutMs } : {}),
+          })
+        : null;
     },
     stop: async () => {
       await ctx.parts.ocpp?.close().catch(() => undefined);

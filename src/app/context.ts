@@ -134,7 +134,10 @@ export function createAppContext(config: Config, deps: AppDeps): AppContext {
 }
 
 /** A job's health as the view lists it: `lastError` only when there is one. */
-export function jobHealth(name: string, h: { ok: boolean; lastError?: { code: string; message: string; atMs: number } | null } | undefined): PartHealth {
+export function jobHealth(
+  name: string,
+  h: { ok: boolean; lastError?: { code: string; message: string; atMs: number } | null } | undefined,
+): PartHealth {
   if (!h) return { name, ok: true };
   return { name, ok: h.ok, ...(h.lastError ? { lastError: h.lastError } : {}) };
 }

@@ -34,9 +34,15 @@ export function controlModule(ctx: AppContext): Module {
       : null;
     const vehicleMetering = ctx.part('vehicleMetering');
     /** Each charger's metered energy to the car identified there (after the tracker has seen this tick). */
-    const feedVehicles = (snap: ControlSnapshot): void => vehicleMetering.feed(snap.atMs, controlled.flatMap((c) => (c.config.kind === 'evCharger'
-      ? [{ chargerId: c.config.id, vehicleId: tracker.vehicleAt(c.config.id), energyKwh: snap.readings.get(c.config.id)?.energyKwh }]
-      : [])));
+    const feedVehicles = (snap: ControlSnapshot): void =>
+      vehicleMetering.feed(
+        snap.atMs,
+        controlled.flatMap((c) =>
+          c.config.kind === 'evCharger'
+            ? [{ chargerId: c.config.id, vehicleId: tracker.vehicleAt(c.config.id), energyKwh: snap.readings.get(c.config.id)?.energyKwh }]
+            : [],
+        ),
+      );
     const fuseConfig = config.site.fuse;
     const control = startControlLoop({
       devices: controlled,
@@ -57,7 +63,12 @@ export function controlModule(ctx: AppContext): Module {
         capEndMs: (id, now) => {
           const applies = (p: CapPoint): boolean => p.resourceId === null || me.resources.get(p.resourceId) === id;
           const device = config.devices.find((d) => d.id === id);
-          return capRunEndMs(activeEvents().flatMap((e) => e.lpcCaps), now, applies, device ? ratedKwOf(device) : undefined);
+          return capRunEndMs(
+            activeEvents().flatMap((e) => e.lpcCaps),
+            now,
+            applies,
+            device ? ratedKwOf(device) : undefined,
+          );
         },
         intent: (id) => w.intent(id, clock.nowMs()),
         baseLoadKw: () => tracker.baseLoadKw(),
@@ -68,7 +79,10 @@ export function controlModule(ctx: AppContext): Module {
         const current = planning.current();
         const step = current === previous ? null : clockStepOf(current, clock.nowMs(), slotMs);
         if (step !== null && !stepSeen) {
-          log.warn({ code: 'CLOCK_JUMP', direction: step, planStartMs: planning.current()?.startMs }, 'the clock stepped under the plan: re-planning and refreshing prices now');
+          log.warn(
+            { code: 'CLOCK_JUMP', direction: step, planStartMs: planning.current()?.startMs },
+            'the clock stepped under the plan: re-planning and refreshing prices now',
+          );
           eventsChanged();
           prices.wake();
           planning.request(`clock step ${step}`);

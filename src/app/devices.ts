@@ -36,7 +36,12 @@ export function devicesModule(ctx: AppContext): Module {
       }
       for (const d of config.devices) {
         const b = buildDevice(d, {
-          buses: ctx.part('buses'), mqtt, ocpp: ctx.part('ocpp'), clock, logger: deps.logger, state: ctx.part('store'),
+          buses: ctx.part('buses'),
+          mqtt,
+          ocpp: ctx.part('ocpp'),
+          clock,
+          logger: deps.logger,
+          state: ctx.part('store'),
           requestTimeoutMs: deps.deviceTimeoutMs ?? 5_000,
           ...(deps.configDir ? { baseDir: deps.configDir } : {}),
         });
@@ -44,7 +49,14 @@ export function devicesModule(ctx: AppContext): Module {
         supervised.set(
           d.id,
           superviseDevice(
-            { id: d.id, kind: d.kind, capabilities: b.capabilities, leaseMs, readTimeoutMs: deps.deviceTimeoutMs ?? 5_000, ...(d.kind === 'evCharger' ? { safeCurrentA: d.safeCurrentA } : {}) },
+            {
+              id: d.id,
+              kind: d.kind,
+              capabilities: b.capabilities,
+              leaseMs,
+              readTimeoutMs: deps.deviceTimeoutMs ?? 5_000,
+              ...(d.kind === 'evCharger' ? { safeCurrentA: d.safeCurrentA } : {}),
+            },
             { clock, logger: deps.logger },
           ),
         );

@@ -86,10 +86,20 @@ export function eventIntakeModule(ctx: AppContext): Module {
         };
         if (t.kind === 'resource') {
           const deviceId = me.resources.get(t.resourceId);
-          return deviceId !== undefined && canHoldResourceCap(holdOf(deviceId), e.lpcCaps.filter((c) => c.resourceId === t.resourceId));
+          return (
+            deviceId !== undefined &&
+            canHoldResourceCap(
+              holdOf(deviceId),
+              e.lpcCaps.filter((c) => c.resourceId === t.resourceId),
+            )
+          );
         }
         const devices = ctx.config.devices.flatMap((d) => holdOf(d.id) ?? []);
-        return canHoldLocationCap(tracker.baseLoadKw(), devices, e.lpcCaps.filter((c) => c.resourceId === null));
+        return canHoldLocationCap(
+          tracker.baseLoadKw(),
+          devices,
+          e.lpcCaps.filter((c) => c.resourceId === null),
+        );
       },
       clock,
       logger: deps.logger,

@@ -34,10 +34,13 @@ export function homeAssistantModule(ctx: AppContext, view: () => HomeView): Modu
       const replanSoon = (reason: string): void => {
         if (replanQueued) return;
         replanQueued = true;
-        void clock.sleep(commandReplanDelayMs, stopping.signal).then(
-          () => planning.request(reason),
-          () => undefined,
-        ).finally(() => (replanQueued = false));
+        void clock
+          .sleep(commandReplanDelayMs, stopping.signal)
+          .then(
+            () => planning.request(reason),
+            () => undefined,
+          )
+          .finally(() => (replanQueued = false));
       };
       const pageUrl = statusPageUrl(config.http);
       const bridge = createHaBridge({

@@ -30,10 +30,20 @@ export function homeModule(ctx: AppContext): Module {
       ctx.parts.subjects = subjects;
       ctx.parts.metering = createMetering({ store: s, subjects, clock, logger: deps.logger });
       ctx.parts.vehicleMetering = createVehicleMetering({ vehicleIds: config.vehicles.map((v) => v.id), metering: ctx.parts.metering });
-      const w = new Wishes(s, config.devices.map((d) => d.id));
+      const w = new Wishes(
+        s,
+        config.devices.map((d) => d.id),
+      );
       ctx.parts.wishes = w;
       const vehicleSoc = ctx.part('vehicleSoc');
-      ctx.parts.tracker = createHomeTracker({ config, store: s, clock, wishes: w, logger: deps.logger, vehicleSocPct: (id) => vehicleSoc.get(id)?.socPct() });
+      ctx.parts.tracker = createHomeTracker({
+        config,
+        store: s,
+        clock,
+        wishes: w,
+        logger: deps.logger,
+        vehicleSocPct: (id) => vehicleSoc.get(id)?.socPct(),
+      });
     },
     async stop() {
       try {

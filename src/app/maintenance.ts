@@ -41,12 +41,22 @@ export function nightlyCheckModule(ctx: AppContext): Module {
       logger: deps.logger,
       run: () => {
         const now = clock.nowMs();
-        const outcome = ctx.storeHealth.guard('nightly prune', () => nightlyStoreCheck({
-          store: s, nowMs: now, checkedRecently: now - openCheckedMs < 3_600_000, logger: deps.logger,
-          retention: { hourlyDays: days, eventsDays: days, plansDays: 7 },
-        }));
+        const outcome = ctx.storeHealth.guard('nightly prune', () =>
+          nightlyStoreCheck({
+            store: s,
+            nowMs: now,
+            checkedRecently: now - openCheckedMs < 3_600_000,
+            logger: deps.logger,
+            retention: { hourlyDays: days, eventsDays: days, plansDays: 7 },
+          }),
+        );
         if (outcome?.check === 'corrupt') {
-          ctx.storeHealth.corrupt({ code: 'STORE_CORRUPT', message: `quick_check failed (${outcome.messages.slice(0, 2).join('; ')}); restart the service to replace the database`, atMs: now, failing: true });
+          ctx.storeHealth.corrupt({
+            code: 'STORE_CORRUPT',
+            message: `quick_check failed (${outcome.messages.slice(0, 2).join('; ')}); restart the service to replace the database`,
+            atMs: now,
+            failing: true,
+          });
         }
       },
     });

@@ -41,7 +41,8 @@ export function createStoreHealth(deps: { log: Logger; clock: Clock }): StoreHea
     eventFailure: (problem) => void (storeFailure = problem),
     corrupt: (problem) => void (storeCorrupt = problem),
     health() {
-      const faults = storeFaults.size > 0 ? { code: 'STORE_FAILED', message: `not stored: ${[...storeFaults].join(', ')}`, atMs: clock.nowMs() } : null;
+      const faults =
+        storeFaults.size > 0 ? { code: 'STORE_FAILED', message: `not stored: ${[...storeFaults].join(', ')}`, atMs: clock.nowMs() } : null;
       const corrupt = storeCorrupt ? { code: storeCorrupt.code, message: storeCorrupt.message, atMs: storeCorrupt.atMs } : null;
       const shown = storeFailure ?? faults ?? corrupt;
       return {

@@ -15,7 +15,11 @@ export function storeModule(ctx: AppContext): Module {
       ctx.parts.store = s;
       if (opened.recovery) {
         const r = opened.recovery;
-        ctx.storeHealth.corrupt({ code: 'STORE_CORRUPT', message: `a damaged database was moved to ${r.movedTo} and a new one created; run \`wattshift register\` again`, atMs: r.atMs });
+        ctx.storeHealth.corrupt({
+          code: 'STORE_CORRUPT',
+          message: `a damaged database was moved to ${r.movedTo} and a new one created; run \`wattshift register\` again`,
+          atMs: r.atMs,
+        });
       }
       if (s.interruptedAtOpen.length > 0) log.warn({ reports: s.interruptedAtOpen.length }, 'reports interrupted by the last stop will be resent');
       // `wattshift register` runs before the service starts; a restart picks up a new registration.

@@ -34,15 +34,20 @@ export const checkCommand: CliCommand = {
     }
     const warnings = [...loaded.warnings, ...switchesWithoutLease(loaded.config)];
     for (const w of warnings) io.stderr(`warning: ${w}`);
-    io.stdout(`${path}: ok (${loaded.config.devices.length} device${loaded.config.devices.length === 1 ? '' : 's'}, ${warnings.length} warning${warnings.length === 1 ? '' : 's'})`);
+    io.stdout(
+      `${path}: ok (${loaded.config.devices.length} device${loaded.config.devices.length === 1 ? '' : 's'}, ${warnings.length} warning${warnings.length === 1 ? '' : 's'})`,
+    );
     // What each device holds of an LPC cap with wattshift gone: the acknowledgement rule follows it (docs/caps.md).
     for (const d of loaded.config.devices) {
       const hold = capHoldOfConfig(d);
-      const caps = hold === undefined ? '' : hold.holdsMs === Number.POSITIVE_INFINITY
-        ? `; holds any LPC cap by itself (${hold.why})`
-        : hold.holdsMs > 0
-        ? `; holds an LPC cap by itself up to ${Math.floor(hold.holdsMs / 3_600_000)} h (${hold.why})`
-        : `; cannot hold an LPC cap by itself (${hold.why}): its caps are declined, and it counts at full power against location caps (docs/caps.md)`;
+      const caps =
+        hold === undefined
+          ? ''
+          : hold.holdsMs === Number.POSITIVE_INFINITY
+            ? `; holds any LPC cap by itself (${hold.why})`
+            : hold.holdsMs > 0
+              ? `; holds an LPC cap by itself up to ${Math.floor(hold.holdsMs / 3_600_000)} h (${hold.why})`
+              : `; cannot hold an LPC cap by itself (${hold.why}): its caps are declined, and it counts at full power against location caps (docs/caps.md)`;
       io.stdout(`  ${d.id}: ${d.kind}${caps}`);
     }
     return exitCodes.ok;

@@ -66,13 +66,15 @@ export async function runDaemon(app: Daemon, options: DaemonOptions): Promise<nu
       }
     }
     // Stop: after start settles (a signal may arrive while starting), under the deadline.
-    const stopping = started.then(() => app.stop()).then(
-      () => (startError === undefined ? exitCodes.ok : exitCodeFor(startError)),
-      (err: unknown) => {
-        logError(log, err, 'stop failed');
-        return startError === undefined ? exitCodes.failure : exitCodeFor(startError);
-      },
-    );
+    const stopping = started
+      .then(() => app.stop())
+      .then(
+        () => (startError === undefined ? exitCodes.ok : exitCodeFor(startError)),
+        (err: unknown) => {
+          logError(log, err, 'stop failed');
+          return startError === undefined ? exitCodes.failure : exitCodeFor(startError);
+        },
+      );
     const deadline = new Promise<number>((resolve) => {
       timer = setTimeout(() => {
         log.error({ code: 'INTERNAL', deadlineMs }, 'graceful stop missed its deadline; exiting');

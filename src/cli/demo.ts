@@ -27,7 +27,7 @@ export const demoCommand: CliCommand = {
   options: { hours: { type: 'string' }, speed: { type: 'string' }, 'keep-data': { type: 'boolean' } },
   help: [
     '--hours: simulated hours (default 40); --speed: clock speed factor (default 1200, an hour in 3 s).',
-    '--keep-data: keep the demo\'s database and log (removed at the end otherwise; kept when the demo fails).',
+    "--keep-data: keep the demo's database and log (removed at the end otherwise; kept when the demo fails).",
     'Prints a line per simulated hour (LPC marks the hours under a power-limitation cap), then a summary;',
     'the last line is the summary as JSON.',
     'Exit codes: 0 completed (whatever the figures), 1 the demo failed.',
@@ -51,12 +51,16 @@ export const demoCommand: CliCommand = {
     const keep = args.values['keep-data'] === true;
     try {
       io.stdout('');
-      io.stdout(`Summary over ${hours} simulated hours${keep ? ` (database and log kept in ${result.dataDir})` : ''}: the tank and the car, as the simulated devices metered them:`);
+      io.stdout(
+        `Summary over ${hours} simulated hours${keep ? ` (database and log kept in ${result.dataDir})` : ''}: the tank and the car, as the simulated devices metered them:`,
+      );
       for (const line of summaryLines(result.summary, result.hours, result.env.config.site.currency)) io.stdout(line);
       // The daemon's own figures at the simulated main meter (house, tank and car), as the page shows them.
-      io.stdout(result.bill
-        ? 'Bill at the main meter (the daemon\'s own figures, for the whole home: house load, tank and car, with the month\'s capacity fee):'
-        : 'Bill at the main meter: no hour priced yet');
+      io.stdout(
+        result.bill
+          ? "Bill at the main meter (the daemon's own figures, for the whole home: house load, tank and car, with the month's capacity fee):"
+          : 'Bill at the main meter: no hour priced yet',
+      );
       for (const line of result.bill ? billLines(result.bill) : []) io.stdout(`  ${line}`);
       io.stdout(JSON.stringify(result.summary));
     } finally {

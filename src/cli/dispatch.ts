@@ -16,14 +16,20 @@ export function renderHelp(commands: readonly CliCommand[]): string[] {
     'Commands:',
     ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
-    'Run `wattshift <command> --help` for a command\'s options.',
+    "Run `wattshift <command> --help` for a command's options.",
     'Exit codes: 0 ok, 1 runtime failure, 2 usage, 78 invalid config or rejected credentials.',
   ];
 }
 
 function renderCommandHelp(c: CliCommand): string[] {
   const opts = Object.entries(c.options).map(([name, o]) => `  --${name}${o.type === 'string' ? ' VALUE' : ''}${o.short ? `, -${o.short}` : ''}`);
-  return [`Usage: wattshift ${c.name}${c.usage ? ` ${c.usage}` : ''}`, '', c.summary, ...(c.help ? ['', ...c.help] : []), ...(opts.length ? ['', 'Options:', ...opts] : [])];
+  return [
+    `Usage: wattshift ${c.name}${c.usage ? ` ${c.usage}` : ''}`,
+    '',
+    c.summary,
+    ...(c.help ? ['', ...c.help] : []),
+    ...(opts.length ? ['', 'Options:', ...opts] : []),
+  ];
 }
 
 /** Runs the CLI; resolves with the exit code. */

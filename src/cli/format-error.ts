@@ -18,7 +18,9 @@ export function problemsOf(err: unknown): ConfigProblem[] {
 export function formatError(err: unknown, hint?: string): string[] {
   if (err instanceof WattshiftError) {
     const problems = problemsOf(err);
-    const lines = [`wattshift: ${err.code}: ${problems.length > 0 && err.code === 'CONFIG_SECRET_UNREADABLE' ? 'a secret cannot be read' : err.message}`];
+    const lines = [
+      `wattshift: ${err.code}: ${problems.length > 0 && err.code === 'CONFIG_SECRET_UNREADABLE' ? 'a secret cannot be read' : err.message}`,
+    ];
     for (const p of problems) {
       if (p.path === '' && p.line === undefined && err.message.includes(p.message)) continue; // already the headline
       lines.push(`  ${formatProblem(p)}`);

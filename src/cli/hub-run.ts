@@ -80,7 +80,8 @@ export async function runProvision(configPath: string, csvPath: string, io: CliI
     });
     for (const c of result.changes) io.stdout(c);
     io.stdout(`${homes.length} home(s) provisioned, ${result.changes.length} change(s)`);
-    for (const c of result.newCredentials) io.stdout(`gateway ${c.gatewayId}: broker user ${c.username}, password ${c.password} (shown once; put it in the gateway's config)`);
+    for (const c of result.newCredentials)
+      io.stdout(`gateway ${c.gatewayId}: broker user ${c.username}, password ${c.password} (shown once; put it in the gateway's config)`);
     io.stdout('# Mosquitto password file:');
     for (const line of files.passwd.trimEnd().split('\n')) io.stdout(line);
     io.stdout('# Mosquitto ACL file:');

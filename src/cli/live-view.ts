@@ -9,7 +9,12 @@ import type { PlanView } from '../view/model.js';
 import { request } from '../spark/request.js';
 import { currentPlanView, type StoredPlan } from './stored-plan.js';
 
-const slotDeviceSchema = z.looseObject({ powerKw: z.number(), on: z.boolean(), temperatureC: z.number().optional(), energyStateKwh: z.number().optional() });
+const slotDeviceSchema = z.looseObject({
+  powerKw: z.number(),
+  on: z.boolean(),
+  temperatureC: z.number().optional(),
+  energyStateKwh: z.number().optional(),
+});
 const planViewSchema = z.looseObject({
   createdMs: z.number(),
   mode: z.enum(['optimal', 'fallback']),
@@ -20,17 +25,29 @@ const planViewSchema = z.looseObject({
   incentive: z.number(),
   shortfalls: z.array(z.string()),
   nextComfort: z.looseObject({ atMs: z.number(), tempC: z.number(), label: z.string(), plannedTempC: z.number(), met: z.boolean() }).optional(),
-  reservations: z.array(z.looseObject({
-    eventId: z.string(), startMs: z.number(), endMs: z.number(), maxKw: z.number(), kept: z.boolean(), insideKwh: z.number(), beforeKwh: z.number(),
-  })).optional(),
-  slots: z.array(z.looseObject({
-    startMs: z.number(),
-    pricePerKwh: z.number(),
-    deltaPerKwh: z.number(),
-    reason: z.string().optional(),
-    why: z.string().optional(),
-    devices: z.record(z.string(), slotDeviceSchema),
-  })),
+  reservations: z
+    .array(
+      z.looseObject({
+        eventId: z.string(),
+        startMs: z.number(),
+        endMs: z.number(),
+        maxKw: z.number(),
+        kept: z.boolean(),
+        insideKwh: z.number(),
+        beforeKwh: z.number(),
+      }),
+    )
+    .optional(),
+  slots: z.array(
+    z.looseObject({
+      startMs: z.number(),
+      pricePerKwh: z.number(),
+      deltaPerKwh: z.number(),
+      reason: z.string().optional(),
+      why: z.string().optional(),
+      devices: z.record(z.string(), slotDeviceSchema),
+    }),
+  ),
 });
 
 const jobSchema = z.looseObject({
@@ -42,27 +59,47 @@ const jobSchema = z.looseObject({
 /** The parts of the daemon's `/api/view` (`HomeView`) the CLI shows. */
 const daemonViewSchema = z.looseObject({
   nowMs: z.number(),
-  devices: z.array(z.looseObject({
-    id: z.string(),
-    name: z.string(),
-    kind: z.string(),
-    available: z.boolean(),
-    mode: z.string(),
-    plannedOn: z.boolean(),
-    temperatureC: z.number().optional(),
-    powerW: z.number().optional(),
-    energyKwh: z.number().optional(),
-  })),
+  devices: z.array(
+    z.looseObject({
+      id: z.string(),
+      name: z.string(),
+      kind: z.string(),
+      available: z.boolean(),
+      mode: z.string(),
+      plannedOn: z.boolean(),
+      temperatureC: z.number().optional(),
+      powerW: z.number().optional(),
+      energyKwh: z.number().optional(),
+    }),
+  ),
   health: z.looseObject({ ok: z.boolean(), jobs: z.array(jobSchema) }),
   location: z.looseObject({ powerW: z.number().optional(), limitKw: z.number(), lpcCapKw: z.number().optional() }),
   plan: planViewSchema.nullable(),
-  limits: z.array(z.looseObject({ eventId: z.string(), deviceId: z.string().nullable(), capKw: z.number(), startMs: z.number(), endMs: z.number(), active: z.boolean() })).default([]),
-  events: z.array(z.looseObject({
-    id: z.string(), type: z.string(), startMs: z.number().nullable(), endMs: z.number().nullable(),
-    capKw: z.looseObject({ min: z.number(), max: z.number() }).optional(),
-    deviceIds: z.array(z.string()).optional(),
-    priceDelta: z.looseObject({ min: z.number(), max: z.number(), unit: z.string() }).optional(),
-  })).default([]),
+  limits: z
+    .array(
+      z.looseObject({
+        eventId: z.string(),
+        deviceId: z.string().nullable(),
+        capKw: z.number(),
+        startMs: z.number(),
+        endMs: z.number(),
+        active: z.boolean(),
+      }),
+    )
+    .default([]),
+  events: z
+    .array(
+      z.looseObject({
+        id: z.string(),
+        type: z.string(),
+        startMs: z.number().nullable(),
+        endMs: z.number().nullable(),
+        capKw: z.looseObject({ min: z.number(), max: z.number() }).optional(),
+        deviceIds: z.array(z.string()).optional(),
+        priceDelta: z.looseObject({ min: z.number(), max: z.number(), unit: z.string() }).optional(),
+      }),
+    )
+    .default([]),
 });
 export type DaemonView = z.infer<typeof daemonViewSchema>;
 
@@ -93,7 +130,7 @@ export async function queryDaemon(url: string, timeoutMs = 10_000): Promise<Daem
     return { url, reachable: true, view: parsed.data };
   } catch (err) {
     const e = err as { name?: string; code?: string; message?: string };
-    const why = e.name === 'TimeoutError' || e.name === 'AbortError' ? `no answer within ${timeoutMs} ms` : e.code ?? e.message ?? String(err);
+    const why = e.name === 'TimeoutError' || e.name === 'AbortError' ? `no answer within ${timeoutMs} ms` : (e.code ?? e.message ?? String(err));
     return { url, reachable: false, error: why };
   }
 }
@@ -127,6 +164,8 @@ export function shownPlan(daemon: DaemonAnswer, readStored: () => StoredPlan | u
   const stored = readStored();
   if (!stored) return null;
   const { view, stale } = currentPlanView(stored.plan, config, nowMs);
-  const fallbackReason = daemon.reachable ? 'the daemon has no plan yet' : `the daemon is not reachable at ${daemon.url} (${daemon.error ?? 'no answer'})`;
+  const fallbackReason = daemon.reachable
+    ? 'the daemon has no plan yet'
+    : `the daemon is not reachable at ${daemon.url} (${daemon.error ?? 'no answer'})`;
   return { origin: 'database', fallbackReason, view, ageMinutes: ageOf(stored.plan.createdMs), stale };
 }

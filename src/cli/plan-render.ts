@@ -56,7 +56,9 @@ export function renderPlan(view: PlanView, options: RenderPlanOptions): string {
   const lastEnd = slots[slots.length - 1]!.startMs + view.slotMinutes * 60_000;
   const cols = columns(slots, width - labelW - noteW, view.slotMinutes);
   const perCol = cols[0]?.length ?? 1;
-  lines.push(`Plan ${dayLabel(first, tz)} ${hhmm(first, tz)} → ${dayLabel(lastEnd, tz)} ${hhmm(lastEnd, tz)} (${tz}), ${view.slotMinutes}-min slots${perCol > 1 ? `, ${perCol} per column` : ''}`);
+  lines.push(
+    `Plan ${dayLabel(first, tz)} ${hhmm(first, tz)} → ${dayLabel(lastEnd, tz)} ${hhmm(lastEnd, tz)} (${tz}), ${view.slotMinutes}-min slots${perCol > 1 ? `, ${perCol} per column` : ''}`,
+  );
   lines.push('');
 
   // Price chart: column height is the mean price; the floor sits a little under the cheapest
@@ -106,10 +108,12 @@ export function renderPlan(view: PlanView, options: RenderPlanOptions): string {
   // Device rows and temperature forecasts.
   const ids = planDeviceIds(slots);
   for (const id of ids) {
-    const row = cols.map((c) => {
-      const on = c.filter((s) => s.devices[id]?.on).length;
-      return on === 0 ? '·' : on === c.length ? '█' : '▌';
-    }).join('');
+    const row = cols
+      .map((c) => {
+        const on = c.filter((s) => s.devices[id]?.on).length;
+        return on === 0 ? '·' : on === c.length ? '█' : '▌';
+      })
+      .join('');
     const onSlots = slots.filter((s) => s.devices[id]?.on).length;
     const name = options.names?.[id] ?? id;
     // A name longer than the label column gets a line of its own rather than being cut.
@@ -127,9 +131,15 @@ export function renderPlan(view: PlanView, options: RenderPlanOptions): string {
   lines.push('');
   const savings = view.baselineCost - view.expectedCost;
   const money = (v: number): string => `${fixed(v, 2)} ${view.currency}`;
-  lines.push(`Expected cost ${money(view.expectedCost)}, incentive ${money(view.incentive)} already taken off`, `Without shifting ${money(view.baselineCost)}: saving ${money(savings)}`);
+  lines.push(
+    `Expected cost ${money(view.expectedCost)}, incentive ${money(view.incentive)} already taken off`,
+    `Without shifting ${money(view.baselineCost)}: saving ${money(savings)}`,
+  );
   const c = view.nextComfort;
-  if (c) lines.push(`Next comfort deadline: ${c.label}, ${dayLabel(c.atMs, tz)} ${hhmm(c.atMs, tz)}, ≥ ${fixed(c.tempC, 0)} °C (planned ${fixed(c.plannedTempC, 1)} °C${c.met ? '' : ', NOT MET'})`);
+  if (c)
+    lines.push(
+      `Next comfort deadline: ${c.label}, ${dayLabel(c.atMs, tz)} ${hhmm(c.atMs, tz)}, ≥ ${fixed(c.tempC, 0)} °C (planned ${fixed(c.plannedTempC, 1)} °C${c.met ? '' : ', NOT MET'})`,
+    );
   for (const s of view.shortfalls) lines.push(`Shortfall: ${s}`);
 
   if (options.explain) {
@@ -145,7 +155,9 @@ export function renderPlan(view: PlanView, options: RenderPlanOptions): string {
       });
       const delta = s.deltaPerKwh === 0 ? '' : ` Δ${s.deltaPerKwh > 0 ? '+' : ''}${fixed(s.deltaPerKwh, 3)}`;
       const why = s.why ?? s.reason;
-      lines.push(`  ${dayLabel(s.startMs, tz)} ${hhmm(s.startMs, tz)}  ${fixed(s.pricePerKwh, 3)}${delta}  ${decisions.join(', ')}${why ? ` — ${why}` : ''}`);
+      lines.push(
+        `  ${dayLabel(s.startMs, tz)} ${hhmm(s.startMs, tz)}  ${fixed(s.pricePerKwh, 3)}${delta}  ${decisions.join(', ')}${why ? ` — ${why}` : ''}`,
+      );
     }
   }
   return `${lines.join('\n')}\n`;

@@ -26,7 +26,10 @@ export function planHeadline(shown: ShownPlan, tz: string): string[] {
   const kind = v.mode === 'fallback' ? 'fallback plan: no prices known' : 'optimal plan';
   const made = `made ${dateTime(v.createdMs, tz)} (${shown.ageMinutes} min ago)`;
   if (shown.origin === 'daemon') return [`Live plan from the running daemon, ${made}, ${kind}`];
-  const out = [`Stored copy from the database, ${made}, ${kind}`, `  shown because ${shown.fallbackReason ?? 'the daemon did not answer'}; the daemon stores its plan at most every 30 min, so this may be older than what it follows`];
+  const out = [
+    `Stored copy from the database, ${made}, ${kind}`,
+    `  shown because ${shown.fallbackReason ?? 'the daemon did not answer'}; the daemon stores its plan at most every 30 min, so this may be older than what it follows`,
+  ];
   const last = v.slots.at(-1);
   if (shown.stale && last) out.push(`Warning: this plan ended ${dateTime(last.startMs + v.slotMinutes * 60_000, tz)}; is the daemon running?`);
   return out;

@@ -36,7 +36,8 @@ export interface ProbeSection {
   values: ProbeValue[];
 }
 
-type Source = NonNullable<Extract<DeviceConfig, { kind: 'hotWaterTank' }>['meter']> | NonNullable<Extract<DeviceConfig, { kind: 'evCharger' }>['charger']>;
+type Source =
+  NonNullable<Extract<DeviceConfig, { kind: 'hotWaterTank' }>['meter']> | NonNullable<Extract<DeviceConfig, { kind: 'evCharger' }>['charger']>;
 
 /** The sources of a device by role, one entry per distinct source (a Shelly in three roles is one). */
 function distinctSources(d: DeviceConfig): { source: Source; roles: string[] }[] {
@@ -58,7 +59,10 @@ const errorOf = (err: unknown): { code: string; message: string } =>
  * Reads once within `timeoutMs`. A pushed (MQTT) value may not have arrived yet: a retryable
  * failure is retried until the deadline, and the last error is returned.
  */
-async function readWithin<T>(read: (signal: AbortSignal) => Promise<T>, timeoutMs: number): Promise<{ ok: true; value: T } | { ok: false; error: { code: string; message: string } }> {
+async function readWithin<T>(
+  read: (signal: AbortSignal) => Promise<T>,
+  timeoutMs: number,
+): Promise<{ ok: true; value: T } | { ok: false; error: { code: string; message: string } }> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -119,11 +123,13 @@ export async function probeDevice(config: Config, deviceId: string, deps: ProbeD
   const timeoutMs = deps.timeoutMs ?? 5_000;
   const sources = distinctSources(device);
   const busNames = [...new Set(sources.flatMap(({ source }) => (source.type === 'modbus' ? [source.bus] : [])))];
-  const busConfigs = Object.fromEntries(busNames.map((n) => {
-    const c = config.modbus[n];
-    if (!c) throw new WattshiftError('CONFIG_INVALID', `devices.${device.id}: unknown modbus bus '${n}'`);
-    return [n, c];
-  }));
+  const busConfigs = Object.fromEntries(
+    busNames.map((n) => {
+      const c = config.modbus[n];
+      if (!c) throw new WattshiftError('CONFIG_INVALID', `devices.${device.id}: unknown modbus bus '${n}'`);
+      return [n, c];
+    }),
+  );
   const buses: Map<string, ModbusBus> = createModbusBuses(busConfigs, { clock: systemClock, logger: deps.logger });
   let mqtt: MqttConnection | null = null;
   const mqttDevices: MqttDevice[] = [];
@@ -135,10 +141,19 @@ export async function probeDevice(config: Config, deviceId: string, deps: ProbeD
         const section: ProbeSection = { source: `modbus ${s.bus} unit ${s.unitId ?? 1} (${s.profile})`, roles, values: [] };
         sections.push(section);
         try {
-          const md = createModbusDevice(s, { bus: buses.get(s.bus)!, profile: loadProfile(s.profile, deps.baseDir ? { baseDir: deps.baseDir } : {}), logger: deps.logger });
+          const md = createModbusDevice(s, {
+            bus: buses.get(s.bus)!,
+            profile: loadProfile(s.profile, deps.baseDir ? { baseDir: deps.baseDir } : {}),
+            logger: deps.logger,
+          });
           const points = await md.probe(AbortSignal.timeout(timeoutMs));
           for (const [name, p] of Object.entries(points)) {
-            section.values.push({ name, ...(p.value !== undefined ? { value: p.value } : {}), ...(p.unit ? { unit: p.unit } : {}), ...(p.error ? { error: p.error } : {}) });
+            section.values.push({
+              name,
+              ...(p.value !== undefined ? { value: p.value } : {}),
+              ...(p.unit ? { unit: p.unit } : {}),
+              ...(p.error ? { error: p.error } : {}),
+            });
           }
         } catch (err) {
           section.values.push({ name: 'profile', error: errorOf(err) });
@@ -147,10 +162,27 @@ export async function probeDevice(config: Config, deviceId: string, deps: ProbeD
       }
       if (source.type === 'ocpp') {
         // The charger connects to the daemon's central system; a probe has none to offer it.
-        sections.push({ source: `ocpp ${source.chargePointId}`, roles, values: [{ name: 'central system', error: { code: 'DEVICE_UNREACHABLE', message: 'probe does not run the OCPP central system: an OCPP charger is seen by the running daemon (status page, logs)' } }] });
+        sections.push({
+          source: `ocpp ${source.chargePointId}`,
+          roles,
+          values: [
+            {
+              name: 'central system',
+              error: {
+                code: 'DEVICE_UNREACHABLE',
+                message: 'probe does not run the OCPP central system: an OCPP charger is seen by the running daemon (status page, logs)',
+              },
+            },
+          ],
+        });
         continue;
       }
-      const label = source.type === 'tasmota' || source.type === 'amsreader' ? source.topic : source.type === 'mqtt' ? (source.stateTopic ?? 'map') : source.topicPrefix;
+      const label =
+        source.type === 'tasmota' || source.type === 'amsreader'
+          ? source.topic
+          : source.type === 'mqtt'
+            ? (source.stateTopic ?? 'map')
+            : source.topicPrefix;
       const section: ProbeSection = { source: `${source.type} ${label}`, roles, values: [] };
       sections.push(section);
       if (!config.mqtt) {
@@ -160,25 +192,41 @@ export async function probeDevice(config: Config, deviceId: string, deps: ProbeD
       if (!mqtt) {
         const m = config.mqtt;
         // Its own client id: reusing the daemon's would disconnect a running daemon from the broker.
-        mqtt = createMqttConnection({
-          url: m.url,
-          clientId: `${m.clientId}-probe-${process.pid}`,
-          rejectUnauthorized: m.rejectUnauthorized,
-          connectTimeoutMs: timeoutMs,
-          ...(m.username ? { username: m.username } : {}),
-          ...(m.password ? { password: m.password } : {}),
-          ...(m.ca ? { caFile: m.ca } : {}),
-          ...(m.cert ? { certFile: m.cert } : {}),
-          ...(m.key ? { keyFile: m.key } : {}),
-        }, { logger: deps.logger });
+        mqtt = createMqttConnection(
+          {
+            url: m.url,
+            clientId: `${m.clientId}-probe-${process.pid}`,
+            rejectUnauthorized: m.rejectUnauthorized,
+            connectTimeoutMs: timeoutMs,
+            ...(m.username ? { username: m.username } : {}),
+            ...(m.password ? { password: m.password } : {}),
+            ...(m.ca ? { caFile: m.ca } : {}),
+            ...(m.cert ? { certFile: m.cert } : {}),
+            ...(m.key ? { keyFile: m.key } : {}),
+          },
+          { logger: deps.logger },
+        );
       }
-      const connected = await mqtt.waitConnected(AbortSignal.timeout(timeoutMs)).then(() => null, (err: unknown) => err);
+      const connected = await mqtt.waitConnected(AbortSignal.timeout(timeoutMs)).then(
+        () => null,
+        (err: unknown) => err,
+      );
       if (connected !== null) {
         const e = errorOf(connected);
-        section.values.push({ name: 'broker', error: e.code === 'INTERNAL' || e.message.includes('abort') ? { code: 'MQTT_UNAVAILABLE', message: `no connection to ${config.mqtt.url} within ${timeoutMs} ms` } : e });
+        section.values.push({
+          name: 'broker',
+          error:
+            e.code === 'INTERNAL' || e.message.includes('abort')
+              ? { code: 'MQTT_UNAVAILABLE', message: `no connection to ${config.mqtt.url} within ${timeoutMs} ms` }
+              : e,
+        });
         continue;
       }
-      const md = createMqttDevice(source as MqttDeviceSource, { connection: mqtt, clock: systemClock, logger: deps.logger }, { id: device.id, staleAfterS: device.staleAfterS, requestTimeoutMs: timeoutMs });
+      const md = createMqttDevice(
+        source as MqttDeviceSource,
+        { connection: mqtt, clock: systemClock, logger: deps.logger },
+        { id: device.id, staleAfterS: device.staleAfterS, requestTimeoutMs: timeoutMs },
+      );
       mqttDevices.push(md);
       section.values.push(...(await probeMqtt(md, deps.pushedWaitMs ?? Math.max(timeoutMs, 15_000))));
     }
@@ -230,7 +278,11 @@ export const probeCommand: CliCommand = {
     // Config warnings are `wattshift check`'s business.
     const { config, secrets } = loadConfig(path, io.env, { deferCredentials: true });
     const sections = await probeDevice(config, deviceId, { logger: cliLogger(io, secrets, 'error'), baseDir: dirname(resolve(path)) });
-    for (const line of renderProbe(config.devices.find((d) => d.id === deviceId)!, sections)) io.stdout(line);
+    for (const line of renderProbe(
+      config.devices.find((d) => d.id === deviceId)!,
+      sections,
+    ))
+      io.stdout(line);
     const read = sections.some((s) => s.values.some((v) => v.error === undefined && v.value !== undefined));
     if (!read) io.stderr(`wattshift probe: nothing could be read from ${deviceId}`);
     return read ? exitCodes.ok : exitCodes.failure;

@@ -19,7 +19,6 @@ export function cliLogger(io: Pick<CliIo, 'stderr'>, secrets: readonly string[] 
   return createLogger({ level, secrets, destination: { write: (line: string) => io.stderr(line.trimEnd()) } });
 }
 
-
 async function checkProgram(spark: SparkClient, userId: string, nowMs: number): Promise<EligibilityState> {
   const state: EligibilityState = { eligible: null, enrolled: null, checkedMs: nowMs, error: null };
   const errors: string[] = [];
@@ -55,7 +54,10 @@ export const registerCommand: CliCommand = {
     if (path === null) return exitCodes.usage;
     const { config, secrets } = loadConfig(path, io.env);
     if (config.upstream.mode === 'fleet') {
-      throw new WattshiftError('CONFIG_INVALID', 'upstream.mode is fleet: the partner\'s hub registers this home (it holds the API credentials); `wattshift register` is for direct mode');
+      throw new WattshiftError(
+        'CONFIG_INVALID',
+        "upstream.mode is fleet: the partner's hub registers this home (it holds the API credentials); `wattshift register` is for direct mode",
+      );
     }
     const logger = cliLogger(io, secrets);
     const clock = systemClock;
@@ -67,7 +69,10 @@ export const registerCommand: CliCommand = {
         result = await register(config, { spark, store, logger, nowMs: clock.nowMs() });
       } catch (err) {
         if (isWattshiftError(err, 'API_UNAVAILABLE')) {
-          throw new WattshiftError('API_UNAVAILABLE', `the Energy Coordination API at ${config.spark.baseUrl} is not reachable: ${err.message}`, { cause: err, ...(err.details ? { details: err.details } : {}) });
+          throw new WattshiftError('API_UNAVAILABLE', `the Energy Coordination API at ${config.spark.baseUrl} is not reachable: ${err.message}`, {
+            cause: err,
+            ...(err.details ? { details: err.details } : {}),
+          });
         }
         throw err;
       }
@@ -86,7 +91,9 @@ export const registerCommand: CliCommand = {
       io.stdout(`webhook    ${registration.webhookId ?? 'none'}`);
       const program = await checkProgram(spark, registration.userId, clock.nowMs());
       store.setState(eligibilityStateKey, program);
-      io.stdout(`eligible   ${yesNo(program.eligible, 'yes', 'no (the API updates eligibility in batches; the daemon re-checks on each eligibility event)')}`);
+      io.stdout(
+        `eligible   ${yesNo(program.eligible, 'yes', 'no (the API updates eligibility in batches; the daemon re-checks on each eligibility event)')}`,
+      );
       io.stdout(`enrolled   ${yesNo(program.enrolled, 'yes', 'no')}`);
       if (program.error !== null) io.stderr(`warning: could not check the program status: ${program.error}`);
       return exitCodes.ok;

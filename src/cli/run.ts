@@ -51,7 +51,12 @@ export const runCommand: CliCommand = {
       const sim = simClockFromEnv(io.env);
       // Plans run on the long-lived planner thread (from the bundle; under tsx on the main thread),
       // so a long plan never delays device I/O: docs/performance.md has its cost.
-      const app = buildApp(config, sim ? { logger, clock: sim.clock, controlTickMs: 60_000, deviceTimeoutMs: 2_000 * sim.speed, planInWorker: true } : { logger, planInWorker: true });
+      const app = buildApp(
+        config,
+        sim
+          ? { logger, clock: sim.clock, controlTickMs: 60_000, deviceTimeoutMs: 2_000 * sim.speed, planInWorker: true }
+          : { logger, planInWorker: true },
+      );
       if (sim) logger.warn({ speed: sim.speed }, 'running on a simulated clock (WATTSHIFT_SIM_CLOCK)');
       code = await runDaemon(app, { logger, signals: io.signals });
     } catch (err) {

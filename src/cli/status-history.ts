@@ -20,7 +20,9 @@ function moneyText(m: HistoryRow['money'], currency: string): string {
 }
 
 function periodLines(rows: readonly HistoryRow[], history: EnergyHistory, devices: EnergyHistory['devices']): string[] {
-  return rows.map((r) => `  ${r.label}  ${devices.map((d) => `${d.name}: ${cell(r.energy[d.id])}`).join('; ')}${moneyText(r.money, history.currency)}`);
+  return rows.map(
+    (r) => `  ${r.label}  ${devices.map((d) => `${d.name}: ${cell(r.energy[d.id])}`).join('; ')}${moneyText(r.money, history.currency)}`,
+  );
 }
 
 /** Lines for the terminal; "partial" figures are lower bounds. */
@@ -30,12 +32,19 @@ export function renderHistory(history: EnergyHistory): string[] {
   const devices = history.devices.map((d) => (d.wholeHome ? { ...d, name: `${d.name} (whole home)` } : d));
   const days = periodsWithData(history.days.slice(0, TEXT_DAYS));
   const months = periodsWithData(history.months);
-  if (days.length === 0 && months.length === 0) return ['History: nothing metered yet (it fills in hour by hour once the devices\' energy is read)'];
+  if (days.length === 0 && months.length === 0) return ["History: nothing metered yet (it fills in hour by hour once the devices' energy is read)"];
   const out = ['History (metered energy; partial = some hours missing or partly metered, a lower bound):'];
   out.push(days.length > 0 ? ' days:' : ` days: nothing metered in the last ${TEXT_DAYS} days`, ...periodLines(days, history, devices));
   out.push(' months:', ...periodLines(months, history, devices));
-  const outcomes = history.days.flatMap((r) => Object.entries(r.plan).map(([id, o]) => `  ${r.label}  ${names[id] ?? id}: planned ${fixed(o.plannedKwh, 1)} kWh, metered ${fixed(o.meteredKwh, 1)} kWh over ${o.hours} h`));
-  out.push(outcomes.length > 0 ? ' planned against metered (hours with a stored plan and a whole metered hour):' : ' planned against metered: not known yet', ...outcomes);
+  const outcomes = history.days.flatMap((r) =>
+    Object.entries(r.plan).map(
+      ([id, o]) => `  ${r.label}  ${names[id] ?? id}: planned ${fixed(o.plannedKwh, 1)} kWh, metered ${fixed(o.meteredKwh, 1)} kWh over ${o.hours} h`,
+    ),
+  );
+  out.push(
+    outcomes.length > 0 ? ' planned against metered (hours with a stored plan and a whole metered hour):' : ' planned against metered: not known yet',
+    ...outcomes,
+  );
   if (history.unreadablePlans > 0) out.push(`  ${history.unreadablePlans} stored plan(s) could not be read and are left out`);
   return out;
 }

@@ -55,9 +55,12 @@ export interface StatusReport {
     stale: boolean;
     /** The slot covering now, when the plan has one. */
     current: {
-      startMs: number; pricePerKwh: number; deltaPerKwh: number;
+      startMs: number;
+      pricePerKwh: number;
+      deltaPerKwh: number;
       /** The planner's reason, and the same in the user's words. */
-      reason: string | null; why: string | null;
+      reason: string | null;
+      why: string | null;
       devices: Record<string, { on: boolean; powerKw: number; temperatureC?: number }>;
     } | null;
   } | null;
@@ -76,7 +79,11 @@ export function billStatus(store: Store, config: Config, nowMs: number): BillVie
 }
 
 /** What the daemon keeps under the state key `eligibility` (src/jobs/home-tracker.ts). */
-const daemonEligibilitySchema = z.looseObject({ eligible: z.boolean().nullable(), enrolled: z.boolean().nullable(), checkedMs: z.number().nullable() });
+const daemonEligibilitySchema = z.looseObject({
+  eligible: z.boolean().nullable(),
+  enrolled: z.boolean().nullable(),
+  checkedMs: z.number().nullable(),
+});
 
 function programOf(store: Pick<Store, 'getState'>): StatusReport['program'] {
   const byDaemon = store.getState('eligibility', daemonEligibilitySchema);
@@ -107,7 +114,15 @@ export function collectStatus(store: Store, nowMs: number): Omit<StatusReport, '
     events: {
       total: events.length,
       byState,
-      last: last ? { eventId: last.eventId, type: last.payloadType ?? last.notificationType ?? 'unknown', receivedAtMs: last.receivedAtMs, state: last.state, detail: last.stateDetail } : null,
+      last: last
+        ? {
+            eventId: last.eventId,
+            type: last.payloadType ?? last.notificationType ?? 'unknown',
+            receivedAtMs: last.receivedAtMs,
+            state: last.state,
+            detail: last.stateDetail,
+          }
+        : null,
     },
     outbox: { ...store.outboxSummary(), lastErrors },
     planReport: planReportOutbox(planReportQueue(store).stored()),
@@ -134,7 +149,12 @@ export function planStatus(shown: ShownPlan | null, nowMs: number): StatusReport
           deltaPerKwh: slot.deltaPerKwh,
           reason: slot.reason ?? null,
           why: slot.why ?? null,
-          devices: Object.fromEntries(Object.entries(slot.devices).map(([id, d]) => [id, { on: d.on, powerKw: d.powerKw, ...(d.temperatureC !== undefined ? { temperatureC: d.temperatureC } : {}) }])),
+          devices: Object.fromEntries(
+            Object.entries(slot.devices).map(([id, d]) => [
+              id,
+              { on: d.on, powerKw: d.powerKw, ...(d.temperatureC !== undefined ? { temperatureC: d.temperatureC } : {}) },
+            ]),
+          ),
         }
       : null,
   };
@@ -156,10 +176,15 @@ export function renderStatus(r: StatusReport, config: Config): string[] {
     out.push('Registration: not registered (run `wattshift register --config FILE`)');
   }
   if (r.program) {
-    out.push(`  eligible ${yesNo(r.program.eligible)}, enrolled ${yesNo(r.program.enrolled)} (checked by ${r.program.checkedBy === 'daemon' ? 'the daemon' : 'register'} ${at(r.program.checkedMs)}${r.program.error ? `; ${r.program.error}` : ''})`);
+    out.push(
+      `  eligible ${yesNo(r.program.eligible)}, enrolled ${yesNo(r.program.enrolled)} (checked by ${r.program.checkedBy === 'daemon' ? 'the daemon' : 'register'} ${at(r.program.checkedMs)}${r.program.error ? `; ${r.program.error}` : ''})`,
+    );
   }
   out.push('');
-  const counts = Object.entries(r.events.byState).filter(([, n]) => n > 0).map(([s, n]) => `${s} ${n}`).join(', ');
+  const counts = Object.entries(r.events.byState)
+    .filter(([, n]) => n > 0)
+    .map(([s, n]) => `${s} ${n}`)
+    .join(', ');
   out.push(`Events: ${r.events.total}${counts ? ` (${counts})` : ''}`);
   if (r.events.last) {
     const l = r.events.last;
@@ -169,7 +194,8 @@ export function renderStatus(r: StatusReport, config: Config): string[] {
   out.push(`Outbox: pending ${o.pending}, sending ${o.sending}, accepted ${o.accepted}, rejected ${o.rejected}`);
   if (o.oldestPendingDeadlineMs !== null) out.push(`  oldest deadline ${at(o.oldestPendingDeadlineMs)}`);
   if (o.nextAttemptMs !== null) out.push(`  next attempt ${at(o.nextAttemptMs)}`);
-  for (const e of o.lastErrors) out.push(`  ${e.state} ${e.kind} report of ${e.eventId} (${e.attempts} attempt${e.attempts === 1 ? '' : 's'}): ${e.error}`);
+  for (const e of o.lastErrors)
+    out.push(`  ${e.state} ${e.kind} report of ${e.eventId} (${e.attempts} attempt${e.attempts === 1 ? '' : 's'}): ${e.error}`);
   const planLine = planReportText({ ...o, ...(r.planReport ?? {}) }, at);
   if (planLine !== null) out.push(`  ${planLine}`);
   out.push('');
@@ -177,13 +203,20 @@ export function renderStatus(r: StatusReport, config: Config): string[] {
     out.push('Plan: none stored yet');
   } else {
     const p = r.plan;
-    const origin = p.origin === 'daemon' ? 'live from the daemon' : `stored copy from the database, shown because ${p.fallbackReason ?? 'the daemon did not answer'}`;
+    const origin =
+      p.origin === 'daemon'
+        ? 'live from the daemon'
+        : `stored copy from the database, shown because ${p.fallbackReason ?? 'the daemon did not answer'}`;
     out.push(`Plan: ${p.mode}, made ${at(p.createdMs)} (${p.ageMinutes} min ago), ${origin}${p.stale ? '; ended: is the daemon running?' : ''}`);
     if (p.current) {
       const c = p.current;
-      out.push(`  now (slot ${at(c.startMs)}): ${fixed(c.pricePerKwh, 3)} ${p.currency}/kWh, delta ${c.deltaPerKwh > 0 ? '+' : ''}${fixed(c.deltaPerKwh, 3)}`);
+      out.push(
+        `  now (slot ${at(c.startMs)}): ${fixed(c.pricePerKwh, 3)} ${p.currency}/kWh, delta ${c.deltaPerKwh > 0 ? '+' : ''}${fixed(c.deltaPerKwh, 3)}`,
+      );
       for (const [id, d] of Object.entries(c.devices)) {
-        out.push(`  ${name(id)}: ${d.on ? `on ${fixed(d.powerKw, 1)} kW` : 'off'}${d.temperatureC !== undefined ? `, ${fixed(d.temperatureC, 0)} °C at slot end` : ''}`);
+        out.push(
+          `  ${name(id)}: ${d.on ? `on ${fixed(d.powerKw, 1)} kW` : 'off'}${d.temperatureC !== undefined ? `, ${fixed(d.temperatureC, 0)} °C at slot end` : ''}`,
+        );
       }
       const why = c.why ?? c.reason;
       if (why) out.push(`  why: ${why}`);
@@ -203,7 +236,9 @@ export function renderStatus(r: StatusReport, config: Config): string[] {
     const v = d.view;
     out.push(`Daemon: running at ${d.url}, ${v.health.ok ? 'healthy' : 'FAILING'}`);
     for (const j of v.health.jobs) {
-      out.push(`  job ${j.name}: ${j.ok ? 'ok' : 'failing'}${j.lastError ? ` (last error ${j.lastError.code} at ${at(j.lastError.atMs)}: ${j.lastError.message})` : ''}`);
+      out.push(
+        `  job ${j.name}: ${j.ok ? 'ok' : 'failing'}${j.lastError ? ` (last error ${j.lastError.code} at ${at(j.lastError.atMs)}: ${j.lastError.message})` : ''}`,
+      );
     }
     for (const dev of v.devices) {
       const values = [
@@ -211,11 +246,18 @@ export function renderStatus(r: StatusReport, config: Config): string[] {
         dev.powerW !== undefined ? `${fixed(dev.powerW, 0)} W` : null,
         dev.energyKwh !== undefined ? `${fixed(dev.energyKwh, 2)} kWh` : null,
       ].filter((x) => x !== null);
-      out.push(`  device ${dev.name} (${dev.id}): ${dev.available ? 'available' : 'DOWN'}, mode ${dev.mode}, planned ${dev.plannedOn ? 'on' : 'off'}${values.length ? `, ${values.join(', ')}` : ''}`);
+      out.push(
+        `  device ${dev.name} (${dev.id}): ${dev.available ? 'available' : 'DOWN'}, mode ${dev.mode}, planned ${dev.plannedOn ? 'on' : 'off'}${values.length ? `, ${values.join(', ')}` : ''}`,
+      );
     }
-    if (v.location.powerW !== undefined) out.push(`  location power ${fixed(v.location.powerW, 0)} W of ${v.location.limitKw} kW${v.location.lpcCapKw !== undefined ? `, LPC cap ${v.location.lpcCapKw} kW` : ''}`);
+    if (v.location.powerW !== undefined)
+      out.push(
+        `  location power ${fixed(v.location.powerW, 0)} W of ${v.location.limitKw} kW${v.location.lpcCapKw !== undefined ? `, LPC cap ${v.location.lpcCapKw} kW` : ''}`,
+      );
     for (const l of v.limits) {
-      out.push(`  ${l.active ? 'LIMIT' : 'coming limit'}: ${l.deviceId === null ? 'whole home' : name(l.deviceId)} at most ${fixed(l.capKw, 1)} kW, ${windowText(l.startMs, l.endMs, tz)}`);
+      out.push(
+        `  ${l.active ? 'LIMIT' : 'coming limit'}: ${l.deviceId === null ? 'whole home' : name(l.deviceId)} at most ${fixed(l.capKw, 1)} kW, ${windowText(l.startMs, l.endMs, tz)}`,
+      );
     }
     const names = Object.fromEntries(config.devices.map((dev) => [dev.id, dev.name ?? dev.id]));
     for (const e of v.events) out.push(`  event: ${eventText(e, tz, names)}`);
@@ -225,11 +267,11 @@ export function renderStatus(r: StatusReport, config: Config): string[] {
 
 export const statusCommand: CliCommand = {
   name: 'status',
-  summary: 'show registration, events, outbox, the current plan slot and the daemon\'s health',
+  summary: "show registration, events, outbox, the current plan slot and the daemon's health",
   usage: '--config FILE [--json]',
   options: { config: { type: 'string', short: 'c' }, json: { type: 'boolean' } },
   help: [
-    'Reads the database read-only (safe while the daemon runs) and asks the daemon\'s status server',
+    "Reads the database read-only (safe while the daemon runs) and asks the daemon's status server",
     '(http section) for device and job health. --json prints one JSON object.',
     'Exit codes: 0 shown, 1 the database cannot be opened, 78 invalid config.',
   ],
@@ -244,8 +286,17 @@ export const statusCommand: CliCommand = {
     try {
       const store = openStore({ path: config.storage.path, readOnly: true, logger: cliLogger(io, secrets) });
       try {
-        const plan = planStatus(shownPlan(daemon, () => readLatestPlan(store), config, nowMs), nowMs);
-        report = { ...collectStatus(store, nowMs), plan, bill: billStatus(store, config, nowMs), daemon, history: readEnergyHistory(store, config, nowMs) };
+        const plan = planStatus(
+          shownPlan(daemon, () => readLatestPlan(store), config, nowMs),
+          nowMs,
+        );
+        report = {
+          ...collectStatus(store, nowMs),
+          plan,
+          bill: billStatus(store, config, nowMs),
+          daemon,
+          history: readEnergyHistory(store, config, nowMs),
+        };
       } finally {
         store.close();
       }

@@ -24,16 +24,18 @@ const storedPlanSchema = z.looseObject({
   baselineCost: z.number(),
   incentiveEarned: z.number(),
   shortfalls: z.array(z.looseObject({ message: z.string() })),
-  slots: z.array(z.looseObject({
-    startMs: z.number(),
-    endMs: z.number(),
-    price: z.number(),
-    delta: z.number(),
-    source: z.string(),
-    reason: z.string(),
-    tank: deviceSlot.extend({ endTempC: z.number() }).optional(),
-    ev: deviceSlot.extend({ chargedKWh: z.number() }).optional(),
-  })),
+  slots: z.array(
+    z.looseObject({
+      startMs: z.number(),
+      endMs: z.number(),
+      price: z.number(),
+      delta: z.number(),
+      source: z.string(),
+      reason: z.string(),
+      tank: deviceSlot.extend({ endTempC: z.number() }).optional(),
+      ev: deviceSlot.extend({ chargedKWh: z.number() }).optional(),
+    }),
+  ),
 });
 
 export interface StoredPlan {
@@ -48,7 +50,13 @@ export function readLatestPlan(store: Pick<Store, 'latestPlan'>): StoredPlan | u
   if (!row) return undefined;
   const parsed = storedPlanSchema.safeParse(row.json);
   if (!parsed.success) {
-    throw new WattshiftError('STORE_FAILED', `the stored plan ${row.id} is not a plan: ${parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    throw new WattshiftError(
+      'STORE_FAILED',
+      `the stored plan ${row.id} is not a plan: ${parsed.error.issues
+        .slice(0, 3)
+        .map((i) => `${i.path.join('.')}: ${i.message}`)
+        .join('; ')}`,
+    );
   }
   return { storedAtMs: row.createdAtMs, plan: parsed.data as unknown as Plan };
 }

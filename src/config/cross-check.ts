@@ -37,7 +37,8 @@ function checkSource(cfg: CrossCheckInput, issue: ReportIssue, source: SourceCon
   if (source.type === 'ocpp') {
     if (cfg.ocpp === undefined) issue([...path, 'type'], 'an "ocpp" source needs the ocpp section (the central system)');
     // OCPP 1.6 Security Whitepaper: the basic-auth password (AuthorizationKey) is 16 to 40 characters.
-    if (source.password.length < 16 || source.password.length > 40) issue([...path, 'password'], 'the charge point password must be 16 to 40 characters');
+    if (source.password.length < 16 || source.password.length > 40)
+      issue([...path, 'password'], 'the charge point password must be 16 to 40 characters');
   } else if (source.type !== 'modbus' && cfg.mqtt === undefined) {
     issue([...path, 'type'], `a "${source.type}" source needs the mqtt section`);
   }
@@ -55,9 +56,16 @@ function checkFuseMeter(cfg: CrossCheckInput, issue: ReportIssue): void {
   const d = cfg.devices.find((x) => x?.id === id);
   // An invalid device may be the one meant: only a complete device list can tell "unknown".
   if (d === undefined) {
-    if (cfg.devices.every((x) => x !== undefined)) issue(['site', 'fuse', 'meter'], unknownDevice(id, cfg.devices.flatMap((x) => (x ? [x.id] : []))));
-  }
-  else if (d.kind !== 'meter' || d.meter?.type !== 'amsreader') issue(['site', 'fuse', 'meter'], `"${id}" gives no per-phase currents: it must be a meter device with an amsreader source`);
+    if (cfg.devices.every((x) => x !== undefined))
+      issue(
+        ['site', 'fuse', 'meter'],
+        unknownDevice(
+          id,
+          cfg.devices.flatMap((x) => (x ? [x.id] : [])),
+        ),
+      );
+  } else if (d.kind !== 'meter' || d.meter?.type !== 'amsreader')
+    issue(['site', 'fuse', 'meter'], `"${id}" gives no per-phase currents: it must be a meter device with an amsreader source`);
 }
 
 /** The cross-field rules as a zod refinement of the whole config. */
@@ -74,7 +82,8 @@ function checkTankModel(m: Omit<TankModel, 'elementKw' | 'relayOnly'>, at: (stri
   }
   if (m.initialC !== undefined && m.initialC > m.maxC) issue([...at, 'initialC'], `initialC (${m.initialC}) is above maxC (${m.maxC})`);
   m.comfort.forEach((w, j) => {
-    if (w.tempC > m.maxC) issue([...at, 'comfort', j, 'tempC'], `comfort tempC (${w.tempC}) is above maxC (${m.maxC}): the thermostat never gets there`);
+    if (w.tempC > m.maxC)
+      issue([...at, 'comfort', j, 'tempC'], `comfort tempC (${w.tempC}) is above maxC (${m.maxC}): the thermostat never gets there`);
   });
 }
 
@@ -93,7 +102,8 @@ export function crossCheckWith(cfg: CrossCheckInput, issue: ReportIssue): void {
       checkSource(cfg, issue, d.switch, [...at, 'switch']);
       checkSource(cfg, issue, d.thermometer, [...at, 'thermometer']);
       if (!d.switch) issue([...at, 'switch'], 'a hotWaterTank needs a switch source');
-      if (d.meter?.type === 'goe' || d.meter?.type === 'ocpp') issue([...at, 'meter', 'type'], `a ${d.meter.type} source meters a charger, not a tank`);
+      if (d.meter?.type === 'goe' || d.meter?.type === 'ocpp')
+        issue([...at, 'meter', 'type'], `a ${d.meter.type} source meters a charger, not a tank`);
       checkTankModel(d.model, [...at, 'model'], issue);
     } else if (d.kind === 'heatPump') {
       checkHeatPump(d, at, issue, (source, path) => checkSource(cfg, issue, source, path));
@@ -103,7 +113,8 @@ export function crossCheckWith(cfg: CrossCheckInput, issue: ReportIssue): void {
       if (!d.charger) issue([...at, 'charger'], 'an evCharger needs a charger source');
       if (d.soc && cfg.mqtt === undefined) issue([...at, 'soc'], 'a SoC topic needs the mqtt section');
       const m = d.model;
-      if (m.minCurrentA > m.maxCurrentA) issue([...at, 'model', 'minCurrentA'], `minCurrentA (${m.minCurrentA}) is above maxCurrentA (${m.maxCurrentA})`);
+      if (m.minCurrentA > m.maxCurrentA)
+        issue([...at, 'model', 'minCurrentA'], `minCurrentA (${m.minCurrentA}) is above maxCurrentA (${m.maxCurrentA})`);
       if (d.safeCurrentA > m.maxCurrentA) issue([...at, 'safeCurrentA'], `safeCurrentA (${d.safeCurrentA}) is above maxCurrentA (${m.maxCurrentA})`);
       if (d.safeCurrentA > 0 && d.safeCurrentA < m.minCurrentA) {
         issue([...at, 'safeCurrentA'], `safeCurrentA (${d.safeCurrentA}) must be 0 (pause) or at least minCurrentA (${m.minCurrentA})`);
@@ -111,7 +122,7 @@ export function crossCheckWith(cfg: CrossCheckInput, issue: ReportIssue): void {
       checkPhaseSwitching(d, at, issue);
     } else {
       if (!d.meter) issue([...at, 'meter'], 'a meter device needs a meter source');
-      if (d.meter?.type === 'ocpp') issue([...at, 'meter', 'type'], 'an ocpp source meters a charger\'s connector: use it on the evCharger');
+      if (d.meter?.type === 'ocpp') issue([...at, 'meter', 'type'], "an ocpp source meters a charger's connector: use it on the evCharger");
       if (d.model.main) mainMeters += 1;
       if (d.model.main && mainMeters > 1) issue([...at, 'model', 'main'], 'only one device can be the main meter');
     }

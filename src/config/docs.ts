@@ -60,13 +60,7 @@ export function renderConfigDocs(): string {
     }
     lines.push(row(f));
   }
-  lines.push(
-    '',
-    '## Sources',
-    '',
-    'Each capability of a device (`switch`, `meter`, `thermometer`, `charger`) names a source, chosen by `type`.',
-    '',
-  );
+  lines.push('', '## Sources', '', 'Each capability of a device (`switch`, `meter`, `thermometer`, `charger`) names a source, chosen by `type`.', '');
   for (const option of sourceOptionSchemas) {
     const type = discriminatorValue(option, 'type') ?? '?';
     lines.push(`### \`type: ${type}\``, '', '| Key | Type | Default | Description |', '|---|---|---|---|');
@@ -80,7 +74,7 @@ export function renderConfigDocs(): string {
     '## Tariff files',
     '',
     '`site.tariff` names a shipped tariff, a tariff file, or is a tariff inline; all have these keys (see [tariffs.md](tariffs.md)).',
-    'Money is in the tariff\'s currency and excludes VAT.',
+    "Money is in the tariff's currency and excludes VAT.",
     '',
     '| Key | Type | Default | Description |',
     '|---|---|---|---|',

@@ -7,7 +7,22 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { LineCounter, parseDocument, isMap, isSeq, isPair, isScalar, type Document, type Node } from 'yaml';
 import type { z } from 'zod';
 import { WattshiftError } from '../errors.js';
-import { configSchema, deviceSchema, eventsSchema, plannerSchema, reportsSchema, siteSchema, sparkSchema, storageSchema, vehicleSchema, type Config, type ConfigInput, type DeviceConfig, type StorageConfig, type VehicleConfig } from './schema.js';
+import {
+  configSchema,
+  deviceSchema,
+  eventsSchema,
+  plannerSchema,
+  reportsSchema,
+  siteSchema,
+  sparkSchema,
+  storageSchema,
+  vehicleSchema,
+  type Config,
+  type ConfigInput,
+  type DeviceConfig,
+  type StorageConfig,
+  type VehicleConfig,
+} from './schema.js';
 import { crossCheckWith } from './cross-check.js';
 import { upstreamSchema } from './schema-upstream.js';
 import { boundMessage } from './units.js';
@@ -81,7 +96,11 @@ export function loadConfig(path: string, env: NodeJS.ProcessEnv = process.env, o
     const problems = doc.errors.map((e): ConfigProblem => {
       const pos = e.linePos?.[0];
       const first = e.message.split('\n')[0] ?? e.message;
-      return { path: '', message: `YAML syntax error: ${first.replace(/ at line \d+, column \d+:?$/, '')}`, ...(pos ? { line: pos.line, column: pos.col } : {}) };
+      return {
+        path: '',
+        message: `YAML syntax error: ${first.replace(/ at line \d+, column \d+:?$/, '')}`,
+        ...(pos ? { line: pos.line, column: pos.col } : {}),
+      };
     });
     throw invalid(file, problems);
   }
@@ -140,30 +159,43 @@ function parseWith(document: unknown, options: ParseOptions, where: Located): Lo
   const secretProblems = resolved.problems.map((p) => withLocation({ path: p.path, message: p.message }, pathSegments(p.path), where, false));
   const result = configSchema.safeParse(resolved.document);
   const parsed = result.success ? resolvePaths(result.data, options) : undefined;
-  const schemaProblems = result.success ? [] : dedupe([...issuesToProblems(result.error.issues, where), ...salvagedCrossChecks(resolved.document, where)]);
-  const machineProblems = (options.machineChecks?.(parsed ? checkable(parsed) : salvage(resolved.document, options)) ?? [])
-    .map((p) => withLocation(p, pathSegments(p.path), where, false));
+  const schemaProblems = result.success
+    ? []
+    : dedupe([...issuesToProblems(result.error.issues, where), ...salvagedCrossChecks(resolved.document, where)]);
+  const machineProblems = (options.machineChecks?.(parsed ? checkable(parsed) : salvage(resolved.document, options)) ?? []).map((p) =>
+    withLocation(p, pathSegments(p.path), where, false),
+  );
   const tariff = parsed ? resolveTariff(parsed, options.baseDir ?? process.cwd()) : undefined;
   // With the rest invalid, a tariff that is valid as written is still looked up and checked.
   const rawSite = recordOf(recordOf(resolved.document).site);
   const tariffRef = parsed ? undefined : sectionOf(siteSchema.shape.tariff, rawSite.tariff);
   const currency = sectionOf(siteSchema.shape.currency, rawSite.currency);
-  const salvagedTariff = tariffRef === undefined || currency === undefined
-    ? undefined
-    : resolveTariff({ site: { tariff: tariffRef, currency, gridFeePerKwh: 0, taxPerKwh: 0 } }, options.baseDir ?? process.cwd());
+  const salvagedTariff =
+    tariffRef === undefined || currency === undefined
+      ? undefined
+      : resolveTariff({ site: { tariff: tariffRef, currency, gridFeePerKwh: 0, taxPerKwh: 0 } }, options.baseDir ?? process.cwd());
   const tariffProblems = (tariff ?? salvagedTariff)?.problems.map((p) => withLocation(p, pathSegments(p.path), where, false)) ?? [];
   const problems = [...secretProblems, ...schemaProblems, ...machineProblems, ...tariffProblems];
   if (problems.length > 0 || !parsed || !tariff) {
-    const onlyUnreadable = schemaProblems.length === 0 && machineProblems.length === 0 && tariffProblems.length === 0 && resolved.problems.every((p) => p.unreadable);
+    const onlyUnreadable =
+      schemaProblems.length === 0 && machineProblems.length === 0 && tariffProblems.length === 0 && resolved.problems.every((p) => p.unreadable);
     if (onlyUnreadable) {
-      throw new WattshiftError('CONFIG_SECRET_UNREADABLE', `${where.file ? `${where.file}: ` : ''}${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`, {
-        details: { ...(where.file ? { file: where.file } : {}), problems },
-      });
+      throw new WattshiftError(
+        'CONFIG_SECRET_UNREADABLE',
+        `${where.file ? `${where.file}: ` : ''}${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`,
+        {
+          details: { ...(where.file ? { file: where.file } : {}), problems },
+        },
+      );
     }
     throw invalid(where.file, problems);
   }
   const config = tariff.config;
-  return { config: deepFreeze(config), secrets: [...new Set(resolved.secrets)], warnings: [...resolved.warnings, ...tariff.warnings, ...configWarnings(config)] };
+  return {
+    config: deepFreeze(config),
+    secrets: [...new Set(resolved.secrets)],
+    warnings: [...resolved.warnings, ...tariff.warnings, ...configWarnings(config)],
+  };
 }
 
 const sectionOf = <T>(schema: z.ZodType<T>, value: unknown): T | undefined => {
@@ -176,7 +208,9 @@ function recordOf(document: unknown): Record<string, unknown> {
 }
 
 /** The sections of an invalid document that are valid on their own. */
-function sections(document: unknown): Pick<CheckableConfig, 'devices' | 'storage' | 'modbus'> & { raw: Record<string, unknown>; vehicles: (VehicleConfig | undefined)[] } {
+function sections(
+  document: unknown,
+): Pick<CheckableConfig, 'devices' | 'storage' | 'modbus'> & { raw: Record<string, unknown>; vehicles: (VehicleConfig | undefined)[] } {
   const raw = recordOf(document);
   return {
     raw,
@@ -292,16 +326,25 @@ function resolvePaths(config: Config, options: ParseOptions): Config {
   const mqtt = config.mqtt && resolveMqttPaths(config.mqtt, baseDir);
   const devices = config.devices.map((d) => resolveDevicePaths(d, baseDir));
   const ocpp = config.ocpp ? { ocpp: resolveOcppPaths(config.ocpp, baseDir) } : {};
-  return { ...config, ...(mqtt ? { mqtt } : {}), ...ocpp, upstream: resolveUpstreamPaths(config.upstream, baseDir), devices, storage: resolveStoragePath(config.storage, options) };
+  return {
+    ...config,
+    ...(mqtt ? { mqtt } : {}),
+    ...ocpp,
+    upstream: resolveUpstreamPaths(config.upstream, baseDir),
+    devices,
+    storage: resolveStoragePath(config.storage, options),
+  };
 }
 
 function configWarnings(config: Config): string[] {
   const out: string[] = [];
   const wh = config.events.webhook;
-  if (wh.enabled && wh.secret === undefined) out.push('events.webhook.insecureAcceptUnsignedCalls: THE WEBHOOK RECEIVER ACCEPTS UNSIGNED CALLS: anyone who reaches it can cap the home');
-  if (config.upstream.mode === 'direct' && !wh.enabled && !config.events.poll) out.push('events: polling and the webhook are both off; no event will arrive');
+  if (wh.enabled && wh.secret === undefined)
+    out.push('events.webhook.insecureAcceptUnsignedCalls: THE WEBHOOK RECEIVER ACCEPTS UNSIGNED CALLS: anyone who reaches it can cap the home');
+  if (config.upstream.mode === 'direct' && !wh.enabled && !config.events.poll)
+    out.push('events: polling and the webhook are both off; no event will arrive');
   if (config.devices.length === 0) out.push('devices: no device configured; wattshift will only watch prices');
-  if (config.mqtt && !config.mqtt.rejectUnauthorized) out.push('mqtt.rejectUnauthorized: the broker\'s TLS certificate is not verified');
+  if (config.mqtt && !config.mqtt.rejectUnauthorized) out.push("mqtt.rejectUnauthorized: the broker's TLS certificate is not verified");
   if (config.http.enabled && !['127.0.0.1', '::1', 'localhost'].includes(config.http.host)) {
     out.push(`http.host: the status server listens on ${config.http.host}, not only on loopback`);
   }
@@ -351,7 +394,10 @@ function issueMessage(issue: z.core.$ZodIssue): string {
     if (values.length > 0 && values.length === issue.errors.length) return `expected one of ${values.map((v) => JSON.stringify(v)).join(', ')}`;
   }
   if (issue.code === 'too_big' || issue.code === 'too_small') {
-    const bound = boundMessage(issue, issue.path.filter((x): x is string | number => typeof x !== 'symbol'));
+    const bound = boundMessage(
+      issue,
+      issue.path.filter((x): x is string | number => typeof x !== 'symbol'),
+    );
     if (bound) return bound;
   }
   if (issue.code === 'invalid_value') {

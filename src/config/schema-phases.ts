@@ -14,11 +14,25 @@
  */
 import { z } from 'zod';
 
-export const phaseSwitchingSchema = z.strictObject({
-  enabled: z.boolean().default(false).describe('The charger may switch between 1 and 3 phases (go-e: API v2 key `psm`; OCPP 1.6: `numberPhases` in the charging profile, for a charge point that honours it). The plan may then use 1-phase power (from minCurrentA on one phase) up to 3-phase power; with `site.fuse`, 1-phase charging loads `site.fuse.singlePhaseChargerLine`.'),
-  minIntervalS: z.number().int('whole seconds').min(60, 'must be at least 60 s').max(86_400, 'must be at most 86400 s').default(600)
-    .describe('Shortest time between two phase switches, s. go-e documents a configurable minimum toggle wait (`mptwt`, ms) without a default value: set this at least to the charger\'s `mptwt`. Every switch pauses the car for a few seconds and, on go-e, writes a persisted setting.'),
-}).describe('1-phase/3-phase switching (default off: the charger always uses `phases`).');
+export const phaseSwitchingSchema = z
+  .strictObject({
+    enabled: z
+      .boolean()
+      .default(false)
+      .describe(
+        'The charger may switch between 1 and 3 phases (go-e: API v2 key `psm`; OCPP 1.6: `numberPhases` in the charging profile, for a charge point that honours it). The plan may then use 1-phase power (from minCurrentA on one phase) up to 3-phase power; with `site.fuse`, 1-phase charging loads `site.fuse.singlePhaseChargerLine`.',
+      ),
+    minIntervalS: z
+      .number()
+      .int('whole seconds')
+      .min(60, 'must be at least 60 s')
+      .max(86_400, 'must be at most 86400 s')
+      .default(600)
+      .describe(
+        "Shortest time between two phase switches, s. go-e documents a configurable minimum toggle wait (`mptwt`, ms) without a default value: set this at least to the charger's `mptwt`. Every switch pauses the car for a few seconds and, on go-e, writes a persisted setting.",
+      ),
+  })
+  .describe('1-phase/3-phase switching (default off: the charger always uses `phases`).');
 export type PhaseSwitchingConfig = z.infer<typeof phaseSwitchingSchema>;
 
 /** Charger sources that can switch phases. */
@@ -33,6 +47,9 @@ export function checkPhaseSwitching(
   if (d.model.phaseSwitching?.enabled !== true) return;
   if (d.model.phases !== 3) issue([...at, 'model', 'phaseSwitching'], 'phase switching needs a 3-phase charger (model.phases: 3)');
   if (d.charger && !phaseSwitchingSources.includes(d.charger.type)) {
-    issue([...at, 'model', 'phaseSwitching'], `a "${d.charger.type}" charger source cannot switch phases (supported: ${phaseSwitchingSources.join(', ')})`);
+    issue(
+      [...at, 'model', 'phaseSwitching'],
+      `a "${d.charger.type}" charger source cannot switch phases (supported: ${phaseSwitchingSources.join(', ')})`,
+    );
   }
 }

@@ -11,10 +11,12 @@ const isoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'expected a date YYYY-MM
 const perKwh = (what: string) => z.number().min(-100).max(100).describe(`${what}, per kWh, excluding VAT.`);
 
 /** Local hours [from, to); `from > to` wraps past midnight (22–6 is the night). */
-export const hourWindowSchema = z.strictObject({
-  from: hour.describe('First local hour (0–23).'),
-  to: hour.describe('Local hour the window ends, exclusive (1–24); smaller than `from` wraps past midnight.'),
-}).refine((w) => w.from !== w.to, 'an hour window needs from ≠ to');
+export const hourWindowSchema = z
+  .strictObject({
+    from: hour.describe('First local hour (0–23).'),
+    to: hour.describe('Local hour the window ends, exclusive (1–24); smaller than `from` wraps past midnight.'),
+  })
+  .refine((w) => w.from !== w.to, 'an hour window needs from ≠ to');
 
 export const dayKinds = ['all', 'weekdays', 'weekends'] as const;
 
@@ -36,72 +38,110 @@ export const capacityStepSchema = z.strictObject({
   perMonth: z.number().min(0).max(1_000_000).describe('Fee of the step per month, excluding VAT.'),
 });
 
-export const capacitySchema = z.strictObject({
-  measure: z.enum(['dailyPeaks', 'hourlyPeaks']).describe(
-    '`dailyPeaks`: the mean of the `count` highest daily maxima of hourly energy, on different days (Norway, some Swedish companies); ' +
-    '`hourlyPeaks`: the mean of the `count` highest hourly energies, any days.'),
-  count: z.number().int().min(1).max(10).default(3).describe('How many peaks the mean takes.'),
-  ...whenShape,
-  nightWeight: z.strictObject({
-    weight: z.number().gt(0).max(1).describe('Factor on the hourly energy of these hours.'),
-    hours: hourWindowSchema.describe('Local hours weighted.'),
-  }).optional().describe('Hours that count at a fraction (e.g. half at night, 22–6).'),
-  steps: z.array(capacityStepSchema).min(1).optional().describe('Steps by the measure, ascending; the last may have `upToKw: null`.'),
-  perKwPerMonth: z.number().min(0).max(100_000).optional().describe('Linear fee per kW of the measure per month, instead of steps.'),
-  seasons: z.array(z.strictObject({
-    months: z.array(z.number().int().min(1).max(12)).min(1).describe('Months (1–12) of the season.'),
-    perKwPerMonth: z.number().min(0).max(100_000).describe('Fee per kW of the measure for a month of this season.'),
-  })).min(1).optional().describe('Linear fee per kW that differs by season (e.g. winter and summer), instead of steps; every month in exactly one season.'),
-}).superRefine((c, ctx) => {
-  const given = [c.steps, c.perKwPerMonth, c.seasons].filter((x) => x !== undefined).length;
-  if (given !== 1) {
-    ctx.addIssue({ code: 'custom', message: 'give one of steps, perKwPerMonth or seasons', path: ['steps'] });
-  }
-  const months = (c.seasons ?? []).flatMap((s) => s.months);
-  if (c.seasons && (months.length !== 12 || new Set(months).size !== 12)) {
-    ctx.addIssue({ code: 'custom', message: 'seasons must name every month 1–12 exactly once', path: ['seasons'] });
-  }
-  const steps = c.steps ?? [];
-  steps.forEach((s, i) => {
-    const prev = steps[i - 1];
-    if (prev && (prev.upToKw === null || (s.upToKw !== null && s.upToKw <= prev.upToKw))) {
-      ctx.addIssue({ code: 'custom', message: 'steps must rise: each upToKw above the previous one, null only last', path: ['steps', i, 'upToKw'] });
+export const capacitySchema = z
+  .strictObject({
+    measure: z
+      .enum(['dailyPeaks', 'hourlyPeaks'])
+      .describe(
+        '`dailyPeaks`: the mean of the `count` highest daily maxima of hourly energy, on different days (Norway, some Swedish companies); ' +
+          '`hourlyPeaks`: the mean of the `count` highest hourly energies, any days.',
+      ),
+    count: z.number().int().min(1).max(10).default(3).describe('How many peaks the mean takes.'),
+    ...whenShape,
+    nightWeight: z
+      .strictObject({
+        weight: z.number().gt(0).max(1).describe('Factor on the hourly energy of these hours.'),
+        hours: hourWindowSchema.describe('Local hours weighted.'),
+      })
+      .optional()
+      .describe('Hours that count at a fraction (e.g. half at night, 22–6).'),
+    steps: z.array(capacityStepSchema).min(1).optional().describe('Steps by the measure, ascending; the last may have `upToKw: null`.'),
+    perKwPerMonth: z.number().min(0).max(100_000).optional().describe('Linear fee per kW of the measure per month, instead of steps.'),
+    seasons: z
+      .array(
+        z.strictObject({
+          months: z.array(z.number().int().min(1).max(12)).min(1).describe('Months (1–12) of the season.'),
+          perKwPerMonth: z.number().min(0).max(100_000).describe('Fee per kW of the measure for a month of this season.'),
+        }),
+      )
+      .min(1)
+      .optional()
+      .describe('Linear fee per kW that differs by season (e.g. winter and summer), instead of steps; every month in exactly one season.'),
+  })
+  .superRefine((c, ctx) => {
+    const given = [c.steps, c.perKwPerMonth, c.seasons].filter((x) => x !== undefined).length;
+    if (given !== 1) {
+      ctx.addIssue({ code: 'custom', message: 'give one of steps, perKwPerMonth or seasons', path: ['steps'] });
     }
+    const months = (c.seasons ?? []).flatMap((s) => s.months);
+    if (c.seasons && (months.length !== 12 || new Set(months).size !== 12)) {
+      ctx.addIssue({ code: 'custom', message: 'seasons must name every month 1–12 exactly once', path: ['seasons'] });
+    }
+    const steps = c.steps ?? [];
+    steps.forEach((s, i) => {
+      const prev = steps[i - 1];
+      if (prev && (prev.upToKw === null || (s.upToKw !== null && s.upToKw <= prev.upToKw))) {
+        ctx.addIssue({
+          code: 'custom',
+          message: 'steps must rise: each upToKw above the previous one, null only last',
+          path: ['steps', i, 'upToKw'],
+        });
+      }
+    });
   });
-});
 
 export const tariffSchema = z.strictObject({
-  name: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'expected [a-z0-9-]').describe('Short name (a shipped file\'s name).'),
+  name: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9-]*$/, 'expected [a-z0-9-]')
+    .describe("Short name (a shipped file's name)."),
   title: z.string().min(1).optional().describe('Human name: company, product, area.'),
-  currency: z.string().regex(/^[A-Z]{3}$/, 'expected an ISO 4217 code').describe('Currency of every figure; must be the site\'s currency.'),
-  source: z.strictObject({
-    url: z.url({ protocol: /^https?$/ }).describe('Where the figures come from.'),
-    validFrom: isoDate.describe('Date the source says the figures apply from.'),
-    checked: isoDate.describe('Date the source was read.'),
-    notes: z.string().optional().describe('What is uncertain or simplified.'),
-  }).optional().describe('Where the figures come from (shipped files always say).'),
-  energy: z.discriminatedUnion('basis', [
-    z.strictObject({
-      basis: z.literal('spot'),
-      markupPerKwh: perKwh('Supplier markup on the spot price').default(0),
-    }),
-    z.strictObject({
-      basis: z.literal('fixed'),
-      pricePerKwh: perKwh('Fixed energy price (e.g. Norgespris 0.40 NOK)'),
-    }),
-  ]).prefault({ basis: 'spot' }).describe('Energy price basis: spot plus a markup, or a fixed price.'),
-  subsidy: z.strictObject({
-    thresholdPerKwh: perKwh('Spot price above which the support starts'),
-    share: z.number().min(0).max(1).describe('Share of the spot price above the threshold that is refunded.'),
-  }).optional().describe('Household support per hour on spot above a threshold (Norway\'s strømstøtte). Ignored with a fixed price.'),
-  gridEnergy: z.strictObject({
-    perKwh: perKwh('Grid energy fee where no period matches').default(0),
-    periods: z.array(gridPeriodSchema).default([]).describe('Time-of-use periods; the first that matches a slot wins.'),
-  }).prefault({}).describe('Grid energy fee by time of use.'),
+  currency: z
+    .string()
+    .regex(/^[A-Z]{3}$/, 'expected an ISO 4217 code')
+    .describe("Currency of every figure; must be the site's currency."),
+  source: z
+    .strictObject({
+      url: z.url({ protocol: /^https?$/ }).describe('Where the figures come from.'),
+      validFrom: isoDate.describe('Date the source says the figures apply from.'),
+      checked: isoDate.describe('Date the source was read.'),
+      notes: z.string().optional().describe('What is uncertain or simplified.'),
+    })
+    .optional()
+    .describe('Where the figures come from (shipped files always say).'),
+  energy: z
+    .discriminatedUnion('basis', [
+      z.strictObject({
+        basis: z.literal('spot'),
+        markupPerKwh: perKwh('Supplier markup on the spot price').default(0),
+      }),
+      z.strictObject({
+        basis: z.literal('fixed'),
+        pricePerKwh: perKwh('Fixed energy price (e.g. Norgespris 0.40 NOK)'),
+      }),
+    ])
+    .prefault({ basis: 'spot' })
+    .describe('Energy price basis: spot plus a markup, or a fixed price.'),
+  subsidy: z
+    .strictObject({
+      thresholdPerKwh: perKwh('Spot price above which the support starts'),
+      share: z.number().min(0).max(1).describe('Share of the spot price above the threshold that is refunded.'),
+    })
+    .optional()
+    .describe("Household support per hour on spot above a threshold (Norway's strømstøtte). Ignored with a fixed price."),
+  gridEnergy: z
+    .strictObject({
+      perKwh: perKwh('Grid energy fee where no period matches').default(0),
+      periods: z.array(gridPeriodSchema).default([]).describe('Time-of-use periods; the first that matches a slot wins.'),
+    })
+    .prefault({})
+    .describe('Grid energy fee by time of use.'),
   capacity: capacitySchema.optional().describe('Monthly capacity (power) fee.'),
   taxPerKwh: perKwh('Energy tax (forbruksavgift + Enova, energiskatt, elafgift)').default(0),
   vatPct: z.number().min(0).max(100).default(25).describe('VAT percent on energy, fees and tax.'),
-  holidays: z.array(z.string().regex(/^(\d{4}-)?\d{2}-\d{2}$/, 'expected MM-DD or YYYY-MM-DD')).default([])
+  holidays: z
+    .array(z.string().regex(/^(\d{4}-)?\d{2}-\d{2}$/, 'expected MM-DD or YYYY-MM-DD'))
+    .default([])
     .describe('Public holidays (MM-DD every year, or YYYY-MM-DD) counted as weekend days.'),
 });
 

@@ -11,12 +11,20 @@ import { arrayElement, objectShape, recordValue, unionOptions, unwrap } from './
 
 /** A secret string in the schema; the walker finds it by its `secret` meta. */
 export function secretField(description: string) {
-  return z.string().min(1).meta({ description: `${description} Secret: \`{ file: path }\`, \`{ env: NAME }\`, \`{ credential: name }\` or (discouraged) inline.`, secret: true });
+  return z
+    .string()
+    .min(1)
+    .meta({
+      description: `${description} Secret: \`{ file: path }\`, \`{ env: NAME }\`, \`{ credential: name }\` or (discouraged) inline.`,
+      secret: true,
+    });
 }
 
 /** An optional secret: absent or `null` means not set. */
 export function optionalSecretField(description: string) {
-  return secretField(description).nullish().transform((v) => v ?? undefined);
+  return secretField(description)
+    .nullish()
+    .transform((v) => v ?? undefined);
 }
 
 const secretRefSchema = z.union([
@@ -108,7 +116,9 @@ function resolveOne(raw: unknown, path: string, ctx: SecretContext, out: SecretR
       const dir = ctx.env.CREDENTIALS_DIRECTORY;
       if (dir === undefined || dir === '') {
         if (ctx.deferCredentials) {
-          out.warnings.push(`${path}: credential "${r.credential}" not checked: $CREDENTIALS_DIRECTORY is not set (it is under systemd LoadCredential=)`);
+          out.warnings.push(
+            `${path}: credential "${r.credential}" not checked: $CREDENTIALS_DIRECTORY is not set (it is under systemd LoadCredential=)`,
+          );
           return unresolved;
         }
         throw new Error(`credential "${r.credential}" needs $CREDENTIALS_DIRECTORY (systemd LoadCredential=), which is not set`);

@@ -28,7 +28,10 @@ export function tariffDir(): string {
 export function builtinTariffNames(): string[] {
   const dir = tariffDir();
   if (!existsSync(dir)) return [];
-  return readdirSync(dir).filter((f) => f.endsWith('.yaml')).map((f) => f.slice(0, -'.yaml'.length)).sort();
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.yaml'))
+    .map((f) => f.slice(0, -'.yaml'.length))
+    .sort();
 }
 
 /** Parses a tariff file's text; problems carry the key path inside the file. */
@@ -74,15 +77,25 @@ function loadReference(ref: string, baseDir: string): { tariff: Tariff | null; p
 /** Replaces a tariff reference by the parsed tariff and checks it against the site. */
 type TariffSite = Pick<Config['site'], 'tariff' | 'currency' | 'gridFeePerKwh' | 'taxPerKwh'>;
 
-export function resolveTariff<C extends { site: TariffSite }>(config: C, baseDir: string): { config: C; problems: TariffProblem[]; warnings: string[] } {
+export function resolveTariff<C extends { site: TariffSite }>(
+  config: C,
+  baseDir: string,
+): { config: C; problems: TariffProblem[]; warnings: string[] } {
   const ref = config.site.tariff;
   if (ref === undefined) return { config, problems: [], warnings: [] };
   const loaded = typeof ref === 'string' ? loadReference(ref, baseDir) : { tariff: ref, problems: [] };
-  const at = (p: TariffProblem): TariffProblem => ({ path: typeof ref === 'string' || p.path === '' ? 'site.tariff' : `site.tariff.${p.path}`, message: p.message });
+  const at = (p: TariffProblem): TariffProblem => ({
+    path: typeof ref === 'string' || p.path === '' ? 'site.tariff' : `site.tariff.${p.path}`,
+    message: p.message,
+  });
   if (!loaded.tariff) return { config, problems: loaded.problems.map(at), warnings: [] };
   const tariff = loaded.tariff;
   if (tariff.currency !== config.site.currency) {
-    return { config, problems: [at({ path: 'currency', message: `the tariff is in ${tariff.currency} but site.currency is ${config.site.currency}` })], warnings: [] };
+    return {
+      config,
+      problems: [at({ path: 'currency', message: `the tariff is in ${tariff.currency} but site.currency is ${config.site.currency}` })],
+      warnings: [],
+    };
   }
   const warnings: string[] = [];
   for (const key of ['gridFeePerKwh', 'taxPerKwh'] as const) {
@@ -95,6 +108,7 @@ export function resolveTariff<C extends { site: TariffSite }>(config: C, baseDir
 export function siteTariff(config: Pick<Config, 'site'>): Tariff | null {
   const t = config.site.tariff;
   if (t === undefined) return null;
-  if (typeof t === 'string') throw new WattshiftError('INTERNAL', `site.tariff "${t}" was not resolved; load the config with loadConfig or parseConfig`);
+  if (typeof t === 'string')
+    throw new WattshiftError('INTERNAL', `site.tariff "${t}" was not resolved; load the config with loadConfig or parseConfig`);
   return t;
 }

@@ -8,7 +8,9 @@ import { z } from 'zod';
 import { isKnownTimeZone } from '../core/zoned-time.js';
 
 /** An Area/Location name (or UTC); legacy names such as `CET` or `EST5EDT` are refused. */
-export const ianaTimeZone = z.string().refine((tz) => (tz.includes('/') || tz === 'UTC') && isKnownTimeZone(tz), 'expected an IANA time zone such as Europe/Oslo');
+export const ianaTimeZone = z
+  .string()
+  .refine((tz) => (tz.includes('/') || tz === 'UTC') && isKnownTimeZone(tz), 'expected an IANA time zone such as Europe/Oslo');
 
 /** What node-cron says is wrong with `expression`, or undefined when it is valid. */
 export function cronProblem(expression: string): string | undefined {

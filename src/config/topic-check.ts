@@ -35,13 +35,20 @@ function sourceTopics(s: AnySource): [string, string][] {
 function outputOf(s: AnySource): string | undefined {
   switch (s.type) {
     // Two devices on one unit id of one bus would answer the same requests.
-    case 'modbus': return `unit ${s.unitId} on Modbus bus "${s.bus}"`;
-    case 'shelly': return `switch ${s.switchId} of Shelly ${s.topicPrefix}`;
-    case 'tasmota': return `relay ${s.relay} of Tasmota ${s.topic}`;
-    case 'goe': return `go-e charger ${s.topicPrefix}`;
-    case 'ocpp': return `connector ${s.connectorId} of charge point ${s.chargePointId}`;
-    case 'mqtt': return s.commandTopic ?? s.currentTopic;
-    default: return undefined;
+    case 'modbus':
+      return `unit ${s.unitId} on Modbus bus "${s.bus}"`;
+    case 'shelly':
+      return `switch ${s.switchId} of Shelly ${s.topicPrefix}`;
+    case 'tasmota':
+      return `relay ${s.relay} of Tasmota ${s.topic}`;
+    case 'goe':
+      return `go-e charger ${s.topicPrefix}`;
+    case 'ocpp':
+      return `connector ${s.connectorId} of charge point ${s.chargePointId}`;
+    case 'mqtt':
+      return s.commandTopic ?? s.currentTopic;
+    default:
+      return undefined;
   }
 }
 
@@ -70,7 +77,10 @@ const under = (topic: string, root: string): boolean => topic === root || topic.
 export function ownTopicProblem(mqtt: unknown, topic: string): string | undefined {
   const own = mqtt === undefined ? undefined : ownTopicsSchema.safeParse(mqtt).data;
   if (!own) return undefined;
-  const roots: [string, string][] = [[own.baseTopic, 'mqtt.baseTopic'], ...(own.discovery.enabled ? [[own.discovery.prefix, 'mqtt.discovery.prefix'] as [string, string]] : [])];
+  const roots: [string, string][] = [
+    [own.baseTopic, 'mqtt.baseTopic'],
+    ...(own.discovery.enabled ? [[own.discovery.prefix, 'mqtt.discovery.prefix'] as [string, string]] : []),
+  ];
   const root = roots.find(([r]) => under(topic, r));
   return root ? `"${topic}" is under ${root[1]} "${root[0]}", wattshift's own topics` : undefined;
 }
@@ -82,7 +92,10 @@ export function checkTopicsAndOutputs(mqtt: unknown, devices: readonly (DeviceCo
     roots.push([own.baseTopic, 'mqtt.baseTopic']);
     if (own.discovery.enabled) {
       if (under(own.discovery.prefix, own.baseTopic) || under(own.baseTopic, own.discovery.prefix)) {
-        issue(['mqtt', 'discovery', 'prefix'], `the discovery prefix "${own.discovery.prefix}" and the base topic "${own.baseTopic}" must not contain each other`);
+        issue(
+          ['mqtt', 'discovery', 'prefix'],
+          `the discovery prefix "${own.discovery.prefix}" and the base topic "${own.baseTopic}" must not contain each other`,
+        );
       }
       roots.push([own.discovery.prefix, 'mqtt.discovery.prefix']);
     }

@@ -11,7 +11,13 @@ export function vehiclesServedBy(charger: { vehicles?: readonly string[] | undef
   return charger.vehicles ? vehicles.filter((v) => charger.vehicles!.includes(v.id)) : [...vehicles];
 }
 
-function checkUnique<T>(items: readonly T[], key: (item: T) => readonly (string | number)[], path: (i: number) => (string | number)[], what: string, issue: ReportIssue): void {
+function checkUnique<T>(
+  items: readonly T[],
+  key: (item: T) => readonly (string | number)[],
+  path: (i: number) => (string | number)[],
+  what: string,
+  issue: ReportIssue,
+): void {
   const seen = new Map<string | number, number>();
   items.forEach((item, i) => {
     for (const k of key(item)) {
@@ -39,14 +45,42 @@ export function checkVehicles(
     if (own) issue([...at, 'soc', 'topic'], own);
   });
   const indexed = all.map((v) => v ?? null);
-  const present = <T>(f: (v: VehicleConfig) => readonly T[]) => (v: VehicleConfig | null): readonly T[] => (v ? f(v) : []);
-  checkUnique(indexed, present((v) => [v.id]), (i) => ['vehicles', i, 'id'], 'vehicle id', issue);
-  checkUnique(indexed, present((v) => v.identify.idTags), (i) => ['vehicles', i, 'identify', 'idTags'], 'id tag', issue);
-  checkUnique(indexed, present((v) => v.identify.goeCards), (i) => ['vehicles', i, 'identify', 'goeCards'], 'go-e card', issue);
-  checkUnique(indexed, present((v) => (v.resourceId ? [v.resourceId] : [])), (i) => ['vehicles', i, 'resourceId'], 'resource id', issue);
+  const present =
+    <T>(f: (v: VehicleConfig) => readonly T[]) =>
+    (v: VehicleConfig | null): readonly T[] =>
+      v ? f(v) : [];
+  checkUnique(
+    indexed,
+    present((v) => [v.id]),
+    (i) => ['vehicles', i, 'id'],
+    'vehicle id',
+    issue,
+  );
+  checkUnique(
+    indexed,
+    present((v) => v.identify.idTags),
+    (i) => ['vehicles', i, 'identify', 'idTags'],
+    'id tag',
+    issue,
+  );
+  checkUnique(
+    indexed,
+    present((v) => v.identify.goeCards),
+    (i) => ['vehicles', i, 'identify', 'goeCards'],
+    'go-e card',
+    issue,
+  );
+  checkUnique(
+    indexed,
+    present((v) => (v.resourceId ? [v.resourceId] : [])),
+    (i) => ['vehicles', i, 'resourceId'],
+    'resource id',
+    issue,
+  );
 
   const known = new Set(vehicles.map((v) => v.id));
-  const unknownVehicle = (id: string): string => `unknown vehicle "${id}"${didYouMean(id, [...known])} (vehicles in the config: ${known.size > 0 ? [...known].join(', ') : 'none'})`;
+  const unknownVehicle = (id: string): string =>
+    `unknown vehicle "${id}"${didYouMean(id, [...known])} (vehicles in the config: ${known.size > 0 ? [...known].join(', ') : 'none'})`;
   cfg.devices.forEach((d, i) => {
     if (d?.kind !== 'evCharger') return;
     const at = ['devices', i];
@@ -60,6 +94,7 @@ export function checkVehicles(
     if (d.defaultVehicle !== undefined && d.vehicles && !d.vehicles.includes(d.defaultVehicle)) {
       issue([...at, 'defaultVehicle'], `the default vehicle "${d.defaultVehicle}" is not among the charger's vehicles`);
     }
-    if ((d.vehicles !== undefined || d.defaultVehicle !== undefined) && all.length === 0) issue([...at, 'vehicles'], 'the charger names vehicles but the vehicles section is empty');
+    if ((d.vehicles !== undefined || d.defaultVehicle !== undefined) && all.length === 0)
+      issue([...at, 'vehicles'], 'the charger names vehicles but the vehicles section is empty');
   });
 }

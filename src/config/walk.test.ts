@@ -7,8 +7,15 @@ const tcp = z.strictObject({ type: z.literal('tcp'), host: z.string().describe('
 const rtu = z.strictObject({ type: z.literal('rtu'), path: z.string(), parity: z.enum(['none', 'even']).default('none') });
 const schema = z.strictObject({
   name: z.string().min(1).describe('Name.'),
-  token: z.string().meta({ description: 'Token.', secret: true }).nullish().transform((v) => v ?? undefined),
-  limits: z.strictObject({ maxW: z.number().positive().default(1000), steps: z.array(z.number()).default([]) }).prefault({}).describe('Limits.'),
+  token: z
+    .string()
+    .meta({ description: 'Token.', secret: true })
+    .nullish()
+    .transform((v) => v ?? undefined),
+  limits: z
+    .strictObject({ maxW: z.number().positive().default(1000), steps: z.array(z.number()).default([]) })
+    .prefault({})
+    .describe('Limits.'),
   buses: z.array(z.discriminatedUnion('type', [tcp, rtu])).default([]),
   tags: z.record(z.string(), z.strictObject({ colour: z.string().optional() })).optional(),
   phases: z.union([z.literal(1), z.literal(3)]).default(3),
@@ -57,7 +64,7 @@ describe('schema walker', () => {
     expect(fields.find((f) => f.path === 'token')?.secret).toBe(true);
   });
 
-  it('knows the keys at a path, every variant\'s for a union', () => {
+  it("knows the keys at a path, every variant's for a union", () => {
     expect(keysAt(schema, [])).toEqual(['name', 'token', 'limits', 'buses', 'tags', 'phases']);
     expect(keysAt(schema, ['buses', 0])).toEqual(['type', 'host', 'port', 'path', 'parity']);
     expect(keysAt(schema, ['tags', 'garage'])).toEqual(['colour']);

@@ -14,8 +14,14 @@ const Q = 15 * 60_000;
 const tariff: TariffModel = {
   ...dayFeeTariff({ markupPerKwh: 0.1, dayPerKwh: 0.5 }),
   capacity: {
-    measure: 'dailyPeaks', count: 3, days: 'all',
-    steps: [{ upToKw: 2, perMonth: 100 }, { upToKw: 5, perMonth: 200 }, { upToKw: null, perMonth: 400 }],
+    measure: 'dailyPeaks',
+    count: 3,
+    days: 'all',
+    steps: [
+      { upToKw: 2, perMonth: 100 },
+      { upToKw: 5, perMonth: 200 },
+      { upToKw: null, perMonth: 400 },
+    ],
   },
 };
 
@@ -23,11 +29,16 @@ const tariff: TariffModel = {
 const noon = Date.parse('2026-11-23T11:00:00Z');
 
 type Slot = Pick<PriceSlot, 'startMs' | 'endMs' | 'spot' | 'delta' | 'source'>;
-const slot = (startMs: number, len: number, spot: number, delta = 0, source: PriceSlot['source'] = 'actual'): Slot =>
-  ({ startMs, endMs: startMs + len, spot, delta, source });
+const slot = (startMs: number, len: number, spot: number, delta = 0, source: PriceSlot['source'] = 'actual'): Slot => ({
+  startMs,
+  endMs: startMs + len,
+  spot,
+  delta,
+  source,
+});
 
 describe('hourCost', () => {
-  it('prices the hour\'s energy by component with the day fee, the subsidy and VAT', () => {
+  it("prices the hour's energy by component with the day fee, the subsidy and VAT", () => {
     const c = hourCost(tariff, noon, 2, [slot(noon, H, 1.0, -0.2)], OSLO)!;
     // Per kWh: energy 1.1, fee 0.5, tax 0.1, subsidy 0.9 × 0.25 = 0.225, VAT 25 % of 1.475, delta −0.2.
     expect(c).toMatchObject({ kwh: 2, gridPeriod: 'day', source: 'actual', spotPerKwh: 1 });
@@ -60,20 +71,37 @@ describe('hourCost', () => {
     expect(hourCost(tariff, noon, 1, quarters, OSLO)?.source).toBe('forecast');
   });
 
-  it('prices the flat site keys exactly as the planner\'s flat price series does', () => {
+  it("prices the flat site keys exactly as the planner's flat price series does", () => {
     const site = { gridFeePerKwh: 0.2, taxPerKwh: 0.1, vatPct: 25 };
     const series = buildPriceSeries({
-      slotMinutes: 60, fromMs: noon, toMs: noon + H, timezone: OSLO, currency: 'NOK',
+      slotMinutes: 60,
+      fromMs: noon,
+      toMs: noon + H,
+      timezone: OSLO,
+      currency: 'NOK',
       spot: { actual: { units: { currency: 'NOK', energyUnit: 'kWh' }, resolutionMinutes: 60, points: [{ startMs: noon, price: 0.9 }] } },
-      deltas: [], fees: { gridFeePerKWh: 0.2, taxPerKWh: 0.1, vatRate: 1.25 },
+      deltas: [],
+      fees: { gridFeePerKWh: 0.2, taxPerKWh: 0.1, vatRate: 1.25 },
     });
     expect(hourCost(flatTariff(site), noon, 3, series, OSLO)!.total).toBeCloseTo(3 * series[0]!.price, 12);
   });
 });
 
 const cost = (hourStartMs: number, total: number, kwh = 1, baseline: { kwh: number; total: number } | null = null): HourWithBaseline => ({
-  hourStartMs, kwh, spotPerKwh: 1, source: 'actual', gridPeriod: 'day', energy: total, gridFee: 0, tax: 0, subsidy: 0, vat: 0, delta: 0, total,
-  baselineKwh: baseline?.kwh ?? null, baselineTotal: baseline?.total ?? null,
+  hourStartMs,
+  kwh,
+  spotPerKwh: 1,
+  source: 'actual',
+  gridPeriod: 'day',
+  energy: total,
+  gridFee: 0,
+  tax: 0,
+  subsidy: 0,
+  vat: 0,
+  delta: 0,
+  total,
+  baselineKwh: baseline?.kwh ?? null,
+  baselineTotal: baseline?.total ?? null,
 });
 
 describe('monthBill', () => {
@@ -82,7 +110,12 @@ describe('monthBill', () => {
 
   it('adds the capacity step of the metered peaks (with VAT) to the priced hours, and counts the hours unpriced', () => {
     // Peaks 3, 4 and 5 kWh/h on three days: measure 4 kW, step up to 5 kW (200 a month), margin 1 kW.
-    const metered = [{ startMs: first, kWh: 3 }, { startMs: first + day, kWh: 4 }, { startMs: first + 2 * day, kWh: 5 }, { startMs: first + 2 * day + H, kWh: 1 }];
+    const metered = [
+      { startMs: first, kWh: 3 },
+      { startMs: first + day, kWh: 4 },
+      { startMs: first + 2 * day, kWh: 5 },
+      { startMs: first + 2 * day + H, kWh: 1 },
+    ];
     const bill = monthBill(tariff, OSLO, 11, [cost(first, 10, 3), cost(first + day, 20, 4)], metered);
     expect(bill.capacity).toEqual({ measureKw: 4, stepUpToKw: 5, marginKw: 1, fee: 200, vat: 50 });
     expect(bill.vat).toBeCloseTo(50, 12);
@@ -93,22 +126,41 @@ describe('monthBill', () => {
 
   it('has no capacity standing without a capacity rule, and no margin on the top step', () => {
     const { capacity: _, ...noCapacity } = tariff;
-    expect(monthBill(noCapacity, OSLO, 11, [cost(first, 5)], [{ startMs: first, kWh: 1 }])).toMatchObject({ capacity: null, total: 5, hoursUnpriced: 0 });
+    expect(monthBill(noCapacity, OSLO, 11, [cost(first, 5)], [{ startMs: first, kWh: 1 }])).toMatchObject({
+      capacity: null,
+      total: 5,
+      hoursUnpriced: 0,
+    });
     const top = monthBill(tariff, OSLO, 11, [], [{ startMs: first, kWh: 9 }]);
     expect(top.capacity).toMatchObject({ measureKw: 9, stepUpToKw: null, marginKw: null, fee: 400 });
   });
 
-  it('takes a seasonal per-kW price of the bill\'s month, with no step to have a margin to', () => {
-    const seasonal: TariffModel = { ...tariff, capacity: { measure: 'dailyPeaks', count: 3, days: 'all', seasons: [{ months: [11, 12, 1, 2, 3], perKwPerMonth: 80 }, { months: [4, 5, 6, 7, 8, 9, 10], perKwPerMonth: 40 }] } };
+  it("takes a seasonal per-kW price of the bill's month, with no step to have a margin to", () => {
+    const seasonal: TariffModel = {
+      ...tariff,
+      capacity: {
+        measure: 'dailyPeaks',
+        count: 3,
+        days: 'all',
+        seasons: [
+          { months: [11, 12, 1, 2, 3], perKwPerMonth: 80 },
+          { months: [4, 5, 6, 7, 8, 9, 10], perKwPerMonth: 40 },
+        ],
+      },
+    };
     const metered = [{ startMs: first, kWh: 3 }];
     expect(monthBill(seasonal, OSLO, 11, [], metered).capacity).toMatchObject({ measureKw: 3, stepUpToKw: null, marginKw: null, fee: 240 });
     expect(monthBill(seasonal, OSLO, 6, [], metered).capacity!.fee).toBe(120);
   });
 
-  it('sets the baseline month beside it: the baseline hours\' cost and the capacity step their peaks reach, hours without a plan at their realised cost', () => {
+  it("sets the baseline month beside it: the baseline hours' cost and the capacity step their peaks reach, hours without a plan at their realised cost", () => {
     // Realised peaks 3, 4, 5: step up to 5 kW (200 + 50 VAT). The baseline's first day peaks at 8 kWh/h:
     // (8 + 4 + 5) / 3 = 5.67 kW, the top step (400 + 100 VAT).
-    const metered = [{ startMs: first, kWh: 3 }, { startMs: first + day, kWh: 4 }, { startMs: first + 2 * day, kWh: 5 }];
+    const metered = [
+      { startMs: first, kWh: 3 },
+      { startMs: first + day, kWh: 4 },
+      { startMs: first + 2 * day, kWh: 5 },
+    ];
     const costs = [cost(first, 10, 3, { kwh: 8, total: 26 }), cost(first + day, 20, 4), cost(first + 2 * day, 15, 5, { kwh: 5, total: 15 })];
     const bill = monthBill(tariff, OSLO, 11, costs, metered);
     expect(bill.total).toBeCloseTo(45 + 250, 9);
@@ -121,15 +173,25 @@ describe('monthBill', () => {
 
   it('splits the capacity fee over the peaks that set the measure, by their energy', () => {
     // dailyPeaks, 3 days: day one's 3 kWh hour (not its 2 kWh one), 4 and 5; the fourth day's 1 kWh is not a top peak.
-    const hours = [{ startMs: first, kWh: 3 }, { startMs: first + H, kWh: 2 }, { startMs: first + day, kWh: 4 }, { startMs: first + 2 * day, kWh: 5 }, { startMs: first + 3 * day, kWh: 1 }];
+    const hours = [
+      { startMs: first, kWh: 3 },
+      { startMs: first + H, kWh: 2 },
+      { startMs: first + day, kWh: 4 },
+      { startMs: first + 2 * day, kWh: 5 },
+      { startMs: first + 3 * day, kWh: 1 },
+    ];
     const shares = capacityShares(tariff.capacity!, hours, OSLO, [], 240);
-    expect([...shares].sort((a, b) => a[0] - b[0])).toEqual([[first, 60], [first + day, 80], [first + 2 * day, 100]]);
+    expect([...shares].sort((a, b) => a[0] - b[0])).toEqual([
+      [first, 60],
+      [first + day, 80],
+      [first + 2 * day, 100],
+    ]);
     expect(capacityShares(tariff.capacity!, [{ startMs: first, kWh: 0 }], OSLO, [], 100)).toEqual(new Map([[first, 100]]));
   });
 });
 
 describe('baselineHourKwh', () => {
-  it('keeps the house\'s own load and puts the baseline\'s flexible energy in place of what the loads took', () => {
+  it("keeps the house's own load and puts the baseline's flexible energy in place of what the loads took", () => {
     expect(baselineHourKwh(5, 3, 6)).toBe(8);
     expect(baselineHourKwh(5, 3, 0)).toBe(2);
     // The devices' meters read more than the main meter (timing): the house load is not negative.

@@ -154,8 +154,12 @@ export function monthBill(
   }
   const baseline = baselineBill(tariff, timezone, month, costs, metered);
   return {
-    ...sum, capacity, hoursPriced: costs.length, hoursUnpriced: metered.filter((h) => !priced.has(h.startMs)).length,
-    baseline, savings: baseline.total - sum.total,
+    ...sum,
+    capacity,
+    hoursPriced: costs.length,
+    hoursUnpriced: metered.filter((h) => !priced.has(h.startMs)).length,
+    baseline,
+    savings: baseline.total - sum.total,
   };
 }
 
@@ -167,13 +171,25 @@ function standing(rule: CapacityModel, tariff: TariffModel, timezone: string, mo
 }
 
 /** The baseline month: its hours' cost, and the capacity fee its peaks (baseline energy where known) reach. */
-function baselineBill(tariff: TariffModel, timezone: string, month: number, costs: ReadonlyArray<HourWithBaseline>, metered: ReadonlyArray<HourEnergy>): BaselineBill {
+function baselineBill(
+  tariff: TariffModel,
+  timezone: string,
+  month: number,
+  costs: ReadonlyArray<HourWithBaseline>,
+  metered: ReadonlyArray<HourEnergy>,
+): BaselineBill {
   const known = new Map(costs.flatMap((c) => (c.baselineKwh === null ? [] : [[c.hourStartMs, c.baselineKwh] as const])));
   const hoursFromPlan = known.size;
   let total = costs.reduce((s, c) => s + (c.baselineTotal ?? c.total), 0);
   let capacityFee = 0;
   if (tariff.capacity) {
-    const c = standing(tariff.capacity, tariff, timezone, month, metered.map((h) => ({ startMs: h.startMs, kWh: known.get(h.startMs) ?? h.kWh })));
+    const c = standing(
+      tariff.capacity,
+      tariff,
+      timezone,
+      month,
+      metered.map((h) => ({ startMs: h.startMs, kWh: known.get(h.startMs) ?? h.kWh })),
+    );
     capacityFee = c.fee + c.vat;
     total += capacityFee;
   }

@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { canHoldLocationCap, canHoldResourceCap, capRunEndMs, type CapPoint, type DeviceHold } from './cap-hold.js';
 
 const h = 3_600_000;
-const point = (startH: number, maxKw: number, resourceId: string | null = null, hours = 1): CapPoint => ({ startMs: startH * h, durationMs: hours * h, maxKw, resourceId });
+const point = (startH: number, maxKw: number, resourceId: string | null = null, hours = 1): CapPoint => ({
+  startMs: startH * h,
+  durationMs: hours * h,
+  maxKw,
+  resourceId,
+});
 /** A 2 kW heater relay whose timer goes to 18 h, one without a timer, an 11 kW charger without one. */
 const shelly: DeviceHold = { up: true, ratedKw: 2, holdsByItselfMs: 18 * h, unheldKw: 2 };
 const plainCoil: DeviceHold = { up: true, ratedKw: 2, holdsByItselfMs: 0, unheldKw: 2 };
@@ -18,7 +23,7 @@ describe('capRunEndMs', () => {
     expect(capRunEndMs(points, 21 * h, mine)).toBe(22 * h);
     expect(capRunEndMs(points, 18 * h, (p) => p.resourceId === 'other')).toBeUndefined();
   });
-  it('carries a run across a location point and the device\'s own, but not into a looser cap', () => {
+  it("carries a run across a location point and the device's own, but not into a looser cap", () => {
     expect(capRunEndMs([point(18, 1, null), point(19, 0, 'r', 2)], 18 * h, () => true)).toBe(21 * h);
     expect(capRunEndMs([point(18, 0, 'r'), point(19, 15, null, 5)], 18 * h, () => true, 2)).toBe(19 * h);
     // 1 kW after 0 kW still keeps a 2 kW element off: one window.
@@ -40,9 +45,19 @@ describe('canHoldResourceCap', () => {
     expect(canHoldResourceCap(shelly, points)).toBe(false); // 19 h with the element off
     expect(canHoldResourceCap(shelly, [point(0, 0, 'r', 10), point(10, 5, 'r', 9)])).toBe(true);
   });
-  it('declines a window longer than the device\'s timer goes', () => {
-    expect(canHoldResourceCap(shelly, Array.from({ length: 19 }, (_, i) => point(i, 0, 'r')))).toBe(false);
-    expect(canHoldResourceCap(shelly, Array.from({ length: 18 }, (_, i) => point(i, 0, 'r')))).toBe(true);
+  it("declines a window longer than the device's timer goes", () => {
+    expect(
+      canHoldResourceCap(
+        shelly,
+        Array.from({ length: 19 }, (_, i) => point(i, 0, 'r')),
+      ),
+    ).toBe(false);
+    expect(
+      canHoldResourceCap(
+        shelly,
+        Array.from({ length: 18 }, (_, i) => point(i, 0, 'r')),
+      ),
+    ).toBe(true);
   });
 });
 

@@ -83,7 +83,12 @@ export function measureOf(rule: CapacityModel, hours: ReadonlyArray<Prepared>, h
 export function meteredFloor(rule: CapacityModel, hours: ReadonlyArray<Prepared>): number {
   const peaks = new Map<string, number>();
   for (const h of hours) if (h.weight > 0) peaks.set(unitOf(rule, h), Math.max(peaks.get(unitOf(rule, h)) ?? 0, h.kWh * h.weight));
-  return [...peaks.values()].sort((a, b) => b - a).slice(0, rule.count).reduce((a, b) => a + b, 0) / rule.count;
+  return (
+    [...peaks.values()]
+      .sort((a, b) => b - a)
+      .slice(0, rule.count)
+      .reduce((a, b) => a + b, 0) / rule.count
+  );
 }
 
 export function groupByMonth(ctx: Ctx, hours: ReadonlyArray<HourEnergy>): Map<string, HourEnergy[]> {

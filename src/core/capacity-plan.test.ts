@@ -6,7 +6,8 @@ import type { CapacityModel } from './tariff.js';
 import type { Plan, PlanInput, PriceSlot } from './types.js';
 
 /** The capacity planner on a one-tank, one-car home. */
-const capacityPlan = (input: PlanInput, ...rest: Parameters<typeof planWithCapacity> extends [unknown, ...infer R] ? R : never): Plan => planWithCapacity(homeInputOf(input), ...rest);
+const capacityPlan = (input: PlanInput, ...rest: Parameters<typeof planWithCapacity> extends [unknown, ...infer R] ? R : never): Plan =>
+  planWithCapacity(homeInputOf(input), ...rest);
 
 const H = 3_600_000;
 // Tuesday 10 November 2026, 00:00 UTC; the hand-checked cases plan in UTC.
@@ -14,8 +15,15 @@ const T0 = Date.parse('2026-11-10T00:00:00Z');
 
 /** Norwegian style: mean of the 3 highest daily maxima, steps by kWh/h. */
 const norway: CapacityModel = {
-  measure: 'dailyPeaks', count: 3, days: 'all',
-  steps: [{ upToKw: 2, perMonth: 100 }, { upToKw: 5, perMonth: 200 }, { upToKw: 10, perMonth: 400 }, { upToKw: null, perMonth: 800 }],
+  measure: 'dailyPeaks',
+  count: 3,
+  days: 'all',
+  steps: [
+    { upToKw: 2, perMonth: 100 },
+    { upToKw: 5, perMonth: 200 },
+    { upToKw: 10, perMonth: 400 },
+    { upToKw: null, perMonth: 800 },
+  ],
 };
 
 function slots(prices: number[], slotMinutes = 60): PriceSlot[] {
@@ -26,7 +34,10 @@ function slots(prices: number[], slotMinutes = 60): PriceSlot[] {
 /** A car that needs `kWh` by 6 h from now, any power up to 11 kW, 1 kW of base load. */
 function evInput(prices: number[], kWh: number, slotMinutes = 60): PlanInput {
   return {
-    slots: slots(prices, slotMinutes), timezone: 'UTC', currency: 'NOK', tank: null,
+    slots: slots(prices, slotMinutes),
+    timezone: 'UTC',
+    currency: 'NOK',
+    tank: null,
     ev: { energyNeededKWh: kWh, departureMs: T0 + 6 * H, minPowerKW: 0, maxPowerKW: 11, efficiency: 1 },
     location: { limitKW: 25, baseLoadKW: 1 },
   };
@@ -47,8 +58,11 @@ describe('capacity measure', () => {
   it('takes one peak per day for dailyPeaks and any hours for hourlyPeaks', () => {
     const day = Date.parse('2026-11-02T00:00:00Z');
     const hours = [
-      { startMs: day + 17 * H, kWh: 9 }, { startMs: day + 18 * H, kWh: 8 }, { startMs: day + 19 * H, kWh: 7 }, // one day
-      { startMs: day + 24 * H, kWh: 3 }, { startMs: day + 48 * H, kWh: 2 },
+      { startMs: day + 17 * H, kWh: 9 },
+      { startMs: day + 18 * H, kWh: 8 },
+      { startMs: day + 19 * H, kWh: 7 }, // one day
+      { startMs: day + 24 * H, kWh: 3 },
+      { startMs: day + 48 * H, kWh: 2 },
     ];
     expect(capacityMeasure(norway, hours, 'UTC', [])).toBeCloseTo((9 + 3 + 2) / 3, 9);
     expect(capacityMeasure({ ...norway, measure: 'hourlyPeaks' }, hours, 'UTC', [])).toBeCloseTo((9 + 8 + 7) / 3, 9);
@@ -61,7 +75,13 @@ describe('capacity measure', () => {
   });
 
   it('counts night hours at their weight and skips hours outside the rule', () => {
-    const rule: CapacityModel = { measure: 'hourlyPeaks', count: 1, days: 'weekdays', nightWeight: { weight: 0.5, hours: { from: 22, to: 6 } }, perKwPerMonth: 50 };
+    const rule: CapacityModel = {
+      measure: 'hourlyPeaks',
+      count: 1,
+      days: 'weekdays',
+      nightWeight: { weight: 0.5, hours: { from: 22, to: 6 } },
+      perKwPerMonth: 50,
+    };
     const saturday = Date.parse('2026-11-07T12:00:00Z');
     expect(capacityMeasure(rule, [{ startMs: T0 + 23 * H, kWh: 8 }], 'UTC', [])).toBe(4);
     expect(capacityMeasure(rule, [{ startMs: saturday, kWh: 8 }], 'UTC', [])).toBe(0);
@@ -75,7 +95,14 @@ describe('capacity measure', () => {
   });
 
   it('prices a per-kW fee by the season of the month', () => {
-    const seasonal: CapacityModel = { ...norway, steps: undefined, seasons: [{ months: [11, 12, 1, 2, 3], perKwPerMonth: 80 }, { months: [4, 5, 6, 7, 8, 9, 10], perKwPerMonth: 40 }] };
+    const seasonal: CapacityModel = {
+      ...norway,
+      steps: undefined,
+      seasons: [
+        { months: [11, 12, 1, 2, 3], perKwPerMonth: 80 },
+        { months: [4, 5, 6, 7, 8, 9, 10], perKwPerMonth: 40 },
+      ],
+    };
     expect(capacityFee(seasonal, 2.5, 1)).toBe(200);
     expect(capacityFee(seasonal, 2.5, 7)).toBe(100);
   });
@@ -96,7 +123,7 @@ describe('planWithCapacity', () => {
     expect(p.capacity!.bill).toBeCloseTo(6 * 0.1 + 4 * 0.2 + 200, 4);
     expect(p.capacity!.unheldBill).toBeCloseTo(10 * 0.1 + 400, 4);
     expect(p.slots[0]!.binding).toContain('capacityStep');
-    expect(p.slots[0]!.reason).toContain('held at 7.0 kWh/h: the month\'s capacity step');
+    expect(p.slots[0]!.reason).toContain("held at 7.0 kWh/h: the month's capacity step");
     expect(p.slots[1]!.binding).not.toContain('capacityStep');
     // Control's hourly guard keeps every held hour within its allowance, binding or not.
     expect(p.slots[0]!.hourAllowanceKWh).toBeCloseTo(7, 4);
@@ -104,7 +131,13 @@ describe('planWithCapacity', () => {
   });
 
   it('takes the step when the price gap is worth more than the step', () => {
-    const cheapStep: CapacityModel = { ...norway, steps: [{ upToKw: 5, perMonth: 200 }, { upToKw: null, perMonth: 201 }] };
+    const cheapStep: CapacityModel = {
+      ...norway,
+      steps: [
+        { upToKw: 5, perMonth: 200 },
+        { upToKw: null, perMonth: 201 },
+      ],
+    };
     const p = capacityPlan(evInput([0, 1, 1, 1, 1, 1], 10), T0, ctx(cheapStep, peaks(4, 4, 4)));
     expect(evEnergy(p, 0)).toBeCloseTo(10, 4);
     expect(p.capacity).toMatchObject({ step: 1, heldAtKWhPerH: null, feePerMonth: 201 });
@@ -131,7 +164,7 @@ describe('planWithCapacity', () => {
     expect(p.capacity).toMatchObject({ step: 2 });
   });
 
-  it('holds the sum of four quarter-hours, not each quarter, to the hour\'s cap', () => {
+  it("holds the sum of four quarter-hours, not each quarter, to the hour's cap", () => {
     const quarters = [0.1, 0.1, 0.1, 0.1, ...Array<number>(20).fill(0.2)];
     const p = capacityPlan(evInput(quarters, 10, 15), T0, ctx(norway, peaks(4, 4, 4)));
     const hour0 = [0, 1, 2, 3].reduce((a, i) => a + evEnergy(p, i), 0) + 1; // + base load
@@ -153,17 +186,31 @@ describe('planWithCapacity', () => {
     expect(p.capacity!.measureKw).toBeCloseTo(4, 4);
     expect(p.capacity!.feePerMonth).toBeCloseTo(116, 3);
     expect(p.capacity!.heldAtKWhPerH).toBeCloseTo(4, 4);
-    expect(p.capacity!.unheldBill).toBeCloseTo(1 + 29 * (11 + 8) / 3, 3);
+    expect(p.capacity!.unheldBill).toBeCloseTo(1 + (29 * (11 + 8)) / 3, 3);
   });
 
-  it('with seasonal per-kW prices, holds where the month\'s season makes the kW dear and not where it is cheap', () => {
+  it("with seasonal per-kW prices, holds where the month's season makes the kW dear and not where it is cheap", () => {
     const months = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
-    const winterDear: CapacityModel = { measure: 'dailyPeaks', count: 3, days: 'all', seasons: [{ months: months(10, 12), perKwPerMonth: 29 }, { months: months(1, 9), perKwPerMonth: 0.001 }] };
+    const winterDear: CapacityModel = {
+      measure: 'dailyPeaks',
+      count: 3,
+      days: 'all',
+      seasons: [
+        { months: months(10, 12), perKwPerMonth: 29 },
+        { months: months(1, 9), perKwPerMonth: 0.001 },
+      ],
+    };
     const held = capacityPlan(evInput(prices, 10), T0, ctx(winterDear, peaks(4, 4, 4)));
     expect(held.capacity!.heldAtKWhPerH).toBeCloseTo(4, 4);
     expect(held.capacity!.feePerMonth).toBeCloseTo(116, 3);
     // The same rule with November in the cheap season: the cheap hour is worth the kW.
-    const summerNow: CapacityModel = { ...winterDear, seasons: [{ months: months(1, 11), perKwPerMonth: 0.001 }, { months: [12], perKwPerMonth: 29 }] };
+    const summerNow: CapacityModel = {
+      ...winterDear,
+      seasons: [
+        { months: months(1, 11), perKwPerMonth: 0.001 },
+        { months: [12], perKwPerMonth: 29 },
+      ],
+    };
     const free = capacityPlan(evInput(prices, 10), T0, ctx(summerNow, peaks(4, 4, 4)));
     expect(free.capacity!.heldAtKWhPerH).toBeNull();
     expect(evEnergy(free, 0)).toBeCloseTo(10, 4);
@@ -199,7 +246,15 @@ describe('planWithCapacity', () => {
     // Held at 6 kWh/h the cheap hours leave the car 4.4 kWh (base 1.6), the others 5: two cheap
     // hours (8.8) fall short of 9 kWh and three minimums (12) overshoot, so one cheap hour and one
     // at 0.5 (4.4 + 4.6). Before, the car was planned at full power everywhere (28.8 kWh).
-    const rule: CapacityModel = { measure: 'dailyPeaks', count: 1, days: 'all', steps: [{ upToKw: 6, perMonth: 100 }, { upToKw: null, perMonth: 1000 }] };
+    const rule: CapacityModel = {
+      measure: 'dailyPeaks',
+      count: 1,
+      days: 'all',
+      steps: [
+        { upToKw: 6, perMonth: 100 },
+        { upToKw: null, perMonth: 1000 },
+      ],
+    };
     const input = evInput([0.1, 0.1, 0.5, 0.5, 0.9, 0.9], 9);
     const held: PlanInput = { ...input, ev: { ...input.ev!, minPowerKW: 4 }, location: { limitKW: 25, baseLoadKW: [1.6, 1.6, 1, 1, 1, 1] } };
     const p = capacityPlan(held, T0, ctx(rule, []));
@@ -213,10 +268,32 @@ describe('planWithCapacity', () => {
   it('does not hold the tank so that it ends the plan cooler than it started', () => {
     // 1 kWh drawn each hour; held at 1.5 kWh/h (base 1) the tank gets 0.5 kWh/h and would end
     // some 9 K cooler (above its floor, so no shortfall): that hold passes the cost on to later.
-    const rule: CapacityModel = { measure: 'hourlyPeaks', count: 1, days: 'all', steps: [{ upToKw: 1.5, perMonth: 100 }, { upToKw: null, perMonth: 200 }] };
+    const rule: CapacityModel = {
+      measure: 'hourlyPeaks',
+      count: 1,
+      days: 'all',
+      steps: [
+        { upToKw: 1.5, perMonth: 100 },
+        { upToKw: null, perMonth: 200 },
+      ],
+    };
     const input: PlanInput = {
-      slots: slots([0.1, 0.2, 0.3, 0.3]), timezone: 'UTC', currency: 'NOK', ev: null,
-      tank: { volumeL: 200, powerKW: 2, coldWaterC: 10, ambientC: 20, heatLossWPerK: 0, minC: 45, maxC: 75, currentTempC: 65, control: 'continuous', drawProfileKWh: Array<number>(24).fill(1) },
+      slots: slots([0.1, 0.2, 0.3, 0.3]),
+      timezone: 'UTC',
+      currency: 'NOK',
+      ev: null,
+      tank: {
+        volumeL: 200,
+        powerKW: 2,
+        coldWaterC: 10,
+        ambientC: 20,
+        heatLossWPerK: 0,
+        minC: 45,
+        maxC: 75,
+        currentTempC: 65,
+        control: 'continuous',
+        drawProfileKWh: Array<number>(24).fill(1),
+      },
       location: { limitKW: 25, baseLoadKW: 1 },
     };
     const p = capacityPlan(input, T0, ctx(rule, []));
@@ -224,7 +301,7 @@ describe('planWithCapacity', () => {
     expect(p.capacity).toMatchObject({ step: 1, heldAtKWhPerH: null });
   });
 
-  it('lets a day held below the month\'s third peak rise to it: the measure stays the same', () => {
+  it("lets a day held below the month's third peak rise to it: the measure stays the same", () => {
     // Metered 5 and 4; a car needing 12 kWh over two days (cheap hour 0 today, 0.2 tomorrow).
     // Held to ≤ 5: today + 5 + max(4, tomorrow) ≤ 15, so today 6 and tomorrow up to 4 for free:
     // 5 kWh of car today, 3 tomorrow, 4 at 0.5. Held at its base load (1), tomorrow took only 1.
@@ -244,9 +321,22 @@ describe('planWithCapacity', () => {
     // between keeps both.
     const prices = [...Array<number>(6).fill(0.1), ...Array<number>(42).fill(0.3)];
     const input: PlanInput = {
-      slots: slots(prices), timezone: 'UTC', currency: 'NOK',
+      slots: slots(prices),
+      timezone: 'UTC',
+      currency: 'NOK',
       ev: { energyNeededKWh: 10, departureMs: T0 + 24 * H, minPowerKW: 4.6, maxPowerKW: 11, efficiency: 1 },
-      tank: { volumeL: 200, powerKW: 2.5, coldWaterC: 10, ambientC: 20, heatLossWPerK: 0, minC: 45, maxC: 75, currentTempC: 70, control: 'continuous', drawProfileKWh: Array<number>(24).fill(0.2) },
+      tank: {
+        volumeL: 200,
+        powerKW: 2.5,
+        coldWaterC: 10,
+        ambientC: 20,
+        heatLossWPerK: 0,
+        minC: 45,
+        maxC: 75,
+        currentTempC: 70,
+        control: 'continuous',
+        drawProfileKWh: Array<number>(24).fill(0.2),
+      },
       location: { limitKW: 25, baseLoadKW: 1 },
     };
     const p = capacityPlan(input, T0, ctx(norway, peaks(6)));

@@ -10,7 +10,19 @@
  */
 import { planHome, slotFlexKW, slotFlexKWh } from './home-plan.js';
 import { capacityFee, hourlyEnergies, stepIndex, type HourEnergy } from './capacity.js';
-import { groupByMonth, holdingCaps, measureOf, meteredFloor, prepare, withCaps, withLocalCache, type Caps, type Ctx, type FixedPeak, type SlotFact } from './capacity-hold.js';
+import {
+  groupByMonth,
+  holdingCaps,
+  measureOf,
+  meteredFloor,
+  prepare,
+  withCaps,
+  withLocalCache,
+  type Caps,
+  type Ctx,
+  type FixedPeak,
+  type SlotFact,
+} from './capacity-hold.js';
 import type { CapacityModel } from './tariff.js';
 import { HOUR_MS } from './zoned-time.js';
 import type { HomePlanInput, Plan, Shortfall } from './types.js';
@@ -90,7 +102,9 @@ function evaluate(p: Plan, ctx: Ctx, facts: Map<number, SlotFact>): Evaluated {
 /** Targets (kW of the measure) worth trying: step tops below where the unheld plan lands. */
 function targets(rule: CapacityModel, meteredMeasure: number, unheldMeasure: number): number[] {
   if (rule.steps) {
-    return rule.steps.flatMap((s) => (s.upToKw !== null && s.upToKw >= meteredMeasure - TOL && stepIndex(rule, s.upToKw) < stepIndex(rule, unheldMeasure) ? [s.upToKw] : []));
+    return rule.steps.flatMap((s) =>
+      s.upToKw !== null && s.upToKw >= meteredMeasure - TOL && stepIndex(rule, s.upToKw) < stepIndex(rule, unheldMeasure) ? [s.upToKw] : [],
+    );
   }
   const levels = 6;
   const out: number[] = [];
@@ -176,7 +190,9 @@ function explain(p: Plan, input: HomePlanInput, facts: Map<number, SlotFact>, ca
     // Control keeps the hour within its allowance (the hourly energy guard), binding or not.
     const held = { ...s, hourAllowanceKWh: c.hourKWh };
     const capKW = Math.max(f.baseKW, c.kw);
-    const otherCaps = (input.location.lpc ?? []).filter((l) => l.scope === 'location' && l.startMs < s.endMs && l.endMs > s.startMs).map((l) => l.maxKW);
+    const otherCaps = (input.location.lpc ?? [])
+      .filter((l) => l.scope === 'location' && l.startMs < s.endMs && l.endMs > s.startMs)
+      .map((l) => l.maxKW);
     const used = f.baseKW + slotFlexKW(s);
     if (used < capKW - 1e-4 || capKW >= Math.min(input.location.limitKW, ...otherCaps) - TOL) return held;
     const binding = [...s.binding.filter((b) => b !== 'lpc' && b !== 'reservedLpc' && b !== 'locationLimit'), 'capacityStep' as const];
@@ -267,8 +283,11 @@ export function planWithCapacity(input: HomePlanInput, nowMs: number, context: C
       // holding them at base load plus the tank found nothing more once they were). The best is
       // refined once more.
       // A share that reaches the bound ends the search for this target.
-      const shares = [uniform, holdingCaps(ctx, facts, target, keepBelow(freeHours, uniform)),
-        holdingCaps(ctx, facts, target, onlyUnitOf(richest, floor))];
+      const shares = [
+        uniform,
+        holdingCaps(ctx, facts, target, keepBelow(freeHours, uniform)),
+        holdingCaps(ctx, facts, target, onlyUnitOf(richest, floor)),
+      ];
       const ends: Set<Shortfall['device']>[] = [];
       for (const caps of shares) if (!settled()) ends.push(consider(caps).starved);
       // None keeps the devices whole, but all alike starves one device that the top day alone

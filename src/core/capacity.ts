@@ -40,7 +40,10 @@ export function capacityWeight(rule: CapacityModel, startMs: number, timezone: s
  * of those there are; none: 0.
  */
 export function capacityMeasure(rule: CapacityModel, hours: ReadonlyArray<HourEnergy>, timezone: string, holidays: ReadonlyArray<string>): number {
-  return meanOfTop(measuredPeaks(rule, hours, timezone, holidays).map((p) => p.kWh), rule.count);
+  return meanOfTop(
+    measuredPeaks(rule, hours, timezone, holidays).map((p) => p.kWh),
+    rule.count,
+  );
 }
 
 /** The candidates the measure is taken from: each weighted hour, or each local day's highest one (`kWh` weighted). */
@@ -65,8 +68,16 @@ function measuredPeaks(rule: CapacityModel, hours: ReadonlyArray<HourEnergy>, ti
  * Each hour's share of a month's capacity `fee`: the fee falls on the hours that set the measure
  * (the `count` highest peaks), in proportion to their weighted energy; every other hour has none.
  */
-export function capacityShares(rule: CapacityModel, hours: ReadonlyArray<HourEnergy>, timezone: string, holidays: ReadonlyArray<string>, fee: number): Map<number, number> {
-  const top = measuredPeaks(rule, hours, timezone, holidays).sort((a, b) => b.kWh - a.kWh).slice(0, rule.count);
+export function capacityShares(
+  rule: CapacityModel,
+  hours: ReadonlyArray<HourEnergy>,
+  timezone: string,
+  holidays: ReadonlyArray<string>,
+  fee: number,
+): Map<number, number> {
+  const top = measuredPeaks(rule, hours, timezone, holidays)
+    .sort((a, b) => b.kWh - a.kWh)
+    .slice(0, rule.count);
   const sum = top.reduce((s, p) => s + p.kWh, 0);
   return new Map(top.map((p) => [p.startMs, sum > 0 ? (fee * p.kWh) / sum : fee / top.length]));
 }

@@ -13,8 +13,17 @@ function input(prices: number[], tank: Partial<TankParams>, fromMs = T0): PlanIn
     currency: 'EUR',
     // No draw and no loss: the stored energy only moves when the element heats, so every case is by hand.
     tank: {
-      volumeL: 200, powerKW: 2, coldWaterC: 10, ambientC: 20, heatLossWPerK: 0, minC: 45, maxC: 75, currentTempC: 50,
-      drawProfileKWh: new Array<number>(24).fill(0), control: 'continuous', ...tank,
+      volumeL: 200,
+      powerKW: 2,
+      coldWaterC: 10,
+      ambientC: 20,
+      heatLossWPerK: 0,
+      minC: 45,
+      maxC: 75,
+      currentTempC: 50,
+      drawProfileKWh: new Array<number>(24).fill(0),
+      control: 'continuous',
+      ...tank,
     },
     location: { limitKW: 17, baseLoadKW: 0 },
   };
@@ -41,12 +50,20 @@ describe('comfort deadlines in the tank planners', () => {
     expect(p.slots[5]!.binding).toContain('comfort');
     expect(p.slots[1]!.reason).toContain('tank 2.00 kWh for hot water ready by 06:30 (≥ 60 °C)');
     expect(p.slots[2]!.reason).toContain('for hot water ready by 06:30');
-    expect(p.tanks?.tank?.comfort).toEqual([{ atMs: Date.parse('2025-01-15T06:30:00+01:00'), tempC: 60, label: 'hot water ready by 06:30',
-      slotEndMs: T0 + 6 * H, plannedTempC: expect.closeTo(60, 6), met: true }]);
+    expect(p.tanks?.tank?.comfort).toEqual([
+      {
+        atMs: Date.parse('2025-01-15T06:30:00+01:00'),
+        tempC: 60,
+        label: 'hot water ready by 06:30',
+        slotEndMs: T0 + 6 * H,
+        plannedTempC: expect.closeTo(60, 6),
+        met: true,
+      },
+    ]);
     expect(p.shortfalls).toEqual([]);
   });
 
-  it('holds the temperature until 06:30: the half hour\'s draw after the 06:00 slot end is heated for too', () => {
+  it("holds the temperature until 06:30: the half hour's draw after the 06:00 slot end is heated for too", () => {
     const draws = new Array<number>(24).fill(0);
     draws[6] = 0.4; // kWh in the local 06:00 hour, 0.2 of it before 06:30
     const p = plan(input(prices, { drawProfileKWh: draws, comfort: [ready('2025-01-15T06:30:00+01:00')] }), T0);
@@ -74,8 +91,16 @@ describe('comfort deadlines in the tank planners', () => {
     expect(energies(p).slice(0, 1)).toEqual([2]);
     const reached = 50 + 2 / C; // 58.6 °C
     expect(p.tanks?.tank?.comfort?.[0]).toMatchObject({ met: false, plannedTempC: expect.closeTo(reached, 6) });
-    expect(p.shortfalls).toEqual([{ device: 'tank', deviceId: 'tank', kind: 'comfort', atMs: Date.parse('2025-01-15T01:30:00+01:00'), amount: expect.closeTo(60 - reached, 6),
-      message: `hot water ready by 06:30: the tank is expected at ${reached.toFixed(1)} °C, ${(60 - reached).toFixed(1)} K below the 60 °C asked for (not enough power, headroom or time)` }]);
+    expect(p.shortfalls).toEqual([
+      {
+        device: 'tank',
+        deviceId: 'tank',
+        kind: 'comfort',
+        atMs: Date.parse('2025-01-15T01:30:00+01:00'),
+        amount: expect.closeTo(60 - reached, 6),
+        message: `hot water ready by 06:30: the tank is expected at ${reached.toFixed(1)} °C, ${(60 - reached).toFixed(1)} K below the 60 °C asked for (not enough power, headroom or time)`,
+      },
+    ]);
   });
 
   it('a temperature above the thermostat is planned at the thermostat and reported', () => {
@@ -87,16 +112,22 @@ describe('comfort deadlines in the tank planners', () => {
 
   it('a deadline inside the current slot is planned at its end; past and beyond-horizon ones are ignored', () => {
     const now = T0 + 10 * 60_000;
-    const p = plan(input(prices, { comfort: [ready('2025-01-15T00:05:00+01:00'), ready('2025-01-15T00:30:00+01:00', 55), ready('2025-01-16T06:30:00+01:00')] }), now);
+    const p = plan(
+      input(prices, { comfort: [ready('2025-01-15T00:05:00+01:00'), ready('2025-01-15T00:30:00+01:00', 55), ready('2025-01-16T06:30:00+01:00')] }),
+      now,
+    );
     expect(p.tanks?.tank?.comfort?.map((c) => c.slotEndMs)).toEqual([T0 + H]);
     // 5 K = 1.163 kWh within the 50 minutes left of slot 0 (at most 1.667 kWh).
     expect(p.slots[0]!.tanks!.tank!.energyKWh).toBeCloseTo(5 * C, 6);
   });
 
   it('two deadlines: each is met, and each heating slot names the one it heats for', () => {
-    const p = plan(input([0.1, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.2, 0.9, 0.9, 0.01], {
-      comfort: [{ ...ready('2025-01-15T02:00:00+01:00', 55), label: 'bath' }, ready('2025-01-15T10:00:00+01:00', 62)],
-    }), T0);
+    const p = plan(
+      input([0.1, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.2, 0.9, 0.9, 0.01], {
+        comfort: [{ ...ready('2025-01-15T02:00:00+01:00', 55), label: 'bath' }, ready('2025-01-15T10:00:00+01:00', 62)],
+      }),
+      T0,
+    );
     expect(energies(p)).toEqual([2, 0, 0, 0, 0, 0, 0, 0, Number((12 * C - 2).toFixed(3)), 0, 0, 0]);
     expect(p.slots[0]!.reason).toContain('for bath (≥ 55 °C)');
     expect(p.slots[8]!.reason).toContain('for hot water ready by 06:30 (≥ 62 °C)');
@@ -105,8 +136,14 @@ describe('comfort deadlines in the tank planners', () => {
 
   it('with the car in the same slots (the joint planner) the deadline still holds under the location limit', () => {
     const inp = input(prices, { comfort: [ready('2025-01-15T06:30:00+01:00')] });
-    const p = plan({ ...inp, location: { limitKW: 3, baseLoadKW: 0 },
-      ev: { energyNeededKWh: 6, departureMs: T0 + 6 * H, minPowerKW: 0, maxPowerKW: 3, efficiency: 1 } }, T0);
+    const p = plan(
+      {
+        ...inp,
+        location: { limitKW: 3, baseLoadKW: 0 },
+        ev: { energyNeededKWh: 6, departureMs: T0 + 6 * H, minPowerKW: 0, maxPowerKW: 3, efficiency: 1 },
+      },
+      T0,
+    );
     expect(p.tanks?.tank?.comfort?.[0]?.met).toBe(true);
     expect(p.shortfalls).toEqual([]);
     for (const s of p.slots) expect(s.tanks!.tank!.powerKW + s.evs!.ev!.powerKW).toBeLessThanOrEqual(3 + 1e-9);

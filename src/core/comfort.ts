@@ -22,7 +22,10 @@ export interface ComfortTarget extends ComfortDeadline {
  * the plan can do. Past deadlines and those after the last slot are left out.
  */
 export function comfortTargets(
-  deadlines: ReadonlyArray<ComfortDeadline>, slots: ReadonlyArray<PriceSlot>, nowMs: number, model: TankModel,
+  deadlines: ReadonlyArray<ComfortDeadline>,
+  slots: ReadonlyArray<PriceSlot>,
+  nowMs: number,
+  model: TankModel,
 ): { targets: ComfortTarget[]; floor: number[] } {
   const floor = slots.map(() => model.eFloor);
   const targets: ComfortTarget[] = [];
@@ -46,28 +49,52 @@ export function comfortTargets(
 }
 
 /** Each target with the temperature the plan gives at its deadline (unheated after its slot's end). */
-export function comfortOutcomes(targets: ReadonlyArray<ComfortTarget>, slots: ReadonlyArray<PriceSlot>, model: TankModel, tankE: ReadonlyArray<number>): ComfortOutcome[] {
+export function comfortOutcomes(
+  targets: ReadonlyArray<ComfortTarget>,
+  slots: ReadonlyArray<PriceSlot>,
+  model: TankModel,
+  tankE: ReadonlyArray<number>,
+): ComfortOutcome[] {
   return targets.map((c) => {
     const e = tankE[c.bySlot] as number;
     const plannedTempC = model.toC(e * (1 - c.f * (1 - model.a)) - c.f * c.k);
-    return { atMs: c.atMs, tempC: c.tempC, label: c.label, slotEndMs: (slots[c.bySlot] as PriceSlot).endMs, plannedTempC, met: plannedTempC >= c.tempC - 1e-3 };
+    return {
+      atMs: c.atMs,
+      tempC: c.tempC,
+      label: c.label,
+      slotEndMs: (slots[c.bySlot] as PriceSlot).endMs,
+      plannedTempC,
+      met: plannedTempC >= c.tempC - 1e-3,
+    };
   });
 }
 
 /** A shortfall for each deadline the plan cannot meet, with how far below it the tank stays. */
 export function comfortShortfalls(outcomes: ReadonlyArray<ComfortOutcome>, maxC: number): Shortfall[] {
-  return outcomes.filter((c) => !c.met).map((c) => ({
-    device: 'tank' as const, kind: 'comfort' as const, atMs: c.atMs, amount: c.tempC - c.plannedTempC,
-    message: `${c.label}: the tank is expected at ${c.plannedTempC.toFixed(1)} °C, ${(c.tempC - c.plannedTempC).toFixed(1)} K below the ${c.tempC} °C asked for` +
-      (c.tempC > maxC ? ` (above the thermostat's ${maxC} °C)` : ' (not enough power, headroom or time)'),
-  }));
+  return outcomes
+    .filter((c) => !c.met)
+    .map((c) => ({
+      device: 'tank' as const,
+      kind: 'comfort' as const,
+      atMs: c.atMs,
+      amount: c.tempC - c.plannedTempC,
+      message:
+        `${c.label}: the tank is expected at ${c.plannedTempC.toFixed(1)} °C, ${(c.tempC - c.plannedTempC).toFixed(1)} K below the ${c.tempC} °C asked for` +
+        (c.tempC > maxC ? ` (above the thermostat's ${maxC} °C)` : ' (not enough power, headroom or time)'),
+    }));
 }
 
 /**
  * The deadline slot t heats for: the first target at or after t that the tank would miss without
  * this slot's energy (whose effect at the deadline decays by `a` per slot).
  */
-export function comfortNeeding(targets: ReadonlyArray<ComfortTarget>, model: TankModel, q: ReadonlyArray<number>, tankE: ReadonlyArray<number>, t: number): ComfortTarget | undefined {
+export function comfortNeeding(
+  targets: ReadonlyArray<ComfortTarget>,
+  model: TankModel,
+  q: ReadonlyArray<number>,
+  tankE: ReadonlyArray<number>,
+  t: number,
+): ComfortTarget | undefined {
   const qt = q[t] as number;
   if (!(qt > 1e-9)) return undefined;
   return targets.find((c) => c.bySlot >= t && (tankE[c.bySlot] as number) - qt * model.a ** (c.bySlot - t) < c.level - 1e-6);

@@ -2,13 +2,33 @@ import { describe, expect, it } from 'vitest';
 import { chargerWantsCurrent, decide, type ChargerNow, type HeaterNow } from './control.js';
 
 const tank = (over: Partial<HeaterNow> = {}): HeaterNow => ({
-  kind: 'hotWaterTank', id: 'tank', available: true, mode: 'auto', temperatureC: 60, floorC: 45,
-  elementKw: 2, powerW: 0, slotEnergyKwh: 0, planned: { energyKwh: 2, powerKw: 2 }, ...over,
+  kind: 'hotWaterTank',
+  id: 'tank',
+  available: true,
+  mode: 'auto',
+  temperatureC: 60,
+  floorC: 45,
+  elementKw: 2,
+  powerW: 0,
+  slotEnergyKwh: 0,
+  planned: { energyKwh: 2, powerKw: 2 },
+  ...over,
 });
 const car = (over: Partial<ChargerNow> = {}): ChargerNow => ({
-  kind: 'evCharger', id: 'ev', available: true, mode: 'auto', plugged: true, powerW: 0, slotEnergyKwh: 0,
-  planned: { energyKwh: 7, powerKw: 7.36 }, phases: 1, voltageV: 230, minCurrentA: 6, maxCurrentA: 32,
-  safeCurrentA: 6, ...over,
+  kind: 'evCharger',
+  id: 'ev',
+  available: true,
+  mode: 'auto',
+  plugged: true,
+  powerW: 0,
+  slotEnergyKwh: 0,
+  planned: { energyKwh: 7, powerKw: 7.36 },
+  phases: 1,
+  voltageV: 230,
+  minCurrentA: 6,
+  maxCurrentA: 32,
+  safeCurrentA: 6,
+  ...over,
 });
 const roomy = { capKw: 50, locationPowerW: undefined, baseLoadKw: 0.5 };
 
@@ -45,7 +65,9 @@ describe('decide: heater', () => {
     // Within 1 K of the maximum: heating goes on to it, but a tank that stopped is not restarted.
     expect(heater(decide([tank({ planned: paid, slotEnergyKwh: 1.5, temperatureC: 74.5, maxC: 75, powerW: 2000 })], roomy)).allow).toBe(true);
     expect(heater(decide([tank({ planned: paid, slotEnergyKwh: 1.5, temperatureC: 74.5, maxC: 75, powerW: 0 })], roomy)).allow).toBe(false);
-    expect(heater(decide([tank({ planned: { ...paid, paidToConsume: false }, slotEnergyKwh: 1.5, temperatureC: 72, maxC: 75 })], roomy)).allow).toBe(false);
+    expect(heater(decide([tank({ planned: { ...paid, paidToConsume: false }, slotEnergyKwh: 1.5, temperatureC: 72, maxC: 75 })], roomy)).allow).toBe(
+      false,
+    );
     // Paid or not, the cap holds.
     expect(heater(decide([tank({ planned: paid, slotEnergyKwh: 1.5, temperatureC: 72, maxC: 75, capKw: 0 })], roomy)).allow).toBe(false);
   });
@@ -54,7 +76,7 @@ describe('decide: heater', () => {
     expect(heater(decide([tank({ mode: 'off', temperatureC: 40 })], roomy)).allow).toBe(true);
     expect(heater(decide([tank({ mode: 'boost', planned: { energyKwh: 0, powerKw: 0 } })], roomy)).allow).toBe(true);
   });
-  it('marks a block as the cap\'s whatever the plan, the floor or the mode wants, and only then', () => {
+  it("marks a block as the cap's whatever the plan, the floor or the mode wants, and only then", () => {
     const zero = { capKw: 0, locationPowerW: undefined, baseLoadKw: 0 };
     const unplanned = { energyKwh: 0, powerKw: 0 };
     expect(heater(decide([tank({ planned: unplanned })], zero))).toMatchObject({ allow: false, reason: 'not planned', heldByCap: true });
@@ -124,9 +146,14 @@ describe('chargerWantsCurrent', () => {
 describe('decide: hourly energy guard', () => {
   // Half an hour left, 1 kW base load measured (location 1 kW, devices off).
   const half = 1_800_000;
-  const site = (usedKwh: number, allowanceKwh = 5) => ({ capKw: 50, locationPowerW: 1000, baseLoadKw: 0, hourBudget: { allowanceKwh, usedKwh, remainingMs: half } });
+  const site = (usedKwh: number, allowanceKwh = 5) => ({
+    capKw: 50,
+    locationPowerW: 1000,
+    baseLoadKw: 0,
+    hourBudget: { allowanceKwh, usedKwh, remainingMs: half },
+  });
 
-  it('leaves the plan alone while the hour\'s allowance has room for it', () => {
+  it("leaves the plan alone while the hour's allowance has room for it", () => {
     // 5 − 1 = 4 kWh in 0.5 h = 8 kW; less 1 kW base: 7 kW for tank (2) + car (7.36 wanted → 5 kW = 21 A).
     const d = decide([tank(), car()], site(1));
     expect(heater(d).allow).toBe(true);
@@ -151,7 +178,10 @@ describe('decide: hourly energy guard', () => {
   it('lets a device it switched off run again only with a quarter more room than it needs (no chatter at the limit)', () => {
     // 5 − 3.4 = 1.6 kWh in 0.5 h = 3.2 kW − 1 kW base = 2.2 kW: room for the 2 kW element, not for 2.5.
     expect(heater(decide([tank()], site(3.4))).allow).toBe(true);
-    expect(heater(decide([tank()], { ...site(3.4), guardedBefore: ['tank'] }))).toMatchObject({ allow: false, reason: expect.stringContaining('hourly energy guard') });
+    expect(heater(decide([tank()], { ...site(3.4), guardedBefore: ['tank'] }))).toMatchObject({
+      allow: false,
+      reason: expect.stringContaining('hourly energy guard'),
+    });
     // 5 − 3.2 = 1.8 kWh → 3.6 − 1 = 2.6 kW ≥ 2.5: it runs again.
     expect(heater(decide([tank()], { ...site(3.2), guardedBefore: ['tank'] })).allow).toBe(true);
     // The car at 6 A (its minimum, 1.38 kW) in 1.5 kW of room: kept on, but not restarted once shed.
@@ -163,7 +193,7 @@ describe('decide: hourly energy guard', () => {
     expect(heater(decide([tank()], { ...site(3.4), guardedBefore: ['ev'] })).allow).toBe(true);
   });
 
-  it('never throttles the comfort floor, an unknown temperature, a safe state or the user\'s boost', () => {
+  it("never throttles the comfort floor, an unknown temperature, a safe state or the user's boost", () => {
     const spent = site(5);
     expect(heater(decide([tank({ temperatureC: 40 })], spent)).allow).toBe(true);
     expect(heater(decide([tank({ temperatureC: undefined })], spent)).allow).toBe(true);
@@ -174,7 +204,7 @@ describe('decide: hourly energy guard', () => {
     expect(decide([tank({ temperatureC: 40 }), car({ mode: 'boost' })], spent).guarded).toEqual([]);
   });
 
-  it('still lets the location cap win over the guard\'s room', () => {
+  it("still lets the location cap win over the guard's room", () => {
     const d = decide([car()], { ...site(0, 50), capKw: 3 });
     // Cap 3 kW − 1 kW base = 2 kW → 8 A; the reason is the cap, not the guard.
     expect(charger(d)).toMatchObject({ currentA: 8, reason: 'limited by cap 3 kW' });
@@ -183,12 +213,15 @@ describe('decide: hourly energy guard', () => {
 });
 
 describe('decide: a charger behind its slot', () => {
-  it('catches up on what is left of the slot\'s energy in the time left, within the headroom', () => {
+  it("catches up on what is left of the slot's energy in the time left, within the headroom", () => {
     const planned = { energyKwh: 3.68, powerKw: 3.68 };
     // On schedule: the planned power (16 A at 230 V).
     expect(charger(decide([car({ planned: { ...planned, leftH: 0.5 }, slotEnergyKwh: 1.84 })], roomy)).currentA).toBe(16);
     // Half the slot gone and nothing delivered: 3.68 kWh in half an hour is 7.36 kW, 32 A.
-    expect(charger(decide([car({ planned: { ...planned, leftH: 0.5 }, slotEnergyKwh: 0 })], roomy))).toMatchObject({ currentA: 32, reason: 'planned 3.7 kW, 7.4 kW to catch up' });
+    expect(charger(decide([car({ planned: { ...planned, leftH: 0.5 }, slotEnergyKwh: 0 })], roomy))).toMatchObject({
+      currentA: 32,
+      reason: 'planned 3.7 kW, 7.4 kW to catch up',
+    });
     // The headroom still bounds it.
     expect(charger(decide([car({ planned: { ...planned, leftH: 0.5 }, slotEnergyKwh: 0 })], { ...roomy, capKw: 5.5 })).currentA).toBe(21);
     // Without the time left: the planned power.
@@ -222,15 +255,34 @@ describe('decide: main fuse', () => {
     // Without a fuse, nothing changes.
     expect(charger(decide([tank({ powerW: 0 }), car({ planned: full.planned, maxCurrentA: 16 })], roomy)).currentA).toBe(16);
   });
-  it('keeps a heater\'s room once on lines chargers share, not once for each charger', () => {
+  it("keeps a heater's room once on lines chargers share, not once for each charger", () => {
     // 25 A fuse, 1 A margin, house 2 A on every line, two 3-phase chargers under it.
     const input = (ownA: number, otherA: number) => ({
-      fuseA: 25, marginA: 1, measuredAtMs: 0, nowMs: 0, staleAfterMs: 30_000, lines: [0, 1, 2], chargerNowA: ownA,
-      currentsA: [0, 1, 2].map(() => 2 + ownA + otherA), sharedBy: [2, 2, 2],
+      fuseA: 25,
+      marginA: 1,
+      measuredAtMs: 0,
+      nowMs: 0,
+      staleAfterMs: 30_000,
+      lines: [0, 1, 2],
+      chargerNowA: ownA,
+      currentsA: [0, 1, 2].map(() => 2 + ownA + otherA),
+      sharedBy: [2, 2, 2],
     });
-    const at = (ownA: number, otherA: number, maxA = 16) => charger(decide([tank({ powerW: 0 }), car({
-      planned: { energyKwh: 11, powerKw: 11 }, maxCurrentA: 16, powerW: ownA * 690, fuse: { maxA, reason: 'main fuse 25 A', input: input(ownA, otherA) },
-    })], roomy));
+    const at = (ownA: number, otherA: number, maxA = 16) =>
+      charger(
+        decide(
+          [
+            tank({ powerW: 0 }),
+            car({
+              planned: { energyKwh: 11, powerKw: 11 },
+              maxCurrentA: 16,
+              powerW: ownA * 690,
+              fuse: { maxA, reason: 'main fuse 25 A', input: input(ownA, otherA) },
+            }),
+          ],
+          roomy,
+        ),
+      );
     // Both at 6 A (14 A a line, 10 A free): the tank's 8.7 A leaves 1.3 A, 0.65 A each: 6 A, not 0.
     expect(at(6, 6, 11)).toMatchObject({ currentA: 6, reason: 'main fuse: 8.7 A kept for a heater switching on' });
     // One at 16 A, the other plugged and drawing nothing (18 A a line): the tank's room puts the

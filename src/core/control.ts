@@ -132,10 +132,13 @@ export interface HourBudget {
 
 export type Setpoint =
   | {
-    kind: 'heater'; id: string; allow: boolean; reason: string;
-    /** Blocked because a cap leaves no room for the element: the device is asked to hold the block to the cap's end. */
-    heldByCap?: boolean;
-  }
+      kind: 'heater';
+      id: string;
+      allow: boolean;
+      reason: string;
+      /** Blocked because a cap leaves no room for the element: the device is asked to hold the block to the cap's end. */
+      heldByCap?: boolean;
+    }
   | { kind: 'charger'; id: string; currentA: number; reason: string; phases?: 1 | 3 }
   | { kind: 'heatPump'; id: string; state: SgState; reason: string; refused?: string };
 
@@ -188,7 +191,10 @@ export const NEAR_FULL_K = 5;
 function heldWhenFull(d: HeaterNow, want: ReturnType<typeof wantedHeater>): ReturnType<typeof wantedHeater> {
   if (!want.allow || want.byPlan !== true || d.maxC === undefined || d.temperatureC === undefined) return want;
   if (d.temperatureC <= d.maxC - NEAR_FULL_K || drawKw(d) >= d.elementKw / 2) return want;
-  return { allow: false, reason: `idle at ${d.temperatureC.toFixed(1)} °C near its ${d.maxC} °C maximum: off while the chargers share the main fuse` };
+  return {
+    allow: false,
+    reason: `idle at ${d.temperatureC.toFixed(1)} °C near its ${d.maxC} °C maximum: off while the chargers share the main fuse`,
+  };
 }
 
 const wattsPerAmpOf = (d: ChargerNow): number => d.wattsPerAmp ?? d.phases * d.voltageV;
@@ -204,8 +210,7 @@ function ampsFor(kw: number, d: ChargerNow): number {
 function withinFuse<W extends { currentA: number; reason: string }>(want: W, d: ChargerNow, reservedA: number): W {
   if (d.fuse === undefined) return want;
   const kept = reservedA > 0 && d.fuse.input ? fuseHeadroom({ ...d.fuse.input, reservedA }) : undefined;
-  const maxA = reservedA <= 0 ? d.fuse.maxA
-    : kept?.kind === 'ok' ? Math.min(d.fuse.maxA, kept.maxChargerA) : Math.max(0, d.fuse.maxA - reservedA);
+  const maxA = reservedA <= 0 ? d.fuse.maxA : kept?.kind === 'ok' ? Math.min(d.fuse.maxA, kept.maxChargerA) : Math.max(0, d.fuse.maxA - reservedA);
   if (want.currentA <= maxA + 1e-9) return want;
   const a = Math.floor(maxA + 1e-9);
   const reason = maxA < d.fuse.maxA ? `main fuse: ${reservedA.toFixed(1)} A kept for a heater switching on` : d.fuse.reason;
@@ -270,7 +275,10 @@ function wantedCharger(d: ChargerNow): { currentA: number; reason: string } & Wa
   const catchUpKw = left !== undefined && left > 1e-6 ? (d.planned.energyKwh - d.slotEnergyKwh) / left : 0;
   const kw = Math.max(d.planned.powerKw, catchUpKw);
   const a = Math.max(d.minCurrentA, currentWithin(kw, d));
-  const reason = kw > d.planned.powerKw + 1e-6 ? `planned ${d.planned.powerKw.toFixed(1)} kW, ${kw.toFixed(1)} kW to catch up` : `planned ${d.planned.powerKw.toFixed(1)} kW`;
+  const reason =
+    kw > d.planned.powerKw + 1e-6
+      ? `planned ${d.planned.powerKw.toFixed(1)} kW, ${kw.toFixed(1)} kW to catch up`
+      : `planned ${d.planned.powerKw.toFixed(1)} kW`;
   return { currentA: Math.min(d.maxCurrentA, a), reason, byPlan: true };
 }
 
@@ -283,9 +291,7 @@ function drawKw(d: DeviceNow): number {
 /** Decides every device's setpoint for this tick. */
 export function decide(devices: readonly DeviceNow[], site: SiteNow): Decision {
   const baseLoadKw =
-    site.locationPowerW === undefined
-      ? site.baseLoadKw
-      : Math.max(0, site.locationPowerW / 1000 - devices.reduce((s, d) => s + drawKw(d), 0));
+    site.locationPowerW === undefined ? site.baseLoadKw : Math.max(0, site.locationPowerW / 1000 - devices.reduce((s, d) => s + drawKw(d), 0));
   let headroomKw = site.capKw - baseLoadKw;
   // The hour's allowance left, as the mean power it allows until the hour ends, less the base load.
   const b = site.hourBudget;
@@ -337,7 +343,13 @@ export function decide(devices: readonly DeviceNow[], site: SiteNow): Decision {
       guardKw -= d.electricKw;
       expectedDeviceKw += d.electricKw;
     }
-    setpoints.push({ kind: 'heatPump', id: d.id, state: want.state, reason: want.reason, ...(want.refused !== undefined ? { refused: want.refused } : {}) });
+    setpoints.push({
+      kind: 'heatPump',
+      id: d.id,
+      state: want.state,
+      reason: want.reason,
+      ...(want.refused !== undefined ? { refused: want.refused } : {}),
+    });
   }
   const reservedA = startingHeaterA(devices, setpoints);
   for (const d of devices) {

@@ -7,9 +7,7 @@
  * plan (least energy below the floor) instead of failing. A "reach at least X once before
  * slot d" rule (legionella) is placed exactly by a forward + backward pass.
  */
-import {
-  addFloorPenalty, backwardStep, argminShifted, evalPwl, infConv, type Pwl, pwlEnd, restrict, Segments,
-} from './pwl.js';
+import { addFloorPenalty, backwardStep, argminShifted, evalPwl, infConv, type Pwl, pwlEnd, restrict, Segments } from './pwl.js';
 
 export interface StorageProblem {
   a: number;
@@ -156,7 +154,12 @@ export function bestSlotToReach(p: StorageProblem, level: number, lastSlot: numb
   let bestCost = Infinity;
   const last = Math.min(lastSlot, p.costs.length - 1);
   for (let t = 0; t <= last; t++) {
-    const g: Pwl = { x0: p.a * f.x0 - (p.k[t] as number), v0: f.v0, len: Array.from(f.len, (l) => l * p.a), slope: Array.from(f.slope, (s) => s / p.a) };
+    const g: Pwl = {
+      x0: p.a * f.x0 - (p.k[t] as number),
+      v0: f.v0,
+      len: Array.from(f.len, (l) => l * p.a),
+      slope: Array.from(f.slope, (s) => s / p.a),
+    };
     let next = infConv(g, p.costs[t] as Pwl);
     next = addFloorPenalty(next, p.floor[t] as number, p.penalty);
     next = restrict(next, p.eLow, p.eMax) ?? next;

@@ -193,7 +193,7 @@ export function solveDiscrete(p: DiscreteProblem, ws = new DiscreteWorkspace()):
         }
         const r = isOn === on ? Math.min(R, run + 1) : 1;
         const bucket = Math.min(nb, Math.max(0, Math.floor((e - p.eLow) / p.step)));
-        const key = ((((bucket * 2 + isOn) * (R + 1) + r) * startsDim + (limitStarts ? Math.min(st, S + 1) : 0)) * 2) + leg;
+        const key = (((bucket * 2 + isOn) * (R + 1) + r) * startsDim + (limitStarts ? Math.min(st, S + 1) : 0)) * 2 + leg;
         const j = slotOf[key] as number;
         if (j < 0) {
           slotOf[key] = next.size;

@@ -35,7 +35,12 @@ describe('period energy quality', () => {
     expect(periodEnergy({ kwh: 12, completeHours: 5, partialHours: 0, gapHours: 0 }, day, 5 * H).quality).toBe('complete');
   });
   it('is partial with missing, partly metered or gap hours beside known ones', () => {
-    expect(periodEnergy({ kwh: 11, completeHours: 23, partialHours: 0, gapHours: 0 }, day, at)).toEqual({ kwh: 11, quality: 'partial', hours: 24, completeHours: 23 });
+    expect(periodEnergy({ kwh: 11, completeHours: 23, partialHours: 0, gapHours: 0 }, day, at)).toEqual({
+      kwh: 11,
+      quality: 'partial',
+      hours: 24,
+      completeHours: 23,
+    });
     expect(periodEnergy({ kwh: 11, completeHours: 23, partialHours: 1, gapHours: 0 }, day, at).quality).toBe('partial');
     expect(periodEnergy({ kwh: 11, completeHours: 0, partialHours: 1, gapHours: 23 }, day, at).quality).toBe('partial');
     expect(periodEnergy({ kwh: 11, completeHours: 23, partialHours: 0, gapHours: 1 }, day, at).quality).toBe('partial');
@@ -49,7 +54,11 @@ describe('period energy quality', () => {
 describe('planned against metered', () => {
   const slots = (createdMs: number, fromMs: number, n: number, minutes: number, kwh: number): PlannedSlots => ({
     createdMs,
-    slots: Array.from({ length: n }, (_, i) => ({ startMs: fromMs + i * minutes * 60_000, endMs: fromMs + (i + 1) * minutes * 60_000, energyKwh: { tank: kwh } })),
+    slots: Array.from({ length: n }, (_, i) => ({
+      startMs: fromMs + i * minutes * 60_000,
+      endMs: fromMs + (i + 1) * minutes * 60_000,
+      energyKwh: { tank: kwh },
+    })),
   });
 
   it('takes each hour from the newest plan made before it began, summing 15-minute slots', () => {
@@ -69,7 +78,11 @@ describe('planned against metered', () => {
   });
 
   it('compares only hours with a known plan and a whole metered hour', () => {
-    const planned = new Map<number, Record<string, number>>([[0, { tank: 2 }], [H, { tank: 2 }], [2 * H, { car: 7 }]]);
+    const planned = new Map<number, Record<string, number>>([
+      [0, { tank: 2 }],
+      [H, { tank: 2 }],
+      [2 * H, { car: 7 }],
+    ]);
     const metered = [
       { hourStartMs: 0, kwh: 1.5, complete: true },
       { hourStartMs: H, kwh: 0.3, complete: false },

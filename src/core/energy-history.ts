@@ -40,7 +40,11 @@ export interface PeriodEnergy {
 }
 
 /** The last `days` local days and `months` local months up to the one containing `nowMs`, newest first. */
-export function historyPeriods(nowMs: number, timezone: string, counts: { days: number; months: number }): { days: HistoryPeriod[]; months: HistoryPeriod[] } {
+export function historyPeriods(
+  nowMs: number,
+  timezone: string,
+  counts: { days: number; months: number },
+): { days: HistoryPeriod[]; months: HistoryPeriod[] } {
   const days: HistoryPeriod[] = [];
   for (let i = 0; i < counts.days; i++) {
     const startMs = localDayStartMs(nowMs, timezone, -i);
@@ -89,7 +93,11 @@ export interface PeriodMoney {
   hours: number;
 }
 
-export function periodMoney(totals: { hours: number; total: number; delta: number; baselineTotal: number }, period: HistoryPeriod, nowMs: number): PeriodMoney {
+export function periodMoney(
+  totals: { hours: number; total: number; delta: number; baselineTotal: number },
+  period: HistoryPeriod,
+  nowMs: number,
+): PeriodMoney {
   const hours = endedHours(period, nowMs);
   const quality: HistoryQuality = totals.hours === 0 ? 'gap' : totals.hours >= hours ? 'complete' : 'partial';
   return { cost: totals.total, incentive: 0 - totals.delta, savings: totals.baselineTotal - totals.total, quality, pricedHours: totals.hours, hours };

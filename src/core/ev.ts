@@ -103,7 +103,12 @@ function fewerLargerSlots(p: EvProblem, ord: number[], target: number, budget: n
       inSet.add(swap[1]);
       sum += cap(swap[1]) - cap(swap[0]);
     }
-    const a = allocate(p, ord.filter((t) => inSet.has(t)), target, budget);
+    const a = allocate(
+      p,
+      ord.filter((t) => inSet.has(t)),
+      target,
+      budget,
+    );
     if (a && (!best || a.cost < best.cost - 1e-12)) best = a;
   }
   return best;

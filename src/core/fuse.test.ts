@@ -2,8 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { chargerLines, fusePlanLimitKw, fuseHeadroom, holdFuseLimit, unlimitedHold, wattsPerAmp, type FuseInput } from './fuse.js';
 
 const base: FuseInput = {
-  fuseA: 25, marginA: 1, currentsA: [10, 10, 10], measuredAtMs: 0, nowMs: 5_000, staleAfterMs: 30_000,
-  lines: [0, 1, 2], chargerNowA: 0,
+  fuseA: 25,
+  marginA: 1,
+  currentsA: [10, 10, 10],
+  measuredAtMs: 0,
+  nowMs: 5_000,
+  staleAfterMs: 30_000,
+  lines: [0, 1, 2],
+  chargerNowA: 0,
 };
 
 describe('wattsPerAmp and chargerLines', () => {
@@ -93,7 +99,7 @@ describe('holdFuseLimit', () => {
     expect(h.limitA).toBe(5);
     expect(holdFuseLimit(h, 14, 110_000, 60_000).limitA).toBe(14);
   });
-  it('the plan\'s limit under the fuse: the balanced load it carries, less what 1-phase heaters cost their lines', () => {
+  it("the plan's limit under the fuse: the balanced load it carries, less what 1-phase heaters cost their lines", () => {
     const it25 = { supply: 'IT' as const, phases: 3 as const, mainFuseA: 25, marginA: 2 };
     // IT: √3·230 V·23 A ≈ 9.16 kW; a 2 kW element on two lines counts as √3·2 kW, 0.73 kW more.
     expect(fusePlanLimitKw(it25, [])).toBeCloseTo(9.163, 3);

@@ -24,7 +24,11 @@ export function wattsPerAmp(supply: Supply, chargerPhases: 1 | 3, voltageV: numb
  * (TN) or lines (IT) as a balanced 3·P (TN) or √3·P (IT) would. So a plan that runs heaters and
  * chargers together stays one the fuse can carry, whichever slots the heaters take.
  */
-export function fusePlanLimitKw(fuse: { supply: Supply; phases: 1 | 3; mainFuseA: number; marginA: number }, heaterKws: readonly number[], voltageV = 230): number {
+export function fusePlanLimitKw(
+  fuse: { supply: Supply; phases: 1 | 3; mainFuseA: number; marginA: number },
+  heaterKws: readonly number[],
+  voltageV = 230,
+): number {
   const amps = Math.max(0, fuse.mainFuseA - fuse.marginA);
   if (fuse.phases === 1) return (voltageV * amps) / 1000;
   const perAmp = wattsPerAmp(fuse.supply, 3, voltageV);
@@ -67,7 +71,8 @@ export interface FuseInput {
 
 export type FuseHeadroom =
   /** No usable reading: none or too old (`stale`), or a line of the charger not measured (`missing`). */
-  | { kind: 'unknown'; why: 'stale' } | { kind: 'unknown'; why: 'missing'; line: number }
+  | { kind: 'unknown'; why: 'stale' }
+  | { kind: 'unknown'; why: 'missing'; line: number }
   | { kind: 'ok'; maxChargerA: number; line: number; lineA: number };
 
 /**

@@ -8,16 +8,30 @@ import { hourlySlots, osloMidnight as T0 } from '../../test/fixtures/price-slots
 const MIN = 60_000;
 const cheapNights = Array.from({ length: 24 }, (_, h) => (h >= 1 && h < 5 ? 0.05 : 0.4));
 const tank: TankParams & { id: string } = {
-  id: 'hw', volumeL: 200, powerKW: 1, coldWaterC: 8, ambientC: 18, heatLossWPerK: 1.6, minC: 45, maxC: 65, currentTempC: 47, control: 'continuous',
+  id: 'hw',
+  volumeL: 200,
+  powerKW: 1,
+  coldWaterC: 8,
+  ambientC: 18,
+  heatLossWPerK: 1.6,
+  minC: 45,
+  maxC: 65,
+  currentTempC: 47,
+  control: 'continuous',
   drawProfileKWh: Array.from({ length: 24 }, (_, h) => (h === 7 || h === 20 ? 2 : 0.1)),
 };
 const home = (t: TankParams & { id: string }): HomePlanInput => ({
-  slots: hourlySlots(cheapNights), timezone: 'Europe/Oslo', currency: 'EUR', tanks: [t], evs: [], location: { limitKW: 17, baseLoadKW: 1 },
+  slots: hourlySlots(cheapNights),
+  timezone: 'Europe/Oslo',
+  currency: 'EUR',
+  tanks: [t],
+  evs: [],
+  location: { limitKW: 17, baseLoadKW: 1 },
 });
 const energy = (p: ReturnType<typeof planHome>): number => p.slots.reduce((kwh, s) => kwh + (s.tanks?.hw?.energyKWh ?? 0), 0);
 
 describe('planning a heat pump as a tank in electric energy', () => {
-  it('needs the element tank\'s heat over the COP, in the same cheap hours, with the same temperatures', () => {
+  it("needs the element tank's heat over the COP, in the same cheap hours, with the same temperatures", () => {
     const element = planHome(home(tank), T0);
     const pump = planHome(home(heatPumpAsTank(tank, 2.8)), T0);
     // The same heat: the electric energy is the element's over the COP (the DP's grid is discrete).
@@ -62,8 +76,21 @@ describe('the lock budget', () => {
 });
 
 const pumpNow = (over: Partial<HeatPumpNow> = {}): HeatPumpNow => ({
-  kind: 'heatPump', id: 'hp', available: true, mode: 'auto', temperatureC: 55, floorC: 45, normalC: 50, maxC: 65, electricKw: 0.5,
-  powerW: 0, slotEnergyKwh: 0, planned: { energyKwh: 0, powerKw: 0 }, expensive: false, lock: { ok: true }, ...over,
+  kind: 'heatPump',
+  id: 'hp',
+  available: true,
+  mode: 'auto',
+  temperatureC: 55,
+  floorC: 45,
+  normalC: 50,
+  maxC: 65,
+  electricKw: 0.5,
+  powerW: 0,
+  slotEnergyKwh: 0,
+  planned: { energyKwh: 0, powerKw: 0 },
+  expensive: false,
+  lock: { ok: true },
+  ...over,
 });
 const roomy: SiteNow = { capKw: 17, locationPowerW: undefined, baseLoadKw: 1 };
 const stateOf = (d: HeatPumpNow, site = roomy): string => {
@@ -100,8 +127,20 @@ describe('the SG Ready state each tick', () => {
 
   it('keeps room under the main fuse for a pump that may start on its own and is not in the phase reading yet', () => {
     const car = {
-      kind: 'evCharger' as const, id: 'ev', available: true, mode: 'boost' as const, plugged: true, powerW: 0, slotEnergyKwh: 0, planned: null,
-      phases: 1 as const, voltageV: 230, minCurrentA: 6, maxCurrentA: 16, safeCurrentA: 6, fuse: { maxA: 16, reason: 'main fuse' },
+      kind: 'evCharger' as const,
+      id: 'ev',
+      available: true,
+      mode: 'boost' as const,
+      plugged: true,
+      powerW: 0,
+      slotEnergyKwh: 0,
+      planned: null,
+      phases: 1 as const,
+      voltageV: 230,
+      minCurrentA: 6,
+      maxCurrentA: 16,
+      safeCurrentA: 6,
+      fuse: { maxA: 16, reason: 'main fuse' },
     };
     const amps = (pump: HeatPumpNow): number => {
       const s = decide([pump, car], roomy).setpoints.find((x) => x.kind === 'charger');
@@ -118,7 +157,7 @@ describe('the SG Ready state each tick', () => {
     expect(amps(pumpNow({ expensive: true, powerW: 0 }))).toBe(16);
   });
 
-  it('gives way to the hourly energy guard for what the plan asks, with the heater\'s margin to start again', () => {
+  it("gives way to the hourly energy guard for what the plan asks, with the heater's margin to start again", () => {
     const planned = pumpNow({ planned: { energyKwh: 0.5, powerKw: 0.5 } });
     const budget = { allowanceKwh: 2, usedKwh: 1.45, remainingMs: 30 * MIN };
     const site = { ...roomy, baseLoadKw: 0, hourBudget: budget };

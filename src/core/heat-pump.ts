@@ -14,7 +14,10 @@ export type SgState = 'block' | 'normal' | 'boost' | 'forced';
 
 /** Contact 1 and contact 2 closed, per state. */
 export const sgContacts: Readonly<Record<SgState, readonly [boolean, boolean]>> = {
-  block: [true, false], normal: [false, false], boost: [false, true], forced: [true, true],
+  block: [true, false],
+  normal: [false, false],
+  boost: [false, true],
+  forced: [true, true],
 };
 
 /**
@@ -75,7 +78,8 @@ export function lockAllowed(b: LockBudget, limits: LockLimits, nowMs: number, da
     return runningMs < limits.maxMinutes * 60_000 ? { ok: true } : { ok: false, why: `a lock lasts at most ${limits.maxMinutes} minutes` };
   }
   if (budget.locks >= limits.perDay) return { ok: false, why: `${limits.perDay} locks a day used` };
-  if (b.endedMs !== null && nowMs - b.endedMs < limits.minGapMinutes * 60_000) return { ok: false, why: `${limits.minGapMinutes} minutes between locks` };
+  if (b.endedMs !== null && nowMs - b.endedMs < limits.minGapMinutes * 60_000)
+    return { ok: false, why: `${limits.minGapMinutes} minutes between locks` };
   return { ok: true };
 }
 
@@ -83,7 +87,8 @@ export function lockAllowed(b: LockBudget, limits: LockLimits, nowMs: number, da
 export function afterState(b: LockBudget, state: SgState, nowMs: number, day: string): LockBudget {
   const budget = b.day === day ? { ...b } : { ...emptyBudget(day), sinceMs: b.sinceMs, endedMs: b.endedMs };
   if (state === 'block' && budget.sinceMs === null) return { ...budget, sinceMs: nowMs, locks: budget.locks + 1 };
-  if (state !== 'block' && budget.sinceMs !== null) return { ...budget, sinceMs: null, endedMs: nowMs, usedMs: budget.usedMs + (nowMs - budget.sinceMs) };
+  if (state !== 'block' && budget.sinceMs !== null)
+    return { ...budget, sinceMs: null, endedMs: nowMs, usedMs: budget.usedMs + (nowMs - budget.sinceMs) };
   return budget;
 }
 
@@ -126,24 +131,29 @@ const running = (t: SlotTarget, slotEnergyKwh: number): boolean => t.energyKwh >
 /** A lock where the budget allows it, else normal operation with the refusal. */
 function lockOr(d: HeatPumpNow, reason: string): SgWant {
   if (d.temperatureC === undefined || d.temperatureC < d.floorC) return { state: 'normal', reason: `${reason}; no lock below the comfort floor` };
-  return d.lock.ok ? { state: 'block', reason } : { state: 'normal', reason: `${reason}; lock refused: ${d.lock.why ?? ''}`, refused: d.lock.why ?? '' };
+  return d.lock.ok
+    ? { state: 'block', reason }
+    : { state: 'normal', reason: `${reason}; lock refused: ${d.lock.why ?? ''}`, refused: d.lock.why ?? '' };
 }
 
 /** The state the pump should be in now, before the caps (precedence as in `decide`). */
 export function wantedSgState(d: HeatPumpNow): SgWant {
   if (!d.available) return { state: 'normal', reason: 'device unavailable: normal operation' };
-  if (d.temperatureC === undefined) return { state: 'normal', reason: 'temperature unknown: the pump\'s own thermostat' };
+  if (d.temperatureC === undefined) return { state: 'normal', reason: "temperature unknown: the pump's own thermostat" };
   if (d.temperatureC < d.floorC) {
-    return d.floorC < d.normalC ? { state: 'normal', reason: `below comfort floor ${d.floorC} °C: the pump heats to ${d.normalC} °C` } : { state: 'boost', reason: `below comfort floor ${d.floorC} °C` };
+    return d.floorC < d.normalC
+      ? { state: 'normal', reason: `below comfort floor ${d.floorC} °C: the pump heats to ${d.normalC} °C` }
+      : { state: 'boost', reason: `below comfort floor ${d.floorC} °C` };
   }
   if (d.mode === 'boost') return { state: 'boost', reason: 'boost' };
-  if (d.mode === 'off') return { state: 'normal', reason: 'mode off: the pump\'s own thermostat, not boosted' };
-  if (d.planned === null) return { state: 'normal', reason: 'no plan: the pump\'s own thermostat' };
-  if (d.planned.paidToConsume && d.temperatureC < d.maxC - 1) return { state: 'forced', reason: `paid to consume: start command up to ${d.maxC} °C`, byPlan: true };
+  if (d.mode === 'off') return { state: 'normal', reason: "mode off: the pump's own thermostat, not boosted" };
+  if (d.planned === null) return { state: 'normal', reason: "no plan: the pump's own thermostat" };
+  if (d.planned.paidToConsume && d.temperatureC < d.maxC - 1)
+    return { state: 'forced', reason: `paid to consume: start command up to ${d.maxC} °C`, byPlan: true };
   if (running(d.planned, d.slotEnergyKwh)) return { state: 'boost', reason: `planned ${d.planned.energyKwh.toFixed(2)} kWh this slot`, byPlan: true };
   if (d.capKw !== undefined) return lockOr(d, `device cap ${d.capKw} kW`);
   if (d.expensive) return lockOr(d, 'expensive slot, no heat planned: lock');
-  return { state: 'normal', reason: d.planned.energyKwh > 1e-6 ? 'slot energy reached' : 'not planned: the pump\'s own thermostat' };
+  return { state: 'normal', reason: d.planned.energyKwh > 1e-6 ? 'slot energy reached' : "not planned: the pump's own thermostat" };
 }
 
 /** The state within the room the caps leave (`roomKw`): a pump that may run there is locked where the budget allows. */

@@ -7,14 +7,38 @@ import type { EvParams, HomePlanInput, Plan, TankParams } from './types.js';
 import { H, hourlySlots, osloMidnight as T0 } from '../../test/fixtures/price-slots.js';
 
 const tank = (id: string, over: Partial<TankParams> = {}): TankParams & { id: string } => ({
-  id, volumeL: 200, powerKW: 2, coldWaterC: 8, ambientC: 18, heatLossWPerK: 1.6, minC: 50, maxC: 75, currentTempC: 60, control: 'continuous', ...over,
+  id,
+  volumeL: 200,
+  powerKW: 2,
+  coldWaterC: 8,
+  ambientC: 18,
+  heatLossWPerK: 1.6,
+  minC: 50,
+  maxC: 75,
+  currentTempC: 60,
+  control: 'continuous',
+  ...over,
 });
 const car = (id: string, over: Partial<EvParams> = {}): EvParams & { id: string } => ({
-  id, energyNeededKWh: 20, departureMs: T0 + 30 * H, minPowerKW: 4.14, maxPowerKW: 11, efficiency: 0.9, ...over,
+  id,
+  energyNeededKWh: 20,
+  departureMs: T0 + 30 * H,
+  minPowerKW: 4.14,
+  maxPowerKW: 11,
+  efficiency: 0.9,
+  ...over,
 });
 
 function home(prices: readonly number[], over: Partial<HomePlanInput> = {}): HomePlanInput {
-  return { slots: hourlySlots(prices), timezone: 'Europe/Oslo', currency: 'EUR', tanks: [], evs: [], location: { limitKW: 17, baseLoadKW: 1 }, ...over };
+  return {
+    slots: hourlySlots(prices),
+    timezone: 'Europe/Oslo',
+    currency: 'EUR',
+    tanks: [],
+    evs: [],
+    location: { limitKW: 17, baseLoadKW: 1 },
+    ...over,
+  };
 }
 
 /** Battery energy each car got by the plan's end (its last slot's `chargedKWh`). */
@@ -29,7 +53,7 @@ const night = (h: number): boolean => h % 24 < 6;
 const dayPrices = Array.from({ length: 36 }, (_, h) => (night(h) ? 0.05 + 0.01 * (h % 24) : 0.3 + 0.01 * (h % 7)));
 
 describe('bindingAntiCycling', () => {
-  it('keeps a tank\'s anti-cycling rules only where they can bind', () => {
+  it("keeps a tank's anti-cycling rules only where they can bind", () => {
     // Hourly slots: a run and a pause of one slot each, and up to 12 starts a day, bind nothing.
     expect(bindingAntiCycling({ minOnSlots: 1, minOffSlots: 1, maxStartsPerDay: 24 }, 60)).toBeNull();
     expect(bindingAntiCycling({ minOnSlots: 1, minOffSlots: 1, maxStartsPerDay: 12 }, 60)).toBeNull();
@@ -37,24 +61,40 @@ describe('bindingAntiCycling', () => {
     expect(bindingAntiCycling({ maxStartsPerDay: 11 }, 60)).toEqual({ maxStartsPerDay: 11 });
     expect(bindingAntiCycling({ minOnSlots: 2 }, 60)).toEqual({ minOnSlots: 2 });
     // Quarter hours: 24 starts a day can bind (48 fit).
-    expect(bindingAntiCycling({ minOnSlots: 1, minOffSlots: 1, maxStartsPerDay: 24 }, 15)).toEqual({ minOnSlots: 1, minOffSlots: 1, maxStartsPerDay: 24 });
+    expect(bindingAntiCycling({ minOnSlots: 1, minOffSlots: 1, maxStartsPerDay: 24 }, 15)).toEqual({
+      minOnSlots: 1,
+      minOffSlots: 1,
+      maxStartsPerDay: 24,
+    });
   });
 
   it('plans a larger home with rules that cannot bind as it plans it without them', () => {
     const loose = { minOnSlots: 1, minOffSlots: 1, maxStartsPerDay: 24 };
-    const input = (ac: TankParams['antiCycling']) => home(dayPrices, { tanks: [tank('a', { antiCycling: ac }), tank('b', { antiCycling: ac, currentTempC: 55 })], evs: [car('x')] });
+    const input = (ac: TankParams['antiCycling']) =>
+      home(dayPrices, { tanks: [tank('a', { antiCycling: ac }), tank('b', { antiCycling: ac, currentTempC: 55 })], evs: [car('x')] });
     expect(planHome(input(loose), T0)).toEqual(planHome(input(null), T0));
   });
 });
 
 describe('planHome', () => {
   it('is the pair planner for a home with one tank and one car', () => {
-    const input = { slots: hourlySlots(dayPrices), timezone: 'Europe/Oslo', currency: 'EUR', tank: tank('boiler'), ev: car('garage'), location: { limitKW: 17, baseLoadKW: 1 } };
+    const input = {
+      slots: hourlySlots(dayPrices),
+      timezone: 'Europe/Oslo',
+      currency: 'EUR',
+      tank: tank('boiler'),
+      ev: car('garage'),
+      location: { limitKW: 17, baseLoadKW: 1 },
+    };
     expect(planHome(homeInputOf(input), T0)).toEqual(plan(input, T0));
   });
 
   it('plans every car and tank under its own id, all together within the location limit', () => {
-    const input = home(dayPrices, { tanks: [tank('t1'), tank('t2', { volumeL: 300, powerKW: 3 })], evs: [car('c1'), car('c2', { energyNeededKWh: 30 })], location: { limitKW: 17, baseLoadKW: 1 } });
+    const input = home(dayPrices, {
+      tanks: [tank('t1'), tank('t2', { volumeL: 300, powerKW: 3 })],
+      evs: [car('c1'), car('c2', { energyNeededKWh: 30 })],
+      location: { limitKW: 17, baseLoadKW: 1 },
+    });
     const p = planHome(input, T0);
     expect(Object.keys(p.slots[0]!.tanks ?? {}).sort()).toEqual(['t1', 't2']);
     expect(Object.keys(p.slots[0]!.evs ?? {}).sort()).toEqual(['c1', 'c2']);
@@ -98,8 +138,11 @@ describe('planHome', () => {
     expect(first6.some((s) => (s.evs?.c1?.energyKWh ?? 0) > 0)).toBe(true);
   });
 
-  it('states each device\'s shortfall under its id when the room is too small for both', () => {
-    const input = home(Array.from({ length: 4 }, () => 0.2), { evs: [car('a', { departureMs: T0 + 4 * H }), car('b', { departureMs: T0 + 4 * H })], location: { limitKW: 12, baseLoadKW: 1 } });
+  it("states each device's shortfall under its id when the room is too small for both", () => {
+    const input = home(
+      Array.from({ length: 4 }, () => 0.2),
+      { evs: [car('a', { departureMs: T0 + 4 * H }), car('b', { departureMs: T0 + 4 * H })], location: { limitKW: 12, baseLoadKW: 1 } },
+    );
     const p = planHome(input, T0);
     expectWithinLimit(p, 12, 1);
     const short = p.shortfalls.filter((f) => f.kind === 'evTarget');
@@ -125,18 +168,36 @@ describe('planHome', () => {
   });
 
   it('gives each device the plan it would get alone where the headroom is not contested', () => {
-    const input = home(dayPrices, { tanks: [tank('t1'), tank('t2', { volumeL: 300, powerKW: 3 })], evs: [car('c1'), car('c2', { energyNeededKWh: 30 })], location: { limitKW: 60, baseLoadKW: 1 } });
+    const input = home(dayPrices, {
+      tanks: [tank('t1'), tank('t2', { volumeL: 300, powerKW: 3 })],
+      evs: [car('c1'), car('c2', { energyNeededKWh: 30 })],
+      location: { limitKW: 60, baseLoadKW: 1 },
+    });
     const p = planHome(input, T0);
     const alone = (d: Partial<Pick<HomePlanInput, 'tanks' | 'evs'>>): Plan => planHome({ ...input, tanks: d.tanks ?? [], evs: d.evs ?? [] }, T0);
-    for (const t of input.tanks) expect(p.slots.map((s) => s.tanks?.[t.id]?.energyKWh)).toEqual(alone({ tanks: [t] }).slots.map((s) => s.tanks?.[t.id]?.energyKWh));
-    for (const e of input.evs) expect(p.slots.map((s) => s.evs?.[e.id]?.energyKWh)).toEqual(alone({ evs: [e] }).slots.map((s) => s.evs?.[e.id]?.energyKWh));
+    for (const t of input.tanks)
+      expect(p.slots.map((s) => s.tanks?.[t.id]?.energyKWh)).toEqual(alone({ tanks: [t] }).slots.map((s) => s.tanks?.[t.id]?.energyKWh));
+    for (const e of input.evs)
+      expect(p.slots.map((s) => s.evs?.[e.id]?.energyKWh)).toEqual(alone({ evs: [e] }).slots.map((s) => s.evs?.[e.id]?.energyKWh));
   });
 
   it('without any price plans the fallback device by device, cars first, all within the limit', () => {
     const slots = buildPriceSeries({
-      slotMinutes: 60, fromMs: T0, toMs: T0 + 24 * H, timezone: 'Europe/Oslo', currency: 'EUR', spot: {}, deltas: [], fees: { gridFeePerKWh: 0, taxPerKWh: 0 },
+      slotMinutes: 60,
+      fromMs: T0,
+      toMs: T0 + 24 * H,
+      timezone: 'Europe/Oslo',
+      currency: 'EUR',
+      spot: {},
+      deltas: [],
+      fees: { gridFeePerKWh: 0, taxPerKWh: 0 },
     });
-    const input = home([], { slots, tanks: [tank('t1', { currentTempC: 51 }), tank('t2', { currentTempC: 51 })], evs: [car('c1', { departureMs: T0 + 8 * H }), car('c2', { departureMs: T0 + 8 * H })], location: { limitKW: 14, baseLoadKW: 1 } });
+    const input = home([], {
+      slots,
+      tanks: [tank('t1', { currentTempC: 51 }), tank('t2', { currentTempC: 51 })],
+      evs: [car('c1', { departureMs: T0 + 8 * H }), car('c2', { departureMs: T0 + 8 * H })],
+      location: { limitKW: 14, baseLoadKW: 1 },
+    });
     const p = planHome(input, T0);
     expect(p.mode).toBe('fallback');
     expectWithinLimit(p, 14, 1);
@@ -148,9 +209,19 @@ describe('planHome', () => {
 
   it('never plans the devices together above the location limit, whatever the prices', () => {
     const prices = fc.array(fc.double({ min: -0.2, max: 0.6, noNaN: true, noDefaultInfinity: true }), { minLength: 24, maxLength: 36 });
-    fc.assert(fc.property(prices, fc.double({ min: 8, max: 25, noNaN: true }), (ps, limitKW) => {
-      const p = planHome(home(ps, { tanks: [tank('t1'), tank('t2')], evs: [car('c1'), car('c2', { departureMs: T0 + 20 * H })], location: { limitKW, baseLoadKW: 1 } }), T0);
-      expectWithinLimit(p, limitKW, 1);
-    }), { numRuns: 25 });
+    fc.assert(
+      fc.property(prices, fc.double({ min: 8, max: 25, noNaN: true }), (ps, limitKW) => {
+        const p = planHome(
+          home(ps, {
+            tanks: [tank('t1'), tank('t2')],
+            evs: [car('c1'), car('c2', { departureMs: T0 + 20 * H })],
+            location: { limitKW, baseLoadKW: 1 },
+          }),
+          T0,
+        );
+        expectWithinLimit(p, limitKW, 1);
+      }),
+      { numRuns: 25 },
+    );
   });
 });

@@ -70,7 +70,11 @@ function solve(d: Device, cap: number[], lambda?: number[], leg0: number | null 
   const tk = d.s.tank;
   // With shadow prices λ the solver sees price + λ; the cost is at the plain prices.
   const plus = (p: number[]): number[] => p.map((v, t) => v + (lambda?.[t] ?? 0));
-  const priced: Setup = !lambda ? d.s : tk ? { ...d.s, tank: { ...tk, price: plus(tk.price) } } : { ...d.s, ev: { ...d.s.ev!, price: plus(d.s.ev!.price) } };
+  const priced: Setup = !lambda
+    ? d.s
+    : tk
+      ? { ...d.s, tank: { ...tk, price: plus(tk.price) } }
+      : { ...d.s, ev: { ...d.s.ev!, price: plus(d.s.ev!.price) } };
   if (!tk) {
     const x = evSolve(priced, d.input, cap).e;
     return { x, cost: objective(d.s, x, x, x), leg: -1 };
@@ -148,8 +152,13 @@ function solveHome(devices: ReadonlyArray<Device>, orders: ReadonlyArray<number[
  * estimate first (i's saving less j's cost of moving to its next slot with room); the first that
  * lowers the home's cost stays and the search starts over, within a budget of solves.
  */
-function exchange(devices: ReadonlyArray<Device>, sols: Sol[], residual: (xs: ReadonlyArray<Sol | null>, i: number) => number[],
-  fits: (xs: ReadonlyArray<Sol>) => boolean, descend: (xs: Sol[], order: ReadonlyArray<number>, fresh: boolean) => void): Sol[] {
+function exchange(
+  devices: ReadonlyArray<Device>,
+  sols: Sol[],
+  residual: (xs: ReadonlyArray<Sol | null>, i: number) => number[],
+  fits: (xs: ReadonlyArray<Sol>) => boolean,
+  descend: (xs: Sol[], order: ReadonlyArray<number>, fresh: boolean) => void,
+): Sol[] {
   const n = devices[0]!.s.n;
   const all = devices.map((_, i) => i);
   for (let spent = 0, moved = true; spent < SOLVE_BUDGET && moved;) {
@@ -157,7 +166,10 @@ function exchange(devices: ReadonlyArray<Device>, sols: Sol[], residual: (xs: Re
     const free = devices[0]!.s.headroomE.map((h, t) => sols.reduce((f, x) => f - (x.x[t] as number), h));
     // The price of a device's cheapest slot but `not` that still has room for it.
     const nextPrice = (d: Device, x: number[], not: number): number =>
-      d.price.reduce((m, p, t) => (t !== not && (d.cap[t] as number) - (x[t] as number) > TOL && (free[t] as number) > 1e-6 ? Math.min(m, p) : m), Infinity);
+      d.price.reduce(
+        (m, p, t) => (t !== not && (d.cap[t] as number) - (x[t] as number) > TOL && (free[t] as number) > 1e-6 ? Math.min(m, p) : m),
+        Infinity,
+      );
     const moves: { i: number; j: number; t: number; keep: number; est: number }[] = [];
     const worth = 2e-4 * Math.max(0.5, Math.abs(total(sols))); // moves worth less than 0.02 % of the cost are not tried
     for (const i of all) {
@@ -219,14 +231,24 @@ export function planHome(input: HomePlanInput, nowMs: number, previous?: Plan): 
   // comfort deadline, the floor or a departure shorter than planning without it, it is not kept.
   const unmet = (p: Plan): number => p.shortfalls.filter((f) => f.device !== 'location').reduce((sum, f) => sum + f.amount, 0);
   if (unmet(plan) > 1e-6) {
-    const without = planDevices({ ...input, location: { ...input.location, lpc: lpc.filter((c) => c.reservationId === undefined) } }, nowMs, previous);
+    const without = planDevices(
+      { ...input, location: { ...input.location, lpc: lpc.filter((c) => c.reservationId === undefined) } },
+      nowMs,
+      previous,
+    );
     if (unmet(without) < unmet(plan) - 1e-6) return { ...without, reservations: reservationOutcomes(without, lpc, slotFlexKWh, false) };
   }
   return { ...plan, reservations: reservationOutcomes(plan, lpc, slotFlexKWh, true) };
 }
 
 function planDevices(input: HomePlanInput, nowMs: number, previous?: Plan): Plan {
-  const common: PlanInput = { slots: input.slots, timezone: input.timezone, currency: input.currency, location: input.location, ...(input.options ? { options: input.options } : {}) };
+  const common: PlanInput = {
+    slots: input.slots,
+    timezone: input.timezone,
+    currency: input.currency,
+    location: input.location,
+    ...(input.options ? { options: input.options } : {}),
+  };
   // The pair planner drops the slots that ended before `nowMs`: how many lead the input.
   const ended = ((i) => (i < 0 ? input.slots.length : i))(input.slots.findIndex((s) => s.endMs > nowMs));
   const base = input.location.baseLoadKW;
@@ -236,7 +258,8 @@ function planDevices(input: HomePlanInput, nowMs: number, previous?: Plan): Plan
     const baseLoadKW = others === null ? base : input.slots.map((_, i) => baseAt(i) + (others[i - ended] ?? 0));
     return { ...common, tank, ev, location: { ...input.location, baseLoadKW, lpc: capsFor(input.location.lpc ?? [], tank, ev) } };
   };
-  if (input.tanks.length <= 1 && input.evs.length <= 1) return planPair(pairInput(input.tanks[0] ?? null, input.evs[0] ?? null, null), nowMs, previous);
+  if (input.tanks.length <= 1 && input.evs.length <= 1)
+    return planPair(pairInput(input.tanks[0] ?? null, input.evs[0] ?? null, null), nowMs, previous);
 
   const slotMinutes = input.slots[0] ? (input.slots[0].endMs - input.slots[0].startMs) / 60_000 : 60;
   const tanks = input.tanks.map((t): Tank => ({ ...t, antiCycling: bindingAntiCycling(t.antiCycling, slotMinutes) }));
@@ -249,7 +272,9 @@ function planDevices(input: HomePlanInput, nowMs: number, previous?: Plan): Plan
   const s0 = devices[0]!.s;
   // Power of every device but `i`, kW, from each device's energy per slot.
   const othersKW = (xs: ReadonlyArray<number[] | null>, i: number): number[] =>
-    s0.slots.map((_, t) => xs.reduce((sum, x, j) => sum + (j === i || x === null ? 0 : (x[t] as number)), 0) / (s0.slotHours * (s0.fraction[t] as number)));
+    s0.slots.map(
+      (_, t) => xs.reduce((sum, x, j) => sum + (j === i || x === null ? 0 : (x[t] as number)), 0) / (s0.slotHours * (s0.fraction[t] as number)),
+    );
   // The car that must leave first takes its slots first, cars before tanks; also the reverse, and tanks first.
   const urgency = (i: number): number => kinds[i]![1]?.departureMs ?? Infinity;
   const order = devices.map((_, i) => i).sort((a, b) => urgency(a) - urgency(b));

@@ -1,7 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import {
-  borrowCaps, cheapest, deficitCaps, distinctPrices, evDemandAt, evFreeSlots, evRoom, exchangeIntoMarginal, giveBackOrders,
-  headroomContested, improveOn, marginalEvSlot, mayRechooseLegionella, residualCaps, searchLambda,
+  borrowCaps,
+  cheapest,
+  deficitCaps,
+  distinctPrices,
+  evDemandAt,
+  evFreeSlots,
+  evRoom,
+  exchangeIntoMarginal,
+  giveBackOrders,
+  headroomContested,
+  improveOn,
+  marginalEvSlot,
+  mayRechooseLegionella,
+  residualCaps,
+  searchLambda,
 } from './joint-steps.js';
 
 describe('residualCaps', () => {
@@ -27,11 +40,41 @@ describe('headroomContested', () => {
 describe('borrowCaps', () => {
   const ev = { minE: [2, 2, 2, 2], price: [3, 1, 2, 4] };
   it.each([
-    ['gives nothing back when the fill ends at or above the minimum everywhere', [0, 2, 3, 0], [1, 1, 1, 1], [undefined, undefined, undefined, undefined], null],
-    ['gives the partial slot\'s energy back in the EV\'s cheapest full slot', [0.5, 2, 3, 0], [1, 1, 1, 1], [undefined, undefined, undefined, undefined], [1, 0.5, 1, 1]],
-    ['spreads the give-back over the next cheapest slot when the cheapest has too little', [1.5, 2, 3, 0], [1, 1, 1, 1], [undefined, undefined, undefined, undefined], [1, 0, 0.5, 1]],
-    ['skips frozen tank slots and holds them to what the tank has', [0.5, 2, 3, 0], [1, 1, 1, 1], [undefined, 1, undefined, undefined], [1, 1, 0.5, 1]],
-    ['gives nothing back when the tank has nothing in the EV\'s slots', [0.5, 2, 3, 0], [1, 0, 0, 1], [undefined, undefined, undefined, undefined], null],
+    [
+      'gives nothing back when the fill ends at or above the minimum everywhere',
+      [0, 2, 3, 0],
+      [1, 1, 1, 1],
+      [undefined, undefined, undefined, undefined],
+      null,
+    ],
+    [
+      "gives the partial slot's energy back in the EV's cheapest full slot",
+      [0.5, 2, 3, 0],
+      [1, 1, 1, 1],
+      [undefined, undefined, undefined, undefined],
+      [1, 0.5, 1, 1],
+    ],
+    [
+      'spreads the give-back over the next cheapest slot when the cheapest has too little',
+      [1.5, 2, 3, 0],
+      [1, 1, 1, 1],
+      [undefined, undefined, undefined, undefined],
+      [1, 0, 0.5, 1],
+    ],
+    [
+      'skips frozen tank slots and holds them to what the tank has',
+      [0.5, 2, 3, 0],
+      [1, 1, 1, 1],
+      [undefined, 1, undefined, undefined],
+      [1, 1, 0.5, 1],
+    ],
+    [
+      "gives nothing back when the tank has nothing in the EV's slots",
+      [0.5, 2, 3, 0],
+      [1, 0, 0, 1],
+      [undefined, undefined, undefined, undefined],
+      null,
+    ],
   ])('%s', (_name, fill, q, fixed, expected) => {
     expect(borrowCaps(fill, ev, { cap: [1, 1, 1, 1], fixed }, q)).toEqual(expected);
   });
@@ -42,7 +85,7 @@ describe('evDemandAt', () => {
   it.each([
     ['counts nothing when λ is below every EV price', [1, 1, 1], 0.5, [undefined, undefined, undefined], 0],
     ['counts the headroom the tank leaves in slots cheaper than λ', [1, 2, 1], 2.5, [undefined, undefined, undefined], 2 + 1],
-    ['never counts more than the EV\'s cap', [0, 0, 0], 10, [undefined, undefined, undefined], 2.5 * 3],
+    ["never counts more than the EV's cap", [0, 0, 0], 10, [undefined, undefined, undefined], 2.5 * 3],
     ['counts frozen EV energy whatever λ is', [1, 1, 1], 0, [undefined, 1.5, undefined], 1.5],
     ['counts a tank above the headroom as leaving nothing', [4, 4, 4], 10, [undefined, undefined, undefined], 0],
   ])('%s', (_name, q, lambda, fixed, expected) => {
@@ -113,7 +156,16 @@ describe('searchLambda', () => {
 
 describe('giveBackOrders', () => {
   it.each([
-    ['as listed, cheapest first with ties to the later slot, and reversed', [0, 1, 2], [2, 1, 1], [[0, 1, 2], [2, 1, 0], [2, 1, 0]]],
+    [
+      'as listed, cheapest first with ties to the later slot, and reversed',
+      [0, 1, 2],
+      [2, 1, 1],
+      [
+        [0, 1, 2],
+        [2, 1, 0],
+        [2, 1, 0],
+      ],
+    ],
     ['three empty orders for no shared slot', [], [1], [[], [], []]],
   ])('%s', (_name, shared, price, expected) => {
     expect(giveBackOrders(shared, price)).toEqual(expected);
@@ -122,7 +174,7 @@ describe('giveBackOrders', () => {
 
 describe('deficitCaps', () => {
   it.each([
-    ['holds the tank to its energy in the EV\'s slots and cuts the deficit along the order', [2, 2, 2], [1, 1, 1], [0, 1], [1, 0], 1.5, [0.5, 0, 2]],
+    ["holds the tank to its energy in the EV's slots and cuts the deficit along the order", [2, 2, 2], [1, 1, 1], [0, 1], [1, 0], 1.5, [0.5, 0, 2]],
     ['stops cutting once the deficit is given back', [2, 2, 2], [1, 1, 1], [0, 1], [0, 1], 0.5, [0.5, 1, 2]],
     ['gives null when the order has nothing to give back', [2, 2, 2], [0, 0, 1], [0, 1], [0, 1], 0.5, null],
   ])('%s', (_name, tankCap, q, evSlots, order, deficit, expected) => {
@@ -176,8 +228,13 @@ describe('exchangeIntoMarginal', () => {
   const ev = { minE: [0, 0, 0], price: [1, 2, 3], fixed: free };
   const headroom = [3, 3, 3];
   it.each([
-    ['moves energy out of cheaper slots, cheapest first, each up to what the tank could take more', 1, { q: [1, 1, 1], ev: [2, 2, 1] },
-      [1.5, 2, 1], [1.5, 1.5, 2]],
+    [
+      'moves energy out of cheaper slots, cheapest first, each up to what the tank could take more',
+      1,
+      { q: [1, 1, 1], ev: [2, 2, 1] },
+      [1.5, 2, 1],
+      [1.5, 1.5, 2],
+    ],
     ['moves nothing out of slots where the tank is at its cap', 1, { q: [2, 1, 1], ev: [1, 2, 1] }, [2, 1, 2], [1, 2, 1]],
     ['moves nothing out of slots with headroom to spare', 1, { q: [1, 1, 1], ev: [1, 1, 1] }, [2, 2, 2], [1, 1, 1]],
     ['moves no more than the spare room', 0.25, { q: [1, 1, 1], ev: [2, 2, 1] }, [2, 2, 2], [1.75, 2, 1.25]],
@@ -190,14 +247,28 @@ describe('exchangeIntoMarginal', () => {
     ['empties a slot when the tank can take all of its energy', 3, [0, 3]],
     ['leaves a slot at its minimum rather than below it', 1.8, [1.5, 1.5]],
   ])('%s', (_name, tankCap0, expected) => {
-    const out = exchangeIntoMarginal(1, 5, { q: [1, 1], ev: [2, 1] }, { minE: [1.5, 0], price: [1, 2], fixed: [undefined, undefined] },
-      { cap: [tankCap0, 3], fixed: [undefined, undefined] }, [3, 3], [1, 2]);
+    const out = exchangeIntoMarginal(
+      1,
+      5,
+      { q: [1, 1], ev: [2, 1] },
+      { minE: [1.5, 0], price: [1, 2], fixed: [undefined, undefined] },
+      { cap: [tankCap0, 3], fixed: [undefined, undefined] },
+      [3, 3],
+      [1, 2],
+    );
     out.forEach((v, t) => expect(v).toBeCloseTo(expected[t] as number, 12));
   });
 
   it('moves nothing out of frozen tank slots', () => {
-    const out = exchangeIntoMarginal(1, 5, { q: [1, 1], ev: [2, 1] }, { minE: [0, 0], price: [1, 2], fixed: [undefined, undefined] },
-      { cap: [3, 3], fixed: [1, undefined] }, [3, 3], [1, 2]);
+    const out = exchangeIntoMarginal(
+      1,
+      5,
+      { q: [1, 1], ev: [2, 1] },
+      { minE: [0, 0], price: [1, 2], fixed: [undefined, undefined] },
+      { cap: [3, 3], fixed: [1, undefined] },
+      [3, 3],
+      [1, 2],
+    );
     expect(out).toEqual([2, 1]);
   });
 });

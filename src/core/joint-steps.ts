@@ -28,12 +28,7 @@ export function headroomContested(tankCap: Slots, evCap: Slots, headroomE: Slots
  * EV's other slots and gives that much back in the EV's cheapest ones (frozen tank slots keep
  * theirs), so the EV can take it there instead. Null when there is nothing to give back.
  */
-export function borrowCaps(
-  evFill: Slots,
-  ev: { minE: Slots; price: Slots },
-  tank: { cap: Slots; fixed: Fixed },
-  q: Slots,
-): number[] | null {
+export function borrowCaps(evFill: Slots, ev: { minE: Slots; price: Slots }, tank: { cap: Slots; fixed: Fixed }, q: Slots): number[] | null {
   let short = 0;
   const partial = new Set<number>();
   evFill.forEach((v, t) => {
@@ -44,7 +39,9 @@ export function borrowCaps(
   });
   if (short <= TOL) return null;
   const caps = tank.cap.slice();
-  const slotsByPrice = evFill.map((_, t) => t).filter((t) => (evFill[t] as number) > TOL && !partial.has(t))
+  const slotsByPrice = evFill
+    .map((_, t) => t)
+    .filter((t) => (evFill[t] as number) > TOL && !partial.has(t))
     .sort((x, y) => (ev.price[x] as number) - (ev.price[y] as number));
   // The tank may not take more of the EV's slots than it has now...
   for (const j of slotsByPrice) caps[j] = Math.min(caps[j] as number, q[j] as number);
@@ -65,12 +62,7 @@ export function borrowCaps(
  * The EV energy the Lagrangian promises at price λ with the tank taking `q`: its frozen energy,
  * plus, in slots cheaper than λ, all the headroom the tank leaves (within the EV's cap).
  */
-export function evDemandAt(
-  q: Slots,
-  lambda: number,
-  ev: { cap: Slots; price: Slots; fixed: Fixed },
-  headroomE: Slots,
-): number {
+export function evDemandAt(q: Slots, lambda: number, ev: { cap: Slots; price: Slots; fixed: Fixed }, headroomE: Slots): number {
   let d = 0;
   for (let t = 0; t < headroomE.length; t++) {
     if ((ev.fixed[t] ?? -1) >= 0) d += ev.fixed[t] as number;
@@ -143,11 +135,7 @@ export function searchLambda<T>(
  * listed, cheapest EV price first (ties to the later slot), and reversed.
  */
 export function giveBackOrders(shared: readonly number[], evPrice: Slots): number[][] {
-  return [
-    shared.slice(),
-    shared.slice().sort((x, y) => (evPrice[x] as number) - (evPrice[y] as number) || y - x),
-    shared.slice().reverse(),
-  ];
+  return [shared.slice(), shared.slice().sort((x, y) => (evPrice[x] as number) - (evPrice[y] as number) || y - x), shared.slice().reverse()];
 }
 
 /**
@@ -171,7 +159,12 @@ export function deficitCaps(tankCap: Slots, q: Slots, evSlots: readonly number[]
  * Walks `candidates` in order and keeps the first that beats `best` (value `bestV`) by more than
  * a rounding error, then any later one that beats that.
  */
-export function improveOn<C>(best: C, bestV: number, candidates: readonly C[], value: (c: C) => number): { best: C; bestV: number; improved: boolean } {
+export function improveOn<C>(
+  best: C,
+  bestV: number,
+  candidates: readonly C[],
+  value: (c: C) => number,
+): { best: C; bestV: number; improved: boolean } {
   let improved = false;
   for (const c of candidates) {
     const v = value(c);
@@ -226,9 +219,18 @@ export function exchangeIntoMarginal(
 ): number[] {
   const { q, ev: evE } = current;
   const moved = evE.slice();
-  const shared = evE.map((_, t) => t).filter((t) => t !== j && (evE[t] as number) > TOL && ev.fixed[t] === undefined &&
-    tank.fixed[t] === undefined && (ev.price[t] as number) < (ev.price[j] as number) &&
-    (q[t] as number) + (evE[t] as number) >= (headroomE[t] as number) - TOL && (q[t] as number) < (tank.cap[t] as number) - TOL)
+  const shared = evE
+    .map((_, t) => t)
+    .filter(
+      (t) =>
+        t !== j &&
+        (evE[t] as number) > TOL &&
+        ev.fixed[t] === undefined &&
+        tank.fixed[t] === undefined &&
+        (ev.price[t] as number) < (ev.price[j] as number) &&
+        (q[t] as number) + (evE[t] as number) >= (headroomE[t] as number) - TOL &&
+        (q[t] as number) < (tank.cap[t] as number) - TOL,
+    )
     .sort((x, y) => (slotPrice[x] as number) - (slotPrice[y] as number));
   for (const i of shared) {
     if (spare <= TOL) break;

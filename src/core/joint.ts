@@ -10,8 +10,21 @@ import { solveEv } from './ev.js';
 import type { EvSetup, Setup, TankSetup } from './plan-setup.js';
 import type { PlanInput } from './types.js';
 import {
-  borrowCaps, cheapest, deficitCaps, distinctPrices, evDemandAt, evFreeSlots, evRoom, exchangeIntoMarginal, giveBackOrders,
-  headroomContested, improveOn, marginalEvSlot, mayRechooseLegionella, residualCaps, searchLambda,
+  borrowCaps,
+  cheapest,
+  deficitCaps,
+  distinctPrices,
+  evDemandAt,
+  evFreeSlots,
+  evRoom,
+  exchangeIntoMarginal,
+  giveBackOrders,
+  headroomContested,
+  improveOn,
+  marginalEvSlot,
+  mayRechooseLegionella,
+  residualCaps,
+  searchLambda,
 } from './joint-steps.js';
 
 const TOL = 1e-9;
@@ -26,7 +39,15 @@ type Cand = TankPart & { ev: number[]; evOn: boolean[] };
  * One joint solve with the legionella slot fixed at `legSlot`, starting from the tank's own
  * plan `first`: the candidates below, the cheapest of them, then the exchange polish.
  */
-function jointWithLegionellaAt(s: Setup, input: PlanInput, tk: TankSetup, ev: EvSetup, contested: boolean, legSlot: number, first: TankPart): { best: Cand; bestV: number } {
+function jointWithLegionellaAt(
+  s: Setup,
+  input: PlanInput,
+  tk: TankSetup,
+  ev: EvSetup,
+  contested: boolean,
+  legSlot: number,
+  first: TankPart,
+): { best: Cand; bestV: number } {
   const value = (c: Cand): number => objective(s, c.q, c.e, c.ev);
   const tankAt = (cap: number[]): TankSol => tankSolve(s, input, cap, null, legSlot);
   /** The EV on what the tank leaves; when contested, the tank again on what the EV leaves, and the EV once more. */
@@ -41,7 +62,14 @@ function jointWithLegionellaAt(s: Setup, input: PlanInput, tk: TankSetup, ev: Ev
   // the tank gives that much headroom back in the cheapest shared slots (and re-plans), so
   // the EV can take it there instead.
   const borrow = (q: number[]): number[] | null => {
-    const fill = solveEv({ price: ev.price, cap: residualCaps(ev.cap, s.headroomE, q), minE: ev.minE.map(() => 0), need: ev.needGrid, maxExtra: ev.maxExtraGrid, fixed: ev.fixed });
+    const fill = solveEv({
+      price: ev.price,
+      cap: residualCaps(ev.cap, s.headroomE, q),
+      minE: ev.minE.map(() => 0),
+      need: ev.needGrid,
+      maxExtra: ev.maxExtraGrid,
+      fixed: ev.fixed,
+    });
     return borrowCaps(fill.e, ev, tk, q);
   };
   const cands: Cand[] = [polish(first)];
@@ -56,8 +84,14 @@ function jointWithLegionellaAt(s: Setup, input: PlanInput, tk: TankSetup, ev: Ev
  * below that λ with the tank giving back only the EV's deficit.
  */
 function contestedCandidates(
-  s: Setup, input: PlanInput, tk: TankSetup, ev: EvSetup, legSlot: number, first: TankPart,
-  polish: (t: TankPart) => Cand, borrow: (q: number[]) => number[] | null,
+  s: Setup,
+  input: PlanInput,
+  tk: TankSetup,
+  ev: EvSetup,
+  legSlot: number,
+  first: TankPart,
+  polish: (t: TankPart) => Cand,
+  borrow: (q: number[]) => number[] | null,
 ): Cand[] {
   const cands: Cand[] = [];
   const tankAt = (cap: number[]): TankSol => tankSolve(s, input, cap, null, legSlot);
@@ -109,7 +143,14 @@ function contestedCandidates(
  * the headroom, into the spare room of its marginal slot; the tank re-plans with the freed
  * headroom. Kept only when the total improves.
  */
-function exchangePolish(s: Setup, input: PlanInput, tk: TankSetup, ev: EvSetup, legSlot: number, start: { best: Cand; bestV: number }): { best: Cand; bestV: number } {
+function exchangePolish(
+  s: Setup,
+  input: PlanInput,
+  tk: TankSetup,
+  ev: EvSetup,
+  legSlot: number,
+  start: { best: Cand; bestV: number },
+): { best: Cand; bestV: number } {
   let { best, bestV } = start;
   for (let round = 0; round < EXCHANGE_ROUNDS; round++) {
     const room = evRoom(ev.cap, s.headroomE, best.q);
@@ -119,8 +160,15 @@ function exchangePolish(s: Setup, input: PlanInput, tk: TankSetup, ev: EvSetup, 
     if (moved.every((v, t) => v === best.ev[t])) break;
     const t1 = tankSolve(s, input, residualCaps(tk.cap, s.headroomE, moved), null, legSlot);
     const e3 = evSolve(s, input, residualCaps(ev.cap, s.headroomE, t1.q));
-    const step = improveOn(best, bestV, [{ ...t1, ev: moved, evOn: moved.map((v) => v > TOL) }, { ...t1, ev: e3.e, evOn: e3.on }],
-      (c) => objective(s, c.q, c.e, c.ev));
+    const step = improveOn(
+      best,
+      bestV,
+      [
+        { ...t1, ev: moved, evOn: moved.map((v) => v > TOL) },
+        { ...t1, ev: e3.e, evOn: e3.on },
+      ],
+      (c) => objective(s, c.q, c.e, c.ev),
+    );
     ({ best, bestV } = step);
     if (!step.improved) break;
   }

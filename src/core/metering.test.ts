@@ -1,14 +1,29 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import {
-  HOUR_MS, accumulate, accumulatePower, closeHoursBefore, initialMeteringState, openHour,
-  type AccumulateResult, type CounterSample, type HourEnergy, type MeteringOptions, type MeteringState, type PowerSample,
+  HOUR_MS,
+  accumulate,
+  accumulatePower,
+  closeHoursBefore,
+  initialMeteringState,
+  openHour,
+  type AccumulateResult,
+  type CounterSample,
+  type HourEnergy,
+  type MeteringOptions,
+  type MeteringState,
+  type PowerSample,
 } from './metering.js';
 
 type BatchOptions = MeteringOptions & { includeOpen?: boolean };
 
 /** Hourly energy of a time-ordered series of readings fed one by one (with the open hour if asked). */
-function hourlyOf<S>(method: 'counter' | 'power', step: (st: MeteringState, s: S, o: MeteringOptions) => AccumulateResult, samples: readonly S[], options: BatchOptions): HourEnergy[] {
+function hourlyOf<S>(
+  method: 'counter' | 'power',
+  step: (st: MeteringState, s: S, o: MeteringOptions) => AccumulateResult,
+  samples: readonly S[],
+  options: BatchOptions,
+): HourEnergy[] {
   let state = initialMeteringState(method);
   const out: HourEnergy[] = [];
   for (const s of samples) {
@@ -19,8 +34,10 @@ function hourlyOf<S>(method: 'counter' | 'power', step: (st: MeteringState, s: S
   const open = options.includeOpen ? openHour(state) : null;
   return open ? [...out, open] : out;
 }
-const hourlyFromCounter = (samples: readonly CounterSample[], options: BatchOptions = {}): HourEnergy[] => hourlyOf('counter', accumulate, samples, options);
-const hourlyFromPower = (samples: readonly PowerSample[], options: BatchOptions = {}): HourEnergy[] => hourlyOf('power', accumulatePower, samples, options);
+const hourlyFromCounter = (samples: readonly CounterSample[], options: BatchOptions = {}): HourEnergy[] =>
+  hourlyOf('counter', accumulate, samples, options);
+const hourlyFromPower = (samples: readonly PowerSample[], options: BatchOptions = {}): HourEnergy[] =>
+  hourlyOf('power', accumulatePower, samples, options);
 
 const T0 = Date.UTC(2026, 0, 15, 10, 0, 0);
 const min = (m: number): number => T0 + m * 60_000;
@@ -34,12 +51,22 @@ describe('hourlyFromCounter', () => {
       { atMs: min(65), kwh: 103 }, // 2 kWh over 10 min, boundary at 60 → 1 + 1
       { atMs: min(120), kwh: 104 },
     ]);
-    expect(brief(hours)).toEqual([['10', 2, 'complete'], ['11', 2, 'complete']]);
+    expect(brief(hours)).toEqual([
+      ['10', 2, 'complete'],
+      ['11', 2, 'complete'],
+    ]);
   });
 
   it('marks the first hour partial when readings start mid-hour, and emits nothing before', () => {
-    const hours = hourlyFromCounter([{ atMs: min(30), kwh: 5 }, { atMs: min(60), kwh: 6 }, { atMs: min(120), kwh: 7 }]);
-    expect(hours.map((h) => [h.kwh, h.coveredMs, h.quality])).toEqual([[1, HOUR_MS / 2, 'partial'], [1, HOUR_MS, 'complete']]);
+    const hours = hourlyFromCounter([
+      { atMs: min(30), kwh: 5 },
+      { atMs: min(60), kwh: 6 },
+      { atMs: min(120), kwh: 7 },
+    ]);
+    expect(hours.map((h) => [h.kwh, h.coveredMs, h.quality])).toEqual([
+      [1, HOUR_MS / 2, 'partial'],
+      [1, HOUR_MS, 'complete'],
+    ]);
   });
 
   it('leaves a long gap across boundaries uncovered instead of inventing a split', () => {
@@ -49,30 +76,52 @@ describe('hourlyFromCounter', () => {
       { atMs: min(200), kwh: 9 }, // 160-min gap, crosses 11:00, 12:00, 13:00
       { atMs: min(240), kwh: 10 },
     ]);
-    expect(brief(hours)).toEqual([['10', 1, 'partial'], ['11', 0, 'gap'], ['12', 0, 'gap'], ['13', 1, 'partial']]);
+    expect(brief(hours)).toEqual([
+      ['10', 1, 'partial'],
+      ['11', 0, 'gap'],
+      ['12', 0, 'gap'],
+      ['13', 1, 'partial'],
+    ]);
     expect(hours[0]!.coveredMs).toBe(40 * 60_000);
   });
 
   it('attributes a long gap that stays inside one hour exactly', () => {
-    const hours = hourlyFromCounter([{ atMs: min(0), kwh: 0 }, { atMs: min(55), kwh: 3 }, { atMs: min(60), kwh: 3.5 }]);
+    const hours = hourlyFromCounter([
+      { atMs: min(0), kwh: 0 },
+      { atMs: min(55), kwh: 3 },
+      { atMs: min(60), kwh: 3.5 },
+    ]);
     expect(brief(hours)).toEqual([['10', 3.5, 'complete']]);
   });
 
   it('splits a short gap across a boundary by interpolation, and marks both hours interpolated', () => {
-    const hours = hourlyFromCounter([{ atMs: min(0), kwh: 0 }, { atMs: min(55), kwh: 1 }, { atMs: min(65), kwh: 2 }, { atMs: min(120), kwh: 3 }]);
-    expect(brief(hours)).toEqual([['10', 1.5, 'complete'], ['11', 1.5, 'complete']]);
+    const hours = hourlyFromCounter([
+      { atMs: min(0), kwh: 0 },
+      { atMs: min(55), kwh: 1 },
+      { atMs: min(65), kwh: 2 },
+      { atMs: min(120), kwh: 3 },
+    ]);
+    expect(brief(hours)).toEqual([
+      ['10', 1.5, 'complete'],
+      ['11', 1.5, 'complete'],
+    ]);
     expect(hours.map((h) => h.interpolated)).toEqual([true, true]);
   });
 
   it('does not mark hours split by an interval as short as a normal read, unless the reader restarted in it', () => {
     const read = (s: number, kwh: number, resumed?: boolean): CounterSample => ({ atMs: min(0) + s * 1000, kwh, ...(resumed ? { resumed } : {}) });
     const samples = [read(0, 0), read(3570, 1), read(3630, 1.1), read(7200, 2)];
-    expect(hourlyFromCounter(samples).map((h) => [h.quality, h.interpolated])).toEqual([['complete', false], ['complete', false]]);
+    expect(hourlyFromCounter(samples).map((h) => [h.quality, h.interpolated])).toEqual([
+      ['complete', false],
+      ['complete', false],
+    ]);
     expect(hourlyFromCounter(samples, { maxReadIntervalMs: 30_000 }).map((h) => h.interpolated)).toEqual([true, true]);
     samples[2] = read(3630, 1.1, true);
     expect(hourlyFromCounter(samples).map((h) => h.interpolated)).toEqual([true, true]);
     // A restart inside an hour splits nothing.
-    expect(hourlyFromCounter([read(0, 0), read(1800, 1, true), read(3600, 2)]).map((h) => [h.quality, h.interpolated])).toEqual([['complete', false]]);
+    expect(hourlyFromCounter([read(0, 0), read(1800, 1, true), read(3600, 2)]).map((h) => [h.quality, h.interpolated])).toEqual([
+      ['complete', false],
+    ]);
   });
 
   it('keeps the energy before a counter reset and marks the reset interval uncovered', () => {
@@ -90,7 +139,11 @@ describe('hourlyFromCounter', () => {
   });
 
   it('handles a wrap when a modulus is configured, and a reset otherwise', () => {
-    const samples: CounterSample[] = [{ atMs: min(0), kwh: 99_999 }, { atMs: min(30), kwh: 99_999.5 }, { atMs: min(60), kwh: 0.5 }];
+    const samples: CounterSample[] = [
+      { atMs: min(0), kwh: 99_999 },
+      { atMs: min(30), kwh: 99_999.5 },
+      { atMs: min(60), kwh: 0.5 },
+    ];
     const wrapped = hourlyFromCounter(samples, { wrapKwh: 100_000 });
     expect(wrapped[0]!.kwh).toBeCloseTo(1.5, 6);
     expect(wrapped[0]!.quality).toBe('complete');
@@ -101,7 +154,12 @@ describe('hourlyFromCounter', () => {
 
   it('treats an implausible jump as a discontinuity', () => {
     const hours = hourlyFromCounter(
-      [{ atMs: min(0), kwh: 10 }, { atMs: min(1), kwh: 10.01 }, { atMs: min(2), kwh: 9000 }, { atMs: min(60), kwh: 9000.5 }],
+      [
+        { atMs: min(0), kwh: 10 },
+        { atMs: min(1), kwh: 10.01 },
+        { atMs: min(2), kwh: 9000 },
+        { atMs: min(60), kwh: 9000.5 },
+      ],
       { maxPowerKw: 50 },
     );
     expect(hours[0]!.kwh).toBeCloseTo(0.51, 9);
@@ -143,7 +201,12 @@ describe('hourlyFromCounter', () => {
 
   it('ignores small read-out jitter below jitterKwh without double counting', () => {
     const hours = hourlyFromCounter(
-      [{ atMs: min(0), kwh: 10 }, { atMs: min(20), kwh: 11 }, { atMs: min(40), kwh: 10.9995 }, { atMs: min(60), kwh: 12 }],
+      [
+        { atMs: min(0), kwh: 10 },
+        { atMs: min(20), kwh: 11 },
+        { atMs: min(40), kwh: 10.9995 },
+        { atMs: min(60), kwh: 12 },
+      ],
       { jitterKwh: 0.001 },
     );
     expect(brief(hours)).toEqual([['10', 2, 'complete']]);
@@ -163,7 +226,11 @@ describe('accumulate (incremental)', () => {
   it('closes an hour once a reading at its end arrives, and the state survives JSON', () => {
     let state = initialMeteringState('counter');
     const closed: HourEnergy[] = [];
-    for (const s of [{ atMs: min(0), kwh: 1 }, { atMs: min(30), kwh: 2 }, { atMs: min(60), kwh: 3 }]) {
+    for (const s of [
+      { atMs: min(0), kwh: 1 },
+      { atMs: min(30), kwh: 2 },
+      { atMs: min(60), kwh: 3 },
+    ]) {
       const r = accumulate(JSON.parse(JSON.stringify(state)), s);
       state = r.state;
       closed.push(...r.closedHours);
@@ -186,7 +253,10 @@ describe('accumulate (incremental)', () => {
     expect(closeHoursBefore(state, min(70)).closedHours).toEqual([]);
     const r = closeHoursBefore(state, min(140));
     // at 12:20 no reading can cover 10:50..12:00 any more (a reading now spans > 15 min)
-    expect(brief(r.closedHours)).toEqual([['10', 1, 'partial'], ['11', 0, 'gap']]);
+    expect(brief(r.closedHours)).toEqual([
+      ['10', 1, 'partial'],
+      ['11', 0, 'gap'],
+    ]);
     expect(closeHoursBefore(r.state, min(141)).closedHours).toEqual([]);
     const later = accumulate(r.state, { atMs: min(150), kwh: 4 });
     expect(later.closedHours).toEqual([]);
@@ -235,7 +305,10 @@ describe('clock steps', () => {
     // Step back by 5 minutes inside an hour: the hour is emitted twice, each copy one timeline.
     const { hours } = feed([...steady(0, 30, 0), ...steady(31, 120, -5)]);
     const tens = hours.filter((h) => new Date(h.hourStartMs).getUTCHours() === 10);
-    expect(tens.map((h) => [+h.kwh.toFixed(9), h.coveredMs / 60_000])).toEqual([[0.5, 30], [+(34 / 60).toFixed(9), 34]]);
+    expect(tens.map((h) => [+h.kwh.toFixed(9), h.coveredMs / 60_000])).toEqual([
+      [0.5, 30],
+      [+(34 / 60).toFixed(9), 34],
+    ]);
     for (const h of hours) expect(h.kwh).toBeLessThanOrEqual(h.coveredMs / HOUR_MS + 1e-9);
   });
 
@@ -257,11 +330,20 @@ describe('hourlyFromPower', () => {
       { atMs: min(60), w: 3000 }, // ramp: average 2000 W for 30 min = 1 kWh
       { atMs: min(120), w: 3000 },
     ]);
-    expect(hours.map((h) => [h.kwh, h.quality, h.estimated])).toEqual([[1.5, 'complete', true], [3, 'complete', true]]);
+    expect(hours.map((h) => [h.kwh, h.quality, h.estimated])).toEqual([
+      [1.5, 'complete', true],
+      [3, 'complete', true],
+    ]);
   });
 
   it('interpolates power at the boundary', () => {
-    const hours = hourlyFromPower([{ atMs: min(55), w: 0 }, { atMs: min(65), w: 2000 }], { includeOpen: true });
+    const hours = hourlyFromPower(
+      [
+        { atMs: min(55), w: 0 },
+        { atMs: min(65), w: 2000 },
+      ],
+      { includeOpen: true },
+    );
     // p(60) = 1000 W: [55,60] avg 500 W → 1/24 kWh; [60,65] avg 1500 W → 0.125 kWh
     expect(hours[0]!.kwh).toBeCloseTo(1 / 24, 12);
     expect(hours[1]!.kwh).toBeCloseTo(0.125, 12);
@@ -274,7 +356,10 @@ describe('properties', () => {
     .record({
       startOffsetMs: fc.integer({ min: 0, max: HOUR_MS - 1 }),
       start: fc.double({ min: 0, max: 1e6, noNaN: true }),
-      steps: fc.array(fc.record({ dtMs: fc.integer({ min: 1, max: 15 * 60_000 }), dKwh: fc.double({ min: 0, max: 5, noNaN: true }) }), { minLength: 1, maxLength: 200 }),
+      steps: fc.array(fc.record({ dtMs: fc.integer({ min: 1, max: 15 * 60_000 }), dKwh: fc.double({ min: 0, max: 5, noNaN: true }) }), {
+        minLength: 1,
+        maxLength: 200,
+      }),
     })
     .map(({ startOffsetMs, start, steps }) => {
       const out: CounterSample[] = [{ atMs: T0 + startOffsetMs, kwh: start }];
@@ -344,18 +429,22 @@ describe('properties', () => {
 
   it('power integration of a constant load equals power × time, however it is sampled', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 10_000 }), fc.array(fc.integer({ min: 1, max: 15 * 60_000 }), { minLength: 1, maxLength: 100 }), (w, steps) => {
-        const samples = [{ atMs: T0, w }];
-        for (const dt of steps) samples.push({ atMs: samples[samples.length - 1]!.atMs + dt, w });
-        const hours = hourlyFromPower(samples, { includeOpen: true });
-        const total = hours.reduce((a, h) => a + h.kwh, 0);
-        const expected = (w * (samples[samples.length - 1]!.atMs - T0)) / 3_600_000_000;
-        expect(Math.abs(total - expected)).toBeLessThanOrEqual(1e-9 * Math.max(1, expected));
-        for (const h of hours) {
-          expect(h.estimated).toBe(true);
-          expect(h.kwh).toBeCloseTo((w * h.coveredMs) / 3_600_000_000, 9);
-        }
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 10_000 }),
+        fc.array(fc.integer({ min: 1, max: 15 * 60_000 }), { minLength: 1, maxLength: 100 }),
+        (w, steps) => {
+          const samples = [{ atMs: T0, w }];
+          for (const dt of steps) samples.push({ atMs: samples[samples.length - 1]!.atMs + dt, w });
+          const hours = hourlyFromPower(samples, { includeOpen: true });
+          const total = hours.reduce((a, h) => a + h.kwh, 0);
+          const expected = (w * (samples[samples.length - 1]!.atMs - T0)) / 3_600_000_000;
+          expect(Math.abs(total - expected)).toBeLessThanOrEqual(1e-9 * Math.max(1, expected));
+          for (const h of hours) {
+            expect(h.estimated).toBe(true);
+            expect(h.kwh).toBeCloseTo((w * h.coveredMs) / 3_600_000_000, 9);
+          }
+        },
+      ),
       { numRuns: 200 },
     );
   });

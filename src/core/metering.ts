@@ -132,7 +132,10 @@ class Acc {
   readonly closed: HourEnergy[] = [];
   readonly state: MeteringState;
 
-  constructor(state: MeteringState, private readonly options: MeteringOptions) {
+  constructor(
+    state: MeteringState,
+    private readonly options: MeteringOptions,
+  ) {
     this.state = { method: state.method, last: state.last && { ...state.last }, open: state.open && { ...state.open } };
   }
 
@@ -193,9 +196,13 @@ class Acc {
 
 function hourEnergyOf(h: OpenHour, method: MeteringState['method']): HourEnergy {
   return {
-    hourStartMs: h.hourStartMs, kwh: h.kwh, coveredMs: h.coveredMs,
+    hourStartMs: h.hourStartMs,
+    kwh: h.kwh,
+    coveredMs: h.coveredMs,
     quality: h.coveredMs >= HOUR_MS ? 'complete' : h.coveredMs > 0 ? 'partial' : 'gap',
-    estimated: method === 'power', discontinuities: h.discontinuities, interpolated: h.interpolated === true,
+    estimated: method === 'power',
+    discontinuities: h.discontinuities,
+    interpolated: h.interpolated === true,
   };
 }
 

@@ -32,7 +32,10 @@ describe('evPowerRangeKW', () => {
 function cappedInput(range: { minKW: number; maxKW: number }): PlanInput {
   const prices = [0.05, 0.05, 0.05, 0.05, 0.05, 0.05, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9];
   return {
-    slots: hourlySlots(prices), timezone: 'Europe/Oslo', currency: 'EUR', tank: null,
+    slots: hourlySlots(prices),
+    timezone: 'Europe/Oslo',
+    currency: 'EUR',
+    tank: null,
     ev: { energyNeededKWh: 12, departureMs: T0 + 12 * H, minPowerKW: range.minKW, maxPowerKW: range.maxKW, efficiency: 1 },
     location: { limitKW: 17, baseLoadKW: 0, lpc: [{ startMs: T0, endMs: T0 + 6 * H, maxKW: 3, scope: 'location' }] },
   };
@@ -54,24 +57,43 @@ describe('planning with phase switching', () => {
 const tn1 = { phases: 1 as const, wattsPerAmp: wattsPerAmp('TN', 1, 230), fuseMaxA: Infinity };
 const tn3 = { phases: 3 as const, wattsPerAmp: wattsPerAmp('TN', 3, 230), fuseMaxA: Infinity };
 const base: PhaseChoiceInput = {
-  nowMs: 10 * 60_000, actual: 3, wantKw: 11, minCurrentA: 6, maxCurrentA: 16, options: [tn1, tn3], lastSwitchAtMs: undefined, minIntervalMs: 600_000,
+  nowMs: 10 * 60_000,
+  actual: 3,
+  wantKw: 11,
+  minCurrentA: 6,
+  maxCurrentA: 16,
+  options: [tn1, tn3],
+  lastSwitchAtMs: undefined,
+  minIntervalMs: 600_000,
 };
 
 describe('choosePhases', () => {
   it('keeps 3 phases for full power and goes to 1 phase for a wish below the 3-phase minimum', () => {
     expect(choosePhases(base)).toMatchObject({ phases: 3, switch: false });
-    expect(choosePhases({ ...base, wantKw: 2.5 })).toMatchObject({ phases: 1, switch: true, reason: expect.stringMatching(/2\.5 kW wanted: 1-phase gives 2\.5 kW, 3-phase 4\.1 kW/) });
+    expect(choosePhases({ ...base, wantKw: 2.5 })).toMatchObject({
+      phases: 1,
+      switch: true,
+      reason: expect.stringMatching(/2\.5 kW wanted: 1-phase gives 2\.5 kW, 3-phase 4\.1 kW/),
+    });
     expect(choosePhases({ ...base, actual: 1, wantKw: 7 })).toMatchObject({ phases: 3, switch: true });
   });
 
   it('goes to 1 phase when the fuse leaves 3 phases less than the minimum current, and back when room returns', () => {
     const tight = [tn1, { ...tn3, fuseMaxA: 4 }];
-    expect(choosePhases({ ...base, wantKw: Infinity, options: tight })).toMatchObject({ phases: 1, switch: true, reason: expect.stringMatching(/fuse leaves 3-phase less than 6 A/) });
+    expect(choosePhases({ ...base, wantKw: Infinity, options: tight })).toMatchObject({
+      phases: 1,
+      switch: true,
+      reason: expect.stringMatching(/fuse leaves 3-phase less than 6 A/),
+    });
     expect(choosePhases({ ...base, actual: 1, wantKw: Infinity, lastSwitchAtMs: 0, nowMs: 700_000 })).toMatchObject({ phases: 3, switch: true });
   });
 
   it('never switches sooner than the minimum interval, nor while the car is not to charge, nor for a small gain', () => {
-    expect(choosePhases({ ...base, wantKw: 2.5, lastSwitchAtMs: 300_000, nowMs: 600_000 })).toMatchObject({ phases: 3, switch: false, reason: expect.stringMatching(/held 300 s more \(minimum interval\)/) });
+    expect(choosePhases({ ...base, wantKw: 2.5, lastSwitchAtMs: 300_000, nowMs: 600_000 })).toMatchObject({
+      phases: 3,
+      switch: false,
+      reason: expect.stringMatching(/held 300 s more \(minimum interval\)/),
+    });
     expect(choosePhases({ ...base, wantKw: 2.5, lastSwitchAtMs: 0, nowMs: 600_000 })).toMatchObject({ phases: 1, switch: true });
     expect(choosePhases({ ...base, wantKw: 0 })).toMatchObject({ phases: 3, switch: false });
     // In the gap between 3.68 kW (1-phase at 16 A) and 4.14 kW (3-phase at 6 A): no switch either way.

@@ -98,9 +98,10 @@ export function choosePhases(x: PhaseChoiceInput): PhaseChoice {
   const gain = miss(kwNow, x.wantKw) - miss(kwOther, x.wantKw);
   const needed = Math.max(MIN_GAIN_KW, Number.isFinite(x.wantKw) ? MIN_GAIN_SHARE * x.wantKw : 0);
   if (gain <= needed) return keep(`${x.actual}-phase: ${kwNow.toFixed(1)} kW`);
-  const why = kwNow === 0
-    ? `the fuse leaves ${x.actual}-phase less than ${x.minCurrentA} A`
-    : `${other.phases}-phase gives ${kwOther.toFixed(1)} kW, ${x.actual}-phase ${kwNow.toFixed(1)} kW`;
+  const why =
+    kwNow === 0
+      ? `the fuse leaves ${x.actual}-phase less than ${x.minCurrentA} A`
+      : `${other.phases}-phase gives ${kwOther.toFixed(1)} kW, ${x.actual}-phase ${kwNow.toFixed(1)} kW`;
   const wish = Number.isFinite(x.wantKw) ? `${x.wantKw.toFixed(1)} kW wanted` : 'full power wanted';
   if (x.lastSwitchAtMs !== undefined && x.nowMs - x.lastSwitchAtMs < x.minIntervalMs) {
     const waitS = Math.ceil((x.minIntervalMs - (x.nowMs - x.lastSwitchAtMs)) / 1000);

@@ -7,12 +7,23 @@ const hour = 3_600_000;
 const quarter = hour / 4;
 
 /** A slot with a tank and a car planned, and the naive baseline's flexible energy. */
-function slot(startMs: number, lengthMs: number, o: { tankKWh?: number; evKWh?: number; naiveKWh?: number; binding?: BindingConstraint[] } = {}): PlanSlot {
+function slot(
+  startMs: number,
+  lengthMs: number,
+  o: { tankKWh?: number; evKWh?: number; naiveKWh?: number; binding?: BindingConstraint[] } = {},
+): PlanSlot {
   return {
-    startMs, endMs: startMs + lengthMs, price: 1, spot: 1, delta: 0, source: 'actual', headroomKW: 10,
+    startMs,
+    endMs: startMs + lengthMs,
+    price: 1,
+    spot: 1,
+    delta: 0,
+    source: 'actual',
+    headroomKW: 10,
     tanks: { tank: { energyKWh: o.tankKWh ?? 0, powerKW: 0, on: (o.tankKWh ?? 0) > 0, endTempC: 60 } },
     evs: { garage: { energyKWh: o.evKWh ?? 0, powerKW: 0, on: (o.evKWh ?? 0) > 0, chargedKWh: 0 } },
-    binding: o.binding ?? [], reason: '',
+    binding: o.binding ?? [],
+    reason: '',
     ...(o.naiveKWh !== undefined ? { baselineKWh: o.naiveKWh } : {}),
   };
 }
@@ -28,14 +39,23 @@ describe('planReportHours', () => {
         slot(h0 + hour, hour, { tankKWh: 0, evKWh: 7.2, naiveKWh: 11 }),
         slot(h0 + 2 * hour, hour, { naiveKWh: 0 }),
       ],
-      nowMs: h0 + 10 * 60_000, baseLoadKW: 0.5,
-      want: [[h0, 3.5, 2], [h0 + hour, 11.5, 7.2], [h0 + 2 * hour, 0.5, 0]],
+      nowMs: h0 + 10 * 60_000,
+      baseLoadKW: 0.5,
+      want: [
+        [h0, 3.5, 2],
+        [h0 + hour, 11.5, 7.2],
+        [h0 + 2 * hour, 0.5, 0],
+      ],
     },
     {
       name: 'a frozen slot moves nothing; its naive energy still counts in the baseline',
       slots: [slot(h0, hour, { tankKWh: 2, naiveKWh: 2, binding: ['frozen'] }), slot(h0 + hour, hour, { tankKWh: 1.5, naiveKWh: 0 })],
-      nowMs: h0, baseLoadKW: 1,
-      want: [[h0, 3, 0], [h0 + hour, 1, 1.5]],
+      nowMs: h0,
+      baseLoadKW: 1,
+      want: [
+        [h0, 3, 0],
+        [h0 + hour, 1, 1.5],
+      ],
     },
     {
       name: 'quarter-hour slots sum to their hour; an hour not covered whole is left out',
@@ -44,19 +64,22 @@ describe('planReportHours', () => {
         slot(h0 + 3 * quarter, quarter, { tankKWh: 0.5, naiveKWh: 0.5 }),
         ...[0, 1, 2, 3].map((q) => slot(h0 + hour + q * quarter, quarter, { evKWh: 1.1, naiveKWh: q === 0 ? 2.75 : 0 })),
       ],
-      nowMs: h0 + 2 * quarter, baseLoadKW: 0.4,
+      nowMs: h0 + 2 * quarter,
+      baseLoadKW: 0.4,
       want: [[h0 + hour, 3.15, 4.4]],
     },
     {
       name: 'hours before the one that holds now are left out; a negative base load counts as none',
       slots: [slot(h0, hour, { naiveKWh: 1 }), slot(h0 + hour, hour, { naiveKWh: 0.25, tankKWh: 0.25 })],
-      nowMs: h0 + hour + 1, baseLoadKW: -0.3,
+      nowMs: h0 + hour + 1,
+      baseLoadKW: -0.3,
       want: [[h0 + hour, 0.25, 0.25]],
     },
     {
       name: 'slots without a naive baseline (no flexible device) are the base load alone; watt-hour rounding',
       slots: [slot(h0, hour, { tankKWh: 1.23456 })],
-      nowMs: h0, baseLoadKW: 0.33333,
+      nowMs: h0,
+      baseLoadKW: 0.33333,
       want: [[h0, 0.333, 1.235]],
     },
   ];
@@ -68,42 +91,120 @@ describe('planReportHours', () => {
 });
 
 describe('buildPlanReport', () => {
-  it('states the hours as the API\'s LocationEnergyUsagePlan payload', () => {
+  it("states the hours as the API's LocationEnergyUsagePlan payload", () => {
     const payload = buildPlanReport({
-      locationId: 'home-1', meterPointId: '707057500000000001', baseLoadKW: 0.5, nowMs: h0,
+      locationId: 'home-1',
+      meterPointId: '707057500000000001',
+      baseLoadKW: 0.5,
+      nowMs: h0,
       plan: { slots: [slot(h0, hour, { tankKWh: 2, naiveKWh: 3 }), slot(h0 + hour, hour, { evKWh: 7.2, naiveKWh: 0 })] },
     });
     expect(payload).toEqual({
-      payloadType: 'LocationEnergyUsagePlan', locationId: 'home-1', meterPointId: '707057500000000001', resolution: '01:00:00',
-      baseline: [{ timestamp: '2026-01-10T22:00:00.000Z', kiloWattHours: 3.5 }, { timestamp: '2026-01-10T23:00:00.000Z', kiloWattHours: 0.5 }],
-      flexibility: [{ timestamp: '2026-01-10T22:00:00.000Z', kiloWattHours: 2 }, { timestamp: '2026-01-10T23:00:00.000Z', kiloWattHours: 7.2 }],
+      payloadType: 'LocationEnergyUsagePlan',
+      locationId: 'home-1',
+      meterPointId: '707057500000000001',
+      resolution: '01:00:00',
+      baseline: [
+        { timestamp: '2026-01-10T22:00:00.000Z', kiloWattHours: 3.5 },
+        { timestamp: '2026-01-10T23:00:00.000Z', kiloWattHours: 0.5 },
+      ],
+      flexibility: [
+        { timestamp: '2026-01-10T22:00:00.000Z', kiloWattHours: 2 },
+        { timestamp: '2026-01-10T23:00:00.000Z', kiloWattHours: 7.2 },
+      ],
     });
   });
 
   it('is null when the plan covers no whole hour from now', () => {
-    expect(buildPlanReport({ locationId: 'l', meterPointId: 'm', baseLoadKW: 0.5, nowMs: h0 + 2 * hour, plan: { slots: [slot(h0, hour)] } })).toBeNull();
+    expect(
+      buildPlanReport({ locationId: 'l', meterPointId: 'm', baseLoadKW: 0.5, nowMs: h0 + 2 * hour, plan: { slots: [slot(h0, hour)] } }),
+    ).toBeNull();
   });
 });
 
 describe('planReportReason', () => {
   const payload = (hours: [number, number, number][], locationId = 'home-1'): PlanReportPayload => ({
-    payloadType: 'LocationEnergyUsagePlan', locationId, meterPointId: 'mp', resolution: '01:00:00',
+    payloadType: 'LocationEnergyUsagePlan',
+    locationId,
+    meterPointId: 'mp',
+    resolution: '01:00:00',
     baseline: hours.map(([ms, b]) => ({ timestamp: new Date(ms).toISOString(), kiloWattHours: b })),
     flexibility: hours.map(([ms, , f]) => ({ timestamp: new Date(ms).toISOString(), kiloWattHours: f })),
   });
-  const sent = payload([[h0, 1, 2], [h0 + hour, 1, 2], [h0 + 2 * hour, 1, 0]]);
+  const sent = payload([
+    [h0, 1, 2],
+    [h0 + hour, 1, 2],
+    [h0 + 2 * hour, 1, 0],
+  ]);
   const last = { sentMs: h0, payload: sent };
   // Differences are summed over both curves in the hours both reports cover from the current hour.
   const cases: { name: string; last: typeof last | null; next: PlanReportPayload; nowMs: number; want: ReturnType<typeof planReportReason> }[] = [
     { name: 'nothing sent yet', last: null, next: sent, nowMs: h0, want: 'first' },
     { name: 'another location', last, next: payload([[h0, 1, 2]], 'home-2'), nowMs: h0, want: 'first' },
     { name: 'the same plan', last, next: sent, nowMs: h0 + hour, want: null },
-    { name: '0.6 + 0.4 = 1.0 kWh moved: not more than the threshold', last, next: payload([[h0, 1, 1.4], [h0 + hour, 1, 2], [h0 + 2 * hour, 1, 0.4]]), nowMs: h0, want: null },
-    { name: '0.6 + 0.5 = 1.1 kWh moved: changed', last, next: payload([[h0, 1, 1.4], [h0 + hour, 1, 2], [h0 + 2 * hour, 1, 0.5]]), nowMs: h0, want: 'changed' },
-    { name: 'baseline and flexibility both count: 0.6 + 0.6', last, next: payload([[h0 + hour, 1.6, 1.4], [h0 + 2 * hour, 1, 0]]), nowMs: h0 + hour, want: 'changed' },
-    { name: 'a past hour that differs does not count', last, next: payload([[h0, 5, 5], [h0 + hour, 1, 2], [h0 + 2 * hour, 1, 0]]), nowMs: h0 + hour, want: null },
-    { name: 'reaching 11 hours further is not enough', last, next: payload([[h0 + hour, 1, 2], [h0 + 13 * hour, 0.5, 0]]), nowMs: h0 + hour, want: null },
-    { name: 'reaching 12 hours further: extended', last, next: payload([[h0 + hour, 1, 2], [h0 + 14 * hour, 0.5, 0]]), nowMs: h0 + hour, want: 'extended' },
+    {
+      name: '0.6 + 0.4 = 1.0 kWh moved: not more than the threshold',
+      last,
+      next: payload([
+        [h0, 1, 1.4],
+        [h0 + hour, 1, 2],
+        [h0 + 2 * hour, 1, 0.4],
+      ]),
+      nowMs: h0,
+      want: null,
+    },
+    {
+      name: '0.6 + 0.5 = 1.1 kWh moved: changed',
+      last,
+      next: payload([
+        [h0, 1, 1.4],
+        [h0 + hour, 1, 2],
+        [h0 + 2 * hour, 1, 0.5],
+      ]),
+      nowMs: h0,
+      want: 'changed',
+    },
+    {
+      name: 'baseline and flexibility both count: 0.6 + 0.6',
+      last,
+      next: payload([
+        [h0 + hour, 1.6, 1.4],
+        [h0 + 2 * hour, 1, 0],
+      ]),
+      nowMs: h0 + hour,
+      want: 'changed',
+    },
+    {
+      name: 'a past hour that differs does not count',
+      last,
+      next: payload([
+        [h0, 5, 5],
+        [h0 + hour, 1, 2],
+        [h0 + 2 * hour, 1, 0],
+      ]),
+      nowMs: h0 + hour,
+      want: null,
+    },
+    {
+      name: 'reaching 11 hours further is not enough',
+      last,
+      next: payload([
+        [h0 + hour, 1, 2],
+        [h0 + 13 * hour, 0.5, 0],
+      ]),
+      nowMs: h0 + hour,
+      want: null,
+    },
+    {
+      name: 'reaching 12 hours further: extended',
+      last,
+      next: payload([
+        [h0 + hour, 1, 2],
+        [h0 + 14 * hour, 0.5, 0],
+      ]),
+      nowMs: h0 + hour,
+      want: 'extended',
+    },
     { name: 'unchanged 23:59 later', last, next: payload([[h0 + 2 * hour, 1, 0]]), nowMs: h0 + 24 * hour - 60_000, want: null },
     { name: 'unchanged 24 hours later: daily', last, next: payload([[h0 + 2 * hour, 1, 0]]), nowMs: h0 + 24 * hour, want: 'daily' },
   ];
@@ -116,13 +217,18 @@ describe('planReportReason', () => {
 
 describe('planReportFrom', () => {
   const sent: PlanReportPayload = {
-    payloadType: 'LocationEnergyUsagePlan', locationId: 'home-1', meterPointId: 'mp', resolution: '01:00:00',
+    payloadType: 'LocationEnergyUsagePlan',
+    locationId: 'home-1',
+    meterPointId: 'mp',
+    resolution: '01:00:00',
     baseline: [0, 1, 2].map((i) => ({ timestamp: new Date(h0 + i * hour).toISOString(), kiloWattHours: 1 + i })),
     flexibility: [0, 1, 2].map((i) => ({ timestamp: new Date(h0 + i * hour).toISOString(), kiloWattHours: i })),
   };
   it('keeps the hour under way and those after it', () => {
     expect(planReportFrom(sent, h0 + hour + 59 * 60_000)).toEqual({
-      ...sent, baseline: sent.baseline.slice(1), flexibility: sent.flexibility.slice(1),
+      ...sent,
+      baseline: sent.baseline.slice(1),
+      flexibility: sent.flexibility.slice(1),
     });
     expect(planReportFrom(sent, h0)).toEqual(sent);
   });

@@ -44,15 +44,17 @@ export function planReportHours(plan: Pick<Plan, 'slots'>, baseLoadKW: number, n
     byHour.set(hourStartMs, h);
   }
   const base = Math.max(0, baseLoadKW);
-  return [...byHour.entries()]
-    // A plan made inside an hour of quarter-hour slots does not cover that hour whole: left out.
-    .filter(([, h]) => h.coveredMs === hourMs)
-    .sort(([a], [b]) => a - b)
-    .map(([hourStartMs, h]) => ({
-      hourStartMs,
-      baselineKWh: roundKWh(base + h.naiveKWh),
-      flexibilityKWh: roundKWh(h.flexibleKWh),
-    }));
+  return (
+    [...byHour.entries()]
+      // A plan made inside an hour of quarter-hour slots does not cover that hour whole: left out.
+      .filter(([, h]) => h.coveredMs === hourMs)
+      .sort(([a], [b]) => a - b)
+      .map(([hourStartMs, h]) => ({
+        hourStartMs,
+        baselineKWh: roundKWh(base + h.naiveKWh),
+        flexibilityKWh: roundKWh(h.flexibleKWh),
+      }))
+  );
 }
 
 function plannedFlexibleKWh(slot: PlanSlot): number {

@@ -1,14 +1,37 @@
 import { describe, expect, it } from 'vitest';
 import {
-  baseLoadAt, baseLoadOverCap, capBinds, evBatteryNeedKWh, evRankingPrices, evSlotEnergy, frozenPrevious, frozenRest, frozenWindowEndMs,
-  inHourWindow, legionellaDeadline, legionellaUnreachable, lowestCapKW, remainingSlots, shortfallPenalty, slotFractions, slotHeadroom,
-  tankSlotEnergy, tankStartTemp,
+  baseLoadAt,
+  baseLoadOverCap,
+  capBinds,
+  evBatteryNeedKWh,
+  evRankingPrices,
+  evSlotEnergy,
+  frozenPrevious,
+  frozenRest,
+  frozenWindowEndMs,
+  inHourWindow,
+  legionellaDeadline,
+  legionellaUnreachable,
+  lowestCapKW,
+  remainingSlots,
+  shortfallPenalty,
+  slotFractions,
+  slotHeadroom,
+  tankSlotEnergy,
+  tankStartTemp,
 } from './plan-setup-steps.js';
 import type { EvParams, LpcCap, Plan, PriceSlot, PriceSource, TankParams } from './types.js';
 
 const H = 3_600_000;
-const slot = (i: number, price = 0.1, source: PriceSource = 'actual'): PriceSlot =>
-  ({ startMs: i * H, endMs: (i + 1) * H, spot: price, delta: 0, fees: 0, price, source });
+const slot = (i: number, price = 0.1, source: PriceSource = 'actual'): PriceSlot => ({
+  startMs: i * H,
+  endMs: (i + 1) * H,
+  spot: price,
+  delta: 0,
+  fees: 0,
+  price,
+  source,
+});
 const hours = (n: number): PriceSlot[] => Array.from({ length: n }, (_, i) => slot(i));
 
 describe('remainingSlots and slotFractions', () => {
@@ -80,7 +103,7 @@ describe('lowestCapKW', () => {
 describe('baseLoadAt', () => {
   it.each([
     ['takes one value for every slot', 1.5, 7, 1.5],
-    ['takes the slot\'s value of a series', [1, 2, 3], 1, 2],
+    ["takes the slot's value of a series", [1, 2, 3], 1, 2],
     ['takes zero past the end of a series', [1, 2], 5, 0],
   ])('%s', (_name, base, index, expected) => {
     expect(baseLoadAt(base, index)).toBe(expected);
@@ -94,19 +117,41 @@ describe('slotHeadroom', () => {
     ['is bound by an LPC cap below the limit', 11, 4, Infinity, 1, { headroomKW: 3, lpcBinding: true, reservedBinding: false, over: null }],
     ['is bound by a reserved cap when it is the lowest', 11, 4, 4, 1, { headroomKW: 3, lpcBinding: true, reservedBinding: true, over: null }],
     ['is not bound by a cap at the limit', 11, 11, 11, 1, { headroomKW: 10, lpcBinding: false, reservedBinding: false, over: null }],
-    ['reports a base load above the limit', 11, Infinity, Infinity, 12,
-      { headroomKW: 0, lpcBinding: false, reservedBinding: false, over: { byKW: 1, limitKW: 11, limitName: 'location limit' } }],
-    ['reports a base load above an LPC cap', 11, 4, Infinity, 5,
-      { headroomKW: 0, lpcBinding: true, reservedBinding: false, over: { byKW: 1, limitKW: 4, limitName: 'LPC cap' } }],
-    ['reports a base load above a reserved cap', 11, 4, 4, 5,
-      { headroomKW: 0, lpcBinding: true, reservedBinding: true, over: { byKW: 1, limitKW: 4, limitName: 'reserved LPC cap' } }],
+    [
+      'reports a base load above the limit',
+      11,
+      Infinity,
+      Infinity,
+      12,
+      { headroomKW: 0, lpcBinding: false, reservedBinding: false, over: { byKW: 1, limitKW: 11, limitName: 'location limit' } },
+    ],
+    [
+      'reports a base load above an LPC cap',
+      11,
+      4,
+      Infinity,
+      5,
+      { headroomKW: 0, lpcBinding: true, reservedBinding: false, over: { byKW: 1, limitKW: 4, limitName: 'LPC cap' } },
+    ],
+    [
+      'reports a base load above a reserved cap',
+      11,
+      4,
+      4,
+      5,
+      { headroomKW: 0, lpcBinding: true, reservedBinding: true, over: { byKW: 1, limitKW: 4, limitName: 'reserved LPC cap' } },
+    ],
   ])('%s', (_name, limit, lpc, reserved, base, expected) => {
     expect(slotHeadroom(limit, lpc, reserved, base)).toEqual(expected);
   });
 
   it('words the shortfall with the base load and the limit', () => {
     expect(baseLoadOverCap(7, 5, { byKW: 1, limitKW: 4, limitName: 'LPC cap' })).toEqual({
-      device: 'location', kind: 'baseLoadOverCap', atMs: 7, amount: 1, message: 'base load 5.00 kW is above the LPC cap of 4.00 kW',
+      device: 'location',
+      kind: 'baseLoadOverCap',
+      atMs: 7,
+      amount: 1,
+      message: 'base load 5.00 kW is above the LPC cap of 4.00 kW',
     });
   });
 });
@@ -122,9 +167,7 @@ describe('the frozen window', () => {
     expect([...frozenPrevious(previous, end).keys()]).toEqual(starts);
   });
 
-  it.each([
-    ['ends at 0 without slots (and keeps nothing)', [], 0],
-  ])('%s', (_name, slots, expected) => {
+  it.each([['ends at 0 without slots (and keeps nothing)', [], 0]])('%s', (_name, slots, expected) => {
     expect(frozenWindowEndMs(slots, 3, H)).toBe(expected);
     expect(frozenPrevious(undefined, H).size).toBe(0);
   });
@@ -142,7 +185,14 @@ describe('the frozen window', () => {
 
 describe('tankStartTemp', () => {
   const tank: TankParams = {
-    volumeL: 200, powerKW: 2, coldWaterC: 10, ambientC: 20, heatLossWPerK: 1.5, minC: 45, maxC: 75, control: 'continuous',
+    volumeL: 200,
+    powerKW: 2,
+    coldWaterC: 10,
+    ambientC: 20,
+    heatLossWPerK: 1.5,
+    minC: 45,
+    maxC: 75,
+    control: 'continuous',
   };
   it.each<[string, Partial<TankParams>, number, 'measured' | 'estimated' | 'assumed']>([
     ['uses a measured temperature', { currentTempC: 60 }, 60, 'measured'],
@@ -161,7 +211,7 @@ describe('tankStartTemp', () => {
 
 describe('tankSlotEnergy', () => {
   it.each([
-    ['takes the element\'s power for the slot', 2, Infinity, 5, 1, { cap: 2, relayLevel: 2 }],
+    ["takes the element's power for the slot", 2, Infinity, 5, 1, { cap: 2, relayLevel: 2 }],
     ['scales by the part of the slot left', 2, Infinity, 5, 0.5, { cap: 1, relayLevel: 1 }],
     ['is held by a device cap, and the relay may not switch on', 2, 1, 5, 1, { cap: 1, relayLevel: 0 }],
     ['is held by the headroom', 2, Infinity, 1.5, 1, { cap: 1.5, relayLevel: 0 }],
@@ -183,7 +233,13 @@ describe('legionella', () => {
   const day = 24;
   it.each([
     ['falls due a cycle after it was last reached', { lastReachedMs: -6 * day * H }, 50, 2 * day, { bySlot: day - 1, deadlineMs: day * H }],
-    ['restarts the cycle for a tank at the temperature now', { lastReachedMs: -6 * day * H }, 66, 8 * day, { bySlot: 7 * day - 1, deadlineMs: 7 * day * H }],
+    [
+      'restarts the cycle for a tank at the temperature now',
+      { lastReachedMs: -6 * day * H },
+      66,
+      8 * day,
+      { bySlot: 7 * day - 1, deadlineMs: 7 * day * H },
+    ],
     ['gives an overdue cycle the grace hours', { lastReachedMs: null, overdueWithinHours: 6 }, 50, day, { bySlot: 5, deadlineMs: 6 * H }],
     ['lies past the planned slots', { lastReachedMs: -1 * day * H }, 50, 2 * day, null],
     ['cannot be planned without slots', { lastReachedMs: -6 * day * H }, 50, 0, null],
@@ -196,8 +252,10 @@ describe('legionella', () => {
   });
 
   it('counts a deadline inside the first slot as overdue', () => {
-    expect(legionellaDeadline({ ...rule, lastReachedMs: -7 * day * H + H / 2, overdueWithinHours: 3 }, 50, 0, hours(24), H))
-      .toEqual({ bySlot: 2, deadlineMs: 3 * H });
+    expect(legionellaDeadline({ ...rule, lastReachedMs: -7 * day * H + H / 2, overdueWithinHours: 3 }, 50, 0, hours(24), H)).toEqual({
+      bySlot: 2,
+      deadlineMs: 3 * H,
+    });
   });
 });
 
@@ -214,7 +272,14 @@ describe('the car', () => {
   const ev = { maxPowerKW: 11, minPowerKW: 4, departureMs: 3 * H };
   it.each([
     ['charges at full power while there', 0, slot(1), Infinity, 20, { cap: 11, rawCap: 11, availHours: 1, minE: 4, present: true }],
-    ['charges for the part of the slot after it arrives', 1.5 * H, slot(1), Infinity, 20, { cap: 5.5, rawCap: 5.5, availHours: 0.5, minE: 2, present: true }],
+    [
+      'charges for the part of the slot after it arrives',
+      1.5 * H,
+      slot(1),
+      Infinity,
+      20,
+      { cap: 5.5, rawCap: 5.5, availHours: 0.5, minE: 2, present: true },
+    ],
     ['charges nothing after it leaves', 0, slot(3), Infinity, 20, { cap: 0, rawCap: 0, availHours: 0, minE: 0, present: false }],
     ['is held by its cap', 0, slot(1), 6, 20, { cap: 6, rawCap: 11, availHours: 1, minE: 4, present: true }],
     ['is held by the headroom', 0, slot(1), Infinity, 5, { cap: 5, rawCap: 11, availHours: 1, minE: 4, present: true }],

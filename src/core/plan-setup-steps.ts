@@ -79,8 +79,13 @@ export function slotHeadroom(limitKW: number, lpcCapKW: number, reservedCapKW: n
 
 /** The shortfall a base load above the location's limit in the slot from `atMs` reports. */
 export function baseLoadOverCap(atMs: number, baseKW: number, over: NonNullable<SlotHeadroom['over']>): Shortfall {
-  return { device: 'location', kind: 'baseLoadOverCap', atMs, amount: over.byKW,
-    message: `base load ${baseKW.toFixed(2)} kW is above the ${over.limitName} of ${over.limitKW.toFixed(2)} kW` };
+  return {
+    device: 'location',
+    kind: 'baseLoadOverCap',
+    atMs,
+    amount: over.byKW,
+    message: `base load ${baseKW.toFixed(2)} kW is above the ${over.limitName} of ${over.limitKW.toFixed(2)} kW`,
+  };
 }
 
 /** The end of the window whose slots keep the previous plan's energy: the running slot and `frozenSlots` more. */
@@ -108,7 +113,11 @@ export function frozenRest(previous: { energyKWh: number } | undefined, delivere
  * The tank's temperature at `nowMs`: measured when a sensor gives one, estimated from the last
  * known one (not a future one), else assumed at its minimum.
  */
-export function tankStartTemp(tp: TankParams, nowMs: number, timezone: string): { startTempC: number; tempSource: 'measured' | 'estimated' | 'assumed' } {
+export function tankStartTemp(
+  tp: TankParams,
+  nowMs: number,
+  timezone: string,
+): { startTempC: number; tempSource: 'measured' | 'estimated' | 'assumed' } {
   if (tp.currentTempC !== undefined && tp.currentTempC !== null && Number.isFinite(tp.currentTempC)) {
     return { startTempC: tp.currentTempC, tempSource: 'measured' };
   }
@@ -123,7 +132,13 @@ export function tankStartTemp(tp: TankParams, nowMs: number, timezone: string): 
  * The tank's energy per slot: its cap (power within its own caps and the headroom, never below
  * 0) and, for a relay, the full element's energy where the element may switch on at all (else 0).
  */
-export function tankSlotEnergy(powerKW: number, capKW: number, headroomKW: number, slotHours: number, fraction: number): { cap: number; relayLevel: number } {
+export function tankSlotEnergy(
+  powerKW: number,
+  capKW: number,
+  headroomKW: number,
+  slotHours: number,
+  fraction: number,
+): { cap: number; relayLevel: number } {
   const kw = Math.min(powerKW, capKW, headroomKW);
   return {
     cap: Math.max(0, kw) * slotHours * fraction,
@@ -134,8 +149,13 @@ export function tankSlotEnergy(powerKW: number, capKW: number, headroomKW: numbe
 /** A thermostat set below the legionella temperature: the cycle cannot happen. */
 export function legionellaUnreachable(rule: LegionellaRule, maxC: number, nowMs: number): Shortfall | null {
   if (!(rule.tempC > maxC)) return null;
-  return { device: 'tank', kind: 'legionella', atMs: nowMs, amount: rule.tempC - maxC,
-    message: `the thermostat (${maxC} °C) is below the legionella temperature (${rule.tempC} °C): the cycle cannot happen` };
+  return {
+    device: 'tank',
+    kind: 'legionella',
+    atMs: nowMs,
+    amount: rule.tempC - maxC,
+    message: `the thermostat (${maxC} °C) is below the legionella temperature (${rule.tempC} °C): the cycle cannot happen`,
+  };
 }
 
 /**
@@ -143,7 +163,13 @@ export function legionellaUnreachable(rule: LegionellaRule, maxC: number, nowMs:
  * deadline lies past the planned slots (or before the first ends). A tank at the temperature now
  * has just reached it; one overdue (or due within a slot) gets the overdue grace.
  */
-export function legionellaDeadline(rule: LegionellaRule, startTempC: number, nowMs: number, slots: readonly PriceSlot[], slotMs: number): { bySlot: number; deadlineMs: number } | null {
+export function legionellaDeadline(
+  rule: LegionellaRule,
+  startTempC: number,
+  nowMs: number,
+  slots: readonly PriceSlot[],
+  slotMs: number,
+): { bySlot: number; deadlineMs: number } | null {
   const n = slots.length;
   if (n === 0) return null;
   const last = startTempC >= rule.tempC ? nowMs : (rule.lastReachedMs ?? -Infinity);
@@ -197,9 +223,7 @@ export function evSlotEnergy(
 
 /** Whether local hour `h` is in the window (start inclusive, end exclusive; it may wrap midnight). */
 export function inHourWindow(h: number, window: { startHour: number; endHour: number }): boolean {
-  return window.startHour <= window.endHour
-    ? h >= window.startHour && h < window.endHour
-    : h >= window.startHour || h < window.endHour;
+  return window.startHour <= window.endHour ? h >= window.startHour && h < window.endHour : h >= window.startHour || h < window.endHour;
 }
 
 /**

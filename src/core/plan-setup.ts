@@ -10,8 +10,23 @@ import { slotLocalInfo } from './local-time.js';
 import { tankModel, type TankModel } from './tank.js';
 import { comfortTargets, type ComfortTarget } from './comfort.js';
 import {
-  baseLoadAt, baseLoadOverCap, capBinds, evBatteryNeedKWh, evRankingPrices, evSlotEnergy, frozenPrevious, frozenRest, frozenWindowEndMs,
-  legionellaDeadline, legionellaUnreachable, lowestCapKW, remainingSlots, shortfallPenalty, slotFractions, slotHeadroom, tankSlotEnergy,
+  baseLoadAt,
+  baseLoadOverCap,
+  capBinds,
+  evBatteryNeedKWh,
+  evRankingPrices,
+  evSlotEnergy,
+  frozenPrevious,
+  frozenRest,
+  frozenWindowEndMs,
+  legionellaDeadline,
+  legionellaUnreachable,
+  lowestCapKW,
+  remainingSlots,
+  shortfallPenalty,
+  slotFractions,
+  slotHeadroom,
+  tankSlotEnergy,
   tankStartTemp,
 } from './plan-setup-steps.js';
 import type { EvParams, LpcCap, Plan, PlanInput, PriceSlot, Shortfall, TankParams } from './types.js';
@@ -126,7 +141,10 @@ export function setupPlan(input: PlanInput, nowMs: number, previous: Plan | unde
   const { offset, slots } = remainingSlots(input.slots, nowMs);
   const slotHours = slotMs / 3_600_000;
   const fraction = slotFractions(slots, nowMs, slotMs);
-  const { hours, dayIndex } = slotLocalInfo(slots.map((s) => s.startMs), input.timezone);
+  const { hours, dayIndex } = slotLocalInfo(
+    slots.map((s) => s.startMs),
+    input.timezone,
+  );
   const allFallback = slots.every((s) => s.source === 'fallback');
   const price = slots.map((s) => s.price);
   const shortfalls: Shortfall[] = [];
@@ -135,22 +153,47 @@ export function setupPlan(input: PlanInput, nowMs: number, previous: Plan | unde
   const capFor = (scope: LpcCap['scope'], s: PriceSlot): number => lowestCapKW(lpc, s, (c) => capBinds(c, scope, ids));
   const room = locationHeadroom(input, slots, offset, capFor, shortfalls);
   const frame: SlotFrame = {
-    input, nowMs, slots, slotMs, slotHours, fraction, hours, headroomKW: room.headroomKW, capFor, shortfalls,
+    input,
+    nowMs,
+    slots,
+    slotMs,
+    slotHours,
+    fraction,
+    hours,
+    headroomKW: room.headroomKW,
+    capFor,
+    shortfalls,
     prevSlot: frozenPrevious(previous, frozenWindowEndMs(slots, input.options?.frozenSlots, slotMs)),
   };
   return {
-    slots, n: slots.length, slotMs, slotHours, fraction, hours, dayIndex, allFallback, price, headroomKW: room.headroomKW,
+    slots,
+    n: slots.length,
+    slotMs,
+    slotHours,
+    fraction,
+    hours,
+    dayIndex,
+    allFallback,
+    price,
+    headroomKW: room.headroomKW,
     headroomE: room.headroomKW.map((h, t) => h * slotHours * (fraction[t] as number)),
-    lpcBinding: room.lpcBinding, reservedBinding: room.reservedBinding,
+    lpcBinding: room.lpcBinding,
+    reservedBinding: room.reservedBinding,
     tank: input.tank ? setupTank(frame, input.tank) : null,
     ev: input.ev ? setupEv(frame, input.ev, allFallback) : null,
-    shortfalls, penalty: shortfallPenalty(price),
-    workspace: new SolverWorkspace() };
+    shortfalls,
+    penalty: shortfallPenalty(price),
+    workspace: new SolverWorkspace(),
+  };
 }
 
 /** Each slot's headroom under the location limit and caps, what binds it, and a shortfall where the base load alone is over. */
 function locationHeadroom(
-  input: PlanInput, slots: readonly PriceSlot[], offset: number, capFor: SlotFrame['capFor'], shortfalls: Shortfall[],
+  input: PlanInput,
+  slots: readonly PriceSlot[],
+  offset: number,
+  capFor: SlotFrame['capFor'],
+  shortfalls: Shortfall[],
 ): { headroomKW: number[]; lpcBinding: boolean[]; reservedBinding: boolean[] } {
   const loc = input.location;
   const lpc = loc.lpc ?? [];
@@ -190,11 +233,21 @@ function setupTank(f: SlotFrame, tp: TankParams): TankSetup {
   const known = slots.filter((s) => s.source !== 'fallback');
   const meanKnown = known.length > 0 ? known.reduce((x, s) => x + s.price, 0) / known.length : 0;
   return {
-    id: tankIdOf(tp), model, e0, startTempC, tempSource, cap, relayLevel: perSlot.map((x) => x.relayLevel), floor: comfort.floor, comfort: comfort.targets,
+    id: tankIdOf(tp),
+    model,
+    e0,
+    startTempC,
+    tempSource,
+    cap,
+    relayLevel: perSlot.map((x) => x.relayLevel),
+    floor: comfort.floor,
+    comfort: comfort.targets,
     price: slots.map((s) => (s.source === 'fallback' ? meanKnown : s.price)),
     terminal: Math.min(model.eMax, Math.max(model.eFloor, e0)),
     legionella,
-    fixed: slots.map((s, t) => frozenRest(f.prevSlot.get(s.startMs)?.tanks?.[tankIdOf(tp)], deliveredInFirst(t, tp.slotDeliveredKWh), cap[t] as number)),
+    fixed: slots.map((s, t) =>
+      frozenRest(f.prevSlot.get(s.startMs)?.tanks?.[tankIdOf(tp)], deliveredInFirst(t, tp.slotDeliveredKWh), cap[t] as number),
+    ),
   };
 }
 

@@ -1,7 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import {
-  baselineMayReplace, chargedSoFar, deliveredBefore, evNeedFrom, fitsEvMinimum, leavesWithin, legionellaSlotOf, noneFrozen, powerOver,
-  priceRanks, priceText, runOnReason, slotReason, tankReason,
+  baselineMayReplace,
+  chargedSoFar,
+  deliveredBefore,
+  evNeedFrom,
+  fitsEvMinimum,
+  leavesWithin,
+  legionellaSlotOf,
+  noneFrozen,
+  powerOver,
+  priceRanks,
+  priceText,
+  runOnReason,
+  slotReason,
+  tankReason,
 } from './plan-steps.js';
 import type { EvParams } from './types.js';
 
@@ -29,7 +41,7 @@ describe('the baseline as a safety net', () => {
     ['may replace a plan with known prices, inside the limits, fitting and unfrozen', {}, true],
     ['may not replace the fallback plan', { allFallback: true }, false],
     ['may not replace when the baseline breaks the limits', { baseRespectsLimits: false }, false],
-    ['may not replace when the baseline does not fit the car\'s minimum', { baseFits: false }, false],
+    ["may not replace when the baseline does not fit the car's minimum", { baseFits: false }, false],
     ['may not replace when slots are frozen', { noneFrozen: false }, false],
   ])('baselineMayReplace: %s', (_name, change, expected) => {
     expect(baselineMayReplace({ ...ok, ...change })).toBe(expected);
@@ -68,7 +80,7 @@ describe('per-slot figures', () => {
 
   it.each([
     ['counts what was delivered in the running slot', 0, 0, 10, { slotDeliveredKWh: 1.5 }, 1.5],
-    ['counts nothing when the plan starts at the slot\'s start', 0, 10, 10, { slotDeliveredKWh: 1.5 }, 0],
+    ["counts nothing when the plan starts at the slot's start", 0, 10, 10, { slotDeliveredKWh: 1.5 }, 0],
     ['counts nothing in later slots', 1, 0, 10, { slotDeliveredKWh: 1.5 }, 0],
     ['counts nothing for a negative delivery', 0, 0, 10, { slotDeliveredKWh: -1 }, 0],
     ['counts nothing without a device', 0, 0, 10, null, 0],
@@ -85,15 +97,15 @@ describe('per-slot figures', () => {
 
   it.each([
     ['notes a departure inside the slot', 150, { leavesMs: 150 }],
-    ['notes nothing for a departure at the slot\'s end', 200, {}],
-    ['notes nothing for a departure at the slot\'s start', 100, {}],
+    ["notes nothing for a departure at the slot's end", 200, {}],
+    ["notes nothing for a departure at the slot's start", 100, {}],
     ['notes nothing without a car', undefined, {}],
   ])('leavesWithin %s', (_name, departureMs, expected) => {
     expect(leavesWithin(departureMs, { startMs: 100, endMs: 200 })).toEqual(expected);
   });
 });
 
-describe('the slot\'s reason', () => {
+describe("the slot's reason", () => {
   it.each([
     ['names the tank and its energy', undefined, 'tank 1.50 kWh'],
     ['names the comfort target it heats for', { label: 'morning', tempC: 62 }, 'tank 1.50 kWh for morning (≥ 62 °C)'],
@@ -129,7 +141,11 @@ describe('evNeedFrom', () => {
   const car: EvParams = { departureMs: 0, minPowerKW: 1, maxPowerKW: 11, efficiency: 0.9 };
   it.each<[string, Partial<EvParams>, ReturnType<typeof evNeedFrom>]>([
     ['is the estimate when one is given', { energyNeededKWh: 12, socPct: 40 }, { estimateKWh: 12 }],
-    ['is the state of charge without an estimate', { socPct: 40, targetSocPct: 80, capacityKWh: 60 }, { socPct: 40, targetSocPct: 80, capacityKWh: 60 }],
+    [
+      'is the state of charge without an estimate',
+      { socPct: 40, targetSocPct: 80, capacityKWh: 60 },
+      { socPct: 40, targetSocPct: 80, capacityKWh: 60 },
+    ],
     ['fills in a missing target and capacity with 0', { socPct: 40 }, { socPct: 40, targetSocPct: 0, capacityKWh: 0 }],
     ['is a zero estimate with nothing known', {}, { estimateKWh: 0 }],
   ])('%s', (_name, change, expected) => {

@@ -70,13 +70,17 @@ export function tankReason(id: string, qt: number, forComfort: { label: string; 
 
 /** The reason's words for control's run-on in a slot (more in a paid-to-consume slot, less once the tank is full). */
 export function runOnReason(extra: number, maxC: number): string {
-  return extra > 0 ? `${extra.toFixed(2)} kWh more: heats on to ${maxC} °C (paid to consume)` : `${(-extra).toFixed(2)} kWh less: the tank is full from heating on`;
+  return extra > 0
+    ? `${extra.toFixed(2)} kWh more: heats on to ${maxC} °C (paid to consume)`
+    : `${(-extra).toFixed(2)} kWh less: the tank is full from heating on`;
 }
 
 /** The slot's price, its rank among the slots, its delta when there is one, and its source. */
 export function priceText(ps: Pick<PriceSlot, 'price' | 'delta' | 'source'>, rank: number, n: number, currency: string): string {
-  return `${ps.price.toFixed(4)} ${currency}/kWh (rank ${rank}/${n}` +
-    `${ps.delta !== 0 ? `, delta ${ps.delta >= 0 ? '+' : ''}${ps.delta.toFixed(4)}` : ''}, ${ps.source})`;
+  return (
+    `${ps.price.toFixed(4)} ${currency}/kWh (rank ${rank}/${n}` +
+    `${ps.delta !== 0 ? `, delta ${ps.delta >= 0 ? '+' : ''}${ps.delta.toFixed(4)}` : ''}, ${ps.source})`
+  );
 }
 
 /** Why a slot is planned as it is: what each device takes (or idle), at what price, bound by what. */

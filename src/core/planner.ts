@@ -9,8 +9,20 @@ import { solveSetup } from './solve-setup.js';
 import { comfortNeeding, comfortOutcomes, comfortShortfalls } from './comfort.js';
 import type { BindingConstraint, Plan, PlanInput, PlanSlot, PriceSlot, Shortfall, TankOutcome, TankSlotPlan } from './types.js';
 import {
-  baselineMayReplace, chargedSoFar, deliveredBefore, evNeedFrom, fitsEvMinimum, leavesWithin, legionellaSlotOf, noneFrozen, powerOver,
-  priceRanks, priceText, runOnReason, slotReason, tankReason,
+  baselineMayReplace,
+  chargedSoFar,
+  deliveredBefore,
+  evNeedFrom,
+  fitsEvMinimum,
+  leavesWithin,
+  legionellaSlotOf,
+  noneFrozen,
+  powerOver,
+  priceRanks,
+  priceText,
+  runOnReason,
+  slotReason,
+  tankReason,
 } from './plan-steps.js';
 
 const TOL = 1e-6;
@@ -114,7 +126,10 @@ function fallbackSolve(s: Setup, input: PlanInput): Solved {
   }
   const only = { ...s, tank: null };
   const evPart = s.ev
-    ? solveSetup({ ...only, ev: { ...s.ev, cap: s.ev.cap.map((c, t) => Math.max(0, Math.min(c, (s.headroomE[t] as number) - (q[t] as number)))) } }, input)
+    ? solveSetup(
+        { ...only, ev: { ...s.ev, cap: s.ev.cap.map((c, t) => Math.max(0, Math.min(c, (s.headroomE[t] as number) - (q[t] as number)))) } },
+        input,
+      )
     : null;
   const ev = evPart ? evPart.ev : q.map(() => 0);
   return { q, tankE, tankOn: q.map((v) => v > TOL), ev, evOn: ev.map((v) => v > TOL), legionellaSlot: -1 };
@@ -132,7 +147,8 @@ function bindingFor(s: Setup, sol: Solved, t: number): BindingConstraint[] {
   if (qt + et >= h - TOL && h < rawTank + rawEv - TOL) b.push(s.reservedBinding[t] ? 'reservedLpc' : s.lpcBinding[t] ? 'lpc' : 'locationLimit');
   // A device's own LPC cap (below its power and below the shared headroom).
   const deviceCapped = (cap: number, raw: number, used: number): boolean => cap < raw - TOL && cap < h - TOL && used >= cap - TOL;
-  if (!b.includes('lpc') && ((tk && deviceCapped(tk.cap[t] as number, rawTank, qt)) || (ev && deviceCapped(ev.cap[t] as number, rawEv, et)))) b.push('lpc');
+  if (!b.includes('lpc') && ((tk && deviceCapped(tk.cap[t] as number, rawTank, qt)) || (ev && deviceCapped(ev.cap[t] as number, rawEv, et))))
+    b.push('lpc');
   if (tk) {
     const e = sol.tankE[t] as number;
     if (e >= tk.model.eMax - 1e-4) b.push('tankMax');
@@ -165,27 +181,48 @@ function shortfallsFor(s: Setup, input: PlanInput, sol: Solved): Shortfall[] {
       }
     }
     if (first >= 0) {
-      out.push({ device: 'tank', deviceId: tk.id, kind: 'belowFloor', atMs: s.slots[first]!.startMs, amount: worst,
-        message: `tank expected up to ${worst.toFixed(1)} K below its ${input.tank!.minC} °C floor (not enough power or headroom)` });
+      out.push({
+        device: 'tank',
+        deviceId: tk.id,
+        kind: 'belowFloor',
+        atMs: s.slots[first]!.startMs,
+        amount: worst,
+        message: `tank expected up to ${worst.toFixed(1)} K below its ${input.tank!.minC} °C floor (not enough power or headroom)`,
+      });
     }
     const leg = tk.legionella;
     if (leg) {
       let reached = false;
       for (let t = 0; t <= leg.bySlot; t++) if ((sol.tankE[t] as number) >= leg.level - 1e-4) reached = true;
       if (!reached) {
-        out.push({ device: 'tank', deviceId: tk.id, kind: 'legionella', atMs: leg.deadlineMs, amount: input.tank!.legionella!.tempC,
-          message: `the tank cannot reach ${input.tank!.legionella!.tempC} °C by the legionella deadline` });
+        out.push({
+          device: 'tank',
+          deviceId: tk.id,
+          kind: 'legionella',
+          atMs: leg.deadlineMs,
+          amount: input.tank!.legionella!.tempC,
+          message: `the tank cannot reach ${input.tank!.legionella!.tempC} °C by the legionella deadline`,
+        });
       }
     }
   }
-  if (tk) out.push(...comfortShortfalls(comfortOutcomes(tk.comfort, s.slots, tk.model, sol.tankE), input.tank!.maxC).map((f) => ({ ...f, deviceId: tk.id })));
+  if (tk)
+    out.push(
+      ...comfortShortfalls(comfortOutcomes(tk.comfort, s.slots, tk.model, sol.tankE), input.tank!.maxC).map((f) => ({ ...f, deviceId: tk.id })),
+    );
   const ev = s.ev;
   if (ev && input.ev) {
     const got = sol.ev.reduce((x, y) => x + y, 0);
     const missing = (ev.needGrid - got) * input.ev.efficiency;
     if (missing > 1e-4) {
-      out.push({ device: 'ev', deviceId: ev.id, kind: 'evTarget', atMs: input.ev.departureMs, amount: missing,
-        message: `the car gets ${missing.toFixed(2)} kWh less than needed by departure (power, caps or time)` });
+      out.push({
+        device: 'ev',
+        deviceId: ev.id,
+        kind: 'evTarget',
+        atMs: input.ev.departureMs,
+        amount: missing,
+        message: `the car gets ${missing.toFixed(2)} kWh less than needed by departure (power, caps or time)`,
+      });
     }
   }
   return out;
@@ -291,15 +328,26 @@ function planSlot(c: SlotContext, ps: PriceSlot, t: number): PlanSlot {
   const et = final.ev[t] as number;
   const extra = c.runOn[t] as number;
   const out: PlanSlot = {
-    startMs: ps.startMs, endMs: ps.endMs, price: ps.price, spot: ps.spot, delta: ps.delta, source: ps.source,
-    headroomKW: s.headroomKW[t] as number, binding: bindingFor(s, final, t), reason: '',
+    startMs: ps.startMs,
+    endMs: ps.endMs,
+    price: ps.price,
+    spot: ps.spot,
+    delta: ps.delta,
+    source: ps.source,
+    headroomKW: s.headroomKW[t] as number,
+    binding: bindingFor(s, final, t),
+    reason: '',
     baselineKWh: (c.billTank.q[t] as number) + (c.billEv[t] as number),
-    ...(s.tank ? { baselineTanks: { [s.tank.id]: { energyKWh: c.billTank.q[t] as number, endTempC: s.tank.model.toC(c.billTank.tankE[t] as number) } } } : {}),
+    ...(s.tank
+      ? { baselineTanks: { [s.tank.id]: { energyKWh: c.billTank.q[t] as number, endTempC: s.tank.model.toC(c.billTank.tankE[t] as number) } } }
+      : {}),
   };
   const parts: string[] = [];
   if (s.tank) {
     const tank: TankSlotPlan = {
-      energyKWh: qt + deliveredBefore(t, ps.startMs, c.nowMs, input.tank), powerKW: powerOver(qt, hours), on: final.tankOn[t] === true || qt > TOL,
+      energyKWh: qt + deliveredBefore(t, ps.startMs, c.nowMs, input.tank),
+      powerKW: powerOver(qt, hours),
+      on: final.tankOn[t] === true || qt > TOL,
       endTempC: s.tank.model.toC(final.tankE[t] as number),
     };
     out.tanks = { [s.tank.id]: tank };
@@ -312,10 +360,15 @@ function planSlot(c: SlotContext, ps: PriceSlot, t: number): PlanSlot {
   if (s.ev) {
     // A car that leaves (or arrives) inside the slot charges at this power while it is there.
     const evHours = Math.min(hours, s.ev.availHours[t] as number);
-    out.evs = { [s.ev.id]: {
-      energyKWh: et + deliveredBefore(t, ps.startMs, c.nowMs, input.ev), powerKW: powerOver(et, evHours), on: final.evOn[t] === true || et > TOL,
-      chargedKWh: c.charged[t] as number, ...leavesWithin(input.ev?.departureMs, ps),
-    } };
+    out.evs = {
+      [s.ev.id]: {
+        energyKWh: et + deliveredBefore(t, ps.startMs, c.nowMs, input.ev),
+        powerKW: powerOver(et, evHours),
+        on: final.evOn[t] === true || et > TOL,
+        chargedKWh: c.charged[t] as number,
+        ...leavesWithin(input.ev?.departureMs, ps),
+      },
+    };
     if (et > TOL) parts.push(`${s.ev.id} ${et.toFixed(2)} kWh`);
   }
   out.reason = slotReason(parts, priceText(ps, c.rank[t] as number, s.n, input.currency), out.binding);

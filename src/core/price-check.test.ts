@@ -7,7 +7,7 @@ const t0 = Date.UTC(2025, 4, 7);
 const series = (prices: number[], over: Partial<PricePointsInput['units']> = {}, resolutionMinutes = 60): PricePointsInput => ({
   units: { currency: 'EUR', energyUnit: 'kWh', ...over },
   resolutionMinutes,
-  points: prices.map((price, i) => ({ startMs: t0 + (i * resolutionMinutes * 60_000), price })),
+  points: prices.map((price, i) => ({ startMs: t0 + i * resolutionMinutes * 60_000, price })),
 });
 
 describe('priceDisagreement', () => {

@@ -24,12 +24,7 @@ interface Piece {
  * Factor that turns a price in `units` into the series currency per kWh, excluding VAT.
  * Throws PRICE_UNITS_MIXED when the currencies differ and no exchange rate is configured.
  */
-export function unitFactor(
-  units: PriceUnits,
-  currency: string,
-  exchangeRates: Readonly<Record<string, number>> | undefined,
-  what: string,
-): number {
+export function unitFactor(units: PriceUnits, currency: string, exchangeRates: Readonly<Record<string, number>> | undefined, what: string): number {
   let factor = units.energyUnit === 'MWh' ? 1 / 1000 : 1;
   if (units.energyUnit !== 'MWh' && units.energyUnit !== 'kWh') {
     throw new WattshiftError('PRICE_UNITS_MIXED', `${what}: unknown energy unit ${String(units.energyUnit)}`);
@@ -75,11 +70,7 @@ function cover(pieces: Piece[], from: number, to: number): { covered: number; su
   return { covered, sum };
 }
 
-function pointsToPieces(
-  points: ReadonlyArray<{ startMs: number; price: number }>,
-  resolutionMinutes: number,
-  factor: number,
-): Piece[] {
+function pointsToPieces(points: ReadonlyArray<{ startMs: number; price: number }>, resolutionMinutes: number, factor: number): Piece[] {
   if (!(resolutionMinutes > 0)) throw new WattshiftError('PLAN_INPUT_INVALID', 'resolutionMinutes must be > 0');
   const len = resolutionMinutes * 60_000;
   return points
@@ -89,10 +80,7 @@ function pointsToPieces(
     .sort((a, b) => a.from - b.from);
 }
 
-function segmentsToPieces(
-  input: NonNullable<BuildPriceSeriesInput['spot']['forecast']>,
-  factor: number,
-): Piece[] {
+function segmentsToPieces(input: NonNullable<BuildPriceSeriesInput['spot']['forecast']>, factor: number): Piece[] {
   const extra = input.toIsLastHourStart === true ? HOUR_MS : 0;
   return input.segments
     .filter((s) => Number.isFinite(s.fromMs) && Number.isFinite(s.toMs) && Number.isFinite(s.averagePrice))
@@ -127,8 +115,11 @@ export function buildPriceSeries(input: BuildPriceSeriesInput): PriceSlot[] {
   const to = Math.ceil(input.toMs / len) * len;
 
   const actual = input.spot.actual
-    ? pointsToPieces(input.spot.actual.points, input.spot.actual.resolutionMinutes,
-      unitFactor(input.spot.actual.units, currency, exchangeRates, 'actual spot prices'))
+    ? pointsToPieces(
+        input.spot.actual.points,
+        input.spot.actual.resolutionMinutes,
+        unitFactor(input.spot.actual.units, currency, exchangeRates, 'actual spot prices'),
+      )
     : [];
   const forecast = input.spot.forecast
     ? segmentsToPieces(input.spot.forecast, unitFactor(input.spot.forecast.units, currency, exchangeRates, 'spot forecast'))
@@ -137,15 +128,29 @@ export function buildPriceSeries(input: BuildPriceSeriesInput): PriceSlot[] {
     ? segmentsToPieces(input.spot.advice, unitFactor(input.spot.advice.units, currency, exchangeRates, 'price advice'))
     : [];
   const nordPool = input.spot.nordPool
-    ? pointsToPieces(input.spot.nordPool.points, input.spot.nordPool.resolutionMinutes,
-      unitFactor(input.spot.nordPool.units, currency, exchangeRates, 'Nord Pool day-ahead prices'))
+    ? pointsToPieces(
+        input.spot.nordPool.points,
+        input.spot.nordPool.resolutionMinutes,
+        unitFactor(input.spot.nordPool.units, currency, exchangeRates, 'Nord Pool day-ahead prices'),
+      )
     : [];
   type Ranked = readonly [Piece[], PriceSource];
   const order: Ranked[] = input.spot.nordPoolFirst
-    ? [[actual, 'actual'], [nordPool, 'nordPool'], [forecast, 'forecast'], [advice, 'adviceOnly']]
-    : [[actual, 'actual'], [forecast, 'forecast'], [nordPool, 'nordPool'], [advice, 'adviceOnly']];
+    ? [
+        [actual, 'actual'],
+        [nordPool, 'nordPool'],
+        [forecast, 'forecast'],
+        [advice, 'adviceOnly'],
+      ]
+    : [
+        [actual, 'actual'],
+        [forecast, 'forecast'],
+        [nordPool, 'nordPool'],
+        [advice, 'adviceOnly'],
+      ];
   const deltas = input.deltas.map((d, i) =>
-    pointsToPieces(d.points, d.resolutionMinutes, unitFactor(d.units, currency, exchangeRates, `price-curve delta #${i}`)));
+    pointsToPieces(d.points, d.resolutionMinutes, unitFactor(d.units, currency, exchangeRates, `price-curve delta #${i}`)),
+  );
 
   const fallback = input.spot.fallbackPricePerKWh ?? 0;
   const vat = fees.vatRate ?? 1;

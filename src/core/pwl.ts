@@ -206,8 +206,14 @@ export function argminShifted(cost: Pwl, u: Pwl, base: number): number {
 
 /** Builds the convex cost of a slot from (length, slope) pieces starting at q = qLo. */
 export function costPieces(qLo: number, v0: number, pieces: ReadonlyArray<readonly [number, number]>): Pwl {
-  const sorted = pieces.filter((p) => p[0] > 1e-13).slice().sort((a, b) => a[1] - b[1]);
-  const n = normalise(sorted.map((p) => p[0]), sorted.map((p) => p[1]));
+  const sorted = pieces
+    .filter((p) => p[0] > 1e-13)
+    .slice()
+    .sort((a, b) => a[1] - b[1]);
+  const n = normalise(
+    sorted.map((p) => p[0]),
+    sorted.map((p) => p[1]),
+  );
   return { x0: qLo, v0, len: n.len, slope: n.slope };
 }
 
@@ -218,8 +224,16 @@ export function costPieces(qLo: number, v0: number, pieces: ReadonlyArray<readon
  * The returned functions view those buffers; `w` must not live in `nextOut`.
  */
 export function backwardStep(
-  w: Pwl, floor: number, m: number, lo: number, hi: number, cost: Pwl, a: number, k: number,
-  uOut = new Segments(), nextOut = new Segments(),
+  w: Pwl,
+  floor: number,
+  m: number,
+  lo: number,
+  hi: number,
+  cost: Pwl,
+  a: number,
+  k: number,
+  uOut = new Segments(),
+  nextOut = new Segments(),
 ): { u: Pwl; next: Pwl } {
   // u: floor penalty + restriction in one pass (no closures: this is the hot loop).
   const uFrom = uOut.size;

@@ -130,8 +130,7 @@ export function reportDueAtMs(eventHoursMs: readonly number[], graceMs: number):
 }
 
 export type LpcTarget =
-  | { kind: 'resource'; resourceId: string; locationId: string; meterPointId: string }
-  | { kind: 'location'; locationId: string; meterPointId: string };
+  { kind: 'resource'; resourceId: string; locationId: string; meterPointId: string } | { kind: 'location'; locationId: string; meterPointId: string };
 
 export type LpcAckPayload =
   | {

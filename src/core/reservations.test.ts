@@ -14,26 +14,72 @@ import { H, hourlySlots, osloMidnight as T0 } from '../../test/fixtures/price-sl
 const prices = [0.3, 0.25, 0.4, 0.1, 0.12];
 const tankNeedKWh = (200 * 4.186 * 10) / 3600;
 const tank: TankParams & { id: string } = {
-  id: 'tank', volumeL: 200, powerKW: 2, coldWaterC: 8, ambientC: 18, heatLossWPerK: 0, minC: 50, maxC: 75, currentTempC: 60,
-  control: 'continuous', drawProfileKWh: Array.from({ length: 24 }, () => 0), comfort: [{ atMs: T0 + 5 * H, tempC: 70, label: 'hot water by 05:00' }],
+  id: 'tank',
+  volumeL: 200,
+  powerKW: 2,
+  coldWaterC: 8,
+  ambientC: 18,
+  heatLossWPerK: 0,
+  minC: 50,
+  maxC: 75,
+  currentTempC: 60,
+  control: 'continuous',
+  drawProfileKWh: Array.from({ length: 24 }, () => 0),
+  comfort: [{ atMs: T0 + 5 * H, tempC: 70, label: 'hot water by 05:00' }],
 };
 const car: EvParams & { id: string } = { id: 'car', energyNeededKWh: 8, departureMs: T0 + 5 * H, minPowerKW: 0, maxPowerKW: 4, efficiency: 1 };
 const window = (maxKW: number, reservationId?: string): LpcCap[] =>
   [3, 4].map((h) => ({ startMs: T0 + h * H, endMs: T0 + (h + 1) * H, maxKW, scope: 'location', ...(reservationId ? { reservationId } : {}) }));
 
 const input = (devices: Pick<HomePlanInput, 'tanks' | 'evs'>, lpc: LpcCap[]): HomePlanInput => ({
-  slots: hourlySlots(prices), timezone: 'Europe/Oslo', currency: 'EUR', ...devices, location: { limitKW: 17, baseLoadKW: 1, lpc },
+  slots: hourlySlots(prices),
+  timezone: 'Europe/Oslo',
+  currency: 'EUR',
+  ...devices,
+  location: { limitKW: 17, baseLoadKW: 1, lpc },
 });
 const energy = (p: Plan, kind: 'tanks' | 'evs', id: string): number[] => p.slots.map((s) => Math.round((s[kind]?.[id]?.energyKWh ?? 0) * 100) / 100);
 const t = Math.round(tankNeedKWh * 100) / 100;
 
 describe('a reserved LPC cap', () => {
   const rows: { name: string; devices: Pick<HomePlanInput, 'tanks' | 'evs'>; lpc: LpcCap[]; tank?: number[]; car?: number[]; binding: string[] }[] = [
-    { name: 'no reservation: the car and the tank take 03:00 and 04:00', devices: { tanks: [tank], evs: [car] }, lpc: [], tank: [0, 0, 0, 2, t - 2], car: [0, 0, 0, 4, 4], binding: [] },
-    { name: 'a 1 kW reservation: both move ahead, to 00:00 and 01:00', devices: { tanks: [tank], evs: [car] }, lpc: window(1, 'res-1'), tank: [t - 2, 2, 0, 0, 0], car: [4, 4, 0, 0, 0], binding: ['reservedLpc', 'reservedLpc'] },
-    { name: 'a 3 kW reservation: the car keeps 2 kW there and takes the rest at 01:00', devices: { tanks: [], evs: [car] }, lpc: window(3, 'res-1'), car: [0, 4, 0, 2, 2], binding: ['reservedLpc', 'reservedLpc'] },
-    { name: 'the tank alone ahead of a 1 kW reservation', devices: { tanks: [tank], evs: [] }, lpc: window(1, 'res-1'), tank: [t - 2, 2, 0, 0, 0], binding: ['reservedLpc', 'reservedLpc'] },
-    { name: 'an LPC cap moves them the same, bound as an LPC', devices: { tanks: [], evs: [car] }, lpc: window(1), car: [4, 4, 0, 0, 0], binding: ['lpc', 'lpc'] },
+    {
+      name: 'no reservation: the car and the tank take 03:00 and 04:00',
+      devices: { tanks: [tank], evs: [car] },
+      lpc: [],
+      tank: [0, 0, 0, 2, t - 2],
+      car: [0, 0, 0, 4, 4],
+      binding: [],
+    },
+    {
+      name: 'a 1 kW reservation: both move ahead, to 00:00 and 01:00',
+      devices: { tanks: [tank], evs: [car] },
+      lpc: window(1, 'res-1'),
+      tank: [t - 2, 2, 0, 0, 0],
+      car: [4, 4, 0, 0, 0],
+      binding: ['reservedLpc', 'reservedLpc'],
+    },
+    {
+      name: 'a 3 kW reservation: the car keeps 2 kW there and takes the rest at 01:00',
+      devices: { tanks: [], evs: [car] },
+      lpc: window(3, 'res-1'),
+      car: [0, 4, 0, 2, 2],
+      binding: ['reservedLpc', 'reservedLpc'],
+    },
+    {
+      name: 'the tank alone ahead of a 1 kW reservation',
+      devices: { tanks: [tank], evs: [] },
+      lpc: window(1, 'res-1'),
+      tank: [t - 2, 2, 0, 0, 0],
+      binding: ['reservedLpc', 'reservedLpc'],
+    },
+    {
+      name: 'an LPC cap moves them the same, bound as an LPC',
+      devices: { tanks: [], evs: [car] },
+      lpc: window(1),
+      car: [4, 4, 0, 0, 0],
+      binding: ['lpc', 'lpc'],
+    },
   ];
   for (const row of rows) {
     it(row.name, () => {

@@ -11,13 +11,22 @@ export function reservationOutcomes(plan: Plan, lpc: ReadonlyArray<LpcCap>, flex
   for (const c of lpc) {
     if (c.reservationId === undefined || c.endMs <= plan.startMs || c.startMs >= plan.endMs) continue;
     const seen = byEvent.get(c.reservationId);
-    byEvent.set(c.reservationId, seen
-      ? { startMs: Math.min(seen.startMs, c.startMs), endMs: Math.max(seen.endMs, c.endMs), maxKW: Math.min(seen.maxKW, c.maxKW) }
-      : { startMs: c.startMs, endMs: c.endMs, maxKW: c.maxKW });
+    byEvent.set(
+      c.reservationId,
+      seen
+        ? { startMs: Math.min(seen.startMs, c.startMs), endMs: Math.max(seen.endMs, c.endMs), maxKW: Math.min(seen.maxKW, c.maxKW) }
+        : { startMs: c.startMs, endMs: c.endMs, maxKW: c.maxKW },
+    );
   }
   const sum = (from: number, to: number): number =>
     plan.slots.filter((s) => s.startMs >= from && s.startMs < to).reduce((kwh, s) => kwh + flexKWh(s), 0);
-  return [...byEvent].map(([eventId, w]) => ({
-    eventId, ...w, kept, insideKWh: sum(w.startMs, w.endMs), beforeKWh: sum(plan.startMs, w.startMs),
-  })).sort((a, b) => a.startMs - b.startMs);
+  return [...byEvent]
+    .map(([eventId, w]) => ({
+      eventId,
+      ...w,
+      kept,
+      insideKWh: sum(w.startMs, w.endMs),
+      beforeKWh: sum(plan.startMs, w.startMs),
+    }))
+    .sort((a, b) => a.startMs - b.startMs);
 }

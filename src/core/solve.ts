@@ -26,8 +26,17 @@ export interface Coupling {
 
 const TOL = 1e-9;
 
-export function tankSolve(s: Setup, input: PlanInput, cap: number[], coupling: Coupling | null, legSlot: number | null): {
-  q: number[]; e: number[]; on: boolean[]; legSlot: number;
+export function tankSolve(
+  s: Setup,
+  input: PlanInput,
+  cap: number[],
+  coupling: Coupling | null,
+  legSlot: number | null,
+): {
+  q: number[];
+  e: number[];
+  on: boolean[];
+  legSlot: number;
 } {
   const tk = s.tank as TankSetup;
   const tp = input.tank!;
@@ -50,11 +59,21 @@ export function tankSolve(s: Setup, input: PlanInput, cap: number[], coupling: C
       const x = extra(t);
       const split = Math.max(lo, Math.min(top, x.free));
       const v0 = c * lo + x.slope * Math.max(0, lo - x.free);
-      return costPieces(lo, v0, [[split - lo, c], [top - split, c + x.slope]]);
+      return costPieces(lo, v0, [
+        [split - lo, c],
+        [top - split, c + x.slope],
+      ]);
     });
     const p: StorageProblem = {
-      a: m.a, k: m.k, e0: tk.e0, eMax: m.eMax, floor: tk.floor, terminal: tk.terminal,
-      costs, penalty: s.penalty, eLow,
+      a: m.a,
+      k: m.k,
+      e0: tk.e0,
+      eMax: m.eMax,
+      floor: tk.floor,
+      terminal: tk.terminal,
+      costs,
+      penalty: s.penalty,
+      eLow,
     };
     let ls = legSlot ?? -1;
     if (legSlot === null && tk.legionella) {
@@ -73,17 +92,32 @@ export function tankSolve(s: Setup, input: PlanInput, cap: number[], coupling: C
     xSlope.push(x.slope);
   }
   const levels = cap.map((hi, t) => {
-    if (tp.control === 'relay') return (tk.relayLevel[t] as number) > 0 && hi + TOL >= (tk.relayLevel[t] as number) ? [tk.relayLevel[t] as number] : [];
+    if (tp.control === 'relay')
+      return (tk.relayLevel[t] as number) > 0 && hi + TOL >= (tk.relayLevel[t] as number) ? [tk.relayLevel[t] as number] : [];
     return hi > TOL ? [hi / 4, hi / 2, (3 * hi) / 4, hi] : [];
   });
-  const sol = solveDiscrete({
-    a: m.a, k: m.k, e0: tk.e0, eMax: m.eMax, eLow, floor: tk.floor, terminal: tk.terminal,
-    penalty: s.penalty, onLevels: levels, fixed: tk.fixed,
-    cost: (t, q) => (tk.price[t] as number) * q + (xSlope[t] as number) * Math.max(0, q - (xFree[t] as number)),
-    step: input.options?.energyStepKWh ?? (tp.control === 'relay' ? 0.01 : 0.02),
-    minOnSlots: ac?.minOnSlots, minOffSlots: ac?.minOffSlots, maxStartsPerDay: ac?.maxStartsPerDay, dayIndex: s.dayIndex,
-    reach: tk.legionella ? { level: tk.legionella.level, bySlot: tk.legionella.bySlot } : null,
-  }, s.workspace.discrete);
+  const sol = solveDiscrete(
+    {
+      a: m.a,
+      k: m.k,
+      e0: tk.e0,
+      eMax: m.eMax,
+      eLow,
+      floor: tk.floor,
+      terminal: tk.terminal,
+      penalty: s.penalty,
+      onLevels: levels,
+      fixed: tk.fixed,
+      cost: (t, q) => (tk.price[t] as number) * q + (xSlope[t] as number) * Math.max(0, q - (xFree[t] as number)),
+      step: input.options?.energyStepKWh ?? (tp.control === 'relay' ? 0.01 : 0.02),
+      minOnSlots: ac?.minOnSlots,
+      minOffSlots: ac?.minOffSlots,
+      maxStartsPerDay: ac?.maxStartsPerDay,
+      dayIndex: s.dayIndex,
+      reach: tk.legionella ? { level: tk.legionella.level, bySlot: tk.legionella.bySlot } : null,
+    },
+    s.workspace.discrete,
+  );
   let ls = -1;
   if (tk.legionella) ls = sol.e.findIndex((v, t) => t <= tk.legionella!.bySlot && v >= tk.legionella!.level - 1e-6);
   return { q: sol.q, e: sol.e, on: sol.on, legSlot: ls };
@@ -97,19 +131,31 @@ export function evSolve(s: Setup, input: PlanInput, cap: number[]): { e: number[
     return { e: sol.e, on: sol.e.map((v) => v > TOL) };
   }
   const target = ev.needGrid;
-  const sol = solveDiscrete({
-    a: 1, k: cap.map(() => 0), e0: 0, eMax: target + ev.maxExtraGrid, eLow: 0,
-    floor: cap.map((_, t) => (t === ev.lastSlot ? target : 0)), terminal: 0, penalty: s.penalty,
-    onLevels: cap.map((hi, t) => {
-      const lo = ev.minE[t] as number;
-      if (hi <= TOL || hi + TOL < lo) return [];
-      return lo > 0 ? [lo, (lo + hi) / 2, hi] : [hi / 2, hi];
-    }),
-    fixed: ev.fixed,
-    cost: (t, q) => (ev.price[t] as number) * q,
-    step: Math.max(0.01, target / 400),
-    minOnSlots: ac.minOnSlots, minOffSlots: ac.minOffSlots, maxStartsPerDay: ac.maxStartsPerDay, dayIndex: s.dayIndex,
-  }, s.workspace.discrete);
+  const sol = solveDiscrete(
+    {
+      a: 1,
+      k: cap.map(() => 0),
+      e0: 0,
+      eMax: target + ev.maxExtraGrid,
+      eLow: 0,
+      floor: cap.map((_, t) => (t === ev.lastSlot ? target : 0)),
+      terminal: 0,
+      penalty: s.penalty,
+      onLevels: cap.map((hi, t) => {
+        const lo = ev.minE[t] as number;
+        if (hi <= TOL || hi + TOL < lo) return [];
+        return lo > 0 ? [lo, (lo + hi) / 2, hi] : [hi / 2, hi];
+      }),
+      fixed: ev.fixed,
+      cost: (t, q) => (ev.price[t] as number) * q,
+      step: Math.max(0.01, target / 400),
+      minOnSlots: ac.minOnSlots,
+      minOffSlots: ac.minOffSlots,
+      maxStartsPerDay: ac.maxStartsPerDay,
+      dayIndex: s.dayIndex,
+    },
+    s.workspace.discrete,
+  );
   return { e: sol.q, on: sol.on };
 }
 

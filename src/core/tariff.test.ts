@@ -42,8 +42,14 @@ describe('slotCost', () => {
   });
 
   it('prices DST days by local hour: 16 day hours on both the 23-hour and the 25-hour day', () => {
-    const allDays: TariffModel = { ...tariff, gridEnergy: { perKwh: 0.3, periods: [{ name: 'day', days: 'all', hours: { from: 6, to: 22 }, perKwh: 0.4 }] } };
-    for (const [date, n] of [['2026-03-29T12:00:00Z', 23], ['2026-10-25T12:00:00Z', 25]] as const) {
+    const allDays: TariffModel = {
+      ...tariff,
+      gridEnergy: { perKwh: 0.3, periods: [{ name: 'day', days: 'all', hours: { from: 6, to: 22 }, perKwh: 0.4 }] },
+    };
+    for (const [date, n] of [
+      ['2026-03-29T12:00:00Z', 23],
+      ['2026-10-25T12:00:00Z', 25],
+    ] as const) {
       const hours = hoursOfLocalDay(localDayStartMs(Date.parse(date), OSLO), OSLO);
       expect(hours).toHaveLength(n);
       const day = hours.filter((h) => slotCost(allDays, h, 0, 0, OSLO).gridPeriod === 'day');

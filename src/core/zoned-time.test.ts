@@ -4,7 +4,17 @@
  * whole UTC hours (the per-hour cache must not smear a change inside an hour).
  */
 import { describe, expect, it } from 'vitest';
-import { HOUR_MS, MINUTE_MS, hoursOfLocalDay, isKnownTimeZone, localDateString, localDayStartMs, localParts, localTimeToUtcMs, zoneOffsetMs } from './zoned-time.js';
+import {
+  HOUR_MS,
+  MINUTE_MS,
+  hoursOfLocalDay,
+  isKnownTimeZone,
+  localDateString,
+  localDayStartMs,
+  localParts,
+  localTimeToUtcMs,
+  zoneOffsetMs,
+} from './zoned-time.js';
 import { slotLocalInfo } from './local-time.js';
 
 const oslo = 'Europe/Oslo';
@@ -78,7 +88,10 @@ describe('zones that are not whole hours', () => {
     const start = Date.UTC(2026, 9, 24, 20);
     const instants = Array.from({ length: 24 * 12 }, (_, i) => start + i * 5 * MINUTE_MS);
     const forward = instants.map((t) => zoneOffsetMs(t, 'Europe/Berlin'));
-    const backward = [...instants].reverse().map((t) => zoneOffsetMs(t, 'Europe/Berlin')).reverse();
+    const backward = [...instants]
+      .reverse()
+      .map((t) => zoneOffsetMs(t, 'Europe/Berlin'))
+      .reverse();
     expect(backward).toEqual(forward);
     expect(new Set(forward)).toEqual(new Set([HOUR_MS, 2 * HOUR_MS]));
     const change = Date.UTC(2026, 9, 25, 1);

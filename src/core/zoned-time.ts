@@ -71,7 +71,13 @@ export function zoneOffsetMs(ms: number, zone: string = OSLO): number {
 /** Wall-clock parts of `ms` in `zone`. */
 export function localParts(ms: number, zone: string = OSLO): LocalParts {
   const wall = new Date(floorToMinute(ms) + zoneOffsetMs(ms, zone));
-  return { year: wall.getUTCFullYear(), month: wall.getUTCMonth() + 1, day: wall.getUTCDate(), hour: wall.getUTCHours(), minute: wall.getUTCMinutes() };
+  return {
+    year: wall.getUTCFullYear(),
+    month: wall.getUTCMonth() + 1,
+    day: wall.getUTCDate(),
+    hour: wall.getUTCHours(),
+    minute: wall.getUTCMinutes(),
+  };
 }
 
 /** Whether Intl knows `zone` as a time zone (any spelling it accepts). */

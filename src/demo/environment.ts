@@ -55,7 +55,11 @@ export function localAt(startMs: number, day: number, hh: number, mm = 0): numbe
 }
 
 export async function startDemoEnvironment(options: {
-  clock: Clock; startMs: number; dataDir: string; logger: Logger; seed?: number;
+  clock: Clock;
+  startMs: number;
+  dataDir: string;
+  logger: Logger;
+  seed?: number;
   /** The tank's relay board has a release timer (default); false: a plain board, no device lease. */
   tankReleaseTimer?: boolean;
   /** Lifetime of the sandbox's access tokens, seconds of the clock (default one hour, as the API's). */
@@ -67,24 +71,40 @@ export async function startDemoEnvironment(options: {
 }): Promise<DemoEnvironment> {
   const { clock, startMs } = options;
   const sandbox = await startSandbox({
-    clock, seed: options.seed ?? 7, logger: options.logger.child({ component: 'sandbox' }),
+    clock,
+    seed: options.seed ?? 7,
+    logger: options.logger.child({ component: 'sandbox' }),
     ...(options.tokenTtlSeconds !== undefined ? { tokenTtlSeconds: options.tokenTtlSeconds } : {}),
   });
   const broker = await startEmbeddedBroker();
   const plainRelay = options.tankReleaseTimer === false;
-  const tank = await startSimulatedTank({ clock, startMs, initialC: 58, params: { volumeL: 200, elementKw: 2, thermostatC: 75 }, releaseTimer: !plainRelay });
+  const tank = await startSimulatedTank({
+    clock,
+    startMs,
+    initialC: 58,
+    params: { volumeL: 200, elementKw: 2, thermostatC: 75 },
+    releaseTimer: !plainRelay,
+  });
   // The car comes home in the evening and leaves in the morning, both nights.
-  const plugs = options.carPlugs ?? [0, 1].map((day) => ({
-    atMs: localAt(startMs, day, 17, 30),
-    untilMs: localAt(startMs, day + 1, 7, 30),
-    battery: { capacityKwh: 60, socPct: 35, targetSocPct: 100, efficiency: 0.9 },
-  }));
+  const plugs =
+    options.carPlugs ??
+    [0, 1].map((day) => ({
+      atMs: localAt(startMs, day, 17, 30),
+      untilMs: localAt(startMs, day + 1, 7, 30),
+      battery: { capacityKwh: 60, socPct: 35, targetSocPct: 100, efficiency: 0.9 },
+    }));
   const charger = createGoeSim({ url: broker.url, topicPrefix: goeTopic, startMs, phases: 3, amp: 16, maxCurrentA: 16, plugs });
   await charger.start();
   const stopCharger = new AbortController();
   const chargerRun = charger.run(clock, 30_000, stopCharger.signal).catch(() => undefined);
   const mainMeter = options.mainMeter
-    ? createAmsReaderSim({ url: broker.url, topic: amsTopic, startMs, importKwh: 18_250, load: (atMs) => ({ importW: houseLoadW(atMs) + tank.state().powerW + charger.powerW }) })
+    ? createAmsReaderSim({
+        url: broker.url,
+        topic: amsTopic,
+        startMs,
+        importKwh: 18_250,
+        load: (atMs) => ({ importW: houseLoadW(atMs) + tank.state().powerW + charger.powerW }),
+      })
     : null;
   await mainMeter?.start();
   const meterRun = mainMeter?.run(clock, 10_000, stopCharger.signal).catch(() => undefined);
@@ -137,7 +157,18 @@ export async function startDemoEnvironment(options: {
         safeCurrentA: 6,
         model: { capacityKwh: 60, targetEnergyKwh: 25, departure: '07:00', minCurrentA: 6, maxCurrentA: 16, phases: 3 },
       },
-      ...(mainMeter ? [{ id: 'home', name: 'Main meter', kind: 'meter' as const, staleAfterS: 900, meter: { type: 'amsreader' as const, topic: amsTopic }, model: { main: true } }] : []),
+      ...(mainMeter
+        ? [
+            {
+              id: 'home',
+              name: 'Main meter',
+              kind: 'meter' as const,
+              staleAfterS: 900,
+              meter: { type: 'amsreader' as const, topic: amsTopic },
+              model: { main: true },
+            },
+          ]
+        : []),
     ],
     storage: { path: join(options.dataDir, 'wattshift.db') },
     http: { enabled: false },

@@ -66,8 +66,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
 
   const where = options.keepData ? `logs in ${logFile}` : 'its log and database are removed at the end (--keep-data keeps them)';
   out(`wattshift demo: ${totalHours} simulated hours from ${fmtLocal(startMs)} (Europe/Oslo); ${where}`);
-  out('Each hour: the price the plan used (NOK/kWh, fees and VAT in) and its Δ, the incentive of the programme\'s price events');
-  out('(negative: a reward for using power then), what the tank and the car took, the tank\'s temperature, and any cap.');
+  out("Each hour: the price the plan used (NOK/kWh, fees and VAT in) and its Δ, the incentive of the programme's price events");
+  out("(negative: a reward for using power then), what the tank and the car took, the tank's temperature, and any cap.");
   const env = await startDemoEnvironment({ clock, startMs, dataDir, logger, mainMeter: true });
   try {
     return await runInEnvironment(env, { startMs, totalHours, clock, speed, dataDir, logger, out });
@@ -79,7 +79,15 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
 
 async function runInEnvironment(
   env: DemoEnvironment,
-  o: { startMs: number; totalHours: number; clock: ReturnType<typeof acceleratedClock>; speed: number; dataDir: string; logger: Logger; out: (line: string) => void },
+  o: {
+    startMs: number;
+    totalHours: number;
+    clock: ReturnType<typeof acceleratedClock>;
+    speed: number;
+    dataDir: string;
+    logger: Logger;
+    out: (line: string) => void;
+  },
 ): Promise<DemoResult> {
   const { startMs, totalHours, clock, speed, dataDir, logger, out } = o;
   const { config } = parseConfig(env.config);
@@ -114,7 +122,15 @@ async function runInEnvironment(
     const carTruth = env.charger.energyKwhByHour().get(hourStartMs) ?? 0;
     const slot = hourPrices.get(hourStartMs);
     const caps = hourCaps.get(hourStartMs);
-    records.set(hourStartMs, { hourStartMs, price: slot?.price ?? null, delta: slot?.delta ?? 0, tankKwh: tankTruth, carKwh: carTruth, baselineKwh: 0, ...(caps ? { caps } : {}) });
+    records.set(hourStartMs, {
+      hourStartMs,
+      price: slot?.price ?? null,
+      delta: slot?.delta ?? 0,
+      tankKwh: tankTruth,
+      carKwh: carTruth,
+      baselineKwh: 0,
+      ...(caps ? { caps } : {}),
+    });
     const tankC = snap.readings.get('tank')?.temperatureC;
     const ev = snap.readings.get('car')?.ev;
     const carState = ev === undefined ? '?' : ev.plugged ? (ev.charging ? 'charging' : 'plugged') : 'away';
@@ -140,7 +156,7 @@ async function runInEnvironment(
       if (current && !hourPrices.has(thisHour)) hourPrices.set(thisHour, { price: current.price, delta: current.delta });
       for (const l of app.view().limits.filter((x) => x.active)) {
         const caps = hourCaps.get(thisHour) ?? {};
-        const who = l.deviceId === null ? 'home' : names[l.deviceId] ?? l.deviceId;
+        const who = l.deviceId === null ? 'home' : (names[l.deviceId] ?? l.deviceId);
         caps[who] = Math.min(caps[who] ?? Infinity, l.capKw);
         hourCaps.set(thisHour, caps);
       }
@@ -156,10 +172,12 @@ async function runInEnvironment(
         lpcSent = true;
         void spark
           .simulateResourceLpc({
-            resources: [{
-              resource: { resourceId: tankResource, locationId: registration.locationId },
-              points: lpcHours.map((h) => ({ timestamp: new Date(h).toISOString(), maxPowerInKiloWatts: 0 })),
-            }],
+            resources: [
+              {
+                resource: { resourceId: tankResource, locationId: registration.locationId },
+                points: lpcHours.map((h) => ({ timestamp: new Date(h).toISOString(), maxPowerInKiloWatts: 0 })),
+              },
+            ],
           })
           .then(() => out(`-- power-limitation event sent: tank capped at 0 kW ${fmtLocal(lpcHours[0]!)}–${fmtLocal(lpcHours.at(-1)! + hourMs)}`))
           .catch((err: unknown) => out(`-- could not send the LPC event: ${String(err)}`));

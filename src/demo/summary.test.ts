@@ -2,7 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { capMark, naiveCharging, summarise, summaryLines, type HourRecord } from './summary.js';
 
 const H = 3_600_000;
-const hour = (i: number, over: Partial<HourRecord> = {}): HourRecord => ({ hourStartMs: i * H, price: 1, delta: 0, tankKwh: 0, carKwh: 0, baselineKwh: 0, ...over });
+const hour = (i: number, over: Partial<HourRecord> = {}): HourRecord => ({
+  hourStartMs: i * H,
+  price: 1,
+  delta: 0,
+  tankKwh: 0,
+  carKwh: 0,
+  baselineKwh: 0,
+  ...over,
+});
 
 describe('the demo summary', () => {
   it('says what was paid with the incentive already in it, and what shifting saved against the baseline', () => {
@@ -13,7 +21,7 @@ describe('the demo summary', () => {
     ];
     const s = summarise(hours, { reportsAccepted: 2, reportsRejected: 0, floorViolations: 0, capViolations: 0 });
     const lines = summaryLines(s, hours, 'NOK');
-    expect(lines).toContain('  to pay             2.00 NOK for the devices\' energy, after 2.00 NOK of incentive earned was taken off');
+    expect(lines).toContain("  to pay             2.00 NOK for the devices' energy, after 2.00 NOK of incentive earned was taken off");
     expect(lines).toContain('  saved              6.00 NOK against no shifting (which would have cost 8.00 NOK)');
     expect(lines).toContain('  limits             1 hour(s) under a power-limitation (LPC) cap (Hot water), 0 cap violation(s)');
     expect(summaryLines(s, hours.slice(0, 2), 'NOK')).toContain('  limits             no power-limitation (LPC) hour');

@@ -44,11 +44,7 @@ export function spreadByWeight(totalKwh: number, weights: readonly number[]): nu
  * The naive car: each session's energy (what the car really took while plugged in) charged at full
  * power from the moment it arrived, hour by hour.
  */
-export function naiveCharging(
-  hours: readonly HourRecord[],
-  sessions: readonly { fromMs: number; untilMs: number }[],
-  fullKw: number,
-): number[] {
+export function naiveCharging(hours: readonly HourRecord[], sessions: readonly { fromMs: number; untilMs: number }[], fullKw: number): number[] {
   const within = (h: HourRecord, s: { fromMs: number; untilMs: number }): boolean => h.hourStartMs + hourMs > s.fromMs && h.hourStartMs < s.untilMs;
   // Energy outside every known session stays where it was taken.
   const out = hours.map((h) => (sessions.some((s) => within(h, s)) ? 0 : h.carKwh));

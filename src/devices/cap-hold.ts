@@ -26,7 +26,7 @@ export function ratedKwOf(d: DeviceConfig): number | undefined {
  * is any relay without a timer: 0.
  */
 export function holdsByItselfMs(d: DeviceConfig, caps: DeviceCapabilities): number {
-  if (d.kind === 'hotWaterTank') return caps.heaterSwitch?.deviceLease ? caps.heaterSwitch.maxLeaseMs ?? 0 : 0;
+  if (d.kind === 'hotWaterTank') return caps.heaterSwitch?.deviceLease ? (caps.heaterSwitch.maxLeaseMs ?? 0) : 0;
   if (d.kind === 'evCharger') return caps.chargerHoldsCapMs?.() ?? 0;
   return 0;
 }
@@ -53,7 +53,11 @@ export function capHoldOfConfig(d: DeviceConfig, options: { baseDir?: string } =
     if (source?.type === 'ocpp') return { holdsMs: ocppCapHoldMaxMs, why: 'an OCPP ChargePointMaxProfile with validTo' };
     if (source?.type === 'modbus') {
       const commLoss = profileOf(source.profile, options)?.commLoss;
-      if (commLoss?.currentA === 0) return { holdsMs: Number.POSITIVE_INFINITY, why: `profile ${source.profile}: it stops charging ${commLoss.afterS} s after wattshift goes silent, and charges again only when wattshift returns` };
+      if (commLoss?.currentA === 0)
+        return {
+          holdsMs: Number.POSITIVE_INFINITY,
+          why: `profile ${source.profile}: it stops charging ${commLoss.afterS} s after wattshift goes silent, and charges again only when wattshift returns`,
+        };
     }
     return { holdsMs: 0, why: `${source?.type ?? 'this'} charger has no timed limit wattshift can set` };
   }
@@ -62,14 +66,20 @@ export function capHoldOfConfig(d: DeviceConfig, options: { baseDir?: string } =
   if (s.type === 'shelly') return { holdsMs: shellyMaxLeaseMs, why: 'Shelly toggle_after' };
   if (s.type === 'tasmota') {
     if (s.blockedState === 'on') return { holdsMs: tasmotaMaxLeaseMs, why: 'Tasmota PulseTime' };
-    if (s.releaseRule) return { holdsMs: tasmotaRuleMaxLeaseMs, why: `Tasmota RuleTimer${s.releaseRule.timer} with the release rule in Rule${s.releaseRule.rule}` };
-    return { holdsMs: 0, why: 'Tasmota blocking with OFF has no timer (releaseRule, or blockedState: on with the heater on the normally-closed contact, gives it one)' };
+    if (s.releaseRule)
+      return { holdsMs: tasmotaRuleMaxLeaseMs, why: `Tasmota RuleTimer${s.releaseRule.timer} with the release rule in Rule${s.releaseRule.rule}` };
+    return {
+      holdsMs: 0,
+      why: 'Tasmota blocking with OFF has no timer (releaseRule, or blockedState: on with the heater on the normally-closed contact, gives it one)',
+    };
   }
   if (s.type === 'modbus') {
     const profile = profileOf(s.profile, options);
     if (!profile) return undefined; // a profile that does not load is reported by the profile checks
     const lease = profile.relayLease;
-    return lease ? { holdsMs: lease.maxS * 1000, why: `the release timer of profile ${s.profile}` } : { holdsMs: 0, why: `profile ${s.profile} has no release timer` };
+    return lease
+      ? { holdsMs: lease.maxS * 1000, why: `the release timer of profile ${s.profile}` }
+      : { holdsMs: 0, why: `profile ${s.profile} has no release timer` };
   }
   return { holdsMs: 0, why: 'a relay on mapped topics has no timer' };
 }

@@ -44,7 +44,9 @@ export interface BuiltDevice {
 type Role = ModbusRole;
 
 /** Each source of a device with the role it plays (the role is also its config key). */
-export function sourcesOf(d: DeviceConfig): [Role, NonNullable<DeviceConfig['meter']> | NonNullable<Extract<DeviceConfig, { kind: 'evCharger' }>['charger']>][] {
+export function sourcesOf(
+  d: DeviceConfig,
+): [Role, NonNullable<DeviceConfig['meter']> | NonNullable<Extract<DeviceConfig, { kind: 'evCharger' }>['charger']>][] {
   const out: [Role, never][] = [];
   const push = (role: Role, s: unknown): void => {
     if (s) out.push([role, s as never]);
@@ -68,7 +70,12 @@ export function sourcesOf(d: DeviceConfig): [Role, NonNullable<DeviceConfig['met
 
 /** A heat pump's SG Ready relays by config key (built apart from the roles: both are switches). */
 export function contactSourcesOf(d: DeviceConfig): ['relay1' | 'relay2', HeatPumpConfig['contacts']['relay1']][] {
-  return d.kind === 'heatPump' ? [['relay1', d.contacts.relay1], ['relay2', d.contacts.relay2]] : [];
+  return d.kind === 'heatPump'
+    ? [
+        ['relay1', d.contacts.relay1],
+        ['relay2', d.contacts.relay2],
+      ]
+    : [];
 }
 
 /** The capabilities a role takes from a device that offers more (an MQTT device offers all it has). */
@@ -101,9 +108,15 @@ function ocppCharger(device: DeviceConfig, source: OcppSource, ctx: DeviceBuildC
   if (!ctx.ocpp) throw new WattshiftError('CONFIG_INVALID', `devices.${device.id}: an ocpp charger needs the ocpp section`);
   if (device.kind !== 'evCharger') throw new WattshiftError('CONFIG_INVALID', `devices.${device.id}: an ocpp source drives a charger`);
   const charger = createOcppCharger(ctx.ocpp.link(source.chargePointId), {
-    id: device.id, connectorId: source.connectorId, idTag: source.idTag, leaseS: source.leaseS,
-    maxCurrentA: device.model.maxCurrentA, safeCurrentA: device.safeCurrentA, staleAfterS: device.staleAfterS,
-    clock: ctx.clock, logger: ctx.logger,
+    id: device.id,
+    connectorId: source.connectorId,
+    idTag: source.idTag,
+    leaseS: source.leaseS,
+    maxCurrentA: device.model.maxCurrentA,
+    safeCurrentA: device.safeCurrentA,
+    staleAfterS: device.staleAfterS,
+    clock: ctx.clock,
+    logger: ctx.logger,
     ...(ctx.state ? { sessionTags: storedSessionTags(ctx.state, device.id, ctx.logger) } : {}),
   });
   closers.set(`ocpp:${source.chargePointId}/${source.connectorId}`, charger);
@@ -162,7 +175,11 @@ export function buildDevice(device: DeviceConfig, ctx: DeviceBuildContext): Buil
       const key = JSON.stringify(source);
       let md = mqttDevices.get(key);
       if (!md) {
-        md = createMqttDevice(source as MqttDeviceSource, { connection: ctx.mqtt, clock: ctx.clock, logger: log }, { id: device.id, staleAfterS: device.staleAfterS, ...(ctx.requestTimeoutMs ? { requestTimeoutMs: ctx.requestTimeoutMs } : {}) });
+        md = createMqttDevice(
+          source as MqttDeviceSource,
+          { connection: ctx.mqtt, clock: ctx.clock, logger: log },
+          { id: device.id, staleAfterS: device.staleAfterS, ...(ctx.requestTimeoutMs ? { requestTimeoutMs: ctx.requestTimeoutMs } : {}) },
+        );
         mqttDevices.set(key, md);
       }
       offered = pick(role, md as MqttDevice);

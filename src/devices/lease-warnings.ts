@@ -26,12 +26,15 @@ export function switchesWithoutLease(config: Config): string[] {
     const s = d.switch;
     let leased: boolean;
     if (s.type === 'modbus') leased = profileHasLease(s.profile);
-    else if (s.type === 'shelly') leased = true; // toggle_after
+    else if (s.type === 'shelly')
+      leased = true; // toggle_after
     // Tasmota blocking with OFF: its PulseTime cannot end that; blocking with ON it can. A topic map has no timer.
     else leased = s.type === 'tasmota' && (s.blockedState === 'on' || s.releaseRule !== undefined);
     if (!leased) {
-      out.push(`devices.${d.id}.switch: the relay has no timer, so a block outlasts an outage or crash of wattshift; ` +
-        'wire the heater through its normally-closed contact (de-energised = heating allowed)');
+      out.push(
+        `devices.${d.id}.switch: the relay has no timer, so a block outlasts an outage or crash of wattshift; ` +
+          'wire the heater through its normally-closed contact (de-energised = heating allowed)',
+      );
     }
   }
   return out;
@@ -47,7 +50,11 @@ function contactsWithoutLease(d: HeatPumpConfig): string[] {
   return (['relay1', 'relay2'] as const).flatMap((key) => {
     const s = d.contacts[key];
     const leased = s.type === 'modbus' ? profileHasLease(s.profile) : s.type !== 'mqtt';
-    return leased ? [] : [`devices.${d.id}.contacts.${key}: the relay has no timer, so a closed contact (a boost, a start command, a lock until the pump ends it after 2 hours) outlasts an outage or crash of wattshift; ` +
-      'wire the SG Ready contact through the relay\'s normally-open contact (de-energised = normal operation)'];
+    return leased
+      ? []
+      : [
+          `devices.${d.id}.contacts.${key}: the relay has no timer, so a closed contact (a boost, a start command, a lock until the pump ends it after 2 hours) outlasts an outage or crash of wattshift; ` +
+            "wire the SG Ready contact through the relay's normally-open contact (de-energised = normal operation)",
+        ];
   });
 }

@@ -55,8 +55,11 @@ export function checkDeviceSources(config: Pick<CheckableConfig, 'devices' | 'mo
  */
 export function checkTlsFiles(config: Pick<CheckableConfig, 'mqtt' | 'ocpp' | 'upstream'>): ConfigProblem[] {
   const files: [string, string | undefined][] = [
-    ['mqtt.ca', config.mqtt?.ca], ['mqtt.cert', config.mqtt?.cert], ['mqtt.key', config.mqtt?.key],
-    ['ocpp.tls.cert', config.ocpp?.tls?.cert], ['ocpp.tls.key', config.ocpp?.tls?.key],
+    ['mqtt.ca', config.mqtt?.ca],
+    ['mqtt.cert', config.mqtt?.cert],
+    ['mqtt.key', config.mqtt?.key],
+    ['ocpp.tls.cert', config.ocpp?.tls?.cert],
+    ['ocpp.tls.key', config.ocpp?.tls?.key],
     ['upstream.ca', config.upstream?.mode === 'fleet' ? config.upstream.ca : undefined],
   ];
   const out: ConfigProblem[] = [];
@@ -66,7 +69,10 @@ export function checkTlsFiles(config: Pick<CheckableConfig, 'mqtt' | 'ocpp' | 'u
       accessSync(file, constants.R_OK);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      out.push({ path, message: `cannot read ${file}: ${code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : String(code)}` });
+      out.push({
+        path,
+        message: `cannot read ${file}: ${code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : String(code)}`,
+      });
     }
   }
   return out;

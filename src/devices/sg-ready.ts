@@ -19,7 +19,7 @@ export type ContactRelay = HeaterSwitch;
 
 export function createSgReadyInput(relay1: ContactRelay, relay2: ContactRelay, swapped = false): SgReadyInput {
   // contacts[0] is SG Ready contact 1 (the lock), contacts[1] contact 2.
-  const contacts = swapped ? [relay2, relay1] as const : [relay1, relay2] as const;
+  const contacts = swapped ? ([relay2, relay1] as const) : ([relay1, relay2] as const);
   /** Whether each contact is known closed (true), open (false) or unknown. */
   const known: (boolean | undefined)[] = [undefined, undefined];
 

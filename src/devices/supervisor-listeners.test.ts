@@ -13,7 +13,10 @@ import { superviseDevice, type DeviceCapabilities } from './supervisor.js';
 /** A device whose every read waits until `answer()`, as one behind a slow bus does. */
 function slowDevice() {
   const waiting: (() => void)[] = [];
-  const later = <T>(value: T) => (): Promise<T> => new Promise<T>((resolve) => waiting.push(() => resolve(value)));
+  const later =
+    <T>(value: T) =>
+    (): Promise<T> =>
+      new Promise<T>((resolve) => waiting.push(() => resolve(value)));
   const caps: DeviceCapabilities = {
     energyMeter: { readEnergyKwh: later(12.5) },
     powerMeter: { readPowerW: later(2000) },
@@ -26,13 +29,19 @@ function slowDevice() {
 
 const settle = () => new Promise((r) => setImmediate(r));
 
-describe('a supervised read and its caller\'s signal', () => {
+describe("a supervised read and its caller's signal", () => {
   it('holds one abort listener per device read while the reads run, and none after', async () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 5));
     const tick = new AbortController();
     const devices = ['tank', 'car', 'meter'].map((id) => {
       const d = slowDevice();
-      return { d, sup: superviseDevice({ id, kind: 'evCharger', capabilities: d.caps, leaseMs: 60_000, readTimeoutMs: 10_000 }, { clock, logger: silentLogger() }) };
+      return {
+        d,
+        sup: superviseDevice(
+          { id, kind: 'evCharger', capabilities: d.caps, leaseMs: 60_000, readTimeoutMs: 10_000 },
+          { clock, logger: silentLogger() },
+        ),
+      };
     });
     const reads = devices.map(({ sup }) => sup.read(tick.signal));
     await settle();
@@ -44,11 +53,14 @@ describe('a supervised read and its caller\'s signal', () => {
     expect(getEventListeners(tick.signal, 'abort')).toHaveLength(0);
   });
 
-  it('still ends every capability\'s read when the caller aborts', async () => {
+  it("still ends every capability's read when the caller aborts", async () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 5));
     const tick = new AbortController();
     const d = slowDevice();
-    const sup = superviseDevice({ id: 'car', kind: 'evCharger', capabilities: d.caps, leaseMs: 60_000, readTimeoutMs: 10_000 }, { clock, logger: silentLogger() });
+    const sup = superviseDevice(
+      { id: 'car', kind: 'evCharger', capabilities: d.caps, leaseMs: 60_000, readTimeoutMs: 10_000 },
+      { clock, logger: silentLogger() },
+    );
     const read = sup.read(tick.signal);
     await settle();
     tick.abort(new Error('stopping'));

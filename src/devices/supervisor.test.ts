@@ -57,7 +57,10 @@ describe('superviseDevice', () => {
   it('reads every capability and reports values', async () => {
     const clock = new ManualClock(t0);
     const meter = scriptedMeter();
-    const dev = superviseDevice({ id: 'tank', kind: 'hotWaterTank', capabilities: meter.caps, leaseMs: 60_000, readTimeoutMs: 1000 }, { clock, logger: captureLogger().logger });
+    const dev = superviseDevice(
+      { id: 'tank', kind: 'hotWaterTank', capabilities: meter.caps, leaseMs: 60_000, readTimeoutMs: 1000 },
+      { clock, logger: captureLogger().logger },
+    );
     const r = await dev.read(new AbortController().signal);
     expect(r).toEqual({ atMs: t0, energyKwh: 100.5, energyAtMs: t0, temperatureC: 55, errors: [] });
     expect(dev.health().state).toBe('up');
@@ -70,7 +73,10 @@ describe('superviseDevice', () => {
       energyMeter: { readEnergyKwh: async (signal) => (await clock.sleep(40_000, signal), 12.5) },
       thermometer: { readTemperatureC: async () => 55 },
     };
-    const dev = superviseDevice({ id: 'tank', kind: 'hotWaterTank', capabilities: caps, leaseMs: 60_000, readTimeoutMs: 60_000 }, { clock, logger: captureLogger().logger });
+    const dev = superviseDevice(
+      { id: 'tank', kind: 'hotWaterTank', capabilities: caps, leaseMs: 60_000, readTimeoutMs: 60_000 },
+      { clock, logger: captureLogger().logger },
+    );
     const reading = dev.read(new AbortController().signal);
     await settle();
     await clock.advance(40_000);
@@ -119,7 +125,10 @@ describe('superviseDevice', () => {
     const clock = new ManualClock(t0);
     const meter = scriptedMeter();
     meter.set('hang');
-    const dev = superviseDevice({ id: 'm', kind: 'meter', capabilities: meter.caps, leaseMs: 60_000, readTimeoutMs: 2000, downAfterFailures: 1 }, { clock, logger: captureLogger().logger });
+    const dev = superviseDevice(
+      { id: 'm', kind: 'meter', capabilities: meter.caps, leaseMs: 60_000, readTimeoutMs: 2000, downAfterFailures: 1 },
+      { clock, logger: captureLogger().logger },
+    );
     const p = dev.read(new AbortController().signal);
     await settle();
     await clock.advance(1999);
@@ -137,7 +146,10 @@ describe('superviseDevice', () => {
   it('renews the block lease every half lease while healthy and releases it on stop', async () => {
     const clock = new ManualClock(t0);
     const heater = fakeHeater();
-    const dev = superviseDevice({ id: 'tank', kind: 'hotWaterTank', capabilities: { heaterSwitch: heater.sw }, leaseMs: 600_000, readTimeoutMs: 1000 }, { clock, logger: captureLogger().logger });
+    const dev = superviseDevice(
+      { id: 'tank', kind: 'hotWaterTank', capabilities: { heaterSwitch: heater.sw }, leaseMs: 600_000, readTimeoutMs: 1000 },
+      { clock, logger: captureLogger().logger },
+    );
     await dev.applyHeater(true);
     await clock.advance(299_999);
     expect(heater.calls).toEqual(['block:600000']);
@@ -161,12 +173,15 @@ describe('superviseDevice', () => {
     expect(heater.calls).toHaveLength(m);
   });
 
-  it('writes a cap\'s block to the device\'s timer until the cap ends, and leaves it there on stop or when the device stops answering', async () => {
+  it("writes a cap's block to the device's timer until the cap ends, and leaves it there on stop or when the device stops answering", async () => {
     const clock = new ManualClock(t0);
     const heater = fakeHeater(true, 18 * 3_600_000);
     const capEndMs = t0 + 2 * 3_600_000;
     const meter = scriptedMeter();
-    const dev = superviseDevice({ id: 'tank', kind: 'hotWaterTank', capabilities: { ...meter.caps, heaterSwitch: heater.sw }, leaseMs: 600_000, readTimeoutMs: 1000 }, { clock, logger: captureLogger().logger });
+    const dev = superviseDevice(
+      { id: 'tank', kind: 'hotWaterTank', capabilities: { ...meter.caps, heaterSwitch: heater.sw }, leaseMs: 600_000, readTimeoutMs: 1000 },
+      { clock, logger: captureLogger().logger },
+    );
     await dev.applyHeater(true, capEndMs);
     expect(heater.calls).toEqual(['block:7200000']);
     expect(dev.health().capHeldUntilMs).toBe(capEndMs);
@@ -192,10 +207,13 @@ describe('superviseDevice', () => {
     expect(heater.calls.filter((c) => c === 'allow')).toEqual([]);
   });
 
-  it('writes no more than the device\'s timer takes, and renews a cap\'s block within it', async () => {
+  it("writes no more than the device's timer takes, and renews a cap's block within it", async () => {
     const clock = new ManualClock(t0);
     const heater = fakeHeater(true, 3_600_000);
-    const dev = superviseDevice({ id: 'tank', kind: 'hotWaterTank', capabilities: { heaterSwitch: heater.sw }, leaseMs: 600_000, readTimeoutMs: 1000 }, { clock, logger: captureLogger().logger });
+    const dev = superviseDevice(
+      { id: 'tank', kind: 'hotWaterTank', capabilities: { heaterSwitch: heater.sw }, leaseMs: 600_000, readTimeoutMs: 1000 },
+      { clock, logger: captureLogger().logger },
+    );
     await dev.applyHeater(true, t0 + 3 * 3_600_000);
     expect(heater.calls).toEqual(['block:3600000']);
     expect(dev.health().capHeldUntilMs).toBeUndefined(); // the device alone would not reach the cap's end
@@ -209,7 +227,10 @@ describe('superviseDevice', () => {
   it('retries a failed renewal within the lease still running, so one lost write does not let the block lapse', async () => {
     const clock = new ManualClock(t0);
     const heater = fakeHeater();
-    const dev = superviseDevice({ id: 'tank', kind: 'hotWaterTank', capabilities: { heaterSwitch: heater.sw }, leaseMs: 600_000, readTimeoutMs: 1000 }, { clock, logger: captureLogger().logger });
+    const dev = superviseDevice(
+      { id: 'tank', kind: 'hotWaterTank', capabilities: { heaterSwitch: heater.sw }, leaseMs: 600_000, readTimeoutMs: 1000 },
+      { clock, logger: captureLogger().logger },
+    );
     await dev.applyHeater(true);
     heater.setFail(new WattshiftError('DEVICE_TIMEOUT', 'lost'));
     await clock.advance(300_000); // the renewal at half the lease is lost
@@ -231,7 +252,10 @@ describe('superviseDevice', () => {
     const clock = new ManualClock(t0);
     const heater = fakeHeater();
     const log = captureLogger();
-    const dev = superviseDevice({ id: 'tank', kind: 'hotWaterTank', capabilities: { heaterSwitch: heater.sw }, leaseMs: 60_000, readTimeoutMs: 1000 }, { clock, logger: log.logger });
+    const dev = superviseDevice(
+      { id: 'tank', kind: 'hotWaterTank', capabilities: { heaterSwitch: heater.sw }, leaseMs: 60_000, readTimeoutMs: 1000 },
+      { clock, logger: log.logger },
+    );
     await dev.applyHeater(true);
     heater.setFail(new WattshiftError('DEVICE_UNREACHABLE', 'gone'));
     await clock.advance(30_000);
@@ -252,9 +276,17 @@ describe('superviseDevice', () => {
     let ok = true;
     const caps: DeviceCapabilities = {
       chargeCurrentLimit: charger,
-      evStateReader: { readEvState: async () => { if (!ok) throw new WattshiftError('MQTT_UNAVAILABLE', 'broker'); return { plugged: true, charging: true }; } },
+      evStateReader: {
+        readEvState: async () => {
+          if (!ok) throw new WattshiftError('MQTT_UNAVAILABLE', 'broker');
+          return { plugged: true, charging: true };
+        },
+      },
     };
-    const dev = superviseDevice({ id: 'car', kind: 'evCharger', capabilities: caps, safeCurrentA: 6, leaseMs: 60_000, readTimeoutMs: 1000, downAfterFailures: 1 }, { clock, logger: captureLogger().logger });
+    const dev = superviseDevice(
+      { id: 'car', kind: 'evCharger', capabilities: caps, safeCurrentA: 6, leaseMs: 60_000, readTimeoutMs: 1000, downAfterFailures: 1 },
+      { clock, logger: captureLogger().logger },
+    );
     await dev.applyCurrent(16);
     expect((await dev.read(new AbortController().signal)).ev).toEqual({ plugged: true, charging: true });
     ok = false;
@@ -279,7 +311,10 @@ describe('superviseDevice', () => {
       setCurrentA: async (a) => void calls.push(`set ${a}`),
       releaseCurrentA: async (a) => void calls.push(`release ${a}`),
     };
-    const dev = superviseDevice({ id: 'car', kind: 'evCharger', capabilities: { chargeCurrentLimit: charger }, safeCurrentA: 6, leaseMs: 60_000, readTimeoutMs: 1000 }, { clock: new ManualClock(t0), logger: captureLogger().logger });
+    const dev = superviseDevice(
+      { id: 'car', kind: 'evCharger', capabilities: { chargeCurrentLimit: charger }, safeCurrentA: 6, leaseMs: 60_000, readTimeoutMs: 1000 },
+      { clock: new ManualClock(t0), logger: captureLogger().logger },
+    );
     await dev.applyCurrent(16);
     await dev.stop();
     expect(calls).toEqual(['set 16', 'release 6']);
@@ -289,7 +324,10 @@ describe('superviseDevice', () => {
     const clock = new ManualClock(t0);
     const heater = fakeHeater();
     const log = captureLogger();
-    const dev = superviseDevice({ id: 'tank', kind: 'hotWaterTank', capabilities: { heaterSwitch: heater.sw }, leaseMs: 60_000, readTimeoutMs: 1000 }, { clock, logger: log.logger });
+    const dev = superviseDevice(
+      { id: 'tank', kind: 'hotWaterTank', capabilities: { heaterSwitch: heater.sw }, leaseMs: 60_000, readTimeoutMs: 1000 },
+      { clock, logger: log.logger },
+    );
     heater.setFail(new WattshiftError('DEVICE_UNREACHABLE', 'gone'));
     await expect(dev.stop()).resolves.toBeUndefined();
     expect(log.at('warn')[0]).toMatchObject({ code: 'DEVICE_UNREACHABLE' });
@@ -297,7 +335,10 @@ describe('superviseDevice', () => {
   it('writes a relay without a device lease once per change and reports its block as not lease-protected', async () => {
     const clock = new ManualClock(t0);
     const heater = fakeHeater(false);
-    const dev = superviseDevice({ id: 'tank', kind: 'hotWaterTank', capabilities: { heaterSwitch: heater.sw }, leaseMs: 60_000, readTimeoutMs: 1000 }, { clock, logger: captureLogger().logger });
+    const dev = superviseDevice(
+      { id: 'tank', kind: 'hotWaterTank', capabilities: { heaterSwitch: heater.sw }, leaseMs: 60_000, readTimeoutMs: 1000 },
+      { clock, logger: captureLogger().logger },
+    );
     for (let i = 0; i < 5; i++) {
       await dev.applyHeater(true);
       await clock.advance(60_000);
@@ -324,9 +365,17 @@ describe('superviseDevice', () => {
     let ok = true;
     const caps: DeviceCapabilities = {
       chargeCurrentLimit: { setCurrentA: async (a) => void sets.push(a), limitCurrentA: async (a) => void limits.push(a) },
-      evStateReader: { readEvState: async () => { if (!ok) throw new WattshiftError('DEVICE_STALE', 'silent'); return { plugged: true, charging: false }; } },
+      evStateReader: {
+        readEvState: async () => {
+          if (!ok) throw new WattshiftError('DEVICE_STALE', 'silent');
+          return { plugged: true, charging: false };
+        },
+      },
     };
-    const dev = superviseDevice({ id: 'car', kind: 'evCharger', capabilities: caps, safeCurrentA: 6, leaseMs: 60_000, readTimeoutMs: 1000, downAfterFailures: 1 }, { clock, logger: captureLogger().logger });
+    const dev = superviseDevice(
+      { id: 'car', kind: 'evCharger', capabilities: caps, safeCurrentA: 6, leaseMs: 60_000, readTimeoutMs: 1000, downAfterFailures: 1 },
+      { clock, logger: captureLogger().logger },
+    );
     for (let i = 0; i < 4; i++) await dev.applyCurrent(0);
     expect(sets).toEqual([0]);
     // Down while paused (the plan left this hour empty): the safe state keeps it paused.

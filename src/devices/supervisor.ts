@@ -27,7 +27,18 @@
 import { WattshiftError, toWattshiftError, type ErrorCode } from '../errors.js';
 import type { Logger } from '../log.js';
 import type {
-  ChargeCurrentLimit, Clock, EnergyMeter, EvState, EvStateReader, HeaterSwitch, PhaseMeter, PhaseReading, PhaseSwitch, PowerMeter, SgReadyInput, Thermometer,
+  ChargeCurrentLimit,
+  Clock,
+  EnergyMeter,
+  EvState,
+  EvStateReader,
+  HeaterSwitch,
+  PhaseMeter,
+  PhaseReading,
+  PhaseSwitch,
+  PowerMeter,
+  SgReadyInput,
+  Thermometer,
 } from '../ports.js';
 import type { SgState } from '../core/heat-pump.js';
 
@@ -173,7 +184,11 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
     holdUntilMs === undefined ? options.leaseMs : Math.max(options.leaseMs, Math.min(maxLeaseMs, holdUntilMs - atMs));
   /** A cap's block that the device holds by itself now: not to be released by wattshift before its end. */
   const capHeldOnDevice = (): boolean =>
-    holdUntilMs !== undefined && caps.heaterSwitch?.deviceLease === true && heaterWritten === 'blocked' && leaseEndMs >= holdUntilMs && clock.nowMs() < holdUntilMs;
+    holdUntilMs !== undefined &&
+    caps.heaterSwitch?.deviceLease === true &&
+    heaterWritten === 'blocked' &&
+    leaseEndMs >= holdUntilMs &&
+    clock.nowMs() < holdUntilMs;
 
   /** The cap last put into a charger that holds it by itself (its current, and its end in clock ms). */
   let chargerCap: { maxCurrentA: number; untilMs: number } | undefined;
@@ -334,8 +349,9 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
       const onAbort = (): void => thisRead.abort(signal.reason);
       if (signal.aborted) thisRead.abort(signal.reason);
       else signal.addEventListener('abort', onAbort, { once: true });
-      const results = await Promise.allSettled(names.map((n) => timed(`read ${n}`, thisRead.signal, (s) => readers[n](caps, s, () => clock.nowMs()) as Promise<unknown>)))
-        .finally(() => signal.removeEventListener('abort', onAbort));
+      const results = await Promise.allSettled(
+        names.map((n) => timed(`read ${n}`, thisRead.signal, (s) => readers[n](caps, s, () => clock.nowMs()) as Promise<unknown>)),
+      ).finally(() => signal.removeEventListener('abort', onAbort));
       let firstError: WattshiftError | undefined;
       results.forEach((r, i) => {
         const name = names[i]!;
@@ -351,8 +367,7 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
           const energy = r.value as { kwh: number; atMs: number };
           reading.energyKwh = energy.kwh;
           reading.energyAtMs = energy.atMs;
-        }
-        else if (name === 'powerMeter') reading.powerW = r.value as number;
+        } else if (name === 'powerMeter') reading.powerW = r.value as number;
         else if (name === 'thermometer') reading.temperatureC = r.value as number;
         else if (name === 'phaseMeter') reading.phases = r.value as PhaseReading;
         else reading.ev = r.value as EvState;
@@ -392,7 +407,8 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
       heaterWritten = 'blocked';
       leaseEndMs = issuedAtMs + leaseMs;
       blocked = true;
-      if (holdUntil !== undefined && sw.deviceLease) log.info({ holdUntil: new Date(Math.min(leaseEndMs, holdUntil)).toISOString() }, 'cap block written to the device\'s own timer');
+      if (holdUntil !== undefined && sw.deviceLease)
+        log.info({ holdUntil: new Date(Math.min(leaseEndMs, holdUntil)).toISOString() }, "cap block written to the device's own timer");
       if (sw.deviceLease) {
         renewal = new AbortController();
         void renewLoop(renewal.signal);
@@ -470,12 +486,16 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
         }
       };
       // A cap's block the device holds by itself is left to its timer: the cap outlives the daemon.
-      if (caps.heaterSwitch && capHeldOnDevice()) log.info({ holdUntil: new Date(Math.min(holdUntilMs!, leaseEndMs)).toISOString() }, 'cap block left on the device\'s timer at stop');
+      if (caps.heaterSwitch && capHeldOnDevice())
+        log.info({ holdUntil: new Date(Math.min(holdUntilMs!, leaseEndMs)).toISOString() }, "cap block left on the device's timer at stop");
       else if (caps.heaterSwitch) await release('allow', (s) => caps.heaterSwitch!.allow(s));
       if (caps.sgReady) await release('normal operation', (s) => caps.sgReady!.setState('normal', options.leaseMs, s));
       const charger = caps.chargeCurrentLimit;
       // A charger that wattshift forces on is handed back to its own logic, not forced on once more.
-      if (charger) await release('safe current', (s) => (charger.releaseCurrentA ? charger.releaseCurrentA(safeCurrentA, s) : charger.setCurrentA(safeCurrentA, s)));
+      if (charger)
+        await release('safe current', (s) =>
+          charger.releaseCurrentA ? charger.releaseCurrentA(safeCurrentA, s) : charger.setCurrentA(safeCurrentA, s),
+        );
     },
   };
 }

@@ -149,10 +149,12 @@ export function createHaBridge(options: HaBridgeOptions): HaBridge {
       running = publishAll().finally(() => (running = null));
       return running;
     }
-    next ??= running.catch(() => undefined).then(() => {
-      next = null;
-      return update();
-    });
+    next ??= running
+      .catch(() => undefined)
+      .then(() => {
+        next = null;
+        return update();
+      });
     return next;
   }
 

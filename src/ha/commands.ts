@@ -14,7 +14,12 @@ const modeSchema = z.enum(['auto', 'off', 'boost']);
 const commandFieldsSchema = z.strictObject({
   mode: modeSchema.optional(),
   /** Boost length; implies `mode: boost` when given alone. */
-  boostMinutes: z.number().int().min(1).max(24 * 60).optional(),
+  boostMinutes: z
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 60)
+    .optional(),
   /** EV departure time, ISO 8601 with an offset (Home Assistant sends UTC). */
   departure: z.iso.datetime({ offset: true }).optional(),
   targetKwh: z.number().min(0).max(200).optional(),
@@ -181,9 +186,10 @@ export async function startCommandListener(options: CommandListenerOptions): Pro
       return;
     }
     queued++;
-    const next = payload.length > maxCommandBytes
-      ? () => refuseTooLarge(topic, parsed, payload.length)
-      : () => handleOne(topic, parsed, payload.toString('utf8'));
+    const next =
+      payload.length > maxCommandBytes
+        ? () => refuseTooLarge(topic, parsed, payload.length)
+        : () => handleOne(topic, parsed, payload.toString('utf8'));
     chain = chain.then(next).finally(() => queued--);
   };
   async function refuseTooLarge(topic: string, parsed: ParsedCommandTopic, bytes: number): Promise<void> {

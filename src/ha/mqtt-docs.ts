@@ -22,7 +22,11 @@ interface Published {
 }
 
 /** An in-memory port: records publishes and subscriptions, delivers messages to the subscribers. */
-function recordingPort(): HaMqttPort & { published: Published[]; filters: string[]; deliver(topic: string, payload: string, answerTopic: string): Promise<Published> } {
+function recordingPort(): HaMqttPort & {
+  published: Published[];
+  filters: string[];
+  deliver(topic: string, payload: string, answerTopic: string): Promise<Published>;
+} {
   const published: Published[] = [];
   const handlers: { filter: string; handler: MessageHandler }[] = [];
   let waiter: { topic: string; resolve: (p: Published) => void } | undefined;
@@ -71,8 +75,15 @@ export async function renderMqttDocs(): Promise<string> {
   const view = exampleHomeView();
   const port = recordingPort();
   const bridge = createHaBridge({
-    port, baseTopic: base, discovery: { enabled: true, prefix }, currency: 'NOK', swVersion: '0.1.0',
-    logger: silentLogger(), getView: () => view, onCommand: async () => undefined, previousDeviceIds: [],
+    port,
+    baseTopic: base,
+    discovery: { enabled: true, prefix },
+    currency: 'NOK',
+    swVersion: '0.1.0',
+    logger: silentLogger(),
+    getView: () => view,
+    onCommand: async () => undefined,
+    previousDeviceIds: [],
   });
   await bridge.start();
   const t = haTopics(base);
@@ -110,14 +121,24 @@ export async function renderMqttDocs(): Promise<string> {
     out.push(`| ${code(p.topic)} | ${flags(p.options)} | ${short} |`);
   }
   const will = haWill(base);
-  out.push('', `\`${will.topic}\` is also the connection's last will: \`${will.payload}\`, ${will.retain ? 'retained' : 'not retained'}, QoS ${will.qos}, sent by the broker when wattshift dies or loses the connection.`);
+  out.push(
+    '',
+    `\`${will.topic}\` is also the connection's last will: \`${will.payload}\`, ${will.retain ? 'retained' : 'not retained'}, QoS ${will.qos}, sent by the broker when wattshift dies or loses the connection.`,
+  );
   for (const p of state.filter((s) => s.payload.length > 60)) {
     out.push('', `### \`${p.topic}\``, '', '```json', pretty(p.payload), '```');
   }
 
-  out.push('', '## Commands', '',
-    'wattshift subscribes (QoS 1) to:', '', ...port.filters.map((f) => `- ${code(f)}`), '',
-    'A command goes to one device. Three forms do the same:', '',
+  out.push(
+    '',
+    '## Commands',
+    '',
+    'wattshift subscribes (QoS 1) to:',
+    '',
+    ...port.filters.map((f) => `- ${code(f)}`),
+    '',
+    'A command goes to one device. Three forms do the same:',
+    '',
     `- \`${t.set('<device>')}\` with a JSON object of the fields below (or a bare mode: \`auto\`, \`off\`, \`boost\`);`,
     `- \`${t.setField('<device>', 'mode')}\` and its siblings with one plain value;`,
     `- \`${t.request('<device>')}\` with a JSON object that may carry a \`transaction\` (string or number) echoed in the response.`,
@@ -144,7 +165,9 @@ export async function renderMqttDocs(): Promise<string> {
     }
   };
   for (const field of Object.keys(commandFields) as CommandField[]) {
-    out.push(`| ${code(`set/${field}`)} | ${code(commandFields[field])} | ${code(commandExamples[field])} | ${accepts(tank.id, field)} | ${accepts(ev.id, field)} |`);
+    out.push(
+      `| ${code(`set/${field}`)} | ${code(commandFields[field])} | ${code(commandExamples[field])} | ${accepts(tank.id, field)} | ${accepts(ev.id, field)} |`,
+    );
   }
 
   out.push('', '### Examples and responses', '');
@@ -159,29 +182,53 @@ export async function renderMqttDocs(): Promise<string> {
     const parsed = parseCommandTopic(base, topic);
     if (!parsed) throw new Error(`example topic ${topic} is not a command topic`);
     const response = await port.deliver(topic, payload, t.response(parsed.deviceId));
-    out.push(`Publish to \`${topic}\`:`, '', '```', payload, '```', '',
-      `Response on \`${response.topic}\` (retained: ${response.options.retain ? 'yes' : 'no'}, QoS ${response.options.qos}):`, '', '```json', response.payload, '```', '');
+    out.push(
+      `Publish to \`${topic}\`:`,
+      '',
+      '```',
+      payload,
+      '```',
+      '',
+      `Response on \`${response.topic}\` (retained: ${response.options.retain ? 'yes' : 'no'}, QoS ${response.options.qos}):`,
+      '',
+      '```json',
+      response.payload,
+      '```',
+      '',
+    );
   }
 
-  out.push('## Home Assistant discovery', '',
+  out.push(
+    '## Home Assistant discovery',
+    '',
     `Config messages go to \`${prefix}/<component>/wattshift_<location>/<object>/config\`, retained, QoS 1; a removed device's are cleared`,
     `with an empty retained message. wattshift also subscribes to \`${prefix}/status\` and republishes everything when Home Assistant`,
-    'sends `online` (after its restart). The controls offer only what wattshift accepts: the comfort floor from the tank\'s own floor',
-    'to 5 °C under its thermostat, a car\'s target up to its battery\'s capacity. The departure is a `datetime` entity, which needs',
+    "sends `online` (after its restart). The controls offer only what wattshift accepts: the comfort floor from the tank's own floor",
+    "to 5 °C under its thermostat, a car's target up to its battery's capacity. The departure is a `datetime` entity, which needs",
     'Home Assistant 2026.5 or later; on older versions that one control is missing, and its command topic still works.',
-    'In Home Assistant\'s Energy dashboard (Settings → Dashboards → Energy → Electricity grid), add the main meter\'s *Energy* sensor',
-    'as grid consumption and choose *Use an entity tracking the total costs* with the location\'s *Bill this month* (a monetary',
-    'total that starts again at each month\'s start, `last_reset` from the bill\'s `month_start`); each device\'s *Energy* sensor can',
+    "In Home Assistant's Energy dashboard (Settings → Dashboards → Energy → Electricity grid), add the main meter's *Energy* sensor",
+    "as grid consumption and choose *Use an entity tracking the total costs* with the location's *Bill this month* (a monetary",
+    "total that starts again at each month's start, `last_reset` from the bill's `month_start`); each device's *Energy* sensor can",
     'be added under individual devices.',
-    'The example home announces these entities:', '',
+    'The example home announces these entities:',
+    '',
     '| Config topic | Name | State topic | Command topic |',
     '|---|---|---|---|',
   );
   for (const d of discovery) {
     const c = JSON.parse(d.payload) as Record<string, unknown>;
     // A water heater reads and commands several topics (mode, temperature): all are listed.
-    const topics = (suffix: RegExp): string => [...new Set(Object.entries(c).filter(([k, v]) => suffix.test(k) && typeof v === 'string').map(([, v]) => code(v as string)))].join(', ');
-    out.push(`| ${code(d.topic)} | ${String(c['name'] ?? '')} | ${topics(/(^state|_state|^current_temperature)_topic$/)} | ${topics(/command_topic$/)} |`);
+    const topics = (suffix: RegExp): string =>
+      [
+        ...new Set(
+          Object.entries(c)
+            .filter(([k, v]) => suffix.test(k) && typeof v === 'string')
+            .map(([, v]) => code(v as string)),
+        ),
+      ].join(', ');
+    out.push(
+      `| ${code(d.topic)} | ${String(c['name'] ?? '')} | ${topics(/(^state|_state|^current_temperature)_topic$/)} | ${topics(/command_topic$/)} |`,
+    );
   }
   out.push('');
   return out.join('\n');

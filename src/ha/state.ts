@@ -13,7 +13,25 @@ export function fieldsForKind(kind: DeviceKind): readonly DeviceScalarField[] {
     case 'hotWaterTank':
       return ['temperature', 'power', 'energy', 'mode', 'planned_on', 'next_start', 'floor', 'next_comfort', 'block_without_lease'];
     case 'evCharger':
-      return ['power', 'energy', 'mode', 'planned_on', 'next_start', 'plugged', 'charging', 'soc', 'departure', 'target_kwh', 'target_soc', 'current_limit', 'fuse_limited', 'session_energy', 'connector_status', 'vehicle', 'phases'];
+      return [
+        'power',
+        'energy',
+        'mode',
+        'planned_on',
+        'next_start',
+        'plugged',
+        'charging',
+        'soc',
+        'departure',
+        'target_kwh',
+        'target_soc',
+        'current_limit',
+        'fuse_limited',
+        'session_energy',
+        'connector_status',
+        'vehicle',
+        'phases',
+      ];
     case 'meter':
       return ['power', 'energy', 'current_l1', 'current_l2', 'current_l3'];
     case 'heatPump':
@@ -100,10 +118,22 @@ export function planPayload(plan: PlanView, nowMs: number): unknown {
     incentive: round(plan.incentive, 2),
     shortfalls: plan.shortfalls,
     next_comfort: plan.nextComfort
-      ? { at: iso(plan.nextComfort.atMs), label: plan.nextComfort.label, temperature: plan.nextComfort.tempC, planned_temperature: round(plan.nextComfort.plannedTempC, 1), met: plan.nextComfort.met }
+      ? {
+          at: iso(plan.nextComfort.atMs),
+          label: plan.nextComfort.label,
+          temperature: plan.nextComfort.tempC,
+          planned_temperature: round(plan.nextComfort.plannedTempC, 1),
+          met: plan.nextComfort.met,
+        }
       : null,
     reservations: (plan.reservations ?? []).map((r) => ({
-      event_id: r.eventId, start: iso(r.startMs), end: iso(r.endMs), max_kw: r.maxKw, kept: r.kept, inside_kwh: round(r.insideKwh, 3), before_kwh: round(r.beforeKwh, 3),
+      event_id: r.eventId,
+      start: iso(r.startMs),
+      end: iso(r.endMs),
+      max_kw: r.maxKw,
+      kept: r.kept,
+      inside_kwh: round(r.insideKwh, 3),
+      before_kwh: round(r.beforeKwh, 3),
     })),
     slots,
   };
@@ -113,23 +143,49 @@ export function planPayload(plan: PlanView, nowMs: number): unknown {
 export function billPayload(b: BillView): unknown {
   const c = b.capacity;
   return {
-    month: b.month, month_start: new Date(b.monthStartMs).toISOString(), currency: b.currency, kwh: round(b.kwh, 3),
-    energy: round(b.energy, 2), grid_fee: round(b.gridFee, 2), tax: round(b.tax, 2), subsidy: round(b.subsidy, 2),
-    vat: round(b.vat, 2), incentive: round(b.incentive, 2), total: round(b.total, 2),
-    hours_priced: b.hoursPriced, hours_unpriced: b.hoursUnpriced,
+    month: b.month,
+    month_start: new Date(b.monthStartMs).toISOString(),
+    currency: b.currency,
+    kwh: round(b.kwh, 3),
+    energy: round(b.energy, 2),
+    grid_fee: round(b.gridFee, 2),
+    tax: round(b.tax, 2),
+    subsidy: round(b.subsidy, 2),
+    vat: round(b.vat, 2),
+    incentive: round(b.incentive, 2),
+    total: round(b.total, 2),
+    hours_priced: b.hoursPriced,
+    hours_unpriced: b.hoursUnpriced,
     baseline: {
-      total: round(b.baseline.total, 2), capacity_fee: round(b.baseline.capacityFee, 2),
-      hours_from_plan: b.baseline.hoursFromPlan, hours_without_plan: b.baseline.hoursWithoutPlan,
+      total: round(b.baseline.total, 2),
+      capacity_fee: round(b.baseline.capacityFee, 2),
+      hours_from_plan: b.baseline.hoursFromPlan,
+      hours_without_plan: b.baseline.hoursWithoutPlan,
     },
     savings: round(b.savings, 2),
-    capacity: c ? { measure_kw: round(c.measureKw, 3), step_up_to_kw: c.stepUpToKw, margin_kw: c.marginKw === null ? null : round(c.marginKw, 3), fee: round(c.fee, 2) } : null,
+    capacity: c
+      ? {
+          measure_kw: round(c.measureKw, 3),
+          step_up_to_kw: c.stepUpToKw,
+          margin_kw: c.marginKw === null ? null : round(c.marginKw, 3),
+          fee: round(c.fee, 2),
+        }
+      : null,
     devices: b.devices.map((d) => ({ id: d.id, kwh: round(d.kwh, 3), total: round(d.total, 2) })),
   };
 }
 
 /** Published while there is no plan, so that templates reading the plan topic see nulls. */
 const noPlanPayload = {
-  slot_minutes: null, currency: null, expected_cost: null, baseline_cost: null, savings: null, incentive: null, shortfalls: [], next_comfort: null, slots: [],
+  slot_minutes: null,
+  currency: null,
+  expected_cost: null,
+  baseline_cost: null,
+  savings: null,
+  incentive: null,
+  shortfalls: [],
+  next_comfort: null,
+  slots: [],
 };
 
 /**
@@ -139,35 +195,63 @@ const noPlanPayload = {
 export function stateMessages(t: HaTopics, view: HomeView): Map<string, string> {
   const out = new Map<string, string>();
   const loc = view.location;
-  out.set(t.location, JSON.stringify({
-    id: loc.id, name: loc.name, power: round(loc.powerW, 0), limit_kw: loc.limitKw, lpc_cap_kw: loc.lpcCapKw ?? null,
-    fuse: loc.fuse
-      ? { main_fuse_a: loc.fuse.mainFuseA, headroom_a: loc.fuse.headroomA.map((a) => (a === null ? null : round(a, 1))), limiting: loc.fuse.limiting, reason: loc.fuse.reason ?? null }
-      : null,
-    limits: view.limits.map((l) => ({ device: l.deviceId, cap_kw: l.capKw, start: iso(l.startMs), end: iso(l.endMs), active: l.active })),
-    events: view.events.map((e) => ({ id: e.id, type: e.type, start: iso(e.startMs ?? undefined), end: iso(e.endMs ?? undefined) })),
-  }));
+  out.set(
+    t.location,
+    JSON.stringify({
+      id: loc.id,
+      name: loc.name,
+      power: round(loc.powerW, 0),
+      limit_kw: loc.limitKw,
+      lpc_cap_kw: loc.lpcCapKw ?? null,
+      fuse: loc.fuse
+        ? {
+            main_fuse_a: loc.fuse.mainFuseA,
+            headroom_a: loc.fuse.headroomA.map((a) => (a === null ? null : round(a, 1))),
+            limiting: loc.fuse.limiting,
+            reason: loc.fuse.reason ?? null,
+          }
+        : null,
+      limits: view.limits.map((l) => ({ device: l.deviceId, cap_kw: l.capKw, start: iso(l.startMs), end: iso(l.endMs), active: l.active })),
+      events: view.events.map((e) => ({ id: e.id, type: e.type, start: iso(e.startMs ?? undefined), end: iso(e.endMs ?? undefined) })),
+    }),
+  );
   if (view.price) {
     const p = view.price;
-    out.set(t.price, JSON.stringify({
-      currency: p.currency, total: round(p.totalPerKwh, 5), spot: round(p.spotPerKwh ?? undefined, 5), delta: round(p.deltaPerKwh, 5), source: p.source,
-    }));
+    out.set(
+      t.price,
+      JSON.stringify({
+        currency: p.currency,
+        total: round(p.totalPerKwh, 5),
+        spot: round(p.spotPerKwh ?? undefined, 5),
+        delta: round(p.deltaPerKwh, 5),
+        source: p.source,
+      }),
+    );
     out.set(t.priceTotal, scalarPayload(round(p.totalPerKwh, 5)));
     out.set(t.priceDelta, scalarPayload(round(p.deltaPerKwh, 5)));
   }
   out.set(t.plan, JSON.stringify(view.plan ? planPayload(view.plan, view.nowMs) : noPlanPayload));
   if (view.bill) out.set(t.bill, JSON.stringify(billPayload(view.bill)));
-  out.set(t.health, JSON.stringify({
-    ok: view.health.ok,
-    jobs: view.health.jobs.map((j) => ({
-      name: j.name, ok: j.ok,
-      ...(j.lastError ? { last_error: { code: j.lastError.code, message: j.lastError.message, at: iso(j.lastError.atMs) } } : {}),
-    })),
-    outbox: {
-      pending: view.outbox.pending, accepted: view.outbox.accepted, rejected: view.outbox.rejected, oldest_deadline: iso(view.outbox.oldestDeadlineMs),
-      ...(view.outbox.planReportPending !== undefined ? { plan_report_pending: view.outbox.planReportPending, last_plan_report: planReportPayload(view.outbox.lastPlanReport) } : {}),
-    },
-  }));
+  out.set(
+    t.health,
+    JSON.stringify({
+      ok: view.health.ok,
+      jobs: view.health.jobs.map((j) => ({
+        name: j.name,
+        ok: j.ok,
+        ...(j.lastError ? { last_error: { code: j.lastError.code, message: j.lastError.message, at: iso(j.lastError.atMs) } } : {}),
+      })),
+      outbox: {
+        pending: view.outbox.pending,
+        accepted: view.outbox.accepted,
+        rejected: view.outbox.rejected,
+        oldest_deadline: iso(view.outbox.oldestDeadlineMs),
+        ...(view.outbox.planReportPending !== undefined
+          ? { plan_report_pending: view.outbox.planReportPending, last_plan_report: planReportPayload(view.outbox.lastPlanReport) }
+          : {}),
+      },
+    }),
+  );
   for (const d of view.devices) {
     const values = deviceValues(d);
     const fields = fieldsForKind(d.kind);
@@ -190,7 +274,12 @@ export function stateMessages(t: HaTopics, view: HomeView): Map<string, string> 
 function planReportPayload(r: PlanReportView | undefined): Record<string, Scalar> | null {
   if (!r) return null;
   return {
-    accepted: iso(r.acceptedMs), reason: r.reason, from: iso(r.fromMs), to: iso(r.toMs), hours: r.hours,
-    baseline_kwh: round(r.baselineKwh, 3), flexibility_kwh: round(r.flexibilityKwh, 3),
+    accepted: iso(r.acceptedMs),
+    reason: r.reason,
+    from: iso(r.fromMs),
+    to: iso(r.toMs),
+    hours: r.hours,
+    baseline_kwh: round(r.baselineKwh, 3),
+    flexibility_kwh: round(r.flexibilityKwh, 3),
   };
 }

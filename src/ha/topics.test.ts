@@ -4,7 +4,10 @@ import { stateMessages, unknownPayload } from './state.js';
 import { haTopics, parseCommandTopic, topicMatches } from './topics.js';
 import type { HomeView } from '../view/model.js';
 
-const devices = [{ id: 'tank', kind: 'hotWaterTank' as const }, { id: 'ev', kind: 'evCharger' as const }];
+const devices = [
+  { id: 'tank', kind: 'hotWaterTank' as const },
+  { id: 'ev', kind: 'evCharger' as const },
+];
 
 describe('topics', () => {
   it('parses command topics and ignores everything else', () => {
@@ -38,14 +41,19 @@ describe('command parsing', () => {
   });
 
   it('accepts the departure format Home Assistant datetime entities send', () => {
-    expect(parseCommand({ kind: 'setField', deviceId: 'ev', field: 'departure' }, '2026-03-02T06:30:00+00:00', devices).command)
-      .toEqual({ deviceId: 'ev', departure: '2026-03-02T06:30:00+00:00' });
+    expect(parseCommand({ kind: 'setField', deviceId: 'ev', field: 'departure' }, '2026-03-02T06:30:00+00:00', devices).command).toEqual({
+      deviceId: 'ev',
+      departure: '2026-03-02T06:30:00+00:00',
+    });
     expect(() => parseCommand({ kind: 'setField', deviceId: 'ev', field: 'departure' }, '06:30', devices)).toThrow(/departure/);
   });
 
   it('turns a boost length alone into a boost', () => {
-    expect(parseCommand({ kind: 'setField', deviceId: 'tank', field: 'boost_minutes' }, '30', devices).command)
-      .toEqual({ deviceId: 'tank', mode: 'boost', boostMinutes: 30 });
+    expect(parseCommand({ kind: 'setField', deviceId: 'tank', field: 'boost_minutes' }, '30', devices).command).toEqual({
+      deviceId: 'tank',
+      mode: 'boost',
+      boostMinutes: 30,
+    });
   });
 
   it('rejects non-numbers, arrays and fractional boost lengths', () => {

@@ -17,15 +17,35 @@
  */
 
 /** Names that cannot be device ids because they are topics of their own. */
-export const reservedTopicNames = new Set([
-  'availability', 'location', 'price', 'plan', 'health', 'bill', 'request', 'response', 'bridge', 'set',
-]);
+export const reservedTopicNames = new Set(['availability', 'location', 'price', 'plan', 'health', 'bill', 'request', 'response', 'bridge', 'set']);
 
 /** Scalar state subtopics of a device. */
 export const deviceScalarFields = [
-  'temperature', 'power', 'energy', 'mode', 'planned_on', 'next_start', 'floor', 'next_comfort',
-  'plugged', 'charging', 'soc', 'departure', 'target_kwh', 'target_soc', 'block_without_lease',
-  'current_limit', 'fuse_limited', 'session_energy', 'connector_status', 'current_l1', 'current_l2', 'current_l3', 'vehicle', 'phases', 'sg_state',
+  'temperature',
+  'power',
+  'energy',
+  'mode',
+  'planned_on',
+  'next_start',
+  'floor',
+  'next_comfort',
+  'plugged',
+  'charging',
+  'soc',
+  'departure',
+  'target_kwh',
+  'target_soc',
+  'block_without_lease',
+  'current_limit',
+  'fuse_limited',
+  'session_energy',
+  'connector_status',
+  'current_l1',
+  'current_l2',
+  'current_l3',
+  'vehicle',
+  'phases',
+  'sg_state',
 ] as const;
 export type DeviceScalarField = (typeof deviceScalarFields)[number];
 
@@ -85,9 +105,7 @@ export function commandFilters(base: string): string[] {
 }
 
 export type ParsedCommandTopic =
-  | { kind: 'set'; deviceId: string }
-  | { kind: 'setField'; deviceId: string; field: CommandField }
-  | { kind: 'request'; deviceId: string };
+  { kind: 'set'; deviceId: string } | { kind: 'setField'; deviceId: string; field: CommandField } | { kind: 'request'; deviceId: string };
 
 /** Parses a command topic; null for anything that is not one (including unknown fields). */
 export function parseCommandTopic(base: string, topic: string): ParsedCommandTopic | null {

@@ -44,7 +44,10 @@ export function peerKey(remoteAddress: string | undefined): string {
   const h = head === '' ? [] : head.split(':');
   const t = tail === undefined || tail === '' ? [] : tail.split(':');
   const groups = tail === undefined ? h : [...h, ...Array<string>(Math.max(0, 8 - h.length - t.length)).fill('0'), ...t];
-  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
 }
 
 /** Puts `server`'s connections under admission; call before it listens. */

@@ -16,8 +16,24 @@ describe('parseRequestTarget', () => {
   });
 
   it('refuses what is no usable target, without throwing', () => {
-    for (const t of [undefined, '', '//[', '/[', '/%', '/%zz', '/a b', '/\u00e9', 'http://a:99999/', 'http://[', 'http://[/healthz', 'ftp://x/',
-      'localhost:443', '*', 'healthz', 'javascript:alert(1)']) {
+    for (const t of [
+      undefined,
+      '',
+      '//[',
+      '/[',
+      '/%',
+      '/%zz',
+      '/a b',
+      '/\u00e9',
+      'http://a:99999/',
+      'http://[',
+      'http://[/healthz',
+      'ftp://x/',
+      'localhost:443',
+      '*',
+      'healthz',
+      'javascript:alert(1)',
+    ]) {
       expect(parseRequestTarget(t), String(t)).toBeNull();
     }
   });

@@ -24,7 +24,7 @@ export function parseRequestTarget(raw: string | undefined): RequestTarget | nul
     const end = raw.search(/[?#]/);
     const path = end === -1 ? raw : raw.slice(0, end);
     if (!absolutePath.test(path)) return null;
-    const query = end !== -1 && raw[end] === '?' ? raw.slice(end + 1).split('#')[0] ?? '' : '';
+    const query = end !== -1 && raw[end] === '?' ? (raw.slice(end + 1).split('#')[0] ?? '') : '';
     return { path, query, authority: undefined };
   }
   // Authority-form (CONNECT) and asterisk-form (OPTIONS *) are not served by any listener here.

@@ -74,7 +74,13 @@ export function startAdvicePublisher(deps: {
     log.info({ areas: done }, 'forecast advice published');
     return done;
   };
-  const job: CronJob = startCronJob({ name: 'hub-advice', spec: deps.spec, clock: deps.clock, logger: deps.logger, run: async () => void (await publishAll()) });
+  const job: CronJob = startCronJob({
+    name: 'hub-advice',
+    spec: deps.spec,
+    clock: deps.clock,
+    logger: deps.logger,
+    run: async () => void (await publishAll()),
+  });
   void publishAll().catch((err: unknown) => log.error({ err, code: 'INTERNAL' }, 'advice publishing failed'));
   return { publishAll, stop: () => job.stop() };
 }

@@ -35,7 +35,8 @@ export function mosquittoFiles(input: {
   for (const g of input.gateways) {
     if (g.revoked || g.brokerPasswordHash === null) continue;
     // A name with a space, colon or line break would end its line early and change the files' meaning.
-    if (!/^[A-Za-z0-9._@-]{1,128}$/.test(g.brokerUsername)) throw new Error(`gateway ${g.gatewayId}: broker user name ${JSON.stringify(g.brokerUsername)} cannot go into Mosquitto's files`);
+    if (!/^[A-Za-z0-9._@-]{1,128}$/.test(g.brokerUsername))
+      throw new Error(`gateway ${g.gatewayId}: broker user name ${JSON.stringify(g.brokerUsername)} cannot go into Mosquitto's files`);
     const mine = input.locations.filter((l) => l.gatewayId === g.gatewayId);
     const areas = [...new Set([...mine.map((l) => l.priceArea), ...(g.priceArea ? [g.priceArea] : [])])].sort();
     passwd.push(`${g.brokerUsername}:${g.brokerPasswordHash}`);

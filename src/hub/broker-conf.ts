@@ -48,7 +48,7 @@ export function mosquittoConf(layout: MosquittoLayout): string {
     'use_username_as_clientid true',
     ...(g.tls ? [`certfile ${g.tls.certfile}`, `keyfile ${g.tls.keyfile}`] : []),
     '',
-    '# Hub instances only: an address on their private network, out of the gateways\' reach.',
+    "# Hub instances only: an address on their private network, out of the gateways' reach.",
     `listener ${layout.hub.port} ${layout.hub.host}`,
     '',
   ].join('\n');

@@ -13,12 +13,18 @@ import { pendingReports } from './outbox-store.js';
 export function startDeadlineCheck(deps: { pool: Pick<pg.Pool, 'query'>; clock: Clock; logger: Logger }): CronJob {
   const log = deps.logger;
   const check = startCronJob({
-    name: 'report-deadline', spec: deadlineCheckCron, clock: deps.clock, logger: log,
+    name: 'report-deadline',
+    spec: deadlineCheckCron,
+    clock: deps.clock,
+    logger: log,
     run: async () => {
       try {
         const o = await pendingReports(deps.pool);
         if (o.deadlineNear) {
-          log.warn({ code: 'REPORT_DEADLINE_NEAR', pending: o.pending, nearestDeadline: o.nearestDeadline }, 'a report the hub has not uploaded yet is close to (or past) its month-end deadline');
+          log.warn(
+            { code: 'REPORT_DEADLINE_NEAR', pending: o.pending, nearestDeadline: o.nearestDeadline },
+            'a report the hub has not uploaded yet is close to (or past) its month-end deadline',
+          );
         }
       } catch (err) {
         log.warn({ err, code: 'STORE_FAILED' }, 'report deadline check failed; tried again at the next run');

@@ -36,7 +36,12 @@ export function createEventFanout(deps: {
   const log = deps.logger.child({ component: 'hub-events' });
   const warn = rateLimitedWarn(log, { now: () => deps.clock.nowMs() });
   /** One publish per location, each with the event cut to that location's targets. */
-  const send = async (raw: unknown, receivedAtMs: number, locationIds: readonly string[], resourceLocations: ReadonlyMap<string, string>): Promise<void> => {
+  const send = async (
+    raw: unknown,
+    receivedAtMs: number,
+    locationIds: readonly string[],
+    resourceLocations: ReadonlyMap<string, string>,
+  ): Promise<void> => {
     const eventFor = eventPerLocation(eventSchema.parse(raw), locationIds, resourceLocations);
     const sent: Promise<void>[] = [];
     for (let i = 0; i < locationIds.length; i++) {

@@ -5,7 +5,14 @@
  * `eventPerLocation` cuts an event down to what each location's gateway is sent.
  */
 import { parseApiTimeMs, parseTimeSpanMs } from '../spark/event-normalise.js';
-import { isLocationLpcPayload, isLpcReservationPayload, isPriceCurvePayload, isResourceLpcPayload, isUserEligibilityPayload, type SparkEvent } from '../spark/wire.js';
+import {
+  isLocationLpcPayload,
+  isLpcReservationPayload,
+  isPriceCurvePayload,
+  isResourceLpcPayload,
+  isUserEligibilityPayload,
+  type SparkEvent,
+} from '../spark/wire.js';
 
 export interface EventTargets {
   locationIds: string[];
@@ -59,7 +66,11 @@ export function eventTargets(event: SparkEvent): EventTargets {
  * homes' ids; the gateway keeps only its own targets anyway. A payload without targets
  * (eligibility) goes to every location as it is.
  */
-export function eventPerLocation(event: SparkEvent, locationIds: readonly string[], resourceLocations: ReadonlyMap<string, string>): (locationId: string) => SparkEvent {
+export function eventPerLocation(
+  event: SparkEvent,
+  locationIds: readonly string[],
+  resourceLocations: ReadonlyMap<string, string>,
+): (locationId: string) => SparkEvent {
   const payload = event.payload as { targets?: unknown } | null | undefined;
   if (!payload || !Array.isArray(payload.targets)) return () => event;
   const wanted = new Set(locationIds);

@@ -32,11 +32,21 @@ export interface HubHealthCheck {
 /** A database that does not connect and answer within this is as good as down for a health check. */
 const databaseTimeoutMs = 2_000;
 
-export function createHubHealth(deps: { databaseUrl: string; brokerConnected: () => boolean; eventPoll: () => EventPollStatus; logger: Logger }): HubHealthCheck {
+export function createHubHealth(deps: {
+  databaseUrl: string;
+  brokerConnected: () => boolean;
+  eventPoll: () => EventPollStatus;
+  logger: Logger;
+}): HubHealthCheck {
   const warn = rateLimitedWarn(deps.logger.child({ component: 'hub-health' }), { perWindow: 1 });
   // Its own connection, bounded by node-postgres's timeouts: a check neither waits behind the
   // hub's busy pool nor hangs on a database that does not answer.
-  const pool = new pg.Pool({ connectionString: deps.databaseUrl, max: 1, connectionTimeoutMillis: databaseTimeoutMs, query_timeout: databaseTimeoutMs });
+  const pool = new pg.Pool({
+    connectionString: deps.databaseUrl,
+    max: 1,
+    connectionTimeoutMillis: databaseTimeoutMs,
+    query_timeout: databaseTimeoutMs,
+  });
   // A lost idle connection must not crash the process; the next check reports the database.
   pool.on('error', () => undefined);
   return {
@@ -57,7 +67,12 @@ export function createHubHealth(deps: { databaseUrl: string; brokerConnected: ()
         lastPollAt: poll.lastPollAtMs === null ? null : new Date(poll.lastPollAtMs).toISOString(),
         ...(poll.error !== undefined ? { error: poll.error } : {}),
       };
-      if (!events.ok) warn('HUB_EVENT_POLL_STUCK', { lastPollAt: events.lastPollAt, err: poll.error }, 'health check: the event poll has not completed for too long');
+      if (!events.ok)
+        warn(
+          'HUB_EVENT_POLL_STUCK',
+          { lastPollAt: events.lastPollAt, err: poll.error },
+          'health check: the event poll has not completed for too long',
+        );
       return { ok: database.ok && broker.ok && events.ok, database, broker, events, outbox };
     },
     stop: () => pool.end(),

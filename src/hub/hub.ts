@@ -63,8 +63,19 @@ export async function startHub(config: HubConfig, deps: { clock: Clock; logger: 
   const registry = createRegistryStore(pool);
   const outbox = createOutboxStore(pool);
   const timeout = config.spark.requestTimeoutMs;
-  const connection = createSparkConnection({ timeoutsMs: { connect: timeout, headers: timeout, body: timeout }, maxResponseBytes, proxyUrl: config.spark.proxyUrl });
-  const auth = { authUrl: config.spark.authUrl, clientId: config.spark.clientId, clientSecret: config.spark.clientSecret, clock: deps.clock, logger: deps.logger, connection };
+  const connection = createSparkConnection({
+    timeoutsMs: { connect: timeout, headers: timeout, body: timeout },
+    maxResponseBytes,
+    proxyUrl: config.spark.proxyUrl,
+  });
+  const auth = {
+    authUrl: config.spark.authUrl,
+    clientId: config.spark.clientId,
+    clientSecret: config.spark.clientSecret,
+    clock: deps.clock,
+    logger: deps.logger,
+    connection,
+  };
   const spark = createSparkClient({ ...auth, baseUrl: config.spark.baseUrl });
   const forecast = createForecastClient({ ...auth, forecastUrl: config.spark.forecastUrl, tokens: spark.tokens });
 
@@ -82,7 +93,10 @@ export async function startHub(config: HubConfig, deps: { clock: Clock; logger: 
     if (!c.connected) throw new WattshiftError('MQTT_UNAVAILABLE', `fleet broker ${config.broker.url} not connected`);
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new WattshiftError('MQTT_UNAVAILABLE', `no PUBACK from the fleet broker within ${publishTimeoutMs} ms`)), publishTimeoutMs);
+      timer = setTimeout(
+        () => reject(new WattshiftError('MQTT_UNAVAILABLE', `no PUBACK from the fleet broker within ${publishTimeoutMs} ms`)),
+        publishTimeoutMs,
+      );
     });
     try {
       await Promise.race([c.publishAsync(topic, payload, { qos: 1, retain }), late]);
@@ -90,12 +104,18 @@ export async function startHub(config: HubConfig, deps: { clock: Clock; logger: 
       clearTimeout(timer);
     }
   };
-  const sendReceipt = (gatewayId: string, receipt: FleetReceipt): Promise<void> => publish(topics.receipts(gatewayId), JSON.stringify(receipt), { retain: false });
+  const sendReceipt = (gatewayId: string, receipt: FleetReceipt): Promise<void> =>
+    publish(topics.receipts(gatewayId), JSON.stringify(receipt), { retain: false });
   const fanout = createEventFanout({ registry, topics, publish, clock: deps.clock, logger: deps.logger });
   let wakeWorker = (): void => undefined;
   const reports = createReportIntake({ registry, outbox, sendReceipt, onQueued: () => wakeWorker(), clock: deps.clock, logger: deps.logger });
   const poll = createEventPoll({ registry, spark, fanout, clock: deps.clock, logger: log });
-  const health = createHubHealth({ databaseUrl: config.database.url, brokerConnected: () => client?.connected === true, eventPoll: () => poll.status(), logger: log });
+  const health = createHubHealth({
+    databaseUrl: config.database.url,
+    brokerConnected: () => client?.connected === true,
+    eventPoll: () => poll.status(),
+    logger: log,
+  });
   let webhook: WebhookEndpoint | undefined;
   let advice: AdvicePublisher | undefined;
 
@@ -150,14 +170,21 @@ export async function startHub(config: HubConfig, deps: { clock: Clock; logger: 
     }),
     moduleOf('gateway-messages', async () => {
       const { topicPrefix, sharedGroup, password } = config.broker;
-      await subscribeGatewayMessages(broker(), { topicPrefix, sharedGroup: hubShareGroup(sharedGroup, password), topics }, { reports, fanout, logger: log });
+      await subscribeGatewayMessages(
+        broker(),
+        { topicPrefix, sharedGroup: hubShareGroup(sharedGroup, password), topics },
+        { reports, fanout, logger: log },
+      );
       return null;
     }),
     moduleOf('health', () => health),
     moduleOf('report-deadline', () => startDeadlineCheck({ pool, clock: deps.clock, logger: log })),
     moduleOf('retention', () =>
       startCronJob({
-        name: 'hub-retention', spec: { cron: config.retention.cron, timezone: 'UTC' }, clock: deps.clock, logger: log,
+        name: 'hub-retention',
+        spec: { cron: config.retention.cron, timezone: 'UTC' },
+        clock: deps.clock,
+        logger: log,
         run: async () => {
           try {
             const deleted = await pruneHub(pool, config.retention.keepDays);
@@ -166,7 +193,8 @@ export async function startHub(config: HubConfig, deps: { clock: Clock; logger: 
             log.warn({ err, code: 'STORE_FAILED' }, 'deleting old rows failed; tried again at the next run');
           }
         },
-      })),
+      }),
+    ),
     moduleOf('webhook', async () => {
       const endpoint = await startWebhookEndpoint(config.webhook, { fanout, health: health.check, logger: deps.logger });
       webhook = endpoint;

@@ -49,7 +49,15 @@ export function createOutboxStore(pool: pg.Pool) {
         `INSERT INTO report_outbox (idempotency_key, gateway_id, body, state, receipt, last_error, deadline_at)
          VALUES ($1, $2, $3, $4, $5, $6, to_timestamp($7::double precision / 1000))
          ON CONFLICT (gateway_id, idempotency_key) DO NOTHING RETURNING ${columns}`,
-        [key, gatewayId, JSON.stringify(body), refusal ? 'rejected' : 'pending', refusal ? JSON.stringify(refusal) : null, refusal?.reason ?? null, deadlineMs],
+        [
+          key,
+          gatewayId,
+          JSON.stringify(body),
+          refusal ? 'rejected' : 'pending',
+          refusal ? JSON.stringify(refusal) : null,
+          refusal?.reason ?? null,
+          deadlineMs,
+        ],
       );
       if (created.rows[0]) return { created: true, row: toRow(created.rows[0]) };
       const existing = await pool.query<Raw>(`SELECT ${columns} FROM report_outbox WHERE gateway_id = $1 AND idempotency_key = $2`, [gatewayId, key]);
@@ -86,7 +94,10 @@ export function createOutboxStore(pool: pg.Pool) {
         [key, instanceId, delayMs, error, gatewayId],
       );
     },
-    async get(gatewayId: string, key: string): Promise<(OutboxRow & { apiReportId: string | null; lastError: string | null; claimedBy: string | null }) | undefined> {
+    async get(
+      gatewayId: string,
+      key: string,
+    ): Promise<(OutboxRow & { apiReportId: string | null; lastError: string | null; claimedBy: string | null }) | undefined> {
       const { rows } = await pool.query<Raw & { api_report_id: string | null; last_error: string | null; claimed_by: string | null }>(
         `SELECT ${columns}, api_report_id, last_error, claimed_by FROM report_outbox WHERE gateway_id = $1 AND idempotency_key = $2`,
         [gatewayId, key],

@@ -29,7 +29,9 @@ export interface OutboxWorkerOptions {
 
 /** A database failure as the hub's own error: retryable, logged as a warning, never a bug or an API refusal. */
 function storeFailed(what: string, err: unknown): WattshiftError {
-  return isWattshiftError(err) ? err : new WattshiftError('STORE_FAILED', `${what}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  return isWattshiftError(err)
+    ? err
+    : new WattshiftError('STORE_FAILED', `${what}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
 }
 
 /** Receipts of uploads the database did not record, kept so the next claim settles them without a second upload. */
@@ -37,7 +39,13 @@ const unrecordedKept = 1000;
 
 export function startOutboxWorker(
   options: OutboxWorkerOptions,
-  deps: { outbox: OutboxStore; spark: Pick<SparkClient, 'postReport'>; sendReceipt: (gatewayId: string, receipt: FleetReceipt) => Promise<void>; clock: Clock; logger: Logger },
+  deps: {
+    outbox: OutboxStore;
+    spark: Pick<SparkClient, 'postReport'>;
+    sendReceipt: (gatewayId: string, receipt: FleetReceipt) => Promise<void>;
+    clock: Clock;
+    logger: Logger;
+  },
 ): LoopHandle {
   const log = deps.logger.child({ component: 'hub-outbox' });
   const unrecorded = new Map<string, FleetReceipt>();
@@ -55,17 +63,25 @@ export function startOutboxWorker(
     }
     unrecorded.delete(rowKey(row));
     if (!settled) {
-      log.warn({ code: 'STORE_FAILED', gatewayId: row.gatewayId, idempotencyKey: row.idempotencyKey }, 'outbox claim lost before the upload was recorded (lease too short?)');
+      log.warn(
+        { code: 'STORE_FAILED', gatewayId: row.gatewayId, idempotencyKey: row.idempotencyKey },
+        'outbox claim lost before the upload was recorded (lease too short?)',
+      );
       return;
     }
-    await deps.sendReceipt(row.gatewayId, receipt).catch((err: unknown) =>
-      log.warn({ err, code: 'MQTT_UNAVAILABLE', gatewayId: row.gatewayId }, 'receipt not sent; the gateway gets it when it sends the report again'),
-    );
+    await deps
+      .sendReceipt(row.gatewayId, receipt)
+      .catch((err: unknown) =>
+        log.warn({ err, code: 'MQTT_UNAVAILABLE', gatewayId: row.gatewayId }, 'receipt not sent; the gateway gets it when it sends the report again'),
+      );
   };
   const upload = async (row: OutboxRow, signal: AbortSignal): Promise<void> => {
     const kept = unrecorded.get(rowKey(row));
     if (kept) {
-      log.info({ gatewayId: row.gatewayId, idempotencyKey: row.idempotencyKey, status: kept.status }, 'upload recorded late (the database failed after it); not uploaded again');
+      log.info(
+        { gatewayId: row.gatewayId, idempotencyKey: row.idempotencyKey, status: kept.status },
+        'upload recorded late (the database failed after it); not uploaded again',
+      );
       return settle(row, kept, kept.status === 'rejected' ? (kept.reason ?? 'rejected') : null);
     }
     const base = { v: fleetWireVersion, idempotencyKey: row.idempotencyKey } as const;
@@ -79,20 +95,33 @@ export function startOutboxWorker(
         // An earlier upload of this row got through (its instance died, or its answer was lost,
         // before it was recorded): the API holds the report. On a first upload the same answer
         // means another report holds the target, a real refusal.
-        log.info({ gatewayId: row.gatewayId, idempotencyKey: row.idempotencyKey, attempts: row.attempts, reason: message }, 'report was already accepted by the API (an earlier upload); settled accepted');
+        log.info(
+          { gatewayId: row.gatewayId, idempotencyKey: row.idempotencyKey, attempts: row.attempts, reason: message },
+          'report was already accepted by the API (an earlier upload); settled accepted',
+        );
         await settle(row, { ...base, status: 'accepted', atMs: deps.clock.nowMs() }, null);
         return;
       }
       if (isRetryable(err) || code === 'AUTH_REJECTED') {
         const delayMs = backoffMs(row.attempts, options.retry);
-        log.warn({ code, gatewayId: row.gatewayId, idempotencyKey: row.idempotencyKey, attempts: row.attempts, delayMs }, 'report upload failed; retried later');
+        log.warn(
+          { code, gatewayId: row.gatewayId, idempotencyKey: row.idempotencyKey, attempts: row.attempts, delayMs },
+          'report upload failed; retried later',
+        );
         await deps.outbox.retryLater(row.gatewayId, row.idempotencyKey, options.instanceId, delayMs, `${code}: ${message}`).catch((e: unknown) => {
           throw storeFailed(`recording the retry of ${row.idempotencyKey} failed`, e);
         });
         return;
       }
-      log.error({ code: 'REPORT_REJECTED', cause: code, gatewayId: row.gatewayId, idempotencyKey: row.idempotencyKey, err: message }, 'report rejected by the API');
-      await settle(row, { ...base, status: 'rejected', reason: `${code}: ${message}`.slice(0, 500), atMs: deps.clock.nowMs() }, `${code}: ${message}`);
+      log.error(
+        { code: 'REPORT_REJECTED', cause: code, gatewayId: row.gatewayId, idempotencyKey: row.idempotencyKey, err: message },
+        'report rejected by the API',
+      );
+      await settle(
+        row,
+        { ...base, status: 'rejected', reason: `${code}: ${message}`.slice(0, 500), atMs: deps.clock.nowMs() },
+        `${code}: ${message}`,
+      );
       return;
     }
     // Only the API's answer decides accepted or rejected: a database failure after it is not a refusal.

@@ -44,6 +44,12 @@ export function warnReplaced(
   what: string,
   fields: Record<string, unknown>,
 ): void {
-  if (replaced.nul > 0) warn('HUB_TEXT_NUL_REPLACED', { ...fields, replaced: replaced.nul }, `${what} holds NUL characters; kept with each replaced by U+FFFD`);
-  if (replaced.loneSurrogates > 0) warn('HUB_TEXT_SURROGATE_REPLACED', { ...fields, replaced: replaced.loneSurrogates }, `${what} holds lone UTF-16 surrogates; kept with each replaced by U+FFFD`);
+  if (replaced.nul > 0)
+    warn('HUB_TEXT_NUL_REPLACED', { ...fields, replaced: replaced.nul }, `${what} holds NUL characters; kept with each replaced by U+FFFD`);
+  if (replaced.loneSurrogates > 0)
+    warn(
+      'HUB_TEXT_SURROGATE_REPLACED',
+      { ...fields, replaced: replaced.loneSurrogates },
+      `${what} holds lone UTF-16 surrogates; kept with each replaced by U+FFFD`,
+    );
 }

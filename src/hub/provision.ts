@@ -30,19 +30,25 @@ const homeSchema = z.strictObject({
   /** The API needs a meter point id or coordinates for a location; the CSV takes the meter point. */
   meterPointId: z.string().regex(/^\d{18}$/, 'an 18-digit meter point id'),
   resources: z.string().transform((text, ctx) =>
-    text.split(';').filter((r) => r !== '').map((entry) => {
-      const [resourceId = '', resourceType = ''] = entry.split(':');
-      const parsed = z.object({ resourceId: id, resourceType: z.enum(resourceTypes) }).safeParse({ resourceId, resourceType });
-      if (!parsed.success) ctx.addIssue({ code: 'custom', message: `resource "${entry}": expected id:${resourceTypes.join('|')}` });
-      return { resourceId, resourceType: resourceType as (typeof resourceTypes)[number] };
-    }),
+    text
+      .split(';')
+      .filter((r) => r !== '')
+      .map((entry) => {
+        const [resourceId = '', resourceType = ''] = entry.split(':');
+        const parsed = z.object({ resourceId: id, resourceType: z.enum(resourceTypes) }).safeParse({ resourceId, resourceType });
+        if (!parsed.success) ctx.addIssue({ code: 'custom', message: `resource "${entry}": expected id:${resourceTypes.join('|')}` });
+        return { resourceId, resourceType: resourceType as (typeof resourceTypes)[number] };
+      }),
   ),
 });
 export type ProvisionedHome = z.infer<typeof homeSchema>;
 
 /** Parses the CSV (a header line with exactly the columns above, no quoting); every bad row is reported. */
 export function parseHomesCsv(text: string): ProvisionedHome[] {
-  const lines = text.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+  const lines = text
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('#'));
   const problems: { path: string; message: string }[] = [];
   if (lines[0] !== columns.join(',')) problems.push({ path: 'line 1', message: `expected the header ${columns.join(',')}` });
   const homes: ProvisionedHome[] = [];
@@ -50,9 +56,16 @@ export function parseHomesCsv(text: string): ProvisionedHome[] {
     const cells = line.split(',');
     const parsed = cells.length === columns.length ? homeSchema.safeParse(Object.fromEntries(columns.map((c, j) => [c, cells[j]]))) : undefined;
     if (parsed?.success) homes.push(parsed.data);
-    else problems.push({ path: `line ${i + 2}`, message: parsed ? parsed.error.issues.map((e) => `${e.path.join('.')}: ${e.message}`).join('; ') : `expected ${columns.length} cells` });
+    else
+      problems.push({
+        path: `line ${i + 2}`,
+        message: parsed ? parsed.error.issues.map((e) => `${e.path.join('.')}: ${e.message}`).join('; ') : `expected ${columns.length} cells`,
+      });
   });
-  if (problems.length > 0) throw new WattshiftError('CONFIG_INVALID', `invalid homes CSV (${problems.length} problem${problems.length === 1 ? '' : 's'})`, { details: { problems } });
+  if (problems.length > 0)
+    throw new WattshiftError('CONFIG_INVALID', `invalid homes CSV (${problems.length} problem${problems.length === 1 ? '' : 's'})`, {
+      details: { problems },
+    });
   return homes;
 }
 
@@ -63,7 +76,10 @@ export interface ProvisionResult {
   newCredentials: { gatewayId: string; username: string; password: string }[];
 }
 
-export async function provisionHomes(homes: readonly ProvisionedHome[], deps: { spark: SparkClient; registry: RegistryStore }): Promise<ProvisionResult> {
+export async function provisionHomes(
+  homes: readonly ProvisionedHome[],
+  deps: { spark: SparkClient; registry: RegistryStore },
+): Promise<ProvisionResult> {
   const { spark, registry } = deps;
   const changes: string[] = [];
   const newCredentials: ProvisionResult['newCredentials'] = [];
@@ -91,12 +107,20 @@ export async function provisionHomes(homes: readonly ProvisionedHome[], deps: { 
     }
     if (!known.has(h.gatewayId)) {
       const password = randomBytes(18).toString('base64url');
-      await registry.upsertGateway({ gatewayId: h.gatewayId, brokerUsername: h.gatewayId, brokerPasswordHash: mosquittoPasswordHash(password), priceArea: h.priceArea });
+      await registry.upsertGateway({
+        gatewayId: h.gatewayId,
+        brokerUsername: h.gatewayId,
+        brokerPasswordHash: mosquittoPasswordHash(password),
+        priceArea: h.priceArea,
+      });
       newCredentials.push({ gatewayId: h.gatewayId, username: h.gatewayId, password });
       known.add(h.gatewayId);
       changes.push(`created gateway ${h.gatewayId}`);
     }
-    await registry.upsertLocation({ locationId: h.locationId, userId: h.userId, priceArea: h.priceArea, meterPointId: h.meterPointId, gatewayId: h.gatewayId }, h.resources.map((r) => r.resourceId));
+    await registry.upsertLocation(
+      { locationId: h.locationId, userId: h.userId, priceArea: h.priceArea, meterPointId: h.meterPointId, gatewayId: h.gatewayId },
+      h.resources.map((r) => r.resourceId),
+    );
   }
   return { changes, newCredentials };
 }

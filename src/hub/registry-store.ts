@@ -62,26 +62,52 @@ export function createRegistryStore(pool: pg.Pool) {
       }
     },
     async gateways(): Promise<GatewayRow[]> {
-      const { rows } = await pool.query<{ gateway_id: string; broker_username: string; broker_password_hash: string | null; price_area: string | null; revoked: boolean }>(
-        'SELECT gateway_id, broker_username, broker_password_hash, price_area, revoked FROM gateways ORDER BY gateway_id',
-      );
-      return rows.map((r) => ({ gatewayId: r.gateway_id, brokerUsername: r.broker_username, brokerPasswordHash: r.broker_password_hash, priceArea: r.price_area, revoked: r.revoked }));
+      const { rows } = await pool.query<{
+        gateway_id: string;
+        broker_username: string;
+        broker_password_hash: string | null;
+        price_area: string | null;
+        revoked: boolean;
+      }>('SELECT gateway_id, broker_username, broker_password_hash, price_area, revoked FROM gateways ORDER BY gateway_id');
+      return rows.map((r) => ({
+        gatewayId: r.gateway_id,
+        brokerUsername: r.broker_username,
+        brokerPasswordHash: r.broker_password_hash,
+        priceArea: r.price_area,
+        revoked: r.revoked,
+      }));
     },
     async locations(): Promise<LocationRow[]> {
-      const { rows } = await pool.query<{ location_id: string; user_id: string; price_area: string; meter_point_id: string | null; gateway_id: string }>(
-        'SELECT location_id, user_id, price_area, meter_point_id, gateway_id FROM locations ORDER BY location_id',
-      );
-      return rows.map((r) => ({ locationId: r.location_id, userId: r.user_id, priceArea: r.price_area, meterPointId: r.meter_point_id, gatewayId: r.gateway_id }));
+      const { rows } = await pool.query<{
+        location_id: string;
+        user_id: string;
+        price_area: string;
+        meter_point_id: string | null;
+        gateway_id: string;
+      }>('SELECT location_id, user_id, price_area, meter_point_id, gateway_id FROM locations ORDER BY location_id');
+      return rows.map((r) => ({
+        locationId: r.location_id,
+        userId: r.user_id,
+        priceArea: r.price_area,
+        meterPointId: r.meter_point_id,
+        gatewayId: r.gateway_id,
+      }));
     },
     async locationsOfGateway(gatewayId: string): Promise<string[]> {
-      const { rows } = await pool.query<{ location_id: string }>('SELECT location_id FROM locations WHERE gateway_id = $1 ORDER BY location_id', [gatewayId]);
+      const { rows } = await pool.query<{ location_id: string }>('SELECT location_id FROM locations WHERE gateway_id = $1 ORDER BY location_id', [
+        gatewayId,
+      ]);
       return rows.map((r) => r.location_id);
     },
     /**
      * The registered locations among `locationIds`, and those of the given resources and users;
      * with the location the registry gives each of those resources.
      */
-    async resolveLocations(locationIds: readonly string[], resourceIds: readonly string[], userIds: readonly string[]): Promise<{ locationIds: string[]; resourceLocations: Map<string, string> }> {
+    async resolveLocations(
+      locationIds: readonly string[],
+      resourceIds: readonly string[],
+      userIds: readonly string[],
+    ): Promise<{ locationIds: string[]; resourceLocations: Map<string, string> }> {
       const { rows } = await pool.query<{ location_id: string; resource_id: string | null }>(
         `SELECT location_id, NULL AS resource_id FROM locations WHERE location_id = ANY($1) OR user_id = ANY($3)
          UNION ALL SELECT location_id, resource_id FROM resources WHERE resource_id = ANY($2)`,

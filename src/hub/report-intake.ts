@@ -68,16 +68,32 @@ export function createReportIntake(deps: {
       const foreign = owned.foreignLocations.length > 0 || owned.foreignResources.length > 0;
       let refusal: FleetReceipt | undefined;
       if (!owned.knownGateway || owned.revoked || foreign || !owned.eventTargetsGateway) {
-        const why = !owned.knownGateway ? 'unknown gateway'
-          : owned.revoked ? 'gateway revoked'
-          : foreign ? 'names locations or resources of another gateway'
-          : `event ${report.report.eventId} did not target this gateway's locations`;
+        const why = !owned.knownGateway
+          ? 'unknown gateway'
+          : owned.revoked
+            ? 'gateway revoked'
+            : foreign
+              ? 'names locations or resources of another gateway'
+              : `event ${report.report.eventId} did not target this gateway's locations`;
         log.error(
-          { code: 'FLEET_REPORT_FORBIDDEN', gatewayId, idempotencyKey: key, eventId: report.report.eventId, foreignLocations: owned.foreignLocations, foreignResources: owned.foreignResources },
+          {
+            code: 'FLEET_REPORT_FORBIDDEN',
+            gatewayId,
+            idempotencyKey: key,
+            eventId: report.report.eventId,
+            foreignLocations: owned.foreignLocations,
+            foreignResources: owned.foreignResources,
+          },
           `report refused: ${why}`,
         );
         const names = [...owned.foreignLocations.map((l) => `location ${l}`), ...owned.foreignResources.map((r) => `resource ${r}`)];
-        refusal = { v: fleetWireVersion, idempotencyKey: key, status: 'rejected', reason: `FLEET_REPORT_FORBIDDEN: ${why}${names.length ? `: ${names.join(', ')}` : ''}`.slice(0, 500), atMs: deps.clock.nowMs() };
+        refusal = {
+          v: fleetWireVersion,
+          idempotencyKey: key,
+          status: 'rejected',
+          reason: `FLEET_REPORT_FORBIDDEN: ${why}${names.length ? `: ${names.join(', ')}` : ''}`.slice(0, 500),
+          atMs: deps.clock.nowMs(),
+        };
       }
       const { created, row } = await deps.outbox.insert(key, gatewayId, report.report, refusal);
       if (row.receipt) await deps.sendReceipt(gatewayId, row.receipt);

@@ -7,10 +7,9 @@
 import type pg from 'pg';
 
 export async function pruneHub(pool: pg.Pool, keepDays: number): Promise<{ reports: number; events: number }> {
-  const reports = await pool.query(
-    `DELETE FROM report_outbox WHERE state <> 'pending' AND created_at < now() - make_interval(days => $1)`,
-    [keepDays],
-  );
+  const reports = await pool.query(`DELETE FROM report_outbox WHERE state <> 'pending' AND created_at < now() - make_interval(days => $1)`, [
+    keepDays,
+  ]);
   const events = await pool.query(
     `DELETE FROM events e WHERE coalesce(e.ends_at, e.received_at) < now() - make_interval(days => $1)
        AND NOT EXISTS (SELECT 1 FROM report_outbox o WHERE o.state = 'pending' AND o.body->>'eventId' = e.event_id)`,

@@ -57,7 +57,10 @@ async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | '
   return Buffer.concat(chunks);
 }
 
-export async function startWebhookEndpoint(options: WebhookEndpointOptions, deps: { fanout: EventFanout; health: () => Promise<HubHealth>; logger: Logger }): Promise<WebhookEndpoint> {
+export async function startWebhookEndpoint(
+  options: WebhookEndpointOptions,
+  deps: { fanout: EventFanout; health: () => Promise<HubHealth>; logger: Logger },
+): Promise<WebhookEndpoint> {
   const log = deps.logger.child({ component: 'hub-webhook' });
   const warn = rateLimitedWarn(log);
   const refused = refusalLog(log);
@@ -100,7 +103,10 @@ export async function startWebhookEndpoint(options: WebhookEndpointOptions, deps
       await deps.fanout.accept({ id: notification.eventId, createdAt: notification.eventCreatedAtUtc, payload: notification.payload });
       answer(res, 200, 'ok');
     } catch (err) {
-      log.error({ err, code: codeOf(err, 'STORE_FAILED'), eventId: notification.eventId }, 'webhook event not stored or not published; answered 500 for a redelivery');
+      log.error(
+        { err, code: codeOf(err, 'STORE_FAILED'), eventId: notification.eventId },
+        'webhook event not stored or not published; answered 500 for a redelivery',
+      );
       answer(res, 500, 'not stored');
     }
   };

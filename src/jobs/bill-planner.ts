@@ -45,8 +45,13 @@ export function billPlanner(deps: {
     } catch (err) {
       // Planning goes on: the month's peaks so far are taken as unknown (none), which can only
       // make the plan hold less, never leave the tank or the car short.
-      log.warn({ code: codeOf(err, 'STORE_FAILED'), err }, 'month\'s metered peaks unreadable; planning the capacity step without them');
+      log.warn({ code: codeOf(err, 'STORE_FAILED'), err }, "month's metered peaks unreadable; planning the capacity step without them");
     }
-    return planWithCapacity(input, nowMs, { rule, timezone, holidays: tariff.holidays, meteredHours: metered, vatRate: 1 + tariff.vatPct / 100 }, previous);
+    return planWithCapacity(
+      input,
+      nowMs,
+      { rule, timezone, holidays: tariff.holidays, meteredHours: metered, vatRate: 1 + tariff.vatPct / 100 },
+      previous,
+    );
   };
 }

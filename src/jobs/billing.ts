@@ -67,10 +67,14 @@ export function readBill(
   const metered = monthHours(store.readHourly('location', monthStart, closedTo));
   const month = monthKey(nowMs, site.timezone);
   const bill = monthBill(tariff, site.timezone, Number(month.slice(5, 7)), costsOf('location'), metered);
-  const devices = subjects.filter((s) => s.startsWith('device:')).flatMap((s) => {
-    const c = costsOf(s);
-    return c.length === 0 ? [] : [{ id: s.slice('device:'.length), kwh: c.reduce((a, x) => a + x.kwh, 0), total: c.reduce((a, x) => a + x.total, 0) }];
-  });
+  const devices = subjects
+    .filter((s) => s.startsWith('device:'))
+    .flatMap((s) => {
+      const c = costsOf(s);
+      return c.length === 0
+        ? []
+        : [{ id: s.slice('device:'.length), kwh: c.reduce((a, x) => a + x.kwh, 0), total: c.reduce((a, x) => a + x.total, 0) }];
+    });
   return { ...bill, month, monthStartMs: monthStart, currency: site.currency, devices };
 }
 
@@ -164,7 +168,12 @@ export function createBilling(deps: {
     const metered = monthHours(deps.store.readHourly('location', monthStart, closedTo));
     const fee = capacityFee(rule, capacityMeasure(rule, metered, site.timezone, tariff.holidays), Number(monthKey(nowMs, site.timezone).slice(5, 7)));
     const shares = capacityShares(rule, metered, site.timezone, tariff.holidays, fee);
-    deps.store.setCapacityShares('location', monthStart, closedTo, [...shares].map(([hourStartMs, share]) => ({ hourStartMs, share })));
+    deps.store.setCapacityShares(
+      'location',
+      monthStart,
+      closedTo,
+      [...shares].map(([hourStartMs, share]) => ({ hourStartMs, share })),
+    );
   }
 
   function tickOnce(nowMs: number): void {
@@ -185,9 +194,17 @@ export function createBilling(deps: {
   return {
     tick(nowMs) {
       const hourWrites = deps.hourWrites?.();
-      const inputs = hourWrites === undefined ? null : { closedTo: Math.floor(nowMs / HOUR_MS) * HOUR_MS, hourWrites, prices: priceParts(deps.prices()) };
+      const inputs =
+        hourWrites === undefined ? null : { closedTo: Math.floor(nowMs / HOUR_MS) * HOUR_MS, hourWrites, prices: priceParts(deps.prices()) };
       const last = pricedFrom;
-      if (inputs && last && inputs.closedTo === last.closedTo && inputs.hourWrites === last.hourWrites && inputs.prices.every((part, i) => part === last.prices[i])) return;
+      if (
+        inputs &&
+        last &&
+        inputs.closedTo === last.closedTo &&
+        inputs.hourWrites === last.hourWrites &&
+        inputs.prices.every((part, i) => part === last.prices[i])
+      )
+        return;
       try {
         tickOnce(nowMs);
         pricedFrom = inputs;

@@ -9,7 +9,12 @@ const { config } = parseConfig({
   spark: { clientId: 'c', clientSecret: 's' },
   mqtt: { url: 'mqtt://127.0.0.1:1883' },
   devices: [
-    { id: 'tank', kind: 'hotWaterTank', switch: { type: 'shelly', topicPrefix: 'shelly-tank' }, model: { volumeL: 200, elementKw: 2, floorC: 45, maxC: 75, minOnMinutes: 20, maxStartsPerDay: 2 } },
+    {
+      id: 'tank',
+      kind: 'hotWaterTank',
+      switch: { type: 'shelly', topicPrefix: 'shelly-tank' },
+      model: { volumeL: 200, elementKw: 2, floorC: 45, maxC: 75, minOnMinutes: 20, maxStartsPerDay: 2 },
+    },
     { id: 'car', kind: 'evCharger', charger: { type: 'goe', topicPrefix: 'go-e/1' }, model: { capacityKwh: 60 } },
   ],
 });
@@ -51,7 +56,7 @@ describe('commandRanges', () => {
 });
 
 describe('CommandGovernor', () => {
-  it('holds a mode for the tank\'s minimum on/off time and its starts per day', () => {
+  it("holds a mode for the tank's minimum on/off time and its starts per day", () => {
     const g = new CommandGovernor();
     g.admit({ deviceId: 'tank', mode: 'off' }, tank, 'auto', now);
     expect(code(() => g.admit({ deviceId: 'tank', mode: 'boost' }, tank, 'off', now + 60_000))).toBe('MQTT_COMMAND_LIMITED');

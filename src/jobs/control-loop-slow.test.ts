@@ -27,8 +27,13 @@ function device(id: string, clock: ManualClock, readMs: () => number): Controlle
 }
 
 const metering: Metering = {
-  feed: () => undefined, tick: () => undefined, flush: () => undefined, lastValue: () => undefined,
-  openHours: () => new Map(), hourWrites: () => 0, health: () => ({ ok: true, lastError: null, buffered: 0 }),
+  feed: () => undefined,
+  tick: () => undefined,
+  flush: () => undefined,
+  lastValue: () => undefined,
+  openHours: () => new Map(),
+  hourWrites: () => 0,
+  health: () => ({ ok: true, lastError: null, buffered: 0 }),
 };
 
 describe('control loop: a slow device read', () => {
@@ -39,8 +44,20 @@ describe('control loop: a slow device read', () => {
     let gatewayMs = 2_000;
     const control = startControlLoop({
       devices: [device('fast', clock, () => 500), device('gateway', clock, () => gatewayMs)],
-      mainMeter: null, metering, clock, logger, tickMs: 10_000, slotMinutes: 60,
-      inputs: { plan: () => null, locationCapKw: () => 17, deviceCapKw: () => undefined, intent: () => ({ mode: 'auto', boostUntilMs: null }), baseLoadKw: () => 0.5, estimatedTankC: () => undefined },
+      mainMeter: null,
+      metering,
+      clock,
+      logger,
+      tickMs: 10_000,
+      slotMinutes: 60,
+      inputs: {
+        plan: () => null,
+        locationCapKw: () => 17,
+        deviceCapKw: () => undefined,
+        intent: () => ({ mode: 'auto', boostUntilMs: null }),
+        baseLoadKw: () => 0.5,
+        estimatedTankC: () => undefined,
+      },
       onTick: () => undefined,
     });
     const slow = () => lines.filter((l) => l['code'] === 'CONTROL_TICK_SLOW');

@@ -12,7 +12,17 @@ import { createPhaseControl, switchingChargerNow, wantedChargerKw } from './phas
 import { switchesPhases } from '../core/phase-switch.js';
 import { rateLimitedWarn } from '../log-limit.js';
 import {
-  asGiven, chargerTarget, delayToNextTickMs, heaterTarget, modeAt, newlyGuarded, raisesLoad, roomUnderCapKw, slotAt, slotStartOf, slowestLateRead,
+  asGiven,
+  chargerTarget,
+  delayToNextTickMs,
+  heaterTarget,
+  modeAt,
+  newlyGuarded,
+  raisesLoad,
+  roomUnderCapKw,
+  slotAt,
+  slotStartOf,
+  slowestLateRead,
 } from './control-steps.js';
 
 export interface ControlledDevice {
@@ -120,7 +130,13 @@ export function startControlLoop(deps: {
   /** A phase reading holds a heater's current only if taken a little after it was first seen drawing. */
   const PHASE_SETTLE_MS = 5_000;
   /** Whether the fuse's phase reading may not hold a heater's current yet (tracked from its power now). */
-  function heaterSeen(id: string, heaterKw: number, powerW: number | undefined, phases: PhaseReading | undefined, now: number): { sincePhaseReading?: boolean } {
+  function heaterSeen(
+    id: string,
+    heaterKw: number,
+    powerW: number | undefined,
+    phases: PhaseReading | undefined,
+    now: number,
+  ): { sincePhaseReading?: boolean } {
     if ((powerW ?? 0) / 1000 < heaterKw / 2) drawingSinceMs.delete(id);
     else if (!drawingSinceMs.has(id)) drawingSinceMs.set(id, now);
     if (!deps.fuse) return {};
@@ -134,7 +150,10 @@ export function startControlLoop(deps: {
    * Reads every device side by side, each under its own timeout (and the fuse's meter when it is
    * not one of them), noting when each read ended, ms after `startedMs`.
    */
-  async function readAll(signal: AbortSignal, startedMs: number): Promise<{ readings: Map<string, DeviceReading>; phases: PhaseReading | undefined; doneAfterMs: Map<string, number> }> {
+  async function readAll(
+    signal: AbortSignal,
+    startedMs: number,
+  ): Promise<{ readings: Map<string, DeviceReading>; phases: PhaseReading | undefined; doneAfterMs: Map<string, number> }> {
     const readings = new Map<string, DeviceReading>();
     const fuseMeter = deps.fuse && !hasDevice(all, deps.fuse.meterId) ? deps.fuse.meter : undefined;
     const doneAfterMs = new Map<string, number>();
@@ -181,13 +200,23 @@ export function startControlLoop(deps: {
       if (c.config.kind !== 'evCharger') return [];
       const r = v.readings.get(c.config.id);
       const planned = chargerTarget(v.plan, v.slot, c.config.id, v.now);
-      const wants = chargerWantsCurrent({ plugged: r?.ev?.plugged === true, mode: v.modeOf(c.config.id), planned, slotEnergyKwh: v.energies.get(c.config.id) ?? 0 });
-      return [{
-        id: c.config.id, voltageV: c.config.model.voltageV, safeCurrentA: c.config.safeCurrentA, powerW: r?.powerW,
-        phases: switchesPhases(c.config.model) ? phaseControl.actual(c.config.id, r?.ev?.phases, c.config.model.phases) : c.config.model.phases,
-        ...(switchesPhases(c.config.model) && r?.ev?.phases === undefined ? { drawUncertain: true } : {}),
-        sharing: wants || (r?.powerW ?? 0) > 0,
-      }];
+      const wants = chargerWantsCurrent({
+        plugged: r?.ev?.plugged === true,
+        mode: v.modeOf(c.config.id),
+        planned,
+        slotEnergyKwh: v.energies.get(c.config.id) ?? 0,
+      });
+      return [
+        {
+          id: c.config.id,
+          voltageV: c.config.model.voltageV,
+          safeCurrentA: c.config.safeCurrentA,
+          powerW: r?.powerW,
+          phases: switchesPhases(c.config.model) ? phaseControl.actual(c.config.id, r?.ev?.phases, c.config.model.phases) : c.config.model.phases,
+          ...(switchesPhases(c.config.model) && r?.ev?.phases === undefined ? { drawUncertain: true } : {}),
+          sharing: wants || (r?.powerW ?? 0) > 0,
+        },
+      ];
     });
   }
 
@@ -195,7 +224,12 @@ export function startControlLoop(deps: {
   function devicesNow(v: TickView, capKw: number, locationPowerW: number | undefined): DeviceNow[] {
     const { now, readings, phases } = v;
     const fuseChargers = chargersUnderFuse(v);
-    const roomKw = roomUnderCapKw(capKw, locationPowerW, deps.devices.map((c) => readings.get(c.config.id)?.powerW), () => deps.inputs.baseLoadKw(now));
+    const roomKw = roomUnderCapKw(
+      capKw,
+      locationPowerW,
+      deps.devices.map((c) => readings.get(c.config.id)?.powerW),
+      () => deps.inputs.baseLoadKw(now),
+    );
     const nows: DeviceNow[] = [];
     for (const c of deps.devices) {
       const cfg = c.config;
@@ -206,20 +240,38 @@ export function startControlLoop(deps: {
       const capKw = deps.inputs.deviceCapKw(cfg.id, now);
       if (cfg.kind === 'hotWaterTank') {
         nows.push({
-          kind: 'hotWaterTank', id: cfg.id, available, mode,
+          kind: 'hotWaterTank',
+          id: cfg.id,
+          available,
+          mode,
           temperatureC: r.temperatureC ?? deps.inputs.estimatedTankC(cfg.id, now),
-          floorC: cfg.model.floorC, maxC: cfg.model.maxC, elementKw: cfg.model.elementKw, powerW: r.powerW, slotEnergyKwh: e,
+          floorC: cfg.model.floorC,
+          maxC: cfg.model.maxC,
+          elementKw: cfg.model.elementKw,
+          powerW: r.powerW,
+          slotEnergyKwh: e,
           planned: heaterTarget(v.plan, v.slot, cfg.id),
           ...(capKw !== undefined ? { capKw } : {}),
           ...heaterSeen(cfg.id, cfg.model.elementKw, r.powerW, phases, now),
         });
       } else if (cfg.kind === 'heatPump') {
-        nows.push(heatPumps.now(cfg, {
-          available, mode, temperatureC: r.temperatureC ?? deps.inputs.estimatedTankC(cfg.id, now), powerW: r.powerW, slotEnergyKwh: e,
-          planned: heaterTarget(v.plan, v.slot, cfg.id),
-          ...(capKw !== undefined ? { capKw } : {}),
-          ...heaterSeen(cfg.id, cfg.model.electricKw, r.powerW, phases, now),
-        }, v.plan, now));
+        nows.push(
+          heatPumps.now(
+            cfg,
+            {
+              available,
+              mode,
+              temperatureC: r.temperatureC ?? deps.inputs.estimatedTankC(cfg.id, now),
+              powerW: r.powerW,
+              slotEnergyKwh: e,
+              planned: heaterTarget(v.plan, v.slot, cfg.id),
+              ...(capKw !== undefined ? { capKw } : {}),
+              ...heaterSeen(cfg.id, cfg.model.electricKw, r.powerW, phases, now),
+            },
+            v.plan,
+            now,
+          ),
+        );
       } else if (cfg.kind === 'evCharger') {
         nows.push(chargerNow(v, cfg, { r, e, mode, available, capKw }, fuseChargers, roomKw));
       }
@@ -232,9 +284,11 @@ export function startControlLoop(deps: {
    * limit this tick (a charger that switches phases chooses them within `roomKw`).
    */
   function chargerNow(
-    v: TickView, cfg: Extract<DeviceConfig, { kind: 'evCharger' }>,
+    v: TickView,
+    cfg: Extract<DeviceConfig, { kind: 'evCharger' }>,
     seen: { r: DeviceReading; e: number; mode: DeviceMode; available: boolean; capKw: number | undefined },
-    fuseChargers: readonly (FuseCharger & { sharing: boolean })[], roomKw: number,
+    fuseChargers: readonly (FuseCharger & { sharing: boolean })[],
+    roomKw: number,
   ): DeviceNow {
     const { r, e, mode, available, capKw } = seen;
     const { now, phases } = v;
@@ -245,14 +299,27 @@ export function startControlLoop(deps: {
     const plugged = r.ev?.plugged ?? false;
     const switching = switchesPhases(cfg.model)
       ? switchingChargerNow(phaseControl, {
-        cfg, reported: r.ev?.phases, available, nowMs: now,
-        wantKw: wantedChargerKw({ plugged, mode, planned, slotEnergyKwh: e, roomKw: Math.min(roomKw, capKw ?? Infinity) }),
-        fuse: fuse ? { guard: fuse, charger, phases, all: sharers } : undefined,
-      })
+          cfg,
+          reported: r.ev?.phases,
+          available,
+          nowMs: now,
+          wantKw: wantedChargerKw({ plugged, mode, planned, slotEnergyKwh: e, roomKw: Math.min(roomKw, capKw ?? Infinity) }),
+          fuse: fuse ? { guard: fuse, charger, phases, all: sharers } : undefined,
+        })
       : undefined;
     return {
-      kind: 'evCharger', id: cfg.id, available, mode, plugged, powerW: r.powerW, slotEnergyKwh: e, planned,
-      voltageV: cfg.model.voltageV, minCurrentA: cfg.model.minCurrentA, maxCurrentA: cfg.model.maxCurrentA, safeCurrentA: cfg.safeCurrentA,
+      kind: 'evCharger',
+      id: cfg.id,
+      available,
+      mode,
+      plugged,
+      powerW: r.powerW,
+      slotEnergyKwh: e,
+      planned,
+      voltageV: cfg.model.voltageV,
+      minCurrentA: cfg.model.minCurrentA,
+      maxCurrentA: cfg.model.maxCurrentA,
+      safeCurrentA: cfg.safeCurrentA,
       ...(capKw !== undefined ? { capKw } : {}),
       ...(switching ?? {
         phases: cfg.model.phases,
@@ -265,23 +332,25 @@ export function startControlLoop(deps: {
   async function applyDecision(decision: Decision, now: number): Promise<void> {
     const byId = new Map(deps.devices.map((c) => [c.config.id, c]));
     // A device that refuses a command is the supervisor's to report; the others still get theirs.
-    const apply = (setpoints: readonly Setpoint[]) => Promise.allSettled(
-      setpoints.map(async (s) => {
-        const c = byId.get(s.id);
-        if (!c) return;
-        // A cap's block goes into the device's own timer to the cap's end (docs/caps.md).
-        if (s.kind === 'heater') await c.device.applyHeater(!s.allow, s.heldByCap ? deps.inputs.capEndMs?.(s.id, now) : undefined);
-        else if (s.kind === 'heatPump') await c.device.applySgReady(s.state);
-        else {
-          // Across a phase switch the current is 0 first, then the phases change.
-          await c.device.applyCurrent(s.currentA, deps.inputs.capEndMs?.(s.id, now));
-          if (s.phases !== undefined) await c.device.applyPhases?.(s.phases);
-        }
-        if (s.kind === 'charger') appliedA.set(s.id, s.currentA);
-      }),
-    );
+    const apply = (setpoints: readonly Setpoint[]) =>
+      Promise.allSettled(
+        setpoints.map(async (s) => {
+          const c = byId.get(s.id);
+          if (!c) return;
+          // A cap's block goes into the device's own timer to the cap's end (docs/caps.md).
+          if (s.kind === 'heater') await c.device.applyHeater(!s.allow, s.heldByCap ? deps.inputs.capEndMs?.(s.id, now) : undefined);
+          else if (s.kind === 'heatPump') await c.device.applySgReady(s.state);
+          else {
+            // Across a phase switch the current is 0 first, then the phases change.
+            await c.device.applyCurrent(s.currentA, deps.inputs.capEndMs?.(s.id, now));
+            if (s.phases !== undefined) await c.device.applyPhases?.(s.phases);
+          }
+          if (s.kind === 'charger') appliedA.set(s.id, s.currentA);
+        }),
+      );
     const sgStateOf = (id: string) => byId.get(id)?.device.health().sgState;
-    const raises = (s: Setpoint): boolean => raisesLoad(s, { sgState: s.kind === 'heatPump' ? sgStateOf(s.id) : undefined, appliedA: appliedA.get(s.id) });
+    const raises = (s: Setpoint): boolean =>
+      raisesLoad(s, { sgState: s.kind === 'heatPump' ? sgStateOf(s.id) : undefined, appliedA: appliedA.get(s.id) });
     await apply(decision.setpoints.filter((s) => !raises(s)));
     await apply(decision.setpoints.filter(raises));
     heatPumps.applied(asGiven(decision.setpoints, sgStateOf), now);
@@ -294,7 +363,11 @@ export function startControlLoop(deps: {
     // Decisions then rest on readings older than a tick (the phase currents among them), and the tick runs late.
     const slowest = slowestLateRead(doneAfterMs, now - startedMs, deps.tickMs);
     if (slowest) {
-      slowWarn('CONTROL_TICK_SLOW', { tookMs: now - startedMs, tickMs: deps.tickMs, slowest: slowest[0], slowestDoneAfterMs: slowest[1] }, 'reading the devices took longer than a control tick');
+      slowWarn(
+        'CONTROL_TICK_SLOW',
+        { tookMs: now - startedMs, tickMs: deps.tickMs, slowest: slowest[0], slowestDoneAfterMs: slowest[1] },
+        'reading the devices took longer than a control tick',
+      );
     }
     rollSlot(now);
     for (const c of all) deps.metering.feed(c.subject, readings.get(c.config.id)!);
@@ -307,7 +380,13 @@ export function startControlLoop(deps: {
     const locationPowerW = deps.mainMeter ? readings.get(deps.mainMeter.config.id)?.powerW : undefined;
     const nows = devicesNow(view, capKw, locationPowerW);
     const budget = hourBudget(slot, deps.metering, deps.mainMeter?.subject, now);
-    const decision = decide(nows, { capKw, locationPowerW, baseLoadKw: deps.inputs.baseLoadKw(now), guardedBefore: [...guarding], ...(budget ? { hourBudget: budget } : {}) });
+    const decision = decide(nows, {
+      capKw,
+      locationPowerW,
+      baseLoadKw: deps.inputs.baseLoadKw(now),
+      guardedBefore: [...guarding],
+      ...(budget ? { hourBudget: budget } : {}),
+    });
     for (const id of newlyGuarded(decision.guarded, guarding)) {
       log.info({ code: 'HOUR_GUARD', device: id, ...budget }, 'throttled to keep the hour within its capacity-step allowance');
     }

@@ -2,16 +2,45 @@ import { describe, expect, it } from 'vitest';
 import type { Plan, PlanSlot } from '../core/types.js';
 import type { Setpoint } from '../core/control.js';
 import {
-  asGiven, chargerTarget, delayToNextTickMs, heaterTarget, modeAt, newlyGuarded, raisesLoad, roomUnderCapKw, slotAt, slotStartOf, slowestLateRead,
+  asGiven,
+  chargerTarget,
+  delayToNextTickMs,
+  heaterTarget,
+  modeAt,
+  newlyGuarded,
+  raisesLoad,
+  roomUnderCapKw,
+  slotAt,
+  slotStartOf,
+  slowestLateRead,
 } from './control-steps.js';
 
 const H = 3_600_000;
 const planSlot = (i: number, extra: Partial<PlanSlot> = {}): PlanSlot => ({
-  startMs: i * H, endMs: (i + 1) * H, price: 0.1, spot: 0.1, delta: 0, source: 'actual', headroomKW: 10, binding: [], reason: '', ...extra,
+  startMs: i * H,
+  endMs: (i + 1) * H,
+  price: 0.1,
+  spot: 0.1,
+  delta: 0,
+  source: 'actual',
+  headroomKW: 10,
+  binding: [],
+  reason: '',
+  ...extra,
 });
 const planOf = (slots: PlanSlot[]): Plan => ({
-  createdMs: 0, currency: 'EUR', slotMinutes: 60, startMs: 0, endMs: slots.length * H, mode: 'optimal', slots, cost: 0, baselineCost: 0,
-  baselineRespectsLimits: true, incentiveEarned: 0, shortfalls: [],
+  createdMs: 0,
+  currency: 'EUR',
+  slotMinutes: 60,
+  startMs: 0,
+  endMs: slots.length * H,
+  mode: 'optimal',
+  slots,
+  cost: 0,
+  baselineCost: 0,
+  baselineRespectsLimits: true,
+  incentiveEarned: 0,
+  shortfalls: [],
 });
 
 describe('slotAt and slotStartOf', () => {
@@ -50,12 +79,34 @@ describe('chargerTarget', () => {
   it.each([
     ['is null without a plan', null, undefined, 0, null],
     ['asks for nothing in a plan without the slot', planOf([]), undefined, 0.5 * H, { energyKwh: 0, powerKw: 0 }],
-    ['asks for nothing in a slot that does not name the charger', planOf([planSlot(0)]), planSlot(0), 0.5 * H, { energyKwh: 0, powerKw: 0, leftH: 0.5 }],
-    ['asks for the slot\'s energy with the hours left in it', planOf([]), planSlot(0, { evs: { car: ev } }), 0.25 * H, { energyKwh: 4, powerKw: 8, leftH: 0.75 }],
-    ['counts the hours to the car\'s departure inside the slot', planOf([]), planSlot(0, { evs: { car: { ...ev, leavesMs: 0.5 * H } } }), 0.25 * H,
-      { energyKwh: 4, powerKw: 8, leftH: 0.25 }],
-    ['counts no hours once the car has left', planOf([]), planSlot(0, { evs: { car: { ...ev, leavesMs: 0.5 * H } } }), 0.75 * H,
-      { energyKwh: 4, powerKw: 8, leftH: 0 }],
+    [
+      'asks for nothing in a slot that does not name the charger',
+      planOf([planSlot(0)]),
+      planSlot(0),
+      0.5 * H,
+      { energyKwh: 0, powerKw: 0, leftH: 0.5 },
+    ],
+    [
+      "asks for the slot's energy with the hours left in it",
+      planOf([]),
+      planSlot(0, { evs: { car: ev } }),
+      0.25 * H,
+      { energyKwh: 4, powerKw: 8, leftH: 0.75 },
+    ],
+    [
+      "counts the hours to the car's departure inside the slot",
+      planOf([]),
+      planSlot(0, { evs: { car: { ...ev, leavesMs: 0.5 * H } } }),
+      0.25 * H,
+      { energyKwh: 4, powerKw: 8, leftH: 0.25 },
+    ],
+    [
+      'counts no hours once the car has left',
+      planOf([]),
+      planSlot(0, { evs: { car: { ...ev, leavesMs: 0.5 * H } } }),
+      0.75 * H,
+      { energyKwh: 4, powerKw: 8, leftH: 0 },
+    ],
   ])('%s', (_name, plan, slot, nowMs, expected) => {
     expect(chargerTarget(plan, slot, 'car', nowMs)).toEqual(expected);
   });
@@ -65,10 +116,20 @@ describe('heaterTarget', () => {
   const tank = { energyKWh: 2, powerKW: 2, on: true, endTempC: 60 };
   it.each([
     ['is null without a plan', null, undefined, null],
-    ['asks for nothing outside the plan\'s slots', planOf([]), undefined, { energyKwh: 0, powerKw: 0, paidToConsume: false }],
-    ['asks for the slot\'s energy', planOf([]), planSlot(0, { tanks: { tank } }), { energyKwh: 2, powerKw: 2, paidToConsume: false }],
-    ['says when consuming is paid for', planOf([]), planSlot(0, { price: -0.01, tanks: { tank } }), { energyKwh: 2, powerKw: 2, paidToConsume: true }],
-    ['asks for nothing in a slot that does not name the heater', planOf([]), planSlot(0, { price: 0 }), { energyKwh: 0, powerKw: 0, paidToConsume: false }],
+    ["asks for nothing outside the plan's slots", planOf([]), undefined, { energyKwh: 0, powerKw: 0, paidToConsume: false }],
+    ["asks for the slot's energy", planOf([]), planSlot(0, { tanks: { tank } }), { energyKwh: 2, powerKw: 2, paidToConsume: false }],
+    [
+      'says when consuming is paid for',
+      planOf([]),
+      planSlot(0, { price: -0.01, tanks: { tank } }),
+      { energyKwh: 2, powerKw: 2, paidToConsume: true },
+    ],
+    [
+      'asks for nothing in a slot that does not name the heater',
+      planOf([]),
+      planSlot(0, { price: 0 }),
+      { energyKwh: 0, powerKw: 0, paidToConsume: false },
+    ],
   ])('%s', (_name, plan, slot, expected) => {
     expect(heaterTarget(plan, slot, 'tank')).toEqual(expected);
   });
@@ -92,7 +153,11 @@ describe('roomUnderCapKw', () => {
 });
 
 describe('slowestLateRead', () => {
-  const reads = new Map([['meter', 300], ['gateway', 12_000], ['tank', 900]]);
+  const reads = new Map([
+    ['meter', 300],
+    ['gateway', 12_000],
+    ['tank', 900],
+  ]);
   it.each([
     ['names the slowest read of a late tick', reads, 12_500, ['gateway', 12_000]],
     ['names none when the tick kept time', reads, 10_000, undefined],
@@ -102,7 +167,16 @@ describe('slowestLateRead', () => {
   });
 
   it('names the first of two equally slow reads', () => {
-    expect(slowestLateRead(new Map([['a', 5], ['b', 5]]), 20, 10)).toEqual(['a', 5]);
+    expect(
+      slowestLateRead(
+        new Map([
+          ['a', 5],
+          ['b', 5],
+        ]),
+        20,
+        10,
+      ),
+    ).toEqual(['a', 5]);
   });
 });
 

@@ -36,7 +36,9 @@ export function modeAt(intent: { mode: DeviceMode; boostUntilMs: number | null }
 export function chargerTarget(plan: Plan | null, slot: PlanSlot | undefined, id: string, nowMs: number): SlotTarget | null {
   const v = slot?.evs?.[id];
   const untilMs = Math.min(slot?.endMs ?? nowMs, v?.leavesMs ?? Infinity);
-  return plan === null ? null : { energyKwh: v?.energyKWh ?? 0, powerKw: v?.powerKW ?? 0, ...(slot ? { leftH: Math.max(0, untilMs - nowMs) / HOUR_MS } : {}) };
+  return plan === null
+    ? null
+    : { energyKwh: v?.energyKWh ?? 0, powerKw: v?.powerKW ?? 0, ...(slot ? { leftH: Math.max(0, untilMs - nowMs) / HOUR_MS } : {}) };
 }
 
 /** What the plan asks of a heater in the slot, and whether consuming is paid for there. Null without a plan. */
@@ -49,7 +51,12 @@ export function heaterTarget(plan: Plan | null, slot: PlanSlot | undefined, id: 
  * Room under the location cap for a charger choosing its phases, kW, reckoning the base load as
  * `decide()` does: the main meter less what the devices draw, or the forecast without a meter.
  */
-export function roomUnderCapKw(capKw: number, locationPowerW: number | undefined, devicesPowerW: readonly (number | undefined)[], baseLoadKw: () => number): number {
+export function roomUnderCapKw(
+  capKw: number,
+  locationPowerW: number | undefined,
+  devicesPowerW: readonly (number | undefined)[],
+  baseLoadKw: () => number,
+): number {
   const devicesKw = devicesPowerW.reduce<number>((sum, w) => sum + Math.max(0, (w ?? 0) / 1000), 0);
   return capKw - (locationPowerW === undefined ? baseLoadKw() : Math.max(0, locationPowerW / 1000 - devicesKw));
 }

@@ -17,11 +17,13 @@ export interface StoredEvSession {
   tag: SessionTag | null;
 }
 
-const storedSessionSchema = z.strictObject({
-  startMs: z.number(),
-  startKwh: z.number().nullable(),
-  tag: z.strictObject({ idTag: z.string().optional(), goeCard: z.number().optional() }).nullable(),
-}).nullable();
+const storedSessionSchema = z
+  .strictObject({
+    startMs: z.number(),
+    startKwh: z.number().nullable(),
+    tag: z.strictObject({ idTag: z.string().optional(), goeCard: z.number().optional() }).nullable(),
+  })
+  .nullable();
 
 /**
  * Counters read back within this of each other are the same reading: OCPP counts in Wh, go-e's

@@ -99,7 +99,11 @@ export function createEventActions(deps: {
     deps.store.transaction(() => {
       if (report) {
         deps.store.enqueueReport({
-          idempotencyKey: `${e.id}:usage`, eventId: e.id, kind: 'usage', body: report, nowMs: now,
+          idempotencyKey: `${e.id}:usage`,
+          eventId: e.id,
+          kind: 'usage',
+          body: report,
+          nowMs: now,
           deadlineMs: monthEndDeadlineMs(hours.at(-1) ?? now),
         });
         deps.store.markEvent(row.eventId, 'reportQueued');

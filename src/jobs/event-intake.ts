@@ -58,7 +58,10 @@ export function createEventIntake(deps: {
       }
       if (!isNew) return { outcome: 'duplicate', event };
       if (event.refusal !== null) {
-        log.warn({ code: 'EVENT_OUT_OF_RANGE', eventId: event.id, payloadType: event.payloadType, reason: event.refusal }, 'event refused: values out of bounds; stored, not planned');
+        log.warn(
+          { code: 'EVENT_OUT_OF_RANGE', eventId: event.id, payloadType: event.payloadType, reason: event.refusal },
+          'event refused: values out of bounds; stored, not planned',
+        );
         deps.onRefused?.(event);
         return { outcome: 'refused', event };
       }

@@ -3,12 +3,21 @@ import { createLogger } from '../log.js';
 import { createFuseGuard } from './fuse-guard.js';
 
 const logger = createLogger({ level: 'silent' });
-const fuse = { mainFuseA: 25, phases: 3 as const, supply: 'TN' as const, meter: 'han', marginA: 1, raiseAfterS: 60, staleAfterS: 30, singlePhaseChargerLine: 1 as const };
+const fuse = {
+  mainFuseA: 25,
+  phases: 3 as const,
+  supply: 'TN' as const,
+  meter: 'han',
+  marginA: 1,
+  raiseAfterS: 60,
+  staleAfterS: 30,
+  singlePhaseChargerLine: 1 as const,
+};
 const at = 1_000_000;
 const reading = (currentsA: number[]) => ({ currentsA, voltagesV: [], atMs: at });
 
 describe('fuse guard: the limit of the other phase count', () => {
-  it('takes the charger\'s draw off the lines it flows on now, not the lines of the phase count asked about', () => {
+  it("takes the charger's draw off the lines it flows on now, not the lines of the phase count asked about", () => {
     const guard = createFuseGuard(fuse, logger);
     // Charging 3-phase at 10 A (6.9 kW); the house draws 4 A on L1 and 12 A on L2 and L3.
     const car = { id: 'car', voltageV: 230, safeCurrentA: 6, powerW: 6900 };

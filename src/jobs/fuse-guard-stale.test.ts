@@ -4,7 +4,16 @@ import { createFuseGuard } from './fuse-guard.js';
 
 const logger = createLogger({ level: 'silent' });
 // IT 3×230 V: a 3-phase charger draws √3·230 W per amp. A slow HAN reader: readings count for 10 minutes.
-const fuse = { mainFuseA: 25, phases: 3 as const, supply: 'IT' as const, meter: 'han', marginA: 2, raiseAfterS: 60, staleAfterS: 600, singlePhaseChargerLine: 1 as const };
+const fuse = {
+  mainFuseA: 25,
+  phases: 3 as const,
+  supply: 'IT' as const,
+  meter: 'han',
+  marginA: 2,
+  raiseAfterS: 60,
+  staleAfterS: 600,
+  singlePhaseChargerLine: 1 as const,
+};
 const wPerA = Math.sqrt(3) * 230;
 const t0 = 1_000_000;
 const tick = 10_000;
@@ -60,7 +69,7 @@ describe('fuse guard: no phase currents yet', () => {
     return { lines, logger: createLogger({ destination: { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) } }) };
   }
 
-  it('waits for the meter\'s first list at start without a warning, then warns once when it goes stale', () => {
+  it("waits for the meter's first list at start without a warning, then warns once when it goes stale", () => {
     const { lines, logger: log } = captured();
     const guard = createFuseGuard({ ...fuse, staleAfterS: 30 }, log);
     expect(guard.limitFor(charger('a', 0), undefined, t0).maxA).toBe(6);

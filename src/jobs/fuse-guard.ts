@@ -79,7 +79,10 @@ export function createFuseGuard(config: FuseConfig, logger: Logger): FuseGuard {
    */
   const amps = (x: FuseCharger, watts: number, l: number, bound: 'least' | 'most' = 'least'): number => {
     const w = Math.max(0, watts);
-    if (x.drawUncertain) return Math[bound === 'least' ? 'min' : 'max'](...([1, 3] as const).map((n) => (linesOf(n).includes(l) ? w / perAmp({ phases: n, voltageV: x.voltageV }) : 0)));
+    if (x.drawUncertain)
+      return Math[bound === 'least' ? 'min' : 'max'](
+        ...([1, 3] as const).map((n) => (linesOf(n).includes(l) ? w / perAmp({ phases: n, voltageV: x.voltageV }) : 0)),
+      );
     const draw = x.drawPhases ?? x.phases;
     return linesOf(draw).includes(l) ? w / perAmp({ phases: draw, voltageV: x.voltageV }) : 0;
   };
@@ -121,12 +124,18 @@ export function createFuseGuard(config: FuseConfig, logger: Logger): FuseGuard {
       const rises = phases === undefined ? [] : chargers.map((x) => ({ x, watts: riseSince(x, phases.atMs) }));
       // A current no line of a home can carry (negative, or far over any main fuse) is not a
       // reading: the line counts as not measured, never as empty, whichever meter listed it.
-      const measured = (phases?.currentsA ?? []).map((a, l) => (isMetered('phaseCurrentA', a) ? a + rises.reduce((sum, r) => sum + amps(r.x, r.watts, l, 'most'), 0) : NaN));
+      const measured = (phases?.currentsA ?? []).map((a, l) =>
+        isMetered('phaseCurrentA', a) ? a + rises.reduce((sum, r) => sum + amps(r.x, r.watts, l, 'most'), 0) : NaN,
+      );
       // For the other phase count, its draw now comes off the lines it flows on now.
       const currentsA = exact ? measured : measured.map((a, l) => a - own(l));
       const input: FuseInput = {
-        fuseA: config.mainFuseA, marginA: config.marginA,
-        currentsA, measuredAtMs: phases?.atMs, nowMs, staleAfterMs: config.staleAfterS * 1000,
+        fuseA: config.mainFuseA,
+        marginA: config.marginA,
+        currentsA,
+        measuredAtMs: phases?.atMs,
+        nowMs,
+        staleAfterMs: config.staleAfterS * 1000,
         lines: linesOf(c.phases),
         chargerNowA: exact ? ownA : 0,
         sharedBy,
@@ -138,10 +147,16 @@ export function createFuseGuard(config: FuseConfig, logger: Logger): FuseGuard {
         const why = h.why === 'stale' ? 'phase currents stale' : `L${h.line + 1} current not measured`;
         if (waiting && blind.get(c.id) !== 'start') {
           // The HAN meter lists its currents every few seconds: at start, waiting for them is no fault.
-          log.info({ device: c.id, safeCurrentA: c.safeCurrentA }, 'waiting for the meter\'s first phase currents: the charger is held at its safe current');
+          log.info(
+            { device: c.id, safeCurrentA: c.safeCurrentA },
+            "waiting for the meter's first phase currents: the charger is held at its safe current",
+          );
           blind.set(c.id, 'start');
         } else if (!waiting && blind.get(c.id) !== why) {
-          log.warn({ code: 'FUSE_PHASES_UNKNOWN', device: c.id, why, safeCurrentA: c.safeCurrentA }, 'no usable phase currents for the main fuse: the charger is held at its safe current');
+          log.warn(
+            { code: 'FUSE_PHASES_UNKNOWN', device: c.id, why, safeCurrentA: c.safeCurrentA },
+            'no usable phase currents for the main fuse: the charger is held at its safe current',
+          );
           blind.set(c.id, why);
         }
         return { maxA: c.safeCurrentA, reason: `${fuseReason}: ${why}, safe current` };
@@ -160,7 +175,7 @@ export function createFuseGuard(config: FuseConfig, logger: Logger): FuseGuard {
         const was = limiting.get(s.id);
         const now = heldByFuse(s.reason) ? s.reason : undefined;
         if (now !== undefined && was === undefined) {
-          log.warn({ code: 'FUSE_LIMIT', device: s.id, currentA: s.currentA, reason: now }, 'the main fuse limits the charger\'s current');
+          log.warn({ code: 'FUSE_LIMIT', device: s.id, currentA: s.currentA, reason: now }, "the main fuse limits the charger's current");
         } else if (now === undefined && was !== undefined) {
           log.info({ device: s.id, currentA: s.currentA }, 'the main fuse no longer limits the charger');
         }

@@ -14,19 +14,22 @@ describe('startHeartbeats', () => {
     const logger = createLogger({ level: 'debug', destination: { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) } });
     const beats: Record<string, number[]> = { a: [], b: [] };
     let bFails = false;
-    const handle = startHeartbeats([
-      { device: 'a', heartbeat: { everyMs: 10_000, beat: async () => void beats.a!.push(clock.nowMs() - t0) } },
-      {
-        device: 'b',
-        heartbeat: {
-          everyMs: 30_000,
-          beat: async () => {
-            if (bFails) throw new WattshiftError('DEVICE_TIMEOUT', 'no answer');
-            beats.b!.push(clock.nowMs() - t0);
+    const handle = startHeartbeats(
+      [
+        { device: 'a', heartbeat: { everyMs: 10_000, beat: async () => void beats.a!.push(clock.nowMs() - t0) } },
+        {
+          device: 'b',
+          heartbeat: {
+            everyMs: 30_000,
+            beat: async () => {
+              if (bFails) throw new WattshiftError('DEVICE_TIMEOUT', 'no answer');
+              beats.b!.push(clock.nowMs() - t0);
+            },
           },
         },
-      },
-    ], { clock, logger })!;
+      ],
+      { clock, logger },
+    )!;
     for (let i = 0; i < 6; i++) {
       await settle();
       await clock.advance(10_000);

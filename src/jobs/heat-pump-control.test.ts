@@ -17,7 +17,9 @@ function pumpConfig(block: Record<string, number> = {}): HeatPumpConfig {
     spark: { clientId: 'c', clientSecret: 'client-secret-inline' },
     storage: { path: ':memory:' },
     modbus: { hp: { type: 'tcp', host: '127.0.0.1' } },
-    devices: [{ id: 'hp', kind: 'heatPump', contacts: { relay1: relay(0), relay2: relay(1) }, block, model: { volumeL: 200, electricKw: 0.5, floorC: 45 } }],
+    devices: [
+      { id: 'hp', kind: 'heatPump', contacts: { relay1: relay(0), relay2: relay(1) }, block, model: { volumeL: 200, electricKw: 0.5, floorC: 45 } },
+    ],
   });
   return config.devices[0] as HeatPumpConfig;
 }
@@ -25,10 +27,27 @@ function pumpConfig(block: Record<string, number> = {}): HeatPumpConfig {
 /** One control tick at `atMs` of an expensive slot with no heat planned. */
 function tick(hp: ReturnType<typeof createHeatPumpControl>, cfg: HeatPumpConfig, atMs: number, temperatureC = 55): Setpoint {
   const plan = {
-    createdMs: T0, currency: 'NOK', slotMinutes: 60, startMs: T0, endMs: T0 + 48 * 3_600_000, mode: 'optimal' as const,
-    slots: Array.from({ length: 48 }, (_, i) => ({ startMs: T0 + i * 3_600_000, endMs: T0 + (i + 1) * 3_600_000, price: i % 24 < 12 ? 3 : 0.5, delta: 0, source: 'forecast' as const, headroomKW: 10 })),
+    createdMs: T0,
+    currency: 'NOK',
+    slotMinutes: 60,
+    startMs: T0,
+    endMs: T0 + 48 * 3_600_000,
+    mode: 'optimal' as const,
+    slots: Array.from({ length: 48 }, (_, i) => ({
+      startMs: T0 + i * 3_600_000,
+      endMs: T0 + (i + 1) * 3_600_000,
+      price: i % 24 < 12 ? 3 : 0.5,
+      delta: 0,
+      source: 'forecast' as const,
+      headroomKW: 10,
+    })),
   } as unknown as Parameters<typeof hp.now>[2];
-  const now = hp.now(cfg, { available: true, mode: 'auto', temperatureC, powerW: 0, slotEnergyKwh: 0, planned: { energyKwh: 0, powerKw: 0 } }, plan, atMs);
+  const now = hp.now(
+    cfg,
+    { available: true, mode: 'auto', temperatureC, powerW: 0, slotEnergyKwh: 0, planned: { energyKwh: 0, powerKw: 0 } },
+    plan,
+    atMs,
+  );
   const d = decide([now], { capKw: 11, locationPowerW: undefined, baseLoadKw: 1 });
   hp.applied(d.setpoints, atMs);
   return d.setpoints[0]!;

@@ -34,8 +34,13 @@ export function createHeatPumpControl(deps: { timezone: string; logger: Logger }
       const day = dayOf(nowMs);
       const budget = budgets.get(cfg.id) ?? emptyBudget(day);
       return {
-        kind: 'heatPump', id: cfg.id, ...base,
-        floorC: m.floorC, normalC: m.normalC, maxC: m.maxC, electricKw: m.electricKw,
+        kind: 'heatPump',
+        id: cfg.id,
+        ...base,
+        floorC: m.floorC,
+        normalC: m.normalC,
+        maxC: m.maxC,
+        electricKw: m.electricKw,
         expensive: expensiveNow(plan, nowMs),
         lock: lockAllowed(budget, cfg.block, nowMs, day),
       };

@@ -10,7 +10,11 @@ const t0 = Date.UTC(2025, 9, 25, 10);
 
 describe('applyCommand', () => {
   it('boost with minutes, with the default, and by minutes alone', () => {
-    expect(applyCommand(none, { deviceId: 'tank', mode: 'boost', boostMinutes: 30 }, t0)).toEqual({ ...none, mode: 'boost', boostUntilMs: t0 + 30 * 60_000 });
+    expect(applyCommand(none, { deviceId: 'tank', mode: 'boost', boostMinutes: 30 }, t0)).toEqual({
+      ...none,
+      mode: 'boost',
+      boostUntilMs: t0 + 30 * 60_000,
+    });
     expect(applyCommand(none, { deviceId: 'tank', mode: 'boost' }, t0)).toEqual({ ...none, mode: 'boost', boostUntilMs: t0 + 60 * 60_000 });
     expect(applyCommand(none, { deviceId: 'tank', mode: 'boost' }, t0, 15).boostUntilMs).toBe(t0 + 15 * 60_000);
     expect(applyCommand(none, { deviceId: 'tank', boostMinutes: 45 }, t0)).toEqual({ ...none, mode: 'boost', boostUntilMs: t0 + 45 * 60_000 });

@@ -68,7 +68,10 @@ export function applyCommand(w: DeviceWishes, cmd: WishCommand, nowMs: number, d
 export class Wishes {
   private readonly byDevice = new Map<string, DeviceWishes>();
 
-  constructor(private readonly store: Pick<Store, 'getState' | 'setState'>, deviceIds: readonly string[]) {
+  constructor(
+    private readonly store: Pick<Store, 'getState' | 'setState'>,
+    deviceIds: readonly string[],
+  ) {
     for (const id of deviceIds) this.byDevice.set(id, store.getState(`wishes:${id}`, wishesSchema) ?? { ...noWishes });
   }
 
@@ -89,7 +92,13 @@ export class Wishes {
    */
   endSession(deviceId: string): void {
     const w = this.get(deviceId);
-    const next: DeviceWishes = { ...w, departureMs: null, targetKwh: null, targetSocPct: null, ...(w.mode === 'boost' ? { mode: 'auto', boostUntilMs: null } : {}) };
+    const next: DeviceWishes = {
+      ...w,
+      departureMs: null,
+      targetKwh: null,
+      targetSocPct: null,
+      ...(w.mode === 'boost' ? { mode: 'auto', boostUntilMs: null } : {}),
+    };
     if (JSON.stringify(next) === JSON.stringify(w)) return;
     this.store.setState(`wishes:${deviceId}`, next);
     this.byDevice.set(deviceId, next);

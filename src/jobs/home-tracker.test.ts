@@ -15,10 +15,14 @@ const H = 3_600_000;
 /** A stored plan of one tank `boiler`, estimated from 60 °C, its first slot ending at 61 °C. */
 function storedPlan(over: Record<string, unknown> = {}): Record<string, unknown> {
   return {
-    createdMs: T0, slotMinutes: 60, startMs: T0, endMs: T0 + 2 * H,
+    createdMs: T0,
+    slotMinutes: 60,
+    startMs: T0,
+    endMs: T0 + 2 * H,
     tanks: { boiler: { startTempC: 60, tempSource: 'estimated' } },
     slots: [0, 1].map((i) => ({
-      startMs: T0 + i * H, endMs: T0 + (i + 1) * H,
+      startMs: T0 + i * H,
+      endMs: T0 + (i + 1) * H,
       tanks: { boiler: { energyKWh: 1, powerKW: 1, on: true, endTempC: 61 + i } },
       baselineTanks: { boiler: { energyKWh: 0.5, endTempC: 60.5 } },
     })),
@@ -34,7 +38,7 @@ function trackerWith(plan: Record<string, unknown>) {
 }
 
 describe('the previous plan read back at start', () => {
-  it('gives each tank\'s estimate from its own slots', () => {
+  it("gives each tank's estimate from its own slots", () => {
     const tracker = trackerWith(storedPlan());
     const plan = tracker.loadPlan();
     expect(plan?.slots[0]?.tanks?.boiler?.endTempC).toBe(61);
@@ -53,8 +57,15 @@ describe('the previous plan read back at start', () => {
 
   it('reads a plan of an older version (one tank under `tank`) without estimating from it', () => {
     const old = {
-      createdMs: T0, slotMinutes: 60, startMs: T0, endMs: T0 + H, tankStartTempC: 60, tankTempSource: 'estimated',
-      slots: [{ startMs: T0, endMs: T0 + H, tank: { energyKWh: 1, powerKW: 1, on: true, endTempC: 61 }, baselineTank: { energyKWh: 1, endTempC: 60 } }],
+      createdMs: T0,
+      slotMinutes: 60,
+      startMs: T0,
+      endMs: T0 + H,
+      tankStartTempC: 60,
+      tankTempSource: 'estimated',
+      slots: [
+        { startMs: T0, endMs: T0 + H, tank: { energyKWh: 1, powerKW: 1, on: true, endTempC: 61 }, baselineTank: { energyKWh: 1, endTempC: 60 } },
+      ],
     };
     const tracker = trackerWith(old);
     const plan = tracker.loadPlan();
@@ -65,13 +76,21 @@ describe('the previous plan read back at start', () => {
 });
 
 describe('what a control tick teaches the tracker about a car', () => {
-  const config = defaultConfig({ mqtt: { url: 'mqtt://127.0.0.1' }, devices: [{ id: 'car', kind: 'evCharger', charger: { type: 'goe', topicPrefix: 'go-eCharger/x' }, model: { capacityKwh: 60 } }] });
+  const config = defaultConfig({
+    mqtt: { url: 'mqtt://127.0.0.1' },
+    devices: [{ id: 'car', kind: 'evCharger', charger: { type: 'goe', topicPrefix: 'go-eCharger/x' }, model: { capacityKwh: 60 } }],
+  });
   const tick = (atMs: number, reading: Omit<DeviceReading, 'errors'>): ControlSnapshot => ({
-    atMs, slotStartMs: atMs, readings: new Map([['car', { errors: [], ...reading }]]), slotEnergyKwh: new Map(), locationPowerW: undefined, capKw: 17,
+    atMs,
+    slotStartMs: atMs,
+    readings: new Map([['car', { errors: [], ...reading }]]),
+    slotEnergyKwh: new Map(),
+    locationPowerW: undefined,
+    capKw: 17,
     decision: { setpoints: [], expectedDeviceKw: 0, baseLoadKw: 0, guarded: [] },
   });
 
-  it('ends what was asked for a car\'s session when it leaves: departure, targets and a boost; a charger switched off stays off', () => {
+  it("ends what was asked for a car's session when it leaves: departure, targets and a boost; a charger switched off stays off", () => {
     const store = openStore({ path: ':memory:' });
     const wishes = new Wishes(store, ['car']);
     const tracker = createHomeTracker({ config, store, clock: new ManualClock(T0), wishes });
@@ -97,7 +116,9 @@ describe('what a control tick teaches the tracker about a car', () => {
     // The charger is down or stale: no car state this tick.
     expect(tracker.observe(tick(T0 + 60_000, { atMs: T0 + 60_000 }), null)).toBe(false);
     expect(snap()).toMatchObject({ plugged: true, socPct: 40 });
-    expect(tracker.observe(tick(T0 + 120_000, { atMs: T0 + 120_000, energyKwh: 103, ev: { plugged: true, charging: true, socPct: 45 } }), null)).toBe(false);
+    expect(tracker.observe(tick(T0 + 120_000, { atMs: T0 + 120_000, energyKwh: 103, ev: { plugged: true, charging: true, socPct: 45 } }), null)).toBe(
+      false,
+    );
     expect(snap()).toMatchObject({ plugged: true, socPct: 45, sessionKwh: 3 });
     expect(tracker.observe(tick(T0 + 180_000, { atMs: T0 + 180_000, ev: { plugged: false, charging: false } }), null)).toBe(true);
     expect(snap().plugged).toBe(false);
@@ -122,7 +143,10 @@ describe('what a control tick teaches the tracker about a car', () => {
     const withCar = defaultConfig({
       mqtt: { url: 'mqtt://127.0.0.1' },
       devices: [{ id: 'car', kind: 'evCharger', charger: { type: 'goe', topicPrefix: 'go-eCharger/x' }, model: { capacityKwh: 60 } }],
-      vehicles: [{ id: 'van', capacityKwh: 75, identify: { goeCards: [3] } }, { id: 'mini', capacityKwh: 30, identify: { goeCards: [4] } }],
+      vehicles: [
+        { id: 'van', capacityKwh: 75, identify: { goeCards: [3] } },
+        { id: 'mini', capacityKwh: 30, identify: { goeCards: [4] } },
+      ],
     });
     const run = (store: ReturnType<typeof openStore>) => {
       const tracker = createHomeTracker({ config: withCar, store, clock: new ManualClock(T0), wishes: new Wishes(store, ['car']) });

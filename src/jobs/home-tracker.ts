@@ -29,7 +29,11 @@ const segmentsSchema = z.strictObject({
   toIsLastHourStart: z.boolean().optional(),
 });
 const pointsStateSchema = z.strictObject({
-  input: z.strictObject({ units: unitsSchema, resolutionMinutes: z.number(), points: z.array(z.strictObject({ startMs: z.number(), price: z.number() })) }),
+  input: z.strictObject({
+    units: unitsSchema,
+    resolutionMinutes: z.number(),
+    points: z.array(z.strictObject({ startMs: z.number(), price: z.number() })),
+  }),
   fetchedMs: z.number(),
 });
 const pricesSchema = z.strictObject({
@@ -43,13 +47,18 @@ const pricesSchema = z.strictObject({
 const finite = z.number().finite();
 const byDevice = <T extends z.ZodType>(v: T) => z.record(z.string(), v).optional();
 const planSchema = z.looseObject({
-  createdMs: z.number(), slotMinutes: z.number(), startMs: z.number(), endMs: z.number(),
-  slots: z.array(z.looseObject({
-    startMs: z.number(),
-    tanks: byDevice(z.looseObject({ energyKWh: finite, endTempC: finite })),
-    evs: byDevice(z.looseObject({ energyKWh: finite })),
-    baselineTanks: byDevice(z.strictObject({ energyKWh: finite, endTempC: finite })),
-  })),
+  createdMs: z.number(),
+  slotMinutes: z.number(),
+  startMs: z.number(),
+  endMs: z.number(),
+  slots: z.array(
+    z.looseObject({
+      startMs: z.number(),
+      tanks: byDevice(z.looseObject({ energyKWh: finite, endTempC: finite })),
+      evs: byDevice(z.looseObject({ energyKWh: finite })),
+      baselineTanks: byDevice(z.strictObject({ energyKWh: finite, endTempC: finite })),
+    }),
+  ),
   tanks: byDevice(z.looseObject({ startTempC: finite, tempSource: z.enum(['measured', 'estimated', 'assumed']) })),
 });
 
@@ -84,7 +93,10 @@ function activeAt<T extends { startMs: number; durationMs: number }>(points: rea
 }
 
 export function createHomeTracker(deps: {
-  config: Config; store: Pick<Store, 'getState' | 'setState' | 'latestPlan'>; clock: Clock; wishes: Wishes;
+  config: Config;
+  store: Pick<Store, 'getState' | 'setState' | 'latestPlan'>;
+  clock: Clock;
+  wishes: Wishes;
   /** A vehicle's SoC from its own topic (fresh, else undefined); asked only while the car is at a charger. */
   vehicleSocPct?: (vehicleId: string) => number | undefined;
   /** Logs problems found while observing (an unknown tag); without it they are not logged. */
@@ -95,11 +107,23 @@ export function createHomeTracker(deps: {
   /** Tags already logged as unknown, per charger (once each). */
   const unknownLogged = new Set<string>();
   let baseLoadKw = defaultBaseLoadKw;
-  const tank = new Map<string, { lastKnown: { tempC: number; atMs: number } | null; heatedSinceKwh: number; lastEnergyKwh: number | null; measuredC: number | null }>();
-  const ev = new Map<string, {
-    plugged: boolean; sessionStartKwh: number | null; sessionKwh: number; sessionStartMs: number | null; socPct: number | null;
-    vehicleId: string | null; identifiedBy: IdentifiedBy; tag: SessionTag | null;
-  }>();
+  const tank = new Map<
+    string,
+    { lastKnown: { tempC: number; atMs: number } | null; heatedSinceKwh: number; lastEnergyKwh: number | null; measuredC: number | null }
+  >();
+  const ev = new Map<
+    string,
+    {
+      plugged: boolean;
+      sessionStartKwh: number | null;
+      sessionKwh: number;
+      sessionStartMs: number | null;
+      socPct: number | null;
+      vehicleId: string | null;
+      identifiedBy: IdentifiedBy;
+      tag: SessionTag | null;
+    }
+  >();
   const sessions = evSessionMemory(store);
   /** Each charger's session as last stored; an earlier run's is resumed or ended at the charger's first reading. */
   const storedSession = new Map<string, StoredEvSession | null>();
@@ -146,13 +170,21 @@ export function createHomeTracker(deps: {
   }
 
   /** Names the car at a plugged charger; true when that changed. A tag once seen holds for the session. */
-  function identify(d: Extract<Config['devices'][number], { kind: 'evCharger' }>, e: { vehicleId: string | null; identifiedBy: IdentifiedBy; tag: SessionTag | null }, state: EvState | undefined): boolean {
+  function identify(
+    d: Extract<Config['devices'][number], { kind: 'evCharger' }>,
+    e: { vehicleId: string | null; identifiedBy: IdentifiedBy; tag: SessionTag | null },
+    state: EvState | undefined,
+  ): boolean {
     // A go-e trx turns null when the session ends with the car still plugged: the car stays known.
-    if (state && sessionTag(state) !== undefined) e.tag = { ...(state.idTag !== undefined ? { idTag: state.idTag } : {}), ...(state.goeCard !== undefined ? { goeCard: state.goeCard } : {}) };
+    if (state && sessionTag(state) !== undefined)
+      e.tag = { ...(state.idTag !== undefined ? { idTag: state.idTag } : {}), ...(state.goeCard !== undefined ? { goeCard: state.goeCard } : {}) };
     const found = identifyVehicle(d, config.vehicles, e.tag ?? undefined);
     if (found.unknownTag !== undefined && !unknownLogged.has(`${d.id} ${found.unknownTag}`)) {
       unknownLogged.add(`${d.id} ${found.unknownTag}`);
-      vlog?.warn({ code: 'VEHICLE_UNKNOWN', device: d.id, tag: found.unknownTag }, 'the charger named a car no vehicle claims: planned with the charger\'s own model');
+      vlog?.warn(
+        { code: 'VEHICLE_UNKNOWN', device: d.id, tag: found.unknownTag },
+        "the charger named a car no vehicle claims: planned with the charger's own model",
+      );
     }
     const vehicleId = found.vehicle?.id ?? null;
     const changed = vehicleId !== e.vehicleId;
@@ -175,7 +207,10 @@ export function createHomeTracker(deps: {
     },
 
     locationCapKw(nowMs, events) {
-      const caps = events.flatMap((e) => activeAt(e.lpcCaps, nowMs)).filter((c) => c.resourceId === null).map((c) => c.maxKw);
+      const caps = events
+        .flatMap((e) => activeAt(e.lpcCaps, nowMs))
+        .filter((c) => c.resourceId === null)
+        .map((c) => c.maxKw);
       return Math.min(config.site.locationLimitKw, ...caps);
     },
 
@@ -239,17 +274,35 @@ export function createHomeTracker(deps: {
             writes.push(() => store.setState(legionellaKey(d.id), at));
           }
         } else if (d.kind === 'evCharger') {
-          const e = ev.get(d.id) ?? { plugged: false, sessionStartKwh: null, sessionKwh: 0, sessionStartMs: null, socPct: null, vehicleId: null, identifiedBy: 'none' as IdentifiedBy, tag: null };
+          const e = ev.get(d.id) ?? {
+            plugged: false,
+            sessionStartKwh: null,
+            sessionKwh: 0,
+            sessionStartMs: null,
+            socPct: null,
+            vehicleId: null,
+            identifiedBy: 'none' as IdentifiedBy,
+            tag: null,
+          };
           // A charger that tells nothing this tick (down, stale) has not seen the car leave.
           const plugged = r.ev ? r.ev.plugged : e.plugged;
           const earlier = r.ev && unread.delete(d.id) ? storedSession.get(d.id) : null;
           if (earlier) {
             if (continuesStoredSession(earlier, { plugged, energyKwh: r.energyKwh, sessionKwh: r.ev?.sessionKwh })) {
-              Object.assign(e, { plugged: true, sessionStartMs: earlier.startMs, sessionStartKwh: earlier.startKwh, sessionKwh: 0, tag: earlier.tag });
+              Object.assign(e, {
+                plugged: true,
+                sessionStartMs: earlier.startMs,
+                sessionStartKwh: earlier.startKwh,
+                sessionKwh: 0,
+                tag: earlier.tag,
+              });
             } else {
               // The car left while the daemon was down: what was asked for its session ends with it.
               storedSession.set(d.id, null);
-              writes.push(() => { sessions.end(d.id); deps.wishes.endSession(d.id); });
+              writes.push(() => {
+                sessions.end(d.id);
+                deps.wishes.endSession(d.id);
+              });
             }
           }
           if (plugged !== e.plugged) {
@@ -296,7 +349,10 @@ export function createHomeTracker(deps: {
         store.setState('eligibility', elig);
         const facts = { eligible: eligibility.isEligible, enrolled: enrollment.isEnrolled };
         if (!eligibility.isEligible) {
-          log.warn(facts, 'this home is not eligible for the programme (yet): no price or limit events will come until it is; check spark.meterPointIds and spark.coordinates, run `wattshift register`, or wait for the API to approve it');
+          log.warn(
+            facts,
+            'this home is not eligible for the programme (yet): no price or limit events will come until it is; check spark.meterPointIds and spark.coordinates, run `wattshift register`, or wait for the API to approve it',
+          );
         } else if (!enrollment.isEnrolled) {
           log.warn(facts, 'this home is eligible but not enrolled in the programme: run `wattshift register` to enrol it');
         } else {

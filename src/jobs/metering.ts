@@ -5,8 +5,17 @@ import type { DeviceConfig, SiteConfig } from '../config/schema.js';
 import type { DeviceReading } from '../devices/supervisor.js';
 import type { Store, HourlyEnergyInput, EnergyQuality } from '../store/types.js';
 import {
-  HOUR_MS, accumulate, accumulatePower, closeHoursBefore, defaultMaxGapMs, initialMeteringState, openHour,
-  type AccumulateResult, type HourEnergy, type MeteringOptions, type MeteringState,
+  HOUR_MS,
+  accumulate,
+  accumulatePower,
+  closeHoursBefore,
+  defaultMaxGapMs,
+  initialMeteringState,
+  openHour,
+  type AccumulateResult,
+  type HourEnergy,
+  type MeteringOptions,
+  type MeteringState,
 } from '../core/metering.js';
 import { codeOf } from '../errors.js';
 
@@ -33,9 +42,15 @@ export type MeterReading = Pick<DeviceReading, 'atMs' | 'energyKwh' | 'energyAtM
 const meteringStateSchema = z.strictObject({
   method: z.enum(['counter', 'power']),
   last: z.strictObject({ atMs: z.number(), value: z.number() }).nullable(),
-  open: z.strictObject({
-    hourStartMs: z.number(), kwh: z.number(), coveredMs: z.number(), discontinuities: z.number(), interpolated: z.boolean().optional(),
-  }).nullable(),
+  open: z
+    .strictObject({
+      hourStartMs: z.number(),
+      kwh: z.number(),
+      coveredMs: z.number(),
+      discontinuities: z.number(),
+      interpolated: z.boolean().optional(),
+    })
+    .nullable(),
 });
 
 const stateKey = (subject: string): string => `metering:${subject}`;
@@ -49,10 +64,15 @@ const powerHeadroom = 1.5;
  */
 export function meteringOptionsFor(device: DeviceConfig, site: Pick<SiteConfig, 'locationLimitKw'>): MeteringOptions {
   const ratedKw =
-    device.kind === 'hotWaterTank' ? device.model.elementKw
-    : device.kind === 'heatPump' ? device.model.electricKw
-    : device.kind === 'evCharger' ? (device.model.phases * device.model.voltageV * device.model.maxCurrentA) / 1000
-    : device.model.main ? site.locationLimitKw : undefined;
+    device.kind === 'hotWaterTank'
+      ? device.model.elementKw
+      : device.kind === 'heatPump'
+        ? device.model.electricKw
+        : device.kind === 'evCharger'
+          ? (device.model.phases * device.model.voltageV * device.model.maxCurrentA) / 1000
+          : device.model.main
+            ? site.locationLimitKw
+            : undefined;
   return ratedKw === undefined ? {} : { maxPowerKw: ratedKw * powerHeadroom };
 }
 
@@ -153,12 +173,15 @@ export function createMetering(deps: {
     if (!dirty && buffer.length === 0) return;
     const rows = buffer;
     try {
-      deps.store.transaction(() => {
-        if (rows.length > 0) deps.store.upsertHourly(rowsToWrite(rows));
-        for (const [subject, { state }] of states) deps.store.setState(stateKey(subject), state);
-        // Rows and states move together, so a power cut that undoes this commit loses a minute
-        // of readings consistently; no fsync a minute spares the SD card.
-      }, { durable: false });
+      deps.store.transaction(
+        () => {
+          if (rows.length > 0) deps.store.upsertHourly(rowsToWrite(rows));
+          for (const [subject, { state }] of states) deps.store.setState(stateKey(subject), state);
+          // Rows and states move together, so a power cut that undoes this commit loses a minute
+          // of readings consistently; no fsync a minute spares the SD card.
+        },
+        { durable: false },
+      );
       buffer = [];
       dirty = false;
       if (rows.length > 0) hourWrites++;
@@ -172,12 +195,21 @@ export function createMetering(deps: {
     }
   }
 
-  function report(subject: string, entry: { warnedAtMs?: number }, atMs: number, d: NonNullable<AccumulateResult['discontinuity']>, value: number): void {
+  function report(
+    subject: string,
+    entry: { warnedAtMs?: number },
+    atMs: number,
+    d: NonNullable<AccumulateResult['discontinuity']>,
+    value: number,
+  ): void {
     const detail = { subject, from: { atMs: d.from.atMs, value: d.from.value }, to: { atMs, value } };
     if (d.kind === 'clock-back') {
       if (clockStepLoggedAtMs !== undefined && Math.abs(atMs - clockStepLoggedAtMs) <= defaultMaxGapMs) return;
       clockStepLoggedAtMs = atMs;
-      log.warn({ code: 'CLOCK_JUMP', ...detail, backMs: d.from.atMs - atMs }, 'clock stepped back; metering goes on from the new time, the energy across the step is left out of the hours');
+      log.warn(
+        { code: 'CLOCK_JUMP', ...detail, backMs: d.from.atMs - atMs },
+        'clock stepped back; metering goes on from the new time, the energy across the step is left out of the hours',
+      );
       return;
     }
     if (entry.warnedAtMs !== undefined && Math.abs(atMs - entry.warnedAtMs) < HOUR_MS) return;

@@ -10,9 +10,7 @@ import { isCorruption } from '../store/recover.js';
 import type { PruneOptions, PruneResult, Store } from '../store/types.js';
 
 export type NightlyOutcome =
-  | { check: 'ok' | 'skipped'; pruned: PruneResult }
-  | { check: 'corrupt'; messages: string[] }
-  | { check: 'failed'; error: WattshiftError };
+  { check: 'ok' | 'skipped'; pruned: PruneResult } | { check: 'corrupt'; messages: string[] } | { check: 'failed'; error: WattshiftError };
 
 export function nightlyStoreCheck(deps: {
   store: Pick<Store, 'integrityCheck' | 'prune'>;
@@ -33,12 +31,18 @@ export function nightlyStoreCheck(deps: {
         result = { ok: false, messages: [err instanceof Error ? err.message : String(err)] };
       } else {
         const error = isWattshiftError(err) ? err : new WattshiftError('STORE_FAILED', `quick_check failed: ${String(err)}`, { cause: err });
-        log.warn({ code: error.code, err: error.message }, 'the nightly quick_check could not run; retention skipped tonight, both tried again the next night');
+        log.warn(
+          { code: error.code, err: error.message },
+          'the nightly quick_check could not run; retention skipped tonight, both tried again the next night',
+        );
         return { check: 'failed', error };
       }
     }
     if (!result.ok) {
-      log.error({ code: 'STORE_CORRUPT', messages: result.messages.slice(0, 5) }, 'the database failed its quick_check; retention skipped; restart the service to move it aside');
+      log.error(
+        { code: 'STORE_CORRUPT', messages: result.messages.slice(0, 5) },
+        'the database failed its quick_check; retention skipped; restart the service to move it aside',
+      );
       return { check: 'corrupt', messages: result.messages };
     }
     check = 'ok';

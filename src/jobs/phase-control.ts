@@ -84,19 +84,37 @@ export function createPhaseControl(logger: Logger): PhaseControl {
           log.info({ device: t.id, phases: actual, tookMs: t.nowMs - s.pendingSinceMs }, 'phase switch done');
           s.pendingSinceMs = undefined;
         } else if (t.nowMs - s.pendingSinceMs >= PHASE_CONFIRM_TIMEOUT_MS) {
-          log.warn({ code: 'PHASE_SWITCH_UNCONFIRMED', device: t.id, commanded: s.commanded, reported: t.reported ?? null }, 'the charger did not confirm the phase switch: charging on the phases it reports');
+          log.warn(
+            { code: 'PHASE_SWITCH_UNCONFIRMED', device: t.id, commanded: s.commanded, reported: t.reported ?? null },
+            'the charger did not confirm the phase switch: charging on the phases it reports',
+          );
           s.commanded = actual;
           s.pendingSinceMs = undefined;
         } else {
-          return { actual, phases: s.commanded, command: s.commanded, pausedFor: `switching to ${s.commanded} phase${s.commanded === 1 ? '' : 's'}: paused` };
+          return {
+            actual,
+            phases: s.commanded,
+            command: s.commanded,
+            pausedFor: `switching to ${s.commanded} phase${s.commanded === 1 ? '' : 's'}: paused`,
+          };
         }
       }
       // The phases it has: written once it says them (forcing go-e out of its own auto mode), or after a switch.
-      const keep = (): PhaseStep => ({ actual, phases: actual, ...(asPhases(t.reported) !== undefined || s.lastSwitchAtMs !== undefined ? { command: actual } : {}) });
+      const keep = (): PhaseStep => ({
+        actual,
+        phases: actual,
+        ...(asPhases(t.reported) !== undefined || s.lastSwitchAtMs !== undefined ? { command: actual } : {}),
+      });
       if (!t.available) return keep();
       const choice = choosePhases({
-        nowMs: t.nowMs, actual, wantKw: t.wantKw, minCurrentA: t.minCurrentA, maxCurrentA: t.maxCurrentA,
-        options: t.options, lastSwitchAtMs: s.lastSwitchAtMs, minIntervalMs: t.minIntervalMs,
+        nowMs: t.nowMs,
+        actual,
+        wantKw: t.wantKw,
+        minCurrentA: t.minCurrentA,
+        maxCurrentA: t.maxCurrentA,
+        options: t.options,
+        lastSwitchAtMs: s.lastSwitchAtMs,
+        minIntervalMs: t.minIntervalMs,
       });
       // The wish holds while the interval holds the switch back too.
       const wished = choice.switch ? choice.phases : choice.wanted;
@@ -111,13 +129,24 @@ export function createPhaseControl(logger: Logger): PhaseControl {
       s.commanded = choice.phases;
       s.lastSwitchAtMs = t.nowMs;
       s.pendingSinceMs = t.nowMs;
-      return { actual, phases: choice.phases, command: choice.phases, pausedFor: `switching to ${choice.phases} phase${choice.phases === 1 ? '' : 's'}: ${choice.reason}` };
+      return {
+        actual,
+        phases: choice.phases,
+        command: choice.phases,
+        pausedFor: `switching to ${choice.phases} phase${choice.phases === 1 ? '' : 's'}: ${choice.reason}`,
+      };
     },
   };
 }
 
 /** Power the charger is asked for now, kW, from the user's mode and the plan's slot (as `decide` reads them). */
-export function wantedChargerKw(x: { plugged: boolean; mode: DeviceMode; planned: SlotTarget | null; slotEnergyKwh: number; roomKw: number }): number {
+export function wantedChargerKw(x: {
+  plugged: boolean;
+  mode: DeviceMode;
+  planned: SlotTarget | null;
+  slotEnergyKwh: number;
+  roomKw: number;
+}): number {
   if (!chargerWantsCurrent(x)) return 0;
   const room = Math.max(0, x.roomKw);
   if (x.mode === 'boost') return room;
@@ -129,28 +158,44 @@ export function wantedChargerKw(x: { plugged: boolean; mode: DeviceMode; planned
  * A switching charger's part of its `ChargerNow` this tick: the phases the current is for, the
  * power per amp and the fuse limit of those phases, and the phase command.
  */
-export function switchingChargerNow(pc: PhaseControl, x: {
-  cfg: EvChargerConfig;
-  reported: number | undefined;
-  available: boolean;
-  wantKw: number;
-  nowMs: number;
-  fuse: { guard: FuseGuard; charger: FuseCharger; phases: PhaseReading | undefined; all: readonly FuseCharger[] } | undefined;
-}): Pick<ChargerNow, 'phases' | 'wattsPerAmp' | 'fuse' | 'phaseCommand'> {
+export function switchingChargerNow(
+  pc: PhaseControl,
+  x: {
+    cfg: EvChargerConfig;
+    reported: number | undefined;
+    available: boolean;
+    wantKw: number;
+    nowMs: number;
+    fuse: { guard: FuseGuard; charger: FuseCharger; phases: PhaseReading | undefined; all: readonly FuseCharger[] } | undefined;
+  },
+): Pick<ChargerNow, 'phases' | 'wattsPerAmp' | 'fuse' | 'phaseCommand'> {
   const m = x.cfg.model;
   const actual = pc.actual(x.cfg.id, x.reported, m.phases);
   const f = x.fuse;
-  const limits = new Map(([1, 3] as const).map((n) => [n, f?.guard.limitFor({ ...f.charger, phases: n, drawPhases: actual }, f.phases, x.nowMs, f.all)]));
+  const limits = new Map(
+    ([1, 3] as const).map((n) => [n, f?.guard.limitFor({ ...f.charger, phases: n, drawPhases: actual }, f.phases, x.nowMs, f.all)]),
+  );
   const perAmp = (n: 1 | 3): number => (f ? f.guard.wattsPerAmp({ phases: n, voltageV: m.voltageV }) : n * m.voltageV);
   const step = pc.step({
-    id: x.cfg.id, nowMs: x.nowMs, reported: x.reported, wired: m.phases, available: x.available, wantKw: x.wantKw,
-    minCurrentA: m.minCurrentA, maxCurrentA: m.maxCurrentA, minIntervalMs: (m.phaseSwitching?.minIntervalS ?? 600) * 1000,
+    id: x.cfg.id,
+    nowMs: x.nowMs,
+    reported: x.reported,
+    wired: m.phases,
+    available: x.available,
+    wantKw: x.wantKw,
+    minCurrentA: m.minCurrentA,
+    maxCurrentA: m.maxCurrentA,
+    minIntervalMs: (m.phaseSwitching?.minIntervalS ?? 600) * 1000,
     options: ([1, 3] as const).map((n) => ({ phases: n, wattsPerAmp: perAmp(n), fuseMaxA: limits.get(n)?.maxA ?? Infinity })),
   });
   const fuse = limits.get(step.phases);
   return {
-    phases: step.phases, wattsPerAmp: perAmp(step.phases),
+    phases: step.phases,
+    wattsPerAmp: perAmp(step.phases),
     ...(fuse ? { fuse } : {}),
-    phaseCommand: { ...(step.command !== undefined ? { phases: step.command } : {}), ...(step.pausedFor !== undefined ? { pausedFor: step.pausedFor } : {}) },
+    phaseCommand: {
+      ...(step.command !== undefined ? { phases: step.command } : {}),
+      ...(step.pausedFor !== undefined ? { pausedFor: step.pausedFor } : {}),
+    },
   };
 }

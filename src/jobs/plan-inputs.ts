@@ -1,4 +1,11 @@
-import { heatingKwOf, type ComfortWindowConfig, type Config, type EvChargerConfig, type TankDeviceConfig, type VehicleConfig } from '../config/schema.js';
+import {
+  heatingKwOf,
+  type ComfortWindowConfig,
+  type Config,
+  type EvChargerConfig,
+  type TankDeviceConfig,
+  type VehicleConfig,
+} from '../config/schema.js';
 import { heatPumpAsTank } from '../core/heat-pump.js';
 import { carParams, type IdentifiedBy } from './vehicles.js';
 import type { BuildPriceSeriesInput, ComfortDeadline, DeltaCurveInput, EvParams, HomePlanInput, LpcCap, TankParams } from '../core/types.js';
@@ -124,9 +131,7 @@ function tankParams(t: TankNow, slotMinutes: number, slotDeliveredKWh: number, c
     lastKnown: t.lastKnown,
     heatedSinceKWh: t.heatedSinceKwh,
     control: 'relayOnly' in m && m.relayOnly ? 'relay' : 'continuous',
-    legionella: m.legionella.enabled
-      ? { tempC: m.legionella.tempC, everyDays: m.legionella.intervalDays, lastReachedMs: t.legionellaLastMs }
-      : null,
+    legionella: m.legionella.enabled ? { tempC: m.legionella.tempC, everyDays: m.legionella.intervalDays, lastReachedMs: t.legionellaLastMs } : null,
     antiCycling: {
       minOnSlots: Math.max(1, Math.ceil(m.minOnMinutes / slotMinutes)),
       minOffSlots: Math.max(1, Math.ceil(m.minOffMinutes / slotMinutes)),
@@ -162,7 +167,11 @@ export function comfortDeadlines(windows: readonly ComfortWindowConfig[], nowMs:
 }
 
 /** The car's next departure (a command's override, else the next of its schedules, else its daily time) and that departure's own targets. */
-export function nextDeparture(ev: EvNow, nowMs: number, timezone: string): { atMs: number; targetSocPct?: number | undefined; targetEnergyKwh?: number | undefined } {
+export function nextDeparture(
+  ev: EvNow,
+  nowMs: number,
+  timezone: string,
+): { atMs: number; targetSocPct?: number | undefined; targetEnergyKwh?: number | undefined } {
   const car = carParams(ev.config.model, ev.vehicle ?? null);
   if (ev.departureOverrideMs !== null && ev.departureOverrideMs > nowMs) return { atMs: ev.departureOverrideMs };
   const next = car.departures
@@ -185,11 +194,20 @@ function evParams(ev: EvNow, nowMs: number, timezone: string, supply: Supply, sl
   const departure = nextDeparture(ev, nowMs, timezone);
   const common = {
     id: ev.config.id,
-    slotDeliveredKWh, departureMs: departure.atMs, minPowerKW: minKW, maxPowerKW: maxKW, efficiency: car.efficiency,
+    slotDeliveredKWh,
+    departureMs: departure.atMs,
+    minPowerKW: minKW,
+    maxPowerKW: maxKW,
+    efficiency: car.efficiency,
     ...(ev.sessionStartMs !== null ? { session: { startMs: ev.sessionStartMs, deliveredKWh: ev.sessionKwh } } : {}),
   };
   if (ev.socPct !== null) {
-    return { ...common, socPct: ev.socPct, targetSocPct: ev.targetSocOverride ?? departure.targetSocPct ?? car.targetSocPct, capacityKWh: car.capacityKwh };
+    return {
+      ...common,
+      socPct: ev.socPct,
+      targetSocPct: ev.targetSocOverride ?? departure.targetSocPct ?? car.targetSocPct,
+      capacityKWh: car.capacityKwh,
+    };
   }
   const target = ev.targetKwhOverride ?? departure.targetEnergyKwh ?? car.targetEnergyKwh ?? 0.4 * car.capacityKwh;
   return { ...common, energyNeededKWh: Math.max(0, target - ev.sessionKwh * car.efficiency) };
@@ -211,7 +229,9 @@ export function frozenSlotsAfterCurrent(windowMinutes: number, slotMinutes: numb
 export function planLimitKw(config: Config): number {
   const fuse = config.site.fuse;
   if (!fuse) return config.site.locationLimitKw;
-  const heaters = config.devices.flatMap((d) => (d.kind === 'hotWaterTank' ? [d.model.elementKw] : d.kind === 'heatPump' ? [d.model.electricKw] : []));
+  const heaters = config.devices.flatMap((d) =>
+    d.kind === 'hotWaterTank' ? [d.model.elementKw] : d.kind === 'heatPump' ? [d.model.electricKw] : [],
+  );
   return Math.min(config.site.locationLimitKw, fusePlanLimitKw(fuse, heaters));
 }
 
@@ -243,7 +263,11 @@ export function buildPlanInput(config: Config, snap: PlanningSnapshot, resources
   const slots = tariff ? priceSlotsWithTariff(series, tariff, config.site.timezone) : series;
   const ownerOf: ResourceOwner = (resourceId) => {
     const d = config.devices.find((x) => x.id === resources.get(resourceId));
-    return d?.kind === 'hotWaterTank' || d?.kind === 'heatPump' ? { scope: 'tank', deviceId: d.id } : d?.kind === 'evCharger' ? { scope: 'ev', deviceId: d.id } : null;
+    return d?.kind === 'hotWaterTank' || d?.kind === 'heatPump'
+      ? { scope: 'tank', deviceId: d.id }
+      : d?.kind === 'evCharger'
+        ? { scope: 'ev', deviceId: d.id }
+        : null;
   };
   const fallback = config.planner.evFallbackWindow;
   const delivered = (id: string): number => snap.slotDeliveredKwh?.get(id) ?? 0;
@@ -251,8 +275,17 @@ export function buildPlanInput(config: Config, snap: PlanningSnapshot, resources
     slots,
     timezone: config.site.timezone,
     currency: config.site.currency,
-    tanks: snap.tanks.map((t) => tankParams(t, config.site.slotMinutes, delivered(t.config.id), comfortDeadlines(t.config.model.comfort, snap.nowMs, toMs, config.site.timezone))),
-    evs: snap.evs.filter((e) => e.plugged).map((e) => evParams(e, snap.nowMs, config.site.timezone, config.site.fuse?.supply ?? 'TN', delivered(e.config.id))),
+    tanks: snap.tanks.map((t) =>
+      tankParams(
+        t,
+        config.site.slotMinutes,
+        delivered(t.config.id),
+        comfortDeadlines(t.config.model.comfort, snap.nowMs, toMs, config.site.timezone),
+      ),
+    ),
+    evs: snap.evs
+      .filter((e) => e.plugged)
+      .map((e) => evParams(e, snap.nowMs, config.site.timezone, config.site.fuse?.supply ?? 'TN', delivered(e.config.id))),
     location: {
       limitKW: planLimitKw(config),
       baseLoadKW: snap.baseLoadKw,

@@ -103,7 +103,11 @@ export function planReportQueue(store: Pick<Store, 'getState' | 'setState'>) {
     },
     rejected(sent: PendingPlanReport, atMs: number, reason: string): void {
       const s = read();
-      write({ ...s, pending: s.pending?.key === sent.key ? null : s.pending, lastRejected: { key: sent.key, payload: sent.payload, createdAtMs: sent.createdAtMs, atMs, reason } });
+      write({
+        ...s,
+        pending: s.pending?.key === sent.key ? null : s.pending,
+        lastRejected: { key: sent.key, payload: sent.payload, createdAtMs: sent.createdAtMs, atMs, reason },
+      });
     },
     /** `waiting` has no hour left to tell: it goes unsent. */
     expired(waiting: PendingPlanReport): void {

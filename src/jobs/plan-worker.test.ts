@@ -23,19 +23,22 @@ const THROW_AFTER_AT = t0 + 3;
  */
 function stubThread(): string {
   const file = join(mkdtempSync(join(tmpdir(), 'wattshift-worker-')), 'stub.mjs');
-  writeFileSync(file, [
-    "import { appendFileSync } from 'node:fs';",
-    "import { parentPort, threadId } from 'node:worker_threads';",
-    `appendFileSync(${JSON.stringify(`${file}.starts`)}, '.');`,
-    'let nth = 0;',
-    'const hoard = [];',
-    'parentPort.on(\'message\', (req) => {',
-    `  if (req.nowMs === ${CRASH_AT}) process.exit(3);`,
-    `  if (req.nowMs === ${OOM_AT}) for (;;) hoard.push(new Array(1000).fill(hoard.length));`,
-    `  if (req.nowMs === ${THROW_AFTER_AT}) setTimeout(() => { throw new Error('idle failure'); }, 20);`,
-    '  parentPort.postMessage({ plan: { threadId, nth: ++nth } });',
-    '});',
-  ].join('\n'));
+  writeFileSync(
+    file,
+    [
+      "import { appendFileSync } from 'node:fs';",
+      "import { parentPort, threadId } from 'node:worker_threads';",
+      `appendFileSync(${JSON.stringify(`${file}.starts`)}, '.');`,
+      'let nth = 0;',
+      'const hoard = [];',
+      "parentPort.on('message', (req) => {",
+      `  if (req.nowMs === ${CRASH_AT}) process.exit(3);`,
+      `  if (req.nowMs === ${OOM_AT}) for (;;) hoard.push(new Array(1000).fill(hoard.length));`,
+      `  if (req.nowMs === ${THROW_AFTER_AT}) setTimeout(() => { throw new Error('idle failure'); }, 20);`,
+      '  parentPort.postMessage({ plan: { threadId, nth: ++nth } });',
+      '});',
+    ].join('\n'),
+  );
   return file;
 }
 
@@ -45,13 +48,39 @@ function input(): HomePlanInput {
   const prices = Array.from({ length: 48 }, (_, i) => 0.1 + 0.05 * Math.sin(i / 5));
   return {
     slots: buildPriceSeries({
-      slotMinutes: 60, fromMs: t0, toMs: t0 + prices.length * 3_600_000, timezone: 'Europe/Oslo', currency: 'EUR',
-      spot: { actual: { units: { currency: 'EUR', energyUnit: 'kWh' }, resolutionMinutes: 60, points: prices.map((p, i) => ({ startMs: t0 + i * 3_600_000, price: p })) } },
-      deltas: [], fees: { gridFeePerKWh: 0, taxPerKWh: 0 },
+      slotMinutes: 60,
+      fromMs: t0,
+      toMs: t0 + prices.length * 3_600_000,
+      timezone: 'Europe/Oslo',
+      currency: 'EUR',
+      spot: {
+        actual: {
+          units: { currency: 'EUR', energyUnit: 'kWh' },
+          resolutionMinutes: 60,
+          points: prices.map((p, i) => ({ startMs: t0 + i * 3_600_000, price: p })),
+        },
+      },
+      deltas: [],
+      fees: { gridFeePerKWh: 0, taxPerKWh: 0 },
     }),
-    timezone: 'Europe/Oslo', currency: 'EUR',
-    tanks: [{ id: 'tank', volumeL: 200, powerKW: 2, coldWaterC: 8, ambientC: 18, heatLossWPerK: 1.6, minC: 50, maxC: 75, currentTempC: 60, control: 'continuous' }],
-    evs: [], location: { limitKW: 17, baseLoadKW: 0 },
+    timezone: 'Europe/Oslo',
+    currency: 'EUR',
+    tanks: [
+      {
+        id: 'tank',
+        volumeL: 200,
+        powerKW: 2,
+        coldWaterC: 8,
+        ambientC: 18,
+        heatLossWPerK: 1.6,
+        minC: 50,
+        maxC: 75,
+        currentTempC: 60,
+        control: 'continuous',
+      },
+    ],
+    evs: [],
+    location: { limitKW: 17, baseLoadKW: 0 },
   };
 }
 

@@ -21,7 +21,11 @@ import { WattshiftError, type ErrorCode } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../ports.js';
 
-export interface PlanRequest { input: HomePlanInput; nowMs: number; previous?: Plan }
+export interface PlanRequest {
+  input: HomePlanInput;
+  nowMs: number;
+  previous?: Plan;
+}
 export type PlanReply = { plan: Plan } | { error: { code: ErrorCode; message: string } };
 
 export interface PlanWorker {
@@ -44,13 +48,18 @@ export const planThreadLimits: ResourceLimits = { maxOldGenerationSizeMb: 24, ma
 function bundledWorkerFile(): string | undefined {
   const here = fileURLToPath(import.meta.url);
   if (here.endsWith('.ts')) return undefined;
-  return [join(dirname(here), 'jobs', 'plan-worker-thread.js'), join(dirname(here), '..', 'jobs', 'plan-worker-thread.js')].find((f) => existsSync(f));
+  return [join(dirname(here), 'jobs', 'plan-worker-thread.js'), join(dirname(here), '..', 'jobs', 'plan-worker-thread.js')].find((f) =>
+    existsSync(f),
+  );
 }
 
 /** Starts the thread; a TypeScript entry (the unit test's) loads through tsx's API. */
 function spawn(file: string, resourceLimits: ResourceLimits): Worker {
   const w = file.endsWith('.ts')
-    ? new Worker(`import('tsx/esm/api').then((api) => api.tsImport(${JSON.stringify(pathToFileURL(file).href)}, ${JSON.stringify(import.meta.url)}))`, { eval: true, resourceLimits })
+    ? new Worker(
+        `import('tsx/esm/api').then((api) => api.tsImport(${JSON.stringify(pathToFileURL(file).href)}, ${JSON.stringify(import.meta.url)}))`,
+        { eval: true, resourceLimits },
+      )
     : new Worker(file, { resourceLimits });
   // An idle thread must not keep the process alive; it is held only while it plans.
   w.unref();
@@ -110,7 +119,8 @@ export function startPlanWorker(deps: PlanWorkerOptions): PlanWorker {
   // Plans are made one at a time, in order, on the one thread.
   let queue: Promise<unknown> = Promise.resolve();
 
-  if (file === undefined && !fromSource) log.warn({ code: 'PLAN_WORKER_FAILED' }, 'the planner thread\'s file is missing; planning on the main thread');
+  if (file === undefined && !fromSource)
+    log.warn({ code: 'PLAN_WORKER_FAILED' }, "the planner thread's file is missing; planning on the main thread");
 
   const fail = async (err: unknown): Promise<void> => {
     const dead = thread;
@@ -121,7 +131,9 @@ export function startPlanWorker(deps: PlanWorkerOptions): PlanWorker {
     const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : undefined;
     log.warn(
       { code: 'PLAN_WORKER_FAILED', err: err instanceof Error ? err.message : String(err), ...(cause ? { cause } : {}), failures },
-      broken ? `${failures} planner thread failures in a row; planning on the main thread from now on` : 'planning this one on the main thread; the next plan starts a new thread',
+      broken
+        ? `${failures} planner thread failures in a row; planning on the main thread from now on`
+        : 'planning this one on the main thread; the next plan starts a new thread',
     );
   };
 
@@ -129,11 +141,14 @@ export function startPlanWorker(deps: PlanWorkerOptions): PlanWorker {
     if (!deps.idle) return;
     const timer = new AbortController();
     idleTimer = timer;
-    deps.idle.clock.sleep(deps.idle.ms, timer.signal).then(() => {
-      if (thread !== w) return;
-      thread = undefined;
-      void w.terminate();
-    }, () => undefined);
+    deps.idle.clock.sleep(deps.idle.ms, timer.signal).then(
+      () => {
+        if (thread !== w) return;
+        thread = undefined;
+        void w.terminate();
+      },
+      () => undefined,
+    );
   };
 
   const planOnThread = async (input: HomePlanInput, nowMs: number, previous?: Plan): Promise<Plan> => {
@@ -145,12 +160,19 @@ export function startPlanWorker(deps: PlanWorkerOptions): PlanWorker {
         const w = spawn(file, limits);
         // A thread that dies between plans is replaced at the next plan; its error, with no plan
         // waiting on it, must not become the daemon's uncaught exception.
-        w.once('exit', () => { if (thread === w) thread = undefined; });
-        w.on('error', (err) => { if (thread === w && !busy) log.warn({ code: 'PLAN_WORKER_FAILED', err: err.message }, 'the idle planner thread failed; the next plan starts a new one'); });
+        w.once('exit', () => {
+          if (thread === w) thread = undefined;
+        });
+        w.on('error', (err) => {
+          if (thread === w && !busy)
+            log.warn({ code: 'PLAN_WORKER_FAILED', err: err.message }, 'the idle planner thread failed; the next plan starts a new one');
+        });
         thread = w;
       }
       busy = true;
-      const made = await ask(thread, { input, nowMs, ...(previous ? { previous } : {}) }).finally(() => { busy = false; });
+      const made = await ask(thread, { input, nowMs, ...(previous ? { previous } : {}) }).finally(() => {
+        busy = false;
+      });
       failures = 0;
       endWhenIdle(thread);
       return made;

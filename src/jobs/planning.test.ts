@@ -25,7 +25,11 @@ async function planningOnDisk() {
   const planning = startPlanning({
     buildInput: () => ({}) as never,
     plan: (_input, nowMs) => planAt(nowMs),
-    store, clock, logger: silentLogger(), slotMinutes: 60, onPlan: () => undefined,
+    store,
+    clock,
+    logger: silentLogger(),
+    slotMinutes: 60,
+    onPlan: () => undefined,
   });
   await settle();
   return { store, clock, planning };

@@ -25,7 +25,11 @@ export function startPlanning(deps: {
   initial?: Plan | null;
   /** Least time between two stored plans, ms of clock time (default 30 min). */
   storeEveryMs?: number;
-}): LoopHandle & { current(): Plan | null; request(reason: string): void; health(): { ok: boolean; lastError: { code: string; message: string; atMs: number } | null } } {
+}): LoopHandle & {
+  current(): Plan | null;
+  request(reason: string): void;
+  health(): { ok: boolean; lastError: { code: string; message: string; atMs: number } | null };
+} {
   const log = deps.logger.child({ component: 'planner' });
   const slotMs = deps.slotMinutes * 60_000;
   let current: Plan | null = deps.initial ?? null;
@@ -68,7 +72,16 @@ export function startPlanning(deps: {
           ? { slotStartMs: slot.startMs, slotKwh: Object.fromEntries(slotDevices(slot).map(([id, d]) => [id, round(d.energyKWh, 3)])) }
           : {};
         log.info(
-          { reason: pendingReason, planStartMs: next.startMs, mode: next.mode, cost: round(next.cost), baseline: round(next.baselineCost), shortfalls: next.shortfalls.length, tookMs, ...targets },
+          {
+            reason: pendingReason,
+            planStartMs: next.startMs,
+            mode: next.mode,
+            cost: round(next.cost),
+            baseline: round(next.baselineCost),
+            shortfalls: next.shortfalls.length,
+            tookMs,
+            ...targets,
+          },
           'plan updated',
         );
         for (const s of next.shortfalls) log.warn({ device: s.deviceId ?? s.device, kind: s.kind, atMs: s.atMs }, s.message);

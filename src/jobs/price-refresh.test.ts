@@ -19,9 +19,16 @@ function source(state: { down: boolean; calls: number; actual: number }): PriceS
     forecast: async () => (state.calls++, state.down ? fail() : { priceArea: 'NO1', priceUnits: units, forecastSegments: [segment] }),
     advice: async () => (state.down ? fail() : { priceArea: 'NO1', priceUnits: units, forecastAdvice: [{ ...segment, type: 'Good' }] }),
     // Today's and tomorrow's hours; the one 10 h after t0 has the price in `state.actual`.
-    actualPrices: async () => (state.down ? fail() : { priceArea: 'NO1', priceUnits: units, prices: Object.fromEntries(
-      Array.from({ length: 48 }, (_, h) => [new Date(t0 + h * hourMs).toISOString(), h === 10 ? state.actual : 0.7]),
-    ) }),
+    actualPrices: async () =>
+      state.down
+        ? fail()
+        : {
+            priceArea: 'NO1',
+            priceUnits: units,
+            prices: Object.fromEntries(
+              Array.from({ length: 48 }, (_, h) => [new Date(t0 + h * hourMs).toISOString(), h === 10 ? state.actual : 0.7]),
+            ),
+          },
   };
 }
 
@@ -30,7 +37,15 @@ describe('startPriceRefresh', () => {
     const clock = new ManualClock(t0);
     const state = { down: false, calls: 0, actual: 0.7 };
     const seen: PriceData[] = [];
-    const job = startPriceRefresh({ source: source(state), area: 'NO1', currency: 'NOK', clock, logger: silentLogger(), horizonMs: 24 * hourMs, onChange: (d) => seen.push(d) });
+    const job = startPriceRefresh({
+      source: source(state),
+      area: 'NO1',
+      currency: 'NOK',
+      clock,
+      logger: silentLogger(),
+      horizonMs: 24 * hourMs,
+      onChange: (d) => seen.push(d),
+    });
     await settle();
     expect(job.data().forecast?.fetchedMs).toBe(t0);
     expect(job.data().actual?.input.points[0]).toEqual({ startMs: t0, price: 0.7 });
@@ -61,24 +76,42 @@ describe('startPriceRefresh', () => {
   });
 
   it('takes prices as changed only where they differ within the planning horizon', () => {
-    const hourly = (n: number, price: (h: number) => number) =>
-      ({ units: { currency: 'NOK', energyUnit: 'kWh' as const, vatIncluded: 1 }, segments: Array.from({ length: n }, (_, h) => ({ fromMs: t0 + h * hourMs, toMs: t0 + (h + 1) * hourMs, averagePrice: price(h) })) });
+    const hourly = (n: number, price: (h: number) => number) => ({
+      units: { currency: 'NOK', energyUnit: 'kWh' as const, vatIncluded: 1 },
+      segments: Array.from({ length: n }, (_, h) => ({ fromMs: t0 + h * hourMs, toMs: t0 + (h + 1) * hourMs, averagePrice: price(h) })),
+    });
     const key = (input: ReturnType<typeof hourly>, nowMs: number) => pricesWithinKey(input, nowMs, nowMs + 24 * hourMs);
     const week = hourly(168, () => 1);
     // Slid on by an hour, with a changed price beyond the horizon: the same for the planner.
     const slid = { ...week, segments: [...week.segments.slice(1), { fromMs: t0 + 168 * hourMs, toMs: t0 + 169 * hourMs, averagePrice: 5 }] };
     expect(key(slid, t0 + hourMs)).toBe(key(week, t0 + hourMs));
-    expect(key(hourly(168, (h) => (h === 30 ? 2 : 1)), t0 + hourMs)).toBe(key(week, t0 + hourMs));
+    expect(
+      key(
+        hourly(168, (h) => (h === 30 ? 2 : 1)),
+        t0 + hourMs,
+      ),
+    ).toBe(key(week, t0 + hourMs));
     // A change inside it, or other units, is a change.
-    expect(key(hourly(168, (h) => (h === 20 ? 2 : 1)), t0 + hourMs)).not.toBe(key(week, t0 + hourMs));
+    expect(
+      key(
+        hourly(168, (h) => (h === 20 ? 2 : 1)),
+        t0 + hourMs,
+      ),
+    ).not.toBe(key(week, t0 + hourMs));
     expect(key({ ...week, units: { ...week.units, currency: 'EUR' } }, t0)).not.toBe(key(week, t0));
     // A segment whose `toMs` is the start of its last hour covers that hour.
     const lastHour = { units: week.units, toIsLastHourStart: true, segments: [{ fromMs: t0, toMs: t0, averagePrice: 1 }] };
-    expect(pricesWithinKey(lastHour, t0 + 30 * 60_000, t0 + hourMs)).not.toBe(pricesWithinKey({ ...lastHour, segments: [] }, t0 + 30 * 60_000, t0 + hourMs));
+    expect(pricesWithinKey(lastHour, t0 + 30 * 60_000, t0 + hourMs)).not.toBe(
+      pricesWithinKey({ ...lastHour, segments: [] }, t0 + 30 * 60_000, t0 + hourMs),
+    );
     // Points: an hour that began before now but has not ended counts.
     const points = { units: week.units, resolutionMinutes: 60, points: [{ startMs: t0, price: 1 }] };
-    expect(pricesWithinKey(points, t0 + 30 * 60_000, t0 + hourMs)).not.toBe(pricesWithinKey({ ...points, points: [{ startMs: t0, price: 2 }] }, t0 + 30 * 60_000, t0 + hourMs));
-    expect(pricesWithinKey(points, t0 + hourMs, t0 + 2 * hourMs)).toBe(pricesWithinKey({ ...points, points: [{ startMs: t0, price: 2 }] }, t0 + hourMs, t0 + 2 * hourMs));
+    expect(pricesWithinKey(points, t0 + 30 * 60_000, t0 + hourMs)).not.toBe(
+      pricesWithinKey({ ...points, points: [{ startMs: t0, price: 2 }] }, t0 + 30 * 60_000, t0 + hourMs),
+    );
+    expect(pricesWithinKey(points, t0 + hourMs, t0 + 2 * hourMs)).toBe(
+      pricesWithinKey({ ...points, points: [{ startMs: t0, price: 2 }] }, t0 + hourMs, t0 + 2 * hourMs),
+    );
   });
 
   it('reads a segment whose end is the start of its last hour', () => {

@@ -116,7 +116,10 @@ export function startPriceRefresh(deps: {
     } catch (err) {
       const code = codeOf(err);
       lastError = { code, message: err instanceof Error ? err.message : String(err), atMs: deps.clock.nowMs() };
-      log.warn({ code, part: name, ageMs: data[name] ? deps.clock.nowMs() - data[name].fetchedMs : null }, `${name} prices not refreshed; keeping the last good data`);
+      log.warn(
+        { code, part: name, ageMs: data[name] ? deps.clock.nowMs() - data[name].fetchedMs : null },
+        `${name} prices not refreshed; keeping the last good data`,
+      );
       return 'failed';
     }
   }
@@ -129,10 +132,17 @@ export function startPriceRefresh(deps: {
     const d = priceDisagreement(data.actual.input, data.nordPool.input);
     const key = d.worst ? `${d.worst.startMs}:${d.differing}` : '';
     if (key !== '' && key !== saidDisagreement && d.worst) {
-      log.warn({
-        code: 'PRICE_SOURCES_DISAGREE', hours: d.differing, compared: d.compared, worstHour: new Date(d.worst.startMs).toISOString(),
-        forecastServicePerKwh: d.worst.a, nordPoolPerKwh: d.worst.b,
-      }, `the two day-ahead price sources differ in ${d.differing} of ${d.compared} hours`);
+      log.warn(
+        {
+          code: 'PRICE_SOURCES_DISAGREE',
+          hours: d.differing,
+          compared: d.compared,
+          worstHour: new Date(d.worst.startMs).toISOString(),
+          forecastServicePerKwh: d.worst.a,
+          nordPoolPerKwh: d.worst.b,
+        },
+        `the two day-ahead price sources differ in ${d.differing} of ${d.compared} hours`,
+      );
     }
     saidDisagreement = key;
   }
@@ -145,10 +155,35 @@ export function startPriceRefresh(deps: {
     tick: async (signal) => {
       const { forecast, actualPrices } = deps.source;
       const results = await Promise.all([
-        ...(forecast ? [part('forecast', () => forecast({ ...q, segmentSize, signal }), (r) => toForecastInput(r.priceUnits, r.forecastSegments, segmentSize))] : []),
-        part('advice', () => deps.source.advice({ ...q, segmentSize: 6, signal }), (r) => toForecastInput(r.priceUnits, r.forecastAdvice, 6)),
+        ...(forecast
+          ? [
+              part(
+                'forecast',
+                () => forecast({ ...q, segmentSize, signal }),
+                (r) => toForecastInput(r.priceUnits, r.forecastSegments, segmentSize),
+              ),
+            ]
+          : []),
+        part(
+          'advice',
+          () => deps.source.advice({ ...q, segmentSize: 6, signal }),
+          (r) => toForecastInput(r.priceUnits, r.forecastAdvice, 6),
+        ),
         ...(actualPrices ? [part('actual', () => actualPrices({ ...q, timeZone: 'UTC', signal }), toActualInput)] : []),
-        ...(np ? [part('nordPool', () => nordPoolDays(np.client, { area: deps.area, currency: deps.currency, resolutionMinutes: np.resolutionMinutes, signal }, deps.clock.nowMs()), (r) => r)] : []),
+        ...(np
+          ? [
+              part(
+                'nordPool',
+                () =>
+                  nordPoolDays(
+                    np.client,
+                    { area: deps.area, currency: deps.currency, resolutionMinutes: np.resolutionMinutes, signal },
+                    deps.clock.nowMs(),
+                  ),
+                (r) => r,
+              ),
+            ]
+          : []),
       ]);
       const ok = !results.includes('failed');
       if (ok) lastError = null;

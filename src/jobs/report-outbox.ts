@@ -31,7 +31,8 @@ function failureOf(err: unknown, attemptsBefore: number): SendFailure {
   const message = err instanceof Error ? err.message : String(err);
   const code = codeOf(err);
   if (code === 'API_CONFLICT' || (attemptsBefore > 0 && isDuplicateRejection(err))) return { kind: 'alreadyAccepted', code, message };
-  if (code === 'API_REJECTED' || code === 'API_NOT_FOUND' || code === 'API_BAD_RESPONSE' || code === 'FLEET_REPORT_REJECTED') return { kind: 'rejected', code, message };
+  if (code === 'API_REJECTED' || code === 'API_NOT_FOUND' || code === 'API_BAD_RESPONSE' || code === 'FLEET_REPORT_REJECTED')
+    return { kind: 'rejected', code, message };
   return { kind: 'retry', code, message };
 }
 
@@ -87,7 +88,10 @@ export function startReportOutbox(deps: {
       }
       const next = at + backoffMs(report.attempts + 1, backoff, deps.random);
       deps.outbox.markRetry(report.id, `${failure.code}: ${failure.message}`, next);
-      log.warn({ code: failure.code, key: report.idempotencyKey, attempts: report.attempts + 1, nextAttemptMs: next }, 'report send failed; will retry');
+      log.warn(
+        { code: failure.code, key: report.idempotencyKey, attempts: report.attempts + 1, nextAttemptMs: next },
+        'report send failed; will retry',
+      );
       deps.onOutcome?.('retried', failure.code);
     }
   }

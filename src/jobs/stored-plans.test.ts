@@ -16,14 +16,30 @@ const config = defaultConfig({
 });
 
 describe('the stored plans as history and bill read them', () => {
-  it('reads each device\'s energy by its id, and a plan of an older version as the first device of each kind', () => {
+  it("reads each device's energy by its id, and a plan of an older version as the first device of each kind", () => {
     const store = openStore({ path: ':memory:' });
     const slot = { startMs: T0, endMs: T0 + H };
-    store.savePlan({ createdAtMs: T0 - H, horizonStartMs: T0, horizonEndMs: T0 + H, json: { createdMs: T0 - H, slots: [{ ...slot, tank: { energyKWh: 1 }, ev: { energyKWh: 7 }, baselineKWh: 9 }] } });
-    store.savePlan({ createdAtMs: T0, horizonStartMs: T0, horizonEndMs: T0 + H, json: {
-      createdMs: T0, slots: [{ ...slot, tanks: { t1: { energyKWh: 2 }, t2: { energyKWh: 3 } }, evs: { car2: { energyKWh: 11 } }, baselineKWh: 20 }],
-    } });
-    store.savePlan({ createdAtMs: T0 + 1, horizonStartMs: T0, horizonEndMs: T0 + H, json: { createdMs: T0 + 1, slots: [{ ...slot, tanks: { t1: { energyKWh: 'hot' } } }] } });
+    store.savePlan({
+      createdAtMs: T0 - H,
+      horizonStartMs: T0,
+      horizonEndMs: T0 + H,
+      json: { createdMs: T0 - H, slots: [{ ...slot, tank: { energyKWh: 1 }, ev: { energyKWh: 7 }, baselineKWh: 9 }] },
+    });
+    store.savePlan({
+      createdAtMs: T0,
+      horizonStartMs: T0,
+      horizonEndMs: T0 + H,
+      json: {
+        createdMs: T0,
+        slots: [{ ...slot, tanks: { t1: { energyKWh: 2 }, t2: { energyKWh: 3 } }, evs: { car2: { energyKWh: 11 } }, baselineKWh: 20 }],
+      },
+    });
+    store.savePlan({
+      createdAtMs: T0 + 1,
+      horizonStartMs: T0,
+      horizonEndMs: T0 + H,
+      json: { createdMs: T0 + 1, slots: [{ ...slot, tanks: { t1: { energyKWh: 'hot' } } }] },
+    });
     const { plans, unreadable } = storedPlans(store, config.devices, T0, T0 + H);
     expect(unreadable).toBe(1);
     expect(plans.map((p) => p.slots[0]!.energyKwh)).toEqual([
@@ -36,7 +52,9 @@ describe('the stored plans as history and bill read them', () => {
   it('reads each stored plan once with a cache, and keeps only the plans of the range last asked', () => {
     const store = openStore({ path: ':memory:' });
     const plan = (createdMs: number, kwh: unknown) => ({
-      createdAtMs: createdMs, horizonStartMs: createdMs, horizonEndMs: createdMs + 2 * H,
+      createdAtMs: createdMs,
+      horizonStartMs: createdMs,
+      horizonEndMs: createdMs + 2 * H,
       json: { createdMs, slots: [{ startMs: createdMs, endMs: createdMs + 2 * H, tanks: { t1: { energyKWh: kwh } } }] },
     });
     store.savePlan(plan(T0, 1));

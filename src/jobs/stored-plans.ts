@@ -16,15 +16,17 @@ export const BASELINE_KEY = '(baseline)';
 const energy = z.looseObject({ energyKWh: z.number() });
 const storedSlotsSchema = z.looseObject({
   createdMs: z.number(),
-  slots: z.array(z.looseObject({
-    startMs: z.number(),
-    endMs: z.number(),
-    tanks: z.record(z.string(), energy).optional(),
-    evs: z.record(z.string(), energy).optional(),
-    tank: energy.optional(),
-    ev: energy.optional(),
-    baselineKWh: z.number().optional(),
-  })),
+  slots: z.array(
+    z.looseObject({
+      startMs: z.number(),
+      endMs: z.number(),
+      tanks: z.record(z.string(), energy).optional(),
+      evs: z.record(z.string(), energy).optional(),
+      tank: energy.optional(),
+      ev: energy.optional(),
+      baselineKWh: z.number().optional(),
+    }),
+  ),
 });
 
 /** The ids of the devices a plan drives (tanks and chargers), in config order. */
@@ -55,7 +57,11 @@ export type StoredPlanCache = Map<number, PlannedSlots | null>;
  * and the cache keeps only the plans of the last range asked.
  */
 export function storedPlans(
-  store: Pick<Store, 'planIdsBetween' | 'plansById'>, devices: Config['devices'], fromMs: number, toMs: number, cache: StoredPlanCache = new Map(),
+  store: Pick<Store, 'planIdsBetween' | 'plansById'>,
+  devices: Config['devices'],
+  fromMs: number,
+  toMs: number,
+  cache: StoredPlanCache = new Map(),
 ): { plans: PlannedSlots[]; unreadable: number } {
   const tankIds = devices.flatMap((d) => (d.kind === 'hotWaterTank' || d.kind === 'heatPump' ? [d.id] : []));
   const evIds = devices.flatMap((d) => (d.kind === 'evCharger' ? [d.id] : []));
@@ -64,17 +70,22 @@ export function storedPlans(
   for (const id of cache.keys()) if (!inRange.has(id)) cache.delete(id);
   for (const row of store.plansById(ids.filter((id) => !cache.has(id)))) {
     const parsed = storedSlotsSchema.safeParse(row.json);
-    cache.set(row.id, parsed.success ? {
-      createdMs: parsed.data.createdMs,
-      slots: parsed.data.slots.map((s) => ({
-        startMs: s.startMs,
-        endMs: s.endMs,
-        energyKwh: {
-          ...energiesOf(s, tankIds, evIds),
-          ...(s.baselineKWh !== undefined ? { [BASELINE_KEY]: s.baselineKWh } : {}),
-        },
-      })),
-    } : null);
+    cache.set(
+      row.id,
+      parsed.success
+        ? {
+            createdMs: parsed.data.createdMs,
+            slots: parsed.data.slots.map((s) => ({
+              startMs: s.startMs,
+              endMs: s.endMs,
+              energyKwh: {
+                ...energiesOf(s, tankIds, evIds),
+                ...(s.baselineKWh !== undefined ? { [BASELINE_KEY]: s.baselineKWh } : {}),
+              },
+            })),
+          }
+        : null,
+    );
   }
   // A plan trimmed between the two reads is neither.
   const read = ids.flatMap((id) => (cache.has(id) ? [cache.get(id)!] : []));

@@ -26,7 +26,11 @@ export function sessionTag(ev: Pick<EvState, 'idTag' | 'goeCard'> | undefined): 
   return undefined;
 }
 
-export function identifyVehicle(charger: EvChargerConfig, vehicles: readonly VehicleConfig[], ev: Pick<EvState, 'idTag' | 'goeCard'> | undefined): VehicleAtCharger {
+export function identifyVehicle(
+  charger: EvChargerConfig,
+  vehicles: readonly VehicleConfig[],
+  ev: Pick<EvState, 'idTag' | 'goeCard'> | undefined,
+): VehicleAtCharger {
   const served = vehiclesServedBy(charger, vehicles);
   if (served.length === 0) return { vehicle: null, by: 'none' };
   if (ev?.idTag !== undefined) {
@@ -76,10 +80,13 @@ export interface PlannedCar {
 }
 
 /** The cars at the plugged chargers of a snapshot, by charger id. */
-export function plannedCars(evs: readonly { config: { id: string }; plugged: boolean; vehicle?: VehicleConfig | null; identifiedBy?: IdentifiedBy }[]): Map<string, PlannedCar> {
+export function plannedCars(
+  evs: readonly { config: { id: string }; plugged: boolean; vehicle?: VehicleConfig | null; identifiedBy?: IdentifiedBy }[],
+): Map<string, PlannedCar> {
   const out = new Map<string, PlannedCar>();
   for (const e of evs) {
-    if (e.plugged && e.vehicle) out.set(e.config.id, { id: e.vehicle.id, name: e.vehicle.name ?? e.vehicle.id, identifiedBy: e.identifiedBy ?? 'none' });
+    if (e.plugged && e.vehicle)
+      out.set(e.config.id, { id: e.vehicle.id, name: e.vehicle.name ?? e.vehicle.id, identifiedBy: e.identifiedBy ?? 'none' });
   }
   return out;
 }
@@ -87,9 +94,11 @@ export function plannedCars(evs: readonly { config: { id: string }; plugged: boo
 /** The plan with each charger's outcome naming the car planned there. */
 export function withPlannedCars(plan: Plan, cars: ReadonlyMap<string, PlannedCar>): Plan {
   if (!plan.evs || cars.size === 0) return plan;
-  const evs = Object.fromEntries(Object.entries(plan.evs).map(([id, e]) => {
-    const car = cars.get(id);
-    return [id, car ? { ...e, vehicle: car } : e];
-  }));
+  const evs = Object.fromEntries(
+    Object.entries(plan.evs).map(([id, e]) => {
+      const car = cars.get(id);
+      return [id, car ? { ...e, vehicle: car } : e];
+    }),
+  );
   return { ...plan, evs };
 }

@@ -40,17 +40,28 @@ export interface NordPoolClient {
 export function toPricePoints(body: z.infer<typeof dayAheadResponseSchema>, area: string): PricePointsInput {
   const points = body.multiIndexEntries.map((e) => {
     const price = e.entryPerArea[area];
-    if (price === undefined) throw new WattshiftError('API_BAD_RESPONSE', `Nord Pool: no ${area} price for ${e.deliveryStart}`, { details: { source: 'nordPool' } });
+    if (price === undefined)
+      throw new WattshiftError('API_BAD_RESPONSE', `Nord Pool: no ${area} price for ${e.deliveryStart}`, { details: { source: 'nordPool' } });
     return { startMs: Date.parse(e.deliveryStart), price };
   });
-  return { units: { currency: body.currency, energyUnit: 'MWh' }, resolutionMinutes: body.resolutionInMinutes, points: points.sort((a, b) => a.startMs - b.startMs) };
+  return {
+    units: { currency: body.currency, energyUnit: 'MWh' },
+    resolutionMinutes: body.resolutionInMinutes,
+    points: points.sort((a, b) => a.startMs - b.startMs),
+  };
 }
 
 export function createNordPoolClient(options: { url: string; timeoutMs: number }): NordPoolClient {
   const base = options.url.replace(/\/+$/, '');
   return {
     async dayAhead(q) {
-      const params = new URLSearchParams({ date: q.date, market: 'DayAhead', indexNames: q.area, currency: q.currency, resolutionInMinutes: String(q.resolutionMinutes) });
+      const params = new URLSearchParams({
+        date: q.date,
+        market: 'DayAhead',
+        indexNames: q.area,
+        currency: q.currency,
+        resolutionInMinutes: String(q.resolutionMinutes),
+      });
       const signal = q.signal ? AbortSignal.any([q.signal, AbortSignal.timeout(options.timeoutMs)]) : AbortSignal.timeout(options.timeoutMs);
       const details = { source: 'nordPool', date: q.date, area: q.area };
       let res;
@@ -69,7 +80,8 @@ export function createNordPoolClient(options: { url: string; timeoutMs: number }
         throw new WattshiftError(code, `Nord Pool answered ${res.statusCode}`, { details: { ...details, status: res.statusCode } });
       }
       const parsed = dayAheadResponseSchema.safeParse(await res.body.json().catch(() => undefined));
-      if (!parsed.success) throw new WattshiftError('API_BAD_RESPONSE', `Nord Pool: unexpected body (${parsed.error.issues[0]?.message ?? 'not JSON'})`, { details });
+      if (!parsed.success)
+        throw new WattshiftError('API_BAD_RESPONSE', `Nord Pool: unexpected body (${parsed.error.issues[0]?.message ?? 'not JSON'})`, { details });
       return toPricePoints(parsed.data, q.area);
     },
   };

@@ -50,7 +50,8 @@ export class TokenService {
     if (grant !== 'client_credentials') return oauthError(400, 'unsupported_grant_type', 'only client_credentials is supported');
     if (!clientId || !clientSecret) return oauthError(400, 'invalid_request', 'client_id and client_secret are required');
     const partner = this.partners.find((p) => p.clientId === clientId);
-    if (!partner || !safeEqual(partner.clientSecret, clientSecret)) return { ...oauthError(401, 'invalid_client', 'unknown client or wrong secret'), headers: { 'www-authenticate': 'Basic realm="sandbox"' } };
+    if (!partner || !safeEqual(partner.clientSecret, clientSecret))
+      return { ...oauthError(401, 'invalid_client', 'unknown client or wrong secret'), headers: { 'www-authenticate': 'Basic realm="sandbox"' } };
     const nowS = Math.floor(this.clock.nowMs() / 1000);
     const token = await new SignJWT({ client_id: partner.clientId, scope: 'energy-coordination smart' })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })

@@ -63,7 +63,8 @@ function parseArgs(argv: string[]): SandboxArgs {
     };
     const num = (min: number, integer: boolean): number => {
       const v = Number(value());
-      if (!Number.isFinite(v) || v < min || (integer && !Number.isInteger(v))) throw new WattshiftError('CONFIG_INVALID', `${name} must be a number of at least ${min}`);
+      if (!Number.isFinite(v) || v < min || (integer && !Number.isInteger(v)))
+        throw new WattshiftError('CONFIG_INVALID', `${name} must be a number of at least ${min}`);
       return v;
     };
     if (name === 'sandbox') continue;

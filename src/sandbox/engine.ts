@@ -75,7 +75,12 @@ export class SandboxEngine {
   }
 
   /** Creates an event for the partner, stores it and starts delivering it. */
-  createEvent(partner: PartnerState, notificationType: NotificationType, payload: Record<string, unknown>, cover?: { fromMs: number; toMs: number }): EventRec {
+  createEvent(
+    partner: PartnerState,
+    notificationType: NotificationType,
+    payload: Record<string, unknown>,
+    cover?: { fromMs: number; toMs: number },
+  ): EventRec {
     const now = this.clock.nowMs();
     const event: EventRec = {
       id: randomUUID(),
@@ -97,7 +102,9 @@ export class SandboxEngine {
   }
 
   private track(p: Promise<void>): void {
-    const wrapped = p.catch((err: unknown) => this.options.logger.error({ err: String(err) }, 'delivery failed')).finally(() => this.inflight.delete(wrapped));
+    const wrapped = p
+      .catch((err: unknown) => this.options.logger.error({ err: String(err) }, 'delivery failed'))
+      .finally(() => this.inflight.delete(wrapped));
     this.inflight.add(wrapped);
   }
 

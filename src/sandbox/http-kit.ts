@@ -115,10 +115,7 @@ interface CompiledRoute {
   segments: string[];
 }
 
-export type RouteMatch =
-  | { kind: 'found'; route: Route; params: Record<string, string> }
-  | { kind: 'method'; allow: string[] }
-  | { kind: 'none' };
+export type RouteMatch = { kind: 'found'; route: Route; params: Record<string, string> } | { kind: 'method'; allow: string[] } | { kind: 'none' };
 
 export class Router {
   private readonly compiled: CompiledRoute[] = [];

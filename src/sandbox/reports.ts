@@ -34,7 +34,8 @@ function targetsOf(event: EventRec): EventTargets {
   const targets = (event.payload.targets ?? []) as Record<string, string | undefined>[];
   let resolution = '01:00:00';
   for (const t of targets) {
-    if (t.resourceId && t.locationId) resources.set(t.resourceId, { locationId: t.locationId, ...(t.meterPointId ? { meterPointId: t.meterPointId } : {}) });
+    if (t.resourceId && t.locationId)
+      resources.set(t.resourceId, { locationId: t.locationId, ...(t.meterPointId ? { meterPointId: t.meterPointId } : {}) });
     if (t.locationId) locations.set(t.locationId, t.meterPointId ? { meterPointId: t.meterPointId } : {});
     if (t.resolution) resolution = t.resolution;
   }
@@ -60,7 +61,8 @@ export function validateReport(engine: SandboxEngine, partner: PartnerState, bod
   for (const [i, payload] of body.payloads.entries()) {
     const where = `payloads[${i}]`;
     const type = canonicalReportPayloadType(payload.payloadType);
-    if (!(allowed[eventType] ?? []).includes(type)) throw new ReportRejected(`${where}: payload type ${payload.payloadType} does not answer a ${eventType} event`);
+    if (!(allowed[eventType] ?? []).includes(type))
+      throw new ReportRejected(`${where}: payload type ${payload.payloadType} does not answer a ${eventType} event`);
     let resourceId: string | null = null;
     let locationId: string | null = null;
     let meterPointId: string | null = null;
@@ -69,7 +71,8 @@ export function validateReport(engine: SandboxEngine, partner: PartnerState, bod
     if (payload.payloadType === 'EnergyUsage') {
       const t = targets.resources.get(payload.resourceId);
       if (!t) throw new ReportRejected(`${where}: resource '${payload.resourceId}' is not a target of event ${event.id}`);
-      if (payload.locationId && payload.locationId !== t.locationId) throw new ReportRejected(`${where}: resource '${payload.resourceId}' is targeted at location '${t.locationId}', not '${payload.locationId}'`);
+      if (payload.locationId && payload.locationId !== t.locationId)
+        throw new ReportRejected(`${where}: resource '${payload.resourceId}' is targeted at location '${t.locationId}', not '${payload.locationId}'`);
       if (payload.points && payload.curvePoints && JSON.stringify(payload.points) !== JSON.stringify(payload.curvePoints)) {
         throw new ReportRejected(`${where}: points and the deprecated curvePoints differ; send only points`);
       }
@@ -81,7 +84,8 @@ export function validateReport(engine: SandboxEngine, partner: PartnerState, bod
     } else if (payload.payloadType === 'LocationEnergyUsage' || payload.payloadType === 'LocationEnergyUsagePlan') {
       const t = targets.locations.get(payload.locationId);
       if (!t) throw new ReportRejected(`${where}: location '${payload.locationId}' is not a target of event ${event.id}`);
-      if (t.meterPointId && t.meterPointId !== payload.meterPointId) throw new ReportRejected(`${where}: meter point '${payload.meterPointId}' is not the target's meter point`);
+      if (t.meterPointId && t.meterPointId !== payload.meterPointId)
+        throw new ReportRejected(`${where}: meter point '${payload.meterPointId}' is not the target's meter point`);
       locationId = payload.locationId;
       meterPointId = payload.meterPointId;
       points = payload.payloadType === 'LocationEnergyUsage' ? payload.points : [...payload.baseline, ...payload.flexibility];
@@ -90,19 +94,27 @@ export function validateReport(engine: SandboxEngine, partner: PartnerState, bod
       const all = [...(payload.acknowledgedTargets ?? []), ...(payload.declinedTargets ?? [])];
       if (all.length === 0) throw new ReportRejected(`${where}: an acknowledgement names no targets`);
       for (const a of all as { locationId: string; resourceId?: string }[]) {
-        const ok = a.resourceId !== undefined ? targets.resources.get(a.resourceId)?.locationId === a.locationId : targets.locations.has(a.locationId);
-        if (!ok) throw new ReportRejected(`${where}: ${a.resourceId !== undefined ? `resource '${a.resourceId}'` : `location '${a.locationId}'`} is not a target of event ${event.id}`);
+        const ok =
+          a.resourceId !== undefined ? targets.resources.get(a.resourceId)?.locationId === a.locationId : targets.locations.has(a.locationId);
+        if (!ok)
+          throw new ReportRejected(
+            `${where}: ${a.resourceId !== undefined ? `resource '${a.resourceId}'` : `location '${a.locationId}'`} is not a target of event ${event.id}`,
+          );
       }
     }
-    if (resolution !== undefined && timeSpanMs(resolution) !== targets.resolutionMs) throw new ReportRejected(`${where}: resolution ${resolution} differs from the event's`);
+    if (resolution !== undefined && timeSpanMs(resolution) !== targets.resolutionMs)
+      throw new ReportRejected(`${where}: resolution ${resolution} differs from the event's`);
     const seen = new Set<number>();
     const normalised = points.map((pt, j) => {
       const t = Date.parse(pt.timestamp);
       if (t % HOUR_MS !== 0) throw new ReportRejected(`${where}.points[${j}]: timestamp ${pt.timestamp} is not on the hour`);
-      if ((t - event.coverFromMs) % targets.resolutionMs !== 0) throw new ReportRejected(`${where}.points[${j}]: timestamp is not on the event's resolution grid`);
-      if (t < event.coverFromMs || t >= event.coverToMs) throw new ReportRejected(`${where}.points[${j}]: timestamp ${pt.timestamp} is outside the event`);
+      if ((t - event.coverFromMs) % targets.resolutionMs !== 0)
+        throw new ReportRejected(`${where}.points[${j}]: timestamp is not on the event's resolution grid`);
+      if (t < event.coverFromMs || t >= event.coverToMs)
+        throw new ReportRejected(`${where}.points[${j}]: timestamp ${pt.timestamp} is outside the event`);
       if (seen.has(t)) throw new ReportRejected(`${where}.points[${j}]: timestamp ${pt.timestamp} appears twice`);
-      if (!Number.isFinite(pt.kiloWattHours) || pt.kiloWattHours < 0) throw new ReportRejected(`${where}.points[${j}]: kiloWattHours must be a number of at least 0`);
+      if (!Number.isFinite(pt.kiloWattHours) || pt.kiloWattHours < 0)
+        throw new ReportRejected(`${where}.points[${j}]: kiloWattHours must be a number of at least 0`);
       seen.add(t);
       return { timestampMs: t, kiloWattHours: pt.kiloWattHours };
     });
@@ -114,9 +126,13 @@ export function validateReport(engine: SandboxEngine, partner: PartnerState, bod
   // and the OpenAPI document wins where it speaks. The message names the earlier report.
   for (const a of accepted.filter((x) => x.payloadType.endsWith('EnergyUsage'))) {
     const key = (x: AcceptedPayload): string => `${x.payloadType}|${x.resourceId ?? ''}|${x.locationId ?? ''}`;
-    if (accepted.filter((x) => key(x) === key(a)).length > 1) throw new ReportRejected(`duplicate: the report names target ${a.resourceId ?? a.locationId} twice`);
+    if (accepted.filter((x) => key(x) === key(a)).length > 1)
+      throw new ReportRejected(`duplicate: the report names target ${a.resourceId ?? a.locationId} twice`);
     const earlier = partner.reports.find((r) => r.eventId === event.id && r.payloads.some((x) => key(x) === key(a)));
-    if (earlier) throw new ReportRejected(`duplicate: a ${a.payloadType} report for ${a.resourceId ? `resource '${a.resourceId}'` : `location '${a.locationId}'`} of event ${event.id} was already accepted (report ${earlier.id})`);
+    if (earlier)
+      throw new ReportRejected(
+        `duplicate: a ${a.payloadType} report for ${a.resourceId ? `resource '${a.resourceId}'` : `location '${a.locationId}'`} of event ${event.id} was already accepted (report ${earlier.id})`,
+      );
   }
   return { id: randomUUID(), eventId: event.id, createdAtMs: engine.clock.nowMs(), payloads: accepted };
 }
@@ -133,23 +149,28 @@ export function validatePlanReport(engine: SandboxEngine, partner: PartnerState,
   const currentHourMs = Math.floor(engine.clock.nowMs() / HOUR_MS) * HOUR_MS;
   for (const [i, payload] of body.payloads.entries()) {
     const where = `payloads[${i}]`;
-    if (payload.payloadType !== 'LocationEnergyUsagePlan') throw new ReportRejected(`${where}: a ${payload.payloadType} report must name the event it answers (eventId)`);
+    if (payload.payloadType !== 'LocationEnergyUsagePlan')
+      throw new ReportRejected(`${where}: a ${payload.payloadType} report must name the event it answers (eventId)`);
     const location = partner.locations.get(payload.locationId);
     if (!location) throw new ReportRejected(`${where}: location '${payload.locationId}' does not exist or does not belong to this partner`);
     if (location.meterPointIds.length > 0 && !location.meterPointIds.includes(payload.meterPointId)) {
       throw new ReportRejected(`${where}: meter point '${payload.meterPointId}' is not a meter point of location '${payload.locationId}'`);
     }
-    if (accepted.some((a) => a.locationId === payload.locationId)) throw new ReportRejected(`${where}: the report names location '${payload.locationId}' twice`);
+    if (accepted.some((a) => a.locationId === payload.locationId))
+      throw new ReportRejected(`${where}: the report names location '${payload.locationId}' twice`);
     const resolutionMs = timeSpanMs(payload.resolution);
-    if (!(resolutionMs >= HOUR_MS) || resolutionMs % HOUR_MS !== 0) throw new ReportRejected(`${where}: resolution ${payload.resolution} is not a whole number of hours`);
+    if (!(resolutionMs >= HOUR_MS) || resolutionMs % HOUR_MS !== 0)
+      throw new ReportRejected(`${where}: resolution ${payload.resolution} is not a whole number of hours`);
     const curve = (name: 'baseline' | 'flexibility'): { timestampMs: number; kiloWattHours: number }[] => {
       const seen = new Set<number>();
       return payload[name].map((pt, j) => {
         const t = Date.parse(pt.timestamp);
-        if (!Number.isFinite(t) || t % resolutionMs !== 0) throw new ReportRejected(`${where}.${name}[${j}]: timestamp ${pt.timestamp} is not on the report's resolution`);
+        if (!Number.isFinite(t) || t % resolutionMs !== 0)
+          throw new ReportRejected(`${where}.${name}[${j}]: timestamp ${pt.timestamp} is not on the report's resolution`);
         if (t < currentHourMs - HOUR_MS) throw new ReportRejected(`${where}.${name}[${j}]: timestamp ${pt.timestamp} is in the past`);
         if (seen.has(t)) throw new ReportRejected(`${where}.${name}[${j}]: timestamp ${pt.timestamp} appears twice`);
-        if (!Number.isFinite(pt.kiloWattHours) || pt.kiloWattHours < 0) throw new ReportRejected(`${where}.${name}[${j}]: kiloWattHours must be a number of at least 0`);
+        if (!Number.isFinite(pt.kiloWattHours) || pt.kiloWattHours < 0)
+          throw new ReportRejected(`${where}.${name}[${j}]: kiloWattHours must be a number of at least 0`);
         seen.add(t);
         return { timestampMs: t, kiloWattHours: pt.kiloWattHours };
       });
@@ -157,9 +178,20 @@ export function validatePlanReport(engine: SandboxEngine, partner: PartnerState,
     const baseline = curve('baseline');
     const flexibility = curve('flexibility');
     if (baseline.length === 0) throw new ReportRejected(`${where}: a plan needs at least one hour`);
-    const hours = (c: { timestampMs: number }[]): string => c.map((x) => x.timestampMs).sort((a, b) => a - b).join(',');
+    const hours = (c: { timestampMs: number }[]): string =>
+      c
+        .map((x) => x.timestampMs)
+        .sort((a, b) => a - b)
+        .join(',');
     if (hours(baseline) !== hours(flexibility)) throw new ReportRejected(`${where}: baseline and flexibility must cover the same hours`);
-    accepted.push({ payloadType: payload.payloadType, resourceId: null, locationId: payload.locationId, meterPointId: payload.meterPointId, points: baseline, raw: payload });
+    accepted.push({
+      payloadType: payload.payloadType,
+      resourceId: null,
+      locationId: payload.locationId,
+      meterPointId: payload.meterPointId,
+      points: baseline,
+      raw: payload,
+    });
   }
   return { id: randomUUID(), createdAtMs: engine.clock.nowMs(), payloads: accepted };
 }
@@ -179,7 +211,11 @@ export interface LocationCompensationView {
  * earns and consumption in discouraged hours costs. Hours without an incentive earn nothing.
  * A location without a meter point id has its amount blocked.
  */
-export function compensation(engine: SandboxEngine, partner: PartnerState, userId: string): { period: { from: string; to: string }; locations: LocationCompensationView[] } {
+export function compensation(
+  engine: SandboxEngine,
+  partner: PartnerState,
+  userId: string,
+): { period: { from: string; to: string }; locations: LocationCompensationView[] } {
   const now = engine.clock.nowMs();
   const p = localParts(now, OSLO);
   const monthStart = localDayStartMs(now, OSLO, 1 - p.day);
@@ -192,7 +228,8 @@ export function compensation(engine: SandboxEngine, partner: PartnerState, userI
     for (const report of partner.reports) {
       const event = partner.events.find((e) => e.id === report.eventId);
       if (!event || event.payload.payloadType !== 'PriceCurve') continue;
-      const delta = event.payload.priceCurveDelta as { points?: { price: number; timestamp: string }[]; currency?: string; energyUnit?: string } | undefined;
+      const delta = event.payload.priceCurveDelta as
+        { points?: { price: number; timestamp: string }[]; currency?: string; energyUnit?: string } | undefined;
       const prices = new Map((delta?.points ?? []).map((pt) => [Date.parse(pt.timestamp), pt.price]));
       const rate = eurRates[(delta?.currency ?? 'EUR') as CurrencyCode] ?? 1;
       const perKwh = delta?.energyUnit === 'MWh' ? 1 / 1000 : 1;
@@ -214,7 +251,14 @@ export function compensation(engine: SandboxEngine, partner: PartnerState, userI
       activeAmount: blocked ? 0 : amount,
       blockedAmount: blocked ? amount : 0,
       currency,
-      problems: blocked ? [{ problemType: 'MissingMpidOnLocation', message: `Location '${loc.locationId}' has no meter point id; its compensation is blocked until one is added` }] : [],
+      problems: blocked
+        ? [
+            {
+              problemType: 'MissingMpidOnLocation',
+              message: `Location '${loc.locationId}' has no meter point id; its compensation is blocked until one is added`,
+            },
+          ]
+        : [],
     });
   }
   return { period: { from: localDateString(monthStart, OSLO), to: lastDay }, locations: out };

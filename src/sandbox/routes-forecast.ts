@@ -35,7 +35,10 @@ function area(raw: string | undefined): PriceAreaCode {
 
 function segmentSize(raw: unknown): number {
   const n = raw === undefined || raw === null || raw === '' ? 6 : Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > 24 || 24 % n !== 0) throw new ReplyError(badRequest('problem', 'segmentSize must be a whole number of hours that divides 24 (1, 2, 3, 4, 6, 8, 12 or 24)', 'segmentSize'));
+  if (!Number.isInteger(n) || n < 1 || n > 24 || 24 % n !== 0)
+    throw new ReplyError(
+      badRequest('problem', 'segmentSize must be a whole number of hours that divides 24 (1, 2, 3, 4, 6, 8, 12 or 24)', 'segmentSize'),
+    );
   return n;
 }
 
@@ -59,7 +62,11 @@ function segments(engine: SandboxEngine, priceArea: PriceAreaCode, size: number,
       const last = hours[hours.length - 1];
       if (first === undefined || last === undefined || last + 3_600_000 <= now) continue;
       if (d === horizonDays && first >= now + horizonDays * 86_400_000) continue;
-      const mean = hours.reduce((s, h) => s + convertPrice(spotEurPerMwh(engine.options.seed, priceArea, h), units.currency, units.energyUnit, units.vatRate ?? 1), 0) / hours.length;
+      const mean =
+        hours.reduce(
+          (s, h) => s + convertPrice(spotEurPerMwh(engine.options.seed, priceArea, h), units.currency, units.energyUnit, units.vatRate ?? 1),
+          0,
+        ) / hours.length;
       out.push({ fromMs: first, lastHourMs: last, dayStartMs: dayStart, averagePrice: Math.round(mean * 100_000) / 100_000 });
     }
   }
@@ -73,14 +80,17 @@ function queryUnits(q: URLSearchParams): Units {
   if (!['EUR', 'NOK', 'SEK', 'DKK'].includes(currency)) throw new ReplyError(badRequest('problem', `Unknown currency '${currency}'`, 'Currency'));
   if (!['kwh', 'mwh'].includes(unit.toLowerCase())) throw new ReplyError(badRequest('problem', `Unknown energy unit '${unit}'`, 'EnergyUnit'));
   const vatRate = vat === null || vat === '' ? null : Number(vat);
-  if (vatRate !== null && (!Number.isFinite(vatRate) || vatRate < 0)) throw new ReplyError(badRequest('problem', 'VATRate must be a non-negative number', 'VATRate'));
+  if (vatRate !== null && (!Number.isFinite(vatRate) || vatRate < 0))
+    throw new ReplyError(badRequest('problem', 'VATRate must be a non-negative number', 'VATRate'));
   return { currency: currency as CurrencyCode, energyUnit: unit.toLowerCase() === 'mwh' ? 'MWh' : 'kWh', vatRate };
 }
 
 export function forecastRoutes(engine: SandboxEngine): Route[] {
   return [
     defineRoute({
-      method: 'GET', pattern: '/prices/forecast/{priceArea}', errors: 'problem',
+      method: 'GET',
+      pattern: '/prices/forecast/{priceArea}',
+      errors: 'problem',
       handler: (ctx) => {
         const a = area(ctx.params.priceArea);
         const size = segmentSize(ctx.query.get('segmentSize') ?? ctx.query.get('SegmentSize'));
@@ -95,7 +105,10 @@ export function forecastRoutes(engine: SandboxEngine): Route[] {
       },
     }),
     defineRoute({
-      method: 'POST', pattern: '/prices/forecast/{priceArea}/advice', errors: 'problem', body: forecastAdviceRequestSchema,
+      method: 'POST',
+      pattern: '/prices/forecast/{priceArea}/advice',
+      errors: 'problem',
+      body: forecastAdviceRequestSchema,
       handler: (ctx) => {
         const a = area(ctx.params.priceArea);
         const size = segmentSize(ctx.body.segmentOptionsParameters.segmentSize);
@@ -122,7 +135,9 @@ export function forecastRoutes(engine: SandboxEngine): Route[] {
     }),
     defineRoute({
       // Actual spot prices: today, plus tomorrow once the day-ahead auction is published (13:00).
-      method: 'GET', pattern: '/prices/actual/{priceArea}', errors: 'problem',
+      method: 'GET',
+      pattern: '/prices/actual/{priceArea}',
+      errors: 'problem',
       handler: (ctx) => {
         const a = area(ctx.params.priceArea);
         const units = queryUnits(ctx.query);
@@ -132,7 +147,9 @@ export function forecastRoutes(engine: SandboxEngine): Route[] {
         const prices: Record<string, number> = {};
         for (let d = 0; d < days; d++) {
           for (const h of hoursOfLocalDay(localDayStartMs(now, zone, d), zone)) {
-            prices[isoUtc(h)] = Math.round(convertPrice(spotEurPerMwh(engine.options.seed, a, h), units.currency, units.energyUnit, units.vatRate ?? 1) * 100_000) / 100_000;
+            prices[isoUtc(h)] =
+              Math.round(convertPrice(spotEurPerMwh(engine.options.seed, a, h), units.currency, units.energyUnit, units.vatRate ?? 1) * 100_000) /
+              100_000;
           }
         }
         return json(200, { priceArea: a, priceUnits: unitsView(units), prices });

@@ -22,7 +22,9 @@ export function programRoutes(engine: SandboxEngine): Route[] {
 
   return [
     defineRoute({
-      method: 'GET', pattern: '/users/{userId}/enrollment', ...byUser,
+      method: 'GET',
+      pattern: '/users/{userId}/enrollment',
+      ...byUser,
       handler: (ctx) => {
         needUser(p(ctx.clientId), ctx.params.userId ?? '');
         return json(200, enrollmentView(p(ctx.clientId), ctx.params.userId ?? ''));
@@ -30,7 +32,10 @@ export function programRoutes(engine: SandboxEngine): Route[] {
     }),
     defineRoute({
       // No request body; enrolling twice keeps the first enrollment (idempotent).
-      method: 'POST', pattern: '/users/{userId}/enrollment', ...byUser, body: 'none',
+      method: 'POST',
+      pattern: '/users/{userId}/enrollment',
+      ...byUser,
+      body: 'none',
       handler: (ctx) => {
         const partner = p(ctx.clientId);
         const userId = ctx.params.userId ?? '';
@@ -41,7 +46,9 @@ export function programRoutes(engine: SandboxEngine): Route[] {
       },
     }),
     defineRoute({
-      method: 'DELETE', pattern: '/users/{userId}/enrollment', ...byUser,
+      method: 'DELETE',
+      pattern: '/users/{userId}/enrollment',
+      ...byUser,
       handler: (ctx) => {
         const partner = p(ctx.clientId);
         needUser(partner, ctx.params.userId ?? '');
@@ -52,14 +59,18 @@ export function programRoutes(engine: SandboxEngine): Route[] {
     }),
     defineRoute({
       // The published eligibility: changes appear after the eligibility batch has run.
-      method: 'GET', pattern: '/users/{userId}/eligibility', ...byUser,
+      method: 'GET',
+      pattern: '/users/{userId}/eligibility',
+      ...byUser,
       handler: (ctx) => {
         needUser(p(ctx.clientId), ctx.params.userId ?? '');
         return json(200, { userId: ctx.params.userId, isEligible: p(ctx.clientId).published.has(ctx.params.userId ?? '') });
       },
     }),
     defineRoute({
-      method: 'GET', pattern: '/users/eligible', errors: 'problem',
+      method: 'GET',
+      pattern: '/users/eligible',
+      errors: 'problem',
       handler: (ctx) => {
         const paging = parsePaging(ctx.query);
         if ('error' in paging) return badRequest('problem', paging.error, paging.field);
@@ -68,11 +79,15 @@ export function programRoutes(engine: SandboxEngine): Route[] {
       },
     }),
     defineRoute({
-      method: 'GET', pattern: '/meters/{mpid}/eligible', errors: 'empty',
+      method: 'GET',
+      pattern: '/meters/{mpid}/eligible',
+      errors: 'empty',
       handler: (ctx) => json(200, { meterPointId: ctx.params.mpid, isEligible: meterPointEligible(ctx.params.mpid ?? '', engine.neighbourhoods) }),
     }),
     defineRoute({
-      method: 'GET', pattern: '/users/{userId}/compensation', ...byUser,
+      method: 'GET',
+      pattern: '/users/{userId}/compensation',
+      ...byUser,
       handler: (ctx) => {
         const partner = p(ctx.clientId);
         const userId = ctx.params.userId ?? '';
@@ -82,7 +97,9 @@ export function programRoutes(engine: SandboxEngine): Route[] {
       },
     }),
     defineRoute({
-      method: 'GET', pattern: '/events', errors: 'problem',
+      method: 'GET',
+      pattern: '/events',
+      errors: 'problem',
       handler: (ctx) => {
         const paging = parsePaging(ctx.query);
         if ('error' in paging) return badRequest('problem', paging.error, paging.field);
@@ -92,7 +109,10 @@ export function programRoutes(engine: SandboxEngine): Route[] {
       },
     }),
     defineRoute({
-      method: 'GET', pattern: '/events/{eventId}', errors: 'problem', notFound: 'empty',
+      method: 'GET',
+      pattern: '/events/{eventId}',
+      errors: 'problem',
+      notFound: 'empty',
       handler: (ctx) => {
         const e = p(ctx.clientId).events.find((x) => x.id === ctx.params.eventId);
         if (!e) throw unknownId({ errors: 'problem', notFound: 'empty' }, 'event', ctx.params.eventId ?? '');
@@ -100,7 +120,10 @@ export function programRoutes(engine: SandboxEngine): Route[] {
       },
     }),
     defineRoute({
-      method: 'POST', pattern: '/reports', errors: 'string', body: reportRequestSchema,
+      method: 'POST',
+      pattern: '/reports',
+      errors: 'string',
+      body: reportRequestSchema,
       handler: (ctx) => {
         const partner = p(ctx.clientId);
         try {

@@ -1,6 +1,13 @@
 import {
-  locationCreateSchema, locationPatchSchema, locationPutSchema, locationResourceCreateSchema, locationsBatchCreateSchema,
-  userCreateSchema, usersBatchCreateSchema, vehicleCreateSchema, type LocationCreate,
+  locationCreateSchema,
+  locationPatchSchema,
+  locationPutSchema,
+  locationResourceCreateSchema,
+  locationsBatchCreateSchema,
+  userCreateSchema,
+  usersBatchCreateSchema,
+  vehicleCreateSchema,
+  type LocationCreate,
 } from '../spark/wire.js';
 import type { SandboxEngine } from './engine.js';
 import { badRequest, defineRoute, empty, json, ReplyError, unknownId, type Route } from './http-kit.js';
@@ -22,10 +29,14 @@ export function userRoutes(engine: SandboxEngine): Route[] {
   };
 
   /** Location fields after the rules of the brief: meter point ids or coordinates, at least one. */
-  const locationFields = (body: Omit<LocationCreate, 'locationId'>, errors: 'string'): Pick<LocationRec, 'meterPointIds' | 'coordinates' | 'locationType'> => {
+  const locationFields = (
+    body: Omit<LocationCreate, 'locationId'>,
+    errors: 'string',
+  ): Pick<LocationRec, 'meterPointIds' | 'coordinates' | 'locationType'> => {
     const meterPointIds = [...new Set(body.meterPointIds ?? (body.meterPointId ? [body.meterPointId] : []))];
     const coordinates = body.coordinates ?? undefined;
-    if (meterPointIds.length === 0 && !coordinates) throw new ReplyError(badRequest(errors, 'A location needs meterPointIds or coordinates (at least one of them)', 'meterPointIds'));
+    if (meterPointIds.length === 0 && !coordinates)
+      throw new ReplyError(badRequest(errors, 'A location needs meterPointIds or coordinates (at least one of them)', 'meterPointIds'));
     return { meterPointIds, coordinates, locationType: body.locationType ?? 'Unknown' };
   };
 
@@ -38,7 +49,9 @@ export function userRoutes(engine: SandboxEngine): Route[] {
 
   return [
     defineRoute({
-      method: 'GET', pattern: '/users', ...usersGet,
+      method: 'GET',
+      pattern: '/users',
+      ...usersGet,
       handler: (ctx) => {
         const paging = parsePaging(ctx.query);
         if ('error' in paging) return badRequest('string', paging.error);
@@ -47,7 +60,10 @@ export function userRoutes(engine: SandboxEngine): Route[] {
       },
     }),
     defineRoute({
-      method: 'POST', pattern: '/users', errors: 'string', body: userCreateSchema,
+      method: 'POST',
+      pattern: '/users',
+      errors: 'string',
+      body: userCreateSchema,
       handler: (ctx) => {
         const partner = p(ctx.clientId);
         if (partner.users.has(ctx.body.userId)) return badRequest('string', `User '${ctx.body.userId}' already exists`);
@@ -56,7 +72,10 @@ export function userRoutes(engine: SandboxEngine): Route[] {
       },
     }),
     defineRoute({
-      method: 'POST', pattern: '/users/batch', errors: 'string', body: usersBatchCreateSchema,
+      method: 'POST',
+      pattern: '/users/batch',
+      errors: 'string',
+      body: usersBatchCreateSchema,
       handler: (ctx) => {
         const partner = p(ctx.clientId);
         const ids = ctx.body.users.map((u) => u.userId);
@@ -67,14 +86,18 @@ export function userRoutes(engine: SandboxEngine): Route[] {
       },
     }),
     defineRoute({
-      method: 'GET', pattern: '/users/{userId}', ...userById,
+      method: 'GET',
+      pattern: '/users/{userId}',
+      ...userById,
       handler: (ctx) => {
         needUser(p(ctx.clientId), userById, ctx.params.userId ?? '');
         return json(200, { userId: ctx.params.userId });
       },
     }),
     defineRoute({
-      method: 'DELETE', pattern: '/users/{userId}', ...userById,
+      method: 'DELETE',
+      pattern: '/users/{userId}',
+      ...userById,
       handler: (ctx) => {
         const partner = p(ctx.clientId);
         const userId = ctx.params.userId ?? '';
@@ -85,7 +108,9 @@ export function userRoutes(engine: SandboxEngine): Route[] {
       },
     }),
     defineRoute({
-      method: 'GET', pattern: '/users/{userId}/locations', errors: 'string',
+      method: 'GET',
+      pattern: '/users/{userId}/locations',
+      errors: 'string',
       handler: (ctx) => {
         const partner = p(ctx.clientId);
         needUser(partner, { errors: 'string' }, ctx.params.userId ?? '');
@@ -93,7 +118,11 @@ export function userRoutes(engine: SandboxEngine): Route[] {
       },
     }),
     defineRoute({
-      method: 'POST', pattern: '/users/{userId}/locations', errors: 'string', notFound: 'empty', body: locationCreateSchema,
+      method: 'POST',
+      pattern: '/users/{userId}/locations',
+      errors: 'string',
+      notFound: 'empty',
+      body: locationCreateSchema,
       handler: (ctx) => {
         const partner = p(ctx.clientId);
         const userId = ctx.params.userId ?? '';
@@ -109,7 +138,10 @@ export function userRoutes(engine: SandboxEngine): Route[] {
       },
     }),
     defineRoute({
-      method: 'POST', pattern: '/users/locations/batch', errors: 'string', body: locationsBatchCreateSchema,
+      method: 'POST',
+      pattern: '/users/locations/batch',
+      errors: 'string',
+      body: locationsBatchCreateSchema,
       handler: (ctx) => {
         const partner = p(ctx.clientId);
         const created: LocationRec[] = [];
@@ -118,7 +150,8 @@ export function userRoutes(engine: SandboxEngine): Route[] {
         for (const item of ctx.body.locations) {
           if (!partner.users.has(item.userId)) return badRequest('string', `user '${item.userId}' was not found`);
           const fields = locationFields(item, 'string');
-          if (partner.locations.has(item.locationId) || seenIds.has(item.locationId)) return badRequest('string', `Location '${item.locationId}' already exists or appears twice`);
+          if (partner.locations.has(item.locationId) || seenIds.has(item.locationId))
+            return badRequest('string', `Location '${item.locationId}' already exists or appears twice`);
           const taken = mpidTaken(partner, fields.meterPointIds) ?? fields.meterPointIds.find((m) => seenMpids.has(m));
           if (taken) return badRequest('string', `Meter point '${taken}' is already registered on another location`);
           seenIds.add(item.locationId);
@@ -131,11 +164,22 @@ export function userRoutes(engine: SandboxEngine): Route[] {
       },
     }),
     defineRoute({
-      method: 'GET', pattern: '/users/{userId}/locations/{locationId}', errors: 'string', notFound: 'empty',
-      handler: (ctx) => json(200, locationView(needLocation(p(ctx.clientId), { errors: 'string', notFound: 'empty' }, ctx.params.userId ?? '', ctx.params.locationId ?? ''))),
+      method: 'GET',
+      pattern: '/users/{userId}/locations/{locationId}',
+      errors: 'string',
+      notFound: 'empty',
+      handler: (ctx) =>
+        json(
+          200,
+          locationView(needLocation(p(ctx.clientId), { errors: 'string', notFound: 'empty' }, ctx.params.userId ?? '', ctx.params.locationId ?? '')),
+        ),
     }),
     defineRoute({
-      method: 'PUT', pattern: '/users/{userId}/locations/{locationId}', errors: 'string', notFound: 'empty', body: locationPutSchema,
+      method: 'PUT',
+      pattern: '/users/{userId}/locations/{locationId}',
+      errors: 'string',
+      notFound: 'empty',
+      body: locationPutSchema,
       handler: (ctx) => {
         const partner = p(ctx.clientId);
         const loc = needLocation(partner, { errors: 'string', notFound: 'empty' }, ctx.params.userId ?? '', ctx.params.locationId ?? '');
@@ -150,13 +194,18 @@ export function userRoutes(engine: SandboxEngine): Route[] {
       },
     }),
     defineRoute({
-      method: 'PATCH', pattern: '/users/{userId}/locations/{locationId}', errors: 'string', notFound: 'empty', body: locationPatchSchema,
+      method: 'PATCH',
+      pattern: '/users/{userId}/locations/{locationId}',
+      errors: 'string',
+      notFound: 'empty',
+      body: locationPatchSchema,
       handler: (ctx) => {
         const partner = p(ctx.clientId);
         const loc = needLocation(partner, { errors: 'string', notFound: 'empty' }, ctx.params.userId ?? '', ctx.params.locationId ?? '');
         const meterPointIds = ctx.body.meterPointIds === undefined ? loc.meterPointIds : [...new Set(ctx.body.meterPointIds ?? [])];
         const coordinates = ctx.body.coordinates === undefined ? loc.coordinates : (ctx.body.coordinates ?? undefined);
-        if (meterPointIds.length === 0 && !coordinates) return badRequest('string', 'A location needs meterPointIds or coordinates (at least one of them)');
+        if (meterPointIds.length === 0 && !coordinates)
+          return badRequest('string', 'A location needs meterPointIds or coordinates (at least one of them)');
         if (mpidTaken(partner, meterPointIds, loc.locationId)) return empty(409);
         loc.meterPointIds = meterPointIds;
         if (coordinates) loc.coordinates = coordinates;
@@ -167,7 +216,10 @@ export function userRoutes(engine: SandboxEngine): Route[] {
       },
     }),
     defineRoute({
-      method: 'DELETE', pattern: '/users/{userId}/locations/{locationId}', errors: 'string', notFound: 'empty',
+      method: 'DELETE',
+      pattern: '/users/{userId}/locations/{locationId}',
+      errors: 'string',
+      notFound: 'empty',
       handler: (ctx) => {
         const partner = p(ctx.clientId);
         const loc = needLocation(partner, { errors: 'string', notFound: 'empty' }, ctx.params.userId ?? '', ctx.params.locationId ?? '');
@@ -177,19 +229,33 @@ export function userRoutes(engine: SandboxEngine): Route[] {
       },
     }),
     defineRoute({
-      method: 'POST', pattern: '/users/{userId}/vehicles', errors: 'problem', body: vehicleCreateSchema,
+      method: 'POST',
+      pattern: '/users/{userId}/vehicles',
+      errors: 'problem',
+      body: vehicleCreateSchema,
       handler: (ctx) => {
         const partner = p(ctx.clientId);
         needUser(partner, { errors: 'problem' }, ctx.params.userId ?? '');
         if (ctx.body.resourceType !== 'Vehicle') return badRequest('problem', 'resourceType must be Vehicle', 'resourceType');
-        if (partner.resources.has(ctx.body.resourceId)) return badRequest('problem', `Resource '${ctx.body.resourceId}' already exists`, 'resourceId');
-        const r = { resourceId: ctx.body.resourceId, resourceType: ctx.body.resourceType, userId: ctx.params.userId ?? '', locationId: null, meterPointId: null, simulated: false };
+        if (partner.resources.has(ctx.body.resourceId))
+          return badRequest('problem', `Resource '${ctx.body.resourceId}' already exists`, 'resourceId');
+        const r = {
+          resourceId: ctx.body.resourceId,
+          resourceType: ctx.body.resourceType,
+          userId: ctx.params.userId ?? '',
+          locationId: null,
+          meterPointId: null,
+          simulated: false,
+        };
         partner.resources.set(r.resourceId, r);
         return json(201, resourceView(r));
       },
     }),
     defineRoute({
-      method: 'GET', pattern: '/users/{userId}/resources', errors: 'empty', notFound: 'empty',
+      method: 'GET',
+      pattern: '/users/{userId}/resources',
+      errors: 'empty',
+      notFound: 'empty',
       handler: (ctx) => {
         const partner = p(ctx.clientId);
         needUser(partner, { errors: 'empty', notFound: 'empty' }, ctx.params.userId ?? '');
@@ -197,7 +263,10 @@ export function userRoutes(engine: SandboxEngine): Route[] {
       },
     }),
     defineRoute({
-      method: 'GET', pattern: '/users/{userId}/locations/{locationId}/resources', errors: 'empty', notFound: 'empty',
+      method: 'GET',
+      pattern: '/users/{userId}/locations/{locationId}/resources',
+      errors: 'empty',
+      notFound: 'empty',
       handler: (ctx) => {
         const partner = p(ctx.clientId);
         const loc = needLocation(partner, { errors: 'empty', notFound: 'empty' }, ctx.params.userId ?? '', ctx.params.locationId ?? '');
@@ -205,19 +274,33 @@ export function userRoutes(engine: SandboxEngine): Route[] {
       },
     }),
     defineRoute({
-      method: 'POST', pattern: '/users/{userId}/locations/{locationId}/resources', errors: 'string', notFound: 'string', body: locationResourceCreateSchema,
+      method: 'POST',
+      pattern: '/users/{userId}/locations/{locationId}/resources',
+      errors: 'string',
+      notFound: 'string',
+      body: locationResourceCreateSchema,
       handler: (ctx) => {
         const partner = p(ctx.clientId);
         const loc = needLocation(partner, { errors: 'string', notFound: 'string' }, ctx.params.userId ?? '', ctx.params.locationId ?? '');
         if (ctx.body.resourceType === 'Vehicle') return badRequest('string', 'A vehicle belongs to a user: use POST /users/{userId}/vehicles');
         if (partner.resources.has(ctx.body.resourceId)) return badRequest('string', `Resource '${ctx.body.resourceId}' already exists`);
-        const r = { resourceId: ctx.body.resourceId, resourceType: ctx.body.resourceType, userId: loc.userId, locationId: loc.locationId, meterPointId: ctx.body.meterPointId ?? null, simulated: false };
+        const r = {
+          resourceId: ctx.body.resourceId,
+          resourceType: ctx.body.resourceType,
+          userId: loc.userId,
+          locationId: loc.locationId,
+          meterPointId: ctx.body.meterPointId ?? null,
+          simulated: false,
+        };
         partner.resources.set(r.resourceId, r);
         return json(201, locationBoundResourceView(r));
       },
     }),
     defineRoute({
-      method: 'GET', pattern: '/resources/{resourceId}', errors: 'string', notFound: 'string',
+      method: 'GET',
+      pattern: '/resources/{resourceId}',
+      errors: 'string',
+      notFound: 'string',
       handler: (ctx) => {
         const r = p(ctx.clientId).resources.get(ctx.params.resourceId ?? '');
         if (!r) throw unknownId({ errors: 'string', notFound: 'string' }, 'resource', ctx.params.resourceId ?? '');
@@ -225,10 +308,14 @@ export function userRoutes(engine: SandboxEngine): Route[] {
       },
     }),
     defineRoute({
-      method: 'DELETE', pattern: '/resources/{resourceId}', errors: 'string', notFound: 'empty',
+      method: 'DELETE',
+      pattern: '/resources/{resourceId}',
+      errors: 'string',
+      notFound: 'empty',
       handler: (ctx) => {
         const partner = p(ctx.clientId);
-        if (!partner.resources.delete(ctx.params.resourceId ?? '')) throw unknownId({ errors: 'string', notFound: 'empty' }, 'resource', ctx.params.resourceId ?? '');
+        if (!partner.resources.delete(ctx.params.resourceId ?? ''))
+          throw unknownId({ errors: 'string', notFound: 'empty' }, 'resource', ctx.params.resourceId ?? '');
         return empty(204);
       },
     }),

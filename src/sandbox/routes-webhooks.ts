@@ -16,9 +16,17 @@ export function webhookRoutes(engine: SandboxEngine): Route[] {
   };
 
   return [
-    defineRoute({ method: 'GET', pattern: '/webhooks', errors: 'problem', handler: (ctx) => json(200, { webhooks: [...p(ctx.clientId).webhooks.values()].map(webhookView) }) }),
     defineRoute({
-      method: 'POST', pattern: '/webhooks', errors: 'problem', body: webhookCreateSchema,
+      method: 'GET',
+      pattern: '/webhooks',
+      errors: 'problem',
+      handler: (ctx) => json(200, { webhooks: [...p(ctx.clientId).webhooks.values()].map(webhookView) }),
+    }),
+    defineRoute({
+      method: 'POST',
+      pattern: '/webhooks',
+      errors: 'problem',
+      body: webhookCreateSchema,
       handler: (ctx) => {
         const now = engine.clock.nowMs();
         const w: WebhookRec = {
@@ -38,31 +46,49 @@ export function webhookRoutes(engine: SandboxEngine): Route[] {
       },
     }),
     defineRoute({
-      method: 'GET', pattern: '/webhooks/logs', errors: 'problem',
+      method: 'GET',
+      pattern: '/webhooks/logs',
+      errors: 'problem',
       handler: (ctx) => {
         const paging = parsePaging(ctx.query);
         if ('error' in paging) return badRequest('problem', paging.error, paging.field);
         const partner = p(ctx.clientId);
         const webhookId = ctx.query.get('webhookId');
-        const logs = newestFirst(partner.logs.filter((l) => !webhookId || l.webhookId === webhookId), (l) => l.sentMs);
+        const logs = newestFirst(
+          partner.logs.filter((l) => !webhookId || l.webhookId === webhookId),
+          (l) => l.sentMs,
+        );
         const page = paginate(logs, paging.page, paging.pageSize);
         return json(200, { webhookNotificationLogs: page.items.map((l) => logView(l, partner.clientId)), pagination: page.pagination });
       },
     }),
     defineRoute({
       // No 404 is declared: an unknown notification id is a 400 ProblemDetails.
-      method: 'GET', pattern: '/webhooks/logs/{notificationId}', errors: 'problem',
+      method: 'GET',
+      pattern: '/webhooks/logs/{notificationId}',
+      errors: 'problem',
       handler: (ctx) => {
         const partner = p(ctx.clientId);
-        const attempts = newestFirst(partner.logs.filter((l) => l.notificationId === ctx.params.notificationId), (l) => l.sentMs);
+        const attempts = newestFirst(
+          partner.logs.filter((l) => l.notificationId === ctx.params.notificationId),
+          (l) => l.sentMs,
+        );
         const latest = attempts[0];
         if (!latest) throw unknownId({ errors: 'problem' }, 'notificationId', ctx.params.notificationId ?? '');
         return json(200, { webhookNotificationLog: logView(latest, partner.clientId), notificationContent: latest.content });
       },
     }),
-    defineRoute({ method: 'GET', pattern: '/webhooks/{webhookId}', ...byId, handler: (ctx) => json(200, webhookView(need(p(ctx.clientId), ctx.params.webhookId ?? ''))) }),
     defineRoute({
-      method: 'PUT', pattern: '/webhooks/{webhookId}', ...byId, body: webhookPutSchema,
+      method: 'GET',
+      pattern: '/webhooks/{webhookId}',
+      ...byId,
+      handler: (ctx) => json(200, webhookView(need(p(ctx.clientId), ctx.params.webhookId ?? ''))),
+    }),
+    defineRoute({
+      method: 'PUT',
+      pattern: '/webhooks/{webhookId}',
+      ...byId,
+      body: webhookPutSchema,
       handler: (ctx) => {
         const w = need(p(ctx.clientId), ctx.params.webhookId ?? '');
         w.webhookUrl = ctx.body.webhookUrl;
@@ -75,7 +101,10 @@ export function webhookRoutes(engine: SandboxEngine): Route[] {
       },
     }),
     defineRoute({
-      method: 'PATCH', pattern: '/webhooks/{webhookId}', ...byId, body: webhookPatchSchema,
+      method: 'PATCH',
+      pattern: '/webhooks/{webhookId}',
+      ...byId,
+      body: webhookPatchSchema,
       handler: (ctx) => {
         const w = need(p(ctx.clientId), ctx.params.webhookId ?? '');
         const b = ctx.body;
@@ -89,7 +118,10 @@ export function webhookRoutes(engine: SandboxEngine): Route[] {
       },
     }),
     defineRoute({
-      method: 'DELETE', pattern: '/webhooks/{webhookId}', errors: 'problem', notFound: 'string',
+      method: 'DELETE',
+      pattern: '/webhooks/{webhookId}',
+      errors: 'problem',
+      notFound: 'string',
       handler: (ctx) => {
         const partner = p(ctx.clientId);
         const w = need(partner, ctx.params.webhookId ?? '', { errors: 'problem', notFound: 'string' });
@@ -99,11 +131,16 @@ export function webhookRoutes(engine: SandboxEngine): Route[] {
       },
     }),
     defineRoute({
-      method: 'PUT', pattern: '/webhooks/{webhookId}/enabled', errors: 'problem', notFound: 'empty', body: 'none',
+      method: 'PUT',
+      pattern: '/webhooks/{webhookId}/enabled',
+      errors: 'problem',
+      notFound: 'empty',
+      body: 'none',
       handler: (ctx) => {
         const w = need(p(ctx.clientId), ctx.params.webhookId ?? '');
         const raw = ctx.query.get('enabled');
-        if (raw === null || !/^(true|false)$/i.test(raw)) return badRequest('problem', "The query parameter 'enabled' (true or false) is required", 'enabled');
+        if (raw === null || !/^(true|false)$/i.test(raw))
+          return badRequest('problem', "The query parameter 'enabled' (true or false) is required", 'enabled');
         w.enabled = raw.toLowerCase() === 'true';
         w.modifiedMs = engine.clock.nowMs();
         return empty(204);

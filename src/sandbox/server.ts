@@ -155,12 +155,14 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const rel = url.pathname.slice(service === 'ec' ? ecBasePath.length : smartBasePath.length);
     const match = (service === 'ec' ? ecRouter : smartRouter).match(method, rel);
     if (match.kind === 'none') return send(req, res, problem(404, 'Not Found', undefined, `No route for ${url.pathname}`), service, undefined);
-    if (match.kind === 'method') return send(req, res, { ...problem(405, 'Method Not Allowed'), headers: { allow: match.allow.join(', ') } }, service, undefined);
+    if (match.kind === 'method')
+      return send(req, res, { ...problem(405, 'Method Not Allowed'), headers: { allow: match.allow.join(', ') } }, service, undefined);
     const route: Route = match.route;
     const clientId = await tokens.verify(req.headers.authorization);
     if (!clientId) return send(req, res, { ...empty(401), headers: { 'www-authenticate': 'Bearer error="invalid_token"' } }, service, route.pattern);
     const raw = await readBody(req, bodyLimit);
-    if (raw === 'too-large') return send(req, res, problem(413, 'Payload Too Large', undefined, `The request body exceeds ${bodyLimit} bytes`), service, route.pattern);
+    if (raw === 'too-large')
+      return send(req, res, problem(413, 'Payload Too Large', undefined, `The request body exceeds ${bodyLimit} bytes`), service, route.pattern);
     let body: unknown;
     if (route.body !== undefined && route.body !== 'none' && route.body !== 'form') {
       const text = raw.toString('utf8');
@@ -168,14 +170,26 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       try {
         body = JSON.parse(text);
       } catch (err) {
-        return send(req, res, badRequest(route.errors, `The JSON value could not be parsed: ${err instanceof Error ? err.message : String(err)}`), service, route.pattern);
+        return send(
+          req,
+          res,
+          badRequest(route.errors, `The JSON value could not be parsed: ${err instanceof Error ? err.message : String(err)}`),
+          service,
+          route.pattern,
+        );
       }
       const parsed = route.body.safeParse(body);
       if (!parsed.success) {
         const errors = zodErrors(parsed.error);
-        const reply = route.errors === 'problem'
-          ? problem(400, 'One or more validation errors occurred.', errors)
-          : badRequest(route.errors, Object.entries(errors).map(([k, v]) => `${k}: ${v.join('; ')}`).join(' | '));
+        const reply =
+          route.errors === 'problem'
+            ? problem(400, 'One or more validation errors occurred.', errors)
+            : badRequest(
+                route.errors,
+                Object.entries(errors)
+                  .map(([k, v]) => `${k}: ${v.join('; ')}`)
+                  .join(' | '),
+              );
         return send(req, res, reply, service, route.pattern);
       }
       body = parsed.data;

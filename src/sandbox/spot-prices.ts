@@ -15,12 +15,27 @@ export function isPriceArea(s: string): s is PriceAreaCode {
   return (priceAreas as readonly string[]).includes(s);
 }
 
-const coldProfile = [0.81, 0.79, 0.77, 0.74, 0.73, 0.77, 0.93, 1.21, 1.24, 1.0, 0.84, 0.75, 0.68, 0.68, 0.74, 0.94, 1.21, 1.71, 1.86, 1.63, 1.17, 1.0, 0.95, 0.85];
-const summerProfile = [0.76, 0.68, 0.64, 0.65, 0.69, 0.82, 1.01, 1.43, 1.67, 1.64, 1.38, 1.01, 0.63, 0.21, 0.34, 0.62, 1.13, 1.4, 1.57, 1.48, 1.31, 1.17, 1.03, 0.73];
+const coldProfile = [
+  0.81, 0.79, 0.77, 0.74, 0.73, 0.77, 0.93, 1.21, 1.24, 1.0, 0.84, 0.75, 0.68, 0.68, 0.74, 0.94, 1.21, 1.71, 1.86, 1.63, 1.17, 1.0, 0.95, 0.85,
+];
+const summerProfile = [
+  0.76, 0.68, 0.64, 0.65, 0.69, 0.82, 1.01, 1.43, 1.67, 1.64, 1.38, 1.01, 0.63, 0.21, 0.34, 0.62, 1.13, 1.4, 1.57, 1.48, 1.31, 1.17, 1.03, 0.73,
+];
 
 /** Typical mean price, EUR/MWh. */
 const areaLevel: Record<PriceAreaCode, number> = {
-  NO1: 45, NO2: 55, NO3: 30, NO4: 20, NO5: 42, SE1: 25, SE2: 27, SE3: 40, SE4: 60, FI: 45, DK1: 75, DK2: 80,
+  NO1: 45,
+  NO2: 55,
+  NO3: 30,
+  NO4: 20,
+  NO5: 42,
+  SE1: 25,
+  SE2: 27,
+  SE3: 40,
+  SE4: 60,
+  FI: 45,
+  DK1: 75,
+  DK2: 80,
 };
 
 /** Local time zone of each price area (for hour-of-day shapes and forecast segments). */

@@ -37,18 +37,29 @@ export function createDecisionLog(options: { keepLines?: boolean } = {}): Decisi
   };
   return {
     tick(s) {
-      add('tick', s.atMs, s.decision.setpoints.map((p) => {
-        if (p.kind === 'charger') return [p.id, p.currentA, p.phases ?? null];
-        if (p.kind === 'heater') return [p.id, p.allow];
-        return [p.id, p.state];
-      }));
+      add(
+        'tick',
+        s.atMs,
+        s.decision.setpoints.map((p) => {
+          if (p.kind === 'charger') return [p.id, p.currentA, p.phases ?? null];
+          if (p.kind === 'heater') return [p.id, p.allow];
+          return [p.id, p.state];
+        }),
+      );
     },
     plan(plan) {
       if (!plan || plan.createdMs === lastPlanMs) return;
       lastPlanMs = plan.createdMs;
       add('plan', plan.createdMs, {
-        mode: plan.mode, startMs: plan.startMs, endMs: plan.endMs, cost: r3(plan.cost),
-        slots: plan.slots.map((slot) => [slot.startMs, r3(slot.headroomKW), slot.tanks, slot.evs].map((v) => JSON.stringify(v, (_k, x: unknown) => (typeof x === 'number' ? r3(x) : x)))),
+        mode: plan.mode,
+        startMs: plan.startMs,
+        endMs: plan.endMs,
+        cost: r3(plan.cost),
+        slots: plan.slots.map((slot) =>
+          [slot.startMs, r3(slot.headroomKW), slot.tanks, slot.evs].map((v) =>
+            JSON.stringify(v, (_k, x: unknown) => (typeof x === 'number' ? r3(x) : x)),
+          ),
+        ),
       });
     },
     note: add,

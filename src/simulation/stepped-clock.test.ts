@@ -3,7 +3,7 @@ import { ManualClock } from '../clock.js';
 import { SteppedClock } from './stepped-clock.js';
 
 describe('SteppedClock', () => {
-  it('reads the world\'s time plus its steps, either way, while its sleeps keep the world\'s pace', async () => {
+  it("reads the world's time plus its steps, either way, while its sleeps keep the world's pace", async () => {
     const world = new ManualClock(1_000_000);
     const gateway = new SteppedClock(world);
     gateway.step(-300_000);

@@ -24,7 +24,10 @@ export class VirtualClock implements Clock {
   private readonly sleepers = new SleeperQueue();
   private running = false;
 
-  constructor(startMs: number, private readonly quiescence: Quiescence) {
+  constructor(
+    startMs: number,
+    private readonly quiescence: Quiescence,
+  ) {
     this.now = startMs;
   }
 
@@ -85,7 +88,8 @@ export class VirtualClock implements Clock {
         // wakes: what two of them do at the same instant never interleaves on the sockets, so the
         // order of their effects is the same in every run.
         const s = this.sleepers.take(this.now)!;
-        if (++wakesHere > maxWakesAtOneInstant) throw new Error(`more than ${maxWakesAtOneInstant} wakes at ${new Date(this.now).toISOString()}: a loop of zero-length sleeps`);
+        if (++wakesHere > maxWakesAtOneInstant)
+          throw new Error(`more than ${maxWakesAtOneInstant} wakes at ${new Date(this.now).toISOString()}: a loop of zero-length sleeps`);
         woken = this.now;
         s.wake();
       }

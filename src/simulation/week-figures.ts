@@ -57,7 +57,12 @@ export function weekFiguresTable(f: WeekFigures, wallS: number): string {
     ['reports accepted', String(f.reportsAccepted)],
     ['daemon error lines', String(f.daemonErrors)],
     ['stopped cleanly', f.stoppedCleanly ? 'yes' : 'no'],
-    ['decisions', Object.entries(f.decisions).map(([k, v]) => `${v} ${k}`).join(', ')],
+    [
+      'decisions',
+      Object.entries(f.decisions)
+        .map(([k, v]) => `${v} ${k}`)
+        .join(', '),
+    ],
     ['digest', f.digest],
     ['kernel', `${f.kernel.instants} instants, ${f.kernel.settles} settles, ${f.kernel.timerWaits} timer waits`],
     ['wall time', `${wallS.toFixed(1)} s`],

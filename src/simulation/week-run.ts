@@ -104,7 +104,7 @@ function capturingLogger(clock: VirtualClock, also: Logger | undefined): { logge
         if (!line) continue;
         const entry = JSON.parse(line) as Record<string, unknown>;
         if (typeof entry['level'] === 'number' && entry['level'] >= 50) errors.push(entry);
-        if (also) also[entry['level'] as number >= 50 ? 'error' : 'debug'](entry);
+        if (also) also[(entry['level'] as number) >= 50 ? 'error' : 'debug'](entry);
       }
       done();
     },
@@ -114,12 +114,16 @@ function capturingLogger(clock: VirtualClock, also: Logger | undefined): { logge
 
 /** Each payload's subject: its resource by name where it has one, else its location. */
 function reportSubjects(r: AcceptedReport, resourceName: Map<string, string>): string[] {
-  return r.payloads.map((p) => `${p.payloadType} ${p.resourceId ? (resourceName.get(p.resourceId) ?? p.resourceId) : `location ${p.locationId ?? '?'}`}`);
+  return r.payloads.map(
+    (p) => `${p.payloadType} ${p.resourceId ? (resourceName.get(p.resourceId) ?? p.resourceId) : `location ${p.locationId ?? '?'}`}`,
+  );
 }
 
 /** The size of the store's files (the database, its write-ahead log and shared memory), bytes. */
 function storeBytesIn(dir: string): number {
-  return readdirSync(dir).filter((f) => f.startsWith('wattshift.db')).reduce((sum, f) => sum + statSync(join(dir, f)).size, 0);
+  return readdirSync(dir)
+    .filter((f) => f.startsWith('wattshift.db'))
+    .reduce((sum, f) => sum + statSync(join(dir, f)).size, 0);
 }
 
 /** The same URL through a link on 127.0.0.1. */
@@ -155,7 +159,12 @@ export async function runWeekHome(options: WeekRunOptions): Promise<WeekRun> {
     const w = world;
     quiescence.alsoBusyWhile(() => w.sandbox.requestsInFlight() > 0);
     if (options.faults?.length) apiLink = await startCuttableLink(Number(new URL(w.sandbox.baseUrl).port));
-    const spark = { ...w.config.spark!, baseUrl: through(w.sandbox.baseUrl, apiLink), authUrl: through(w.sandbox.authUrl, apiLink), forecastUrl: through(w.sandbox.forecastUrl, apiLink) };
+    const spark = {
+      ...w.config.spark!,
+      baseUrl: through(w.sandbox.baseUrl, apiLink),
+      authUrl: through(w.sandbox.authUrl, apiLink),
+      forecastUrl: through(w.sandbox.forecastUrl, apiLink),
+    };
     const config = parseConfig({ ...w.config, spark }).config;
     const registrar = createSparkClient({ ...config.spark, clock, logger });
     const registrationStore = openStore({ path: config.storage.path, clock });
@@ -167,7 +176,10 @@ export async function runWeekHome(options: WeekRunOptions): Promise<WeekRun> {
     const gatewayClock = new SteppedClock(clock);
     const newDaemon = (): App => {
       const d = buildApp(config, {
-        logger, clock: gatewayClock, planInWorker: false, ...(options.controlTickMs ? { controlTickMs: options.controlTickMs } : {}),
+        logger,
+        clock: gatewayClock,
+        planInWorker: false,
+        ...(options.controlTickMs ? { controlTickMs: options.controlTickMs } : {}),
         onControlTick: (snapshot) => {
           log.tick(snapshot);
           log.plan(d.currentPlan());
@@ -205,40 +217,54 @@ export async function runWeekHome(options: WeekRunOptions): Promise<WeekRun> {
       while (!sampling.signal.aborted) {
         const tank = w.tank.state();
         samples.push({
-          atMs: clock.nowMs(), linesA: w.lineCurrentsA(clock.nowMs()), goeW: w.goe.powerW, ocppW: w.ocpp.powerW,
-          tankW: tank.powerW, pumpW: w.pump.state().powerW, tankC: tank.tempC, tankBlocked: tank.blocked,
+          atMs: clock.nowMs(),
+          linesA: w.lineCurrentsA(clock.nowMs()),
+          goeW: w.goe.powerW,
+          ocppW: w.ocpp.powerW,
+          tankW: tank.powerW,
+          pumpW: w.pump.state().powerW,
+          tankC: tank.tempC,
+          tankBlocked: tank.blocked,
         });
         await clock.sleep(20_000, sampling.signal);
       }
     })().catch((err: unknown) => {
       started = err;
     });
-    const faults = injectFaults(options.faults ?? [], {
-      outages: {
-        'api-down': { begin: () => apiLink!.cutNow(), end: () => apiLink!.restore() },
-        'tank-down': { begin: () => w.tank.stopServer(), end: () => w.tank.startServer() },
-        'pump-down': { begin: () => w.pump.stopServer(), end: () => w.pump.startServer() },
+    const faults = injectFaults(
+      options.faults ?? [],
+      {
+        outages: {
+          'api-down': { begin: () => apiLink!.cutNow(), end: () => apiLink!.restore() },
+          'tank-down': { begin: () => w.tank.stopServer(), end: () => w.tank.startServer() },
+          'pump-down': { begin: () => w.pump.stopServer(), end: () => w.pump.startServer() },
+        },
+        async restartDaemon() {
+          const handover = { fromMs: clock.nowMs(), toMs: Number.POSITIVE_INFINITY };
+          handovers.push(handover);
+          await daemon.stop();
+          daemon = newDaemon();
+          app = daemon;
+          starting = true;
+          try {
+            await daemon.start();
+          } finally {
+            starting = false;
+            chargePointAway = !w.ocpp.connected;
+          }
+          // A restart within the handover of the last one ends it: this one's covers the rest.
+          void inControl().then(
+            () => {
+              handover.toMs = clock.nowMs();
+            },
+            () => undefined,
+          );
+        },
+        stepClock: (byMs) => gatewayClock.step(byMs),
       },
-      async restartDaemon() {
-        const handover = { fromMs: clock.nowMs(), toMs: Number.POSITIVE_INFINITY };
-        handovers.push(handover);
-        await daemon.stop();
-        daemon = newDaemon();
-        app = daemon;
-        starting = true;
-        try {
-          await daemon.start();
-        } finally {
-          starting = false;
-          chargePointAway = !w.ocpp.connected;
-        }
-        // A restart within the handover of the last one ends it: this one's covers the rest.
-        void inControl().then(() => {
-          handover.toMs = clock.nowMs();
-        }, () => undefined);
-      },
-      stepClock: (byMs) => gatewayClock.step(byMs),
-    }, clock, sampling.signal).catch((err: unknown) => {
+      clock,
+      sampling.signal,
+    ).catch((err: unknown) => {
       started = err;
     });
     let instants = 0;
@@ -269,8 +295,24 @@ export async function runWeekHome(options: WeekRunOptions): Promise<WeekRun> {
       log.note('report', r.createdAtMs, { event: eventLabel.get(r.eventId) ?? 'unknown', payloads });
     }
     return {
-      startMs, endMs, fuseA, samples, departures: w.departures, pumpHistory: w.pump.history(), reports, events, resources, errors, uncaught, outbox,
-      handovers, storeBytes: storeBytesIn(dir), stopped, digest: log.digest(), decisions: log.counts(), decisionLines: log.lines(),
+      startMs,
+      endMs,
+      fuseA,
+      samples,
+      departures: w.departures,
+      pumpHistory: w.pump.history(),
+      reports,
+      events,
+      resources,
+      errors,
+      uncaught,
+      outbox,
+      handovers,
+      storeBytes: storeBytesIn(dir),
+      stopped,
+      digest: log.digest(),
+      decisions: log.counts(),
+      decisionLines: log.lines(),
       reportSubjects: reports.map((r) => ({ eventId: r.eventId, createdAtMs: r.createdAtMs, subjects: reportSubjects(r, resourceName) })),
       kernel: { instants, ...quiescence.stats() },
     };

@@ -193,7 +193,12 @@ export function createSparkClient(options: SparkClientOptions): SparkClient {
     const json = checkRequest(requestSchema, body, operation);
     return http.sendJson({ method, path, operation, json, signal: opts?.signal, idempotent: opts?.idempotent }, schema);
   };
-  const noContent = async (method: 'POST' | 'PUT' | 'DELETE', operation: string, path: string, opts?: CallOptions & { query?: HttpRequest['query'] }) => {
+  const noContent = async (
+    method: 'POST' | 'PUT' | 'DELETE',
+    operation: string,
+    path: string,
+    opts?: CallOptions & { query?: HttpRequest['query'] },
+  ) => {
     await http.send({ method, path, operation, query: opts?.query, signal: opts?.signal });
   };
   const pageQuery = (q?: PageQuery) => ({ page: q?.page, pageSize: q?.pageSize });
@@ -220,7 +225,15 @@ export function createSparkClient(options: SparkClientOptions): SparkClient {
     createLocation: (userId, location, opts) =>
       sendBody('POST', 'createLocation', `/users/${seg(userId)}/locations`, w.locationCreateSchema, location, w.locationSchema, opts),
     createLocations: (locations, opts) =>
-      sendBody('POST', 'createLocations', '/users/locations/batch', w.locationsBatchCreateSchema, { locations }, w.locationsBatchResponseSchema, opts),
+      sendBody(
+        'POST',
+        'createLocations',
+        '/users/locations/batch',
+        w.locationsBatchCreateSchema,
+        { locations },
+        w.locationsBatchResponseSchema,
+        opts,
+      ),
     getLocation: (userId, locationId, opts) => get('getLocation', `/users/${seg(userId)}/locations/${seg(locationId)}`, w.locationSchema, opts),
     putLocation: (userId, locationId, location, opts) =>
       sendBody('PUT', 'putLocation', `/users/${seg(userId)}/locations/${seg(locationId)}`, w.locationPutSchema, location, w.locationSchema, opts),
@@ -251,7 +264,10 @@ export function createSparkClient(options: SparkClientOptions): SparkClient {
 
     getEnrollment: (userId, opts) => get('getEnrollment', `/users/${seg(userId)}/enrollment`, w.enrollmentSchema, opts),
     enroll: (userId, opts) =>
-      http.sendJson({ method: 'POST', path: `/users/${seg(userId)}/enrollment`, operation: 'enroll', idempotent: true, signal: opts?.signal }, w.enrollmentSchema),
+      http.sendJson(
+        { method: 'POST', path: `/users/${seg(userId)}/enrollment`, operation: 'enroll', idempotent: true, signal: opts?.signal },
+        w.enrollmentSchema,
+      ),
     unenroll: (userId, opts) => noContent('DELETE', 'unenroll', `/users/${seg(userId)}/enrollment`, opts),
     getEligibility: (userId, opts) => get('getEligibility', `/users/${seg(userId)}/eligibility`, w.userEligibilitySchema, opts),
     listEligibleUsers: (q) => get('listEligibleUsers', '/users/eligible', w.eligibleUsersPageSchema, { query: pageQuery(q), signal: q?.signal }),
@@ -320,8 +336,12 @@ export function createSparkClient(options: SparkClientOptions): SparkClient {
         )
       ).simulatedEvent,
     simulateUserEligibility: async (opts) =>
-      (await http.sendJson({ method: 'POST', path: '/simulation/events/usereligibility', operation: 'simulateUserEligibility', signal: opts?.signal }, w.simulateEventResponseSchema))
-        .simulatedEvent,
+      (
+        await http.sendJson(
+          { method: 'POST', path: '/simulation/events/usereligibility', operation: 'simulateUserEligibility', signal: opts?.signal },
+          w.simulateEventResponseSchema,
+        )
+      ).simulatedEvent,
     simulateLocationLpc: async (request = {}, opts) =>
       (
         await sendBody(

@@ -36,7 +36,8 @@ export function priceCurveRefusal(pointCount: number, deltas: readonly Omit<Pric
   if (pointCount > maxPointsPerTarget) return `${pointCount} points, more than ${maxPointsPerTarget}`;
   for (const d of deltas) {
     const perKwh = d.energyUnit === 'MWh' ? d.price / 1000 : d.price;
-    if (!Number.isFinite(perKwh) || Math.abs(perKwh) > maxAbsPricePerKwh) return `price ${d.price} per ${d.energyUnit} is beyond ±${maxAbsPricePerKwh} per kWh`;
+    if (!Number.isFinite(perKwh) || Math.abs(perKwh) > maxAbsPricePerKwh)
+      return `price ${d.price} per ${d.energyUnit} is beyond ±${maxAbsPricePerKwh} per kWh`;
   }
   return checkTimes(deltas);
 }

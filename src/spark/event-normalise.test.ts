@@ -1,14 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import type { normaliseNotification} from './event-normalise.js';
+import type { normaliseNotification } from './event-normalise.js';
 import { normaliseEvent, parseApiTimeMs, parseIncoming, parseTimeSpanMs, type Identity } from './event-normalise.js';
 import { verifySignature } from './webhook-signature.js';
 
 const me: Identity = {
   userId: 'user-1',
   locationId: 'home-1',
-  resources: new Map([['res-tank', 'tank'], ['res-ev', 'charger']]),
+  resources: new Map([
+    ['res-tank', 'tank'],
+    ['res-ev', 'charger'],
+  ]),
   meterPointIds: ['707057500000000011'],
 };
 
@@ -66,7 +69,13 @@ describe('parseTimeSpanMs', () => {
 
 describe('price curves', () => {
   it('keeps the points of targets that are ours, one delta per target and point', () => {
-    const e = normaliseEvent(priceCurve([{ resourceId: 'res-tank', locationId: 'home-1' }, { resourceId: 'res-other', locationId: 'home-9' }]) as never, me);
+    const e = normaliseEvent(
+      priceCurve([
+        { resourceId: 'res-tank', locationId: 'home-1' },
+        { resourceId: 'res-other', locationId: 'home-9' },
+      ]) as never,
+      me,
+    );
     expect(e).toMatchObject({ id: 'ev-price', payloadType: 'PriceCurve', relevant: true, createdAtMs: Date.UTC(2025, 9, 24, 11, 5) });
     expect(e.startMs).toBe(Date.UTC(2025, 9, 25, 0));
     expect(e.endMs).toBe(Date.UTC(2025, 9, 25, 2));
@@ -105,13 +114,24 @@ describe('LPC events', () => {
     payload: {
       payloadType: 'ResourceLPC',
       targets: [
-        { resourceId: 'res-ev', locationId: 'home-1', meterPointId: 'mp', resolution: '00:30:00', points: [
-          { timestamp: '2025-10-25T10:00:00Z', maxPowerInKiloWatts: 3.5 },
-          { timestamp: null, maxPowerInKiloWatts: 1 },
-          { timestamp: '2025-10-25T10:30:00Z', maxPowerInKiloWatts: null },
-          { timestamp: '2025-10-25T10:30:00', maxPowerInKiloWatts: 0 },
-        ] },
-        { resourceId: 'res-foreign', locationId: 'home-1', resolution: '01:00:00', points: [{ timestamp: '2025-10-25T09:00:00Z', maxPowerInKiloWatts: 1 }] },
+        {
+          resourceId: 'res-ev',
+          locationId: 'home-1',
+          meterPointId: 'mp',
+          resolution: '00:30:00',
+          points: [
+            { timestamp: '2025-10-25T10:00:00Z', maxPowerInKiloWatts: 3.5 },
+            { timestamp: null, maxPowerInKiloWatts: 1 },
+            { timestamp: '2025-10-25T10:30:00Z', maxPowerInKiloWatts: null },
+            { timestamp: '2025-10-25T10:30:00', maxPowerInKiloWatts: 0 },
+          ],
+        },
+        {
+          resourceId: 'res-foreign',
+          locationId: 'home-1',
+          resolution: '01:00:00',
+          points: [{ timestamp: '2025-10-25T09:00:00Z', maxPowerInKiloWatts: 1 }],
+        },
       ],
     },
   };
@@ -131,14 +151,21 @@ describe('LPC events', () => {
       payload: {
         payloadType: 'LocationLPC',
         targets: [
-          { locationId: 'home-1', meterPointId: null, resolution: '01:00:00', points: [{ timestamp: '2025-10-25T17:00:00Z', maxPowerInKiloWatts: 2 }] },
+          {
+            locationId: 'home-1',
+            meterPointId: null,
+            resolution: '01:00:00',
+            points: [{ timestamp: '2025-10-25T17:00:00Z', maxPowerInKiloWatts: 2 }],
+          },
           { locationId: 'home-2', resolution: '01:00:00', points: [{ timestamp: '2025-10-25T17:00:00Z', maxPowerInKiloWatts: 1 }] },
         ],
       },
     };
     const e = parseIncoming(ev, 'event', me);
     expect(e.createdAtMs).toBe(0);
-    expect(e.lpcCaps).toEqual([{ startMs: Date.UTC(2025, 9, 25, 17), durationMs: 3_600_000, maxKw: 2, resourceId: null, locationId: 'home-1', meterPointId: null }]);
+    expect(e.lpcCaps).toEqual([
+      { startMs: Date.UTC(2025, 9, 25, 17), durationMs: 3_600_000, maxKw: 2, resourceId: null, locationId: 'home-1', meterPointId: null },
+    ]);
     expect(e.resourceIds).toEqual([]);
     const other = parseIncoming({ ...ev, payload: { ...ev.payload, targets: [ev.payload.targets[1]] } }, 'event', me);
     expect(other).toMatchObject({ relevant: false, lpcCaps: [], startMs: null, endMs: null });
@@ -147,7 +174,8 @@ describe('LPC events', () => {
 
 describe('eligibility, unknown and malformed payloads', () => {
   const elig = (added: string[] | null, removed: string[] | null) => ({
-    id: 'ev-el', createdAt: '2025-10-25T08:00:00Z',
+    id: 'ev-el',
+    createdAt: '2025-10-25T08:00:00Z',
     payload: { payloadType: 'UserEligibility', lastUpdated: '2025-10-25T08:00:00Z', addedUsers: added, removedUsers: removed },
   });
   it('is relevant only when our user was added or removed', () => {
@@ -165,12 +193,28 @@ describe('eligibility, unknown and malformed payloads', () => {
   });
   it('reads an LPCReservation for this location as reserved caps, not as caps to acknowledge', () => {
     const target = (locationId: string) => ({
-      locationId, meterPointId: '707057500000000011', resolution: '01:00:00',
-      points: [{ maxPowerInKiloWatts: 1.5, timestamp: '2025-10-25T17:00:00Z' }, { maxPowerInKiloWatts: 1.5, timestamp: '2025-10-25T18:00:00Z' }],
+      locationId,
+      meterPointId: '707057500000000011',
+      resolution: '01:00:00',
+      points: [
+        { maxPowerInKiloWatts: 1.5, timestamp: '2025-10-25T17:00:00Z' },
+        { maxPowerInKiloWatts: 1.5, timestamp: '2025-10-25T18:00:00Z' },
+      ],
     });
-    const r = parseIncoming({ id: 'ev-res', payload: { payloadType: 'LPCReservation', targets: [target('home-1'), target('elsewhere')] } }, 'event', me);
+    const r = parseIncoming(
+      { id: 'ev-res', payload: { payloadType: 'LPCReservation', targets: [target('home-1'), target('elsewhere')] } },
+      'event',
+      me,
+    );
     const at17 = Date.UTC(2025, 9, 25, 17);
-    expect(r).toMatchObject({ payloadType: 'LPCReservation', relevant: true, lpcCaps: [], startMs: at17, endMs: at17 + 2 * 3_600_000, locationIds: ['home-1'] });
+    expect(r).toMatchObject({
+      payloadType: 'LPCReservation',
+      relevant: true,
+      lpcCaps: [],
+      startMs: at17,
+      endMs: at17 + 2 * 3_600_000,
+      locationIds: ['home-1'],
+    });
     expect(r.lpcReservations).toEqual([
       { startMs: at17, durationMs: 3_600_000, maxKw: 1.5, resourceId: null, locationId: 'home-1', meterPointId: '707057500000000011' },
       { startMs: at17 + 3_600_000, durationMs: 3_600_000, maxKw: 1.5, resourceId: null, locationId: 'home-1', meterPointId: '707057500000000011' },
@@ -192,7 +236,12 @@ describe('the signed webhook test bodies', () => {
     expect(verifySignature(body, sig, key)).toBe(true);
     const e = parseIncoming(JSON.parse(body.toString('utf8')), 'notification', me);
     // No targets: a curve for nobody in particular is kept but not acted on.
-    expect(e).toMatchObject({ id: '1cc9ea41-59a4-453e-8c3a-2385b900a0a9', notificationType: 'PriceCurveCreated', payloadType: 'PriceCurve', relevant: false });
+    expect(e).toMatchObject({
+      id: '1cc9ea41-59a4-453e-8c3a-2385b900a0a9',
+      notificationType: 'PriceCurveCreated',
+      payloadType: 'PriceCurve',
+      relevant: false,
+    });
     expect(e.createdAtMs).toBe(Date.UTC(2000, 0, 1));
     expect(e.startMs).toBe(Date.parse('2024-09-12T13:48:47.193Z'));
   });

@@ -1,6 +1,14 @@
 import type { EventPayload, SparkEvent, EventNotification } from './wire.js';
 import { lpcRefusal, maxPointsPerTarget, priceCurveRefusal } from './event-bounds.js';
-import { eventSchema, eventNotificationSchema, isLocationLpcPayload, isLpcReservationPayload, isPriceCurvePayload, isResourceLpcPayload, isUserEligibilityPayload } from './wire.js';
+import {
+  eventSchema,
+  eventNotificationSchema,
+  isLocationLpcPayload,
+  isLpcReservationPayload,
+  isPriceCurvePayload,
+  isResourceLpcPayload,
+  isUserEligibilityPayload,
+} from './wire.js';
 
 /** Who this daemon is, in the API's ids. */
 export interface Identity {
@@ -96,12 +104,17 @@ function normalisePayload(payload: EventPayload | null | undefined, me: Identity
     const targets = payload.targets.filter((t) => me.resources.has(t.resourceId) || t.locationId === me.locationId);
     const rawPoints = curve.points ?? [];
     const units = { currency: curve.currency ?? 'EUR', energyUnit: curve.energyUnit ?? 'kWh' };
-    const points = rawPoints.length > maxPointsPerTarget ? [] : rawPoints.map((p) => ({ startMs: parseApiTimeMs(p.timestamp), durationMs, price: p.price }));
-    const refusal = targets.length > 0 ? priceCurveRefusal(rawPoints.length, points.map((p) => ({ ...p, ...units }))) : null;
+    const points =
+      rawPoints.length > maxPointsPerTarget ? [] : rawPoints.map((p) => ({ startMs: parseApiTimeMs(p.timestamp), durationMs, price: p.price }));
+    const refusal =
+      targets.length > 0
+        ? priceCurveRefusal(
+            rawPoints.length,
+            points.map((p) => ({ ...p, ...units })),
+          )
+        : null;
     if (refusal !== null) return { ...empty, payloadType, relevant: false, startMs: null, endMs: null, refusal };
-    const priceDeltas = targets.flatMap((t) =>
-      points.map((p) => ({ ...p, ...units, resourceId: t.resourceId })),
-    );
+    const priceDeltas = targets.flatMap((t) => points.map((p) => ({ ...p, ...units, resourceId: t.resourceId })));
     return {
       ...empty,
       payloadType,

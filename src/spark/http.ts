@@ -157,7 +157,11 @@ export function createHttpTransport(options: HttpOptions): HttpTransport {
     // A failure after the headers arrived is final: undici would resume with a Range request, which the API does not serve.
     let headersSeen = false;
 
-    const decide = (err: Error & { statusCode?: number; headers?: Record<string, string | string[] | undefined> }, ctx: RetryContext, done: RetryCallback): void => {
+    const decide = (
+      err: Error & { statusCode?: number; headers?: Record<string, string | string[] | undefined> },
+      ctx: RetryContext,
+      done: RetryCallback,
+    ): void => {
       attempts = ctx.state.counter;
       const giveUp = (): void => done(err);
       if (req.signal?.aborted || headersSeen || attempts >= retry.attempts) return giveUp();
@@ -174,7 +178,10 @@ export function createHttpTransport(options: HttpOptions): HttpTransport {
         delayMs = backoffMs(attempts);
         log.debug({ ...detail, attempt: attempts, delayMs, errorCode: stableCode(code) }, 'network error; retrying');
       }
-      options.clock.sleep(delayMs, req.signal).then(() => done(null), (e: unknown) => done(e instanceof Error ? e : err));
+      options.clock.sleep(delayMs, req.signal).then(
+        () => done(null),
+        (e: unknown) => done(e instanceof Error ? e : err),
+      );
     };
 
     const dispatcher = connection.dispatcher.compose(interceptors.retry({ retry: decide as never, throwOnError: false }));
@@ -205,10 +212,14 @@ export function createHttpTransport(options: HttpOptions): HttpTransport {
         if (req.signal?.aborted) throw req.signal.reason ?? err;
         const code = rawErrorCode(err);
         if (code === tooLargeCode) {
-          throw new WattshiftError('API_BAD_RESPONSE', `${req.operation}: ${req.method} ${req.path}: the response body exceeds ${connection.maxResponseBytes} bytes`, {
-            cause: err,
-            details: { ...detail, maxResponseBytes: connection.maxResponseBytes },
-          });
+          throw new WattshiftError(
+            'API_BAD_RESPONSE',
+            `${req.operation}: ${req.method} ${req.path}: the response body exceeds ${connection.maxResponseBytes} bytes`,
+            {
+              cause: err,
+              details: { ...detail, maxResponseBytes: connection.maxResponseBytes },
+            },
+          );
         }
         throw new WattshiftError('API_UNAVAILABLE', `${req.operation}: ${req.method} ${req.path} failed: ${stableCode(code)}`, {
           cause: err,

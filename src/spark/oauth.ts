@@ -92,10 +92,14 @@ export function createTokenSource(options: TokenSourceOptions): ClientCredential
       if (isWattshiftError(err, 'API_REJECTED') || isWattshiftError(err, 'AUTH_REJECTED')) {
         const status = err.details?.status;
         if (status === 400 || status === 401 || status === 403) {
-          throw new WattshiftError('AUTH_REJECTED', `the token endpoint rejected the client credentials (${String(status)}${err.details?.serverMessage ? `: ${String(err.details.serverMessage)}` : ''})`, {
-            cause: err,
-            details: { status, clientId: options.clientId },
-          });
+          throw new WattshiftError(
+            'AUTH_REJECTED',
+            `the token endpoint rejected the client credentials (${String(status)}${err.details?.serverMessage ? `: ${String(err.details.serverMessage)}` : ''})`,
+            {
+              cause: err,
+              details: { status, clientId: options.clientId },
+            },
+          );
         }
       }
       throw err;

@@ -33,11 +33,13 @@ export const deadlineCheckCron: CronSpec = { cron: '0 */6 * * *', timezone: 'UTC
  * a body with no hours (an acknowledgement is due at once and carries no deadline of its own).
  */
 export function reportDeadlineMs(body: ReportRequest): number | null {
-  const hours = body.payloads.flatMap((p) => {
-    if (p.payloadType === 'EnergyUsage') return energyUsagePoints(p);
-    if (p.payloadType === 'LocationEnergyUsage') return p.points;
-    return [];
-  }).map((point) => Date.parse(point.timestamp));
+  const hours = body.payloads
+    .flatMap((p) => {
+      if (p.payloadType === 'EnergyUsage') return energyUsagePoints(p);
+      if (p.payloadType === 'LocationEnergyUsage') return p.points;
+      return [];
+    })
+    .map((point) => Date.parse(point.timestamp));
   return hours.length === 0 ? null : monthEndDeadlineMs(Math.max(...hours));
 }
 

@@ -5,7 +5,10 @@
  */
 import { Agent, request as undiciRequest, type Dispatcher } from 'undici';
 
-export type RequestOptions = Omit<Dispatcher.RequestOptions, 'origin' | 'path' | 'method'> & { method?: Dispatcher.HttpMethod; dispatcher?: Dispatcher };
+export type RequestOptions = Omit<Dispatcher.RequestOptions, 'origin' | 'path' | 'method'> & {
+  method?: Dispatcher.HttpMethod;
+  dispatcher?: Dispatcher;
+};
 
 /** GET unless `method` says otherwise; any other scheme than http(s) is refused before a socket is opened. */
 export function request(url: string, options: RequestOptions = {}): Promise<Dispatcher.ResponseData> {

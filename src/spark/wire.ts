@@ -67,9 +67,22 @@ export const currencies = ['NOK', 'EUR', 'SEK', 'DKK'] as const;
 export const energyUnits = ['kWh', 'MWh'] as const;
 export const resourceTypes = ['Generic', 'Vehicle', 'Charger', 'HotWaterTank', 'HVAC', 'SolarInverter'] as const;
 export const locationTypes = ['Unknown', 'Residential', 'Commercial', 'Other'] as const;
-export const notificationTypes = ['Unknown', 'PriceCurveCreated', 'UserEligibilityUpdated', 'LocationLPCRequested', 'ResourceLPCRequested', 'LPCReservationCreated'] as const;
+export const notificationTypes = [
+  'Unknown',
+  'PriceCurveCreated',
+  'UserEligibilityUpdated',
+  'LocationLPCRequested',
+  'ResourceLPCRequested',
+  'LPCReservationCreated',
+] as const;
 export const eventPayloadTypes = ['Unknown', 'UserEligibility', 'PriceCurve', 'LocationLPC', 'ResourceLPC', 'LPCReservation'] as const;
-export const reportPayloadTypes = ['EnergyUsage', 'LocationEnergyUsage', 'LocationEnergyUsagePlan', 'ResourceLPCAcknowledgement', 'LocationLPCAcknowledgement'] as const;
+export const reportPayloadTypes = [
+  'EnergyUsage',
+  'LocationEnergyUsage',
+  'LocationEnergyUsagePlan',
+  'ResourceLPCAcknowledgement',
+  'LocationLPCAcknowledgement',
+] as const;
 /** Acknowledgement spellings used by the guides; accepted as synonyms of the document's values. */
 export const reportPayloadTypeAliases = {
   ResourceLPCAcknowledged: 'ResourceLPCAcknowledgement',

@@ -15,12 +15,16 @@ export function billLines(b: BillView): string[] {
   }
   const base = b.baseline;
   const noPlan = base.hoursWithoutPlan > 0 ? `; ${base.hoursWithoutPlan} hours no plan covered count as they were (no savings claimed)` : '';
-  lines.push(`saved ${m(b.savings)} against no shifting, which would have cost ${m(base.total)}${c ? ` (capacity ${m(base.capacityFee)})` : ''}${noPlan}`);
+  lines.push(
+    `saved ${m(b.savings)} against no shifting, which would have cost ${m(base.total)}${c ? ` (capacity ${m(base.capacityFee)})` : ''}${noPlan}`,
+  );
   for (const d of b.devices) lines.push(`${d.id}: ${m(d.total)} for ${fixed(d.kwh, 1)} kWh`);
   return lines;
 }
 
 export function billSection(b: BillView | null | undefined): string {
   if (!b) return '<h2>Bill</h2><p class="muted" id="bill">No metered hour priced yet this month (needs a main meter).</p>';
-  return `<h2>Bill</h2><ul id="bill">${billLines(b).map((l) => `<li>${esc(l)}</li>`).join('')}</ul>`;
+  return `<h2>Bill</h2><ul id="bill">${billLines(b)
+    .map((l) => `<li>${esc(l)}</li>`)
+    .join('')}</ul>`;
 }

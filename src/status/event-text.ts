@@ -12,7 +12,7 @@ const kinds: Record<string, string> = {
   LPC: 'Power limit on the home',
   ResourceLPC: 'Power limit on a device',
   LPCReservation: 'Power limit reserved',
-  UserEligibility: 'Change to the programme\'s members',
+  UserEligibility: "Change to the programme's members",
 };
 
 /** The kind of event an API payload type names (`LocationLPC` → "Power limit on the home"). */

@@ -32,11 +32,15 @@ function table(id: string, caption: string, rows: readonly HistoryRow[], history
   if (rows.length === 0) return `<h3>${esc(caption)}</h3><p class="muted" id="${id}">Nothing metered in these ${esc(caption.toLowerCase())}.</p>`;
   const { devices, currency } = history;
   const withMoney = rows.some((r) => r.money);
-  const head = devices.map((d) => `<th class="num">${esc(d.wholeHome ? `${d.name} (whole home)` : d.name)}</th>`).join('')
-    + (withMoney ? '<th class="num">Cost</th><th class="num">Incentive earned</th><th class="num">Saved</th>' : '');
+  const head =
+    devices.map((d) => `<th class="num">${esc(d.wholeHome ? `${d.name} (whole home)` : d.name)}</th>`).join('') +
+    (withMoney ? '<th class="num">Cost</th><th class="num">Incentive earned</th><th class="num">Saved</th>' : '');
   const body = rows
-    .map((r) => `<tr data-period="${esc(r.label)}"><td>${esc(r.label)}</td>${devices.map((d) => energyCell(r.energy[d.id])).join('')}`
-      + `${withMoney ? moneyCells(r.money, currency) : ''}</tr>`)
+    .map(
+      (r) =>
+        `<tr data-period="${esc(r.label)}"><td>${esc(r.label)}</td>${devices.map((d) => energyCell(r.energy[d.id])).join('')}` +
+        `${withMoney ? moneyCells(r.money, currency) : ''}</tr>`,
+    )
     .join('');
   return `<h3>${esc(caption)}</h3><div class="scroll"><table class="history" id="${id}"><thead><tr><th></th>${head}</tr></thead><tbody>${body}</tbody></table></div>`;
 }
@@ -44,28 +48,38 @@ function table(id: string, caption: string, rows: readonly HistoryRow[], history
 function planTable(history: EnergyHistory): string {
   const names = Object.fromEntries(history.devices.map((d) => [d.id, d.name]));
   const rows = history.days.flatMap((r) =>
-    Object.entries(r.plan).map(([id, o]) => `<tr><td>${esc(r.label)}</td><td>${esc(names[id] ?? id)}</td><td class="num">${fixed(o.plannedKwh, 1)} kWh</td>`
-      + `<td class="num">${fixed(o.meteredKwh, 1)} kWh</td><td class="num">${o.hours} h</td></tr>`),
+    Object.entries(r.plan).map(
+      ([id, o]) =>
+        `<tr><td>${esc(r.label)}</td><td>${esc(names[id] ?? id)}</td><td class="num">${fixed(o.plannedKwh, 1)} kWh</td>` +
+        `<td class="num">${fixed(o.meteredKwh, 1)} kWh</td><td class="num">${o.hours} h</td></tr>`,
+    ),
   );
-  if (rows.length === 0) return '<p class="muted" id="plan-outcome">Planned against metered: not known yet (no stored plan covers a fully metered hour).</p>';
-  return '<h3>Planned against metered</h3><div class="scroll"><table id="plan-outcome"><thead><tr><th>Day</th><th>Device</th><th class="num">Planned</th><th class="num">Metered</th><th class="num">Hours compared</th></tr></thead>'
-    + `<tbody>${rows.join('')}</tbody></table></div><p class="muted">Only hours with a stored plan made before they began and a whole metered hour are compared.</p>`;
+  if (rows.length === 0)
+    return '<p class="muted" id="plan-outcome">Planned against metered: not known yet (no stored plan covers a fully metered hour).</p>';
+  return (
+    '<h3>Planned against metered</h3><div class="scroll"><table id="plan-outcome"><thead><tr><th>Day</th><th>Device</th><th class="num">Planned</th><th class="num">Metered</th><th class="num">Hours compared</th></tr></thead>' +
+    `<tbody>${rows.join('')}</tbody></table></div><p class="muted">Only hours with a stored plan made before they began and a whole metered hour are compared.</p>`
+  );
 }
 
 /** The History section; `error` when the history could not be read. */
 export function renderHistorySection(history: EnergyHistory | null, error?: string): string {
   if (!history) return `<h2>History</h2><p class="muted" id="history">History not available${error ? `: ${esc(error)}` : ''}.</p>`;
   if (history.devices.length === 0) return '<h2>History</h2><p class="muted" id="history">No devices configured.</p>';
-  const unreadable = history.unreadablePlans > 0 ? `<p class="muted">${history.unreadablePlans} stored plan(s) could not be read and are left out.</p>` : '';
+  const unreadable =
+    history.unreadablePlans > 0 ? `<p class="muted">${history.unreadablePlans} stored plan(s) could not be read and are left out.</p>` : '';
   const days = periodsWithData(history.days);
   const months = periodsWithData(history.months);
   if (days.length === 0 && months.length === 0) {
     return `<h2 id="history">History</h2><p class="muted" id="history-empty">Nothing metered yet: the history fills in hour by hour once the devices' energy is read.</p>${unreadable}`;
   }
-  return `<h2 id="history">History</h2><p class="muted">Metered energy per local day and month. “partial”: some hours are missing or only partly metered, so the figure is a lower bound.`
-    + ` Cost, incentive and savings are the whole home's priced hours, VAT included, without the capacity fee; savings are against no shifting.</p>`
-    + '<p class="muted scroll-hint" id="history-hint">Swipe a table sideways for every device, cost, incentive and savings.</p>'
-    + table('history-days', 'Days', days, history)
-    + table('history-months', 'Months', months, history)
-    + planTable(history) + unreadable;
+  return (
+    `<h2 id="history">History</h2><p class="muted">Metered energy per local day and month. “partial”: some hours are missing or only partly metered, so the figure is a lower bound.` +
+    ` Cost, incentive and savings are the whole home's priced hours, VAT included, without the capacity fee; savings are against no shifting.</p>` +
+    '<p class="muted scroll-hint" id="history-hint">Swipe a table sideways for every device, cost, incentive and savings.</p>' +
+    table('history-days', 'Days', days, history) +
+    table('history-months', 'Months', months, history) +
+    planTable(history) +
+    unreadable
+  );
 }

@@ -6,8 +6,15 @@
  */
 import type { Config } from '../config/schema.js';
 import {
-  historyPeriods, periodEnergy, periodMoney, planOutcome, plannedByHour,
-  type HistoryPeriod, type PeriodEnergy, type PeriodMoney, type PlanOutcome,
+  historyPeriods,
+  periodEnergy,
+  periodMoney,
+  planOutcome,
+  plannedByHour,
+  type HistoryPeriod,
+  type PeriodEnergy,
+  type PeriodMoney,
+  type PlanOutcome,
 } from '../core/energy-history.js';
 import { meterSubjectOf } from '../jobs/metering.js';
 import { storedPlans } from '../jobs/stored-plans.js';
@@ -62,7 +69,8 @@ export function readEnergyHistory(store: HistoryStore, config: Config, nowMs: nu
     const planFrom = Math.max(fromMs, Math.min(...plans.map((p) => p.createdMs)));
     const planned = plannedByHour(plans, planFrom, nowMs);
     for (const d of config.devices.filter((x) => x.kind !== 'meter')) {
-      const metered = store.readHourly(subjectOf(d.id), planFrom, nowMs)
+      const metered = store
+        .readHourly(subjectOf(d.id), planFrom, nowMs)
         .map((r) => ({ hourStartMs: r.hourStartMs, kwh: r.kwh, complete: r.quality === 'measured' || r.quality === 'estimated' }));
       for (const row of dayRows) {
         const outcome = planOutcome(d.id, row, planned, metered);

@@ -31,22 +31,50 @@ export class DaemonMetrics {
     const r = this.registry;
     this.contentType = r.contentType;
     if (options.processMetrics !== false) collectDefaultMetrics({ register: r });
-    new Gauge({ name: 'wattshift_build_info', help: 'Version of wattshift and Node.js; always 1.', labelNames: ['version', 'node'], registers: [r] })
-      .set({ version: options.version, node: process.versions.node }, 1);
-    this.requestErrors = new Counter({ name: 'wattshift_request_errors_total', help: 'Failed outgoing requests by target and error code.', labelNames: ['target', 'code'], registers: [r] });
-    this.commands = new Counter({ name: 'wattshift_commands_total', help: 'MQTT commands by outcome (error: rejected, nothing changed).', labelNames: ['status'], registers: [r] });
-    this.reports = new Counter({ name: 'wattshift_reports_total', help: 'Usage report attempts by outcome.', labelNames: ['status'], registers: [r] });
+    new Gauge({
+      name: 'wattshift_build_info',
+      help: 'Version of wattshift and Node.js; always 1.',
+      labelNames: ['version', 'node'],
+      registers: [r],
+    }).set({ version: options.version, node: process.versions.node }, 1);
+    this.requestErrors = new Counter({
+      name: 'wattshift_request_errors_total',
+      help: 'Failed outgoing requests by target and error code.',
+      labelNames: ['target', 'code'],
+      registers: [r],
+    });
+    this.commands = new Counter({
+      name: 'wattshift_commands_total',
+      help: 'MQTT commands by outcome (error: rejected, nothing changed).',
+      labelNames: ['status'],
+      registers: [r],
+    });
+    this.reports = new Counter({
+      name: 'wattshift_reports_total',
+      help: 'Usage report attempts by outcome.',
+      labelNames: ['status'],
+      registers: [r],
+    });
     this.refusedInputs = new Counter({
-      name: 'wattshift_refused_inputs_total', help: 'Webhook calls, MQTT messages, commands and events refused, by source and error code.',
-      labelNames: ['input', 'code'], registers: [r],
+      name: 'wattshift_refused_inputs_total',
+      help: 'Webhook calls, MQTT messages, commands and events refused, by source and error code.',
+      labelNames: ['input', 'code'],
+      registers: [r],
     });
     for (const status of ['ok', 'error']) this.commands.inc({ status }, 0);
     for (const status of ['sent', 'rejected', 'retried']) this.reports.inc({ status }, 0);
     this.solve = new Histogram({
-      name: 'wattshift_plan_solve_seconds', help: 'Time the planner took for one plan.',
-      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers: [r],
+      name: 'wattshift_plan_solve_seconds',
+      help: 'Time the planner took for one plan.',
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [r],
     });
-    this.energy = new Counter({ name: 'wattshift_device_energy_joules_total', help: 'Cumulative energy counter of a device (its meter).', labelNames: ['device', 'kind'], registers: [r] });
+    this.energy = new Counter({
+      name: 'wattshift_device_energy_joules_total',
+      help: 'Cumulative energy counter of a device (its meter).',
+      labelNames: ['device', 'kind'],
+      registers: [r],
+    });
   }
 
   requestError(target: string, code: string): void {
@@ -81,7 +109,8 @@ export class DaemonMetrics {
     this.energy.reset();
     this.setGauges(view);
     for (const d of view.devices) {
-      if (d.energyKwh !== undefined && Number.isFinite(d.energyKwh) && d.energyKwh >= 0) this.energy.inc({ device: d.id, kind: d.kind }, d.energyKwh * joulesPerKwh);
+      if (d.energyKwh !== undefined && Number.isFinite(d.energyKwh) && d.energyKwh >= 0)
+        this.energy.inc({ device: d.id, kind: d.kind }, d.energyKwh * joulesPerKwh);
     }
     return this.registry.metrics();
   }
@@ -121,10 +150,17 @@ export class DaemonMetrics {
     const loc = view.location;
     this.gauge('wattshift_location_power_watts', 'Location active power.')(loc.powerW);
     this.gauge('wattshift_location_power_limit_watts', 'Location power limit.')(loc.limitKw * 1000);
-    this.gauge('wattshift_location_lpc_cap_watts', 'Active power-limitation (LPC) cap on the location.')(loc.lpcCapKw === undefined ? undefined : loc.lpcCapKw * 1000);
+    this.gauge(
+      'wattshift_location_lpc_cap_watts',
+      'Active power-limitation (LPC) cap on the location.',
+    )(loc.lpcCapKw === undefined ? undefined : loc.lpcCapKw * 1000);
     if (loc.fuse) {
       this.gauge('wattshift_fuse_amperes', 'The main fuse per line (site.fuse.mainFuseA).')(loc.fuse.mainFuseA);
-      const headroom = this.gauge('wattshift_fuse_headroom_amperes', 'The main fuse less the measured current, per line; absent while a line is not measured.', ['line']);
+      const headroom = this.gauge(
+        'wattshift_fuse_headroom_amperes',
+        'The main fuse less the measured current, per line; absent while a line is not measured.',
+        ['line'],
+      );
       loc.fuse.headroomA.forEach((a, i) => headroom(a ?? undefined, { line: `L${i + 1}` }));
       this.gauge('wattshift_fuse_limiting', '1 while the main fuse holds a charger below what it was asked for.')(loc.fuse.limiting ? 1 : 0);
     }
@@ -161,21 +197,45 @@ export class DaemonMetrics {
     byState(o.pending, { state: 'pending' });
     byState(o.accepted, { state: 'accepted' });
     byState(o.rejected, { state: 'rejected' });
-    this.gauge('wattshift_outbox_oldest_deadline_timestamp_seconds', 'Deadline of the oldest pending report.')(o.oldestDeadlineMs === undefined ? undefined : o.oldestDeadlineMs / 1000);
+    this.gauge(
+      'wattshift_outbox_oldest_deadline_timestamp_seconds',
+      'Deadline of the oldest pending report.',
+    )(o.oldestDeadlineMs === undefined ? undefined : o.oldestDeadlineMs / 1000);
   }
 
   private setBillGauges(b: BillView): void {
-    const bill = this.gauge('wattshift_bill_month', 'This month\'s bill so far at the main meter by component (total includes VAT and the capacity fee).', ['currency', 'component']);
-    const components = { total: b.total, energy: b.energy, grid_fee: b.gridFee, tax: b.tax, subsidy: b.subsidy, vat: b.vat, incentive: b.incentive, capacity: b.capacity?.fee };
+    const bill = this.gauge(
+      'wattshift_bill_month',
+      "This month's bill so far at the main meter by component (total includes VAT and the capacity fee).",
+      ['currency', 'component'],
+    );
+    const components = {
+      total: b.total,
+      energy: b.energy,
+      grid_fee: b.gridFee,
+      tax: b.tax,
+      subsidy: b.subsidy,
+      vat: b.vat,
+      incentive: b.incentive,
+      capacity: b.capacity?.fee,
+    };
     for (const [component, v] of Object.entries(components)) bill(v, { currency: b.currency, component });
-    this.gauge('wattshift_bill_month_baseline', 'What the same hours would have cost without wattshift (VAT and its capacity fee included).', ['currency'])(b.baseline.total, { currency: b.currency });
+    this.gauge('wattshift_bill_month_baseline', 'What the same hours would have cost without wattshift (VAT and its capacity fee included).', [
+      'currency',
+    ])(b.baseline.total, { currency: b.currency });
     this.gauge('wattshift_bill_month_savings', 'Baseline minus realised bill this month so far.', ['currency'])(b.savings, { currency: b.currency });
     this.gauge('wattshift_bill_month_energy_kwh', 'Energy priced this month at the main meter.')(b.kwh);
     this.gauge('wattshift_bill_hours_unpriced', 'Metered hours this month without a known price (left out of the bill).')(b.hoursUnpriced);
     const device = this.gauge('wattshift_bill_month_device', 'What each metered device cost this month so far.', ['currency', 'device']);
     for (const d of b.devices) device(d.total, { currency: b.currency, device: d.id });
-    this.gauge('wattshift_capacity_measure_watts', 'The month\'s capacity measure so far (mean of the billed peaks).')(b.capacity ? b.capacity.measureKw * 1000 : undefined);
+    this.gauge(
+      'wattshift_capacity_measure_watts',
+      "The month's capacity measure so far (mean of the billed peaks).",
+    )(b.capacity ? b.capacity.measureKw * 1000 : undefined);
     const margin = b.capacity?.marginKw;
-    this.gauge('wattshift_capacity_margin_watts', 'Room left before the next capacity step.')(margin === null || margin === undefined ? undefined : margin * 1000);
+    this.gauge(
+      'wattshift_capacity_margin_watts',
+      'Room left before the next capacity step.',
+    )(margin === null || margin === undefined ? undefined : margin * 1000);
   }
 }

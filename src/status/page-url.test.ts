@@ -21,6 +21,13 @@ describe('the status page address', () => {
   });
 
   it('must be an http(s) URL', () => {
-    expect(() => http({ pageUrl: 'ftp://gateway.local/' })).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID', details: expect.objectContaining({ problems: [expect.objectContaining({ path: 'http.pageUrl', message: expect.stringMatching(/http:\/\/ or https:\/\//) })] }) }));
+    expect(() => http({ pageUrl: 'ftp://gateway.local/' })).toThrow(
+      expect.objectContaining({
+        code: 'CONFIG_INVALID',
+        details: expect.objectContaining({
+          problems: [expect.objectContaining({ path: 'http.pageUrl', message: expect.stringMatching(/http:\/\/ or https:\/\//) })],
+        }),
+      }),
+    );
   });
 });

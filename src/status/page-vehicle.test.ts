@@ -4,7 +4,7 @@ import { deviceValues } from '../ha/state.js';
 import { renderStatusPage } from './page.js';
 
 describe('the car a charger recognised', () => {
-  it('is named in the charger\'s row of the status page and on its vehicle topic', () => {
+  it("is named in the charger's row of the status page and on its vehicle topic", () => {
     const view = exampleHomeView();
     const charger = view.devices.find((d) => d.kind === 'evCharger')!;
     expect(deviceValues(charger).vehicle).toBeNull();

@@ -7,7 +7,12 @@ import { eventText } from './event-text.js';
 import { planReportText } from './plan-report-text.js';
 import { reservationText } from './reservation-text.js';
 
-const kindLabel: Record<DeviceView['kind'], string> = { hotWaterTank: 'Hot water tank', evCharger: 'EV charger', meter: 'Meter', heatPump: 'Heat pump (SG Ready)' };
+const kindLabel: Record<DeviceView['kind'], string> = {
+  hotWaterTank: 'Hot water tank',
+  evCharger: 'EV charger',
+  meter: 'Meter',
+  heatPump: 'Heat pump (SG Ready)',
+};
 const sgLabel = { block: 'locked (1:0)', normal: 'normal (0:0)', boost: 'boost (0:1)', forced: 'start command (1:1)' } as const;
 
 const css = `body{font:14px/1.4 system-ui,sans-serif;margin:1.5em auto;padding:0 1em;color:#222;max-width:1000px}
@@ -37,7 +42,10 @@ function num(v: number | undefined, decimals: number, unit: string): string {
 }
 
 function planCell(d: DeviceView, tz: string): string {
-  const cap = d.capKw === undefined ? '' : `<div class="limited">limited to ${fixed(d.capKw, 1)} kW (LPC)${d.capUntilMs === undefined ? '' : ` until ${esc(dateTime(d.capUntilMs, tz))}`}</div>`;
+  const cap =
+    d.capKw === undefined
+      ? ''
+      : `<div class="limited">limited to ${fixed(d.capKw, 1)} kW (LPC)${d.capUntilMs === undefined ? '' : ` until ${esc(dateTime(d.capUntilMs, tz))}`}</div>`;
   return `${d.plannedOn ? 'on' : 'off'}${cap}${d.nextStartMs === undefined ? '' : `<div class="muted">next ${esc(dateTime(d.nextStartMs, tz))}</div>`}${comfortLine(d, tz)}`;
 }
 
@@ -51,8 +59,11 @@ function comfortLine(d: DeviceView, tz: string): string {
 
 function limitsSection(view: HomeView, tz: string, names: Record<string, string>): string {
   if (view.limits.length === 0) return '<h2>Limits</h2><p class="muted" id="limits">No power-limitation (LPC) cap now or coming.</p>';
-  const rows = view.limits.map((l) => `<tr><td>${l.deviceId === null ? 'whole home' : esc(names[l.deviceId] ?? l.deviceId)}</td><td class="num">${fixed(l.capKw, 1)} kW</td>`
-    + `<td>${esc(dateTime(l.startMs, tz))}</td><td>${esc(dateTime(l.endMs, tz))}</td><td>${l.active ? '<b>active</b>' : 'coming'}</td></tr>`);
+  const rows = view.limits.map(
+    (l) =>
+      `<tr><td>${l.deviceId === null ? 'whole home' : esc(names[l.deviceId] ?? l.deviceId)}</td><td class="num">${fixed(l.capKw, 1)} kW</td>` +
+      `<td>${esc(dateTime(l.startMs, tz))}</td><td>${esc(dateTime(l.endMs, tz))}</td><td>${l.active ? '<b>active</b>' : 'coming'}</td></tr>`,
+  );
   return `<h2>Limits</h2><div class="scroll"><table id="limits"><thead><tr><th>Applies to</th><th>Cap</th><th>From</th><th>Until</th><th></th></tr></thead><tbody>${rows.join('')}</tbody></table></div>`;
 }
 
@@ -63,16 +74,17 @@ function eventsSection(view: HomeView, tz: string, names: Record<string, string>
   return `<h2>Events</h2><ul id="events">${rows.join('')}</ul>`;
 }
 
-const legend = '<div class="legend" id="legend">'
-  + '<span><i class="sw sw-price"></i>price per kWh</span>'
-  + '<span><i class="sw sw-up"></i>incentive delta raising the price</span>'
-  + '<span><i class="sw sw-down"></i>price before a reward (delta lowering it)</span>'
-  + '<span><i class="sw sw-slot"></i>device planned on</span>'
-  + '<span><i class="sw sw-limit"></i>the home\'s power limit</span>'
-  + '<span><i class="sw sw-cap"></i>power-limitation (LPC) cap</span>'
-  + '<span><i class="sw sw-reserved"></i>LPC reservation (a cap that may come)</span>'
-  + '<span><i class="sw sw-temp"></i>tank temperature forecast</span>'
-  + '<span><i class="sw sw-now"></i>now</span></div>';
+const legend =
+  '<div class="legend" id="legend">' +
+  '<span><i class="sw sw-price"></i>price per kWh</span>' +
+  '<span><i class="sw sw-up"></i>incentive delta raising the price</span>' +
+  '<span><i class="sw sw-down"></i>price before a reward (delta lowering it)</span>' +
+  '<span><i class="sw sw-slot"></i>device planned on</span>' +
+  '<span><i class="sw sw-limit"></i>the home\'s power limit</span>' +
+  '<span><i class="sw sw-cap"></i>power-limitation (LPC) cap</span>' +
+  '<span><i class="sw sw-reserved"></i>LPC reservation (a cap that may come)</span>' +
+  '<span><i class="sw sw-temp"></i>tank temperature forecast</span>' +
+  '<span><i class="sw sw-now"></i>now</span></div>';
 
 function money(v: number, currency: string): string {
   return `${fixed(v, 2)} ${esc(currency)}`;
@@ -84,29 +96,39 @@ function lines(values: readonly (number | null)[], what: (a: number) => string):
 }
 
 function fuseText(f: FuseView): string {
-  return `Main fuse ${fixed(f.mainFuseA, 0)} A, headroom ${lines(f.headroomA, (a) => `${fixed(a, 1)} A`)}`
-    + (f.limiting ? ` — <b id="fuse-limiting">limiting the charger</b> (${esc(f.reason ?? '')})` : '');
+  return (
+    `Main fuse ${fixed(f.mainFuseA, 0)} A, headroom ${lines(f.headroomA, (a) => `${fixed(a, 1)} A`)}` +
+    (f.limiting ? ` — <b id="fuse-limiting">limiting the charger</b> (${esc(f.reason ?? '')})` : '')
+  );
 }
 
 function deviceRow(d: DeviceView, tz: string): string {
   const ev = d.ev;
   const evText = ev
-    ? `${ev.plugged ? 'plugged' : 'unplugged'}${ev.charging ? ', charging' : ''}${ev.socPct === undefined ? '' : `, ${fixed(ev.socPct, 0)} %`}${ev.vehicle ? `, ${esc(ev.vehicle.name)}` : ''}${ev.phases ? `, ${ev.phases}-phase` : ''}${ev.sessionKwh === undefined ? '' : `, ${fixed(ev.sessionKwh, 1)} kWh this session`}${ev.departure ? `, leaves ${esc(dateTime(Date.parse(ev.departure), tz))}` : ''}`
-      + (d.currentLimitA === undefined ? '' : `; limit ${fixed(d.currentLimitA, 0)} A${d.fuseLimited ? ' (main fuse)' : ''}`)
-    : d.phaseCurrentsA ? lines(d.phaseCurrentsA, (a) => `${fixed(a, 1)} A`)
-      : d.sgReady ? `<span data-sg="${d.sgReady.state}">${sgLabel[d.sgReady.state]}</span>: ${esc(d.sgReady.reason)}` : '';
+    ? `${ev.plugged ? 'plugged' : 'unplugged'}${ev.charging ? ', charging' : ''}${ev.socPct === undefined ? '' : `, ${fixed(ev.socPct, 0)} %`}${ev.vehicle ? `, ${esc(ev.vehicle.name)}` : ''}${ev.phases ? `, ${ev.phases}-phase` : ''}${ev.sessionKwh === undefined ? '' : `, ${fixed(ev.sessionKwh, 1)} kWh this session`}${ev.departure ? `, leaves ${esc(dateTime(Date.parse(ev.departure), tz))}` : ''}` +
+      (d.currentLimitA === undefined ? '' : `; limit ${fixed(d.currentLimitA, 0)} A${d.fuseLimited ? ' (main fuse)' : ''}`)
+    : d.phaseCurrentsA
+      ? lines(d.phaseCurrentsA, (a) => `${fixed(a, 1)} A`)
+      : d.sgReady
+        ? `<span data-sg="${d.sgReady.state}">${sgLabel[d.sgReady.state]}</span>: ${esc(d.sgReady.reason)}`
+        : '';
   // data-label: on a phone each row is a card of labelled values (the header row is hidden).
-  return `<tr data-device="${esc(d.id)}"><td class="wide">${esc(d.name)}<div class="muted">${esc(kindLabel[d.kind])}</div></td>`
-    + `<td data-label="State">${d.available ? 'online' : '<b>offline</b>'}</td><td data-label="Mode">${d.kind === 'meter' ? '–' : esc(d.mode)}</td>`
-    + `<td class="num" data-label="Temp.">${num(d.temperatureC, 1, '°C')}</td><td class="num" data-label="Power">${num(d.powerW, 0, 'W')}</td>`
-    + `<td class="num" data-label="Energy">${num(d.energyKwh, 1, 'kWh')}</td>`
+  return (
+    `<tr data-device="${esc(d.id)}"><td class="wide">${esc(d.name)}<div class="muted">${esc(kindLabel[d.kind])}</div></td>` +
+    `<td data-label="State">${d.available ? 'online' : '<b>offline</b>'}</td><td data-label="Mode">${d.kind === 'meter' ? '–' : esc(d.mode)}</td>` +
+    `<td class="num" data-label="Temp.">${num(d.temperatureC, 1, '°C')}</td><td class="num" data-label="Power">${num(d.powerW, 0, 'W')}</td>` +
+    `<td class="num" data-label="Energy">${num(d.energyKwh, 1, 'kWh')}</td>` +
     // A meter is read, never planned: it has no mode and no plan to show.
-    + `<td class="wide" data-label="Plan">${d.kind === 'meter' ? '–' : planCell(d, tz)}</td>`
-    + `<td class="wide">${evText}</td></tr>`;
+    `<td class="wide" data-label="Plan">${d.kind === 'meter' ? '–' : planCell(d, tz)}</td>` +
+    `<td class="wide">${evText}</td></tr>`
+  );
 }
 
 /** The status page: server-rendered HTML with the plan as inline SVG; no scripts. */
-export function renderStatusPage(view: HomeView, options: { timezone: string; /** The History section (history-page.ts). */ historyHtml?: string }): string {
+export function renderStatusPage(
+  view: HomeView,
+  options: { timezone: string; /** The History section (history-page.ts). */ historyHtml?: string },
+): string {
   const tz = options.timezone;
   const failing = view.health.jobs.filter((j) => !j.ok);
   const plan = view.plan;
@@ -115,46 +137,66 @@ export function renderStatusPage(view: HomeView, options: { timezone: string; /*
     ? `${fixed(view.price.totalPerKwh, 3)} ${esc(view.price.currency)}/kWh (incentive delta ${fixed(view.price.deltaPerKwh, 3)} ${esc(view.price.currency)}/kWh, ${esc(view.price.source)})`
     : '<span class="muted">no price</span>';
   const parts: string[] = [];
-  parts.push(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">`
-    + `<meta http-equiv="refresh" content="60"><title>wattshift · ${esc(view.location.name)}</title><style>${css}</style></head><body>`);
-  parts.push(`<h1>${esc(view.location.name)}</h1><p><span class="badge ${view.health.ok ? 'ok' : 'failing'}" id="health">${view.health.ok ? 'healthy' : 'failing'}</span> `
-    + `<span class="muted">as of ${esc(dateTime(view.nowMs, tz))} (${esc(tz)})</span></p>`);
-  parts.push(`<p class="summary"><span>Price now: ${price}</span><span>Power: ${num(view.location.powerW, 0, 'W')}</span>`
-    + `<span>Limit: ${fixed(view.location.limitKw, 1)} kW${view.location.lpcCapKw === undefined ? '' : `, LPC cap ${fixed(view.location.lpcCapKw, 1)} kW`}</span>`
-    + `${view.location.fuse ? `<span id="fuse">${fuseText(view.location.fuse)}</span>` : ''}</p>`);
+  parts.push(
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
+      `<meta http-equiv="refresh" content="60"><title>wattshift · ${esc(view.location.name)}</title><style>${css}</style></head><body>`,
+  );
+  parts.push(
+    `<h1>${esc(view.location.name)}</h1><p><span class="badge ${view.health.ok ? 'ok' : 'failing'}" id="health">${view.health.ok ? 'healthy' : 'failing'}</span> ` +
+      `<span class="muted">as of ${esc(dateTime(view.nowMs, tz))} (${esc(tz)})</span></p>`,
+  );
+  parts.push(
+    `<p class="summary"><span>Price now: ${price}</span><span>Power: ${num(view.location.powerW, 0, 'W')}</span>` +
+      `<span>Limit: ${fixed(view.location.limitKw, 1)} kW${view.location.lpcCapKw === undefined ? '' : `, LPC cap ${fixed(view.location.lpcCapKw, 1)} kW`}</span>` +
+      `${view.location.fuse ? `<span id="fuse">${fuseText(view.location.fuse)}</span>` : ''}</p>`,
+  );
   if (failing.length > 0) {
     parts.push('<h2>Problems</h2><ul id="problems">');
     for (const j of failing) {
-      parts.push(`<li><b>${esc(j.name)}</b>${j.lastError ? `: ${esc(j.lastError.code)} — ${esc(j.lastError.message)} <span class="muted">(${esc(dateTime(j.lastError.atMs, tz))})</span>` : ''}</li>`);
+      parts.push(
+        `<li><b>${esc(j.name)}</b>${j.lastError ? `: ${esc(j.lastError.code)} — ${esc(j.lastError.message)} <span class="muted">(${esc(dateTime(j.lastError.atMs, tz))})</span>` : ''}</li>`,
+      );
     }
     parts.push('</ul>');
   }
-  parts.push('<h2>Devices</h2><div class="scroll"><table class="devices"><thead><tr><th>Device</th><th>State</th><th>Mode</th><th>Temp.</th><th>Power</th><th>Energy</th><th>Plan</th><th>Car / phases</th></tr></thead><tbody>');
+  parts.push(
+    '<h2>Devices</h2><div class="scroll"><table class="devices"><thead><tr><th>Device</th><th>State</th><th>Mode</th><th>Temp.</th><th>Power</th><th>Energy</th><th>Plan</th><th>Car / phases</th></tr></thead><tbody>',
+  );
   for (const d of view.devices) parts.push(deviceRow(d, tz));
   parts.push('</tbody></table></div>');
   parts.push('<h2>Plan</h2>');
   if (plan) {
     const c = plan.currency;
-    parts.push(`<p class="summary" id="costs"><span>To pay for the planned energy: <b>${money(plan.expectedCost, c)}</b></span>`
-      + `<span>of which incentive earned: ${money(plan.incentive, c)} (already taken off)</span>`
-      + `<span>Saved against no shifting: ${money(plan.baselineCost - plan.expectedCost, c)} (would cost ${money(plan.baselineCost, c)})</span></p>`);
+    parts.push(
+      `<p class="summary" id="costs"><span>To pay for the planned energy: <b>${money(plan.expectedCost, c)}</b></span>` +
+        `<span>of which incentive earned: ${money(plan.incentive, c)} (already taken off)</span>` +
+        `<span>Saved against no shifting: ${money(plan.baselineCost - plan.expectedCost, c)} (would cost ${money(plan.baselineCost, c)})</span></p>`,
+    );
     if (plan.shortfalls.length > 0) parts.push(`<ul id="shortfalls">${plan.shortfalls.map((s) => `<li>${esc(s)}</li>`).join('')}</ul>`);
     const now = plan.slots.find((s) => s.startMs <= view.nowMs && view.nowMs < s.startMs + plan.slotMinutes * 60_000);
     const whyNow = now?.why ?? now?.reason;
     if (whyNow) parts.push(`<p id="why-now">Now: ${esc(whyNow)}</p>`);
-    if (plan.reservations && plan.reservations.length > 0) parts.push(`<ul id="reservations">${plan.reservations.map((r) => `<li data-event="${esc(r.eventId)}">${esc(reservationText(r, tz))}</li>`).join('')}</ul>`);
+    if (plan.reservations && plan.reservations.length > 0)
+      parts.push(
+        `<ul id="reservations">${plan.reservations.map((r) => `<li data-event="${esc(r.eventId)}">${esc(reservationText(r, tz))}</li>`).join('')}</ul>`,
+      );
     // Chart text scales with the chart: a phone gets its own narrow drawing, so labels stay legible.
-    const chart = (width: number): string => renderPlanSvg(plan, { timezone: tz, nowMs: view.nowMs, names, width, limitKw: view.location.limitKw, limits: view.limits });
+    const chart = (width: number): string =>
+      renderPlanSvg(plan, { timezone: tz, nowMs: view.nowMs, names, width, limitKw: view.location.limitKw, limits: view.limits });
     parts.push(`<div class="chart-wide">${chart(960)}</div><div class="chart-narrow">${chart(420)}</div>`, legend);
   } else {
     parts.push('<p class="muted">No plan yet.</p>');
   }
   parts.push(billSection(view.bill), limitsSection(view, tz, names), eventsSection(view, tz, names));
-  parts.push(`<h2>Reports</h2><p id="reports">${view.outbox.pending} pending, ${view.outbox.accepted} accepted, ${view.outbox.rejected} rejected`
-    + `${view.outbox.oldestDeadlineMs === undefined ? '' : `; oldest due ${esc(dateTime(view.outbox.oldestDeadlineMs, tz))}`}</p>`);
+  parts.push(
+    `<h2>Reports</h2><p id="reports">${view.outbox.pending} pending, ${view.outbox.accepted} accepted, ${view.outbox.rejected} rejected` +
+      `${view.outbox.oldestDeadlineMs === undefined ? '' : `; oldest due ${esc(dateTime(view.outbox.oldestDeadlineMs, tz))}`}</p>`,
+  );
   const planLine = planReportText(view.outbox, (ms) => dateTime(ms, tz));
   if (planLine !== null) parts.push(`<p id="plan-report">${esc(planLine)}</p>`);
   if (options.historyHtml !== undefined) parts.push(options.historyHtml);
-  parts.push('<p class="muted"><a href="/metrics">metrics</a> · <a href="/api/history">history JSON</a> · <a href="/api/view">view JSON</a> · <a href="/healthz">healthz</a></p></body></html>');
+  parts.push(
+    '<p class="muted"><a href="/metrics">metrics</a> · <a href="/api/history">history JSON</a> · <a href="/api/view">view JSON</a> · <a href="/healthz">healthz</a></p></body></html>',
+  );
   return parts.join('\n');
 }

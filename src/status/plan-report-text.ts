@@ -11,6 +11,8 @@ export function planReportText(outbox: HomeView['outbox'], time: (ms: number) =>
   const r = outbox.lastPlanReport;
   const waiting = outbox.planReportPending ? '; a newer one waits to be sent' : '';
   if (!r) return `Plan report: none accepted yet${waiting}`;
-  return `Plan report: accepted ${time(r.acceptedMs)} (${r.reason}), ${r.hours} h from ${time(r.fromMs)} to ${time(r.toMs)}: `
-    + `baseline ${fixed(r.baselineKwh, 1)} kWh, flexibility ${fixed(r.flexibilityKwh, 1)} kWh${waiting}`;
+  return (
+    `Plan report: accepted ${time(r.acceptedMs)} (${r.reason}), ${r.hours} h from ${time(r.fromMs)} to ${time(r.toMs)}: ` +
+    `baseline ${fixed(r.baselineKwh, 1)} kWh, flexibility ${fixed(r.flexibilityKwh, 1)} kWh${waiting}`
+  );
 }

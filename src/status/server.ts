@@ -42,14 +42,18 @@ const securityHeaders = {
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
   // No scripts at all; inline styles only (the SVG carries its own <style>).
-  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'content-security-policy':
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
 };
 
 /** `/healthz` body: what fails, with the job's last error. */
 export function healthBody(view: HomeView): { status: 'ok' | 'failing'; failing: unknown[] } {
   const failing = view.health.jobs
     .filter((j) => !j.ok)
-    .map((j) => ({ job: j.name, ...(j.lastError ? { error: { code: j.lastError.code, message: j.lastError.message, at: new Date(j.lastError.atMs).toISOString() } } : {}) }));
+    .map((j) => ({
+      job: j.name,
+      ...(j.lastError ? { error: { code: j.lastError.code, message: j.lastError.message, at: new Date(j.lastError.atMs).toISOString() } } : {}),
+    }));
   return { status: view.health.ok && failing.length === 0 ? 'ok' : 'failing', failing };
 }
 
@@ -148,7 +152,9 @@ export async function startStatusServer(options: StatusServerOptions): Promise<S
   server.headersTimeout = 10_000;
   server.requestTimeout = 15_000;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (err) => reject(new WattshiftError('CONFIG_INVALID', `status server cannot listen on ${host}:${options.port}: ${err.message}`, { cause: err })));
+    server.once('error', (err) =>
+      reject(new WattshiftError('CONFIG_INVALID', `status server cannot listen on ${host}:${options.port}: ${err.message}`, { cause: err })),
+    );
     server.listen(options.port, host, () => resolve());
   });
   const { port } = server.address() as AddressInfo;

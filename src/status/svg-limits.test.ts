@@ -12,9 +12,18 @@ const tankOn = new Set([1, 2]);
 const carOn = new Set([2, 3]);
 
 const plan: PlanView = {
-  createdMs: t0, mode: 'optimal', slotMinutes: 60, currency: 'NOK', expectedCost: 1, baselineCost: 2, incentive: 0, shortfalls: [],
+  createdMs: t0,
+  mode: 'optimal',
+  slotMinutes: 60,
+  currency: 'NOK',
+  expectedCost: 1,
+  baselineCost: 2,
+  incentive: 0,
+  shortfalls: [],
   slots: Array.from({ length: 6 }, (_, i) => ({
-    startMs: t0 + i * hour, pricePerKwh: 1 + i / 10, deltaPerKwh: 0,
+    startMs: t0 + i * hour,
+    pricePerKwh: 1 + i / 10,
+    deltaPerKwh: 0,
     devices: { tank: { powerKw: tankOn.has(i) ? 3 : 0, on: tankOn.has(i) }, car: { powerKw: carOn.has(i) ? 7 : 0, on: carOn.has(i) } },
   })),
 };
@@ -26,7 +35,9 @@ const limits: LimitView[] = [
 
 /** The attributes of each element of `tag` with `class`. */
 function elements(svg: string, tag: string, cls: string): Record<string, string>[] {
-  return [...svg.matchAll(new RegExp(`<${tag} class="${cls}"([^>]*)>`, 'g'))].map((m) => Object.fromEntries([...m[1]!.matchAll(/([\w-]+)="([^"]*)"/g)].map((a) => [a[1]!, a[2]!])));
+  return [...svg.matchAll(new RegExp(`<${tag} class="${cls}"([^>]*)>`, 'g'))].map((m) =>
+    Object.fromEntries([...m[1]!.matchAll(/([\w-]+)="([^"]*)"/g)].map((a) => [a[1]!, a[2]!])),
+  );
 }
 
 describe('the limits on the plan chart', () => {
@@ -35,7 +46,7 @@ describe('the limits on the plan chart', () => {
   // The chart's time axis: 110 px of labels on the left, 56 on the right, six slots between.
   const x = (slot: number): number => 110 + slot * ((width - 110 - 56) / 6);
 
-  it('draws the home\'s limit across the chart and each LPC cap of the home over its own hours, below the limit', () => {
+  it("draws the home's limit across the chart and each LPC cap of the home over its own hours, below the limit", () => {
     const [limit] = elements(svg, 'line', 'limit-line');
     expect(limit).toMatchObject({ 'data-kw': '11', x1: '110', x2: String(width - 56) });
     expect(svg).toContain('<title>the home&#39;s power limit, 11.0 kW</title>');
@@ -55,7 +66,7 @@ describe('the limits on the plan chart', () => {
     expect(svg).toContain('<title>02:00 planned 10.0 kW</title>');
   });
 
-  it('marks a device\'s own cap over its row, up to the end of the plan', () => {
+  it("marks a device's own cap over its row, up to the end of the plan", () => {
     const caps = elements(svg, 'rect', 'device-cap');
     expect(caps).toHaveLength(1);
     expect(caps[0]).toMatchObject({ 'data-device': 'tank', 'data-kw': '0' });

@@ -29,7 +29,13 @@ const costInputSchema = z.strictObject({
 const costRowSchema = costInputSchema.extend({ pricedAtMs: msRow, capacityShare: money });
 const shareSchema = z.strictObject({ hourStartMs: msRow, share: money });
 const periodsSchema = z.array(z.strictObject({ startMs: msRow, endMs: msRow })).max(400);
-const totalsRowSchema = z.strictObject({ i: z.number().int().nonnegative(), hours: z.number().int(), total: money, delta: money, baselineTotal: money });
+const totalsRowSchema = z.strictObject({
+  i: z.number().int().nonnegative(),
+  hours: z.number().int(),
+  total: money,
+  delta: money,
+  baselineTotal: money,
+});
 
 /** This table's part of the {@link Store} (its documentation is there). */
 export type CostTables = Pick<Store, 'upsertHourlyCost' | 'readHourlyCost' | 'setCapacityShares' | 'costTotals'>;
@@ -61,7 +67,11 @@ export function costTables(ctx: StoreContext): CostTables {
     GROUP BY p.key`);
   return {
     costTotals(subject, periods) {
-      const list = checkInput(periodsSchema, periods.map((p) => ({ startMs: p.startMs, endMs: p.endMs })), 'cost periods');
+      const list = checkInput(
+        periodsSchema,
+        periods.map((p) => ({ startMs: p.startMs, endMs: p.endMs })),
+        'cost periods',
+      );
       const rows = guard('costTotals', () => totals.all(JSON.stringify(list), subject)).map((r) => parseRow(totalsRowSchema, r, 'hourly_cost'));
       const byIndex = new Map(rows.map((r) => [r.i, r]));
       return list.map((_, i) => {

@@ -89,7 +89,11 @@ export function energyTables(ctx: StoreContext): EnergyTables {
     },
 
     energyTotals(subject, periods) {
-      const list = checkInput(periodsSchema, periods.map((p) => ({ startMs: p.startMs, endMs: p.endMs })), 'energy periods');
+      const list = checkInput(
+        periodsSchema,
+        periods.map((p) => ({ startMs: p.startMs, endMs: p.endMs })),
+        'energy periods',
+      );
       const rows = guard('energyTotals', () => totals.all(JSON.stringify(list), subject)).map((r) => parseRow(totalsRowSchema, r, 'hourly_energy'));
       const byIndex = new Map(rows.map((r) => [r.i, r]));
       return list.map((_, i) => {

@@ -5,7 +5,6 @@ import { msInput, msRow, roundMs } from './time.js';
 import { checkInput, guard, parseRow, stringArrayJson } from './errors.js';
 import { eventStates, type EventRow } from './types.js';
 
-
 function isJson(text: string): boolean {
   try {
     JSON.parse(text);
@@ -79,9 +78,7 @@ export function eventsTable(ctx: StoreContext): EventsTable {
       AND (@payloadType IS NULL OR payload_type = @payloadType)
       AND (@states IS NULL OR state IN (SELECT value FROM json_each(@states)))
     ORDER BY coalesce(start_ms, created_at_ms), event_id`);
-  const updateState = db.prepare(
-    'UPDATE events SET state = @state, state_detail = @detail, updated_at_ms = @nowMs WHERE event_id = @eventId',
-  );
+  const updateState = db.prepare('UPDATE events SET state = @state, state_detail = @detail, updated_at_ms = @nowMs WHERE event_id = @eventId');
 
   return {
     saveEvent(event) {

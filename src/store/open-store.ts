@@ -87,7 +87,10 @@ function restrictModes(path: string): void {
 }
 
 function userVersion(db: Database): number {
-  return z.number().int().parse(db.pragma('user_version', { simple: true }));
+  return z
+    .number()
+    .int()
+    .parse(db.pragma('user_version', { simple: true }));
 }
 
 /** Refuses a database written by a newer wattshift, before changing anything in it. */
@@ -214,13 +217,7 @@ function checkReadable(db: Database, path: string, options: OpenStoreOptions): v
   db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
 }
 
-function migrateAndConfigure(
-  db: Database,
-  path: string,
-  memory: boolean,
-  options: OpenStoreOptions,
-  log: Logger,
-): void {
+function migrateAndConfigure(db: Database, path: string, memory: boolean, options: OpenStoreOptions, log: Logger): void {
   // Reading user_version first also fails early (SQLITE_NOTADB) on a file that is not a database.
   checkNotNewer(db, path);
   db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);

@@ -3,13 +3,7 @@ import type { StoreContext } from './context.js';
 import type { Store } from './types.js';
 import { msInput, msRow, roundMs } from './time.js';
 import { checkInput, guard, jsonText, misuse, parseRow, toJson } from './errors.js';
-import {
-  reportKinds,
-  reportStates,
-  type OutboxSummary,
-  type ReportRow,
-  type ReportState,
-} from './types.js';
+import { reportKinds, reportStates, type OutboxSummary, type ReportRow, type ReportState } from './types.js';
 
 /**
  * The report outbox: a durable queue of POST /reports bodies with a small state machine.
@@ -25,7 +19,6 @@ import {
  * All state changes are committed with synchronous=FULL, so a power cut cannot undo a
  * committed `accepted` (that would re-send an accepted report) or lose an enqueued report.
  */
-
 
 const reportInputSchema = z.strictObject({
   idempotencyKey: z.string().min(1),
@@ -61,7 +54,19 @@ const columns = `id, idempotency_key AS idempotencyKey, event_id AS eventId, kin
   remote_id AS remoteId, created_at_ms AS createdAtMs, updated_at_ms AS updatedAtMs`;
 
 /** This table's part of the {@link Store} (its documentation is there). */
-export type OutboxTable = Pick<Store, 'enqueueReport' | 'getReport' | 'dueReports' | 'markSending' | 'markAccepted' | 'markRejected' | 'markRetry' | 'listReports' | 'outboxSummary' | 'recoverInterrupted'>;
+export type OutboxTable = Pick<
+  Store,
+  | 'enqueueReport'
+  | 'getReport'
+  | 'dueReports'
+  | 'markSending'
+  | 'markAccepted'
+  | 'markRejected'
+  | 'markRetry'
+  | 'listReports'
+  | 'outboxSummary'
+  | 'recoverInterrupted'
+>;
 
 export function outboxTable(ctx: StoreContext): OutboxTable {
   const { db } = ctx;

@@ -5,7 +5,6 @@ import type { Store } from './types.js';
 import { msInput, msRow, roundMs } from './time.js';
 import { checkInput, guard, jsonText, parseRow, toJson } from './errors.js';
 
-
 /** How many plans savePlan keeps (older ones also go with retention). */
 export const KEEP_PLANS = 48;
 
@@ -40,9 +39,7 @@ export function plansAndStateTables(ctx: StoreContext): PlansAndStateTables {
   const latestRaw = db.prepare('SELECT id, horizon_start_ms AS s, horizon_end_ms AS e, json FROM plans ORDER BY id DESC LIMIT 1');
   const insertPlan = db.prepare(`INSERT INTO plans (created_at_ms, horizon_start_ms, horizon_end_ms, json)
     VALUES (@createdAtMs, @horizonStartMs, @horizonEndMs, @json)`);
-  const trimPlans = db.prepare(
-    'DELETE FROM plans WHERE id NOT IN (SELECT id FROM plans ORDER BY id DESC LIMIT ?)',
-  );
+  const trimPlans = db.prepare('DELETE FROM plans WHERE id NOT IN (SELECT id FROM plans ORDER BY id DESC LIMIT ?)');
   const getValue = db.prepare('SELECT value_json FROM kv_state WHERE key = ?').pluck();
   const putValue = db.prepare(`INSERT INTO kv_state (key, value_json, updated_at_ms) VALUES (?, ?, ?)
     ON CONFLICT (key) DO UPDATE SET value_json = excluded.value_json, updated_at_ms = excluded.updated_at_ms`);
@@ -72,7 +69,11 @@ export function plansAndStateTables(ctx: StoreContext): PlansAndStateTables {
     },
 
     planIdsBetween(fromMs, toMs) {
-      return parseRow(idsSchema, guard('planIdsBetween', () => overlappingIds.all(fromMs, toMs)), 'plans');
+      return parseRow(
+        idsSchema,
+        guard('planIdsBetween', () => overlappingIds.all(fromMs, toMs)),
+        'plans',
+      );
     },
 
     plansById(ids) {

@@ -30,7 +30,10 @@ export function isCorruption(err: unknown): boolean {
 }
 
 /** Opens the daemon's database, replacing a damaged one (see the file comment). */
-export function openStoreRecovering(options: OpenStoreOptions & { clock: Clock; logger: Logger }): { store: Store; recovery: CorruptionRecovery | null } {
+export function openStoreRecovering(options: OpenStoreOptions & { clock: Clock; logger: Logger }): {
+  store: Store;
+  recovery: CorruptionRecovery | null;
+} {
   const log = options.logger.child({ component: 'store' });
   let reason: string;
   try {
@@ -47,7 +50,10 @@ export function openStoreRecovering(options: OpenStoreOptions & { clock: Clock; 
   const nowMs = options.clock.nowMs();
   const movedTo = `${path}.corrupt.${new Date(nowMs).toISOString().replace(/[:.]/g, '-')}`;
   for (const suffix of ['', '-wal', '-shm']) if (existsSync(path + suffix)) renameSync(path + suffix, movedTo + suffix);
-  log.error({ code: 'STORE_CORRUPT', movedTo, reason }, 'the database was damaged: moved aside and a new one created; its history and registration are lost (run `wattshift register` again)');
+  log.error(
+    { code: 'STORE_CORRUPT', movedTo, reason },
+    'the database was damaged: moved aside and a new one created; its history and registration are lost (run `wattshift register` again)',
+  );
   return { store: openStore(options), recovery: { movedTo, atMs: nowMs, reason } };
 }
 

@@ -17,7 +17,13 @@ const oslo = 'Europe/Oslo';
 const start = Date.UTC(2026, 2, 27, 12);
 const until = Date.UTC(2026, 2, 31, 12);
 const expected = {
-  daily: [Date.UTC(2026, 2, 27, 12, 5), Date.UTC(2026, 2, 28, 12, 5), Date.UTC(2026, 2, 29, 11, 5), Date.UTC(2026, 2, 30, 11, 5), Date.UTC(2026, 2, 31, 11, 5)],
+  daily: [
+    Date.UTC(2026, 2, 27, 12, 5),
+    Date.UTC(2026, 2, 28, 12, 5),
+    Date.UTC(2026, 2, 29, 11, 5),
+    Date.UTC(2026, 2, 30, 11, 5),
+    Date.UTC(2026, 2, 31, 11, 5),
+  ],
   // Weekdays 06:30 local: Monday and Tuesday after the change (UTC+2).
   weekdays: [Date.UTC(2026, 2, 30, 4, 30), Date.UTC(2026, 2, 31, 4, 30)],
 };
@@ -30,16 +36,18 @@ afterEach(async () => {
 });
 
 function record(clock: Clock, cron: string, fired: number[], fail = false): void {
-  jobs.push(startCronJob({
-    name: cron,
-    spec: { cron, timezone: oslo },
-    clock,
-    logger: silentLogger(),
-    run: () => {
-      fired.push(clock.nowMs());
-      if (fail) throw new Error('job failed');
-    },
-  }));
+  jobs.push(
+    startCronJob({
+      name: cron,
+      spec: { cron, timezone: oslo },
+      clock,
+      logger: silentLogger(),
+      run: () => {
+        fired.push(clock.nowMs());
+        if (fail) throw new Error('job failed');
+      },
+    }),
+  );
 }
 
 describe('on the system clock: node-cron runs the job', () => {
@@ -68,7 +76,7 @@ describe('on the system clock: node-cron runs the job', () => {
   });
 });
 
-describe('on a simulated clock: the same task at node-cron\'s next match', () => {
+describe("on a simulated clock: the same task at node-cron's next match", () => {
   it('fires at the same instants, and a failing run does not stop the job', async () => {
     const clock = new ManualClock(start);
     const daily: number[] = [];
@@ -117,7 +125,7 @@ describe('schedules', () => {
   });
 });
 
-describe('the next match after any instant is node-cron\'s', () => {
+describe("the next match after any instant is node-cron's", () => {
   /** node-cron's own next runs from `fromMs`: its public getNextRuns() counts from `new Date()`, faked here. */
   function nodeCronRuns(cron: string, timezone: string, fromMs: number, count: number): number[] {
     vi.useFakeTimers({ now: fromMs, toFake: ['Date'] });
@@ -133,7 +141,7 @@ describe('the next match after any instant is node-cron\'s', () => {
   function ours(cron: string, timezone: string, fromMs: number, count: number): number[] {
     const s = cronSchedule({ cron, timezone });
     const out: number[] = [];
-    for (let t = fromMs; out.length < count; ) out.push((t = s.nextAfterMs(t)));
+    for (let t = fromMs; out.length < count;) out.push((t = s.nextAfterMs(t)));
     return out;
   }
 

@@ -43,7 +43,13 @@ const noop = (): undefined => undefined;
  * match, and of a repeated autumn hour one pass is taken; times before `ms` on its own day are
  * compared as wall-clock times, as node-cron's runner does.
  */
-function nextMatchAfter(spec: CronSpec, whole: ScheduledTask, dayMatches: (y: number, m: number, d: number) => boolean, times: { hour: number[]; minute: number[]; second: number[] }, ms: number): number {
+function nextMatchAfter(
+  spec: CronSpec,
+  whole: ScheduledTask,
+  dayMatches: (y: number, m: number, d: number) => boolean,
+  times: { hour: number[]; minute: number[]; second: number[] },
+  ms: number,
+): number {
   const base = Math.floor(ms / 1000) * 1000;
   const from = { ...localParts(base, spec.timezone), second: Math.floor(base / 1000) % 60 };
   let date = new Date(Date.UTC(from.year, from.month - 1, from.day));
@@ -60,7 +66,9 @@ function nextMatchAfter(spec: CronSpec, whole: ScheduledTask, dayMatches: (y: nu
       }
     }
   }
-  throw new WattshiftError('CONFIG_INVALID', `cron expression "${spec.cron}" (${spec.timezone}) has no time in ${searchDays} days`, { details: { cron: spec.cron } });
+  throw new WattshiftError('CONFIG_INVALID', `cron expression "${spec.cron}" (${spec.timezone}) has no time in ${searchDays} days`, {
+    details: { cron: spec.cron },
+  });
 }
 
 /** The expression's day-of-month, month and day-of-week fields under "every second of the day". */
@@ -115,13 +123,7 @@ export interface CronJob extends LoopHandle {
  * Runs `run` at every occurrence of `spec`, never two at once. A failing run is logged with its
  * code by the caller's `run`; here it only must not stop the job.
  */
-export function startCronJob(options: {
-  name: string;
-  spec: CronSpec;
-  clock: Clock;
-  logger: Logger;
-  run: () => Promise<void> | void;
-}): CronJob {
+export function startCronJob(options: { name: string; spec: CronSpec; clock: Clock; logger: Logger; run: () => Promise<void> | void }): CronJob {
   const log = options.logger.child({ component: 'cron', job: options.name });
   const runSafely = async (): Promise<void> => {
     try {

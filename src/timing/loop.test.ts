@@ -35,7 +35,10 @@ describe('startLoop', () => {
     const starts: number[] = [];
     let release: (() => void) | null = null;
     const loop = startLoop({
-      name: 't', clock, logger: capture().logger, errorDelayMs: 10,
+      name: 't',
+      clock,
+      logger: capture().logger,
+      errorDelayMs: 10,
       tick: async () => {
         running++;
         maxRunning = Math.max(maxRunning, running);
@@ -80,7 +83,8 @@ describe('startLoop', () => {
 
   it('logs a throwing tick with its code and carries on after errorDelayMs', async () => {
     const { clock, lines, count, loop } = failingLoop('flaky', 50, (n) =>
-      n === 1 ? new WattshiftError('API_UNAVAILABLE', 'down') : n === 2 ? new Error('plain') : undefined);
+      n === 1 ? new WattshiftError('API_UNAVAILABLE', 'down') : n === 2 ? new Error('plain') : undefined,
+    );
     await settle();
     expect(count.ticks).toBe(1);
     await clock.advance(49);
@@ -102,7 +106,8 @@ describe('startLoop', () => {
   it('logs an outage as its message and cause, without a stack; a bug with its stack', async () => {
     const dns = Object.assign(new Error('getaddrinfo ENOTFOUND api.example'), { code: 'ENOTFOUND' });
     const { lines, loop } = failingLoop('dns', 10, (n) =>
-      n === 1 ? new WattshiftError('API_UNAVAILABLE', 'GET /events failed', { cause: dns }) : n === 2 ? new TypeError('x is undefined') : undefined);
+      n === 1 ? new WattshiftError('API_UNAVAILABLE', 'GET /events failed', { cause: dns }) : n === 2 ? new TypeError('x is undefined') : undefined,
+    );
     await settle();
     await loop.stop();
     const [outage] = lines.filter((l) => l.code === 'API_UNAVAILABLE');
@@ -130,7 +135,10 @@ describe('startLoop', () => {
     let sawAbort = false;
     let ticks = 0;
     const loop = startLoop({
-      name: 't', clock, logger: capture().logger, errorDelayMs: 10,
+      name: 't',
+      clock,
+      logger: capture().logger,
+      errorDelayMs: 10,
       tick: async (signal) => {
         ticks++;
         await new Promise<void>((r) => setTimeout(r, 30));
@@ -162,7 +170,10 @@ describe('startLoop', () => {
     await loop.stop();
     expect(ticks).toBe(1);
     const loop2 = startLoop({
-      name: 'u', clock, logger, errorDelayMs: 10,
+      name: 'u',
+      clock,
+      logger,
+      errorDelayMs: 10,
       tick: (signal) => new Promise<number>((_, reject) => signal.addEventListener('abort', () => reject(new Error('aborted')))),
     });
     await settle();
@@ -170,4 +181,3 @@ describe('startLoop', () => {
     expect(lines.filter((l) => l.level === 'error')).toEqual([]);
   });
 });
-

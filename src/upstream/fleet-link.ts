@@ -73,7 +73,9 @@ export function openFleetLink(
     protocolVersion: cfg.protocolVersion,
     clientId: fleetClientId(cfg.username),
     clean: false,
-    ...(cfg.protocolVersion === 5 ? { properties: { sessionExpiryInterval: cfg.sessionExpiryHours * 3600, maximumPacketSize: fleetMaxPacketBytes } } : {}),
+    ...(cfg.protocolVersion === 5
+      ? { properties: { sessionExpiryInterval: cfg.sessionExpiryHours * 3600, maximumPacketSize: fleetMaxPacketBytes } }
+      : {}),
     username: cfg.username,
     password: cfg.password,
     reconnectPeriod: reconnectPeriodMs,
@@ -109,7 +111,8 @@ export function openFleetLink(
     if (up) interrupted = true;
     up = false;
     lastError = { code, message, atMs: deps.clock.nowMs() };
-    if (!repeated) log.warn({ code, url: cfg.brokerUrl, reason: message }, 'fleet broker connection down; events wait in the broker, reports in the outbox');
+    if (!repeated)
+      log.warn({ code, url: cfg.brokerUrl, reason: message }, 'fleet broker connection down; events wait in the broker, reports in the outbox');
   };
 
   client.on('connect', (connack) => {
@@ -128,7 +131,11 @@ export function openFleetLink(
     client.subscribeAsync(deps.topics, { qos: 1 }).then(
       (granted) => {
         const refused = granted.filter((g) => g.qos > 2).map((g) => g.topic);
-        if (refused.length > 0) log.warn({ code: 'FLEET_AUTH_REJECTED', topics: refused }, 'the fleet broker refused subscriptions (ACL): ask the partner to check this gateway\'s topics');
+        if (refused.length > 0)
+          log.warn(
+            { code: 'FLEET_AUTH_REJECTED', topics: refused },
+            "the fleet broker refused subscriptions (ACL): ask the partner to check this gateway's topics",
+          );
         deps.onConnect(resync);
       },
       (err: Error) => log.warn({ code: 'FLEET_BROKER_DOWN', err: err.message }, 'fleet subscriptions not made; made again at the next connect'),
@@ -169,13 +176,21 @@ export function openFleetLink(
         };
         const abort = (): void => {
           waiters.delete(done);
-          reject(new WattshiftError(lastError?.code === 'FLEET_AUTH_REJECTED' ? 'FLEET_AUTH_REJECTED' : 'FLEET_BROKER_DOWN', lastError?.message ?? 'fleet broker not reached in time'));
+          reject(
+            new WattshiftError(
+              lastError?.code === 'FLEET_AUTH_REJECTED' ? 'FLEET_AUTH_REJECTED' : 'FLEET_BROKER_DOWN',
+              lastError?.message ?? 'fleet broker not reached in time',
+            ),
+          );
         };
         waiters.add(done);
         signal.addEventListener('abort', abort, { once: true });
       });
     },
-    health: () => ({ ok: up, lastError: up ? null : (lastError ?? { code: 'FLEET_BROKER_DOWN', message: 'not connected yet', atMs: deps.clock.nowMs() }) }),
+    health: () => ({
+      ok: up,
+      lastError: up ? null : (lastError ?? { code: 'FLEET_BROKER_DOWN', message: 'not connected yet', atMs: deps.clock.nowMs() }),
+    }),
     async close() {
       closed = true;
       // Not a clean-start disconnect: the session (and what arrives meanwhile) stays on the broker.

@@ -6,11 +6,13 @@ import { fleetPriceSource } from './fleet-prices.js';
 const units = (currency: string) => ({ currency, energyUnit: 'kWh' });
 const hour = (h: number) => `2026-01-14T${String(h).padStart(2, '0')}:00:00Z`;
 const advice: FleetAdvice['advice'] = {
-  priceArea: 'NO1', priceUnits: units('NOK'),
+  priceArea: 'NO1',
+  priceUnits: units('NOK'),
   forecastAdvice: [{ from: hour(0), to: hour(5), averagePrice: 1, type: 'Normal' }],
 };
 const forecast: NonNullable<FleetAdvice['forecast']> = {
-  priceArea: 'NO1', priceUnits: units('NOK'),
+  priceArea: 'NO1',
+  priceUnits: units('NOK'),
   forecastSegments: [0, 1, 2].map((h) => ({ from: hour(h), to: hour(h), averagePrice: h / 10 })),
 };
 const actual: NonNullable<FleetAdvice['actual']> = { priceArea: 'NO1', priceUnits: units('NOK'), prices: { [hour(0)]: 0.5 } };

@@ -19,7 +19,10 @@ export function fleetPriceSource(latest: () => FleetAdvice | null, site: { price
     if (!part) return undefined;
     if (part.priceUnits.currency === site.currency) return part;
     if (!mismatchLogged) {
-      log.warn({ code: 'FLEET_CURRENCY_MISMATCH', hub: part.priceUnits.currency, site: site.currency }, 'the hub sends prices in another currency; planning on the advice alone');
+      log.warn(
+        { code: 'FLEET_CURRENCY_MISMATCH', hub: part.priceUnits.currency, site: site.currency },
+        'the hub sends prices in another currency; planning on the advice alone',
+      );
       mismatchLogged = true;
     }
     return undefined;

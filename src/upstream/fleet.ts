@@ -12,8 +12,14 @@ import type { Logger } from '../log.js';
 import type { z } from 'zod';
 import { codeOf, WattshiftError } from '../errors.js';
 import {
-  fleetAdviceSchema, fleetEventSchema, fleetReceiptSchema, fleetReportSchema, fleetTopics, fleetWireVersion,
-  type FleetAdvice, type FleetSync,
+  fleetAdviceSchema,
+  fleetEventSchema,
+  fleetReceiptSchema,
+  fleetReportSchema,
+  fleetTopics,
+  fleetWireVersion,
+  type FleetAdvice,
+  type FleetSync,
 } from '../fleet/wire.js';
 import { openFleetLink } from './fleet-link.js';
 import { fleetPriceSource } from './fleet-prices.js';
@@ -101,12 +107,20 @@ export function createFleetUpstream(
     prices: fleetPriceSource(() => advice, { priceArea: area, currency: config.site.currency }, deps.logger),
     reports: {
       async postReport(body, signal, meta) {
-        const msg = fleetReportSchema.safeParse({ v: fleetWireVersion, idempotencyKey: meta.idempotencyKey, createdAtMs: meta.createdAtMs, report: body });
-        if (!msg.success) throw new WattshiftError('FLEET_REPORT_REJECTED', `the report does not match the fleet wire: ${msg.error.issues[0]?.message ?? 'invalid'}`);
+        const msg = fleetReportSchema.safeParse({
+          v: fleetWireVersion,
+          idempotencyKey: meta.idempotencyKey,
+          createdAtMs: meta.createdAtMs,
+          report: body,
+        });
+        if (!msg.success)
+          throw new WattshiftError('FLEET_REPORT_REJECTED', `the report does not match the fleet wire: ${msg.error.issues[0]?.message ?? 'invalid'}`);
         const l = need();
         const receipt = await receipts.await(meta.idempotencyKey, () => l.publish(t.reports, msg.data), cfg.receiptTimeoutS * 1000, signal);
         if (receipt.status === 'rejected') {
-          throw new WattshiftError('FLEET_REPORT_REJECTED', `the hub refused the report: ${receipt.reason ?? 'no reason given'}`, { details: { key: meta.idempotencyKey } });
+          throw new WattshiftError('FLEET_REPORT_REJECTED', `the hub refused the report: ${receipt.reason ?? 'no reason given'}`, {
+            details: { key: meta.idempotencyKey },
+          });
         }
         return { id: receipt.reportId };
       },

@@ -115,35 +115,37 @@ export async function startWebhookReceiver(
       chunks.push(chunk);
     });
     req.on('error', () => undefined);
-    req.on('end', () => safely(res, () => {
-      if (tooLarge) return;
-      const raw = Buffer.concat(chunks);
-      const header = req.headers['x-payload-signature'];
-      if (options.secret !== null && !verifySignature(raw, Array.isArray(header) ? header[0] : header, options.secret)) {
-        return refuse(res, 401, 'invalid signature', 'WEBHOOK_SIGNATURE_INVALID');
-      }
-      let body: unknown;
-      try {
-        body = JSON.parse(raw.toString('utf8'));
-      } catch {
-        return refuse(res, 400, 'malformed JSON', 'WEBHOOK_BODY_INVALID');
-      }
-      let outcome: string;
-      try {
-        outcome = deps.intake.accept(body, 'notification', raw.toString('utf8')).outcome;
-      } catch (err) {
-        failed++;
-        log.error({ err, code: codeOf(err) }, 'webhook event could not be processed; answered 500 for a redelivery');
-        return reply(res, 500, 'not stored');
-      }
-      if (outcome === 'unstored') {
-        failed++;
-        return reply(res, 500, 'not stored');
-      }
-      if (outcome === 'invalid') return refuse(res, 400, 'not a notification', 'WEBHOOK_BODY_INVALID');
-      accepted++;
-      reply(res, 200, 'ok', true);
-    }));
+    req.on('end', () =>
+      safely(res, () => {
+        if (tooLarge) return;
+        const raw = Buffer.concat(chunks);
+        const header = req.headers['x-payload-signature'];
+        if (options.secret !== null && !verifySignature(raw, Array.isArray(header) ? header[0] : header, options.secret)) {
+          return refuse(res, 401, 'invalid signature', 'WEBHOOK_SIGNATURE_INVALID');
+        }
+        let body: unknown;
+        try {
+          body = JSON.parse(raw.toString('utf8'));
+        } catch {
+          return refuse(res, 400, 'malformed JSON', 'WEBHOOK_BODY_INVALID');
+        }
+        let outcome: string;
+        try {
+          outcome = deps.intake.accept(body, 'notification', raw.toString('utf8')).outcome;
+        } catch (err) {
+          failed++;
+          log.error({ err, code: codeOf(err) }, 'webhook event could not be processed; answered 500 for a redelivery');
+          return reply(res, 500, 'not stored');
+        }
+        if (outcome === 'unstored') {
+          failed++;
+          return reply(res, 500, 'not stored');
+        }
+        if (outcome === 'invalid') return refuse(res, 400, 'not a notification', 'WEBHOOK_BODY_INVALID');
+        accepted++;
+        reply(res, 200, 'ok', true);
+      }),
+    );
   };
 
   const headersTimeout = options.headersTimeoutMs ?? 2_000;

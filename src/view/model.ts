@@ -252,7 +252,14 @@ export interface HomeView {
    * Usage reports by state; `pending` counts those being sent too. The plan report (not counted
    * there): the last one the API accepted, and whether a newer one waits to be sent.
    */
-  outbox: { pending: number; accepted: number; rejected: number; oldestDeadlineMs?: number; lastPlanReport?: PlanReportView; planReportPending?: boolean };
+  outbox: {
+    pending: number;
+    accepted: number;
+    rejected: number;
+    oldestDeadlineMs?: number;
+    lastPlanReport?: PlanReportView;
+    planReportPending?: boolean;
+  };
   /** Caps active now or coming, soonest first. */
   limits: LimitView[];
   /** Events that apply now or later, soonest first. */

@@ -72,7 +72,9 @@ it('keeps controlling while the token endpoint rejects it, retries with backoff,
   // Error lines: only the rejected credentials.
   expect(errorLines([daemon]).filter((l) => l.code !== 'AUTH_REJECTED')).toEqual([]);
   expect(secretLeaks(world, [daemon])).toEqual([]);
-  process.stderr.write(`fault auth-at-run-time: ${wallSeconds(t0)} s wall (${rejectedTokens.length} rejected token requests in ${simMinutes.toFixed(0)} simulated minutes)\n`);
+  process.stderr.write(
+    `fault auth-at-run-time: ${wallSeconds(t0)} s wall (${rejectedTokens.length} rejected token requests in ${simMinutes.toFixed(0)} simulated minutes)\n`,
+  );
 }, 120_000);
 
 // Rejected credentials pause token requests with a growing delay (src/spark/oauth.ts), instead of

@@ -25,7 +25,12 @@ async function carLpc(world: World): Promise<{ id: string; startMs: number; endM
   const startMs = world.startMs + hourMs;
   const hoursMs = [startMs, startMs + hourMs];
   const ev = await world.spark.simulateResourceLpc({
-    resources: [{ resource: { resourceId: reg.resources['car']!, locationId: reg.locationId }, points: hoursMs.map((h) => ({ timestamp: new Date(h).toISOString(), maxPowerInKiloWatts: 0 })) }],
+    resources: [
+      {
+        resource: { resourceId: reg.resources['car']!, locationId: reg.locationId },
+        points: hoursMs.map((h) => ({ timestamp: new Date(h).toISOString(), maxPowerInKiloWatts: 0 })),
+      },
+    ],
   });
   return { id: ev.id, startMs, endMs: startMs + 2 * hourMs };
 }
@@ -34,9 +39,9 @@ it('holds a 0 kW cap to its end after a SIGKILL: OCPP ChargePointMaxProfile (val
   const t0 = Date.now();
   const world = await faultWorld('cap-ocpp');
   const port = await findFreePort();
-  world.config.devices = world.config.devices?.map((d) => (d.kind === 'evCharger'
-    ? { ...d, staleAfterS: 900, safeCurrentA: 6, charger: { type: 'ocpp', chargePointId: 'cp-fault', password } }
-    : d));
+  world.config.devices = world.config.devices?.map((d) =>
+    d.kind === 'evCharger' ? { ...d, staleAfterS: 900, safeCurrentA: 6, charger: { type: 'ocpp', chargePointId: 'cp-fault', password } } : d,
+  );
   const lpc = await carLpc(world);
   const daemon = spawnDaemon(world, { configPath: writeConfig(world, { ...faultOverrides, ocpp: { host: '127.0.0.1', port } }) });
   await daemon.waitForLog(started);
@@ -45,7 +50,10 @@ it('holds a 0 kW cap to its end after a SIGKILL: OCPP ChargePointMaxProfile (val
 
   // The car is plugged in with its card from the start: the charger starts its own session.
   const sim = createOcppChargePointSim({
-    url: `ws://127.0.0.1:${port}/ocpp`, identity: 'cp-fault', password, startMs: world.clock.nowMs(),
+    url: `ws://127.0.0.1:${port}/ocpp`,
+    identity: 'cp-fault',
+    password,
+    startMs: world.clock.nowMs(),
     plugs: [{ atMs: world.clock.nowMs(), idTag: 'CARD-FAULT', battery: { capacityKwh: 77, socPct: 10 } }],
     reconnectMs: { initial: 50, max: 500 },
   });
@@ -67,7 +75,7 @@ it('holds a 0 kW cap to its end after a SIGKILL: OCPP ChargePointMaxProfile (val
     const capProfile = () => sim.profiles().find((p) => p.profile.chargingProfilePurpose === 'ChargePointMaxProfile');
     for (;;) {
       if (sim.transactionId !== undefined && (capProfile() !== undefined || world.clock.nowMs() >= lpc.startMs + 10 * minuteMs)) break;
-      expect(world.clock.nowMs(), 'the car\'s session never started').toBeLessThan(lpc.startMs + 30 * minuteMs);
+      expect(world.clock.nowMs(), "the car's session never started").toBeLessThan(lpc.startMs + 30 * minuteMs);
       await waitUntilSim(world, world.clock.nowMs() + minuteMs);
     }
     daemon.kill('SIGKILL');
@@ -85,13 +93,18 @@ it('holds a 0 kW cap to its end after a SIGKILL: OCPP ChargePointMaxProfile (val
       during.push({ atMs: sim.nowMs, offeredA: sim.offeredA, wh: sim.totalWh - atKillWh });
     }
     expect(during.length).toBeGreaterThan(12);
-    expect(during.filter((s) => s.offeredA > 0 || s.wh > 1), `the car charged before ${new Date(lpc.endMs).toISOString()}`).toEqual([]);
+    expect(
+      during.filter((s) => s.offeredA > 0 || s.wh > 1),
+      `the car charged before ${new Date(lpc.endMs).toISOString()}`,
+    ).toEqual([]);
 
     // The profile ends with the window: the charger goes back to its safe current by itself.
     await sim.advance(lpc.endMs + 5 * minuteMs - sim.nowMs);
     expect(sim.offeredA, 'the safe current after the window').toBe(6);
     expect(errorLines([daemon])).toEqual([]);
-    process.stderr.write(`fault cap (OCPP): killed ${((killedAtMs - lpc.startMs) / minuteMs).toFixed(0)} min into a 2 h cap, held to its end; ${wallSeconds(t0)} s wall\n`);
+    process.stderr.write(
+      `fault cap (OCPP): killed ${((killedAtMs - lpc.startMs) / minuteMs).toFixed(0)} min into a 2 h cap, held to its end; ${wallSeconds(t0)} s wall\n`,
+    );
   } finally {
     stop.abort();
     await following.catch(() => undefined);

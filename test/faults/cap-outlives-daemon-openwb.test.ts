@@ -22,19 +22,25 @@ it('holds a 0 kW cap to its end after a SIGKILL: openWB secondary (its watchdog 
   const world = await faultWorld('cap-openwb');
   const port = await findFreePort();
   const sim = createOpenWbSecondarySim({
-    clock: world.clock, port,
+    clock: world.clock,
+    port,
     plugs: [{ atMs: world.clock.nowMs(), untilMs: world.clock.nowMs() + 24 * hourMs, battery: { capacityKwh: 77, socPct: 10 } }],
   });
   await sim.start();
   world.config.modbus = { ...world.config.modbus, wallbox: { type: 'tcp', host: '127.0.0.1', port, timeoutMs: 2000 } };
-  world.config.devices = world.config.devices?.map((d) => (d.kind === 'evCharger'
-    ? { ...d, staleAfterS: 900, charger: { type: 'modbus', bus: 'wallbox', unitId: 1, profile: 'openwb-secondary' } }
-    : d));
+  world.config.devices = world.config.devices?.map((d) =>
+    d.kind === 'evCharger' ? { ...d, staleAfterS: 900, charger: { type: 'modbus', bus: 'wallbox', unitId: 1, profile: 'openwb-secondary' } } : d,
+  );
   // 0 kW on the car from 11:00 to 13:00 local; the world starts at 10:00 with the car plugged in.
   const reg = world.registration!;
   const startMs = world.startMs + hourMs;
   const ev = await world.spark.simulateResourceLpc({
-    resources: [{ resource: { resourceId: reg.resources['car']!, locationId: reg.locationId }, points: [startMs, startMs + hourMs].map((h) => ({ timestamp: new Date(h).toISOString(), maxPowerInKiloWatts: 0 })) }],
+    resources: [
+      {
+        resource: { resourceId: reg.resources['car']!, locationId: reg.locationId },
+        points: [startMs, startMs + hourMs].map((h) => ({ timestamp: new Date(h).toISOString(), maxPowerInKiloWatts: 0 })),
+      },
+    ],
   });
   const lpc = { id: ev.id, startMs, endMs: startMs + 2 * hourMs };
   const daemon = spawnDaemon(world, { configPath: writeConfig(world, faultOverrides) });
@@ -56,7 +62,10 @@ it('holds a 0 kW cap to its end after a SIGKILL: openWB secondary (its watchdog 
       during.push({ atMs: world.clock.nowMs(), setA: s.setA, wh: s.totalWh - atKill.totalWh });
     }
     expect(during.length).toBeGreaterThan(60);
-    expect(during.filter((s) => s.setA > 0 || s.wh > 0), `the car charged before ${new Date(lpc.endMs).toISOString()}`).toEqual([]);
+    expect(
+      during.filter((s) => s.setA > 0 || s.wh > 0),
+      `the car charged before ${new Date(lpc.endMs).toISOString()}`,
+    ).toEqual([]);
     // And after it: the watchdog has stopped the charge until wattshift reads the wallbox again.
     await waitUntilSim(world, lpc.endMs + 15 * minuteMs);
     expect(sim.state()).toMatchObject({ setA: 0, charging: false, watchdogTripped: true });

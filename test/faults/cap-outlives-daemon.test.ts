@@ -62,7 +62,11 @@ const families: Family[] = [
         world,
         truth: () => {
           const s = tank.state();
-          return { blocked: s.blocked, releaseAtMs: s.blocked && s.leaseRemainingS > 0 ? world.clock.nowMs() + s.leaseRemainingS * 1000 : undefined, energyKwh: s.trueEnergyKwh };
+          return {
+            blocked: s.blocked,
+            releaseAtMs: s.blocked && s.leaseRemainingS > 0 ? world.clock.nowMs() + s.leaseRemainingS * 1000 : undefined,
+            energyKwh: s.trueEnergyKwh,
+          };
         },
         close: async () => undefined,
       };
@@ -74,24 +78,30 @@ const families: Family[] = [
       const world = await faultWorld('cap-shelly', { tank: 'shelly' });
       const shelly = world.shelly!;
       // The harness wires the Shelly as shipped: the element is fed through the relay, off = blocked.
-      return { world, truth: () => ({ blocked: !shelly.output, releaseAtMs: shelly.output ? undefined : shelly.toggleAtMs, energyKwh: shelly.energyWh / 1000 }), close: async () => undefined };
+      return {
+        world,
+        truth: () => ({ blocked: !shelly.output, releaseAtMs: shelly.output ? undefined : shelly.toggleAtMs, energyKwh: shelly.energyWh / 1000 }),
+        close: async () => undefined,
+      };
     },
   },
   {
     name: 'Tasmota PulseTime (blocked = ON)',
-    world: () => tasmotaWorld('cap-tasmota', { blockedState: 'on' }, (sim, nowMs) => ({
-      blocked: sim.relayOn,
-      // PulseTime counts from the ON: the setting (112..64900 = value − 100 s) is what the
-      // simulator shows, so the release time is reckoned from now, at the latest.
-      releaseAtMs: sim.relayOn && sim.pulseTime > 111 ? nowMs + (sim.pulseTime - 100) * 1000 : undefined,
-    })),
+    world: () =>
+      tasmotaWorld('cap-tasmota', { blockedState: 'on' }, (sim, nowMs) => ({
+        blocked: sim.relayOn,
+        // PulseTime counts from the ON: the setting (112..64900 = value − 100 s) is what the
+        // simulator shows, so the release time is reckoned from now, at the latest.
+        releaseAtMs: sim.relayOn && sim.pulseTime > 111 ? nowMs + (sim.pulseTime - 100) * 1000 : undefined,
+      })),
   },
   {
     name: 'Tasmota wired blocked = OFF, release rule',
-    world: () => tasmotaWorld('cap-tasmota-rule', { blockedState: 'off', releaseRule: { rule: 1, timer: 1 } }, (sim) => ({
-      blocked: !sim.relayOn,
-      releaseAtMs: sim.relayOn ? undefined : sim.ruleTimerEndsAtMs(1),
-    })),
+    world: () =>
+      tasmotaWorld('cap-tasmota-rule', { blockedState: 'off', releaseRule: { rule: 1, timer: 1 } }, (sim) => ({
+        blocked: !sim.relayOn,
+        releaseAtMs: sim.relayOn ? undefined : sim.ruleTimerEndsAtMs(1),
+      })),
   },
 ];
 
@@ -107,14 +117,20 @@ async function tasmotaWorld(
   const world = await faultWorld(name, { ownBroker: true });
   const topic = 'tasmota-tank';
   const sim = createTasmotaSim({
-    url: world.broker!.url, topic, startMs: world.clock.nowMs(), blockedState: wiring.blockedState, telePeriodS: 60,
+    url: world.broker!.url,
+    topic,
+    startMs: world.clock.nowMs(),
+    blockedState: wiring.blockedState,
+    telePeriodS: 60,
     tank: { params: { volumeL: 200, elementKw: 2, thermostatC: 75 }, initialC: 58, draws: [] },
   });
   await sim.start();
   const abort = new AbortController();
   const running = sim.run(world.clock, 10_000, abort.signal).catch(() => undefined);
   const source = { type: 'tasmota' as const, topic, ...wiring };
-  world.config.devices = world.config.devices?.map((d) => (d.kind === 'hotWaterTank' ? { ...d, switch: source, meter: source, thermometer: source } : d));
+  world.config.devices = world.config.devices?.map((d) =>
+    d.kind === 'hotWaterTank' ? { ...d, switch: source, meter: source, thermometer: source } : d,
+  );
   return {
     world,
     truth: () => ({ ...relayTruth(sim, world.clock.nowMs()), energyKwh: sim.tank.trueEnergyKwh }),
@@ -143,7 +159,7 @@ for (const family of families) {
     for (;;) {
       const t = truth();
       if (t.blocked && ((t.releaseAtMs ?? 0) >= lpc.endMs - 5 * minuteMs || world.clock.nowMs() >= lpc.startMs + 10 * minuteMs)) break;
-      expect(world.clock.nowMs(), 'the cap\'s block never reached the device').toBeLessThan(lpc.startMs + 30 * minuteMs);
+      expect(world.clock.nowMs(), "the cap's block never reached the device").toBeLessThan(lpc.startMs + 30 * minuteMs);
       await waitUntilSim(world, world.clock.nowMs() + minuteMs);
     }
     daemon.kill('SIGKILL');
@@ -160,7 +176,10 @@ for (const family of families) {
     }
     const atEnd = truth();
     expect(during.length).toBeGreaterThan(capWindowMs / minuteMs / 4);
-    expect(during.filter((s) => !s.blocked || s.kwh > 0.001), `released before ${new Date(lpc.endMs).toISOString()}`).toEqual([]);
+    expect(
+      during.filter((s) => !s.blocked || s.kwh > 0.001),
+      `released before ${new Date(lpc.endMs).toISOString()}`,
+    ).toEqual([]);
     expect(atEnd.energyKwh - atKill.energyKwh).toBeLessThanOrEqual(0.001);
 
     // The device's timer ends the block with the window (the lease after it is the daemon's ordinary ten minutes, at most).
@@ -169,7 +188,9 @@ for (const family of families) {
 
     expect(errorLines([daemon])).toEqual([]);
     await close();
-    process.stderr.write(`fault cap (${family.name}): killed ${((killedAtMs - lpc.startMs) / minuteMs).toFixed(0)} min into a ${capWindowMs / hourMs} h cap, held to its end; ${wallSeconds(t0)} s wall\n`);
+    process.stderr.write(
+      `fault cap (${family.name}): killed ${((killedAtMs - lpc.startMs) / minuteMs).toFixed(0)} min into a ${capWindowMs / hourMs} h cap, held to its end; ${wallSeconds(t0)} s wall\n`,
+    );
   }, 150_000);
 }
 
@@ -182,4 +203,3 @@ it('declines a 0 kW cap on a tank behind a plain Modbus coil, which cannot hold 
   daemon.kill('SIGTERM');
   await daemon.exited;
 }, 150_000);
-

@@ -8,9 +8,32 @@
 import { afterAll, expect, it } from 'vitest';
 import { localTimeToUtcMs } from '../../src/core/zoned-time.js';
 import type { HourlyEnergyRow } from '../../src/store/types.js';
-import { checkReports, hourMs, localTime, secretLeaks, stampLagKwh, spawnDaemon, stopAll, truthByHour, waitUntilSim, writeConfig, type DaemonProcess, type World } from '../helpers/daemon-harness.js';
 import {
-  errorLines, expectHourVsTruth, faultOverrides, faultWorld, logsWith, priceCurve, priceCurveAt, readInFull, readStore, tankLpc, wallSeconds,
+  checkReports,
+  hourMs,
+  localTime,
+  secretLeaks,
+  stampLagKwh,
+  spawnDaemon,
+  stopAll,
+  truthByHour,
+  waitUntilSim,
+  writeConfig,
+  type DaemonProcess,
+  type World,
+} from '../helpers/daemon-harness.js';
+import {
+  errorLines,
+  expectHourVsTruth,
+  faultOverrides,
+  faultWorld,
+  logsWith,
+  priceCurve,
+  priceCurveAt,
+  readInFull,
+  readStore,
+  tankLpc,
+  wallSeconds,
 } from './common.js';
 
 afterAll(stopAll, 30_000);
@@ -113,7 +136,9 @@ it('meters on at once after NTP steps back by 40 minutes and by 2 hours, and for
 
   expect(errorLines(runs)).toEqual([]);
   expect(secretLeaks(world, runs)).toEqual([]);
-  process.stderr.write(`fault clock-steps: ${wallSeconds(t0)} s wall; hours ${rows.map((r) => `${new Date(r.hourStartMs).toISOString().slice(11, 13)}Z:${r.quality}:${r.kwh.toFixed(3)}`).join(' ')}\n`);
+  process.stderr.write(
+    `fault clock-steps: ${wallSeconds(t0)} s wall; hours ${rows.map((r) => `${new Date(r.hourStartMs).toISOString().slice(11, 13)}Z:${r.quality}:${r.kwh.toFixed(3)}`).join(' ')}\n`,
+  );
 }, 150_000);
 
 it('runs across the spring DST change and plans the 23-hour day', async () => {
@@ -144,7 +169,9 @@ it('runs across the spring DST change and plans the 23-hour day', async () => {
   expect(rows.some((r) => r.hourStartMs === h3)).toBe(true);
   expect(errorLines([daemon])).toEqual([]);
   expect(secretLeaks(world, [daemon])).toEqual([]);
-  process.stderr.write(`fault dst spring: ${wallSeconds(t0)} s wall; ${today.length} slots left in the 23-hour day at ${new Date(today[0]!).toISOString()}; hours ${rows.map((r) => `${new Date(r.hourStartMs).toISOString().slice(11, 13)}Z:${r.quality}:${r.kwh.toFixed(3)}`).join(" ")}\n`);
+  process.stderr.write(
+    `fault dst spring: ${wallSeconds(t0)} s wall; ${today.length} slots left in the 23-hour day at ${new Date(today[0]!).toISOString()}; hours ${rows.map((r) => `${new Date(r.hourStartMs).toISOString().slice(11, 13)}Z:${r.quality}:${r.kwh.toFixed(3)}`).join(' ')}\n`,
+  );
 }, 120_000);
 
 it('runs across the autumn DST change: the 25-hour day, and the two 02:00 hours apart in rows and reports', async () => {
@@ -197,5 +224,7 @@ it('runs across the autumn DST change: the 25-hour day, and the two 02:00 hours 
 
   expect(errorLines([daemon])).toEqual([]);
   expect(secretLeaks(world, [daemon])).toEqual([]);
-  process.stderr.write(`fault dst autumn: ${wallSeconds(t0)} s wall; ${today.length} slots in the 25-hour day from ${new Date(today[0]!).toISOString()}\n`);
+  process.stderr.write(
+    `fault dst autumn: ${wallSeconds(t0)} s wall; ${today.length} slots in the 25-hour day from ${new Date(today[0]!).toISOString()}\n`,
+  );
 }, 180_000);

@@ -3,7 +3,17 @@ import { expect } from 'vitest';
 import { localAt } from '../../src/demo/environment.js';
 import { openStore } from '../../src/store/index.js';
 import type { HourlyEnergyRow, Store } from '../../src/store/types.js';
-import { hourMs, localTime, registerHome, startWorld, waitUntilSim, type DaemonLogLine, type DaemonProcess, type World, type WorldOptions } from '../helpers/daemon-harness.js';
+import {
+  hourMs,
+  localTime,
+  registerHome,
+  startWorld,
+  waitUntilSim,
+  type DaemonLogLine,
+  type DaemonProcess,
+  type World,
+  type WorldOptions,
+} from '../helpers/daemon-harness.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 /** A January Wednesday in Oslo. */
@@ -32,7 +42,11 @@ export async function faultWorld(name: string, options: Partial<WorldOptions> & 
 
 /** A price curve on the tank and the car for local hours `hours` of day 0, with `deltas`. */
 export function priceCurve(world: World, hours: number[], deltas: number[], day = 0): Promise<{ id: string; hoursMs: number[] }> {
-  return priceCurveAt(world, hours.map((h) => localTime(world, day, h)), deltas);
+  return priceCurveAt(
+    world,
+    hours.map((h) => localTime(world, day, h)),
+    deltas,
+  );
 }
 
 /** A price curve on the tank and the car for the hours starting at `hoursMs` (UTC ms), with `deltas`. */
@@ -56,7 +70,12 @@ export async function tankLpc(world: World, hours: number[], day = 0): Promise<{
   const reg = world.registration!;
   const hoursMs = hours.map((h) => localTime(world, day, h));
   const ev = await world.spark.simulateResourceLpc({
-    resources: [{ resource: { resourceId: reg.resources['tank']!, locationId: reg.locationId }, points: hoursMs.map((h) => ({ timestamp: new Date(h).toISOString(), maxPowerInKiloWatts: 0 })) }],
+    resources: [
+      {
+        resource: { resourceId: reg.resources['tank']!, locationId: reg.locationId },
+        points: hoursMs.map((h) => ({ timestamp: new Date(h).toISOString(), maxPowerInKiloWatts: 0 })),
+      },
+    ],
   });
   return { id: ev.id, startMs: hoursMs[0]!, endMs: hoursMs.at(-1)! + hourMs };
 }
@@ -90,7 +109,13 @@ export function simTimeOf(world: World, line: DaemonLogLine): number {
 }
 
 /** A device's supervisor transitions (down with its code, recovered) in simulated [fromMs, toMs). */
-export function deviceTransitions(world: World, daemons: readonly DaemonProcess[], device: string, fromMs: number, toMs: number): { down: string[]; recovered: number } {
+export function deviceTransitions(
+  world: World,
+  daemons: readonly DaemonProcess[],
+  device: string,
+  fromMs: number,
+  toMs: number,
+): { down: string[]; recovered: number } {
   const inWindow = (l: DaemonLogLine): boolean => l['device'] === device && simTimeOf(world, l) >= fromMs && simTimeOf(world, l) < toMs;
   return {
     down: logsWith(daemons, (l) => inWindow(l) && l.msg === 'device down; putting it in its safe state').map((l) => String(l.code)),

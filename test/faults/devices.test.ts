@@ -16,9 +16,33 @@ import { readFileSync } from 'node:fs';
 import { afterAll, expect, it } from 'vitest';
 import { localAt } from '../../src/demo/environment.js';
 import type { HourlyEnergyRow } from '../../src/store/types.js';
-import { hourMs, localTime, sampleTruth, secretLeaks, stampLagKwh, spawnDaemon, stopAll, truthByHour, waitUntilSim, writeConfig, type World } from '../helpers/daemon-harness.js';
 import {
-  deviceTransitions, errorLines, expectHourVsTruth, faultOverrides, faultWorld, floorC, januaryDay, logsWith, readInFull, readStore, simTimeOf, tankLpc, wallSeconds,
+  hourMs,
+  localTime,
+  sampleTruth,
+  secretLeaks,
+  stampLagKwh,
+  spawnDaemon,
+  stopAll,
+  truthByHour,
+  waitUntilSim,
+  writeConfig,
+  type World,
+} from '../helpers/daemon-harness.js';
+import {
+  deviceTransitions,
+  errorLines,
+  expectHourVsTruth,
+  faultOverrides,
+  faultWorld,
+  floorC,
+  januaryDay,
+  logsWith,
+  readInFull,
+  readStore,
+  simTimeOf,
+  tankLpc,
+  wallSeconds,
 } from './common.js';
 
 afterAll(stopAll, 30_000);
@@ -26,7 +50,12 @@ afterAll(stopAll, 30_000);
 const started = (l: { msg?: string }): boolean => l.msg === 'wattshift started';
 
 /** Hour rows of a device: unique, each against the truth (see expectHourVsTruth). */
-function checkHours(world: World, device: 'tank' | 'car', untilMs: number, tolerances: { absTolKwh: number; estimatedTolKwh: number }): HourlyEnergyRow[] {
+function checkHours(
+  world: World,
+  device: 'tank' | 'car',
+  untilMs: number,
+  tolerances: { absTolKwh: number; estimatedTolKwh: number },
+): HourlyEnergyRow[] {
   const rows = readStore(world, (s) => s.readHourly(`device:${device}`, world.startMs - hourMs, untilMs));
   const truth = truthByHour(world)[device];
   expect(new Set(rows.map((r) => r.hourStartMs)).size).toBe(rows.length);
@@ -36,9 +65,11 @@ function checkHours(world: World, device: 'tank' | 'car', untilMs: number, toler
 
 /** The tank's element (2 kW): during a late stamp (see stampLagKwh), or three minutes if estimated. */
 const tankTolerances = (world: World) => ({ absTolKwh: Math.max(0.0005, stampLagKwh(world, 2)), estimatedTolKwh: 0.1 });
-const hourOf = (rows: readonly HourlyEnergyRow[], hourStartMs: number): HourlyEnergyRow | undefined => rows.find((r) => r.hourStartMs === hourStartMs);
+const hourOf = (rows: readonly HourlyEnergyRow[], hourStartMs: number): HourlyEnergyRow | undefined =>
+  rows.find((r) => r.hourStartMs === hourStartMs);
 const qualityOf = (rows: readonly HourlyEnergyRow[], hourStartMs: number): string | undefined => hourOf(rows, hourStartMs)?.quality;
-const brief = (rows: readonly HourlyEnergyRow[]): string => rows.map((r) => `${new Date(r.hourStartMs).toISOString().slice(11, 13)}Z:${r.quality}`).join(' ');
+const brief = (rows: readonly HourlyEnergyRow[]): string =>
+  rows.map((r) => `${new Date(r.hourStartMs).toISOString().slice(11, 13)}Z:${r.quality}`).join(' ');
 
 it('puts a vanished Modbus tank in its safe state and keeps garbage from its meter out of the hours', async () => {
   const t0 = Date.now();
@@ -60,7 +91,14 @@ it('puts a vanished Modbus tank in its safe state and keeps garbage from its met
 
   // Garbage: each for 6 minutes with 4 clean minutes after; then the counter reads 40 kWh low
   // for 2 minutes and, after 2 clean ones, 40 kWh high for 2 minutes.
-  const garbage = [['nan', 10, 6], ['inf', 20, 6], ['out-of-range', 30, 6], ['exception', 40, 6], ['counter-low', 50, 2], ['counter-high', 54, 2]] as const;
+  const garbage = [
+    ['nan', 10, 6],
+    ['inf', 20, 6],
+    ['out-of-range', 30, 6],
+    ['exception', 40, 6],
+    ['counter-low', 50, 2],
+    ['counter-high', 54, 2],
+  ] as const;
   for (const [fault, minute, minutes] of garbage) {
     await waitUntilSim(world, localTime(world, 0, 13, minute));
     tank.setFault(fault);
@@ -120,7 +158,10 @@ it('rides out a Mosquitto restart and garbage from an MQTT charger', async () =>
   await daemon.waitForLog(started);
   const mqttConfig = world.config.mqtt!;
   const client = await mqtt.connectAsync(world.broker!.url, {
-    username: String(mqttConfig.username), password: String(mqttConfig.password), ca: readFileSync(String(mqttConfig.ca)), reconnectPeriod: 200,
+    username: String(mqttConfig.username),
+    password: String(mqttConfig.password),
+    ca: readFileSync(String(mqttConfig.ca)),
+    reconnectPeriod: 200,
   });
   try {
     // The car charges at full current through everything (a user's boost).
@@ -128,7 +169,10 @@ it('rides out a Mosquitto restart and garbage from an MQTT charger', async () =>
 
     // The charger's energy counter: malformed JSON inside 10:00, the wrong type across 11:00.
     const charger = world.charger;
-    const garbage: [string, number, number][] = [['{"eto":', localTime(world, 0, 10, 20), localTime(world, 0, 10, 26)], ['"12 kWh"', localTime(world, 0, 10, 50), localTime(world, 0, 11, 10)]];
+    const garbage: [string, number, number][] = [
+      ['{"eto":', localTime(world, 0, 10, 20), localTime(world, 0, 10, 26)],
+      ['"12 kWh"', localTime(world, 0, 10, 50), localTime(world, 0, 11, 10)],
+    ];
     for (const [payload, fromMs, toMs] of garbage) {
       await waitUntilSim(world, fromMs);
       charger.corrupt('eto', payload);
@@ -160,7 +204,10 @@ it('rides out a Mosquitto restart and garbage from an MQTT charger', async () =>
     // Garbage: rejected at the boundary, so never a counter jump in the metering; the charger
     // down once per episode with its code, recovered once.
     expect(logsWith([daemon], (l) => l.code === 'METER_DISCONTINUITY')).toEqual([]);
-    expect(deviceTransitions(world, [daemon], 'car', localTime(world, 0, 10, 15), localTime(world, 0, 11, 15))).toEqual({ down: ['DEVICE_BAD_VALUE', 'DEVICE_BAD_VALUE'], recovered: 2 });
+    expect(deviceTransitions(world, [daemon], 'car', localTime(world, 0, 10, 15), localTime(world, 0, 11, 15))).toEqual({
+      down: ['DEVICE_BAD_VALUE', 'DEVICE_BAD_VALUE'],
+      recovered: 2,
+    });
     // The broker outage: both devices down once (the broker gone, or a read cut off by it) and
     // back once.
     const backBy = Math.min(localTime(world, 0, 12), simTimeOf(world, reconnected) + 5 * 60_000);

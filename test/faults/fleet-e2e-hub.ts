@@ -24,7 +24,19 @@ export async function spawnChildHub(world: World, config: HubConfig, dir: string
   const proxy = await startFaultProxy(origin);
   const swap = (u: string): string => u.replace(origin, proxy.origin);
   const file = join(dir, `hub-${config.instanceId}.yaml`);
-  writeFileSync(file, stringify({ ...config, spark: { ...config.spark, baseUrl: swap(config.spark.baseUrl), authUrl: swap(config.spark.authUrl), forecastUrl: swap(config.spark.forecastUrl) } }), { mode: 0o600 });
+  writeFileSync(
+    file,
+    stringify({
+      ...config,
+      spark: {
+        ...config.spark,
+        baseUrl: swap(config.spark.baseUrl),
+        authUrl: swap(config.spark.authUrl),
+        forecastUrl: swap(config.spark.forecastUrl),
+      },
+    }),
+    { mode: 0o600 },
+  );
   const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'src/main.ts'), 'hub', '--config', file], {
     cwd: repoRoot,
     env: { ...process.env, WATTSHIFT_SIM_CLOCK: `${world.startMs},${world.realOriginMs},${world.speed}` },
@@ -46,7 +58,9 @@ export async function spawnChildHub(world: World, config: HubConfig, dir: string
     }
   });
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (errors += chunk));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   const deadline = Date.now() + 60_000;
   while (!logs.some((l) => l['msg'] === 'hub instance started')) {
     if (child.exitCode !== null || Date.now() > deadline) {

@@ -44,8 +44,22 @@ export interface HomeSpec {
 }
 
 export const homeSpecs: Record<'a' | 'b', HomeSpec> = {
-  a: { key: 'a', gatewayId: 'gw-a', userId: 'user-a', locationId: 'loc-a', meterPointId: '707057500000000011', resources: { tank: 'res-a-tank', car: 'res-a-car' } },
-  b: { key: 'b', gatewayId: 'gw-b', userId: 'user-b', locationId: 'loc-b', meterPointId: '707057500000000012', resources: { tank: 'res-b-tank', car: 'res-b-car' } },
+  a: {
+    key: 'a',
+    gatewayId: 'gw-a',
+    userId: 'user-a',
+    locationId: 'loc-a',
+    meterPointId: '707057500000000011',
+    resources: { tank: 'res-a-tank', car: 'res-a-car' },
+  },
+  b: {
+    key: 'b',
+    gatewayId: 'gw-b',
+    userId: 'user-b',
+    locationId: 'loc-b',
+    meterPointId: '707057500000000012',
+    resources: { tank: 'res-b-tank', car: 'res-b-car' },
+  },
 };
 
 export interface FleetHome extends HomeSpec {
@@ -111,12 +125,15 @@ async function until<T>(check: () => Promise<T | undefined> | T | undefined, wha
 }
 export { until };
 
-export async function startFleetE2e(name: string, options: {
-  speed: number;
-  startLocal?: [number, number];
-  /** hub-2 as its own process on the world's clock, its API calls through a fault proxy (default: in this process). */
-  childHub?: boolean;
-}): Promise<FleetE2e> {
+export async function startFleetE2e(
+  name: string,
+  options: {
+    speed: number;
+    startLocal?: [number, number];
+    /** hub-2 as its own process on the world's clock, its API calls through a fault proxy (default: in this process). */
+    childHub?: boolean;
+  },
+): Promise<FleetE2e> {
   const stops: (() => Promise<unknown>)[] = [];
   const close = async (): Promise<void> => {
     for (const s of stops.splice(0).reverse()) await s().catch(() => undefined);
@@ -139,17 +156,29 @@ export async function startFleetE2e(name: string, options: {
       // The partner's API tokens live a simulated day: an hour is a second or two of wall time here.
       startWorld({ speed: options.speed, startMs, realOriginMs, dataDir: tempDir(`wattshift-fault-${name}-${key}-`), tokenTtlSeconds: 24 * 3600 });
     const [worldA, worldB] = await Promise.all([worldOf('a'), worldOf('b')]);
-    stops.push(() => worldA.close(), () => worldB.close());
+    stops.push(
+      () => worldA.close(),
+      () => worldB.close(),
+    );
     const api = worldA;
     const clock = api.clock;
 
     // The homes, as `wattshift hub provision` makes them: in the API and in the registry.
-    const csv = ['gatewayId,userId,locationId,priceArea,meterPointId,resources',
-      ...Object.values(homeSpecs).map((h) => `${h.gatewayId},${h.userId},${h.locationId},NO4,${h.meterPointId},${h.resources.tank}:HotWaterTank;${h.resources.car}:Charger`)].join('\n');
+    const csv = [
+      'gatewayId,userId,locationId,priceArea,meterPointId,resources',
+      ...Object.values(homeSpecs).map(
+        (h) => `${h.gatewayId},${h.userId},${h.locationId},NO4,${h.meterPointId},${h.resources.tank}:HotWaterTank;${h.resources.car}:Charger`,
+      ),
+    ].join('\n');
     const { newCredentials } = await provisionHomes(parseHomesCsv(csv), { spark: api.spark, registry });
     const hubHash = mosquittoPasswordHash(hubBroker.password);
     const broker = await startFleetBroker(
-      mosquittoFiles({ prefix: defaultFleetPrefix, hub: { username: hubBroker.username, passwordHash: hubHash }, gateways: await registry.gateways(), locations: await registry.locations() }),
+      mosquittoFiles({
+        prefix: defaultFleetPrefix,
+        hub: { username: hubBroker.username, passwordHash: hubHash },
+        gateways: await registry.gateways(),
+        locations: await registry.locations(),
+      }),
       { persistence: true },
     );
     stops.push(() => broker.stop());
@@ -161,7 +190,13 @@ export async function startFleetE2e(name: string, options: {
       parseHubConfig({
         version: 1,
         instanceId,
-        spark: { baseUrl: api.env.sandbox.baseUrl, authUrl: api.env.sandbox.authUrl, forecastUrl: api.env.sandbox.forecastUrl, clientId: credentials.clientId, clientSecret: credentials.clientSecret },
+        spark: {
+          baseUrl: api.env.sandbox.baseUrl,
+          authUrl: api.env.sandbox.authUrl,
+          forecastUrl: api.env.sandbox.forecastUrl,
+          clientId: credentials.clientId,
+          clientSecret: credentials.clientSecret,
+        },
         database: { url: databaseUrl, poolSize: 3 },
         broker: { url: broker.hubUrl, ...hubBroker },
         webhook: { port: 0, secret: webhookSecret },
@@ -197,7 +232,11 @@ export async function startFleetE2e(name: string, options: {
     } else {
       await startOneHub('hub-2');
     }
-    await api.spark.createWebhook({ webhookUrl: hub1.webhookUrl, webhookSecret, notificationTypes: ['LocationLPCRequested', 'ResourceLPCRequested', 'PriceCurveCreated'] });
+    await api.spark.createWebhook({
+      webhookUrl: hub1.webhookUrl,
+      webhookSecret,
+      notificationTypes: ['LocationLPCRequested', 'ResourceLPCRequested', 'PriceCurveCreated'],
+    });
 
     const makeHome = async (spec: HomeSpec, world: World): Promise<FleetHome> => {
       const login = newCredentials.find((c) => c.gatewayId === spec.gatewayId)!;
@@ -209,16 +248,22 @@ export async function startFleetE2e(name: string, options: {
       } as DirectConfigInput;
       writeFileSync(join(world.dataDir, 'fleet-password'), `${login.password}\n`, { mode: 0o600 });
       // A fresh port at every start: one picked long before may have become a connection's own.
-      const writeHomeConfig = (port: number): string => writeConfig(world, {
-        ...faultOverrides,
-        http: { enabled: true, host: '127.0.0.1', port },
-        upstream: {
-          mode: 'fleet', brokerUrl: broker.url, gatewayId: spec.gatewayId, username: login.username, password: { file: 'fleet-password' },
-          locationId: spec.locationId, sessionExpiryHours: 168,
-          // Simulated seconds: an hour is two wall seconds at 2000×, enough for the hub's upload.
-          receiptTimeoutS: 3600,
-        },
-      });
+      const writeHomeConfig = (port: number): string =>
+        writeConfig(world, {
+          ...faultOverrides,
+          http: { enabled: true, host: '127.0.0.1', port },
+          upstream: {
+            mode: 'fleet',
+            brokerUrl: broker.url,
+            gatewayId: spec.gatewayId,
+            username: login.username,
+            password: { file: 'fleet-password' },
+            locationId: spec.locationId,
+            sessionExpiryHours: 168,
+            // Simulated seconds: an hour is two wall seconds at 2000×, enough for the hub's upload.
+            receiptTimeoutS: 3600,
+          },
+        });
       let httpPort = 0;
       const daemons: DaemonProcess[] = [];
       const get = async <T>(path: string): Promise<{ status: number; body: T }> => {
@@ -226,7 +271,9 @@ export async function startFleetE2e(name: string, options: {
         return { status: res.status, body: (await res.json()) as T };
       };
       return {
-        ...spec, world, daemons,
+        ...spec,
+        world,
+        daemons,
         async start() {
           httpPort = await freePort();
           const d = spawnDaemon(world, { configPath: writeHomeConfig(httpPort) });
@@ -271,11 +318,12 @@ export async function startFleetE2e(name: string, options: {
       hubLogs,
       api,
       startHub: startOneHub,
-      accepted: () => api.env.sandbox.acceptedReports(String(credentials.clientId)).map((r) => ({
-        ...r,
-        home: homeOf(r),
-        kind: r.payloads.some((p) => p.payloadType.endsWith('LPCAcknowledgement')) ? 'ack' as const : 'usage' as const,
-      })),
+      accepted: () =>
+        api.env.sandbox.acceptedReports(String(credentials.clientId)).map((r) => ({
+          ...r,
+          home: homeOf(r),
+          kind: r.payloads.some((p) => p.payloadType.endsWith('LPCAcknowledgement')) ? ('ack' as const) : ('usage' as const),
+        })),
       waitUntilSim: (ms) => waitUntilSim(api, ms),
       hourFromNow: (n) => Math.ceil(clock.nowMs() / hourMs) * hourMs + n * hourMs,
       close,

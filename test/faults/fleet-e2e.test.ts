@@ -13,7 +13,10 @@ import { startFleetE2e, until, type FleetE2e, type FleetHome } from './fleet-e2e
 
 afterAll(stopAll, 30_000);
 
-const received = (home: FleetHome, eventId: string) => (l: DaemonLogLine): boolean => l.msg === 'event received' && l['eventId'] === eventId;
+const received =
+  (home: FleetHome, eventId: string) =>
+  (l: DaemonLogLine): boolean =>
+    l.msg === 'event received' && l['eventId'] === eventId;
 const eventsFailing = async (home: FleetHome): Promise<string | null | undefined> => {
   const h = await home.health().catch(() => undefined);
   if (!h) return undefined;
@@ -45,8 +48,16 @@ function tankLpcBoth(fleet: FleetE2e, hoursMs: number[], homes: FleetHome[] = [f
 /** A price curve on the homes' tanks and cars for the hours starting at `hoursMs`. */
 function curveFor(fleet: FleetE2e, hoursMs: number[], deltas: number[], homes: FleetHome[] = [fleet.homes.a, fleet.homes.b]): Promise<SparkEvent> {
   return fleet.api.spark.simulatePriceCurve({
-    targets: homes.flatMap((h) => [{ resourceId: h.resources.tank, locationId: h.locationId }, { resourceId: h.resources.car, locationId: h.locationId }]),
-    priceCurveDelta: { points: hoursMs.map((t, i) => ({ timestamp: new Date(t).toISOString(), price: deltas[i] ?? 0 })), currency: 'NOK', energyUnit: 'kWh', resolution: '01:00:00' },
+    targets: homes.flatMap((h) => [
+      { resourceId: h.resources.tank, locationId: h.locationId },
+      { resourceId: h.resources.car, locationId: h.locationId },
+    ]),
+    priceCurveDelta: {
+      points: hoursMs.map((t, i) => ({ timestamp: new Date(t).toISOString(), price: deltas[i] ?? 0 })),
+      currency: 'NOK',
+      energyUnit: 'kWh',
+      resolution: '01:00:00',
+    },
     priceArea: 'NO4',
   });
 }
@@ -70,15 +81,32 @@ function queuedBy(home: FleetHome): string[] {
  */
 async function expectEveryReportOnce(fleet: FleetE2e): Promise<void> {
   const homes = [fleet.homes.a, fleet.homes.b];
-  const acceptedOf = (home: FleetHome): string[] => fleet.accepted().filter((r) => r.home === home.key).map((r) => `${r.eventId}:${r.kind}`).sort();
+  const acceptedOf = (home: FleetHome): string[] =>
+    fleet
+      .accepted()
+      .filter((r) => r.home === home.key)
+      .map((r) => `${r.eventId}:${r.kind}`)
+      .sort();
   const complete = (): boolean => homes.every((h) => queuedBy(h).every((k) => acceptedOf(h).includes(k)));
   let hubRows: unknown[] = [];
-  await until(async () => {
-    hubRows = (await fleet.pool.query("SELECT gateway_id, idempotency_key, state, attempts, last_error FROM report_outbox WHERE state <> 'accepted'")).rows;
-    return complete() && hubRows.length === 0 ? true : undefined;
-  }, () => `every queued report accepted: ${JSON.stringify(homes.map((h) => ({ queued: queuedBy(h), accepted: acceptedOf(h) })))}; hub rows not accepted: ${JSON.stringify(hubRows)}; `
-    + `hub warnings: ${JSON.stringify(fleet.hubLogs.filter((l) => l.level === 'warn' || l.level === 'error').slice(-8))}; `
-    + `daemon warnings: ${JSON.stringify(logsWith(homes.flatMap((h) => h.daemons), (l) => l.level === 'warn' || l.level === 'error').slice(-8))}`, 90_000);
+  await until(
+    async () => {
+      hubRows = (
+        await fleet.pool.query("SELECT gateway_id, idempotency_key, state, attempts, last_error FROM report_outbox WHERE state <> 'accepted'")
+      ).rows;
+      return complete() && hubRows.length === 0 ? true : undefined;
+    },
+    () =>
+      `every queued report accepted: ${JSON.stringify(homes.map((h) => ({ queued: queuedBy(h), accepted: acceptedOf(h) })))}; hub rows not accepted: ${JSON.stringify(hubRows)}; ` +
+      `hub warnings: ${JSON.stringify(fleet.hubLogs.filter((l) => l.level === 'warn' || l.level === 'error').slice(-8))}; ` +
+      `daemon warnings: ${JSON.stringify(
+        logsWith(
+          homes.flatMap((h) => h.daemons),
+          (l) => l.level === 'warn' || l.level === 'error',
+        ).slice(-8),
+      )}`,
+    90_000,
+  );
   await new Promise((r) => setTimeout(r, 3000));
   for (const h of homes) expect(acceptedOf(h), `reports of home ${h.key}`).toEqual(queuedBy(h));
   expect(fleet.accepted().filter((r) => r.home === '?')).toEqual([]);
@@ -89,7 +117,8 @@ it('a broker restart: both homes get the events sent while it was down, every re
   const fleet = await startFleetE2e('fleet-broker', { speed: 600 });
   try {
     const { a, b } = fleet.homes;
-    for (const home of [a, b]) await until(async () => ((await eventsFailing(home)) === null ? true : undefined), `${home.key}: events healthy at start`, 30_000);
+    for (const home of [a, b])
+      await until(async () => ((await eventsFailing(home)) === null ? true : undefined), `${home.key}: events healthy at start`, 30_000);
 
     await fleet.broker.halt();
     const downAtMs = fleet.clock.nowMs();
@@ -97,7 +126,8 @@ it('a broker restart: both homes get the events sent while it was down, every re
       const code = await until(async () => (await eventsFailing(home)) ?? undefined, `${home.key}: events failing`, 20_000);
       expect(code).toBe('FLEET_BROKER_DOWN');
     }
-    for (const hub of fleet.hubs.values()) await until(async () => ((await hubHealth(hub)).status === 503 ? true : undefined), `${hub.instanceId}: unhealthy without the broker`, 20_000);
+    for (const hub of fleet.hubs.values())
+      await until(async () => ((await hubHealth(hub)).status === 503 ? true : undefined), `${hub.instanceId}: unhealthy without the broker`, 20_000);
     // While it is down: a cap on both tanks two hours ahead, and a price curve on both homes.
     const lpcHours = [fleet.hourFromNow(2), fleet.hourFromNow(3), fleet.hourFromNow(4)];
     const lpc = await tankLpcBoth(fleet, lpcHours.slice(0, 2));
@@ -109,7 +139,8 @@ it('a broker restart: both homes get the events sent while it was down, every re
     const after = await tankLpcBoth(fleet, lpcHours.slice(2));
     const upAtMs = fleet.clock.nowMs();
 
-    for (const hub of fleet.hubs.values()) await until(async () => ((await hubHealth(hub)).status === 200 ? true : undefined), `${hub.instanceId}: healthy again`, 30_000);
+    for (const hub of fleet.hubs.values())
+      await until(async () => ((await hubHealth(hub)).status === 200 ? true : undefined), `${hub.instanceId}: healthy again`, 30_000);
     for (const home of [a, b]) {
       await until(async () => ((await eventsFailing(home)) === null ? true : undefined), `${home.key}: events healthy again`, 30_000);
       const daemon = home.daemons.at(-1)!;
@@ -120,17 +151,26 @@ it('a broker restart: both homes get the events sent while it was down, every re
     }
     // Both homes act on them: the plan carries the curve's deltas and keeps each tank off under the caps.
     for (const home of [a, b]) {
-      const planned = await until(async () => {
-        const slots = await home.planSlots();
-        const inCurve = slots.filter((s) => curveHours.includes(s.startMs));
-        return inCurve.length > 0 && inCurve.every((s) => s.deltaPerKwh < 0) ? slots : undefined;
-      }, `${home.key}: a plan with the curve`, 30_000);
-      for (const s of planned.filter((x) => lpcHours.includes(x.startMs))) expect(s.devices.tank?.powerKw ?? 0, `${home.key} tank at ${new Date(s.startMs).toISOString()}`).toBe(0);
+      const planned = await until(
+        async () => {
+          const slots = await home.planSlots();
+          const inCurve = slots.filter((s) => curveHours.includes(s.startMs));
+          return inCurve.length > 0 && inCurve.every((s) => s.deltaPerKwh < 0) ? slots : undefined;
+        },
+        `${home.key}: a plan with the curve`,
+        30_000,
+      );
+      for (const s of planned.filter((x) => lpcHours.includes(x.startMs)))
+        expect(s.devices.tank?.powerKw ?? 0, `${home.key} tank at ${new Date(s.startMs).toISOString()}`).toBe(0);
     }
     // The acknowledgements at once; the usage reports once the events are over and metered (an
     // LPC hour without consumption has none). What the daemons queued is what the API has, once.
     await fleet.waitUntilSim(lpcHours[2]! + 2 * 3_600_000);
-    await until(() => (countsOf(fleet, curve.id)['a:usage'] && countsOf(fleet, curve.id)['b:usage'] ? true : undefined), 'the curve\'s usage reports', 90_000);
+    await until(
+      () => (countsOf(fleet, curve.id)['a:usage'] && countsOf(fleet, curve.id)['b:usage'] ? true : undefined),
+      "the curve's usage reports",
+      90_000,
+    );
     await expectEveryReportOnce(fleet);
     for (const id of [lpc.id, after.id]) expect(countsOf(fleet, id), id).toMatchObject({ 'a:ack': 1, 'b:ack': 1 });
     expect(countsOf(fleet, curve.id)).toEqual({ 'a:usage': 1, 'b:usage': 1 });
@@ -146,13 +186,20 @@ it('a broker restart: both homes get the events sent while it was down, every re
     // stall of the loaded machine, simulated minutes at this speed) lets through at its edges.
     for (const home of [a, b]) {
       const byHour = truthByHour(home.world).tank;
-      for (const h of lpcHours) expect(byHour.get(h) ?? 0, `${home.key} tank in the capped hour ${new Date(h).toISOString()}`).toBeLessThanOrEqual(2 * stampLagKwh(home.world, 2));
+      for (const h of lpcHours)
+        expect(byHour.get(h) ?? 0, `${home.key} tank in the capped hour ${new Date(h).toISOString()}`).toBeLessThanOrEqual(
+          2 * stampLagKwh(home.world, 2),
+        );
     }
     expect(logsWith([...a.daemons, ...b.daemons], (l) => l.level === 'error' || l.level === 'fatal')).toEqual([]);
-    process.stderr.write(`fault fleet-broker: down at ${new Date(downAtMs).toISOString()}, up at ${new Date(upAtMs).toISOString()}; ${wallSeconds(t0)} s wall\n`);
+    process.stderr.write(
+      `fault fleet-broker: down at ${new Date(downAtMs).toISOString()}, up at ${new Date(upAtMs).toISOString()}; ${wallSeconds(t0)} s wall\n`,
+    );
   } catch (err) {
     // A failed first attempt is retried on a fresh world (retry: 1); say why it failed.
-    process.stderr.write(`fault fleet-broker attempt failed after ${wallSeconds(t0)} s: ${err instanceof Error ? err.message.slice(0, 2000) : String(err)}\n`);
+    process.stderr.write(
+      `fault fleet-broker attempt failed after ${wallSeconds(t0)} s: ${err instanceof Error ? err.message.slice(0, 2000) : String(err)}\n`,
+    );
     throw err;
   } finally {
     await fleet.close();
@@ -165,7 +212,8 @@ it('a gateway away for two simulated days: on its return it gets the events it m
   const fleet = await startFleetE2e('fleet-away', { speed: 2000 });
   try {
     const { a, b } = fleet.homes;
-    for (const home of [a, b]) await until(async () => ((await eventsFailing(home)) === null ? true : undefined), `${home.key}: events healthy at start`, 30_000);
+    for (const home of [a, b])
+      await until(async () => ((await eventsFailing(home)) === null ? true : undefined), `${home.key}: events healthy at start`, 30_000);
 
     expect(await b.stop()).toBe(0);
     const awayMs = fleet.clock.nowMs();
@@ -188,7 +236,11 @@ it('a gateway away for two simulated days: on its return it gets the events it m
     await fleet.waitUntilSim(awayMs + 1.5 * dayMs);
     const curveBoth = await curveFor(fleet, curveBothHours, [-5, -5]);
     // Home A goes on meanwhile: its acknowledgement and its usage report are accepted while B is away.
-    await until(() => (countsOf(fleet, lpcBoth.id)['a:ack'] && countsOf(fleet, curveA.id)['a:usage'] ? true : undefined), 'home A\'s reports while B is away', 30_000);
+    await until(
+      () => (countsOf(fleet, lpcBoth.id)['a:ack'] && countsOf(fleet, curveA.id)['a:usage'] ? true : undefined),
+      "home A's reports while B is away",
+      30_000,
+    );
     for (const id of [lpcBoth.id, curveA.id]) {
       for (const r of fleet.accepted().filter((x) => x.eventId === id)) expect(r.createdAtMs).toBeLessThan(backMs);
     }
@@ -200,15 +252,20 @@ it('a gateway away for two simulated days: on its return it gets the events it m
     expect(logsWith([daemon], (l) => l.msg === 'fleet broker connected')).toMatchObject([{ newSession: false }]);
     for (const e of [lpcB, lpcBoth, curveBoth]) await daemon.waitForLog(received(b, e.id), 30_000);
     expect(logsWith([daemon], (l) => l.msg === 'event received' && l['eventId'] === curveA.id)).toEqual([]);
-    const planned = await until(async () => {
-      const slots = await b.planSlots();
-      const inCurve = slots.filter((s) => curveBothHours.includes(s.startMs));
-      return inCurve.length > 0 && inCurve.every((s) => s.deltaPerKwh < 0) ? slots : undefined;
-    }, 'B: a plan with the curve it missed', 30_000);
+    const planned = await until(
+      async () => {
+        const slots = await b.planSlots();
+        const inCurve = slots.filter((s) => curveBothHours.includes(s.startMs));
+        return inCurve.length > 0 && inCurve.every((s) => s.deltaPerKwh < 0) ? slots : undefined;
+      },
+      'B: a plan with the curve it missed',
+      30_000,
+    );
     // Its plan holds the caps. (The tank itself is not checked at this speed: on a loaded machine a
     // stall of a fraction of a second outlasts the relay's block lease, and the element may heat,
     // fail-safe; the broker scenario checks the tanks at a third of this speed.)
-    for (const s of planned.filter((x) => lpcBHours.includes(x.startMs) || lpcBothHours.includes(x.startMs))) expect(s.devices.tank?.powerKw ?? 0).toBe(0);
+    for (const s of planned.filter((x) => lpcBHours.includes(x.startMs) || lpcBothHours.includes(x.startMs)))
+      expect(s.devices.tank?.powerKw ?? 0).toBe(0);
 
     // Hot water drawn before the curve's hours, which pay for power: B's tank fills in them (and
     // is warm for the caps after them).
@@ -225,12 +282,18 @@ it('a gateway away for two simulated days: on its return it gets the events it m
     const reported = usageB.payloads.find((p) => p.resourceId === b.resources.tank)?.points ?? [];
     const sum = (xs: number[]): number => xs.reduce((x, y) => x + y, 0);
     expect(sum(curveBothHours.map((h) => tankB.get(h) ?? 0))).toBeGreaterThan(0.5);
-    expect(Math.abs(sum(reported.map((p) => p.kiloWattHours)) - sum(curveBothHours.map((h) => tankB.get(h) ?? 0)))).toBeLessThanOrEqual(2 * stampLagKwh(b.world, 2) + 0.002);
+    expect(Math.abs(sum(reported.map((p) => p.kiloWattHours)) - sum(curveBothHours.map((h) => tankB.get(h) ?? 0)))).toBeLessThanOrEqual(
+      2 * stampLagKwh(b.world, 2) + 0.002,
+    );
     expect(logsWith([...a.daemons, ...b.daemons], (l) => l.level === 'error' || l.level === 'fatal')).toEqual([]);
-    process.stderr.write(`fault fleet-away: B away ${new Date(awayMs).toISOString()} to ${new Date(backMs).toISOString()}; ${wallSeconds(t0)} s wall\n`);
+    process.stderr.write(
+      `fault fleet-away: B away ${new Date(awayMs).toISOString()} to ${new Date(backMs).toISOString()}; ${wallSeconds(t0)} s wall\n`,
+    );
   } catch (err) {
     // A failed first attempt is retried on a fresh world (retry: 1); say why it failed.
-    process.stderr.write(`fault fleet-away attempt failed after ${wallSeconds(t0)} s: ${err instanceof Error ? err.message.slice(0, 2000) : String(err)}\n`);
+    process.stderr.write(
+      `fault fleet-away attempt failed after ${wallSeconds(t0)} s: ${err instanceof Error ? err.message.slice(0, 2000) : String(err)}\n`,
+    );
     throw err;
   } finally {
     await fleet.close();
@@ -243,7 +306,8 @@ it('a hub instance killed the moment the API accepted its upload: another instan
   try {
     const { a, b } = fleet.homes;
     const child = fleet.childHub!;
-    for (const home of [a, b]) await until(async () => ((await eventsFailing(home)) === null ? true : undefined), `${home.key}: events healthy at start`, 30_000);
+    for (const home of [a, b])
+      await until(async () => ((await eventsFailing(home)) === null ? true : undefined), `${home.key}: events healthy at start`, 30_000);
     // A curve that pays for power on both homes, whose tanks have room: both report usage.
     for (const home of [a, b]) drawHotWater(home, 4);
     const curveHours = [fleet.hourFromNow(2), fleet.hourFromNow(3)];
@@ -254,31 +318,49 @@ it('a hub instance killed the moment the API accepted its upload: another instan
     await fleet.hubs.get('hub-1')!.stop();
     let killedAtMs: number | undefined;
     child.proxy.onAnswer = (req) => {
-      if (killedAtMs === undefined && req.method === 'POST' && req.path.endsWith('/reports') && req.status === 200 && fleet.accepted().some((r) => r.eventId === curve.id)) {
+      if (
+        killedAtMs === undefined &&
+        req.method === 'POST' &&
+        req.path.endsWith('/reports') &&
+        req.status === 200 &&
+        fleet.accepted().some((r) => r.eventId === curve.id)
+      ) {
         killedAtMs = fleet.clock.nowMs();
         child.kill();
       }
     };
     await until(() => killedAtMs, 'hub-2 killed at an accepted usage upload', 90_000);
     expect((await child.exited).signal).toBe('SIGKILL');
-    const unsettled = (await fleet.pool.query<{ idempotency_key: string; claimed_by: string }>(
-      "SELECT idempotency_key, claimed_by FROM report_outbox WHERE state = 'pending' AND idempotency_key = $1", [`${curve.id}:usage`])).rows;
+    const unsettled = (
+      await fleet.pool.query<{ idempotency_key: string; claimed_by: string }>(
+        "SELECT idempotency_key, claimed_by FROM report_outbox WHERE state = 'pending' AND idempotency_key = $1",
+        [`${curve.id}:usage`],
+      )
+    ).rows;
     expect(unsettled.length).toBeGreaterThanOrEqual(1);
 
     // Another instance takes over once the dead one's claims lapse.
     await fleet.startHub('hub-3');
-    await until(() => (countsOf(fleet, curve.id)['a:usage'] && countsOf(fleet, curve.id)['b:usage'] ? true : undefined), 'both usage reports', 60_000);
+    await until(
+      () => (countsOf(fleet, curve.id)['a:usage'] && countsOf(fleet, curve.id)['b:usage'] ? true : undefined),
+      'both usage reports',
+      60_000,
+    );
     await expectEveryReportOnce(fleet);
     expect(countsOf(fleet, curve.id)).toEqual({ 'a:usage': 1, 'b:usage': 1 });
     // The upload hub-2 never recorded was sent again, and the API's "duplicate" settled it accepted.
-    expect(fleet.hubLogs.some((l) => l['hub'] === 'hub-3' && l.msg === 'report was already accepted by the API (an earlier upload); settled accepted')).toBe(true);
+    expect(
+      fleet.hubLogs.some((l) => l['hub'] === 'hub-3' && l.msg === 'report was already accepted by the API (an earlier upload); settled accepted'),
+    ).toBe(true);
     const rows = (await fleet.pool.query<{ state: string }>('SELECT state FROM report_outbox')).rows;
     expect(rows.filter((r) => r.state !== 'accepted')).toEqual([]);
     expect(logsWith([...a.daemons, ...b.daemons], (l) => l.level === 'error' || l.level === 'fatal')).toEqual([]);
     process.stderr.write(`fault fleet-hub-kill: killed at ${new Date(killedAtMs!).toISOString()}; ${wallSeconds(t0)} s wall\n`);
   } catch (err) {
     // A failed first attempt is retried on a fresh world (retry: 1); say why it failed.
-    process.stderr.write(`fault fleet-hub-kill attempt failed after ${wallSeconds(t0)} s: ${err instanceof Error ? err.message.slice(0, 2000) : String(err)}\n`);
+    process.stderr.write(
+      `fault fleet-hub-kill attempt failed after ${wallSeconds(t0)} s: ${err instanceof Error ? err.message.slice(0, 2000) : String(err)}\n`,
+    );
     throw err;
   } finally {
     await fleet.close();

@@ -107,7 +107,8 @@ export function checkHours(
     const metered = sum(run.map((h) => kwhOf.get(h)!));
     const t = sum(run.map(truthOf));
     const tol = 0.0005 + energyNearKwh(samples, run[0]!, interpolatedMs) + energyNearKwh(samples, run.at(-1)! + hourMs, interpolatedMs);
-    if (metered > t + tol) problems.push(`${label(run[0]!)} to ${label(run.at(-1)!)} (restarts or estimates): ${metered.toFixed(4)} kWh, truth ${t.toFixed(4)}`);
+    if (metered > t + tol)
+      problems.push(`${label(run[0]!)} to ${label(run.at(-1)!)} (restarts or estimates): ${metered.toFixed(4)} kWh, truth ${t.toFixed(4)}`);
   }
   return { problems, runs, skewed };
 }
@@ -119,7 +120,9 @@ export function pointsOffRows(reports: readonly AcceptedReport[], resourceId: st
     r.payloads
       .filter((p) => p.resourceId === resourceId)
       .flatMap((p) => p.points.filter((pt) => kwhOf.has(pt.timestampMs) && Math.abs(pt.kiloWattHours - kwhOf.get(pt.timestampMs)!) > 0.0005))
-      .map((pt) => `event ${r.eventId} ${new Date(pt.timestampMs).toISOString()}: reported ${pt.kiloWattHours} kWh, stored ${kwhOf.get(pt.timestampMs)}`),
+      .map(
+        (pt) => `event ${r.eventId} ${new Date(pt.timestampMs).toISOString()}: reported ${pt.kiloWattHours} kWh, stored ${kwhOf.get(pt.timestampMs)}`,
+      ),
   );
 }
 

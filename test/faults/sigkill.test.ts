@@ -16,7 +16,19 @@
  */
 import { loadavg } from 'node:os';
 import { afterAll, expect, it } from 'vitest';
-import { checkReports, hourMs, localTime, sampleTruth, secretLeaks, stopAll, truthByHour, waitUntilSim, writeConfig, type DaemonLogLine, type World } from '../helpers/daemon-harness.js';
+import {
+  checkReports,
+  hourMs,
+  localTime,
+  sampleTruth,
+  secretLeaks,
+  stopAll,
+  truthByHour,
+  waitUntilSim,
+  writeConfig,
+  type DaemonLogLine,
+  type World,
+} from '../helpers/daemon-harness.js';
 import { isRunningLine, simTimeOf, startRestartingDaemon, type RestartingDaemon } from '../helpers/restarting-daemon.js';
 import { errorLines, faultOverrides, faultWorld, logsWith, priceCurve, readStore, tankLpc, wallSeconds } from './common.js';
 import { checkHours, isComplete, pointsOffRows, reportKeys, restartsOf } from './restart-checks.js';
@@ -99,7 +111,8 @@ function killOnReportAnswers(world: World, daemon: RestartingDaemon, count: numb
   };
 }
 
-const isInterruptedLine = (l: DaemonLogLine): boolean => l.msg === 'reports were being sent when the process stopped; they will be sent again (at least once)';
+const isInterruptedLine = (l: DaemonLogLine): boolean =>
+  l.msg === 'reports were being sent when the process stopped; they will be sent again (at least once)';
 
 it('survives fifty SIGKILLs across a simulated week without losing, duplicating or double-counting anything', async () => {
   const t0 = Date.now();
@@ -171,7 +184,11 @@ it('survives fifty SIGKILLs across a simulated week without losing, duplicating 
   expect(kills.length).toBe(killCount);
   expect(incarnations.length).toBe(killCount + 1);
   for (const d of incarnations.slice(0, -1)) expect((await d.exited).signal).toBe('SIGKILL');
-  for (const d of incarnations) expect(d.logs.some((l) => l.msg === 'wattshift started'), d.rawOutput.slice(-10).join('\n')).toBe(true);
+  for (const d of incarnations)
+    expect(
+      d.logs.some((l) => l.msg === 'wattshift started'),
+      d.rawOutput.slice(-10).join('\n'),
+    ).toBe(true);
   expect(integrity.ok, integrity.messages.join('\n')).toBe(true);
 
   // Hours: each once; enough of them up and read in full away from restarts to compare; none off
@@ -195,7 +212,8 @@ it('survives fifty SIGKILLs across a simulated week without losing, duplicating 
   for (const id of events.lpcs) expect(reports.acksByEvent.get(id)?.length, `acknowledgements of ${id}`).toBeGreaterThanOrEqual(1);
   const reportKilled = kills.filter((k) => k.cause === 'report');
   expect(reportKilled.length).toBeGreaterThanOrEqual(3);
-  for (const k of reportKilled) expect(incarnations[k.incarnation + 1]!.logs.some(isInterruptedLine), `restart after the kill at ${new Date(k.atMs).toISOString()}`).toBe(true);
+  for (const k of reportKilled)
+    expect(incarnations[k.incarnation + 1]!.logs.some(isInterruptedLine), `restart after the kill at ${new Date(k.atMs).toISOString()}`).toBe(true);
   expect(reports.problems).toEqual([]);
   expect(offRows).toEqual([]);
 

@@ -57,8 +57,12 @@ export async function startAedes(): Promise<TestBroker> {
 
   await start();
   return {
-    get port() { return port; },
-    get url() { return `mqtt://127.0.0.1:${port}`; },
+    get port() {
+      return port;
+    },
+    get url() {
+      return `mqtt://127.0.0.1:${port}`;
+    },
     start,
     stop,
     async restart() {

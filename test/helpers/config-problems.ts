@@ -11,4 +11,3 @@ export function problemsOf(document: unknown, env: Record<string, string>): Conf
   }
   return [];
 }
-

@@ -130,7 +130,11 @@ export async function startWorld(options: WorldOptions): Promise<World> {
   const clock = acceleratedClock(options.startMs, options.speed, realOriginMs);
   const logger = options.logger ?? silentLogger();
   const env = await startDemoEnvironment({
-    clock, startMs: options.startMs, dataDir: options.dataDir, logger, tankReleaseTimer: options.tank !== 'plain-relay',
+    clock,
+    startMs: options.startMs,
+    dataDir: options.dataDir,
+    logger,
+    tankReleaseTimer: options.tank !== 'plain-relay',
     ...(options.seed !== undefined ? { seed: options.seed } : {}),
     ...(options.tokenTtlSeconds !== undefined ? { tokenTtlSeconds: options.tokenTtlSeconds } : {}),
   });
@@ -143,7 +147,8 @@ export async function startWorld(options: WorldOptions): Promise<World> {
   const stopOwn: (() => Promise<void>)[] = [];
   const secrets = [String(env.config.spark.clientSecret)];
   if (options.ownBroker || options.plugs || options.tank === 'shelly') {
-    const own: OwnBroker = options.ownBroker === 'mosquitto' ? await mosquittoWorldBroker() : { broker: await startAedes(), clientOptions: {}, mqtt: {} };
+    const own: OwnBroker =
+      options.ownBroker === 'mosquitto' ? await mosquittoWorldBroker() : { broker: await startAedes(), clientOptions: {}, mqtt: {} };
     broker = own.broker;
     config.mqtt = { ...(config.mqtt as object), url: broker.url, ...own.mqtt } as ConfigInput['mqtt'];
     if (own.mqtt.password) secrets.push(own.mqtt.password);
@@ -159,19 +164,35 @@ export async function startWorld(options: WorldOptions): Promise<World> {
       });
     };
     const startMs = options.startMs;
-    const plugs = options.plugs ?? [0, 1].map((day) => ({
-      atMs: localAt(startMs, day, 17, 30),
-      untilMs: localAt(startMs, day + 1, 7, 30),
-      battery: { capacityKwh: 60, socPct: 35, targetSocPct: 100, efficiency: 0.9 },
-    }));
+    const plugs =
+      options.plugs ??
+      [0, 1].map((day) => ({
+        atMs: localAt(startMs, day, 17, 30),
+        untilMs: localAt(startMs, day + 1, 7, 30),
+        battery: { capacityKwh: 60, socPct: 35, targetSocPct: 100, efficiency: 0.9 },
+      }));
     // The simulators start where the clock is now, so their hourly truth covers exactly what they metered.
     const clientOptions: IClientOptions = { reconnectPeriod: 200, ...own.clientOptions };
-    charger = createGoeSim({ url: broker.url, topicPrefix: goeTopic, startMs: clock.nowMs(), phases: 3, amp: 16, maxCurrentA: 16, plugs, clientOptions });
+    charger = createGoeSim({
+      url: broker.url,
+      topicPrefix: goeTopic,
+      startMs: clock.nowMs(),
+      phases: 3,
+      amp: 16,
+      maxCurrentA: 16,
+      plugs,
+      clientOptions,
+    });
     await follow(charger);
     if (options.tank === 'shelly') {
       shelly = createShellySim({
-        url: broker.url, topicPrefix: shellyTankTopic, startMs: clock.nowMs(), heaterW: 2000, temperatureSensorId: 100,
-        tank: { volumeL: 200, initialC: 58, thermostatC: 75 }, clientOptions,
+        url: broker.url,
+        topicPrefix: shellyTankTopic,
+        startMs: clock.nowMs(),
+        heaterW: 2000,
+        temperatureSensorId: 100,
+        tank: { volumeL: 200, initialC: 58, thermostatC: 75 },
+        clientOptions,
       });
       await follow(shelly);
       const source = { type: 'shelly' as const, topicPrefix: shellyTankTopic, temperatureSensorId: 100 };
@@ -184,7 +205,12 @@ export async function startWorld(options: WorldOptions): Promise<World> {
     const origin = env.sandbox.authUrl;
     proxy = await startFaultProxy(origin);
     const swap = (u: string | undefined): string | undefined => (u === undefined ? u : u.replace(origin, proxy!.origin));
-    config.spark = { ...config.spark, baseUrl: swap(config.spark.baseUrl), authUrl: swap(config.spark.authUrl), forecastUrl: swap(config.spark.forecastUrl) } as DirectConfigInput['spark'];
+    config.spark = {
+      ...config.spark,
+      baseUrl: swap(config.spark.baseUrl),
+      authUrl: swap(config.spark.authUrl),
+      forecastUrl: swap(config.spark.forecastUrl),
+    } as DirectConfigInput['spark'];
   }
 
   const { config: parsedDirect } = parseConfig(env.config);
@@ -337,15 +363,26 @@ export function spawnStandbyDaemon(world: World, options: SpawnOptions = {}): St
 const standbyLoadedLine = 'standby: loaded';
 
 /** Spawns the daemon; with `onStandbyLine` it waits behind the standby preload, stdin open. */
-function launchDaemon(world: Timeline, configPath: string, options: Omit<SpawnOptions, 'configPath'>, onStandbyLine?: (stderrLine: string) => void): DaemonProcess {
+function launchDaemon(
+  world: Timeline,
+  configPath: string,
+  options: Omit<SpawnOptions, 'configPath'>,
+  onStandbyLine?: (stderrLine: string) => void,
+): DaemonProcess {
   const standby = onStandbyLine !== undefined;
   const simStart = world.startMs + (options.clockOffsetMs ?? 0);
   const preload = standby ? ['--import', join(repoRoot, 'test/helpers/standby-preload.ts')] : [];
   // With the service's node flags and environment: the tests run what systemd runs.
-  const entry = options.bundleDir !== undefined ? [join(options.bundleDir, 'main.js')] : ['--import', 'tsx', ...preload, join(repoRoot, 'src/main.ts')];
+  const entry =
+    options.bundleDir !== undefined ? [join(options.bundleDir, 'main.js')] : ['--import', 'tsx', ...preload, join(repoRoot, 'src/main.ts')];
   const child = spawn(process.execPath, [...unitNodeFlags(), ...entry, 'run', '--config', configPath], {
     cwd: repoRoot,
-    env: { ...process.env, ...unitEnvironment(), WATTSHIFT_SIM_CLOCK: `${simStart},${world.realOriginMs},${world.speed}${options.clockStep ? `,${options.clockStep.atRealMs},${options.clockStep.stepMs}` : ''}`, ...options.env },
+    env: {
+      ...process.env,
+      ...unitEnvironment(),
+      WATTSHIFT_SIM_CLOCK: `${simStart},${world.realOriginMs},${world.speed}${options.clockStep ? `,${options.clockStep.atRealMs},${options.clockStep.stepMs}` : ''}`,
+      ...options.env,
+    },
     stdio: [standby ? 'pipe' : 'ignore', 'pipe', 'pipe'],
   });
   const logs: DaemonLogLine[] = [];
@@ -407,7 +444,9 @@ function launchDaemon(world: Timeline, configPath: string, options: Omit<SpawnOp
           if (!waiters.has(w)) return;
           waiters.delete(w);
           clearTimeout(timer);
-          reject(new Error(`daemon exited (code ${code}, signal ${signal}) before a matching log line; last lines:\n${rawOutput.slice(-15).join('\n')}`));
+          reject(
+            new Error(`daemon exited (code ${code}, signal ${signal}) before a matching log line; last lines:\n${rawOutput.slice(-15).join('\n')}`),
+          );
         });
       });
     },
@@ -448,15 +487,30 @@ export interface TruthSample {
 /** Samples the simulators' truth every `everySimMs` of simulated time until stopped. */
 export function sampleTruth(world: World, everySimMs = 60_000): { samples: TruthSample[]; stop(): void } {
   const samples: TruthSample[] = [];
-  const timer = setInterval(() => {
-    const atMs = world.clock.nowMs();
-    const s = world.shelly;
-    const tank = s
-      // The Shelly's relay blocks when off (the default wiring); its lease is a pending toggle_after.
-      ? { tankC: s.temperatureC, tankPowerW: s.powerW, tankEnergyKwh: s.energyWh / 1000, tankBlocked: !s.output, tankLeaseS: s.toggleAtMs === undefined ? 0 : (s.toggleAtMs - s.nowMs) / 1000 }
-      : (({ tempC, powerW, trueEnergyKwh, blocked, leaseRemainingS }) => ({ tankC: tempC, tankPowerW: powerW, tankEnergyKwh: trueEnergyKwh, tankBlocked: blocked, tankLeaseS: leaseRemainingS }))(world.env.tank.state());
-    samples.push({ atMs, ...tank, chargerPowerW: world.charger.powerW });
-  }, Math.max(5, everySimMs / world.speed));
+  const timer = setInterval(
+    () => {
+      const atMs = world.clock.nowMs();
+      const s = world.shelly;
+      const tank = s
+        ? // The Shelly's relay blocks when off (the default wiring); its lease is a pending toggle_after.
+          {
+            tankC: s.temperatureC,
+            tankPowerW: s.powerW,
+            tankEnergyKwh: s.energyWh / 1000,
+            tankBlocked: !s.output,
+            tankLeaseS: s.toggleAtMs === undefined ? 0 : (s.toggleAtMs - s.nowMs) / 1000,
+          }
+        : (({ tempC, powerW, trueEnergyKwh, blocked, leaseRemainingS }) => ({
+            tankC: tempC,
+            tankPowerW: powerW,
+            tankEnergyKwh: trueEnergyKwh,
+            tankBlocked: blocked,
+            tankLeaseS: leaseRemainingS,
+          }))(world.env.tank.state());
+      samples.push({ atMs, ...tank, chargerPowerW: world.charger.powerW });
+    },
+    Math.max(5, everySimMs / world.speed),
+  );
   return { samples, stop: () => clearInterval(timer) };
 }
 
@@ -568,12 +622,17 @@ export function checkReports(
         if (options.skipHours?.has(pt.timestampMs)) continue;
         if (options.gapHours?.has(pt.timestampMs)) {
           // An hour the daemon could not read in full: a lower bound.
-          if (pt.kiloWattHours > t + tol) problems.push(`event ${r.eventId} ${device} ${new Date(pt.timestampMs).toISOString()}: partial hour reported ${pt.kiloWattHours} kWh, above truth ${t.toFixed(5)}`);
+          if (pt.kiloWattHours > t + tol)
+            problems.push(
+              `event ${r.eventId} ${device} ${new Date(pt.timestampMs).toISOString()}: partial hour reported ${pt.kiloWattHours} kWh, above truth ${t.toFixed(5)}`,
+            );
           continue;
         }
         reportedSum += pt.kiloWattHours;
         if (Math.abs(pt.kiloWattHours - t) > tol) {
-          problems.push(`event ${r.eventId} ${device} ${new Date(pt.timestampMs).toISOString()}: reported ${pt.kiloWattHours} kWh, truth ${t.toFixed(5)}`);
+          problems.push(
+            `event ${r.eventId} ${device} ${new Date(pt.timestampMs).toISOString()}: reported ${pt.kiloWattHours} kWh, truth ${t.toFixed(5)}`,
+          );
         }
       }
       if (ev) {

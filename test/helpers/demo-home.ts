@@ -118,7 +118,10 @@ export function demoHome(options: { name: string; startMs: number; speed?: numbe
     },
     startApp: async (config, o) => {
       const built = buildApp(config, {
-        logger: o.logger ?? logger, clock, controlTickMs: o.controlTickMs, ...(speed === undefined ? {} : { deviceTimeoutMs: 2_000 * speed }),
+        logger: o.logger ?? logger,
+        clock,
+        controlTickMs: o.controlTickMs,
+        ...(speed === undefined ? {} : { deviceTimeoutMs: 2_000 * speed }),
         onControlTick: (snap) => {
           const hour = Math.floor(snap.atMs / 3_600_000) * 3_600_000;
           const plan = built.currentPlan();
@@ -145,10 +148,13 @@ export function demoHome(options: { name: string; startMs: number; speed?: numbe
     close: async (closeSims) => {
       stop.abort();
       await app?.stop();
-      await withTime(virtual, (async () => {
-        await closeSims?.();
-        await env?.close();
-      })());
+      await withTime(
+        virtual,
+        (async () => {
+          await closeSims?.();
+          await env?.close();
+        })(),
+      );
       quiescence?.close();
       if (dir) rmSync(dir, { recursive: true, force: true });
     },

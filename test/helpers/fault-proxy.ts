@@ -30,15 +30,12 @@ export async function startFaultProxy(target: string, options: { retryAfterS?: n
 
   const pass = (req: IncomingMessage, res: ServerResponse, rec: FaultProxy['seen'][number]): void => {
     const headers = { ...req.headers, host: targetUrl.host };
-    const upstream = httpRequest(
-      { host: targetUrl.hostname, port: targetUrl.port, method: req.method, path: req.url, headers },
-      (up) => {
-        rec.status = up.statusCode ?? null;
-        proxy.onAnswer?.(rec);
-        res.writeHead(up.statusCode ?? 502, up.headers);
-        up.pipe(res);
-      },
-    );
+    const upstream = httpRequest({ host: targetUrl.hostname, port: targetUrl.port, method: req.method, path: req.url, headers }, (up) => {
+      rec.status = up.statusCode ?? null;
+      proxy.onAnswer?.(rec);
+      res.writeHead(up.statusCode ?? 502, up.headers);
+      up.pipe(res);
+    });
     upstream.on('error', () => {
       if (!res.headersSent) res.writeHead(502).end();
       else res.destroy();

@@ -40,10 +40,18 @@ export interface FleetBroker {
 
 /** The rendered config, less its `max_packet_size` line when `drop` is set. */
 function withoutPacketLimit(conf: string, drop: boolean): string {
-  return drop ? conf.split('\n').filter((line) => !line.startsWith('max_packet_size ')).join('\n') : conf;
+  return drop
+    ? conf
+        .split('\n')
+        .filter((line) => !line.startsWith('max_packet_size '))
+        .join('\n')
+    : conf;
 }
 
-export async function startFleetBroker(files: FleetBrokerFiles, options: { persistence?: boolean; packetLimit?: boolean } = {}): Promise<FleetBroker> {
+export async function startFleetBroker(
+  files: FleetBrokerFiles,
+  options: { persistence?: boolean; packetLimit?: boolean } = {},
+): Promise<FleetBroker> {
   const dir = mkdtempSync(join(tmpdir(), 'wattshift-fleet-broker-'));
   const paths = { passwd: join(dir, 'passwd'), acl: join(dir, 'acl') };
   const write = (f: FleetBrokerFiles): void => {
@@ -58,10 +66,15 @@ export async function startFleetBroker(files: FleetBrokerFiles, options: { persi
     join(dir, 'mosquitto.conf'),
     [
       withoutPacketLimit(
-        mosquittoConf({ gateways: { port, host: '127.0.0.1' }, hub: { port: hubPort, host: '127.0.0.1' }, files: paths, ...(options.persistence ? { persistenceDir: dir } : {}) }),
+        mosquittoConf({
+          gateways: { port, host: '127.0.0.1' },
+          hub: { port: hubPort, host: '127.0.0.1' },
+          files: paths,
+          ...(options.persistence ? { persistenceDir: dir } : {}),
+        }),
         options.packetLimit === false,
       ),
-      '# The test\'s own: saved every second (a SIGKILL loses at most that), everything logged.',
+      "# The test's own: saved every second (a SIGKILL loses at most that), everything logged.",
       ...(options.persistence ? ['autosave_interval 1'] : []),
       'log_type error',
       'log_type warning',

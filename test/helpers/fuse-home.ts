@@ -12,10 +12,19 @@ export function goeBehindFuse(input: ConfigInput, o: { fuseA: number; goeTopic: 
     site: { ...input.site, fuse: { mainFuseA: o.fuseA, phases: 3, supply: 'TN', meter: 'han', raiseAfterS: 60, staleAfterS: 120 } },
     devices: [
       {
-        id: 'car', name: 'EV charger', kind: 'evCharger', staleAfterS: 900, safeCurrentA: 6,
+        id: 'car',
+        name: 'EV charger',
+        kind: 'evCharger',
+        staleAfterS: 900,
+        safeCurrentA: 6,
         charger: { type: 'goe', topicPrefix: o.goeTopic },
         model: {
-          capacityKwh: 60, targetEnergyKwh: 40, departure: '19:00', minCurrentA: 6, maxCurrentA: 16, phases: 3,
+          capacityKwh: 60,
+          targetEnergyKwh: 40,
+          departure: '19:00',
+          minCurrentA: 6,
+          maxCurrentA: 16,
+          phases: 3,
           ...(o.phaseSwitching ? { phaseSwitching: { enabled: true, minIntervalS: 600 } } : {}),
         },
       },

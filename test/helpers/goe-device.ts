@@ -12,7 +12,11 @@ export async function startGoeDevice(w: MqttDeviceWorld, options: Omit<GoeSimOpt
   const sim = createGoeSim({ url: w.broker.url, ...options });
   await sim.start();
   w.cleanups.push(() => sim.close());
-  const dev = createMqttDevice({ type: 'goe', topicPrefix: options.topicPrefix }, { connection: w.connection, clock: w.clock, logger: silentLogger() }, { staleAfterS: 120, requestTimeoutMs: 2000 });
+  const dev = createMqttDevice(
+    { type: 'goe', topicPrefix: options.topicPrefix },
+    { connection: w.connection, clock: w.clock, logger: silentLogger() },
+    { staleAfterS: 120, requestTimeoutMs: 2000 },
+  );
   w.cleanups.push(() => dev.close());
   await eventually(async () => expect(await dev.energyMeter!.readEnergyKwh(AbortSignal.timeout(500))).toBe(0));
   return { sim, dev };

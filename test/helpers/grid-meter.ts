@@ -29,7 +29,7 @@ export async function startGridMeter(options: { clock: Clock; baseLoadW: number;
 
   function sync(): void {
     const now = clock.nowMs();
-    for (let t = lastMs; t < now; ) {
+    for (let t = lastMs; t < now;) {
       const end = Math.min(now, (Math.floor(t / HOUR_MS) + 1) * HOUR_MS);
       const kwh = (powerW / 1000) * ((end - t) / HOUR_MS);
       const hour = Math.floor(t / HOUR_MS) * HOUR_MS;

@@ -114,7 +114,13 @@ export async function recorder(c: MqttClient, filter: string) {
       if (found) return Promise.resolve(found);
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`no matching message on ${filter} in ${timeoutMs} ms`)), timeoutMs);
-        waiters.push({ pred, resolve: (m) => { clearTimeout(timer); resolve(m); } });
+        waiters.push({
+          pred,
+          resolve: (m) => {
+            clearTimeout(timer);
+            resolve(m);
+          },
+        });
       });
     },
     clear() {

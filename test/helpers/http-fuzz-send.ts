@@ -37,7 +37,11 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 /** Sends one case and resolves once the server closed, the socket failed, or the wait ran out. */
 export function sendRaw(c: RawCase, options: SendOptions): Promise<RawOutcome> {
   return new Promise((resolve) => {
-    const socket = connect({ host: options.host ?? '127.0.0.1', port: options.port, ...(options.localAddress ? { localAddress: options.localAddress } : {}) });
+    const socket = connect({
+      host: options.host ?? '127.0.0.1',
+      port: options.port,
+      ...(options.localAddress ? { localAddress: options.localAddress } : {}),
+    });
     const received: Buffer[] = [];
     let bytes = 0;
     let settled = false;

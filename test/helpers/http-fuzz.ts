@@ -39,53 +39,158 @@ const pick = <T>(r: Rng, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]
 const int = (r: Rng, lo: number, hi: number): number => lo + Math.floor(r() * (hi - lo + 1));
 const chance = (r: Rng, p: number): boolean => r() < p;
 
-const methods = ['GET', 'GET', 'POST', 'POST', 'HEAD', 'PUT', 'DELETE', 'OPTIONS', 'TRACE', 'CONNECT', 'PATCH', 'PRI', 'get', 'G\u00e9T', 'GET POST', '', 'X'.repeat(300), 'POST\t'];
-const versions = ['HTTP/1.1', 'HTTP/1.1', 'HTTP/1.1', 'HTTP/1.0', 'HTTP/0.9', 'HTTP/2.0', 'HTTP/1.10', 'HTTP/1.1 extra', 'http/1.1', '', 'HTTP/9.9'];
-const escapes = ['%00', '%2e%2e', '%2F', '%ZZ', '%', '%c0%af', '%e2%80%ae', '..', '.', '//', '\\', ';', '?', '#', '\u00ff', '\u0000', ' ', '\t', '@', ':', '['];
-const oddTargets = [
-  '//[', '//', '/../../etc/passwd', '*', '', ' ', '?', '#', '%', '/%', '/?%', '/#frag', '/\u00e9', '/' + 'a'.repeat(9000),
-  'http://a:99999/', 'http://[', 'http://[::1]:80/healthz', 'http://user:pw@localhost/', 'https://localhost/', 'http://localhost:-1/',
-  'http://%00/', 'http:///', 'http:', 'ftp://x/', 'javascript:alert(1)', 'localhost:99999', 'a:80', '[::1]:443', '127.0.0.1', 'http://a:b:c/',
+const methods = [
+  'GET',
+  'GET',
+  'POST',
+  'POST',
+  'HEAD',
+  'PUT',
+  'DELETE',
+  'OPTIONS',
+  'TRACE',
+  'CONNECT',
+  'PATCH',
+  'PRI',
+  'get',
+  'G\u00e9T',
+  'GET POST',
+  '',
+  'X'.repeat(300),
+  'POST\t',
 ];
-const hosts = ['localhost', '127.0.0.1', '127.0.0.1:99999', '[::1]', '[::1', '[', ']', '', 'evil.example', 'a b', 'localhost:', 'x'.repeat(600), '\u00e9', '1.2.3.4:0'];
+const versions = ['HTTP/1.1', 'HTTP/1.1', 'HTTP/1.1', 'HTTP/1.0', 'HTTP/0.9', 'HTTP/2.0', 'HTTP/1.10', 'HTTP/1.1 extra', 'http/1.1', '', 'HTTP/9.9'];
+const escapes = [
+  '%00',
+  '%2e%2e',
+  '%2F',
+  '%ZZ',
+  '%',
+  '%c0%af',
+  '%e2%80%ae',
+  '..',
+  '.',
+  '//',
+  '\\',
+  ';',
+  '?',
+  '#',
+  '\u00ff',
+  '\u0000',
+  ' ',
+  '\t',
+  '@',
+  ':',
+  '[',
+];
+const oddTargets = [
+  '//[',
+  '//',
+  '/../../etc/passwd',
+  '*',
+  '',
+  ' ',
+  '?',
+  '#',
+  '%',
+  '/%',
+  '/?%',
+  '/#frag',
+  '/\u00e9',
+  '/' + 'a'.repeat(9000),
+  'http://a:99999/',
+  'http://[',
+  'http://[::1]:80/healthz',
+  'http://user:pw@localhost/',
+  'https://localhost/',
+  'http://localhost:-1/',
+  'http://%00/',
+  'http:///',
+  'http:',
+  'ftp://x/',
+  'javascript:alert(1)',
+  'localhost:99999',
+  'a:80',
+  '[::1]:443',
+  '127.0.0.1',
+  'http://a:b:c/',
+];
+const hosts = [
+  'localhost',
+  '127.0.0.1',
+  '127.0.0.1:99999',
+  '[::1]',
+  '[::1',
+  '[',
+  ']',
+  '',
+  'evil.example',
+  'a b',
+  'localhost:',
+  'x'.repeat(600),
+  '\u00e9',
+  '1.2.3.4:0',
+];
 const eols = ['\r\n', '\r\n', '\r\n', '\r\n', '\n', '\r', '\r\r\n'];
 
 function target(r: Rng, options: FuzzOptions): string {
   const base = pick(r, options.paths);
   switch (int(r, 0, 5)) {
-    case 0: return base;
-    case 1: return pick(r, oddTargets);
+    case 0:
+      return base;
+    case 1:
+      return pick(r, oddTargets);
     case 2: {
       const at = int(r, 0, base.length);
       return base.slice(0, at) + pick(r, escapes) + base.slice(at);
     }
-    case 3: return `http://${pick(r, hosts)}${base}`;
-    case 4: return `${base}?${pick(r, ['a=1', 'a=%', '=&=&', 'x'.repeat(int(r, 1, 4000)), 'a[]=1&a[x]=2'])}`;
-    default: return base.toUpperCase();
+    case 3:
+      return `http://${pick(r, hosts)}${base}`;
+    case 4:
+      return `${base}?${pick(r, ['a=1', 'a=%', '=&=&', 'x'.repeat(int(r, 1, 4000)), 'a[]=1&a[x]=2'])}`;
+    default:
+      return base.toUpperCase();
   }
 }
 
 function contentLengths(r: Rng, bodyLength: number): string[] {
   switch (int(r, 0, 9)) {
-    case 0: return [];
-    case 1: return [`Content-Length: ${bodyLength}`, `Content-Length: ${bodyLength}`];
-    case 2: return [`Content-Length: ${bodyLength}`, `Content-Length: ${bodyLength + int(r, 1, 50)}`];
-    case 3: return [`Content-Length: ${bodyLength}, ${bodyLength + 1}`];
-    case 4: return [`Content-Length: ${pick(r, ['-1', '+5', ' 5 ', '0x10', '1e3', 'abc', '99999999999999999999', '18446744073709551616', ''])}`];
-    case 5: return [`Content-Length: ${bodyLength + int(r, 1, 1_000_000)}`];
-    default: return [`Content-Length: ${bodyLength}`];
+    case 0:
+      return [];
+    case 1:
+      return [`Content-Length: ${bodyLength}`, `Content-Length: ${bodyLength}`];
+    case 2:
+      return [`Content-Length: ${bodyLength}`, `Content-Length: ${bodyLength + int(r, 1, 50)}`];
+    case 3:
+      return [`Content-Length: ${bodyLength}, ${bodyLength + 1}`];
+    case 4:
+      return [`Content-Length: ${pick(r, ['-1', '+5', ' 5 ', '0x10', '1e3', 'abc', '99999999999999999999', '18446744073709551616', ''])}`];
+    case 5:
+      return [`Content-Length: ${bodyLength + int(r, 1, 1_000_000)}`];
+    default:
+      return [`Content-Length: ${bodyLength}`];
   }
 }
 
 function transferEncodings(r: Rng): { lines: string[]; chunked: boolean } {
   switch (int(r, 0, 11)) {
-    case 0: return { lines: ['Transfer-Encoding: chunked'], chunked: true };
-    case 1: return { lines: ['Transfer-Encoding: chunked', 'Transfer-Encoding: chunked'], chunked: true };
-    case 2: return { lines: ['Transfer-Encoding: gzip, chunked'], chunked: true };
-    case 3: return { lines: ['Transfer-Encoding: chunked, identity'], chunked: true };
-    case 4: return { lines: [`Transfer-Encoding: ${pick(r, ['xchunked', 'chunked ', ' chunked', 'CHUNKED', 'chunked\u0000', 'identity', ''])}`], chunked: chance(r, 0.5) };
-    case 5: return { lines: ['Transfer-Encoding: chunked', 'Transfer-Encoding: identity'], chunked: true };
-    default: return { lines: [], chunked: false };
+    case 0:
+      return { lines: ['Transfer-Encoding: chunked'], chunked: true };
+    case 1:
+      return { lines: ['Transfer-Encoding: chunked', 'Transfer-Encoding: chunked'], chunked: true };
+    case 2:
+      return { lines: ['Transfer-Encoding: gzip, chunked'], chunked: true };
+    case 3:
+      return { lines: ['Transfer-Encoding: chunked, identity'], chunked: true };
+    case 4:
+      return {
+        lines: [`Transfer-Encoding: ${pick(r, ['xchunked', 'chunked ', ' chunked', 'CHUNKED', 'chunked\u0000', 'identity', ''])}`],
+        chunked: chance(r, 0.5),
+      };
+    case 5:
+      return { lines: ['Transfer-Encoding: chunked', 'Transfer-Encoding: identity'], chunked: true };
+    default:
+      return { lines: [], chunked: false };
   }
 }
 
@@ -94,7 +199,7 @@ function chunkedBody(r: Rng, body: string): string {
     const parts: string[] = [];
     for (let at = 0; at < body.length;) {
       const n = int(r, 1, 64);
-      parts.push(`${(Math.min(n, body.length - at)).toString(16)}\r\n${body.slice(at, at + n)}\r\n`);
+      parts.push(`${Math.min(n, body.length - at).toString(16)}\r\n${body.slice(at, at + n)}\r\n`);
       at += n;
     }
     return `${parts.join('')}0\r\n\r\n`;
@@ -114,9 +219,17 @@ function chunkedBody(r: Rng, body: string): string {
 
 function bodyText(r: Rng): string {
   return pick(r, [
-    '', '{}', '{"eventId":"x"}', '{"notificationId":"n","eventId":"e","payload":{"payloadType":"LocationLPC"}}',
-    '[' + '['.repeat(int(r, 1, 3000)), '{"a":' + '1'.repeat(int(r, 1, 400)) + '}', 'null', '\u0000\u0001\u00ff',
-    'x'.repeat(int(r, 1, 20_000)), '{"__proto__":{"polluted":1}}', '\ud800',
+    '',
+    '{}',
+    '{"eventId":"x"}',
+    '{"notificationId":"n","eventId":"e","payload":{"payloadType":"LocationLPC"}}',
+    '[' + '['.repeat(int(r, 1, 3000)),
+    '{"a":' + '1'.repeat(int(r, 1, 400)) + '}',
+    'null',
+    '\u0000\u0001\u00ff',
+    'x'.repeat(int(r, 1, 20_000)),
+    '{"__proto__":{"polluted":1}}',
+    '\ud800',
   ]);
 }
 
@@ -133,11 +246,24 @@ function headerLines(r: Rng, options: FuzzOptions, wild: boolean): string[] {
     for (let i = 0; i < n; i++) lines.push(`X-F${i}: ${many ? 'v' : 'v'.repeat(int(r, 1000, 20_000))}`);
   }
   if (chance(r, 0.6)) {
-    lines.push(pick(r, [
-      'NoColonHere', ': empty-name', 'Bad Name: x', 'X-Fold: a\r\n continued', 'X-Nul: a\u0000b', 'X-Ctl: \u0007',
-      'Expect: 100-continue', 'Expect: 999-nonsense', 'Connection: close', 'Connection: keep-alive, Upgrade', 'Content-Type: \u00ff',
-      'X-Payload-Signature: ', 'Authorization: Bearer ' + 'A'.repeat(3000), 'Cookie: ' + 'c=1; '.repeat(500),
-    ]));
+    lines.push(
+      pick(r, [
+        'NoColonHere',
+        ': empty-name',
+        'Bad Name: x',
+        'X-Fold: a\r\n continued',
+        'X-Nul: a\u0000b',
+        'X-Ctl: \u0007',
+        'Expect: 100-continue',
+        'Expect: 999-nonsense',
+        'Connection: close',
+        'Connection: keep-alive, Upgrade',
+        'Content-Type: \u00ff',
+        'X-Payload-Signature: ',
+        'Authorization: Bearer ' + 'A'.repeat(3000),
+        'Cookie: ' + 'c=1; '.repeat(500),
+      ]),
+    );
   }
   return lines;
 }
@@ -177,14 +303,27 @@ function request(r: Rng, options: FuzzOptions, wild: number): { text: string; la
   const eol = mutate() ? pick(r, eols) : '\r\n';
   const body = chance(r, 0.5) ? bodyText(r) : '';
   const te = mutate() ? transferEncodings(r) : { lines: [], chunked: false };
-  const cl = te.lines.length > 0 && chance(r, 0.6) ? [] : mutate() ? contentLengths(r, Buffer.byteLength(body)) : [`Content-Length: ${Buffer.byteLength(body)}`];
+  const cl =
+    te.lines.length > 0 && chance(r, 0.6)
+      ? []
+      : mutate()
+        ? contentLengths(r, Buffer.byteLength(body))
+        : [`Content-Length: ${Buffer.byteLength(body)}`];
   const upgrade = chance(r, options.upgradeShare ?? 0.05) ? upgradeLines(r) : [];
   const headers = [...headerLines(r, options, mutate()), ...cl, ...te.lines, ...upgrade];
   const space = mutate() ? pick(r, [' ', '  ', '\t']) : ' ';
   const line = version === '' ? `${method}${space}${t}` : `${method}${space}${t}${space}${version}`;
   const payload = te.chunked ? chunkedBody(r, body) : body;
   const text = `${line}${eol}${headers.map((h) => h + eol).join('')}${eol}${payload}`;
-  const label = [method.slice(0, 12), JSON.stringify(t.slice(0, 40)), version, `h${headers.length}`, te.lines.length > 0 ? 'te' : '', cl.length > 1 ? 'cl*' : '', upgrade.length > 0 ? 'upgrade' : ''];
+  const label = [
+    method.slice(0, 12),
+    JSON.stringify(t.slice(0, 40)),
+    version,
+    `h${headers.length}`,
+    te.lines.length > 0 ? 'te' : '',
+    cl.length > 1 ? 'cl*' : '',
+    upgrade.length > 0 ? 'upgrade' : '',
+  ];
   return { text, label };
 }
 

@@ -33,15 +33,22 @@ export const PACE_POLL_MS = 2;
 
 /** Waits until a go-e adapter has what its simulator shows now: power, counter, car state and phases. */
 export async function goeHeard(caps: DeviceCapabilities, goe: GoeSim): Promise<void> {
-  await eventually(async () => {
-    const signal = AbortSignal.timeout(500);
-    expect(await caps.powerMeter!.readPowerW(signal)).toBe(goe.powerW);
-    expect(await caps.energyMeter!.readEnergyKwh(signal)).toBe(Math.floor(goe.totalWh) / 1000);
-    const ev = await caps.evStateReader!.readEvState(signal);
-    // A simulator without phase switching does not say its phases.
-    expect({ plugged: ev.plugged, charging: ev.charging, phases: ev.phases ?? goe.phasesNow })
-      .toEqual({ plugged: goe.car !== 1, charging: goe.car === 2, phases: goe.phasesNow });
-  }, 5000, PACE_POLL_MS);
+  await eventually(
+    async () => {
+      const signal = AbortSignal.timeout(500);
+      expect(await caps.powerMeter!.readPowerW(signal)).toBe(goe.powerW);
+      expect(await caps.energyMeter!.readEnergyKwh(signal)).toBe(Math.floor(goe.totalWh) / 1000);
+      const ev = await caps.evStateReader!.readEvState(signal);
+      // A simulator without phase switching does not say its phases.
+      expect({ plugged: ev.plugged, charging: ev.charging, phases: ev.phases ?? goe.phasesNow }).toEqual({
+        plugged: goe.car !== 1,
+        charging: goe.car === 2,
+        phases: goe.phasesNow,
+      });
+    },
+    5000,
+    PACE_POLL_MS,
+  );
 }
 
 /**
@@ -59,7 +66,12 @@ export async function tickApplied(control: { last(): ControlSnapshot | null }, a
 
 /** Our own metering port, doing nothing. */
 export const noMetering: Metering = {
-  feed: () => undefined, tick: () => undefined, flush: () => undefined, openHours: () => new Map(), lastValue: () => undefined, hourWrites: () => 0,
+  feed: () => undefined,
+  tick: () => undefined,
+  flush: () => undefined,
+  openHours: () => new Map(),
+  lastValue: () => undefined,
+  hourWrites: () => 0,
   health: () => ({ ok: true, lastError: null, buffered: 0 }),
 };
 
@@ -67,9 +79,27 @@ export const noMetering: Metering = {
 export function planOf(startMs: number, slotMinutes: number, slots: Pick<PlanSlot, 'tanks' | 'evs' | 'price'>[]): Plan {
   const ms = slotMinutes * 60_000;
   return {
-    createdMs: startMs, currency: 'NOK', slotMinutes, startMs, endMs: startMs + slots.length * ms, mode: 'optimal',
-    slots: slots.map((s, i) => ({ startMs: startMs + i * ms, endMs: startMs + (i + 1) * ms, delta: 0, source: 'actual', headroomKW: 16, binding: [], reason: 'test', ...s })),
-    cost: 0, baselineCost: 0, baselineRespectsLimits: true, incentiveEarned: 0, shortfalls: [],
+    createdMs: startMs,
+    currency: 'NOK',
+    slotMinutes,
+    startMs,
+    endMs: startMs + slots.length * ms,
+    mode: 'optimal',
+    slots: slots.map((s, i) => ({
+      startMs: startMs + i * ms,
+      endMs: startMs + (i + 1) * ms,
+      delta: 0,
+      source: 'actual',
+      headroomKW: 16,
+      binding: [],
+      reason: 'test',
+      ...s,
+    })),
+    cost: 0,
+    baselineCost: 0,
+    baselineRespectsLimits: true,
+    incentiveEarned: 0,
+    shortfalls: [],
   } as unknown as Plan;
 }
 
@@ -109,18 +139,34 @@ export interface LoopWorld {
 export async function startLoopWorld(w: MqttDeviceWorld, o: LoopWorldOptions): Promise<LoopWorld> {
   const t0 = w.clock.nowMs();
   const tank = await startSimulatedTank({
-    clock: w.clock, startMs: t0, initialC: o.tank.initialC, draws: [],
+    clock: w.clock,
+    startMs: t0,
+    initialC: o.tank.initialC,
+    draws: [],
     params: { volumeL: 200, elementKw: o.tank.elementKw, thermostatC: o.tank.thermostatC ?? 75 },
   });
   w.cleanups.push(() => tank.close());
   const goe = createGoeSim({
-    url: w.broker.url, topicPrefix: 'go-eCharger/loop', startMs: t0, phases: 3, amp: 16, maxCurrentA: 16,
+    url: w.broker.url,
+    topicPrefix: 'go-eCharger/loop',
+    startMs: t0,
+    phases: 3,
+    amp: 16,
+    maxCurrentA: 16,
     plugs: [{ atMs: t0, battery: { capacityKwh: 60, socPct: 20 } }],
   });
   await goe.start();
   w.cleanups.push(() => goe.close());
   const idle = o.idleCharger
-    ? createGoeSim({ url: w.broker.url, topicPrefix: 'go-eCharger/idle', startMs: t0, phases: 3, amp: 6, maxCurrentA: 16, plugs: [{ atMs: t0, battery: { capacityKwh: 60, socPct: 50 } }] })
+    ? createGoeSim({
+        url: w.broker.url,
+        topicPrefix: 'go-eCharger/idle',
+        startMs: t0,
+        phases: 3,
+        amp: 6,
+        maxCurrentA: 16,
+        plugs: [{ atMs: t0, battery: { capacityKwh: 60, socPct: 50 } }],
+      })
     : undefined;
   if (idle) {
     await idle.start();
@@ -135,12 +181,14 @@ export async function startLoopWorld(w: MqttDeviceWorld, o: LoopWorldOptions): P
   };
   const han = houseA
     ? createAmsReaderSim({
-      url: w.broker.url, topic: 'ams/loop', startMs: t0,
-      load: () => {
-        const currentsA = linesA();
-        return { importW: currentsA.reduce((s, a) => s + a * 230, 0), currentsA };
-      },
-    })
+        url: w.broker.url,
+        topic: 'ams/loop',
+        startMs: t0,
+        load: () => {
+          const currentsA = linesA();
+          return { importW: currentsA.reduce((s, a) => s + a * 230, 0), currentsA };
+        },
+      })
     : undefined;
   if (han) {
     await han.start();
@@ -150,7 +198,10 @@ export async function startLoopWorld(w: MqttDeviceWorld, o: LoopWorldOptions): P
   const { config } = parseConfig({
     version: 1,
     site: {
-      timezone: 'Europe/Oslo', priceArea: 'NO1', currency: 'NOK', locationLimitKw: 17,
+      timezone: 'Europe/Oslo',
+      priceArea: 'NO1',
+      currency: 'NOK',
+      locationLimitKw: 17,
       ...(han ? { fuse: { mainFuseA: 25, phases: 3, supply: 'TN', meter: 'han', raiseAfterS: 60, staleAfterS: 30 } } : {}),
     },
     spark: { clientId: 'c', clientSecret: 's' },
@@ -159,17 +210,31 @@ export async function startLoopWorld(w: MqttDeviceWorld, o: LoopWorldOptions): P
     modbus: { sim: { type: 'tcp', host: tank.host, port: tank.port, timeoutMs: 2000 } },
     devices: [
       {
-        id: 'tank', kind: 'hotWaterTank',
+        id: 'tank',
+        kind: 'hotWaterTank',
         switch: { type: 'modbus', bus: 'sim', unitId: 1, profile: 'wattshift-sim-tank' },
         meter: { type: 'modbus', bus: 'sim', unitId: 1, profile: 'wattshift-sim-tank' },
         thermometer: { type: 'modbus', bus: 'sim', unitId: 1, profile: 'wattshift-sim-tank' },
         model: { volumeL: 200, elementKw: o.tank.elementKw, floorC: o.tank.floorC ?? 40, maxC: o.tank.maxC ?? 75 },
       },
       {
-        id: 'car', kind: 'evCharger', charger: { type: 'goe', topicPrefix: 'go-eCharger/loop' }, safeCurrentA: 6,
+        id: 'car',
+        kind: 'evCharger',
+        charger: { type: 'goe', topicPrefix: 'go-eCharger/loop' },
+        safeCurrentA: 6,
         model: { capacityKwh: 60, phases: 3, minCurrentA: 6, maxCurrentA: 16 },
       },
-      ...(idle ? [{ id: 'car2', kind: 'evCharger', charger: { type: 'goe', topicPrefix: 'go-eCharger/idle' }, safeCurrentA: 6, model: { capacityKwh: 60, phases: 3, minCurrentA: 6, maxCurrentA: 16 } }] : []),
+      ...(idle
+        ? [
+            {
+              id: 'car2',
+              kind: 'evCharger',
+              charger: { type: 'goe', topicPrefix: 'go-eCharger/idle' },
+              safeCurrentA: 6,
+              model: { capacityKwh: 60, phases: 3, minCurrentA: 6, maxCurrentA: 16 },
+            },
+          ]
+        : []),
       ...(han ? [{ id: 'han', kind: 'meter', meter: { type: 'amsreader', topic: 'ams/loop' }, staleAfterS: 60 }] : []),
     ],
   });
@@ -184,7 +249,14 @@ export async function startLoopWorld(w: MqttDeviceWorld, o: LoopWorldOptions): P
     const built = buildDevice(d, { buses, mqtt: w.connection, clock: w.clock, logger: silentLogger(), requestTimeoutMs: 2000 });
     w.cleanups.push(() => built.close());
     const device = superviseDevice(
-      { id: d.id, kind: d.kind, capabilities: built.capabilities, leaseMs: 10 * 60_000, readTimeoutMs: 2000, ...(d.kind === 'evCharger' ? { safeCurrentA: d.safeCurrentA } : {}) },
+      {
+        id: d.id,
+        kind: d.kind,
+        capabilities: built.capabilities,
+        leaseMs: 10 * 60_000,
+        readTimeoutMs: 2000,
+        ...(d.kind === 'evCharger' ? { safeCurrentA: d.safeCurrentA } : {}),
+      },
       { clock: w.clock, logger: silentLogger() },
     );
     caps.set(d.id, built.capabilities);
@@ -214,10 +286,18 @@ export async function startLoopWorld(w: MqttDeviceWorld, o: LoopWorldOptions): P
     devices: [controlled.get('tank')!, controlled.get('car')!, ...(idle ? [controlled.get('car2')!] : [])],
     mainMeter: main,
     ...(main && config.site.fuse ? { fuse: { guard: createFuseGuard(config.site.fuse, fuseLog.logger), meter: main.device, meterId: 'han' } } : {}),
-    metering: noMetering, clock: w.clock, logger: silentLogger(), tickMs: TICK_MS, slotMinutes: o.slotMinutes,
+    metering: noMetering,
+    clock: w.clock,
+    logger: silentLogger(),
+    tickMs: TICK_MS,
+    slotMinutes: o.slotMinutes,
     inputs: {
-      plan: () => o.plan, locationCapKw: () => o.capKw, deviceCapKw: () => undefined, baseLoadKw: () => o.baseLoadKw,
-      intent: o.intent ?? (() => ({ mode: 'auto', boostUntilMs: null })), estimatedTankC: () => undefined,
+      plan: () => o.plan,
+      locationCapKw: () => o.capKw,
+      deviceCapKw: () => undefined,
+      baseLoadKw: () => o.baseLoadKw,
+      intent: o.intent ?? (() => ({ mode: 'auto', boostUntilMs: null })),
+      estimatedTankC: () => undefined,
     },
     onTick: () => undefined,
   });
@@ -225,7 +305,13 @@ export async function startLoopWorld(w: MqttDeviceWorld, o: LoopWorldOptions): P
   await tickApplied(control, t0);
 
   return {
-    tank, goe, han, control, linesA, car, meter,
+    tank,
+    goe,
+    han,
+    control,
+    linesA,
+    car,
+    meter,
     setpoint: (id) => control.last()?.decision.setpoints.find((s) => s.id === id),
     async advance(ms) {
       const target = w.clock.nowMs() + ms;

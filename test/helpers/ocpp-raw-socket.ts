@@ -38,8 +38,10 @@ export function rawRequest(port: number, request: string | Buffer, timeoutMs = 5
 /** A genuine upgrade request for `identity` (with basic auth when `password` is given). */
 export function upgradeRequest(identity: string, password?: string, path = '/ocpp'): string {
   const auth = password === undefined ? '' : `Authorization: Basic ${Buffer.from(`${identity}:${password}`).toString('base64')}\r\n`;
-  return `GET ${path}/${encodeURIComponent(identity)} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n`
-    + `Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: ocpp1.6\r\n${auth}\r\n`;
+  return (
+    `GET ${path}/${encodeURIComponent(identity)} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+    `Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: ocpp1.6\r\n${auth}\r\n`
+  );
 }
 
 export const opcode = { continuation: 0, text: 1, binary: 2, close: 8, ping: 9, pong: 10 } as const;

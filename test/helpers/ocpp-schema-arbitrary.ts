@@ -32,7 +32,10 @@ function stringArb(s: JsonSchema): fc.Arbitrary<string> {
   if (s.format === 'date-time') return dateTime;
   if (s.format === 'uri') return fc.webUrl();
   const maxLength = s.maxLength ?? 64;
-  return fc.oneof(fc.string({ maxLength }), fc.string({ unit: 'binary', maxLength }).filter((x) => x.length <= maxLength));
+  return fc.oneof(
+    fc.string({ maxLength }),
+    fc.string({ unit: 'binary', maxLength }).filter((x) => x.length <= maxLength),
+  );
 }
 
 /** An arbitrary of the values `schema` allows; `root` holds the definitions `$ref`s point into. */
@@ -55,7 +58,10 @@ export function schemaArbitrary(schema: JsonSchema, root: JsonSchema = schema): 
     case 'boolean':
       return fc.boolean();
     case 'array':
-      return fc.array(schemaArbitrary(schema.items ?? {}, root), { minLength: schema.minItems ?? 0, maxLength: Math.max(maxItems, schema.minItems ?? 0) });
+      return fc.array(schemaArbitrary(schema.items ?? {}, root), {
+        minLength: schema.minItems ?? 0,
+        maxLength: Math.max(maxItems, schema.minItems ?? 0),
+      });
     case 'object': {
       const props = schema.properties ?? {};
       const required = schema.required ?? [];

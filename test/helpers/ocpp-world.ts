@@ -39,26 +39,45 @@ export async function closeOpened(): Promise<void> {
 
 export async function startCentral(clock: ManualClock, logger = memoryLogger().logger, port = 0): Promise<{ cs: CentralSystem; port: number }> {
   const cs = createCentralSystem({
-    host: '127.0.0.1', port, heartbeatIntervalS: 30, meterValueSampleIntervalS: 60,
-    chargePoints: [{ id: 'cp1', password }], requestTimeoutMs: 2000, clock, logger,
+    host: '127.0.0.1',
+    port,
+    heartbeatIntervalS: 30,
+    meterValueSampleIntervalS: 60,
+    chargePoints: [{ id: 'cp1', password }],
+    requestTimeoutMs: 2000,
+    clock,
+    logger,
   });
   open.push(cs);
   return { cs, port: await cs.listen() };
 }
 
-export async function world(opts: { plugged?: boolean; plugs?: GoeSimPlug[]; statePath?: string; safeCurrentA?: number; relay?: boolean; sessionTags?: SessionTagMemory } = {}): Promise<World> {
+export async function world(
+  opts: { plugged?: boolean; plugs?: GoeSimPlug[]; statePath?: string; safeCurrentA?: number; relay?: boolean; sessionTags?: SessionTagMemory } = {},
+): Promise<World> {
   const clock = new ManualClock(startMs);
   const { logger, lines } = memoryLogger();
   const { cs, port } = await startCentral(clock, logger);
   const charger = createOcppCharger(cs.link('cp1'), {
-    id: 'car', connectorId: 1, idTag: 'wattshift', maxCurrentA: 16, safeCurrentA: opts.safeCurrentA ?? 6, leaseS: 600, staleAfterS: 120, clock, logger,
+    id: 'car',
+    connectorId: 1,
+    idTag: 'wattshift',
+    maxCurrentA: 16,
+    safeCurrentA: opts.safeCurrentA ?? 6,
+    leaseS: 600,
+    staleAfterS: 120,
+    clock,
+    logger,
     ...(opts.sessionTags ? { sessionTags: opts.sessionTags } : {}),
   });
   open.push({ close: async () => charger.close() });
   const relay = opts.relay ? await startTcpRelay(port) : undefined;
   if (relay) open.push(relay);
   const sim = createOcppChargePointSim({
-    url: `ws://127.0.0.1:${relay?.port ?? port}/ocpp`, identity: 'cp1', password, startMs,
+    url: `ws://127.0.0.1:${relay?.port ?? port}/ocpp`,
+    identity: 'cp1',
+    password,
+    startMs,
     plugs: opts.plugs ?? (opts.plugged === false ? [] : [{ atMs: startMs, battery: { capacityKwh: 60, socPct: 20 } }]),
     ...(opts.statePath ? { statePath: opts.statePath } : {}),
     reconnectMs: { initial: 50, max: 200 },
@@ -73,7 +92,13 @@ export async function world(opts: { plugged?: boolean; plugs?: GoeSimPlug[]; sta
     expect(sim.received().filter((m) => m === 'TriggerMessage').length).toBeGreaterThanOrEqual(2);
   });
   return {
-    clock, cs, port, charger, sim, lines, relay,
+    clock,
+    cs,
+    port,
+    charger,
+    sim,
+    lines,
+    relay,
     async step(ms) {
       for (let t = 0; t < ms; t += 10_000) {
         await sim.advance(Math.min(10_000, ms - t));
@@ -83,7 +108,6 @@ export async function world(opts: { plugged?: boolean; plugs?: GoeSimPlug[]; sta
     },
   };
 }
-
 
 export interface TcpRelay {
   readonly port: number;
@@ -101,7 +125,10 @@ export async function startTcpRelay(targetPort: number): Promise<TcpRelay> {
   const server = createServer((inbound) => {
     if (down) return void inbound.destroy();
     const outbound = connect(targetPort, '127.0.0.1');
-    for (const [a, b] of [[inbound, outbound], [outbound, inbound]] as const) {
+    for (const [a, b] of [
+      [inbound, outbound],
+      [outbound, inbound],
+    ] as const) {
       sockets.add(a);
       a.on('error', () => undefined);
       a.on('close', () => {
@@ -121,21 +148,25 @@ export async function startTcpRelay(targetPort: number): Promise<TcpRelay> {
     restore() {
       down = false;
     },
-    close: () => new Promise<void>((resolve) => {
-      for (const s of sockets) s.destroy();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
   };
 }
 
 /** A daemon config with the central system on 127.0.0.1:`port` and one ocpp charger, `car` on cp1. */
 export function ocppConfig(port: number): Config {
-  return parseConfig({
-    version: 1,
-    site: { timezone: 'Europe/Oslo', priceArea: 'NO1', currency: 'NOK', locationLimitKw: 11 },
-    spark: { clientId: 'c', clientSecret: 'x' },
-    storage: { path: ':memory:' },
-    ocpp: { host: '127.0.0.1', port },
-    devices: [{ id: 'car', kind: 'evCharger', charger: { type: 'ocpp', chargePointId: 'cp1', password }, model: { capacityKwh: 60 } }],
-  }, { env: {} }).config;
+  return parseConfig(
+    {
+      version: 1,
+      site: { timezone: 'Europe/Oslo', priceArea: 'NO1', currency: 'NOK', locationLimitKw: 11 },
+      spark: { clientId: 'c', clientSecret: 'x' },
+      storage: { path: ':memory:' },
+      ocpp: { host: '127.0.0.1', port },
+      devices: [{ id: 'car', kind: 'evCharger', charger: { type: 'ocpp', chargePointId: 'cp1', password }, model: { capacityKwh: 60 } }],
+    },
+    { env: {} },
+  ).config;
 }

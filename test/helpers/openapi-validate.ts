@@ -152,7 +152,12 @@ const auxDoc = JSON.parse(readFileSync(auxDocumentPath, 'utf8')) as Json;
 const formats = customFormats(ecDoc, auxDoc);
 const operations = [...loadOperations(ecDoc, '/energy-coordination/v1', formats), ...loadOperations(auxDoc, '', formats)];
 const problemValidator = new ResponseValidator({
-  responses: { default: { description: 'problem', content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/HttpValidationProblemDetails' } } } } },
+  responses: {
+    default: {
+      description: 'problem',
+      content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/HttpValidationProblemDetails' } } },
+    },
+  },
   components: ecDoc.components as Json,
   customFormats: formats,
 });
@@ -203,7 +208,8 @@ export function checkResponse(r: Pick<ResponseRecord, 'method' | 'path' | 'statu
     return result ? [`${where}: ${JSON.stringify(result.errors ?? result.message)} body=${r.body.slice(0, 300)}`] : [];
   }
   // Undeclared statuses: only the documented extensions of the sandbox.
-  if (r.status === 401) return r.body === '' && /^Bearer/.test(r.headers['www-authenticate'] ?? '') ? [] : [`${where}: 401 must be empty with WWW-Authenticate: Bearer`];
+  if (r.status === 401)
+    return r.body === '' && /^Bearer/.test(r.headers['www-authenticate'] ?? '') ? [] : [`${where}: 401 must be empty with WWW-Authenticate: Bearer`];
   const allowed = r.status === 405 || r.status === 413 || (r.status === 404 && !op) || (r.status === 400 && op !== undefined && !op.responses['400']);
   if (!allowed) return [`${where}: status not declared by the document`];
   if (r.status === 405 && !r.headers.allow) return [`${where}: 405 without Allow`];

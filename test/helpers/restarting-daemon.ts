@@ -3,7 +3,15 @@
  * Restart=always), each time from a warm standby process so that a restart costs simulated
  * minutes even on a fast clock.
  */
-import { spawnStandbyDaemon, waitUntilSim, type DaemonLogLine, type DaemonProcess, type SpawnOptions, type StandbyDaemon, type World } from './daemon-harness.js';
+import {
+  spawnStandbyDaemon,
+  waitUntilSim,
+  type DaemonLogLine,
+  type DaemonProcess,
+  type SpawnOptions,
+  type StandbyDaemon,
+  type World,
+} from './daemon-harness.js';
 
 export interface Kill {
   /** Simulated time of the SIGKILL. */
@@ -71,7 +79,13 @@ export function startRestartingDaemon(world: World, options: SpawnOptions & { st
         const d = current();
         // One we killed: its successor starts when it has gone. Any other must get to run.
         if (killed.has(d)) await d.exited;
-        else if (await d.waitForLog(isRunningLine, 60_000).then(() => !killed.has(d), (err: unknown) => (killed.has(d) ? false : Promise.reject(err)))) return d;
+        else if (
+          await d.waitForLog(isRunningLine, 60_000).then(
+            () => !killed.has(d),
+            (err: unknown) => (killed.has(d) ? false : Promise.reject(err)),
+          )
+        )
+          return d;
       }
     },
     kill(cause) {

@@ -29,10 +29,12 @@ export class ScratchRoot {
   /** Runs `command` with `sh -c` as root inside the scratch root; earlier runs' changes are there. */
   run(command: string): ScratchRun {
     const m = this.merged;
-    const enter = `mount -t overlay overlay -o lowerdir=/,upperdir=${this.upper},workdir=${this.work} ${m} `
-      + `&& for d in proc dev sys; do mount --bind /$d ${m}/$d; done && exec chroot ${m} sh -c "$1" 2>&1`;
+    const enter =
+      `mount -t overlay overlay -o lowerdir=/,upperdir=${this.upper},workdir=${this.work} ${m} ` +
+      `&& for d in proc dev sys; do mount --bind /$d ${m}/$d; done && exec chroot ${m} sh -c "$1" 2>&1`;
     const r = spawnSync('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', enter, 'scratch-root', command], {
-      encoding: 'utf8', env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C.UTF-8', DEBIAN_FRONTEND: 'noninteractive' },
+      encoding: 'utf8',
+      env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C.UTF-8', DEBIAN_FRONTEND: 'noninteractive' },
     });
     return { code: r.status ?? -1, out: `${r.stdout}${r.stderr}` };
   }

@@ -149,7 +149,8 @@ export function createSpecChargePoint(options: SpecChargePointOptions): SpecChar
     },
     TriggerMessage: (p) => {
       const what = p['requestedMessage'];
-      if (what === 'StatusNotification') return { answer: { status: 'Accepted' }, after: () => void sendStatus(1, connectorStatus).catch(() => undefined) };
+      if (what === 'StatusNotification')
+        return { answer: { status: 'Accepted' }, after: () => void sendStatus(1, connectorStatus).catch(() => undefined) };
       if (what === 'MeterValues') return { answer: { status: 'Accepted' }, after: () => void sendMeterValues(0).catch(() => undefined) };
       return { answer: { status: 'NotImplemented' } };
     },
@@ -159,13 +160,22 @@ export function createSpecChargePoint(options: SpecChargePointOptions): SpecChar
       if (profile.chargingProfilePurpose === 'TxProfile') {
         // §5.16.3: a TxProfile applies to a running transaction only; naming another is an error.
         if (transaction === undefined || (profile.transactionId !== undefined && profile.transactionId !== transaction.id)) {
-          problems.push(`SetChargingProfile for transaction ${String(profile.transactionId)} while ${transaction ? `transaction ${transaction.id} runs` : 'no transaction runs'}: Rejected`);
+          problems.push(
+            `SetChargingProfile for transaction ${String(profile.transactionId)} while ${transaction ? `transaction ${transaction.id} runs` : 'no transaction runs'}: Rejected`,
+          );
           return { answer: { status: 'Rejected' } };
         }
       }
       // §3.13.2: a profile replaces one of the same id, or of the same purpose and stack level.
-      profiles = profiles.filter((s) => s.profile.chargingProfileId !== profile.chargingProfileId
-        && !(s.connectorId === connectorId && s.profile.stackLevel === profile.stackLevel && s.profile.chargingProfilePurpose === profile.chargingProfilePurpose));
+      profiles = profiles.filter(
+        (s) =>
+          s.profile.chargingProfileId !== profile.chargingProfileId &&
+          !(
+            s.connectorId === connectorId &&
+            s.profile.stackLevel === profile.stackLevel &&
+            s.profile.chargingProfilePurpose === profile.chargingProfilePurpose
+          ),
+      );
       profiles.push({ connectorId, profile });
       return { answer: { status: 'Accepted' } };
     },
@@ -180,7 +190,9 @@ export function createSpecChargePoint(options: SpecChargePointOptions): SpecChar
     },
     RemoteStopTransaction: (p) => {
       if (transaction === undefined || transaction.id !== p['transactionId']) {
-        problems.push(`RemoteStopTransaction for transaction ${String(p['transactionId'])} while ${transaction ? `transaction ${transaction.id} runs` : 'no transaction runs'}: Rejected`);
+        problems.push(
+          `RemoteStopTransaction for transaction ${String(p['transactionId'])} while ${transaction ? `transaction ${transaction.id} runs` : 'no transaction runs'}: Rejected`,
+        );
         return { answer: { status: 'Rejected' } };
       }
       return { answer: { status: 'Accepted' }, after: () => void stopTransaction('Remote').catch(() => undefined) };
@@ -230,17 +242,20 @@ export function createSpecChargePoint(options: SpecChargePointOptions): SpecChar
     return call('StatusNotification', { connectorId, errorCode: 'NoError', status, timestamp: iso() });
   };
 
-  const sendMeterValues = (powerW: number): Promise<Json> => call('MeterValues', {
-    connectorId: 1,
-    ...(transaction ? { transactionId: transaction.id } : {}),
-    meterValue: [{
-      timestamp: iso(),
-      sampledValue: [
-        { value: String(Math.round(me.energyWh)), measurand: 'Energy.Active.Import.Register', unit: 'Wh' },
-        { value: String(Math.round(powerW)), measurand: 'Power.Active.Import', unit: 'W' },
+  const sendMeterValues = (powerW: number): Promise<Json> =>
+    call('MeterValues', {
+      connectorId: 1,
+      ...(transaction ? { transactionId: transaction.id } : {}),
+      meterValue: [
+        {
+          timestamp: iso(),
+          sampledValue: [
+            { value: String(Math.round(me.energyWh)), measurand: 'Energy.Active.Import.Register', unit: 'Wh' },
+            { value: String(Math.round(powerW)), measurand: 'Power.Active.Import', unit: 'W' },
+          ],
+        },
       ],
-    }],
-  });
+    });
 
   const startTransaction = async (idTag: string): Promise<number> => {
     const meterStart = Math.round(me.energyWh);

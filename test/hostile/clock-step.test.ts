@@ -25,7 +25,10 @@ async function stepUnder(world: World, stepMs: number): Promise<{ replanAfterClo
   const jump = await daemon.waitForLog((l) => l.code === 'CLOCK_JUMP' && String(l.msg).startsWith('the clock stepped under the plan'), 30_000);
   const replan = await daemon.waitForLog((l: DaemonLogLine) => l.msg === 'plan updated' && String(l['reason']).startsWith('clock step'), 30_000);
   // Prices are fetched again for the new timeline: the plan after them is not a fallback one.
-  const priced = await daemon.waitForLog((l) => l.msg === 'plan updated' && daemon.logs.indexOf(l) >= daemon.logs.indexOf(replan) && l['mode'] !== 'fallback', 30_000);
+  const priced = await daemon.waitForLog(
+    (l) => l.msg === 'plan updated' && daemon.logs.indexOf(l) >= daemon.logs.indexOf(replan) && l['mode'] !== 'fallback',
+    30_000,
+  );
   daemon.kill('SIGTERM');
   expect((await daemon.exited).code).toBe(0);
   // Real time from the step to the re-plan, in the daemon's clock seconds.

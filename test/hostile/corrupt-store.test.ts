@@ -23,7 +23,9 @@ it('moves a database damaged in later pages aside, starts on a new one and says 
   closeSync(fd);
 
   const httpPort = await findFreePort();
-  const daemon = spawnDaemon(world, { configPath: writeConfig(world, { ...faultOverrides, http: { enabled: true, host: '127.0.0.1', port: httpPort } }) });
+  const daemon = spawnDaemon(world, {
+    configPath: writeConfig(world, { ...faultOverrides, http: { enabled: true, host: '127.0.0.1', port: httpPort } }),
+  });
   onTestFailed(() => writeFileSync(join(world.dataDir, 'daemon.log'), daemon.rawOutput.join('\n')));
   const corrupt = await daemon.waitForLog((l) => l.code === 'STORE_CORRUPT');
   await daemon.waitForLog((l) => l.msg === 'wattshift started');

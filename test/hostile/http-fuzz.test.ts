@@ -29,7 +29,11 @@ beforeAll(async () => {
   statusPort = await findFreePort();
   webhookPort = await findFreePort();
   daemon = spawnDaemon(world, {
-    configPath: writeConfig(world, { ...faultOverrides, http: { enabled: true, host: '127.0.0.1', port: statusPort }, events: webhookEvents(webhookPort) }),
+    configPath: writeConfig(world, {
+      ...faultOverrides,
+      http: { enabled: true, host: '127.0.0.1', port: statusPort },
+      events: webhookEvents(webhookPort),
+    }),
   });
   await daemon.waitForLog((l) => l.msg === 'wattshift started');
 }, 60_000);
@@ -69,7 +73,10 @@ it('answers 400 to request targets that are not URLs, on every listener, and sta
   for (const port of [statusPort, webhookPort]) {
     for (const target of ['//[', 'http://a:99999/', 'http://[/healthz']) {
       for (let attempt = 0; attempt < 4; attempt++) {
-        const outcome = await sendRaw({ parts: [Buffer.from(`GET ${target} HTTP/1.1\r\nHost: localhost\r\n\r\n`)], pausesMs: [0], end: 'wait' }, { port, timeoutMs: 5_000 });
+        const outcome = await sendRaw(
+          { parts: [Buffer.from(`GET ${target} HTTP/1.1\r\nHost: localhost\r\n\r\n`)], pausesMs: [0], end: 'wait' },
+          { port, timeoutMs: 5_000 },
+        );
         expect(outcome.status, `${port} ${target}`).toBe(400);
       }
     }
@@ -83,7 +90,13 @@ it('keeps both listeners up, small and quiet through a seeded request fuzz', asy
   keepLogOnFailure();
   const listeners = [
     { name: 'status', port: statusPort, seed: 0x57a7, paths: ['/', '/healthz', '/metrics', '/api/view', '/api/history'], headers: [] },
-    { name: 'webhook', port: webhookPort, seed: 0x3eb0, paths: [webhookPath, '/'], headers: ['X-Payload-Signature: AAAA', `X-Payload-Signature: ${'A'.repeat(5000)}`, 'Content-Type: application/json'] },
+    {
+      name: 'webhook',
+      port: webhookPort,
+      seed: 0x3eb0,
+      paths: [webhookPath, '/'],
+      headers: ['X-Payload-Signature: AAAA', `X-Payload-Signature: ${'A'.repeat(5000)}`, 'Content-Type: application/json'],
+    },
   ];
   const batches = 4;
   const perBatch = 60;
@@ -101,7 +114,9 @@ it('keeps both listeners up, small and quiet through a seeded request fuzz', asy
         seen.set(key, (seen.get(key) ?? 0) + 1);
       });
       // No request makes a listener fail (5xx), and no unsigned call is ever accepted.
-      const failed = outcomes.flatMap((o, i) => (o.statuses.some((s) => s >= 500 || (l.name === 'webhook' && s < 300)) ? [`${batch[i]!.label}: ${o.statuses.join(',')}`] : []));
+      const failed = outcomes.flatMap((o, i) =>
+        o.statuses.some((s) => s >= 500 || (l.name === 'webhook' && s < 300)) ? [`${batch[i]!.label}: ${o.statuses.join(',')}`] : [],
+      );
       expect(failed, `${l.name} batch ${b}`).toEqual([]);
       expect(daemon.child.exitCode, `${l.name} batch ${b}`).toBeNull();
       expect([200, 503], `${l.name} batch ${b}: /healthz`).toContain(await healthz());
@@ -115,5 +130,11 @@ it('keeps both listeners up, small and quiet through a seeded request fuzz', asy
     figures[l.name] = Object.fromEntries([...seen].sort());
   }
   const out = listenerOutput();
-  report('http-fuzz', { casesPerListener: batches * perBatch, outcomes: figures, listenerLogLines: out.lines - before.lines, listenerLogBytes: out.bytes - before.bytes, rssGrowthMiB: Math.round(rssMiB(daemon.pid) - rssStart) });
+  report('http-fuzz', {
+    casesPerListener: batches * perBatch,
+    outcomes: figures,
+    listenerLogLines: out.lines - before.lines,
+    listenerLogBytes: out.bytes - before.bytes,
+    rssGrowthMiB: Math.round(rssMiB(daemon.pid) - rssStart),
+  });
 }, 170_000);

@@ -39,10 +39,22 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('hub webhook endp
     const hour = new Date(Math.ceil(Date.now() / 3_600_000) * 3_600_000).toISOString();
     const eventId = `hub-fuzz-genuine-${genuineCount++}`;
     const body = JSON.stringify({
-      notificationId: `n-${eventId}`, eventId, eventCreatedAtUtc: at, notificationSentUtc: at, notificationType: 'LocationLPCRequested',
-      payload: { payloadType: 'LocationLPC', targets: [{ locationId: gateways.a.locationId, resolution: '01:00:00', points: [{ timestamp: hour, maxPowerInKiloWatts: 5 }] }] },
+      notificationId: `n-${eventId}`,
+      eventId,
+      eventCreatedAtUtc: at,
+      notificationSentUtc: at,
+      notificationType: 'LocationLPCRequested',
+      payload: {
+        payloadType: 'LocationLPC',
+        targets: [{ locationId: gateways.a.locationId, resolution: '01:00:00', points: [{ timestamp: hour, maxPowerInKiloWatts: 5 }] }],
+      },
     });
-    const res = await fetch(hub.webhookUrl, { method: 'POST', body, headers: { 'x-payload-signature': signPayload(body, webhookSecret) }, signal: AbortSignal.timeout(10_000) }).catch(() => null);
+    const res = await fetch(hub.webhookUrl, {
+      method: 'POST',
+      body,
+      headers: { 'x-payload-signature': signPayload(body, webhookSecret) },
+      signal: AbortSignal.timeout(10_000),
+    }).catch(() => null);
     return res?.status ?? 0;
   }
 
@@ -50,7 +62,10 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('hub webhook endp
 
   it('answers 400 to request targets that are not URLs', async () => {
     for (const target of ['//[', 'http://a:99999/', 'http://[/healthz']) {
-      const outcome = await sendRaw({ parts: [Buffer.from(`POST ${target} HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\n\r\n`)], pausesMs: [0], end: 'wait' }, { port });
+      const outcome = await sendRaw(
+        { parts: [Buffer.from(`POST ${target} HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\n\r\n`)], pausesMs: [0], end: 'wait' },
+        { port },
+      );
       expect(outcome.status, target).toBe(400);
     }
     expect(await healthz()).toBe(200);
@@ -85,13 +100,25 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('hub webhook endp
     // Nothing unsigned was stored: the events are the genuine deliveries.
     const stored = await world.pool.query<{ n: string }>("SELECT count(*) AS n FROM events WHERE event_id NOT LIKE 'hub-fuzz-genuine-%'");
     expect(Number(stored.rows[0]!.n)).toBe(0);
-    report('hub-webhook-fuzz', { cases: batches * perBatch, outcomes: Object.fromEntries([...seen].sort()), endpointLogLines: endpointLines() - linesBefore });
+    report('hub-webhook-fuzz', {
+      cases: batches * perBatch,
+      outcomes: Object.fromEntries([...seen].sort()),
+      endpointLogLines: endpointLines() - linesBefore,
+    });
   }, 120_000);
 
   it('takes 100 bodies cut off mid-way without an error line each', async () => {
     const before = world.logs.length;
-    const cut = { parts: [Buffer.from(`POST ${path} HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1000\r\n\r\n{"eventId":`)], pausesMs: [0], end: 'close' as const };
-    await runBatch(Array.from({ length: 100 }, () => cut), 20, (c) => sendRaw(c, { port }));
+    const cut = {
+      parts: [Buffer.from(`POST ${path} HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1000\r\n\r\n{"eventId":`)],
+      pausesMs: [0],
+      end: 'close' as const,
+    };
+    await runBatch(
+      Array.from({ length: 100 }, () => cut),
+      20,
+      (c) => sendRaw(c, { port }),
+    );
     await new Promise((r) => setTimeout(r, 200));
     const lines = world.logs.slice(before).filter((l) => l['component'] === 'hub-webhook');
     expect(lines.filter((l) => l.level === 'error' || l.level === 'fatal')).toEqual([]);

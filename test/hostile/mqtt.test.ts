@@ -133,7 +133,9 @@ it('refuses oversized messages unread, keeps commands inside the envelope, and s
   await command(attacker, seen, 'wattshift/tank/set/floor', '52');
   expect(seen.at(-1)?.status).toBe('ok');
   await attacker.publishAsync('wattshift/tank/set/floor', '55', { qos: 1, retain: true });
-  await until('the retained command applied', () => daemon.logs.some((l) => l.msg === 'command applied' && (l['command'] as { floorC?: number })?.floorC === 55));
+  await until('the retained command applied', () =>
+    daemon.logs.some((l) => l.msg === 'command applied' && (l['command'] as { floorC?: number })?.floorC === 55),
+  );
   await sleep(500);
   expect(await retainedOn(world, 'wattshift/tank/set/floor')).toEqual([]);
   daemon.kill('SIGTERM');
@@ -147,9 +149,16 @@ it('refuses oversized messages unread, keeps commands inside the envelope, and s
   await attacker.endAsync();
 
   const figures = {
-    rssMiBAfter32MBRetained: Math.round(rssAfterRetained), rssMiBAfter64MBLive: Math.round(rssAfterLive),
+    rssMiBAfter32MBRetained: Math.round(rssAfterRetained),
+    rssMiBAfter64MBLive: Math.round(rssAfterLive),
     burst: { sent: 60, answered: burstAnswered, accepted: burstOk, replans: burstReplans, relayFlips: flips },
-    flood: { sent: 5000, rssMiBBefore: Math.round(rssBeforeFlood), rssMiBAfter: Math.round(rssAfterFlood), cpuSeconds: floodCpuS, logLines: floodLines },
+    flood: {
+      sent: 5000,
+      rssMiBBefore: Math.round(rssBeforeFlood),
+      rssMiBAfter: Math.round(rssAfterFlood),
+      cpuSeconds: floodCpuS,
+      logLines: floodLines,
+    },
   };
   report('mqtt', figures);
 }, 170_000);

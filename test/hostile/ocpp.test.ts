@@ -34,16 +34,29 @@ const hostileCodes = new Set(['OCPP_REQUEST_REFUSED', 'OCPP_AUTH_REJECTED', 'OCP
 /** Two OCPP chargers: `fuzz` takes the frames, `genuine` proves after each batch that charge points still get in. */
 function ocppDaemonConfig(world: World, port: number): string {
   const charger = (id: string) => ({
-    id, kind: 'evCharger', staleAfterS: 900, safeCurrentA: 6,
+    id,
+    kind: 'evCharger',
+    staleAfterS: 900,
+    safeCurrentA: 6,
     charger: { type: 'ocpp', chargePointId: id, password },
     model: { capacityKwh: 60, targetEnergyKwh: 10, departure: '07:00', minCurrentA: 6, maxCurrentA: 16, phases: 3 },
   });
-  return writeConfig(world, { ...faultOverrides, ocpp: { host: '127.0.0.1', port }, devices: [...(world.config.devices ?? []), charger('fuzz'), charger('genuine')] });
+  return writeConfig(world, {
+    ...faultOverrides,
+    ocpp: { host: '127.0.0.1', port },
+    devices: [...(world.config.devices ?? []), charger('fuzz'), charger('genuine')],
+  });
 }
 
 /** A real ocpp-rpc charge point boots and is accepted. */
 async function genuineBoots(port: number): Promise<string> {
-  const cp = new RPCClient({ endpoint: `ws://127.0.0.1:${port}/ocpp`, identity: 'genuine', password, protocols: ['ocpp1.6'], reconnect: false } as ConstructorParameters<typeof RPCClient>[0]);
+  const cp = new RPCClient({
+    endpoint: `ws://127.0.0.1:${port}/ocpp`,
+    identity: 'genuine',
+    password,
+    protocols: ['ocpp1.6'],
+    reconnect: false,
+  } as ConstructorParameters<typeof RPCClient>[0]);
   try {
     await cp.connect();
     const answer = (await cp.call('BootNotification', { chargePointVendor: 'hostile', chargePointModel: 'genuine' })) as { status?: string };
@@ -57,35 +70,100 @@ async function genuineBoots(port: number): Promise<string> {
 
 const hex = fc.integer({ min: 0, max: 255 }).map((n) => `%${n.toString(16).toUpperCase().padStart(2, '0')}`);
 const segment = fc.oneof(
-  fc.constantFrom('ocpp', 'fuzz', 'genuine', '', '.', '..', '%2e%2e', '%2F', '%00', '%', '%G1', '%E0%A4%A', '%C0%80', '%ED%A0%80', '%FF', 'a%', '\\..'),
+  fc.constantFrom(
+    'ocpp',
+    'fuzz',
+    'genuine',
+    '',
+    '.',
+    '..',
+    '%2e%2e',
+    '%2F',
+    '%00',
+    '%',
+    '%G1',
+    '%E0%A4%A',
+    '%C0%80',
+    '%ED%A0%80',
+    '%FF',
+    'a%',
+    '\\..',
+  ),
   fc.array(fc.oneof(hex, fc.stringMatching(/^[A-Za-z0-9._~:@!$&'()*+,;=-]{1,8}$/)), { minLength: 1, maxLength: 6 }).map((p) => p.join('')),
 );
 const target = fc.oneof(
-  { weight: 6, arbitrary: fc.tuple(fc.array(segment, { minLength: 1, maxLength: 5 }), fc.option(fc.constantFrom('?a=1', '?%zz', '#frag', '?'.padEnd(700, 'q')))).map(([s, q]) => `/${s.join('/')}${q ?? ''}`) },
-  { weight: 1, arbitrary: fc.constantFrom('http://127.0.0.1/ocpp/genuine', 'ws://evil.example/ocpp/fuzz', 'https://[::1]/ocpp/%E0', '127.0.0.1:8887', '*', 'ocpp/fuzz', '//evil/ocpp/fuzz') },
+  {
+    weight: 6,
+    arbitrary: fc
+      .tuple(fc.array(segment, { minLength: 1, maxLength: 5 }), fc.option(fc.constantFrom('?a=1', '?%zz', '#frag', '?'.padEnd(700, 'q'))))
+      .map(([s, q]) => `/${s.join('/')}${q ?? ''}`),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      'http://127.0.0.1/ocpp/genuine',
+      'ws://evil.example/ocpp/fuzz',
+      'https://[::1]/ocpp/%E0',
+      '127.0.0.1:8887',
+      '*',
+      'ocpp/fuzz',
+      '//evil/ocpp/fuzz',
+    ),
+  },
   { weight: 1, arbitrary: fc.constant(`/ocpp/${'x'.repeat(900)}`) },
 );
 const base64 = (s: string): string => Buffer.from(s).toString('base64');
-const optionalHeader = (name: string, values: string[]) => fc.option(fc.constantFrom(...values.map((v) => `${name}: ${v}`)), { nil: undefined, freq: 4 });
+const optionalHeader = (name: string, values: string[]) =>
+  fc.option(fc.constantFrom(...values.map((v) => `${name}: ${v}`)), { nil: undefined, freq: 4 });
 const headers = fc.tuple(
   optionalHeader('Host', ['127.0.0.1', '', 'evil:99999', '127.0.0.1\r\nHost: twice']),
   optionalHeader('Upgrade', ['websocket', 'WebSocket', 'h2c', 'websocket, h2c', '']),
   optionalHeader('Connection', ['Upgrade', 'keep-alive', 'close, Upgrade']),
-  optionalHeader('Sec-WebSocket-Key', ['dGhlIHNhbXBsZSBub25jZQ==', 'AAAA', '!!!!!!!!!!!!!!!!!!!!!!==', 'dGhlIHNhbXBsZSBub25jZQ==, dGhlIHNhbXBsZSBub25jZQ==']),
+  optionalHeader('Sec-WebSocket-Key', [
+    'dGhlIHNhbXBsZSBub25jZQ==',
+    'AAAA',
+    '!!!!!!!!!!!!!!!!!!!!!!==',
+    'dGhlIHNhbXBsZSBub25jZQ==, dGhlIHNhbXBsZSBub25jZQ==',
+  ]),
   optionalHeader('Sec-WebSocket-Version', ['13', '8', '99', 'abc', '13, 8']),
-  optionalHeader('Sec-WebSocket-Protocol', ['ocpp1.6', 'ocpp2.0.1', 'ocpp1.6, ocpp1.6', ', ,', 'ocpp1.6,', 'ocpp 1.6', `ocpp1.6, ${'p,'.repeat(200)}q`]),
+  optionalHeader('Sec-WebSocket-Protocol', [
+    'ocpp1.6',
+    'ocpp2.0.1',
+    'ocpp1.6, ocpp1.6',
+    ', ,',
+    'ocpp1.6,',
+    'ocpp 1.6',
+    `ocpp1.6, ${'p,'.repeat(200)}q`,
+  ]),
   optionalHeader('Sec-WebSocket-Extensions', ['permessage-deflate; client_max_window_bits', 'permessage-deflate; server_max_window_bits=0', ';;;']),
   optionalHeader('Authorization', [
-    `Basic ${base64(`fuzz:${password}`)}`, `Basic ${base64(`genuine:${password}`)}`, `Basic ${base64('fuzz:wrong-password-0000')}`,
-    'Basic !!!not-base64', 'Basic ', `Basic ${base64(`fuzz:${password}`).slice(0, -3)}`, 'Bearer abc', `Basic ${base64(`fuzz:${password}`)}=====`,
+    `Basic ${base64(`fuzz:${password}`)}`,
+    `Basic ${base64(`genuine:${password}`)}`,
+    `Basic ${base64('fuzz:wrong-password-0000')}`,
+    'Basic !!!not-base64',
+    'Basic ',
+    `Basic ${base64(`fuzz:${password}`).slice(0, -3)}`,
+    'Bearer abc',
+    `Basic ${base64(`fuzz:${password}`)}=====`,
   ]),
   fc.option(fc.integer({ min: 1, max: 1500 }), { nil: undefined, freq: 3 }),
 );
 const upgradeArb = fc
-  .tuple(fc.constantFrom('GET', 'GET', 'GET', 'POST', 'get', 'CONNECT', 'G\u0000T'), target, fc.constantFrom('HTTP/1.1', 'HTTP/1.1', 'HTTP/1.0', 'HTTP/2.0'), headers, fc.constantFrom('\r\n', '\r\n', '\n'))
+  .tuple(
+    fc.constantFrom('GET', 'GET', 'GET', 'POST', 'get', 'CONNECT', 'G\u0000T'),
+    target,
+    fc.constantFrom('HTTP/1.1', 'HTTP/1.1', 'HTTP/1.0', 'HTTP/2.0'),
+    headers,
+    fc.constantFrom('\r\n', '\r\n', '\n'),
+  )
   .map(([method, t, version, [host, ...rest], eol]) => {
     const flood = rest.pop() as number | undefined;
-    const lines = [`${method} ${t} ${version}`, host, ...(rest as (string | undefined)[]), ...Array.from({ length: flood ?? 0 }, (_, i) => `X-Flood-${i}: ${'f'.repeat(16)}`)];
+    const lines = [
+      `${method} ${t} ${version}`,
+      host,
+      ...(rest as (string | undefined)[]),
+      ...Array.from({ length: flood ?? 0 }, (_, i) => `X-Flood-${i}: ${'f'.repeat(16)}`),
+    ];
     return lines.filter((l) => l !== undefined).join(eol) + eol + eol;
   });
 
@@ -93,8 +171,19 @@ const upgradeArb = fc
 
 /** What a charge point sends a central system (OCPP 1.6 and its Security Whitepaper), with the official schemas. */
 const chargePointActions = [
-  'Authorize', 'BootNotification', 'DataTransfer', 'DiagnosticsStatusNotification', 'FirmwareStatusNotification', 'Heartbeat', 'MeterValues',
-  'StartTransaction', 'StatusNotification', 'StopTransaction', 'SecurityEventNotification', 'SignCertificate', 'LogStatusNotification',
+  'Authorize',
+  'BootNotification',
+  'DataTransfer',
+  'DiagnosticsStatusNotification',
+  'FirmwareStatusNotification',
+  'Heartbeat',
+  'MeterValues',
+  'StartTransaction',
+  'StatusNotification',
+  'StopTransaction',
+  'SecurityEventNotification',
+  'SignCertificate',
+  'LogStatusNotification',
   'SignedFirmwareStatusNotification',
 ] as const;
 const exported = ocppStandardSchema.Ocpp16Schemas as unknown as Record<string, JsonSchema>;
@@ -109,7 +198,12 @@ const jsonArb: fc.Arbitrary<Json> = fc.jsonValue({ maxDepth: 3 }) as fc.Arbitrar
 const mutationArb: fc.Arbitrary<Mutation> = fc.oneof(
   fc.record({ op: fc.constantFrom('delete' as const, 'duplicate' as const), at: fc.nat() }),
   fc.record({ op: fc.constant('retype' as const), at: fc.nat(), value: jsonArb }),
-  fc.record({ op: fc.constant('unknownKey' as const), at: fc.nat(), key: fc.oneof(fc.string(), fc.constantFrom('__proto__', 'constructor')), value: jsonArb }),
+  fc.record({
+    op: fc.constant('unknownKey' as const),
+    at: fc.nat(),
+    key: fc.oneof(fc.string(), fc.constantFrom('__proto__', 'constructor')),
+    value: jsonArb,
+  }),
   fc.record({ op: fc.constant('longArray' as const), at: fc.nat(), length: fc.integer({ min: 0, max: 50 }) }),
 );
 
@@ -138,14 +232,68 @@ const fragmented = (text: string, n: number): Buffer[] => {
 };
 
 const shotArb: fc.Arbitrary<Shot> = fc.oneof(
-  { weight: 6, arbitrary: payloadArb.map(([action, payload]) => { const id = nextId(); return { kind: 'valid', id, text: call(id, action, payload), valid: { action, payload } }; }) },
-  { weight: 6, arbitrary: fc.tuple(payloadArb, fc.array(mutationArb, { minLength: 1, maxLength: 3 })).map(([[action, payload], ms]) => { const id = nextId(); return { kind: 'mutated', id, text: call(id, action, mutate(payload, ms)) }; }) },
-  { weight: 2, arbitrary: fc.tuple(payloadArb, fc.integer({ min: 2, max: 6 })).map(([[action, payload], n]) => { const id = nextId(); return { kind: 'fragmented', id, frames: fragmented(call(id, action, payload), n) }; }) },
-  { weight: 1, arbitrary: fc.tuple(payloadArb, fc.nat()).map(([[action, payload], cut]) => { const t = call(nextId(), action, payload); return { kind: 'truncated', text: t.slice(0, cut % t.length) }; }) },
-  { weight: 1, arbitrary: fc.tuple(fc.constantFrom<Json>(0, 1, 5, -1, '2', 2.5, null, 3, 4), payloadArb).map(([type, [action, payload]]) => ({ kind: 'type-id', text: JSON.stringify([type, nextId(), action, payload]) })) },
-  { weight: 1, arbitrary: fc.constantFrom<Json>('x'.repeat(40_000), 12, null, {}, '').map((badId) => ({ kind: 'bad-id', text: call(badId, 'Heartbeat', {}) })) },
-  { weight: 1, arbitrary: fc.constantFrom<Json>('NoSuchAction', '', 'x'.repeat(10_000), 7, 'RemoteStartTransaction', '__proto__').map((action) => { const id = nextId(); return { kind: 'action', id, text: call(id, action, {}) }; }) },
-  { weight: 1, arbitrary: fc.constantFrom('not json', '[', '[2]', '{}', '[2,"a"]', '[2,"a","Heartbeat",{},"extra"]', '\u0000', '"', 'null', '[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]').map((text) => ({ kind: 'malformed', text })) },
+  {
+    weight: 6,
+    arbitrary: payloadArb.map(([action, payload]) => {
+      const id = nextId();
+      return { kind: 'valid', id, text: call(id, action, payload), valid: { action, payload } };
+    }),
+  },
+  {
+    weight: 6,
+    arbitrary: fc.tuple(payloadArb, fc.array(mutationArb, { minLength: 1, maxLength: 3 })).map(([[action, payload], ms]) => {
+      const id = nextId();
+      return { kind: 'mutated', id, text: call(id, action, mutate(payload, ms)) };
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.tuple(payloadArb, fc.integer({ min: 2, max: 6 })).map(([[action, payload], n]) => {
+      const id = nextId();
+      return { kind: 'fragmented', id, frames: fragmented(call(id, action, payload), n) };
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.tuple(payloadArb, fc.nat()).map(([[action, payload], cut]) => {
+      const t = call(nextId(), action, payload);
+      return { kind: 'truncated', text: t.slice(0, cut % t.length) };
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(fc.constantFrom<Json>(0, 1, 5, -1, '2', 2.5, null, 3, 4), payloadArb)
+      .map(([type, [action, payload]]) => ({ kind: 'type-id', text: JSON.stringify([type, nextId(), action, payload]) })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom<Json>('x'.repeat(40_000), 12, null, {}, '').map((badId) => ({ kind: 'bad-id', text: call(badId, 'Heartbeat', {}) })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom<Json>('NoSuchAction', '', 'x'.repeat(10_000), 7, 'RemoteStartTransaction', '__proto__').map((action) => {
+      const id = nextId();
+      return { kind: 'action', id, text: call(id, action, {}) };
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .constantFrom(
+        'not json',
+        '[',
+        '[2]',
+        '{}',
+        '[2,"a"]',
+        '[2,"a","Heartbeat",{},"extra"]',
+        '\u0000',
+        '"',
+        'null',
+        '[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]',
+      )
+      .map((text) => ({ kind: 'malformed', text })),
+  },
   {
     weight: 1,
     arbitrary: fc.constantFrom(
@@ -208,7 +356,10 @@ it('survives hostile upgrade requests and OCPP frames, answering every CALL, bou
   };
 
   // The request that stopped the process.
-  const malformed = await rawRequest(port, 'GET /ocpp/%E0%A4%A HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: ocpp1.6\r\n\r\n');
+  const malformed = await rawRequest(
+    port,
+    'GET /ocpp/%E0%A4%A HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: ocpp1.6\r\n\r\n',
+  );
   await sleep(500);
   alive();
   expect(malformed.status).toBe(400);
@@ -225,7 +376,10 @@ it('survives hostile upgrade requests and OCPP frames, answering every CALL, bou
     }
     await afterBatch(`after upgrade batch ${batch} (seed ${seed + batch})`);
   }
-  expect([...statuses.keys()].filter((s) => s >= 500), JSON.stringify([...statuses])).toEqual([]);
+  expect(
+    [...statuses.keys()].filter((s) => s >= 500),
+    JSON.stringify([...statuses]),
+  ).toEqual([]);
 
   const upgradeS = (Date.now() - t0) / 1000;
 
@@ -245,7 +399,8 @@ it('survives hostile upgrade requests and OCPP frames, answering every CALL, bou
     const shots = fc.sample(shotArb, { seed: seed + 100 + batch, numRuns: 50 });
     for (const shot of shots) {
       kinds.set(shot.kind, (kinds.get(shot.kind) ?? 0) + 1);
-      if (shot.valid) expect(validators.get(shot.valid.action as (typeof chargePointActions)[number])!(shot.valid.payload), JSON.stringify(shot.valid)).toBe(true);
+      if (shot.valid)
+        expect(validators.get(shot.valid.action as (typeof chargePointActions)[number])!(shot.valid.payload), JSON.stringify(shot.valid)).toBe(true);
       if (!cp.isOpen) {
         cp = await openFuzz(port);
         reconnects++;
@@ -262,7 +417,10 @@ it('survives hostile upgrade requests and OCPP frames, answering every CALL, bou
       if (shot.kind === 'broken') expect([1002, 1007]).toContain(await cp.closed);
       if (shot.id === undefined) continue;
       const id = shot.id;
-      const reply = await cp.next((t) => { const m = firstTwo(t); return m !== undefined && m[1] === id && (m[0] === 3 || m[0] === 4); }, 5000);
+      const reply = await cp.next((t) => {
+        const m = firstTwo(t);
+        return m !== undefined && m[1] === id && (m[0] === 3 || m[0] === 4);
+      }, 5000);
       expect(reply, `no answer to ${shot.kind} ${shot.text?.slice(0, 300)}`).toBeDefined();
       if (reply!.startsWith('[3,')) answered.result++;
       else answered.error++;
@@ -279,7 +437,19 @@ it('survives hostile upgrade requests and OCPP frames, answering every CALL, bou
 
   const rss1 = rssMiB(daemon.pid);
   const { hostileLines, outBytes } = output();
-  report('ocpp', { statuses: Object.fromEntries(statuses), kinds: Object.fromEntries(kinds), validAnswers: Object.fromEntries(validAnswers), answered, reconnects, upgradeS, framesS, rss0: Math.round(rss0), rss1: Math.round(rss1), hostileLines, outBytes });
+  report('ocpp', {
+    statuses: Object.fromEntries(statuses),
+    kinds: Object.fromEntries(kinds),
+    validAnswers: Object.fromEntries(validAnswers),
+    answered,
+    reconnects,
+    upgradeS,
+    framesS,
+    rss0: Math.round(rss0),
+    rss1: Math.round(rss1),
+    hostileLines,
+    outBytes,
+  });
   expect(answered.result).toBeGreaterThan(0);
   expect(answered.error).toBeGreaterThan(0);
   // Each limiter writes at most 5 lines a minute per code: 3 global codes, 2 per charge point.

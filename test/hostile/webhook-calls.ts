@@ -28,16 +28,25 @@ export function lpc(world: World, id: string, points: { timestamp: string; maxPo
 
 export function curve(world: World, id: string, points: { timestamp: string; price: number }[], resolution = '01:00:00'): string {
   const reg = world.registration!;
-  return notification(world, id, {
-    payloadType: 'PriceCurve', priceArea: 'NO4', targets: [{ resourceId: reg.resources['tank']!, locationId: reg.locationId }],
-    priceCurveDelta: { currency: 'NOK', energyUnit: 'kWh', resolution, points },
-  }, 'PriceCurveCreated');
+  return notification(
+    world,
+    id,
+    {
+      payloadType: 'PriceCurve',
+      priceArea: 'NO4',
+      targets: [{ resourceId: reg.resources['tank']!, locationId: reg.locationId }],
+      priceCurveDelta: { currency: 'NOK', energyUnit: 'kWh', resolution, points },
+    },
+    'PriceCurveCreated',
+  );
 }
 
 /** Posts `body` to the receiver on 127.0.0.1:`port`; the status, or 0 when no answer came. */
 export async function post(port: number, body: string, signature: string | null): Promise<number> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (signature !== null) headers['x-payload-signature'] = signature;
-  const res = await fetch(`http://127.0.0.1:${port}${webhookPath}`, { method: 'POST', body, headers, signal: AbortSignal.timeout(10_000) }).catch(() => null);
+  const res = await fetch(`http://127.0.0.1:${port}${webhookPath}`, { method: 'POST', body, headers, signal: AbortSignal.timeout(10_000) }).catch(
+    () => null,
+  );
   return res?.status ?? 0;
 }

@@ -38,7 +38,11 @@ it('holds against unsigned, forged, slowloris and out-of-range calls', async () 
   const hour = (h: number): string => hourFromNow(world, h);
 
   // An unsigned 0 kW LPC for 24 h is refused.
-  const unsigned = lpc(world, 'unsigned-lpc', Array.from({ length: 24 }, (_, h) => ({ timestamp: hour(h + 1), maxPowerInKiloWatts: 0 })));
+  const unsigned = lpc(
+    world,
+    'unsigned-lpc',
+    Array.from({ length: 24 }, (_, h) => ({ timestamp: hour(h + 1), maxPowerInKiloWatts: 0 })),
+  );
   expect(await post(port, unsigned, null)).toBe(401);
 
   // 2,000 forged calls: refused, a handful of warning lines.
@@ -86,11 +90,24 @@ it('holds against unsigned, forged, slowloris and out-of-range calls', async () 
 
   // Signed events with absurd values: answered 200 (stored), refused, never planned.
   const hostile: [string, string][] = [
-    ['price-1e308', curve(world, 'price-1e308', [{ timestamp: hour(5), price: 1e308 }, { timestamp: hour(6), price: -1e308 }])],
+    [
+      'price-1e308',
+      curve(world, 'price-1e308', [
+        { timestamp: hour(5), price: 1e308 },
+        { timestamp: hour(6), price: -1e308 },
+      ]),
+    ],
     ['cap-negative', lpc(world, 'cap-negative', [{ timestamp: hour(4), maxPowerInKiloWatts: -5 }])],
     ['cap-century', lpc(world, 'cap-century', [{ timestamp: hour(4), maxPowerInKiloWatts: 0 }], '36500.00:00:00')],
     ['year-9999', lpc(world, 'year-9999', [{ timestamp: '9999-01-01T00:00:00Z', maxPowerInKiloWatts: 0 }])],
-    ['points-3000', curve(world, 'points-3000', Array.from({ length: 3000 }, (_, i) => ({ timestamp: hour(i), price: 0.1 })))],
+    [
+      'points-3000',
+      curve(
+        world,
+        'points-3000',
+        Array.from({ length: 3000 }, (_, i) => ({ timestamp: hour(i), price: 0.1 })),
+      ),
+    ],
   ];
   for (const [name, body] of hostile) expect(await post(port, body, signPayload(body, secret)), name).toBe(200);
   await sleep(2_000);
@@ -108,5 +125,11 @@ it('holds against unsigned, forged, slowloris and out-of-range calls', async () 
     for (const [name] of hostile) expect(store.getEvent(name)?.state, name).toBe('ignored');
     for (let i = 0; i < 40; i++) expect(store.hasEvent(`genuine-${i}`)).toBe(true);
   });
-  report('webhook', { forgedCalls: 2000, forgedWarnLines: forgedLines, slowlorisSockets: 200, genuineDelivered: `${delivered}/40`, hostileEventsRefused: `${refused}/${hostile.length}` });
+  report('webhook', {
+    forgedCalls: 2000,
+    forgedWarnLines: forgedLines,
+    slowlorisSockets: 200,
+    genuineDelivered: `${delivered}/40`,
+    hostileEventsRefused: `${refused}/${hostile.length}`,
+  });
 }, 170_000);

@@ -28,7 +28,11 @@ export async function spawnDoomedHub(world: FleetWorld, instanceId: string): Pro
   void _ignored;
   writeFileSync(
     join(dir, 'hub.yaml'),
-    stringify({ ...rest, instanceId, spark: { ...config.spark, baseUrl: `${silentUrl}/energy-coordination/v1`, authUrl: silentUrl, forecastUrl: `${silentUrl}/smart/v1` } }),
+    stringify({
+      ...rest,
+      instanceId,
+      spark: { ...config.spark, baseUrl: `${silentUrl}/energy-coordination/v1`, authUrl: silentUrl, forecastUrl: `${silentUrl}/smart/v1` },
+    }),
   );
   const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'src/main.ts'), 'hub', '--config', join(dir, 'hub.yaml')], {
     cwd: repoRoot,

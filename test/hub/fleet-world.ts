@@ -24,8 +24,26 @@ export const prefix = defaultFleetPrefix;
 export const webhookSecret = 'fleet-hook-secret';
 const hubUser = { username: 'hub', password: 'hub-broker-pw' };
 export const gateways = {
-  a: { gatewayId: 'gw-a', username: 'gw-a-user', password: 'gw-a-pw', locationId: 'loc-a', userId: 'user-a', resourceId: 'res-a', meterPointId: '707057500000000001', priceArea: 'NO1' },
-  b: { gatewayId: 'gw-b', username: 'gw-b-user', password: 'gw-b-pw', locationId: 'loc-b', userId: 'user-b', resourceId: 'res-b', meterPointId: '707057500000000002', priceArea: 'NO2' },
+  a: {
+    gatewayId: 'gw-a',
+    username: 'gw-a-user',
+    password: 'gw-a-pw',
+    locationId: 'loc-a',
+    userId: 'user-a',
+    resourceId: 'res-a',
+    meterPointId: '707057500000000001',
+    priceArea: 'NO1',
+  },
+  b: {
+    gatewayId: 'gw-b',
+    username: 'gw-b-user',
+    password: 'gw-b-pw',
+    locationId: 'loc-b',
+    userId: 'user-b',
+    resourceId: 'res-b',
+    meterPointId: '707057500000000002',
+    priceArea: 'NO2',
+  },
 } as const;
 
 export interface LogLine {
@@ -58,11 +76,25 @@ export async function startFleetWorld(): Promise<FleetWorld> {
   await migrate(pool);
   const registry = createRegistryStore(pool);
   for (const g of Object.values(gateways)) {
-    await registry.upsertGateway({ gatewayId: g.gatewayId, brokerUsername: g.username, brokerPasswordHash: mosquittoPasswordHash(g.password), priceArea: g.priceArea });
-    await registry.upsertLocation({ locationId: g.locationId, userId: g.userId, priceArea: g.priceArea, meterPointId: g.meterPointId, gatewayId: g.gatewayId }, [g.resourceId]);
+    await registry.upsertGateway({
+      gatewayId: g.gatewayId,
+      brokerUsername: g.username,
+      brokerPasswordHash: mosquittoPasswordHash(g.password),
+      priceArea: g.priceArea,
+    });
+    await registry.upsertLocation(
+      { locationId: g.locationId, userId: g.userId, priceArea: g.priceArea, meterPointId: g.meterPointId, gatewayId: g.gatewayId },
+      [g.resourceId],
+    );
   }
   const hubHash = mosquittoPasswordHash(hubUser.password);
-  const brokerFiles = async () => mosquittoFiles({ prefix, hub: { username: hubUser.username, passwordHash: hubHash }, gateways: await registry.gateways(), locations: await registry.locations() });
+  const brokerFiles = async () =>
+    mosquittoFiles({
+      prefix,
+      hub: { username: hubUser.username, passwordHash: hubHash },
+      gateways: await registry.gateways(),
+      locations: await registry.locations(),
+    });
   const broker = await startFleetBroker(await brokerFiles());
   // Bodies of a few MB: events that target many homes.
   const sandbox = await startSandbox({ webhookRetryDelaysMs: [200, 400, 800], webhookTimeoutMs: 2000, bodyLimitBytes: 8 * 1024 * 1024 });
@@ -72,7 +104,13 @@ export async function startFleetWorld(): Promise<FleetWorld> {
   const hubConfig = (overrides: Record<string, unknown> = {}): HubConfig =>
     parseHubConfig({
       version: 1,
-      spark: { baseUrl: sandbox.baseUrl, authUrl: sandbox.authUrl, forecastUrl: sandbox.forecastUrl, clientId: credentials.clientId, clientSecret: credentials.clientSecret },
+      spark: {
+        baseUrl: sandbox.baseUrl,
+        authUrl: sandbox.authUrl,
+        forecastUrl: sandbox.forecastUrl,
+        clientId: credentials.clientId,
+        clientSecret: credentials.clientSecret,
+      },
       database: { url: databaseUrl, poolSize: 4 },
       broker: { url: broker.hubUrl, username: hubUser.username, password: hubUser.password },
       webhook: { port: 0, secret: webhookSecret },
@@ -116,9 +154,17 @@ export interface GatewayClient {
 
 /** A light gateway: an MQTT 5 client with its broker credentials that records what it receives. */
 export async function connectGateway(world: FleetWorld, g: { username: string; password: string }): Promise<GatewayClient> {
-  const client = await mqtt.connectAsync(world.broker.url, { protocolVersion: 5, username: g.username, password: g.password, reconnectPeriod: 0, connectTimeout: 5000 });
+  const client = await mqtt.connectAsync(world.broker.url, {
+    protocolVersion: 5,
+    username: g.username,
+    password: g.password,
+    reconnectPeriod: 0,
+    connectTimeout: 5000,
+  });
   const messages: GatewayClient['messages'] = [];
-  client.on('message', (topic, payload, packet) => messages.push({ topic, payload: JSON.parse(payload.toString('utf8')) as unknown, retain: packet.retain }));
+  client.on('message', (topic, payload, packet) =>
+    messages.push({ topic, payload: JSON.parse(payload.toString('utf8')) as unknown, retain: packet.retain }),
+  );
   return {
     client,
     messages,
@@ -162,7 +208,14 @@ export async function startFleetScene(): Promise<FleetScene> {
   const hub1 = await world.startHub('hub-1');
   const hub2 = await world.startHub('hub-2');
   const c = world.sandbox.credentials[0]!;
-  const spark = createSparkClient({ baseUrl: world.sandbox.baseUrl, authUrl: world.sandbox.authUrl, clientId: c.clientId, clientSecret: c.clientSecret, clock: systemClock, logger: world.logger });
+  const spark = createSparkClient({
+    baseUrl: world.sandbox.baseUrl,
+    authUrl: world.sandbox.authUrl,
+    clientId: c.clientId,
+    clientSecret: c.clientSecret,
+    clock: systemClock,
+    logger: world.logger,
+  });
   const gwA = await connectGateway(world, gateways.a);
   const gwB = await connectGateway(world, gateways.b);
   const topics = fleetTopics(prefix);

@@ -13,15 +13,17 @@ describe('the fleet broker config', () => {
     const doc = readFileSync(new URL('../../docs/fleet.md', import.meta.url), 'utf8');
     const block = /```conf\n([\s\S]*?)```/.exec(doc)?.[1];
     expect(block).toBeDefined();
-    expect(block).toBe(mosquittoConf({
-      gateways: { port: 8883, tls: { certfile: '/etc/mosquitto/certs/fleet.crt', keyfile: '/etc/mosquitto/certs/fleet.key' } },
-      hub: { port: 1884, host: '10.0.0.2' },
-      files: { passwd: '/etc/mosquitto/wattshift/passwd', acl: '/etc/mosquitto/wattshift/acl' },
-      persistenceDir: '/var/lib/mosquitto',
-    }));
+    expect(block).toBe(
+      mosquittoConf({
+        gateways: { port: 8883, tls: { certfile: '/etc/mosquitto/certs/fleet.crt', keyfile: '/etc/mosquitto/certs/fleet.key' } },
+        hub: { port: 1884, host: '10.0.0.2' },
+        files: { passwd: '/etc/mosquitto/wattshift/passwd', acl: '/etc/mosquitto/wattshift/acl' },
+        persistenceDir: '/var/lib/mosquitto',
+      }),
+    );
   });
 
-  it('the hub\'s share group: the same for every instance, another for another password, a valid topic level', () => {
+  it("the hub's share group: the same for every instance, another for another password, a valid topic level", () => {
     const group = hubShareGroup('wattshift-hub', 'hub-pw');
     expect(group).toBe(hubShareGroup('wattshift-hub', 'hub-pw'));
     expect(group).not.toBe(hubShareGroup('wattshift-hub', 'other-pw'));

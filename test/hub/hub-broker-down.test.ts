@@ -26,10 +26,14 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('hub without its 
     await world.broker.halt();
     await eventually(async () => (world.logs.some((l) => l.code === 'MQTT_UNAVAILABLE' && l['hub'] === 'hub-1') ? true : undefined));
     const started = Date.now();
-    const event = await spark.simulateLocationLpc({ locations: [{ location: { locationId: gateways.a.locationId, meterPointId: gateways.a.meterPointId } }] });
+    const event = await spark.simulateLocationLpc({
+      locations: [{ location: { locationId: gateways.a.locationId, meterPointId: gateways.a.meterPointId } }],
+    });
     await world.sandbox.engine.settle();
     // Refused at once, not held until the sandbox gives up on the call.
-    const refused = await eventually(async () => world.logs.find((l) => l.msg === 'webhook event not stored or not published; answered 500 for a redelivery' && l['eventId'] === event.id));
+    const refused = await eventually(async () =>
+      world.logs.find((l) => l.msg === 'webhook event not stored or not published; answered 500 for a redelivery' && l['eventId'] === event.id),
+    );
     expect(refused).toMatchObject({ code: 'MQTT_UNAVAILABLE' });
     expect(Date.now() - started).toBeLessThan(2000);
     const row = await world.pool.query<{ published_at: Date | null }>('SELECT published_at FROM events WHERE event_id = $1', [event.id]);

@@ -64,7 +64,12 @@ describe.skipIf(!postgresAvailable())('hub database timeouts', () => {
     const silent: Server = createServer((s) => void sockets.add(s.on('error', () => undefined)));
     const port = await freePort();
     await new Promise<void>((r) => silent.listen(port, '127.0.0.1', () => r()));
-    const health = createHubHealth({ databaseUrl: `postgres://hub@127.0.0.1:${port}/hub`, brokerConnected: () => true, eventPoll: () => ({ ok: true, lastPollAtMs: null }), logger: capture().logger });
+    const health = createHubHealth({
+      databaseUrl: `postgres://hub@127.0.0.1:${port}/hub`,
+      brokerConnected: () => true,
+      eventPoll: () => ({ ok: true, lastPollAtMs: null }),
+      logger: capture().logger,
+    });
     try {
       const started = Date.now();
       const h = await health.check();
@@ -84,7 +89,9 @@ describe.skipIf(!postgresAvailable())('hub database timeouts', () => {
     const check = startDeadlineCheck({ pool, clock: systemClock, logger });
     try {
       await eventually(async () => (logs.length > 0 ? true : undefined));
-      expect(logs).toEqual([expect.objectContaining({ level: 'warn', code: 'STORE_FAILED', msg: 'report deadline check failed; tried again at the next run' })]);
+      expect(logs).toEqual([
+        expect.objectContaining({ level: 'warn', code: 'STORE_FAILED', msg: 'report deadline check failed; tried again at the next run' }),
+      ]);
     } finally {
       await check.stop();
       await pool.end();

@@ -9,7 +9,17 @@ import type { SparkClient } from '../../src/spark/client.js';
 import { signPayload } from '../../src/spark/webhook-signature.js';
 import { mosquittoAvailable } from '../helpers/mosquitto.js';
 import { postgresAvailable } from '../helpers/postgres.js';
-import { connectGateway, eventually, gateways, prefix, startFleetScene, webhookSecret, type FleetScene, type FleetWorld, type GatewayClient } from './fleet-world.js';
+import {
+  connectGateway,
+  eventually,
+  gateways,
+  prefix,
+  startFleetScene,
+  webhookSecret,
+  type FleetScene,
+  type FleetWorld,
+  type GatewayClient,
+} from './fleet-world.js';
 
 const topics = fleetTopics(prefix);
 
@@ -26,26 +36,44 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('hub event fan-ou
   beforeAll(async () => {
     scene = await startFleetScene();
     ({ world, hub1, hub2, spark, gwA, gwB } = scene);
-    webhookId = (await spark.createWebhook({ webhookUrl: hub1.webhookUrl, webhookSecret, notificationTypes: ['LocationLPCRequested', 'ResourceLPCRequested', 'PriceCurveCreated', 'UserEligibilityUpdated'] })).webhookId;
+    webhookId = (
+      await spark.createWebhook({
+        webhookUrl: hub1.webhookUrl,
+        webhookSecret,
+        notificationTypes: ['LocationLPCRequested', 'ResourceLPCRequested', 'PriceCurveCreated', 'UserEligibilityUpdated'],
+      })
+    ).webhookId;
     await gwA.client.subscribeAsync([topics.events(gateways.a.locationId), topics.advice(gateways.a.priceArea)], { qos: 1 });
     // Mosquitto grants any subscription and applies the ACL to each message it would deliver: gw-b
     // also subscribes to gw-a's topics, and must never receive anything on them.
-    await gwB.client.subscribeAsync([topics.events(gateways.b.locationId), topics.advice(gateways.b.priceArea), topics.events(gateways.a.locationId), topics.advice(gateways.a.priceArea)], { qos: 1 });
+    await gwB.client.subscribeAsync(
+      [
+        topics.events(gateways.b.locationId),
+        topics.advice(gateways.b.priceArea),
+        topics.events(gateways.a.locationId),
+        topics.advice(gateways.a.priceArea),
+      ],
+      { qos: 1 },
+    );
   }, 60_000);
   afterAll(async () => {
     if (gwB !== scene?.gwB) await gwB?.close();
     await scene?.stop();
   });
 
-  it('a gateway cannot publish on another gateway\'s topics (broker ACL)', async () => {
+  it("a gateway cannot publish on another gateway's topics (broker ACL)", async () => {
     await expect(gwA.client.publishAsync(topics.reports(gateways.b.gatewayId), '{}', { qos: 1 })).rejects.toThrow(/135|not authori[sz]ed/i);
     await expect(gwA.client.publishAsync(topics.events(gateways.b.locationId), '{}', { qos: 1 })).rejects.toThrow(/135|not authori[sz]ed/i);
   });
 
   it('an event via webhook reaches exactly the targeted gateway, once, and is stored once', async () => {
-    const event = await spark.simulateLocationLpc({ locations: [{ location: { locationId: gateways.a.locationId, meterPointId: gateways.a.meterPointId } }] });
+    const event = await spark.simulateLocationLpc({
+      locations: [{ location: { locationId: gateways.a.locationId, meterPointId: gateways.a.meterPointId } }],
+    });
     await world.sandbox.engine.settle();
-    const got = await gwA.waitFor((m) => m.topic === topics.events(gateways.a.locationId) && (m.payload as { event: { id: string } }).event.id === event.id);
+    const got = await gwA.waitFor(
+      (m) => m.topic === topics.events(gateways.a.locationId) && (m.payload as { event: { id: string } }).event.id === event.id,
+    );
     const parsed = fleetEventSchema.parse(got.payload);
     expect(parsed.event.payload?.payloadType).toBe('LocationLPC');
     // Poll as the safety net on the other instance: the event is known, nothing is sent again.
@@ -59,7 +87,9 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('hub event fan-ou
   });
 
   it('a resource event reaches the gateway that owns the resource (looked up in the registry)', async () => {
-    const event = await spark.simulateResourceLpc({ resources: [{ resource: { resourceId: gateways.b.resourceId, locationId: gateways.b.locationId } }] });
+    const event = await spark.simulateResourceLpc({
+      resources: [{ resource: { resourceId: gateways.b.resourceId, locationId: gateways.b.locationId } }],
+    });
     await world.sandbox.engine.settle();
     await gwB.waitFor((m) => (m.payload as { event?: { id: string } }).event?.id === event.id);
     expect(gwA.messages.some((m) => (m.payload as { event?: { id: string } }).event?.id === event.id)).toBe(false);
@@ -67,24 +97,36 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('hub event fan-ou
 
   it('polling finds an event the webhook did not deliver and publishes it', async () => {
     await spark.setWebhookEnabled(webhookId, false);
-    const event = await spark.simulateLocationLpc({ locations: [{ location: { locationId: gateways.b.locationId, meterPointId: gateways.b.meterPointId } }] });
+    const event = await spark.simulateLocationLpc({
+      locations: [{ location: { locationId: gateways.b.locationId, meterPointId: gateways.b.meterPointId } }],
+    });
     await world.sandbox.engine.settle();
     expect(await hub2.pollEvents()).toBe(1);
     await gwB.waitFor((m) => (m.payload as { event?: { id: string } }).event?.id === event.id);
     await spark.setWebhookEnabled(webhookId, true);
   });
 
-  it('polls pages of events that target many homes (above the daemon\'s 2 MiB answer limit) and publishes them', async () => {
+  it("polls pages of events that target many homes (above the daemon's 2 MiB answer limit) and publishes them", async () => {
     await spark.setWebhookEnabled(webhookId, false);
     try {
       // Two events of about 1.2 MB each: 20,000 homes the registry does not know, and loc-b.
       const many = Array.from({ length: 20_000 }, (_, i) => ({ resourceId: `res-far-${i}`, locationId: `loc-far-${i}` }));
       const ids: string[] = [];
-      for (let i = 0; i < 2; i++) ids.push((await spark.simulatePriceCurve({ priceArea: 'NO2', targets: [...many, { resourceId: gateways.b.resourceId, locationId: gateways.b.locationId }] })).id);
+      for (let i = 0; i < 2; i++)
+        ids.push(
+          (
+            await spark.simulatePriceCurve({
+              priceArea: 'NO2',
+              targets: [...many, { resourceId: gateways.b.resourceId, locationId: gateways.b.locationId }],
+            })
+          ).id,
+        );
       expect(await hub2.pollEvents()).toBe(2);
       for (const id of ids) {
         const got = fleetEventSchema.parse((await gwB.waitFor((m) => (m.payload as { event?: { id: string } }).event?.id === id)).payload);
-        expect((got.event.payload as { targets: unknown[] }).targets).toEqual([{ resourceId: gateways.b.resourceId, locationId: gateways.b.locationId }]);
+        expect((got.event.payload as { targets: unknown[] }).targets).toEqual([
+          { resourceId: gateways.b.resourceId, locationId: gateways.b.locationId },
+        ]);
       }
     } finally {
       await spark.setWebhookEnabled(webhookId, true);
@@ -92,16 +134,27 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('hub event fan-ou
   }, 30_000);
 
   it('refuses webhook calls with a wrong signature (401, logged) and stores nothing from them', async () => {
-    const body = JSON.stringify({ notificationId: 'n-1', eventId: 'forged', eventCreatedAtUtc: '2026-01-01T00:00:00Z', notificationSentUtc: '2026-01-01T00:00:00Z', notificationType: 'LocationLPCRequested', payload: { payloadType: 'LocationLPC', targets: [] } });
+    const body = JSON.stringify({
+      notificationId: 'n-1',
+      eventId: 'forged',
+      eventCreatedAtUtc: '2026-01-01T00:00:00Z',
+      notificationSentUtc: '2026-01-01T00:00:00Z',
+      notificationType: 'LocationLPCRequested',
+      payload: { payloadType: 'LocationLPC', targets: [] },
+    });
     const forged = await fetch(hub1.webhookUrl, { method: 'POST', body, headers: { 'x-payload-signature': signPayload(body, 'not-the-secret') } });
     expect(forged.status).toBe(401);
     expect(world.logs.some((l) => l.code === 'WEBHOOK_SIGNATURE_INVALID')).toBe(true);
-    const signed = await fetch(hub1.webhookUrl, { method: 'POST', body: '{"not":"a notification"}', headers: { 'x-payload-signature': signPayload('{"not":"a notification"}', webhookSecret) } });
+    const signed = await fetch(hub1.webhookUrl, {
+      method: 'POST',
+      body: '{"not":"a notification"}',
+      headers: { 'x-payload-signature': signPayload('{"not":"a notification"}', webhookSecret) },
+    });
     expect(signed.status).toBe(400);
     expect((await world.pool.query("SELECT 1 FROM events WHERE event_id = 'forged'")).rowCount).toBe(0);
   });
 
-  it('answers a gateway\'s sync with the events still running for its locations only', async () => {
+  it("answers a gateway's sync with the events still running for its locations only", async () => {
     const before = gwA.messages.length;
     await gwA.client.publishAsync(topics.sync(gateways.a.gatewayId), JSON.stringify({ v: 1, requestedAtMs: Date.now() }), { qos: 1 });
     await eventually(async () => (gwA.messages.length > before ? true : undefined));
@@ -135,7 +188,10 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('hub event fan-ou
   it('a price curve for both homes reaches each gateway with its own targets only', async () => {
     // gw-b's target names its resource under a location id the registry does not know: the
     // registry places the resource at loc-b, so gw-b gets that target too.
-    const targets = [{ resourceId: gateways.a.resourceId, locationId: gateways.a.locationId }, { resourceId: gateways.b.resourceId, locationId: 'loc-unregistered' }];
+    const targets = [
+      { resourceId: gateways.a.resourceId, locationId: gateways.a.locationId },
+      { resourceId: gateways.b.resourceId, locationId: 'loc-unregistered' },
+    ];
     const event = await spark.simulatePriceCurve({ priceArea: 'NO1', targets });
     await world.sandbox.engine.settle();
     const ofEvent = (m: { payload: unknown }): boolean => (m.payload as { event?: { id: string } }).event?.id === event.id;

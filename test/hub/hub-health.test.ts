@@ -36,7 +36,13 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('hub health endpo
   it('is healthy with the database and broker up, and reports the outbox backlog and the age of its oldest row', async () => {
     expect(await health()).toEqual({
       status: 200,
-      body: { ok: true, database: { ok: true }, broker: { ok: true }, events: expect.objectContaining({ ok: true }), outbox: { pending: 0, oldestPendingAgeS: null, nearestDeadline: null, deadlineNear: false } },
+      body: {
+        ok: true,
+        database: { ok: true },
+        broker: { ok: true },
+        events: expect.objectContaining({ ok: true }),
+        outbox: { pending: 0, oldestPendingAgeS: null, nearestDeadline: null, deadlineNear: false },
+      },
     });
     // A row due in a day, so no worker takes it, made 90 s ago.
     await world.pool.query(
@@ -50,11 +56,18 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('hub health endpo
     expect(body.outbox?.oldestPendingAgeS).toBeLessThan(120);
   });
 
-  it('stores each report\'s month-end deadline, shows the nearest, and warns when one is near or past, at start and every six hours', async () => {
+  it("stores each report's month-end deadline, shows the nearest, and warns when one is near or past, at start and every six hours", async () => {
     const outbox = createOutboxStore(world.pool);
     const body = (hours: string[]) => ({
       eventId: 'e-deadline',
-      payloads: [{ payloadType: 'EnergyUsage' as const, resourceId: 'res-a', resolution: '01:00:00', points: hours.map((timestamp) => ({ timestamp, kiloWattHours: 1 })) }],
+      payloads: [
+        {
+          payloadType: 'EnergyUsage' as const,
+          resourceId: 'res-a',
+          resolution: '01:00:00',
+          points: hours.map((timestamp) => ({ timestamp, kiloWattHours: 1 })),
+        },
+      ],
     });
     const refused = { v: 1 as const, idempotencyKey: 'k-dl', status: 'rejected' as const, reason: 'test', atMs: Date.now() };
     await outbox.insert('k-dl', 'gw-a', body(['2026-10-31T22:00:00Z', '2026-10-31T23:00:00Z']), refused);

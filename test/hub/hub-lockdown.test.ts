@@ -24,18 +24,33 @@ import { connectGateway, eventually, gateways, prefix, startFleetScene, webhookS
 
 const topics = fleetTopics(prefix);
 const t0 = Date.UTC(2030, 0, 14, 12);
-const lpcEvent = (id: string, locationId: string, meterPointId = '707057500000000001'): SparkEvent => ({
-  id,
-  createdAt: '2030-01-14T11:00:00Z',
-  payload: { payloadType: 'LocationLPC', targets: [{ locationId, meterPointId, resolution: '01:00:00', points: [{ timestamp: '2030-01-14T14:00:00Z', maxPowerInKiloWatts: 1 }] }] },
-} as SparkEvent);
+const lpcEvent = (id: string, locationId: string, meterPointId = '707057500000000001'): SparkEvent =>
+  ({
+    id,
+    createdAt: '2030-01-14T11:00:00Z',
+    payload: {
+      payloadType: 'LocationLPC',
+      targets: [{ locationId, meterPointId, resolution: '01:00:00', points: [{ timestamp: '2030-01-14T14:00:00Z', maxPowerInKiloWatts: 1 }] }],
+    },
+  }) as SparkEvent;
 /** A report on an event the hub never received: refused at once with a rejected receipt. */
-const refusedReport = (key: string) => JSON.stringify({
-  v: 1, idempotencyKey: key, createdAtMs: t0,
-  report: { eventId: 'no-such-event', payloads: [{ payloadType: 'LocationLPCAcknowledgement', acknowledgedTargets: [{ meterPointId: gateways.b.meterPointId, locationId: gateways.b.locationId }] }] },
-});
+const refusedReport = (key: string) =>
+  JSON.stringify({
+    v: 1,
+    idempotencyKey: key,
+    createdAtMs: t0,
+    report: {
+      eventId: 'no-such-event',
+      payloads: [
+        {
+          payloadType: 'LocationLPCAcknowledgement',
+          acknowledgedTargets: [{ meterPointId: gateways.b.meterPointId, locationId: gateways.b.locationId }],
+        },
+      ],
+    },
+  });
 const until = async (check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> => {
-  for (const end = Date.now() + timeoutMs; !check() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
+  for (const end = Date.now() + timeoutMs; !check() && Date.now() < end;) await new Promise((r) => setTimeout(r, 20));
   expect(check(), what).toBe(true);
 };
 /** A raw connection with gateway credentials that gives up on the first failure (as a probe does). */
@@ -54,7 +69,7 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('the fleet broker
     await scene?.stop();
   });
 
-  it('a gateway that joins the hub\'s shared subscription takes no report away from the hub', async () => {
+  it("a gateway that joins the hub's shared subscription takes no report away from the hub", async () => {
     // Three connections with gw-a's credentials join the hub instances' group under its configured name.
     for (let i = 0; i < 3; i++) {
       const c = await probe(scene.world.broker.url, gateways.a, { clientId: `thief-${i}` }).catch(() => undefined);
@@ -65,18 +80,37 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('the fleet broker
     }
     const keys = Array.from({ length: 40 }, (_, i) => `steal-${i}`);
     for (const k of keys) await scene.gwB.client.publishAsync(topics.reports(gateways.b.gatewayId), refusedReport(k), { qos: 1 });
-    const answered = (): Set<string> => new Set(scene.gwB.messages.flatMap((m) => {
-      const key = (m.payload as { idempotencyKey?: string }).idempotencyKey;
-      return m.topic === topics.receipts(gateways.b.gatewayId) && key?.startsWith('steal-') ? [key] : [];
-    }));
+    const answered = (): Set<string> =>
+      new Set(
+        scene.gwB.messages.flatMap((m) => {
+          const key = (m.payload as { idempotencyKey?: string }).idempotencyKey;
+          return m.topic === topics.receipts(gateways.b.gatewayId) && key?.startsWith('steal-') ? [key] : [];
+        }),
+      );
     await until(() => answered().size === keys.length, `receipts for every report (got ${answered().size} of ${keys.length})`);
   }, 30_000);
 
-  it('another gateway cannot take a gateway\'s session: the events queued while it was away all arrive', async () => {
-    const cfg = fleetUpstreamSchema.parse({ mode: 'fleet', brokerUrl: scene.world.broker.url, gatewayId: gateways.a.gatewayId, username: gateways.a.username, password: gateways.a.password, locationId: gateways.a.locationId, sessionExpiryHours: 48 });
+  it("another gateway cannot take a gateway's session: the events queued while it was away all arrive", async () => {
+    const cfg = fleetUpstreamSchema.parse({
+      mode: 'fleet',
+      brokerUrl: scene.world.broker.url,
+      gatewayId: gateways.a.gatewayId,
+      username: gateways.a.username,
+      password: gateways.a.password,
+      locationId: gateways.a.locationId,
+      sessionExpiryHours: 48,
+    });
     const got: string[] = [];
     const logger = createLogger({ level: 'warn', destination: { write: () => undefined } });
-    const openVictim = () => openFleetLink(cfg, { clock: new ManualClock(t0), logger, topics: [topics.events(gateways.a.locationId)], onMessage: (_t, p) => void got.push((JSON.parse(p.toString()) as { event: { id: string } }).event.id), onConnect: () => undefined, reconnectPeriodMs: 200 });
+    const openVictim = () =>
+      openFleetLink(cfg, {
+        clock: new ManualClock(t0),
+        logger,
+        topics: [topics.events(gateways.a.locationId)],
+        onMessage: (_t, p) => void got.push((JSON.parse(p.toString()) as { event: { id: string } }).event.id),
+        onConnect: () => undefined,
+        reconnectPeriodMs: 200,
+      });
     const first = openVictim();
     await first.waitConnected(AbortSignal.timeout(5000));
     await new Promise((r) => setTimeout(r, 200));
@@ -98,17 +132,34 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('the fleet broker
   }, 30_000);
 
   it('a gateway whose session another login took (its own copied credentials) asks the hub for its events again', async () => {
-    const cfg = fleetUpstreamSchema.parse({ mode: 'fleet', brokerUrl: scene.world.broker.url, gatewayId: gateways.a.gatewayId, username: gateways.a.username, password: gateways.a.password, locationId: gateways.a.locationId, sessionExpiryHours: 48 });
+    const cfg = fleetUpstreamSchema.parse({
+      mode: 'fleet',
+      brokerUrl: scene.world.broker.url,
+      gatewayId: gateways.a.gatewayId,
+      username: gateways.a.username,
+      password: gateways.a.password,
+      locationId: gateways.a.locationId,
+      sessionExpiryHours: 48,
+    });
     const lines: { msg: string; code?: string }[] = [];
     const logger = createLogger({ level: 'info', destination: { write: (l: string) => void lines.push(JSON.parse(l) as { msg: string }) } });
     const upstream = createFleetUpstream(defaultConfig(), cfg, { clock: new ManualClock(t0), logger, reconnectPeriodMs: 200 });
     const asked = () => lines.filter((l) => l.msg === 'asked the hub for the open events of this location').length;
     await upstream.open();
-    await upstream.startEvents({ intake: { accept: () => ({ outcome: 'new' }) }, isKnownEvent: () => false, pricesChanged: () => undefined, onRefused: () => undefined });
+    await upstream.startEvents({
+      intake: { accept: () => ({ outcome: 'new' }) },
+      isKnownEvent: () => false,
+      pricesChanged: () => undefined,
+      onRefused: () => undefined,
+    });
     await until(() => asked() === 1, 'sync at start');
     // A copy of this gateway (same user, a persistent session) logs in and takes the session; the
     // gateway logs in again at once and takes it back, with whatever the copy consumed gone.
-    const clone = await probe(scene.world.broker.url, gateways.a, { clientId: 'wattshift-gw-gw-a', clean: false, properties: { sessionExpiryInterval: 3600 } });
+    const clone = await probe(scene.world.broker.url, gateways.a, {
+      clientId: 'wattshift-gw-gw-a',
+      clean: false,
+      properties: { sessionExpiryInterval: 3600 },
+    });
     clone.on('error', () => undefined);
     opened.push(clone);
     try {
@@ -132,14 +183,22 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('the fleet broker
     try {
       const engine = world.sandbox.engine;
       const partner = engine.partner(world.sandbox.credentials[0]!.clientId);
-      const target = { locationId: gateways.a.locationId, meterPointId: `7070575${bad}00000001`, resolution: '01:00:00', points: [{ timestamp: '2030-01-14T14:00:00Z', maxPowerInKiloWatts: 1 }] };
+      const target = {
+        locationId: gateways.a.locationId,
+        meterPointId: `7070575${bad}00000001`,
+        resolution: '01:00:00',
+        points: [{ timestamp: '2030-01-14T14:00:00Z', maxPowerInKiloWatts: 1 }],
+      };
       const held = engine.createEvent(partner, 'LocationLPCRequested', { targets: [target], payloadType: 'LocationLPC', note: `a${bad}b` });
       await engine.settle();
       const got = await gwA.waitFor((m) => (m.payload as { event?: { id: string } }).event?.id === held.id);
       const meter = (got.payload as { event: { payload: { targets: { meterPointId: string }[] } } }).event.payload.targets[0]!.meterPointId;
       // The poll goes past it to the events after it; a second poll finds nothing new.
       await spark.setWebhookEnabled(webhook.webhookId, false);
-      const after = engine.createEvent(partner, 'LocationLPCRequested', { targets: [{ ...target, meterPointId: gateways.a.meterPointId }], payloadType: 'LocationLPC' });
+      const after = engine.createEvent(partner, 'LocationLPCRequested', {
+        targets: [{ ...target, meterPointId: gateways.a.meterPointId }],
+        payloadType: 'LocationLPC',
+      });
       expect(await hub2.pollEvents()).toBe(1);
       await gwA.waitFor((m) => (m.payload as { event?: { id: string } }).event?.id === after.id);
       expect(await hub2.pollEvents()).toBe(0);
@@ -179,7 +238,9 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('the fleet broker
     big.on('error', () => undefined);
     opened.push(big);
     // 4 MB of valid JSON that is no report: the hub would log it as dropped had it read it.
-    const sent = big.publishAsync(topics.reports(gateways.b.gatewayId), JSON.stringify({ big: 'x'.repeat(4 * 1024 * 1024) }), { qos: 1 }).catch(() => undefined);
+    const sent = big
+      .publishAsync(topics.reports(gateways.b.gatewayId), JSON.stringify({ big: 'x'.repeat(4 * 1024 * 1024) }), { qos: 1 })
+      .catch(() => undefined);
     // A broker that refuses it closes the connection, and the publish may then never settle.
     await Promise.race([sent, new Promise((r) => setTimeout(r, 2000))]);
     // A small bad message after it: once the hub logs it, the big one had its turn.
@@ -189,16 +250,21 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('the fleet broker
     await eventually(async () => (dropped().some((l) => String(l.err).includes('marker')) ? true : undefined));
     await new Promise((r) => setTimeout(r, 300));
     const brokerRefused = broker.output().slice(brokerLogBefore).includes('disconnected due to oversize packet');
-    return { dropped: dropped().slice(before).map((l) => String(l.err).slice(0, 40)), brokerRefused };
+    return {
+      dropped: dropped()
+        .slice(before)
+        .map((l) => String(l.err).slice(0, 40)),
+      brokerRefused,
+    };
   }
 
-  it('a gateway\'s oversized message on its own report topic never reaches the hub: the broker refuses it', async () => {
+  it("a gateway's oversized message on its own report topic never reaches the hub: the broker refuses it", async () => {
     const { dropped, brokerRefused } = await oversizedThenMarker(scene.world.broker);
     expect(dropped).toHaveLength(1);
     expect(brokerRefused).toBe(true);
   }, 30_000);
 
-  it('the hub\'s own client takes no oversized message from a broker set up without a packet limit', async () => {
+  it("the hub's own client takes no oversized message from a broker set up without a packet limit", async () => {
     const { world } = scene;
     const loose = await startFleetBroker(await world.brokerFiles(), { packetLimit: false });
     try {
@@ -217,7 +283,11 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('the fleet broker
     const { world } = scene;
     // An API that is not there: every poll fails. On a clock 600 times real time the poll's retries
     // and its limit pass in seconds.
-    const hub = await world.startHub('hub-stuck', { spark: { ...world.hubConfig().spark, baseUrl: 'http://127.0.0.1:9/' }, events: { pollIntervalS: 10 }, outbox: { idleS: 3600 } }, acceleratedClock(t0, 600));
+    const hub = await world.startHub(
+      'hub-stuck',
+      { spark: { ...world.hubConfig().spark, baseUrl: 'http://127.0.0.1:9/' }, events: { pollIntervalS: 10 }, outbox: { idleS: 3600 } },
+      acceleratedClock(t0, 600),
+    );
     const health = async (): Promise<{ status: number; body: HubHealth }> => {
       const res = await fetch(new URL('/healthz', hub.webhookUrl));
       return { status: res.status, body: (await res.json()) as HubHealth };

@@ -21,7 +21,8 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('hub schedules wi
   let admin: pg.Client;
   // 02:00 UTC: the retention runs at 03:23 UTC, the deadline check every six hours (UTC).
   const clock = new ManualClock(Date.UTC(2026, 0, 14, 2, 0));
-  const lines = (from: number, predicate: (l: LogLine) => boolean): LogLine[] => world.logs.slice(from).filter((l) => l['hub'] === 'hub-nightly' && predicate(l));
+  const lines = (from: number, predicate: (l: LogLine) => boolean): LogLine[] =>
+    world.logs.slice(from).filter((l) => l['hub'] === 'hub-nightly' && predicate(l));
   const databaseDown = async (): Promise<void> => {
     await admin.query('ALTER DATABASE hub ALLOW_CONNECTIONS false');
     await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'hub'");
@@ -94,7 +95,9 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('hub schedules wi
     await databaseDown();
     try {
       await advanceTo(Date.UTC(2026, 0, 15, 6, 10));
-      const failed = await eventually(async () => lines(from, (l) => l.code === 'STORE_FAILED' && l.msg === 'report deadline check failed; tried again at the next run')[0]);
+      const failed = await eventually(
+        async () => lines(from, (l) => l.code === 'STORE_FAILED' && l.msg === 'report deadline check failed; tried again at the next run')[0],
+      );
       expect(failed.level).toBe('warn');
       await new Promise((r) => setTimeout(r, 300));
       expect(warned(from)).toEqual([]);

@@ -16,7 +16,10 @@ import type { ReportRequest } from '../../src/spark/wire.js';
 import { postgresAvailable, startPostgres, type PostgresCluster } from '../helpers/postgres.js';
 import { eventually, type LogLine } from './fleet-world.js';
 
-const report: ReportRequest = { eventId: 'ev-1', payloads: [{ payloadType: 'LocationLPCAcknowledgement', acknowledgedTargets: [{ locationId: 'loc-a', meterPointId: 'mp-a' }] }] };
+const report: ReportRequest = {
+  eventId: 'ev-1',
+  payloads: [{ payloadType: 'LocationLPCAcknowledgement', acknowledgedTargets: [{ locationId: 'loc-a', meterPointId: 'mp-a' }] }],
+};
 
 describe.skipIf(!postgresAvailable())('hub database', () => {
   let cluster: PostgresCluster;
@@ -75,7 +78,7 @@ describe.skipIf(!postgresAvailable())('hub database', () => {
     }
   });
 
-  it('settles a report the API refuses for good as rejected, with the API\'s reason, and never tries it again', async () => {
+  it("settles a report the API refuses for good as rejected, with the API's reason, and never tries it again", async () => {
     await outbox.insert('k-refused', 'gw-a', report);
     let calls = 0;
     const { receipts, stop } = runWorker('w-2', 50, async () => {
@@ -113,7 +116,13 @@ describe.skipIf(!postgresAvailable())('hub database', () => {
     const from = logs.length;
     const worker = startOutboxWorker(
       { instanceId: 'w-3', leaseMs: 300, batch: 5, idleMs: 50, retry: { baseMs: 50, maxMs: 50 } },
-      { outbox: flaky, spark: { postReport: async () => ({ id: `report-${++calls}` }) }, sendReceipt: async (_gw, r) => void receipts.push(r), clock: systemClock, logger },
+      {
+        outbox: flaky,
+        spark: { postReport: async () => ({ id: `report-${++calls}` }) },
+        sendReceipt: async (_gw, r) => void receipts.push(r),
+        clock: systemClock,
+        logger,
+      },
     );
     try {
       const receipt = await eventually(async () => receipts.find((r) => r.idempotencyKey === 'k-unrecorded'));
@@ -135,7 +144,10 @@ describe.skipIf(!postgresAvailable())('hub database', () => {
     // An instance claimed k-dup and died after its upload: its lease runs out.
     expect((await outbox.claim('w-dead', 1, 200)).map((r) => r.idempotencyKey)).toEqual(['k-dup']);
     await new Promise((r) => setTimeout(r, 300));
-    const duplicate = () => new WattshiftError('API_REJECTED', 'HTTP 400', { details: { serverMessage: "duplicate: a EnergyUsage report for resource 'res-a' of event ev-1 was already accepted (report r-1)" } });
+    const duplicate = () =>
+      new WattshiftError('API_REJECTED', 'HTTP 400', {
+        details: { serverMessage: "duplicate: a EnergyUsage report for resource 'res-a' of event ev-1 was already accepted (report r-1)" },
+      });
     const { receipts, stop } = runWorker('w-4', 50, async () => {
       throw duplicate();
     });
@@ -168,7 +180,7 @@ describe('hub config', () => {
   };
   const env = { SPARK_SECRET: 's3cret', HUB_DB: 'postgres://hub:pw@db/hub' };
 
-  it('takes the daemon\'s secret forms and fills in defaults', () => {
+  it("takes the daemon's secret forms and fills in defaults", () => {
     const { config, secrets } = parseHubConfig(valid, { env });
     expect(config.spark.clientSecret).toBe('s3cret');
     expect(config.database.url).toBe('postgres://hub:pw@db/hub');
@@ -183,7 +195,9 @@ describe('hub config', () => {
     try {
       parseHubConfig(bad, { env });
     } catch (err) {
-      const problems = ((err as WattshiftError).details?.problems as { path: string; message: string }[]).map((p) => `${p.path}: ${p.message}`).join('\n');
+      const problems = ((err as WattshiftError).details?.problems as { path: string; message: string }[])
+        .map((p) => `${p.path}: ${p.message}`)
+        .join('\n');
       expect(problems).toMatch(/extra/);
       expect(problems).toMatch(/spark.*locationId/);
       expect(problems).toMatch(/broker\.sharedGroup/);

@@ -44,7 +44,13 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('wattshift hub pr
       configPath,
       stringify({
         version: 1,
-        spark: { baseUrl: sandbox.baseUrl, authUrl: sandbox.authUrl, forecastUrl: sandbox.forecastUrl, clientId: c.clientId, clientSecret: c.clientSecret },
+        spark: {
+          baseUrl: sandbox.baseUrl,
+          authUrl: sandbox.authUrl,
+          forecastUrl: sandbox.forecastUrl,
+          clientId: c.clientId,
+          clientSecret: c.clientSecret,
+        },
         database: { url: await cluster.createDatabase('provision') },
         broker: { url: 'mqtt://127.0.0.1:1', username: 'hub', password: 'hub-pw' },
         webhook: { secret: 'hook' },
@@ -78,9 +84,16 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('wattshift hub pr
     expect(passwd).not.toContain(credential![2]!);
     const broker = await startFleetBroker({ passwd: `${passwd}\n`, acl: `${acl}\n` });
     try {
-      const client = await mqtt.connectAsync(broker.url, { protocolVersion: 5, username: credential![1]!, password: credential![2]!, reconnectPeriod: 0 });
+      const client = await mqtt.connectAsync(broker.url, {
+        protocolVersion: 5,
+        username: credential![1]!,
+        password: credential![2]!,
+        reconnectPeriod: 0,
+      });
       await client.endAsync();
-      await expect(mqtt.connectAsync(broker.url, { protocolVersion: 5, username: credential![1]!, password: 'wrong', reconnectPeriod: 0 })).rejects.toThrow();
+      await expect(
+        mqtt.connectAsync(broker.url, { protocolVersion: 5, username: credential![1]!, password: 'wrong', reconnectPeriod: 0 }),
+      ).rejects.toThrow();
     } finally {
       await broker.stop();
     }

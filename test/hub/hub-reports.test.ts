@@ -9,7 +9,16 @@ import type { SparkClient } from '../../src/spark/client.js';
 import type { ReportRequest } from '../../src/spark/wire.js';
 import { mosquittoAvailable } from '../helpers/mosquitto.js';
 import { postgresAvailable } from '../helpers/postgres.js';
-import { connectGateway, eventually, gateways, prefix, startFleetScene, type FleetScene, type FleetWorld, type GatewayClient } from './fleet-world.js';
+import {
+  connectGateway,
+  eventually,
+  gateways,
+  prefix,
+  startFleetScene,
+  type FleetScene,
+  type FleetWorld,
+  type GatewayClient,
+} from './fleet-world.js';
 import { spawnDoomedHub } from './doomed-hub.js';
 
 const topics = fleetTopics(prefix);
@@ -29,7 +38,10 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('hub reports', ()
   let gwA: GatewayClient;
   let gwB: GatewayClient;
   const receipts = (gw: GatewayClient, key: string): FleetReceipt[] =>
-    gw.messages.filter((m) => m.topic.endsWith('/receipts')).map((m) => fleetReceiptSchema.parse(m.payload)).filter((r) => r.idempotencyKey === key);
+    gw.messages
+      .filter((m) => m.topic.endsWith('/receipts'))
+      .map((m) => fleetReceiptSchema.parse(m.payload))
+      .filter((r) => r.idempotencyKey === key);
   const acceptedFor = (eventId: string) => world.sandbox.acceptedReports().filter((r) => r.eventId === eventId);
   /** An LPC event for the home, as the hub stores what it receives (webhook or poll) for it. */
   const lpcFor = async (g: { locationId: string; meterPointId: string }): Promise<string> => {
@@ -47,7 +59,10 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('hub reports', ()
   it('uploads a report exactly once though it is published twice at once, with two hub instances sharing the topic', async () => {
     const eventId = await lpcFor(a);
     const body = fleetReport('k-twice', locationAck(eventId, a));
-    await Promise.all([gwA.client.publishAsync(topics.reports(a.gatewayId), body, { qos: 1 }), gwA.client.publishAsync(topics.reports(a.gatewayId), body, { qos: 1 })]);
+    await Promise.all([
+      gwA.client.publishAsync(topics.reports(a.gatewayId), body, { qos: 1 }),
+      gwA.client.publishAsync(topics.reports(a.gatewayId), body, { qos: 1 }),
+    ]);
     const first = await eventually(async () => receipts(gwA, 'k-twice')[0]);
     expect(first.status).toBe('accepted');
     // A later copy (the gateway did not see the receipt) is answered with the stored receipt.
@@ -56,7 +71,9 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('hub reports', ()
     expect(new Set(receipts(gwA, 'k-twice').map((r) => r.reportId))).toEqual(new Set([first.reportId]));
     expect(acceptedFor(eventId)).toHaveLength(1);
     expect(acceptedFor(eventId)[0]?.id).toBe(first.reportId);
-    const rows = await world.pool.query<{ attempts: number; state: string }>("SELECT attempts, state FROM report_outbox WHERE idempotency_key = 'k-twice'");
+    const rows = await world.pool.query<{ attempts: number; state: string }>(
+      "SELECT attempts, state FROM report_outbox WHERE idempotency_key = 'k-twice'",
+    );
     expect(rows.rows).toEqual([{ attempts: 1, state: 'accepted' }]);
   });
 
@@ -69,16 +86,26 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('hub reports', ()
     const rows = await world.pool.query<{ body: unknown }>("SELECT body FROM report_outbox WHERE idempotency_key = 'k-odd-text'");
     expect(JSON.stringify(rows.rows[0]?.body)).toContain(`${a.meterPointId}\ufffd\ufffd`);
     for (const code of ['HUB_TEXT_NUL_REPLACED', 'HUB_TEXT_SURROGATE_REPLACED']) {
-      expect(world.logs.filter((l) => l.code === code && l.idempotencyKey === 'k-odd-text'), code).toHaveLength(1);
+      expect(
+        world.logs.filter((l) => l.code === code && l.idempotencyKey === 'k-odd-text'),
+        code,
+      ).toHaveLength(1);
     }
   });
 
-  it('refuses a report naming another home\'s resource: rejected receipt, FLEET_REPORT_FORBIDDEN logged, nothing uploaded', async () => {
-    const event = await spark.simulateResourceLpc({ resources: [{ resource: { resourceId: b.resourceId, locationId: b.locationId, meterPointId: b.meterPointId } }] });
+  it("refuses a report naming another home's resource: rejected receipt, FLEET_REPORT_FORBIDDEN logged, nothing uploaded", async () => {
+    const event = await spark.simulateResourceLpc({
+      resources: [{ resource: { resourceId: b.resourceId, locationId: b.locationId, meterPointId: b.meterPointId } }],
+    });
     await world.registry.saveEvent(event, null, [b.locationId]);
     const report: ReportRequest = {
       eventId: event.id,
-      payloads: [{ payloadType: 'ResourceLPCAcknowledgement', acknowledgedTargets: [{ resourceId: b.resourceId, locationId: b.locationId, meterPointId: b.meterPointId }] }],
+      payloads: [
+        {
+          payloadType: 'ResourceLPCAcknowledgement',
+          acknowledgedTargets: [{ resourceId: b.resourceId, locationId: b.locationId, meterPointId: b.meterPointId }],
+        },
+      ],
     };
     await gwA.client.publishAsync(topics.reports(a.gatewayId), fleetReport('k-foreign', report), { qos: 1 });
     const receipt = await eventually(async () => receipts(gwA, 'k-foreign')[0]);
@@ -95,11 +122,19 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('hub reports', ()
     const othersEvent = await lpcFor(b);
     await gwA.client.publishAsync(topics.reports(a.gatewayId), fleetReport('k-not-mine', locationAck(othersEvent, a)), { qos: 1 });
     await gwA.client.publishAsync(topics.reports(a.gatewayId), fleetReport('k-unknown', locationAck('never-sent', a)), { qos: 1 });
-    for (const [key, eventId] of [['k-not-mine', othersEvent], ['k-unknown', 'never-sent']] as const) {
+    for (const [key, eventId] of [
+      ['k-not-mine', othersEvent],
+      ['k-unknown', 'never-sent'],
+    ] as const) {
       const receipt = await eventually(async () => receipts(gwA, key)[0]);
       expect(receipt.status).toBe('rejected');
       expect(receipt.reason).toBe(`FLEET_REPORT_FORBIDDEN: event ${eventId} did not target this gateway's locations`);
-      expect(world.logs.find((l) => l.code === 'FLEET_REPORT_FORBIDDEN' && l.idempotencyKey === key)).toMatchObject({ gatewayId: a.gatewayId, eventId, foreignLocations: [], foreignResources: [] });
+      expect(world.logs.find((l) => l.code === 'FLEET_REPORT_FORBIDDEN' && l.idempotencyKey === key)).toMatchObject({
+        gatewayId: a.gatewayId,
+        eventId,
+        foreignLocations: [],
+        foreignResources: [],
+      });
     }
     await new Promise((r) => setTimeout(r, 1500));
     expect(acceptedFor(othersEvent)).toHaveLength(0);
@@ -118,7 +153,9 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('hub reports', ()
       const eventId = await lpcFor(a);
       await gwA.client.publishAsync(topics.reports(a.gatewayId), fleetReport('k-killed', locationAck(eventId, a)), { qos: 1 });
       await eventually(async () => {
-        const { rows } = await world.pool.query<{ claimed_by: string | null }>("SELECT claimed_by FROM report_outbox WHERE idempotency_key = 'k-killed'");
+        const { rows } = await world.pool.query<{ claimed_by: string | null }>(
+          "SELECT claimed_by FROM report_outbox WHERE idempotency_key = 'k-killed'",
+        );
         return rows[0]?.claimed_by === 'hub-doomed' ? true : undefined;
       });
       await doomed.kill();
@@ -126,7 +163,9 @@ describe.skipIf(!postgresAvailable() || !mosquittoAvailable())('hub reports', ()
       const receipt = await eventually(async () => receipts(gwA, 'k-killed')[0], 20_000);
       expect(receipt).toMatchObject({ status: 'accepted' });
       expect(acceptedFor(eventId)).toHaveLength(1);
-      const { rows } = await world.pool.query<{ attempts: number; state: string }>("SELECT attempts, state FROM report_outbox WHERE idempotency_key = 'k-killed'");
+      const { rows } = await world.pool.query<{ attempts: number; state: string }>(
+        "SELECT attempts, state FROM report_outbox WHERE idempotency_key = 'k-killed'",
+      );
       expect(rows).toEqual([{ attempts: 2, state: 'accepted' }]);
       expect(hub3.instanceId).toBe('hub-3');
     } finally {

@@ -20,12 +20,18 @@ describe.skipIf(!postgresAvailable())('hub retention', () => {
   });
 
   it('deletes settled reports and ended events older than keepDays, never a pending report or its event', async () => {
-    const event = (id: string, endedDaysAgo: number) => pool.query(
-      `INSERT INTO events (event_id, raw, received_at, ends_at, target_location_ids)
-       VALUES ($1, '{}', now() - make_interval(days => $2 + 1), now() - make_interval(days => $2), '{}')`, [id, endedDaysAgo]);
-    const report = (key: string, eventId: string, state: string, daysAgo: number) => pool.query(
-      `INSERT INTO report_outbox (gateway_id, idempotency_key, body, state, created_at)
-       VALUES ('gw', $1, $2, $3, now() - make_interval(days => $4))`, [key, JSON.stringify({ eventId, payloads: [] }), state, daysAgo]);
+    const event = (id: string, endedDaysAgo: number) =>
+      pool.query(
+        `INSERT INTO events (event_id, raw, received_at, ends_at, target_location_ids)
+       VALUES ($1, '{}', now() - make_interval(days => $2 + 1), now() - make_interval(days => $2), '{}')`,
+        [id, endedDaysAgo],
+      );
+    const report = (key: string, eventId: string, state: string, daysAgo: number) =>
+      pool.query(
+        `INSERT INTO report_outbox (gateway_id, idempotency_key, body, state, created_at)
+       VALUES ('gw', $1, $2, $3, now() - make_interval(days => $4))`,
+        [key, JSON.stringify({ eventId, payloads: [] }), state, daysAgo],
+      );
     await event('old', 120);
     await event('old-with-pending', 120);
     await event('recent', 10);
@@ -35,7 +41,8 @@ describe.skipIf(!postgresAvailable())('hub retention', () => {
     await report('recent-accepted', 'recent', 'accepted', 9);
 
     expect(await pruneHub(pool, 90)).toEqual({ reports: 2, events: 1 });
-    const left = async (table: string, column: string) => (await pool.query<{ id: string }>(`SELECT ${column} AS id FROM ${table} ORDER BY 1`)).rows.map((r) => r.id);
+    const left = async (table: string, column: string) =>
+      (await pool.query<{ id: string }>(`SELECT ${column} AS id FROM ${table} ORDER BY 1`)).rows.map((r) => r.id);
     expect(await left('report_outbox', 'idempotency_key')).toEqual(['old-pending', 'recent-accepted']);
     expect(await left('events', 'event_id')).toEqual(['old-with-pending', 'recent']);
     expect(await pruneHub(pool, 90)).toEqual({ reports: 0, events: 0 });

@@ -11,10 +11,14 @@ import { exploreSeed, seedReport } from '../../src/simulation/explore/explore-se
 const hours = 36;
 
 describe('the fault explorer', () => {
-  it.each([1, 2])('seed %i keeps every invariant over a day and a half', async (seed) => {
-    const result = await exploreSeed(seed, hours);
-    expect(result.violations, seedReport(result).join('\n')).toEqual([]);
-    expect(result.schedule.length).toBeGreaterThanOrEqual(2);
-    expect(result.figures.reportsAccepted).toBeGreaterThan(0);
-  }, 600_000);
+  it.each([1, 2])(
+    'seed %i keeps every invariant over a day and a half',
+    async (seed) => {
+      const result = await exploreSeed(seed, hours);
+      expect(result.violations, seedReport(result).join('\n')).toEqual([]);
+      expect(result.schedule.length).toBeGreaterThanOrEqual(2);
+      expect(result.figures.reportsAccepted).toBeGreaterThan(0);
+    },
+    600_000,
+  );
 });

@@ -44,9 +44,26 @@ describe('a Nordic home over a simulated week', () => {
     const worst = samples.reduce((w, s) => (Math.max(...s.linesA) > Math.max(...w.linesA) ? s : w));
     // On failure: each excursion's start, with the samples just before it.
     const over = samples.flatMap((s, i) => (Math.max(...s.linesA) > fuseA && !(Math.max(...(samples[i - 1]?.linesA ?? [0])) > fuseA) ? [i] : []));
-    const shown = `${samples.filter((s) => Math.max(...s.linesA) > fuseA).length} samples over the fuse:\n` + over.slice(0, 6).map((i) => samples.slice(Math.max(0, i - 3), i + 2).map((s) => JSON.stringify({
-      at: new Date(s.atMs).toISOString().slice(5, 19), linesA: s.linesA.map((a) => Math.round(a * 10) / 10), goeW: Math.round(s.goeW), ocppW: Math.round(s.ocppW), tankW: s.tankW, pumpW: s.pumpW,
-    })).join('\n')).join('\n…\n');
+    const shown =
+      `${samples.filter((s) => Math.max(...s.linesA) > fuseA).length} samples over the fuse:\n` +
+      over
+        .slice(0, 6)
+        .map((i) =>
+          samples
+            .slice(Math.max(0, i - 3), i + 2)
+            .map((s) =>
+              JSON.stringify({
+                at: new Date(s.atMs).toISOString().slice(5, 19),
+                linesA: s.linesA.map((a) => Math.round(a * 10) / 10),
+                goeW: Math.round(s.goeW),
+                ocppW: Math.round(s.ocppW),
+                tankW: s.tankW,
+                pumpW: s.pumpW,
+              }),
+            )
+            .join('\n'),
+        )
+        .join('\n…\n');
     expect(Math.max(...worst.linesA), shown).toBeLessThanOrEqual(fuseA);
     // Both cars charged in the same hour somewhere, so the fuse's room was shared, not left to one
     // car a night. Whether in the same minutes as well is the joint plan's choice of 15-minute slots:
@@ -56,7 +73,7 @@ describe('a Nordic home over a simulated week', () => {
     expect([...hoursOf((s) => s.goeW > 2000)].some((h) => ocppHours.has(h))).toBe(true);
   });
 
-  it('drives the heat pump through its SG Ready states: boosts, and locks only within the label\'s limits', () => {
+  it("drives the heat pump through its SG Ready states: boosts, and locks only within the label's limits", () => {
     const history = run.pumpHistory.filter((h) => h.atMs >= run.startMs && h.atMs < run.endMs);
     expect(history.some((h) => h.operating === 'boost')).toBe(true);
     // Each lock ends within 2 hours (by wattshift, or by the pump itself), at most 3 a local day.

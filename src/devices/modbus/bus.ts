@@ -87,7 +87,11 @@ class Bus implements ModbusBus {
   private readonly log: Logger;
   private readonly where: string;
 
-  constructor(readonly name: string, private readonly config: ModbusBusConfig, private readonly deps: ModbusBusDeps) {
+  constructor(
+    readonly name: string,
+    private readonly config: ModbusBusConfig,
+    private readonly deps: ModbusBusDeps,
+  ) {
     this.log = deps.logger.child({ component: 'modbus', bus: name });
     this.where = describe(config);
   }
@@ -192,7 +196,9 @@ class Bus implements ModbusBus {
       const initial = this.deps.backoff?.initialMs ?? 1000;
       const max = this.deps.backoff?.maxMs ?? 60_000;
       this.nextAttemptAtMs = now + Math.min(max, initial * 2 ** Math.min(this.failures - 1, 30));
-      const wErr = new WattshiftError('DEVICE_UNREACHABLE', `${this.where}: cannot connect: ${(err as Error)?.message ?? String(err)}`, { cause: err });
+      const wErr = new WattshiftError('DEVICE_UNREACHABLE', `${this.where}: cannot connect: ${(err as Error)?.message ?? String(err)}`, {
+        cause: err,
+      });
       this.markDown(wErr);
       throw wErr;
     }

@@ -1,8 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import {
-  decodeRaw, decodeScaled, encodeRaw, encodeScaled, registerCount, registerTypes,
-  type Endianness, type RegisterFormat, type RegisterType,
+  decodeRaw,
+  decodeScaled,
+  encodeRaw,
+  encodeScaled,
+  registerCount,
+  registerTypes,
+  type Endianness,
+  type RegisterFormat,
+  type RegisterType,
 } from './codec.js';
 import { isWattshiftError } from '../../errors.js';
 
@@ -139,12 +146,17 @@ describe('round trips (property)', () => {
   it('any words → value → same words, for every integer type and order', () => {
     const types: RegisterType[] = ['int16', 'uint16', 'int32', 'uint32'];
     fc.assert(
-      fc.property(fc.constantFrom(...types), fc.array(fc.integer({ min: 0, max: 65535 }), { minLength: 2, maxLength: 2 }),
-        fc.constantFrom(...orders), fc.constantFrom(...orders), (type, pair, wordOrder, byteOrder) => {
+      fc.property(
+        fc.constantFrom(...types),
+        fc.array(fc.integer({ min: 0, max: 65535 }), { minLength: 2, maxLength: 2 }),
+        fc.constantFrom(...orders),
+        fc.constantFrom(...orders),
+        (type, pair, wordOrder, byteOrder) => {
           const fmt = { type, wordOrder, byteOrder };
           const words = pair.slice(0, registerCount(type));
           expect(encodeRaw(decodeRaw(words, fmt), fmt)).toEqual(words);
-        }),
+        },
+      ),
       { numRuns: 500 },
     );
   });

@@ -27,7 +27,14 @@ export interface ScaledFormat extends RegisterFormat {
 }
 
 const wordCounts: Record<RegisterType, number> = {
-  int16: 1, uint16: 1, int32: 2, uint32: 2, int64: 4, uint64: 4, float32: 2, float64: 4,
+  int16: 1,
+  uint16: 1,
+  int32: 2,
+  uint32: 2,
+  int64: 4,
+  uint64: 4,
+  float32: 2,
+  float64: 4,
 };
 
 /** How many 16-bit registers a value of this type occupies. */
@@ -71,14 +78,30 @@ export function decodeRaw(words: readonly number[], fmt: RegisterFormat): number
   const buf = toCanonical(words, fmt);
   let value: number;
   switch (fmt.type) {
-    case 'int16': value = buf.readInt16BE(0); break;
-    case 'uint16': value = buf.readUInt16BE(0); break;
-    case 'int32': value = buf.readInt32BE(0); break;
-    case 'uint32': value = buf.readUInt32BE(0); break;
-    case 'int64': value = Number(buf.readBigInt64BE(0)); break;
-    case 'uint64': value = Number(buf.readBigUInt64BE(0)); break;
-    case 'float32': value = buf.readFloatBE(0); break;
-    case 'float64': value = buf.readDoubleBE(0); break;
+    case 'int16':
+      value = buf.readInt16BE(0);
+      break;
+    case 'uint16':
+      value = buf.readUInt16BE(0);
+      break;
+    case 'int32':
+      value = buf.readInt32BE(0);
+      break;
+    case 'uint32':
+      value = buf.readUInt32BE(0);
+      break;
+    case 'int64':
+      value = Number(buf.readBigInt64BE(0));
+      break;
+    case 'uint64':
+      value = Number(buf.readBigUInt64BE(0));
+      break;
+    case 'float32':
+      value = buf.readFloatBE(0);
+      break;
+    case 'float64':
+      value = buf.readDoubleBE(0);
+      break;
   }
   if (!Number.isFinite(value)) throw badValue(`${fmt.type} register holds ${value}`, { words: [...words] });
   return value;
@@ -114,18 +137,32 @@ export function encodeRaw(value: number, fmt: RegisterFormat): number[] {
     if (big < range[0] || big > range[1]) throw badValue(`${value} does not fit ${fmt.type}`);
   }
   switch (fmt.type) {
-    case 'int16': buf.writeInt16BE(value, 0); break;
-    case 'uint16': buf.writeUInt16BE(value, 0); break;
-    case 'int32': buf.writeInt32BE(value, 0); break;
-    case 'uint32': buf.writeUInt32BE(value, 0); break;
-    case 'int64': buf.writeBigInt64BE(BigInt(value), 0); break;
-    case 'uint64': buf.writeBigUInt64BE(BigInt(value), 0); break;
+    case 'int16':
+      buf.writeInt16BE(value, 0);
+      break;
+    case 'uint16':
+      buf.writeUInt16BE(value, 0);
+      break;
+    case 'int32':
+      buf.writeInt32BE(value, 0);
+      break;
+    case 'uint32':
+      buf.writeUInt32BE(value, 0);
+      break;
+    case 'int64':
+      buf.writeBigInt64BE(BigInt(value), 0);
+      break;
+    case 'uint64':
+      buf.writeBigUInt64BE(BigInt(value), 0);
+      break;
     case 'float32': {
       if (Math.abs(value) > 3.4028234663852886e38) throw badValue(`${value} does not fit float32`);
       buf.writeFloatBE(value, 0);
       break;
     }
-    case 'float64': buf.writeDoubleBE(value, 0); break;
+    case 'float64':
+      buf.writeDoubleBE(value, 0);
+      break;
   }
   return fromCanonical(buf, fmt);
 }

@@ -12,9 +12,7 @@
 import type { ModbusSource } from '../../config/schema.js';
 import { WattshiftError, isWattshiftError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import type {
-  ChargeCurrentLimit, EnergyMeter, EvState, EvStateReader, HeaterSwitch, PowerMeter, Thermometer,
-} from '../../ports.js';
+import type { ChargeCurrentLimit, EnergyMeter, EvState, EvStateReader, HeaterSwitch, PowerMeter, Thermometer } from '../../ports.js';
 import type { ModbusBus } from './bus.js';
 import { metered } from '../../core/metered-bounds.js';
 import { getPoint, readBoolean, readNumber, readPoint, writePoint, type PointValue } from './points.js';
@@ -57,7 +55,10 @@ export class ModbusDevice {
   readonly channel: number;
   private readonly log: Logger;
 
-  constructor(readonly source: ModbusSource, private readonly deps: ModbusDeviceDeps) {
+  constructor(
+    readonly source: ModbusSource,
+    private readonly deps: ModbusDeviceDeps,
+  ) {
     this.unitId = source.unitId ?? 1;
     this.channel = source.channel ?? 0;
     this.log = deps.logger.child({ component: 'modbus-device', bus: source.bus, unitId: this.unitId, profile: deps.profile.name });

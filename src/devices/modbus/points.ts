@@ -58,7 +58,12 @@ export function decodePoint(name: string, p: ProfilePoint, words: readonly numbe
 }
 
 export async function readPoint(
-  bus: ModbusBus, unitId: number, profile: ModbusProfile, name: string, channel: number, signal?: AbortSignal,
+  bus: ModbusBus,
+  unitId: number,
+  profile: ModbusProfile,
+  name: string,
+  channel: number,
+  signal?: AbortSignal,
 ): Promise<PointValue> {
   const p = getPoint(profile, name);
   if (p.access === 'write') throw new WattshiftError('DEVICE_PROFILE_INVALID', `point ${name} of ${profile.name} is write-only`);
@@ -72,24 +77,41 @@ export async function readPoint(
 }
 
 export async function readNumber(
-  bus: ModbusBus, unitId: number, profile: ModbusProfile, name: string, channel: number, signal?: AbortSignal,
+  bus: ModbusBus,
+  unitId: number,
+  profile: ModbusProfile,
+  name: string,
+  channel: number,
+  signal?: AbortSignal,
 ): Promise<number> {
   const v = await readPoint(bus, unitId, profile, name, channel, signal);
   return typeof v === 'boolean' ? Number(v) : v;
 }
 
 export async function readBoolean(
-  bus: ModbusBus, unitId: number, profile: ModbusProfile, name: string, channel: number, signal?: AbortSignal,
+  bus: ModbusBus,
+  unitId: number,
+  profile: ModbusProfile,
+  name: string,
+  channel: number,
+  signal?: AbortSignal,
 ): Promise<boolean> {
   const v = await readPoint(bus, unitId, profile, name, channel, signal);
   return typeof v === 'boolean' ? v : v !== 0;
 }
 
 export async function writePoint(
-  bus: ModbusBus, unitId: number, profile: ModbusProfile, name: string, value: PointValue, channel: number, signal?: AbortSignal,
+  bus: ModbusBus,
+  unitId: number,
+  profile: ModbusProfile,
+  name: string,
+  value: PointValue,
+  channel: number,
+  signal?: AbortSignal,
 ): Promise<void> {
   const p = getPoint(profile, name);
-  const writable = p.access === 'write' || p.access === 'readWrite' || (p.access === undefined && (p.function === 'coil' || p.function === 'holding'));
+  const writable =
+    p.access === 'write' || p.access === 'readWrite' || (p.access === undefined && (p.function === 'coil' || p.function === 'holding'));
   if (!writable || p.function === 'input' || p.function === 'discrete') {
     throw new WattshiftError('DEVICE_PROFILE_INVALID', `point ${name} of ${profile.name} is not writable`);
   }

@@ -11,8 +11,17 @@ const address = z.int().min(0).max(0xffff);
 
 /** Names the daemon's capabilities look for. Profiles may define others (for `wattshift probe`). */
 export const wellKnownPoints = [
-  'energyKwh', 'exportEnergyKwh', 'powerW', 'temperatureC', 'relay', 'relayLeaseS', 'currentLimitA',
-  'plugged', 'charging', 'socPct', 'heartbeat',
+  'energyKwh',
+  'exportEnergyKwh',
+  'powerW',
+  'temperatureC',
+  'relay',
+  'relayLeaseS',
+  'currentLimitA',
+  'plugged',
+  'charging',
+  'socPct',
+  'heartbeat',
 ] as const;
 
 export const pointSchema = z
@@ -26,7 +35,11 @@ export const pointSchema = z
     wordOrder: endianness.default('big'),
     byteOrder: endianness.default('big'),
     /** Applied after bitShift/bitMask: value = raw · scale + offset. */
-    scale: z.number().finite().refine((v) => v !== 0, 'scale must not be 0').default(1),
+    scale: z
+      .number()
+      .finite()
+      .refine((v) => v !== 0, 'scale must not be 0')
+      .default(1),
     offset: z.number().finite().default(0),
     /** Bit extraction before scaling: raw = (raw >> bitShift) & bitMask. Integer types only. */
     bitShift: z.int().min(0).max(31).optional(),
@@ -87,9 +100,7 @@ export const profileSchema = z
      * Device-side lease for a relay: a holding register (point `relayLeaseS`) that releases the
      * coil when its countdown ends. Without it a Modbus relay holds its state until told otherwise.
      */
-    relayLease: z
-      .strictObject({ point: z.string(), maxS: z.int().min(1).max(0xffff) })
-      .optional(),
+    relayLease: z.strictObject({ point: z.string(), maxS: z.int().min(1).max(0xffff) }).optional(),
     /**
      * What a charger does by itself when wattshift stops talking to it: after `afterS` without a
      * read or heartbeat it falls to `currentA` (openWB's secondary mode: 0 A after 80 s). At 0 A
@@ -97,9 +108,7 @@ export const profileSchema = z
      */
     commLoss: z.strictObject({ afterS: z.number().positive(), currentA: z.number().min(0) }).optional(),
     /** A watchdog register the daemon must write every `everyS` (e.g. Vestel 6000); fed by `jobs/heartbeats.ts`. */
-    heartbeat: z
-      .strictObject({ point: z.string(), value: z.number().finite(), everyS: z.number().positive() })
-      .optional(),
+    heartbeat: z.strictObject({ point: z.string(), value: z.number().finite(), everyS: z.number().positive() }).optional(),
     points: z.record(z.string().regex(/^[A-Za-z][A-Za-z0-9_]*$/), pointSchema),
   })
   .superRefine((p, ctx) => {

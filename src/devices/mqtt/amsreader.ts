@@ -36,8 +36,12 @@ const payloadSchema = z.looseObject({
   data: z.looseObject({
     P: num.optional(),
     PO: num.optional(),
-    I1: num.optional(), I2: num.optional(), I3: num.optional(),
-    U1: num.optional(), U2: num.optional(), U3: num.optional(),
+    I1: num.optional(),
+    I2: num.optional(),
+    I3: num.optional(),
+    U1: num.optional(),
+    U2: num.optional(),
+    U3: num.optional(),
     tPI: num.optional(),
     tPO: num.optional(),
     rtc: num.optional(),
@@ -64,7 +68,12 @@ export function createAmsReaderDevice(source: AmsReaderSource, deps: MqttDeviceD
   // Every list carries its values afresh, so a value's arrival is its time: currents that stopped
   // coming age (for the main fuse) even while list 1 power keeps the device alive.
   const values = new LatestValues({
-    device, clock, staleAfterMs: (options.staleAfterS ?? 120) * 1000, isConnected: () => connection.connected, deviceLiveness: true, quietValuesHold: false,
+    device,
+    clock,
+    staleAfterMs: (options.staleAfterS ?? 120) * 1000,
+    isConnected: () => connection.connected,
+    deviceLiveness: true,
+    quietValuesHold: false,
   });
   const warn = rateLimitedWarn(log);
   /** The quantities whose last list was unusable (a warning once per run of bad lists, rate-limited). */
@@ -97,7 +106,9 @@ export function createAmsReaderDevice(source: AmsReaderSource, deps: MqttDeviceD
     const d = data;
     values.heard();
     if (d.P !== undefined) {
-      settle('powerW', () => values.put('powerW', metered('directedPowerW', d.P, `${device} P`) - metered('directedPowerW', d.PO ?? 0, `${device} PO`)));
+      settle('powerW', () =>
+        values.put('powerW', metered('directedPowerW', d.P, `${device} P`) - metered('directedPowerW', d.PO ?? 0, `${device} PO`)),
+      );
     }
     const currents = byLine([d.I1, d.I2, d.I3]);
     if (currents.length > 0) {
@@ -105,7 +116,10 @@ export function createAmsReaderDevice(source: AmsReaderSource, deps: MqttDeviceD
         const voltages = byLine([d.U1, d.U2, d.U3].map((v) => (v !== undefined && v > 0 ? v : undefined)));
         currents.forEach((a, l) => Number.isNaN(a) || metered('phaseCurrentA', a, `${device} I${l + 1}`));
         voltages.forEach((v, l) => Number.isNaN(v) || metered('phaseVoltageV', v, `${device} U${l + 1}`));
-        values.put('phases', { currentsA: currents, voltagesV: voltages.length === currents.length && voltages.every(Number.isFinite) ? voltages : [] } satisfies Omit<PhaseReading, 'atMs'>);
+        values.put('phases', {
+          currentsA: currents,
+          voltagesV: voltages.length === currents.length && voltages.every(Number.isFinite) ? voltages : [],
+        } satisfies Omit<PhaseReading, 'atMs'>);
       });
     }
     if (d.tPI !== undefined) {
@@ -124,7 +138,11 @@ export function createAmsReaderDevice(source: AmsReaderSource, deps: MqttDeviceD
       // The meter lists its registers once an hour: until the first list is due, their absence is
       // no fault of the meter's (the supervisor does not count it), only a value still to come.
       const awaiting = clock.nowMs() - startedMs < firstRegistersWithinMs;
-      throw new WattshiftError('DEVICE_STALE', `${device}: no hourly register received yet${awaiting ? ' (the meter lists them once an hour)' : ''}`, awaiting ? { details: { awaiting: true } } : {});
+      throw new WattshiftError(
+        'DEVICE_STALE',
+        `${device}: no hourly register received yet${awaiting ? ' (the meter lists them once an hour)' : ''}`,
+        awaiting ? { details: { awaiting: true } } : {},
+      );
     }
     values.get('registers'); // alive, connected, present
     return { value: registers.importKwh, atMs: registers.atMs };
@@ -132,7 +150,10 @@ export function createAmsReaderDevice(source: AmsReaderSource, deps: MqttDeviceD
 
   return {
     energyMeter: {
-      ...pushedEnergyMeter(async () => readRegisters(), (kwh) => kwh as number),
+      ...pushedEnergyMeter(
+        async () => readRegisters(),
+        (kwh) => kwh as number,
+      ),
       readExportEnergyKwh: async () => {
         readRegisters();
         if (registers?.exportKwh === undefined) throw new WattshiftError('DEVICE_STALE', `${device}: the meter gives no export register (tPO)`);

@@ -81,10 +81,19 @@ export interface MqttConnection {
 }
 
 const tlsErrorCodes = new Set([
-  'SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'UNABLE_TO_GET_ISSUER_CERT', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'CERT_HAS_EXPIRED',
-  'CERT_NOT_YET_VALID', 'ERR_TLS_CERT_ALTNAME_INVALID', 'CERT_SIGNATURE_FAILURE', 'CERT_UNTRUSTED',
-  'CERT_REJECTED', 'EPROTO', 'ERR_SSL_WRONG_VERSION_NUMBER',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'CERT_SIGNATURE_FAILURE',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'EPROTO',
+  'ERR_SSL_WRONG_VERSION_NUMBER',
 ]);
 
 /** MQTT 3.1.1 CONNACK 4/5 and MQTT 5 reason codes 134/135/140 mean "who you are is not accepted". */
@@ -169,11 +178,18 @@ export function createMqttConnection(options: MqttConnectionOptions, deps: { log
         // Device topics are never cleared: the device owns its retained state, and its next
         // publish replaces it. The value is simply missing until then (stale, the device's safe
         // behaviour). Command topics are wattshift's own: the HA bridge clears them (onOversized).
-        warnHostile('MQTT_MESSAGE_TOO_LARGE', { bytes: p.bytes, limit: maxPacketBytes, topic: p.topic, retained: p.retained }, 'MQTT message over the size limit skipped unread');
+        warnHostile(
+          'MQTT_MESSAGE_TOO_LARGE',
+          { bytes: p.bytes, limit: maxPacketBytes, topic: p.topic, retained: p.retained },
+          'MQTT message over the size limit skipped unread',
+        );
         options.onOversized?.(p);
       },
       onFatal: (p) => {
-        log.warn({ code: 'MQTT_MESSAGE_TOO_LARGE', bytes: p.bytes, limit: maxPacketBytes, topic: p.topic }, 'MQTT packet over the size limit refused; reconnecting');
+        log.warn(
+          { code: 'MQTT_MESSAGE_TOO_LARGE', bytes: p.bytes, limit: maxPacketBytes, topic: p.topic },
+          'MQTT packet over the size limit refused; reconnecting',
+        );
         options.onOversized?.(p);
       },
     });
@@ -248,7 +264,10 @@ export function createMqttConnection(options: MqttConnectionOptions, deps: { log
         handlers.set(filter, set);
         client.subscribe(filter, { qos: subOptions?.qos ?? 0 }, (err) => {
           if (!err || closed) return;
-          log[subscribeFailureWarned ? 'debug' : 'warn']({ code: 'MQTT_UNAVAILABLE', filter, err: err.message }, 'MQTT subscribe failed; the subscriptions are made again on reconnect');
+          log[subscribeFailureWarned ? 'debug' : 'warn'](
+            { code: 'MQTT_UNAVAILABLE', filter, err: err.message },
+            'MQTT subscribe failed; the subscriptions are made again on reconnect',
+          );
           subscribeFailureWarned = true;
         });
       }

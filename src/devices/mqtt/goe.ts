@@ -54,11 +54,7 @@ type Key = keyof typeof keySchemas;
 /** The keys wattshift writes. */
 type Setting = 'amp' | 'frc' | 'psm';
 
-export function createGoeDevice(
-  source: GoeSource,
-  deps: MqttDeviceDeps,
-  options: MqttDeviceOptions & { maxCurrentA?: number } = {},
-): MqttDevice {
+export function createGoeDevice(source: GoeSource, deps: MqttDeviceDeps, options: MqttDeviceOptions & { maxCurrentA?: number } = {}): MqttDevice {
   const { connection, clock } = deps;
   const prefix = source.topicPrefix.replace(/\/$/, '');
   const device = options.id ?? prefix;
@@ -66,7 +62,11 @@ export function createGoeDevice(
   const requestTimeoutMs = options.requestTimeoutMs ?? 5000;
   const log = deps.logger.child({ component: 'goe', device });
   const values = new LatestValues({
-    device, clock, staleAfterMs: (options.staleAfterS ?? 120) * 1000, isConnected: () => connection.connected, deviceLiveness: true,
+    device,
+    clock,
+    staleAfterMs: (options.staleAfterS ?? 120) * 1000,
+    isConnected: () => connection.connected,
+    deviceLiveness: true,
   });
   const offline = new WattshiftError('DEVICE_UNREACHABLE', `${device}: the charger left the broker (mcc=false)`, { details: { device } });
 
@@ -157,7 +157,10 @@ export function createGoeDevice(
         await write('frc', 0, signal);
       },
     },
-    energyMeter: pushedEnergyMeter(async () => values.getStamped('eto'), (wh) => plausible(wh, ...limits.energyWh, `${device} eto`) / 1000),
+    energyMeter: pushedEnergyMeter(
+      async () => values.getStamped('eto'),
+      (wh) => plausible(wh, ...limits.energyWh, `${device} eto`) / 1000,
+    ),
     powerMeter: {
       readPowerW: async () => {
         const nrg = values.get('nrg') as (number | null)[];

@@ -47,8 +47,16 @@ export function createMqttMapDevice(source: MqttMapSource, deps: MqttDeviceDeps,
 
   const fields: { name: string; path: string | undefined; convert: (v: unknown) => unknown }[] = [
     // Bounded after scaling: the bounds are physical, in the units wattshift reads.
-    { name: 'energyKwh', path: source.energyKwhPath, convert: (v) => metered('energyKwh', plausible(v, -Infinity, Infinity, `${device} energy`) * energyScale, `${device} energy`) },
-    { name: 'powerW', path: source.powerWPath, convert: (v) => metered('powerW', plausible(v, -Infinity, Infinity, `${device} power`) * powerScale, `${device} power`) },
+    {
+      name: 'energyKwh',
+      path: source.energyKwhPath,
+      convert: (v) => metered('energyKwh', plausible(v, -Infinity, Infinity, `${device} energy`) * energyScale, `${device} energy`),
+    },
+    {
+      name: 'powerW',
+      path: source.powerWPath,
+      convert: (v) => metered('powerW', plausible(v, -Infinity, Infinity, `${device} power`) * powerScale, `${device} power`),
+    },
     { name: 'temperatureC', path: source.temperatureCPath, convert: (v) => plausible(v, ...limits.temperatureC, `${device} temperature`) },
     { name: 'plugged', path: source.pluggedPath, convert: (v) => truthy(v, `${device} plugged`) },
     { name: 'charging', path: source.chargingPath, convert: (v) => truthy(v, `${device} charging`) },
@@ -92,9 +100,21 @@ export function createMqttMapDevice(source: MqttMapSource, deps: MqttDeviceDeps,
   // Answered by the next state message; without a refresh topic a stale value stays stale.
   const refreshKey = 'stateMessages';
   const { refreshTopic } = source;
-  const read = askingReader(values, refreshTopic ? ['DEVICE_STALE'] : [], (signal) =>
-    requestAnswer(values, refreshKey, clock, options.requestTimeoutMs ?? 5000, `${device} refresh`, () => publish(refreshTopic!, source.refreshPayload ?? ''), signal),
-  (err) => log.debug({ err }, 'refresh request unanswered'));
+  const read = askingReader(
+    values,
+    refreshTopic ? ['DEVICE_STALE'] : [],
+    (signal) =>
+      requestAnswer(
+        values,
+        refreshKey,
+        clock,
+        options.requestTimeoutMs ?? 5000,
+        `${device} refresh`,
+        () => publish(refreshTopic!, source.refreshPayload ?? ''),
+        signal,
+      ),
+    (err) => log.debug({ err }, 'refresh request unanswered'),
+  );
   const value = async (name: string, signal: AbortSignal): Promise<unknown> => (await read(name, signal)).value;
 
   const dev: MqttDevice = {
@@ -102,7 +122,11 @@ export function createMqttMapDevice(source: MqttMapSource, deps: MqttDeviceDeps,
       for (const u of unsubscribers) u();
     },
   };
-  if (has(source.energyKwhPath)) dev.energyMeter = pushedEnergyMeter((signal) => read('energyKwh', signal), (kwh) => kwh as number);
+  if (has(source.energyKwhPath))
+    dev.energyMeter = pushedEnergyMeter(
+      (signal) => read('energyKwh', signal),
+      (kwh) => kwh as number,
+    );
   if (has(source.powerWPath)) dev.powerMeter = { readPowerW: async (signal) => (await value('powerW', signal)) as number };
   if (has(source.temperatureCPath)) dev.thermometer = { readTemperatureC: async (signal) => (await value('temperatureC', signal)) as number };
   if (has(source.pluggedPath)) {

@@ -5,7 +5,12 @@ import { createPacketFilter } from './packet-guard.js';
 function publish(topic: string, payload: Buffer, opts: { qos?: 0 | 1 | 2; retain?: boolean; id?: number } = {}): Buffer {
   const qos = opts.qos ?? 0;
   const t = Buffer.from(topic);
-  const body = Buffer.concat([Buffer.from([t.length >> 8, t.length & 0xff]), t, qos > 0 ? Buffer.from([(opts.id ?? 1) >> 8, (opts.id ?? 1) & 0xff]) : Buffer.alloc(0), payload]);
+  const body = Buffer.concat([
+    Buffer.from([t.length >> 8, t.length & 0xff]),
+    t,
+    qos > 0 ? Buffer.from([(opts.id ?? 1) >> 8, (opts.id ?? 1) & 0xff]) : Buffer.alloc(0),
+    payload,
+  ]);
   const len: number[] = [];
   let n = body.length;
   do {
@@ -36,7 +41,13 @@ function run(stream: Buffer, maxBytes: number, size: number) {
 }
 
 describe('MQTT packet filter', () => {
-  const small = [publish('a/b', Buffer.from('hello')), pingresp, publish('c', Buffer.alloc(300, 7), { qos: 1, id: 9 }), puback, publish('d', Buffer.alloc(0))];
+  const small = [
+    publish('a/b', Buffer.from('hello')),
+    pingresp,
+    publish('c', Buffer.alloc(300, 7), { qos: 1, id: 9 }),
+    puback,
+    publish('d', Buffer.alloc(0)),
+  ];
 
   it('passes packets under the limit byte for byte, however the stream is cut', () => {
     const stream = Buffer.concat(small);

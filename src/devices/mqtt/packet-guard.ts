@@ -111,7 +111,7 @@ export function createPacketFilter(maxBytes: number, events: PacketGuardEvents):
     }
     function fatal(): null {
       dead = true;
-      const isPublish = ((header[0] as number) >> 4) === 3;
+      const isPublish = (header[0] as number) >> 4 === 3;
       const topic = isPublish && prefix.length >= 2 + topicLength() ? Buffer.from(prefix.slice(2, 2 + topicLength())).toString('utf8') : undefined;
       events.onFatal({ bytes: total, ...(topic !== undefined ? { topic } : {}) });
       return null;

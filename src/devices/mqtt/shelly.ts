@@ -59,8 +59,12 @@ export function createShellyDevice(source: ShellySource, deps: MqttDeviceDeps, o
   const requestTimeoutMs = options.requestTimeoutMs ?? 5000;
   const log = deps.logger.child({ component: 'shelly', device });
   const values = new LatestValues({
-    device, clock, staleAfterMs: (options.staleAfterS ?? 120) * 1000, isConnected: () => connection.connected,
-    deviceLiveness: true, quietValuesHold: false,
+    device,
+    clock,
+    staleAfterMs: (options.staleAfterS ?? 120) * 1000,
+    isConnected: () => connection.connected,
+    deviceLiveness: true,
+    quietValuesHold: false,
   });
   const src = `wattshift-${process.pid}-${++instance}-${Math.random().toString(36).slice(2, 8)}`;
   const switchKey = `switch:${switchId}`;
@@ -127,9 +131,11 @@ export function createShellyDevice(source: ShellySource, deps: MqttDeviceDeps, o
       if (!waiter) return;
       pending.delete(msg.id);
       if (msg.error) {
-        waiter.reject(new WattshiftError('MQTT_COMMAND_INVALID', `${device} refused the command: ${msg.error.code} ${msg.error.message ?? ''}`.trim(), {
-          details: { device, rpcError: msg.error.code },
-        }));
+        waiter.reject(
+          new WattshiftError('MQTT_COMMAND_INVALID', `${device} refused the command: ${msg.error.code} ${msg.error.message ?? ''}`.trim(), {
+            details: { device, rpcError: msg.error.code },
+          }),
+        );
       } else waiter.resolve(msg.result);
     }),
   ];
@@ -147,10 +153,14 @@ export function createShellyDevice(source: ShellySource, deps: MqttDeviceDeps, o
       const id = nextId++;
       const answer = new Promise<unknown>((resolve, reject) => {
         pending.set(id, { resolve, reject });
-        inner.addEventListener('abort', () => {
-          pending.delete(id);
-          reject(inner.reason);
-        }, { once: true });
+        inner.addEventListener(
+          'abort',
+          () => {
+            pending.delete(id);
+            reject(inner.reason);
+          },
+          { once: true },
+        );
       });
       answer.catch(() => undefined); // awaited below; this only keeps an early failure from going unhandled
       await connection.publish(`${prefix}/rpc`, JSON.stringify({ id, src, method, params }), { qos: 1 });
@@ -161,10 +171,15 @@ export function createShellyDevice(source: ShellySource, deps: MqttDeviceDeps, o
    * Reads a value; when missing, stale or bad, asks the device for its status once and reads again
    * (a device that notifies changes only would otherwise never replace an unusable value).
    */
-  const readFresh = askingReader(values, ['DEVICE_STALE', 'DEVICE_BAD_VALUE'], async (signal) => {
-    const result = await rpc('Shelly.GetStatus', {}, signal);
-    if (result && typeof result === 'object') applyFullStatus(result as Record<string, unknown>);
-  }, (err) => log.debug({ err }, 'status request failed'));
+  const readFresh = askingReader(
+    values,
+    ['DEVICE_STALE', 'DEVICE_BAD_VALUE'],
+    async (signal) => {
+      const result = await rpc('Shelly.GetStatus', {}, signal);
+      if (result && typeof result === 'object') applyFullStatus(result as Record<string, unknown>);
+    },
+    (err) => log.debug({ err }, 'status request failed'),
+  );
 
   const setRelay = async (on: boolean, toggleAfterS: number | undefined, signal: AbortSignal): Promise<void> => {
     const params: Record<string, unknown> = { id: switchId, on };
@@ -180,7 +195,10 @@ export function createShellyDevice(source: ShellySource, deps: MqttDeviceDeps, o
       block: (leaseMs, signal) => setRelay(blockOn, Math.max(1, Math.ceil(leaseMs / 1000)), signal),
       allow: (signal) => setRelay(!blockOn, undefined, signal),
     },
-    energyMeter: pushedEnergyMeter((signal) => readFresh('energyWh', signal), (wh) => (wh as number) / 1000),
+    energyMeter: pushedEnergyMeter(
+      (signal) => readFresh('energyWh', signal),
+      (wh) => (wh as number) / 1000,
+    ),
     powerMeter: {
       readPowerW: async (signal) => (await readFresh('powerW', signal)).value as number,
     },

@@ -17,7 +17,12 @@ export interface SocTopic {
 
 export function createSocTopic(config: SocTopicConfig, deps: MqttDeviceDeps & { device: string }): SocTopic {
   const log = deps.logger.child({ component: 'soc', device: deps.device });
-  const values = new LatestValues({ device: deps.device, clock: deps.clock, staleAfterMs: config.staleAfterS * 1000, isConnected: () => deps.connection.connected });
+  const values = new LatestValues({
+    device: deps.device,
+    clock: deps.clock,
+    staleAfterMs: config.staleAfterS * 1000,
+    isConnected: () => deps.connection.connected,
+  });
   const unsubscribe = deps.connection.subscribe(config.topic, (_topic, payload) => {
     guard(
       (err) => {

@@ -97,20 +97,29 @@ export function createTasmotaDevice(source: TasmotaSource, deps: MqttDeviceDeps,
     if (sns === null || typeof sns !== 'object') throw new WattshiftError('DEVICE_BAD_VALUE', `${device}: SENSOR is not an object`);
     const record = sns as Record<string, unknown>;
     if (record.ENERGY !== undefined) {
-      guard((e) => { values.bad('energyKwh', e); values.bad('powerW', e); }, () => {
-        const energy = parseWith(energySchema, record.ENERGY, `${device} ENERGY`);
-        if (energy.Total !== undefined) values.put('energyKwh', plausible(energy.Total, ...limits.energyKwh, `${device} ENERGY.Total`));
-        if (energy.Power !== undefined) {
-          const p = Array.isArray(energy.Power) ? energy.Power[relay - 1] : energy.Power;
-          values.put('powerW', plausible(p, ...limits.powerW, `${device} ENERGY.Power`));
-        }
-      });
+      guard(
+        (e) => {
+          values.bad('energyKwh', e);
+          values.bad('powerW', e);
+        },
+        () => {
+          const energy = parseWith(energySchema, record.ENERGY, `${device} ENERGY`);
+          if (energy.Total !== undefined) values.put('energyKwh', plausible(energy.Total, ...limits.energyKwh, `${device} ENERGY.Total`));
+          if (energy.Power !== undefined) {
+            const p = Array.isArray(energy.Power) ? energy.Power[relay - 1] : energy.Power;
+            values.put('powerW', plausible(p, ...limits.powerW, `${device} ENERGY.Power`));
+          }
+        },
+      );
     }
     if (record[sensor] !== undefined) {
-      guard((e) => values.bad('temperatureC', e), () => {
-        const t = atObject(record[sensor]).Temperature;
-        values.put('temperatureC', plausible(t, ...limits.temperatureC, `${device} ${sensor}.Temperature`));
-      });
+      guard(
+        (e) => values.bad('temperatureC', e),
+        () => {
+          const t = atObject(record[sensor]).Temperature;
+          values.put('temperatureC', plausible(t, ...limits.temperatureC, `${device} ${sensor}.Temperature`));
+        },
+      );
     }
   };
   const badAll = (err: WattshiftError): void => {
@@ -145,7 +154,9 @@ export function createTasmotaDevice(source: TasmotaSource, deps: MqttDeviceDeps,
       const online = p.toString().trim().toLowerCase() === 'online';
       // A device that comes online may have restarted (or been reconfigured): the rule set is written again before the next block.
       if (online) ruleWritten = false;
-      values.setOffline(online ? undefined : new WattshiftError('DEVICE_UNREACHABLE', `${device} reports itself offline (LWT)`, { details: { device } }));
+      values.setOffline(
+        online ? undefined : new WattshiftError('DEVICE_UNREACHABLE', `${device} reports itself offline (LWT)`, { details: { device } }),
+      );
     }),
     ...powerNames.map((name) => connection.subscribe(topic('stat', name), (_t, p) => applyPower(p.toString()))),
     connection.subscribe(topic('stat', 'RESULT'), (_t, p) => {
@@ -164,9 +175,21 @@ export function createTasmotaDevice(source: TasmotaSource, deps: MqttDeviceDeps,
    * readers) and reads again. Telemetry comes only every `TelePeriod` (300 s as shipped), so an old
    * value means a quiet period, not a lost device: the device is stale only when it does not answer.
    */
-  const readFresh = askingReader(values, ['DEVICE_STALE', 'DEVICE_BAD_VALUE'], (signal) =>
-    requestAnswer(values, statusKey, clock, requestTimeoutMs, `${device} Status 10`, () => connection.publish(topic('cmnd', 'STATUS'), '10', { qos: 1 }), signal),
-  (err) => log.debug({ err }, 'status request failed'));
+  const readFresh = askingReader(
+    values,
+    ['DEVICE_STALE', 'DEVICE_BAD_VALUE'],
+    (signal) =>
+      requestAnswer(
+        values,
+        statusKey,
+        clock,
+        requestTimeoutMs,
+        `${device} Status 10`,
+        () => connection.publish(topic('cmnd', 'STATUS'), '10', { qos: 1 }),
+        signal,
+      ),
+    (err) => log.debug({ err }, 'status request failed'),
+  );
 
   /** Listeners for `stat/<topic>/RESULT`, each waiting for the answer to one command. */
   const resultListeners = new Set<(r: Record<string, unknown>) => void>();
@@ -177,23 +200,30 @@ export function createTasmotaDevice(source: TasmotaSource, deps: MqttDeviceDeps,
    * or `Error` means the device does not take it (a build without rules): TASMOTA_RULE_REFUSED.
    */
   const command = (what: string, send: () => Promise<void>, accept: (r: Record<string, unknown>) => boolean, signal: AbortSignal): Promise<void> =>
-    withTimeout(clock, requestTimeoutMs, signal, `${device} ${what}`, (s) => new Promise<void>((resolve, reject) => {
-      const done = (err?: unknown): void => {
-        resultListeners.delete(listener);
-        s.removeEventListener('abort', onAbort);
-        if (err === undefined) resolve();
-        else reject(err);
-      };
-      const listener = (r: Record<string, unknown>): void => {
-        if (r.Command === 'Unknown' || r.Command === 'Error') {
-          done(new WattshiftError('TASMOTA_RULE_REFUSED', `${device} does not take ${what} (answer: ${r.Command})`, { details: { device } }));
-        } else if (accept(r)) done();
-      };
-      const onAbort = (): void => done(s.reason);
-      resultListeners.add(listener);
-      s.addEventListener('abort', onAbort, { once: true });
-      send().catch(done);
-    }));
+    withTimeout(
+      clock,
+      requestTimeoutMs,
+      signal,
+      `${device} ${what}`,
+      (s) =>
+        new Promise<void>((resolve, reject) => {
+          const done = (err?: unknown): void => {
+            resultListeners.delete(listener);
+            s.removeEventListener('abort', onAbort);
+            if (err === undefined) resolve();
+            else reject(err);
+          };
+          const listener = (r: Record<string, unknown>): void => {
+            if (r.Command === 'Unknown' || r.Command === 'Error') {
+              done(new WattshiftError('TASMOTA_RULE_REFUSED', `${device} does not take ${what} (answer: ${r.Command})`, { details: { device } }));
+            } else if (accept(r)) done();
+          };
+          const onAbort = (): void => done(s.reason);
+          resultListeners.add(listener);
+          s.addEventListener('abort', onAbort, { once: true });
+          send().catch(done);
+        }),
+    );
   const ensureReleaseRule = async (rule: { rule: number; timer: number }, signal: AbortSignal): Promise<void> => {
     if (ruleWritten) return;
     const text = releaseRuleText(rule.timer, relay);
@@ -203,10 +233,15 @@ export function createTasmotaDevice(source: TasmotaSource, deps: MqttDeviceDeps,
       const set = nested.success ? nested.data : ruleSetSchema.safeParse({ State: r[name], Rules: r.Rules }).data;
       return set !== undefined && set.State.toUpperCase() === 'ON' && sameRule(set.Rules, text);
     };
-    await command(name, async () => {
-      await connection.publish(topic('cmnd', name), text, { qos: 1 });
-      await connection.publish(topic('cmnd', name), '1', { qos: 1 });
-    }, enabledWithText, signal);
+    await command(
+      name,
+      async () => {
+        await connection.publish(topic('cmnd', name), text, { qos: 1 });
+        await connection.publish(topic('cmnd', name), '1', { qos: 1 });
+      },
+      enabledWithText,
+      signal,
+    );
     ruleWritten = true;
     log.info({ rule: name, text }, 'release rule written to the device');
   };
@@ -255,7 +290,10 @@ export function createTasmotaDevice(source: TasmotaSource, deps: MqttDeviceDeps,
         if (releaseRule) await setRuleTimer(releaseRule.timer, 0, signal);
       },
     },
-    energyMeter: pushedEnergyMeter((signal) => readFresh('energyKwh', signal), (kwh) => kwh as number),
+    energyMeter: pushedEnergyMeter(
+      (signal) => readFresh('energyKwh', signal),
+      (kwh) => kwh as number,
+    ),
     powerMeter: { readPowerW: async (signal) => (await readFresh('powerW', signal)).value as number },
     thermometer: { readTemperatureC: async (signal) => (await readFresh('temperatureC', signal)).value as number },
     close() {

@@ -70,7 +70,10 @@ export function atPath(value: unknown, path: string): unknown {
 export { plausible, meteredBounds as limits } from '../../core/metered-bounds.js';
 
 /** An energy meter over a pushed counter: `read` gives the last value with its arrival time. */
-export function pushedEnergyMeter(read: (signal: AbortSignal) => Promise<{ value: unknown; atMs: number }>, toKwh: (value: unknown) => number): EnergyMeter {
+export function pushedEnergyMeter(
+  read: (signal: AbortSignal) => Promise<{ value: unknown; atMs: number }>,
+  toKwh: (value: unknown) => number,
+): EnergyMeter {
   const readStampedEnergyKwh = async (signal: AbortSignal): Promise<{ kwh: number; atMs: number }> => {
     const { value, atMs } = await read(signal);
     return { kwh: toKwh(value), atMs };

@@ -173,8 +173,13 @@ export class LatestValues {
  * (the device's answer). DEVICE_TIMEOUT when none comes.
  */
 export function requestAnswer(
-  values: LatestValues, key: string, clock: Clock, timeoutMs: number, what: string,
-  send: () => Promise<void>, signal: AbortSignal,
+  values: LatestValues,
+  key: string,
+  clock: Clock,
+  timeoutMs: number,
+  what: string,
+  send: () => Promise<void>,
+  signal: AbortSignal,
 ): Promise<void> {
   const seen = values.version(key);
   return withTimeout(clock, timeoutMs, signal, what, async (s) => {

@@ -25,7 +25,14 @@ import { rateLimitedWarn } from '../../log-limit.js';
 import type { Clock } from '../../ports.js';
 import { ChargePointLink, type OcppClient } from './link.js';
 import { checkUpgrade, ocppSubprotocol, refuseUpgrade } from './upgrade-check.js';
-import { authorizeSchema, meterValuesSchema, readMeterValues, startTransactionSchema, statusNotificationSchema, stopTransactionSchema } from './messages.js';
+import {
+  authorizeSchema,
+  meterValuesSchema,
+  readMeterValues,
+  startTransactionSchema,
+  statusNotificationSchema,
+  stopTransactionSchema,
+} from './messages.js';
 
 export interface CentralSystemOptions {
   host: string;
@@ -101,108 +108,127 @@ export function createCentralSystem(options: CentralSystemOptions): CentralSyste
     const given = handshake.password;
     if (!expected || !given || !timingSafeEqual(expected, digest(given))) {
       const why = !expected ? 'unknown charge point id' : given ? 'wrong password' : 'no password (basic auth) given';
-      warnHostile('OCPP_AUTH_REJECTED', { chargePoint: handshake.identity.slice(0, 64), remote: handshake.remoteAddress, why }, 'charge point refused');
+      warnHostile(
+        'OCPP_AUTH_REJECTED',
+        { chargePoint: handshake.identity.slice(0, 64), remote: handshake.remoteAddress, why },
+        'charge point refused',
+      );
       reject(expected ? 401 : 404, '');
       return;
     }
     accept({});
   });
 
-  server.on('client', (client: OcppClient & { identity: string; handle: (m: string, h: (c: { params: unknown; messageId: string }) => unknown) => void; on: (e: string, l: (...a: never[]) => void) => void }) => {
-    const link = links.get(client.identity);
-    if (!link) return; // auth lets only configured ids through
-    /**
-     * What happens once the answer to a request is on its way (message id → action): the charge
-     * point reads in order, so a request sent after its answer finds it knowing what the answer
-     * told it (a transaction's id, that it is accepted). ocpp-rpc emits an outbound `message`
-     * when it has handed the frame to the socket.
-     */
-    const afterAnswer = new Map<string, () => void>();
-    client.on('message', ({ message, outbound }: { message: string | Buffer; outbound: boolean }) => {
-      if (!outbound || afterAnswer.size === 0) return;
-      let id: unknown;
-      try {
-        const frame: unknown = JSON.parse(String(message));
-        id = Array.isArray(frame) && frame[0] === 3 ? frame[1] : undefined;
-      } catch {
-        return;
-      }
-      const then = typeof id === 'string' ? afterAnswer.get(id) : undefined;
-      if (!then || typeof id !== 'string') return;
-      afterAnswer.delete(id);
-      then();
-    });
-    /** A charge point sends nothing but BootNotification before it is accepted (§4.2): any other request says it is. */
-    const handle = (method: string, handler: (c: { params: unknown; messageId: string }) => unknown): void =>
-      client.handle(method, (c) => {
-        link.requested(client);
-        return handler(c);
+  server.on(
+    'client',
+    (
+      client: OcppClient & {
+        identity: string;
+        handle: (m: string, h: (c: { params: unknown; messageId: string }) => unknown) => void;
+        on: (e: string, l: (...a: never[]) => void) => void;
+      },
+    ) => {
+      const link = links.get(client.identity);
+      if (!link) return; // auth lets only configured ids through
+      /**
+       * What happens once the answer to a request is on its way (message id → action): the charge
+       * point reads in order, so a request sent after its answer finds it knowing what the answer
+       * told it (a transaction's id, that it is accepted). ocpp-rpc emits an outbound `message`
+       * when it has handed the frame to the socket.
+       */
+      const afterAnswer = new Map<string, () => void>();
+      client.on('message', ({ message, outbound }: { message: string | Buffer; outbound: boolean }) => {
+        if (!outbound || afterAnswer.size === 0) return;
+        let id: unknown;
+        try {
+          const frame: unknown = JSON.parse(String(message));
+          id = Array.isArray(frame) && frame[0] === 3 ? frame[1] : undefined;
+        } catch {
+          return;
+        }
+        const then = typeof id === 'string' ? afterAnswer.get(id) : undefined;
+        if (!then || typeof id !== 'string') return;
+        afterAnswer.delete(id);
+        then();
       });
-    const at = (): string => new Date(clock.nowMs()).toISOString();
-    const bad = (method: string, err: unknown): never => {
-      warnCp(link.id, 'OCPP_BAD_MESSAGE', { method, err: err instanceof Error ? err.message : String(err) }, 'unusable OCPP request');
-      throw createRPCError('FormationViolation', `unusable ${method}`);
-    };
-    const parse = <T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: unknown } }, method: string, params: unknown): T => {
-      const r = schema.safeParse(params);
-      return r.success ? r.data : bad(method, r.error);
-    };
+      /** A charge point sends nothing but BootNotification before it is accepted (§4.2): any other request says it is. */
+      const handle = (method: string, handler: (c: { params: unknown; messageId: string }) => unknown): void =>
+        client.handle(method, (c) => {
+          link.requested(client);
+          return handler(c);
+        });
+      const at = (): string => new Date(clock.nowMs()).toISOString();
+      const bad = (method: string, err: unknown): never => {
+        warnCp(link.id, 'OCPP_BAD_MESSAGE', { method, err: err instanceof Error ? err.message : String(err) }, 'unusable OCPP request');
+        throw createRPCError('FormationViolation', `unusable ${method}`);
+      };
+      const parse = <T>(
+        schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: unknown } },
+        method: string,
+        params: unknown,
+      ): T => {
+        const r = schema.safeParse(params);
+        return r.success ? r.data : bad(method, r.error);
+      };
 
-    client.handle('BootNotification', ({ messageId }) => {
-      link.heard();
-      afterAnswer.set(messageId, () => link.booted(client));
-      return { status: 'Accepted', currentTime: at(), interval: options.heartbeatIntervalS };
-    });
-    handle('Heartbeat', () => {
-      link.heard();
-      return { currentTime: at() };
-    });
-    handle('StatusNotification', ({ params }) => {
-      const p = parse(statusNotificationSchema, 'StatusNotification', params);
-      link.status(p.connectorId, p.status, p.errorCode);
-      return {};
-    });
-    handle('MeterValues', ({ params }) => {
-      const p = parse(meterValuesSchema, 'MeterValues', params);
-      link.meter(p.connectorId, readMeterValues(p.meterValue), p.transactionId);
-      return {};
-    });
-    handle('StartTransaction', ({ params, messageId }) => {
-      const p = parse(startTransactionSchema, 'StartTransaction', params);
-      nextTransactionId = (nextTransactionId % 2_000_000_000) + 1;
-      const transactionId = nextTransactionId;
-      // The charge point learns the id from this answer: nothing naming it may go before (OCA TC_058_1_CS).
-      afterAnswer.set(messageId, () => link.transactionStarted(p.connectorId, transactionId, p.meterStart, p.idTag));
-      return { transactionId, idTagInfo: { status: 'Accepted' } };
-    });
-    handle('StopTransaction', ({ params }) => {
-      const p = parse(stopTransactionSchema, 'StopTransaction', params);
-      link.transactionStopped(p.transactionId, p.meterStop);
-      return { idTagInfo: { status: 'Accepted' } };
-    });
-    handle('Authorize', ({ params }) => {
-      link.authorized(parse(authorizeSchema, 'Authorize', params).idTag);
-      return { idTagInfo: { status: 'Accepted' } };
-    });
-    client.on('badMessage', (e: { error?: Error }) => {
-      warnCp(link.id, 'OCPP_BAD_MESSAGE', { err: e.error?.message }, 'malformed OCPP frame answered with CALLERROR');
-    });
-    // ws has closed the connection already (1009 for a message over maxFrameBytes, 1002/1007 for a broken frame).
-    client.on('socketError', (err: NodeJS.ErrnoException) => {
-      if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') warnCp(link.id, 'OCPP_FRAME_TOO_LARGE', { limitBytes: maxFrameBytes }, 'OCPP message over the size limit: connection closed');
-      else if (!peerGone.has(err.code ?? '')) warnCp(link.id, 'OCPP_BAD_MESSAGE', { err: err.message }, 'broken WebSocket frame: connection closed');
-    });
-    client.on('close', () => {
-      afterAnswer.clear();
-      link.detach(client);
-    });
-    link.attach(client);
-    void link.configure([
-      ['HeartbeatInterval', String(options.heartbeatIntervalS)],
-      ['MeterValueSampleInterval', String(options.meterValueSampleIntervalS)],
-      ['MeterValuesSampledData', 'Energy.Active.Import.Register,Power.Active.Import'],
-    ]);
-  });
+      client.handle('BootNotification', ({ messageId }) => {
+        link.heard();
+        afterAnswer.set(messageId, () => link.booted(client));
+        return { status: 'Accepted', currentTime: at(), interval: options.heartbeatIntervalS };
+      });
+      handle('Heartbeat', () => {
+        link.heard();
+        return { currentTime: at() };
+      });
+      handle('StatusNotification', ({ params }) => {
+        const p = parse(statusNotificationSchema, 'StatusNotification', params);
+        link.status(p.connectorId, p.status, p.errorCode);
+        return {};
+      });
+      handle('MeterValues', ({ params }) => {
+        const p = parse(meterValuesSchema, 'MeterValues', params);
+        link.meter(p.connectorId, readMeterValues(p.meterValue), p.transactionId);
+        return {};
+      });
+      handle('StartTransaction', ({ params, messageId }) => {
+        const p = parse(startTransactionSchema, 'StartTransaction', params);
+        nextTransactionId = (nextTransactionId % 2_000_000_000) + 1;
+        const transactionId = nextTransactionId;
+        // The charge point learns the id from this answer: nothing naming it may go before (OCA TC_058_1_CS).
+        afterAnswer.set(messageId, () => link.transactionStarted(p.connectorId, transactionId, p.meterStart, p.idTag));
+        return { transactionId, idTagInfo: { status: 'Accepted' } };
+      });
+      handle('StopTransaction', ({ params }) => {
+        const p = parse(stopTransactionSchema, 'StopTransaction', params);
+        link.transactionStopped(p.transactionId, p.meterStop);
+        return { idTagInfo: { status: 'Accepted' } };
+      });
+      handle('Authorize', ({ params }) => {
+        link.authorized(parse(authorizeSchema, 'Authorize', params).idTag);
+        return { idTagInfo: { status: 'Accepted' } };
+      });
+      client.on('badMessage', (e: { error?: Error }) => {
+        warnCp(link.id, 'OCPP_BAD_MESSAGE', { err: e.error?.message }, 'malformed OCPP frame answered with CALLERROR');
+      });
+      // ws has closed the connection already (1009 for a message over maxFrameBytes, 1002/1007 for a broken frame).
+      client.on('socketError', (err: NodeJS.ErrnoException) => {
+        if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH')
+          warnCp(link.id, 'OCPP_FRAME_TOO_LARGE', { limitBytes: maxFrameBytes }, 'OCPP message over the size limit: connection closed');
+        else if (!peerGone.has(err.code ?? ''))
+          warnCp(link.id, 'OCPP_BAD_MESSAGE', { err: err.message }, 'broken WebSocket frame: connection closed');
+      });
+      client.on('close', () => {
+        afterAnswer.clear();
+        link.detach(client);
+      });
+      link.attach(client);
+      void link.configure([
+        ['HeartbeatInterval', String(options.heartbeatIntervalS)],
+        ['MeterValueSampleInterval', String(options.meterValueSampleIntervalS)],
+        ['MeterValuesSampledData', 'Energy.Active.Import.Register,Power.Active.Import'],
+      ]);
+    },
+  );
 
   const refuse = (req: IncomingMessage, socket: Duplex, status: number, why: string): void => {
     warnHostile('OCPP_REQUEST_REFUSED', { remote: req.socket.remoteAddress, status, why }, 'OCPP connection request refused');
@@ -214,7 +240,11 @@ export function createCentralSystem(options: CentralSystemOptions): CentralSyste
     const verdict = checkUpgrade(req.method, req.url, req.headers);
     if (!verdict.ok) return refuse(req, socket, verdict.status, verdict.why);
     server.handleUpgrade(req, socket as Socket, head).catch((err: unknown) => {
-      warnHostile('INTERNAL', { remote: req.socket.remoteAddress, err: err instanceof Error ? err.message : String(err) }, 'OCPP upgrade failed inside ocpp-rpc');
+      warnHostile(
+        'INTERNAL',
+        { remote: req.socket.remoteAddress, err: err instanceof Error ? err.message : String(err) },
+        'OCPP upgrade failed inside ocpp-rpc',
+      );
       refuseUpgrade(socket, 400);
     });
   };
@@ -228,16 +258,25 @@ export function createCentralSystem(options: CentralSystemOptions): CentralSyste
       // CONNECT (authority-form, a proxy's request) is nothing a charge point sends.
       http.on('connect', (req: IncomingMessage, socket: Duplex) => refuse(req, socket, 405, 'a CONNECT request'));
       http.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
-        if (!peerGone.has(err.code ?? '')) warnHostile('OCPP_REQUEST_REFUSED', { why: `malformed HTTP request (${err.code ?? err.message})` }, 'OCPP connection request refused');
+        if (!peerGone.has(err.code ?? ''))
+          warnHostile('OCPP_REQUEST_REFUSED', { why: `malformed HTTP request (${err.code ?? err.message})` }, 'OCPP connection request refused');
         refuseUpgrade(socket, err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400);
       });
       const h = http;
       await new Promise<void>((resolve, reject) => {
-        h.once('error', (err) => reject(new WattshiftError('OCPP_LISTEN_FAILED', `OCPP central system cannot listen on ${options.host}:${options.port}: ${err.message}`, { cause: err })));
+        h.once('error', (err) =>
+          reject(
+            new WattshiftError('OCPP_LISTEN_FAILED', `OCPP central system cannot listen on ${options.host}:${options.port}: ${err.message}`, {
+              cause: err,
+            }),
+          ),
+        );
         h.listen(options.port, options.host, () => resolve());
       });
       // Once listening, an error (no file descriptor left to accept a connection) costs that connection only.
-      h.on('error', (err: NodeJS.ErrnoException) => warnHostile('OCPP_REQUEST_REFUSED', { why: `cannot accept a connection (${err.code ?? err.message})` }, 'OCPP connection request refused'));
+      h.on('error', (err: NodeJS.ErrnoException) =>
+        warnHostile('OCPP_REQUEST_REFUSED', { why: `cannot accept a connection (${err.code ?? err.message})` }, 'OCPP connection request refused'),
+      );
       const port = (h.address() as AddressInfo).port;
       log.info({ host: options.host, port, tls: Boolean(options.tls) }, 'OCPP central system listening');
       return port;

@@ -94,7 +94,10 @@ export class ChargePointLink {
     let resolve = (): void => undefined;
     const opened = new Promise<void>((r) => (resolve = r));
     const gate: Gate = {
-      client, open: false, opened, gone: new AbortController(),
+      client,
+      open: false,
+      opened,
+      gone: new AbortController(),
       release: () => {
         gate.open = true;
         resolve();
@@ -102,7 +105,10 @@ export class ChargePointLink {
     };
     this.gate = gate;
     // No BootNotification as the first message: a charge point accepted before (a reconnection).
-    void this.deps.clock.sleep(bootWaitMs, gate.gone.signal).then(() => this.open(client, 'no BootNotification'), () => undefined);
+    void this.deps.clock.sleep(bootWaitMs, gate.gone.signal).then(
+      () => this.open(client, 'no BootNotification'),
+      () => undefined,
+    );
     // A charge point that reconnects before its old socket timed out: the new connection wins.
     if (old) void old.close({ force: true }).catch(() => undefined);
     this.log.info('charge point connected');
@@ -174,7 +180,8 @@ export class ChargePointLink {
   meter(connectorId: number, reading: MeterReading, transactionId: number | undefined): void {
     // After a restart of the central system, a running transaction is learnt from its meter values.
     // One the charge point ended is not brought back by meter values sent late (queued while offline).
-    if (transactionId !== undefined && this.transactions.get(connectorId) !== transactionId && !this.ended.includes(transactionId)) this.transactionStarted(connectorId, transactionId);
+    if (transactionId !== undefined && this.transactions.get(connectorId) !== transactionId && !this.ended.includes(transactionId))
+      this.transactionStarted(connectorId, transactionId);
     this.emit({ type: 'meter', connectorId, reading });
   }
 
@@ -185,7 +192,13 @@ export class ChargePointLink {
 
   transactionStarted(connectorId: number, transactionId: number, meterStartWh?: number, idTag?: string): void {
     this.transactions.set(connectorId, transactionId);
-    this.emit({ type: 'transaction', connectorId, transactionId, ...(meterStartWh !== undefined ? { meterStartWh } : {}), ...(idTag !== undefined ? { idTag } : {}) });
+    this.emit({
+      type: 'transaction',
+      connectorId,
+      transactionId,
+      ...(meterStartWh !== undefined ? { meterStartWh } : {}),
+      ...(idTag !== undefined ? { idTag } : {}),
+    });
     if (meterStartWh !== undefined) this.emit({ type: 'meter', connectorId, reading: { energyWh: meterStartWh } });
   }
 
@@ -216,7 +229,10 @@ export class ChargePointLink {
       } catch (err) {
         if (s.aborted) throw s.reason;
         if (err instanceof RPCError) {
-          throw new WattshiftError('OCPP_CALL_FAILED', `${this.id} ${method}: ${err.rpcErrorCode} ${err.message}`, { cause: err, details: { method } });
+          throw new WattshiftError('OCPP_CALL_FAILED', `${this.id} ${method}: ${err.rpcErrorCode} ${err.message}`, {
+            cause: err,
+            details: { method },
+          });
         }
         throw new WattshiftError('DEVICE_UNREACHABLE', `${this.id} ${method}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
       }
@@ -230,12 +246,24 @@ export class ChargePointLink {
     if (signal.aborted) throw signal.reason;
     const stop = new AbortController();
     try {
-      await Promise.race([gate.opened, new Promise<never>((_, reject) => {
-        signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true, signal: stop.signal });
-        gate.gone.signal.addEventListener('abort', () => {
-          if (!gate.open) reject(new WattshiftError('DEVICE_UNREACHABLE', `${this.id} ${method}: the connection closed before the charge point was ready`, { details: { device: this.id } }));
-        }, { once: true, signal: stop.signal });
-      })]);
+      await Promise.race([
+        gate.opened,
+        new Promise<never>((_, reject) => {
+          signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true, signal: stop.signal });
+          gate.gone.signal.addEventListener(
+            'abort',
+            () => {
+              if (!gate.open)
+                reject(
+                  new WattshiftError('DEVICE_UNREACHABLE', `${this.id} ${method}: the connection closed before the charge point was ready`, {
+                    details: { device: this.id },
+                  }),
+                );
+            },
+            { once: true, signal: stop.signal },
+          );
+        }),
+      ]);
     } finally {
       stop.abort();
     }
@@ -256,10 +284,14 @@ export class ChargePointLink {
     for (const [key, value] of keys) {
       await this.request('ChangeConfiguration', { key, value }, signal).catch((err: unknown) => this.warn(`ChangeConfiguration ${key}`, err));
     }
-    await this.request('TriggerMessage', { requestedMessage: 'StatusNotification' }, signal).catch((err: unknown) => this.warn('TriggerMessage', err));
+    await this.request('TriggerMessage', { requestedMessage: 'StatusNotification' }, signal).catch((err: unknown) =>
+      this.warn('TriggerMessage', err),
+    );
     // An idle connector sends no meter values (they are sampled during transactions): without this
     // its energy register stays unknown, the charger counts as down and no session is ever started.
-    await this.request('TriggerMessage', { requestedMessage: 'MeterValues' }, signal).catch((err: unknown) => this.warn('TriggerMessage MeterValues', err));
+    await this.request('TriggerMessage', { requestedMessage: 'MeterValues' }, signal).catch((err: unknown) =>
+      this.warn('TriggerMessage MeterValues', err),
+    );
   }
 
   private warn(what: string, err: unknown): void {

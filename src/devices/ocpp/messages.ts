@@ -7,7 +7,15 @@ import { z } from 'zod';
 
 /** §7.7 ChargePointStatus. */
 export const chargePointStatuses = [
-  'Available', 'Preparing', 'Charging', 'SuspendedEVSE', 'SuspendedEV', 'Finishing', 'Reserved', 'Unavailable', 'Faulted',
+  'Available',
+  'Preparing',
+  'Charging',
+  'SuspendedEVSE',
+  'SuspendedEV',
+  'Finishing',
+  'Reserved',
+  'Unavailable',
+  'Faulted',
 ] as const;
 export type ChargePointStatus = (typeof chargePointStatuses)[number];
 

@@ -100,7 +100,16 @@ export interface OcppCharger extends DeviceCapabilities {
 }
 
 /** A connector state where no energy flows to the car (§7.7). */
-const idle: ReadonlySet<ChargePointStatus> = new Set(['Available', 'Preparing', 'SuspendedEVSE', 'SuspendedEV', 'Finishing', 'Reserved', 'Unavailable', 'Faulted']);
+const idle: ReadonlySet<ChargePointStatus> = new Set([
+  'Available',
+  'Preparing',
+  'SuspendedEVSE',
+  'SuspendedEV',
+  'Finishing',
+  'Reserved',
+  'Unavailable',
+  'Faulted',
+]);
 const unplugged: ReadonlySet<ChargePointStatus> = new Set(['Available', 'Reserved', 'Unavailable']);
 
 export function createOcppCharger(link: ChargePointLink, options: OcppChargerOptions): OcppCharger {
@@ -220,7 +229,11 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
         defaultRefused = false;
       } catch (err) {
         if (!refused(err)) throw err;
-        if (!defaultRefused) log.warn({ code: 'OCPP_DEFAULT_REFUSED', currentA: a, err: err.message }, 'the charger refused the default limit: a session it starts by itself begins at the safe current');
+        if (!defaultRefused)
+          log.warn(
+            { code: 'OCPP_DEFAULT_REFUSED', currentA: a, err: err.message },
+            'the charger refused the default limit: a session it starts by itself begins at the safe current',
+          );
         defaultRefused = true;
       }
       if (mayStart && a > 0 && plugged() && clock.nowMs() >= noStartBeforeMs) {
@@ -241,13 +254,19 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
     } catch (err) {
       if (!refused(err) || !(a === 0 || a < (acceptedA ?? options.maxCurrentA))) throw err;
       if (justStarted) {
-        log.warn({ code: 'OCPP_LIMIT_REFUSED', currentA: a, err: err.message }, 'the charger refused a lower limit for a transaction it has just started: asking again at the next tick');
+        log.warn(
+          { code: 'OCPP_LIMIT_REFUSED', currentA: a, err: err.message },
+          'the charger refused a lower limit for a transaction it has just started: asking again at the next tick',
+        );
         throw err;
       }
       // A transaction that ended while the limit was on its way is not stopped: the charger has none.
       if (link.transactionOn(connectorId) !== tx) return;
       const holdS = nextStartHoldMs() / 1000;
-      log.warn({ code: 'OCPP_LIMIT_REFUSED', currentA: a, holdS, err: err.message }, `the charger refused a lower limit: stopping the session instead, and starting none for ${holdS / 60} min`);
+      log.warn(
+        { code: 'OCPP_LIMIT_REFUSED', currentA: a, holdS, err: err.message },
+        `the charger refused a lower limit: stopping the session instead, and starting none for ${holdS / 60} min`,
+      );
     }
     try {
       await link.request('RemoteStopTransaction', { transactionId: tx }, signal);
@@ -260,13 +279,26 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
         // A charger refuses both for a transaction it has just ended: its StopTransaction (or an
         // Available status) may be on the way. Its status says; the next tick tries again.
         refusedBoth = { tx, uncontrolled: false };
-        log.warn({ code: 'OCPP_CALL_FAILED', transactionId: tx, currentA: a }, 'the charger refused the lower limit and the remote stop: asking for its status, the transaction may have just ended');
+        log.warn(
+          { code: 'OCPP_CALL_FAILED', transactionId: tx, currentA: a },
+          'the charger refused the lower limit and the remote stop: asking for its status, the transaction may have just ended',
+        );
         void link.request('TriggerMessage', { requestedMessage: 'StatusNotification', connectorId }, closed.signal).catch(() => undefined);
-        throw new WattshiftError('OCPP_CALL_FAILED', `${device}: refused the ${a} A limit and the remote stop for transaction ${tx}`, { cause: err, details: { device } });
+        throw new WattshiftError('OCPP_CALL_FAILED', `${device}: refused the ${a} A limit and the remote stop for transaction ${tx}`, {
+          cause: err,
+          details: { device },
+        });
       }
-      if (!refusedBoth.uncontrolled) log.error({ code: 'OCPP_CHARGER_UNCONTROLLED', currentA: a, err: err.message }, 'the charger refused both the lower limit and the remote stop');
+      if (!refusedBoth.uncontrolled)
+        log.error(
+          { code: 'OCPP_CHARGER_UNCONTROLLED', currentA: a, err: err.message },
+          'the charger refused both the lower limit and the remote stop',
+        );
       refusedBoth.uncontrolled = true;
-      throw new WattshiftError('OCPP_CHARGER_UNCONTROLLED', `${device}: refused the ${a} A limit and the remote stop`, { cause: err, details: { device } });
+      throw new WattshiftError('OCPP_CHARGER_UNCONTROLLED', `${device}: refused the ${a} A limit and the remote stop`, {
+        cause: err,
+        details: { device },
+      });
     }
   };
 
@@ -330,7 +362,8 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
       // Heard from its StartTransaction.
       sessionStartWh = meterStartWh;
       if (carTag !== undefined) tags.started = carTag;
-      if (kept?.transactionId !== transactionId) keep({ transactionId, ...(carTag !== undefined ? { idTag: carTag } : {}), ...(meterStartWh !== undefined ? { meterStartWh } : {}) });
+      if (kept?.transactionId !== transactionId)
+        keep({ transactionId, ...(carTag !== undefined ? { idTag: carTag } : {}), ...(meterStartWh !== undefined ? { meterStartWh } : {}) });
       return;
     }
     if (kept?.transactionId === transactionId) {
@@ -345,17 +378,26 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
   const renew = async (): Promise<void> => {
     if (limitA === undefined) return;
     await apply(limitA, false, closed.signal).catch((err: unknown) => {
-      log.warn({ code: codeOf(err, 'OCPP_CALL_FAILED'), err: err instanceof Error ? err.message : String(err) }, 'renewing the charging limit failed');
+      log.warn(
+        { code: codeOf(err, 'OCPP_CALL_FAILED'), err: err instanceof Error ? err.message : String(err) },
+        'renewing the charging limit failed',
+      );
     });
   };
 
   /** After a (re)connection: the safe default first, a cap wattshift put into it again, then the session's limit again. */
   const resync = async (): Promise<void> => {
     await setDefault('safe', amps(options.safeCurrentA), closed.signal).catch((err: unknown) => {
-      log.warn({ code: codeOf(err, 'OCPP_CALL_FAILED'), err: err instanceof Error ? err.message : String(err) }, 'setting the default charging profile failed');
+      log.warn(
+        { code: codeOf(err, 'OCPP_CALL_FAILED'), err: err instanceof Error ? err.message : String(err) },
+        'setting the default charging profile failed',
+      );
     });
     await sendCap(closed.signal).catch((err: unknown) => {
-      log.warn({ code: codeOf(err, 'OCPP_CALL_FAILED'), err: err instanceof Error ? err.message : String(err) }, 'putting the cap into the charge point again failed');
+      log.warn(
+        { code: codeOf(err, 'OCPP_CALL_FAILED'), err: err instanceof Error ? err.message : String(err) },
+        'putting the cap into the charge point again failed',
+      );
     });
     await renew();
   };
@@ -401,7 +443,11 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
         } catch (err) {
           if (!refused(err)) throw err;
           // Not a fault of the charger's control: the cap holds while wattshift runs, and is no longer promised beyond.
-          if (!capRefused) log.warn({ code: 'OCPP_CAP_REFUSED', currentA: heldCap.a, err: err.message }, 'the charger refused the cap as its own limit: the cap holds only while wattshift runs');
+          if (!capRefused)
+            log.warn(
+              { code: 'OCPP_CAP_REFUSED', currentA: heldCap.a, err: err.message },
+              'the charger refused the cap as its own limit: the cap holds only while wattshift runs',
+            );
           capRefused = true;
           heldCap = undefined;
         }
@@ -417,19 +463,26 @@ export function createOcppCharger(link: ChargePointLink, options: OcppChargerOpt
         if (limitA !== undefined) await apply(limitA, false, signal);
       },
     },
-    energyMeter: pushedEnergyMeter(async () => values.getStamped('energyWh'), (wh) => metered('energyWh', wh, `${device} energy`) / 1000),
+    energyMeter: pushedEnergyMeter(
+      async () => values.getStamped('energyWh'),
+      (wh) => metered('energyWh', wh, `${device} energy`) / 1000,
+    ),
     // Power.Active.Import: a register with a direction, never negative.
     powerMeter: { readPowerW: async () => metered('directedPowerW', values.get('powerW'), `${device} power`) },
     evStateReader: {
       readEvState: async (): Promise<EvState> => {
         const status = values.get('status') as ChargePointStatus;
-        if (status === 'Faulted') throw new WattshiftError('OCPP_CHARGER_FAULTED', `${device}: connector ${connectorId} is Faulted`, { details: { device } });
+        if (status === 'Faulted')
+          throw new WattshiftError('OCPP_CHARGER_FAULTED', `${device}: connector ${connectorId} is Faulted`, { details: { device } });
         const wh = values.peek('energyWh') as number | undefined;
         const sessionKwh = sessionStartWh !== undefined && wh !== undefined ? Math.max(0, wh - sessionStartWh) / 1000 : undefined;
-        const idTag = unplugged.has(status) ? undefined : tags.started ?? tags.authorized;
+        const idTag = unplugged.has(status) ? undefined : (tags.started ?? tags.authorized);
         return {
-          plugged: !unplugged.has(status), charging: status === 'Charging', connectorStatus: status,
-          ...(sessionKwh !== undefined ? { sessionKwh } : {}), ...(idTag !== undefined ? { idTag } : {}),
+          plugged: !unplugged.has(status),
+          charging: status === 'Charging',
+          connectorStatus: status,
+          ...(sessionKwh !== undefined ? { sessionKwh } : {}),
+          ...(idTag !== undefined ? { idTag } : {}),
         };
       },
     },

@@ -12,19 +12,26 @@ import { toWattshiftError } from '../../errors.js';
 import type { SessionTagMemory } from './ocpp-charger.js';
 
 // OCPP 1.6 IdToken: CiString20Type; meterStart: an integer, Wh (§4.8).
-const sessionSchema = z.strictObject({
-  transactionId: z.number().int(),
-  idTag: z.string().min(1).max(20).optional(),
-  meterStartWh: z.number().int().optional(),
-}).nullable();
+const sessionSchema = z
+  .strictObject({
+    transactionId: z.number().int(),
+    idTag: z.string().min(1).max(20).optional(),
+    meterStartWh: z.number().int().optional(),
+  })
+  .nullable();
 
 export function storedSessionTags(state: Pick<Store, 'getState' | 'setState'>, deviceId: string, logger: Logger): SessionTagMemory {
   const key = `ocpp-session:${deviceId}`;
-  const failed = (what: string) => (err: unknown): undefined => {
-    const e = toWattshiftError(err, 'STORE_FAILED', `${deviceId}: ${what} the running session`);
-    logger.warn({ code: e.code, device: deviceId, err: e.message }, 'the running OCPP session is not kept: after a restart the car is planned with the charger\'s own model and the session counted from then');
-    return undefined;
-  };
+  const failed =
+    (what: string) =>
+    (err: unknown): undefined => {
+      const e = toWattshiftError(err, 'STORE_FAILED', `${deviceId}: ${what} the running session`);
+      logger.warn(
+        { code: e.code, device: deviceId, err: e.message },
+        "the running OCPP session is not kept: after a restart the car is planned with the charger's own model and the session counted from then",
+      );
+      return undefined;
+    };
   return {
     get: () => {
       try {

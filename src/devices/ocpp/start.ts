@@ -21,21 +21,28 @@ export async function startCentralSystem(config: Config, deps: { clock: Clock; l
   const o = config.ocpp;
   if (!o) throw new WattshiftError('INTERNAL', 'startCentralSystem needs the ocpp section');
   const chargePoints = new Map<string, string>();
-  for (const d of config.devices) if (d.kind === 'evCharger' && d.charger?.type === 'ocpp') chargePoints.set(d.charger.chargePointId, d.charger.password);
+  for (const d of config.devices)
+    if (d.kind === 'evCharger' && d.charger?.type === 'ocpp') chargePoints.set(d.charger.chargePointId, d.charger.password);
   // Made absolute by the config loader, and checked there; a file gone since is still a config fault (exit 78).
   const read = (key: string, file: string): string => {
     try {
       return readFileSync(file, 'utf8');
     } catch (err) {
-      throw new WattshiftError('CONFIG_INVALID', `cannot read ocpp.tls.${key} ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { cause: err });
+      throw new WattshiftError('CONFIG_INVALID', `cannot read ocpp.tls.${key} ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, {
+        cause: err,
+      });
     }
   };
   const { createCentralSystem } = await loadCentralSystem();
   const cs = createCentralSystem({
-    host: o.host, port: o.port, heartbeatIntervalS: o.heartbeatIntervalS, meterValueSampleIntervalS: o.meterValueSampleIntervalS,
+    host: o.host,
+    port: o.port,
+    heartbeatIntervalS: o.heartbeatIntervalS,
+    meterValueSampleIntervalS: o.meterValueSampleIntervalS,
     chargePoints: [...chargePoints].map(([id, password]) => ({ id, password })),
     ...(o.tls ? { tls: { cert: read('cert', o.tls.cert), key: read('key', o.tls.key) } } : {}),
-    clock: deps.clock, logger: deps.logger,
+    clock: deps.clock,
+    logger: deps.logger,
     ...(deps.requestTimeoutMs !== undefined ? { requestTimeoutMs: deps.requestTimeoutMs } : {}),
   });
   return keepListening(cs, deps);
@@ -58,7 +65,10 @@ async function keepListening(cs: CentralSystem, deps: { clock: Clock; logger: Lo
       return true;
     } catch (err) {
       if (first) {
-        deps.logger.error({ code: 'OCPP_LISTEN_FAILED', err: err instanceof Error ? err.message : String(err), retryS: listenRetryMs / 1000 }, 'OCPP central system not started: its chargers stay unreachable until it can listen');
+        deps.logger.error(
+          { code: 'OCPP_LISTEN_FAILED', err: err instanceof Error ? err.message : String(err), retryS: listenRetryMs / 1000 },
+          'OCPP central system not started: its chargers stay unreachable until it can listen',
+        );
       }
       return false;
     }

@@ -30,11 +30,14 @@ const upgradeHeaders = z.looseObject({
   // A base64 16-byte nonce (RFC 6455 §4.1 item 7).
   'sec-websocket-key': z.string().regex(/^[+/0-9A-Za-z]{22}==$/),
   'sec-websocket-version': z.literal('13'),
-  'sec-websocket-protocol': z.string().max(256).transform((h, ctx) => {
-    const names = subprotocols(h);
-    if (!names?.includes(ocppSubprotocol)) ctx.addIssue({ code: 'custom', message: `no ${ocppSubprotocol} among the subprotocols` });
-    return names ?? [];
-  }),
+  'sec-websocket-protocol': z
+    .string()
+    .max(256)
+    .transform((h, ctx) => {
+      const names = subprotocols(h);
+      if (!names?.includes(ocppSubprotocol)) ctx.addIssue({ code: 'custom', message: `no ${ocppSubprotocol} among the subprotocols` });
+      return names ?? [];
+    }),
 });
 
 export type UpgradeVerdict = { ok: true; identity: string } | { ok: false; status: 400 | 404 | 405; why: string };

@@ -117,16 +117,31 @@ export function createAmsReaderSim(options: AmsReaderSimOptions): AmsReaderSim {
     const amps = (n: number): number => Math.round((currentsA?.[n - 1] ?? evenA) * 100) / 100;
     const phase = (n: number, v: number): number => (n <= phases ? v : 0);
     return {
-      lv: 'AIDON_V0001', id: '7359992890941742', type: '6525',
-      P: Math.round(importW), Q: 0, PO: Math.round(exportW), QO: 0,
+      lv: 'AIDON_V0001',
+      id: '7359992890941742',
+      type: '6525',
+      P: Math.round(importW),
+      Q: 0,
+      PO: Math.round(exportW),
+      QO: 0,
       ...Object.fromEntries([1, 2, 3].filter((n) => !options.unmeasuredLines?.includes(n)).map((n) => [`I${n}`, phase(n, amps(n))])),
-      U1: phase(1, voltage), U2: phase(2, voltage), U3: phase(3, voltage),
+      U1: phase(1, voltage),
+      U2: phase(2, voltage),
+      U3: phase(3, voltage),
     };
   };
-  const message = (data: Record<string, unknown>): string => JSON.stringify({
-    id: 'a8032ab12345', name: 'ams-sim', up: Math.floor((now - options.startMs) / 1000), t: Math.floor(now / 1000),
-    vcc: 3.29, rssi: -61, temp: 21.5, data, realtime: { h: 0, d: 0, t: 5, x: 0, he: 0, de: 0 },
-  });
+  const message = (data: Record<string, unknown>): string =>
+    JSON.stringify({
+      id: 'a8032ab12345',
+      name: 'ams-sim',
+      up: Math.floor((now - options.startMs) / 1000),
+      t: Math.floor(now / 1000),
+      vcc: 3.29,
+      rssi: -61,
+      temp: 21.5,
+      data,
+      realtime: { h: 0, d: 0, t: 5, x: 0, he: 0, de: 0 },
+    });
 
   const integrate = (toMs: number): void => {
     while (now < toMs) {
@@ -142,9 +157,16 @@ export function createAmsReaderSim(options: AmsReaderSimOptions): AmsReaderSim {
       if (now >= next3) {
         next3 += hourMs;
         published.list3 += 1;
-        queue.push(message({
-          ...list2(), tPI: Math.round(atHour.importKwh * 1000) / 1000, tPO: Math.round(atHour.exportKwh * 1000) / 1000, tQI: 0, tQO: 0, rtc: Math.floor(atHour.atMs / 1000),
-        }));
+        queue.push(
+          message({
+            ...list2(),
+            tPI: Math.round(atHour.importKwh * 1000) / 1000,
+            tPO: Math.round(atHour.exportKwh * 1000) / 1000,
+            tQI: 0,
+            tQO: 0,
+            rtc: Math.floor(atHour.atMs / 1000),
+          }),
+        );
         if (next2 === now) next2 += list2Ms; // the hourly list replaces that list 2
       }
       if (now >= next2) {
@@ -163,13 +185,27 @@ export function createAmsReaderSim(options: AmsReaderSimOptions): AmsReaderSim {
   };
 
   return {
-    get nowMs() { return now; },
-    get connected() { return client?.connected ?? false; },
-    get importKwh() { return importKwh; },
-    get exportKwh() { return exportKwh; },
-    get published() { return { ...published }; },
+    get nowMs() {
+      return now;
+    },
+    get connected() {
+      return client?.connected ?? false;
+    },
+    get importKwh() {
+      return importKwh;
+    },
+    get exportKwh() {
+      return exportKwh;
+    },
+    get published() {
+      return { ...published };
+    },
     async start() {
-      client = await mqtt.connectAsync(options.url, { clientId: `ams-sim-${Math.random().toString(16).slice(2, 8)}`, reconnectPeriod: 500, ...options.clientOptions });
+      client = await mqtt.connectAsync(options.url, {
+        clientId: `ams-sim-${Math.random().toString(16).slice(2, 8)}`,
+        reconnectPeriod: 500,
+        ...options.clientOptions,
+      });
       if (options.chargers !== undefined) {
         client.on('message', onCharger);
         await client.subscribeAsync([`${options.chargers}/nrg`, `${options.chargers}/mcc`], { qos: 0 });
@@ -180,8 +216,13 @@ export function createAmsReaderSim(options: AmsReaderSimOptions): AmsReaderSim {
       await flush();
     },
     energyKwhByHour: () => new Map(hours),
-    setSilent(value) { silent = value; },
-    publishRaw: (subtopic, payload) => (client ? client.publishAsync(`${options.topic}${subtopic ? `/${subtopic}` : ''}`, payload, { qos: 0 }).then(() => undefined) : Promise.resolve()),
+    setSilent(value) {
+      silent = value;
+    },
+    publishRaw: (subtopic, payload) =>
+      client
+        ? client.publishAsync(`${options.topic}${subtopic ? `/${subtopic}` : ''}`, payload, { qos: 0 }).then(() => undefined)
+        : Promise.resolve(),
     run(clock, stepMs, signal) {
       return followClock(this, clock, stepMs, signal);
     },

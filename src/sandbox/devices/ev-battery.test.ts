@@ -55,15 +55,20 @@ describe('pluggedBattery', () => {
   it('a car comes back to a charger with the SoC it left with, less what it drove', async () => {
     const car = new EvBattery({ capacityKwh: 60, socPct: 50, efficiency: 0.9 });
     const goe = createGoeSim({
-      url: 'mqtt://127.0.0.1:1', topicPrefix: 'go-eCharger/ev-battery', startMs: t0,
-      plugs: [{ atMs: t0, untilMs: t0 + H, battery: car }, { atMs: t0 + 2 * H, battery: car }],
+      url: 'mqtt://127.0.0.1:1',
+      topicPrefix: 'go-eCharger/ev-battery',
+      startMs: t0,
+      plugs: [
+        { atMs: t0, untilMs: t0 + H, battery: car },
+        { atMs: t0 + 2 * H, battery: car },
+      ],
     });
 
     await goe.advance(H / 2);
     expect(goe.battery).toBe(car);
     // One hour at 16 A, 3 phases: 11.04 kWh AC, 9.936 kWh into 60 kWh.
     await goe.advance(H / 2);
-    const leftWith = 50 + ((goeW / 1000) * 0.9 / 60) * 100;
+    const leftWith = 50 + (((goeW / 1000) * 0.9) / 60) * 100;
     expect(goe.battery).toBeUndefined();
     expect(car.socPct).toBeCloseTo(leftWith, 6);
 
@@ -75,17 +80,28 @@ describe('pluggedBattery', () => {
 
     // Charging carries on from there.
     await goe.advance(H / 2);
-    expect(car.socPct).toBeCloseTo(leftWith - 10 + ((goeW / 2000) * 0.9 / 60) * 100, 6);
+    expect(car.socPct).toBeCloseTo(leftWith - 10 + (((goeW / 2000) * 0.9) / 60) * 100, 6);
   });
 
   it('a car is one battery at two chargers', async () => {
     const car = new EvBattery({ capacityKwh: 40, socPct: 20, efficiency: 0.9 });
-    const work = createGoeSim({ url: 'mqtt://127.0.0.1:1', topicPrefix: 'go-eCharger/work', startMs: t0, plugs: [{ atMs: t0, untilMs: t0 + H, battery: car }] });
-    const home = createGoeSim({ url: 'mqtt://127.0.0.1:1', topicPrefix: 'go-eCharger/home', startMs: t0, amp: 0, plugs: [{ atMs: t0 + 2 * H, battery: car }] });
+    const work = createGoeSim({
+      url: 'mqtt://127.0.0.1:1',
+      topicPrefix: 'go-eCharger/work',
+      startMs: t0,
+      plugs: [{ atMs: t0, untilMs: t0 + H, battery: car }],
+    });
+    const home = createGoeSim({
+      url: 'mqtt://127.0.0.1:1',
+      topicPrefix: 'go-eCharger/home',
+      startMs: t0,
+      amp: 0,
+      plugs: [{ atMs: t0 + 2 * H, battery: car }],
+    });
 
     await work.advance(2 * H);
     const leftWith = car.socPct;
-    expect(leftWith).toBeCloseTo(20 + ((goeW / 1000) * 0.9 / 40) * 100, 6);
+    expect(leftWith).toBeCloseTo(20 + (((goeW / 1000) * 0.9) / 40) * 100, 6);
     car.drive(4);
     await home.advance(2 * H);
     expect(home.battery).toBe(car);
@@ -95,8 +111,13 @@ describe('pluggedBattery', () => {
   it('a car plugged with battery options starts each plug-in afresh', async () => {
     const options = { capacityKwh: 60, socPct: 50, efficiency: 0.9 };
     const goe = createGoeSim({
-      url: 'mqtt://127.0.0.1:1', topicPrefix: 'go-eCharger/fresh', startMs: t0,
-      plugs: [{ atMs: t0, untilMs: t0 + H, battery: options }, { atMs: t0 + 2 * H, battery: options }],
+      url: 'mqtt://127.0.0.1:1',
+      topicPrefix: 'go-eCharger/fresh',
+      startMs: t0,
+      plugs: [
+        { atMs: t0, untilMs: t0 + H, battery: options },
+        { atMs: t0 + 2 * H, battery: options },
+      ],
     });
     await goe.advance(H / 2);
     const first = goe.battery;

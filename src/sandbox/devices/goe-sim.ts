@@ -244,17 +244,39 @@ export function createGoeSim(options: GoeSimOptions): GoeSim {
   };
 
   return {
-    get nowMs() { return now; },
-    get connected() { return client?.connected ?? false; },
-    get amp() { return amp; },
-    get frc() { return frc; },
-    get car() { return carState(); },
-    get powerW() { return powerW(); },
-    get phasesNow() { return phasesNow; },
-    get psm() { return psm; },
-    get lastToggleMs() { return lastToggleMs; },
-    get totalWh() { return totalWh; },
-    get battery() { return active?.battery; },
+    get nowMs() {
+      return now;
+    },
+    get connected() {
+      return client?.connected ?? false;
+    },
+    get amp() {
+      return amp;
+    },
+    get frc() {
+      return frc;
+    },
+    get car() {
+      return carState();
+    },
+    get powerW() {
+      return powerW();
+    },
+    get phasesNow() {
+      return phasesNow;
+    },
+    get psm() {
+      return psm;
+    },
+    get lastToggleMs() {
+      return lastToggleMs;
+    },
+    get totalWh() {
+      return totalWh;
+    },
+    get battery() {
+      return active?.battery;
+    },
     async start() {
       client = await mqtt.connectAsync(options.url, {
         clientId: `goe-sim-${Math.random().toString(16).slice(2, 8)}`,
@@ -281,14 +303,17 @@ export function createGoeSim(options: GoeSimOptions): GoeSim {
       await publishChanges().catch(() => undefined);
     },
     energyKwhByHour: () => new Map(hours),
-    setSilent(value) { silent = value; },
+    setSilent(value) {
+      silent = value;
+    },
     setsOf: (key) => sets.get(key) ?? 0,
     changesOf: (key) => changes.get(key) ?? 0,
     corrupt(key, payload) {
       if (payload === null) corrupted.delete(key);
       else corrupted.set(key, payload);
     },
-    publishRaw: (key, payload) => (client ? client.publishAsync(`${prefix}/${key}`, payload, { qos: 1, retain: true }).then(() => undefined) : Promise.resolve()),
+    publishRaw: (key, payload) =>
+      client ? client.publishAsync(`${prefix}/${key}`, payload, { qos: 1, retain: true }).then(() => undefined) : Promise.resolve(),
     run(clock, stepMs, signal) {
       return followClock(this, clock, stepMs, signal);
     },

@@ -73,10 +73,13 @@ export function simRegisterHandlers(device: SimRegisters): RegisterHandlers {
 
 /** float32 words as the wire carries any value: NaN and ±Inf as their IEEE 754 single bit patterns (which the encoder refuses to produce), others clamped to its range. */
 const f32 = (v: number): number[] =>
-  Number.isNaN(v) ? [0x7fc0, 0]
-  : v === Number.POSITIVE_INFINITY ? [0x7f80, 0]
-  : v === Number.NEGATIVE_INFINITY ? [0xff80, 0]
-  : encodeRaw(Math.max(-3.4e38, Math.min(3.4e38, v)), { type: 'float32' });
+  Number.isNaN(v)
+    ? [0x7fc0, 0]
+    : v === Number.POSITIVE_INFINITY
+      ? [0x7f80, 0]
+      : v === Number.NEGATIVE_INFINITY
+        ? [0xff80, 0]
+        : encodeRaw(Math.max(-3.4e38, Math.min(3.4e38, v)), { type: 'float32' });
 
 /** The meter's input words (power W and energy kWh in the SDM120 float32 layout) and the tank sensor's (0.1 °C, int16, clamped). */
 export function meterInputWords(v: { powerW: number; energyKwh: number; tempTenthsC: number }): Map<number, number> {
@@ -109,7 +112,11 @@ export interface ModbusSimServer {
 }
 
 /** Starts serving `handlers` and returns `device` with its server's address and controls. */
-export async function serveModbusSim<T extends object>(handlers: RegisterHandlers, options: SimServerOptions, device: T): Promise<T & ModbusSimServer> {
+export async function serveModbusSim<T extends object>(
+  handlers: RegisterHandlers,
+  options: SimServerOptions,
+  device: T,
+): Promise<T & ModbusSimServer> {
   const host = options.host ?? '127.0.0.1';
   const unitId = options.unitId ?? 1;
   const server = modbusTcpServer(handlers, { host, unitId, ...(options.port !== undefined ? { port: options.port } : {}) });

@@ -24,7 +24,15 @@
  * and the server going away and coming back on the same port.
  */
 import type { Clock } from '../../ports.js';
-import { meterInputWords, modbusError, serveModbusSim, simRegisterHandlers, simTankRegisters, type ModbusSimServer, type SimServerOptions } from './modbus-sim.js';
+import {
+  meterInputWords,
+  modbusError,
+  serveModbusSim,
+  simRegisterHandlers,
+  simTankRegisters,
+  type ModbusSimServer,
+  type SimServerOptions,
+} from './modbus-sim.js';
 import { TankPhysics, type TankPhysicsOptions } from './tank-physics.js';
 
 // Where the tests and the demo have long taken it from.
@@ -127,9 +135,15 @@ export async function startSimulatedTank(options: SimulatedTankOptions = {}): Pr
     state: (): TankSnapshot => {
       sync();
       return {
-        nowMs: physics.nowMs, tempC: physics.tempC, blocked: physics.blocked, heating: physics.heating,
-        powerW: physics.powerW, counterKwh: physics.counterKwh, trueEnergyKwh: physics.trueEnergyKwh,
-        drawnKwh: physics.drawnKwh, leaseRemainingS: physics.leaseRemainingS,
+        nowMs: physics.nowMs,
+        tempC: physics.tempC,
+        blocked: physics.blocked,
+        heating: physics.heating,
+        powerW: physics.powerW,
+        counterKwh: physics.counterKwh,
+        trueEnergyKwh: physics.trueEnergyKwh,
+        drawnKwh: physics.drawnKwh,
+        leaseRemainingS: physics.leaseRemainingS,
       };
     },
     advance: (ms: number) => physics.advanceTo(physics.nowMs + ms),

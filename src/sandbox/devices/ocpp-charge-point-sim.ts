@@ -82,9 +82,13 @@ export function createOcppChargePointSim(options: OcppChargePointSimOptions) {
   const phases = options.phases ?? 3;
   const voltage = options.voltageV ?? 230;
   const maxCurrentA = options.maxCurrentA ?? 32;
-  const loaded: Persisted = options.statePath && existsSync(options.statePath)
-    ? JSON.parse(readFileSync(options.statePath, 'utf8')) as Persisted
-    : { config: { HeartbeatInterval: '300', MeterValueSampleInterval: '60', MeterValuesSampledData: 'Energy.Active.Import.Register' }, profiles: [] };
+  const loaded: Persisted =
+    options.statePath && existsSync(options.statePath)
+      ? (JSON.parse(readFileSync(options.statePath, 'utf8')) as Persisted)
+      : {
+          config: { HeartbeatInterval: '300', MeterValueSampleInterval: '60', MeterValuesSampledData: 'Energy.Active.Import.Register' },
+          profiles: [],
+        };
   const config = loaded.config;
   let profiles = loaded.profiles;
   let now = options.startMs;
@@ -155,7 +159,9 @@ export function createOcppChargePointSim(options: OcppChargePointSimOptions) {
   const sendMeterValues = (): Promise<unknown> => {
     const wanted = (config.MeterValuesSampledData ?? '').split(',').map((m) => m.trim());
     const sampledValue = [
-      ...(wanted.includes('Energy.Active.Import.Register') ? [{ value: String(Math.floor(totalWh)), measurand: 'Energy.Active.Import.Register', unit: 'Wh' }] : []),
+      ...(wanted.includes('Energy.Active.Import.Register')
+        ? [{ value: String(Math.floor(totalWh)), measurand: 'Energy.Active.Import.Register', unit: 'Wh' }]
+        : []),
       ...(wanted.includes('Power.Active.Import') ? [{ value: String(powerW()), measurand: 'Power.Active.Import', unit: 'W' }] : []),
     ];
     return send('MeterValues', { connectorId: 1, ...(tx ? { transactionId: tx.id } : {}), meterValue: [{ timestamp: iso(), sampledValue }] });
@@ -165,7 +171,8 @@ export function createOcppChargePointSim(options: OcppChargePointSimOptions) {
     send('StopTransaction', { transactionId, meterStop: Math.floor(totalWh), timestamp: iso(), reason });
 
   const startTransaction = async (idTag: string, profile: ChargingProfile | undefined): Promise<void> => {
-    const answer = await send('StartTransaction', { connectorId: 1, idTag, meterStart: Math.floor(totalWh), timestamp: iso() }) as { transactionId?: number } | undefined;
+    const answer = (await send('StartTransaction', { connectorId: 1, idTag, meterStart: Math.floor(totalWh), timestamp: iso() })) as
+      { transactionId?: number } | undefined;
     if (answer?.transactionId === undefined) return;
     if (!active) {
       // The car left while the answer was on its way: the transaction ends at once (§4.10).
@@ -185,7 +192,7 @@ export function createOcppChargePointSim(options: OcppChargePointSimOptions) {
       return;
     }
     offlineTag = undefined;
-    const answer = await send('Authorize', { idTag }) as { idTagInfo?: { status?: string } } | undefined;
+    const answer = (await send('Authorize', { idTag })) as { idTagInfo?: { status?: string } } | undefined;
     if (answer?.idTagInfo?.status === 'Accepted' && active && !tx) await startTransaction(idTag, undefined);
   };
   const stopTransaction = (reason: string): void => {
@@ -245,7 +252,8 @@ export function createOcppChargePointSim(options: OcppChargePointSimOptions) {
   };
 
   const boot = async (): Promise<void> => {
-    const answer = await send('BootNotification', { chargePointVendor: 'wattshift-sim', chargePointModel: 'ocpp16-sim' }) as { status?: string; interval?: number } | undefined;
+    const answer = (await send('BootNotification', { chargePointVendor: 'wattshift-sim', chargePointModel: 'ocpp16-sim' })) as
+      { status?: string; interval?: number } | undefined;
     if (answer?.status !== 'Accepted') return;
     booted = true;
     if (answer.interval !== undefined && answer.interval > 0) config.HeartbeatInterval = String(answer.interval);
@@ -295,11 +303,15 @@ export function createOcppChargePointSim(options: OcppChargePointSimOptions) {
     const p = csChargingProfiles as ChargingProfile;
     const c = Number(connectorId);
     if (p.chargingSchedule.chargingRateUnit !== 'A' || c > 1) return { status: 'Rejected' };
-    if (p.chargingProfilePurpose === 'TxProfile' && (c !== 1 || !tx || (p.transactionId !== undefined && p.transactionId !== tx.id))) return { status: 'Rejected' };
+    if (p.chargingProfilePurpose === 'TxProfile' && (c !== 1 || !tx || (p.transactionId !== undefined && p.transactionId !== tx.id)))
+      return { status: 'Rejected' };
     if (p.chargingProfilePurpose === 'ChargePointMaxProfile' && c !== 0) return { status: 'Rejected' };
     // §5.16: a profile with the same id, or the same stack level and purpose, is replaced.
-    profiles = profiles.filter((s) => s.profile.chargingProfileId !== p.chargingProfileId
-      && !(s.connectorId === c && s.profile.stackLevel === p.stackLevel && s.profile.chargingProfilePurpose === p.chargingProfilePurpose));
+    profiles = profiles.filter(
+      (s) =>
+        s.profile.chargingProfileId !== p.chargingProfileId &&
+        !(s.connectorId === c && s.profile.stackLevel === p.stackLevel && s.profile.chargingProfilePurpose === p.chargingProfilePurpose),
+    );
     profiles.push({ connectorId: c, profile: p });
     persist();
     after(updateStatus);
@@ -307,10 +319,15 @@ export function createOcppChargePointSim(options: OcppChargePointSimOptions) {
   });
   handle('ClearChargingProfile', ({ id, connectorId, chargingProfilePurpose, stackLevel }) => {
     const before = profiles.length;
-    profiles = profiles.filter((s) => !((id === undefined || s.profile.chargingProfileId === id)
-      && (connectorId === undefined || s.connectorId === connectorId)
-      && (chargingProfilePurpose === undefined || s.profile.chargingProfilePurpose === chargingProfilePurpose)
-      && (stackLevel === undefined || s.profile.stackLevel === stackLevel)));
+    profiles = profiles.filter(
+      (s) =>
+        !(
+          (id === undefined || s.profile.chargingProfileId === id) &&
+          (connectorId === undefined || s.connectorId === connectorId) &&
+          (chargingProfilePurpose === undefined || s.profile.chargingProfilePurpose === chargingProfilePurpose) &&
+          (stackLevel === undefined || s.profile.stackLevel === stackLevel)
+        ),
+    );
     persist();
     after(updateStatus);
     return { status: profiles.length < before ? 'Accepted' : 'Unknown' };
@@ -343,16 +360,34 @@ export function createOcppChargePointSim(options: OcppChargePointSimOptions) {
   });
 
   return {
-    get nowMs() { return now; },
-    get status() { return status; },
-    get offeredA() { return tx ? offeredA() : 0; },
-    get powerW() { return powerW(); },
+    get nowMs() {
+      return now;
+    },
+    get status() {
+      return status;
+    },
+    get offeredA() {
+      return tx ? offeredA() : 0;
+    },
+    get powerW() {
+      return powerW();
+    },
     /** The phases it charges on now. */
-    get phasesNow() { return phasesNow(); },
-    get totalWh() { return totalWh; },
-    get transactionId() { return tx?.id; },
-    get battery() { return active?.battery; },
-    get connected() { return client.state === RPCClient.OPEN; },
+    get phasesNow() {
+      return phasesNow();
+    },
+    get totalWh() {
+      return totalWh;
+    },
+    get transactionId() {
+      return tx?.id;
+    },
+    get battery() {
+      return active?.battery;
+    },
+    get connected() {
+      return client.state === RPCClient.OPEN;
+    },
     /** The value of a configuration key. */
     config: (key: string): string | undefined => config[key],
     /** The requests the central system sent, by method, in order. */

@@ -98,7 +98,13 @@ function activePeriod(
 ): { limitA: number | undefined; numberPhases: number | undefined } {
   const of = (purpose: ChargingProfile['chargingProfilePurpose'], connectors: number[]): StoredProfile[] =>
     profiles.filter((s) => s.profile.chargingProfilePurpose === purpose && connectors.includes(s.connectorId));
-  const txLimit = tx ? stacked(of('TxProfile', [connectorId]).filter((s) => s.profile.transactionId === undefined || s.profile.transactionId === tx.id), nowMs, tx.startMs) : undefined;
+  const txLimit = tx
+    ? stacked(
+        of('TxProfile', [connectorId]).filter((s) => s.profile.transactionId === undefined || s.profile.transactionId === tx.id),
+        nowMs,
+        tx.startMs,
+      )
+    : undefined;
   // A default for this connector overrules one for all connectors (connectorId 0).
   const defaultLimit = stacked(of('TxDefaultProfile', [connectorId]), nowMs, tx?.startMs) ?? stacked(of('TxDefaultProfile', [0]), nowMs, tx?.startMs);
   const maxLimit = stacked(of('ChargePointMaxProfile', [0]), nowMs, tx?.startMs);

@@ -38,7 +38,13 @@ export interface OpenWbSecondarySim {
 
 const illegalAddress = (): Error => Object.assign(new Error('illegal data address'), { modbusErrorCode: 2 });
 
-export function createOpenWbSecondarySim(options: { clock: Clock; host?: string; port?: number; plugs: OpenWbPlug[]; startWh?: number }): OpenWbSecondarySim {
+export function createOpenWbSecondarySim(options: {
+  clock: Clock;
+  host?: string;
+  port?: number;
+  plugs: OpenWbPlug[];
+  startWh?: number;
+}): OpenWbSecondarySim {
   const { clock } = options;
   let atMs = clock.nowMs();
   let setA = 0;
@@ -82,11 +88,16 @@ export function createOpenWbSecondarySim(options: { clock: Clock; host?: string;
   const valueAt = (addr: number): number[] => {
     const p = plugAt(atMs);
     switch (addr - connectorBase) {
-      case 0: return int32(Math.round(drawW(atMs)));
-      case 2: return int32(totalWh);
-      case 14: return [p ? 1 : 0];
-      case 15: return [drawW(atMs) > 0 ? 1 : 0];
-      default: return [0];
+      case 0:
+        return int32(Math.round(drawW(atMs)));
+      case 2:
+        return int32(totalWh);
+      case 14:
+        return [p ? 1 : 0];
+      case 15:
+        return [drawW(atMs) > 0 ? 1 : 0];
+      default:
+        return [0];
     }
   };
   const read = (addr: number, length: number): number[] => {
@@ -104,21 +115,24 @@ export function createOpenWbSecondarySim(options: { clock: Clock; host?: string;
     return out.slice(0, length);
   };
 
-  const server: ModbusTcpServer = modbusTcpServer({
-    sync,
-    inputs: read,
-    holding: read,
-    coil: () => {
-      throw illegalAddress();
+  const server: ModbusTcpServer = modbusTcpServer(
+    {
+      sync,
+      inputs: read,
+      holding: read,
+      coil: () => {
+        throw illegalAddress();
+      },
+      setCoil: () => {
+        throw illegalAddress();
+      },
+      setRegister: (addr, value) => {
+        if (addr !== connectorBase + 71) throw illegalAddress();
+        setA = value / 100;
+      },
     },
-    setCoil: () => {
-      throw illegalAddress();
-    },
-    setRegister: (addr, value) => {
-      if (addr !== connectorBase + 71) throw illegalAddress();
-      setA = value / 100;
-    },
-  }, { host: options.host ?? '127.0.0.1', unitId: 1, ...(options.port !== undefined ? { port: options.port } : {}) });
+    { host: options.host ?? '127.0.0.1', unitId: 1, ...(options.port !== undefined ? { port: options.port } : {}) },
+  );
 
   return {
     get port() {

@@ -23,7 +23,15 @@
  */
 import type { Clock } from '../../ports.js';
 import { sgContacts, type SgState } from '../../core/heat-pump.js';
-import { meterInputWords, modbusError, serveModbusSim, simRegisterHandlers, simTankRegisters, type ModbusSimServer, type SimServerOptions } from './modbus-sim.js';
+import {
+  meterInputWords,
+  modbusError,
+  serveModbusSim,
+  simRegisterHandlers,
+  simTankRegisters,
+  type ModbusSimServer,
+  type SimServerOptions,
+} from './modbus-sim.js';
 import { TankPhysics, type Draw } from './tank-physics.js';
 
 export interface SgReadyHeatPumpOptions extends SimServerOptions {
@@ -86,7 +94,9 @@ export async function startSgReadyHeatPump(options: SgReadyHeatPumpOptions = {})
   const physics = new TankPhysics({
     startMs,
     params: {
-      elementKw: electricKw * cop, thermostatC: normalC, hysteresisK: options.hysteresisK ?? 5,
+      elementKw: electricKw * cop,
+      thermostatC: normalC,
+      hysteresisK: options.hysteresisK ?? 5,
       ...(options.tank?.volumeL !== undefined ? { volumeL: options.tank.volumeL } : {}),
       ...(options.tank?.ambientC !== undefined ? { ambientC: options.tank.ambientC } : {}),
       ...(options.tank?.lossWPerK !== undefined ? { uaWPerK: options.tank.lossWPerK } : {}),
@@ -171,8 +181,15 @@ export async function startSgReadyHeatPump(options: SgReadyHeatPumpOptions = {})
     state: (): HeatPumpSnapshot => {
       sync();
       return {
-        nowMs: physics.nowMs, tempC: physics.tempC, contacts: stateOf(coils[0], coils[1]), operating, heating: physics.heating,
-        powerW: powerW(), electricKwh: physics.counterKwh / cop, heatKwh: physics.trueEnergyKwh, lockSinceMs,
+        nowMs: physics.nowMs,
+        tempC: physics.tempC,
+        contacts: stateOf(coils[0], coils[1]),
+        operating,
+        heating: physics.heating,
+        powerW: powerW(),
+        electricKwh: physics.counterKwh / cop,
+        heatKwh: physics.trueEnergyKwh,
+        lockSinceMs,
       };
     },
     history: () => [...log],

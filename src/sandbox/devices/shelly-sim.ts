@@ -214,15 +214,33 @@ export function createShellySim(options: ShellySimOptions): ShellySim {
   };
 
   return {
-    get nowMs() { return now; },
-    get connected() { return client?.connected ?? false; },
-    get output() { return output; },
-    get powerW() { return powerW(); },
-    get energyWh() { return energyWh; },
-    get temperatureC() { return temperatureC; },
-    get toggleAtMs() { return toggleAtMs; },
-    get published() { return published; },
-    get requests() { return requests; },
+    get nowMs() {
+      return now;
+    },
+    get connected() {
+      return client?.connected ?? false;
+    },
+    get output() {
+      return output;
+    },
+    get powerW() {
+      return powerW();
+    },
+    get energyWh() {
+      return energyWh;
+    },
+    get temperatureC() {
+      return temperatureC;
+    },
+    get toggleAtMs() {
+      return toggleAtMs;
+    },
+    get published() {
+      return published;
+    },
+    get requests() {
+      return requests;
+    },
     async start() {
       client = await mqtt.connectAsync(options.url, {
         clientId: `shelly-sim-${prefix}-${Math.random().toString(16).slice(2, 8)}`,
@@ -232,7 +250,9 @@ export function createShellySim(options: ShellySimOptions): ShellySim {
       });
       client.on('connect', () => {
         // On (re)connect the whole status goes out once, as after a boot.
-        void publish(`${prefix}/online`, 'true', true).then(() => report(true)).catch(() => undefined);
+        void publish(`${prefix}/online`, 'true', true)
+          .then(() => report(true))
+          .catch(() => undefined);
       });
       client.on('message', (_topic, payload) => {
         if (silent) return;
@@ -259,11 +279,17 @@ export function createShellySim(options: ShellySimOptions): ShellySim {
       await report().catch(() => undefined);
     },
     energyKwhByHour: () => new Map(hours),
-    setSilent(value) { silent = value; },
-    publishRaw: (subtopic, payload) => (client ? client.publishAsync(`${prefix}/${subtopic}`, payload, { qos: 1 }).then(() => undefined) : Promise.resolve()),
+    setSilent(value) {
+      silent = value;
+    },
+    publishRaw: (subtopic, payload) =>
+      client ? client.publishAsync(`${prefix}/${subtopic}`, payload, { qos: 1 }).then(() => undefined) : Promise.resolve(),
     run(clock, stepMs, signal) {
       return followClock(this, clock, stepMs, signal);
     },
-    ...clientEnds(() => client, () => (client = undefined)),
+    ...clientEnds(
+      () => client,
+      () => (client = undefined),
+    ),
   };
 }

@@ -24,7 +24,13 @@ export interface TankParams {
 }
 
 export const defaultTankParams: TankParams = {
-  volumeL: 200, elementKw: 2, coldC: 8, ambientC: 20, uaWPerK: 1.6, thermostatC: 75, hysteresisK: 5,
+  volumeL: 200,
+  elementKw: 2,
+  coldC: 8,
+  ambientC: 20,
+  uaWPerK: 1.6,
+  thermostatC: 75,
+  hysteresisK: 5,
 };
 
 /** A hot water draw at a UTC minute of the day, kWh of heat relative to cold water. */
@@ -35,9 +41,29 @@ export interface Draw {
 
 /** EN 16147 tapping cycle "M" (5.845 kWh/day, as EN 16147 gives it), taken as UTC times. */
 export const profileMDraws: readonly Draw[] = [
-  [420, 0.105], [425, 1.4], [450, 0.105], [481, 0.105], [495, 0.105], [510, 0.105], [525, 0.105], [540, 0.105],
-  [570, 0.105], [630, 0.105], [690, 0.105], [705, 0.105], [765, 0.315], [870, 0.105], [930, 0.105], [990, 0.105],
-  [1080, 0.105], [1095, 0.105], [1110, 0.105], [1140, 0.105], [1230, 0.735], [1275, 0.105], [1290, 1.4],
+  [420, 0.105],
+  [425, 1.4],
+  [450, 0.105],
+  [481, 0.105],
+  [495, 0.105],
+  [510, 0.105],
+  [525, 0.105],
+  [540, 0.105],
+  [570, 0.105],
+  [630, 0.105],
+  [690, 0.105],
+  [705, 0.105],
+  [765, 0.315],
+  [870, 0.105],
+  [930, 0.105],
+  [990, 0.105],
+  [1080, 0.105],
+  [1095, 0.105],
+  [1110, 0.105],
+  [1140, 0.105],
+  [1230, 0.735],
+  [1275, 0.105],
+  [1290, 1.4],
 ].map(([minuteOfDay, kwh]) => ({ minuteOfDay: minuteOfDay!, kwh: kwh! }));
 
 export interface TankPhysicsOptions {

@@ -150,11 +150,20 @@ export function createTasmotaSim(options: TasmotaSimOptions): TasmotaSim {
     else if (p === 'TOGGLE' || p === '2') setPower(n, !power[n - 1]);
     return powerAnswer(n);
   };
-  const ruleTimersAnswer = (): string => JSON.stringify(Object.fromEntries(ruleTimerAt.map((at, i) =>
-    [`T${i + 1}`, at === undefined ? 0 : Math.floor((at - tank.nowMs) / 1000)])));
+  const ruleTimersAnswer = (): string =>
+    JSON.stringify(Object.fromEntries(ruleTimerAt.map((at, i) => [`T${i + 1}`, at === undefined ? 0 : Math.floor((at - tank.nowMs) / 1000)])));
   const ruleSetAnswer = (x: number): string => {
     const set = ruleSets[x - 1]!;
-    return JSON.stringify({ [`Rule${x}`]: { State: onOff(set.enabled), Once: 'OFF', StopOnError: 'OFF', Length: set.text.length, Free: 511 - set.text.length, Rules: set.text } });
+    return JSON.stringify({
+      [`Rule${x}`]: {
+        State: onOff(set.enabled),
+        Once: 'OFF',
+        StopOnError: 'OFF',
+        Length: set.text.length,
+        Free: 511 - set.text.length,
+        Rules: set.text,
+      },
+    });
   };
   /** Runs the commands of every enabled rule whose trigger is `trigger` (as the device does, set by set, in order). */
   const runRules = (trigger: string): void => {
@@ -240,7 +249,9 @@ export function createTasmotaSim(options: TasmotaSimOptions): TasmotaSim {
       const due = [
         ...pulseOffAt.map((at, i) => ({ at, kind: 'pulse' as const, i })),
         ...ruleTimerAt.map((at, i) => ({ at, kind: 'rule' as const, i })),
-      ].filter((p) => p.at !== undefined && p.at <= targetMs).sort((a, b) => a.at! - b.at!)[0];
+      ]
+        .filter((p) => p.at !== undefined && p.at <= targetMs)
+        .sort((a, b) => a.at! - b.at!)[0];
       if (!due) break;
       tank.advanceTo(due.at!);
       if (due.kind === 'pulse') {
@@ -260,16 +271,35 @@ export function createTasmotaSim(options: TasmotaSimOptions): TasmotaSim {
     await sendAll(ruleOutput.splice(0)).catch(() => undefined);
   };
 
-  const ends = clientEnds(() => client, () => (client = undefined));
+  const ends = clientEnds(
+    () => client,
+    () => (client = undefined),
+  );
   const sim: TasmotaSim = {
-    get nowMs() { return tank.nowMs; },
-    get connected() { return client?.connected ?? false; },
-    get relayOn() { return power[relay - 1] ?? false; },
-    get tank() { return tank; },
-    get pulseTime() { return pulse[relay - 1] ?? 0; },
-    get flashSaves() { return flashSaves; },
-    get commands() { return commands; },
-    get telemetry() { return sensorMessages; },
+    get nowMs() {
+      return tank.nowMs;
+    },
+    get connected() {
+      return client?.connected ?? false;
+    },
+    get relayOn() {
+      return power[relay - 1] ?? false;
+    },
+    get tank() {
+      return tank;
+    },
+    get pulseTime() {
+      return pulse[relay - 1] ?? 0;
+    },
+    get flashSaves() {
+      return flashSaves;
+    },
+    get commands() {
+      return commands;
+    },
+    get telemetry() {
+      return sensorMessages;
+    },
     async start() {
       client = await mqtt.connectAsync(options.url, {
         clientId: `tasmota-sim-${topic}-${Math.random().toString(16).slice(2, 8)}`,
@@ -300,7 +330,9 @@ export function createTasmotaSim(options: TasmotaSimOptions): TasmotaSim {
       await physicsAndRulesTo(target);
     },
     energyKwhByHour: () => tank.hourlyTruthKwh(),
-    setSilent(value) { silent = value; },
+    setSilent(value) {
+      silent = value;
+    },
     // Tasmota's topics have no common prefix: `topic` is a whole topic here.
     publishRaw: (topic, payload) => (client ? client.publishAsync(topic, payload, { qos: 1 }).then(() => undefined) : Promise.resolve()),
     run(clock, stepMs, signal) {

@@ -54,7 +54,10 @@ export function createTeslaMateSim(options: TeslaMateSimOptions): TeslaMateSim {
   return {
     topic,
     async start() {
-      client = await mqtt.connectAsync(options.url, { clientId: `teslamate-sim-${options.carId}-${Math.random().toString(16).slice(2, 8)}`, reconnectPeriod: 500 });
+      client = await mqtt.connectAsync(options.url, {
+        clientId: `teslamate-sim-${options.carId}-${Math.random().toString(16).slice(2, 8)}`,
+        reconnectPeriod: 500,
+      });
       // A reconnecting logger publishes its state again.
       client.on('connect', () => {
         last.clear();

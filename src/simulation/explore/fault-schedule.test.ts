@@ -38,10 +38,15 @@ describe('faultSchedule', () => {
   });
 
   it('describes each step by its hour into the run', () => {
-    expect(describeSchedule([
-      { kind: 'api-down', atMs: 1.5 * H, spanMs: 20 * 60_000 },
-      { kind: 'daemon-restart', atMs: 2 * H, spanMs: 0 },
-      { kind: 'clock-step', atMs: 3 * H, spanMs: -5 * 60_000 },
-    ], 0)).toEqual(['+1.50 h api-down 20 min', '+2.00 h daemon-restart', '+3.00 h clock-step -5 min']);
+    expect(
+      describeSchedule(
+        [
+          { kind: 'api-down', atMs: 1.5 * H, spanMs: 20 * 60_000 },
+          { kind: 'daemon-restart', atMs: 2 * H, spanMs: 0 },
+          { kind: 'clock-step', atMs: 3 * H, spanMs: -5 * 60_000 },
+        ],
+        0,
+      ),
+    ).toEqual(['+1.50 h api-down 20 min', '+2.00 h daemon-restart', '+3.00 h clock-step -5 min']);
   });
 });

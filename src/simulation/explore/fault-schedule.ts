@@ -56,5 +56,9 @@ export function faultSchedule(options: ScheduleOptions): FaultStep[] {
 /** One line per step, for the explorer's output. */
 export function describeSchedule(steps: readonly FaultStep[], startMs: number): string[] {
   const at = (ms: number): string => `+${((ms - startMs) / 3_600_000).toFixed(2)} h`;
-  return steps.map((s) => (s.kind === 'daemon-restart' ? `${at(s.atMs)} daemon-restart` : `${at(s.atMs)} ${s.kind} ${s.kind === 'clock-step' && s.spanMs > 0 ? '+' : ''}${Math.round(s.spanMs / MIN)} min`));
+  return steps.map((s) =>
+    s.kind === 'daemon-restart'
+      ? `${at(s.atMs)} daemon-restart`
+      : `${at(s.atMs)} ${s.kind} ${s.kind === 'clock-step' && s.spanMs > 0 ? '+' : ''}${Math.round(s.spanMs / MIN)} min`,
+  );
 }

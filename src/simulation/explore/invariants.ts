@@ -60,15 +60,25 @@ export function checkInvariants(run: RunRecord): Violation[] {
     if (!cold) coldSince = null;
     else if (coldSince === null) coldSince = s.atMs;
     else if (s.atMs - coldSince > floorGraceMs) {
-      out.push({ invariant: 'comfort-floor', atMs: coldSince, detail: `tank at ${s.tankC.toFixed(1)} °C under its ${run.tankFloorC} °C floor and held off for ${Math.round((s.atMs - coldSince) / 60_000)} min` });
+      out.push({
+        invariant: 'comfort-floor',
+        atMs: coldSince,
+        detail: `tank at ${s.tankC.toFixed(1)} °C under its ${run.tankFloorC} °C floor and held off for ${Math.round((s.atMs - coldSince) / 60_000)} min`,
+      });
       break;
     }
   }
 
   const rejected = run.errors.filter((e) => e['code'] === 'REPORT_REJECTED');
-  if (rejected.length > 0) out.push({ invariant: 'report-lost', atMs: Number(rejected[0]!['time']), detail: `the API rejected ${rejected.length} report(s), the first: ${String(rejected[0]!['msg'])}` });
+  if (rejected.length > 0)
+    out.push({
+      invariant: 'report-lost',
+      atMs: Number(rejected[0]!['time']),
+      detail: `the API rejected ${rejected.length} report(s), the first: ${String(rejected[0]!['msg'])}`,
+    });
   for (const e of run.errors) {
-    if (e['code'] === 'INTERNAL' || e['code'] === undefined) out.push({ invariant: 'crash', atMs: Number(e['time']), detail: `error line without a known cause: ${String(e['msg'])}` });
+    if (e['code'] === 'INTERNAL' || e['code'] === undefined)
+      out.push({ invariant: 'crash', atMs: Number(e['time']), detail: `error line without a known cause: ${String(e['msg'])}` });
   }
   for (const u of run.uncaught) out.push({ invariant: 'crash', detail: `uncaught: ${u}` });
 
@@ -83,11 +93,19 @@ export function checkInvariants(run: RunRecord): Violation[] {
   const { outbox } = run;
   if (outbox.rejected > 0) out.push({ invariant: 'report-lost', detail: `${outbox.rejected} report(s) rejected by the API` });
   if (outbox.oldestPendingDeadlineMs !== null && outbox.oldestPendingDeadlineMs <= run.endMs) {
-    out.push({ invariant: 'report-lost', atMs: outbox.oldestPendingDeadlineMs, detail: `${outbox.pending + outbox.sending} report(s) still unsent past their deadline` });
+    out.push({
+      invariant: 'report-lost',
+      atMs: outbox.oldestPendingDeadlineMs,
+      detail: `${outbox.pending + outbox.sending} report(s) still unsent past their deadline`,
+    });
   }
 
   const days = (run.endMs - run.startMs) / 86_400_000;
   const budget = storeBytesPerDay * Math.max(1, days);
-  if (run.storeBytes > budget) out.push({ invariant: 'store-growth', detail: `store at ${(run.storeBytes / 1048576).toFixed(1)} MiB after ${days.toFixed(1)} days (budget ${(budget / 1048576).toFixed(1)} MiB)` });
+  if (run.storeBytes > budget)
+    out.push({
+      invariant: 'store-growth',
+      detail: `store at ${(run.storeBytes / 1048576).toFixed(1)} MiB after ${days.toFixed(1)} days (budget ${(budget / 1048576).toFixed(1)} MiB)`,
+    });
   return out;
 }

@@ -62,11 +62,28 @@ export interface CarPlan {
  * from 10:00 to 15:00, then the driveway's OCPP charger, since the other car took the garage.
  */
 function commuter(): CarPlan {
-  const weekdays = [1, 2, 3, 4, 5].map((d) => ({ at: 'goe' as const, from: [d - 1, 17, 0] as LocalTime, until: [d, 7, 30] as LocalTime, tripKwh: 13, deadline: true }));
+  const weekdays = [1, 2, 3, 4, 5].map((d) => ({
+    at: 'goe' as const,
+    from: [d - 1, 17, 0] as LocalTime,
+    until: [d, 7, 30] as LocalTime,
+    tripKwh: 13,
+    deadline: true,
+  }));
   weekdays[0]!.from = [0, 12, 0];
   return {
-    id: 'car-a', teslamateId: 1, capacityKwh: 60, startSocPct: 30, targetSocPct: 80, departureCron: '30 7 * * 1-5', card: 0, idTag: 'CARA0001',
-    stays: [...weekdays, { at: 'goe', from: [5, 17, 0], until: [6, 10, 0], tripKwh: 18, deadline: false }, { at: 'ocpp', from: [6, 15, 0], tripKwh: 0, deadline: false }],
+    id: 'car-a',
+    teslamateId: 1,
+    capacityKwh: 60,
+    startSocPct: 30,
+    targetSocPct: 80,
+    departureCron: '30 7 * * 1-5',
+    card: 0,
+    idTag: 'CARA0001',
+    stays: [
+      ...weekdays,
+      { at: 'goe', from: [5, 17, 0], until: [6, 10, 0], tripKwh: 18, deadline: false },
+      { at: 'ocpp', from: [6, 15, 0], tripKwh: 0, deadline: false },
+    ],
   };
 }
 
@@ -75,10 +92,27 @@ function commuter(): CarPlan {
  * on Saturday at 11:00 it moves to the garage's go-e charger.
  */
 function partTimer(): CarPlan {
-  const workdays = [1, 3, 5].map((d, i) => ({ at: 'ocpp' as const, from: (i === 0 ? [0, 12, 0] : [d - 2, 16, 0]) as LocalTime, until: [d, 8, 15] as LocalTime, tripKwh: 12, deadline: true }));
+  const workdays = [1, 3, 5].map((d, i) => ({
+    at: 'ocpp' as const,
+    from: (i === 0 ? [0, 12, 0] : [d - 2, 16, 0]) as LocalTime,
+    until: [d, 8, 15] as LocalTime,
+    tripKwh: 12,
+    deadline: true,
+  }));
   return {
-    id: 'car-b', teslamateId: 2, capacityKwh: 40, startSocPct: 45, targetSocPct: 90, departureCron: '15 8 * * 1,3,5', card: 1, idTag: 'CARB0001',
-    stays: [...workdays, { at: 'ocpp', from: [5, 16, 0], until: [6, 10, 55], tripKwh: 0, deadline: false }, { at: 'goe', from: [6, 11, 0], tripKwh: 0, deadline: false }],
+    id: 'car-b',
+    teslamateId: 2,
+    capacityKwh: 40,
+    startSocPct: 45,
+    targetSocPct: 90,
+    departureCron: '15 8 * * 1,3,5',
+    card: 1,
+    idTag: 'CARB0001',
+    stays: [
+      ...workdays,
+      { at: 'ocpp', from: [5, 16, 0], until: [6, 10, 55], tripKwh: 0, deadline: false },
+      { at: 'goe', from: [6, 11, 0], tripKwh: 0, deadline: false },
+    ],
   };
 }
 
@@ -128,30 +162,74 @@ export async function startWeekWorld(options: { clock: Clock; startMs: number; d
   const broker = await startEmbeddedBroker();
   const tank = await startSimulatedTank({ clock, startMs, initialC: 55, params: { volumeL: 200, elementKw: 2, thermostatC: 75 } });
   // The second bathroom's water heater is a heat pump behind SG Ready contacts (a Modbus relay board).
-  const pump = await startSgReadyHeatPump({ clock, startMs, electricKw: 0.6, cop: 2.8, normalC: 48, boostC: 58, maxC: 62, tank: { volumeL: 200, initialC: 50 } });
+  const pump = await startSgReadyHeatPump({
+    clock,
+    startMs,
+    electricKw: 0.6,
+    cop: 2.8,
+    normalC: 48,
+    boostC: 58,
+    maxC: 62,
+    tank: { volumeL: 200, initialC: 50 },
+  });
   const pumpW = (): number => {
     pump.sync();
     return pump.state().powerW;
   };
 
   const plans = [commuter(), partTimer()];
-  const cars = plans.map((plan) => ({ plan, battery: new EvBattery({ capacityKwh: plan.capacityKwh, socPct: plan.startSocPct, targetSocPct: 100, efficiency: 0.9 }) }));
+  const cars = plans.map((plan) => ({
+    plan,
+    battery: new EvBattery({ capacityKwh: plan.capacityKwh, socPct: plan.startSocPct, targetSocPct: 100, efficiency: 0.9 }),
+  }));
   /** Each charger's plug-ins: every stay of every car there, with the car's card. */
-  const plugsAt = (charger: 'goe' | 'ocpp'): GoeSimPlug[] => cars.flatMap((car) => car.plan.stays.filter((st) => st.at === charger).map((st) => ({
-    atMs: at(st.from), ...(st.until ? { untilMs: at(st.until) } : {}), battery: car.battery, card: car.plan.card, idTag: car.plan.idTag,
-  })));
-  const departures: Departure[] = plans.flatMap((p) => p.stays.filter((st) => st.deadline && st.until).map((st) => ({ car: p.id, atMs: at(st.until!), targetSocPct: p.targetSocPct })));
+  const plugsAt = (charger: 'goe' | 'ocpp'): GoeSimPlug[] =>
+    cars.flatMap((car) =>
+      car.plan.stays
+        .filter((st) => st.at === charger)
+        .map((st) => ({
+          atMs: at(st.from),
+          ...(st.until ? { untilMs: at(st.until) } : {}),
+          battery: car.battery,
+          card: car.plan.card,
+          idTag: car.plan.idTag,
+        })),
+    );
+  const departures: Departure[] = plans.flatMap((p) =>
+    p.stays.filter((st) => st.deadline && st.until).map((st) => ({ car: p.id, atMs: at(st.until!), targetSocPct: p.targetSocPct })),
+  );
 
-  const goe = createGoeSim({ url: broker.url, topicPrefix: goeTopic, startMs, phases: 3, supply: 'IT', amp: 16, maxCurrentA: 16, plugs: plugsAt('goe') });
+  const goe = createGoeSim({
+    url: broker.url,
+    topicPrefix: goeTopic,
+    startMs,
+    phases: 3,
+    supply: 'IT',
+    amp: 16,
+    maxCurrentA: 16,
+    plugs: plugsAt('goe'),
+  });
   await goe.start();
   const ocppPort = await findFreePort();
   const statusPort = await findFreePort();
   const ocpp = createOcppChargePointSim({
-    url: `ws://127.0.0.1:${ocppPort}/ocpp`, identity: 'cp-week', password: ocppPassword, startMs, phases: 3, supply: 'IT', maxCurrentA: 16, plugs: plugsAt('ocpp'),
+    url: `ws://127.0.0.1:${ocppPort}/ocpp`,
+    identity: 'cp-week',
+    password: ocppPassword,
+    startMs,
+    phases: 3,
+    supply: 'IT',
+    maxCurrentA: 16,
+    plugs: plugsAt('ocpp'),
   });
-  const loggers = cars.map((c) => createTeslaMateSim({
-    url: broker.url, carId: c.plan.teslamateId, battery: c.battery, pluggedIn: () => goe.battery === c.battery || ocpp.battery === c.battery,
-  }));
+  const loggers = cars.map((c) =>
+    createTeslaMateSim({
+      url: broker.url,
+      carId: c.plan.teslamateId,
+      battery: c.battery,
+      pluggedIn: () => goe.battery === c.battery || ocpp.battery === c.battery,
+    }),
+  );
   for (const l of loggers) await l.start();
 
   /** True current per line, A: the house balanced, the tank between L1 and L2, the heat pump between L2 and L3, both chargers on all three. */
@@ -162,7 +240,11 @@ export async function startWeekWorld(options: { clock: Clock; startMs: number; d
     return [balanced + tankA, balanced + tankA + pumpA, balanced + pumpA];
   };
   const han = createAmsReaderSim({
-    url: broker.url, topic: amsTopic, startMs, importKwh: 31_400, voltageV: lineV,
+    url: broker.url,
+    topic: amsTopic,
+    startMs,
+    importKwh: 31_400,
+    voltageV: lineV,
     load: (atMs) => ({ importW: houseW(atMs) + tank.state().powerW + pumpW() + goe.powerW + ocpp.powerW, currentsA: lineCurrentsA(atMs) }),
   });
   await han.start();
@@ -187,30 +269,49 @@ export async function startWeekWorld(options: { clock: Clock; startMs: number; d
   /** The charge point connects once the daemon's central system listens, then lives on the clock. */
   const startChargePoint = async (): Promise<void> => {
     await ocpp.start();
-    runs.push((async () => {
-      while (!stop.signal.aborted) {
-        await clock.sleep(30_000, stop.signal);
-        await ocpp.advance(clock.nowMs() - ocpp.nowMs);
-      }
-    })().catch(() => undefined));
+    runs.push(
+      (async () => {
+        while (!stop.signal.aborted) {
+          await clock.sleep(30_000, stop.signal);
+          await ocpp.advance(clock.nowMs() - ocpp.nowMs);
+        }
+      })().catch(() => undefined),
+    );
   };
 
-  const pumpSource = (extra: Record<string, unknown>) => ({ type: 'modbus' as const, bus: 'pumpbus', unitId: 1, profile: 'wattshift-sim-heat-pump', ...extra });
+  const pumpSource = (extra: Record<string, unknown>) => ({
+    type: 'modbus' as const,
+    bus: 'pumpbus',
+    unitId: 1,
+    profile: 'wattshift-sim-heat-pump',
+    ...extra,
+  });
   const config: DirectConfigInput = {
     version: 1,
     site: {
-      timezone: demoTimezone, priceArea: 'NO4', currency: 'NOK',
+      timezone: demoTimezone,
+      priceArea: 'NO4',
+      currency: 'NOK',
       // The plan keeps the home's energy under what the fuse carries; the fuse guard holds each line in real time.
       locationLimitKw: 9,
-      gridFeePerKwh: 0.3, taxPerKwh: 0.1, vatPct: 25, exchangeRates: { EUR: 11.5 },
+      gridFeePerKwh: 0.3,
+      taxPerKwh: 0.1,
+      vatPct: 25,
+      exchangeRates: { EUR: 11.5 },
       // The HAN reader sends its currents every 10 s; on the accelerated clock a stall of the shared
       // event loop ages them by more than the default 30 s (25 ms of wall time at 1200×), which would hold the chargers at 6 A.
       fuse: { mainFuseA: fuseA, phases: 3, supply: 'IT', meter: 'han', marginA: 2, raiseAfterS: 60, staleAfterS: 600 },
     },
     spark: {
-      baseUrl: sandbox.baseUrl, forecastUrl: sandbox.forecastUrl, authUrl: sandbox.authUrl,
-      clientId: sandbox.credentials[0]!.clientId, clientSecret: sandbox.credentials[0]!.clientSecret,
-      userId: 'week-user', locationId: 'week-home', meterPointIds: [demoMeterPointId], coordinates: demoCoordinates,
+      baseUrl: sandbox.baseUrl,
+      forecastUrl: sandbox.forecastUrl,
+      authUrl: sandbox.authUrl,
+      clientId: sandbox.credentials[0]!.clientId,
+      clientSecret: sandbox.credentials[0]!.clientSecret,
+      userId: 'week-user',
+      locationId: 'week-home',
+      meterPointIds: [demoMeterPointId],
+      coordinates: demoCoordinates,
     },
     events: { pollIntervalS: 300 },
     mqtt: { url: broker.url, baseTopic: 'wattshift', clientId: 'wattshift-week' },
@@ -220,8 +321,12 @@ export async function startWeekWorld(options: { clock: Clock; startMs: number; d
     },
     // The cars are resources of their own; either charger serves either car, recognised by its card.
     vehicles: plans.map((p) => ({
-      id: p.id, name: p.id === 'car-a' ? 'Commuter' : 'Part-timer', capacityKwh: p.capacityKwh, targetSocPct: p.targetSocPct,
-      departureSchedule: { cron: p.departureCron }, efficiency: 0.9,
+      id: p.id,
+      name: p.id === 'car-a' ? 'Commuter' : 'Part-timer',
+      capacityKwh: p.capacityKwh,
+      targetSocPct: p.targetSocPct,
+      departureSchedule: { cron: p.departureCron },
+      efficiency: 0.9,
       // TeslaMate publishes on change only: a parked car's SoC holds for hours, so a day's staleness.
       soc: { topic: `teslamate/cars/${p.teslamateId}/battery_level`, staleAfterS: 24 * 3600 },
       identify: { idTags: [p.idTag], goeCards: [p.card] },
@@ -229,22 +334,35 @@ export async function startWeekWorld(options: { clock: Clock; startMs: number; d
     ocpp: { host: '127.0.0.1', port: ocppPort },
     devices: [
       {
-        id: 'tank', name: 'Hot water tank', kind: 'hotWaterTank', staleAfterS: 900,
+        id: 'tank',
+        name: 'Hot water tank',
+        kind: 'hotWaterTank',
+        staleAfterS: 900,
         switch: { type: 'modbus', bus: 'tankbus', unitId: 1, profile: 'wattshift-sim-tank' },
         meter: { type: 'modbus', bus: 'tankbus', unitId: 1, profile: 'wattshift-sim-tank' },
         thermometer: { type: 'modbus', bus: 'tankbus', unitId: 1, profile: 'wattshift-sim-tank' },
         model: { volumeL: 200, elementKw: 2, floorC: tankFloorC, maxC: 75, comfort: [{ cron: '0 6 * * *', tempC: 55 }] },
       },
       {
-        id: 'heatpump', name: 'Heat pump water heater', kind: 'heatPump', staleAfterS: 900,
+        id: 'heatpump',
+        name: 'Heat pump water heater',
+        kind: 'heatPump',
+        staleAfterS: 900,
         contacts: { relay1: pumpSource({ channel: 0 }), relay2: pumpSource({ channel: 1 }) },
         meter: pumpSource({ point: 'energyKwh' }),
         thermometer: pumpSource({ point: 'temperatureC' }),
         model: { volumeL: 200, electricKw: 0.6, cop: 2.8, normalC: 48, boostC: 58, maxC: 62, floorC: 45, legionella: { enabled: false } },
       },
       ...(['goe', 'ocpp'] as const).map((id) => ({
-        id, name: id === 'goe' ? 'Garage charger (go-e)' : 'Driveway charger (OCPP)', kind: 'evCharger' as const, staleAfterS: 900, safeCurrentA: 6,
-        charger: id === 'goe' ? { type: 'goe' as const, topicPrefix: goeTopic } : { type: 'ocpp' as const, chargePointId: 'cp-week', password: ocppPassword },
+        id,
+        name: id === 'goe' ? 'Garage charger (go-e)' : 'Driveway charger (OCPP)',
+        kind: 'evCharger' as const,
+        staleAfterS: 900,
+        safeCurrentA: 6,
+        charger:
+          id === 'goe'
+            ? { type: 'goe' as const, topicPrefix: goeTopic }
+            : { type: 'ocpp' as const, chargePointId: 'cp-week', password: ocppPassword },
         vehicles: plans.map((p) => p.id),
         // What an unrecognised car is planned as.
         model: { capacityKwh: 50, targetEnergyKwh: 15, minCurrentA: 6, maxCurrentA: 16, phases: 3 as const, voltageV: lineV, efficiency: 0.9 },
@@ -258,7 +376,14 @@ export async function startWeekWorld(options: { clock: Clock; startMs: number; d
   };
 
   return {
-    clock, sandbox, broker, tank, pump, goe, ocpp, han,
+    clock,
+    sandbox,
+    broker,
+    tank,
+    pump,
+    goe,
+    ocpp,
+    han,
     cars: cars.map((c, i) => ({ ...c, logger: loggers[i]! })),
     departures,
     lineCurrentsA,
