@@ -27,6 +27,7 @@ export const errorCodes = {
     retryable: false,
     hint: 'the planner thread is missing, died or outgrew its heap; that plan is made on the main thread and the next starts a new thread (after 3 failures in a row, all plans stay on the main thread)',
   },
+  PART_NOT_INSTALLED: { retryable: false, hint: 'this install lacks the bundle of that command (dist/hub.js or dist/sim.js): install the package that carries it, or run it from a checkout after `npm run build`' },
   DEVICE_TIMEOUT: { retryable: true, hint: 'a device did not answer in time' },
   DEVICE_UNREACHABLE: { retryable: true, hint: 'a device or its bus/broker cannot be reached' },
   DEVICE_BAD_VALUE: { retryable: true, hint: 'a device answered with an impossible or malformed value' },
@@ -188,6 +189,10 @@ export const errorCodes = {
   HUB_EVENT_POLL_STUCK: {
     retryable: true,
     hint: "the hub's GET /events poll has not completed for three poll intervals (at least 15 minutes); /healthz fails. The log says why each poll failed (API_* or STORE_FAILED codes)",
+  },
+  APP_LISTENER_FAILED: {
+    retryable: false,
+    hint: "a listener on the daemon's event bus threw; the event still reached the other listeners (the log names the event)",
   },
   INTERNAL: { retryable: false, hint: 'a bug: please report it with the log' },
 } as const satisfies Record<string, { retryable: boolean; hint: string }>;
