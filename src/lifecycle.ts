@@ -13,6 +13,16 @@ export interface PartHealth {
   lastError?: { code: string; message: string; atMs: number };
 }
 
+/** A module whose start gives what it provides to the modules started after it. */
+export interface Part<Provides> {
+  /** Names the module in the lines logged about it. */
+  readonly name: string;
+  start(): Promise<Provides>;
+  /** Undoes what `start` did, also when it failed half-way (the runner stops a module whose start failed). */
+  stop(): Promise<void>;
+  health?(): PartHealth[];
+}
+
 export interface Module {
   /** Names the module in the lines logged about it. */
   readonly name: string;
@@ -32,7 +42,7 @@ export interface ModuleRunner {
 }
 
 /** Stops one module, logging a failure instead of throwing it. */
-async function stopLogged(module: Module, logger: Logger): Promise<void> {
+async function stopLogged(module: Part<unknown>, logger: Logger): Promise<void> {
   try {
     await module.stop();
   } catch (err) {
@@ -40,33 +50,42 @@ async function stopLogged(module: Module, logger: Logger): Promise<void> {
   }
 }
 
-/** Starts modules in order; `stopStarted` stops those started, in the order it chooses. */
-function runner(modules: readonly Module[], stopStarted: (started: Module[]) => Promise<void>): ModuleRunner {
-  const started: Module[] = [];
+/** Starts one module and gives what it provides; the modules started so far are stopped when one fails. */
+export type Use = <Provides>(part: Part<Provides>) => Promise<Provides>;
+
+/** A sequence of modules started through `use`; `stopStarted` stops those started, in the order it chooses. */
+function sequence(stopStarted: (started: Part<unknown>[]) => Promise<void>) {
+  const all: Part<unknown>[] = [];
+  const started: Part<unknown>[] = [];
   // Taken out first, so a second stop (after a failed start, or a repeated signal) stops nothing twice.
   const stop = (): Promise<void> => stopStarted(started.splice(0));
-  return {
-    async start() {
-      for (const module of modules) {
-        // Counted as started before its start ends: a start that fails half-way is undone by its stop.
-        started.push(module);
-        try {
-          await module.start();
-        } catch (err) {
-          await stop();
-          throw err;
-        }
-      }
-    },
-    stop,
-    health: () => modules.flatMap((m) => m.health?.() ?? []),
+  const use: Use = async (part) => {
+    all.push(part);
+    // Counted as started before its start ends: a start that fails half-way is undone by its stop.
+    started.push(part);
+    return part.start();
   };
+  /** Runs `build`; when it fails, stops what it started and rethrows. */
+  const run = async <T>(build: (use: Use) => Promise<T>): Promise<T> => {
+    try {
+      return await build(use);
+    } catch (err) {
+      await stop();
+      throw err;
+    }
+  };
+  return { run, stop, health: (): PartHealth[] => all.flatMap((m) => m.health?.() ?? []) };
 }
 
+const inReverse = (logger: Logger) => async (started: Part<unknown>[]) => {
+  for (const module of started.reverse()) await stopLogged(module, logger);
+};
+const allAtOnce = (logger: Logger) => async (started: Part<unknown>[]) => {
+  await Promise.all(started.map((m) => stopLogged(m, logger)));
+};
+
 export function runModules(modules: readonly Module[], deps: { logger: Logger }): ModuleRunner {
-  return runner(modules, async (started) => {
-    for (const module of started.reverse()) await stopLogged(module, deps.logger);
-  });
+  return runModulesStopping(modules, inReverse(deps.logger));
 }
 
 /**
@@ -74,10 +93,44 @@ export function runModules(modules: readonly Module[], deps: { logger: Logger })
  * work (a plan, a report) while another is still finishing its tick.
  */
 export function stopTogether(name: string, modules: readonly Module[], deps: { logger: Logger }): Module {
-  const together = runner(modules, async (started) => {
-    await Promise.all(started.map((m) => stopLogged(m, deps.logger)));
-  });
-  return { name, ...together };
+  return { name, ...runModulesStopping(modules, allAtOnce(deps.logger)) };
+}
+
+function runModulesStopping(modules: readonly Module[], stopStarted: (started: Part<unknown>[]) => Promise<void>): ModuleRunner {
+  const s = sequence(stopStarted);
+  return {
+    start: () =>
+      s.run(async (use) => {
+        for (const module of modules) await use(module);
+      }),
+    stop: s.stop,
+    // Every module, started or not: the list is known before the start.
+    health: () => modules.flatMap((m) => m.health?.() ?? []),
+  };
+}
+
+export interface Assembly<Provides> {
+  /** Runs `build`, which starts each module with what the modules before it provide. When one fails, stops those started and rethrows. */
+  start(): Promise<Provides>;
+  /** Stops the started modules in reverse order; one that fails is logged and the others still stop. */
+  stop(): Promise<void>;
+  /** The health of every module started, in start order. */
+  health(): PartHealth[];
+}
+
+/**
+ * Modules wired by what they need: `build` starts each with `use` and passes what it gives to the
+ * modules that need it, so a module cannot start before what it needs exists (the types see it).
+ */
+export function assemble<Provides>(build: (use: Use) => Promise<Provides>, deps: { logger: Logger }): Assembly<Provides> {
+  const s = sequence(inReverse(deps.logger));
+  return { start: () => s.run(build), stop: s.stop, health: s.health };
+}
+
+/** Like {@link assemble}, as one module of a larger assembly, whose modules stop all at once (as {@link stopTogether}). */
+export function assembleStoppingTogether<Provides>(name: string, build: (use: Use) => Promise<Provides>, deps: { logger: Logger }): Part<Provides> {
+  const s = sequence(allAtOnce(deps.logger));
+  return { name, start: () => s.run(build), stop: s.stop, health: s.health };
 }
 
 /** Something a module's start makes and its stop ends: a loop, a server, a connection. */
@@ -97,5 +150,31 @@ export function moduleOf(name: string, start: () => Promise<Stoppable | null> | 
       await made?.stop();
     },
     ...(health ? { health } : {}),
+  };
+}
+
+/**
+ * A module whose start makes one stoppable thing (or none) and gives what the modules after it use;
+ * its stop stops that thing. Its health is read from what it gave (undefined before its start).
+ */
+export function providing<Provides>(
+  name: string,
+  start: () => Promise<{ made: Stoppable | null; provides: Provides }> | { made: Stoppable | null; provides: Provides },
+  health?: (provided: Provides | undefined) => PartHealth[],
+): Part<Provides> {
+  let made: Stoppable | null = null;
+  let provided: Provides | undefined;
+  return {
+    name,
+    start: async () => {
+      const r = await start();
+      made = r.made;
+      provided = r.provides;
+      return r.provides;
+    },
+    stop: async () => {
+      await made?.stop();
+    },
+    ...(health ? { health: () => health(provided) } : {}),
   };
 }

@@ -2,23 +2,24 @@
  * The links devices are reached through: the home-automation MQTT connection (shared with the Home
  * Assistant bridge), the Modbus buses and the OCPP central system chargers connect to.
  */
-import type { Module } from '../lifecycle.js';
-import { createMqttConnection } from '../devices/mqtt/index.js';
-import { createModbusBuses } from '../devices/modbus/bus.js';
+import type { Part } from '../lifecycle.js';
+import { createMqttConnection, type MqttConnection } from '../devices/mqtt/index.js';
+import { createModbusBuses, type ModbusBus } from '../devices/modbus/bus.js';
 import { startCentralSystem } from '../devices/ocpp/start.js';
+import type { CentralSystem } from '../devices/ocpp/central-system.js';
 import { haWill } from '../ha/publisher.js';
 import type { AppContext } from './context.js';
 
-/** Connects in the background: the devices module waits for it. */
-export function mqttModule(ctx: AppContext): Module {
-  const { config, deps, counters } = ctx;
+/** Connects in the background: the devices module waits for it. None without an mqtt section. */
+export function mqttModule(ctx: AppContext): Part<MqttConnection | null> {
+  const { config, deps, counters, bus } = ctx;
+  let made: MqttConnection | null = null;
   return {
     name: 'mqtt',
     async start() {
-      ctx.parts.mqtt = null;
-      if (!config.mqtt) return;
+      if (!config.mqtt) return null;
       const m = config.mqtt;
-      ctx.parts.mqtt = createMqttConnection(
+      made = createMqttConnection(
         {
           url: m.url,
           clientId: m.clientId,
@@ -27,7 +28,7 @@ export function mqttModule(ctx: AppContext): Module {
           maxPacketBytes: m.maxPacketBytes,
           onOversized: (p) => {
             counters.refused('mqtt', 'MQTT_MESSAGE_TOO_LARGE');
-            if (p.topic !== undefined) ctx.parts.ha?.clearOversizedCommand(p.topic);
+            if (p.topic !== undefined) bus.emit('mqttOversized', { topic: p.topic });
           },
           ...(m.username ? { username: m.username } : {}),
           ...(m.password ? { password: m.password } : {}),
@@ -37,41 +38,47 @@ export function mqttModule(ctx: AppContext): Module {
         },
         { logger: deps.logger },
       );
+      return made;
     },
     stop: async () => {
-      await ctx.parts.mqtt?.close().catch(() => undefined);
+      await made?.close().catch(() => undefined);
     },
   };
 }
 
-export function modbusModule(ctx: AppContext): Module {
+export function modbusModule(ctx: AppContext): Part<Map<string, ModbusBus>> {
   const { config, deps, clock } = ctx;
+  let made = new Map<string, ModbusBus>();
   return {
     name: 'modbus',
     async start() {
-      ctx.parts.buses = createModbusBuses(config.modbus, { clock, logger: deps.logger });
+      made = createModbusBuses(config.modbus, { clock, logger: deps.logger });
+      return made;
     },
     stop: async () => {
-      for (const b of ctx.parts.buses?.values() ?? []) await b.close().catch(() => undefined);
+      for (const b of made.values()) await b.close().catch(() => undefined);
     },
   };
 }
 
-export function ocppModule(ctx: AppContext): Module {
+/** The OCPP central system chargers connect to; none without an ocpp section. */
+export function ocppModule(ctx: AppContext): Part<CentralSystem | null> {
   const { config, deps, clock } = ctx;
+  let made: CentralSystem | null = null;
   return {
     name: 'ocpp',
     async start() {
-      ctx.parts.ocpp = config.ocpp
+      made = config.ocpp
         ? await startCentralSystem(config, {
             clock,
             logger: deps.logger,
             ...(deps.deviceTimeoutMs !== undefined ? { requestTimeoutMs: deps.deviceTimeoutMs } : {}),
           })
         : null;
+      return made;
     },
     stop: async () => {
-      await ctx.parts.ocpp?.close().catch(() => undefined);
+      await made?.close().catch(() => undefined);
     },
   };
 }

@@ -2,27 +2,35 @@
  * The control loop: reads every device, follows the plan, enforces the caps (and the main fuse)
  * from measured power, and asks for a re-plan when the devices' state or the clock changes.
  */
-import { moduleOf, type Module } from '../lifecycle.js';
+import { providing, type Part } from '../lifecycle.js';
+import type { Identity } from '../spark/event-normalise.js';
 import { clockStepOf } from '../jobs/planning.js';
 import { startControlLoop, type ControlSnapshot, type ControlledDevice } from '../jobs/control-loop.js';
 import { createFuseGuard } from '../jobs/fuse-guard.js';
 import { capRunEndMs, type CapPoint } from '../core/cap-hold.js';
 import { ratedKwOf } from '../devices/cap-hold.js';
 import type { AppContext } from './context.js';
+import type { DeviceParts } from './devices.js';
+import type { HomeParts } from './home.js';
+import type { EventState } from './event-intake.js';
+import type { PriceRefresh } from './pricing.js';
+import type { PlanningParts } from './planning.js';
 
-export function controlModule(ctx: AppContext): Module {
-  const { config, deps, clock, log, slotMs, mainMeterId, subjectOfDevice } = ctx;
-  return moduleOf('control', () => {
-    const tracker = ctx.part('tracker');
-    const prices = ctx.part('prices');
-    const planning = ctx.part('planning');
-    const previous = ctx.part('previousPlan');
-    const supervised = ctx.part('supervised');
-    const meter = ctx.part('metering');
-    const w = ctx.part('wishes');
-    const { activeEvents, changed: eventsChanged } = ctx.part('events');
+export type ControlLoop = ReturnType<typeof startControlLoop>;
+
+export interface ControlNeeds
+  extends PlanningParts, Pick<DeviceParts, 'supervised'>, Pick<HomeParts, 'tracker' | 'metering' | 'wishes' | 'vehicleMetering'> {
+  prices: PriceRefresh;
+  events: Pick<EventState, 'activeEvents' | 'changed'>;
+  me: Identity;
+}
+
+export function controlModule(ctx: AppContext, needs: ControlNeeds): Part<ControlLoop> {
+  const { config, deps, clock, log, slotMs, mainMeterId, subjectOfDevice, bus } = ctx;
+  return providing('control', () => {
+    const { tracker, prices, planning, previousPlan: previous, supervised, metering: meter, wishes: w, me, vehicleMetering } = needs;
+    const { activeEvents, changed: eventsChanged } = needs.events;
     const guardStore = ctx.storeHealth.guard;
-    const me = ctx.me;
 
     // One warning per step: until the re-plan lands, later ticks see the same step.
     let stepSeen = false;
@@ -32,7 +40,6 @@ export function controlModule(ctx: AppContext): Module {
     const mainMeter = mainMeterId
       ? { config: config.devices.find((d) => d.id === mainMeterId)!, subject: 'location', device: supervised.get(mainMeterId)! }
       : null;
-    const vehicleMetering = ctx.part('vehicleMetering');
     /** Each charger's metered energy to the car identified there (after the tracker has seen this tick). */
     const feedVehicles = (snap: ControlSnapshot): void =>
       vehicleMetering.feed(
@@ -75,6 +82,8 @@ export function controlModule(ctx: AppContext): Module {
         estimatedTankC: (id, now) => tracker.estimatedTankC(id, now, planning.current()),
       },
       onTick: (snap) => {
+        // The planner (started earlier) keeps it for a mid-slot plan.
+        bus.emit('controlTicked', snap);
         // The plan loaded from the store at start is old by design, not because the clock stepped.
         const current = planning.current();
         const step = current === previous ? null : clockStepOf(current, clock.nowMs(), slotMs);
@@ -90,11 +99,10 @@ export function controlModule(ctx: AppContext): Module {
         stepSeen = step !== null;
         if (guardStore('home state', () => tracker.observe(snap, planning.current()))) planning.request('device state changed');
         if (config.vehicles.length > 0) feedVehicles(snap);
-        void ctx.parts.ha?.update().catch(() => undefined);
+        bus.emit('viewChanged');
         deps.onControlTick?.(snap);
       },
     });
-    ctx.parts.control = control;
-    return control;
+    return { made: control, provides: control };
   });
 }

@@ -3,16 +3,35 @@
  * heartbeats of chargers whose watchdog wants a register written.
  */
 import { codeOf, isWattshiftError } from '../errors.js';
-import { moduleOf, type Module } from '../lifecycle.js';
+import { moduleOf, type Module, type Part } from '../lifecycle.js';
 import { buildDevice, type BuiltDevice } from '../devices/factory.js';
 import { superviseDevice, type SupervisedDevice } from '../devices/supervisor.js';
 import { startHeartbeats } from '../jobs/heartbeats.js';
 import { createSocTopic, type SocTopic } from '../devices/mqtt/soc-topic.js';
+import type { MqttConnection } from '../devices/mqtt/index.js';
+import type { ModbusBus } from '../devices/modbus/bus.js';
+import type { CentralSystem } from '../devices/ocpp/central-system.js';
+import type { Store } from '../store/types.js';
 import type { AppContext } from './context.js';
 
 const leaseMs = 10 * 60_000;
 
-export function devicesModule(ctx: AppContext): Module {
+export interface DeviceParts {
+  built: Map<string, BuiltDevice>;
+  supervised: Map<string, SupervisedDevice>;
+  /** Each vehicle's own SoC topic, by vehicle id. */
+  vehicleSoc: Map<string, SocTopic>;
+}
+
+/** The links the devices are reached through, and the store their kept state lives in. */
+export interface DeviceNeeds {
+  store: Store;
+  mqtt: MqttConnection | null;
+  buses: Map<string, ModbusBus>;
+  ocpp: CentralSystem | null;
+}
+
+export function devicesModule(ctx: AppContext, needs: DeviceNeeds): Part<DeviceParts> {
   const { config, deps, clock, log } = ctx;
   const built = new Map<string, BuiltDevice>();
   const supervised = new Map<string, SupervisedDevice>();
@@ -20,10 +39,7 @@ export function devicesModule(ctx: AppContext): Module {
   return {
     name: 'devices',
     async start() {
-      ctx.parts.built = built;
-      ctx.parts.supervised = supervised;
-      ctx.parts.vehicleSoc = vehicleSoc;
-      const mqtt = ctx.part('mqtt');
+      const { mqtt } = needs;
       // Devices on MQTT would start in their safe state if the first tick ran before the broker answered.
       await mqtt?.waitConnected(AbortSignal.timeout(5_000)).catch((err: unknown) => {
         if (isWattshiftError(err, 'MQTT_AUTH_REJECTED')) throw err;
@@ -36,12 +52,12 @@ export function devicesModule(ctx: AppContext): Module {
       }
       for (const d of config.devices) {
         const b = buildDevice(d, {
-          buses: ctx.part('buses'),
+          buses: needs.buses,
           mqtt,
-          ocpp: ctx.part('ocpp'),
+          ocpp: needs.ocpp,
           clock,
           logger: deps.logger,
-          state: ctx.part('store'),
+          state: needs.store,
           requestTimeoutMs: deps.deviceTimeoutMs ?? 5_000,
           ...(deps.configDir ? { baseDir: deps.configDir } : {}),
         });
@@ -61,6 +77,7 @@ export function devicesModule(ctx: AppContext): Module {
           ),
         );
       }
+      return { built, supervised, vehicleSoc };
     },
     async stop() {
       // Blocks are released before the links close: a lease the device cannot end by itself ends here.
@@ -76,11 +93,11 @@ export function devicesModule(ctx: AppContext): Module {
   };
 }
 
-export function heartbeatsModule(ctx: AppContext): Module {
+export function heartbeatsModule(ctx: AppContext, needs: Pick<DeviceParts, 'built'>): Module {
   const { clock, deps } = ctx;
   return moduleOf('heartbeats', () =>
     startHeartbeats(
-      [...ctx.part('built')].flatMap(([device, b]) => b.heartbeats.map((heartbeat) => ({ device, heartbeat }))),
+      [...needs.built].flatMap(([device, b]) => b.heartbeats.map((heartbeat) => ({ device, heartbeat }))),
       { clock, logger: deps.logger },
     ),
   );

@@ -14,7 +14,7 @@ describe('the event bus', () => {
     const heard: string[] = [];
     bus.on('replanWanted', ({ reason }) => heard.push(`first ${reason}`));
     bus.on('replanWanted', ({ reason }) => heard.push(`second ${reason}`));
-    bus.on('planMade', () => heard.push('plan'));
+    bus.on('viewChanged', () => heard.push('view'));
     bus.emit('replanWanted', { reason: 'prices' });
     expect(heard).toEqual(['first prices', 'second prices']);
   });

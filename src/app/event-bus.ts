@@ -16,9 +16,9 @@ export interface AppEvents {
   pricesChanged: undefined;
   /** An input of the plan changed (an event, new prices): the planner re-plans. */
   replanWanted: { reason: string };
-  /** The planner made a plan. */
-  planMade: undefined;
-  /** The control loop ended a tick. */
+  /** What the view shows changed (a plan was made, a control tick ended): Home Assistant republishes. */
+  viewChanged: undefined;
+  /** A control tick read the devices (emitted as its end begins, so the planner builds on this tick). */
   controlTicked: ControlSnapshot;
   /** The MQTT connection dropped an oversized message on this topic. */
   mqttOversized: { topic: string };

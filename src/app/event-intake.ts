@@ -4,15 +4,20 @@
  * The events loop itself (polling, webhook or the fleet broker) starts later, once the jobs it
  * wakes are running.
  */
-import { moduleOf, type Module } from '../lifecycle.js';
+import { moduleOf, providing, type Module, type Part } from '../lifecycle.js';
 import { createEventIntake } from '../jobs/event-intake.js';
 import type { EventIntake } from '../upstream/port.js';
+import type { Upstream } from '../upstream/index.js';
+import type { Store } from '../store/types.js';
+import type { HomeTracker } from '../jobs/home-tracker.js';
+import type { PriceRefresh } from './pricing.js';
 import { createEventActions, homeEventOf } from '../jobs/event-actions.js';
 import type { HomeEvent, Identity } from '../spark/event-normalise.js';
 import { vehicleSubject } from '../jobs/vehicle-metering.js';
 import { canHoldLocationCap, canHoldResourceCap } from '../core/cap-hold.js';
 import { deviceHoldOf } from '../devices/cap-hold.js';
 import { jobHealth, type AppContext } from './context.js';
+import type { DeviceParts } from './devices.js';
 
 export interface EventState {
   intake: EventIntake;
@@ -26,16 +31,20 @@ export interface EventState {
   checkEligibility(): void;
 }
 
-export function eventIntakeModule(ctx: AppContext): Module {
-  const { clock, deps, slotMs, counters, mainMeterId, subjectOfDevice } = ctx;
-  return moduleOf('event-intake', () => {
-    const s = ctx.part('store');
-    const up = ctx.part('upstream');
-    const tracker = ctx.part('tracker');
-    const supervised = ctx.part('supervised');
-    // Callbacks reach the jobs of later modules through `late`, once those have started.
-    const late = ctx.parts;
-    const me = ctx.me;
+export interface EventIntakeNeeds {
+  store: Store;
+  upstream: Upstream;
+  me: Identity;
+  tracker: HomeTracker;
+  devices: Pick<DeviceParts, 'built' | 'supervised'>;
+}
+
+export function eventIntakeModule(ctx: AppContext, needs: EventIntakeNeeds): Part<EventState> {
+  const { clock, deps, slotMs, counters, mainMeterId, subjectOfDevice, bus } = ctx;
+  return providing('event-intake', () => {
+    const { store: s, upstream: up, tracker, me } = needs;
+    const { built, supervised } = needs.devices;
+    // The jobs these callbacks wake (outbox, prices, planning) start later: they listen on the bus.
     const identity = (): Identity => me;
     const checkEligibility = (): void => {
       if (up.eligibility) void tracker.checkEligibility(up.eligibility, me, deps.logger);
@@ -78,7 +87,6 @@ export function eventIntakeModule(ctx: AppContext): Module {
       },
       // The rule of docs/caps.md: promise only what the home holds with wattshift gone.
       canHold: (t, e) => {
-        const built = ctx.part('built');
         const holdOf = (deviceId: string) => {
           const d = ctx.config.devices.find((x) => x.id === deviceId);
           const b = built.get(deviceId);
@@ -103,7 +111,7 @@ export function eventIntakeModule(ctx: AppContext): Module {
       },
       clock,
       logger: deps.logger,
-      onQueued: () => late.outbox?.flush(),
+      onQueued: () => bus.emit('reportQueued'),
     });
     const intake = createEventIntake({
       store: s,
@@ -120,13 +128,13 @@ export function eventIntakeModule(ctx: AppContext): Module {
           actions.handle(e);
         }
         eventsChanged();
-        if (e.priceDeltas.length > 0) late.prices?.wake();
+        if (e.priceDeltas.length > 0) bus.emit('pricesChanged');
         if (e.eligibility) checkEligibility();
-        late.planning?.request(`event ${e.payloadType}`);
+        bus.emit('replanWanted', { reason: `event ${e.payloadType}` });
       },
       onRefused: () => counters.refused('event', 'EVENT_OUT_OF_RANGE'),
     });
-    ctx.parts.events = {
+    const events: EventState = {
       intake,
       activeEvents,
       changed: eventsChanged,
@@ -136,19 +144,17 @@ export function eventIntakeModule(ctx: AppContext): Module {
       },
       checkEligibility,
     };
-    return null;
+    return { made: null, provides: events };
   });
 }
 
 /** The event path (polling, webhook or the fleet broker) into the intake; eligibility looked at once. */
-export function eventsModule(ctx: AppContext): Module {
+export function eventsModule(ctx: AppContext, needs: { store: Store; upstream: Upstream; events: EventState; prices: PriceRefresh }): Module {
   return moduleOf(
     'events',
     async () => {
-      const s = ctx.part('store');
-      const events = ctx.part('events');
-      const prices = ctx.part('prices');
-      const loop = await ctx.part('upstream').startEvents({
+      const { store: s, events, prices } = needs;
+      const loop = await needs.upstream.startEvents({
         intake: events.intake,
         isKnownEvent: (id) => s.hasEvent(id),
         pricesChanged: () => prices.wake(),
@@ -158,6 +164,6 @@ export function eventsModule(ctx: AppContext): Module {
       events.checkEligibility();
       return loop;
     },
-    () => [jobHealth('events', ctx.parts.upstream?.health())],
+    () => [jobHealth('events', needs.upstream.health())],
   );
 }

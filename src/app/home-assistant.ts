@@ -3,31 +3,40 @@
  * departure, target) back the same way. Announced at every connect of the shared MQTT connection.
  */
 import type { Module } from '../lifecycle.js';
+import type { MqttConnection } from '../devices/mqtt/index.js';
 import type { HomeView } from '../view/model.js';
 import { WattshiftError } from '../errors.js';
-import { createHaBridge } from '../ha/bridge.js';
+import { createHaBridge, type HaBridge } from '../ha/bridge.js';
 import { sharedConnectionPort } from '../ha/port.js';
 import { statusPageUrl } from '../status/page-url.js';
 import { packageVersion } from '../package-root.js';
 import { CommandGovernor, checkCommandLimits } from '../jobs/command-envelope.js';
 import type { AppContext } from './context.js';
+import type { HomeParts } from './home.js';
+import type { Planning } from './planning.js';
+import type { ControlLoop } from './control.js';
+
+export interface HomeAssistantNeeds extends Pick<HomeParts, 'tracker' | 'wishes'> {
+  mqtt: MqttConnection | null;
+  planning: Planning;
+  control: ControlLoop;
+  view: () => HomeView;
+}
 
 /** Commands within this much clock time of the first one share one re-plan. */
 const commandReplanDelayMs = 10_000;
 
-export function homeAssistantModule(ctx: AppContext, view: () => HomeView): Module {
-  const { config, deps, clock, log, counters } = ctx;
+export function homeAssistantModule(ctx: AppContext, needs: HomeAssistantNeeds): Module {
+  const { config, deps, clock, log, counters, bus } = ctx;
   const stopping = new AbortController();
+  let bridge: HaBridge | undefined;
+  const offs: Array<() => void> = [];
   return {
     name: 'home-assistant',
     async start() {
-      const mqtt = ctx.part('mqtt');
+      const { mqtt, planning, control, tracker, wishes: w, view } = needs;
       if (!mqtt || !config.mqtt) return;
       const m = config.mqtt;
-      const planning = ctx.part('planning');
-      const control = ctx.part('control');
-      const tracker = ctx.part('tracker');
-      const w = ctx.part('wishes');
       const governor = new CommandGovernor();
       // A burst of commands makes one re-plan, a few seconds after its first command.
       let replanQueued = false;
@@ -43,7 +52,7 @@ export function homeAssistantModule(ctx: AppContext, view: () => HomeView): Modu
           .finally(() => (replanQueued = false));
       };
       const pageUrl = statusPageUrl(config.http);
-      const bridge = createHaBridge({
+      const b = createHaBridge({
         port: sharedConnectionPort(mqtt),
         baseTopic: m.baseTopic,
         discovery: m.discovery,
@@ -67,12 +76,17 @@ export function homeAssistantModule(ctx: AppContext, view: () => HomeView): Modu
         previousDeviceIds: tracker.announcedDevices(),
         saveDeviceIds: (ids) => tracker.saveAnnouncedDevices(ids),
       });
-      ctx.parts.ha = bridge;
+      bridge = b;
+      // The planner, the control loop and the MQTT connection started earlier: they tell the bridge over the bus.
+      offs.push(
+        bus.on('viewChanged', () => void b.update().catch(() => undefined)),
+        bus.on('mqttOversized', ({ topic }) => b.clearOversizedCommand(topic)),
+      );
       let started = false;
       const announce = (): void => {
         const first = !started;
         started = true;
-        void (first ? bridge.start() : bridge.resync()).catch((err) => log.warn({ err, code: 'MQTT_UNAVAILABLE' }, 'home automation not announced'));
+        void (first ? b.start() : b.resync()).catch((err) => log.warn({ err, code: 'MQTT_UNAVAILABLE' }, 'home automation not announced'));
       };
       mqtt.onState((state) => {
         if (state === 'up') announce();
@@ -81,7 +95,8 @@ export function homeAssistantModule(ctx: AppContext, view: () => HomeView): Modu
     },
     async stop() {
       stopping.abort();
-      await ctx.parts.ha?.stop().catch(() => undefined);
+      for (const off of offs.splice(0)) off();
+      await bridge?.stop().catch(() => undefined);
     },
   };
 }

@@ -3,20 +3,30 @@
  * the home tracker (what the devices and the plan did, kept across restarts). Metering's last
  * samples are flushed on stop, after every loop that feeds it has ended.
  */
-import type { Module } from '../lifecycle.js';
-import { createMetering, meteringOptionsFor, type MeteredSubject } from '../jobs/metering.js';
+import type { Part } from '../lifecycle.js';
+import type { Store } from '../store/types.js';
+import { createMetering, meteringOptionsFor, type MeteredSubject, type Metering } from '../jobs/metering.js';
 import { Wishes } from '../jobs/home-state.js';
-import { createHomeTracker } from '../jobs/home-tracker.js';
-import { createVehicleMetering, vehicleSubject } from '../jobs/vehicle-metering.js';
+import { createHomeTracker, type HomeTracker } from '../jobs/home-tracker.js';
+import { createVehicleMetering, vehicleSubject, type VehicleMetering } from '../jobs/vehicle-metering.js';
 import { jobHealth, type AppContext } from './context.js';
+import type { DeviceParts } from './devices.js';
 
-export function homeModule(ctx: AppContext): Module {
+export interface HomeParts {
+  subjects: MeteredSubject[];
+  metering: Metering;
+  vehicleMetering: VehicleMetering;
+  wishes: Wishes;
+  tracker: HomeTracker;
+}
+
+export function homeModule(ctx: AppContext, needs: { store: Store } & Pick<DeviceParts, 'built' | 'vehicleSoc'>): Part<HomeParts> {
   const { config, deps, clock, log, subjectOfDevice } = ctx;
+  let metering: Metering | undefined;
   return {
     name: 'home',
     async start() {
-      const s = ctx.part('store');
-      const built = ctx.part('built');
+      const { store: s, built, vehicleSoc } = needs;
       const subjects: MeteredSubject[] = config.devices.flatMap((d): MeteredSubject[] => {
         const caps = built.get(d.id)!.capabilities;
         if (caps.energyMeter) return [{ subject: subjectOfDevice(d.id), method: 'counter', options: meteringOptionsFor(d, config.site) }];
@@ -27,16 +37,14 @@ export function homeModule(ctx: AppContext): Module {
       const chargerKw = config.devices.flatMap((d) => (d.kind === 'evCharger' ? [meteringOptionsFor(d, config.site).maxPowerKw ?? Infinity] : []));
       const carOptions = chargerKw.length > 0 && Number.isFinite(Math.max(...chargerKw)) ? { maxPowerKw: Math.max(...chargerKw) } : {};
       for (const v of config.vehicles) subjects.push({ subject: vehicleSubject(v.id), method: 'counter', options: carOptions });
-      ctx.parts.subjects = subjects;
-      ctx.parts.metering = createMetering({ store: s, subjects, clock, logger: deps.logger });
-      ctx.parts.vehicleMetering = createVehicleMetering({ vehicleIds: config.vehicles.map((v) => v.id), metering: ctx.parts.metering });
+      const m = createMetering({ store: s, subjects, clock, logger: deps.logger });
+      metering = m;
+      const vehicleMetering = createVehicleMetering({ vehicleIds: config.vehicles.map((v) => v.id), metering: m });
       const w = new Wishes(
         s,
         config.devices.map((d) => d.id),
       );
-      ctx.parts.wishes = w;
-      const vehicleSoc = ctx.part('vehicleSoc');
-      ctx.parts.tracker = createHomeTracker({
+      const tracker = createHomeTracker({
         config,
         store: s,
         clock,
@@ -44,14 +52,15 @@ export function homeModule(ctx: AppContext): Module {
         logger: deps.logger,
         vehicleSocPct: (id) => vehicleSoc.get(id)?.socPct(),
       });
+      return { subjects, metering: m, vehicleMetering, wishes: w, tracker };
     },
     async stop() {
       try {
-        ctx.parts.metering?.flush();
+        metering?.flush();
       } catch (err) {
         log.warn({ err }, 'final metering flush failed');
       }
     },
-    health: () => (ctx.parts.metering ? [jobHealth('metering', ctx.parts.metering.health())] : []),
+    health: () => (metering ? [jobHealth('metering', metering.health())] : []),
   };
 }

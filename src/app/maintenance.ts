@@ -7,14 +7,16 @@ import { startLoop } from '../timing/loop.js';
 import { startCronJob } from '../timing/cron.js';
 import { nightlyStoreCheck } from '../jobs/nightly-check.js';
 import type { AppContext } from './context.js';
+import type { EventState } from './event-intake.js';
+import type { StoreParts } from './store.js';
 
 /** Retention runs at night, local time, when the home is quiet (clear of the DST change hour in Europe). */
 const nightlyPruneCron = '30 3 * * *';
 
-export function eventScanModule(ctx: AppContext): Module {
+export function eventScanModule(ctx: AppContext, needs: { events: Pick<EventState, 'scan'> }): Module {
   const { clock, log } = ctx;
   return moduleOf('maintenance', () => {
-    const { scan } = ctx.part('events');
+    const { scan } = needs.events;
     return startLoop({
       name: 'maintenance',
       clock,
@@ -28,11 +30,10 @@ export function eventScanModule(ctx: AppContext): Module {
   });
 }
 
-export function nightlyCheckModule(ctx: AppContext): Module {
+export function nightlyCheckModule(ctx: AppContext, needs: Pick<StoreParts, 'store' | 'openedMs'>): Module {
   const { config, deps, clock } = ctx;
   return moduleOf('nightly-prune', () => {
-    const s = ctx.part('store');
-    const openCheckedMs = ctx.part('storeOpenedMs');
+    const { store: s, openedMs: openCheckedMs } = needs;
     const days = config.storage.retentionDays;
     const prune = startCronJob({
       name: 'nightly-prune',

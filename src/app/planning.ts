@@ -2,7 +2,11 @@
  * Planning: the plan from prices, events, the devices' state and the user's wishes, re-made when
  * an input changes. Plans run on a worker thread when asked (and the tariff allows it).
  */
-import { moduleOf, type Module } from '../lifecycle.js';
+import { providing, type Part } from '../lifecycle.js';
+import type { Plan } from '../core/types.js';
+import type { Store } from '../store/types.js';
+import type { HomeTracker } from '../jobs/home-tracker.js';
+import type { Identity } from '../spark/event-normalise.js';
 import type { ControlSnapshot } from '../jobs/control-loop.js';
 import { startPlanWorker, type PlanWorker } from '../jobs/plan-worker.js';
 import { buildPlanInput } from '../jobs/plan-inputs.js';
@@ -11,24 +15,40 @@ import { billPlanner } from '../jobs/bill-planner.js';
 import { siteTariff } from '../config/tariff-file.js';
 import { plannedCars, withPlannedCars, type PlannedCar } from '../jobs/vehicles.js';
 import { jobHealth, type AppContext } from './context.js';
+import type { EventState } from './event-intake.js';
+import type { PriceRefresh } from './pricing.js';
 
-export function planningModule(ctx: AppContext): Module {
-  const { config, deps, clock, counters } = ctx;
-  return moduleOf(
+export type Planning = ReturnType<typeof startPlanning>;
+
+export interface PlanningParts {
+  planning: Planning;
+  /** The plan loaded from the store at start. */
+  previousPlan: Plan | null;
+}
+
+export interface PlanningNeeds {
+  store: Store;
+  tracker: HomeTracker;
+  prices: PriceRefresh;
+  events: Pick<EventState, 'activeEvents'>;
+  me: Identity;
+}
+
+export function planningModule(ctx: AppContext, needs: PlanningNeeds): Part<PlanningParts> {
+  const { config, deps, clock, counters, bus } = ctx;
+  return providing(
     'planning',
     () => {
-      const s = ctx.part('store');
-      const tracker = ctx.part('tracker');
-      const prices = ctx.part('prices');
-      const { activeEvents } = ctx.part('events');
-      const me = ctx.me;
-      const controlLast = (): ControlSnapshot | null => ctx.parts.control?.last() ?? null;
+      const { store: s, tracker, prices, me } = needs;
+      const { activeEvents } = needs.events;
+      // The control loop starts later: its last tick comes over the bus.
+      let lastTick: ControlSnapshot | null = null;
+      const controlLast = (): ControlSnapshot | null => lastTick;
       /** The cars at the chargers when the input was built: the plan names them. */
       let cars = new Map<string, PlannedCar>();
 
       let planWorker: PlanWorker | undefined;
       const previous = tracker.loadPlan();
-      ctx.parts.previousPlan = previous;
       const planBill = billPlanner({ config, readLocationHours: (from, to) => s.readHourly('location', from, to), logger: deps.logger });
       // The planner thread plans energy only, so a tariff with a capacity fee keeps the planner on this
       // thread. It ends after two minutes without a plan: an idle thread's memory is not worth keeping.
@@ -57,11 +77,12 @@ export function planningModule(ctx: AppContext): Module {
         logger: deps.logger,
         slotMinutes: config.site.slotMinutes,
         initial: previous,
-        onPlan: () => void ctx.parts.ha?.update().catch(() => undefined),
+        onPlan: () => bus.emit('viewChanged'),
       });
-      ctx.parts.planning = planning;
-      return {
+      const offs = [bus.on('controlTicked', (snap) => void (lastTick = snap)), bus.on('replanWanted', ({ reason }) => planning.request(reason))];
+      const made = {
         stop: async () => {
+          for (const off of offs) off();
           try {
             await planning.stop();
           } finally {
@@ -69,7 +90,8 @@ export function planningModule(ctx: AppContext): Module {
           }
         },
       };
+      return { made, provides: { planning, previousPlan: previous } };
     },
-    () => [jobHealth('planner', ctx.parts.planning?.health())],
+    (made) => [jobHealth('planner', made?.planning.health())],
   );
 }

@@ -2,26 +2,31 @@
  * Prices for every slot (the upstream's forecast and advice, Nord Pool's day-ahead prices when
  * enabled) and the realised bill: closed hours priced a few minutes after metering writes them.
  */
-import { moduleOf, type Module } from '../lifecycle.js';
+import { providing, type Part } from '../lifecycle.js';
 import { startPriceRefresh, type PriceData } from '../jobs/price-refresh.js';
 import { createNordPoolClient } from '../prices/nordpool-client.js';
-import { createBilling } from '../jobs/billing.js';
+import { createBilling, type Billing } from '../jobs/billing.js';
+import type { Store } from '../store/types.js';
+import type { Upstream } from '../upstream/index.js';
+import type { HomeTracker } from '../jobs/home-tracker.js';
+import type { Identity } from '../spark/event-normalise.js';
 import { homeEventOf } from '../jobs/event-actions.js';
 import { startLoop } from '../timing/loop.js';
 import { jobHealth, type AppContext } from './context.js';
+import type { HomeParts } from './home.js';
 
-export function pricesModule(ctx: AppContext): Module {
-  const { config, deps, clock } = ctx;
-  return moduleOf(
+export type PriceRefresh = ReturnType<typeof startPriceRefresh>;
+
+export function pricesModule(ctx: AppContext, needs: { upstream: Upstream; tracker: HomeTracker }): Part<PriceRefresh> {
+  const { config, deps, clock, bus } = ctx;
+  return providing(
     'prices',
     () => {
-      const tracker = ctx.part('tracker');
-      // Callbacks reach the jobs of later modules through `late`, once those have started.
-      const late = ctx.parts;
+      const { tracker } = needs;
       const guardStore = ctx.storeHealth.guard;
       const savedPrices = tracker.loadPrices();
       const prices = startPriceRefresh({
-        source: ctx.part('upstream').prices,
+        source: needs.upstream.prices,
         area: config.site.priceArea,
         currency: config.site.currency,
         clock,
@@ -32,31 +37,42 @@ export function pricesModule(ctx: AppContext): Module {
           ? { nordPool: { client: createNordPoolClient(config.prices.nordPool), resolutionMinutes: config.site.slotMinutes } }
           : {}),
         onChange: (data: PriceData) => {
-          late.planning?.request('prices');
+          // The planner starts later: it listens on the bus.
+          bus.emit('replanWanted', { reason: 'prices' });
           // Kept for a restart only: a full disk must not stop prices reaching the planner.
           guardStore('prices', () => tracker.savePrices(data));
         },
       });
-      ctx.parts.prices = prices;
-      return prices;
+      // An event with new prices (the intake starts earlier) wakes the refresh.
+      const off = bus.on('pricesChanged', () => prices.wake());
+      const made = {
+        stop: async () => {
+          off();
+          await prices.stop();
+        },
+      };
+      return { made, provides: prices };
     },
-    () => [jobHealth('prices', ctx.parts.prices?.health())],
+    (prices) => [jobHealth('prices', prices?.health())],
   );
 }
 
-export function billingModule(ctx: AppContext): Module {
+export interface BillingNeeds extends Pick<HomeParts, 'metering' | 'subjects'> {
+  store: Store;
+  me: Identity;
+  prices: PriceRefresh;
+}
+
+export function billingModule(ctx: AppContext, needs: BillingNeeds): Part<Billing> {
   const { config, deps, clock, log } = ctx;
-  return moduleOf(
+  return providing(
     'billing',
     () => {
-      const s = ctx.part('store');
-      const prices = ctx.part('prices');
-      const me = ctx.me;
-      const metering = ctx.part('metering');
+      const { store: s, prices, me, metering } = needs;
       const billing = createBilling({
         config,
         store: s,
-        subjects: ctx.part('subjects').map((m) => m.subject),
+        subjects: needs.subjects.map((m) => m.subject),
         prices: () => prices.data(),
         events: (fromMs, toMs) =>
           s.listEvents({ fromMs, toMs, states: ['received', 'active', 'reportQueued', 'done', 'failed'] }).flatMap((row) => {
@@ -66,8 +82,7 @@ export function billingModule(ctx: AppContext): Module {
         hourWrites: () => metering.hourWrites(),
         logger: deps.logger,
       });
-      ctx.parts.billing = billing;
-      return startLoop({
+      const loop = startLoop({
         name: 'billing',
         clock,
         logger: log,
@@ -77,7 +92,8 @@ export function billingModule(ctx: AppContext): Module {
           return 5 * 60_000;
         },
       });
+      return { made: loop, provides: billing };
     },
-    () => [jobHealth('billing', ctx.parts.billing?.health())],
+    (billing) => [jobHealth('billing', billing?.health())],
   );
 }
