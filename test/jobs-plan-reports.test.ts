@@ -8,11 +8,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { ManualClock } from '../src/clock.js';
 import { createLogger } from '../src/log.js';
 import type { Plan, PlanSlot } from '../src/core/types.js';
 import { backoffMs } from '../src/timing/backoff.js';
-import { planReportQueue, startPlanReports } from '../src/jobs/plan-reports.js';
+import { planReportQueue, planReportStateKey, startPlanReports } from '../src/jobs/plan-reports.js';
+import { buildPlanReport } from '../src/core/plan-report.js';
 import { startReportOutbox } from '../src/jobs/report-outbox.js';
 import { createSparkClient, type SparkClient } from '../src/spark/client.js';
 import { openStore, type Store } from '../src/store/index.js';
@@ -223,5 +225,23 @@ describe('plan reports through the outbox', () => {
     await pass(5 * minute);
     await until(() => true, 'idle');
     expect(posts()).toHaveLength(sent);
+  });
+});
+
+describe('the plan report record', () => {
+  const payload = () => buildPlanReport({ ...target, plan: plan(), baseLoadKW: 0.5, nowMs: t0 })!;
+  const storedBytes = () => JSON.stringify(store.getState(planReportStateKey, z.unknown())).length;
+
+  it('stores the hours as numbers, not the API points, and reads back the report as queued', () => {
+    planReportQueue(store).offer(payload(), t0);
+    // 48 hours as the API's points take about 5.4 kB; as numbers about 0.6 kB.
+    expect(storedBytes()).toBeLessThan(1500);
+    expect(planReportQueue(store).read().pending?.payload).toEqual(payload());
+  });
+
+  it('reads a record stored with the API points', () => {
+    const pending = { key: 'plan:home-1:1', payload: payload(), reason: 'first', createdAtMs: t0, attempts: 0, nextAttemptMs: t0, lastError: null };
+    store.setState(planReportStateKey, { pending, lastSent: null, lastRejected: null });
+    expect(planReportQueue(store).read().pending).toEqual(pending);
   });
 });

@@ -12,6 +12,7 @@ import type { Logger } from '../log.js';
 import type { Plan } from '../core/types.js';
 import type { Store } from '../store/types.js';
 import { buildPlanReport, planReportReason, type PlanReportPayload, type PlanReportReason } from '../core/plan-report.js';
+import { apiTimestamp, hourMs } from '../core/reports.js';
 import { startLoop, type LoopHandle } from '../timing/loop.js';
 
 export const planReportStateKey = 'reports:plan';
@@ -25,6 +26,56 @@ const payloadSchema = z.strictObject({
   baseline: z.array(pointSchema),
   flexibility: z.array(pointSchema),
 });
+/**
+ * A payload as stored: its hours as numbers from the first hour on. The API's points spell every
+ * hour's timestamp twice (about 110 bytes an hour); this form takes about 12, and the record is
+ * rewritten at every report queued and accepted.
+ */
+const storedPayloadSchema = z.strictObject({
+  locationId: z.string(),
+  meterPointId: z.string(),
+  resolution: z.string(),
+  firstHourMs: z.number(),
+  baselineKwh: z.array(z.number()),
+  flexibilityKwh: z.array(z.number()),
+});
+type StoredPayload = z.infer<typeof storedPayloadSchema>;
+
+/** The stored form of `p`, or `p` itself when its hours are not consecutive (kept as the API's points). */
+function compactPayload(p: PlanReportPayload): StoredPayload | PlanReportPayload {
+  const first = p.baseline[0];
+  if (first === undefined || p.flexibility.length !== p.baseline.length) return p;
+  const firstHourMs = Date.parse(first.timestamp);
+  const onTheHour = (points: PlanReportPayload['baseline']): boolean =>
+    points.every((pt, i) => pt.timestamp === apiTimestamp(firstHourMs + i * hourMs));
+  if (!onTheHour(p.baseline) || !onTheHour(p.flexibility)) return p;
+  const { locationId, meterPointId, resolution } = p;
+  return {
+    locationId,
+    meterPointId,
+    resolution,
+    firstHourMs,
+    baselineKwh: p.baseline.map((pt) => pt.kiloWattHours),
+    flexibilityKwh: p.flexibility.map((pt) => pt.kiloWattHours),
+  };
+}
+
+/** The API's payload back from its stored form. */
+const expandedPayload = storedPayloadSchema.transform((c): PlanReportPayload => {
+  const points = (kwh: number[]) => kwh.map((kiloWattHours, i) => ({ timestamp: apiTimestamp(c.firstHourMs + i * hourMs), kiloWattHours }));
+  return {
+    payloadType: 'LocationEnergyUsagePlan',
+    locationId: c.locationId,
+    meterPointId: c.meterPointId,
+    resolution: c.resolution,
+    baseline: points(c.baselineKwh),
+    flexibility: points(c.flexibilityKwh),
+  };
+});
+
+/** A payload read from the store, in either form. */
+const readPayloadSchema = z.union([payloadSchema, expandedPayload]);
+
 const reasonSchema = z.enum(['first', 'changed', 'extended', 'daily']);
 const pendingSchema = z.strictObject({
   key: z.string(),
@@ -51,6 +102,18 @@ const stateSchema = z.strictObject({
 export type PendingPlanReport = z.infer<typeof pendingSchema>;
 export type PlanReportState = z.infer<typeof stateSchema>;
 
+/** The record as read from the store: the same, with each payload in either stored form. */
+const storedStateSchema = z.strictObject({
+  pending: pendingSchema.extend({ payload: readPayloadSchema }).nullable(),
+  lastSent: sentSchema.extend({ payload: readPayloadSchema }).nullable(),
+  lastRejected: stateSchema.shape.lastRejected.unwrap().extend({ payload: readPayloadSchema }).nullable(),
+});
+
+function storedForm(s: PlanReportState) {
+  const compact = <T extends { payload: PlanReportPayload }>(r: T | null) => (r === null ? null : { ...r, payload: compactPayload(r.payload) });
+  return { pending: compact(s.pending), lastSent: compact(s.lastSent), lastRejected: compact(s.lastRejected) };
+}
+
 const empty: PlanReportState = { pending: null, lastSent: null, lastRejected: null };
 
 /** The POST /reports body of a plan report: it answers no event, so it names none. */
@@ -63,10 +126,11 @@ export function planReportQueue(store: Pick<Store, 'getState' | 'setState'>) {
   // This queue is the record's only writer in the process: it is read from the store once, then
   // kept here (the plan is offered every minute, and the record holds days of hourly curves).
   let cached: PlanReportState | null | undefined;
-  const stored = (): PlanReportState | null => (cached === undefined ? (cached = store.getState(planReportStateKey, stateSchema) ?? null) : cached);
+  const stored = (): PlanReportState | null =>
+    cached === undefined ? (cached = store.getState(planReportStateKey, storedStateSchema) ?? null) : cached;
   const read = (): PlanReportState => stored() ?? empty;
   const write = (s: PlanReportState): void => {
-    store.setState(planReportStateKey, s);
+    store.setState(planReportStateKey, storedForm(s));
     cached = s;
   };
   return {
