@@ -48,14 +48,14 @@ function meteredPeaks(startMs: number, timezone: string, seed: number): HourEner
     .filter((h) => monthKey(h.startMs, timezone) === month && tariffLocalTime(h.startMs, timezone, []).date !== today);
 }
 
-function baseKW(input: PlanInput, t: number): number {
-  const b = input.location.baseLoadKW;
+function baseKw(input: PlanInput, t: number): number {
+  const b = input.location.baseLoadKw;
   return typeof b === 'number' ? b : (b[t] ?? 0);
 }
 
 /** Energies per slot (base load included) as hours, plus the month's metered hours. */
 function withMetered(input: PlanInput, flex: (t: number) => number, metered: HourEnergy[]): HourEnergy[] {
-  return hourlyEnergies([...metered, ...input.slots.map((s, t) => ({ startMs: s.startMs, kWh: baseKW(input, t) + flex(t) }))]);
+  return hourlyEnergies([...metered, ...input.slots.map((s, t) => ({ startMs: s.startMs, kWh: baseKw(input, t) + flex(t) }))]);
 }
 
 /** The MILP text: the planner's reference model plus the capacity step. */
@@ -76,7 +76,7 @@ export function capacityModel(s: Setup, input: PlanInput, metered: HourEnergy[],
     const day = tariffLocalTime(slot.startMs, input.timezone, []).date;
     if (!days.has(day)) days.set(day, days.size);
     const flex = `${s.tank ? ` - q${t}` : ''}${s.ev ? ` - e${t}` : ''}`;
-    extraRows.push(` pk${t}: P${days.get(day)}${flex} >= ${baseKW(input, t).toFixed(9)}`);
+    extraRows.push(` pk${t}: P${days.get(day)}${flex} >= ${baseKw(input, t).toFixed(9)}`);
   });
   const dayPeaks = new Map<string, number>();
   for (const h of metered) {
@@ -122,7 +122,7 @@ function longTimes(series: PriceSeries[], quick: boolean): number {
     for (const w of hourlyWindows(sr, 168, quick ? 168 : 96)) {
       if (times.length >= (quick ? 3 : 12)) break outer;
       const joint = scenario('joint', sr, quarterHourly(w.points, seed), seed, 15);
-      const input: PlanInput = { ...joint.input, location: { ...joint.input.location, limitKW: 17, lpc: [] } };
+      const input: PlanInput = { ...joint.input, location: { ...joint.input.location, limitKw: 17, lpc: [] } };
       const ctx: CapacityContext = {
         rule: benchRule,
         timezone: input.timezone,
@@ -171,7 +171,7 @@ export function runCapacityBench(highs: Highs, series: PriceSeries[], quick: boo
       const joint = scenario('joint', sr, w.points, seed * 7919 + 11);
       // A 3 × 25 A home without LPC events: the naive baseline (car at full power on arrival)
       // then usually keeps the limit, so the whole bill can be compared with it.
-      const input: PlanInput = { ...joint.input, location: { ...joint.input.location, limitKW: 17, lpc: [] } };
+      const input: PlanInput = { ...joint.input, location: { ...joint.input.location, limitKw: 17, lpc: [] } };
       const { nowMs } = joint;
       const tz = input.timezone;
       if (monthKey(w.startMs, tz) !== monthKey(w.startMs + 47 * H, tz)) continue;
@@ -195,7 +195,7 @@ export function runCapacityBench(highs: Highs, series: PriceSeries[], quick: boo
         out.gaps.push(gap);
       }
       const unheld = plan(input, nowMs);
-      const flexOf = (q: Plan) => (t: number) => (q.slots[t]?.tanks?.tank?.energyKWh ?? 0) + (q.slots[t]?.evs?.ev?.energyKWh ?? 0);
+      const flexOf = (q: Plan) => (t: number) => (q.slots[t]?.tanks?.tank?.energyKwh ?? 0) + (q.slots[t]?.evs?.ev?.energyKwh ?? 0);
       const stepOf = (hours: HourEnergy[]) => stepIndex(benchRule, capacityMeasure(benchRule, hours, tz, []));
       if (stepOf(withMetered(input, flexOf(unheld), metered)) > (p.capacity?.step ?? 0)) out.stepUpsAvoided++;
       if (p.baselineRespectsLimits && p.capacity) {

@@ -42,18 +42,18 @@ export function multiScenario(
     currency: 'EUR',
     spot: { actual: { units: { currency: 'EUR', energyUnit: 'kWh' }, resolutionMinutes: 60, points } },
     deltas: seededDeltas(rand, startMs, hours),
-    fees: { gridFeePerKWh: 0.03, taxPerKWh: 0.01, vatRate: 1.25 },
+    fees: { gridFeePerKwh: 0.03, taxPerKwh: 0.01, vatRate: 1.25 },
   });
   const small: TankParams & { id: string } = {
     id: 'boiler',
     volumeL: 200,
-    powerKW: 2,
+    powerKw: 2,
     coldWaterC: 8,
     ambientC: 18,
     heatLossWPerK: 1.6,
     minC: 50,
     maxC: 75,
-    drawProfileKWh: rand() < 0.5 ? DRAW_L : undefined,
+    drawProfileKwh: rand() < 0.5 ? DRAW_L : undefined,
     currentTempC: 52 + rand() * 20,
     control: 'continuous',
     legionella: { tempC: 65, everyDays: 7, lastReachedMs: startMs - (5.5 + rand() * 2) * 86_400_000 },
@@ -61,13 +61,13 @@ export function multiScenario(
   const big: TankParams & { id: string } = {
     id: 'store',
     volumeL: 300,
-    powerKW: 3,
+    powerKw: 3,
     coldWaterC: 8,
     ambientC: 15,
     heatLossWPerK: 2.2,
     minC: 48,
     maxC: 80,
-    drawProfileKWh: DRAW_L.map((kwh) => kwh * (1.2 + rand() * 0.6)),
+    drawProfileKwh: DRAW_L.map((kwh) => kwh * (1.2 + rand() * 0.6)),
     currentTempC: 50 + rand() * 25,
     control: 'continuous',
     legionella: { tempC: 65, everyDays: 7, lastReachedMs: startMs - (4 + rand() * 3.5) * 86_400_000 },
@@ -75,32 +75,32 @@ export function multiScenario(
   };
   const threePhase: EvParams & { id: string } = {
     id: 'garage',
-    energyNeededKWh: 10 + rand() * 30,
+    energyNeededKwh: 10 + rand() * 30,
     arrivalMs: startMs + Math.floor(rand() * 6) * H,
     departureMs: startMs + (14 + Math.floor(rand() * 26)) * H,
-    minPowerKW: 4.14,
-    maxPowerKW: 11,
+    minPowerKw: 4.14,
+    maxPowerKw: 11,
     efficiency: 0.9,
   };
   const onePhase: EvParams & { id: string } = {
     id: 'driveway',
-    energyNeededKWh: 5 + rand() * 20,
+    energyNeededKwh: 5 + rand() * 20,
     arrivalMs: startMs + Math.floor(2 + rand() * 8) * H,
     departureMs: startMs + (20 + Math.floor(rand() * 28)) * H,
-    minPowerKW: 1.38,
-    maxPowerKW: 7.4,
+    minPowerKw: 1.38,
+    maxPowerKw: 7.4,
     efficiency: 0.88,
   };
   const lpcStart = startMs + (16 + Math.floor(rand() * 20)) * H;
-  const lpc: LpcCap[] = [{ startMs: lpcStart, endMs: lpcStart + (2 + Math.floor(rand() * 3)) * H, maxKW: 6, scope: 'location' }];
+  const lpc: LpcCap[] = [{ startMs: lpcStart, endMs: lpcStart + (2 + Math.floor(rand() * 3)) * H, maxKw: 6, scope: 'location' }];
   if (rand() < 0.5) {
     const at = startMs + Math.floor(rand() * 40) * H;
-    lpc.push({ startMs: at, endMs: at + 3 * H, maxKW: 3.7, scope: 'ev', deviceId: 'driveway' });
+    lpc.push({ startMs: at, endMs: at + 3 * H, maxKw: 3.7, scope: 'ev', deviceId: 'driveway' });
   }
-  const limitKW = rand() < 0.5 ? 13.8 : 17.3;
-  const baseLoadKW = Array.from({ length: slots.length }, () => 0.8 + rand() * 2);
+  const limitKw = rand() < 0.5 ? 13.8 : 17.3;
+  const baseLoadKw = Array.from({ length: slots.length }, () => 0.8 + rand() * 2);
   return {
-    input: { slots, timezone, currency: 'EUR', tanks: [small, big], evs: [threePhase, onePhase], location: { limitKW, baseLoadKW, lpc } },
+    input: { slots, timezone, currency: 'EUR', tanks: [small, big], evs: [threePhase, onePhase], location: { limitKw, baseLoadKw, lpc } },
     nowMs: startMs,
   };
 }

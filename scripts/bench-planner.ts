@@ -79,33 +79,33 @@ export function scenario(
     currency: 'EUR',
     spot: { actual: { units: { currency: 'EUR', energyUnit: 'kWh' }, resolutionMinutes: slotMinutes, points } },
     deltas: seededDeltas(rand, startMs, hours),
-    fees: { gridFeePerKWh: 0.03, taxPerKWh: 0.01, vatRate: 1.25 },
+    fees: { gridFeePerKwh: 0.03, taxPerKwh: 0.01, vatRate: 1.25 },
   });
   const tank: TankParams = {
     volumeL: 200,
-    powerKW: 2,
+    powerKw: 2,
     coldWaterC: 8,
     ambientC: 18,
     heatLossWPerK: 1.6,
     minC: 50,
     maxC: 75,
-    drawProfileKWh: rand() < 0.5 ? DRAW_L : undefined,
+    drawProfileKwh: rand() < 0.5 ? DRAW_L : undefined,
     currentTempC: 52 + rand() * 20,
     control: family === 'tankRelay' ? 'relay' : 'continuous',
     legionella: { tempC: 65, everyDays: 7, lastReachedMs: startMs - (5.5 + rand() * 2) * 86_400_000 },
     ...(family === 'tankComfort' ? { comfort: comfortDeadlines(startMs, hours, timezone) } : {}),
   };
   const ev: EvParams = {
-    energyNeededKWh: 10 + rand() * 30,
+    energyNeededKwh: 10 + rand() * 30,
     arrivalMs: startMs + Math.floor(rand() * 6) * 3_600_000,
     departureMs: startMs + (14 + Math.floor(rand() * 26)) * 3_600_000,
-    minPowerKW: 4.14,
-    maxPowerKW: 11,
+    minPowerKw: 4.14,
+    maxPowerKw: 11,
     efficiency: 0.9,
   };
   const joint = family === 'joint';
   const lpcStart = startMs + (16 + Math.floor(rand() * 20)) * 3_600_000;
-  const baseLoadKW = Array.from({ length: slots.length }, () => 0.8 + rand() * 2);
+  const baseLoadKw = Array.from({ length: slots.length }, () => 0.8 + rand() * 2);
   const input: PlanInput = {
     slots,
     timezone,
@@ -113,12 +113,12 @@ export function scenario(
     tank: family === 'ev' ? null : tank,
     ev: family === 'ev' || joint ? ev : null,
     location: {
-      limitKW: joint ? 11 : 17,
-      baseLoadKW: joint ? baseLoadKW : 0,
-      lpc: joint ? [{ startMs: lpcStart, endMs: lpcStart + (2 + Math.floor(rand() * 3)) * 3_600_000, maxKW: 4, scope: 'location' }] : [],
+      limitKw: joint ? 11 : 17,
+      baseLoadKw: joint ? baseLoadKw : 0,
+      lpc: joint ? [{ startMs: lpcStart, endMs: lpcStart + (2 + Math.floor(rand() * 3)) * 3_600_000, maxKw: 4, scope: 'location' }] : [],
     },
   };
-  if (slotMinutes === 15 && input.ev) input.ev = { ...ev, departureMs: startMs + (36 + Math.floor(rand() * 100)) * 3_600_000, energyNeededKWh: 40 };
+  if (slotMinutes === 15 && input.ev) input.ev = { ...ev, departureMs: startMs + (36 + Math.floor(rand() * 100)) * 3_600_000, energyNeededKwh: 40 };
   return { input, nowMs: startMs };
 }
 

@@ -32,7 +32,7 @@ function viewWith(commandMs: number | null) {
     timezone: 'Europe/Oslo',
     currency: 'NOK',
     deltas: [],
-    fees: { gridFeePerKWh: 0, taxPerKWh: 0 },
+    fees: { gridFeePerKwh: 0, taxPerKwh: 0 },
     spot: {
       actual: {
         units: { currency: 'NOK', energyUnit: 'kWh' },
@@ -46,8 +46,8 @@ function viewWith(commandMs: number | null) {
       slots,
       timezone: 'Europe/Oslo',
       currency: 'NOK',
-      location: { limitKW: 17, baseLoadKW: 0 },
-      ev: { id: 'car', energyNeededKWh: 20, departureMs: planned, minPowerKW: 4.1, maxPowerKW: 11, efficiency: 0.9 },
+      location: { limitKw: 17, baseLoadKw: 0 },
+      ev: { id: 'car', energyNeededKwh: 20, departureMs: planned, minPowerKw: 4.1, maxPowerKw: 11, efficiency: 0.9 },
     },
     now,
   );

@@ -46,7 +46,7 @@ function input(): PlanInput {
     timezone: tz,
     currency: 'NOK',
     deltas: [],
-    fees: { gridFeePerKWh: 0, taxPerKWh: 0 },
+    fees: { gridFeePerKwh: 0, taxPerKwh: 0 },
     spot: {
       actual: {
         units: { currency: 'NOK', energyUnit: 'kWh' },
@@ -59,11 +59,11 @@ function input(): PlanInput {
     slots,
     timezone: tz,
     currency: 'NOK',
-    location: { limitKW: 11, baseLoadKW: 1 },
+    location: { limitKw: 11, baseLoadKw: 1 },
     tank: {
       id: 'tank',
       volumeL: 200,
-      powerKW: 3,
+      powerKw: 3,
       coldWaterC: 10,
       ambientC: 20,
       heatLossWPerK: 1.6,
@@ -73,7 +73,7 @@ function input(): PlanInput {
       control: 'continuous',
       comfort: [{ atMs: comfortAtMs, tempC: 60, label: 'hot water ≥ 60 °C by 06:30' }],
     },
-    ev: { id: 'car', energyNeededKWh: 20, departureMs: leavesMs, minPowerKW: 4, maxPowerKW: 11, efficiency: 0.9 },
+    ev: { id: 'car', energyNeededKwh: 20, departureMs: leavesMs, minPowerKw: 4, maxPowerKw: 11, efficiency: 0.9 },
   };
 }
 

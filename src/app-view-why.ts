@@ -107,7 +107,7 @@ export function explainSlots(plan: Plan, slots: readonly PlanSlot[], ctx: WhyCon
     for (const [id, t] of Object.entries(slot.tanks ?? {})) {
       if (!t.on) continue;
       clauses.push(
-        `${ctx.names[id] ?? id}: ${(t.runOnKWh ?? 0) > 0 ? 'paid to use power, so it heats on to its maximum' : chosen(slot, id, 'tank')}`,
+        `${ctx.names[id] ?? id}: ${(t.runOnKwh ?? 0) > 0 ? 'paid to use power, so it heats on to its maximum' : chosen(slot, id, 'tank')}`,
       );
     }
     for (const [id, e] of Object.entries(slot.evs ?? {})) if (e.on) clauses.push(`${ctx.names[id] ?? id}: ${chosen(slot, id, 'ev')}`);

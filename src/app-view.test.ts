@@ -201,7 +201,7 @@ describe('the next comfort deadline in the views', () => {
       timezone: 'Europe/Oslo',
       currency: 'NOK',
       deltas: [],
-      fees: { gridFeePerKWh: 0, taxPerKWh: 0 },
+      fees: { gridFeePerKwh: 0, taxPerKwh: 0 },
       spot: {
         actual: {
           units: { currency: 'NOK', energyUnit: 'kWh' },
@@ -216,10 +216,10 @@ describe('the next comfort deadline in the views', () => {
         slots,
         timezone: 'Europe/Oslo',
         currency: 'NOK',
-        location: { limitKW: 17, baseLoadKW: 0 },
+        location: { limitKw: 17, baseLoadKw: 0 },
         tank: {
           volumeL: 200,
-          powerKW: 3,
+          powerKw: 3,
           coldWaterC: 10,
           ambientC: 20,
           heatLossWPerK: 1.6,
@@ -339,7 +339,7 @@ describe('the price now in the views', () => {
       timezone: 'Europe/Oslo',
       currency: 'NOK',
       deltas: [],
-      fees: { gridFeePerKWh: 0.3, taxPerKWh: 0.1, vatRate: 1.25 },
+      fees: { gridFeePerKwh: 0.3, taxPerKwh: 0.1, vatRate: 1.25 },
       spot: {
         actual: {
           units: { currency: 'NOK', energyUnit: 'kWh' },
@@ -348,7 +348,7 @@ describe('the price now in the views', () => {
         },
       },
     });
-    const plan = makePlan({ slots, timezone: 'Europe/Oslo', currency: 'NOK', location: { limitKW: 17, baseLoadKW: 0 } }, now);
+    const plan = makePlan({ slots, timezone: 'Europe/Oslo', currency: 'NOK', location: { limitKw: 17, baseLoadKw: 0 } }, now);
     const v = viewWith([], plan);
     expect(v.price?.spotPerKwh).toBeCloseTo(0.185, 9);
     expect(v.price?.totalPerKwh).toBeCloseTo((0.185 + 0.3 + 0.1) * 1.25, 9);

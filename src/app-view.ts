@@ -52,10 +52,10 @@ function evNeedsText(evs: NonNullable<Plan['evs']>): string | undefined {
 
 function evNeedText(from: NonNullable<Plan['evs']>[string]['needFrom']): string {
   if ('socPct' in from) {
-    const kwh = Math.max(0, ((from.targetSocPct - from.socPct) / 100) * from.capacityKWh);
-    return `state of charge ${from.socPct.toFixed(0)} % → ${from.targetSocPct.toFixed(0)} % of ${from.capacityKWh.toFixed(0)} kWh: ${kwh.toFixed(1)} kWh into the battery`;
+    const kwh = Math.max(0, ((from.targetSocPct - from.socPct) / 100) * from.capacityKwh);
+    return `state of charge ${from.socPct.toFixed(0)} % → ${from.targetSocPct.toFixed(0)} % of ${from.capacityKwh.toFixed(0)} kWh: ${kwh.toFixed(1)} kWh into the battery`;
   }
-  return `no state of charge known: today's energy estimate, ${from.estimateKWh.toFixed(1)} kWh into the battery`;
+  return `no state of charge known: today's energy estimate, ${from.estimateKwh.toFixed(1)} kWh into the battery`;
 }
 
 export function planView(plan: Plan, config: Config, fromMs: number): PlanView {
@@ -88,8 +88,8 @@ export function planView(plan: Plan, config: Config, fromMs: number): PlanView {
       reason: s.reason,
       why: why[i]!,
       devices: Object.fromEntries([
-        ...Object.entries(s.tanks ?? {}).map(([id, t]) => [id, { powerKw: t.powerKW, on: t.on, temperatureC: t.endTempC }]),
-        ...Object.entries(s.evs ?? {}).map(([id, e]) => [id, { powerKw: e.powerKW, on: e.on, energyStateKwh: e.chargedKWh }]),
+        ...Object.entries(s.tanks ?? {}).map(([id, t]) => [id, { powerKw: t.powerKw, on: t.on, temperatureC: t.endTempC }]),
+        ...Object.entries(s.evs ?? {}).map(([id, e]) => [id, { powerKw: e.powerKw, on: e.on, energyStateKwh: e.chargedKwh }]),
       ]),
     })),
   };
@@ -104,10 +104,10 @@ function reservationViews(plan: Plan, fromMs: number): { reservations?: Reservat
       eventId: r.eventId,
       startMs: r.startMs,
       endMs: r.endMs,
-      maxKw: r.maxKW,
+      maxKw: r.maxKw,
       kept: r.kept,
-      insideKwh: r.insideKWh,
-      beforeKwh: r.beforeKWh,
+      insideKwh: r.insideKwh,
+      beforeKwh: r.beforeKwh,
     })),
   };
 }

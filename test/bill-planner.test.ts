@@ -50,8 +50,8 @@ function input(): HomePlanInput {
     timezone: 'Europe/Oslo',
     currency: 'NOK',
     tanks: [],
-    evs: [{ id: 'car', energyNeededKWh: 10, departureMs: now + 6 * H, minPowerKW: 0, maxPowerKW: 11, efficiency: 1 }],
-    location: { limitKW: 25, baseLoadKW: 1 },
+    evs: [{ id: 'car', energyNeededKwh: 10, departureMs: now + 6 * H, minPowerKw: 0, maxPowerKw: 11, efficiency: 1 }],
+    location: { limitKw: 25, baseLoadKw: 1 },
   };
 }
 
@@ -78,7 +78,7 @@ describe('billPlanner', () => {
     const planFn = billPlanner({ config, readLocationHours: (from, to) => s.readHourly('location', from, to), logger: silentLogger() });
     const p = planFn(input(), now);
     // (7 + 4 + 4) / 3 = 5: at most 7 kWh in the hour, 1 of it base load.
-    expect(p.slots[0]!.evs!.car!.energyKWh).toBeCloseTo(6, 4);
+    expect(p.slots[0]!.evs!.car!.energyKwh).toBeCloseTo(6, 4);
     expect(p.capacity).toMatchObject({ step: 0, feePerMonth: 200 });
     expect(p.slots[0]!.reason).toContain("held at 7.0 kWh/h: the month's capacity step");
   });

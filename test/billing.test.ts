@@ -228,11 +228,11 @@ describe('billing', () => {
       ],
     });
     // The plan moved the car's 4 kWh from 11:00 (where the baseline, charging on arrival, would take it) to 10:00.
-    const slot = (i: number, ev: number, baselineKWh: number) => ({
+    const slot = (i: number, ev: number, baselineKwh: number) => ({
       startMs: h0 + i * H,
       endMs: h0 + (i + 1) * H,
-      ev: { energyKWh: ev },
-      baselineKWh,
+      ev: { energyKwh: ev },
+      baselineKwh,
     });
     s.savePlan({
       createdAtMs: h0 - H,

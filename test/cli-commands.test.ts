@@ -139,7 +139,7 @@ function seedStore(db: string): { nowHour: number } {
       },
     },
     deltas: [],
-    fees: { gridFeePerKWh: 0, taxPerKWh: 0 },
+    fees: { gridFeePerKwh: 0, taxPerKwh: 0 },
   });
   const p = plan(
     {
@@ -147,8 +147,8 @@ function seedStore(db: string): { nowHour: number } {
       timezone: 'Europe/Oslo',
       currency: 'NOK',
       ev: null,
-      location: { limitKW: 17, baseLoadKW: 0 },
-      tank: { volumeL: 200, powerKW: 2, coldWaterC: 8, ambientC: 18, heatLossWPerK: 1.6, minC: 45, maxC: 75, currentTempC: 50, control: 'relay' },
+      location: { limitKw: 17, baseLoadKw: 0 },
+      tank: { volumeL: 200, powerKw: 2, coldWaterC: 8, ambientC: 18, heatLossWPerK: 1.6, minC: 45, maxC: 75, currentTempC: 50, control: 'relay' },
     },
     nowHour,
   );

@@ -19,13 +19,13 @@ const carKwh = 2.07;
 const plan = planOf(t0, 15, [
   {
     price: 1,
-    tanks: { tank: { on: true, powerKW: 1.5, energyKWh: 0.375, endTempC: 42 } },
-    evs: { car: { on: true, powerKW: 8.28, energyKWh: carKwh, chargedKWh: carKwh } },
+    tanks: { tank: { on: true, powerKw: 1.5, energyKwh: 0.375, endTempC: 42 } },
+    evs: { car: { on: true, powerKw: 8.28, energyKwh: carKwh, chargedKwh: carKwh } },
   },
   {
     price: 2,
-    tanks: { tank: { on: false, powerKW: 0, energyKWh: 0, endTempC: 42 } },
-    evs: { car: { on: false, powerKW: 0, energyKWh: 0, chargedKWh: carKwh } },
+    tanks: { tank: { on: false, powerKw: 0, energyKwh: 0, endTempC: 42 } },
+    evs: { car: { on: false, powerKw: 0, energyKwh: 0, chargedKwh: carKwh } },
   },
 ]);
 

@@ -39,12 +39,12 @@ function slot(startMs: number, held: boolean): PlanSlot {
     spot: 0.5,
     delta: 0,
     source: 'actual',
-    headroomKW: 16,
+    headroomKw: 16,
     binding: [],
     reason: 'test',
-    tanks: { tank: { on: true, powerKW: 2, energyKWh: 2, endTempC: 65 } },
-    evs: { car: { on: true, powerKW: 11, energyKWh: 11, chargedKWh: 11 } },
-    ...(held ? { hourAllowanceKWh: allowanceKwh } : {}),
+    tanks: { tank: { on: true, powerKw: 2, energyKwh: 2, endTempC: 65 } },
+    evs: { car: { on: true, powerKw: 11, energyKwh: 11, chargedKwh: 11 } },
+    ...(held ? { hourAllowanceKwh: allowanceKwh } : {}),
   };
 }
 const plan: Plan = {

@@ -16,11 +16,11 @@ const s = Date.UTC(2026, 0, 12, 17, 0, 0);
 const t0 = s - 30_000;
 const w = useMqttDeviceWorld(t0, { reconnectPeriodMs: 100 });
 
-const car = { on: true, powerKW: 11.04, energyKWh: 2.76, chargedKWh: 2.76 };
-const off = { on: false, powerKW: 0, energyKWh: 0, endTempC: 50 };
+const car = { on: true, powerKw: 11.04, energyKwh: 2.76, chargedKwh: 2.76 };
+const off = { on: false, powerKw: 0, energyKwh: 0, endTempC: 50 };
 const plan = planOf(s - 15 * minute, 15, [
   { price: 1, tanks: { tank: off }, evs: { car } },
-  { price: 0.5, tanks: { tank: { on: true, powerKW: 2, energyKWh: 0.5, endTempC: 52 } }, evs: { car } },
+  { price: 0.5, tanks: { tank: { on: true, powerKw: 2, energyKwh: 0.5, endTempC: 52 } }, evs: { car } },
   { price: 1, tanks: { tank: off }, evs: { car } },
 ]);
 

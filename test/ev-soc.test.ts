@@ -104,15 +104,15 @@ describe("the car's need in the plan", () => {
       },
     },
     deltas: [],
-    fees: { gridFeePerKWh: 0, taxPerKWh: 0 },
+    fees: { gridFeePerKwh: 0, taxPerKwh: 0 },
   });
   const input = (ev: Partial<EvParams>): PlanInput => ({
     slots,
     timezone: 'Europe/Oslo',
     currency: 'EUR',
     tank: null,
-    location: { limitKW: 17, baseLoadKW: 0 },
-    ev: { departureMs: t0 + 20 * H, minPowerKW: 4.14, maxPowerKW: 11, efficiency: 0.9, ...ev },
+    location: { limitKw: 17, baseLoadKw: 0 },
+    ev: { departureMs: t0 + 20 * H, minPowerKw: 4.14, maxPowerKw: 11, efficiency: 0.9, ...ev },
   });
   const config = defaultConfig({
     devices: [{ id: 'car', kind: 'evCharger', charger: { type: 'goe', topicPrefix: 'go-eCharger/1' }, model: { capacityKwh: 60 } }],
@@ -120,15 +120,15 @@ describe("the car's need in the plan", () => {
   });
 
   it('with a SoC the need is target SoC × capacity minus the SoC, and --explain says so', () => {
-    const p = plan(input({ socPct: 30, targetSocPct: 80, capacityKWh: 60 }), t0);
-    expect(p.evs?.ev?.energyNeededKWh).toBeCloseTo(30, 6); // (80 % − 30 %) × 60 kWh into the battery
+    const p = plan(input({ socPct: 30, targetSocPct: 80, capacityKwh: 60 }), t0);
+    expect(p.evs?.ev?.energyNeededKwh).toBeCloseTo(30, 6); // (80 % − 30 %) × 60 kWh into the battery
     const text = renderPlan(planView(p, config, t0), { explain: true, timezone: 'Europe/Oslo' });
     expect(text).toContain("Car's need: state of charge 30 % → 80 % of 60 kWh: 30.0 kWh into the battery");
   });
 
   it('without a SoC it is the energy estimate, and --explain says that no SoC is known', () => {
-    const p = plan(input({ energyNeededKWh: 24 }), t0);
-    expect(p.evs?.ev?.energyNeededKWh).toBeCloseTo(24, 6);
+    const p = plan(input({ energyNeededKwh: 24 }), t0);
+    expect(p.evs?.ev?.energyNeededKwh).toBeCloseTo(24, 6);
     const text = renderPlan(planView(p, config, t0), { explain: true, timezone: 'Europe/Oslo' });
     expect(text).toContain("Car's need: no state of charge known: today's energy estimate, 24.0 kWh into the battery");
     expect(renderPlan(planView(p, config, t0), { explain: false, timezone: 'Europe/Oslo' })).not.toContain("Car's need");

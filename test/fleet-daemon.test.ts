@@ -117,7 +117,7 @@ describe('the daemon in fleet mode (hub played by the test)', () => {
     await until(() => app.store.hasEvent('fleet-lpc-1'), 'event stored');
     const capped = (): boolean => {
       const slots = app.currentPlan()?.slots.filter((s) => s.startMs >= from && s.startMs < from + 3 * hourMs) ?? [];
-      return slots.length === 3 && slots.every((s) => s.headroomKW <= 1.5 && (s.tanks?.tank?.energyKWh ?? 0) <= 1.5);
+      return slots.length === 3 && slots.every((s) => s.headroomKw <= 1.5 && (s.tanks?.tank?.energyKwh ?? 0) <= 1.5);
     };
     await until(capped, 'the plan keeps the LPC hours under the cap');
 

@@ -15,8 +15,8 @@ const w = useMqttDeviceWorld(t0, { reconnectPeriodMs: 100 });
 const plan = planOf(t0, 60, [
   {
     price: 1,
-    tanks: { tank: { on: false, powerKW: 0, energyKWh: 0, endTempC: 60 } },
-    evs: { car: { on: true, powerKW: 11.04, energyKWh: 11.04, chargedKWh: 11.04 } },
+    tanks: { tank: { on: false, powerKw: 0, energyKwh: 0, endTempC: 60 } },
+    evs: { car: { on: true, powerKw: 11.04, energyKwh: 11.04, chargedKwh: 11.04 } },
   },
 ]);
 

@@ -91,7 +91,7 @@ describe('an SG Ready heat pump driven by the daemon', () => {
   it('plans the pump under its own id, in electric energy (at most its 0.5 kW per hour)', () => {
     const evening = planAtHour.get(Math.floor(localAt(day0, 0, 18) / H) * H);
     expect(Object.keys(evening?.tanks ?? {}).sort()).toEqual(['hp', 'tank']);
-    const hpSlots = evening!.slots.map((s) => s.tanks?.hp?.energyKWh ?? 0);
+    const hpSlots = evening!.slots.map((s) => s.tanks?.hp?.energyKwh ?? 0);
     expect(Math.max(...hpSlots)).toBeLessThanOrEqual(0.5 + 1e-6);
     expect(hpSlots.some((kwh) => kwh > 0.05)).toBe(true);
   });
@@ -108,7 +108,7 @@ describe('an SG Ready heat pump driven by the daemon', () => {
     let checked = 0;
     for (const [hour, plan] of planAtHour) {
       const slot = plan.slots.find((s) => s.startMs === hour);
-      const kwh = slot?.tanks?.hp?.energyKWh ?? 0;
+      const kwh = slot?.tanks?.hp?.energyKwh ?? 0;
       const ticks = samples.filter((s) => s.atMs >= hour + 2 * 60_000 && s.atMs < hour + H);
       if (ticks.length === 0 || (slot?.price ?? 0) < 0) continue;
       if (kwh === 0) {

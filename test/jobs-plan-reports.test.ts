@@ -33,23 +33,23 @@ let stub: StubServer;
 let client: SparkClient;
 let clock: ManualClock;
 let answer: (n: number) => StubReply;
-let tankKWh: number[];
+let tankKwh: number[];
 let running: { stop(): Promise<void> }[] = [];
 
-/** A 48-hour plan of hourly slots from t0, the tank's energy per hour from `tankKWh`. */
+/** A 48-hour plan of hourly slots from t0, the tank's energy per hour from `tankKwh`. */
 function plan(): Plan {
-  const slots: PlanSlot[] = tankKWh.map((kwh, i) => ({
+  const slots: PlanSlot[] = tankKwh.map((kwh, i) => ({
     startMs: t0 + i * hour,
     endMs: t0 + (i + 1) * hour,
     price: 1,
     spot: 1,
     delta: 0,
     source: 'actual',
-    headroomKW: 10,
-    tanks: { tank: { energyKWh: kwh, powerKW: kwh, on: kwh > 0, endTempC: 60 } },
+    headroomKw: 10,
+    tanks: { tank: { energyKwh: kwh, powerKw: kwh, on: kwh > 0, endTempC: 60 } },
     binding: [],
     reason: '',
-    baselineKWh: 1,
+    baselineKwh: 1,
   }));
   return {
     createdMs: t0,
@@ -123,7 +123,7 @@ beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'ws-plan-report-'));
   clock = new ManualClock(t0);
   store = openStore({ path: join(dir, 'db.sqlite'), clock });
-  tankKWh = Array.from({ length: 48 }, (_, i) => (i === 3 ? 2 : 0));
+  tankKwh = Array.from({ length: 48 }, (_, i) => (i === 3 ? 2 : 0));
   let n = 0;
   answer = () => json({ id: `remote-${++n}`, eventId: null, createdAt: new Date(clock.nowMs()).toISOString() });
   stub = await startStub(() => answer(n));
@@ -157,15 +157,15 @@ describe('plan reports through the outbox', () => {
     expect(state().lastSent).toMatchObject({ reason: 'first', remoteId: 'remote-1', acceptedAtMs: t0 });
 
     // 0.5 kWh moved from 15:00 to 16:00: 1.0 kWh in all, not more than the threshold.
-    tankKWh[3] = 1.5;
-    tankKWh[4] = 0.5;
+    tankKwh[3] = 1.5;
+    tankKwh[4] = 0.5;
     await pass(minute);
     await until(() => true, 'idle');
     expect(posts()).toHaveLength(1);
 
     // 0.6 kWh moved: 1.2 kWh, sent as changed.
-    tankKWh[3] = 1.4;
-    tankKWh[4] = 0.6;
+    tankKwh[3] = 1.4;
+    tankKwh[4] = 0.6;
     await pass(minute);
     await until(() => state().lastSent?.reason === 'changed', 'changed sent');
     expect(posts()).toHaveLength(2);
@@ -192,7 +192,7 @@ describe('plan reports through the outbox', () => {
     expect(state().pending?.lastError).toMatch(/^API_UNAVAILABLE: /);
 
     // A new plan while the first waits replaces it.
-    tankKWh[5] = 3;
+    tankKwh[5] = 3;
     await pass(minute);
     await until(() => state().pending?.payload.flexibility[5]?.kiloWattHours === 3, 'replaced');
     expect(state().pending?.reason).toBe('changed');
@@ -216,7 +216,7 @@ describe('plan reports through the outbox', () => {
 
     // A 400 is final: kept with its reason, not sent again.
     answer = () => json('payloads[0]: location is not a location of this partner', 400);
-    tankKWh[6] = 4;
+    tankKwh[6] = 4;
     await pass(minute);
     await until(() => state().lastRejected !== null, 'rejected');
     expect(state().lastRejected?.reason).toContain('not a location of this partner');
@@ -229,7 +229,7 @@ describe('plan reports through the outbox', () => {
 });
 
 describe('the plan report record', () => {
-  const payload = () => buildPlanReport({ ...target, plan: plan(), baseLoadKW: 0.5, nowMs: t0 })!;
+  const payload = () => buildPlanReport({ ...target, plan: plan(), baseLoadKw: 0.5, nowMs: t0 })!;
   const storedBytes = () => JSON.stringify(store.getState(planReportStateKey, z.unknown())).length;
 
   it('stores the hours as numbers, not the API points, and reads back the report as queued', () => {

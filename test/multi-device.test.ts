@@ -111,9 +111,9 @@ describe('a home with two chargers and two tanks', () => {
     expect(Object.keys(evening?.tanks ?? {}).sort()).toEqual(['tank', 'tank2']);
     expect(Object.keys(evening?.evs ?? {}).sort()).toEqual(['car', 'car2']);
     // The car that leaves at 23:30 has all its energy planned before then.
-    const car2Planned = evening!.slots.filter((s) => s.startMs < car2LeavesMs).reduce((sum, s) => sum + (s.evs?.car2?.energyKWh ?? 0), 0);
+    const car2Planned = evening!.slots.filter((s) => s.startMs < car2LeavesMs).reduce((sum, s) => sum + (s.evs?.car2?.energyKwh ?? 0), 0);
     expect(car2Planned * 0.9).toBeGreaterThanOrEqual(15 - 0.01);
-    expect(evening!.slots.filter((s) => s.endMs > car2LeavesMs + H).every((s) => (s.evs?.car2?.energyKWh ?? 0) === 0)).toBe(true);
+    expect(evening!.slots.filter((s) => s.endMs > car2LeavesMs + H).every((s) => (s.evs?.car2?.energyKwh ?? 0) === 0)).toBe(true);
   });
 
   it('gets each car its energy by its own departure', () => {
@@ -130,7 +130,7 @@ describe('a home with two chargers and two tanks', () => {
     let emptyHours = 0;
     for (const [hour, plan] of planAtHour) {
       const slot = plan.slots.find((s) => s.startMs === hour);
-      if (!slot || (slot.evs?.car2?.energyKWh ?? 0) > 0 || hour >= car2LeavesMs || hour < localAt(day0, 0, 18)) continue;
+      if (!slot || (slot.evs?.car2?.energyKwh ?? 0) > 0 || hour >= car2LeavesMs || hour < localAt(day0, 0, 18)) continue;
       emptyHours += 1;
       // From the second tick of the hour on (the first may still carry the last hour's current).
       const charging = samples.filter((s) => s.atMs >= hour + 2 * 60_000 && s.atMs < hour + H && s.car2W > 0);

@@ -272,7 +272,7 @@ describe("Nord Pool as the price job's second source", () => {
         currency: 'EUR',
         spot: { forecast, nordPool, nordPoolFirst },
         deltas: [],
-        fees: { gridFeePerKWh: 0, taxPerKWh: 0 },
+        fees: { gridFeePerKwh: 0, taxPerKwh: 0 },
       });
     const [a, b] = series(false);
     expect(a).toMatchObject({ source: 'forecast', spot: 0.1 });

@@ -276,7 +276,7 @@ describe('OCPP 1.6 by the book, against a charge point built from the specificat
           vehicle: snap.evs[0]?.vehicle?.id ?? null,
           departureMs: ev?.departureMs,
           session: ev?.session,
-          energyNeededKWh: ev && 'energyNeededKWh' in ev ? ev.energyNeededKWh : undefined,
+          energyNeededKwh: ev && 'energyNeededKwh' in ev ? ev.energyNeededKwh : undefined,
         };
       };
       return { w, wishes, tick, need };
@@ -299,7 +299,7 @@ describe('OCPP 1.6 by the book, against a charge point built from the specificat
     await a.tick();
     const before = a.need();
     expect(before).toMatchObject({ vehicle: 'van', departureMs, session: { startMs: plugInMs } });
-    expect(before.energyNeededKWh).toBeCloseTo(30 - 4.7 * 0.9, 6);
+    expect(before.energyNeededKwh).toBeCloseTo(30 - 4.7 * 0.9, 6);
 
     // wattshift dies and comes back on the same store; the charge point stays up, the car plugged in.
     await a.w.cs.close();

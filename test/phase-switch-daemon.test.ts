@@ -91,7 +91,7 @@ describe('the daemon switches a go-e between 1 and 3 phases under the main fuse'
 
   it('plans the car from the 1-phase minimum to the 3-phase maximum', () => {
     const plan = home.app.currentPlan();
-    expect(plan?.slots.some((s) => (s.evs?.car?.powerKW ?? 0) > 11)).toBe(true);
+    expect(plan?.slots.some((s) => (s.evs?.car?.powerKw ?? 0) > 11)).toBe(true);
   });
 
   it('runs 1-phase through the heavy L2/L3 load and 3-phase before and after it', () => {

@@ -17,9 +17,9 @@ function input(over: Partial<PlanInput> = {}): PlanInput {
     slots: slots(Array.from({ length: 48 }, (_, i) => 0.1 + (i % 5) * 0.02)),
     timezone: 'Europe/Oslo',
     currency: 'EUR',
-    tank: { volumeL: 200, powerKW: 2, coldWaterC: 8, ambientC: 18, heatLossWPerK: 1.6, minC: 50, maxC: 75, currentTempC: 60, control: 'relay' },
+    tank: { volumeL: 200, powerKw: 2, coldWaterC: 8, ambientC: 18, heatLossWPerK: 1.6, minC: 50, maxC: 75, currentTempC: 60, control: 'relay' },
     ev: null,
-    location: { limitKW: 17, baseLoadKW: 0 },
+    location: { limitKw: 17, baseLoadKw: 0 },
     ...over,
   };
 }
@@ -46,7 +46,7 @@ describe('planner boundary', () => {
     ['a NaN tank temperature', (i: PlanInput) => ({ ...i, tank: { ...i.tank!, currentTempC: NaN } })],
     [
       'an infinite LPC cap',
-      (i: PlanInput) => ({ ...i, location: { ...i.location, lpc: [{ scope: 'location' as const, startMs: T0, endMs: T0 + H, maxKW: -Infinity }] } }),
+      (i: PlanInput) => ({ ...i, location: { ...i.location, lpc: [{ scope: 'location' as const, startMs: T0, endMs: T0 + H, maxKw: -Infinity }] } }),
     ],
   ])('refuses %s with PLAN_INPUT_INVALID naming where', (_name, mutate) => {
     expect(refusal(() => plan(mutate(input()), T0))).toMatch(/^input\./);
@@ -72,7 +72,7 @@ describe('planner boundary', () => {
         },
       },
       deltas: [{ units: { currency: 'EUR', energyUnit: 'kWh' }, resolutionMinutes: 60, points: [{ startMs: T0, price: 1e308 }] }],
-      fees: { gridFeePerKWh: 0, taxPerKWh: 0 },
+      fees: { gridFeePerKwh: 0, taxPerKwh: 0 },
     });
     expect(series.every((s) => Number.isFinite(s.price))).toBe(true);
     expect(series.map((s) => s.source)).toEqual(['actual', 'fallback', 'fallback', 'actual']);

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { planHome, slotFlexKW } from '../src/core/home-plan.js';
+import { planHome, slotFlexKw } from '../src/core/home-plan.js';
 import { loadHighs, solveReference, type Highs } from '../scripts/bench-planner.js';
 import { deviceSetups, multiObjective, multiReferenceModel, multiScenario } from '../scripts/bench-multi.js';
 import { hourlyWindows, loadPriceSeries } from '../scripts/lib/price-data.js';
@@ -34,8 +34,8 @@ describe('planHome (two tanks, two cars under one fuse) vs HiGHS on real price w
       expect(ref.feasible).toBe(true);
       expect(p.shortfalls).toEqual([]);
       // All four devices together within the location's headroom, every slot.
-      const headroom = deviceSetups(input, nowMs)[0]!.setup.headroomKW;
-      p.slots.forEach((s, t) => expect(slotFlexKW(s)).toBeLessThanOrEqual((headroom[t] ?? 0) + 1e-6));
+      const headroom = deviceSetups(input, nowMs)[0]!.setup.headroomKw;
+      p.slots.forEach((s, t) => expect(slotFlexKw(s)).toBeLessThanOrEqual((headroom[t] ?? 0) + 1e-6));
       const gap = (multiObjective(input, nowMs, p) - ref.objective) / Math.max(Math.abs(ref.objective), 0.5);
       // The planner may not beat a proven optimum beyond rounding.
       if (ref.optimal) expect(gap).toBeGreaterThan(-1e-6);

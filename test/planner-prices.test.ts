@@ -5,8 +5,8 @@ import type { BuildPriceSeriesInput } from '../src/core/types.js';
 
 const H = 3_600_000;
 const t0 = Date.parse('2025-06-02T00:00:00Z');
-const eurKWh = { currency: 'EUR', energyUnit: 'kWh' } as const;
-const fees = { gridFeePerKWh: 0, taxPerKWh: 0 };
+const eurKwh = { currency: 'EUR', energyUnit: 'kWh' } as const;
+const fees = { gridFeePerKwh: 0, taxPerKwh: 0 };
 
 function base(over: Partial<BuildPriceSeriesInput> = {}): BuildPriceSeriesInput {
   return { slotMinutes: 60, fromMs: t0, toMs: t0 + 6 * H, timezone: 'Europe/Oslo', currency: 'EUR', spot: {}, deltas: [], fees, ...over };
@@ -15,7 +15,7 @@ function base(over: Partial<BuildPriceSeriesInput> = {}): BuildPriceSeriesInput 
 describe('buildPriceSeries', () => {
   it('spreads a 6-hour forecast segment over its hours and marks the source', () => {
     const s = buildPriceSeries(
-      base({ spot: { forecast: { units: eurKWh, segments: [{ fromMs: t0, toMs: t0 + 5 * H, averagePrice: 0.05 }], toIsLastHourStart: true } } }),
+      base({ spot: { forecast: { units: eurKwh, segments: [{ fromMs: t0, toMs: t0 + 5 * H, averagePrice: 0.05 }], toIsLastHourStart: true } } }),
     );
     expect(s).toHaveLength(6);
     for (const slot of s) {
@@ -28,10 +28,10 @@ describe('buildPriceSeries', () => {
     const s = buildPriceSeries(
       base({
         spot: {
-          actual: { units: eurKWh, resolutionMinutes: 60, points: [{ startMs: t0, price: 0.1 }] },
-          forecast: { units: eurKWh, segments: [{ fromMs: t0, toMs: t0 + 2 * H, averagePrice: 0.2 }] },
-          advice: { units: eurKWh, segments: [{ fromMs: t0, toMs: t0 + 3 * H, averagePrice: 0.3 }] },
-          fallbackPricePerKWh: 0.4,
+          actual: { units: eurKwh, resolutionMinutes: 60, points: [{ startMs: t0, price: 0.1 }] },
+          forecast: { units: eurKwh, segments: [{ fromMs: t0, toMs: t0 + 2 * H, averagePrice: 0.2 }] },
+          advice: { units: eurKwh, segments: [{ fromMs: t0, toMs: t0 + 3 * H, averagePrice: 0.3 }] },
+          fallbackPricePerKwh: 0.4,
         },
       }),
     );
@@ -46,7 +46,7 @@ describe('buildPriceSeries', () => {
     );
     expect(hourly[0]!.spot).toBeCloseTo(0.055, 12);
     const q = buildPriceSeries(
-      base({ slotMinutes: 15, toMs: t0 + H, spot: { actual: { units: eurKWh, resolutionMinutes: 60, points: [{ startMs: t0, price: 0.07 }] } } }),
+      base({ slotMinutes: 15, toMs: t0 + H, spot: { actual: { units: eurKwh, resolutionMinutes: 60, points: [{ startMs: t0, price: 0.07 }] } } }),
     );
     expect(q).toHaveLength(4);
     expect(q.every((x) => x.spot === 0.07 && x.source === 'actual')).toBe(true);
@@ -58,7 +58,7 @@ describe('buildPriceSeries', () => {
         toMs: t0 + 2 * H,
         spot: {
           actual: {
-            units: eurKWh,
+            units: eurKwh,
             resolutionMinutes: 60,
             points: [
               { startMs: t0, price: 0.1 },
@@ -67,9 +67,9 @@ describe('buildPriceSeries', () => {
           },
         },
         deltas: [
-          { units: eurKWh, resolutionMinutes: 60, points: [{ startMs: t0, price: -0.02 }] },
+          { units: eurKwh, resolutionMinutes: 60, points: [{ startMs: t0, price: -0.02 }] },
           {
-            units: eurKWh,
+            units: eurKwh,
             resolutionMinutes: 60,
             points: [
               { startMs: t0, price: -0.01 },
@@ -77,7 +77,7 @@ describe('buildPriceSeries', () => {
             ],
           },
         ],
-        fees: { gridFeePerKWh: 0.04, taxPerKWh: 0.01, vatRate: 1.25 },
+        fees: { gridFeePerKwh: 0.04, taxPerKwh: 0.01, vatRate: 1.25 },
       }),
     );
     expect(s[0]!.delta).toBeCloseTo(-0.03, 12);
@@ -89,7 +89,7 @@ describe('buildPriceSeries', () => {
     const input = base({
       currency: 'NOK',
       spot: { actual: { units: { currency: 'NOK', energyUnit: 'MWh' }, resolutionMinutes: 60, points: [{ startMs: t0, price: 500 }] } },
-      deltas: [{ units: eurKWh, resolutionMinutes: 60, points: [{ startMs: t0, price: 0.1 }] }],
+      deltas: [{ units: eurKwh, resolutionMinutes: 60, points: [{ startMs: t0, price: 0.1 }] }],
       toMs: t0 + H,
     });
     let err: unknown;
@@ -108,7 +108,7 @@ describe('buildPriceSeries', () => {
     const s = buildPriceSeries(
       base({
         toMs: t0 + H,
-        spot: { actual: { units: { ...eurKWh, vatIncluded: 1.25 }, resolutionMinutes: 60, points: [{ startMs: t0, price: 0.125 }] } },
+        spot: { actual: { units: { ...eurKwh, vatIncluded: 1.25 }, resolutionMinutes: 60, points: [{ startMs: t0, price: 0.125 }] } },
       }),
     );
     expect(s[0]!.spot).toBeCloseTo(0.1, 12);

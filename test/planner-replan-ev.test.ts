@@ -32,15 +32,15 @@ function input(ev: Partial<EvParams>): PlanInput {
       },
     },
     deltas: [],
-    fees: { gridFeePerKWh: 0, taxPerKWh: 0 },
+    fees: { gridFeePerKwh: 0, taxPerKwh: 0 },
   });
   return {
     slots,
     timezone: 'Europe/Oslo',
     currency: 'NOK',
     tank: null,
-    location: { limitKW: 17, baseLoadKW: 0.5 },
-    ev: { departureMs: Date.parse('2026-01-15T06:00:00Z'), minPowerKW: 4.14, maxPowerKW: 11.04, efficiency: 0.9, energyNeededKWh: 0, ...ev },
+    location: { limitKw: 17, baseLoadKw: 0.5 },
+    ev: { departureMs: Date.parse('2026-01-15T06:00:00Z'), minPowerKw: 4.14, maxPowerKw: 11.04, efficiency: 0.9, energyNeededKwh: 0, ...ev },
     options: { frozenSlots: 0 },
   };
 }
@@ -48,20 +48,20 @@ function input(ev: Partial<EvParams>): PlanInput {
 describe('EV re-plan after a frozen slot', () => {
   it('puts a remainder smaller than the minimum power into the cheapest slot, not into every slot', () => {
     // 13:00:48: the car needs what the paid hour holds; the plan fills it.
-    const first = plan(input({ energyNeededKWh: 9.748 }), T13 + 48_000);
-    expect(first.slots[0]!.evs!.ev!.energyKWh).toBeCloseTo(10.83, 2);
+    const first = plan(input({ energyNeededKwh: 9.748 }), T13 + 48_000);
+    expect(first.slots[0]!.evs!.ev!.energyKwh).toBeCloseTo(10.83, 2);
     // 13:29: the slot delivered 5.345 kWh; its frozen rest (5.49 kWh) is 0.27 kWh short of the need.
     const delivered = 5.345;
     const need = 5.1756;
-    const p = plan(input({ energyNeededKWh: need, slotDeliveredKWh: delivered }), T13 + 29 * 60_000 + 11_000, first);
-    const ev = p.slots.map((s) => s.evs!.ev!.energyKWh);
-    expect(ev[0]).toBeCloseTo(first.slots[0]!.evs!.ev!.energyKWh, 6); // the current slot keeps its target
-    expect(p.slots.find((s) => s.startMs === dearSlot)!.evs!.ev!.energyKWh).toBe(0);
+    const p = plan(input({ energyNeededKwh: need, slotDeliveredKwh: delivered }), T13 + 29 * 60_000 + 11_000, first);
+    const ev = p.slots.map((s) => s.evs!.ev!.energyKwh);
+    expect(ev[0]).toBeCloseTo(first.slots[0]!.evs!.ev!.energyKwh, 6); // the current slot keeps its target
+    expect(p.slots.find((s) => s.startMs === dearSlot)!.evs!.ev!.energyKwh).toBe(0);
     const planned = ev.reduce((x, y) => x + y, 0) - delivered;
     expect(planned).toBeGreaterThanOrEqual(need / 0.9 - 1e-6);
     // At most one slot at the charger's minimum more than needed, in the cheapest slot before 07:00.
-    const later = p.slots.slice(1).filter((s) => s.evs!.ev!.energyKWh > 0);
-    expect(later.map((s) => [new Date(s.startMs).toISOString(), s.evs!.ev!.energyKWh])).toEqual([['2026-01-15T02:00:00.000Z', 4.14]]);
+    const later = p.slots.slice(1).filter((s) => s.evs!.ev!.energyKwh > 0);
+    expect(later.map((s) => [new Date(s.startMs).toISOString(), s.evs!.ev!.energyKwh])).toEqual([['2026-01-15T02:00:00.000Z', 4.14]]);
     expect(p.shortfalls).toEqual([]);
   });
 });

@@ -23,14 +23,14 @@ function slotsFrom(prices: number[], slotMinutes: 15 | 60 = 60, fromMs = T0): Pr
       },
     },
     deltas: [],
-    fees: { gridFeePerKWh: 0, taxPerKWh: 0 },
+    fees: { gridFeePerKwh: 0, taxPerKwh: 0 },
   });
 }
 
 function tank(over: Partial<TankParams> = {}): TankParams {
   return {
     volumeL: 200,
-    powerKW: 2,
+    powerKw: 2,
     coldWaterC: 8,
     ambientC: 18,
     heatLossWPerK: 1.6,
@@ -43,7 +43,7 @@ function tank(over: Partial<TankParams> = {}): TankParams {
 }
 
 function ev(over: Partial<EvParams> = {}): EvParams {
-  return { energyNeededKWh: 20, departureMs: T0 + 30 * H, minPowerKW: 4.14, maxPowerKW: 11, efficiency: 0.9, ...over };
+  return { energyNeededKwh: 20, departureMs: T0 + 30 * H, minPowerKw: 4.14, maxPowerKw: 11, efficiency: 0.9, ...over };
 }
 
 function input(prices: number[], over: Partial<PlanInput> = {}): PlanInput {
@@ -53,7 +53,7 @@ function input(prices: number[], over: Partial<PlanInput> = {}): PlanInput {
     currency: 'EUR',
     tank: tank(),
     ev: null,
-    location: { limitKW: 17, baseLoadKW: 0 },
+    location: { limitKw: 17, baseLoadKw: 0 },
     ...over,
   };
 }
@@ -69,13 +69,13 @@ function checkTank(p: Plan, t: TankParams): void {
     const hour = Number(new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Oslo', hour: '2-digit', hourCycle: 'h23' }).format(s.startMs));
     const draw =
       ([0, 0, 0, 0, 0, 0, 0, 1.61, 0.42, 0.21, 0.105, 0.21, 0.315, 0, 0.105, 0.105, 0.105, 0, 0.315, 0.105, 0.735, 1.505, 0, 0][hour] ?? 0) * hours;
-    e = (1 - (ua * hours) / C) * e - draw - ua * hours * (t.coldWaterC - t.ambientC) + d.energyKWh;
+    e = (1 - (ua * hours) / C) * e - draw - ua * hours * (t.coldWaterC - t.ambientC) + d.energyKwh;
     const temp = t.coldWaterC + e / C;
     expect(temp).toBeCloseTo(d.endTempC, 6);
     expect(temp).toBeGreaterThanOrEqual(t.minC - 1e-6);
     expect(temp).toBeLessThanOrEqual(t.maxC + 1e-6);
-    expect(d.energyKWh).toBeGreaterThanOrEqual(-1e-12);
-    expect(d.energyKWh).toBeLessThanOrEqual(t.powerKW * hours + 1e-9);
+    expect(d.energyKwh).toBeGreaterThanOrEqual(-1e-12);
+    expect(d.energyKwh).toBeLessThanOrEqual(t.powerKw * hours + 1e-9);
   }
 }
 
@@ -102,26 +102,26 @@ describe('plan: properties', () => {
         fc.integer({ min: 2, max: 30 }),
         fc.double({ min: 0, max: 12, noNaN: true }),
         fc.integer({ min: 0, max: 20 }),
-        (prices, need, depH, lpcKW, lpcAt) => {
-          const lpc = [{ startMs: T0 + lpcAt * H, endMs: T0 + (lpcAt + 3) * H, maxKW: lpcKW, scope: 'location' as const }];
-          const e = ev({ energyNeededKWh: need, departureMs: T0 + depH * H });
-          const inp = input(prices, { tank: tank(), ev: e, location: { limitKW: 11, baseLoadKW: 1, lpc } });
+        (prices, need, depH, lpcKw, lpcAt) => {
+          const lpc = [{ startMs: T0 + lpcAt * H, endMs: T0 + (lpcAt + 3) * H, maxKw: lpcKw, scope: 'location' as const }];
+          const e = ev({ energyNeededKwh: need, departureMs: T0 + depH * H });
+          const inp = input(prices, { tank: tank(), ev: e, location: { limitKw: 11, baseLoadKw: 1, lpc } });
           const p = plan(inp, T0);
           for (const s of p.slots) {
-            const total = s.tanks!.tank!.powerKW + s.evs!.ev!.powerKW;
+            const total = s.tanks!.tank!.powerKw + s.evs!.ev!.powerKw;
             const capped = s.startMs < lpc[0]!.endMs && s.endMs > lpc[0]!.startMs;
-            expect(total).toBeLessThanOrEqual(Math.max(0, (capped ? Math.min(11, lpcKW) : 11) - 1) + 1e-9);
-            expect(s.evs!.ev!.powerKW === 0 || s.evs!.ev!.powerKW >= 4.14 - 1e-9).toBe(true);
-            if (s.startMs >= e.departureMs) expect(s.evs!.ev!.energyKWh).toBe(0);
+            expect(total).toBeLessThanOrEqual(Math.max(0, (capped ? Math.min(11, lpcKw) : 11) - 1) + 1e-9);
+            expect(s.evs!.ev!.powerKw === 0 || s.evs!.ev!.powerKw >= 4.14 - 1e-9).toBe(true);
+            if (s.startMs >= e.departureMs) expect(s.evs!.ev!.energyKwh).toBe(0);
           }
           // Feasible if the car alone can take its energy in the uncapped hours before departure.
           let room = 0;
           for (const s of p.slots) {
             const capped = s.startMs < lpc[0]!.endMs && s.endMs > lpc[0]!.startMs;
-            const kw = Math.min(11, (capped ? Math.min(11, lpcKW) : 11) - 1);
+            const kw = Math.min(11, (capped ? Math.min(11, lpcKw) : 11) - 1);
             if (s.endMs <= e.departureMs && kw >= 4.14) room += kw - 2; // minus the tank's worst case
           }
-          const got = p.slots.reduce((x, s) => x + s.evs!.ev!.energyKWh, 0) * 0.9;
+          const got = p.slots.reduce((x, s) => x + s.evs!.ev!.energyKwh, 0) * 0.9;
           if (room * 0.9 >= need) expect(got).toBeGreaterThanOrEqual(need - 1e-6);
           const evShort = p.shortfalls.find((x) => x.kind === 'evTarget');
           if (got < need - 1e-6) expect(evShort).toBeDefined();
@@ -143,8 +143,8 @@ describe('plan: properties', () => {
           const p = plan(
             input(prices, {
               tank: tank({ currentTempC: temp, control: relay ? 'relay' : 'continuous' }),
-              ev: ev({ energyNeededKWh: need, minPowerKW: 0 }),
-              location: { limitKW: 25, baseLoadKW: 0 },
+              ev: ev({ energyNeededKwh: need, minPowerKw: 0 }),
+              location: { limitKw: 25, baseLoadKw: 0 },
             }),
             T0,
           );
@@ -160,10 +160,10 @@ describe('plan: properties', () => {
 describe('plan: cases', () => {
   it('gives a car that leaves inside a slot its power for the time it is there, not spread over the slot', () => {
     // The car leaves at 02:30; a slot's energy at full power for half an hour is 5.5 kWh at 11 kW.
-    const p = plan(input([0.5, 0.5, 0.1, 0.5], { tank: null, ev: ev({ energyNeededKWh: 4.95, minPowerKW: 0, departureMs: T0 + 2.5 * H }) }), T0);
+    const p = plan(input([0.5, 0.5, 0.1, 0.5], { tank: null, ev: ev({ energyNeededKwh: 4.95, minPowerKw: 0, departureMs: T0 + 2.5 * H }) }), T0);
     const half = p.slots[2]!.evs!.ev!;
-    expect(half.energyKWh).toBeCloseTo(5.5, 6);
-    expect(half.powerKW).toBeCloseTo(11, 6);
+    expect(half.energyKwh).toBeCloseTo(5.5, 6);
+    expect(half.powerKw).toBeCloseTo(11, 6);
     // The slot says when the car leaves, so control catches up by then, not by the slot's end.
     expect(half.leavesMs).toBe(T0 + 2.5 * H);
     expect(p.slots[1]!.evs!.ev!.leavesMs).toBeUndefined();
@@ -172,25 +172,25 @@ describe('plan: cases', () => {
   it('treats a need of a fraction of a milliwatt-hour as met, with no sliver below the charger minimum', () => {
     // Found by the property test above (fast-check seed 23757): 9e-13 kWh planned as 1e-12 kW.
     for (const need of [9e-13, 9e-10]) {
-      const p = plan(input(Array(24).fill(0), { ev: ev({ energyNeededKWh: need, departureMs: T0 + 2 * H }) }), T0);
-      expect(p.slots.every((s) => s.evs!.ev!.powerKW === 0)).toBe(true);
+      const p = plan(input(Array(24).fill(0), { ev: ev({ energyNeededKwh: need, departureMs: T0 + 2 * H }) }), T0);
+      expect(p.slots.every((s) => s.evs!.ev!.powerKw === 0)).toBe(true);
       expect(p.shortfalls).toEqual([]);
     }
   });
 
   it('charges the EV in the cheapest slots, ties going to the later slot', () => {
     const prices = Array.from({ length: 24 }, () => 0.1);
-    const p = plan(input(prices, { tank: null, ev: ev({ energyNeededKWh: 9.9, minPowerKW: 0, departureMs: T0 + 10 * H }) }), T0);
+    const p = plan(input(prices, { tank: null, ev: ev({ energyNeededKwh: 9.9, minPowerKw: 0, departureMs: T0 + 10 * H }) }), T0);
     const charging = p.slots.filter((s) => s.evs!.ev!.on).map((s) => (s.startMs - T0) / H);
     expect(charging).toEqual([9]);
-    expect(p.slots[9]!.evs!.ev!.energyKWh).toBeCloseTo(11, 9);
+    expect(p.slots[9]!.evs!.ev!.energyKwh).toBeCloseTo(11, 9);
   });
 
   it('with all-negative prices fills the tank and takes the allowed extra EV energy', () => {
     const prices = Array.from({ length: 24 }, (_, i) => -0.05 - i * 0.001);
-    const p = plan(input(prices, { ev: ev({ energyNeededKWh: 9, maxExtraKWh: 9, minPowerKW: 0, departureMs: T0 + 20 * H }) }), T0);
+    const p = plan(input(prices, { ev: ev({ energyNeededKwh: 9, maxExtraKwh: 9, minPowerKw: 0, departureMs: T0 + 20 * H }) }), T0);
     expect(p.cost).toBeLessThan(0);
-    expect(p.slots.reduce((x, s) => x + s.evs!.ev!.energyKWh, 0)).toBeCloseTo(20, 6);
+    expect(p.slots.reduce((x, s) => x + s.evs!.ev!.energyKwh, 0)).toBeCloseTo(20, 6);
     expect(Math.max(...p.slots.map((s) => s.tanks!.tank!.endTempC))).toBeCloseTo(75, 3);
     expect(p.incentiveEarned).toBe(0);
   });
@@ -199,9 +199,9 @@ describe('plan: cases', () => {
     const prices = Array.from({ length: 24 }, (_, i) => (i >= 10 && i < 14 ? -0.2 : 0.3 + 0.01 * i));
     const p = plan(input(prices), T0);
     expect(p.slots[13]!.tanks!.tank!.endTempC).toBeCloseTo(75, 3);
-    expect(p.slots.every((s) => s.tanks!.tank!.runOnKWh === undefined)).toBe(true);
+    expect(p.slots.every((s) => s.tanks!.tank!.runOnKwh === undefined)).toBe(true);
     expect(p.cost).toBeCloseTo(
-      p.slots.reduce((c, s) => c + s.price * s.tanks!.tank!.energyKWh, 0),
+      p.slots.reduce((c, s) => c + s.price * s.tanks!.tank!.energyKwh, 0),
       9,
     );
   });
@@ -214,9 +214,9 @@ describe('plan: cases', () => {
     const t = tank({ currentTempC: 75 });
     const p = plan(input(prices, { tank: t }), T0);
     const [a, b] = [p.slots[10]!.tanks!.tank!, p.slots[11]!.tanks!.tank!];
-    expect(a.energyKWh).toBeLessThan(2 - 1e-3);
-    expect(a.runOnKWh).toBeGreaterThan(0.05);
-    expect(b.runOnKWh).toBeLessThan(0);
+    expect(a.energyKwh).toBeLessThan(2 - 1e-3);
+    expect(a.runOnKwh).toBeGreaterThan(0.05);
+    expect(b.runOnKwh).toBeLessThan(0);
     // What control does, by the plan's model: the first hour ends at maxC (or at full power), the
     // tank never goes above maxC, and the cost is that energy at each slot's price.
     const C = t.volumeL * 0.001163;
@@ -225,7 +225,7 @@ describe('plan: cases', () => {
     let cost = 0;
     p.slots.forEach((s, i) => {
       const draw = [0, 0, 0, 0, 0, 0, 0, 1.61, 0.42, 0.21, 0.105, 0.21, 0.315, 0, 0.105, 0.105, 0.105, 0, 0.315, 0.105, 0.735, 1.505, 0, 0][i] ?? 0; // local hour i
-      const q = s.tanks!.tank!.energyKWh + (s.tanks!.tank!.runOnKWh ?? 0);
+      const q = s.tanks!.tank!.energyKwh + (s.tanks!.tank!.runOnKwh ?? 0);
       e = (1 - ua / C) * e - draw - ua * (t.coldWaterC - t.ambientC) + q;
       cost += s.price * q;
       expect(t.coldWaterC + e / C).toBeLessThanOrEqual(t.maxC + 1e-6);
@@ -248,8 +248,8 @@ describe('plan: cases', () => {
     expect(p.cost).toBeLessThanOrEqual(p.baselineCost + 1e-9);
     expect(p.slots[p.slots.length - 1]!.tanks!.tank!.endTempC).toBeCloseTo(60, 3);
     // Each slot carries the baseline's energy (what the bill's savings are measured against): it prices to the baseline's cost.
-    expect(p.slots.reduce((sum, s) => sum + s.price * s.baselineKWh!, 0)).toBeCloseTo(p.baselineCost, 9);
-    expect(p.slots.some((s) => s.baselineKWh! > 0)).toBe(true);
+    expect(p.slots.reduce((sum, s) => sum + s.price * s.baselineKwh!, 0)).toBeCloseTo(p.baselineCost, 9);
+    expect(p.slots.some((s) => s.baselineKwh! > 0)).toBe(true);
   });
 
   it('falls back when no price is known: tank on its thermostat, EV in the night window', () => {
@@ -261,7 +261,7 @@ describe('plan: cases', () => {
       currency: 'EUR',
       spot: {},
       deltas: [],
-      fees: { gridFeePerKWh: 0, taxPerKWh: 0 },
+      fees: { gridFeePerKwh: 0, taxPerKwh: 0 },
     });
     const p = plan(
       {
@@ -269,8 +269,8 @@ describe('plan: cases', () => {
         timezone: 'Europe/Oslo',
         currency: 'EUR',
         tank: tank({ currentTempC: 55 }),
-        ev: ev({ energyNeededKWh: 18, minPowerKW: 0, departureMs: T0 + 31 * H }),
-        location: { limitKW: 25, baseLoadKW: 0 },
+        ev: ev({ energyNeededKwh: 18, minPowerKw: 0, departureMs: T0 + 31 * H }),
+        location: { limitKw: 25, baseLoadKw: 0 },
       },
       T0 + 12 * H,
     );
@@ -297,7 +297,7 @@ describe('plan: cases', () => {
         },
       },
       deltas: [],
-      fees: { gridFeePerKWh: 0, taxPerKWh: 0 },
+      fees: { gridFeePerKwh: 0, taxPerKwh: 0 },
     });
     expect(slots[12]!.source).toBe('fallback');
     const p = plan(
@@ -305,30 +305,30 @@ describe('plan: cases', () => {
         slots,
         timezone: 'Europe/Oslo',
         currency: 'EUR',
-        ev: ev({ energyNeededKWh: 99, minPowerKW: 0, departureMs: T0 + 22 * H }),
-        location: { limitKW: 25, baseLoadKW: 0 },
+        ev: ev({ energyNeededKwh: 99, minPowerKw: 0, departureMs: T0 + 22 * H }),
+        location: { limitKw: 25, baseLoadKw: 0 },
       },
       T0,
     );
     expect(p.mode).toBe('optimal');
-    const known = p.slots.slice(0, 12).reduce((x, s) => x + s.evs!.ev!.energyKWh, 0);
-    const unknown = p.slots.slice(12).reduce((x, s) => x + s.evs!.ev!.energyKWh, 0);
+    const known = p.slots.slice(0, 12).reduce((x, s) => x + s.evs!.ev!.energyKwh, 0);
+    const unknown = p.slots.slice(12).reduce((x, s) => x + s.evs!.ev!.energyKwh, 0);
     expect(unknown).toBeCloseTo(110, 6); // 10 unknown hours at 11 kW
     expect(known).toBeCloseTo(110 - 110 + 99 / 0.9 - 110, 6);
   });
 
   it('a 0 kW LPC cap stops everything in its slots and the plan says what falls short', () => {
-    const lpc = [{ startMs: T0, endMs: T0 + 24 * H, maxKW: 0, scope: 'location' as const }];
+    const lpc = [{ startMs: T0, endMs: T0 + 24 * H, maxKw: 0, scope: 'location' as const }];
     const p = plan(
       input(
         Array.from({ length: 24 }, () => 0.1),
-        { tank: tank({ currentTempC: 51 }), ev: ev(), location: { limitKW: 17, baseLoadKW: 0.5, lpc } },
+        { tank: tank({ currentTempC: 51 }), ev: ev(), location: { limitKw: 17, baseLoadKw: 0.5, lpc } },
       ),
       T0,
     );
     for (const s of p.slots) {
-      expect(s.tanks!.tank!.energyKWh).toBe(0);
-      expect(s.evs!.ev!.energyKWh).toBe(0);
+      expect(s.tanks!.tank!.energyKwh).toBe(0);
+      expect(s.evs!.ev!.energyKwh).toBe(0);
       expect(s.binding).not.toContain('tankPower');
     }
     const kinds = p.shortfalls.map((s) => s.kind);
@@ -357,11 +357,11 @@ describe('plan: cases', () => {
     const p = plan(
       input(
         Array.from({ length: 24 }, () => 0.1),
-        { tank: null, ev: ev({ energyNeededKWh: 80, departureMs: T0 + 3 * H }) },
+        { tank: null, ev: ev({ energyNeededKwh: 80, departureMs: T0 + 3 * H }) },
       ),
       T0,
     );
-    expect(p.slots.slice(0, 3).every((s) => s.evs!.ev!.energyKWh === 11)).toBe(true);
+    expect(p.slots.slice(0, 3).every((s) => s.evs!.ev!.energyKwh === 11)).toBe(true);
     const sf = p.shortfalls.find((s) => s.kind === 'evTarget');
     expect(sf?.amount).toBeCloseTo(80 - 33 * 0.9, 6);
   });
@@ -373,8 +373,8 @@ describe('plan: cases', () => {
     moved[0] = prices[0]! + 1; // the current slot becomes dear: without stability it would move
     moved[1] = prices[1]! - 1;
     const again = plan(input(moved, { options: { frozenSlots: 1 } }), T0 + 10 * 60_000, first);
-    expect(again.slots[0]!.tanks!.tank!.energyKWh).toBeCloseTo(Math.min(first.slots[0]!.tanks!.tank!.energyKWh, 2 * (50 / 60)), 9);
-    expect(again.slots[1]!.tanks!.tank!.energyKWh).toBeCloseTo(first.slots[1]!.tanks!.tank!.energyKWh, 9);
+    expect(again.slots[0]!.tanks!.tank!.energyKwh).toBeCloseTo(Math.min(first.slots[0]!.tanks!.tank!.energyKwh, 2 * (50 / 60)), 9);
+    expect(again.slots[1]!.tanks!.tank!.energyKwh).toBeCloseTo(first.slots[1]!.tanks!.tank!.energyKwh, 9);
     expect(again.slots[0]!.binding).toContain('frozen');
   });
 
@@ -382,18 +382,18 @@ describe('plan: cases', () => {
     // Slot 0 is the cheapest, so the first plan heats in it; the devices meter what they took.
     const prices = [0.01, ...Array.from({ length: 23 }, () => 0.5)];
     const first = plan(input(prices, { tank: tank({ currentTempC: 55 }) }), T0);
-    const target = first.slots[0]!.tanks!.tank!.energyKWh;
+    const target = first.slots[0]!.tanks!.tank!.energyKwh;
     expect(target).toBeCloseTo(2, 9);
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 59 }), fc.double({ min: 0, max: 1, noNaN: true }), (minute, share) => {
         // Whatever the heater took by then (a thermostat pause means it may be behind its power).
         const delivered = Math.min(target, 2 * (minute / 60)) * share;
-        const t = tank({ currentTempC: 55 + delivered / (200 * 0.001163), slotDeliveredKWh: delivered });
+        const t = tank({ currentTempC: 55 + delivered / (200 * 0.001163), slotDeliveredKwh: delivered });
         const again = plan(input(prices, { tank: t }), T0 + minute * 60_000, first);
         const s0 = again.slots[0]!.tanks!.tank!;
         // The target still counts the slot from its start: what was taken plus what the time left allows.
-        expect(s0.energyKWh).toBeCloseTo(delivered + Math.min(target - delivered, 2 * ((60 - minute) / 60)), 9);
-        expect(s0.powerKW).toBeLessThanOrEqual(2 + 1e-9);
+        expect(s0.energyKwh).toBeCloseTo(delivered + Math.min(target - delivered, 2 * ((60 - minute) / 60)), 9);
+        expect(s0.powerKw).toBeLessThanOrEqual(2 + 1e-9);
       }),
       { numRuns: 30 },
     );
@@ -402,11 +402,11 @@ describe('plan: cases', () => {
   it('does not ask a slot for its energy twice when the re-plan comes after it was delivered', () => {
     const prices = [0.2, 0.01, ...Array.from({ length: 22 }, () => 0.5)];
     const first = plan(input(prices, { tank: tank({ currentTempC: 55 }) }), T0);
-    const target = first.slots[0]!.tanks!.tank!.energyKWh;
+    const target = first.slots[0]!.tanks!.tank!.energyKwh;
     // Already delivered in full by minute 40: the re-plan must not add more to this slot.
-    const again = plan(input(prices, { tank: tank({ currentTempC: 56, slotDeliveredKWh: target }) }), T0 + 40 * 60_000, first);
-    expect(again.slots[0]!.tanks!.tank!.energyKWh).toBeCloseTo(target, 9);
-    expect(again.slots[0]!.tanks!.tank!.powerKW).toBe(0);
+    const again = plan(input(prices, { tank: tank({ currentTempC: 56, slotDeliveredKwh: target }) }), T0 + 40 * 60_000, first);
+    expect(again.slots[0]!.tanks!.tank!.energyKwh).toBeCloseTo(target, 9);
+    expect(again.slots[0]!.tanks!.tank!.powerKw).toBe(0);
   });
   it('plans on 15-minute slots across a 25-hour DST day', () => {
     const from = Date.parse('2024-10-26T22:00:00Z');
@@ -416,7 +416,7 @@ describe('plan: cases', () => {
     expect(p.slots).toHaveLength(100);
     expect(p.shortfalls).toEqual([]);
     for (const s of p.slots) expect(s.tanks!.tank!.endTempC).toBeGreaterThanOrEqual(50 - 1e-6);
-    expect(p.slots.reduce((x, s) => x + s.evs!.ev!.energyKWh, 0)).toBeCloseTo(20 / 0.9, 6);
+    expect(p.slots.reduce((x, s) => x + s.evs!.ev!.energyKwh, 0)).toBeCloseTo(20 / 0.9, 6);
   });
 
   it('plans an hourly 23-hour DST day with the draws at their local hours', () => {
@@ -430,7 +430,7 @@ describe('plan: cases', () => {
   });
 
   it('estimates the tank temperature from the energy balance when there is no sensor', () => {
-    const t = tank({ currentTempC: null, lastKnown: { tempC: 70, atMs: T0 - 2 * H }, heatedSinceKWh: 0 });
+    const t = tank({ currentTempC: null, lastKnown: { tempC: 70, atMs: T0 - 2 * H }, heatedSinceKwh: 0 });
     const p = plan(
       input(
         Array.from({ length: 24 }, () => 0.1),
@@ -453,7 +453,7 @@ describe('plan: cases', () => {
   });
 
   it('explains every slot', () => {
-    const p = plan(input([0.3, 0.1, 0.2], { ev: ev({ energyNeededKWh: 5, minPowerKW: 0, departureMs: T0 + 3 * H }) }), T0);
+    const p = plan(input([0.3, 0.1, 0.2], { ev: ev({ energyNeededKwh: 5, minPowerKw: 0, departureMs: T0 + 3 * H }) }), T0);
     for (const s of p.slots) expect(s.reason).toMatch(/EUR\/kWh \(rank \d\/3/);
     expect(p.slots[1]!.reason).toMatch(/ev 5\.56 kWh/);
   });
@@ -465,7 +465,7 @@ describe('plan: cases', () => {
         for (const control of ['relay', 'continuous'] as const) {
           const t = tank({ control, antiCycling: ac, currentTempC: 65 });
           const p = plan(
-            input(prices, { tank: t, ev: ev({ energyNeededKWh: 30, minPowerKW: 4.14, departureMs: T0 + 40 * H, antiCycling: { minOnSlots: 3 } }) }),
+            input(prices, { tank: t, ev: ev({ energyNeededKwh: 30, minPowerKw: 4.14, departureMs: T0 + 40 * H, antiCycling: { minOnSlots: 3 } }) }),
             T0,
           );
           checkTank(p, t);
@@ -489,7 +489,7 @@ describe('plan: cases', () => {
             }
             if (dev === 'tank') for (const n of startsPerDay.values()) expect(n).toBeLessThanOrEqual(2);
           }
-          const got = p.slots.reduce((x, s) => x + s.evs!.ev!.energyKWh, 0) * 0.9;
+          const got = p.slots.reduce((x, s) => x + s.evs!.ev!.energyKwh, 0) * 0.9;
           expect(got).toBeGreaterThanOrEqual(30 - 1e-3);
         }
       }),
@@ -508,9 +508,9 @@ describe('plan: cases', () => {
   });
 
   it('marks a device LPC cap as the binding constraint', () => {
-    const lpc = [{ startMs: T0, endMs: T0 + 2 * H, maxKW: 0, scope: 'tank' as const }];
-    const p = plan(input([0.1, 0.1, 0.1, 0.1], { tank: tank({ currentTempC: 52 }), location: { limitKW: 17, baseLoadKW: 0, lpc } }), T0);
-    expect(p.slots[0]!.tanks!.tank!.energyKWh).toBe(0);
+    const lpc = [{ startMs: T0, endMs: T0 + 2 * H, maxKw: 0, scope: 'tank' as const }];
+    const p = plan(input([0.1, 0.1, 0.1, 0.1], { tank: tank({ currentTempC: 52 }), location: { limitKw: 17, baseLoadKw: 0, lpc } }), T0);
+    expect(p.slots[0]!.tanks!.tank!.energyKwh).toBe(0);
     expect(p.slots[0]!.binding).toContain('lpc');
     expect(p.slots[1]!.binding).toContain('lpc');
   });
@@ -520,28 +520,28 @@ describe("plan: the bill's baseline of a charging session", () => {
   // Plugged in at 17:30 needing 30 kWh (grid) at 11 kW; cheap at night, so wattshift waits.
   const start = T0 + 17 * H;
   const prices = Array.from({ length: 30 }, (_, h) => (h >= 7 && h <= 10 ? 0.05 : 0.5));
-  const session = { startMs: start + 0.5 * H, deliveredKWh: 0 };
+  const session = { startMs: start + 0.5 * H, deliveredKwh: 0 };
   const evInput = (nowMs: number) =>
     input(prices, {
       slots: slotsFrom(prices, 60, start).filter((s) => s.endMs > nowMs),
       tank: null,
-      ev: ev({ energyNeededKWh: 27, efficiency: 0.9, departureMs: start + 14 * H, session }),
+      ev: ev({ energyNeededKwh: 27, efficiency: 0.9, departureMs: start + 14 * H, session }),
     });
-  const baselineAt = (p: Plan, hour: number): number => p.slots.find((s) => s.startMs === start + hour * H)?.baselineKWh ?? Number.NaN;
+  const baselineAt = (p: Plan, hour: number): number => p.slots.find((s) => s.startMs === start + hour * H)?.baselineKwh ?? Number.NaN;
 
   it('charges the naive car at full power from its plug-in time, whichever plan of the session states it', () => {
     const first = plan(evInput(start + 0.5 * H), start + 0.5 * H);
     const later = plan(evInput(start + 2.5 * H), start + 2.5 * H); // two hours on, nothing charged yet
-    expect(first.slots.slice(0, 4).map((s) => s.baselineKWh)).toEqual([5.5, 11, 11, 2.5]);
+    expect(first.slots.slice(0, 4).map((s) => s.baselineKwh)).toEqual([5.5, 11, 11, 2.5]);
     for (const hour of [2, 3, 4]) expect(baselineAt(later, hour)).toBeCloseTo(baselineAt(first, hour), 9);
     // One session's naive energy is its energy, once: 30 kWh, not 30 more for each re-plan.
-    expect(first.slots.reduce((sum, s) => sum + (s.baselineKWh ?? 0), 0)).toBeCloseTo(30, 9);
+    expect(first.slots.reduce((sum, s) => sum + (s.baselineKwh ?? 0), 0)).toBeCloseTo(30, 9);
   });
 
   it("without a session the baseline runs from the plan's own start, as before", () => {
-    const { session: _none, ...noSession } = ev({ energyNeededKWh: 27, efficiency: 0.9, departureMs: start + 14 * H });
+    const { session: _none, ...noSession } = ev({ energyNeededKwh: 27, efficiency: 0.9, departureMs: start + 14 * H });
     const p = plan(input(prices, { slots: slotsFrom(prices, 60, start + 2 * H), tank: null, ev: noSession }), start + 2 * H);
-    expect(p.slots.slice(0, 3).map((s) => s.baselineKWh)).toEqual([11, 11, 8]);
+    expect(p.slots.slice(0, 3).map((s) => s.baselineKwh)).toEqual([11, 11, 8]);
   });
 });
 
@@ -555,14 +555,14 @@ describe("plan: the bill's baseline tank", () => {
     // An hour on, wattshift has waited for the cheap hours and the real tank cooled to 58 °C.
     const later = plan(tankInput(T0 + H, 58), T0 + H, first);
     const fresh = plan(tankInput(T0 + H, 58), T0 + H);
-    expect(first.slots[0]!.baselineTanks?.tank!.energyKWh).toBeGreaterThan(1.9); // the naive tank heats at once...
+    expect(first.slots[0]!.baselineTanks?.tank!.energyKwh).toBeGreaterThan(1.9); // the naive tank heats at once...
     for (const hour of [1, 2, 3]) {
       const at = (p: Plan) => p.slots.find((s) => s.startMs === T0 + hour * H)!;
-      expect(at(later).baselineKWh).toBeCloseTo(at(first).baselineKWh!, 9); // ...and then stays hot, plan after plan
+      expect(at(later).baselineKwh).toBeCloseTo(at(first).baselineKwh!, 9); // ...and then stays hot, plan after plan
       expect(at(later).baselineTanks!.tank!.endTempC).toBeCloseTo(at(first).baselineTanks!.tank!.endTempC, 9);
     }
     // Started again from the real tank (58 °C), the naive one would heat from 58 °C a second time.
-    const firstHours = (p: Plan) => p.slots.slice(0, 3).reduce((sum, slot) => sum + slot.baselineKWh!, 0);
+    const firstHours = (p: Plan) => p.slots.slice(0, 3).reduce((sum, slot) => sum + slot.baselineKwh!, 0);
     expect(firstHours(fresh)).toBeGreaterThan(firstHours(later) + 1.5);
   });
 });

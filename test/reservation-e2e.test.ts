@@ -24,9 +24,9 @@ import { api, fetchToken } from './fixtures/sandbox/raw-client.js';
 
 const startMs = localAt(Date.UTC(2026, 0, 14, 12), 0, 17);
 const hour = 3_600_000;
-const flexKWh = (s: PlanSlot): number => [...Object.values(s.tanks ?? {}), ...Object.values(s.evs ?? {})].reduce((sum, d) => sum + d.energyKWh, 0);
+const flexKwh = (s: PlanSlot): number => [...Object.values(s.tanks ?? {}), ...Object.values(s.evs ?? {})].reduce((sum, d) => sum + d.energyKwh, 0);
 const energyIn = (plan: Plan, fromMs: number, toMs: number): number =>
-  plan.slots.filter((s) => s.startMs >= fromMs && s.startMs < toMs).reduce((sum, s) => sum + flexKWh(s), 0);
+  plan.slots.filter((s) => s.startMs >= fromMs && s.startMs < toMs).reduce((sum, s) => sum + flexKwh(s), 0);
 
 describe('an LPC reservation from the sandbox', () => {
   const home = demoHome({ name: 'reservation', startMs });
@@ -50,7 +50,7 @@ describe('an LPC reservation from the sandbox', () => {
     const before = home.app.currentPlan();
     if (!before) throw new Error('no plan yet');
     // The first cheap run of hours at least three hours ahead that the plan heats in: the window.
-    const first = before.slots.find((s) => s.startMs >= startMs + 3 * hour && flexKWh(s) > 0.5);
+    const first = before.slots.find((s) => s.startMs >= startMs + 3 * hour && flexKwh(s) > 0.5);
     if (!first) throw new Error('the plan heats nothing three hours ahead');
     const fromMs = first.startMs;
     const toMs = fromMs + 2 * hour;
@@ -77,7 +77,7 @@ describe('an LPC reservation from the sandbox', () => {
     // The window is kept free (the cap of 0 kW leaves no room), its hours name the reservation,
     // and the tank's energy is planned outside it.
     expect(after.reservations).toEqual([
-      { eventId, startMs: fromMs, endMs: toMs, maxKW: 0, kept: true, insideKWh: 0, beforeKWh: expect.any(Number) },
+      { eventId, startMs: fromMs, endMs: toMs, maxKw: 0, kept: true, insideKwh: 0, beforeKwh: expect.any(Number) },
     ]);
     expect(energyIn(after, fromMs, toMs)).toBe(0);
     expect(after.slots.filter((s) => s.startMs >= fromMs && s.startMs < toMs).map((s) => s.binding.includes('reservedLpc'))).toEqual([true, true]);

@@ -87,11 +87,11 @@ function seed(store: Store, nowMs: number) {
     price: 1,
     delta: 0,
     source: 'spot',
-    headroomKW: 10,
+    headroomKw: 10,
     binding: [],
     reason: 'cheap',
-    tank: { energyKWh: 2, powerKW: 2, on: true, endTempC: 60 },
-    ev: { energyKWh: 0, powerKW: 0, on: false, chargedKWh: 0 },
+    tank: { energyKwh: 2, powerKw: 2, on: true, endTempC: 60 },
+    ev: { energyKwh: 0, powerKw: 0, on: false, chargedKwh: 0 },
   }));
   const plan = {
     createdMs: madeMs,

@@ -173,17 +173,17 @@ describe('two cars swapping two chargers', () => {
     expect(evening.evs?.car?.vehicle).toEqual({ id: 'car-a', name: 'Car A', identifiedBy: 'card' });
     expect(evening.evs?.car2?.vehicle).toEqual({ id: 'car-b', name: 'Car B', identifiedBy: 'idTag' });
     // Each need rests on the car's own SoC, capacity and its Thursday departure's target.
-    expect(evening.evs?.car?.needFrom).toMatchObject({ targetSocPct: 80, capacityKWh: 60 });
-    expect(evening.evs?.car2?.needFrom).toMatchObject({ targetSocPct: 90, capacityKWh: 40 });
+    expect(evening.evs?.car?.needFrom).toMatchObject({ targetSocPct: 80, capacityKwh: 60 });
+    expect(evening.evs?.car2?.needFrom).toMatchObject({ targetSocPct: 90, capacityKwh: 40 });
 
     const night = planAt(1, 0);
     expect(night.evs?.car?.vehicle).toMatchObject({ id: 'car-b', identifiedBy: 'card' });
     expect(night.evs?.car2?.vehicle).toMatchObject({ id: 'car-a', identifiedBy: 'idTag' });
-    expect(night.evs?.car?.needFrom).toMatchObject({ targetSocPct: 90, capacityKWh: 40 });
-    expect(night.evs?.car2?.needFrom).toMatchObject({ targetSocPct: 80, capacityKWh: 60 });
+    expect(night.evs?.car?.needFrom).toMatchObject({ targetSocPct: 90, capacityKwh: 40 });
+    expect(night.evs?.car2?.needFrom).toMatchObject({ targetSocPct: 80, capacityKwh: 60 });
     // Car A leaves at 06:00 (its weekday departure, not the charger's 23:00): nothing planned for it after.
-    expect(night.slots.filter((s) => s.startMs >= aLeavesMs).every((s) => (s.evs?.car2?.energyKWh ?? 0) === 0)).toBe(true);
-    expect(night.slots.filter((s) => s.startMs < aLeavesMs).reduce((sum, s) => sum + (s.evs?.car2?.energyKWh ?? 0), 0)).toBeGreaterThan(0);
+    expect(night.slots.filter((s) => s.startMs >= aLeavesMs).every((s) => (s.evs?.car2?.energyKwh ?? 0) === 0)).toBe(true);
+    expect(night.slots.filter((s) => s.startMs < aLeavesMs).reduce((sum, s) => sum + (s.evs?.car2?.energyKwh ?? 0), 0)).toBeGreaterThan(0);
 
     // What `plan --explain` says about each charger's car.
     const text = planView(night, config, at(1, 0)).evNeed ?? '';

@@ -108,8 +108,8 @@ export function plannerObjective(s: Setup, p: Plan): number {
   p.slots.forEach((sl, t) => {
     const tank = s.tank && sl.tanks?.[s.tank.id];
     const ev = s.ev && sl.evs?.[s.ev.id];
-    if (tank && s.tank) c += s.tank.price[t]! * tank.energyKWh;
-    if (ev && s.ev) c += s.ev.price[t]! * ev.energyKWh;
+    if (tank && s.tank) c += s.tank.price[t]! * tank.energyKwh;
+    if (ev && s.ev) c += s.ev.price[t]! * ev.energyKwh;
   });
   return c;
 }

@@ -10,7 +10,7 @@ import { WattshiftError } from '../errors.js';
 import type { PlanView } from '../view/model.js';
 import type { Store } from '../store/index.js';
 
-const deviceSlot = z.looseObject({ energyKWh: z.number(), powerKW: z.number(), on: z.boolean() });
+const deviceSlot = z.looseObject({ energyKwh: z.number(), powerKw: z.number(), on: z.boolean() });
 
 /** The fields of a stored core `Plan` the CLI reads; the rest is kept as stored. */
 const storedPlanSchema = z.looseObject({
@@ -33,7 +33,7 @@ const storedPlanSchema = z.looseObject({
       source: z.string(),
       reason: z.string(),
       tank: deviceSlot.extend({ endTempC: z.number() }).optional(),
-      ev: deviceSlot.extend({ chargedKWh: z.number() }).optional(),
+      ev: deviceSlot.extend({ chargedKwh: z.number() }).optional(),
     }),
   ),
 });

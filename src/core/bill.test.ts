@@ -81,7 +81,7 @@ describe('hourCost', () => {
       currency: 'NOK',
       spot: { actual: { units: { currency: 'NOK', energyUnit: 'kWh' }, resolutionMinutes: 60, points: [{ startMs: noon, price: 0.9 }] } },
       deltas: [],
-      fees: { gridFeePerKWh: 0.2, taxPerKWh: 0.1, vatRate: 1.25 },
+      fees: { gridFeePerKwh: 0.2, taxPerKwh: 0.1, vatRate: 1.25 },
     });
     expect(hourCost(flatTariff(site), noon, 3, series, OSLO)!.total).toBeCloseTo(3 * series[0]!.price, 12);
   });

@@ -11,14 +11,14 @@ import type { CapacityContext } from './capacity-plan.js';
 import type { HomePlanInput, LpcCap } from './types.js';
 
 export interface SlotFact {
-  baseKW: number;
+  baseKw: number;
   /** Hours of the slot from `nowMs` on. */
   hours: number;
   endMs: number;
 }
 
 /** Per planned hour (UTC start): the hour's energy allowance and the power cap of its slots. */
-export type Caps = Map<number, { kw: number; hourKWh: number }>;
+export type Caps = Map<number, { kw: number; hourKwh: number }>;
 
 /** The context plus each hour's local facts, looked up once per hour (wall-clock maths is the slow part). */
 export interface Ctx extends CapacityContext {
@@ -166,8 +166,8 @@ export function holdingCaps(ctx: Ctx, facts: ReadonlyMap<number, SlotFact>, targ
     for (const [u, f] of fixed) if (f < free) fixed.set(u, free);
     for (const [u, list] of units) {
       for (const h of list) {
-        const hourKWh = (fixed.get(u) ?? cap) / h.weight;
-        out.set(h.startMs, { kw: (hourKWh - (metered.get(h.startMs) ?? 0)) / (planHours.get(h.startMs) ?? 1), hourKWh });
+        const hourKwh = (fixed.get(u) ?? cap) / h.weight;
+        out.set(h.startMs, { kw: (hourKwh - (metered.get(h.startMs) ?? 0)) / (planHours.get(h.startMs) ?? 1), hourKwh });
       }
     }
   }
@@ -180,8 +180,8 @@ export function withCaps(input: HomePlanInput, facts: ReadonlyMap<number, SlotFa
   for (const [start, f] of facts) {
     const c = caps.get(Math.floor(start / HOUR_MS) * HOUR_MS);
     if (!c) continue;
-    const kw = Math.max(f.baseKW, c.kw);
-    if (kw < input.location.limitKW) extra.push({ startMs: start, endMs: f.endMs, maxKW: kw, scope: 'location' });
+    const kw = Math.max(f.baseKw, c.kw);
+    if (kw < input.location.limitKw) extra.push({ startMs: start, endMs: f.endMs, maxKw: kw, scope: 'location' });
   }
   return { ...input, location: { ...input.location, lpc: [...(input.location.lpc ?? []), ...extra] } };
 }

@@ -38,8 +38,8 @@ function evInput(prices: number[], kWh: number, slotMinutes = 60): PlanInput {
     timezone: 'UTC',
     currency: 'NOK',
     tank: null,
-    ev: { energyNeededKWh: kWh, departureMs: T0 + 6 * H, minPowerKW: 0, maxPowerKW: 11, efficiency: 1 },
-    location: { limitKW: 25, baseLoadKW: 1 },
+    ev: { energyNeededKwh: kWh, departureMs: T0 + 6 * H, minPowerKw: 0, maxPowerKw: 11, efficiency: 1 },
+    location: { limitKw: 25, baseLoadKw: 1 },
   };
 }
 
@@ -52,7 +52,7 @@ function ctx(rule: CapacityModel, meteredHours: { startMs: number; kWh: number }
   return { rule, timezone: 'UTC', holidays: [], meteredHours, vatRate: 1 };
 }
 
-const evEnergy = (p: ReturnType<typeof planWithCapacity>, i: number): number => p.slots[i]?.evs?.ev?.energyKWh ?? 0;
+const evEnergy = (p: ReturnType<typeof planWithCapacity>, i: number): number => p.slots[i]?.evs?.ev?.energyKwh ?? 0;
 
 describe('capacity measure', () => {
   it('takes one peak per day for dailyPeaks and any hours for hourlyPeaks', () => {
@@ -119,15 +119,15 @@ describe('planWithCapacity', () => {
     expect(evEnergy(p, 1)).toBeCloseTo(4, 4);
     expect(p.capacity).toMatchObject({ step: 1, feePerMonth: 200 });
     expect(p.capacity!.measureKw).toBeCloseTo(5, 4);
-    expect(p.capacity!.heldAtKWhPerH).toBeCloseTo(7, 4);
+    expect(p.capacity!.heldAtKwhPerH).toBeCloseTo(7, 4);
     expect(p.capacity!.bill).toBeCloseTo(6 * 0.1 + 4 * 0.2 + 200, 4);
     expect(p.capacity!.unheldBill).toBeCloseTo(10 * 0.1 + 400, 4);
     expect(p.slots[0]!.binding).toContain('capacityStep');
     expect(p.slots[0]!.reason).toContain("held at 7.0 kWh/h: the month's capacity step");
     expect(p.slots[1]!.binding).not.toContain('capacityStep');
     // Control's hourly guard keeps every held hour within its allowance, binding or not.
-    expect(p.slots[0]!.hourAllowanceKWh).toBeCloseTo(7, 4);
-    expect(p.slots[1]!.hourAllowanceKWh).toBeCloseTo(7, 4);
+    expect(p.slots[0]!.hourAllowanceKwh).toBeCloseTo(7, 4);
+    expect(p.slots[1]!.hourAllowanceKwh).toBeCloseTo(7, 4);
   });
 
   it('takes the step when the price gap is worth more than the step', () => {
@@ -140,25 +140,25 @@ describe('planWithCapacity', () => {
     };
     const p = capacityPlan(evInput([0, 1, 1, 1, 1, 1], 10), T0, ctx(cheapStep, peaks(4, 4, 4)));
     expect(evEnergy(p, 0)).toBeCloseTo(10, 4);
-    expect(p.capacity).toMatchObject({ step: 1, heldAtKWhPerH: null, feePerMonth: 201 });
+    expect(p.capacity).toMatchObject({ step: 1, heldAtKwhPerH: null, feePerMonth: 201 });
     expect(p.slots.some((s) => s.binding.includes('capacityStep'))).toBe(false);
-    expect(p.slots.some((s) => s.hourAllowanceKWh !== undefined)).toBe(false);
+    expect(p.slots.some((s) => s.hourAllowanceKwh !== undefined)).toBe(false);
   });
 
   it('lets peaks already metered above a step make that step free', () => {
     // Metered 8, 8, 8: the month is in the 5–10 step whatever happens; 10 kWh in hour 0 gives (11+8+8)/3 = 9.
     const p = capacityPlan(evInput(prices, 10), T0, ctx(norway, peaks(8, 8, 8)));
     expect(evEnergy(p, 0)).toBeCloseTo(10, 4);
-    expect(p.capacity).toMatchObject({ step: 2, heldAtKWhPerH: null });
+    expect(p.capacity).toMatchObject({ step: 2, heldAtKwhPerH: null });
   });
 
   it('holds only as far as the step needs: low other days leave a high cap (three different days)', () => {
     // Metered 6, 6, 6 (step 5–10). A 22 kW car unheld: hour 0 at 23 kWh/h → (23+6+6)/3 = 11.67 → step > 10.
     // Every hour of today is one day, so one peak: held to ≤ 10 it may reach (C+6+6)/3 = 10 → C = 18.
     const input = evInput(prices, 30);
-    const big = { ...input, ev: { ...input.ev!, maxPowerKW: 22 } };
+    const big = { ...input, ev: { ...input.ev!, maxPowerKw: 22 } };
     const p = capacityPlan(big, T0, ctx(norway, peaks(6, 6, 6)));
-    expect(p.capacity!.heldAtKWhPerH).toBeCloseTo(18, 4);
+    expect(p.capacity!.heldAtKwhPerH).toBeCloseTo(18, 4);
     expect(evEnergy(p, 0)).toBeCloseTo(17, 4);
     expect([1, 2, 3, 4, 5].reduce((a, i) => a + evEnergy(p, i), 0)).toBeCloseTo(13, 4);
     expect(p.capacity).toMatchObject({ step: 2 });
@@ -185,7 +185,7 @@ describe('planWithCapacity', () => {
     const p = capacityPlan(evInput(prices, 10), T0, ctx(perKw, peaks(4, 4, 4)));
     expect(p.capacity!.measureKw).toBeCloseTo(4, 4);
     expect(p.capacity!.feePerMonth).toBeCloseTo(116, 3);
-    expect(p.capacity!.heldAtKWhPerH).toBeCloseTo(4, 4);
+    expect(p.capacity!.heldAtKwhPerH).toBeCloseTo(4, 4);
     expect(p.capacity!.unheldBill).toBeCloseTo(1 + (29 * (11 + 8)) / 3, 3);
   });
 
@@ -201,7 +201,7 @@ describe('planWithCapacity', () => {
       ],
     };
     const held = capacityPlan(evInput(prices, 10), T0, ctx(winterDear, peaks(4, 4, 4)));
-    expect(held.capacity!.heldAtKWhPerH).toBeCloseTo(4, 4);
+    expect(held.capacity!.heldAtKwhPerH).toBeCloseTo(4, 4);
     expect(held.capacity!.feePerMonth).toBeCloseTo(116, 3);
     // The same rule with November in the cheap season: the cheap hour is worth the kW.
     const summerNow: CapacityModel = {
@@ -212,7 +212,7 @@ describe('planWithCapacity', () => {
       ],
     };
     const free = capacityPlan(evInput(prices, 10), T0, ctx(summerNow, peaks(4, 4, 4)));
-    expect(free.capacity!.heldAtKWhPerH).toBeNull();
+    expect(free.capacity!.heldAtKwhPerH).toBeNull();
     expect(evEnergy(free, 0)).toBeCloseTo(10, 4);
   });
 
@@ -222,9 +222,9 @@ describe('planWithCapacity', () => {
     // is 7, so 14 kWh/h a night hour: 13 of car in hours 0 and 1, 4 in the dearer ones.
     const night: CapacityModel = { ...norway, nightWeight: { weight: 0.5, hours: { from: 22, to: 6 } } };
     const input = evInput(prices, 30);
-    const p = capacityPlan({ ...input, ev: { ...input.ev!, maxPowerKW: 22 } }, T0, ctx(night, peaks(4, 4, 4)));
+    const p = capacityPlan({ ...input, ev: { ...input.ev!, maxPowerKw: 22 } }, T0, ctx(night, peaks(4, 4, 4)));
     expect(p.capacity).toMatchObject({ step: 1 });
-    expect(p.capacity!.heldAtKWhPerH).toBeCloseTo(14, 4);
+    expect(p.capacity!.heldAtKwhPerH).toBeCloseTo(14, 4);
     expect(evEnergy(p, 0)).toBeCloseTo(13, 4);
     expect(evEnergy(p, 1)).toBeCloseTo(13, 4);
     expect([2, 3, 4, 5].reduce((a, i) => a + evEnergy(p, i), 0)).toBeCloseTo(4, 4);
@@ -239,7 +239,7 @@ describe('planWithCapacity', () => {
     expect(evEnergy(p, 0)).toBeCloseTo(10, 3);
     expect(evEnergy(p, 1)).toBeCloseTo(2, 3);
     expect(p.capacity!.measureKw).toBeCloseTo(5, 3);
-    expect(p.capacity!.heldAtKWhPerH).toBeCloseTo(11, 3);
+    expect(p.capacity!.heldAtKwhPerH).toBeCloseTo(11, 3);
   });
 
   it('gives a car held just above its minimum power what it needs, not every slot at full power', () => {
@@ -256,7 +256,7 @@ describe('planWithCapacity', () => {
       ],
     };
     const input = evInput([0.1, 0.1, 0.5, 0.5, 0.9, 0.9], 9);
-    const held: PlanInput = { ...input, ev: { ...input.ev!, minPowerKW: 4 }, location: { limitKW: 25, baseLoadKW: [1.6, 1.6, 1, 1, 1, 1] } };
+    const held: PlanInput = { ...input, ev: { ...input.ev!, minPowerKw: 4 }, location: { limitKw: 25, baseLoadKw: [1.6, 1.6, 1, 1, 1, 1] } };
     const p = capacityPlan(held, T0, ctx(rule, []));
     expect(p.slots.reduce((a, _, i) => a + evEnergy(p, i), 0)).toBeCloseTo(9, 4);
     expect(evEnergy(p, 0) + evEnergy(p, 1)).toBeCloseTo(4.4, 4);
@@ -284,7 +284,7 @@ describe('planWithCapacity', () => {
       ev: null,
       tank: {
         volumeL: 200,
-        powerKW: 2,
+        powerKw: 2,
         coldWaterC: 10,
         ambientC: 20,
         heatLossWPerK: 0,
@@ -292,13 +292,13 @@ describe('planWithCapacity', () => {
         maxC: 75,
         currentTempC: 65,
         control: 'continuous',
-        drawProfileKWh: Array<number>(24).fill(1),
+        drawProfileKwh: Array<number>(24).fill(1),
       },
-      location: { limitKW: 25, baseLoadKW: 1 },
+      location: { limitKw: 25, baseLoadKw: 1 },
     };
     const p = capacityPlan(input, T0, ctx(rule, []));
     expect(p.slots.at(-1)!.tanks!.tank!.endTempC).toBeGreaterThanOrEqual(65 - 1e-3);
-    expect(p.capacity).toMatchObject({ step: 1, heldAtKWhPerH: null });
+    expect(p.capacity).toMatchObject({ step: 1, heldAtKwhPerH: null });
   });
 
   it("lets a day held below the month's third peak rise to it: the measure stays the same", () => {
@@ -324,10 +324,10 @@ describe('planWithCapacity', () => {
       slots: slots(prices),
       timezone: 'UTC',
       currency: 'NOK',
-      ev: { energyNeededKWh: 10, departureMs: T0 + 24 * H, minPowerKW: 4.6, maxPowerKW: 11, efficiency: 1 },
+      ev: { energyNeededKwh: 10, departureMs: T0 + 24 * H, minPowerKw: 4.6, maxPowerKw: 11, efficiency: 1 },
       tank: {
         volumeL: 200,
-        powerKW: 2.5,
+        powerKw: 2.5,
         coldWaterC: 10,
         ambientC: 20,
         heatLossWPerK: 0,
@@ -335,9 +335,9 @@ describe('planWithCapacity', () => {
         maxC: 75,
         currentTempC: 70,
         control: 'continuous',
-        drawProfileKWh: Array<number>(24).fill(0.2),
+        drawProfileKwh: Array<number>(24).fill(0.2),
       },
-      location: { limitKW: 25, baseLoadKW: 1 },
+      location: { limitKw: 25, baseLoadKw: 1 },
     };
     const p = capacityPlan(input, T0, ctx(norway, peaks(6)));
     expect(p.shortfalls).toEqual([]);

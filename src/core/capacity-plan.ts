@@ -8,7 +8,7 @@
  * capacity fee). A held plan that would leave the tank or the car worse off than the unheld one
  * (a shortfall, or the tank ending cooler) is never chosen. Pure; time is an argument.
  */
-import { planHome, slotFlexKW, slotFlexKWh } from './home-plan.js';
+import { planHome, slotFlexKw, slotFlexKwh } from './home-plan.js';
 import { capacityFee, hourlyEnergies, stepIndex, type HourEnergy } from './capacity.js';
 import {
   groupByMonth,
@@ -45,7 +45,7 @@ export interface CapacityOutcome {
   step: number | null;
   feePerMonth: number;
   /** Most energy a held hour may take (kWh/h), null when the plan was not held. */
-  heldAtKWhPerH: number | null;
+  heldAtKwhPerH: number | null;
   /** Whole bill of the plan (its energy cost + the fee of every month it touches). */
   bill: number;
   /** The same for the unheld plan. */
@@ -66,11 +66,11 @@ const LEVEL_TOL_KWH = 0.01;
 /** Base load (kW) by slot start, and each remaining slot's hours from `nowMs`. */
 function slotFacts(input: HomePlanInput, nowMs: number): Map<number, SlotFact> {
   const out = new Map<number, SlotFact>();
-  const b = input.location.baseLoadKW;
+  const b = input.location.baseLoadKw;
   input.slots.forEach((s, i) => {
     if (s.endMs <= nowMs) return;
-    const baseKW = typeof b === 'number' ? b : (b[i] ?? 0);
-    out.set(s.startMs, { baseKW, hours: (s.endMs - Math.max(nowMs, s.startMs)) / HOUR_MS, endMs: s.endMs });
+    const baseKw = typeof b === 'number' ? b : (b[i] ?? 0);
+    out.set(s.startMs, { baseKw, hours: (s.endMs - Math.max(nowMs, s.startMs)) / HOUR_MS, endMs: s.endMs });
   });
   return out;
 }
@@ -80,7 +80,7 @@ function projectedHours(p: Plan, facts: Map<number, SlotFact>, metered: Readonly
   const items: HourEnergy[] = [...metered];
   for (const s of p.slots) {
     const f = facts.get(s.startMs);
-    items.push({ startMs: s.startMs, kWh: (f ? f.baseKW * f.hours : 0) + slotFlexKWh(s) });
+    items.push({ startMs: s.startMs, kWh: (f ? f.baseKw * f.hours : 0) + slotFlexKwh(s) });
   }
   return hourlyEnergies(items);
 }
@@ -127,7 +127,7 @@ function floorHours(facts: Map<number, SlotFact>, ctx: Ctx): Map<number, number>
   const out = new Map(ctx.meteredHours.map((h) => [h.startMs, h.kWh]));
   for (const [start, f] of facts) {
     const h = Math.floor(start / HOUR_MS) * HOUR_MS;
-    out.set(h, (out.get(h) ?? 0) + f.baseKW * f.hours);
+    out.set(h, (out.get(h) ?? 0) + f.baseKw * f.hours);
   }
   return out;
 }
@@ -136,7 +136,7 @@ function floorHours(facts: Map<number, SlotFact>, ctx: Ctx): Map<number, number>
 function keepBelow(hours: ReadonlyMap<number, number>, caps: Caps): FixedPeak {
   return (list) => {
     const peak = Math.max(...list.map((h) => (hours.get(h.startMs) ?? 0) * h.weight));
-    const allowance = Math.min(...list.map((h) => (caps.get(h.startMs)?.hourKWh ?? Infinity) * h.weight));
+    const allowance = Math.min(...list.map((h) => (caps.get(h.startMs)?.hourKwh ?? Infinity) * h.weight));
     return peak < allowance - 1e-4 ? peak : null;
   };
 }
@@ -148,7 +148,7 @@ function onlyUnitOf(richest: number, floors: ReadonlyMap<number, number>, level 
 
 function sameCaps(a: Caps, b: Caps): boolean {
   if (a.size !== b.size) return false;
-  for (const [k, v] of a) if (Math.abs((b.get(k)?.hourKWh ?? NaN) - v.hourKWh) > 1e-9) return false;
+  for (const [k, v] of a) if (Math.abs((b.get(k)?.hourKwh ?? NaN) - v.hourKwh) > 1e-9) return false;
   return true;
 }
 
@@ -188,16 +188,16 @@ function explain(p: Plan, input: HomePlanInput, facts: Map<number, SlotFact>, ca
     const f = facts.get(s.startMs);
     if (!c || !f) return s;
     // Control keeps the hour within its allowance (the hourly energy guard), binding or not.
-    const held = { ...s, hourAllowanceKWh: c.hourKWh };
-    const capKW = Math.max(f.baseKW, c.kw);
+    const held = { ...s, hourAllowanceKwh: c.hourKwh };
+    const capKw = Math.max(f.baseKw, c.kw);
     const otherCaps = (input.location.lpc ?? [])
       .filter((l) => l.scope === 'location' && l.startMs < s.endMs && l.endMs > s.startMs)
-      .map((l) => l.maxKW);
-    const used = f.baseKW + slotFlexKW(s);
-    if (used < capKW - 1e-4 || capKW >= Math.min(input.location.limitKW, ...otherCaps) - TOL) return held;
+      .map((l) => l.maxKw);
+    const used = f.baseKw + slotFlexKw(s);
+    if (used < capKw - 1e-4 || capKw >= Math.min(input.location.limitKw, ...otherCaps) - TOL) return held;
     const binding = [...s.binding.filter((b) => b !== 'lpc' && b !== 'reservedLpc' && b !== 'locationLimit'), 'capacityStep' as const];
     const head = s.reason.replace(/; bound by .*$/, '');
-    return { ...held, binding, reason: `${head}; bound by ${binding.join(', ')}; held at ${c.hourKWh.toFixed(1)} kWh/h: the month's capacity step` };
+    return { ...held, binding, reason: `${head}; bound by ${binding.join(', ')}; held at ${c.hourKwh.toFixed(1)} kWh/h: the month's capacity step` };
   });
   return { ...p, slots };
 }
@@ -294,7 +294,7 @@ export function planWithCapacity(input: HomePlanInput, nowMs: number, context: C
       // keeps whole, and the other way round: a level in between may keep both.
       const [alike, , topOnly] = ends;
       if (!here && alike && topOnly && [...alike].some((d) => !topOnly.has(d)) && [...topOnly].some((d) => !alike.has(d))) {
-        levelSearch(target, Math.max(...[...uniform.values()].map((c) => c.hourKWh)) * 2, (caps) => consider(caps).score);
+        levelSearch(target, Math.max(...[...uniform.values()].map((c) => c.hourKwh)) * 2, (caps) => consider(caps).score);
       }
       const chosen = here as Held | null;
       if (!chosen) break;
@@ -302,14 +302,14 @@ export function planWithCapacity(input: HomePlanInput, nowMs: number, context: C
     }
   }
   const chosen = best.caps ? explain(best.plan, input, facts, best.caps) : best.plan;
-  const heldAt = best.caps ? Math.max(...[...best.caps.values()].map((c) => c.hourKWh)) : null;
+  const heldAt = best.caps ? Math.max(...[...best.caps.values()].map((c) => c.hourKwh)) : null;
   return {
     ...chosen,
     capacity: {
       measureKw: best.ev.measureKw,
       step: ctx.rule.steps ? stepIndex(ctx.rule, best.ev.measureKw) : null,
       feePerMonth: best.ev.feePerMonth,
-      heldAtKWhPerH: heldAt,
+      heldAtKwhPerH: heldAt,
       bill: best.ev.bill,
       unheldBill: freeEval.bill,
     },

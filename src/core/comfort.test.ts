@@ -14,23 +14,23 @@ function input(prices: number[], tank: Partial<TankParams>, fromMs = T0): PlanIn
     // No draw and no loss: the stored energy only moves when the element heats, so every case is by hand.
     tank: {
       volumeL: 200,
-      powerKW: 2,
+      powerKw: 2,
       coldWaterC: 10,
       ambientC: 20,
       heatLossWPerK: 0,
       minC: 45,
       maxC: 75,
       currentTempC: 50,
-      drawProfileKWh: new Array<number>(24).fill(0),
+      drawProfileKwh: new Array<number>(24).fill(0),
       control: 'continuous',
       ...tank,
     },
-    location: { limitKW: 17, baseLoadKW: 0 },
+    location: { limitKw: 17, baseLoadKw: 0 },
   };
 }
 
 const ready = (iso: string, tempC = 60): ComfortDeadline => ({ atMs: Date.parse(iso), tempC, label: 'hot water ready by 06:30' });
-const energies = (p: ReturnType<typeof plan>): number[] => p.slots.map((s) => Number(s.tanks!.tank!.energyKWh.toFixed(3)));
+const energies = (p: ReturnType<typeof plan>): number[] => p.slots.map((s) => Number(s.tanks!.tank!.energyKwh.toFixed(3)));
 
 // Cheap after the deadline, so heating before it is only ever for the deadline.
 const prices = [0.3, 0.1, 0.2, 0.4, 0.5, 0.6, 0.7, 0.01, 0.01, 0.01, 0.01, 0.01];
@@ -66,7 +66,7 @@ describe('comfort deadlines in the tank planners', () => {
   it("holds the temperature until 06:30: the half hour's draw after the 06:00 slot end is heated for too", () => {
     const draws = new Array<number>(24).fill(0);
     draws[6] = 0.4; // kWh in the local 06:00 hour, 0.2 of it before 06:30
-    const p = plan(input(prices, { drawProfileKWh: draws, comfort: [ready('2025-01-15T06:30:00+01:00')] }), T0);
+    const p = plan(input(prices, { drawProfileKwh: draws, comfort: [ready('2025-01-15T06:30:00+01:00')] }), T0);
     expect(energies(p).slice(0, 6)).toEqual([0, 2, 0.526, 0, 0, 0]);
     expect(p.slots[5]!.tanks!.tank!.endTempC).toBeCloseTo(60 + 0.2 / C, 6);
     expect(p.tanks?.tank?.comfort?.[0]).toMatchObject({ plannedTempC: expect.closeTo(60, 6), met: true });
@@ -81,7 +81,7 @@ describe('comfort deadlines in the tank planners', () => {
 
   it('anti-cycling (the on/off DP at partial levels): one start allowed, so one run of consecutive slots', () => {
     const p = plan(input(prices, { antiCycling: { maxStartsPerDay: 1 }, comfort: [ready('2025-01-15T06:30:00+01:00')] }), T0);
-    const on = p.slots.map((s, t) => (s.tanks!.tank!.energyKWh > 1e-9 ? t : -1)).filter((t) => t >= 0);
+    const on = p.slots.map((s, t) => (s.tanks!.tank!.energyKwh > 1e-9 ? t : -1)).filter((t) => t >= 0);
     expect(on).toEqual([1, 2]);
     expect(p.tanks?.tank?.comfort?.[0]?.plannedTempC).toBeGreaterThanOrEqual(60 - 1e-6);
   });
@@ -118,7 +118,7 @@ describe('comfort deadlines in the tank planners', () => {
     );
     expect(p.tanks?.tank?.comfort?.map((c) => c.slotEndMs)).toEqual([T0 + H]);
     // 5 K = 1.163 kWh within the 50 minutes left of slot 0 (at most 1.667 kWh).
-    expect(p.slots[0]!.tanks!.tank!.energyKWh).toBeCloseTo(5 * C, 6);
+    expect(p.slots[0]!.tanks!.tank!.energyKwh).toBeCloseTo(5 * C, 6);
   });
 
   it('two deadlines: each is met, and each heating slot names the one it heats for', () => {
@@ -139,14 +139,14 @@ describe('comfort deadlines in the tank planners', () => {
     const p = plan(
       {
         ...inp,
-        location: { limitKW: 3, baseLoadKW: 0 },
-        ev: { energyNeededKWh: 6, departureMs: T0 + 6 * H, minPowerKW: 0, maxPowerKW: 3, efficiency: 1 },
+        location: { limitKw: 3, baseLoadKw: 0 },
+        ev: { energyNeededKwh: 6, departureMs: T0 + 6 * H, minPowerKw: 0, maxPowerKw: 3, efficiency: 1 },
       },
       T0,
     );
     expect(p.tanks?.tank?.comfort?.[0]?.met).toBe(true);
     expect(p.shortfalls).toEqual([]);
-    for (const s of p.slots) expect(s.tanks!.tank!.powerKW + s.evs!.ev!.powerKW).toBeLessThanOrEqual(3 + 1e-9);
+    for (const s of p.slots) expect(s.tanks!.tank!.powerKw + s.evs!.ev!.powerKw).toBeLessThanOrEqual(3 + 1e-9);
   });
 });
 

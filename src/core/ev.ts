@@ -175,6 +175,6 @@ export function solveEv(p: EvProblem): EvSolution {
 }
 
 /** Charging power from current per phase, number of phases and phase voltage (default 230 V). */
-export function evPowerKW(currentA: number, phases: 1 | 2 | 3, voltageV = 230): number {
+export function evPowerKw(currentA: number, phases: 1 | 2 | 3, voltageV = 230): number {
   return (currentA * phases * voltageV) / 1000;
 }

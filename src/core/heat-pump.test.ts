@@ -10,7 +10,7 @@ const cheapNights = Array.from({ length: 24 }, (_, h) => (h >= 1 && h < 5 ? 0.05
 const tank: TankParams & { id: string } = {
   id: 'hw',
   volumeL: 200,
-  powerKW: 1,
+  powerKw: 1,
   coldWaterC: 8,
   ambientC: 18,
   heatLossWPerK: 1.6,
@@ -18,7 +18,7 @@ const tank: TankParams & { id: string } = {
   maxC: 65,
   currentTempC: 47,
   control: 'continuous',
-  drawProfileKWh: Array.from({ length: 24 }, (_, h) => (h === 7 || h === 20 ? 2 : 0.1)),
+  drawProfileKwh: Array.from({ length: 24 }, (_, h) => (h === 7 || h === 20 ? 2 : 0.1)),
 };
 const home = (t: TankParams & { id: string }): HomePlanInput => ({
   slots: hourlySlots(cheapNights),
@@ -26,9 +26,9 @@ const home = (t: TankParams & { id: string }): HomePlanInput => ({
   currency: 'EUR',
   tanks: [t],
   evs: [],
-  location: { limitKW: 17, baseLoadKW: 1 },
+  location: { limitKw: 17, baseLoadKw: 1 },
 });
-const energy = (p: ReturnType<typeof planHome>): number => p.slots.reduce((kwh, s) => kwh + (s.tanks?.hw?.energyKWh ?? 0), 0);
+const energy = (p: ReturnType<typeof planHome>): number => p.slots.reduce((kwh, s) => kwh + (s.tanks?.hw?.energyKwh ?? 0), 0);
 
 describe('planning a heat pump as a tank in electric energy', () => {
   it("needs the element tank's heat over the COP, in the same cheap hours, with the same temperatures", () => {
@@ -38,10 +38,10 @@ describe('planning a heat pump as a tank in electric energy', () => {
     expect(energy(pump)).toBeLessThan(energy(element) / 2.5);
     expect(energy(pump)).toBeGreaterThan(energy(element) / 3.2);
     // Boost in the cheap night hours (01–05 local).
-    const cheapHours = pump.slots.filter((s) => (s.tanks?.hw?.energyKWh ?? 0) > 0.01).map((s) => new Date(s.startMs).getUTCHours() + 1);
+    const cheapHours = pump.slots.filter((s) => (s.tanks?.hw?.energyKwh ?? 0) > 0.01).map((s) => new Date(s.startMs).getUTCHours() + 1);
     expect(cheapHours.length).toBeGreaterThan(0);
     for (const h of cheapHours.filter((h) => h < 6)) expect(h).toBeGreaterThanOrEqual(1);
-    const nightKwh = pump.slots.filter((_, i) => i >= 1 && i < 5).reduce((kwh, s) => kwh + (s.tanks?.hw?.energyKWh ?? 0), 0);
+    const nightKwh = pump.slots.filter((_, i) => i >= 1 && i < 5).reduce((kwh, s) => kwh + (s.tanks?.hw?.energyKwh ?? 0), 0);
     expect(nightKwh / energy(pump)).toBeGreaterThan(0.6);
     // Never below the floor, by the plan's own temperatures.
     for (const s of pump.slots) expect(s.tanks!.hw!.endTempC).toBeGreaterThanOrEqual(45 - 1e-6);

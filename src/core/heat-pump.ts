@@ -30,7 +30,7 @@ export function heatPumpAsTank<T extends TankParams>(tank: T, cop: number): T {
     ...tank,
     volumeL: tank.volumeL / cop,
     heatLossWPerK: tank.heatLossWPerK / cop,
-    ...(tank.drawProfileKWh ? { drawProfileKWh: tank.drawProfileKWh.map((kwh) => kwh / cop) } : {}),
+    ...(tank.drawProfileKwh ? { drawProfileKwh: tank.drawProfileKwh.map((kwh) => kwh / cop) } : {}),
   };
 }
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { bindingAntiCycling, homeInputOf, planHome, slotFlexKW } from './home-plan.js';
+import { bindingAntiCycling, homeInputOf, planHome, slotFlexKw } from './home-plan.js';
 import { plan } from './planner.js';
 import { buildPriceSeries } from './prices.js';
 import type { EvParams, HomePlanInput, Plan, TankParams } from './types.js';
@@ -9,7 +9,7 @@ import { H, hourlySlots, osloMidnight as T0 } from '../../test/fixtures/price-sl
 const tank = (id: string, over: Partial<TankParams> = {}): TankParams & { id: string } => ({
   id,
   volumeL: 200,
-  powerKW: 2,
+  powerKw: 2,
   coldWaterC: 8,
   ambientC: 18,
   heatLossWPerK: 1.6,
@@ -21,10 +21,10 @@ const tank = (id: string, over: Partial<TankParams> = {}): TankParams & { id: st
 });
 const car = (id: string, over: Partial<EvParams> = {}): EvParams & { id: string } => ({
   id,
-  energyNeededKWh: 20,
+  energyNeededKwh: 20,
   departureMs: T0 + 30 * H,
-  minPowerKW: 4.14,
-  maxPowerKW: 11,
+  minPowerKw: 4.14,
+  maxPowerKw: 11,
   efficiency: 0.9,
   ...over,
 });
@@ -36,17 +36,17 @@ function home(prices: readonly number[], over: Partial<HomePlanInput> = {}): Hom
     currency: 'EUR',
     tanks: [],
     evs: [],
-    location: { limitKW: 17, baseLoadKW: 1 },
+    location: { limitKw: 17, baseLoadKw: 1 },
     ...over,
   };
 }
 
-/** Battery energy each car got by the plan's end (its last slot's `chargedKWh`). */
-const charged = (p: Plan, id: string): number => p.slots.at(-1)?.evs?.[id]?.chargedKWh ?? 0;
+/** Battery energy each car got by the plan's end (its last slot's `chargedKwh`). */
+const charged = (p: Plan, id: string): number => p.slots.at(-1)?.evs?.[id]?.chargedKwh ?? 0;
 
 /** The location's limit less base load, never crossed by all devices together. */
-function expectWithinLimit(p: Plan, limitKW: number, baseKW: number): void {
-  for (const s of p.slots) expect(slotFlexKW(s), new Date(s.startMs).toISOString()).toBeLessThanOrEqual(limitKW - baseKW + 1e-6);
+function expectWithinLimit(p: Plan, limitKw: number, baseKw: number): void {
+  for (const s of p.slots) expect(slotFlexKw(s), new Date(s.startMs).toISOString()).toBeLessThanOrEqual(limitKw - baseKw + 1e-6);
 }
 
 const night = (h: number): boolean => h % 24 < 6;
@@ -84,30 +84,30 @@ describe('planHome', () => {
       currency: 'EUR',
       tank: tank('boiler'),
       ev: car('garage'),
-      location: { limitKW: 17, baseLoadKW: 1 },
+      location: { limitKw: 17, baseLoadKw: 1 },
     };
     expect(planHome(homeInputOf(input), T0)).toEqual(plan(input, T0));
   });
 
   it('plans every car and tank under its own id, all together within the location limit', () => {
     const input = home(dayPrices, {
-      tanks: [tank('t1'), tank('t2', { volumeL: 300, powerKW: 3 })],
-      evs: [car('c1'), car('c2', { energyNeededKWh: 30 })],
-      location: { limitKW: 17, baseLoadKW: 1 },
+      tanks: [tank('t1'), tank('t2', { volumeL: 300, powerKw: 3 })],
+      evs: [car('c1'), car('c2', { energyNeededKwh: 30 })],
+      location: { limitKw: 17, baseLoadKw: 1 },
     });
     const p = planHome(input, T0);
     expect(Object.keys(p.slots[0]!.tanks ?? {}).sort()).toEqual(['t1', 't2']);
     expect(Object.keys(p.slots[0]!.evs ?? {}).sort()).toEqual(['c1', 'c2']);
     expect(Object.keys(p.tanks ?? {}).sort()).toEqual(['t1', 't2']);
-    expect(p.evs?.c2?.energyNeededKWh).toBeCloseTo(30, 6);
+    expect(p.evs?.c2?.energyNeededKwh).toBeCloseTo(30, 6);
     expect(charged(p, 'c1')).toBeCloseTo(20, 3);
     expect(charged(p, 'c2')).toBeCloseTo(30, 3);
     expect(p.shortfalls).toEqual([]);
     expectWithinLimit(p, 17, 1);
     // Money is the sum over the devices, at the slot prices.
-    const cost = p.slots.reduce((sum, s) => sum + s.price * Object.values({ ...s.tanks, ...s.evs }).reduce((e, d) => e + d.energyKWh, 0), 0);
+    const cost = p.slots.reduce((sum, s) => sum + s.price * Object.values({ ...s.tanks, ...s.evs }).reduce((e, d) => e + d.energyKwh, 0), 0);
     expect(p.cost).toBeGreaterThanOrEqual(cost - 1e-6);
-    expect(p.slots.find((s) => Object.values(s.evs ?? {}).some((e) => e.energyKWh > 0))?.reason).toMatch(/c[12] \d+\.\d\d kWh/);
+    expect(p.slots.find((s) => Object.values(s.evs ?? {}).some((e) => e.energyKwh > 0))?.reason).toMatch(/c[12] \d+\.\d\d kWh/);
   });
 
   it('leaves the car that must leave first the cheap hours it can use, when the other can wait', () => {
@@ -115,33 +115,33 @@ describe('planHome', () => {
     // stays until 30:00. Hours 0-3 are cheapest, 24-29 nearly as cheap: late must take those.
     const prices = Array.from({ length: 30 }, (_, h) => (h < 4 ? 0.05 : h >= 24 ? 0.06 : 0.5));
     const input = home(prices, {
-      evs: [car('late', { energyNeededKWh: 29.7, departureMs: T0 + 30 * H }), car('early', { energyNeededKWh: 29.7, departureMs: T0 + 4 * H })],
-      location: { limitKW: 12, baseLoadKW: 1 },
+      evs: [car('late', { energyNeededKwh: 29.7, departureMs: T0 + 30 * H }), car('early', { energyNeededKwh: 29.7, departureMs: T0 + 4 * H })],
+      location: { limitKw: 12, baseLoadKw: 1 },
     });
     const p = planHome(input, T0);
     expect(p.shortfalls).toEqual([]);
     expectWithinLimit(p, 12, 1);
     expect(charged(p, 'early')).toBeCloseTo(29.7, 3);
     expect(charged(p, 'late')).toBeCloseTo(29.7, 3);
-    const lateDear = p.slots.filter((s) => s.price > 0.1).reduce((sum, s) => sum + (s.evs?.late?.energyKWh ?? 0), 0);
+    const lateDear = p.slots.filter((s) => s.price > 0.1).reduce((sum, s) => sum + (s.evs?.late?.energyKwh ?? 0), 0);
     expect(lateDear).toBeCloseTo(0, 6);
   });
 
   it('gives a resource cap only to the device it names', () => {
     const input = home(dayPrices, {
       evs: [car('c1'), car('c2')],
-      location: { limitKW: 25, baseLoadKW: 1, lpc: [{ startMs: T0, endMs: T0 + 6 * H, maxKW: 0, scope: 'ev', deviceId: 'c2' }] },
+      location: { limitKw: 25, baseLoadKw: 1, lpc: [{ startMs: T0, endMs: T0 + 6 * H, maxKw: 0, scope: 'ev', deviceId: 'c2' }] },
     });
     const p = planHome(input, T0);
     const first6 = p.slots.slice(0, 6);
-    expect(first6.every((s) => (s.evs?.c2?.energyKWh ?? 0) === 0)).toBe(true);
-    expect(first6.some((s) => (s.evs?.c1?.energyKWh ?? 0) > 0)).toBe(true);
+    expect(first6.every((s) => (s.evs?.c2?.energyKwh ?? 0) === 0)).toBe(true);
+    expect(first6.some((s) => (s.evs?.c1?.energyKwh ?? 0) > 0)).toBe(true);
   });
 
   it("states each device's shortfall under its id when the room is too small for both", () => {
     const input = home(
       Array.from({ length: 4 }, () => 0.2),
-      { evs: [car('a', { departureMs: T0 + 4 * H }), car('b', { departureMs: T0 + 4 * H })], location: { limitKW: 12, baseLoadKW: 1 } },
+      { evs: [car('a', { departureMs: T0 + 4 * H }), car('b', { departureMs: T0 + 4 * H })], location: { limitKw: 12, baseLoadKw: 1 } },
     );
     const p = planHome(input, T0);
     expectWithinLimit(p, 12, 1);
@@ -160,25 +160,25 @@ describe('planHome', () => {
   it('keeps the frozen slots of each device from the previous plan', () => {
     const input = home(dayPrices, { tanks: [tank('t1'), tank('t2')], evs: [car('c1'), car('c2')], options: { frozenSlots: 1 } });
     const first = planHome(input, T0);
-    const again = planHome({ ...input, location: { ...input.location, baseLoadKW: 3 } }, T0 + 10 * 60_000, first);
+    const again = planHome({ ...input, location: { ...input.location, baseLoadKw: 3 } }, T0 + 10 * 60_000, first);
     // The slot after the current one is frozen (the current one is scaled to what is left of it).
-    for (const id of ['t1', 't2']) expect(again.slots[1]!.tanks?.[id]?.energyKWh).toBeCloseTo(first.slots[1]!.tanks?.[id]?.energyKWh ?? NaN, 6);
-    for (const id of ['c1', 'c2']) expect(again.slots[1]!.evs?.[id]?.energyKWh).toBeCloseTo(first.slots[1]!.evs?.[id]?.energyKWh ?? NaN, 6);
+    for (const id of ['t1', 't2']) expect(again.slots[1]!.tanks?.[id]?.energyKwh).toBeCloseTo(first.slots[1]!.tanks?.[id]?.energyKwh ?? NaN, 6);
+    for (const id of ['c1', 'c2']) expect(again.slots[1]!.evs?.[id]?.energyKwh).toBeCloseTo(first.slots[1]!.evs?.[id]?.energyKwh ?? NaN, 6);
     expect(again.slots[1]!.binding).toContain('frozen');
   });
 
   it('gives each device the plan it would get alone where the headroom is not contested', () => {
     const input = home(dayPrices, {
-      tanks: [tank('t1'), tank('t2', { volumeL: 300, powerKW: 3 })],
-      evs: [car('c1'), car('c2', { energyNeededKWh: 30 })],
-      location: { limitKW: 60, baseLoadKW: 1 },
+      tanks: [tank('t1'), tank('t2', { volumeL: 300, powerKw: 3 })],
+      evs: [car('c1'), car('c2', { energyNeededKwh: 30 })],
+      location: { limitKw: 60, baseLoadKw: 1 },
     });
     const p = planHome(input, T0);
     const alone = (d: Partial<Pick<HomePlanInput, 'tanks' | 'evs'>>): Plan => planHome({ ...input, tanks: d.tanks ?? [], evs: d.evs ?? [] }, T0);
     for (const t of input.tanks)
-      expect(p.slots.map((s) => s.tanks?.[t.id]?.energyKWh)).toEqual(alone({ tanks: [t] }).slots.map((s) => s.tanks?.[t.id]?.energyKWh));
+      expect(p.slots.map((s) => s.tanks?.[t.id]?.energyKwh)).toEqual(alone({ tanks: [t] }).slots.map((s) => s.tanks?.[t.id]?.energyKwh));
     for (const e of input.evs)
-      expect(p.slots.map((s) => s.evs?.[e.id]?.energyKWh)).toEqual(alone({ evs: [e] }).slots.map((s) => s.evs?.[e.id]?.energyKWh));
+      expect(p.slots.map((s) => s.evs?.[e.id]?.energyKwh)).toEqual(alone({ evs: [e] }).slots.map((s) => s.evs?.[e.id]?.energyKwh));
   });
 
   it('without any price plans the fallback device by device, cars first, all within the limit', () => {
@@ -190,13 +190,13 @@ describe('planHome', () => {
       currency: 'EUR',
       spot: {},
       deltas: [],
-      fees: { gridFeePerKWh: 0, taxPerKWh: 0 },
+      fees: { gridFeePerKwh: 0, taxPerKwh: 0 },
     });
     const input = home([], {
       slots,
       tanks: [tank('t1', { currentTempC: 51 }), tank('t2', { currentTempC: 51 })],
       evs: [car('c1', { departureMs: T0 + 8 * H }), car('c2', { departureMs: T0 + 8 * H })],
-      location: { limitKW: 14, baseLoadKW: 1 },
+      location: { limitKw: 14, baseLoadKw: 1 },
     });
     const p = planHome(input, T0);
     expect(p.mode).toBe('fallback');
@@ -210,16 +210,16 @@ describe('planHome', () => {
   it('never plans the devices together above the location limit, whatever the prices', () => {
     const prices = fc.array(fc.double({ min: -0.2, max: 0.6, noNaN: true, noDefaultInfinity: true }), { minLength: 24, maxLength: 36 });
     fc.assert(
-      fc.property(prices, fc.double({ min: 8, max: 25, noNaN: true }), (ps, limitKW) => {
+      fc.property(prices, fc.double({ min: 8, max: 25, noNaN: true }), (ps, limitKw) => {
         const p = planHome(
           home(ps, {
             tanks: [tank('t1'), tank('t2')],
             evs: [car('c1'), car('c2', { departureMs: T0 + 20 * H })],
-            location: { limitKW, baseLoadKW: 1 },
+            location: { limitKw, baseLoadKw: 1 },
           }),
           T0,
         );
-        expectWithinLimit(p, limitKW, 1);
+        expectWithinLimit(p, limitKw, 1);
       }),
       { numRuns: 25 },
     );

@@ -236,9 +236,9 @@ export function planHome(input: HomePlanInput, nowMs: number, previous?: Plan): 
       nowMs,
       previous,
     );
-    if (unmet(without) < unmet(plan) - 1e-6) return { ...without, reservations: reservationOutcomes(without, lpc, slotFlexKWh, false) };
+    if (unmet(without) < unmet(plan) - 1e-6) return { ...without, reservations: reservationOutcomes(without, lpc, slotFlexKwh, false) };
   }
-  return { ...plan, reservations: reservationOutcomes(plan, lpc, slotFlexKWh, true) };
+  return { ...plan, reservations: reservationOutcomes(plan, lpc, slotFlexKwh, true) };
 }
 
 function planDevices(input: HomePlanInput, nowMs: number, previous?: Plan): Plan {
@@ -251,12 +251,12 @@ function planDevices(input: HomePlanInput, nowMs: number, previous?: Plan): Plan
   };
   // The pair planner drops the slots that ended before `nowMs`: how many lead the input.
   const ended = ((i) => (i < 0 ? input.slots.length : i))(input.slots.findIndex((s) => s.endMs > nowMs));
-  const base = input.location.baseLoadKW;
+  const base = input.location.baseLoadKw;
   const baseAt = (i: number): number => (typeof base === 'number' ? base : (base[i] ?? 0));
   const pairInput = (tank: Tank | null, ev: Ev | null, others: number[] | null): PlanInput => {
     // Other devices' planned power is base load to this one (their plans start at the first slot not ended).
-    const baseLoadKW = others === null ? base : input.slots.map((_, i) => baseAt(i) + (others[i - ended] ?? 0));
-    return { ...common, tank, ev, location: { ...input.location, baseLoadKW, lpc: capsFor(input.location.lpc ?? [], tank, ev) } };
+    const baseLoadKw = others === null ? base : input.slots.map((_, i) => baseAt(i) + (others[i - ended] ?? 0));
+    return { ...common, tank, ev, location: { ...input.location, baseLoadKw, lpc: capsFor(input.location.lpc ?? [], tank, ev) } };
   };
   if (input.tanks.length <= 1 && input.evs.length <= 1)
     return planPair(pairInput(input.tanks[0] ?? null, input.evs[0] ?? null, null), nowMs, previous);
@@ -271,7 +271,7 @@ function planDevices(input: HomePlanInput, nowMs: number, previous?: Plan): Plan
   });
   const s0 = devices[0]!.s;
   // Power of every device but `i`, kW, from each device's energy per slot.
-  const othersKW = (xs: ReadonlyArray<number[] | null>, i: number): number[] =>
+  const othersKw = (xs: ReadonlyArray<number[] | null>, i: number): number[] =>
     s0.slots.map(
       (_, t) => xs.reduce((sum, x, j) => sum + (j === i || x === null ? 0 : (x[t] as number)), 0) / (s0.slotHours * (s0.fraction[t] as number)),
     );
@@ -285,8 +285,8 @@ function planDevices(input: HomePlanInput, nowMs: number, previous?: Plan): Plan
   // Each device's plan on what the others leave, in turn, so that together they keep the headroom.
   const plans: Plan[] = [];
   for (const i of order) {
-    plans[i] = planPair(pairInput(kinds[i]![0], kinds[i]![1], othersKW(xs, i)), nowMs, previous);
-    xs[i] = plans[i].slots.map((sl, t) => slotFlexKW(sl) * s0.slotHours * (s0.fraction[t] as number));
+    plans[i] = planPair(pairInput(kinds[i]![0], kinds[i]![1], othersKw(xs, i)), nowMs, previous);
+    xs[i] = plans[i].slots.map((sl, t) => slotFlexKw(sl) * s0.slotHours * (s0.fraction[t] as number));
   }
   const location = planPair({ ...common, tank: null, ev: null }, nowMs, previous);
   return merge(location, plans);
@@ -310,7 +310,7 @@ function merge(location: Plan, plans: ReadonlyArray<Plan>): Plan {
     const slot: PlanSlot = {
       ...ls,
       binding,
-      baselineKWh: at.reduce((sum, s) => sum + (s.baselineKWh ?? 0), 0),
+      baselineKwh: at.reduce((sum, s) => sum + (s.baselineKwh ?? 0), 0),
       reason: `${parts.length > 0 ? parts.join(', ') : 'idle'} at ${priceText}${binding.length > 0 ? `; bound by ${binding.join(', ')}` : ''}`,
     };
     return { ...slot, ...byId('tanks', at), ...byId('evs', at), ...byId('baselineTanks', at) };
@@ -318,7 +318,7 @@ function merge(location: Plan, plans: ReadonlyArray<Plan>): Plan {
   // The naive devices together must fit the location's headroom too, not only each group's share.
   const together = slots.every((s) => {
     const hours = (s.endMs - Math.max(s.startMs, location.createdMs)) / 3_600_000;
-    return (s.baselineKWh ?? 0) <= Math.max(0, s.headroomKW) * hours + 1e-6 || hours <= 0;
+    return (s.baselineKwh ?? 0) <= Math.max(0, s.headroomKw) * hours + 1e-6 || hours <= 0;
   });
   const shortfalls: Shortfall[] = [...location.shortfalls, ...plans.flatMap((p) => p.shortfalls.filter((f) => f.device !== 'location'))];
   const out: Plan = {
@@ -343,7 +343,7 @@ function byId<K extends string, T extends Partial<Record<K, Record<string, unkno
 export const slotDevices = (s: PlanSlot): [string, DeviceSlotPlan][] => [...Object.entries(s.tanks ?? {}), ...Object.entries(s.evs ?? {})];
 
 /** Each slot's planned flexible energy of every device together, kWh (the whole slot). */
-export const slotFlexKWh = (s: PlanSlot): number => slotDevices(s).reduce((kwh, [, d]) => kwh + d.energyKWh, 0);
+export const slotFlexKwh = (s: PlanSlot): number => slotDevices(s).reduce((kwh, [, d]) => kwh + d.energyKwh, 0);
 
 /** Each slot's planned flexible power of every device together, kW. */
-export const slotFlexKW = (s: PlanSlot): number => slotDevices(s).reduce((kw, [, d]) => kw + d.powerKW, 0);
+export const slotFlexKw = (s: PlanSlot): number => slotDevices(s).reduce((kw, [, d]) => kw + d.powerKw, 0);

@@ -4,6 +4,6 @@
 export * from './types.js';
 export { buildPriceSeries, unitFactor } from './prices.js';
 export { plan } from './planner.js';
-export { defaultDrawProfileKWh, estimateTankTempC, tankModel, KWH_PER_L_K, type TankModel } from './tank.js';
+export { defaultDrawProfileKwh, estimateTankTempC, tankModel, KWH_PER_L_K, type TankModel } from './tank.js';
 export { localParts, slotLocalInfo } from './local-time.js';
-export { evPowerKW, solveEv, type EvProblem, type EvSolution } from './ev.js';
+export { evPowerKw, solveEv, type EvProblem, type EvSolution } from './ev.js';

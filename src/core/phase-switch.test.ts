@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { choosePhases, deliverableKw, evPowerRangeKW, type PhaseChoiceInput } from './phase-switch.js';
+import { choosePhases, deliverableKw, evPowerRangeKw, type PhaseChoiceInput } from './phase-switch.js';
 import { wattsPerAmp } from './fuse.js';
 import { plan } from './planner.js';
 import type { PlanInput } from './types.js';
@@ -8,49 +8,49 @@ import { H, hourlySlots, osloMidnight as T0 } from '../../test/fixtures/price-sl
 const model = { minCurrentA: 6, maxCurrentA: 16, phases: 3 as const, voltageV: 230 };
 const switching = { ...model, phaseSwitching: { enabled: true } };
 
-describe('evPowerRangeKW', () => {
+describe('evPowerRangeKw', () => {
   it('without switching: the configured phases on the supply, as before', () => {
-    expect(evPowerRangeKW(model)).toEqual({ minKW: 6 * 0.69, maxKW: 16 * 0.69 });
-    expect(evPowerRangeKW({ ...model, phaseSwitching: { enabled: false } })).toEqual({ minKW: 6 * 0.69, maxKW: 16 * 0.69 });
-    expect(evPowerRangeKW(model, 'IT').maxKW).toBeCloseTo((Math.sqrt(3) * 230 * 16) / 1000, 9);
+    expect(evPowerRangeKw(model)).toEqual({ minKw: 6 * 0.69, maxKw: 16 * 0.69 });
+    expect(evPowerRangeKw({ ...model, phaseSwitching: { enabled: false } })).toEqual({ minKw: 6 * 0.69, maxKw: 16 * 0.69 });
+    expect(evPowerRangeKw(model, 'IT').maxKw).toBeCloseTo((Math.sqrt(3) * 230 * 16) / 1000, 9);
   });
 
   it('with switching on TN: 1-phase minimum U·I to 3-phase maximum 3·U·I', () => {
-    const r = evPowerRangeKW(switching, 'TN');
-    expect(r.minKW).toBeCloseTo(1.38, 9);
-    expect(r.maxKW).toBeCloseTo(11.04, 9);
+    const r = evPowerRangeKw(switching, 'TN');
+    expect(r.minKw).toBeCloseTo(1.38, 9);
+    expect(r.maxKw).toBeCloseTo(11.04, 9);
   });
 
   it('with switching on IT (3×230 V): 1-phase between two lines U·I, 3-phase √3·U·I', () => {
-    const r = evPowerRangeKW(switching, 'IT');
-    expect(r.minKW).toBeCloseTo(1.38, 9);
-    expect(r.maxKW).toBeCloseTo((Math.sqrt(3) * 230 * 16) / 1000, 9); // 6.37 kW, not 11.04
+    const r = evPowerRangeKw(switching, 'IT');
+    expect(r.minKw).toBeCloseTo(1.38, 9);
+    expect(r.maxKw).toBeCloseTo((Math.sqrt(3) * 230 * 16) / 1000, 9); // 6.37 kW, not 11.04
   });
 });
 
 /** 12 hourly slots: the first six cheap but capped at 3 kW for the whole location, the rest dear. */
-function cappedInput(range: { minKW: number; maxKW: number }): PlanInput {
+function cappedInput(range: { minKw: number; maxKw: number }): PlanInput {
   const prices = [0.05, 0.05, 0.05, 0.05, 0.05, 0.05, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9];
   return {
     slots: hourlySlots(prices),
     timezone: 'Europe/Oslo',
     currency: 'EUR',
     tank: null,
-    ev: { energyNeededKWh: 12, departureMs: T0 + 12 * H, minPowerKW: range.minKW, maxPowerKW: range.maxKW, efficiency: 1 },
-    location: { limitKW: 17, baseLoadKW: 0, lpc: [{ startMs: T0, endMs: T0 + 6 * H, maxKW: 3, scope: 'location' }] },
+    ev: { energyNeededKwh: 12, departureMs: T0 + 12 * H, minPowerKw: range.minKw, maxPowerKw: range.maxKw, efficiency: 1 },
+    location: { limitKw: 17, baseLoadKw: 0, lpc: [{ startMs: T0, endMs: T0 + 6 * H, maxKw: 3, scope: 'location' }] },
   };
 }
 
 describe('planning with phase switching', () => {
   it('charges in slots only 1-phase power fits (a 3 kW cap), which the fixed 3-phase range cannot use', () => {
-    const evIn = (p: ReturnType<typeof plan>) => p.slots.slice(0, 6).reduce((s, x) => s + (x.evs?.ev?.energyKWh ?? 0), 0);
-    const fixed = plan(cappedInput(evPowerRangeKW(model, 'TN')), T0);
-    const switched = plan(cappedInput(evPowerRangeKW(switching, 'TN')), T0);
+    const evIn = (p: ReturnType<typeof plan>) => p.slots.slice(0, 6).reduce((s, x) => s + (x.evs?.ev?.energyKwh ?? 0), 0);
+    const fixed = plan(cappedInput(evPowerRangeKw(model, 'TN')), T0);
+    const switched = plan(cappedInput(evPowerRangeKw(switching, 'TN')), T0);
     expect(evIn(fixed)).toBeCloseTo(0, 6);
     // Six cheap hours at up to 3 kW: 12 kWh needed, all of it in the cheap slots, none above the cap.
     expect(evIn(switched)).toBeCloseTo(12, 3);
-    for (const s of switched.slots.slice(0, 6)) expect(s.evs?.ev?.energyKWh ?? 0).toBeLessThanOrEqual(3 + 1e-9);
-    expect(switched.slots.slice(6).every((s) => (s.evs?.ev?.energyKWh ?? 0) < 1e-9)).toBe(true);
+    for (const s of switched.slots.slice(0, 6)) expect(s.evs?.ev?.energyKwh ?? 0).toBeLessThanOrEqual(3 + 1e-9);
+    expect(switched.slots.slice(6).every((s) => (s.evs?.ev?.energyKwh ?? 0) < 1e-9)).toBe(true);
   });
 });
 

@@ -26,14 +26,14 @@ export const switchesPhases = (m: PhaseSwitchingModel): boolean => m.phaseSwitch
  * The charger's power range, kW, on the given supply: without switching, its configured phases;
  * with switching, the 1-phase minimum to the 3-phase maximum.
  */
-export function evPowerRangeKW(m: PhaseSwitchingModel, supply: Supply = 'TN'): { minKW: number; maxKW: number } {
+export function evPowerRangeKw(m: PhaseSwitchingModel, supply: Supply = 'TN'): { minKw: number; maxKw: number } {
   if (!switchesPhases(m)) {
     const kwPerA = wattsPerAmp(supply, m.phases, m.voltageV) / 1000;
-    return { minKW: m.minCurrentA * kwPerA, maxKW: m.maxCurrentA * kwPerA };
+    return { minKw: m.minCurrentA * kwPerA, maxKw: m.maxCurrentA * kwPerA };
   }
   return {
-    minKW: (m.minCurrentA * wattsPerAmp(supply, 1, m.voltageV)) / 1000,
-    maxKW: (m.maxCurrentA * wattsPerAmp(supply, 3, m.voltageV)) / 1000,
+    minKw: (m.minCurrentA * wattsPerAmp(supply, 1, m.voltageV)) / 1000,
+    maxKw: (m.maxCurrentA * wattsPerAmp(supply, 3, m.voltageV)) / 1000,
   };
 }
 

@@ -10,7 +10,7 @@ const quarter = hour / 4;
 function slot(
   startMs: number,
   lengthMs: number,
-  o: { tankKWh?: number; evKWh?: number; naiveKWh?: number; binding?: BindingConstraint[] } = {},
+  o: { tankKwh?: number; evKwh?: number; naiveKwh?: number; binding?: BindingConstraint[] } = {},
 ): PlanSlot {
   return {
     startMs,
@@ -19,28 +19,28 @@ function slot(
     spot: 1,
     delta: 0,
     source: 'actual',
-    headroomKW: 10,
-    tanks: { tank: { energyKWh: o.tankKWh ?? 0, powerKW: 0, on: (o.tankKWh ?? 0) > 0, endTempC: 60 } },
-    evs: { garage: { energyKWh: o.evKWh ?? 0, powerKW: 0, on: (o.evKWh ?? 0) > 0, chargedKWh: 0 } },
+    headroomKw: 10,
+    tanks: { tank: { energyKwh: o.tankKwh ?? 0, powerKw: 0, on: (o.tankKwh ?? 0) > 0, endTempC: 60 } },
+    evs: { garage: { energyKwh: o.evKwh ?? 0, powerKw: 0, on: (o.evKwh ?? 0) > 0, chargedKwh: 0 } },
     binding: o.binding ?? [],
     reason: '',
-    ...(o.naiveKWh !== undefined ? { baselineKWh: o.naiveKWh } : {}),
+    ...(o.naiveKwh !== undefined ? { baselineKwh: o.naiveKwh } : {}),
   };
 }
 
 describe('planReportHours', () => {
   // Hand-worked: base load 0.5 kW over an hour is 0.5 kWh; baseline = 0.5 + the naive flexible
   // energy; flexibility = tank + car planned, 0 in a frozen slot.
-  const cases: { name: string; slots: PlanSlot[]; nowMs: number; baseLoadKW: number; want: [number, number, number][] }[] = [
+  const cases: { name: string; slots: PlanSlot[]; nowMs: number; baseLoadKw: number; want: [number, number, number][] }[] = [
     {
       name: 'hourly slots: base load plus naive energy, and the planned tank and car',
       slots: [
-        slot(h0, hour, { tankKWh: 2, evKWh: 0, naiveKWh: 3 }),
-        slot(h0 + hour, hour, { tankKWh: 0, evKWh: 7.2, naiveKWh: 11 }),
-        slot(h0 + 2 * hour, hour, { naiveKWh: 0 }),
+        slot(h0, hour, { tankKwh: 2, evKwh: 0, naiveKwh: 3 }),
+        slot(h0 + hour, hour, { tankKwh: 0, evKwh: 7.2, naiveKwh: 11 }),
+        slot(h0 + 2 * hour, hour, { naiveKwh: 0 }),
       ],
       nowMs: h0 + 10 * 60_000,
-      baseLoadKW: 0.5,
+      baseLoadKw: 0.5,
       want: [
         [h0, 3.5, 2],
         [h0 + hour, 11.5, 7.2],
@@ -49,9 +49,9 @@ describe('planReportHours', () => {
     },
     {
       name: 'a frozen slot moves nothing; its naive energy still counts in the baseline',
-      slots: [slot(h0, hour, { tankKWh: 2, naiveKWh: 2, binding: ['frozen'] }), slot(h0 + hour, hour, { tankKWh: 1.5, naiveKWh: 0 })],
+      slots: [slot(h0, hour, { tankKwh: 2, naiveKwh: 2, binding: ['frozen'] }), slot(h0 + hour, hour, { tankKwh: 1.5, naiveKwh: 0 })],
       nowMs: h0,
-      baseLoadKW: 1,
+      baseLoadKw: 1,
       want: [
         [h0, 3, 0],
         [h0 + hour, 1, 1.5],
@@ -60,32 +60,32 @@ describe('planReportHours', () => {
     {
       name: 'quarter-hour slots sum to their hour; an hour not covered whole is left out',
       slots: [
-        slot(h0 + 2 * quarter, quarter, { tankKWh: 0.5, naiveKWh: 0.5 }),
-        slot(h0 + 3 * quarter, quarter, { tankKWh: 0.5, naiveKWh: 0.5 }),
-        ...[0, 1, 2, 3].map((q) => slot(h0 + hour + q * quarter, quarter, { evKWh: 1.1, naiveKWh: q === 0 ? 2.75 : 0 })),
+        slot(h0 + 2 * quarter, quarter, { tankKwh: 0.5, naiveKwh: 0.5 }),
+        slot(h0 + 3 * quarter, quarter, { tankKwh: 0.5, naiveKwh: 0.5 }),
+        ...[0, 1, 2, 3].map((q) => slot(h0 + hour + q * quarter, quarter, { evKwh: 1.1, naiveKwh: q === 0 ? 2.75 : 0 })),
       ],
       nowMs: h0 + 2 * quarter,
-      baseLoadKW: 0.4,
+      baseLoadKw: 0.4,
       want: [[h0 + hour, 3.15, 4.4]],
     },
     {
       name: 'hours before the one that holds now are left out; a negative base load counts as none',
-      slots: [slot(h0, hour, { naiveKWh: 1 }), slot(h0 + hour, hour, { naiveKWh: 0.25, tankKWh: 0.25 })],
+      slots: [slot(h0, hour, { naiveKwh: 1 }), slot(h0 + hour, hour, { naiveKwh: 0.25, tankKwh: 0.25 })],
       nowMs: h0 + hour + 1,
-      baseLoadKW: -0.3,
+      baseLoadKw: -0.3,
       want: [[h0 + hour, 0.25, 0.25]],
     },
     {
       name: 'slots without a naive baseline (no flexible device) are the base load alone; watt-hour rounding',
-      slots: [slot(h0, hour, { tankKWh: 1.23456 })],
+      slots: [slot(h0, hour, { tankKwh: 1.23456 })],
       nowMs: h0,
-      baseLoadKW: 0.33333,
+      baseLoadKw: 0.33333,
       want: [[h0, 0.333, 1.235]],
     },
   ];
   for (const c of cases) {
     it(c.name, () => {
-      expect(planReportHours({ slots: c.slots }, c.baseLoadKW, c.nowMs).map((h) => [h.hourStartMs, h.baselineKWh, h.flexibilityKWh])).toEqual(c.want);
+      expect(planReportHours({ slots: c.slots }, c.baseLoadKw, c.nowMs).map((h) => [h.hourStartMs, h.baselineKwh, h.flexibilityKwh])).toEqual(c.want);
     });
   }
 });
@@ -95,9 +95,9 @@ describe('buildPlanReport', () => {
     const payload = buildPlanReport({
       locationId: 'home-1',
       meterPointId: '707057500000000001',
-      baseLoadKW: 0.5,
+      baseLoadKw: 0.5,
       nowMs: h0,
-      plan: { slots: [slot(h0, hour, { tankKWh: 2, naiveKWh: 3 }), slot(h0 + hour, hour, { evKWh: 7.2, naiveKWh: 0 })] },
+      plan: { slots: [slot(h0, hour, { tankKwh: 2, naiveKwh: 3 }), slot(h0 + hour, hour, { evKwh: 7.2, naiveKwh: 0 })] },
     });
     expect(payload).toEqual({
       payloadType: 'LocationEnergyUsagePlan',
@@ -117,7 +117,7 @@ describe('buildPlanReport', () => {
 
   it('is null when the plan covers no whole hour from now', () => {
     expect(
-      buildPlanReport({ locationId: 'l', meterPointId: 'm', baseLoadKW: 0.5, nowMs: h0 + 2 * hour, plan: { slots: [slot(h0, hour)] } }),
+      buildPlanReport({ locationId: 'l', meterPointId: 'm', baseLoadKw: 0.5, nowMs: h0 + 2 * hour, plan: { slots: [slot(h0, hour)] } }),
     ).toBeNull();
   });
 });

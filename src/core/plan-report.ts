@@ -19,31 +19,31 @@ export interface PlanReportPayload {
 /** One hour of the report, in numbers (kWh), before it becomes API points. */
 export interface PlanReportHour {
   hourStartMs: number;
-  baselineKWh: number;
-  flexibilityKWh: number;
+  baselineKwh: number;
+  flexibilityKwh: number;
 }
 
 /**
  * The hours of a plan as the report states them: every whole UTC hour the plan's slots cover,
  * from the hour that holds `nowMs` on. Baseline: the base load over the hour plus the flexible
- * energy the naive baseline takes in it (the slots' `baselineKWh`: tank on its thermostat, car at
+ * energy the naive baseline takes in it (the slots' `baselineKwh`: tank on its thermostat, car at
  * full power from arrival), the same baseline the bill's savings are measured against.
  * Flexibility: the tanks' and cars' energy the plan puts in the hour, except in slots kept from
  * the previous plan (`frozen`: already promised to the devices).
  */
-export function planReportHours(plan: Pick<Plan, 'slots'>, baseLoadKW: number, nowMs: number): PlanReportHour[] {
+export function planReportHours(plan: Pick<Plan, 'slots'>, baseLoadKw: number, nowMs: number): PlanReportHour[] {
   const fromMs = Math.floor(nowMs / hourMs) * hourMs;
-  const byHour = new Map<number, { coveredMs: number; naiveKWh: number; flexibleKWh: number }>();
+  const byHour = new Map<number, { coveredMs: number; naiveKwh: number; flexibleKwh: number }>();
   for (const slot of plan.slots) {
     const hourStartMs = Math.floor(slot.startMs / hourMs) * hourMs;
     if (hourStartMs < fromMs || slot.endMs > hourStartMs + hourMs) continue;
-    const h = byHour.get(hourStartMs) ?? { coveredMs: 0, naiveKWh: 0, flexibleKWh: 0 };
+    const h = byHour.get(hourStartMs) ?? { coveredMs: 0, naiveKwh: 0, flexibleKwh: 0 };
     h.coveredMs += slot.endMs - slot.startMs;
-    h.naiveKWh += slot.baselineKWh ?? 0;
-    h.flexibleKWh += slot.binding.includes('frozen') ? 0 : plannedFlexibleKWh(slot);
+    h.naiveKwh += slot.baselineKwh ?? 0;
+    h.flexibleKwh += slot.binding.includes('frozen') ? 0 : plannedFlexibleKwh(slot);
     byHour.set(hourStartMs, h);
   }
-  const base = Math.max(0, baseLoadKW);
+  const base = Math.max(0, baseLoadKw);
   return (
     [...byHour.entries()]
       // A plan made inside an hour of quarter-hour slots does not cover that hour whole: left out.
@@ -51,19 +51,19 @@ export function planReportHours(plan: Pick<Plan, 'slots'>, baseLoadKW: number, n
       .sort(([a], [b]) => a - b)
       .map(([hourStartMs, h]) => ({
         hourStartMs,
-        baselineKWh: roundKWh(base + h.naiveKWh),
-        flexibilityKWh: roundKWh(h.flexibleKWh),
+        baselineKwh: roundKwh(base + h.naiveKwh),
+        flexibilityKwh: roundKwh(h.flexibleKwh),
       }))
   );
 }
 
-function plannedFlexibleKWh(slot: PlanSlot): number {
+function plannedFlexibleKwh(slot: PlanSlot): number {
   const devices = [...Object.values(slot.tanks ?? {}), ...Object.values(slot.evs ?? {})];
-  return devices.reduce((sum, d) => sum + Math.max(0, d.energyKWh), 0);
+  return devices.reduce((sum, d) => sum + Math.max(0, d.energyKwh), 0);
 }
 
 /** Watt-hour precision, as the usage reports. */
-function roundKWh(kwh: number): number {
+function roundKwh(kwh: number): number {
   return Math.round(kwh * 1000) / 1000;
 }
 
@@ -72,25 +72,25 @@ export function buildPlanReport(input: {
   locationId: string;
   meterPointId: string;
   plan: Pick<Plan, 'slots'>;
-  baseLoadKW: number;
+  baseLoadKw: number;
   nowMs: number;
 }): PlanReportPayload | null {
-  const hours = planReportHours(input.plan, input.baseLoadKW, input.nowMs);
+  const hours = planReportHours(input.plan, input.baseLoadKw, input.nowMs);
   if (hours.length === 0) return null;
   return {
     payloadType: 'LocationEnergyUsagePlan',
     locationId: input.locationId,
     meterPointId: input.meterPointId,
     resolution: reportResolution,
-    baseline: hours.map((h) => ({ timestamp: apiTimestamp(h.hourStartMs), kiloWattHours: h.baselineKWh })),
-    flexibility: hours.map((h) => ({ timestamp: apiTimestamp(h.hourStartMs), kiloWattHours: h.flexibilityKWh })),
+    baseline: hours.map((h) => ({ timestamp: apiTimestamp(h.hourStartMs), kiloWattHours: h.baselineKwh })),
+    flexibility: hours.map((h) => ({ timestamp: apiTimestamp(h.hourStartMs), kiloWattHours: h.flexibilityKwh })),
   };
 }
 
 /** When a new plan report is sent (docs/flexibility.md). */
 export const planReportRules = {
   /** The hours both reports cover differ by more than this, summed over baseline and flexibility, kWh. */
-  changeKWh: 1,
+  changeKwh: 1,
   /** The new report reaches at least this much further than the last one sent (new day-ahead prices). */
   extendMs: 12 * hourMs,
   /** The last one sent is at least this old: one a day at least. */
@@ -108,7 +108,7 @@ export function planReportReason(
   last: { sentMs: number; payload: PlanReportPayload } | null,
   next: PlanReportPayload,
   nowMs: number,
-  rules: { changeKWh: number; extendMs: number; maxAgeMs: number } = planReportRules,
+  rules: { changeKwh: number; extendMs: number; maxAgeMs: number } = planReportRules,
 ): PlanReportReason | null {
   if (last === null || last.payload.locationId !== next.locationId || last.payload.meterPointId !== next.meterPointId) return 'first';
   const fromMs = Math.floor(nowMs / hourMs) * hourMs;
@@ -126,7 +126,7 @@ export function planReportReason(
   };
   compare('b', next.baseline);
   compare('f', next.flexibility);
-  if (difference > rules.changeKWh + 1e-9) return 'changed';
+  if (difference > rules.changeKwh + 1e-9) return 'changed';
   if (lastHourMs(next) - lastHourMs(last.payload) >= rules.extendMs) return 'extended';
   if (nowMs - last.sentMs >= rules.maxAgeMs) return 'daily';
   return null;

@@ -3,7 +3,7 @@ import {
   baseLoadAt,
   baseLoadOverCap,
   capBinds,
-  evBatteryNeedKWh,
+  evBatteryNeedKwh,
   evRankingPrices,
   evSlotEnergy,
   frozenPrevious,
@@ -12,7 +12,7 @@ import {
   inHourWindow,
   legionellaDeadline,
   legionellaUnreachable,
-  lowestCapKW,
+  lowestCapKw,
   remainingSlots,
   shortfallPenalty,
   slotFractions,
@@ -67,36 +67,36 @@ describe('shortfallPenalty', () => {
 describe('capBinds', () => {
   const ids = { tankId: 'tank', evId: 'car' };
   it.each<[string, LpcCap, LpcCap['scope'], boolean]>([
-    ['binds its own scope', { startMs: 0, endMs: 1, maxKW: 1, scope: 'location' }, 'location', true],
-    ['does not bind another scope', { startMs: 0, endMs: 1, maxKW: 1, scope: 'ev' }, 'tank', false],
-    ['binds every tank without a device id', { startMs: 0, endMs: 1, maxKW: 1, scope: 'tank' }, 'tank', true],
-    ['binds the tank it names', { startMs: 0, endMs: 1, maxKW: 1, scope: 'tank', deviceId: 'tank' }, 'tank', true],
-    ['does not bind a tank it does not name', { startMs: 0, endMs: 1, maxKW: 1, scope: 'tank', deviceId: 'other' }, 'tank', false],
-    ['binds the car it names', { startMs: 0, endMs: 1, maxKW: 1, scope: 'ev', deviceId: 'car' }, 'ev', true],
-    ['does not bind a car it does not name', { startMs: 0, endMs: 1, maxKW: 1, scope: 'ev', deviceId: 'van' }, 'ev', false],
-    ['binds the location whatever device it names', { startMs: 0, endMs: 1, maxKW: 1, scope: 'location', deviceId: 'x' }, 'location', true],
+    ['binds its own scope', { startMs: 0, endMs: 1, maxKw: 1, scope: 'location' }, 'location', true],
+    ['does not bind another scope', { startMs: 0, endMs: 1, maxKw: 1, scope: 'ev' }, 'tank', false],
+    ['binds every tank without a device id', { startMs: 0, endMs: 1, maxKw: 1, scope: 'tank' }, 'tank', true],
+    ['binds the tank it names', { startMs: 0, endMs: 1, maxKw: 1, scope: 'tank', deviceId: 'tank' }, 'tank', true],
+    ['does not bind a tank it does not name', { startMs: 0, endMs: 1, maxKw: 1, scope: 'tank', deviceId: 'other' }, 'tank', false],
+    ['binds the car it names', { startMs: 0, endMs: 1, maxKw: 1, scope: 'ev', deviceId: 'car' }, 'ev', true],
+    ['does not bind a car it does not name', { startMs: 0, endMs: 1, maxKw: 1, scope: 'ev', deviceId: 'van' }, 'ev', false],
+    ['binds the location whatever device it names', { startMs: 0, endMs: 1, maxKw: 1, scope: 'location', deviceId: 'x' }, 'location', true],
   ])('%s', (_name, cap, scope, expected) => {
     expect(capBinds(cap, scope, ids)).toBe(expected);
   });
 
   it('does not bind a named device when the plan has none of the kind', () => {
-    expect(capBinds({ startMs: 0, endMs: 1, maxKW: 1, scope: 'tank', deviceId: 'tank' }, 'tank', {})).toBe(false);
+    expect(capBinds({ startMs: 0, endMs: 1, maxKw: 1, scope: 'tank', deviceId: 'tank' }, 'tank', {})).toBe(false);
   });
 });
 
-describe('lowestCapKW', () => {
+describe('lowestCapKw', () => {
   const caps: LpcCap[] = [
-    { startMs: 0, endMs: 2 * H, maxKW: 5, scope: 'location' },
-    { startMs: H, endMs: 2 * H, maxKW: 3, scope: 'location' },
-    { startMs: 0, endMs: H, maxKW: -1, scope: 'tank' },
+    { startMs: 0, endMs: 2 * H, maxKw: 5, scope: 'location' },
+    { startMs: H, endMs: 2 * H, maxKw: 3, scope: 'location' },
+    { startMs: 0, endMs: H, maxKw: -1, scope: 'tank' },
   ];
   it.each([
     ['is the lowest cap overlapping the slot', slot(1), () => true, 3],
     ['ignores caps that only touch the slot', slot(2), () => true, Infinity],
-    ['ignores caps that do not bind', slot(1), (c: LpcCap) => c.maxKW > 4, 5],
+    ['ignores caps that do not bind', slot(1), (c: LpcCap) => c.maxKw > 4, 5],
     ['never goes below zero', slot(0), () => true, 0],
   ])('%s', (_name, s, binds, expected) => {
-    expect(lowestCapKW(caps, s, binds)).toBe(expected);
+    expect(lowestCapKw(caps, s, binds)).toBe(expected);
   });
 });
 
@@ -112,18 +112,18 @@ describe('baseLoadAt', () => {
 
 describe('slotHeadroom', () => {
   it.each([
-    ['leaves the limit less the base load', 11, Infinity, Infinity, 2, { headroomKW: 9, lpcBinding: false, reservedBinding: false, over: null }],
-    ['ignores a negative base load', 11, Infinity, Infinity, -2, { headroomKW: 11, lpcBinding: false, reservedBinding: false, over: null }],
-    ['is bound by an LPC cap below the limit', 11, 4, Infinity, 1, { headroomKW: 3, lpcBinding: true, reservedBinding: false, over: null }],
-    ['is bound by a reserved cap when it is the lowest', 11, 4, 4, 1, { headroomKW: 3, lpcBinding: true, reservedBinding: true, over: null }],
-    ['is not bound by a cap at the limit', 11, 11, 11, 1, { headroomKW: 10, lpcBinding: false, reservedBinding: false, over: null }],
+    ['leaves the limit less the base load', 11, Infinity, Infinity, 2, { headroomKw: 9, lpcBinding: false, reservedBinding: false, over: null }],
+    ['ignores a negative base load', 11, Infinity, Infinity, -2, { headroomKw: 11, lpcBinding: false, reservedBinding: false, over: null }],
+    ['is bound by an LPC cap below the limit', 11, 4, Infinity, 1, { headroomKw: 3, lpcBinding: true, reservedBinding: false, over: null }],
+    ['is bound by a reserved cap when it is the lowest', 11, 4, 4, 1, { headroomKw: 3, lpcBinding: true, reservedBinding: true, over: null }],
+    ['is not bound by a cap at the limit', 11, 11, 11, 1, { headroomKw: 10, lpcBinding: false, reservedBinding: false, over: null }],
     [
       'reports a base load above the limit',
       11,
       Infinity,
       Infinity,
       12,
-      { headroomKW: 0, lpcBinding: false, reservedBinding: false, over: { byKW: 1, limitKW: 11, limitName: 'location limit' } },
+      { headroomKw: 0, lpcBinding: false, reservedBinding: false, over: { byKw: 1, limitKw: 11, limitName: 'location limit' } },
     ],
     [
       'reports a base load above an LPC cap',
@@ -131,7 +131,7 @@ describe('slotHeadroom', () => {
       4,
       Infinity,
       5,
-      { headroomKW: 0, lpcBinding: true, reservedBinding: false, over: { byKW: 1, limitKW: 4, limitName: 'LPC cap' } },
+      { headroomKw: 0, lpcBinding: true, reservedBinding: false, over: { byKw: 1, limitKw: 4, limitName: 'LPC cap' } },
     ],
     [
       'reports a base load above a reserved cap',
@@ -139,14 +139,14 @@ describe('slotHeadroom', () => {
       4,
       4,
       5,
-      { headroomKW: 0, lpcBinding: true, reservedBinding: true, over: { byKW: 1, limitKW: 4, limitName: 'reserved LPC cap' } },
+      { headroomKw: 0, lpcBinding: true, reservedBinding: true, over: { byKw: 1, limitKw: 4, limitName: 'reserved LPC cap' } },
     ],
   ])('%s', (_name, limit, lpc, reserved, base, expected) => {
     expect(slotHeadroom(limit, lpc, reserved, base)).toEqual(expected);
   });
 
   it('words the shortfall with the base load and the limit', () => {
-    expect(baseLoadOverCap(7, 5, { byKW: 1, limitKW: 4, limitName: 'LPC cap' })).toEqual({
+    expect(baseLoadOverCap(7, 5, { byKw: 1, limitKw: 4, limitName: 'LPC cap' })).toEqual({
       device: 'location',
       kind: 'baseLoadOverCap',
       atMs: 7,
@@ -174,10 +174,10 @@ describe('the frozen window', () => {
 
   it.each([
     ['is free without a previous plan', undefined, 1, 5, undefined],
-    ['asks for the planned energy less what was delivered', { energyKWh: 3 }, 1, 5, 2],
-    ['asks for no more than the cap of the time left', { energyKWh: 3 }, 0, 2, 2],
-    ['asks for nothing once more than planned was delivered', { energyKWh: 3 }, 4, 5, 0],
-    ['ignores a negative delivery', { energyKWh: 3 }, -1, 5, 3],
+    ['asks for the planned energy less what was delivered', { energyKwh: 3 }, 1, 5, 2],
+    ['asks for no more than the cap of the time left', { energyKwh: 3 }, 0, 2, 2],
+    ['asks for nothing once more than planned was delivered', { energyKwh: 3 }, 4, 5, 0],
+    ['ignores a negative delivery', { energyKwh: 3 }, -1, 5, 3],
   ])('frozenRest %s', (_name, prev, delivered, cap, expected) => {
     expect(frozenRest(prev, delivered, cap)).toBe(expected);
   });
@@ -186,7 +186,7 @@ describe('the frozen window', () => {
 describe('tankStartTemp', () => {
   const tank: TankParams = {
     volumeL: 200,
-    powerKW: 2,
+    powerKw: 2,
     coldWaterC: 10,
     ambientC: 20,
     heatLossWPerK: 1.5,
@@ -216,8 +216,8 @@ describe('tankSlotEnergy', () => {
     ['is held by a device cap, and the relay may not switch on', 2, 1, 5, 1, { cap: 1, relayLevel: 0 }],
     ['is held by the headroom', 2, Infinity, 1.5, 1, { cap: 1.5, relayLevel: 0 }],
     ['never goes below zero', 2, -1, 5, 1, { cap: 0, relayLevel: 0 }],
-  ])('%s', (_name, powerKW, capKW, headroomKW, fraction, expected) => {
-    expect(tankSlotEnergy(powerKW, capKW, headroomKW, 1, fraction)).toEqual(expected);
+  ])('%s', (_name, powerKw, capKw, headroomKw, fraction, expected) => {
+    expect(tankSlotEnergy(powerKw, capKw, headroomKw, 1, fraction)).toEqual(expected);
   });
 });
 
@@ -261,15 +261,15 @@ describe('legionella', () => {
 
 describe('the car', () => {
   it.each<[string, Partial<EvParams>, number]>([
-    ['takes the energy estimate', { energyNeededKWh: 12, socPct: 10, targetSocPct: 80, capacityKWh: 60 }, 12],
-    ['takes the state of charge to its target', { socPct: 30, targetSocPct: 80, capacityKWh: 60 }, 30],
-    ['needs nothing above its target', { socPct: 90, targetSocPct: 80, capacityKWh: 60 }, 0],
+    ['takes the energy estimate', { energyNeededKwh: 12, socPct: 10, targetSocPct: 80, capacityKwh: 60 }, 12],
+    ['takes the state of charge to its target', { socPct: 30, targetSocPct: 80, capacityKwh: 60 }, 30],
+    ['needs nothing above its target', { socPct: 90, targetSocPct: 80, capacityKwh: 60 }, 0],
     ['needs nothing with nothing known', {}, 0],
-  ])('evBatteryNeedKWh %s', (_name, change, expected) => {
-    expect(evBatteryNeedKWh({ departureMs: 0, minPowerKW: 1, maxPowerKW: 11, efficiency: 0.9, ...change })).toBeCloseTo(expected, 12);
+  ])('evBatteryNeedKwh %s', (_name, change, expected) => {
+    expect(evBatteryNeedKwh({ departureMs: 0, minPowerKw: 1, maxPowerKw: 11, efficiency: 0.9, ...change })).toBeCloseTo(expected, 12);
   });
 
-  const ev = { maxPowerKW: 11, minPowerKW: 4, departureMs: 3 * H };
+  const ev = { maxPowerKw: 11, minPowerKw: 4, departureMs: 3 * H };
   it.each([
     ['charges at full power while there', 0, slot(1), Infinity, 20, { cap: 11, rawCap: 11, availHours: 1, minE: 4, present: true }],
     [
@@ -285,12 +285,12 @@ describe('the car', () => {
     ['is held by the headroom', 0, slot(1), Infinity, 5, { cap: 5, rawCap: 11, availHours: 1, minE: 4, present: true }],
     ['charges nothing below its minimum power', 0, slot(1), Infinity, 3, { cap: 0, rawCap: 11, availHours: 1, minE: 0, present: true }],
     ['charges nothing with no room at all', 0, slot(1), 0, 20, { cap: 0, rawCap: 11, availHours: 1, minE: 0, present: true }],
-  ])('evSlotEnergy %s', (_name, fromMs, s, capKW, headroomKW, expected) => {
-    expect(evSlotEnergy(ev, fromMs, s, H, capKW, headroomKW)).toEqual(expected);
+  ])('evSlotEnergy %s', (_name, fromMs, s, capKw, headroomKw, expected) => {
+    expect(evSlotEnergy(ev, fromMs, s, H, capKw, headroomKw)).toEqual(expected);
   });
 
   it('charges nothing under a zero cap even without a minimum power', () => {
-    expect(evSlotEnergy({ ...ev, minPowerKW: 0 }, 0, slot(1), H, 0, 20).cap).toBe(0);
+    expect(evSlotEnergy({ ...ev, minPowerKw: 0 }, 0, slot(1), H, 0, 20).cap).toBe(0);
   });
 
   it.each([

@@ -46,45 +46,45 @@ export function capBinds(c: LpcCap, scope: LpcCap['scope'], ids: { tankId?: stri
 }
 
 /** The lowest of the caps that `binds` and overlap the slot, kW (never below 0; Infinity for none). */
-export function lowestCapKW(lpc: readonly LpcCap[], slot: { startMs: number; endMs: number }, binds: (c: LpcCap) => boolean): number {
+export function lowestCapKw(lpc: readonly LpcCap[], slot: { startMs: number; endMs: number }, binds: (c: LpcCap) => boolean): number {
   let cap = Infinity;
-  for (const c of lpc) if (binds(c) && overlap(c.startMs, c.endMs, slot.startMs, slot.endMs) > 0) cap = Math.min(cap, Math.max(0, c.maxKW));
+  for (const c of lpc) if (binds(c) && overlap(c.startMs, c.endMs, slot.startMs, slot.endMs) > 0) cap = Math.min(cap, Math.max(0, c.maxKw));
   return cap;
 }
 
 /** The base load forecast for the input's slot `index`, kW (0 past the end of a series). */
-export function baseLoadAt(baseLoadKW: number | readonly number[], index: number): number {
-  return typeof baseLoadKW === 'number' ? baseLoadKW : (baseLoadKW[index] ?? 0);
+export function baseLoadAt(baseLoadKw: number | readonly number[], index: number): number {
+  return typeof baseLoadKw === 'number' ? baseLoadKw : (baseLoadKw[index] ?? 0);
 }
 
 export interface SlotHeadroom {
-  headroomKW: number;
+  headroomKw: number;
   /** An LPC cap is below the location limit. */
   lpcBinding: boolean;
   /** ...and it is a reserved one (no unreserved cap lower). */
   reservedBinding: boolean;
   /** The base load is above the limit: by how much, kW, and the limit's name and value. */
-  over: { byKW: number; limitKW: number; limitName: string } | null;
+  over: { byKw: number; limitKw: number; limitName: string } | null;
 }
 
 /** Room the devices have under the location limit and its caps, with what binds the slot. */
-export function slotHeadroom(limitKW: number, lpcCapKW: number, reservedCapKW: number, baseKW: number): SlotHeadroom {
-  const limit = Math.min(limitKW, lpcCapKW);
-  const lpcBinding = lpcCapKW < limitKW;
-  const reservedBinding = lpcBinding && reservedCapKW <= lpcCapKW;
-  const h = limit - Math.max(0, baseKW);
+export function slotHeadroom(limitKw: number, lpcCapKw: number, reservedCapKw: number, baseKw: number): SlotHeadroom {
+  const limit = Math.min(limitKw, lpcCapKw);
+  const lpcBinding = lpcCapKw < limitKw;
+  const reservedBinding = lpcBinding && reservedCapKw <= lpcCapKw;
+  const h = limit - Math.max(0, baseKw);
   const limitName = !lpcBinding ? 'location limit' : reservedBinding ? 'reserved LPC cap' : 'LPC cap';
-  return { headroomKW: Math.max(0, h), lpcBinding, reservedBinding, over: h < 0 ? { byKW: -h, limitKW: limit, limitName } : null };
+  return { headroomKw: Math.max(0, h), lpcBinding, reservedBinding, over: h < 0 ? { byKw: -h, limitKw: limit, limitName } : null };
 }
 
 /** The shortfall a base load above the location's limit in the slot from `atMs` reports. */
-export function baseLoadOverCap(atMs: number, baseKW: number, over: NonNullable<SlotHeadroom['over']>): Shortfall {
+export function baseLoadOverCap(atMs: number, baseKw: number, over: NonNullable<SlotHeadroom['over']>): Shortfall {
   return {
     device: 'location',
     kind: 'baseLoadOverCap',
     atMs,
-    amount: over.byKW,
-    message: `base load ${baseKW.toFixed(2)} kW is above the ${over.limitName} of ${over.limitKW.toFixed(2)} kW`,
+    amount: over.byKw,
+    message: `base load ${baseKw.toFixed(2)} kW is above the ${over.limitName} of ${over.limitKw.toFixed(2)} kW`,
   };
 }
 
@@ -104,9 +104,9 @@ export function frozenPrevious(previous: Plan | undefined, endMs: number): Map<n
  * What a frozen slot still asks for: the previous plan's energy for the whole slot less what was
  * already delivered in it, within the (hard) cap of the time left.
  */
-export function frozenRest(previous: { energyKWh: number } | undefined, deliveredKWh: number | undefined, capKWh: number): number | undefined {
+export function frozenRest(previous: { energyKwh: number } | undefined, deliveredKwh: number | undefined, capKwh: number): number | undefined {
   if (previous === undefined) return undefined;
-  return Math.min(capKWh, Math.max(0, previous.energyKWh - Math.max(0, deliveredKWh ?? 0)));
+  return Math.min(capKwh, Math.max(0, previous.energyKwh - Math.max(0, deliveredKwh ?? 0)));
 }
 
 /**
@@ -122,7 +122,7 @@ export function tankStartTemp(
     return { startTempC: tp.currentTempC, tempSource: 'measured' };
   }
   if (tp.lastKnown && tp.lastKnown.atMs <= nowMs) {
-    const startTempC = estimateTankTempC(tp, tp.lastKnown, nowMs, tp.heatedSinceKWh ?? 0, (ms) => localParts(ms, timezone).hour);
+    const startTempC = estimateTankTempC(tp, tp.lastKnown, nowMs, tp.heatedSinceKwh ?? 0, (ms) => localParts(ms, timezone).hour);
     return { startTempC, tempSource: 'estimated' };
   }
   return { startTempC: tp.minC, tempSource: 'assumed' };
@@ -133,16 +133,16 @@ export function tankStartTemp(
  * 0) and, for a relay, the full element's energy where the element may switch on at all (else 0).
  */
 export function tankSlotEnergy(
-  powerKW: number,
-  capKW: number,
-  headroomKW: number,
+  powerKw: number,
+  capKw: number,
+  headroomKw: number,
   slotHours: number,
   fraction: number,
 ): { cap: number; relayLevel: number } {
-  const kw = Math.min(powerKW, capKW, headroomKW);
+  const kw = Math.min(powerKw, capKw, headroomKw);
   return {
     cap: Math.max(0, kw) * slotHours * fraction,
-    relayLevel: kw + POWER_TOL_KW >= powerKW ? powerKW * slotHours * fraction : 0,
+    relayLevel: kw + POWER_TOL_KW >= powerKw ? powerKw * slotHours * fraction : 0,
   };
 }
 
@@ -183,8 +183,8 @@ export function legionellaDeadline(
 }
 
 /** The battery energy a car needs, kWh: its estimate, else from its state of charge and target. */
-export function evBatteryNeedKWh(e: EvParams): number {
-  return e.energyNeededKWh ?? Math.max(0, ((e.targetSocPct ?? 0) - (e.socPct ?? 0)) / 100) * (e.capacityKWh ?? 0);
+export function evBatteryNeedKwh(e: EvParams): number {
+  return e.energyNeededKwh ?? Math.max(0, ((e.targetSocPct ?? 0) - (e.socPct ?? 0)) / 100) * (e.capacityKwh ?? 0);
 }
 
 export interface EvSlotEnergy {
@@ -201,22 +201,22 @@ export interface EvSlotEnergy {
  * power within its caps and the headroom; none where that is below its minimum power.
  */
 export function evSlotEnergy(
-  ev: { maxPowerKW: number; minPowerKW: number; departureMs: number },
+  ev: { maxPowerKw: number; minPowerKw: number; departureMs: number },
   fromMs: number,
   slot: { startMs: number; endMs: number },
   slotMs: number,
-  capKW: number,
-  headroomKW: number,
+  capKw: number,
+  headroomKw: number,
 ): EvSlotEnergy {
   const slotHours = slotMs / HOUR_MS;
   const avail = overlap(fromMs, ev.departureMs, slot.startMs, slot.endMs) / slotMs;
-  const kw = Math.min(ev.maxPowerKW, capKW, headroomKW);
-  const ok = avail > 0 && kw + POWER_TOL_KW >= ev.minPowerKW && kw > 0;
+  const kw = Math.min(ev.maxPowerKw, capKw, headroomKw);
+  const ok = avail > 0 && kw + POWER_TOL_KW >= ev.minPowerKw && kw > 0;
   return {
     cap: ok ? kw * slotHours * avail : 0,
-    rawCap: ev.maxPowerKW * slotHours * avail,
+    rawCap: ev.maxPowerKw * slotHours * avail,
     availHours: slotHours * avail,
-    minE: ok ? ev.minPowerKW * slotHours * avail : 0,
+    minE: ok ? ev.minPowerKw * slotHours * avail : 0,
     present: avail > 0,
   };
 }

@@ -13,7 +13,7 @@ import {
   baseLoadAt,
   baseLoadOverCap,
   capBinds,
-  evBatteryNeedKWh,
+  evBatteryNeedKwh,
   evRankingPrices,
   evSlotEnergy,
   frozenPrevious,
@@ -21,7 +21,7 @@ import {
   frozenWindowEndMs,
   legionellaDeadline,
   legionellaUnreachable,
-  lowestCapKW,
+  lowestCapKw,
   remainingSlots,
   shortfallPenalty,
   slotFractions,
@@ -89,7 +89,7 @@ export interface Setup {
   dayIndex: number[];
   allFallback: boolean;
   price: number[];
-  headroomKW: number[];
+  headroomKw: number[];
   /** Headroom energy per slot. */
   headroomE: number[];
   lpcBinding: boolean[];
@@ -121,7 +121,7 @@ interface SlotFrame {
   slotHours: number;
   fraction: number[];
   hours: number[];
-  headroomKW: number[];
+  headroomKw: number[];
   /** The lowest LPC cap that binds a device of the scope in the slot, kW. */
   capFor: (scope: LpcCap['scope'], s: PriceSlot) => number;
   /** The previous plan's frozen slots, by start. */
@@ -150,7 +150,7 @@ export function setupPlan(input: PlanInput, nowMs: number, previous: Plan | unde
   const shortfalls: Shortfall[] = [];
   const lpc = input.location.lpc ?? [];
   const ids = { tankId: input.tank ? tankIdOf(input.tank) : undefined, evId: input.ev ? evIdOf(input.ev) : undefined };
-  const capFor = (scope: LpcCap['scope'], s: PriceSlot): number => lowestCapKW(lpc, s, (c) => capBinds(c, scope, ids));
+  const capFor = (scope: LpcCap['scope'], s: PriceSlot): number => lowestCapKw(lpc, s, (c) => capBinds(c, scope, ids));
   const room = locationHeadroom(input, slots, offset, capFor, shortfalls);
   const frame: SlotFrame = {
     input,
@@ -160,7 +160,7 @@ export function setupPlan(input: PlanInput, nowMs: number, previous: Plan | unde
     slotHours,
     fraction,
     hours,
-    headroomKW: room.headroomKW,
+    headroomKw: room.headroomKw,
     capFor,
     shortfalls,
     prevSlot: frozenPrevious(previous, frozenWindowEndMs(slots, input.options?.frozenSlots, slotMs)),
@@ -175,8 +175,8 @@ export function setupPlan(input: PlanInput, nowMs: number, previous: Plan | unde
     dayIndex,
     allFallback,
     price,
-    headroomKW: room.headroomKW,
-    headroomE: room.headroomKW.map((h, t) => h * slotHours * (fraction[t] as number)),
+    headroomKw: room.headroomKw,
+    headroomE: room.headroomKw.map((h, t) => h * slotHours * (fraction[t] as number)),
     lpcBinding: room.lpcBinding,
     reservedBinding: room.reservedBinding,
     tank: input.tank ? setupTank(frame, input.tank) : null,
@@ -194,22 +194,22 @@ function locationHeadroom(
   offset: number,
   capFor: SlotFrame['capFor'],
   shortfalls: Shortfall[],
-): { headroomKW: number[]; lpcBinding: boolean[]; reservedBinding: boolean[] } {
+): { headroomKw: number[]; lpcBinding: boolean[]; reservedBinding: boolean[] } {
   const loc = input.location;
   const lpc = loc.lpc ?? [];
-  const headroomKW: number[] = [];
+  const headroomKw: number[] = [];
   const lpcBinding: boolean[] = [];
   const reservedBinding: boolean[] = [];
   slots.forEach((s, t) => {
-    const base = baseLoadAt(loc.baseLoadKW, t + Math.max(0, offset));
-    const reservedCap = lowestCapKW(lpc, s, (c) => c.scope === 'location' && c.reservationId !== undefined);
-    const room = slotHeadroom(loc.limitKW, capFor('location', s), reservedCap, base);
+    const base = baseLoadAt(loc.baseLoadKw, t + Math.max(0, offset));
+    const reservedCap = lowestCapKw(lpc, s, (c) => c.scope === 'location' && c.reservationId !== undefined);
+    const room = slotHeadroom(loc.limitKw, capFor('location', s), reservedCap, base);
     lpcBinding.push(room.lpcBinding);
     reservedBinding.push(room.reservedBinding);
     if (room.over) shortfalls.push(baseLoadOverCap(s.startMs, base, room.over));
-    headroomKW.push(room.headroomKW);
+    headroomKw.push(room.headroomKw);
   });
-  return { headroomKW, lpcBinding, reservedBinding };
+  return { headroomKw, lpcBinding, reservedBinding };
 }
 
 /** The tank's model, start, per-slot caps, legionella and comfort targets, prices and frozen slots. */
@@ -218,7 +218,7 @@ function setupTank(f: SlotFrame, tp: TankParams): TankSetup {
   const model = tankModel(tp, slotHours, f.hours);
   const { startTempC, tempSource } = tankStartTemp(tp, nowMs, f.input.timezone);
   const e0 = Math.min(model.eMax, Math.max(0, model.toE(startTempC)));
-  const perSlot = slots.map((s, t) => tankSlotEnergy(tp.powerKW, f.capFor('tank', s), f.headroomKW[t] as number, slotHours, f.fraction[t] as number));
+  const perSlot = slots.map((s, t) => tankSlotEnergy(tp.powerKw, f.capFor('tank', s), f.headroomKw[t] as number, slotHours, f.fraction[t] as number));
   const cap = perSlot.map((x) => x.cap);
   let legionella: TankSetup['legionella'] = null;
   const rule = tp.legionella;
@@ -246,7 +246,7 @@ function setupTank(f: SlotFrame, tp: TankParams): TankSetup {
     terminal: Math.min(model.eMax, Math.max(model.eFloor, e0)),
     legionella,
     fixed: slots.map((s, t) =>
-      frozenRest(f.prevSlot.get(s.startMs)?.tanks?.[tankIdOf(tp)], deliveredInFirst(t, tp.slotDeliveredKWh), cap[t] as number),
+      frozenRest(f.prevSlot.get(s.startMs)?.tanks?.[tankIdOf(tp)], deliveredInFirst(t, tp.slotDeliveredKwh), cap[t] as number),
     ),
   };
 }
@@ -254,22 +254,22 @@ function setupTank(f: SlotFrame, tp: TankParams): TankSetup {
 /** The car's grid need, per-slot caps and minimums while it is there, ranking prices and frozen slots. */
 function setupEv(f: SlotFrame, e: EvParams, allFallback: boolean): EvSetup {
   const { slots, nowMs } = f;
-  const batteryNeed = evBatteryNeedKWh(e);
+  const batteryNeed = evBatteryNeedKwh(e);
   if (!(e.efficiency > 0 && e.efficiency <= 1)) throw new WattshiftError('PLAN_INPUT_INVALID', 'EV efficiency must be in (0, 1]');
   const from = Math.max(nowMs, e.arrivalMs ?? nowMs);
-  const perSlot = slots.map((s, t) => evSlotEnergy(e, from, s, f.slotMs, f.capFor('ev', s), f.headroomKW[t] as number));
+  const perSlot = slots.map((s, t) => evSlotEnergy(e, from, s, f.slotMs, f.capFor('ev', s), f.headroomKw[t] as number));
   const cap = perSlot.map((x) => x.cap);
   const minKnown = slots.reduce((x, s) => (s.source !== 'fallback' ? Math.min(x, s.price) : x), Infinity);
   return {
     id: evIdOf(e),
     needGrid: batteryNeed > NEGLIGIBLE_NEED_KWH ? batteryNeed / e.efficiency : 0,
-    maxExtraGrid: Math.max(0, e.maxExtraKWh ?? 0) / e.efficiency,
+    maxExtraGrid: Math.max(0, e.maxExtraKwh ?? 0) / e.efficiency,
     cap,
     rawCap: perSlot.map((x) => x.rawCap),
     availHours: perSlot.map((x) => x.availHours),
     minE: perSlot.map((x) => x.minE),
     price: evRankingPrices(slots, f.hours, allFallback, minKnown, f.input.options?.evFallbackWindow ?? { startHour: 22, endHour: 6 }),
     lastSlot: perSlot.map((x) => x.present).lastIndexOf(true),
-    fixed: slots.map((s, t) => frozenRest(f.prevSlot.get(s.startMs)?.evs?.[evIdOf(e)], deliveredInFirst(t, e.slotDeliveredKWh), cap[t] as number)),
+    fixed: slots.map((s, t) => frozenRest(f.prevSlot.get(s.startMs)?.evs?.[evIdOf(e)], deliveredInFirst(t, e.slotDeliveredKwh), cap[t] as number)),
   };
 }

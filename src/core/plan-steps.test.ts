@@ -79,10 +79,10 @@ describe('per-slot figures', () => {
   });
 
   it.each([
-    ['counts what was delivered in the running slot', 0, 0, 10, { slotDeliveredKWh: 1.5 }, 1.5],
-    ["counts nothing when the plan starts at the slot's start", 0, 10, 10, { slotDeliveredKWh: 1.5 }, 0],
-    ['counts nothing in later slots', 1, 0, 10, { slotDeliveredKWh: 1.5 }, 0],
-    ['counts nothing for a negative delivery', 0, 0, 10, { slotDeliveredKWh: -1 }, 0],
+    ['counts what was delivered in the running slot', 0, 0, 10, { slotDeliveredKwh: 1.5 }, 1.5],
+    ["counts nothing when the plan starts at the slot's start", 0, 10, 10, { slotDeliveredKwh: 1.5 }, 0],
+    ['counts nothing in later slots', 1, 0, 10, { slotDeliveredKwh: 1.5 }, 0],
+    ['counts nothing for a negative delivery', 0, 0, 10, { slotDeliveredKwh: -1 }, 0],
     ['counts nothing without a device', 0, 0, 10, null, 0],
   ])('deliveredBefore %s', (_name, t, startMs, nowMs, d, expected) => {
     expect(deliveredBefore(t, startMs, nowMs, d)).toBe(expected);
@@ -138,16 +138,16 @@ describe("the slot's reason", () => {
 });
 
 describe('evNeedFrom', () => {
-  const car: EvParams = { departureMs: 0, minPowerKW: 1, maxPowerKW: 11, efficiency: 0.9 };
+  const car: EvParams = { departureMs: 0, minPowerKw: 1, maxPowerKw: 11, efficiency: 0.9 };
   it.each<[string, Partial<EvParams>, ReturnType<typeof evNeedFrom>]>([
-    ['is the estimate when one is given', { energyNeededKWh: 12, socPct: 40 }, { estimateKWh: 12 }],
+    ['is the estimate when one is given', { energyNeededKwh: 12, socPct: 40 }, { estimateKwh: 12 }],
     [
       'is the state of charge without an estimate',
-      { socPct: 40, targetSocPct: 80, capacityKWh: 60 },
-      { socPct: 40, targetSocPct: 80, capacityKWh: 60 },
+      { socPct: 40, targetSocPct: 80, capacityKwh: 60 },
+      { socPct: 40, targetSocPct: 80, capacityKwh: 60 },
     ],
-    ['fills in a missing target and capacity with 0', { socPct: 40 }, { socPct: 40, targetSocPct: 0, capacityKWh: 0 }],
-    ['is a zero estimate with nothing known', {}, { estimateKWh: 0 }],
+    ['fills in a missing target and capacity with 0', { socPct: 40 }, { socPct: 40, targetSocPct: 0, capacityKwh: 0 }],
+    ['is a zero estimate with nothing known', {}, { estimateKwh: 0 }],
   ])('%s', (_name, change, expected) => {
     expect(evNeedFrom({ ...car, ...change })).toEqual(expected);
   });

@@ -49,13 +49,13 @@ export function chargedSoFar(evE: readonly number[], efficiency: number): number
  * What a device already took in the slot the plan is made in (its target is for the whole slot),
  * kWh; 0 in every other slot.
  */
-export function deliveredBefore(t: number, slotStartMs: number, nowMs: number, d: { slotDeliveredKWh?: number } | null | undefined): number {
-  return t === 0 && slotStartMs < nowMs ? Math.max(0, d?.slotDeliveredKWh ?? 0) : 0;
+export function deliveredBefore(t: number, slotStartMs: number, nowMs: number, d: { slotDeliveredKwh?: number } | null | undefined): number {
+  return t === 0 && slotStartMs < nowMs ? Math.max(0, d?.slotDeliveredKwh ?? 0) : 0;
 }
 
 /** Energy over hours as a power, kW (0 for no time). */
-export function powerOver(energyKWh: number, hours: number): number {
-  return hours > 0 ? energyKWh / hours : 0;
+export function powerOver(energyKwh: number, hours: number): number {
+  return hours > 0 ? energyKwh / hours : 0;
 }
 
 /** A car that leaves inside the slot: when. */
@@ -89,8 +89,8 @@ export function slotReason(parts: readonly string[], price: string, binding: rea
 }
 
 /** Where the car's need comes from: its state of charge and target, or an energy estimate. */
-export function evNeedFrom(e: EvParams): { socPct: number; targetSocPct: number; capacityKWh: number } | { estimateKWh: number } {
-  return e.energyNeededKWh === undefined && e.socPct !== undefined
-    ? { socPct: e.socPct, targetSocPct: e.targetSocPct ?? 0, capacityKWh: e.capacityKWh ?? 0 }
-    : { estimateKWh: e.energyNeededKWh ?? 0 };
+export function evNeedFrom(e: EvParams): { socPct: number; targetSocPct: number; capacityKwh: number } | { estimateKwh: number } {
+  return e.energyNeededKwh === undefined && e.socPct !== undefined
+    ? { socPct: e.socPct, targetSocPct: e.targetSocPct ?? 0, capacityKwh: e.capacityKwh ?? 0 }
+    : { estimateKwh: e.energyNeededKwh ?? 0 };
 }

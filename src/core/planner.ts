@@ -39,7 +39,7 @@ function thermostat(s: Setup, from: number, e: number, q: number[], tankE: numbe
     }
     const m = tk.model;
     const base = m.a * e - (m.k[t] as number);
-    const qt = Math.max(0, Math.min(m.slotKWh * (s.fraction[t] as number), m.eMax - base));
+    const qt = Math.max(0, Math.min(m.slotKwh * (s.fraction[t] as number), m.eMax - base));
     q[t] = qt;
     e = base + qt;
     tankE[t] = e;
@@ -70,8 +70,8 @@ function twinTank(s: Setup, previous: Plan | undefined, fromNow: { q: number[]; 
   const first = s.slots[0];
   const carried = first && s.tank ? previous?.slots.find((p) => p.startMs === first.startMs)?.baselineTanks?.[s.tank.id] : undefined;
   // A plan read back from the store is the previous one after a restart: use only sound figures.
-  if (!carried || !s.tank || !Number.isFinite(carried.energyKWh) || !Number.isFinite(carried.endTempC)) return fromNow;
-  const q = [carried.energyKWh];
+  if (!carried || !s.tank || !Number.isFinite(carried.energyKwh) || !Number.isFinite(carried.endTempC)) return fromNow;
+  const q = [carried.energyKwh];
   const tankE = [s.tank.model.toE(carried.endTempC)];
   thermostat(s, 1, tankE[0] as number, q, tankE);
   return { q, tankE };
@@ -86,9 +86,9 @@ function twinTank(s: Setup, previous: Plan | undefined, fromNow: { q: number[]; 
 function sessionBaselineEv(s: Setup, input: PlanInput, fromNow: number[]): number[] {
   const e = input.ev;
   if (!e?.session || !s.ev) return fromNow;
-  const { startMs, deliveredKWh } = e.session;
-  const total = deliveredKWh + s.ev.needGrid;
-  const naiveBy = (t: number): number => Math.min(total, (e.maxPowerKW * Math.max(0, Math.min(t, e.departureMs) - startMs)) / 3_600_000);
+  const { startMs, deliveredKwh } = e.session;
+  const total = deliveredKwh + s.ev.needGrid;
+  const naiveBy = (t: number): number => Math.min(total, (e.maxPowerKw * Math.max(0, Math.min(t, e.departureMs) - startMs)) / 3_600_000);
   return s.slots.map((slot) => naiveBy(slot.endMs) - naiveBy(slot.startMs));
 }
 
@@ -141,7 +141,7 @@ function bindingFor(s: Setup, sol: Solved, t: number): BindingConstraint[] {
   const et = sol.ev[t] as number;
   const tk = s.tank;
   const ev = s.ev;
-  const rawTank = tk ? tk.model.slotKWh * (s.fraction[t] as number) : 0;
+  const rawTank = tk ? tk.model.slotKwh * (s.fraction[t] as number) : 0;
   const rawEv = ev ? (ev.rawCap[t] as number) : 0;
   const h = s.headroomE[t] as number;
   if (qt + et >= h - TOL && h < rawTank + rawEv - TOL) b.push(s.reservedBinding[t] ? 'reservedLpc' : s.lpcBinding[t] ? 'lpc' : 'locationLimit');
@@ -177,7 +177,7 @@ function shortfallsFor(s: Setup, input: PlanInput, sol: Solved): Shortfall[] {
       const d = tk.model.eFloor - (sol.tankE[t] as number);
       if (d > 1e-4) {
         if (first < 0) first = t;
-        worst = Math.max(worst, d / tk.model.capacityKWhPerK);
+        worst = Math.max(worst, d / tk.model.capacityKwhPerK);
       }
     }
     if (first >= 0) {
@@ -280,7 +280,7 @@ export function plan(input: PlanInput, nowMs: number, previous?: Plan): Plan {
   if (s.tank) result.tanks = { [s.tank.id]: tankOutcome(s, s.tank, final) };
   const e = input.ev;
   if (s.ev && e) {
-    result.evs = { [s.ev.id]: { energyNeededKWh: s.ev.needGrid * (e.efficiency ?? 1), departureMs: e.departureMs, needFrom: evNeedFrom(e) } };
+    result.evs = { [s.ev.id]: { energyNeededKwh: s.ev.needGrid * (e.efficiency ?? 1), departureMs: e.departureMs, needFrom: evNeedFrom(e) } };
   }
   return result;
 }
@@ -334,26 +334,26 @@ function planSlot(c: SlotContext, ps: PriceSlot, t: number): PlanSlot {
     spot: ps.spot,
     delta: ps.delta,
     source: ps.source,
-    headroomKW: s.headroomKW[t] as number,
+    headroomKw: s.headroomKw[t] as number,
     binding: bindingFor(s, final, t),
     reason: '',
-    baselineKWh: (c.billTank.q[t] as number) + (c.billEv[t] as number),
+    baselineKwh: (c.billTank.q[t] as number) + (c.billEv[t] as number),
     ...(s.tank
-      ? { baselineTanks: { [s.tank.id]: { energyKWh: c.billTank.q[t] as number, endTempC: s.tank.model.toC(c.billTank.tankE[t] as number) } } }
+      ? { baselineTanks: { [s.tank.id]: { energyKwh: c.billTank.q[t] as number, endTempC: s.tank.model.toC(c.billTank.tankE[t] as number) } } }
       : {}),
   };
   const parts: string[] = [];
   if (s.tank) {
     const tank: TankSlotPlan = {
-      energyKWh: qt + deliveredBefore(t, ps.startMs, c.nowMs, input.tank),
-      powerKW: powerOver(qt, hours),
+      energyKwh: qt + deliveredBefore(t, ps.startMs, c.nowMs, input.tank),
+      powerKw: powerOver(qt, hours),
       on: final.tankOn[t] === true || qt > TOL,
       endTempC: s.tank.model.toC(final.tankE[t] as number),
     };
     out.tanks = { [s.tank.id]: tank };
     if (qt > TOL) parts.push(tankReason(s.tank.id, qt, comfortNeeding(s.tank.comfort, s.tank.model, final.q, final.tankE, t)));
     if (Math.abs(extra) > TOL) {
-      tank.runOnKWh = extra;
+      tank.runOnKwh = extra;
       parts.push(runOnReason(extra, input.tank!.maxC));
     }
   }
@@ -362,10 +362,10 @@ function planSlot(c: SlotContext, ps: PriceSlot, t: number): PlanSlot {
     const evHours = Math.min(hours, s.ev.availHours[t] as number);
     out.evs = {
       [s.ev.id]: {
-        energyKWh: et + deliveredBefore(t, ps.startMs, c.nowMs, input.ev),
-        powerKW: powerOver(et, evHours),
+        energyKwh: et + deliveredBefore(t, ps.startMs, c.nowMs, input.ev),
+        powerKw: powerOver(et, evHours),
         on: final.evOn[t] === true || et > TOL,
-        chargedKWh: c.charged[t] as number,
+        chargedKwh: c.charged[t] as number,
         ...leavesWithin(input.ev?.departureMs, ps),
       },
     };

@@ -11,7 +11,7 @@ const HOUR_MS = 3_600_000;
  * garbage; it is left out like a missing one, so it can neither overflow the time-weighted sums
  * nor steer the plan. 1000/kWh is 250 times the day-ahead market's 4 EUR/kWh cap.
  */
-export const maxAbsPricePerKWh = 1000;
+export const maxAbsPricePerKwh = 1000;
 
 /** An interval with a value in series currency per kWh. */
 interface Piece {
@@ -76,7 +76,7 @@ function pointsToPieces(points: ReadonlyArray<{ startMs: number; price: number }
   return points
     .filter((p) => Number.isFinite(p.startMs) && Number.isFinite(p.price))
     .map((p) => ({ from: p.startMs, to: p.startMs + len, value: p.price * factor }))
-    .filter((p) => Math.abs(p.value) <= maxAbsPricePerKWh)
+    .filter((p) => Math.abs(p.value) <= maxAbsPricePerKwh)
     .sort((a, b) => a.from - b.from);
 }
 
@@ -85,7 +85,7 @@ function segmentsToPieces(input: NonNullable<BuildPriceSeriesInput['spot']['fore
   return input.segments
     .filter((s) => Number.isFinite(s.fromMs) && Number.isFinite(s.toMs) && Number.isFinite(s.averagePrice))
     .map((s) => ({ from: s.fromMs, to: s.toMs + extra, value: s.averagePrice * factor }))
-    .filter((p) => p.to > p.from && Math.abs(p.value) <= maxAbsPricePerKWh)
+    .filter((p) => p.to > p.from && Math.abs(p.value) <= maxAbsPricePerKwh)
     .sort((a, b) => a.from - b.from);
 }
 
@@ -152,9 +152,9 @@ export function buildPriceSeries(input: BuildPriceSeriesInput): PriceSlot[] {
     pointsToPieces(d.points, d.resolutionMinutes, unitFactor(d.units, currency, exchangeRates, `price-curve delta #${i}`)),
   );
 
-  const fallback = input.spot.fallbackPricePerKWh ?? 0;
+  const fallback = input.spot.fallbackPricePerKwh ?? 0;
   const vat = fees.vatRate ?? 1;
-  const feeSum = fees.gridFeePerKWh + fees.taxPerKWh;
+  const feeSum = fees.gridFeePerKwh + fees.taxPerKwh;
   if (!Number.isFinite(feeSum) || !(vat > 0)) {
     throw new WattshiftError('PLAN_INPUT_INVALID', 'fees must be finite and vatRate > 0');
   }

@@ -12,11 +12,11 @@ import { H, hourlySlots, osloMidnight as T0 } from '../../test/fixtures/price-sl
  * is only probable: where keeping it would leave a need short, the plan does not keep it.
  */
 const prices = [0.3, 0.25, 0.4, 0.1, 0.12];
-const tankNeedKWh = (200 * 4.186 * 10) / 3600;
+const tankNeedKwh = (200 * 4.186 * 10) / 3600;
 const tank: TankParams & { id: string } = {
   id: 'tank',
   volumeL: 200,
-  powerKW: 2,
+  powerKw: 2,
   coldWaterC: 8,
   ambientC: 18,
   heatLossWPerK: 0,
@@ -24,22 +24,22 @@ const tank: TankParams & { id: string } = {
   maxC: 75,
   currentTempC: 60,
   control: 'continuous',
-  drawProfileKWh: Array.from({ length: 24 }, () => 0),
+  drawProfileKwh: Array.from({ length: 24 }, () => 0),
   comfort: [{ atMs: T0 + 5 * H, tempC: 70, label: 'hot water by 05:00' }],
 };
-const car: EvParams & { id: string } = { id: 'car', energyNeededKWh: 8, departureMs: T0 + 5 * H, minPowerKW: 0, maxPowerKW: 4, efficiency: 1 };
-const window = (maxKW: number, reservationId?: string): LpcCap[] =>
-  [3, 4].map((h) => ({ startMs: T0 + h * H, endMs: T0 + (h + 1) * H, maxKW, scope: 'location', ...(reservationId ? { reservationId } : {}) }));
+const car: EvParams & { id: string } = { id: 'car', energyNeededKwh: 8, departureMs: T0 + 5 * H, minPowerKw: 0, maxPowerKw: 4, efficiency: 1 };
+const window = (maxKw: number, reservationId?: string): LpcCap[] =>
+  [3, 4].map((h) => ({ startMs: T0 + h * H, endMs: T0 + (h + 1) * H, maxKw, scope: 'location', ...(reservationId ? { reservationId } : {}) }));
 
 const input = (devices: Pick<HomePlanInput, 'tanks' | 'evs'>, lpc: LpcCap[]): HomePlanInput => ({
   slots: hourlySlots(prices),
   timezone: 'Europe/Oslo',
   currency: 'EUR',
   ...devices,
-  location: { limitKW: 17, baseLoadKW: 1, lpc },
+  location: { limitKw: 17, baseLoadKw: 1, lpc },
 });
-const energy = (p: Plan, kind: 'tanks' | 'evs', id: string): number[] => p.slots.map((s) => Math.round((s[kind]?.[id]?.energyKWh ?? 0) * 100) / 100);
-const t = Math.round(tankNeedKWh * 100) / 100;
+const energy = (p: Plan, kind: 'tanks' | 'evs', id: string): number[] => p.slots.map((s) => Math.round((s[kind]?.[id]?.energyKwh ?? 0) * 100) / 100);
+const t = Math.round(tankNeedKwh * 100) / 100;
 
 describe('a reserved LPC cap', () => {
   const rows: { name: string; devices: Pick<HomePlanInput, 'tanks' | 'evs'>; lpc: LpcCap[]; tank?: number[]; car?: number[]; binding: string[] }[] = [
@@ -94,17 +94,17 @@ describe('a reserved LPC cap', () => {
   it('is not kept where it would leave a need short: a car needing 16 kWh has only 12 kWh of room outside the window', () => {
     // Four full hours are needed; outside the window there are three. Planning without the
     // reservation takes the four cheapest: 03:00, 04:00, 01:00, 00:00.
-    const p = planHome(input({ tanks: [], evs: [{ ...car, energyNeededKWh: 16 }] }, window(1, 'res-1')), T0);
+    const p = planHome(input({ tanks: [], evs: [{ ...car, energyNeededKwh: 16 }] }, window(1, 'res-1')), T0);
     expect(energy(p, 'evs', 'car')).toEqual([4, 4, 0, 4, 4]);
     expect(p.shortfalls).toEqual([]);
-    expect(p.reservations).toEqual([{ eventId: 'res-1', startMs: T0 + 3 * H, endMs: T0 + 5 * H, maxKW: 1, kept: false, insideKWh: 8, beforeKWh: 8 }]);
+    expect(p.reservations).toEqual([{ eventId: 'res-1', startMs: T0 + 3 * H, endMs: T0 + 5 * H, maxKw: 1, kept: false, insideKwh: 8, beforeKwh: 8 }]);
   });
 
   it('is recorded in the plan with the energy planned inside and before its window', () => {
     const p = planHome(input({ tanks: [tank], evs: [car] }, window(1, 'res-1')), T0);
     expect(p.reservations).toHaveLength(1);
-    expect(p.reservations?.[0]).toMatchObject({ eventId: 'res-1', startMs: T0 + 3 * H, endMs: T0 + 5 * H, maxKW: 1, kept: true, insideKWh: 0 });
-    expect(p.reservations?.[0]?.beforeKWh).toBeCloseTo(8 + tankNeedKWh, 2);
+    expect(p.reservations?.[0]).toMatchObject({ eventId: 'res-1', startMs: T0 + 3 * H, endMs: T0 + 5 * H, maxKw: 1, kept: true, insideKwh: 0 });
+    expect(p.reservations?.[0]?.beforeKwh).toBeCloseTo(8 + tankNeedKwh, 2);
     expect(planHome(input({ tanks: [tank], evs: [car] }, window(1)), T0).reservations).toBeUndefined();
   });
 });

@@ -5,28 +5,28 @@
  */
 import type { LpcCap, Plan, PlanSlot, ReservationOutcome } from './types.js';
 
-/** `flexKWh`: a slot's tank and car energy together (home-plan.ts's `slotFlexKWh`, passed in to keep the imports one way). */
-export function reservationOutcomes(plan: Plan, lpc: ReadonlyArray<LpcCap>, flexKWh: (s: PlanSlot) => number, kept: boolean): ReservationOutcome[] {
-  const byEvent = new Map<string, { startMs: number; endMs: number; maxKW: number }>();
+/** `flexKwh`: a slot's tank and car energy together (home-plan.ts's `slotFlexKwh`, passed in to keep the imports one way). */
+export function reservationOutcomes(plan: Plan, lpc: ReadonlyArray<LpcCap>, flexKwh: (s: PlanSlot) => number, kept: boolean): ReservationOutcome[] {
+  const byEvent = new Map<string, { startMs: number; endMs: number; maxKw: number }>();
   for (const c of lpc) {
     if (c.reservationId === undefined || c.endMs <= plan.startMs || c.startMs >= plan.endMs) continue;
     const seen = byEvent.get(c.reservationId);
     byEvent.set(
       c.reservationId,
       seen
-        ? { startMs: Math.min(seen.startMs, c.startMs), endMs: Math.max(seen.endMs, c.endMs), maxKW: Math.min(seen.maxKW, c.maxKW) }
-        : { startMs: c.startMs, endMs: c.endMs, maxKW: c.maxKW },
+        ? { startMs: Math.min(seen.startMs, c.startMs), endMs: Math.max(seen.endMs, c.endMs), maxKw: Math.min(seen.maxKw, c.maxKw) }
+        : { startMs: c.startMs, endMs: c.endMs, maxKw: c.maxKw },
     );
   }
   const sum = (from: number, to: number): number =>
-    plan.slots.filter((s) => s.startMs >= from && s.startMs < to).reduce((kwh, s) => kwh + flexKWh(s), 0);
+    plan.slots.filter((s) => s.startMs >= from && s.startMs < to).reduce((kwh, s) => kwh + flexKwh(s), 0);
   return [...byEvent]
     .map(([eventId, w]) => ({
       eventId,
       ...w,
       kept,
-      insideKWh: sum(w.startMs, w.endMs),
-      beforeKWh: sum(plan.startMs, w.startMs),
+      insideKwh: sum(w.startMs, w.endMs),
+      beforeKwh: sum(plan.startMs, w.startMs),
     }))
     .sort((a, b) => a.startMs - b.startMs);
 }

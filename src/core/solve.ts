@@ -109,7 +109,7 @@ export function tankSolve(
       onLevels: levels,
       fixed: tk.fixed,
       cost: (t, q) => (tk.price[t] as number) * q + (xSlope[t] as number) * Math.max(0, q - (xFree[t] as number)),
-      step: input.options?.energyStepKWh ?? (tp.control === 'relay' ? 0.01 : 0.02),
+      step: input.options?.energyStepKwh ?? (tp.control === 'relay' ? 0.01 : 0.02),
       minOnSlots: ac?.minOnSlots,
       minOffSlots: ac?.minOffSlots,
       maxStartsPerDay: ac?.maxStartsPerDay,

@@ -8,7 +8,7 @@ import type { TankParams } from './types.js';
  * Default hot-water draw per local hour (kWh): EN 16147 tapping cycle "M" (5.845 kWh/day)
  * aggregated to hours.
  */
-export const defaultDrawProfileKWh: readonly number[] = [
+export const defaultDrawProfileKwh: readonly number[] = [
   0, 0, 0, 0, 0, 0, 0, 1.61, 0.42, 0.21, 0.105, 0.21, 0.315, 0, 0.105, 0.105, 0.105, 0, 0.315, 0.105, 0.735, 1.505, 0, 0,
 ];
 
@@ -17,7 +17,7 @@ export const KWH_PER_L_K = 0.001163;
 
 export interface TankModel {
   /** Heat capacity, kWh/K. */
-  capacityKWhPerK: number;
+  capacityKwhPerK: number;
   /** Per-slot retention factor. */
   a: number;
   /** Per-slot constant term: draw + loss offset, kWh. */
@@ -26,9 +26,9 @@ export interface TankModel {
   eMax: number;
   eFloor: number;
   /** Element energy per slot at full power. */
-  slotKWh: number;
+  slotKwh: number;
   toE(tempC: number): number;
-  toC(energyKWh: number): number;
+  toC(energyKwh: number): number;
 }
 
 export function tankModel(tank: TankParams, slotHours: number, localHours: ReadonlyArray<number>): TankModel {
@@ -36,17 +36,17 @@ export function tankModel(tank: TankParams, slotHours: number, localHours: Reado
   const ua = tank.heatLossWPerK / 1000;
   const a = 1 - (ua * slotHours) / C;
   const b = ua * slotHours * (tank.coldWaterC - tank.ambientC);
-  const profile = tank.drawProfileKWh ?? defaultDrawProfileKWh;
+  const profile = tank.drawProfileKwh ?? defaultDrawProfileKwh;
   const draws = localHours.map((h) => (profile[h] ?? 0) * slotHours);
   const toE = (t: number): number => C * (t - tank.coldWaterC);
   return {
-    capacityKWhPerK: C,
+    capacityKwhPerK: C,
     a,
     k: draws.map((d) => d + b),
     draws,
     eMax: toE(tank.maxC),
     eFloor: toE(tank.minC),
-    slotKWh: tank.powerKW * slotHours,
+    slotKwh: tank.powerKw * slotHours,
     toE,
     toC: (e: number): number => tank.coldWaterC + e / C,
   };
@@ -61,12 +61,12 @@ export function estimateTankTempC(
   tank: TankParams,
   from: { tempC: number; atMs: number },
   toMs: number,
-  heatedKWh: number,
+  heatedKwh: number,
   localHourOf: (ms: number) => number,
 ): number {
   const C = tank.volumeL * KWH_PER_L_K;
   const ua = tank.heatLossWPerK / 1000;
-  const profile = tank.drawProfileKWh ?? defaultDrawProfileKWh;
+  const profile = tank.drawProfileKwh ?? defaultDrawProfileKwh;
   let e = C * (from.tempC - tank.coldWaterC);
   let t = from.atMs;
   const eMax = C * (tank.maxC - tank.coldWaterC);
@@ -77,6 +77,6 @@ export function estimateTankTempC(
     e = (1 - (ua * h) / C) * e - draw - ua * h * (tank.coldWaterC - tank.ambientC);
     t += stepMs;
   }
-  e = Math.min(eMax, Math.max(0, e + Math.max(0, heatedKWh)));
+  e = Math.min(eMax, Math.max(0, e + Math.max(0, heatedKwh)));
   return tank.coldWaterC + e / C;
 }

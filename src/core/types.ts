@@ -2,7 +2,7 @@
  * Public types of the pure planner: price inputs and slots, device models, plan input and
  * output. Plain data only (no classes), so plans serialise to JSON as they are.
  *
- * Units are in the names: `Ms` = milliseconds since the Unix epoch (UTC), `KW`, `KWh`, `C`
+ * Units are in the names: `Ms` = milliseconds since the Unix epoch (UTC), `Kw`, `Kwh`, `C`
  * (degrees Celsius). Prices are in the plan's currency per kWh unless a name says otherwise.
  */
 
@@ -55,8 +55,8 @@ export interface DeltaCurveInput {
 
 /** Configured fees, in the series currency per kWh, excluding VAT. */
 export interface PriceFees {
-  gridFeePerKWh: number;
-  taxPerKWh: number;
+  gridFeePerKwh: number;
+  taxPerKwh: number;
   /** VAT multiplier applied to spot + grid fee + tax (1.25 = 25 %). Default 1. */
   vatRate?: number;
   /** Apply VAT to the incentive delta too. Default false (an incentive is paid as is). */
@@ -83,7 +83,7 @@ export interface BuildPriceSeriesInput {
     nordPool?: PricePointsInput;
     nordPoolFirst?: boolean;
     /** Spot price for slots no input covers (series currency per kWh). Default 0. */
-    fallbackPricePerKWh?: number;
+    fallbackPricePerKwh?: number;
   };
   deltas: ReadonlyArray<DeltaCurveInput>;
   fees: PriceFees;
@@ -148,7 +148,7 @@ export interface TankParams {
   id?: string;
   volumeL: number;
   /** Element power. */
-  powerKW: number;
+  powerKw: number;
   coldWaterC: number;
   ambientC: number;
   /** Heat-loss coefficient UA, W/K (≈ 1.6 for a 200 L tank). */
@@ -157,23 +157,23 @@ export interface TankParams {
   minC: number;
   /** Thermostat setting; the element stops there. */
   maxC: number;
-  /** Hot-water draw energy per local hour 0..23, kWh. Default {@link defaultDrawProfileKWh}. */
-  drawProfileKWh?: ReadonlyArray<number>;
+  /** Hot-water draw energy per local hour 0..23, kWh. Default {@link defaultDrawProfileKwh}. */
+  drawProfileKwh?: ReadonlyArray<number>;
   /** Measured temperature; null/absent when there is no (valid) sensor. */
   currentTempC?: number | null;
   /**
-   * Last known temperature and time, used with {@link TankParams.heatedSinceKWh} to estimate the
+   * Last known temperature and time, used with {@link TankParams.heatedSinceKwh} to estimate the
    * current temperature from the energy balance when there is no measurement.
    */
   lastKnown?: { tempC: number; atMs: number } | null;
   /** Energy metered into the element since `lastKnown.atMs`. Default 0. */
-  heatedSinceKWh?: number;
+  heatedSinceKwh?: number;
   /**
    * Energy the heater already took in the slot that contains `nowMs`, before `nowMs`, kWh. A plan
    * made mid-slot gives that slot's energy for the whole slot (this plus what is still to come), so
    * the controller compares it with energy metered since the slot started. Default 0.
    */
-  slotDeliveredKWh?: number;
+  slotDeliveredKwh?: number;
   /**
    * `continuous`: the controller can stop the heater mid-slot once the slot's planned energy is
    * metered (any energy 0..P·Δt per slot). `relay`: whole-slot on/off only.
@@ -189,37 +189,37 @@ export interface TankParams {
 export interface EvParams {
   /** The charger's id; keys its slots and outcome in the plan. Default `ev`. */
   id?: string;
-  /** Energy to put into the battery. Alternatively give `socPct`, `targetSocPct` and `capacityKWh`. */
-  energyNeededKWh?: number;
+  /** Energy to put into the battery. Alternatively give `socPct`, `targetSocPct` and `capacityKwh`. */
+  energyNeededKwh?: number;
   socPct?: number;
   targetSocPct?: number;
-  capacityKWh?: number;
+  capacityKwh?: number;
   /** Extra battery energy the car may take in negative-price slots. Default 0. */
-  maxExtraKWh?: number;
+  maxExtraKwh?: number;
   departureMs: number;
   /** When the car arrives; absent = connected now. */
   arrivalMs?: number;
-  /** Minimum charging power (e.g. 6 A × phases × voltage, see `evPowerKW`); 0 allows any power. */
-  minPowerKW: number;
-  maxPowerKW: number;
+  /** Minimum charging power (e.g. 6 A × phases × voltage, see `evPowerKw`); 0 allows any power. */
+  minPowerKw: number;
+  maxPowerKw: number;
   /** Battery energy per grid energy (0.85–0.95). */
   efficiency: number;
   antiCycling?: AntiCycling | null;
-  /** Energy already charged in the slot that contains `nowMs`, kWh (see `TankParams.slotDeliveredKWh`). */
-  slotDeliveredKWh?: number;
+  /** Energy already charged in the slot that contains `nowMs`, kWh (see `TankParams.slotDeliveredKwh`). */
+  slotDeliveredKwh?: number;
   /**
    * When the car was plugged in, and the grid energy it has taken since, kWh: the session the
-   * slots' `baselineKWh` accounts for. The naive car charges at full power from this moment, so
+   * slots' `baselineKwh` accounts for. The naive car charges at full power from this moment, so
    * every plan of one session states the same baseline for an hour.
    */
-  session?: { startMs: number; deliveredKWh: number };
+  session?: { startMs: number; deliveredKwh: number };
 }
 
 /** A power cap from a power-limitation (LPC) event, hard, per slot it overlaps. */
 export interface LpcCap {
   startMs: number;
   endMs: number;
-  maxKW: number;
+  maxKw: number;
   /** `location`: caps the whole location including base load; `tank`/`ev`: a device of that kind. */
   scope: 'location' | 'tank' | 'ev';
   /** With a `tank`/`ev` scope: the one device it caps (absent: every device of the kind). */
@@ -233,9 +233,9 @@ export interface LpcCap {
 
 export interface LocationParams {
   /** Main fuse / contracted limit for the whole location. */
-  limitKW: number;
+  limitKw: number;
   /** Base load forecast, kW: one value for all slots, or one per slot of `PlanInput.slots` (same index). */
-  baseLoadKW: number | ReadonlyArray<number>;
+  baseLoadKw: number | ReadonlyArray<number>;
   lpc?: ReadonlyArray<LpcCap>;
 }
 
@@ -245,7 +245,7 @@ export interface PlanOptions {
   /** EV fallback window (local hours, start inclusive, end exclusive, may wrap). Default 22–6. */
   evFallbackWindow?: { startHour: number; endHour: number };
   /** Energy grid of the on/off dynamic programme, kWh. Default 0.01. */
-  energyStepKWh?: number;
+  energyStepKwh?: number;
 }
 
 /** What the pair planner needs: one tank and one car at most. Slots must be contiguous, equal length, UTC-aligned. */
@@ -288,11 +288,11 @@ export type BindingConstraint =
 export interface DeviceSlotPlan {
   /**
    * Energy for the whole slot, kWh. In the slot a plan is made in, this includes what was metered
-   * before the plan (`slotDeliveredKWh`), so a re-plan never moves the controller's target.
+   * before the plan (`slotDeliveredKwh`), so a re-plan never moves the controller's target.
    */
-  energyKWh: number;
+  energyKwh: number;
   /** Average power over the rest of the slot (the whole slot unless the plan was made inside it). */
-  powerKW: number;
+  powerKw: number;
   on: boolean;
 }
 
@@ -300,16 +300,16 @@ export interface TankSlotPlan extends DeviceSlotPlan {
   /** Expected temperature at the end of the slot. */
   endTempC: number;
   /**
-   * What control adds to `energyKWh` in this slot (> 0: a paid-to-consume slot, where it heats on
+   * What control adds to `energyKwh` in this slot (> 0: a paid-to-consume slot, where it heats on
    * to maxC), or what the tank's thermostat cuts from it because of such heat (< 0), by the plan's
    * tank model; counted in the plan's cost. Absent when zero.
    */
-  runOnKWh?: number;
+  runOnKwh?: number;
 }
 
 export interface EvSlotPlan extends DeviceSlotPlan {
   /** Battery energy added since the start of the plan, at the end of the slot. */
-  chargedKWh: number;
+  chargedKwh: number;
   /** The car leaves within this slot, at this time: its energy is due by then, not by the slot's end. */
   leavesMs?: number;
 }
@@ -324,7 +324,7 @@ export interface PlanSlot {
   delta: number;
   source: PriceSource;
   /** Power available to the flexible loads (limit and location LPC minus base load). */
-  headroomKW: number;
+  headroomKw: number;
   /** Each tank's plan for the slot, by device id. */
   tanks?: Record<string, TankSlotPlan>;
   /** Each car's plan for the slot, by charger id. */
@@ -333,11 +333,11 @@ export interface PlanSlot {
   /** Short human explanation ("why this slot"). */
   reason: string;
   /** Most energy the location may take in this slot's UTC hour (kWh), when the plan holds the hour to the month's capacity step. */
-  hourAllowanceKWh?: number;
+  hourAllowanceKwh?: number;
   /** Flexible energy (tank + car) the naive baseline takes in this slot, kWh: what the bill's savings are measured against. */
-  baselineKWh?: number;
+  baselineKwh?: number;
   /** Each naive tank of that baseline, by device id: its energy in the slot and its temperature at the slot's end (carried to the next plan). */
-  baselineTanks?: Record<string, { energyKWh: number; endTempC: number }>;
+  baselineTanks?: Record<string, { energyKwh: number; endTempC: number }>;
 }
 
 export interface Shortfall {
@@ -372,11 +372,11 @@ export interface TankOutcome {
 
 export interface EvOutcome {
   /** Battery energy the car needs by its departure. */
-  energyNeededKWh: number;
+  energyNeededKwh: number;
   /** The departure the plan charges the car for (a command's, else the car's schedule's next). */
   departureMs: number;
   /** What the need rests on: a known state of charge, or the energy estimate. */
-  needFrom: { socPct: number; targetSocPct: number; capacityKWh: number } | { estimateKWh: number };
+  needFrom: { socPct: number; targetSocPct: number; capacityKwh: number } | { estimateKwh: number };
   /** The car planned at this charger, when it is a configured vehicle (set by the daemon, not the planner). */
   vehicle?: { id: string; name: string; identifiedBy: string };
 }
@@ -390,7 +390,7 @@ export interface Plan {
   /** `optimal`: priced plan; `fallback`: no prices at all, documented default behaviour. */
   mode: 'optimal' | 'fallback';
   slots: PlanSlot[];
-  /** Expected cost of the plan's flexible energy, including control's run-on (`runOnKWh`) (series currency). */
+  /** Expected cost of the plan's flexible energy, including control's run-on (`runOnKwh`) (series currency). */
   cost: number;
   /** Cost of the naive baseline on the same prices (tank on thermostat, EV full power at arrival). */
   baselineCost: number;
@@ -415,11 +415,11 @@ export interface ReservationOutcome {
   startMs: number;
   endMs: number;
   /** The lowest reserved cap in the window, kW. */
-  maxKW: number;
+  maxKw: number;
   /** False: keeping the cap would leave a comfort deadline, the floor or a departure short, so the plan does not keep it. */
   kept: boolean;
   /** Tank and car energy the plan takes inside the window, kWh. */
-  insideKWh: number;
+  insideKwh: number;
   /** Tank and car energy the plan takes from the plan's start to the window's start, kWh. */
-  beforeKWh: number;
+  beforeKwh: number;
 }

@@ -148,7 +148,7 @@ export function createBilling(deps: {
       currency: site.currency,
       spot: spotInputs(prices, deps.config.prices.nordPool.use === 'first'),
       deltas: deltaCurves(deps.events(fromMs, toMs)),
-      fees: { gridFeePerKWh: 0, taxPerKWh: 0, vatRate: 1 },
+      fees: { gridFeePerKwh: 0, taxPerKwh: 0, vatRate: 1 },
       ...(site.exchangeRates ? { exchangeRates: site.exchangeRates as Record<string, number> } : {}),
     });
     const baselines = subject === 'location' ? baselineByHour(hours, fromMs, toMs) : new Map<number, number>();

@@ -70,12 +70,12 @@ const HOUR_MS = 3_600_000;
 
 /** The hour's allowance when the plan holds it, with the main meter's energy in the hour so far. */
 function hourBudget(slot: PlanSlot | undefined, metering: Metering, subject: string | undefined, nowMs: number): HourBudget | undefined {
-  if (slot?.hourAllowanceKWh === undefined || subject === undefined) return undefined;
+  if (slot?.hourAllowanceKwh === undefined || subject === undefined) return undefined;
   const hourStartMs = Math.floor(nowMs / HOUR_MS) * HOUR_MS;
   const open = metering.openHours().get(subject);
   // Without this hour's metering (just started, meter down) there is nothing to guard on.
   if (!open || open.hourStartMs !== hourStartMs) return undefined;
-  return { allowanceKwh: slot.hourAllowanceKWh, usedKwh: open.kwh, remainingMs: hourStartMs + HOUR_MS - nowMs };
+  return { allowanceKwh: slot.hourAllowanceKwh, usedKwh: open.kwh, remainingMs: hourStartMs + HOUR_MS - nowMs };
 }
 
 /**

@@ -23,7 +23,7 @@ const planSlot = (i: number, extra: Partial<PlanSlot> = {}): PlanSlot => ({
   spot: 0.1,
   delta: 0,
   source: 'actual',
-  headroomKW: 10,
+  headroomKw: 10,
   binding: [],
   reason: '',
   ...extra,
@@ -75,7 +75,7 @@ describe('modeAt', () => {
 });
 
 describe('chargerTarget', () => {
-  const ev = { energyKWh: 4, powerKW: 8, on: true, chargedKWh: 4 };
+  const ev = { energyKwh: 4, powerKw: 8, on: true, chargedKwh: 4 };
   it.each([
     ['is null without a plan', null, undefined, 0, null],
     ['asks for nothing in a plan without the slot', planOf([]), undefined, 0.5 * H, { energyKwh: 0, powerKw: 0 }],
@@ -113,7 +113,7 @@ describe('chargerTarget', () => {
 });
 
 describe('heaterTarget', () => {
-  const tank = { energyKWh: 2, powerKW: 2, on: true, endTempC: 60 };
+  const tank = { energyKwh: 2, powerKw: 2, on: true, endTempC: 60 };
   it.each([
     ['is null without a plan', null, undefined, null],
     ["asks for nothing outside the plan's slots", planOf([]), undefined, { energyKwh: 0, powerKw: 0, paidToConsume: false }],

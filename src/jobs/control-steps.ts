@@ -38,13 +38,13 @@ export function chargerTarget(plan: Plan | null, slot: PlanSlot | undefined, id:
   const untilMs = Math.min(slot?.endMs ?? nowMs, v?.leavesMs ?? Infinity);
   return plan === null
     ? null
-    : { energyKwh: v?.energyKWh ?? 0, powerKw: v?.powerKW ?? 0, ...(slot ? { leftH: Math.max(0, untilMs - nowMs) / HOUR_MS } : {}) };
+    : { energyKwh: v?.energyKwh ?? 0, powerKw: v?.powerKw ?? 0, ...(slot ? { leftH: Math.max(0, untilMs - nowMs) / HOUR_MS } : {}) };
 }
 
 /** What the plan asks of a heater in the slot, and whether consuming is paid for there. Null without a plan. */
 export function heaterTarget(plan: Plan | null, slot: PlanSlot | undefined, id: string): SlotTarget | null {
   const t = slot?.tanks?.[id];
-  return plan === null ? null : { energyKwh: t?.energyKWh ?? 0, powerKw: t?.powerKW ?? 0, paidToConsume: (slot?.price ?? 0) < 0 };
+  return plan === null ? null : { energyKwh: t?.energyKwh ?? 0, powerKw: t?.powerKw ?? 0, paidToConsume: (slot?.price ?? 0) < 0 };
 }
 
 /**

@@ -39,7 +39,7 @@ function tick(hp: ReturnType<typeof createHeatPumpControl>, cfg: HeatPumpConfig,
       price: i % 24 < 12 ? 3 : 0.5,
       delta: 0,
       source: 'forecast' as const,
-      headroomKW: 10,
+      headroomKw: 10,
     })),
   } as unknown as Parameters<typeof hp.now>[2];
   const now = hp.now(

@@ -23,8 +23,8 @@ function storedPlan(over: Record<string, unknown> = {}): Record<string, unknown>
     slots: [0, 1].map((i) => ({
       startMs: T0 + i * H,
       endMs: T0 + (i + 1) * H,
-      tanks: { boiler: { energyKWh: 1, powerKW: 1, on: true, endTempC: 61 + i } },
-      baselineTanks: { boiler: { energyKWh: 0.5, endTempC: 60.5 } },
+      tanks: { boiler: { energyKwh: 1, powerKw: 1, on: true, endTempC: 61 + i } },
+      baselineTanks: { boiler: { energyKwh: 0.5, endTempC: 60.5 } },
     })),
     ...over,
   };
@@ -49,7 +49,7 @@ describe('the previous plan read back at start', () => {
 
   it('refuses a plan whose carried device figures are not numbers, rather than plan on from them', () => {
     const bad = storedPlan();
-    (bad.slots as Array<Record<string, unknown>>)[0]!.baselineTanks = { boiler: { energyKWh: 0.5, endTempC: null } };
+    (bad.slots as Array<Record<string, unknown>>)[0]!.baselineTanks = { boiler: { energyKwh: 0.5, endTempC: null } };
     expect(trackerWith(bad).loadPlan()).toBeNull();
     const worse = storedPlan({ tanks: { boiler: { startTempC: 'hot', tempSource: 'estimated' } } });
     expect(trackerWith(worse).loadPlan()).toBeNull();
@@ -64,7 +64,7 @@ describe('the previous plan read back at start', () => {
       tankStartTempC: 60,
       tankTempSource: 'estimated',
       slots: [
-        { startMs: T0, endMs: T0 + H, tank: { energyKWh: 1, powerKW: 1, on: true, endTempC: 61 }, baselineTank: { energyKWh: 1, endTempC: 60 } },
+        { startMs: T0, endMs: T0 + H, tank: { energyKwh: 1, powerKw: 1, on: true, endTempC: 61 }, baselineTank: { energyKwh: 1, endTempC: 60 } },
       ],
     };
     const tracker = trackerWith(old);
@@ -72,6 +72,21 @@ describe('the previous plan read back at start', () => {
     expect(plan?.startMs).toBe(T0);
     // Without a sensor the control then allows heating until the first new plan (made at start).
     expect(tracker.estimatedTankC('boiler', T0 + 60_000, plan)).toBeUndefined();
+  });
+
+  it('reads a plan stored by a version that spelt the units `KWh` and `KW` in its keys', () => {
+    const storedText =
+      `{"createdMs":${T0},"slotMinutes":60,"startMs":${T0},"endMs":${T0 + 2 * H},` +
+      `"tanks":{"boiler":{"startTempC":60,"tempSource":"estimated"}},"capacity":{"heldAtKWhPerH":7},"slots":[` +
+      `{"startMs":${T0},"endMs":${T0 + H},"headroomKW":9,"baselineKWh":1.5,` +
+      `"tanks":{"boiler":{"energyKWh":1,"powerKW":1,"on":true,"endTempC":61}},"baselineTanks":{"boiler":{"energyKWh":0.5,"endTempC":60.5}}},` +
+      `{"startMs":${T0 + H},"endMs":${T0 + 2 * H},"headroomKW":9,"baselineKWh":1.5,` +
+      `"tanks":{"boiler":{"energyKWh":1,"powerKW":1,"on":true,"endTempC":62}},"baselineTanks":{"boiler":{"energyKWh":0.5,"endTempC":60.5}}}]}`;
+    const tracker = trackerWith(JSON.parse(storedText) as Record<string, unknown>);
+    const plan = tracker.loadPlan();
+    expect(plan?.slots[0]).toMatchObject({ headroomKw: 9, baselineKwh: 1.5, tanks: { boiler: { energyKwh: 1, powerKw: 1, endTempC: 61 } } });
+    expect(plan?.capacity?.heldAtKwhPerH).toBe(7);
+    expect(tracker.estimatedTankC('boiler', T0 + H + 60_000, plan)).toBe(61);
   });
 });
 

@@ -54,9 +54,9 @@ const planSchema = z.looseObject({
   slots: z.array(
     z.looseObject({
       startMs: z.number(),
-      tanks: byDevice(z.looseObject({ energyKWh: finite, endTempC: finite })),
-      evs: byDevice(z.looseObject({ energyKWh: finite })),
-      baselineTanks: byDevice(z.strictObject({ energyKWh: finite, endTempC: finite })),
+      tanks: byDevice(z.looseObject({ energyKwh: finite, endTempC: finite })),
+      evs: byDevice(z.looseObject({ energyKwh: finite })),
+      baselineTanks: byDevice(z.strictObject({ energyKwh: finite, endTempC: finite })),
     }),
   ),
   tanks: byDevice(z.looseObject({ startTempC: finite, tempSource: z.enum(['measured', 'estimated', 'assumed']) })),

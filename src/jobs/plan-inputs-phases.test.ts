@@ -37,7 +37,7 @@ function evRange(config: ReturnType<typeof defaultConfig>): [number, number] {
     new Map(),
   );
   const p = input.evs[0]!;
-  return [Math.round(p.minPowerKW * 1000) / 1000, Math.round(p.maxPowerKW * 1000) / 1000];
+  return [Math.round(p.minPowerKw * 1000) / 1000, Math.round(p.maxPowerKw * 1000) / 1000];
 }
 
 describe('buildPlanInput with phase switching', () => {

@@ -66,8 +66,8 @@ describe('buildPlanInput', () => {
     // The config names no resource ids: they come from `wattshift register`.
     const input = buildPlanInput(config, snap([lpc('reg-tank', 0), lpc('someone-else', 0)]), new Map([['reg-tank', 'tank']]));
     expect(input.location.lpc).toEqual([
-      { startMs: now + 8 * hourMs, endMs: now + 9 * hourMs, maxKW: 0, scope: 'tank', deviceId: 'tank' },
-      { startMs: now + 9 * hourMs, endMs: now + 10 * hourMs, maxKW: 0, scope: 'tank', deviceId: 'tank' },
+      { startMs: now + 8 * hourMs, endMs: now + 9 * hourMs, maxKw: 0, scope: 'tank', deviceId: 'tank' },
+      { startMs: now + 9 * hourMs, endMs: now + 10 * hourMs, maxKw: 0, scope: 'tank', deviceId: 'tank' },
     ]);
   });
 
@@ -81,14 +81,14 @@ describe('buildPlanInput', () => {
     };
     const alone = buildPlanInput(config, snap([reservation]), new Map());
     expect(alone.location.lpc).toEqual([
-      { startMs: now + 8 * hourMs, endMs: now + 9 * hourMs, maxKW: 1, scope: 'location', reservationId: 'res-1' },
-      { startMs: now + 9 * hourMs, endMs: now + 10 * hourMs, maxKW: 1, scope: 'location', reservationId: 'res-1' },
+      { startMs: now + 8 * hourMs, endMs: now + 9 * hourMs, maxKw: 1, scope: 'location', reservationId: 'res-1' },
+      { startMs: now + 9 * hourMs, endMs: now + 10 * hourMs, maxKw: 1, scope: 'location', reservationId: 'res-1' },
     ]);
     // The LPC asks only for the first hour: the second stays reserved.
     const asked: HomeEvent = { ...lpc(null, 2), lpcCaps: lpc(null, 2).lpcCaps.slice(0, 1) };
     expect(buildPlanInput(config, snap([reservation, asked]), new Map()).location.lpc).toEqual([
-      { startMs: now + 8 * hourMs, endMs: now + 9 * hourMs, maxKW: 2, scope: 'location' },
-      { startMs: now + 9 * hourMs, endMs: now + 10 * hourMs, maxKW: 1, scope: 'location', reservationId: 'res-1' },
+      { startMs: now + 8 * hourMs, endMs: now + 9 * hourMs, maxKw: 2, scope: 'location' },
+      { startMs: now + 9 * hourMs, endMs: now + 10 * hourMs, maxKw: 1, scope: 'location', reservationId: 'res-1' },
     ]);
   });
 
@@ -107,7 +107,7 @@ describe('buildPlanInput', () => {
     });
     expect(buildPlanInput(config, { ...snap([]), evs: [evNow(now - hourMs)] }, new Map()).evs[0]?.session).toEqual({
       startMs: now - hourMs,
-      deliveredKWh: 4.2,
+      deliveredKwh: 4.2,
     });
     expect(buildPlanInput(config, { ...snap([]), evs: [evNow(null)] }, new Map()).evs[0]?.session).toBeUndefined();
   });
@@ -132,7 +132,7 @@ describe('buildPlanInput', () => {
     });
     const range = (c: typeof config) => {
       const ev = buildPlanInput(c, { ...snap([]), evs: [plugged] }, new Map()).evs[0]!;
-      return [ev.minPowerKW, ev.maxPowerKW].map((kw) => Math.round(kw * 100) / 100);
+      return [ev.minPowerKw, ev.maxPowerKw].map((kw) => Math.round(kw * 100) / 100);
     };
     expect(range(config)).toEqual([4.14, 11.04]); // 6 and 16 A × 3 × 230 V
     expect(range(it)).toEqual([2.39, 6.37]); // 6 and 16 A × √3 × 230 V
@@ -145,7 +145,7 @@ describe('buildPlanInput', () => {
         site: { ...config.site, locationLimitKw, fuse: { mainFuseA: 25, phases: 3, supply: 'IT', meter: 'han', marginA: 2 } },
         devices: [...config.devices, { id: 'han', kind: 'meter', meter: { type: 'amsreader', topic: 'ams/1' } }],
       });
-    const limit = (c: typeof config) => buildPlanInput(c, snap([]), new Map()).location.limitKW;
+    const limit = (c: typeof config) => buildPlanInput(c, snap([]), new Map()).location.limitKw;
     // √3·230 V·23 A = 9.16 kW, less 0.73 × the 2 kW element: 7.7 kW.
     expect(limit(fused(17))).toBeCloseTo(9.163 - (Math.sqrt(3) - 1) * 2, 3);
     // A lower location limit (a tariff step) still binds; without a fuse the location limit is all.

@@ -14,7 +14,7 @@ import { buildPriceSeries } from '../core/prices.js';
 import { priceSlotsWithTariff } from '../core/tariff.js';
 import { siteTariff } from '../config/tariff-file.js';
 import { nextLocalTimeMs } from '../core/departure.js';
-import { evPowerRangeKW } from '../core/phase-switch.js';
+import { evPowerRangeKw } from '../core/phase-switch.js';
 import { fusePlanLimitKw, type Supply } from '../core/fuse.js';
 import type { CronScheduleConfig } from '../config/time-fields.js';
 import { cronSchedule, type CronSchedule } from '../timing/cron.js';
@@ -95,7 +95,7 @@ export type ResourceOwner = (resourceId: string) => { scope: 'tank' | 'ev'; devi
 export function lpcCaps(events: readonly HomeEvent[], ownerOf: ResourceOwner): LpcCap[] {
   const asked = events.flatMap((e) =>
     e.lpcCaps.flatMap((c): LpcCap[] => {
-      const span = { startMs: c.startMs, endMs: c.startMs + c.durationMs, maxKW: c.maxKw };
+      const span = { startMs: c.startMs, endMs: c.startMs + c.durationMs, maxKw: c.maxKw };
       if (c.resourceId === null) return [{ ...span, scope: 'location' }];
       const owner = ownerOf(c.resourceId);
       return owner === null ? [] : [{ ...span, ...owner }];
@@ -107,29 +107,29 @@ export function lpcCaps(events: readonly HomeEvent[], ownerOf: ResourceOwner): L
       const startMs = c.startMs;
       const endMs = c.startMs + c.durationMs;
       if (askedForHome.some((a) => a.startMs < endMs && a.endMs > startMs)) return [];
-      return [{ startMs, endMs, maxKW: c.maxKw, scope: 'location', reservationId: e.id }];
+      return [{ startMs, endMs, maxKw: c.maxKw, scope: 'location', reservationId: e.id }];
     }),
   );
   return [...asked, ...reserved];
 }
 
-function tankParams(t: TankNow, slotMinutes: number, slotDeliveredKWh: number, comfort: ComfortDeadline[]): TankParams & { id: string } {
+function tankParams(t: TankNow, slotMinutes: number, slotDeliveredKwh: number, comfort: ComfortDeadline[]): TankParams & { id: string } {
   const m = t.config.model;
   const params: TankParams & { id: string } = {
     id: t.config.id,
     comfort,
-    slotDeliveredKWh,
+    slotDeliveredKwh,
     volumeL: m.volumeL,
-    powerKW: heatingKwOf(t.config),
+    powerKw: heatingKwOf(t.config),
     coldWaterC: m.coldWaterC,
     ambientC: m.ambientC,
     heatLossWPerK: m.lossWPerK,
     minC: t.floorOverrideC ?? m.floorC,
     maxC: m.maxC,
-    drawProfileKWh: m.drawProfileKwh,
+    drawProfileKwh: m.drawProfileKwh,
     currentTempC: t.measuredC,
     lastKnown: t.lastKnown,
-    heatedSinceKWh: t.heatedSinceKwh,
+    heatedSinceKwh: t.heatedSinceKwh,
     control: 'relayOnly' in m && m.relayOnly ? 'relay' : 'continuous',
     legionella: m.legionella.enabled ? { tempC: m.legionella.tempC, everyDays: m.legionella.intervalDays, lastReachedMs: t.legionellaLastMs } : null,
     antiCycling: {
@@ -185,32 +185,32 @@ export function nextDepartureMs(ev: EvNow, nowMs: number, timezone: string): num
   return nextDeparture(ev, nowMs, timezone).atMs;
 }
 
-function evParams(ev: EvNow, nowMs: number, timezone: string, supply: Supply, slotDeliveredKWh: number): EvParams & { id: string } {
+function evParams(ev: EvNow, nowMs: number, timezone: string, supply: Supply, slotDeliveredKwh: number): EvParams & { id: string } {
   const m = ev.config.model;
   const car = carParams(m, ev.vehicle ?? null);
   // On an IT supply a 3-phase charger draws √3·U·I, not 3·U·I: planning 3·U·I would plan power it cannot draw.
   // With phase switching: from the 1-phase minimum to the 3-phase maximum.
-  const { minKW, maxKW } = evPowerRangeKW(m, supply);
+  const { minKw, maxKw } = evPowerRangeKw(m, supply);
   const departure = nextDeparture(ev, nowMs, timezone);
   const common = {
     id: ev.config.id,
-    slotDeliveredKWh,
+    slotDeliveredKwh,
     departureMs: departure.atMs,
-    minPowerKW: minKW,
-    maxPowerKW: maxKW,
+    minPowerKw: minKw,
+    maxPowerKw: maxKw,
     efficiency: car.efficiency,
-    ...(ev.sessionStartMs !== null ? { session: { startMs: ev.sessionStartMs, deliveredKWh: ev.sessionKwh } } : {}),
+    ...(ev.sessionStartMs !== null ? { session: { startMs: ev.sessionStartMs, deliveredKwh: ev.sessionKwh } } : {}),
   };
   if (ev.socPct !== null) {
     return {
       ...common,
       socPct: ev.socPct,
       targetSocPct: ev.targetSocOverride ?? departure.targetSocPct ?? car.targetSocPct,
-      capacityKWh: car.capacityKwh,
+      capacityKwh: car.capacityKwh,
     };
   }
   const target = ev.targetKwhOverride ?? departure.targetEnergyKwh ?? car.targetEnergyKwh ?? 0.4 * car.capacityKwh;
-  return { ...common, energyNeededKWh: Math.max(0, target - ev.sessionKwh * car.efficiency) };
+  return { ...common, energyNeededKwh: Math.max(0, target - ev.sessionKwh * car.efficiency) };
 }
 
 /**
@@ -247,8 +247,8 @@ export function buildPlanInput(config: Config, snap: PlanningSnapshot, resources
   // With a tariff, the series carries spot + delta only and the tariff prices each slot.
   const tariff = siteTariff(config);
   const fees = tariff
-    ? { gridFeePerKWh: 0, taxPerKWh: 0, vatRate: 1 }
-    : { gridFeePerKWh: config.site.gridFeePerKwh, taxPerKWh: config.site.taxPerKwh, vatRate: 1 + config.site.vatPct / 100 };
+    ? { gridFeePerKwh: 0, taxPerKwh: 0, vatRate: 1 }
+    : { gridFeePerKwh: config.site.gridFeePerKwh, taxPerKwh: config.site.taxPerKwh, vatRate: 1 + config.site.vatPct / 100 };
   const series = buildPriceSeries({
     slotMinutes: config.site.slotMinutes,
     fromMs,
@@ -287,8 +287,8 @@ export function buildPlanInput(config: Config, snap: PlanningSnapshot, resources
       .filter((e) => e.plugged)
       .map((e) => evParams(e, snap.nowMs, config.site.timezone, config.site.fuse?.supply ?? 'TN', delivered(e.config.id))),
     location: {
-      limitKW: planLimitKw(config),
-      baseLoadKW: snap.baseLoadKw,
+      limitKw: planLimitKw(config),
+      baseLoadKw: snap.baseLoadKw,
       lpc: lpcCaps(snap.events, ownerOf),
     },
     options: {

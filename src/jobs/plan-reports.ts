@@ -209,6 +209,22 @@ export function startPlanReports(deps: {
   everyMs?: number;
 }): LoopHandle {
   const log = deps.logger.child({ component: 'plan-reports' });
+  // The report is a function of the plan, the base load, the target and the hour: built again
+  // only when one of them changes, not at every check.
+  let built: { plan: Plan; baseLoadKw: number; target: PlanReportTarget; hourStartMs: number; payload: PlanReportPayload | null } | null = null;
+  const reportOf = (plan: Plan, target: PlanReportTarget, nowMs: number): PlanReportPayload | null => {
+    const baseLoadKw = deps.baseLoadKw();
+    const hourStartMs = Math.floor(nowMs / hourMs) * hourMs;
+    const same =
+      built !== null &&
+      built.plan === plan &&
+      built.baseLoadKw === baseLoadKw &&
+      built.hourStartMs === hourStartMs &&
+      built.target.locationId === target.locationId &&
+      built.target.meterPointId === target.meterPointId;
+    if (!same) built = { plan, baseLoadKw, target, hourStartMs, payload: buildPlanReport({ ...target, plan, baseLoadKw, nowMs }) };
+    return built!.payload;
+  };
   return startLoop({
     name: 'plan-reports',
     clock: deps.clock,
@@ -220,7 +236,7 @@ export function startPlanReports(deps: {
       const target = deps.target();
       if (plan === null || target === null) return everyMs;
       const now = deps.clock.nowMs();
-      const payload = buildPlanReport({ ...target, plan, baseLoadKW: deps.baseLoadKw(), nowMs: now });
+      const payload = reportOf(plan, target, now);
       if (payload === null) return everyMs;
       const reason = deps.queue.offer(payload, now);
       if (reason !== null) {

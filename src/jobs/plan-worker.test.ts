@@ -61,7 +61,7 @@ function input(): HomePlanInput {
         },
       },
       deltas: [],
-      fees: { gridFeePerKWh: 0, taxPerKWh: 0 },
+      fees: { gridFeePerKwh: 0, taxPerKwh: 0 },
     }),
     timezone: 'Europe/Oslo',
     currency: 'EUR',
@@ -69,7 +69,7 @@ function input(): HomePlanInput {
       {
         id: 'tank',
         volumeL: 200,
-        powerKW: 2,
+        powerKw: 2,
         coldWaterC: 8,
         ambientC: 18,
         heatLossWPerK: 1.6,
@@ -80,7 +80,7 @@ function input(): HomePlanInput {
       },
     ],
     evs: [],
-    location: { limitKW: 17, baseLoadKW: 0 },
+    location: { limitKw: 17, baseLoadKw: 0 },
   };
 }
 

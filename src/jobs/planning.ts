@@ -69,7 +69,7 @@ export function startPlanning(deps: {
         // The current slot's targets (whole-slot energy), so a log shows what control is following.
         const slot = next.slots.find((s) => s.startMs <= now && now < s.endMs);
         const targets = slot
-          ? { slotStartMs: slot.startMs, slotKwh: Object.fromEntries(slotDevices(slot).map(([id, d]) => [id, round(d.energyKWh, 3)])) }
+          ? { slotStartMs: slot.startMs, slotKwh: Object.fromEntries(slotDevices(slot).map(([id, d]) => [id, round(d.energyKwh, 3)])) }
           : {};
         log.info(
           {

@@ -23,7 +23,7 @@ describe('the stored plans as history and bill read them', () => {
       createdAtMs: T0 - H,
       horizonStartMs: T0,
       horizonEndMs: T0 + H,
-      json: { createdMs: T0 - H, slots: [{ ...slot, tank: { energyKWh: 1 }, ev: { energyKWh: 7 }, baselineKWh: 9 }] },
+      json: { createdMs: T0 - H, slots: [{ ...slot, tank: { energyKwh: 1 }, ev: { energyKwh: 7 }, baselineKwh: 9 }] },
     });
     store.savePlan({
       createdAtMs: T0,
@@ -31,14 +31,14 @@ describe('the stored plans as history and bill read them', () => {
       horizonEndMs: T0 + H,
       json: {
         createdMs: T0,
-        slots: [{ ...slot, tanks: { t1: { energyKWh: 2 }, t2: { energyKWh: 3 } }, evs: { car2: { energyKWh: 11 } }, baselineKWh: 20 }],
+        slots: [{ ...slot, tanks: { t1: { energyKwh: 2 }, t2: { energyKwh: 3 } }, evs: { car2: { energyKwh: 11 } }, baselineKwh: 20 }],
       },
     });
     store.savePlan({
       createdAtMs: T0 + 1,
       horizonStartMs: T0,
       horizonEndMs: T0 + H,
-      json: { createdMs: T0 + 1, slots: [{ ...slot, tanks: { t1: { energyKWh: 'hot' } } }] },
+      json: { createdMs: T0 + 1, slots: [{ ...slot, tanks: { t1: { energyKwh: 'hot' } } }] },
     });
     const { plans, unreadable } = storedPlans(store, config.devices, T0, T0 + H);
     expect(unreadable).toBe(1);
@@ -55,7 +55,7 @@ describe('the stored plans as history and bill read them', () => {
       createdAtMs: createdMs,
       horizonStartMs: createdMs,
       horizonEndMs: createdMs + 2 * H,
-      json: { createdMs, slots: [{ startMs: createdMs, endMs: createdMs + 2 * H, tanks: { t1: { energyKWh: kwh } } }] },
+      json: { createdMs, slots: [{ startMs: createdMs, endMs: createdMs + 2 * H, tanks: { t1: { energyKwh: kwh } } }] },
     });
     store.savePlan(plan(T0, 1));
     store.savePlan(plan(T0 + H, 'hot'));

@@ -13,7 +13,7 @@ import type { Store } from '../store/types.js';
 /** The key under which a slot's baseline energy sits beside the device ids (never a valid id). */
 export const BASELINE_KEY = '(baseline)';
 
-const energy = z.looseObject({ energyKWh: z.number() });
+const energy = z.looseObject({ energyKwh: z.number() });
 const storedSlotsSchema = z.looseObject({
   createdMs: z.number(),
   slots: z.array(
@@ -24,7 +24,7 @@ const storedSlotsSchema = z.looseObject({
       evs: z.record(z.string(), energy).optional(),
       tank: energy.optional(),
       ev: energy.optional(),
-      baselineKWh: z.number().optional(),
+      baselineKwh: z.number().optional(),
     }),
   ),
 });
@@ -39,8 +39,8 @@ type StoredSlot = z.infer<typeof storedSlotsSchema>['slots'][number];
 /** A slot's planned kWh by device id: every configured device of the kind gets 0 when the plan gave it nothing. */
 function energiesOf(s: StoredSlot, tankIds: readonly string[], evIds: readonly string[]): Record<string, number> {
   const out: Record<string, number> = {};
-  const read = (ids: readonly string[], byId: Record<string, { energyKWh: number }> | undefined, legacy: { energyKWh: number } | undefined): void => {
-    ids.forEach((id, i) => (out[id] = byId?.[id]?.energyKWh ?? (i === 0 ? legacy?.energyKWh : undefined) ?? 0));
+  const read = (ids: readonly string[], byId: Record<string, { energyKwh: number }> | undefined, legacy: { energyKwh: number } | undefined): void => {
+    ids.forEach((id, i) => (out[id] = byId?.[id]?.energyKwh ?? (i === 0 ? legacy?.energyKwh : undefined) ?? 0));
   };
   read(tankIds, s.tanks, s.tank);
   read(evIds, s.evs, s.ev);
@@ -80,7 +80,7 @@ export function storedPlans(
               endMs: s.endMs,
               energyKwh: {
                 ...energiesOf(s, tankIds, evIds),
-                ...(s.baselineKWh !== undefined ? { [BASELINE_KEY]: s.baselineKWh } : {}),
+                ...(s.baselineKwh !== undefined ? { [BASELINE_KEY]: s.baselineKwh } : {}),
               },
             })),
           }

@@ -84,10 +84,10 @@ describe('the car at each charger, planned as itself', () => {
     const input = buildPlanInput(config, snap, new Map());
     const [east, west] = input.evs ?? [];
     // car-b has no SoC topic: the charger's own SoC is none, so the energy estimate (12 kWh), by 09:15 Thursday.
-    expect(east).toMatchObject({ id: 'east', energyNeededKWh: 12, efficiency: 0.8, departureMs: Date.UTC(2026, 0, 15, 8, 15) });
+    expect(east).toMatchObject({ id: 'east', energyNeededKwh: 12, efficiency: 0.8, departureMs: Date.UTC(2026, 0, 15, 8, 15) });
     expect(east).not.toHaveProperty('socPct');
     // car-a: its own SoC topic, its weekday departure (06:30 Thursday) with that departure's 90 %.
-    expect(west).toMatchObject({ id: 'west', socPct: 35, targetSocPct: 90, capacityKWh: 80, departureMs: Date.UTC(2026, 0, 15, 5, 30) });
+    expect(west).toMatchObject({ id: 'west', socPct: 35, targetSocPct: 90, capacityKwh: 80, departureMs: Date.UTC(2026, 0, 15, 5, 30) });
   });
 
   it("swaps the cars when they swap chargers, and counts a car's SoC only while it is at a charger", () => {
@@ -135,7 +135,7 @@ describe('the car at each charger, planned as itself', () => {
     t.observe(tick(T0 + 180_000, { west: { energyKwh: 1, ev: { plugged: true, charging: false, goeCard: 7 } } }), null);
     expect(t.vehicleAt('west')).toBeNull();
     const west = buildPlanInput(config, t.snapshot(T0 + 180_000, prices, []), new Map()).evs?.find((e) => e.id === 'west');
-    expect(west).toMatchObject({ energyNeededKWh: 10, efficiency: 0.9 });
+    expect(west).toMatchObject({ energyNeededKwh: 10, efficiency: 0.9 });
     expect(lines.filter((l) => l.code === 'VEHICLE_UNKNOWN')).toEqual([expect.objectContaining({ device: 'west', tag: 'card 7' })]);
   });
 });

@@ -38,7 +38,7 @@ const plan = (createdMs: number, cost: number): Plan => ({
       spot: 0.08,
       delta: 0,
       source: 'actual',
-      headroomKW: 7.25,
+      headroomKw: 7.25,
       binding: [],
       reason: 'cheapest',
     },

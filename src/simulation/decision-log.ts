@@ -56,7 +56,7 @@ export function createDecisionLog(options: { keepLines?: boolean } = {}): Decisi
         endMs: plan.endMs,
         cost: r3(plan.cost),
         slots: plan.slots.map((slot) =>
-          [slot.startMs, r3(slot.headroomKW), slot.tanks, slot.evs].map((v) =>
+          [slot.startMs, r3(slot.headroomKw), slot.tanks, slot.evs].map((v) =>
             JSON.stringify(v, (_k, x: unknown) => (typeof x === 'number' ? r3(x) : x)),
           ),
         ),

@@ -4,6 +4,7 @@ import type { StoreContext } from './context.js';
 import type { Store } from './types.js';
 import { msInput, msRow, roundMs } from './time.js';
 import { checkInput, guard, jsonText, parseRow, toJson } from './errors.js';
+import { withHouseUnitKeys } from './legacy-unit-keys.js';
 
 /** How many plans savePlan keeps (older ones also go with retention). */
 export const KEEP_PLANS = 48;
@@ -20,7 +21,7 @@ const planRowSchema = z.strictObject({
   createdAtMs: msRow,
   horizonStartMs: msRow,
   horizonEndMs: msRow,
-  json: jsonText,
+  json: jsonText.transform(withHouseUnitKeys),
 });
 
 /** This table's part of the {@link Store} (its documentation is there). */

@@ -90,7 +90,7 @@ export function planOf(startMs: number, slotMinutes: number, slots: Pick<PlanSlo
       endMs: startMs + (i + 1) * ms,
       delta: 0,
       source: 'actual',
-      headroomKW: 16,
+      headroomKw: 16,
       binding: [],
       reason: 'test',
       ...s,
