@@ -1,5 +1,10 @@
-// Builds the daemon into dist/: one ES-module bundle (dist/main.js) plus chunks that only some
-// commands load (demo, sandbox, the Modbus stack). Why a bundle and not tsc's file-per-module
+// Builds the three products into dist/, each an ES-module bundle of its own with chunks that only
+// some commands load (the Modbus stack, ...):
+//   dist/main.js   the gateway: the `wattshift` command and the daemon (and dist/jobs/plan-worker-thread.js)
+//   dist/hub.js    the partner's fleet hub, `wattshift hub` (chunks/hub-*)
+//   dist/sim.js    the sandbox, simulators and demo, `wattshift sandbox|sim|demo` (chunks/sim-*)
+// The gateway's command loads the other two only when one of their commands runs (src/cli/parts.ts);
+// none of their code is in the gateway's bundle, so a package may leave them out. Why a bundle and not tsc's file-per-module
 // output: Node keeps the source text of every loaded module on its heap, two bytes per character
 // when a file has any non-Latin-1 character (zod's do). Bundled, minified and ASCII-escaped, the
 // daemon takes ~4 MB less RSS. Names are kept, so stack traces stay readable; the
@@ -43,29 +48,71 @@ const zodEnglishOnly = {
   },
 };
 
-export async function buildBundle(outdir = join(root, 'dist')) {
-  rmSync(outdir, { recursive: true, force: true });
+/**
+ * The two imports in src/cli/parts.ts of the other products' entries stay imports, of their
+ * bundles beside main.js, instead of pulling their code in. Fails the build if they are not found.
+ */
+const partsApart = {
+  name: 'parts-apart',
+  setup(b) {
+    let found = 0;
+    b.onResolve({ filter: /^\.\/(hub|sim)-part\.js$/ }, (args) => {
+      if (!args.importer.replaceAll('\\', '/').endsWith('/src/cli/parts.ts')) return undefined;
+      found += 1;
+      return { path: `./${args.path.slice(2, -'-part.js'.length)}.js`, external: true };
+    });
+    b.onEnd((result) => {
+      if (result.errors.length === 0 && found === 0)
+        throw new Error('parts-apart: the imports of src/cli/parts.ts were not found; update scripts/build.mjs');
+    });
+  },
+};
+
+/** Each product's entries, the names of its chunks and its plugins. */
+export const products = {
+  // The planner's worker thread is its own entry: dist/jobs/plan-worker-thread.js (src/jobs/plan-worker.ts finds it).
+  gateway: {
+    entryPoints: { main: 'src/main.ts', 'jobs/plan-worker-thread': 'src/jobs/plan-worker-thread.ts' },
+    chunks: 'chunks/[name]-[hash]',
+    plugins: [zodEnglishOnly, partsApart],
+  },
+  hub: { entryPoints: { hub: 'src/cli/hub-part.ts' }, chunks: 'chunks/hub-[name]-[hash]', plugins: [zodEnglishOnly] },
+  sim: { entryPoints: { sim: 'src/cli/sim-part.ts' }, chunks: 'chunks/sim-[name]-[hash]', plugins: [zodEnglishOnly] },
+};
+
+/** Builds one product into `outdir`; its metafile names the source files in each output. */
+function buildProduct({ entryPoints, chunks, plugins }, outdir) {
   return build({
     absWorkingDir: root,
-    // The planner's worker thread is its own entry: dist/jobs/plan-worker-thread.js (src/jobs/plan-worker.ts finds it).
-    entryPoints: ['src/main.ts', 'src/jobs/plan-worker-thread.ts'],
+    entryPoints,
     outdir,
     bundle: true,
     splitting: true,
     format: 'esm',
     platform: 'node',
     target: 'node20.18',
-    chunkNames: 'chunks/[name]-[hash]',
+    chunkNames: chunks,
     external,
-    plugins: [zodEnglishOnly],
+    plugins,
     minifyWhitespace: true,
     minifySyntax: true,
     sourcemap: 'linked',
     legalComments: 'linked',
+    metafile: true,
     // Bundled CommonJS code calls require() for Node's own modules; an ES module has none.
     banner: { js: "import { createRequire as __wattshiftRequire } from 'node:module'; const require = __wattshiftRequire(import.meta.url);" },
     logLevel: 'warning',
   });
+}
+
+/** Builds the three products into `outdir` (emptied first); resolves with each one's esbuild result. */
+export async function buildBundle(outdir = join(root, 'dist')) {
+  rmSync(outdir, { recursive: true, force: true });
+  // One after the other: esbuild's writes of two builds into one folder at once can fail.
+  const gateway = await buildProduct(products.gateway, outdir);
+  const hub = await buildProduct(products.hub, outdir);
+  const sim = await buildProduct(products.sim, outdir);
+  return { gateway, hub, sim };
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

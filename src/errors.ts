@@ -27,7 +27,10 @@ export const errorCodes = {
     retryable: false,
     hint: 'the planner thread is missing, died or outgrew its heap; that plan is made on the main thread and the next starts a new thread (after 3 failures in a row, all plans stay on the main thread)',
   },
-  PART_NOT_INSTALLED: { retryable: false, hint: 'this install lacks the bundle of that command (dist/hub.js or dist/sim.js): install the package that carries it, or run it from a checkout after `npm run build`' },
+  PART_NOT_INSTALLED: {
+    retryable: false,
+    hint: 'this install lacks the bundle of that command (dist/hub.js or dist/sim.js): install the package that carries it, or run it from a checkout after `npm run build`',
+  },
   DEVICE_TIMEOUT: { retryable: true, hint: 'a device did not answer in time' },
   DEVICE_UNREACHABLE: { retryable: true, hint: 'a device or its bus/broker cannot be reached' },
   DEVICE_BAD_VALUE: { retryable: true, hint: 'a device answered with an impossible or malformed value' },

@@ -1,5 +1,5 @@
 /**
- * The shipped build: `scripts/build.mjs` bundles the daemon into dist/. Every other test runs the
+ * The shipped build: `scripts/build.mjs` bundles the gateway, the hub and the simulation into dist/. Every other test runs the
  * TypeScript sources; this one builds a bundle of its own and runs it the way systemd does (the
  * unit's node flags and environment), to catch what only bundling breaks: data files found
  * relative to the package, chunks loaded on demand, native addons left in node_modules.
@@ -20,6 +20,7 @@ interface Run {
 }
 
 let outdir: string;
+let built: Awaited<ReturnType<typeof buildBundle>>;
 
 function runBundle(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
   const child = spawn(process.execPath, [...unitNodeFlags(), join(outdir, 'main.js'), ...args], {
@@ -49,7 +50,7 @@ function requiredFiles(stderr: string): string[] {
 beforeAll(async () => {
   // Inside the package, as in an install: the bundle finds profiles/ and package.json above it.
   outdir = mkdtempSync(join(repoRoot, '.tmp-bundle-'));
-  await buildBundle(outdir);
+  built = await buildBundle(outdir);
 }, 60_000);
 
 afterAll(() => rmSync(outdir, { recursive: true, force: true }));
@@ -94,6 +95,30 @@ describe('the bundle', () => {
     expect(bundled).toContain('zod');
     expect(bundled.filter((d) => fromNodeModules.has(d))).toEqual([]);
   }, 120_000);
+
+  it("holds none of the hub's, the sandbox's, the simulators' or the demo's sources in the gateway's outputs", () => {
+    const inputs = new Set(Object.values(built.gateway.metafile.outputs).flatMap((o) => Object.keys(o.inputs)));
+    expect(inputs).toContain('src/main.ts');
+    expect(inputs).toContain('src/app.ts');
+    expect([...inputs].filter((f) => /^src\/(hub|sandbox|simulation|demo)\//.test(f))).toEqual([]);
+    // Theirs are in their own bundles, which the gateway's command loads by file.
+    expect(Object.keys(built.hub.metafile.outputs)).toContainEqual(expect.stringMatching(/\/hub\.js$/));
+    expect(Object.keys(built.sim.metafile.outputs)).toContainEqual(expect.stringMatching(/\/sim\.js$/));
+  });
+
+  it("runs the hub's command from the hub's bundle, and says plainly when that bundle is not installed", async () => {
+    const usage = await runBundle(['hub']);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toMatch(/^wattshift hub: --config FILE is required$/m);
+    rmSync(join(outdir, 'hub.js'));
+    const missing = await runBundle(['hub', '--config', 'hub.yaml']);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(
+      /^wattshift: PART_NOT_INSTALLED: `wattshift hub` is not installed here: the fleet hub ships apart from the gateway/m,
+    );
+    // The gateway's own commands do not need it.
+    expect((await runBundle(['version'])).code).toBe(0);
+  });
 
   // Last: it removes the planner thread's entry from this bundle.
   it('plans on the main thread, with one PLAN_WORKER_FAILED warning, when the bundle lacks the thread entry', async () => {

@@ -1,8 +1,8 @@
 /** Parses argv and runs one command from the registry. */
 import { parseArgs } from 'node:util';
-import { exitCodeFor, exitCodes } from './exit-codes.js';
-import { formatError } from './format-error.js';
+import { exitCodes } from './exit-codes.js';
 import { commands as registered } from './registry.js';
+import { runGuarded } from './run-guarded.js';
 import type { CliCommand, CliIo } from './types.js';
 import { packageVersion } from '../package-root.js';
 
@@ -62,10 +62,5 @@ export async function runCli(argv: readonly string[], io: CliIo, commands: reado
     for (const line of renderCommandHelp(command)) io.stdout(line);
     return exitCodes.ok;
   }
-  try {
-    return await command.run({ values: parsed.values, positionals: parsed.positionals }, io);
-  } catch (err) {
-    for (const line of formatError(err)) io.stderr(line);
-    return exitCodeFor(err);
-  }
+  return runGuarded(io, () => command.run({ values: parsed.values, positionals: parsed.positionals }, io));
 }

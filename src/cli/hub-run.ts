@@ -1,13 +1,15 @@
 /**
- * The work of `wattshift hub` (see hub.ts beside it), loaded only when that command runs, so the
- * daemon never loads PostgreSQL's client.
+ * The work of `wattshift hub` (see hub.ts beside it), in the hub's own bundle: the gateway never
+ * loads the hub or PostgreSQL's client.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import pg from 'pg';
 import { simClockFromEnv, systemClock } from '../clock.js';
 import { createLogger } from '../log.js';
 import { runDaemon } from './daemon.js';
-import type { CliIo } from './types.js';
+import { exitCodes } from './exit-codes.js';
+import { hubCommand } from './hub.js';
+import type { CliIo, CommandArgs } from './types.js';
 import { mosquittoFiles, mosquittoPasswordHash } from '../hub/broker-auth.js';
 import { loadHubConfig, type HubConfig } from '../hub/config.js';
 import { startHub, type Hub } from '../hub/hub.js';
@@ -15,6 +17,12 @@ import { migrate } from '../hub/migrations.js';
 import { createRegistryStore } from '../hub/registry-store.js';
 import { parseHomesCsv, provisionHomes } from '../hub/provision.js';
 import { createSparkClient } from '../spark/client.js';
+
+function usage(io: CliIo, why: string): number {
+  io.stderr(`wattshift hub: ${why}`);
+  io.stderr(`usage: wattshift hub ${hubCommand.usage}`);
+  return exitCodes.usage;
+}
 
 /** Runs `work` on the migrated registry with one connection. */
 async function withRegistry<T>(config: HubConfig, work: (registry: ReturnType<typeof createRegistryStore>) => Promise<T>): Promise<T> {
@@ -89,4 +97,25 @@ export async function runProvision(configPath: string, csvPath: string, io: CliI
   } finally {
     await spark.close();
   }
+}
+
+/** `wattshift hub [provision|broker-files]`: checks the arguments and runs the one asked for. */
+export async function runHubCommand(args: CommandArgs, io: CliIo): Promise<number> {
+  const configPath = args.values.config;
+  if (typeof configPath !== 'string') return usage(io, '--config FILE is required');
+  const [sub, ...rest] = args.positionals;
+  if (rest.length > 0 || (sub !== undefined && sub !== 'broker-files' && sub !== 'provision')) return usage(io, `unknown argument ${sub ?? ''}`);
+  if (sub === 'provision') {
+    const csv = args.values.csv;
+    if (typeof csv !== 'string') return usage(io, 'provision needs --csv FILE');
+    await runProvision(configPath, csv, io);
+    return exitCodes.ok;
+  }
+  if (sub === 'broker-files') {
+    const { passwd, acl } = args.values;
+    if (typeof passwd !== 'string' || typeof acl !== 'string') return usage(io, 'broker-files needs --passwd FILE and --acl FILE');
+    await runBrokerFiles(configPath, { passwd, acl }, io);
+    return exitCodes.ok;
+  }
+  return runHub(configPath, io);
 }

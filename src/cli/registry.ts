@@ -1,7 +1,11 @@
-/** Every CLI command. Add a command: write `src/cli/<name>.ts` and add it here. */
+/**
+ * Every CLI command. Add a command: write `src/cli/<name>.ts` and add it here. The hub's and the
+ * simulation's commands run in bundles of their own (parts.ts); their files here hold only the help.
+ */
 import { checkCommand } from './check.js';
 import { demoCommand } from './demo.js';
 import { hubCommand } from './hub.js';
+import { inPart } from './parts.js';
 import { planCommand } from './plan.js';
 import { probeCommand } from './probe.js';
 import { registerCommand } from './register.js';
@@ -19,9 +23,9 @@ export const commands: readonly CliCommand[] = [
   statusCommand,
   planCommand,
   probeCommand,
-  sandboxCommand,
-  hubCommand,
-  simCommand,
-  demoCommand,
+  inPart('sim', sandboxCommand),
+  inPart('hub', hubCommand),
+  inPart('sim', simCommand),
+  inPart('sim', demoCommand),
   versionCommand,
 ];

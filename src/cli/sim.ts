@@ -1,13 +1,10 @@
-/** `wattshift sim tank|goe|shelly|tasmota|ams|ocpp|heatpump`: runs one simulated device until SIGINT/SIGTERM. */
-import { isWattshiftError } from '../errors.js';
-import { exitCodes } from './exit-codes.js';
-import type { CliCommand } from './types.js';
-import { untilSignal } from './until-signal.js';
-import type { SimKind } from '../sandbox/devices/sim-cli.js';
+/**
+ * `wattshift sim tank|goe|shelly|tasmota|ams|ocpp|heatpump`: runs one simulated device until
+ * SIGINT/SIGTERM. The work is in sim-run.ts, in the simulation's bundle (wired in registry.ts through parts.ts).
+ */
+import type { CommandInfo } from './types.js';
 
-const kinds: readonly SimKind[] = ['tank', 'goe', 'shelly', 'tasmota', 'ams', 'ocpp', 'heatpump'];
-
-export const simCommand: CliCommand = {
+export const simCommand: CommandInfo = {
   name: 'sim',
   summary: 'run a simulated device (tank on Modbus TCP, go-e charger, Shelly or HAN meter on MQTT, OCPP charger) to try without hardware',
   usage:
@@ -32,41 +29,4 @@ export const simCommand: CliCommand = {
     '  at --url (default ws://127.0.0.1:8887/ocpp) with --password (default wattshift-sim-password).',
     'Prints the config lines that point wattshift at the device. --speed runs its time faster (default 1).',
   ],
-  async run(args, io) {
-    const kind = args.positionals[0];
-    if (kind === undefined || !(kinds as readonly string[]).includes(kind) || args.positionals.length > 1) {
-      io.stderr(`usage: wattshift sim ${simCommand.usage}`);
-      return exitCodes.usage;
-    }
-    const text = (name: string): string | undefined => (typeof args.values[name] === 'string' ? (args.values[name] as string) : undefined);
-    const prefix = text('prefix');
-    const charger = text('charger');
-    try {
-      // Loaded on demand, so `wattshift run` does not carry the simulators in memory.
-      const { runSimulator } = await import('../sandbox/devices/sim-cli.js');
-      await untilSignal(io, (signal) =>
-        runSimulator(
-          {
-            kind: kind as SimKind,
-            port: Number(text('port') ?? 5020),
-            mqttUrl: text('mqtt') ?? 'mqtt://127.0.0.1:1883',
-            speed: Number(text('speed') ?? 1),
-            ocppUrl: text('url') ?? 'ws://127.0.0.1:8887/ocpp',
-            password: text('password') ?? 'wattshift-sim-password',
-            ...(prefix ? { prefix } : {}),
-            ...(charger ? { chargers: charger } : {}),
-          },
-          io.stdout,
-          signal,
-        ),
-      );
-      return exitCodes.ok;
-    } catch (err) {
-      if (isWattshiftError(err, 'CONFIG_INVALID')) {
-        io.stderr(`wattshift sim: ${err.message}`);
-        return exitCodes.usage;
-      }
-      throw err;
-    }
-  },
 };

@@ -21,6 +21,9 @@ export interface CommandArgs {
   positionals: string[];
 }
 
+/** A command without its work: the name, the help and the options. */
+export type CommandInfo = Omit<CliCommand, 'run'>;
+
 export interface CliCommand {
   name: string;
   /** One line for `wattshift --help`. */
