@@ -239,6 +239,37 @@ describe('the plan report record', () => {
     expect(planReportQueue(store).read().pending?.payload).toEqual(payload());
   });
 
+  it('builds the report again only when the plan, the base load or the hour changes', async () => {
+    const fixed = plan();
+    let builds = 0;
+    let ticks = 0;
+    const counted: Plan = {
+      ...fixed,
+      get slots() {
+        builds++;
+        return fixed.slots;
+      },
+    };
+    const queue = planReportQueue(store);
+    running = [
+      startPlanReports({
+        queue,
+        plan: () => counted,
+        baseLoadKw: () => (ticks++, 0.5),
+        target: () => target,
+        clock,
+        logger: createLogger({ level: 'silent' }),
+        onQueued: () => undefined,
+      }),
+    ];
+    await pass(30 * minute);
+    expect(queue.read().pending).not.toBeNull();
+    // Checked every minute (30 checks), built once within the hour.
+    expect([builds, ticks]).toEqual([1, 30]);
+    await pass(31 * minute);
+    expect(builds).toBe(2);
+  });
+
   it('reads a record stored with the API points', () => {
     const pending = { key: 'plan:home-1:1', payload: payload(), reason: 'first', createdAtMs: t0, attempts: 0, nextAttemptMs: t0, lastError: null };
     store.setState(planReportStateKey, { pending, lastSent: null, lastRejected: null });
