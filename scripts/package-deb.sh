@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
-# `npm run package`: builds a .deb for this machine's architecture (the SQLite addon is
-# native) with dpkg-deb: the program in /opt/wattshift with its production dependencies, the
-# `wattshift` command, the systemd unit and the documentation; postinst creates the user and the
-# directories (packaging/setup-host.sh, the same as scripts/install.sh).
+# `npm run package`: builds the .debs for this machine's architecture (the SQLite addon is
+# native) with dpkg-deb, and prints their paths, the gateway's last:
+#   wattshift-hub_*.deb  the partner's fleet hub (`wattshift hub`, docs/fleet.md): its bundle,
+#                        dist/hub.js, beside the gateway's in /opt/wattshift; needs the same
+#                        version of wattshift, whose command loads it.
+#   wattshift_*.deb      the gateway: the program in /opt/wattshift with its production
+#                        dependencies, the `wattshift` command, the systemd unit and the
+#                        documentation; postinst creates the user and the directories
+#                        (packaging/setup-host.sh, the same as scripts/install.sh). It carries the
+#                        sandbox and simulators (dist/sim.js, `wattshift sandbox|sim|demo`) to try
+#                        a home without hardware; the daemon never loads them.
 #   scripts/package-deb.sh [OUTDIR]      (default: the checkout's directory)
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -38,6 +45,32 @@ install -m 0755 "$SRC/packaging/wattshift" "$STAGE/usr/bin/wattshift"
 install -m 0644 "$SRC/systemd/wattshift.service" "$STAGE/usr/lib/systemd/system/wattshift.service"
 install -m 0644 "$SRC/README.md" "$SRC/CHANGELOG.md" "$SRC"/docs/*.md "$SRC/config.example.yaml" "$STAGE/usr/share/doc/wattshift/"
 install -m 0755 "$SRC"/packaging/deb/postinst "$SRC"/packaging/deb/prerm "$SRC"/packaging/deb/postrm "$STAGE/DEBIAN/"
+# The hub's bundle goes to its own package.
+HUB=$(mktemp -d)
+trap 'rm -rf "$STAGE" "$HUB"' EXIT
+chmod 0755 "$HUB"
+install -d "$HUB/opt/wattshift/dist/chunks" "$HUB/usr/share/doc/wattshift-hub" "$HUB/DEBIAN"
+mv "$app"/dist/hub.js* "$HUB/opt/wattshift/dist/"
+mv "$app"/dist/chunks/hub-* "$HUB/opt/wattshift/dist/chunks/"
+install -m 0644 "$SRC/docs/fleet.md" "$SRC/config.hub.example.yaml" "$HUB/usr/share/doc/wattshift-hub/"
+cat > "$HUB/DEBIAN/control" <<CONTROL
+Package: wattshift-hub
+Version: $VERSION
+Architecture: $ARCH
+Maintainer: wattshift maintainers <wattshift@localhost>
+Installed-Size: $(du -sk --exclude=DEBIAN "$HUB" | cut -f1)
+Depends: wattshift (= $VERSION)
+Section: misc
+Priority: optional
+Description: partner-side fleet hub for wattshift gateways
+ Holds the Energy Coordination API credentials for a fleet of wattshift
+ gateways in fleet mode, fans out API events to them over MQTT and relays
+ their reports; runs as \`wattshift hub\` on PostgreSQL and an MQTT 5 broker.
+CONTROL
+hub_deb="$OUT/wattshift-hub_${VERSION}_${ARCH}.deb"
+dpkg-deb --root-owner-group --build "$HUB" "$hub_deb" >/dev/null
+echo "$hub_deb"
+
 size=$(du -sk --exclude=DEBIAN "$STAGE" | cut -f1)
 cat > "$STAGE/DEBIAN/control" <<CONTROL
 Package: wattshift

@@ -5,7 +5,7 @@
  * (an overlay of this machine's root, test/helpers/scratch-root.ts): the user, the directories, the
  * config, a second install that keeps the operator's edits, remove and purge.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -15,13 +15,15 @@ import { suiteTempDir } from './helpers/temp-dir.js';
 const dir = suiteTempDir('wattshift-deb-');
 const root = join(dir, 'root');
 let deb = '';
+let hubDeb = '';
 
 describe.skipIf(!existsSync('/usr/bin/dpkg-deb'))('the .deb', { timeout: 600_000 }, () => {
   beforeAll(() => {
-    deb = execFileSync('bash', ['scripts/package-deb.sh', dir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
+    // The hub's package first, the gateway's last.
+    [hubDeb, deb] = execFileSync('bash', ['scripts/package-deb.sh', dir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
       .trim()
       .split('\n')
-      .at(-1)!;
+      .slice(-2) as [string, string];
     execFileSync('dpkg', ['-x', deb, root]);
   }, 600_000);
 
@@ -99,6 +101,32 @@ describe.skipIf(!existsSync('/usr/bin/dpkg-deb'))('the .deb', { timeout: 600_000
     expect(execFileSync(wattshift, ['check'], { env: { ...env, WATTSHIFT_CONFIG: config, SECRET: 'x1234' }, encoding: 'utf8' })).toContain(
       `${config}: ok`,
     );
+  });
+
+  it("leaves the hub to a package of its own, which needs this version of the gateway's and runs from its command", () => {
+    const arch = execFileSync('dpkg', ['--print-architecture'], { encoding: 'utf8' }).trim();
+    expect(hubDeb).toBe(join(dir, `wattshift-hub_0.1.0_${arch}.deb`));
+    expect(execFileSync('dpkg-deb', ['-f', hubDeb, 'Depends'], { encoding: 'utf8' }).trim()).toBe('wattshift (= 0.1.0)');
+    const filesOf = (d: string): string[] =>
+      execFileSync('dpkg-deb', ['-c', d], { encoding: 'utf8', maxBuffer: 64 << 20 })
+        .trim()
+        .split('\n')
+        .filter((e) => !e.startsWith('d'))
+        .map((e) => e.split(/\s+/)[5]!);
+    const hubFiles = (f: string): boolean => /^\.\/opt\/wattshift\/dist\/(hub\.js|chunks\/hub-)/.test(f);
+    expect(filesOf(deb).filter(hubFiles)).toEqual([]);
+    expect(filesOf(deb)).toContain('./opt/wattshift/dist/sim.js');
+    expect(filesOf(hubDeb)).toContain('./opt/wattshift/dist/hub.js');
+    expect(filesOf(hubDeb).filter((f) => f.startsWith('./opt/') && !hubFiles(f))).toEqual([]);
+    const env = { ...process.env, WATTSHIFT_PREFIX: join(root, 'opt/wattshift'), WATTSHIFT_AS_ROOT: '1' };
+    const hub = (): ReturnType<typeof spawnSync> => spawnSync(join(root, 'usr/bin/wattshift'), ['hub'], { env, encoding: 'utf8' });
+    const alone = hub();
+    expect(alone.status).toBe(1);
+    expect(alone.stderr).toContain('PART_NOT_INSTALLED');
+    execFileSync('dpkg', ['-x', hubDeb, root]);
+    const both = hub();
+    expect(both.status, String(both.stderr)).toBe(2);
+    expect(both.stderr).toContain('wattshift hub: --config FILE is required');
   });
 });
 
