@@ -31,7 +31,7 @@ export interface EventBus {
   /** Adds a listener; the function returned removes it (a module calls it at its stop). */
   on<E extends AppEventName>(event: E, listener: (...payload: Payload<E>) => void): () => void;
   emit<E extends AppEventName>(event: E, ...payload: Payload<E>): void;
-  /** How many listeners an event has (tests, and a check that every module removed its own). */
+  /** How many listeners an event has (for tests). */
   listenerCount(event: AppEventName): number;
 }
 
