@@ -49,6 +49,17 @@ const internalMembers = [
   },
 ];
 
+/**
+ * Units in names are spelt `Kwh` and `Kw` (`energyKwh`, `maxKw`), as `Ms` and `Pct` are; SCREAMING_CASE
+ * constants keep their capitals. A key that a wire or stored format spells otherwise is written quoted.
+ */
+const unitSpelling = [
+  {
+    selector: 'Identifier[name=/[a-z0-9](KWh?|MWh?|KVA)(?![a-z])/]',
+    message: 'units in names are spelt Kwh, Kw, Mwh, Kva (energyKwh, maxKw); quote a wire key that is spelt otherwise',
+  },
+];
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'coverage/', 'test-artifacts/', '.tmp/', '.tmp-*/'] },
   js.configs.recommended,
@@ -60,7 +71,7 @@ export default tseslint.config(
       'no-console': 'error',
       'no-restricted-imports': 'off',
       '@typescript-eslint/no-restricted-imports': ['error', { patterns: [runtimeInternals] }],
-      'no-restricted-syntax': ['error', ...internalMembers],
+      'no-restricted-syntax': ['error', ...internalMembers, ...unitSpelling],
     },
   },
   {
@@ -87,6 +98,7 @@ export default tseslint.config(
         'error',
         { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: 'core takes time as an argument' },
         ...internalMembers,
+        ...unitSpelling,
       ],
     },
   },
