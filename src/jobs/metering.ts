@@ -121,10 +121,10 @@ export interface Metering {
 /**
  * Hourly metering: readings go through the pure accumulator; closed hours and the accumulator
  * states are written together in one transaction, never half a flush. Closed hours are written
- * within a minute; the accumulators alone every 5 minutes, since every commit rewrites at least a
+ * within a minute; the accumulators alone every 10 minutes, since every commit rewrites at least a
  * whole 4 KiB page (SD cards wear): at a minute that was 6 MB a day for a few hundred bytes of
  * state. A power cut loses no counter energy (the hour is split over the gap and marked
- * estimated), and at most 5 minutes of power-integrated energy.
+ * estimated), and at most 10 minutes of power-integrated energy.
  *
  * Counter glitches (a drop, a rise faster than the device can draw) are logged at most once an
  * hour per subject (METER_DISCONTINUITY); a clock step back once per step (CLOCK_JUMP).
@@ -139,7 +139,7 @@ export function createMetering(deps: {
 }): Metering {
   const log = deps.logger.child({ component: 'metering' });
   const flushEveryMs = deps.flushEveryMs ?? 60_000;
-  const stateFlushEveryMs = Math.max(flushEveryMs, deps.stateFlushEveryMs ?? 300_000);
+  const stateFlushEveryMs = Math.max(flushEveryMs, deps.stateFlushEveryMs ?? 600_000);
   /** Per subject; `resumed` until the first reading after a saved state was loaded (a restart). */
   const states = new Map<string, { state: MeteringState; options: MeteringOptions; resumed: boolean; warnedAtMs?: number }>();
   for (const s of deps.subjects) {
