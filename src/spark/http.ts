@@ -14,6 +14,7 @@ import type { Clock } from '../ports.js';
 import { createSparkConnection, type HttpTimeoutsMs, type SparkConnection } from './connection.js';
 import { request } from './request.js';
 import { parseResponse, parseRetryAfter, statusError } from './http-answers.js';
+import { backoffMs } from '../timing/backoff.js';
 
 export type { HttpTimeoutsMs } from './connection.js';
 export { hasStatus, parseResponse, parseRetryAfter, serverMessage } from './http-answers.js';
@@ -120,11 +121,7 @@ export function createHttpTransport(options: HttpOptions): HttpTransport {
   const own = options.connection ? undefined : createSparkConnection(options);
   const connection = options.connection ?? own!;
   const base = options.baseUrl.replace(/\/+$/, '');
-
-  function backoffMs(attempt: number): number {
-    const cap = Math.min(retry.maxDelayMs, retry.baseDelayMs * 2 ** (attempt - 1));
-    return cap / 2 + retry.random() * (cap / 2);
-  }
+  const nextDelayMs = (attempt: number): number => backoffMs(attempt, { baseMs: retry.baseDelayMs, maxMs: retry.maxDelayMs }, retry.random);
 
   function buildUrl(req: HttpRequest): string {
     const params = new URLSearchParams();
@@ -170,12 +167,12 @@ export function createHttpTransport(options: HttpOptions): HttpTransport {
         if (!retryStatuses.has(err.statusCode)) return giveUp();
         const retryAfterMs = parseRetryAfter(err.headers?.['retry-after'], options.clock.nowMs());
         if (retryAfterMs !== undefined && retryAfterMs > retry.maxRetryAfterMs) return giveUp();
-        delayMs = retryAfterMs ?? backoffMs(attempts);
+        delayMs = retryAfterMs ?? nextDelayMs(attempts);
         log.debug({ ...detail, attempt: attempts, delayMs, status: err.statusCode }, 'retryable status; retrying');
       } else {
         const code = rawErrorCode(err);
         if (code === tooLargeCode || !(repeatable || notSentCodes.has(code))) return giveUp();
-        delayMs = backoffMs(attempts);
+        delayMs = nextDelayMs(attempts);
         log.debug({ ...detail, attempt: attempts, delayMs, errorCode: stableCode(code) }, 'network error; retrying');
       }
       options.clock.sleep(delayMs, req.signal).then(

@@ -17,6 +17,7 @@ import { WattshiftError } from '../errors.js';
 import { classifyMqttError } from '../devices/mqtt/connection.js';
 import { fleetMaxPacketBytes } from '../fleet/wire.js';
 import type { UpstreamHealth } from './port.js';
+import { backoffCeilingMs } from '../timing/backoff.js';
 
 /** Longest wait between logins the broker refused. */
 export const defaultAuthRetryMaxMs = 5 * 60_000;
@@ -28,7 +29,7 @@ export const defaultAuthRetryMaxMs = 5 * 60_000;
  * effect within minutes.
  */
 export function authRetryDelayMs(refusals: number, baseMs: number, maxMs: number): number {
-  return Math.min(maxMs, baseMs * 2 ** Math.max(0, refusals));
+  return backoffCeilingMs(refusals + 1, { baseMs, maxMs });
 }
 
 export interface FleetLink {

@@ -23,6 +23,7 @@ import type { ModbusBusConfig } from '../../config/schema.js';
 import { WattshiftError, type ErrorCode } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { Clock } from '../../ports.js';
+import { backoffCeilingMs } from '../../timing/backoff.js';
 
 export type RegisterFunction = 'holding' | 'input';
 export type BitFunction = 'coil' | 'discrete';
@@ -195,7 +196,7 @@ class Bus implements ModbusBus {
       this.failures += 1;
       const initial = this.deps.backoff?.initialMs ?? 1000;
       const max = this.deps.backoff?.maxMs ?? 60_000;
-      this.nextAttemptAtMs = now + Math.min(max, initial * 2 ** Math.min(this.failures - 1, 30));
+      this.nextAttemptAtMs = now + backoffCeilingMs(this.failures, { baseMs: initial, maxMs: max });
       const wErr = new WattshiftError('DEVICE_UNREACHABLE', `${this.where}: cannot connect: ${(err as Error)?.message ?? String(err)}`, {
         cause: err,
       });
