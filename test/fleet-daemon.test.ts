@@ -18,16 +18,12 @@ import { createForecastClient } from '../src/spark/forecast-client.js';
 import { localAt, startDemoEnvironment, type DemoEnvironment } from '../src/demo/environment.js';
 import { fleetTopics, type FleetReport } from '../src/fleet/wire.js';
 import { startAedes, type TestBroker } from './helpers/aedes.js';
+import { until } from './helpers/until.js';
 
 const speed = 600;
 const startMs = localAt(Date.UTC(2026, 0, 14, 12), 0, 10);
 const hourMs = 3_600_000;
 const topics = fleetTopics();
-
-async function until(check: () => boolean, what: string, ms = 20_000): Promise<void> {
-  for (const end = Date.now() + ms; !check() && Date.now() < end;) await new Promise((r) => setTimeout(r, 50));
-  expect(check(), what).toBe(true);
-}
 
 describe('the daemon in fleet mode (hub played by the test)', () => {
   let env: DemoEnvironment;
@@ -98,7 +94,7 @@ describe('the daemon in fleet mode (hub played by the test)', () => {
   });
 
   it("plans on the hub's advice, with the events job healthy on the broker connection", async () => {
-    await until(() => app.currentPlan()?.mode === 'optimal', 'a priced plan');
+    await until(() => app.currentPlan()?.mode === 'optimal', 'a priced plan', { timeoutMs: 20_000, everyMs: 50 });
     const plan = app.currentPlan()!;
     expect(plan.slots.some((s) => s.source === 'adviceOnly')).toBe(true);
     expect(app.view().health.jobs.find((j) => j.name === 'events')).toMatchObject({ ok: true });
@@ -114,14 +110,17 @@ describe('the daemon in fleet mode (hub played by the test)', () => {
     };
     await hub.publishAsync(topics.events('demo-home'), JSON.stringify({ v: 1, receivedAtMs: clock.nowMs(), event }), { qos: 1 });
 
-    await until(() => app.store.hasEvent('fleet-lpc-1'), 'event stored');
+    await until(() => app.store.hasEvent('fleet-lpc-1'), 'event stored', { timeoutMs: 20_000, everyMs: 50 });
     const capped = (): boolean => {
       const slots = app.currentPlan()?.slots.filter((s) => s.startMs >= from && s.startMs < from + 3 * hourMs) ?? [];
       return slots.length === 3 && slots.every((s) => s.headroomKw <= 1.5 && (s.tanks?.tank?.energyKwh ?? 0) <= 1.5);
     };
     await until(capped, 'the plan keeps the LPC hours under the cap');
 
-    await until(() => reports.some((r) => r.report.eventId === 'fleet-lpc-1'), 'acknowledgement on the report topic');
+    await until(() => reports.some((r) => r.report.eventId === 'fleet-lpc-1'), 'acknowledgement on the report topic', {
+      timeoutMs: 20_000,
+      everyMs: 50,
+    });
     const ack = reports.find((r) => r.report.eventId === 'fleet-lpc-1')!;
     const row = () => app.store.listReports().find((r) => r.idempotencyKey === ack.idempotencyKey);
     expect(row()?.state).toBe('sending');
@@ -130,17 +129,17 @@ describe('the daemon in fleet mode (hub played by the test)', () => {
       JSON.stringify({ v: 1, idempotencyKey: ack.idempotencyKey, status: 'accepted', reportId: 'api-ack-1', atMs: clock.nowMs() }),
       { qos: 1 },
     );
-    await until(() => row()?.state === 'accepted', 'accepted on the receipt');
+    await until(() => row()?.state === 'accepted', 'accepted on the receipt', { timeoutMs: 20_000, everyMs: 50 });
     expect(row()?.remoteId).toBe('api-ack-1');
   }, 60_000);
 
   it('shows the broker going down as the events job failing with FLEET_BROKER_DOWN, and recovers', async () => {
     const events = () => app.view().health.jobs.find((j) => j.name === 'events');
     await fleet.stop();
-    await until(() => events()?.ok === false, 'events failing');
+    await until(() => events()?.ok === false, 'events failing', { timeoutMs: 20_000, everyMs: 50 });
     expect(events()?.lastError?.code).toBe('FLEET_BROKER_DOWN');
     await fleet.start();
-    await until(() => events()?.ok === true, 'events healthy again');
+    await until(() => events()?.ok === true, 'events healthy again', { timeoutMs: 20_000, everyMs: 50 });
   }, 60_000);
 
   it('never called the API itself', () => {

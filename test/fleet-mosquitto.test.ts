@@ -20,15 +20,11 @@ import { openFleetLink } from '../src/upstream/fleet-link.js';
 import { fleetTopics } from '../src/fleet/wire.js';
 import type { Upstream } from '../src/upstream/port.js';
 import { mosquittoAvailable, startMosquitto, type MosquittoBroker } from './helpers/mosquitto.js';
+import { until } from './helpers/until.js';
 
 const t0 = Date.UTC(2026, 0, 14, 12);
 const topics = fleetTopics();
 const available = mosquittoAvailable();
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  for (const end = Date.now() + 15_000; !check() && Date.now() < end;) await new Promise((r) => setTimeout(r, 20));
-  expect(check(), what).toBe(true);
-}
 
 describe.skipIf(!available)('fleet upstream with Mosquitto (MQTT 5, TLS, password)', () => {
   let broker: MosquittoBroker;
@@ -95,9 +91,9 @@ describe.skipIf(!available)('fleet upstream with Mosquitto (MQTT 5, TLS, passwor
     const first = gateway();
     await first.upstream.open();
     await first.start();
-    await until(() => syncs.length === 1, 'sync at start');
+    await until(() => syncs.length === 1, 'sync at start', { everyMs: 20 });
     await hub.publishAsync(topics.events('home-m'), JSON.stringify(event('lpc-online')), { qos: 1 });
-    await until(() => first.accepted.length === 1, 'online event');
+    await until(() => first.accepted.length === 1, 'online event', { everyMs: 20 });
     await first.upstream.close();
 
     // The home is away; the hub goes on publishing to its location.
@@ -108,24 +104,24 @@ describe.skipIf(!available)('fleet upstream with Mosquitto (MQTT 5, TLS, passwor
     await second.upstream.open();
     expect(lines.some((l) => l.msg === 'fleet broker connected' && l.newSession === false)).toBe(true);
     await second.start();
-    await until(() => second.accepted.length === 2, 'the events sent while away');
+    await until(() => second.accepted.length === 2, 'the events sent while away', { everyMs: 20 });
     expect(second.accepted).toEqual(['lpc-away-1', 'lpc-away-2']);
     // A restarted daemon asks once more at start, session or not.
-    await until(() => syncs.length === 2, 'sync at the second start');
+    await until(() => syncs.length === 2, 'sync at the second start', { everyMs: 20 });
 
     // Mosquitto runs without persistence here: a restart loses the session, so the gateway asks
     // the hub for the open events again (those sent during the outage were lost with it).
     await broker.halt();
-    await until(() => !second.upstream.health().ok, 'down');
+    await until(() => !second.upstream.health().ok, 'down', { everyMs: 20 });
     expect(second.upstream.health().lastError?.code).toBe('FLEET_BROKER_DOWN');
     await broker.resume();
-    await until(() => second.upstream.health().ok, 'up again');
+    await until(() => second.upstream.health().ok, 'up again', { everyMs: 20 });
     // Seen from the gateway: the hub's own subscription may come back after the gateway's sync.
     const asked = () => lines.filter((l) => l.msg === 'asked the hub for the open events of this location').length;
-    await until(() => asked() === 3, 'sync after the lost session');
+    await until(() => asked() === 3, 'sync after the lost session', { everyMs: 20 });
     expect(lines.some((l) => l.msg === 'fleet broker connected again' && l.newSession === true)).toBe(true);
     await hub.publishAsync(topics.events('home-m'), JSON.stringify(event('lpc-after')), { qos: 1 });
-    await until(() => second.accepted.length === 3, 'subscriptions made again');
+    await until(() => second.accepted.length === 3, 'subscriptions made again', { everyMs: 20 });
     await second.upstream.close();
   }, 60_000);
 
@@ -178,7 +174,7 @@ describe.skipIf(!available)('fleet upstream with Mosquitto (MQTT 5, TLS, passwor
       authRetryMaxMs: 800,
     });
     try {
-      await until(() => refusals.length >= 6, 'six refused logins');
+      await until(() => refusals.length >= 6, 'six refused logins', { everyMs: 20 });
     } finally {
       await link.close();
     }

@@ -20,6 +20,7 @@ import { fleetTopics, type FleetReport } from '../src/fleet/wire.js';
 import type { Upstream } from '../src/upstream/port.js';
 import type { EventIntake } from '../src/upstream/port.js';
 import { startAedes, type TestBroker } from './helpers/aedes.js';
+import { until } from './helpers/until.js';
 
 const t0 = Date.UTC(2026, 0, 14, 12);
 const topics = fleetTopics();
@@ -51,11 +52,6 @@ function fleetCfg() {
     protocolVersion: 4,
     receiptTimeoutS: 30,
   });
-}
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  for (const end = Date.now() + 10_000; !check() && Date.now() < end;) await new Promise((r) => setTimeout(r, 10));
-  expect(check(), what).toBe(true);
 }
 
 const publishJson = (topic: string, body: unknown, retain = false) =>
@@ -122,14 +118,14 @@ describe('fleet upstream: reports', () => {
   it('publishes the report with the outbox key and marks it accepted only when the receipt comes; a duplicate receipt changes nothing', async () => {
     const row = enqueue('ev-1');
     startOutbox();
-    await until(() => reports.length === 1, 'report published');
+    await until(() => reports.length === 1, 'report published', { timeoutMs: 10_000, everyMs: 10 });
     expect(reports[0]).toMatchObject({ v: 1, idempotencyKey: 'ev-1:lpcAck', report: { eventId: 'ev-1' } });
     // Published, but no receipt yet: still in flight, not accepted.
     await new Promise((r) => setTimeout(r, 200));
     expect(store.getReport(row.id)?.state).toBe('sending');
 
     await receipt('ev-1:lpcAck', 'accepted', { reportId: 'api-77' });
-    await until(() => store.getReport(row.id)?.state === 'accepted', 'accepted on receipt');
+    await until(() => store.getReport(row.id)?.state === 'accepted', 'accepted on receipt', { timeoutMs: 10_000, everyMs: 10 });
     expect(store.getReport(row.id)).toMatchObject({ remoteId: 'api-77', attempts: 1 });
 
     await receipt('ev-1:lpcAck', 'accepted', { reportId: 'api-77' });
@@ -142,26 +138,26 @@ describe('fleet upstream: reports', () => {
   it('no receipt within the timeout: retried with the outbox backoff under the same key, accepted on the second receipt', async () => {
     const row = enqueue('ev-2');
     startOutbox();
-    await until(() => reports.length === 1, 'first send');
+    await until(() => reports.length === 1, 'first send', { timeoutMs: 10_000, everyMs: 10 });
     await clock.advance(30_000);
-    await until(() => store.getReport(row.id)?.state === 'pending', 'back to pending');
+    await until(() => store.getReport(row.id)?.state === 'pending', 'back to pending', { timeoutMs: 10_000, everyMs: 10 });
     expect(store.getReport(row.id)?.lastError).toContain('FLEET_RECEIPT_TIMEOUT');
     expect(lines.some((l) => l.code === 'FLEET_RECEIPT_TIMEOUT' && l.key === 'ev-2:lpcAck')).toBe(true);
     // The backoff's first step (60 s × 1.0 at random 0.5), then the same key again.
     await clock.advance(60_000);
-    await until(() => reports.length === 2, 'resent');
+    await until(() => reports.length === 2, 'resent', { timeoutMs: 10_000, everyMs: 10 });
     expect(reports[1]!.idempotencyKey).toBe('ev-2:lpcAck');
     await receipt('ev-2:lpcAck', 'accepted');
-    await until(() => store.getReport(row.id)?.state === 'accepted', 'accepted');
+    await until(() => store.getReport(row.id)?.state === 'accepted', 'accepted', { timeoutMs: 10_000, everyMs: 10 });
     expect(store.getReport(row.id)?.attempts).toBe(2);
   });
 
   it("a rejected receipt makes a rejected row with the hub's reason, logged, never sent again", async () => {
     const row = enqueue('ev-3');
     startOutbox();
-    await until(() => reports.length === 1, 'sent');
+    await until(() => reports.length === 1, 'sent', { timeoutMs: 10_000, everyMs: 10 });
     await receipt('ev-3:lpcAck', 'rejected', { reason: "resource res-9 is not this gateway's" });
-    await until(() => store.getReport(row.id)?.state === 'rejected', 'rejected');
+    await until(() => store.getReport(row.id)?.state === 'rejected', 'rejected', { timeoutMs: 10_000, everyMs: 10 });
     expect(store.getReport(row.id)?.lastError).toContain("resource res-9 is not this gateway's");
     expect(lines.some((l) => l.code === 'REPORT_REJECTED' && String(l.reason).includes('res-9'))).toBe(true);
     await clock.advance(10 * pollMs);
@@ -172,28 +168,31 @@ describe('fleet upstream: reports', () => {
   it('a receipt that came after its wait timed out settles the next send at once', async () => {
     const row = enqueue('ev-4');
     startOutbox();
-    await until(() => reports.length === 1, 'sent');
+    await until(() => reports.length === 1, 'sent', { timeoutMs: 10_000, everyMs: 10 });
     await clock.advance(30_000);
-    await until(() => store.getReport(row.id)?.state === 'pending', 'timed out');
+    await until(() => store.getReport(row.id)?.state === 'pending', 'timed out', { timeoutMs: 10_000, everyMs: 10 });
     await receipt('ev-4:lpcAck', 'accepted', { reportId: 'api-4' });
     await new Promise((r) => setTimeout(r, 200));
     await clock.advance(60_000);
-    await until(() => store.getReport(row.id)?.state === 'accepted', 'accepted from the kept receipt');
+    await until(() => store.getReport(row.id)?.state === 'accepted', 'accepted from the kept receipt', { timeoutMs: 10_000, everyMs: 10 });
     expect(store.getReport(row.id)?.remoteId).toBe('api-4');
   });
 
   it('with the broker down a send fails at once as FLEET_BROKER_DOWN and is retried; health says so', async () => {
     await startEvents();
     await broker.stop();
-    await until(() => !upstream.health().ok, 'down');
+    await until(() => !upstream.health().ok, 'down', { timeoutMs: 10_000, everyMs: 10 });
     expect(upstream.health().lastError?.code).toBe('FLEET_BROKER_DOWN');
     expect(lines.some((l) => l.code === 'FLEET_BROKER_DOWN' && l.level === 'warn')).toBe(true);
     const row = enqueue('ev-5');
     startOutbox();
-    await until(() => store.getReport(row.id)?.attempts === 1 && store.getReport(row.id)?.state === 'pending', 'retry');
+    await until(() => store.getReport(row.id)?.attempts === 1 && store.getReport(row.id)?.state === 'pending', 'retry', {
+      timeoutMs: 10_000,
+      everyMs: 10,
+    });
     expect(store.getReport(row.id)?.lastError).toContain('FLEET_BROKER_DOWN');
     await broker.start();
-    await until(() => upstream.health().ok, 'up again');
+    await until(() => upstream.health().ok, 'up again', { timeoutMs: 10_000, everyMs: 10 });
   });
 });
 
@@ -214,14 +213,14 @@ describe('fleet upstream: events, advice and bad messages', () => {
   it('asks the hub for open events at start, and hands each event to the intake (those before the intake existed too)', async () => {
     const syncs: unknown[] = [];
     hub.on('message', (topic, payload) => topic === topics.sync('gw-1') && syncs.push(JSON.parse(payload.toString())));
-    await until(() => syncs.length === 1, 'sync at start');
+    await until(() => syncs.length === 1, 'sync at start', { timeoutMs: 10_000, everyMs: 10 });
     expect(syncs[0]).toEqual({ v: 1, requestedAtMs: t0 });
     await publishJson(topics.events('home-1'), event('lpc-early'));
     await new Promise((r) => setTimeout(r, 200));
     expect(accepted).toEqual([]);
     await startEvents();
     await publishJson(topics.events('home-1'), event('lpc-late'));
-    await until(() => accepted.length === 2, 'both events');
+    await until(() => accepted.length === 2, 'both events', { timeoutMs: 10_000, everyMs: 10 });
     expect(accepted.map((e) => (e as { id: string }).id)).toEqual(['lpc-early', 'lpc-late']);
   });
 
@@ -241,7 +240,7 @@ describe('fleet upstream: events, advice and bad messages', () => {
       onRefused: () => undefined,
     });
     await publishJson(topics.advice('NO1'), { v: 1, fetchedAtMs: t0, advice }, true);
-    await until(() => woken === 1, 'price refresh woken');
+    await until(() => woken === 1, 'price refresh woken', { timeoutMs: 10_000, everyMs: 10 });
     await expect(upstream.prices.advice({ area: 'NO1' })).resolves.toMatchObject({ priceArea: 'NO1', forecastAdvice: [{ type: 'Good' }] });
   });
 
@@ -258,7 +257,7 @@ describe('fleet upstream: events, advice and bad messages', () => {
     await publishJson(topics.advice('NO1'), { v: 1, fetchedAtMs: -1, advice: {} });
     await publishJson(topics.receipts('gw-1'), { v: 1, idempotencyKey: '', status: 'maybe', atMs: t0 });
     await publishJson(topics.events('home-1'), event('lpc-good'));
-    await until(() => accepted.length === 1, 'the good event still arrives');
+    await until(() => accepted.length === 1, 'the good event still arrives', { timeoutMs: 10_000, everyMs: 10 });
     expect(refused).toEqual(['FLEET_MESSAGE_INVALID', 'FLEET_MESSAGE_INVALID', 'FLEET_MESSAGE_INVALID', 'FLEET_MESSAGE_INVALID']);
     expect(lines.filter((l) => l.code === 'FLEET_MESSAGE_INVALID').map((l) => l.topic)).toEqual([
       topics.events('home-1'),

@@ -14,6 +14,7 @@ import { backoffMs } from '../src/timing/backoff.js';
 import { startReportOutbox } from '../src/jobs/report-outbox.js';
 import { monthEndDeadlineMs, reportDeadlineMs } from '../src/spark/report-rules.js';
 import { json, startStub, type StubReply, type StubServer } from './fixtures/spark/stub-server.js';
+import { until } from './helpers/until.js';
 
 const t0 = Date.UTC(2025, 10, 3, 12);
 const backoff = { baseMs: 60_000, maxMs: 3_600_000 };
@@ -91,11 +92,6 @@ function start(extra: { deadlineWarningMs?: number } = {}) {
 }
 
 /** Waits (real time, bounded) until the loop is idle with `check` true. */
-async function until(check: () => boolean, what: string): Promise<void> {
-  for (const end = Date.now() + 15_000; !check() && Date.now() < end;) await new Promise((r) => setTimeout(r, 5));
-  expect(check(), what).toBe(true);
-  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
-}
 const stateOf = (id: number) => store.getReport(id)?.state;
 
 describe('report outbox', () => {
@@ -104,13 +100,13 @@ describe('report outbox', () => {
     const b = enqueue('ev-b', { nowMs: t0 - 1000 });
     const later = enqueue('ev-later', { nextAttemptMs: t0 + 10 * pollMs });
     start();
-    await until(() => stateOf(b.id) === 'accepted', 'b accepted');
+    await until(() => stateOf(b.id) === 'accepted', 'b accepted', { settleTurns: 5 });
     expect(posts()).toEqual(['ev-a', 'ev-b']);
     expect(store.getReport(a.id)).toMatchObject({ state: 'accepted', remoteId: 'remote-ev-a', attempts: 1 });
     expect(stateOf(later.id)).toBe('pending');
     expect(outbox?.health()).toEqual({ ok: true, lastError: null, deadlineWarning: false });
     await clock.advance(10 * pollMs);
-    await until(() => stateOf(later.id) === 'accepted', 'later accepted');
+    await until(() => stateOf(later.id) === 'accepted', 'later accepted', { settleTurns: 5 });
     expect(posts()).toEqual(['ev-a', 'ev-b', 'ev-later']);
   });
 
@@ -119,14 +115,14 @@ describe('report outbox', () => {
     const c = enqueue('ev-409');
     const r = enqueue('ev-400');
     start();
-    await until(() => stateOf(r.id) === 'rejected', 'rejected');
+    await until(() => stateOf(r.id) === 'rejected', 'rejected', { settleTurns: 5 });
     expect(store.getReport(c.id)).toMatchObject({ state: 'accepted', remoteId: null });
     expect(store.getReport(r.id)?.lastError).toContain('timestamp is outside the event');
     expect(outbox?.health()).toMatchObject({ ok: false, lastError: { code: 'API_REJECTED', atMs: t0 } });
     expect(lines.some((l) => l.code === 'REPORT_REJECTED' && String(l.reason).includes('outside the event'))).toBe(true);
     // Nothing is sent again.
     await clock.advance(5 * pollMs);
-    await until(() => true, 'idle');
+    await until(() => true, 'idle', { settleTurns: 5 });
     expect(posts()).toEqual(['ev-409', 'ev-400']);
   });
 
@@ -140,26 +136,26 @@ describe('report outbox', () => {
     const a = enqueue('ev-a', { nowMs: t0 - 1 });
     const b = enqueue('ev-b');
     start();
-    await until(() => store.getReport(b.id)?.attempts === 1 && stateOf(b.id) === 'pending', 'both failed once');
+    await until(() => store.getReport(b.id)?.attempts === 1 && stateOf(b.id) === 'pending', 'both failed once', { settleTurns: 5 });
     const first = t0 + backoffMs(1, backoff, half);
     expect(store.getReport(a.id)).toMatchObject({ state: 'pending', attempts: 1, nextAttemptMs: first });
     expect(store.getReport(a.id)?.lastError).toMatch(/^API_UNAVAILABLE: /);
     expect(outbox?.health()).toMatchObject({ ok: false, lastError: { code: 'API_UNAVAILABLE' } });
     // Not before the backoff: the poll at t0+60 s finds nothing due.
     await clock.advance(first - t0 - 1);
-    await until(() => true, 'idle');
+    await until(() => true, 'idle', { settleTurns: 5 });
     expect(posts()).toHaveLength(2);
     // Second failure: the delay doubles.
     await clock.advance(pollMs);
-    await until(() => store.getReport(b.id)?.attempts === 2 && stateOf(b.id) === 'pending', 'second failure');
+    await until(() => store.getReport(b.id)?.attempts === 2 && stateOf(b.id) === 'pending', 'second failure', { settleTurns: 5 });
     const second = store.getReport(a.id)?.nextAttemptMs ?? 0;
     expect(second - clock.nowMs()).toBe(backoffMs(2, backoff, half));
     // Recovery.
     down = false;
     await clock.advance(second - clock.nowMs() + pollMs);
-    await until(() => stateOf(a.id) === 'accepted' && stateOf(b.id) === 'accepted', 'both accepted');
+    await until(() => stateOf(a.id) === 'accepted' && stateOf(b.id) === 'accepted', 'both accepted', { settleTurns: 5 });
     await clock.advance(10 * pollMs);
-    await until(() => true, 'idle');
+    await until(() => true, 'idle', { settleTurns: 5 });
     expect(posts()).toEqual(['ev-a', 'ev-b', 'ev-a', 'ev-b', 'ev-a', 'ev-b']);
     expect(outbox?.health().ok).toBe(true);
     expect(store.getReport(a.id)).toMatchObject({ attempts: 3, remoteId: 'remote-ev-a' });
@@ -169,7 +165,7 @@ describe('report outbox', () => {
     const a = enqueue('ev-net');
     await stub.close();
     start();
-    await until(() => store.getReport(a.id)?.attempts === 1 && stateOf(a.id) === 'pending', 'failed once');
+    await until(() => store.getReport(a.id)?.attempts === 1 && stateOf(a.id) === 'pending', 'failed once', { settleTurns: 5 });
     expect(store.getReport(a.id)?.nextAttemptMs).toBe(t0 + backoffMs(1, backoff, half));
     await outbox?.stop();
     // The API comes back on a new port; a restarted daemon sends it.
@@ -185,10 +181,10 @@ describe('report outbox', () => {
       retry: { attempts: 1 },
     });
     start();
-    await until(() => true, 'idle');
+    await until(() => true, 'idle', { settleTurns: 5 });
     expect(posts()).toEqual([]); // not due yet at restart
     await clock.advance(pollMs);
-    await until(() => stateOf(a.id) === 'accepted', 'accepted');
+    await until(() => stateOf(a.id) === 'accepted', 'accepted', { settleTurns: 5 });
     expect(posts()).toEqual(['ev-net']);
   });
 
@@ -200,7 +196,7 @@ describe('report outbox', () => {
     expect(store.interruptedAtOpen.map((r) => r.id)).toEqual([a.id]);
     answer = () => ({ status: 400, body: `duplicate: a ResourceLPCAcknowledgement report of event ev-crash was already accepted (report r-1)` });
     start();
-    await until(() => stateOf(a.id) !== 'pending' && stateOf(a.id) !== 'sending', 'settled');
+    await until(() => stateOf(a.id) !== 'pending' && stateOf(a.id) !== 'sending', 'settled', { settleTurns: 5 });
     expect(store.getReport(a.id)).toMatchObject({ state: 'accepted', attempts: 2 });
     expect(posts()).toEqual(['ev-crash']);
   });
@@ -209,39 +205,39 @@ describe('report outbox', () => {
     const a = enqueue('ev-dup-first');
     answer = () => ({ status: 400, body: 'duplicate: a ResourceLPCAcknowledgement report of event ev-dup-first was already accepted (report r-9)' });
     start();
-    await until(() => stateOf(a.id) === 'rejected', 'rejected');
+    await until(() => stateOf(a.id) === 'rejected', 'rejected', { settleTurns: 5 });
     await outbox?.stop();
     const b = enqueue('ev-twice');
     store.markSending(b.id, t0);
     store.markRetry(b.id, 'API_UNAVAILABLE: timeout', t0);
     answer = () => ({ status: 400, body: 'duplicate: the report names target res-ev twice' });
     start();
-    await until(() => stateOf(b.id) === 'rejected', 'rejected');
+    await until(() => stateOf(b.id) === 'rejected', 'rejected', { settleTurns: 5 });
     expect(store.getReport(b.id)?.lastError).toContain('names target res-ev twice');
   });
 
   it('warns once when an unsent report nears its deadline and sets the health flag', async () => {
     enqueue('ev-late', { nextAttemptMs: t0 + 30 * 86_400_000, deadlineMs: t0 + 86_400_000 });
     start();
-    await until(() => outbox?.health().deadlineWarning === true, 'flag set');
+    await until(() => outbox?.health().deadlineWarning === true, 'flag set', { settleTurns: 5 });
     for (let i = 0; i < 5; i++) await clock.advance(pollMs);
-    await until(() => true, 'idle');
+    await until(() => true, 'idle', { settleTurns: 5 });
     const warnings = () => lines.filter((l) => l.code === 'REPORT_DEADLINE_NEAR');
     expect(warnings()).toHaveLength(1);
     expect(warnings()[0]).toMatchObject({ level: 'warn', deadlineMs: t0 + 86_400_000 });
     // The check is a node-cron job every six hours (UTC): still unsent at 18:00, it warns again.
     await clock.advance(Date.UTC(2025, 10, 3, 18) - clock.nowMs() - 1000);
-    await until(() => true, 'idle');
+    await until(() => true, 'idle', { settleTurns: 5 });
     expect(warnings()).toHaveLength(1);
     await clock.advance(2000);
-    await until(() => warnings().length === 2, 'second warning at 18:00');
+    await until(() => warnings().length === 2, 'second warning at 18:00', { settleTurns: 5 });
   });
 
   it('no warning while the deadline is far', async () => {
     enqueue('ev-far', { nextAttemptMs: t0 + 30 * 86_400_000, deadlineMs: t0 + 20 * 86_400_000 });
     start();
     await clock.advance(pollMs);
-    await until(() => true, 'idle');
+    await until(() => true, 'idle', { settleTurns: 5 });
     expect(outbox?.health().deadlineWarning).toBe(false);
     expect(lines.filter((l) => l.code === 'REPORT_DEADLINE_NEAR')).toEqual([]);
   });

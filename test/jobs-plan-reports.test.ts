@@ -19,6 +19,7 @@ import { startReportOutbox } from '../src/jobs/report-outbox.js';
 import { createSparkClient, type SparkClient } from '../src/spark/client.js';
 import { openStore, type Store } from '../src/store/index.js';
 import { json, startStub, type StubReply, type StubServer } from './fixtures/spark/stub-server.js';
+import { until } from './helpers/until.js';
 
 const t0 = Date.UTC(2026, 0, 10, 12);
 const hour = 3_600_000;
@@ -103,11 +104,6 @@ async function stopAll(): Promise<void> {
 }
 
 /** Waits (real time, bounded) until `check` holds, then lets the loops settle. */
-async function until(check: () => boolean, what: string): Promise<void> {
-  for (const end = Date.now() + 15_000; !check() && Date.now() < end;) await new Promise((r) => setTimeout(r, 5));
-  expect(check(), what).toBe(true);
-  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
-}
 
 const state = () => planReportQueue(store).read();
 
@@ -150,7 +146,7 @@ afterEach(async () => {
 describe('plan reports through the outbox', () => {
   it('sends the first plan without an event, then only a change of more than 1 kWh or a day later', async () => {
     start();
-    await until(() => state().lastSent !== null, 'first sent');
+    await until(() => state().lastSent !== null, 'first sent', { settleTurns: 5 });
     expect(posts()).toHaveLength(1);
     expect(posts()[0]!.eventId).toBeUndefined();
     expect(posts()[0]!.payloads[0]).toMatchObject({ payloadType: 'LocationEnergyUsagePlan', ...target, resolution: '01:00:00' });
@@ -160,14 +156,14 @@ describe('plan reports through the outbox', () => {
     tankKwh[3] = 1.5;
     tankKwh[4] = 0.5;
     await pass(minute);
-    await until(() => true, 'idle');
+    await until(() => true, 'idle', { settleTurns: 5 });
     expect(posts()).toHaveLength(1);
 
     // 0.6 kWh moved: 1.2 kWh, sent as changed.
     tankKwh[3] = 1.4;
     tankKwh[4] = 0.6;
     await pass(minute);
-    await until(() => state().lastSent?.reason === 'changed', 'changed sent');
+    await until(() => state().lastSent?.reason === 'changed', 'changed sent', { settleTurns: 5 });
     expect(posts()).toHaveLength(2);
     expect(
       posts()[1]!
@@ -177,24 +173,24 @@ describe('plan reports through the outbox', () => {
 
     // Nothing changes for a day: one more, as the daily one, and only one.
     await pass(24 * hour - 2 * minute);
-    await until(() => true, 'idle');
+    await until(() => true, 'idle', { settleTurns: 5 });
     expect(posts()).toHaveLength(2);
     await pass(2 * minute);
-    await until(() => state().lastSent?.reason === 'daily', 'daily sent');
+    await until(() => state().lastSent?.reason === 'daily', 'daily sent', { settleTurns: 5 });
     expect(posts()).toHaveLength(3);
   });
 
   it('retries with back-off, sends the newest plan only, keeps a waiting one across a restart, and takes a rejection as final', async () => {
     answer = () => ({ status: 503 });
     start();
-    await until(() => state().pending?.attempts === 1, 'failed once');
+    await until(() => state().pending?.attempts === 1, 'failed once', { settleTurns: 5 });
     expect(state().pending).toMatchObject({ reason: 'first', nextAttemptMs: t0 + backoffMs(1, backoff, half) });
     expect(state().pending?.lastError).toMatch(/^API_UNAVAILABLE: /);
 
     // A new plan while the first waits replaces it.
     tankKwh[5] = 3;
     await pass(minute);
-    await until(() => state().pending?.payload.flexibility[5]?.kiloWattHours === 3, 'replaced');
+    await until(() => state().pending?.payload.flexibility[5]?.kiloWattHours === 3, 'replaced', { settleTurns: 5 });
     expect(state().pending?.reason).toBe('changed');
 
     // The daemon stops; the API recovers; the next start sends the plan that waited, once.
@@ -204,9 +200,9 @@ describe('plan reports through the outbox', () => {
     answer = () => json({ id: 'remote-after-restart' });
     const before = posts().length;
     start();
-    await until(() => true, 'started');
+    await until(() => true, 'started', { settleTurns: 5 });
     await pass(hour);
-    await until(() => state().lastSent?.remoteId === 'remote-after-restart', 'sent after restart');
+    await until(() => state().lastSent?.remoteId === 'remote-after-restart', 'sent after restart', { settleTurns: 5 });
     expect(state().pending).toBeNull();
     expect(
       posts()
@@ -218,12 +214,12 @@ describe('plan reports through the outbox', () => {
     answer = () => json('payloads[0]: location is not a location of this partner', 400);
     tankKwh[6] = 4;
     await pass(minute);
-    await until(() => state().lastRejected !== null, 'rejected');
+    await until(() => state().lastRejected !== null, 'rejected', { settleTurns: 5 });
     expect(state().lastRejected?.reason).toContain('not a location of this partner');
     expect(state().pending).toBeNull();
     const sent = posts().length;
     await pass(5 * minute);
-    await until(() => true, 'idle');
+    await until(() => true, 'idle', { settleTurns: 5 });
     expect(posts()).toHaveLength(sent);
   });
 });

@@ -16,6 +16,7 @@ import { createSparkClient, type SparkClient } from '../src/spark/client.js';
 import { createEventIntake } from '../src/jobs/event-intake.js';
 import type { Identity } from '../src/spark/event-normalise.js';
 import { startEventPoller } from '../src/upstream/event-poller.js';
+import { until } from './helpers/until.js';
 
 // Tuesday 2025-11-04 09:00 UTC (10:00 Oslo): the daily curve check is hours away.
 const t0 = Date.UTC(2025, 10, 4, 9);
@@ -118,20 +119,19 @@ const curveFor = (resourceId: string, locationId: string) =>
     priceCurveDelta: { resolution: '01:00:00', currency: 'NOK', energyUnit: 'kWh', points: [{ price: -0.5, timestamp: '2025-11-05T02:00:00Z' }] },
   });
 
-async function until(check: () => boolean, what: string): Promise<void> {
-  for (const end = Date.now() + 15_000; !check() && Date.now() < end;) await new Promise((r) => setTimeout(r, 5));
-  expect(check(), what).toBe(true);
-  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
-}
 /** One poll: advance to the next tick and wait until it has succeeded (or failed). */
 async function pollOnce(p: ReturnType<typeof startEventPoller>): Promise<void> {
   const before = p.health();
   await clock.advance(intervalMs);
   const at = clock.nowMs();
-  await until(() => {
-    const h = p.health();
-    return h.lastSuccessMs === at || (h.lastError !== null && h.lastError.atMs === at && h.lastError !== before.lastError);
-  }, 'poll done');
+  await until(
+    () => {
+      const h = p.health();
+      return h.lastSuccessMs === at || (h.lastError !== null && h.lastError.atMs === at && h.lastError !== before.lastError);
+    },
+    'poll done',
+    { settleTurns: 5 },
+  );
 }
 
 describe('event poller against the sandbox', () => {
@@ -139,7 +139,7 @@ describe('event poller against the sandbox', () => {
     const mine = [await curveFor('res-tank', 'home-1'), await curveFor('res-tank', 'home-1')];
     const other = await curveFor('res-x', 'home-9');
     const p = start();
-    await until(() => p.health().lastSuccessMs === t0, 'first poll');
+    await until(() => p.health().lastSuccessMs === t0, 'first poll', { settleTurns: 5 });
     expect(acted.sort()).toEqual(mine.map((e) => e.id).sort());
     expect(store.getEvent(other.id)?.state).toBe('ignored');
     await pollOnce(p);
@@ -155,7 +155,7 @@ describe('event poller against the sandbox', () => {
   it('stops paging at known events', async () => {
     for (let i = 0; i < 230; i++) await curveFor('res-x', 'home-9');
     const p = start();
-    await until(() => p.health().lastSuccessMs === t0, 'first poll');
+    await until(() => p.health().lastSuccessMs === t0, 'first poll', { settleTurns: 5 });
     expect(pageCalls).toBe(3); // 100 + 100 + 30
     expect(store.listEvents()).toHaveLength(230);
     pageCalls = 0;
@@ -172,7 +172,7 @@ describe('event poller against the sandbox', () => {
 
   it('an API outage sets health not ok; it recovers and catches up', async () => {
     const p = start();
-    await until(() => p.health().lastSuccessMs === t0, 'first poll');
+    await until(() => p.health().lastSuccessMs === t0, 'first poll', { settleTurns: 5 });
     expect(p.health()).toMatchObject({ ok: true, lastError: null });
     relay.cut();
     const during = await curveFor('res-tank', 'home-1');
@@ -185,7 +185,7 @@ describe('event poller against the sandbox', () => {
     relay.down = false;
     // After a failure the loop waits min(interval, 60 s).
     await clock.advance(60_000);
-    await until(() => p.health().ok, 'recovered');
+    await until(() => p.health().ok, 'recovered', { settleTurns: 5 });
     expect(acted).toEqual([during.id]);
     expect(p.health().lastSuccessMs).toBe(clock.nowMs());
   });

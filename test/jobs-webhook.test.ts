@@ -17,6 +17,7 @@ import { createEventIntake } from '../src/jobs/event-intake.js';
 import type { Identity } from '../src/spark/event-normalise.js';
 import { startWebhookReceiver, type WebhookReceiver, type WebhookReceiverOptions } from '../src/upstream/webhook-receiver.js';
 import { signPayload } from '../src/spark/webhook-signature.js';
+import { until } from './helpers/until.js';
 
 const secret = 'hook-secret-123';
 const me: Identity = { userId: 'user-1', locationId: 'home-1', resources: new Map([['res-tank', 'tank']]), meterPointIds: [] };
@@ -121,10 +122,6 @@ const notification = (eventId: string, extra: Record<string, unknown> = {}) =>
   });
 const signed = (body: string | Buffer, key = secret) => ({ 'x-payload-signature': signPayload(body, key) });
 /** Processing runs right after the answer; give it a moment (real time, bounded). */
-async function eventually(check: () => boolean, what: string): Promise<void> {
-  for (const end = Date.now() + 15_000; !check() && Date.now() < end;) await new Promise((r) => setTimeout(r, 5));
-  expect(check(), what).toBe(true);
-}
 const settle = () => new Promise((r) => setTimeout(r, 30));
 
 describe('webhook receiver: accepted calls', () => {
@@ -133,7 +130,7 @@ describe('webhook receiver: accepted calls', () => {
     const body = notification('ev-1');
     const res = await send(r, { body, headers: signed(body) });
     expect(res.status).toBe(200);
-    await eventually(() => r.acted.includes('ev-1'), 'acted on');
+    await until(() => r.acted.includes('ev-1'), 'acted on');
     expect(r.store.getEvent('ev-1')).toMatchObject({ notificationType: 'PriceCurveCreated', state: 'received', rawJson: body });
     expect(r.receiver.stats()).toEqual({ accepted: 1, rejected: 0, failed: 0, evicted: 0 });
   });
@@ -145,7 +142,7 @@ describe('webhook receiver: accepted calls', () => {
       const sig = readFileSync(join(dataDir, `${name}.hmacsha256b64`), 'utf8').trim();
       expect((await send(r, { body, headers: { 'X-Payload-Signature': sig } })).status).toBe(200);
     }
-    await eventually(() => r.store.listEvents().length === 2, 'both stored');
+    await until(() => r.store.listEvents().length === 2, 'both stored');
     // Neither targets this home: kept as ignored, byte for byte (trailing newline included).
     expect(r.store.getEvent('1cc9ea41-59a4-453e-8c3a-2385b900a0a9')).toMatchObject({
       state: 'ignored',
@@ -158,7 +155,7 @@ describe('webhook receiver: accepted calls', () => {
     const r = await rig();
     const body = notification('ev-dup');
     for (let i = 0; i < 3; i++) expect((await send(r, { body, headers: signed(body) })).status).toBe(200);
-    await eventually(() => r.store.hasEvent('ev-dup'), 'stored');
+    await until(() => r.store.hasEvent('ev-dup'), 'stored');
     await settle();
     expect(r.store.listEvents()).toHaveLength(1);
     expect(r.acted).toEqual(['ev-dup']);
@@ -168,7 +165,7 @@ describe('webhook receiver: accepted calls', () => {
     const r = await rig({ secret: null });
     const body = notification('ev-open');
     expect((await send(r, { body })).status).toBe(200);
-    await eventually(() => r.store.hasEvent('ev-open'), 'stored');
+    await until(() => r.store.hasEvent('ev-open'), 'stored');
   });
 
   it('a signed body that is JSON but no notification is answered 400 and stores nothing', async () => {
@@ -237,7 +234,7 @@ describe('webhook receiver: refused calls change nothing', () => {
     expect((await send(r, { body: original, headers: { 'x-payload-signature': sig } })).status).toBe(200);
     const forged = original.replace('ev-orig', 'ev-forged');
     expect((await send(r, { body: forged, headers: { 'x-payload-signature': sig } })).status).toBe(401);
-    await eventually(() => r.store.hasEvent('ev-orig'), 'original stored');
+    await until(() => r.store.hasEvent('ev-orig'), 'original stored');
     await settle();
     expect(r.store.hasEvent('ev-forged')).toBe(false);
     // Re-encoding the same JSON (other whitespace) breaks the signature too.
@@ -268,7 +265,7 @@ describe('webhook receiver: refused calls change nothing', () => {
     const exact = notification('ev-fits', { padding: 'y'.repeat(1024 - Buffer.byteLength(fits)) });
     expect(Buffer.byteLength(exact)).toBe(1024);
     expect((await send(r, { body: exact, chunked: true, headers: signed(exact) })).status).toBe(200);
-    await eventually(() => r.store.hasEvent('ev-fits'), 'stored');
+    await until(() => r.store.hasEvent('ev-fits'), 'stored');
     expect(r.store.listEvents().map((e) => e.eventId)).toEqual(['ev-fits']);
   });
 
@@ -301,7 +298,7 @@ describe('webhook receiver: connections', () => {
     await settle();
     const body = notification('ev-conn');
     expect((await send(r, { body, headers: signed(body) })).status).toBe(200);
-    await eventually(() => closed[0] === true, 'oldest idle socket closed');
+    await until(() => closed[0] === true, 'oldest idle socket closed');
     expect(closed[1]).toBeUndefined();
     expect(r.receiver.stats().evicted).toBeGreaterThanOrEqual(1);
     for (const s of idle) s.destroy();
