@@ -31,6 +31,7 @@ import { createReportIntake, type ReportIntake } from './report-intake.js';
 import { pruneHub } from './retention.js';
 import { hubShareGroup } from './share-group.js';
 import { startWebhookEndpoint, type WebhookEndpoint } from './webhook-endpoint.js';
+import { brokerUrlOptions } from '../devices/mqtt/transport.js';
 
 export interface Hub {
   readonly instanceId: string;
@@ -136,7 +137,8 @@ export async function startHub(config: HubConfig, deps: { clock: Clock; logger: 
     {
       name: 'broker',
       start: async () => {
-        client = await mqtt.connectAsync(config.broker.url, {
+        client = await mqtt.connectAsync({
+          ...brokerUrlOptions(config.broker.url),
           protocolVersion: 5,
           clientId: `wattshift-hub-${config.instanceId}`,
           // A clean session: a stopped instance must not keep a share of the gateways' messages

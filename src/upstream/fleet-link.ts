@@ -15,6 +15,7 @@ import type { Logger } from '../log.js';
 import type { FleetUpstreamConfig } from '../config/schema-upstream.js';
 import { WattshiftError } from '../errors.js';
 import { classifyMqttError } from '../devices/mqtt/connection.js';
+import { brokerUrlOptions } from '../devices/mqtt/transport.js';
 import { fleetMaxPacketBytes } from '../fleet/wire.js';
 import type { UpstreamHealth } from './port.js';
 import { backoffCeilingMs } from '../timing/backoff.js';
@@ -94,7 +95,7 @@ export function openFleetLink(
       throw new WattshiftError('CONFIG_INVALID', `cannot read upstream.ca ${cfg.ca}`, { cause: err });
     }
   }
-  const client: MqttClient = connect(cfg.brokerUrl, options);
+  const client: MqttClient = connect({ ...brokerUrlOptions(cfg.brokerUrl), ...options });
   let lastError: UpstreamHealth['lastError'] = null;
   let up = false;
   let closed = false;

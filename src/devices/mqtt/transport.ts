@@ -63,3 +63,19 @@ function webSocketStream(target: string, tls: object): Duplex {
   socket.on('close', () => stream.destroy());
   return stream;
 }
+
+/**
+ * mqtt.js's own connection options for a broker URL, read with the WHATWG URL parser. Given as
+ * options rather than as a URL string, mqtt.js does not parse the URL with Node's legacy
+ * `url.parse`, which Node 24 reports as deprecated (DEP0169).
+ */
+export function brokerUrlOptions(brokerUrl: string): { protocol: 'mqtt' | 'mqtts' | 'ws' | 'wss'; hostname: string; port: number; path?: string } {
+  const url = new URL(brokerUrl);
+  const scheme = schemes[url.protocol];
+  if (scheme === undefined) throw new TypeError(`unsupported MQTT URL scheme: ${url.protocol}`);
+  const protocol = ({ tcp: 'mqtt', tls: 'mqtts', ws: 'ws', wss: 'wss' } as const)[scheme];
+  const port = url.port === '' ? defaultPorts[scheme] : Number(url.port);
+  // mqtt.js writes a WebSocket's host back into a URL, where an IPv6 literal keeps its brackets; a socket wants it bare.
+  if (scheme === 'ws' || scheme === 'wss') return { protocol, hostname: url.hostname || 'localhost', port, path: `${url.pathname}${url.search}` };
+  return { protocol, hostname: url.hostname.replace(/^\[(.*)\]$/, '$1') || 'localhost', port };
+}

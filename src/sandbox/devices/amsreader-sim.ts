@@ -22,6 +22,7 @@
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { z } from 'zod';
 import { followClock, publishOnline, type MqttSimulator } from './mqtt-simulator.js';
+import { brokerUrlOptions } from '../../devices/mqtt/transport.js';
 
 const hourMs = 3_600_000;
 
@@ -201,7 +202,8 @@ export function createAmsReaderSim(options: AmsReaderSimOptions): AmsReaderSim {
       return { ...published };
     },
     async start() {
-      client = await mqtt.connectAsync(options.url, {
+      client = await mqtt.connectAsync({
+        ...brokerUrlOptions(options.url),
         clientId: `ams-sim-${Math.random().toString(16).slice(2, 8)}`,
         reconnectPeriod: 500,
         ...options.clientOptions,

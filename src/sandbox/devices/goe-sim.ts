@@ -28,6 +28,7 @@ import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { followClock, publishOnline, type MqttSimulator } from './mqtt-simulator.js';
 import { pluggedBattery, type EvBattery, type EvBatteryOptions } from './ev-battery.js';
 import { wattsPerAmp, type Supply } from '../../core/fuse.js';
+import { brokerUrlOptions } from '../../devices/mqtt/transport.js';
 
 const hourMs = 3_600_000;
 
@@ -278,7 +279,8 @@ export function createGoeSim(options: GoeSimOptions): GoeSim {
       return active?.battery;
     },
     async start() {
-      client = await mqtt.connectAsync(options.url, {
+      client = await mqtt.connectAsync({
+        ...brokerUrlOptions(options.url),
         clientId: `goe-sim-${Math.random().toString(16).slice(2, 8)}`,
         reconnectPeriod: 500,
         will: { topic: `${prefix}/mcc`, payload: Buffer.from('false'), qos: 1, retain: true },

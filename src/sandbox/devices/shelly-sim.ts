@@ -17,6 +17,7 @@
  */
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { clientEnds, followClock, publishOnline, type MqttSimulator } from './mqtt-simulator.js';
+import { brokerUrlOptions } from '../../devices/mqtt/transport.js';
 
 const hourMs = 3_600_000;
 const minuteMs = 60_000;
@@ -242,7 +243,8 @@ export function createShellySim(options: ShellySimOptions): ShellySim {
       return requests;
     },
     async start() {
-      client = await mqtt.connectAsync(options.url, {
+      client = await mqtt.connectAsync({
+        ...brokerUrlOptions(options.url),
         clientId: `shelly-sim-${prefix}-${Math.random().toString(16).slice(2, 8)}`,
         reconnectPeriod: 500,
         will: { topic: `${prefix}/online`, payload: Buffer.from('false'), qos: 1, retain: true },

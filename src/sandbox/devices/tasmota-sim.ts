@@ -27,6 +27,7 @@
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { clientEnds, followClock, publishOnline, type MqttSimulator } from './mqtt-simulator.js';
 import { TankPhysics, type TankPhysicsOptions } from './tank-physics.js';
+import { brokerUrlOptions } from '../../devices/mqtt/transport.js';
 
 export interface TasmotaSimOptions {
   url: string;
@@ -301,7 +302,8 @@ export function createTasmotaSim(options: TasmotaSimOptions): TasmotaSim {
       return sensorMessages;
     },
     async start() {
-      client = await mqtt.connectAsync(options.url, {
+      client = await mqtt.connectAsync({
+        ...brokerUrlOptions(options.url),
         clientId: `tasmota-sim-${topic}-${Math.random().toString(16).slice(2, 8)}`,
         reconnectPeriod: 500,
         will: { topic: `tele/${topic}/LWT`, payload: Buffer.from('Offline'), qos: 1, retain: true },

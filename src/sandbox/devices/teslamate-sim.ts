@@ -14,6 +14,7 @@ import mqtt, { type MqttClient } from 'mqtt';
 import type { Clock } from '../../ports.js';
 import type { EvBattery } from './ev-battery.js';
 import { publishOnline } from './mqtt-simulator.js';
+import { brokerUrlOptions } from '../../devices/mqtt/transport.js';
 
 export interface TeslaMateSimOptions {
   url: string;
@@ -54,7 +55,8 @@ export function createTeslaMateSim(options: TeslaMateSimOptions): TeslaMateSim {
   return {
     topic,
     async start() {
-      client = await mqtt.connectAsync(options.url, {
+      client = await mqtt.connectAsync({
+        ...brokerUrlOptions(options.url),
         clientId: `teslamate-sim-${options.carId}-${Math.random().toString(16).slice(2, 8)}`,
         reconnectPeriod: 500,
       });
