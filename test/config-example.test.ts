@@ -53,6 +53,14 @@ function documentPaths(value: unknown, prefix: string, out: Set<string>, sources
   }
 }
 
+/** Every key of a source, nested ones as `a.b`. */
+function keyPaths(value: Record<string, unknown>, prefix: string): string[] {
+  return Object.entries(value).flatMap(([k, v]) => {
+    const path = `${prefix}${k}`;
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? [path, ...keyPaths(v as Record<string, unknown>, `${path}.`)] : [path];
+  });
+}
+
 function alternativeSources(): Record<string, unknown>[] {
   return exampleText
     .split('\n')
@@ -79,7 +87,7 @@ describe('config.example.yaml', () => {
     const missing: string[] = [];
     for (const option of sourceOptionSchemas) {
       const type = discriminatorValue(option, 'type') ?? '?';
-      const seen = new Set(all.filter((s) => s.type === type).flatMap((s) => Object.keys(s)));
+      const seen = new Set(all.filter((s) => s.type === type).flatMap((s) => keyPaths(s, '')));
       for (const f of listFields(z.strictObject({ s: option }))) {
         const key = f.path.replace(/^s\.?/, '');
         if (key !== '' && !seen.has(key)) missing.push(`${type}.${key}`);
