@@ -3,8 +3,7 @@
  * authentication, charging limits as profiles, energy into hours, restarts and reconnection,
  * malformed frames and an unreachable charger.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RPCClient } from 'ocpp-rpc';
@@ -24,6 +23,7 @@ import { storedSessionTags } from '../src/devices/ocpp/session-tags.js';
 import { openStore } from '../src/store/open-store.js';
 import { closeOpened, ocppConfig, never, open, password, startCentral, startMs, world } from './helpers/ocpp-world.js';
 import { bootWaitMs } from '../src/devices/ocpp/link.js';
+import { selfSignedCert } from './helpers/self-signed.js';
 
 afterEach(closeOpened);
 
@@ -409,30 +409,7 @@ describe('OCPP 1.6J charger', () => {
 
   it('serves wss:// with a certificate (Security Profile 2) and still wants the password', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ocpp-tls-'));
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
-        '-keyout',
-        'key.pem',
-        '-out',
-        'cert.pem',
-        '-days',
-        '2',
-        '-subj',
-        '/CN=127.0.0.1',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1',
-      ],
-      { cwd: dir, stdio: 'pipe' },
-    );
-    const cert = readFileSync(join(dir, 'cert.pem'), 'utf8');
+    const { cert, key } = selfSignedCert(dir);
     const clock = new ManualClock(startMs);
     const cs = createCentralSystem({
       host: '127.0.0.1',
@@ -440,7 +417,7 @@ describe('OCPP 1.6J charger', () => {
       heartbeatIntervalS: 30,
       meterValueSampleIntervalS: 60,
       chargePoints: [{ id: 'cp1', password }],
-      tls: { cert, key: readFileSync(join(dir, 'key.pem'), 'utf8') },
+      tls: { cert, key },
       clock,
       logger: memoryLogger().logger,
     });

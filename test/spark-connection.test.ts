@@ -3,8 +3,7 @@
  * stalled and trickling bodies, oversized bodies, cut connections, self-signed certificates, and
  * a real forward proxy for `spark.proxyUrl`.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, type RequestListener } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { connect, createServer as createNetServer, type AddressInfo, type Server, type Socket } from 'node:net';
@@ -15,6 +14,7 @@ import { silentLogger } from '../src/log.js';
 import { createSparkConnection, type SparkConnectionOptions } from '../src/spark/connection.js';
 import { createHttpTransport, type HttpRequest, type HttpTransport } from '../src/spark/http.js';
 import { failure, JumpClock } from './fixtures/spark/stub-server.js';
+import { selfSignedCert } from './helpers/self-signed.js';
 
 interface Peer {
   url: string;
@@ -241,31 +241,7 @@ describe('TLS', () => {
   let key = '';
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'wattshift-tls-'));
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
-        '-keyout',
-        'key.pem',
-        '-out',
-        'cert.pem',
-        '-days',
-        '2',
-        '-subj',
-        '/CN=127.0.0.1',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1',
-      ],
-      { cwd: dir, stdio: 'pipe' },
-    );
-    cert = readFileSync(join(dir, 'cert.pem'), 'utf8');
-    key = readFileSync(join(dir, 'key.pem'), 'utf8');
+    ({ cert, key } = selfSignedCert(dir));
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -14,28 +14,12 @@
 import { afterAll, expect, it } from 'vitest';
 import { createTasmotaSim, type TasmotaSim } from '../../src/sandbox/devices/tasmota-sim.js';
 import { hourMs, spawnDaemon, stopAll, waitUntilSim, writeConfig, type World } from '../helpers/daemon-harness.js';
-import { errorLines, faultOverrides, faultWorld, tankLpc, wallSeconds } from './common.js';
+import { errorLines, faultOverrides, faultWorld, tankLpc, targetAnswer, wallSeconds } from './common.js';
 
 afterAll(stopAll, 30_000);
 
 const minuteMs = 60_000;
 const started = (l: { msg?: string }): boolean => l.msg === 'wattshift started';
-
-/** The tank's answer in the acknowledgement the sandbox accepted for `eventId`, once it is there. */
-async function tankAnswer(world: World, eventId: string): Promise<'acknowledged' | 'declined'> {
-  const tank = world.registration!.resources['tank']!;
-  for (;;) {
-    for (const r of world.env.sandbox.acceptedReports(String(world.config.spark.clientId))) {
-      if (r.eventId !== eventId) continue;
-      for (const p of r.payloads) {
-        const raw = p.raw as { acknowledgedTargets?: { resourceId?: string }[]; declinedTargets?: { resourceId?: string }[] };
-        if (raw.acknowledgedTargets?.some((t) => t.resourceId === tank)) return 'acknowledged';
-        if (raw.declinedTargets?.some((t) => t.resourceId === tank)) return 'declined';
-      }
-    }
-    await waitUntilSim(world, world.clock.nowMs() + minuteMs);
-  }
-}
 
 /** What a tank's simulator says of itself now. */
 interface TankTruth {
@@ -150,7 +134,7 @@ for (const family of families) {
     const lpc = await tankLpc(world, [11, 12]);
     const daemon = spawnDaemon(world, { configPath: writeConfig(world, faultOverrides) });
     await daemon.waitForLog(started);
-    expect(await tankAnswer(world, lpc.id)).toBe('acknowledged');
+    expect(await targetAnswer(world, lpc.id, 'tank')).toBe('acknowledged');
 
     // Killed as soon as the cap's block is on the device with its timer running toward the
     // window's end, or blocked ten minutes into the window whatever its timer says: the meters judge.
@@ -199,7 +183,7 @@ it('declines a 0 kW cap on a tank behind a plain Modbus coil, which cannot hold 
   const lpc = await tankLpc(world, [11, 12]);
   const daemon = spawnDaemon(world, { configPath: writeConfig(world, faultOverrides) });
   await daemon.waitForLog(started);
-  expect(await tankAnswer(world, lpc.id)).toBe('declined');
+  expect(await targetAnswer(world, lpc.id, 'tank')).toBe('declined');
   daemon.kill('SIGTERM');
   await daemon.exited;
 }, 150_000);
