@@ -19,7 +19,7 @@ const layers = [
     paths: ['log.ts', 'log-limit.ts', 'ports.ts', 'clock.ts', 'sleepers.ts', 'package-root.ts', 'lifecycle.ts', 'http/', 'timing/'],
     uses: ['errors', 'core'],
   },
-  { name: 'boundaries', paths: ['config/', 'spark/', 'fleet/', 'prices/', 'store/'], uses: ['errors', 'core', 'base'] },
+  { name: 'boundaries', paths: ['config/', 'spark/', 'fleet/', 'prices/', 'weather/', 'store/'], uses: ['errors', 'core', 'base'] },
   { name: 'adapters', paths: ['devices/', 'upstream/', 'identity.ts', 'registration.ts'], uses: ['errors', 'core', 'base', 'boundaries'] },
   { name: 'jobs', paths: ['jobs/'], uses: ['errors', 'core', 'base', 'boundaries', 'adapters'] },
   { name: 'views', paths: ['view/', 'ha/', 'status/'], uses: ['errors', 'core', 'base', 'boundaries', 'adapters', 'jobs'] },

@@ -215,14 +215,66 @@ export interface EvParams {
   session?: { startMs: number; deliveredKwh: number };
 }
 
+/**
+ * A heated room or zone: a first-order thermal model, heat capacity C and heat loss UA, so that
+ * C·dT/dt = cop·P + gains − UA·(T − T_out). Planned like a tank whose "ambient" is the outdoor
+ * temperature of each slot and whose floor is the comfort band's lower edge of each slot.
+ */
+export interface ZoneParams {
+  /** The zone's id; keys its slots and outcome in the plan. */
+  id: string;
+  /** The heater's electric power when on, kW. */
+  powerKw: number;
+  /** Heat delivered per electric kWh: 1 for a panel heater or floor heating cable, a heat pump's COP. Default 1. */
+  cop?: number;
+  /** `relay`: whole-slot on/off; `continuous`: any energy 0..P·Δt per slot (a thermostat the controller moves). */
+  control: 'continuous' | 'relay';
+  /** The room model the plan uses (learned or the documented defaults). */
+  model: RoomModelParams;
+  /** Measured room temperature now, °C; null when there is no valid reading (the plan then assumes the band's lower edge). */
+  currentTempC: number | null;
+  /** Outdoor temperature per slot of the plan (same index as `PlanInput.slots`), °C. */
+  outdoorTempC: ReadonlyArray<number>;
+  /** Free heat (people, appliances, sun) per slot, kW: one value for all slots or one per slot. Default 0. */
+  gainsKw?: number | ReadonlyArray<number>;
+  /** Comfort band per slot (same index as `PlanInput.slots`), °C: the plan keeps the room within it. */
+  band: ReadonlyArray<{ minC: number; maxC: number }>;
+  /** Frost floor, °C: the room is never planned or held below it, whatever the price. */
+  frostC: number;
+  antiCycling?: AntiCycling | null;
+  /** Energy the heater already took in the slot that contains `nowMs`, kWh (see `TankParams.slotDeliveredKwh`). */
+  slotDeliveredKwh?: number;
+}
+
+/** A room's first-order thermal model. */
+export interface RoomModelParams {
+  /** Heat capacity of the room's air, furniture and inner surfaces, kWh/K. */
+  heatCapacityKwhPerK: number;
+  /** Heat loss to outdoors (UA), kW/K. */
+  heatLossKwPerK: number;
+  /** Standard deviation of the model's one-hour temperature prediction, K (what the plan's temperatures may be off by). */
+  errorK: number;
+  /** `learned` from this room's metered history, or the documented `default` until there is enough of it. */
+  source: 'learned' | 'default';
+}
+
+/** An outdoor temperature forecast, hourly points from `startMs`; `source` says where it came from. */
+export interface OutdoorForecast {
+  /** `metno`: MET Norway's Locationforecast; `persistence`: the last measured or forecast value held; `none`: nothing known. */
+  source: 'metno' | 'persistence' | 'none';
+  points: ReadonlyArray<{ startMs: number; tempC: number }>;
+  /** When the forecast was made or last confirmed by its source. */
+  updatedMs: number | null;
+}
+
 /** A power cap from a power-limitation (LPC) event, hard, per slot it overlaps. */
 export interface LpcCap {
   startMs: number;
   endMs: number;
   maxKw: number;
-  /** `location`: caps the whole location including base load; `tank`/`ev`: a device of that kind. */
-  scope: 'location' | 'tank' | 'ev';
-  /** With a `tank`/`ev` scope: the one device it caps (absent: every device of the kind). */
+  /** `location`: caps the whole location including base load; `tank`/`ev`/`zone`: a device of that kind. */
+  scope: 'location' | 'tank' | 'ev' | 'zone';
+  /** With a `tank`/`ev`/`zone` scope: the one device it caps (absent: every device of the kind). */
   deviceId?: string;
   /**
    * The `LPCReservation` event this cap comes from: a cap the partner may ask for, planned for as
@@ -263,6 +315,8 @@ export interface PlanInput {
 export interface HomePlanInput extends Omit<PlanInput, 'tank' | 'ev'> {
   tanks: ReadonlyArray<TankParams & { id: string }>;
   evs: ReadonlyArray<EvParams & { id: string }>;
+  /** Heated rooms or zones (absent: none). */
+  zones?: ReadonlyArray<ZoneParams>;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -314,6 +368,14 @@ export interface EvSlotPlan extends DeviceSlotPlan {
   leavesMs?: number;
 }
 
+export interface ZoneSlotPlan extends DeviceSlotPlan {
+  /** Expected room temperature at the end of the slot, °C. */
+  endTempC: number;
+  /** The comfort band the plan held the room to in this slot, °C. */
+  minC: number;
+  maxC: number;
+}
+
 export interface PlanSlot {
   startMs: number;
   endMs: number;
@@ -329,6 +391,8 @@ export interface PlanSlot {
   tanks?: Record<string, TankSlotPlan>;
   /** Each car's plan for the slot, by charger id. */
   evs?: Record<string, EvSlotPlan>;
+  /** Each heated zone's plan for the slot, by zone id. */
+  zones?: Record<string, ZoneSlotPlan>;
   binding: BindingConstraint[];
   /** Short human explanation ("why this slot"). */
   reason: string;
@@ -341,10 +405,10 @@ export interface PlanSlot {
 }
 
 export interface Shortfall {
-  device: 'tank' | 'ev' | 'location';
+  device: 'tank' | 'ev' | 'zone' | 'location';
   /** The tank or charger it concerns, by id (absent for the location). */
   deviceId?: string;
-  kind: 'belowFloor' | 'legionella' | 'comfort' | 'evTarget' | 'baseLoadOverCap';
+  kind: 'belowFloor' | 'belowBand' | 'belowFrost' | 'legionella' | 'comfort' | 'evTarget' | 'baseLoadOverCap';
   /** First affected slot start. */
   atMs: number;
   /** Missing energy (kWh) or temperature (K), see `message`. */
@@ -368,6 +432,14 @@ export interface TankOutcome {
   legionellaAtMs?: number | null;
   /** The comfort deadlines within the plan, soonest first, with the temperature planned for each. */
   comfort?: ComfortOutcome[];
+}
+
+export interface ZoneOutcome {
+  startTempC: number;
+  /** Whether the start temperature is measured or assumed (= the band's lower edge). */
+  tempSource: 'measured' | 'assumed';
+  /** The room model the plan used. */
+  model: RoomModelParams;
 }
 
 export interface EvOutcome {
@@ -402,6 +474,8 @@ export interface Plan {
   tanks?: Record<string, TankOutcome>;
   /** What each car needs, by charger id. */
   evs?: Record<string, EvOutcome>;
+  /** What the plan assumed for each heated zone, by zone id. */
+  zones?: Record<string, ZoneOutcome>;
   shortfalls: Shortfall[];
   /** The month's capacity fee as planned, when the tariff has one. */
   capacity?: CapacityOutcome;
