@@ -12,6 +12,7 @@ import { rateLimitedWarn } from '../log-limit.js';
 import { guardConnections } from '../http/admission.js';
 import { guardClientErrors, refusalLog } from '../http/client-errors.js';
 import { parseRequestTarget } from '../http/request-target.js';
+import { readCappedBody } from '../http/capped-body.js';
 import { eventNotificationSchema } from '../spark/wire.js';
 import { signatureHeader, verifySignature } from '../spark/webhook-signature.js';
 import type { EventFanout } from './event-fanout.js';
@@ -41,22 +42,6 @@ const answer = (res: ServerResponse, status: number, text: string): void => {
  */
 const admissionLimits = { maxConnections: 1024, maxPerAddress: 128, bodyTimeoutMs: 5_000 };
 
-/** The body up to `limit` bytes: 'too-large' past it, 'aborted' when the client went away mid-body. */
-async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too-large' | 'aborted'> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of req as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > limit) return 'too-large';
-      chunks.push(chunk);
-    }
-  } catch {
-    return 'aborted';
-  }
-  return Buffer.concat(chunks);
-}
-
 export async function startWebhookEndpoint(
   options: WebhookEndpointOptions,
   deps: { fanout: EventFanout; health: () => Promise<HubHealth>; logger: Logger },
@@ -80,13 +65,14 @@ export async function startWebhookEndpoint(
       warn('WEBHOOK_BODY_INVALID', { method: req.method }, 'webhook call refused: not a POST to the webhook path');
       return answer(res, 404, 'not found');
     }
-    const raw = await readBody(req, options.maxBodyBytes);
+    const read = await readCappedBody(req, options.maxBodyBytes);
     // Nobody is left to answer; the admission deadline or the peer ended it.
-    if (raw === 'aborted') return;
-    if (raw === 'too-large') {
+    if (read.kind === 'aborted') return;
+    if (read.kind === 'too-large') {
       warn('WEBHOOK_BODY_INVALID', {}, 'webhook call refused: body too large');
       return answer(res, 413, 'body too large');
     }
+    const raw = read.bytes;
     const header = req.headers[signatureHeader];
     if (!verifySignature(raw, Array.isArray(header) ? header[0] : header, options.secret)) {
       warn('WEBHOOK_SIGNATURE_INVALID', {}, 'webhook call refused: invalid signature');

@@ -15,6 +15,7 @@ import { webhookRoutes } from './routes-webhooks.js';
 import type { AcceptedPlanReport, AcceptedReport, EventRec } from './state.js';
 import { localTimeToUtcMs } from '../core/zoned-time.js';
 import { parseRequestTarget } from '../http/request-target.js';
+import { readCappedBody } from '../http/capped-body.js';
 
 /**
  * A faithful local sandbox of the Energy Coordination API (`/energy-coordination/v1`), its
@@ -145,8 +146,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const lower = url.pathname.toLowerCase();
     if (lower === '/connect/token') {
       if (method !== 'POST') return send(req, res, { ...problem(405, 'Method Not Allowed'), headers: { allow: 'POST' } }, 'auth', '/connect/token');
-      const raw = await readBody(req, bodyLimit);
-      if (raw === 'too-large') return send(req, res, problem(413, 'Payload Too Large'), 'auth', '/connect/token');
+      const read = await readCappedBody(req, bodyLimit);
+      if (read.kind === 'aborted') return;
+      if (read.kind === 'too-large') return send(req, res, problem(413, 'Payload Too Large'), 'auth', '/connect/token');
+      const raw = read.bytes;
       const reply = await tokens.handleTokenRequest(new URLSearchParams(raw.toString('utf8')), req.headers.authorization);
       return send(req, res, reply, 'auth', '/connect/token');
     }
@@ -160,9 +163,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const route: Route = match.route;
     const clientId = await tokens.verify(req.headers.authorization);
     if (!clientId) return send(req, res, { ...empty(401), headers: { 'www-authenticate': 'Bearer error="invalid_token"' } }, service, route.pattern);
-    const raw = await readBody(req, bodyLimit);
-    if (raw === 'too-large')
+    const read = await readCappedBody(req, bodyLimit);
+    if (read.kind === 'aborted') return;
+    if (read.kind === 'too-large')
       return send(req, res, problem(413, 'Payload Too Large', undefined, `The request body exceeds ${bodyLimit} bytes`), service, route.pattern);
+    const raw = read.bytes;
     let body: unknown;
     if (route.body !== undefined && route.body !== 'none' && route.body !== 'form') {
       const text = raw.toString('utf8');
@@ -258,23 +263,4 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     },
     setNeighbourhoods: (areas) => engine.setNeighbourhoods(areas),
   };
-}
-
-/** Reads the body up to `limit` bytes; beyond that it drains the rest and reports 'too-large'. */
-async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too-large'> {
-  const declared = Number(req.headers['content-length'] ?? '0');
-  let size = 0;
-  let tooLarge = declared > limit;
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) {
-    const b = chunk as Buffer;
-    size += b.length;
-    if (size > limit) tooLarge = true;
-    if (!tooLarge) chunks.push(b);
-    if (size > limit * 16) {
-      req.destroy();
-      break;
-    }
-  }
-  return tooLarge ? 'too-large' : Buffer.concat(chunks);
 }

@@ -4,6 +4,7 @@ import type { Logger } from '../log.js';
 import { guardConnections } from '../http/admission.js';
 import { guardClientErrors, refusalLog } from '../http/client-errors.js';
 import { parseRequestTarget } from '../http/request-target.js';
+import { readCappedBody } from '../http/capped-body.js';
 import { verifySignature } from '../spark/webhook-signature.js';
 import type { EventIntake } from './port.js';
 import { codeOf } from '../errors.js';
@@ -93,32 +94,12 @@ export async function startWebhookReceiver(
       res.setHeader('allow', 'POST');
       return refuse(res, 405, 'method not allowed', 'WEBHOOK_BODY_INVALID');
     }
-    const declared = Number(req.headers['content-length'] ?? 0);
-    if (declared > options.maxBodyBytes) {
-      req.resume();
-      return refuse(res, 413, 'body too large', 'WEBHOOK_BODY_INVALID');
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let tooLarge = false;
-    req.on('data', (chunk: Buffer) => {
-      if (tooLarge) return;
-      size += chunk.length;
-      if (size > options.maxBodyBytes) {
-        // Answer at once and stop buffering; the rest is drained (bounded by requestTimeout) and
-        // the connection closes after the answer.
-        tooLarge = true;
-        chunks.length = 0;
-        refuse(res, 413, 'body too large', 'WEBHOOK_BODY_INVALID');
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('error', () => undefined);
-    req.on('end', () =>
+    void readCappedBody(req, options.maxBodyBytes).then((read) =>
       safely(res, () => {
-        if (tooLarge) return;
-        const raw = Buffer.concat(chunks);
+        // Nobody is left to answer; the admission deadline or the peer ended it.
+        if (read.kind === 'aborted') return;
+        if (read.kind === 'too-large') return refuse(res, 413, 'body too large', 'WEBHOOK_BODY_INVALID');
+        const raw = read.bytes;
         const header = req.headers['x-payload-signature'];
         if (options.secret !== null && !verifySignature(raw, Array.isArray(header) ? header[0] : header, options.secret)) {
           return refuse(res, 401, 'invalid signature', 'WEBHOOK_SIGNATURE_INVALID');
