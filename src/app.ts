@@ -20,6 +20,7 @@ import { devicesModule, heartbeatsModule } from './app/devices.js';
 import { homeModule } from './app/home.js';
 import { eventIntakeModule, eventsModule, type EventState } from './app/event-intake.js';
 import { billingModule, pricesModule } from './app/pricing.js';
+import { weatherModule } from './app/weather.js';
 import { planningModule, type Planning } from './app/planning.js';
 import { controlModule } from './app/control.js';
 import { reportsModule } from './app/reports.js';
@@ -77,6 +78,8 @@ export function buildApp(config: Config, deps: AppDeps): App {
           async (useJob) => {
             await useJob(heartbeatsModule(ctx, devices));
             const prices = await useJob(pricesModule(ctx, { upstream, tracker }));
+            // The outdoor forecast (`outdoorForecast()`), for the zones' plan inputs.
+            await useJob(weatherModule(ctx, { store: s }));
             const billing = await useJob(billingModule(ctx, { store: s, me, prices, ...home }));
             const plans = await useJob(planningModule(ctx, { store: s, tracker, prices, events: eventState, me }));
             const control = await useJob(controlModule(ctx, { ...plans, ...home, supervised: devices.supervised, prices, events: eventState, me }));

@@ -12,6 +12,18 @@ export const errorCodes = {
     retryable: false,
     hint: "the forecast service's actual day-ahead prices and Nord Pool's published ones differ for some hours (both are the same auction result): the plan keeps the order set by prices.nordPool.use; check site.priceArea and the currency, and which source is right for the hour named",
   },
+  WEATHER_NO_CONTACT: {
+    retryable: false,
+    hint: "MET Norway's forecast is not asked without a contact in its User-Agent (its terms of service): set weather.contact to an email address or URL, or weather.enabled: false",
+  },
+  WEATHER_BLOCKED: {
+    retryable: false,
+    hint: 'MET Norway answered 403 (blocked, or the User-Agent refused): no more requests until a restart or a config change; check weather.contact and weather.url, and api.met.no/doc/TermsOfService',
+  },
+  WEATHER_DEPRECATED: {
+    retryable: false,
+    hint: 'MET Norway answered 203: the Locationforecast version in weather.url is deprecated and will end; the forecast is still used (see api.met.no/doc/StatusCodes)',
+  },
   API_NOT_FOUND: { retryable: false, hint: 'the API does not know the requested id' },
   API_CONFLICT: { retryable: false, hint: 'the API reports a conflict (409)' },
   API_REJECTED: { retryable: false, hint: 'the API rejected the request (4xx); its message is kept' },

@@ -11,6 +11,7 @@ import { crossCheck } from './cross-check.js';
 import { ianaTimeZone } from './time-fields.js';
 import { tariffSchema } from './schema-tariff.js';
 import { upstreamSchema } from './schema-upstream.js';
+import { weatherSchema } from './schema-weather.js';
 
 export * from './schema-devices.js';
 export * from './schema-vehicles.js';
@@ -343,6 +344,7 @@ export const configSchema = z
       .describe("Cars as resources of their own, served by the chargers that name them (without it each charger's `model` is its car)."),
     planner: plannerSchema.prefault({}).describe('Planner settings.'),
     prices: pricesSchema.prefault({}).describe('Second day-ahead price source.'),
+    weather: weatherSchema.prefault({}).describe("The outdoor temperature forecast (MET Norway's Locationforecast) for heated zones."),
     storage: storageSchema.prefault({}).describe('Database.'),
     http: httpSchema.prefault({}).describe('Local status server.'),
     log: logSchema.prefault({}).describe('Logging.'),
