@@ -4,12 +4,13 @@
 #   wattshift-hub_*.deb  the partner's fleet hub (`wattshift hub`, docs/fleet.md): its bundle,
 #                        dist/hub.js, beside the gateway's in /opt/wattshift; needs the same
 #                        version of wattshift, whose command loads it.
+#   wattshift-sim_*.deb  the API sandbox, the device simulators and the demo (`wattshift
+#                        sandbox|sim|demo`), to try a home without hardware: dist/sim.js, the
+#                        same way.
 #   wattshift_*.deb      the gateway: the program in /opt/wattshift with its production
 #                        dependencies, the `wattshift` command, the systemd unit and the
 #                        documentation; postinst creates the user and the directories
-#                        (packaging/setup-host.sh, the same as scripts/install.sh). It carries the
-#                        sandbox and simulators (dist/sim.js, `wattshift sandbox|sim|demo`) to try
-#                        a home without hardware; the daemon never loads them.
+#                        (packaging/setup-host.sh, the same as scripts/install.sh).
 #   scripts/package-deb.sh [OUTDIR]      (default: the checkout's directory)
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -45,31 +46,44 @@ install -m 0755 "$SRC/packaging/wattshift" "$STAGE/usr/bin/wattshift"
 install -m 0644 "$SRC/systemd/wattshift.service" "$STAGE/usr/lib/systemd/system/wattshift.service"
 install -m 0644 "$SRC/README.md" "$SRC/CHANGELOG.md" "$SRC"/docs/*.md "$SRC/config.example.yaml" "$STAGE/usr/share/doc/wattshift/"
 install -m 0755 "$SRC"/packaging/deb/postinst "$SRC"/packaging/deb/prerm "$SRC"/packaging/deb/postrm "$STAGE/DEBIAN/"
-# The hub's bundle goes to its own package.
-HUB=$(mktemp -d)
-trap 'rm -rf "$STAGE" "$HUB"' EXIT
-chmod 0755 "$HUB"
-install -d "$HUB/opt/wattshift/dist/chunks" "$HUB/usr/share/doc/wattshift-hub" "$HUB/DEBIAN"
-mv "$app"/dist/hub.js* "$HUB/opt/wattshift/dist/"
-mv "$app"/dist/chunks/hub-* "$HUB/opt/wattshift/dist/chunks/"
-install -m 0644 "$SRC/docs/fleet.md" "$SRC/config.hub.example.yaml" "$HUB/usr/share/doc/wattshift-hub/"
-cat > "$HUB/DEBIAN/control" <<CONTROL
-Package: wattshift-hub
+# The hub's and the simulation's bundles go to packages of their own, which need this version of
+# the gateway's (whose command loads them).
+PARTS=$(mktemp -d)
+trap 'rm -rf "$STAGE" "$PARTS"' EXIT
+# part_deb NAME BUNDLE DESCRIPTION DOC...: moves dist/BUNDLE.js and chunks/BUNDLE-* out of the
+# gateway's stage into package NAME, builds it and prints its path.
+part_deb() {
+  local name=$1 bundle=$2 description=$3 root="$PARTS/$1"
+  shift 3
+  install -d -m 0755 "$root" "$root/opt/wattshift/dist/chunks" "$root/usr/share/doc/$name" "$root/DEBIAN"
+  mv "$app/dist/$bundle.js"* "$root/opt/wattshift/dist/"
+  mv "$app/dist/chunks/$bundle-"* "$root/opt/wattshift/dist/chunks/"
+  install -m 0644 "$@" "$root/usr/share/doc/$name/"
+  cat > "$root/DEBIAN/control" <<CONTROL
+Package: $name
 Version: $VERSION
 Architecture: $ARCH
 Maintainer: wattshift maintainers <wattshift@localhost>
-Installed-Size: $(du -sk --exclude=DEBIAN "$HUB" | cut -f1)
+Installed-Size: $(du -sk --exclude=DEBIAN "$root" | cut -f1)
 Depends: wattshift (= $VERSION)
 Section: misc
 Priority: optional
-Description: partner-side fleet hub for wattshift gateways
+Description: $description
+CONTROL
+  local out="$OUT/${name}_${VERSION}_${ARCH}.deb"
+  dpkg-deb --root-owner-group --build "$root" "$out" >/dev/null
+  echo "$out"
+}
+part_deb wattshift-hub hub "partner-side fleet hub for wattshift gateways
  Holds the Energy Coordination API credentials for a fleet of wattshift
  gateways in fleet mode, fans out API events to them over MQTT and relays
- their reports; runs as \`wattshift hub\` on PostgreSQL and an MQTT 5 broker.
-CONTROL
-hub_deb="$OUT/wattshift-hub_${VERSION}_${ARCH}.deb"
-dpkg-deb --root-owner-group --build "$HUB" "$hub_deb" >/dev/null
-echo "$hub_deb"
+ their reports; runs as \`wattshift hub\` on PostgreSQL and an MQTT 5 broker." \
+  "$SRC/docs/fleet.md" "$SRC/config.hub.example.yaml"
+part_deb wattshift-sim sim "API sandbox, device simulators and demo for wattshift
+ A local stand-in for the Energy Coordination API and its forecast service,
+ simulated tanks, chargers, meters and rooms, and the demo home; to try
+ wattshift without hardware (\`wattshift sandbox|sim|demo\`)." \
+  "$SRC/docs/sandbox.md" "$SRC/docs/simulators.md"
 
 size=$(du -sk --exclude=DEBIAN "$STAGE" | cut -f1)
 cat > "$STAGE/DEBIAN/control" <<CONTROL

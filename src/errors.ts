@@ -41,7 +41,7 @@ export const errorCodes = {
   },
   PART_NOT_INSTALLED: {
     retryable: false,
-    hint: 'this install lacks the bundle of that command (dist/hub.js or dist/sim.js): install the package that carries it, or run it from a checkout after `npm run build`',
+    hint: 'this install lacks the bundle of that command (dist/hub.js or dist/sim.js): install the package that carries it (wattshift-hub or wattshift-sim), or run it from a checkout after `npm run build`',
   },
   DEVICE_TIMEOUT: { retryable: true, hint: 'a device did not answer in time' },
   DEVICE_UNREACHABLE: { retryable: true, hint: 'a device or its bus/broker cannot be reached' },

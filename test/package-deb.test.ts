@@ -16,14 +16,15 @@ const dir = suiteTempDir('wattshift-deb-');
 const root = join(dir, 'root');
 let deb = '';
 let hubDeb = '';
+let simDeb = '';
 
 describe.skipIf(!existsSync('/usr/bin/dpkg-deb'))('the .deb', { timeout: 600_000 }, () => {
   beforeAll(() => {
-    // The hub's package first, the gateway's last.
-    [hubDeb, deb] = execFileSync('bash', ['scripts/package-deb.sh', dir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
+    // The hub's and the simulation's packages first, the gateway's last.
+    [hubDeb, simDeb, deb] = execFileSync('bash', ['scripts/package-deb.sh', dir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
       .trim()
       .split('\n')
-      .slice(-2) as [string, string];
+      .slice(-3) as [string, string, string];
     execFileSync('dpkg', ['-x', deb, root]);
   }, 600_000);
 
@@ -103,30 +104,37 @@ describe.skipIf(!existsSync('/usr/bin/dpkg-deb'))('the .deb', { timeout: 600_000
     );
   });
 
-  it("leaves the hub to a package of its own, which needs this version of the gateway's and runs from its command", () => {
+  it("leaves the hub and the simulation to packages of their own, which need this version of the gateway's and run from its command", () => {
     const arch = execFileSync('dpkg', ['--print-architecture'], { encoding: 'utf8' }).trim();
     expect(hubDeb).toBe(join(dir, `wattshift-hub_0.1.0_${arch}.deb`));
-    expect(execFileSync('dpkg-deb', ['-f', hubDeb, 'Depends'], { encoding: 'utf8' }).trim()).toBe('wattshift (= 0.1.0)');
+    expect(simDeb).toBe(join(dir, `wattshift-sim_0.1.0_${arch}.deb`));
     const filesOf = (d: string): string[] =>
       execFileSync('dpkg-deb', ['-c', d], { encoding: 'utf8', maxBuffer: 64 << 20 })
         .trim()
         .split('\n')
         .filter((e) => !e.startsWith('d'))
         .map((e) => e.split(/\s+/)[5]!);
-    const hubFiles = (f: string): boolean => /^\.\/opt\/wattshift\/dist\/(hub\.js|chunks\/hub-)/.test(f);
-    expect(filesOf(deb).filter(hubFiles)).toEqual([]);
-    expect(filesOf(deb)).toContain('./opt/wattshift/dist/sim.js');
-    expect(filesOf(hubDeb)).toContain('./opt/wattshift/dist/hub.js');
-    expect(filesOf(hubDeb).filter((f) => f.startsWith('./opt/') && !hubFiles(f))).toEqual([]);
     const env = { ...process.env, WATTSHIFT_PREFIX: join(root, 'opt/wattshift'), WATTSHIFT_AS_ROOT: '1' };
-    const hub = (): ReturnType<typeof spawnSync> => spawnSync(join(root, 'usr/bin/wattshift'), ['hub'], { env, encoding: 'utf8' });
-    const alone = hub();
-    expect(alone.status).toBe(1);
-    expect(alone.stderr).toContain('PART_NOT_INSTALLED');
-    execFileSync('dpkg', ['-x', hubDeb, root]);
-    const both = hub();
-    expect(both.status, String(both.stderr)).toBe(2);
-    expect(both.stderr).toContain('wattshift hub: --config FILE is required');
+    const run = (args: string[]): ReturnType<typeof spawnSync> => spawnSync(join(root, 'usr/bin/wattshift'), args, { env, encoding: 'utf8' });
+    const cases = [
+      { part: 'hub', pkg: hubDeb, args: ['hub'], usage: 'wattshift hub: --config FILE is required' },
+      { part: 'sim', pkg: simDeb, args: ['sim'], usage: 'wattshift sim' },
+    ];
+    for (const { part, pkg, args, usage } of cases) {
+      expect(execFileSync('dpkg-deb', ['-f', pkg, 'Depends'], { encoding: 'utf8' }).trim()).toBe('wattshift (= 0.1.0)');
+      const ofPart = (f: string): boolean => new RegExp(`^\\./opt/wattshift/dist/(${part}\\.js|chunks/${part}-)`).test(f);
+      expect(filesOf(deb).filter(ofPart), `${part} in the gateway's package`).toEqual([]);
+      expect(filesOf(pkg)).toContain(`./opt/wattshift/dist/${part}.js`);
+      expect(filesOf(pkg).filter((f) => f.startsWith('./opt/') && !ofPart(f))).toEqual([]);
+      const alone = run(args);
+      expect(alone.status).toBe(1);
+      expect(alone.stderr).toContain('PART_NOT_INSTALLED');
+      expect(alone.stderr).toContain(basename(pkg).split('_')[0]);
+      execFileSync('dpkg', ['-x', pkg, root]);
+      const both = run(args);
+      expect(both.status, String(both.stderr)).toBe(2);
+      expect(both.stderr).toContain(usage);
+    }
   });
 });
 

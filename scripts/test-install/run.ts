@@ -7,12 +7,12 @@
  *   TEST_INSTALL_PREVIOUS=<git ref>   the previous release (default: the parent of the newest
  *                                     commit that changed the package)
  *   TEST_INSTALL_TIMEOUT_MIN=<n>      the whole VM run's bound (default 60)
- *   TEST_INSTALL_DEB=<file>           walk this .deb instead of building one (a rerun of the walk)
+ *   TEST_INSTALL_DEB=<file>           walk this .deb (and the wattshift-sim package beside it) instead of building one (a rerun of the walk)
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
 import { followWalk, type WalkResult } from './follow.js';
 
@@ -100,6 +100,9 @@ function makeImage(root: string, debs: { current: string; previous: string }): s
   sh('chmod', ['0755', join(payload, 'walk.sh')]);
   copyFileSync(join(here, 'config.yaml'), join(payload, 'config.yaml'));
   copyFileSync(debs.current, join(payload, basename(debs.current)));
+  // The sandbox and the simulated tank the walk runs beside the daemon: the package built with the gateway's.
+  const sim = join(dirname(debs.current), basename(debs.current).replace(/^wattshift_/, 'wattshift-sim_'));
+  copyFileSync(sim, join(payload, basename(sim)));
   copyFileSync(debs.previous, join(payload, 'wattshift_previous.deb'));
   copyFileSync(join(here, 'wattshift-walk.service'), join(stage, 'etc/systemd/system/wattshift-walk.service'));
   symlinkSync('/etc/systemd/system/wattshift-walk.service', join(stage, 'etc/systemd/system/multi-user.target.wants/wattshift-walk.service'));

@@ -54,8 +54,10 @@ step() {
 
 s_booted() { systemctl is-system-running --wait || { systemctl --failed --no-legend; why "is-system-running: $(systemctl is-system-running)"; }; }
 s_peers() {
-  # Mosquitto from Debian's package; the API sandbox and a simulated tank from wattshift's (installed).
+  # Mosquitto from Debian's package; the API sandbox and a simulated tank from wattshift-sim's.
   systemctl enable --now mosquitto && port_open 60 1883 || why "mosquitto is not listening on 1883"
+  dpkg-query -W -f='${Status}' wattshift-sim 2>/dev/null | grep -q 'install ok installed' ||
+    apt-get install -y -q "$PAYLOAD"/wattshift-sim_*.deb || why "wattshift-sim did not install"
   systemctl reset-failed ws-sandbox ws-tank 2>/dev/null || true
   systemd-run --unit=ws-sandbox --uid=alice --gid=alice wattshift sandbox --port 8080
   systemd-run --unit=ws-tank --uid=alice --gid=alice wattshift sim tank --port 5020

@@ -12,14 +12,15 @@ export interface PartEntry {
   runPartCommand(name: string, args: CommandArgs, io: CliIo): Promise<number>;
 }
 
-const parts: Record<'hub' | 'sim', { what: string; file: string; load: () => Promise<PartEntry> }> = {
-  hub: { what: 'the fleet hub', file: 'dist/hub.js', load: () => import('./hub-part.js') },
-  sim: { what: 'the sandbox, simulators and demo', file: 'dist/sim.js', load: () => import('./sim-part.js') },
+/** Each part: what it is, its bundle, and the Debian package that carries it (scripts/package-deb.sh). */
+const parts: Record<'hub' | 'sim', { what: string; file: string; debianPackage: string; load: () => Promise<PartEntry> }> = {
+  hub: { what: 'the fleet hub', file: 'dist/hub.js', debianPackage: 'wattshift-hub', load: () => import('./hub-part.js') },
+  sim: { what: 'the sandbox, simulators and demo', file: 'dist/sim.js', debianPackage: 'wattshift-sim', load: () => import('./sim-part.js') },
 };
 
 /** Loads the part and runs one of its commands; a part missing from the install is PART_NOT_INSTALLED. */
 async function runInPart(part: keyof typeof parts, command: string, args: CommandArgs, io: CliIo): Promise<number> {
-  const { what, file, load } = parts[part];
+  const { what, file, debianPackage, load } = parts[part];
   let entry: PartEntry;
   try {
     entry = await load();
@@ -27,7 +28,7 @@ async function runInPart(part: keyof typeof parts, command: string, args: Comman
     if ((err as { code?: unknown }).code !== 'ERR_MODULE_NOT_FOUND') throw err;
     throw new WattshiftError(
       'PART_NOT_INSTALLED',
-      `\`wattshift ${command}\` is not installed here: ${what} ships apart from the gateway (${file}; ${(err as Error).message})`,
+      `\`wattshift ${command}\` is not installed here: ${what} ships apart from the gateway, in the ${debianPackage} package (${file}; ${(err as Error).message})`,
     );
   }
   return entry.runPartCommand(command, args, io);
