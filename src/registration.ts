@@ -49,11 +49,12 @@ function locationConflict(err: unknown, locationId: string, meterPointIds: reado
   );
 }
 
-/** Each device kind as the API's ResourceType names it: a heat pump is `HVAC`, whatever it heats. */
-export const resourceTypes: Record<'hotWaterTank' | 'evCharger' | 'heatPump', ResourceType> = {
+/** Each device kind as the API's ResourceType names it: a heat pump is `HVAC`, whatever it heats, and so is a heated zone. */
+export const resourceTypes: Record<'hotWaterTank' | 'evCharger' | 'heatPump' | 'zone', ResourceType> = {
   hotWaterTank: 'HotWaterTank',
   evCharger: 'Charger',
   heatPump: 'HVAC',
+  zone: 'HVAC',
 };
 
 /** What {@link ensureLocationResource} did: nothing, a new resource, or a new type (with the old one). */

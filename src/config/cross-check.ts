@@ -5,6 +5,7 @@ import { checkTopicsAndOutputs } from './topic-check.js';
 import { checkPhaseSwitching } from './schema-phases.js';
 import type { DeviceConfig, ModbusBusConfig, OcppSource, SourceConfig, TankModel } from './schema-devices.js';
 import { checkHeatPump } from './schema-heat-pump.js';
+import { checkZone } from './schema-zone.js';
 import type { VehicleConfig } from './schema-vehicles.js';
 import { checkVehicles } from './vehicle-check.js';
 import { didYouMean } from './suggest.js';
@@ -108,6 +109,9 @@ export function crossCheckWith(cfg: CrossCheckInput, issue: ReportIssue): void {
     } else if (d.kind === 'heatPump') {
       checkHeatPump(d, at, issue, (source, path) => checkSource(cfg, issue, source, path));
       checkTankModel(d.model, [...at, 'model'], issue);
+    } else if (d.kind === 'zone') {
+      checkZone(d, at, issue, (source, path) => checkSource(cfg, issue, source, path));
+      if (d.thermostat && cfg.mqtt === undefined) issue([...at, 'thermostat'], 'a thermostat needs the mqtt section');
     } else if (d.kind === 'evCharger') {
       checkSource(cfg, issue, d.charger, [...at, 'charger']);
       if (!d.charger) issue([...at, 'charger'], 'an evCharger needs a charger source');

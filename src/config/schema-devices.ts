@@ -7,6 +7,7 @@ import { cronScheduleSchema } from './time-fields.js';
 import { secretField } from './secret.js';
 import { heatPumpSchemaOf } from './schema-heat-pump.js';
 import { phaseSwitchingSchema } from './schema-phases.js';
+import { zoneSchemaOf } from './schema-zone.js';
 
 export { phaseSwitchingSchema, type PhaseSwitchingConfig } from './schema-phases.js';
 
@@ -375,12 +376,20 @@ export const heatPumpSchema = heatPumpSchemaOf({
   common,
 });
 
-export const deviceSchema = z.discriminatedUnion('kind', [hotWaterTankSchema, evChargerSchema, meterDeviceSchema, heatPumpSchema]);
+export const zoneSchema = zoneSchemaOf({
+  switchSource,
+  meter: meterSource,
+  thermometer: thermometerSource.describe('Where the room temperature is measured.'),
+  common,
+});
+
+export const deviceSchema = z.discriminatedUnion('kind', [hotWaterTankSchema, evChargerSchema, meterDeviceSchema, heatPumpSchema, zoneSchema]);
 export type DeviceConfig = z.infer<typeof deviceSchema>;
 export type HotWaterTankConfig = z.infer<typeof hotWaterTankSchema>;
 export type EvChargerConfig = z.infer<typeof evChargerSchema>;
 export type MeterDeviceConfig = z.infer<typeof meterDeviceSchema>;
 export type HeatPumpConfig = z.infer<typeof heatPumpSchema>;
+export type ZoneConfig = z.infer<typeof zoneSchema>;
 /** The devices planned as a tank: a hot water tank with an element, or a heat pump heating one. */
 export type TankDeviceConfig = HotWaterTankConfig | HeatPumpConfig;
 export const isTankDevice = (d: DeviceConfig): d is TankDeviceConfig => d.kind === 'hotWaterTank' || d.kind === 'heatPump';

@@ -67,6 +67,9 @@ function sourcesWithPaths(d: DeviceConfig, at: Path): [AnySource, Path, boolean]
     add(d.contacts.relay1, 'contacts.relay1', true);
     add(d.contacts.relay2, 'contacts.relay2', true);
     add(d.thermometer, 'thermometer', false);
+  } else if (d.kind === 'zone') {
+    add(d.switch, 'switch', true);
+    add(d.thermometer, 'thermometer', false);
   }
   return out;
 }
@@ -114,6 +117,9 @@ export function checkTopicsAndOutputs(mqtt: unknown, devices: readonly (DeviceCo
       else drivenBy.set(output, d.id);
     }
     if (d.kind === 'evCharger' && d.soc) topics.push([[...at, 'soc', 'topic'], d.soc.topic]);
+    if (d.kind === 'zone' && d.thermostat) {
+      topics.push([[...at, 'thermostat', 'commandTopic'], d.thermostat.commandTopic], [[...at, 'thermostat', 'stateTopic'], d.thermostat.stateTopic]);
+    }
     for (const [path, topic] of topics) {
       const root = roots.find(([r]) => under(topic, r));
       if (root) issue(path, `"${topic}" is under ${root[1]} "${root[0]}", wattshift's own topics`);

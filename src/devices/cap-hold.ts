@@ -14,6 +14,7 @@ import { tasmotaMaxLeaseMs, tasmotaRuleMaxLeaseMs } from './mqtt/tasmota.js';
 export function ratedKwOf(d: DeviceConfig): number | undefined {
   if (d.kind === 'hotWaterTank') return d.model.elementKw;
   if (d.kind === 'heatPump') return d.model.electricKw;
+  if (d.kind === 'zone') return d.model.powerKw;
   if (d.kind === 'evCharger') return (d.model.maxCurrentA * d.model.phases * d.model.voltageV) / 1000;
   return undefined;
 }
@@ -26,7 +27,7 @@ export function ratedKwOf(d: DeviceConfig): number | undefined {
  * is any relay without a timer: 0.
  */
 export function holdsByItselfMs(d: DeviceConfig, caps: DeviceCapabilities): number {
-  if (d.kind === 'hotWaterTank') return caps.heaterSwitch?.deviceLease ? (caps.heaterSwitch.maxLeaseMs ?? 0) : 0;
+  if (d.kind === 'hotWaterTank' || d.kind === 'zone') return caps.heaterSwitch?.deviceLease ? (caps.heaterSwitch.maxLeaseMs ?? 0) : 0;
   if (d.kind === 'evCharger') return caps.chargerHoldsCapMs?.() ?? 0;
   return 0;
 }
@@ -48,6 +49,8 @@ export function deviceHoldOf(d: DeviceConfig, caps: DeviceCapabilities, up: bool
 export function capHoldOfConfig(d: DeviceConfig, options: { baseDir?: string } = {}): { holdsMs: number; why: string } | undefined {
   if (d.kind === 'meter') return undefined;
   if (d.kind === 'heatPump') return { holdsMs: 0, why: 'an SG Ready lock is a short lease on purpose' };
+  if (d.kind === 'zone' && d.thermostat)
+    return { holdsMs: 0, why: "a thermostat's setpoint limits the temperature, not the power: it cannot hold a cap below the heater's power" };
   if (d.kind === 'evCharger') {
     const source = d.charger;
     if (source?.type === 'ocpp') return { holdsMs: ocppCapHoldMaxMs, why: 'an OCPP ChargePointMaxProfile with validTo' };

@@ -55,6 +55,11 @@ export function sourcesOf(
     push('switch', d.switch);
     push('meter', d.meter);
     push('thermometer', d.thermometer);
+  } else if (d.kind === 'zone') {
+    // A thermostat is built apart (a setpoint, not a capability of the sources).
+    push('switch', d.switch);
+    push('meter', d.meter);
+    push('thermometer', d.thermometer);
   } else if (d.kind === 'evCharger') {
     push('charger', d.charger);
     push('meter', d.meter);

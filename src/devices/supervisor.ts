@@ -64,7 +64,7 @@ export interface DeviceCapabilities {
   chargerHoldsCapMs?: () => number;
 }
 
-export type DeviceKind = 'hotWaterTank' | 'evCharger' | 'meter' | 'heatPump';
+export type DeviceKind = 'hotWaterTank' | 'evCharger' | 'meter' | 'heatPump' | 'zone';
 export type ReadCapability = 'energyMeter' | 'powerMeter' | 'thermometer' | 'evStateReader' | 'phaseMeter';
 export type CommandCapability = 'heaterSwitch' | 'chargeCurrentLimit' | 'sgReady' | 'phaseSwitch';
 

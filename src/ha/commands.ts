@@ -45,7 +45,9 @@ function allowedFor(kind: DeviceKind): ReadonlySet<string> {
       return new Set(['mode', 'boostMinutes', 'floorC']);
     case 'evCharger':
       return new Set(['mode', 'boostMinutes', ...evOnly]);
+    // A zone's preset command is not in this channel yet: its preset stays `comfort`.
     case 'meter':
+    case 'zone':
       return new Set();
   }
 }

@@ -248,6 +248,14 @@ const deviceEntities: Record<DeviceKind, readonly EntityDef[]> = {
     },
   ],
   meter: [power, energy, lineCurrent(1), lineCurrent(2), lineCurrent(3)],
+  // A heated zone's room temperature and heater.
+  zone: [
+    sensor('temperature', 'Room temperature', { device_class: 'temperature', unit_of_measurement: '°C', state_class: 'measurement' }),
+    power,
+    energy,
+    plannedOn,
+    nextStart,
+  ],
   // The tank's entities (the pump heats it), and its SG Ready state.
   heatPump: [
     sensor('temperature', 'Temperature', { device_class: 'temperature', unit_of_measurement: '°C', state_class: 'measurement' }),
@@ -532,6 +540,7 @@ const kindModel: Record<DeviceKind, string> = {
   evCharger: 'EV charger',
   meter: 'Energy meter',
   heatPump: 'SG Ready heat pump',
+  zone: 'Heated zone',
 };
 
 /**

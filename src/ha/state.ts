@@ -34,6 +34,8 @@ export function fieldsForKind(kind: DeviceKind): readonly DeviceScalarField[] {
       ];
     case 'meter':
       return ['power', 'energy', 'current_l1', 'current_l2', 'current_l3'];
+    case 'zone':
+      return ['temperature', 'power', 'energy', 'planned_on', 'next_start'];
     case 'heatPump':
       return ['temperature', 'power', 'energy', 'mode', 'planned_on', 'next_start', 'floor', 'next_comfort', 'block_without_lease', 'sg_state'];
   }

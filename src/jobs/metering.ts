@@ -68,11 +68,13 @@ export function meteringOptionsFor(device: DeviceConfig, site: Pick<SiteConfig, 
       ? device.model.elementKw
       : device.kind === 'heatPump'
         ? device.model.electricKw
-        : device.kind === 'evCharger'
-          ? (device.model.phases * device.model.voltageV * device.model.maxCurrentA) / 1000
-          : device.model.main
-            ? site.locationLimitKw
-            : undefined;
+        : device.kind === 'zone'
+          ? device.model.powerKw
+          : device.kind === 'evCharger'
+            ? (device.model.phases * device.model.voltageV * device.model.maxCurrentA) / 1000
+            : device.model.main
+              ? site.locationLimitKw
+              : undefined;
   return ratedKw === undefined ? {} : { maxPowerKw: ratedKw * powerHeadroom };
 }
 

@@ -29,8 +29,6 @@ export interface TankNow {
   heatedSinceKwh: number;
   legionellaLastMs: number | null;
   floorOverrideC: number | null;
-  /** Draws learned from the tank's energy balance, kWh per local hour (absent: the configured profile). */
-  learnedDrawsKwh?: ReadonlyArray<number>;
 }
 
 export interface EvNow {
@@ -56,8 +54,6 @@ export interface PlanningSnapshot {
   tanks: TankNow[];
   evs: EvNow[];
   baseLoadKw: number;
-  /** The learned base load per slot start, kW (absent: `baseLoadKw` for every slot). */
-  baseLoadForecast?: (slotStartsMs: readonly number[]) => number[];
   /** Energy each device took in the current slot so far (the control loop's meter), kWh. */
   slotDeliveredKwh?: ReadonlyMap<string, number>;
 }
@@ -130,7 +126,7 @@ function tankParams(t: TankNow, slotMinutes: number, slotDeliveredKwh: number, c
     heatLossWPerK: m.lossWPerK,
     minC: t.floorOverrideC ?? m.floorC,
     maxC: m.maxC,
-    drawProfileKwh: t.learnedDrawsKwh ?? m.drawProfileKwh,
+    drawProfileKwh: m.drawProfileKwh,
     currentTempC: t.measuredC,
     lastKnown: t.lastKnown,
     heatedSinceKwh: t.heatedSinceKwh,
@@ -292,7 +288,7 @@ export function buildPlanInput(config: Config, snap: PlanningSnapshot, resources
       .map((e) => evParams(e, snap.nowMs, config.site.timezone, config.site.fuse?.supply ?? 'TN', delivered(e.config.id))),
     location: {
       limitKw: planLimitKw(config),
-      baseLoadKw: snap.baseLoadForecast ? snap.baseLoadForecast(slots.map((s) => s.startMs)) : snap.baseLoadKw,
+      baseLoadKw: snap.baseLoadKw,
       lpc: lpcCaps(snap.events, ownerOf),
     },
     options: {

@@ -12,6 +12,7 @@ const kindLabel: Record<DeviceView['kind'], string> = {
   evCharger: 'EV charger',
   meter: 'Meter',
   heatPump: 'Heat pump (SG Ready)',
+  zone: 'Heated zone',
 };
 const sgLabel = { block: 'locked (1:0)', normal: 'normal (0:0)', boost: 'boost (0:1)', forced: 'start command (1:1)' } as const;
 
