@@ -29,6 +29,8 @@ export interface TankNow {
   heatedSinceKwh: number;
   legionellaLastMs: number | null;
   floorOverrideC: number | null;
+  /** Draws learned from the tank's energy balance, kWh per local hour (absent: the configured profile). */
+  learnedDrawsKwh?: ReadonlyArray<number>;
 }
 
 export interface EvNow {
@@ -54,6 +56,8 @@ export interface PlanningSnapshot {
   tanks: TankNow[];
   evs: EvNow[];
   baseLoadKw: number;
+  /** The learned base load per slot start, kW (absent: `baseLoadKw` for every slot). */
+  baseLoadForecast?: (slotStartsMs: readonly number[]) => number[];
   /** Energy each device took in the current slot so far (the control loop's meter), kWh. */
   slotDeliveredKwh?: ReadonlyMap<string, number>;
 }
@@ -85,7 +89,7 @@ export function deltaCurves(events: readonly HomeEvent[]): DeltaCurveInput[] {
 }
 
 /** The planned device that owns a resource: its kind and id, or null (a meter, or nothing of ours). */
-export type ResourceOwner = (resourceId: string) => { scope: 'tank' | 'ev'; deviceId: string } | null;
+export type ResourceOwner = (resourceId: string) => { scope: 'tank' | 'ev' | 'zone'; deviceId: string } | null;
 
 /**
  * LPC caps of the events, scoped to the location or to the device that owns the resource, and the
@@ -126,7 +130,7 @@ function tankParams(t: TankNow, slotMinutes: number, slotDeliveredKwh: number, c
     heatLossWPerK: m.lossWPerK,
     minC: t.floorOverrideC ?? m.floorC,
     maxC: m.maxC,
-    drawProfileKwh: m.drawProfileKwh,
+    drawProfileKwh: t.learnedDrawsKwh ?? m.drawProfileKwh,
     currentTempC: t.measuredC,
     lastKnown: t.lastKnown,
     heatedSinceKwh: t.heatedSinceKwh,
@@ -267,7 +271,9 @@ export function buildPlanInput(config: Config, snap: PlanningSnapshot, resources
       ? { scope: 'tank', deviceId: d.id }
       : d?.kind === 'evCharger'
         ? { scope: 'ev', deviceId: d.id }
-        : null;
+        : d?.kind === 'zone'
+          ? { scope: 'zone', deviceId: d.id }
+          : null;
   };
   const fallback = config.planner.evFallbackWindow;
   const delivered = (id: string): number => snap.slotDeliveredKwh?.get(id) ?? 0;
@@ -288,7 +294,7 @@ export function buildPlanInput(config: Config, snap: PlanningSnapshot, resources
       .map((e) => evParams(e, snap.nowMs, config.site.timezone, config.site.fuse?.supply ?? 'TN', delivered(e.config.id))),
     location: {
       limitKw: planLimitKw(config),
-      baseLoadKw: snap.baseLoadKw,
+      baseLoadKw: snap.baseLoadForecast ? snap.baseLoadForecast(slots.map((s) => s.startMs)) : snap.baseLoadKw,
       lpc: lpcCaps(snap.events, ownerOf),
     },
     options: {
