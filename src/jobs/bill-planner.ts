@@ -5,7 +5,7 @@
  */
 import type { Config } from '../config/schema.js';
 import { siteTariff } from '../config/tariff-file.js';
-import { planWithCapacity } from '../core/capacity-plan.js';
+import { planWithCapacity, type CapacityContext } from '../core/capacity-plan.js';
 import type { HourEnergy } from '../core/capacity.js';
 import { planHome } from '../core/home-plan.js';
 import { localParts, localTimeToUtcMs } from '../core/zoned-time.js';
@@ -27,18 +27,25 @@ export function monthHours(rows: ReadonlyArray<Pick<HourlyEnergyRow, 'hourStartM
   return rows.filter((r) => r.quality !== 'gap' && Number.isFinite(r.kwh)).map((r) => ({ startMs: r.hourStartMs, kWh: r.kwh }));
 }
 
-export function billPlanner(deps: {
+export interface BillPlannerDeps {
   config: Pick<Config, 'site'>;
   /** Hourly energy of the location ('location' subject) in [fromMs, toMs). */
   readLocationHours: (fromMs: number, toMs: number) => ReadonlyArray<HourlyEnergyRow>;
   logger: Logger;
-}): typeof planHome {
+}
+
+/**
+ * With a tariff that has a capacity fee, what the capacity planner needs at `nowMs`: the rule and
+ * the main meter's hours of the month so far (read here, on the caller's thread, so that the plan
+ * itself can be made on the planner's thread); null without such a tariff.
+ */
+export function capacityContextOf(deps: BillPlannerDeps): ((nowMs: number) => CapacityContext) | null {
   const tariff = siteTariff(deps.config);
   const rule = tariff?.capacity;
-  if (!tariff || !rule) return planHome;
+  if (!tariff || !rule) return null;
   const log = deps.logger.child({ component: 'capacity' });
   const timezone = deps.config.site.timezone;
-  return (input, nowMs, previous) => {
+  return (nowMs) => {
     let metered: HourEnergy[] = [];
     try {
       metered = monthHours(deps.readLocationHours(localMonthStartMs(nowMs, timezone), nowMs + 3_600_000));
@@ -47,11 +54,13 @@ export function billPlanner(deps: {
       // make the plan hold less, never leave the tank or the car short.
       log.warn({ code: codeOf(err, 'STORE_FAILED'), err }, "month's metered peaks unreadable; planning the capacity step without them");
     }
-    return planWithCapacity(
-      input,
-      nowMs,
-      { rule, timezone, holidays: tariff.holidays, meteredHours: metered, vatRate: 1 + tariff.vatPct / 100 },
-      previous,
-    );
+    return { rule, timezone, holidays: tariff.holidays, meteredHours: metered, vatRate: 1 + tariff.vatPct / 100 };
   };
+}
+
+/** The plan function of the site on the calling thread: the whole bill with a capacity fee, else the plain planner. */
+export function billPlanner(deps: BillPlannerDeps): typeof planHome {
+  const contextAt = capacityContextOf(deps);
+  if (!contextAt) return planHome;
+  return (input, nowMs, previous) => planWithCapacity(input, nowMs, contextAt(nowMs), previous);
 }

@@ -8,6 +8,8 @@ import { createLogger } from '../log.js';
 import { planHome as plan } from '../core/home-plan.js';
 import { buildPriceSeries } from '../core/prices.js';
 import type { HomePlanInput } from '../core/types.js';
+import { planWithCapacity, type CapacityContext } from '../core/capacity-plan.js';
+import type { CapacityModel } from '../core/tariff.js';
 import { startPlanWorker, type PlanWorker } from './plan-worker.js';
 
 const t0 = Date.parse('2025-01-14T23:00:00Z');
@@ -104,6 +106,33 @@ describe('startPlanWorker', () => {
     expect(await worker.plan(input(), t0 + 600_000)).toEqual(inThread);
     // A malformed input is the planner's error, passed back with its code.
     await expect(worker.plan({ ...input(), slots: [{ ...input().slots[0]!, endMs: t0 }] }, t0)).rejects.toMatchObject({ code: 'PLAN_INPUT_INVALID' });
+    expect(log.warns()).toEqual([]);
+  });
+
+  it("plans the whole bill on its thread, as here, when a tariff's capacity fee comes with the request", async () => {
+    const log = capture();
+    worker = startPlanWorker({ logger: log.logger, file: fileURLToPath(new URL('./plan-worker-thread.ts', import.meta.url)) });
+    // Steps tight enough that holding the month's step changes the plan: a 2.5 kW base load sits in the first step.
+    const rule: CapacityModel = {
+      measure: 'dailyPeaks',
+      count: 3,
+      steps: [
+        { upToKw: 4, perMonth: 500 },
+        { upToKw: null, perMonth: 900 },
+      ],
+    };
+    const capacity: CapacityContext = {
+      rule,
+      timezone: 'Europe/Oslo',
+      holidays: [],
+      meteredHours: [{ startMs: t0 - 3_600_000, kWh: 3 }],
+      vatRate: 1.25,
+    };
+    const home = { ...input(), location: { ...input().location, baseLoadKw: 2.5 } };
+    const here = planWithCapacity(home, t0 + 600_000, capacity);
+    expect(here.capacity).toBeDefined();
+    expect(here).not.toEqual(plan(home, t0 + 600_000));
+    expect(await worker.plan(home, t0 + 600_000, undefined, capacity)).toEqual(here);
     expect(log.warns()).toEqual([]);
   });
 

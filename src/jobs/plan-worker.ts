@@ -15,21 +15,19 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker, type ResourceLimits } from 'node:worker_threads';
-import { planHome as planHere } from '../core/home-plan.js';
+import type { CapacityContext } from '../core/capacity-plan.js';
 import type { HomePlanInput, Plan } from '../core/types.js';
 import { WattshiftError, type ErrorCode } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../ports.js';
+import { planRequest, type PlanRequest } from './plan-request.js';
 
-export interface PlanRequest {
-  input: HomePlanInput;
-  nowMs: number;
-  previous?: Plan;
-}
+export type { PlanRequest } from './plan-request.js';
+
 export type PlanReply = { plan: Plan } | { error: { code: ErrorCode; message: string } };
 
 export interface PlanWorker {
-  plan(input: HomePlanInput, nowMs: number, previous?: Plan): Promise<Plan>;
+  plan(input: HomePlanInput, nowMs: number, previous?: Plan, capacity?: CapacityContext): Promise<Plan>;
   close(): Promise<void>;
 }
 
@@ -151,10 +149,10 @@ export function startPlanWorker(deps: PlanWorkerOptions): PlanWorker {
     );
   };
 
-  const planOnThread = async (input: HomePlanInput, nowMs: number, previous?: Plan): Promise<Plan> => {
+  const planOnThread = async (request: PlanRequest): Promise<Plan> => {
     idleTimer?.abort();
     idleTimer = undefined;
-    if (broken || file === undefined) return planHere(input, nowMs, previous);
+    if (broken || file === undefined) return planRequest(request);
     try {
       if (!thread) {
         const w = spawn(file, limits);
@@ -170,7 +168,7 @@ export function startPlanWorker(deps: PlanWorkerOptions): PlanWorker {
         thread = w;
       }
       busy = true;
-      const made = await ask(thread, { input, nowMs, ...(previous ? { previous } : {}) }).finally(() => {
+      const made = await ask(thread, request).finally(() => {
         busy = false;
       });
       failures = 0;
@@ -180,13 +178,14 @@ export function startPlanWorker(deps: PlanWorkerOptions): PlanWorker {
       // The planner's own errors (a malformed input) are the caller's; only a failed thread falls back.
       if (err instanceof WattshiftError && err.code !== 'PLAN_WORKER_FAILED') throw err;
       await fail(err);
-      return planHere(input, nowMs, previous);
+      return planRequest(request);
     }
   };
 
   return {
-    plan(input, nowMs, previous) {
-      const made = queue.then(() => planOnThread(input, nowMs, previous));
+    plan(input, nowMs, previous, capacity) {
+      const request: PlanRequest = { input, nowMs, ...(previous ? { previous } : {}), ...(capacity ? { capacity } : {}) };
+      const made = queue.then(() => planOnThread(request));
       queue = made.catch(() => undefined);
       return made;
     },
