@@ -12,6 +12,7 @@ import { programRoutes } from './routes-program.js';
 import { simulationRoutes } from './routes-simulation.js';
 import { userRoutes } from './routes-users.js';
 import { webhookRoutes } from './routes-webhooks.js';
+import { compactPath, weatherBasePath, weatherReply } from './routes-weather.js';
 import type { AcceptedPlanReport, AcceptedReport, EventRec } from './state.js';
 import { localTimeToUtcMs } from '../core/zoned-time.js';
 import { parseRequestTarget } from '../http/request-target.js';
@@ -52,7 +53,7 @@ export interface SandboxOptions {
 }
 
 export interface ResponseRecord {
-  service: 'ec' | 'smart' | 'auth' | 'none';
+  service: 'ec' | 'smart' | 'auth' | 'weather' | 'none';
   method: string;
   /** The path as requested, without the query. */
   path: string;
@@ -70,6 +71,8 @@ export interface Sandbox {
   authUrl: string;
   /** `http://host:port/smart/v1` */
   forecastUrl: string;
+  /** `http://host:port/weatherapi/locationforecast/2.0/compact` (MET Norway's, without a token). */
+  weatherUrl: string;
   credentials: PartnerCredentials[];
   clock: Clock;
   /** Runs what is due on the clock (eligibility batch, daily curves, webhook retries). */
@@ -153,6 +156,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       const reply = await tokens.handleTokenRequest(new URLSearchParams(raw.toString('utf8')), req.headers.authorization);
       return send(req, res, reply, 'auth', '/connect/token');
     }
+    if (lower.startsWith(weatherBasePath + '/'))
+      return send(req, res, weatherReply(req, method, url, clock, options.seed ?? 1), 'weather', url.pathname);
     const service = lower.startsWith(ecBasePath + '/') ? 'ec' : lower.startsWith(smartBasePath + '/') ? 'smart' : 'none';
     if (service === 'none') return send(req, res, problem(404, 'Not Found', undefined, `No route for ${url.pathname}`), 'none', undefined);
     const rel = url.pathname.slice(service === 'ec' ? ecBasePath.length : smartBasePath.length);
@@ -238,6 +243,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     baseUrl: origin + ecBasePath,
     authUrl: origin,
     forecastUrl: origin + smartBasePath,
+    weatherUrl: origin + compactPath,
     credentials: partners.map((p) => ({ ...p })),
     clock,
     engine,

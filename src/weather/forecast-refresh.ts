@@ -44,6 +44,8 @@ export interface WeatherRefresh extends LoopHandle {
   /** The last good forecast (`metno`), or `none` when there has never been one for this place. */
   forecast(): OutdoorForecast;
   health(): WeatherHealth;
+  /** When the next request may go, clock ms (the last answer's `Expires` and a random minute, or the backoff). */
+  nextRequestMs(): number;
 }
 
 export function startWeatherRefresh(deps: {
@@ -154,5 +156,5 @@ export function startWeatherRefresh(deps: {
       return Math.max(0, dueMs - deps.clock.nowMs());
     },
   });
-  return { ...loop, forecast, health: () => ({ ok: lastError === null, lastError }) };
+  return { ...loop, forecast, health: () => ({ ok: lastError === null, lastError }), nextRequestMs: () => dueMs };
 }
