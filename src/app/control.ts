@@ -19,7 +19,7 @@ import type { PlanningParts } from './planning.js';
 export type ControlLoop = ReturnType<typeof startControlLoop>;
 
 export interface ControlNeeds
-  extends PlanningParts, Pick<DeviceParts, 'supervised'>, Pick<HomeParts, 'tracker' | 'metering' | 'wishes' | 'vehicleMetering'> {
+  extends PlanningParts, Pick<DeviceParts, 'supervised'>, Pick<HomeParts, 'tracker' | 'metering' | 'wishes' | 'vehicleMetering' | 'loadForecast'> {
   prices: PriceRefresh;
   events: Pick<EventState, 'activeEvents' | 'changed'>;
   me: Identity;
@@ -79,6 +79,7 @@ export function controlModule(ctx: AppContext, needs: ControlNeeds): Part<Contro
         },
         intent: (id) => w.intent(id, clock.nowMs()),
         baseLoadKw: () => tracker.baseLoadKw(),
+        guardBaseLoadKw: (now) => needs.loadForecast.guardBaseLoadKw(now),
         estimatedTankC: (id, now) => tracker.estimatedTankC(id, now, planning.current()),
       },
       onTick: (snap) => {
@@ -98,6 +99,7 @@ export function controlModule(ctx: AppContext, needs: ControlNeeds): Part<Contro
         }
         stepSeen = step !== null;
         if (guardStore('home state', () => tracker.observe(snap, planning.current()))) planning.request('device state changed');
+        needs.loadForecast.observe(snap);
         if (config.vehicles.length > 0) feedVehicles(snap);
         bus.emit('viewChanged');
         deps.onControlTick?.(snap);

@@ -1,6 +1,7 @@
 /**
  * The home's own state: metering (energy per device and for the location), the user's wishes and
- * the home tracker (what the devices and the plan did, kept across restarts). Metering's last
+ * the home tracker (what the devices and the plan did, kept across restarts) and the learned load
+ * forecast (the house's own load, the tanks' draws; in memory). Metering's last
  * samples are flushed on stop, after every loop that feeds it has ended.
  */
 import type { Part } from '../lifecycle.js';
@@ -9,6 +10,7 @@ import { createMetering, meteringOptionsFor, type MeteredSubject, type Metering 
 import { Wishes } from '../jobs/home-state.js';
 import { createHomeTracker, type HomeTracker } from '../jobs/home-tracker.js';
 import { createVehicleMetering, vehicleSubject, type VehicleMetering } from '../jobs/vehicle-metering.js';
+import { createLoadForecaster, type LoadForecaster } from '../jobs/load-forecast.js';
 import { jobHealth, type AppContext } from './context.js';
 import type { DeviceParts } from './devices.js';
 
@@ -18,6 +20,8 @@ export interface HomeParts {
   vehicleMetering: VehicleMetering;
   wishes: Wishes;
   tracker: HomeTracker;
+  /** The house's own load and the tanks' draws, learned (the planner's base load, the hourly guard). */
+  loadForecast: LoadForecaster;
 }
 
 export function homeModule(ctx: AppContext, needs: { store: Store } & Pick<DeviceParts, 'built' | 'vehicleSoc'>): Part<HomeParts> {
@@ -52,7 +56,17 @@ export function homeModule(ctx: AppContext, needs: { store: Store } & Pick<Devic
         logger: deps.logger,
         vehicleSocPct: (id) => vehicleSoc.get(id)?.socPct(),
       });
-      return { subjects, metering: m, vehicleMetering, wishes: w, tracker };
+      const metered = new Set(subjects.map((x) => x.subject));
+      const loadForecast = createLoadForecaster({
+        config,
+        store: s,
+        deviceSubjects: config.devices
+          .filter((d) => d.kind !== 'meter')
+          .flatMap((d) => (metered.has(subjectOfDevice(d.id)) ? [subjectOfDevice(d.id)] : [])),
+        hasMainMeter: ctx.mainMeterId !== null && metered.has('location'),
+        smoothedKw: () => tracker.baseLoadKw(),
+      });
+      return { subjects, metering: m, vehicleMetering, wishes: w, tracker, loadForecast };
     },
     async stop() {
       try {

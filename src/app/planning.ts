@@ -6,10 +6,11 @@ import { providing, type Part } from '../lifecycle.js';
 import type { Plan } from '../core/types.js';
 import type { Store } from '../store/types.js';
 import type { HomeTracker } from '../jobs/home-tracker.js';
+import type { LoadForecaster } from '../jobs/load-forecast.js';
 import type { Identity } from '../spark/event-normalise.js';
 import type { ControlSnapshot } from '../jobs/control-loop.js';
 import { startPlanWorker, type PlanWorker } from '../jobs/plan-worker.js';
-import { buildPlanInput } from '../jobs/plan-inputs.js';
+import { buildPlanInput, type PlanningSnapshot } from '../jobs/plan-inputs.js';
 import { startPlanning } from '../jobs/planning.js';
 import { billPlanner } from '../jobs/bill-planner.js';
 import { siteTariff } from '../config/tariff-file.js';
@@ -29,9 +30,24 @@ export interface PlanningParts {
 export interface PlanningNeeds {
   store: Store;
   tracker: HomeTracker;
+  loadForecast: LoadForecaster;
   prices: PriceRefresh;
   events: Pick<EventState, 'activeEvents'>;
   me: Identity;
+}
+
+/** The snapshot with what the load forecast has learned: the base load per slot and the tanks' draws. */
+export function withLoadForecast(snap: PlanningSnapshot, forecast: LoadForecaster): PlanningSnapshot {
+  const learned = forecast.model(snap.nowMs).source === 'learned';
+  const draws = forecast.drawProfiles(snap.nowMs);
+  return {
+    ...snap,
+    ...(learned ? { baseLoadForecast: (startsMs: readonly number[]) => forecast.forSlots(snap.nowMs, startsMs).map((f) => f.meanKw) } : {}),
+    tanks: snap.tanks.map((t) => {
+      const d = draws.get(t.config.id);
+      return d?.source === 'learned' ? { ...t, learnedDrawsKwh: d.profileKwh } : t;
+    }),
+  };
 }
 
 export function planningModule(ctx: AppContext, needs: PlanningNeeds): Part<PlanningParts> {
@@ -59,7 +75,7 @@ export function planningModule(ctx: AppContext, needs: PlanningNeeds): Part<Plan
           const last = controlLast();
           const slotMs = config.site.slotMinutes * 60_000;
           const delivered = last && last.slotStartMs === Math.floor(now / slotMs) * slotMs ? last.slotEnergyKwh : undefined;
-          const snap = tracker.snapshot(now, prices.data(), activeEvents());
+          const snap = withLoadForecast(tracker.snapshot(now, prices.data(), activeEvents()), needs.loadForecast);
           cars = plannedCars(snap.evs);
           return buildPlanInput(config, delivered ? { ...snap, slotDeliveredKwh: delivered } : snap, me.resources);
         },

@@ -175,6 +175,16 @@ describe('decide: hourly energy guard', () => {
     expect(decide([tank(), car()], site(6)).expectedDeviceKw).toBe(0);
   });
 
+  it('reckons with the forecast base load for the rest of the hour where it is above the base load now', () => {
+    // 5 − 3 = 2 kWh in 0.5 h = 4 kW; 1 kW measured leaves 3 kW for the 2 kW element, a 2.5 kW forecast only 1.5 kW.
+    expect(heater(decide([tank()], { ...site(3), guardBaseLoadKw: 2.5 }))).toMatchObject({
+      allow: false,
+      reason: expect.stringContaining('hourly energy guard'),
+    });
+    // A forecast below the base load now changes nothing: the measured 1 kW stands.
+    expect(heater(decide([tank()], { ...site(3), guardBaseLoadKw: 0.2 })).allow).toBe(true);
+  });
+
   it('lets a device it switched off run again only with a quarter more room than it needs (no chatter at the limit)', () => {
     // 5 − 3.4 = 1.6 kWh in 0.5 h = 3.2 kW − 1 kW base = 2.2 kW: room for the 2 kW element, not for 2.5.
     expect(heater(decide([tank()], site(3.4))).allow).toBe(true);

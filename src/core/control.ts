@@ -111,6 +111,11 @@ export interface SiteNow {
   baseLoadKw: number;
   /** The plan holds this hour to the month's capacity step: at most `allowanceKwh` at the main meter. */
   hourBudget?: HourBudget;
+  /**
+   * The base load the hourly guard expects for the rest of the hour, kW (the learned forecast's
+   * upper 80 % bound): the guard reckons with it where it is above the base load now.
+   */
+  guardBaseLoadKw?: number | undefined;
   /** Devices the guard throttled in the last decision: they need {@link GUARD_RESUME_MARGIN} more room to run again. */
   guardedBefore?: readonly string[];
 }
@@ -293,9 +298,11 @@ export function decide(devices: readonly DeviceNow[], site: SiteNow): Decision {
   const baseLoadKw =
     site.locationPowerW === undefined ? site.baseLoadKw : Math.max(0, site.locationPowerW / 1000 - devices.reduce((s, d) => s + drawKw(d), 0));
   let headroomKw = site.capKw - baseLoadKw;
-  // The hour's allowance left, as the mean power it allows until the hour ends, less the base load.
+  // The hour's allowance left, as the mean power it allows until the hour ends, less the base load
+  // now or the one forecast for the rest of the hour, whichever is higher.
   const b = site.hourBudget;
-  let guardKw = b ? Math.max(0, b.allowanceKwh - b.usedKwh) / Math.max(b.remainingMs / 3_600_000, 1e-6) - baseLoadKw : Infinity;
+  const guardBaseKw = Math.max(baseLoadKw, site.guardBaseLoadKw ?? 0);
+  let guardKw = b ? Math.max(0, b.allowanceKwh - b.usedKwh) / Math.max(b.remainingMs / 3_600_000, 1e-6) - guardBaseKw : Infinity;
   const guardNote = b ? `hourly energy guard: ${b.usedKwh.toFixed(2)} of ${b.allowanceKwh.toFixed(2)} kWh used (capacity step)` : '';
   const guarded: string[] = [];
   const setpoints: Setpoint[] = [];

@@ -60,6 +60,8 @@ export interface ControlInputs {
   capEndMs?(deviceId: string, nowMs: number): number | undefined;
   intent(deviceId: string): DeviceIntent;
   baseLoadKw(nowMs: number): number;
+  /** The base load the hourly guard expects for the rest of the hour, kW, when a learned forecast gives one. */
+  guardBaseLoadKw?(nowMs: number): number | undefined;
   /** Tank temperature to act on when no sensor answers (a trustworthy estimate), or undefined. */
   estimatedTankC(deviceId: string, nowMs: number): number | undefined;
 }
@@ -385,7 +387,7 @@ export function startControlLoop(deps: {
       locationPowerW,
       baseLoadKw: deps.inputs.baseLoadKw(now),
       guardedBefore: [...guarding],
-      ...(budget ? { hourBudget: budget } : {}),
+      ...(budget ? { hourBudget: budget, guardBaseLoadKw: deps.inputs.guardBaseLoadKw?.(now) } : {}),
     });
     for (const id of newlyGuarded(decision.guarded, guarding)) {
       log.info({ code: 'HOUR_GUARD', device: id, ...budget }, 'throttled to keep the hour within its capacity-step allowance');
