@@ -235,6 +235,8 @@ export interface ZoneParams {
   currentTempC: number | null;
   /** Outdoor temperature per slot of the plan (same index as `PlanInput.slots`), °C. */
   outdoorTempC: ReadonlyArray<number>;
+  /** Where `outdoorTempC` came from (see `OutdoorForecast.source`); the plan's outcome repeats it. */
+  outdoorSource?: OutdoorForecast['source'];
   /** Free heat (people, appliances, sun) per slot, kW: one value for all slots or one per slot. Default 0. */
   gainsKw?: number | ReadonlyArray<number>;
   /** Comfort band per slot (same index as `PlanInput.slots`), °C: the plan keeps the room within it. */
@@ -440,6 +442,8 @@ export interface ZoneOutcome {
   tempSource: 'measured' | 'assumed';
   /** The room model the plan used. */
   model: RoomModelParams;
+  /** Where the outdoor temperatures the plan used came from (`ZoneParams.outdoorSource`). */
+  outdoorSource?: OutdoorForecast['source'];
 }
 
 export interface EvOutcome {
@@ -481,6 +485,8 @@ export interface Plan {
   capacity?: CapacityOutcome;
   /** The reserved LPC caps the plan kept (absent: none), see `LpcCap.reservationId`. */
   reservations?: ReservationOutcome[];
+  /** How the base load was forecast when it was learned (absent: the smoothed base load, one number for every slot). */
+  baseLoad?: { source: 'learned'; note: string };
 }
 
 /** A reservation as planned: its window and cap, and the flexible energy planned in and before it. */

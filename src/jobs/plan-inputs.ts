@@ -8,7 +8,16 @@ import {
 } from '../config/schema.js';
 import { heatPumpAsTank } from '../core/heat-pump.js';
 import { carParams, type IdentifiedBy } from './vehicles.js';
-import type { BuildPriceSeriesInput, ComfortDeadline, DeltaCurveInput, EvParams, HomePlanInput, LpcCap, TankParams } from '../core/types.js';
+import type {
+  BuildPriceSeriesInput,
+  ComfortDeadline,
+  DeltaCurveInput,
+  EvParams,
+  HomePlanInput,
+  LpcCap,
+  OutdoorForecast,
+  TankParams,
+} from '../core/types.js';
 import { localParts } from '../core/zoned-time.js';
 import { buildPriceSeries } from '../core/prices.js';
 import { priceSlotsWithTariff } from '../core/tariff.js';
@@ -20,6 +29,7 @@ import type { CronScheduleConfig } from '../config/time-fields.js';
 import { cronSchedule, type CronSchedule } from '../timing/cron.js';
 import type { HomeEvent } from '../spark/event-normalise.js';
 import type { PriceData } from './price-refresh.js';
+import { noOutdoorForecast, zoneParams, type ZoneNow } from './zone-inputs.js';
 
 /** What the tank looks like now, as far as the daemon knows (a heat pump's: the tank it heats). */
 export interface TankNow {
@@ -60,6 +70,10 @@ export interface PlanningSnapshot {
   baseLoadForecast?: (slotStartsMs: readonly number[]) => number[];
   /** Energy each device took in the current slot so far (the control loop's meter), kWh. */
   slotDeliveredKwh?: ReadonlyMap<string, number>;
+  /** Heated zones (absent: none). */
+  zones?: ZoneNow[];
+  /** The outdoor temperature forecast for the zones (absent: none known). */
+  outdoor?: OutdoorForecast;
 }
 
 /** The spot price inputs of a price series from what the price job holds. */
@@ -297,6 +311,19 @@ export function buildPlanInput(config: Config, snap: PlanningSnapshot, resources
       baseLoadKw: snap.baseLoadForecast ? snap.baseLoadForecast(slots.map((s) => s.startMs)) : snap.baseLoadKw,
       lpc: lpcCaps(snap.events, ownerOf),
     },
+    ...(snap.zones && snap.zones.length > 0
+      ? {
+          zones: snap.zones.map((z) =>
+            zoneParams(z, {
+              nowMs: snap.nowMs,
+              slots,
+              outdoor: snap.outdoor ?? noOutdoorForecast,
+              slotDeliveredKwh: delivered(z.config.id),
+              scheduleOf: (c) => scheduleOf(c, config.site.timezone),
+            }),
+          ),
+        }
+      : {}),
     options: {
       frozenSlots: frozenSlotsAfterCurrent(config.planner.frozenWindowMinutes, config.site.slotMinutes, snap.nowMs),
       evFallbackWindow: { startHour: Number(fallback.start.slice(0, 2)), endHour: Number(fallback.end.slice(0, 2)) },
