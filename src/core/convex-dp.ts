@@ -25,6 +25,13 @@ export interface StorageProblem {
   penalty: number;
   /** Lowest state the model represents (below every floor). */
   eLow: number;
+  /** A second, harder floor per slot (a room's frost floor) and its penalty per kWh below it. */
+  hardFloor?: { floor: ReadonlyArray<number>; penalty: number };
+  /**
+   * A lower ceiling than `eMax` per slot (a room's comfort band): heat never takes the state above
+   * it. It must be at least what the slot reaches without heat from the slot before's ceiling.
+   */
+  eMaxAt?: ReadonlyArray<number>;
 }
 
 export interface StorageSolution {
@@ -69,7 +76,9 @@ function backward(p: StorageProblem, floor: ReadonlyArray<number>, ws: StorageWo
   let w: Pwl = addFloorPenalty({ x0: p.eLow, v0: 0, len: [p.eMax - p.eLow], slope: [0] }, p.terminal, p.penalty);
   for (let t = n - 1; t >= 0; t--) {
     const from = ws.u.size;
-    const r = backwardStep(w, floor[t] as number, p.penalty, p.eLow, p.eMax, p.costs[t] as Pwl, p.a, p.k[t] as number, ws.u, ws.scratch[t & 1]);
+    if (p.hardFloor) w = addFloorPenalty(w, p.hardFloor.floor[t] as number, p.hardFloor.penalty);
+    const hi = p.eMaxAt?.[t] ?? p.eMax;
+    const r = backwardStep(w, floor[t] as number, p.penalty, p.eLow, hi, p.costs[t] as Pwl, p.a, p.k[t] as number, ws.u, ws.scratch[t & 1]);
     ws.from[t] = from;
     ws.to[t] = ws.u.size;
     ws.x0[t] = r.u.x0;
@@ -88,7 +97,8 @@ function recover(p: StorageProblem, ws: StorageWorkspace): StorageSolution {
     let qt = argminShifted(cost, ws.uAt(t), base);
     qt = Math.min(pwlEnd(cost), Math.max(cost.x0, qt));
     // The thermostat: never above eMax.
-    if (base + qt > p.eMax) qt = Math.max(cost.x0, p.eMax - base);
+    const hi = p.eMaxAt?.[t] ?? p.eMax;
+    if (base + qt > hi) qt = Math.max(cost.x0, hi - base);
     q.push(qt);
     state = base + qt;
     e.push(state);

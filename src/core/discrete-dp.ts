@@ -23,6 +23,10 @@ export interface DiscreteProblem {
   floor: ReadonlyArray<number>;
   terminal: number;
   penalty: number;
+  /** A second, harder floor per slot (a room's frost floor) and its penalty per kWh below it. */
+  hardFloor?: { floor: ReadonlyArray<number>; penalty: number };
+  /** A lower ceiling than `eMax` per slot (a room's comfort band): "on" never heats beyond it. */
+  eMaxAt?: ReadonlyArray<number>;
   /** Energy levels of "on" per slot (empty = the device must stay off; at most 255). */
   onLevels: ReadonlyArray<ReadonlyArray<number>>;
   /** Fixed decision per slot (frozen window): energy level, 0 = off; undefined = free. */
@@ -133,8 +137,14 @@ function onLevelsAt(p: DiscreteProblem, t: number): number[] {
 }
 
 /** Energy "on" at `level` delivers from the state `base` (the thermostat stops it at eMax). */
-function delivered(p: DiscreteProblem, level: number, base: number): number {
-  return level > 0 ? Math.max(0, Math.min(level, p.eMax - base)) : 0;
+function delivered(p: DiscreteProblem, level: number, base: number, t: number): number {
+  return level > 0 ? Math.max(0, Math.min(level, (p.eMaxAt?.[t] ?? p.eMax) - base)) : 0;
+}
+
+/** The penalty of ending slot `t` at `e`: below the floor, and below the hard floor when there is one. */
+function belowFloors(p: DiscreteProblem, t: number, floorT: number, e: number): number {
+  const hard = p.hardFloor ? (p.hardFloor.floor[t] as number) : -Infinity;
+  return (e < floorT ? p.penalty * (floorT - e) : 0) + (e < hard ? p.hardFloor!.penalty * (hard - e) : 0);
 }
 
 export function solveDiscrete(p: DiscreteProblem, ws = new DiscreteWorkspace()): DiscreteSolution {
@@ -181,11 +191,11 @@ export function solveDiscrete(p: DiscreteProblem, ws = new DiscreteWorkspace()):
           st++;
           if (st > S && fixed === undefined) continue;
         }
-        const q = delivered(p, isOn === 1 ? (levels[action - 1] as number) : 0, base);
+        const q = delivered(p, isOn === 1 ? (levels[action - 1] as number) : 0, base, t);
         let e = base + q;
         if (e < p.eLow) e = p.eLow;
         let cost = c0 + p.cost(t, q);
-        if (e < floorT) cost += p.penalty * (floorT - e);
+        cost += belowFloors(p, t, floorT, e);
         let leg = leg0;
         if (p.reach) {
           if (e >= p.reach.level - 1e-9) leg = 1;
@@ -216,7 +226,7 @@ export function solveDiscrete(p: DiscreteProblem, ws = new DiscreteWorkspace()):
       let best = 0;
       for (let i = 1; i < cur.size; i++) if ((cur.cost[i] as number) < (cur.cost[best] as number)) best = i;
       const e = Math.max(p.eLow, p.a * (cur.e[best] as number) - kt);
-      next.push(0, e, (cur.cost[best] as number) + (e < floorT ? p.penalty * (floorT - e) : 0), best, 0, 0, 1, 0, cur.leg[best] as number);
+      next.push(0, e, (cur.cost[best] as number) + belowFloors(p, t, floorT, e), best, 0, 0, 1, 0, cur.leg[best] as number);
     }
     slotStart[t] = ws.keep(next);
     [cur, next] = [next, cur];
@@ -251,7 +261,7 @@ function replay(p: DiscreteProblem, e0: number, actions: ReadonlyArray<number>):
   for (let t = 0; t < n; t++) {
     const action = actions[t] as number;
     const base = p.a * state - (p.k[t] as number);
-    q[t] = delivered(p, action > 0 ? (onLevelsAt(p, t)[action - 1] as number) : 0, base);
+    q[t] = delivered(p, action > 0 ? (onLevelsAt(p, t)[action - 1] as number) : 0, base, t);
     state = base + (q[t] as number);
     if (state < p.eLow) state = p.eLow;
     e[t] = state;

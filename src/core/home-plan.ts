@@ -12,16 +12,33 @@ import { plan as planPair } from './planner.js';
 import { setupPlan, type Setup } from './plan-setup.js';
 import { evSolve, objective, tankSolve } from './solve.js';
 import { reservationOutcomes } from './reservations.js';
-import type { AntiCycling, DeviceSlotPlan, EvParams, HomePlanInput, LpcCap, Plan, PlanInput, PlanSlot, Shortfall, TankParams } from './types.js';
+import { setupZone, zoneBaseline, zoneCost, zonePlan, zoneSolve, type ZoneSetup } from './zone-plan.js';
+import type {
+  AntiCycling,
+  DeviceSlotPlan,
+  EvParams,
+  HomePlanInput,
+  LpcCap,
+  Plan,
+  PlanInput,
+  PlanSlot,
+  Shortfall,
+  TankParams,
+  ZoneParams,
+} from './types.js';
 
 type Tank = TankParams & { id: string };
 type Ev = EvParams & { id: string };
+/** One device of the home: a tank, a car or a heated zone. */
+type Kind = [Tank | null, Ev | null, ZoneParams | null];
 /** One device alone: its largest energy per slot (power, its LPC caps, the headroom) and its solver's price per slot. */
 interface Device {
   input: PlanInput;
   s: Setup;
   cap: number[];
   price: number[];
+  /** A heated zone (`s` is then the location's set-up, without devices). */
+  zone?: ZoneSetup;
 }
 /** A device's energy per slot (the rest of the slot) and its cost, penalties for shortfalls included. */
 interface Sol {
@@ -67,6 +84,10 @@ function capsFor(lpc: ReadonlyArray<LpcCap>, tank: Tank | null, ev: Ev | null): 
 
 /** One device's plan (its solver on `cap`) and its cost, a shortfall at the pair planner's penalty. */
 function solve(d: Device, cap: number[], lambda?: number[], leg0: number | null = null): Sol {
+  if (d.zone) {
+    const z = zoneSolve(d.zone, cap, d.s.dayIndex, lambda);
+    return { x: z.q, cost: zoneCost(d.zone, z), leg: -1 };
+  }
   const tk = d.s.tank;
   // With shadow prices λ the solver sees price + λ; the cost is at the plain prices.
   const plus = (p: number[]): number[] => p.map((v, t) => v + (lambda?.[t] ?? 0));
@@ -258,13 +279,25 @@ function planDevices(input: HomePlanInput, nowMs: number, previous?: Plan): Plan
     const baseLoadKw = others === null ? base : input.slots.map((_, i) => baseAt(i) + (others[i - ended] ?? 0));
     return { ...common, tank, ev, location: { ...input.location, baseLoadKw, lpc: capsFor(input.location.lpc ?? [], tank, ev) } };
   };
-  if (input.tanks.length <= 1 && input.evs.length <= 1)
+  const zones = input.zones ?? [];
+  if (input.tanks.length <= 1 && input.evs.length <= 1 && zones.length === 0)
     return planPair(pairInput(input.tanks[0] ?? null, input.evs[0] ?? null, null), nowMs, previous);
 
   const slotMinutes = input.slots[0] ? (input.slots[0].endMs - input.slots[0].startMs) / 60_000 : 60;
   const tanks = input.tanks.map((t): Tank => ({ ...t, antiCycling: bindingAntiCycling(t.antiCycling, slotMinutes) }));
-  const kinds: [Tank | null, Ev | null][] = [...tanks.map((t): [Tank, null] => [t, null]), ...input.evs.map((e): [null, Ev] => [null, e])];
-  const devices: Device[] = kinds.map(([tank, ev]) => {
+  const kinds: Kind[] = [
+    ...tanks.map((t): Kind => [t, null, null]),
+    ...input.evs.map((e): Kind => [null, e, null]),
+    ...zones.map((z): Kind => [null, null, z]),
+  ];
+  // A zone is planned on the location's own set-up (its headroom, prices and slots).
+  const locationInput: PlanInput = { ...common, tank: null, ev: null };
+  const locationSetup = zones.length > 0 ? setupPlan(locationInput, nowMs, previous) : null;
+  const devices: Device[] = kinds.map(([tank, ev, zone]) => {
+    if (zone) {
+      const z = setupZone(zone, locationSetup!, ended, input.location.lpc ?? [], bindingAntiCycling(zone.antiCycling, slotMinutes));
+      return { input: locationInput, s: locationSetup!, cap: z.cap, price: z.price, zone: z };
+    }
     const one = pairInput(tank, ev, null);
     const s = setupPlan(one, nowMs, previous);
     return { input: one, s, cap: s.tank ? s.tank.cap : s.ev!.cap, price: s.tank ? s.tank.price : s.ev!.price };
@@ -275,20 +308,30 @@ function planDevices(input: HomePlanInput, nowMs: number, previous?: Plan): Plan
     s0.slots.map(
       (_, t) => xs.reduce((sum, x, j) => sum + (j === i || x === null ? 0 : (x[t] as number)), 0) / (s0.slotHours * (s0.fraction[t] as number)),
     );
-  // The car that must leave first takes its slots first, cars before tanks; also the reverse, and tanks first.
+  // The car that must leave first takes its slots first, cars before tanks; also the reverse, and tanks (then zones) first.
   const urgency = (i: number): number => kinds[i]![1]?.departureMs ?? Infinity;
   const order = devices.map((_, i) => i).sort((a, b) => urgency(a) - urgency(b));
+  const third = [...order.filter((i) => kinds[i]![0]), ...order.filter((i) => kinds[i]![2]), ...order.filter((i) => kinds[i]![1])];
   // Without prices: the pair planner's fallback, device by device, cars first.
-  const xs: (number[] | null)[] = s0.allFallback
-    ? devices.map(() => null)
-    : solveHome(devices, [order, [...order].reverse(), [...order.filter((i) => kinds[i]![0]), ...order.filter((i) => kinds[i]![1])]]).map((x) => x.x);
+  const xs: (number[] | null)[] = s0.allFallback ? devices.map(() => null) : solveHome(devices, [order, [...order].reverse(), third]).map((x) => x.x);
   // Each device's plan on what the others leave, in turn, so that together they keep the headroom.
   const plans: Plan[] = [];
   for (const i of order) {
+    const z = devices[i]!.zone;
+    if (z) {
+      // What the others leave of the headroom, within the zone's own cap.
+      const cap = z.cap.map((c, t) =>
+        Math.max(0, Math.min(c, (s0.headroomE[t] as number) - xs.reduce((sum, x, j) => sum + (j === i || x === null ? 0 : (x[t] as number)), 0))),
+      );
+      const sol = s0.allFallback ? zoneBaseline(z, cap) : zoneSolve(z, cap, s0.dayIndex);
+      plans[i] = zonePlan(z, sol, s0, input, nowMs);
+      xs[i] = sol.q;
+      continue;
+    }
     plans[i] = planPair(pairInput(kinds[i]![0], kinds[i]![1], othersKw(xs, i)), nowMs, previous);
     xs[i] = plans[i].slots.map((sl, t) => slotFlexKw(sl) * s0.slotHours * (s0.fraction[t] as number));
   }
-  const location = planPair({ ...common, tank: null, ev: null }, nowMs, previous);
+  const location = planPair(locationInput, nowMs, previous);
   return merge(location, plans);
 }
 
@@ -313,7 +356,7 @@ function merge(location: Plan, plans: ReadonlyArray<Plan>): Plan {
       baselineKwh: at.reduce((sum, s) => sum + (s.baselineKwh ?? 0), 0),
       reason: `${parts.length > 0 ? parts.join(', ') : 'idle'} at ${priceText}${binding.length > 0 ? `; bound by ${binding.join(', ')}` : ''}`,
     };
-    return { ...slot, ...byId('tanks', at), ...byId('evs', at), ...byId('baselineTanks', at) };
+    return { ...slot, ...byId('tanks', at), ...byId('evs', at), ...byId('zones', at), ...byId('baselineTanks', at) };
   });
   // The naive devices together must fit the location's headroom too, not only each group's share.
   const together = slots.every((s) => {
@@ -330,7 +373,7 @@ function merge(location: Plan, plans: ReadonlyArray<Plan>): Plan {
     incentiveEarned: plans.reduce((x, p) => x + p.incentiveEarned, 0),
     shortfalls,
   };
-  return { ...out, ...byId('tanks', plans), ...byId('evs', plans) };
+  return { ...out, ...byId('tanks', plans), ...byId('evs', plans), ...byId('zones', plans) };
 }
 
 /** The records of `key` of the devices' plans side by side, as `{ [key]: record }`, or nothing when none has one. */
@@ -339,8 +382,12 @@ function byId<K extends string, T extends Partial<Record<K, Record<string, unkno
   return Object.keys(merged).length > 0 ? ({ [key]: merged } as Partial<Pick<T, K>>) : {};
 }
 
-/** A slot's plan of every tank and car, by device id. */
-export const slotDevices = (s: PlanSlot): [string, DeviceSlotPlan][] => [...Object.entries(s.tanks ?? {}), ...Object.entries(s.evs ?? {})];
+/** A slot's plan of every tank, car and heated zone, by device id. */
+export const slotDevices = (s: PlanSlot): [string, DeviceSlotPlan][] => [
+  ...Object.entries(s.tanks ?? {}),
+  ...Object.entries(s.evs ?? {}),
+  ...Object.entries(s.zones ?? {}),
+];
 
 /** Each slot's planned flexible energy of every device together, kWh (the whole slot). */
 export const slotFlexKwh = (s: PlanSlot): number => slotDevices(s).reduce((kwh, [, d]) => kwh + d.energyKwh, 0);

@@ -1,0 +1,168 @@
+import { describe, expect, it } from 'vitest';
+import { planHome, slotFlexKw } from './home-plan.js';
+import { defaultRoomModel, roomTempAfter } from './room-model.js';
+import type { EvParams, HomePlanInput, LpcCap, Plan, TankParams, ZoneParams } from './types.js';
+import { H, hourlySlots, osloMidnight as T0 } from '../../test/fixtures/price-slots.js';
+
+/** A day's prices: cheap night, dear 07–09 and 17–20 (local). */
+const DAY = [0.05, 0.04, 0.04, 0.04, 0.05, 0.06, 0.1, 0.3, 0.3, 0.12, 0.1, 0.1, 0.1, 0.1, 0.1, 0.11, 0.15, 0.4, 0.45, 0.4, 0.15, 0.1, 0.08, 0.06];
+const PRICES = [...DAY, ...DAY];
+const n = PRICES.length;
+
+const room = (id: string, over: Partial<ZoneParams> = {}): ZoneParams => ({
+  id,
+  powerKw: 1.5,
+  control: 'continuous',
+  model: { ...defaultRoomModel({ powerKw: over.powerKw ?? 1.5, floorAreaM2: 20, construction: 'heavy' }), errorK: 0.3 },
+  currentTempC: 20,
+  outdoorTempC: new Array<number>(n).fill(-5),
+  gainsKw: 0.1,
+  band: new Array(n).fill({ minC: 20, maxC: 23 }),
+  frostC: 8,
+  ...over,
+});
+const home = (over: Partial<HomePlanInput> = {}): HomePlanInput => ({
+  slots: hourlySlots(PRICES),
+  timezone: 'Europe/Oslo',
+  currency: 'EUR',
+  tanks: [],
+  evs: [],
+  zones: [room('living')],
+  location: { limitKw: 17, baseLoadKw: 1 },
+  ...over,
+});
+const temps = (p: Plan, id: string): number[] => p.slots.map((s) => s.zones![id]!.endTempC);
+const energy = (p: Plan, id: string): number[] => p.slots.map((s) => s.zones![id]!.energyKwh);
+const cost = (p: Plan, id: string): number => p.slots.reduce((x, s) => x + s.price * s.zones![id]!.energyKwh, 0);
+
+describe('a heated zone in the home plan', () => {
+  it('pre-heats before the peaks and coasts through them, within the band, cheaper than the thermostat alone', () => {
+    const p = planHome(home(), T0);
+    const e = energy(p, 'living');
+    // Peak hours 17–20 take less than holding 20 °C would (the thermostat's own), the hours before more.
+    const peak = [17, 18, 19];
+    const base = p.slots.map((s) => s.baselineKwh ?? 0);
+    expect(peak.reduce((x, t) => x + e[t]!, 0)).toBeLessThan(peak.reduce((x, t) => x + base[t]!, 0) - 0.5);
+    expect(p.cost).toBeLessThan(p.baselineCost - 0.05);
+    for (const [t, temp] of temps(p, 'living').entries()) {
+      expect(temp, `slot ${t}`).toBeGreaterThanOrEqual(20 - 1e-6);
+      expect(temp, `slot ${t}`).toBeLessThanOrEqual(23 + 1e-6);
+    }
+    expect(p.shortfalls).toEqual([]);
+    expect(p.zones?.living).toEqual({ startTempC: 20, tempSource: 'measured', model: home().zones![0]!.model });
+    // The reasons read as what the room does.
+    expect(p.slots[15]!.reason).toMatch(/^living \d\.\d\d kWh, pre-heat before 16:00–21:00 peak at /);
+    expect(p.slots[18]!.reason).toMatch(/^living coast within band at /);
+    expect(p.slots[21]!.reason).toMatch(/^living \d\.\d\d kWh, hold 20\.0 °C at /);
+    expect(p.slots[17]!.zones!.living).toMatchObject({ minC: 20, maxC: 23 });
+  });
+
+  it('follows the room model: each slot ends where the room gets with that heat', () => {
+    const input = home();
+    const z = input.zones![0]!;
+    const p = planHome(input, T0);
+    let temp = 20;
+    for (const s of p.slots) {
+      temp = roomTempAfter(z.model, { startC: temp, outdoorC: -5, heatKw: s.zones!.living!.powerKw, gainsKw: 0.1, hours: 1 });
+      expect(s.zones!.living!.endTempC).toBeCloseTo(temp, 6);
+    }
+  });
+
+  it('never plans a room below its band when nothing caps it, at any price', () => {
+    const cold = home({
+      zones: [room('living', { outdoorTempC: new Array<number>(n).fill(-20), band: new Array(n).fill({ minC: 21, maxC: 22 }), currentTempC: 21 })],
+    });
+    const p = planHome(cold, T0);
+    expect(Math.min(...temps(p, 'living'))).toBeGreaterThanOrEqual(21 - 1e-6);
+    expect(p.shortfalls).toEqual([]);
+  });
+
+  it('holds the frost floor under a location cap that takes the room below its band, and says why', () => {
+    // 18 hours at 1 kW over the base load: the room cannot hold 20 °C at −15 °C but holds its frost floor.
+    const cap: LpcCap = { startMs: T0 + 2 * H, endMs: T0 + 20 * H, maxKw: 2, scope: 'location' };
+    const input = home({
+      zones: [room('living', { outdoorTempC: new Array<number>(n).fill(-15), frostC: 12, model: { ...room('x').model, heatCapacityKwhPerK: 0.6 } })],
+      location: { limitKw: 17, baseLoadKw: 1, lpc: [cap] },
+    });
+    const p = planHome(input, T0);
+    const t = temps(p, 'living');
+    expect(Math.min(...t)).toBeGreaterThanOrEqual(12 - 1e-6);
+    expect(Math.min(...t)).toBeLessThan(20 - 0.5);
+    const below = p.shortfalls.find((f) => f.kind === 'belowBand');
+    expect(below).toMatchObject({ device: 'zone', deviceId: 'living' });
+    expect(below!.message).toMatch(/power limitation \(LPC\)/);
+    expect(p.shortfalls.some((f) => f.kind === 'belowFrost')).toBe(false);
+    for (const s of p.slots)
+      expect(slotFlexKw(s) + 1).toBeLessThanOrEqual(Math.min(17, s.startMs >= cap.startMs && s.startMs < cap.endMs ? 2 : 17) + 1e-6);
+  });
+
+  it('reports a room below its frost floor when even that cannot be held', () => {
+    const cap: LpcCap = { startMs: T0, endMs: T0 + 48 * H, maxKw: 0, scope: 'zone', deviceId: 'living' };
+    const input = home({
+      zones: [room('living', { outdoorTempC: new Array<number>(n).fill(-25), frostC: 12, model: { ...room('x').model, heatCapacityKwhPerK: 0.6 } })],
+      location: { limitKw: 17, baseLoadKw: 1, lpc: [cap] },
+    });
+    const p = planHome(input, T0);
+    expect(energy(p, 'living').every((e) => e === 0)).toBe(true);
+    expect(p.shortfalls.map((f) => f.kind).sort()).toEqual(['belowBand', 'belowFrost']);
+  });
+
+  it('switches a relay zone for whole slots only', () => {
+    const p = planHome(home({ zones: [room('bath', { control: 'relay' })] }), T0);
+    // Off, or on for the whole slot (the heater's own thermostat may stop it at the band's top).
+    for (const s of p.slots) {
+      const z = s.zones!.bath!;
+      if (!z.on) expect(z.energyKwh).toBe(0);
+      else if (z.energyKwh < 1.5 - 1e-9) expect(z.endTempC).toBeCloseTo(z.maxC, 6);
+    }
+    expect(Math.min(...temps(p, 'bath'))).toBeGreaterThanOrEqual(20 - 1e-6);
+    expect(p.cost).toBeLessThan(p.baselineCost);
+  });
+
+  it('shares a tight headroom among three zones, a tank and a car', () => {
+    const tank: TankParams & { id: string } = {
+      id: 'hw',
+      volumeL: 200,
+      powerKw: 2,
+      coldWaterC: 8,
+      ambientC: 18,
+      heatLossWPerK: 1.6,
+      minC: 50,
+      maxC: 75,
+      currentTempC: 60,
+      control: 'continuous',
+    };
+    const car: EvParams & { id: string } = {
+      id: 'ev',
+      energyNeededKwh: 20,
+      departureMs: T0 + 31 * H,
+      minPowerKw: 4.14,
+      maxPowerKw: 7.4,
+      efficiency: 0.9,
+    };
+    const input = home({
+      zones: [
+        room('living'),
+        room('bed', { powerKw: 1, control: 'relay', band: new Array(n).fill({ minC: 17, maxC: 21 }) }),
+        room('bath', { powerKw: 0.8 }),
+      ],
+      tanks: [tank],
+      evs: [car],
+      location: { limitKw: 8, baseLoadKw: 1 },
+    });
+    const p = planHome(input, T0);
+    for (const s of p.slots) expect(slotFlexKw(s)).toBeLessThanOrEqual(7 + 1e-6);
+    expect(p.shortfalls).toEqual([]);
+    for (const id of ['living', 'bath']) expect(Math.min(...temps(p, id))).toBeGreaterThanOrEqual(20 - 1e-6);
+    expect(Math.min(...temps(p, 'bed'))).toBeGreaterThanOrEqual(17 - 1e-6);
+    expect(Object.keys(p.zones!).sort()).toEqual(['bath', 'bed', 'living']);
+    expect(cost(p, 'living') + cost(p, 'bed') + cost(p, 'bath')).toBeGreaterThan(0);
+    expect(p.cost).toBeLessThan(p.baselineCost);
+  });
+
+  it('leaves a home without zones as it was', () => {
+    const plain = home({ zones: [] });
+    const { zones: _, ...without } = plain;
+    expect(planHome(plain, T0)).toEqual(planHome(without, T0));
+  });
+});
