@@ -357,6 +357,34 @@ describe('the price now in the views', () => {
   });
 });
 
+describe('the base load forecast in the terminal plan', () => {
+  it('says the plan used a learned forecast, and how it was learned, or the smoothed number', () => {
+    const from = Math.floor(now / hour) * hour;
+    const slots = buildPriceSeries({
+      slotMinutes: 60,
+      fromMs: from,
+      toMs: from + 6 * hour,
+      timezone: 'Europe/Oslo',
+      currency: 'NOK',
+      deltas: [],
+      fees: { gridFeePerKwh: 0, taxPerKwh: 0, vatRate: 1 },
+      spot: {
+        actual: {
+          units: { currency: 'NOK', energyUnit: 'kWh' },
+          resolutionMinutes: 60,
+          points: Array.from({ length: 6 }, (_, i) => ({ startMs: from + i * hour, price: 1 })),
+        },
+      },
+    });
+    const plan = makePlan({ slots, timezone: 'Europe/Oslo', currency: 'NOK', location: { limitKw: 17, baseLoadKw: 0.5 } }, now);
+    const note = 'learned from 1344 hours (per weekday)';
+    const learned = viewWith([], { ...plan, baseLoad: { source: 'learned', note } });
+    expect(learned.plan?.baseLoad).toBe(note);
+    expect(renderPlan(learned.plan!, { explain: true, timezone: 'Europe/Oslo' })).toContain(`Base load: ${note}\n`);
+    expect(renderPlan(viewWith([], plan).plan!, { explain: true, timezone: 'Europe/Oslo' })).toContain('Base load: the smoothed base load');
+  });
+});
+
 describe('the command ranges in the views and Home Assistant', () => {
   it("offer the comfort floor wattshift accepts (the tank's floor to 5 K under its thermostat), not 5–85 °C", () => {
     const v = viewWith([]);

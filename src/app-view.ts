@@ -80,6 +80,7 @@ export function planView(plan: Plan, config: Config, fromMs: number): PlanView {
     shortfalls: plan.shortfalls.map((s) => s.message),
     ...(comfort ? { nextComfort: comfort } : {}),
     ...(evNeed ? { evNeed } : {}),
+    ...(plan.baseLoad ? { baseLoad: plan.baseLoad.note } : {}),
     ...reservationViews(plan, fromMs),
     slots: slots.map((s, i) => ({
       startMs: s.startMs,

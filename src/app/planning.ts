@@ -7,6 +7,7 @@ import type { Plan } from '../core/types.js';
 import type { Store } from '../store/types.js';
 import type { HomeTracker } from '../jobs/home-tracker.js';
 import type { LoadForecaster } from '../jobs/load-forecast.js';
+import type { LoadModel } from '../core/load-forecast.js';
 import type { Identity } from '../spark/event-normalise.js';
 import type { ControlSnapshot } from '../jobs/control-loop.js';
 import { startPlanWorker, type PlanWorker } from '../jobs/plan-worker.js';
@@ -50,6 +51,11 @@ export function withLoadForecast(snap: PlanningSnapshot, forecast: LoadForecaste
   };
 }
 
+/** The plan marked with a learned base load's note (a smoothed one leaves the plan as it was). */
+function withBaseLoadSource(plan: Plan, model: LoadModel): Plan {
+  return model.source === 'learned' ? { ...plan, baseLoad: { source: 'learned', note: model.note } } : plan;
+}
+
 export function planningModule(ctx: AppContext, needs: PlanningNeeds): Part<PlanningParts> {
   const { config, deps, clock, counters, bus } = ctx;
   return providing(
@@ -86,7 +92,7 @@ export function planningModule(ctx: AppContext, needs: PlanningNeeds): Part<Plan
           const planned = cars;
           const made = await (planWorker ? planWorker.plan(input, nowMs, previous) : planBill(input, nowMs, previous));
           counters.planSolved((performance.now() - started) / 1000);
-          return withPlannedCars(made, planned);
+          return withBaseLoadSource(withPlannedCars(made, planned), needs.loadForecast.model(nowMs));
         },
         store: s,
         clock,

@@ -25,6 +25,7 @@ const planViewSchema = z.looseObject({
   incentive: z.number(),
   shortfalls: z.array(z.string()),
   nextComfort: z.looseObject({ atMs: z.number(), tempC: z.number(), label: z.string(), plannedTempC: z.number(), met: z.boolean() }).optional(),
+  baseLoad: z.string().optional(),
   reservations: z
     .array(
       z.looseObject({

@@ -162,6 +162,8 @@ export interface PlanView {
   nextComfort?: ComfortView;
   /** What the car's charging need rests on, in words (absent without a car in the plan). */
   evNeed?: string;
+  /** How the base load was forecast, in words, when it was learned (absent: the smoothed base load). */
+  baseLoad?: string;
   /** LPC reservations the plan was given that have not ended (absent: none). */
   reservations?: ReservationView[];
 }
