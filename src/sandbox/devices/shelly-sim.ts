@@ -24,6 +24,14 @@ const minuteMs = 60_000;
 /** The Temperature component's `report_thr_C` (its documented range starts at 0.5 °C). */
 const reportThresholdC = 0.5;
 
+/** What the relay switches in place of the built-in tank element (a room's panel heater, `room-sim.ts`). */
+export interface SwitchedLoad {
+  /** Power drawn now with the relay on (true) or off, W. */
+  powerW(relayOn: boolean): number;
+  /** Runs the load's own physics to `toMs` with the relay held as given; the energy it drew meanwhile, Wh. */
+  advanceTo(toMs: number, relayOn: boolean): number;
+}
+
 export interface ShellySimOptions {
   url: string;
   topicPrefix: string;
@@ -44,6 +52,8 @@ export interface ShellySimOptions {
   metered?: boolean;
   /** Extra mqtt.js options (credentials, TLS). */
   clientOptions?: IClientOptions;
+  /** The load on the relay instead of the tank element (`heaterW` and `tank` are then unused). */
+  load?: SwitchedLoad;
 }
 
 export interface ShellySim extends MqttSimulator {
@@ -89,7 +99,8 @@ export function createShellySim(options: ShellySimOptions): ShellySim {
   const hours = new Map<number, number>();
   let client: MqttClient | undefined;
 
-  const powerW = (): number => (output && thermostatClosed ? heaterW : 0);
+  const load = options.load;
+  const powerW = (): number => (load ? load.powerW(output) : output && thermostatClosed ? heaterW : 0);
 
   const metered = options.metered ?? true;
   const rpcNtf = options.rpcNtf ?? true;
@@ -170,10 +181,14 @@ export function createShellySim(options: ShellySimOptions): ShellySim {
       const stepEnd = Math.min(toMs, hourEnd, now + 60_000);
       const dtS = (stepEnd - now) / 1000;
       const p = powerW();
-      const wh = (p * dtS) / 3600;
+      const wh = load ? load.advanceTo(stepEnd, output) : (p * dtS) / 3600;
       energyWh += wh;
       const hour = Math.floor(now / hourMs) * hourMs;
       hours.set(hour, (hours.get(hour) ?? 0) + wh / 1000);
+      if (load) {
+        now = stepEnd;
+        continue;
+      }
       temperatureC += ((p - tank.lossWPerK * (temperatureC - tank.ambientC)) * dtS) / tank.heatCapacityJPerK;
       if (temperatureC >= tank.thermostatC) thermostatClosed = false;
       else if (temperatureC <= tank.thermostatC - 5) thermostatClosed = true;
