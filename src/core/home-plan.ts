@@ -85,7 +85,7 @@ function capsFor(lpc: ReadonlyArray<LpcCap>, tank: Tank | null, ev: Ev | null): 
 /** One device's plan (its solver on `cap`) and its cost, a shortfall at the pair planner's penalty. */
 function solve(d: Device, cap: number[], lambda?: number[], leg0: number | null = null): Sol {
   if (d.zone) {
-    const z = zoneSolve(d.zone, cap, d.s.dayIndex, lambda);
+    const z = zoneSolve(d.zone, cap, d.s.dayIndex, lambda, d.s.workspace);
     return { x: z.q, cost: zoneCost(d.zone, z), leg: -1 };
   }
   const tk = d.s.tank;
@@ -323,7 +323,7 @@ function planDevices(input: HomePlanInput, nowMs: number, previous?: Plan): Plan
       const cap = z.cap.map((c, t) =>
         Math.max(0, Math.min(c, (s0.headroomE[t] as number) - xs.reduce((sum, x, j) => sum + (j === i || x === null ? 0 : (x[t] as number)), 0))),
       );
-      const sol = s0.allFallback ? zoneBaseline(z, cap) : zoneSolve(z, cap, s0.dayIndex);
+      const sol = s0.allFallback ? zoneBaseline(z, cap) : zoneSolve(z, cap, s0.dayIndex, undefined, s0.workspace);
       plans[i] = zonePlan(z, sol, s0, input, nowMs);
       xs[i] = sol.q;
       continue;

@@ -15,7 +15,7 @@ import { solveDiscrete } from './discrete-dp.js';
 import { costPieces } from './pwl.js';
 import { lowestCapKw } from './plan-setup-steps.js';
 import { localParts } from './zoned-time.js';
-import type { Setup } from './plan-setup.js';
+import type { Setup, SolverWorkspace } from './plan-setup.js';
 import type { AntiCycling, BindingConstraint, LpcCap, Plan, PlanSlot, Shortfall, ZoneOutcome, ZoneParams, ZoneSlotPlan } from './types.js';
 
 /** The frost floor's penalty per kWh below it, as a multiple of the band's. */
@@ -140,7 +140,13 @@ export interface ZoneSolution {
  * A continuous zone by the exact convex DP; a relay zone (whole slots on or off) or one with
  * anti-cycling rules by the discrete DP.
  */
-export function zoneSolve(z: ZoneSetup, cap: ReadonlyArray<number>, dayIndex: ReadonlyArray<number>, lambda?: ReadonlyArray<number>): ZoneSolution {
+export function zoneSolve(
+  z: ZoneSetup,
+  cap: ReadonlyArray<number>,
+  dayIndex: ReadonlyArray<number>,
+  lambda?: ReadonlyArray<number>,
+  ws?: SolverWorkspace,
+): ZoneSolution {
   const priceAt = (t: number): number => (z.price[t] as number) + (lambda?.[t] ?? 0);
   const heatPrice = (t: number): number => ((z.beta[t] as number) > 0 ? priceAt(t) / (z.beta[t] as number) : 0);
   const ac = z.antiCycling;
@@ -154,25 +160,32 @@ export function zoneSolve(z: ZoneSetup, cap: ReadonlyArray<number>, dayIndex: Re
       hardFloor,
       eMaxAt: z.eMaxAt,
     };
-    heat = solveStorage(p);
+    heat = solveStorage(p, undefined, ws?.storage);
   } else {
     const levels = cap.map((hi, t) => {
       const b = z.beta[t] as number;
       if (z.zone.control === 'relay') return (z.full[t] as number) > 0 && hi + TOL >= (z.full[t] as number) ? [(z.full[t] as number) * b] : [];
       return hi > TOL ? [(hi * b) / 4, (hi * b) / 2, (3 * hi * b) / 4, hi * b] : [];
     });
-    heat = solveDiscrete({
-      ...common,
-      hardFloor,
-      eMaxAt: z.eMaxAt,
-      onLevels: levels,
-      cost: (t, q) => heatPrice(t) * q,
-      step: 0.02 * z.c,
-      minOnSlots: ac?.minOnSlots,
-      minOffSlots: ac?.minOffSlots,
-      maxStartsPerDay: ac?.maxStartsPerDay,
-      dayIndex,
-    });
+    heat = solveDiscrete(
+      {
+        ...common,
+        hardFloor,
+        eMaxAt: z.eMaxAt,
+        onLevels: levels,
+        cost: (t, q) => heatPrice(t) * q,
+        // A state grid of 0.05 K, from 2 K below the lowest floor (colder states are merged there:
+        // they only occur when the room cannot be held anyway); the exact range made a relay zone's
+        // solve some ten times slower.
+        eLow: Math.max(z.eLow, Math.min(z.e0, ...z.frost, ...z.floor) - 2 * z.c),
+        step: 0.05 * z.c,
+        minOnSlots: ac?.minOnSlots,
+        minOffSlots: ac?.minOffSlots,
+        maxStartsPerDay: ac?.maxStartsPerDay,
+        dayIndex,
+      },
+      ws?.discrete,
+    );
   }
   const q = heat.q.map((v, t) => ((z.beta[t] as number) > 0 ? v / (z.beta[t] as number) : 0));
   return { q, e: heat.e, on: q.map((v) => v > TOL) };
