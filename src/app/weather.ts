@@ -28,11 +28,14 @@ export function weatherModule(ctx: AppContext, needs: { store: Store }): Part<We
   return providing(
     'weather',
     () => {
+      if (!coordinates && w.enabled === true)
+        log.warn({ code: 'CONFIG_INVALID', part: 'weather' }, 'weather.enabled is set but spark.coordinates is not: no outdoor forecast');
       if (!coordinates || !weatherWanted(w, coordinates)) return { made: null, provides: { outdoorForecast: () => nothing } };
       if (!w.contact) {
         const message = "MET Norway's forecast is not asked without weather.contact (its terms of service want a contact in the User-Agent)";
-        log.warn({ code: 'WEATHER_NO_CONTACT', part: 'weather' }, message);
-        // Failing health only where the forecast was asked for: a home that only has coordinates is not unhealthy.
+        // A warning and failing health only where the forecast was asked for: a home that only has
+        // coordinates (from before the weather section) is told once, not made unhealthy.
+        log[w.enabled === true ? 'warn' : 'info']({ code: 'WEATHER_NO_CONTACT', part: 'weather' }, message);
         if (w.enabled === true) {
           const lastError = { code: 'WEATHER_NO_CONTACT', message, atMs: clock.nowMs() };
           health = () => ({ ok: false, lastError });
