@@ -26,6 +26,7 @@ export async function runSandboxCommand(argv: string[], io: { stdout: (line: str
   io.stdout(`  Energy Coordination API: ${sandbox.baseUrl}`);
   io.stdout(`  token endpoint:          ${sandbox.authUrl}/connect/token`);
   io.stdout(`  forecast price service:  ${sandbox.forecastUrl}`);
+  io.stdout(`  weather (MET Norway):    ${sandbox.weatherUrl}`);
   for (const c of sandbox.credentials) io.stdout(`  client_id=${c.clientId} client_secret=${c.clientSecret}`);
   io.stdout('Press Ctrl+C to stop.');
   await new Promise<void>((resolve) => {
