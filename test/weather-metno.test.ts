@@ -103,13 +103,14 @@ describe('the MET Norway client against the sandbox', () => {
   });
 
   it('cuts coordinates to 4 decimals without rounding', () => {
-    expect([59.91399, 10.7522, -0.00009, 63.4, 5, -179.99999].map(truncatedCoordinate)).toEqual([
+    expect([59.91399, 10.7522, -0.00009, 63.4, 5, -179.99999, 59.99999999].map(truncatedCoordinate)).toEqual([
       '59.9139',
       '10.7522',
       '0',
       '63.4',
       '5',
       '-179.9999',
+      '59.9999',
     ]);
   });
 

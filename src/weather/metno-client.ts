@@ -66,8 +66,8 @@ export interface MetnoClient {
 
 /** A coordinate cut (not rounded) to at most 4 decimals, printed without trailing zeros. */
 export function truncatedCoordinate(value: number): string {
-  // From a 6-decimal print, so binary fractions (10.7522 × 10⁴ = 107521.999…) cannot lose a digit.
-  const [whole = '0', fraction = ''] = value.toFixed(6).split('.');
+  // From a 10-decimal print, so binary fractions (10.7522 × 10⁴ = 107521.999…) cannot lose a digit.
+  const [whole = '0', fraction = ''] = value.toFixed(10).split('.');
   const kept = fraction.slice(0, 4).replace(/0+$/, '');
   const text = kept === '' ? whole : `${whole}.${kept}`;
   return text === '-0' ? '0' : text;
