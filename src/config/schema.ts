@@ -344,7 +344,11 @@ export const configSchema = z
       .describe("Cars as resources of their own, served by the chargers that name them (without it each charger's `model` is its car)."),
     planner: plannerSchema.prefault({}).describe('Planner settings.'),
     prices: pricesSchema.prefault({}).describe('Second day-ahead price source.'),
-    weather: weatherSchema.prefault({}).describe("The outdoor temperature forecast (MET Norway's Locationforecast) for heated zones."),
+    weather: weatherSchema
+      .prefault({})
+      .describe(
+        "The outdoor temperature for heated rooms: MET Norway's free Locationforecast for `spark.coordinates`, read about every half hour, when MET's answer expires. MET's terms of service ask every client for a contact: set `contact` to your email address or web page (it goes in the User-Agent, nowhere else); without it nothing is asked and rooms are planned for 0 °C outdoors.",
+      ),
     storage: storageSchema.prefault({}).describe('Database.'),
     http: httpSchema.prefault({}).describe('Local status server.'),
     log: logSchema.prefault({}).describe('Logging.'),
