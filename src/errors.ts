@@ -189,6 +189,10 @@ export const errorCodes = {
     retryable: false,
     hint: "the hourly energy guard throttled a device (the car first, then the heater) so the hour stays within the allowance the plan holds it to for the month's capacity step; the comfort floor, safe states and the user's mode are never throttled",
   },
+  ZONE_FROST_FLOOR: {
+    retryable: false,
+    hint: 'a heated zone fell below its frost floor (devices.<id>.frostC): its relay is allowed whatever the plan, the price or a cap says until the room is above it again; check the heater, an open window, or a cap that kept it off',
+  },
   FLEET_REPORT_FORBIDDEN: {
     retryable: false,
     hint: 'a gateway sent a report naming a location or resource it does not own, or for an event that did not target its locations (or the gateway is unknown or revoked); the hub refused it with a rejected receipt and never uploads it. Check the hub registry (locations, resources) for that gateway',

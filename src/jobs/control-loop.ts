@@ -8,6 +8,7 @@ import type { Metering } from './metering.js';
 import { startLoop, type LoopHandle } from '../timing/loop.js';
 import type { FuseCharger, FuseGuard } from './fuse-guard.js';
 import { createHeatPumpControl } from './heat-pump-control.js';
+import { createZoneControl } from './zone-control.js';
 import { createPhaseControl, switchingChargerNow, wantedChargerKw } from './phase-control.js';
 import { switchesPhases } from '../core/phase-switch.js';
 import { rateLimitedWarn } from '../log-limit.js';
@@ -111,6 +112,11 @@ export function startControlLoop(deps: {
   let guarding = new Set<string>();
   const heatPumps = createHeatPumpControl({ timezone: deps.timezone ?? 'UTC', logger: deps.logger });
   const phaseControl = createPhaseControl(deps.logger);
+  const zones = createZoneControl({
+    zones: deps.devices.flatMap((c) => (c.config.kind === 'zone' ? [c.config] : [])),
+    timezone: deps.timezone ?? 'UTC',
+    logger: deps.logger,
+  });
 
   function slotEnergy(id: string, r: DeviceReading, now: number): number {
     if (r.energyKwh !== undefined) {
@@ -276,6 +282,16 @@ export function startControlLoop(deps: {
         );
       } else if (cfg.kind === 'evCharger') {
         nows.push(chargerNow(v, cfg, { r, e, mode, available, capKw }, fuseChargers, roomKw));
+      } else if (cfg.kind === 'zone' && cfg.switch) {
+        const seen = {
+          available,
+          temperatureC: r.temperatureC,
+          powerW: r.powerW,
+          slotEnergyKwh: e,
+          ...(capKw !== undefined ? { capKw } : {}),
+          ...heaterSeen(cfg.id, cfg.model.powerKw, r.powerW, phases, now),
+        };
+        nows.push(zones.heaterNow(cfg, seen, v.plan, v.slot, now));
       }
     }
     return nows;
@@ -382,13 +398,18 @@ export function startControlLoop(deps: {
     const locationPowerW = deps.mainMeter ? readings.get(deps.mainMeter.config.id)?.powerW : undefined;
     const nows = devicesNow(view, capKw, locationPowerW);
     const budget = hourBudget(slot, deps.metering, deps.mainMeter?.subject, now);
-    const decision = decide(nows, {
+    const decided = decide(nows, {
       capKw,
       locationPowerW,
       baseLoadKw: deps.inputs.baseLoadKw(now),
       guardedBefore: [...guarding],
       ...(budget ? { hourBudget: budget, guardBaseLoadKw: deps.inputs.guardBaseLoadKw?.(now) } : {}),
     });
+    // The frost floor of a zone outranks the plan, the price and a cap.
+    const decision = zones.frostFloor(
+      decided,
+      nows.flatMap((n) => (n.kind === 'hotWaterTank' ? [{ id: n.id, temperatureC: n.temperatureC }] : [])),
+    );
     for (const id of newlyGuarded(decision.guarded, guarding)) {
       log.info({ code: 'HOUR_GUARD', device: id, ...budget }, 'throttled to keep the hour within its capacity-step allowance');
     }

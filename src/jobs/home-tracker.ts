@@ -124,6 +124,8 @@ export function createHomeTracker(deps: {
       tag: SessionTag | null;
     }
   >();
+  /** Each zone's room temperature at the last tick, °C; null when the thermometer gave none (missing or stale). */
+  const zoneTempC = new Map<string, number | null>();
   const sessions = evSessionMemory(store);
   /** Each charger's session as last stored; an earlier run's is resumed or ended at the charger's first reading. */
   const storedSession = new Map<string, StoredEvSession | null>();
@@ -194,6 +196,14 @@ export function createHomeTracker(deps: {
     return changed;
   }
 
+  /** The zones as the planner sees them (none: the key is left out, so a home without zones plans as before). */
+  function zonesNow(): Pick<PlanningSnapshot, 'zones'> {
+    const zones = config.devices.flatMap((d) =>
+      d.kind === 'zone' ? [{ config: d, measuredC: zoneTempC.get(d.id) ?? null, preset: 'comfort' as const }] : [],
+    );
+    return zones.length > 0 ? { zones } : {};
+  }
+
   return {
     snapshot(nowMs, prices, events) {
       return {
@@ -203,6 +213,7 @@ export function createHomeTracker(deps: {
         tanks: config.devices.filter(isTankDevice).map(tankNow),
         evs: config.devices.flatMap((d) => (d.kind === 'evCharger' ? [evNow(d)] : [])),
         baseLoadKw,
+        ...zonesNow(),
       };
     },
 
@@ -249,6 +260,7 @@ export function createHomeTracker(deps: {
       for (const d of config.devices) {
         const r = snap.readings.get(d.id);
         if (!r) continue;
+        if (d.kind === 'zone') zoneTempC.set(d.id, r.temperatureC ?? null);
         if (isTankDevice(d)) {
           const t = tank.get(d.id) ?? { lastKnown: null, heatedSinceKwh: 0, lastEnergyKwh: null, measuredC: null };
           t.measuredC = r.temperatureC ?? null;

@@ -163,7 +163,7 @@ function tankParams(t: TankNow, slotMinutes: number, slotDeliveredKwh: number, c
 /** node-cron schedules of the config, made once each (a plan is made every few minutes). */
 const schedules = new Map<string, CronSchedule>();
 
-function scheduleOf(config: CronScheduleConfig, siteTimezone: string): CronSchedule {
+export function scheduleOf(config: CronScheduleConfig, siteTimezone: string): CronSchedule {
   const spec = { cron: config.cron, timezone: config.timezone ?? siteTimezone };
   const key = `${spec.timezone} ${spec.cron}`;
   let s = schedules.get(key);
