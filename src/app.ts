@@ -78,11 +78,15 @@ export function buildApp(config: Config, deps: AppDeps): App {
           async (useJob) => {
             await useJob(heartbeatsModule(ctx, devices));
             const prices = await useJob(pricesModule(ctx, { upstream, tracker }));
-            // The outdoor forecast (`outdoorForecast()`), for the zones' plan inputs.
-            await useJob(weatherModule(ctx, { store: s }));
+            // The outdoor forecast (`outdoorForecast()`), for the zones' plan inputs and the load forecast.
+            const weather = await useJob(weatherModule(ctx, { store: s }));
             const billing = await useJob(billingModule(ctx, { store: s, me, prices, ...home }));
-            const plans = await useJob(planningModule(ctx, { store: s, tracker, loadForecast: home.loadForecast, prices, events: eventState, me }));
-            const control = await useJob(controlModule(ctx, { ...plans, ...home, supervised: devices.supervised, prices, events: eventState, me }));
+            const plans = await useJob(
+              planningModule(ctx, { store: s, tracker, loadForecast: home.loadForecast, weather, prices, events: eventState, me }),
+            );
+            const control = await useJob(
+              controlModule(ctx, { ...plans, ...home, supervised: devices.supervised, prices, weather, events: eventState, me }),
+            );
             const reports = await useJob(reportsModule(ctx, { store: s, upstream, planning: plans.planning, tracker, me }));
             await useJob(eventsModule(ctx, { store: s, upstream, events: eventState, prices }));
             await useJob(eventScanModule(ctx, { events: eventState }));

@@ -15,12 +15,16 @@ import type { HomeParts } from './home.js';
 import type { EventState } from './event-intake.js';
 import type { PriceRefresh } from './pricing.js';
 import type { PlanningParts } from './planning.js';
+import type { Weather } from './weather.js';
+import { forecastTempC } from '../jobs/load-forecast.js';
 
 export type ControlLoop = ReturnType<typeof startControlLoop>;
 
 export interface ControlNeeds
   extends PlanningParts, Pick<DeviceParts, 'supervised'>, Pick<HomeParts, 'tracker' | 'metering' | 'wishes' | 'vehicleMetering' | 'loadForecast'> {
   prices: PriceRefresh;
+  /** The outdoor forecast: each hour's temperature for the load forecast, and its outdoor term in the guard. */
+  weather: Weather;
   events: Pick<EventState, 'activeEvents' | 'changed'>;
   me: Identity;
 }
@@ -79,7 +83,7 @@ export function controlModule(ctx: AppContext, needs: ControlNeeds): Part<Contro
         },
         intent: (id) => w.intent(id, clock.nowMs()),
         baseLoadKw: () => tracker.baseLoadKw(),
-        guardBaseLoadKw: (now) => needs.loadForecast.guardBaseLoadKw(now),
+        guardBaseLoadKw: (now) => needs.loadForecast.guardBaseLoadKw(now, forecastTempC(needs.weather.outdoorForecast(), now, now)),
         estimatedTankC: (id, now) => tracker.estimatedTankC(id, now, planning.current()),
       },
       onTick: (snap) => {
@@ -99,7 +103,7 @@ export function controlModule(ctx: AppContext, needs: ControlNeeds): Part<Contro
         }
         stepSeen = step !== null;
         if (guardStore('home state', () => tracker.observe(snap, planning.current()))) planning.request('device state changed');
-        needs.loadForecast.observe(snap);
+        needs.loadForecast.observe(snap, forecastTempC(needs.weather.outdoorForecast(), snap.atMs, snap.atMs));
         if (config.vehicles.length > 0) feedVehicles(snap);
         bus.emit('viewChanged');
         deps.onControlTick?.(snap);

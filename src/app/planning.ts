@@ -3,10 +3,11 @@
  * an input changes. Plans run on a worker thread when asked (and the tariff allows it).
  */
 import { providing, type Part } from '../lifecycle.js';
-import type { Plan } from '../core/types.js';
+import type { OutdoorForecast, Plan } from '../core/types.js';
 import type { Store } from '../store/types.js';
 import type { HomeTracker } from '../jobs/home-tracker.js';
-import type { LoadForecaster } from '../jobs/load-forecast.js';
+import { forecastTempsC, type LoadForecaster } from '../jobs/load-forecast.js';
+import type { Weather } from './weather.js';
 import type { LoadModel } from '../core/load-forecast.js';
 import type { Identity } from '../spark/event-normalise.js';
 import type { ControlSnapshot } from '../jobs/control-loop.js';
@@ -32,18 +33,25 @@ export interface PlanningNeeds {
   store: Store;
   tracker: HomeTracker;
   loadForecast: LoadForecaster;
+  /** The outdoor forecast: the load forecast's outdoor term, when it has learned one. */
+  weather: Weather;
   prices: PriceRefresh;
   events: Pick<EventState, 'activeEvents'>;
   me: Identity;
 }
 
 /** The snapshot with what the load forecast has learned: the base load per slot and the tanks' draws. */
-export function withLoadForecast(snap: PlanningSnapshot, forecast: LoadForecaster): PlanningSnapshot {
+export function withLoadForecast(snap: PlanningSnapshot, forecast: LoadForecaster, outdoor?: OutdoorForecast): PlanningSnapshot {
   const learned = forecast.model(snap.nowMs).source === 'learned';
   const draws = forecast.drawProfiles(snap.nowMs);
   return {
     ...snap,
-    ...(learned ? { baseLoadForecast: (startsMs: readonly number[]) => forecast.forSlots(snap.nowMs, startsMs).map((f) => f.meanKw) } : {}),
+    ...(learned
+      ? {
+          baseLoadForecast: (startsMs: readonly number[]) =>
+            forecast.forSlots(snap.nowMs, startsMs, outdoor && forecastTempsC(outdoor, startsMs, snap.nowMs)).map((f) => f.meanKw),
+        }
+      : {}),
     tanks: snap.tanks.map((t) => {
       const d = draws.get(t.config.id);
       return d?.source === 'learned' ? { ...t, learnedDrawsKwh: d.profileKwh } : t;
@@ -81,7 +89,7 @@ export function planningModule(ctx: AppContext, needs: PlanningNeeds): Part<Plan
           const last = controlLast();
           const slotMs = config.site.slotMinutes * 60_000;
           const delivered = last && last.slotStartMs === Math.floor(now / slotMs) * slotMs ? last.slotEnergyKwh : undefined;
-          const snap = withLoadForecast(tracker.snapshot(now, prices.data(), activeEvents()), needs.loadForecast);
+          const snap = withLoadForecast(tracker.snapshot(now, prices.data(), activeEvents()), needs.loadForecast, needs.weather.outdoorForecast());
           cars = plannedCars(snap.evs);
           return buildPlanInput(config, delivered ? { ...snap, slotDeliveredKwh: delivered } : snap, me.resources);
         },

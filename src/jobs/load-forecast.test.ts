@@ -107,6 +107,38 @@ describe('the load forecast job', () => {
     expect(f.model(now + DAY).source).toBe('learned');
   });
 
+  it('learns the outdoor term from the temperatures this run saw at each hour, and plans with the forecast', () => {
+    const tempC = (ms: number): number => 5 + 8 * Math.sin((ms - START) / H / 37) + 4 * Math.sin((ms - START) / H / 5);
+    const heated = (ms: number): number => ownKw(ms) + 0.2 * Math.max(0, 15 - tempC(ms));
+    const store = openStore({ path: join(tempDir('wattshift-load-'), 'state.db') });
+    const hours = hoursFrom(START, 28 * 24);
+    store.upsertHourly(
+      hours.flatMap((hourStartMs) => [
+        { subject: 'location', hourStartMs, kwh: heated(hourStartMs) + tankKwh(hourStartMs), quality: 'measured' as const, samples: 60 },
+        { subject: 'device:tank', hourStartMs, kwh: tankKwh(hourStartMs), quality: 'measured' as const, samples: 60 },
+      ]),
+    );
+    const now = START + 28 * DAY;
+    const f = forecaster(store);
+    for (const ms of hours) f.observe({ atMs: ms + 5_000, readings: new Map() }, tempC(ms));
+    const model = f.model(now);
+    expect(model.heating?.kwPerK).toBeCloseTo(0.2, 6);
+    const outdoor = { source: 'metno' as const, points: [{ startMs: now, tempC: -5 }], updatedMs: now };
+    const snap: PlanningSnapshot = {
+      nowMs: now,
+      prices: { forecast: null, advice: null, actual: null },
+      events: [],
+      tanks: [],
+      evs: [],
+      baseLoadKw: 0.8,
+    };
+    const input = buildPlanInput(config, withLoadForecast(snap, f, outdoor), new Map());
+    expect(input.slots.length).toBeGreaterThan(20);
+    input.slots.forEach((s, i) => expect((input.location.baseLoadKw as number[])[i]).toBeCloseTo(ownKw(s.startMs) + 0.2 * 20, 6));
+    // The guard's figure for this hour at −5 °C.
+    expect(f.guardBaseLoadKw(now, -5)).toBeCloseTo(ownKw(now) + 4, 6);
+  });
+
   it("plans with the learned base load per slot and a thermometer tank's learned draws", () => {
     const now = START + 21 * DAY;
     const f = forecaster(storeWith(21));
@@ -141,6 +173,7 @@ describe('the load forecast job', () => {
     };
     const input = buildPlanInput(config, withLoadForecast(snap, f), new Map());
     const base = input.location.baseLoadKw as number[];
+    expect(input.slots.length).toBeGreaterThan(20);
     expect(base).toHaveLength(input.slots.length);
     input.slots.forEach((s, i) => expect(base[i]).toBeCloseTo(ownKw(s.startMs), 9));
     const draws = input.tanks[0]!.drawProfileKwh!;

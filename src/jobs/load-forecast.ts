@@ -4,11 +4,14 @@
  * day from the store's hourly rows: the location's metered energy less the metered energy of the
  * controlled devices, hour by hour. The draws come from the tanks' closed hours seen by this run
  * (a thermometer's reading at each hour's ends and the element's counter), which are not stored:
- * after a restart a tank keeps its configured profile until it has a week of hours again.
+ * after a restart a tank keeps its configured profile until it has a week of hours again. The
+ * outdoor temperature of each hour is kept the same way, from the weather forecast, so the outdoor
+ * term can be learned only once a run has seen most hours of its history.
  */
 import { isTankDevice, type Config, type TankDeviceConfig } from '../config/schema.js';
 import type { Store } from '../store/types.js';
-import type { TankParams } from '../core/types.js';
+import type { OutdoorForecast, TankParams } from '../core/types.js';
+import { outdoorTempsForSlots } from '../core/outdoor.js';
 import { fitLoadModel, forecastLoad, type LoadHour, type LoadModel, type SlotLoadForecast } from '../core/load-forecast.js';
 import { configuredDraws, fitDrawProfile, MIN_DRAW_HOURS, type DrawProfile, type TankHour } from '../core/draw-forecast.js';
 import { siteTariff } from '../config/tariff-file.js';
@@ -32,11 +35,24 @@ export interface LoadForecaster {
    * The base load the hourly guard reckons with for the rest of the hour: the learned forecast's
    * upper 80 % bound for this hour, or undefined while the forecast is the smoothed number.
    */
-  guardBaseLoadKw(nowMs: number): number | undefined;
+  guardBaseLoadKw(nowMs: number, outdoorC?: number): number | undefined;
   /** Each tank's draw profile (learned, configured or default), kWh per local hour. */
   drawProfiles(nowMs: number): ReadonlyMap<string, DrawProfile>;
-  /** Feeds a control tick: the tanks' thermometers and counters at each hour's ends. */
-  observe(snap: Pick<ControlSnapshot, 'atMs' | 'readings'>): void;
+  /**
+   * Feeds a control tick: the tanks' thermometers and counters at each hour's ends, and the outdoor
+   * temperature of the hour (the forecast's, at its first tick) for the fit's outdoor term.
+   */
+  observe(snap: Pick<ControlSnapshot, 'atMs' | 'readings'>, outdoorC?: number): void;
+}
+
+/** The forecast's temperature at `atMs`, or undefined when nothing is known (source `none`). */
+export function forecastTempC(forecast: OutdoorForecast, atMs: number, nowMs: number): number | undefined {
+  return forecast.source === 'none' ? undefined : outdoorTempsForSlots(forecast, [atMs], nowMs).tempsC[0];
+}
+
+/** The forecast's temperatures on the slots, or undefined when nothing is known. */
+export function forecastTempsC(forecast: OutdoorForecast, slotStartsMs: readonly number[], nowMs: number): number[] | undefined {
+  return forecast.source === 'none' ? undefined : outdoorTempsForSlots(forecast, slotStartsMs, nowMs).tempsC;
 }
 
 /** A tank model's terms as the balance needs them (no plan state). */
@@ -69,6 +85,8 @@ export function createLoadForecaster(deps: {
   const timezone = config.site.timezone;
   const holidays = siteTariff(config)?.holidays ?? [];
   let fit: { atMs: number; model: LoadModel } | null = null;
+  /** Each hour's outdoor temperature as this run saw it (not stored: lost at a restart). */
+  const outdoorByHour = new Map<number, number>();
 
   function ownLoadHours(nowMs: number): LoadHour[] {
     const toMs = Math.floor(nowMs / HOUR_MS) * HOUR_MS;
@@ -84,7 +102,7 @@ export function createLoadForecaster(deps: {
         if (!r || !complete(r.quality)) return [];
         devicesKwh += r.kwh;
       }
-      return [{ hourStartMs: loc.hourStartMs, kwh: Math.max(0, loc.kwh - devicesKwh) }];
+      return [{ hourStartMs: loc.hourStartMs, kwh: Math.max(0, loc.kwh - devicesKwh), outdoorC: outdoorByHour.get(loc.hourStartMs) }];
     });
   }
 
@@ -112,10 +130,10 @@ export function createLoadForecaster(deps: {
   return {
     model,
     forSlots: (nowMs, slotStartsMs, outdoorTempsC) => forecastLoad(model(nowMs), slotStartsMs, outdoorTempsC),
-    guardBaseLoadKw(nowMs) {
+    guardBaseLoadKw(nowMs, outdoorC) {
       const m = model(nowMs);
       if (m.source !== 'learned') return undefined;
-      return forecastLoad(m, [Math.floor(nowMs / HOUR_MS) * HOUR_MS])[0]!.upper80Kw;
+      return forecastLoad(m, [Math.floor(nowMs / HOUR_MS) * HOUR_MS], [outdoorC])[0]!.upper80Kw;
     },
     drawProfiles(nowMs) {
       const out = new Map<string, DrawProfile>();
@@ -133,8 +151,12 @@ export function createLoadForecaster(deps: {
       }
       return out;
     },
-    observe(snap) {
+    observe(snap, outdoorC) {
       const hourStartMs = Math.floor(snap.atMs / HOUR_MS) * HOUR_MS;
+      if (outdoorC !== undefined && Number.isFinite(outdoorC) && !outdoorByHour.has(hourStartMs)) {
+        outdoorByHour.set(hourStartMs, outdoorC);
+        for (const h of outdoorByHour.keys()) if (h < hourStartMs - HISTORY_DAYS * DAY_MS) outdoorByHour.delete(h);
+      }
       for (const d of tanks) {
         const r = snap.readings.get(d.id);
         const prev = atBoundary.get(d.id);
