@@ -177,7 +177,7 @@ describe('the weather refresh', () => {
     expect(first.nextRequestMs()).toBe(t0 + 30 * minuteMs + 30_000);
     // Expires is 12:35; the next request comes half a minute after it (random 0.5).
     await clock.advance(29 * minuteMs);
-    await new Promise((r) => setTimeout(r, 50));
+    expect(first.nextRequestMs()).toBeGreaterThan(clock.nowMs());
     expect(asked).toHaveLength(1);
     await clock.advance(2 * minuteMs);
     await until(() => first.nextRequestMs() > t0 + 31 * minuteMs, 'asked again after Expires');
@@ -192,7 +192,8 @@ describe('the weather refresh', () => {
     const store2 = storeAt(dbPath, clock);
     const second = refresh({ client: client(sandbox.weatherUrl, clock), place: oslo, clock, store: store2 });
     expect(second.forecast()).toEqual(confirmed);
-    await new Promise((r) => setTimeout(r, 50));
+    // Its loop goes to sleep until the kept Expires (a turn of the event loop).
+    await until(() => second.nextRequestMs() > clock.nowMs(), 'waiting for the kept Expires', { settleTurns: 2 });
     expect(asked).toHaveLength(2);
     // Past Expires and past the hour: MET's next run, a new forecast.
     await clock.advance(20 * minuteMs);
@@ -256,7 +257,7 @@ describe('the weather refresh', () => {
     expect(r.nextRequestMs()).toBe(due + 45_000);
     // The first backoff is a minute (half fixed, half random: 45 s with random 0.5); not before.
     await clock.advance(40_000);
-    await new Promise((res) => setTimeout(res, 50));
+    expect(r.nextRequestMs()).toBeGreaterThan(clock.nowMs());
     expect(statuses).toEqual([203, 203, 503]);
     await clock.advance(5_000);
     await until(() => r.nextRequestMs() > due + 45_000, 'asked again after the backoff');
@@ -267,7 +268,6 @@ describe('the weather refresh', () => {
     await clock.advance(90_000);
     await until(() => r.health().lastError?.code === 'WEATHER_BLOCKED', 'blocked');
     await clock.advance(24 * hourMs);
-    await new Promise((res) => setTimeout(res, 50));
     expect(statuses).toEqual([203, 203, 503, 503, 403]);
     expect(lines.filter((l) => l.code === 'WEATHER_BLOCKED')).toHaveLength(1);
     expect(r.forecast().source).toBe('metno');
