@@ -1,6 +1,6 @@
 /**
  * Planning: the plan from prices, events, the devices' state and the user's wishes, re-made when
- * an input changes. Plans run on a worker thread when asked (and the tariff allows it).
+ * an input changes. Plans run on a worker thread when asked.
  */
 import { providing, type Part } from '../lifecycle.js';
 import type { OutdoorForecast, Plan } from '../core/types.js';
@@ -14,8 +14,7 @@ import type { ControlSnapshot } from '../jobs/control-loop.js';
 import { startPlanWorker, type PlanWorker } from '../jobs/plan-worker.js';
 import { buildPlanInput, type PlanningSnapshot } from '../jobs/plan-inputs.js';
 import { startPlanning } from '../jobs/planning.js';
-import { billPlanner } from '../jobs/bill-planner.js';
-import { siteTariff } from '../config/tariff-file.js';
+import { billPlanner, capacityContextOf } from '../jobs/bill-planner.js';
 import { plannedCars, withPlannedCars, type PlannedCar } from '../jobs/vehicles.js';
 import { jobHealth, type AppContext } from './context.js';
 import type { EventState } from './event-intake.js';
@@ -79,10 +78,12 @@ export function planningModule(ctx: AppContext, needs: PlanningNeeds): Part<Plan
 
       let planWorker: PlanWorker | undefined;
       const previous = tracker.loadPlan();
-      const planBill = billPlanner({ config, readLocationHours: (from, to) => s.readHourly('location', from, to), logger: deps.logger });
-      // The planner thread plans energy only, so a tariff with a capacity fee keeps the planner on this
-      // thread. It ends after two minutes without a plan: an idle thread's memory is not worth keeping.
-      if (deps.planInWorker && !siteTariff(config)?.capacity) planWorker = startPlanWorker({ logger: deps.logger, idle: { clock, ms: 2 * 60_000 } });
+      const billDeps = { config, readLocationHours: (from: number, to: number) => s.readHourly('location', from, to), logger: deps.logger };
+      const planBill = billPlanner(billDeps);
+      // With a capacity fee the month's metered hours are read here and the whole bill is planned on the thread.
+      const capacityAt = capacityContextOf(billDeps);
+      // The thread ends after two minutes without a plan: an idle thread's memory is not worth keeping.
+      if (deps.planInWorker) planWorker = startPlanWorker({ logger: deps.logger, idle: { clock, ms: 2 * 60_000 } });
       const planning = startPlanning({
         buildInput: (now) => {
           // What the devices took in this slot so far, so that a mid-slot plan keeps the slot's target.
@@ -98,7 +99,7 @@ export function planningModule(ctx: AppContext, needs: PlanningNeeds): Part<Plan
           // `previous` carries the slot already under way: without it a re-plan would restart its target.
           const started = performance.now();
           const planned = cars;
-          const made = await (planWorker ? planWorker.plan(input, nowMs, previous) : planBill(input, nowMs, previous));
+          const made = await (planWorker ? planWorker.plan(input, nowMs, previous, capacityAt?.(nowMs)) : planBill(input, nowMs, previous));
           counters.planSolved((performance.now() - started) / 1000);
           return withBaseLoadSource(withPlannedCars(made, planned), needs.loadForecast.model(nowMs));
         },
