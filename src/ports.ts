@@ -42,6 +42,14 @@ export interface SgReadyInput {
   readonly deviceLease: boolean;
 }
 
+/** A thermostat whose setpoint wattshift moves (a heated zone's); it keeps the last one written when wattshift is gone. */
+export interface ThermostatSetpoint {
+  /** The setpoint the thermostat last reported, °C; rejects when it is unknown or stale. */
+  readSetpointC(signal: AbortSignal): Promise<number>;
+  /** Writes a setpoint, °C (already within the thermostat's limits and step). */
+  writeSetpointC(setpointC: number, signal: AbortSignal): Promise<void>;
+}
+
 /** Limits an EV charger's current; 0 A pauses charging. */
 export interface ChargeCurrentLimit {
   /** Sets the charging current per phase, in amperes. */

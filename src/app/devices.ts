@@ -7,6 +7,7 @@ import { moduleOf, type Module, type Part } from '../lifecycle.js';
 import { buildDevice, type BuiltDevice } from '../devices/factory.js';
 import { superviseDevice, type SupervisedDevice } from '../devices/supervisor.js';
 import { startHeartbeats } from '../jobs/heartbeats.js';
+import { zoneComfortSetpointC } from '../jobs/zone-control.js';
 import { createSocTopic, type SocTopic } from '../devices/mqtt/soc-topic.js';
 import type { MqttConnection } from '../devices/mqtt/index.js';
 import type { ModbusBus } from '../devices/modbus/bus.js';
@@ -72,6 +73,9 @@ export function devicesModule(ctx: AppContext, needs: DeviceNeeds): Part<DeviceP
               leaseMs,
               readTimeoutMs: deps.deviceTimeoutMs ?? 5_000,
               ...(d.kind === 'evCharger' ? { safeCurrentA: d.safeCurrentA } : {}),
+              ...(d.kind === 'zone' && d.thermostat
+                ? { safeSetpointC: () => zoneComfortSetpointC(d, 'comfort', clock.nowMs(), config.site.timezone)! }
+                : {}),
             },
             { clock, logger: deps.logger },
           ),

@@ -13,6 +13,7 @@ import { createModbusDevice, type ModbusDevice, type ModbusHeartbeat, type Modbu
 import { loadProfile } from './modbus/profiles.js';
 import type { CentralSystem } from './ocpp/central-system.js';
 import { createSocTopic, withSoc } from './mqtt/soc-topic.js';
+import { createMqttThermostat } from './mqtt/thermostat.js';
 import { createOcppCharger } from './ocpp/ocpp-charger.js';
 import { storedSessionTags } from './ocpp/session-tags.js';
 import type { Store } from '../store/types.js';
@@ -194,6 +195,18 @@ export function buildDevice(device: DeviceConfig, ctx: DeviceBuildContext): Buil
   // Later roles win: a dedicated meter overrides a charger's own counter.
   for (const [role, source] of sourcesOf(device)) capabilities = { ...capabilities, ...offeredBy(role, source) };
   if (device.kind === 'heatPump') capabilities.sgReady = sgReadyOf(device, (s) => offeredBy('switch', s).heaterSwitch);
+  if (device.kind === 'zone' && device.thermostat) {
+    if (!ctx.mqtt) throw new WattshiftError('CONFIG_INVALID', `devices.${device.id}.thermostat: a thermostat needs the mqtt section`);
+    const thermostat = createMqttThermostat(device.thermostat, {
+      connection: ctx.mqtt,
+      clock: ctx.clock,
+      logger: log,
+      device: device.id,
+      staleAfterS: device.staleAfterS,
+    });
+    mqttDevices.set(`thermostat:${device.id}`, thermostat);
+    capabilities = { ...capabilities, thermostatSetpoint: thermostat };
+  }
   if (device.kind === 'evCharger' && device.soc && capabilities.evStateReader) {
     if (!ctx.mqtt) throw new WattshiftError('CONFIG_INVALID', `devices.${device.id}.soc: a SoC topic needs the mqtt section`);
     const soc = createSocTopic(device.soc, { connection: ctx.mqtt, clock: ctx.clock, logger: log, device: device.id });

@@ -39,6 +39,7 @@ import type {
   PowerMeter,
   SgReadyInput,
   Thermometer,
+  ThermostatSetpoint,
 } from '../ports.js';
 import type { SgState } from '../core/heat-pump.js';
 
@@ -54,6 +55,8 @@ export interface DeviceCapabilities {
   phaseMeter?: PhaseMeter;
   /** A heat pump's SG Ready input (safe state: normal operation, "0:0"). */
   sgReady?: SgReadyInput;
+  /** A heated zone's thermostat (safe state: the zone's comfort target, `SupervisorOptions.safeSetpointC`). */
+  thermostatSetpoint?: ThermostatSetpoint;
   /** 1-phase/3-phase switching of a charger. */
   phaseSwitch?: PhaseSwitch;
   /**
@@ -66,7 +69,7 @@ export interface DeviceCapabilities {
 
 export type DeviceKind = 'hotWaterTank' | 'evCharger' | 'meter' | 'heatPump' | 'zone';
 export type ReadCapability = 'energyMeter' | 'powerMeter' | 'thermometer' | 'evStateReader' | 'phaseMeter';
-export type CommandCapability = 'heaterSwitch' | 'chargeCurrentLimit' | 'sgReady' | 'phaseSwitch';
+export type CommandCapability = 'heaterSwitch' | 'chargeCurrentLimit' | 'sgReady' | 'phaseSwitch' | 'thermostatSetpoint';
 
 export interface DeviceReading {
   atMs: number;
@@ -97,6 +100,8 @@ export interface DeviceHealth {
   currentA?: number;
   /** The heat pump's SG Ready state last written. */
   sgState?: SgState;
+  /** The thermostat setpoint last written, °C. */
+  setpointC?: number;
 }
 
 export interface SupervisorOptions {
@@ -111,6 +116,8 @@ export interface SupervisorOptions {
   readTimeoutMs: number;
   /** Consecutive failures before the device counts as down. Default 2. */
   downAfterFailures?: number;
+  /** A thermostat's setpoint when wattshift loses control or stops, °C (the zone's comfort target now). */
+  safeSetpointC?: () => number;
 }
 
 export interface SupervisedDevice {
@@ -131,6 +138,8 @@ export interface SupervisedDevice {
   applyCurrent(currentA: number, capUntilMs?: number): Promise<void>;
   /** Sets the charger's phase count, on change only; nothing while down. Absent where the device cannot. */
   applyPhases?(phases: 1 | 3): Promise<void>;
+  /** Sets a thermostat's setpoint, on change only; the safe setpoint while down. Absent where the device has no thermostat. */
+  applySetpoint?(setpointC: number): Promise<void>;
   health(): DeviceHealth;
   /** Ends lease renewals and releases the device: heater allowed, charger at the safe current. */
   stop(): Promise<void>;
@@ -166,6 +175,7 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
   let heaterWritten: 'blocked' | 'allowed' | undefined;
   /** The SG Ready state last confirmed written; undefined when unknown. */
   let sgWritten: SgState | undefined;
+  let setpointWritten: number | undefined;
   let currentA: number | undefined;
   /** The phase count last confirmed written; undefined when unknown (start, failure, recovery). */
   let phasesWritten: 1 | 3 | undefined;
@@ -250,6 +260,12 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
         const limit = safeLimitA();
         await timed('limit to the safe current', undefined, (s) => limitCurrent(limit, s));
         currentA = limit;
+      }
+      const safeC = options.safeSetpointC?.();
+      if (caps.thermostatSetpoint && safeC !== undefined) {
+        setpointWritten = undefined;
+        await timed('comfort setpoint', undefined, (s) => caps.thermostatSetpoint!.writeSetpointC(safeC, s));
+        setpointWritten = safeC;
       }
     } catch (err) {
       const e = toWattshiftError(err, 'DEVICE_UNREACHABLE', 'safe state');
@@ -460,12 +476,26 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
 
     ...(caps.phaseSwitch ? { applyPhases: (n: 1 | 3) => applyPhases(caps.phaseSwitch!, n) } : {}),
 
+    ...(caps.thermostatSetpoint
+      ? {
+          async applySetpoint(want: number) {
+            if (stopped) return;
+            const next = state === 'down' && options.safeSetpointC ? options.safeSetpointC() : want;
+            if (next === setpointWritten && !resync) return;
+            setpointWritten = undefined;
+            await command(`setpoint ${next} °C`, (s) => caps.thermostatSetpoint!.writeSetpointC(next, s));
+            setpointWritten = next;
+          },
+        }
+      : {}),
+
     health() {
       const h: DeviceHealth = { state, sinceMs, consecutiveFailures: failures, blocked };
       if (blocked && caps.heaterSwitch && !caps.heaterSwitch.deviceLease) h.blockWithoutLease = true;
       if (blocked && caps.sgReady && !caps.sgReady.deviceLease) h.blockWithoutLease = true;
       if (capHeldOnDevice()) h.capHeldUntilMs = Math.min(holdUntilMs!, leaseEndMs);
       if (sgWritten !== undefined) h.sgState = sgWritten;
+      if (setpointWritten !== undefined) h.setpointC = setpointWritten;
       if (lastError) h.lastError = { code: lastError.code, message: lastError.message };
       if (currentA !== undefined) h.currentA = currentA;
       return h;
@@ -490,6 +520,9 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
         log.info({ holdUntil: new Date(Math.min(holdUntilMs!, leaseEndMs)).toISOString() }, "cap block left on the device's timer at stop");
       else if (caps.heaterSwitch) await release('allow', (s) => caps.heaterSwitch!.allow(s));
       if (caps.sgReady) await release('normal operation', (s) => caps.sgReady!.setState('normal', options.leaseMs, s));
+      // A thermostat keeps the last setpoint: it is left at the comfort target, for the thermostat to hold alone.
+      const safeC = options.safeSetpointC?.();
+      if (caps.thermostatSetpoint && safeC !== undefined) await release('comfort setpoint', (s) => caps.thermostatSetpoint!.writeSetpointC(safeC, s));
       const charger = caps.chargeCurrentLimit;
       // A charger that wattshift forces on is handed back to its own logic, not forced on once more.
       if (charger)

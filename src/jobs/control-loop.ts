@@ -374,6 +374,17 @@ export function startControlLoop(deps: {
     heatPumps.applied(asGiven(decision.setpoints, sgStateOf), now);
   }
 
+  /** Each thermostat zone's setpoint, written by its supervisor on change; a refusal is the supervisor's to report. */
+  async function applyThermostats(plan: Plan | null, slot: PlanSlot | undefined, now: number): Promise<void> {
+    await Promise.allSettled(
+      deps.devices.map(async (c) => {
+        if (c.config.kind !== 'zone' || !c.device.applySetpoint) return;
+        const setpointC = zones.setpointNow(c.config, plan, slot, now);
+        if (setpointC !== undefined) await c.device.applySetpoint(setpointC);
+      }),
+    );
+  }
+
   async function tick(signal: AbortSignal): Promise<number> {
     const startedMs = deps.clock.nowMs();
     const { readings, phases, doneAfterMs } = await readAll(signal, startedMs);
@@ -416,6 +427,7 @@ export function startControlLoop(deps: {
     guarding = new Set(decision.guarded);
     deps.fuse?.guard.applied(decision.setpoints);
     await applyDecision(decision, now);
+    await applyThermostats(plan, slot, now);
     deps.metering.tick(now);
     last = { atMs: now, slotStartMs, readings, slotEnergyKwh: energies, decision, locationPowerW, capKw };
     deps.onTick(last);
