@@ -90,7 +90,9 @@ export function planningModule(ctx: AppContext, needs: PlanningNeeds): Part<Plan
           const last = controlLast();
           const slotMs = config.site.slotMinutes * 60_000;
           const delivered = last && last.slotStartMs === Math.floor(now / slotMs) * slotMs ? last.slotEnergyKwh : undefined;
-          const snap = withLoadForecast(tracker.snapshot(now, prices.data(), activeEvents()), needs.loadForecast, needs.weather.outdoorForecast());
+          const outdoor = needs.weather.outdoorForecast();
+          // The zones' outdoor temperatures come from the same forecast.
+          const snap = { ...withLoadForecast(tracker.snapshot(now, prices.data(), activeEvents()), needs.loadForecast, outdoor), outdoor };
           cars = plannedCars(snap.evs);
           return buildPlanInput(config, delivered ? { ...snap, slotDeliveredKwh: delivered } : snap, me.resources);
         },
