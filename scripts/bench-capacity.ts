@@ -18,7 +18,7 @@ import { tariffLocalTime, type CapacityModel } from '../src/core/tariff.js';
 import type { Plan, PlanInput } from '../src/core/types.js';
 import { rng } from '../src/core/prng.js';
 import { hourlyWindows, NOK_PER_EUR, type PriceSeries } from './lib/price-data.js';
-import { plannerObjective, quarterHourly, referenceModel, scenario, solveReference, type Highs } from './bench-planner.js';
+import { plannerObjective, quarterHourly, referenceModel, scenario, solveReference, type Highs, type ModelParts } from './bench-planner.js';
 
 const H = 3_600_000;
 const VAT = 1.25;
@@ -38,7 +38,7 @@ export const benchRule: CapacityModel = {
 };
 
 /** One seeded peak hour on each of up to three earlier days of the same local month. */
-function meteredPeaks(startMs: number, timezone: string, seed: number): HourEnergy[] {
+export function meteredPeaks(startMs: number, timezone: string, seed: number): HourEnergy[] {
   const rand = rng(seed);
   const month = monthKey(startMs, timezone);
   const today = tariffLocalTime(startMs, timezone, []).date;
@@ -58,6 +58,59 @@ function withMetered(input: PlanInput, flex: (t: number) => number, metered: Hou
   return hourlyEnergies([...metered, ...input.slots.map((s, t) => ({ startMs: s.startMs, kWh: baseKw(input, t) + flex(t) }))]);
 }
 
+/**
+ * The capacity step's part of a MILP: a peak variable per planned day above every slot's base load
+ * plus its flexible energies (`flex(t)`, variable names), the "sum of the N largest" day peaks
+ * (metered ones included) as N·λ + Σ μ with μ ≥ value − λ, and one step binary chosen.
+ */
+export function capacityParts(
+  slots: ReadonlyArray<{ startMs: number }>,
+  timezone: string,
+  baseKwAt: (t: number) => number,
+  flex: (t: number) => string[],
+  metered: HourEnergy[],
+  rule: CapacityModel,
+): ModelParts {
+  const obj: string[] = [];
+  const rows: string[] = [];
+  // λ ≥ 0 (all values are) is exact when there are at least `count` values; windows with fewer are skipped.
+  const bounds = [' lam >= 0'];
+  const bins: string[] = [];
+  const days = new Map<string, number>();
+  slots.forEach((slot, t) => {
+    const day = tariffLocalTime(slot.startMs, timezone, []).date;
+    if (!days.has(day)) days.set(day, days.size);
+    rows.push(
+      ` pk${t}: P${days.get(day)}${flex(t)
+        .map((v) => ` - ${v}`)
+        .join('')} >= ${baseKwAt(t).toFixed(9)}`,
+    );
+  });
+  const dayPeaks = new Map<string, number>();
+  for (const h of metered) {
+    const d = tariffLocalTime(h.startMs, timezone, []).date;
+    dayPeaks.set(d, Math.max(dayPeaks.get(d) ?? 0, h.kWh));
+  }
+  const mus: string[] = [];
+  [...dayPeaks.values()].forEach((v, j) => {
+    rows.push(` mm${j}: mm${j} + lam >= ${v.toFixed(9)}`);
+    mus.push(`mm${j}`);
+  });
+  for (const i of days.values()) {
+    rows.push(` mp${i}: mp${i} + lam - P${i} >= 0`);
+    mus.push(`mp${i}`);
+  }
+  const steps = rule.steps ?? [];
+  const n = rule.count;
+  const caps = steps.map((st, k) => `${((st.upToKw ?? 1000) * n).toFixed(9)} y${k}`).join(' - ');
+  rows.push(` top: ${n} lam + ${mus.join(' + ')} - ${caps} <= 0`, ` one: ${steps.map((_, k) => `y${k}`).join(' + ')} = 1`);
+  steps.forEach((st, k) => {
+    obj.push(`+ ${(st.perMonth * VAT).toFixed(9)} y${k}`);
+    bins.push(`y${k}`);
+  });
+  return { obj, rows, bounds, bins };
+}
+
 /** The MILP text: the planner's reference model plus the capacity step. */
 export function capacityModel(s: Setup, input: PlanInput, metered: HourEnergy[], rule: CapacityModel): string {
   const lp = referenceModel(s, input);
@@ -66,42 +119,12 @@ export function capacityModel(s: Setup, input: PlanInput, metered: HourEnergy[],
   const cut = tail.search(/\n(?:Binary|End)\n/);
   const bounds = tail.slice(0, cut);
   const after = tail.slice(cut + 1);
-  const obj: string[] = [];
-  const extraRows: string[] = [];
-  // λ ≥ 0 (all values are) is exact when there are at least `count` values; windows with fewer are skipped.
-  const extraBounds = [' lam >= 0'];
-  const bins: string[] = [];
-  const days = new Map<string, number>();
-  s.slots.forEach((slot, t) => {
-    const day = tariffLocalTime(slot.startMs, input.timezone, []).date;
-    if (!days.has(day)) days.set(day, days.size);
-    const flex = `${s.tank ? ` - q${t}` : ''}${s.ev ? ` - e${t}` : ''}`;
-    extraRows.push(` pk${t}: P${days.get(day)}${flex} >= ${baseKw(input, t).toFixed(9)}`);
-  });
-  const dayPeaks = new Map<string, number>();
-  for (const h of metered) {
-    const d = tariffLocalTime(h.startMs, input.timezone, []).date;
-    dayPeaks.set(d, Math.max(dayPeaks.get(d) ?? 0, h.kWh));
-  }
-  const mus: string[] = [];
-  [...dayPeaks.values()].forEach((v, j) => {
-    extraRows.push(` mm${j}: mm${j} + lam >= ${v.toFixed(9)}`);
-    mus.push(`mm${j}`);
-  });
-  for (const i of days.values()) {
-    extraRows.push(` mp${i}: mp${i} + lam - P${i} >= 0`);
-    mus.push(`mp${i}`);
-  }
-  const steps = rule.steps ?? [];
-  const n = rule.count;
-  const caps = steps.map((st, k) => `${((st.upToKw ?? 1000) * n).toFixed(9)} y${k}`).join(' - ');
-  extraRows.push(` top: ${n} lam + ${mus.join(' + ')} - ${caps} <= 0`, ` one: ${steps.map((_, k) => `y${k}`).join(' + ')} = 1`);
-  steps.forEach((st, k) => {
-    obj.push(`+ ${(st.perMonth * VAT).toFixed(9)} y${k}`);
-    bins.push(`y${k}`);
-  });
-  const binary = after.startsWith('Binary\n') ? after.replace('Binary\n', `Binary\n ${bins.join(' ')}\n`) : `Binary\n ${bins.join(' ')}\n${after}`;
-  return `${head} ${obj.join(' ')}\nSubject To\n${rows}\n${extraRows.join('\n')}\nBounds\n${bounds}\n${extraBounds.join('\n')}\n${binary}`;
+  const flex = (t: number): string[] => [...(s.tank ? [`q${t}`] : []), ...(s.ev ? [`e${t}`] : [])];
+  const cap = capacityParts(s.slots, input.timezone, (t) => baseKw(input, t), flex, metered, rule);
+  const binary = after.startsWith('Binary\n')
+    ? after.replace('Binary\n', `Binary\n ${cap.bins.join(' ')}\n`)
+    : `Binary\n ${cap.bins.join(' ')}\n${after}`;
+  return `${head} ${cap.obj.join(' ')}\nSubject To\n${rows}\n${cap.rows.join('\n')}\nBounds\n${bounds}\n${cap.bounds.join('\n')}\n${binary}`;
 }
 
 /** Median of three runs of one capacity plan, ms. */

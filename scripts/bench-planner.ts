@@ -6,7 +6,8 @@
  * negative), it plans five scenario families — tank (continuous), tank (relay on/off), EV,
  * tank + EV under a location limit with an LPC cap, and tank with comfort deadlines (62 °C by
  * 06:30, 68 °C by 19:00) —, the capacity-step family (bench-capacity.ts) and two tanks with two cars
- * under one fuse (`multi`, bench-multi.ts), and compares each plan with the
+ * under one fuse (`multi`, bench-multi.ts), three heated rooms with a tank and a car under a capacity
+ * tariff (`zones`, bench-zones.ts), and compares each plan with the
  * optimum of the same model from HiGHS (LP, or MILP where there are on/off decisions or a
  * legionella "at least once"). It also times 7-day 15-minute joint plans and measures the peak
  * memory of one such plan with a relay tank (see bench-planner-memory.ts). The last line is one
@@ -25,6 +26,7 @@ import { rng } from '../src/core/prng.js';
 import { planPeakRssMb } from './bench-planner-memory.js';
 import { runCapacityBench } from './bench-capacity.js';
 import { runMultiBench } from './bench-multi.js';
+import { runZonesBench } from './bench-zones.js';
 import { plannerObjective, referenceModel } from './lib/reference-model.js';
 
 export { deviceParts, lpText, n6, plannerObjective, referenceModel, type ModelParts } from './lib/reference-model.js';
@@ -283,6 +285,12 @@ async function main(): Promise<void> {
     windows += multi.windows;
     feasibleMissed += multi.feasibleMissed;
   }
+  const zones = only && only !== 'zones' ? null : runZonesBench(highs, series, quick, (l) => console.log(l));
+  if (zones) {
+    allGaps = allGaps.concat(zones.gaps);
+    windows += zones.windows;
+    feasibleMissed += zones.feasibleMissed;
+  }
   const peakRssMb = planPeakRssMb();
   console.log(`one 7-day 15-min relay tank + EV plan raises peak RSS by ${peakRssMb.toFixed(2)} MB`);
   const meanGap = allGaps.reduce((a, b) => a + b, 0) / Math.max(1, allGaps.length);
@@ -304,6 +312,11 @@ async function main(): Promise<void> {
     multiMaxGapPct: multi && multi.gaps.length > 0 ? Number(Math.max(...multi.gaps).toFixed(4)) : null,
     multiFeasibleMissed: multi ? multi.feasibleMissed : null,
     p99MsMulti48hHourly: multi ? Number(multi.p99Ms.toFixed(2)) : null,
+    zonesWindows: zones ? zones.windows : null,
+    zonesMeanGapPct: zones ? Number((zones.gaps.reduce((a, b) => a + b, 0) / Math.max(1, zones.gaps.length)).toFixed(4)) : null,
+    zonesMaxGapPct: zones && zones.gaps.length > 0 ? Number(Math.max(...zones.gaps).toFixed(4)) : null,
+    zonesFeasibleMissed: zones ? zones.feasibleMissed : null,
+    p99MsZones48hHourly: zones ? Number(zones.p99Ms.toFixed(2)) : null,
   };
   console.log(JSON.stringify(out));
 }

@@ -174,11 +174,11 @@ export function zoneSolve(
         eMaxAt: z.eMaxAt,
         onLevels: levels,
         cost: (t, q) => heatPrice(t) * q,
-        // A state grid of 0.05 K, from 2 K below the lowest floor (colder states are merged there:
+        // A state grid of 0.1 K, from 2 K below the lowest floor (colder states are merged there:
         // they only occur when the room cannot be held anyway); the exact range made a relay zone's
         // solve some ten times slower.
         eLow: Math.max(z.eLow, Math.min(z.e0, ...z.frost, ...z.floor) - 2 * z.c),
-        step: 0.05 * z.c,
+        step: 0.1 * z.c,
         minOnSlots: ac?.minOnSlots,
         minOffSlots: ac?.minOffSlots,
         maxStartsPerDay: ac?.maxStartsPerDay,
