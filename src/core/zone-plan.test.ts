@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { planWithCapacity } from './capacity-plan.js';
 import { planHome, slotFlexKw } from './home-plan.js';
 import { defaultRoomModel, roomTempAfter } from './room-model.js';
 import type { EvParams, HomePlanInput, LpcCap, Plan, TankParams, ZoneParams } from './types.js';
@@ -158,6 +159,29 @@ describe('a heated zone in the home plan', () => {
     expect(Object.keys(p.zones!).sort()).toEqual(['bath', 'bed', 'living']);
     expect(cost(p, 'living') + cost(p, 'bed') + cost(p, 'bath')).toBeGreaterThan(0);
     expect(p.cost).toBeLessThan(p.baselineCost);
+  });
+
+  it("counts the rooms' energy in the month's capacity step", () => {
+    const rule = {
+      measure: 'dailyPeaks' as const,
+      count: 3,
+      steps: [
+        { upToKw: 2, perMonth: 10 },
+        { upToKw: 5, perMonth: 20 },
+        { upToKw: null, perMonth: 40 },
+      ],
+    };
+    const p = planWithCapacity(home({ location: { limitKw: 17, baseLoadKw: 0.5 } }), T0, {
+      rule,
+      timezone: 'Europe/Oslo',
+      holidays: [],
+      meteredHours: [],
+      vatRate: 1,
+    });
+    // Holding 20 °C at −5 °C takes about 0.8 kWh an hour: each day's peak hour is above the base load by at least that.
+    expect(p.capacity!.measureKw).toBeGreaterThan(0.5 + 0.8);
+    const peak = Math.max(...p.slots.map((s) => 0.5 + s.zones!.living!.energyKwh));
+    expect(p.capacity!.measureKw).toBeLessThanOrEqual(peak + 1e-6);
   });
 
   it('leaves a home without zones as it was', () => {
