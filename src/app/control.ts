@@ -21,7 +21,10 @@ import { forecastTempC } from '../jobs/load-forecast.js';
 export type ControlLoop = ReturnType<typeof startControlLoop>;
 
 export interface ControlNeeds
-  extends PlanningParts, Pick<DeviceParts, 'supervised'>, Pick<HomeParts, 'tracker' | 'metering' | 'wishes' | 'vehicleMetering' | 'loadForecast'> {
+  extends
+    PlanningParts,
+    Pick<DeviceParts, 'supervised'>,
+    Pick<HomeParts, 'tracker' | 'metering' | 'wishes' | 'vehicleMetering' | 'loadForecast' | 'zoneLearning'> {
   prices: PriceRefresh;
   /** The outdoor forecast: each hour's temperature for the load forecast, and its outdoor term in the guard. */
   weather: Weather;
@@ -103,7 +106,9 @@ export function controlModule(ctx: AppContext, needs: ControlNeeds): Part<Contro
         }
         stepSeen = step !== null;
         if (guardStore('home state', () => tracker.observe(snap, planning.current()))) planning.request('device state changed');
-        needs.loadForecast.observe(snap, forecastTempC(needs.weather.outdoorForecast(), snap.atMs, snap.atMs));
+        const outdoorC = forecastTempC(needs.weather.outdoorForecast(), snap.atMs, snap.atMs);
+        needs.loadForecast.observe(snap, outdoorC);
+        needs.zoneLearning.observe(snap.atMs, (id) => snap.readings.get(id)?.temperatureC, outdoorC);
         if (config.vehicles.length > 0) feedVehicles(snap);
         bus.emit('viewChanged');
         deps.onControlTick?.(snap);

@@ -11,6 +11,8 @@ import { Wishes } from '../jobs/home-state.js';
 import { createHomeTracker, type HomeTracker } from '../jobs/home-tracker.js';
 import { createVehicleMetering, vehicleSubject, type VehicleMetering } from '../jobs/vehicle-metering.js';
 import { createLoadForecaster, type LoadForecaster } from '../jobs/load-forecast.js';
+import { createZoneLearning, type ZoneLearning } from '../jobs/zone-learning.js';
+import { zoneLearnerStore } from '../store/zone-learners.js';
 import { jobHealth, type AppContext } from './context.js';
 import type { DeviceParts } from './devices.js';
 
@@ -22,6 +24,8 @@ export interface HomeParts {
   tracker: HomeTracker;
   /** The house's own load and the tanks' draws, learned (the planner's base load, the hourly guard). */
   loadForecast: LoadForecaster;
+  /** Each heated zone's room model, learnt hour by hour (fed by the control loop). */
+  zoneLearning: ZoneLearning;
 }
 
 export function homeModule(ctx: AppContext, needs: { store: Store } & Pick<DeviceParts, 'built' | 'vehicleSoc'>): Part<HomeParts> {
@@ -48,6 +52,12 @@ export function homeModule(ctx: AppContext, needs: { store: Store } & Pick<Devic
         s,
         config.devices.map((d) => d.id),
       );
+      const zoneLearning = createZoneLearning({
+        zones: config.devices.flatMap((d) => (d.kind === 'zone' ? [d] : [])),
+        store: zoneLearnerStore(s),
+        hourKwh: (id, hourStartMs) => s.readHourly(subjectOfDevice(id), hourStartMs, hourStartMs + 3_600_000).find((r) => r.quality !== 'gap')?.kwh,
+        logger: deps.logger,
+      });
       const tracker = createHomeTracker({
         config,
         store: s,
@@ -55,6 +65,7 @@ export function homeModule(ctx: AppContext, needs: { store: Store } & Pick<Devic
         wishes: w,
         logger: deps.logger,
         vehicleSocPct: (id) => vehicleSoc.get(id)?.socPct(),
+        zoneLearner: (id) => zoneLearning.learner(id),
       });
       const metered = new Set(subjects.map((x) => x.subject));
       const loadForecast = createLoadForecaster({
@@ -66,7 +77,7 @@ export function homeModule(ctx: AppContext, needs: { store: Store } & Pick<Devic
         hasMainMeter: ctx.mainMeterId !== null && metered.has('location'),
         smoothedKw: () => tracker.baseLoadKw(),
       });
-      return { subjects, metering: m, vehicleMetering, wishes: w, tracker, loadForecast };
+      return { subjects, metering: m, vehicleMetering, wishes: w, tracker, loadForecast, zoneLearning };
     },
     async stop() {
       try {

@@ -8,6 +8,7 @@ import type { Clock, EvState } from '../ports.js';
 import type { Logger } from '../log.js';
 import { heatingKwOf, isTankDevice, type Config, type TankDeviceConfig } from '../config/schema.js';
 import type { Plan } from '../core/types.js';
+import type { RoomLearnerState } from '../core/room-model-learn.js';
 import type { Store } from '../store/types.js';
 import type { SparkClient } from '../spark/client.js';
 import { codeOf } from '../errors.js';
@@ -101,6 +102,8 @@ export function createHomeTracker(deps: {
   vehicleSocPct?: (vehicleId: string) => number | undefined;
   /** Logs problems found while observing (an unknown tag); without it they are not logged. */
   logger?: Logger;
+  /** A heated zone's room learner (absent or null: the zone plans with its default model). */
+  zoneLearner?: (zoneId: string) => RoomLearnerState | null;
 }): HomeTracker {
   const { config, store } = deps;
   const vlog = deps.logger?.child({ component: 'vehicles' });
@@ -199,7 +202,9 @@ export function createHomeTracker(deps: {
   /** The zones as the planner sees them (none: the key is left out, so a home without zones plans as before). */
   function zonesNow(): Pick<PlanningSnapshot, 'zones'> {
     const zones = config.devices.flatMap((d) =>
-      d.kind === 'zone' ? [{ config: d, measuredC: zoneTempC.get(d.id) ?? null, preset: 'comfort' as const }] : [],
+      d.kind === 'zone'
+        ? [{ config: d, measuredC: zoneTempC.get(d.id) ?? null, preset: 'comfort' as const, learner: deps.zoneLearner?.(d.id) ?? null }]
+        : [],
     );
     return zones.length > 0 ? { zones } : {};
   }
