@@ -40,8 +40,11 @@ export async function faultWorld(name: string, options: Partial<WorldOptions> & 
   return world;
 }
 
+/** What an event is simulated on: the harness's world or a home on the simulation kernel. */
+export type EventHome = Pick<World, 'registration' | 'spark' | 'startMs'>;
+
 /** A price curve on the tank and the car for local hours `hours` of day 0, with `deltas`. */
-export function priceCurve(world: World, hours: number[], deltas: number[], day = 0): Promise<{ id: string; hoursMs: number[] }> {
+export function priceCurve(world: EventHome, hours: number[], deltas: number[], day = 0): Promise<{ id: string; hoursMs: number[] }> {
   return priceCurveAt(
     world,
     hours.map((h) => localTime(world, day, h)),
@@ -50,7 +53,7 @@ export function priceCurve(world: World, hours: number[], deltas: number[], day 
 }
 
 /** A price curve on the tank and the car for the hours starting at `hoursMs` (UTC ms), with `deltas`. */
-export async function priceCurveAt(world: World, hoursMs: number[], deltas: number[]): Promise<{ id: string; hoursMs: number[] }> {
+export async function priceCurveAt(world: EventHome, hoursMs: number[], deltas: number[]): Promise<{ id: string; hoursMs: number[] }> {
   const reg = world.registration!;
   const ev = await world.spark.simulatePriceCurve({
     targets: ['tank', 'car'].map((d) => ({ resourceId: reg.resources[d]!, locationId: reg.locationId })),
@@ -66,7 +69,7 @@ export async function priceCurveAt(world: World, hoursMs: number[], deltas: numb
 }
 
 /** A 0 kW LPC on the tank for local hours `hours` of day 0. */
-export async function tankLpc(world: World, hours: number[], day = 0): Promise<{ id: string; startMs: number; endMs: number }> {
+export async function tankLpc(world: EventHome, hours: number[], day = 0): Promise<{ id: string; startMs: number; endMs: number }> {
   const reg = world.registration!;
   const hoursMs = hours.map((h) => localTime(world, day, h));
   const ev = await world.spark.simulateResourceLpc({
@@ -90,11 +93,11 @@ export function readStore<T>(world: World, fn: (store: Store) => T): T {
   }
 }
 
-export function errorLines(daemons: readonly DaemonProcess[]): DaemonLogLine[] {
+export function errorLines(daemons: readonly Pick<DaemonProcess, 'logs'>[]): DaemonLogLine[] {
   return daemons.flatMap((d) => d.logs.filter((l) => l.level === 'error' || l.level === 'fatal'));
 }
 
-export function logsWith(daemons: readonly DaemonProcess[], predicate: (l: DaemonLogLine) => boolean): DaemonLogLine[] {
+export function logsWith(daemons: readonly Pick<DaemonProcess, 'logs'>[], predicate: (l: DaemonLogLine) => boolean): DaemonLogLine[] {
   return daemons.flatMap((d) => d.logs.filter(predicate));
 }
 

@@ -279,7 +279,8 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-function deepMerge(base: unknown, over: unknown): unknown {
+/** `over` merged into `base`, objects key by key; arrays and other values replace. */
+export function deepMerge(base: unknown, over: unknown): unknown {
   if (!isPlainObject(base) || !isPlainObject(over)) return over === undefined ? base : over;
   const out: Record<string, unknown> = { ...base };
   for (const [k, v] of Object.entries(over)) out[k] = deepMerge(base[k], v);
@@ -469,7 +470,7 @@ export async function waitUntilSim(world: World, ms: number): Promise<void> {
 }
 
 /** Local (Europe/Oslo) time `hh:mm` of `day` days after the world's start day, UTC ms. */
-export function localTime(world: World, day: number, hh: number, mm = 0): number {
+export function localTime(world: Pick<World, 'startMs'>, day: number, hh: number, mm = 0): number {
   return localAt(world.startMs, day, hh, mm);
 }
 
@@ -526,8 +527,11 @@ export function stampLagKwh(world: World, kw: number): number {
   return (kw * stampLagWallS * world.speed) / 3600;
 }
 
+/** What the report and truth checks read of a home: the harness's world, or a home on the simulation kernel. */
+export type CheckedHome = Pick<World, 'registration' | 'config' | 'env' | 'charger' | 'shelly'>;
+
 /** The tank's and the charger's hourly ground truth, kWh by UTC hour start. */
-export function truthByHour(world: World): { tank: Map<number, number>; car: Map<number, number> } {
+export function truthByHour(world: CheckedHome): { tank: Map<number, number>; car: Map<number, number> } {
   return { tank: world.shelly?.energyKwhByHour() ?? world.env.tank.physics.hourlyTruthKwh(), car: world.charger.energyKwhByHour() };
 }
 
@@ -560,7 +564,7 @@ export interface ReportCheck {
  * `gapHours`), and no event with two usage reports.
  */
 export function checkReports(
-  world: World,
+  world: CheckedHome,
   options: {
     /** Hours the daemon could not read in full (gap/partial): reported kWh may only be lower. */
     gapHours?: ReadonlySet<number>;
@@ -671,7 +675,11 @@ function eventHoursOf(ev: EventRec): Set<number> {
 }
 
 /** Lines of everything a daemon wrote that contain one of the world's secrets. */
-export function secretLeaks(world: World, daemonsToCheck: readonly DaemonProcess[], extra: readonly string[] = []): string[] {
+export function secretLeaks(
+  world: Pick<World, 'secrets'>,
+  daemonsToCheck: readonly Pick<DaemonProcess, 'rawOutput'>[],
+  extra: readonly string[] = [],
+): string[] {
   const secrets = [...world.secrets, ...extra].filter((s) => s.length >= 4);
   return daemonsToCheck.flatMap((d) => d.rawOutput.filter((line) => secrets.some((s) => line.includes(s))));
 }

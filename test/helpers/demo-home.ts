@@ -52,6 +52,10 @@ export interface DemoHome {
   every(everyMs: number, step: () => Promise<void>): void;
   /** Returns when the clock reads `ms` (on the virtual clock: runs it there). */
   until(ms: number): Promise<void>;
+  /** Runs `work` to its end, the virtual clock moving while it waits on it (with a `speed`: just awaits it). */
+  runWhile<T>(work: Promise<T>): Promise<T>;
+  /** Counts the process busy while `busy` says so (a peer's own count of requests it holds); nothing with a `speed`. */
+  alsoBusyWhile(busy: () => boolean): void;
   /** Stops the loops and the daemon, then `closeSims` (the test's simulators), the world, and removes the temp dir. */
   close(closeSims?: () => Promise<unknown>): Promise<void>;
 }
@@ -145,6 +149,8 @@ export function demoHome(options: { name: string; startMs: number; speed?: numbe
       })().catch(() => undefined);
     },
     until: (ms) => (virtual ? virtual.runUntil(ms) : clock.sleep(ms - clock.nowMs())),
+    runWhile: (work) => withTime(virtual, work),
+    alsoBusyWhile: (busy) => quiescence?.alsoBusyWhile(busy),
     close: async (closeSims) => {
       stop.abort();
       await app?.stop();

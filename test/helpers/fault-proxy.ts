@@ -5,6 +5,7 @@
  */
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Clock } from '../../src/ports.js';
 
 export type ProxyMode = 'pass' | 'error500' | 'timeout' | 'rate429' | 'auth401';
 
@@ -14,14 +15,16 @@ export interface FaultProxy {
   readonly mode: ProxyMode;
   /** Switches mode; leaving `timeout` drops the requests it was holding. */
   setMode(mode: ProxyMode): void;
-  /** Requests seen, by mode in force and path. */
-  readonly seen: { mode: ProxyMode; method: string; path: string; status: number | null; realMs: number }[];
+  /** Requests seen, by mode in force and path, with the real time and the clock's time (`options.clock`, else real) they came at. */
+  readonly seen: { mode: ProxyMode; method: string; path: string; status: number | null; realMs: number; atMs: number }[];
+  /** Requests it holds unanswered now (`timeout`): a run on the virtual clock counts them as work in flight. */
+  holding(): number;
   /** Called when the sandbox has answered a passed request, before the answer goes on (a test can kill the client there). */
   onAnswer: ((request: FaultProxy['seen'][number]) => void) | null;
   close(): Promise<void>;
 }
 
-export async function startFaultProxy(target: string, options: { retryAfterS?: number } = {}): Promise<FaultProxy> {
+export async function startFaultProxy(target: string, options: { retryAfterS?: number; clock?: Clock } = {}): Promise<FaultProxy> {
   const targetUrl = new URL(target);
   let mode: ProxyMode = 'pass';
   const held = new Set<ServerResponse>();
@@ -45,7 +48,8 @@ export async function startFaultProxy(target: string, options: { retryAfterS?: n
 
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
-    const rec = { mode, method: req.method ?? 'GET', path, status: null as number | null, realMs: Date.now() };
+    const realMs = Date.now();
+    const rec = { mode, method: req.method ?? 'GET', path, status: null as number | null, realMs, atMs: options.clock?.nowMs() ?? realMs };
     seen.push(rec);
     const isToken = path.endsWith('/connect/token');
     const fail = (status: number, headers: Record<string, string>, body: string): void => {
@@ -93,6 +97,7 @@ export async function startFaultProxy(target: string, options: { retryAfterS?: n
       mode = next;
     },
     seen,
+    holding: () => held.size,
     onAnswer: null,
     async close() {
       for (const res of held) res.destroy();
