@@ -65,6 +65,8 @@ export interface FaultHome extends CheckedHome {
   sampleTruth(): TruthSample[];
   /** Runs the clock to `ms`. */
   until(ms: number): Promise<void>;
+  /** Runs the clock a minute at a time until `daemon` has logged a line `predicate` takes; fails after `withinMs` of the clock. */
+  untilLog(daemon: KernelDaemon, predicate: (line: DaemonLogLine) => boolean, withinMs: number): Promise<DaemonLogLine & { atMs: number }>;
   /** Opens a store read-only (the daemon's, unless a path is given). */
   readStore<T>(fn: (store: Store) => T, path?: string): T;
   close(): Promise<void>;
@@ -202,6 +204,16 @@ export async function faultHome(
       return samples;
     },
     until: (ms) => home.until(ms),
+    untilLog: async (daemon, predicate, withinMs) => {
+      const deadline = home.clock.nowMs() + withinMs;
+      for (;;) {
+        const found = daemon.logs.find(predicate);
+        if (found) return found;
+        if (home.clock.nowMs() >= deadline)
+          throw new Error(`no matching daemon log line within ${withinMs / 60_000} minutes; last lines:\n${daemon.rawOutput.slice(-15).join('\n')}`);
+        await home.until(Math.min(deadline, home.clock.nowMs() + 60_000));
+      }
+    },
     readStore: (fn, path = String(fh.config.storage!.path)) => {
       const store = openStore({ path, readOnly: true });
       try {
