@@ -96,7 +96,7 @@ export interface WeekRunOptions {
 }
 
 /** A pino logger that keeps every line at `error` or worse, and forwards all to `also`. */
-function capturingLogger(clock: VirtualClock, also: Logger | undefined): { logger: Logger; errors: Record<string, unknown>[] } {
+export function capturingLogger(clock: VirtualClock, also: Logger | undefined): { logger: Logger; errors: Record<string, unknown>[] } {
   const errors: Record<string, unknown>[] = [];
   const stream = new Writable({
     write(chunk: Buffer, _enc, done) {
@@ -120,7 +120,7 @@ function reportSubjects(r: AcceptedReport, resourceName: Map<string, string>): s
 }
 
 /** The size of the store's files (the database, its write-ahead log and shared memory), bytes. */
-function storeBytesIn(dir: string): number {
+export function storeBytesIn(dir: string): number {
   return readdirSync(dir)
     .filter((f) => f.startsWith('wattshift.db'))
     .reduce((sum, f) => sum + statSync(join(dir, f)).size, 0);
