@@ -85,6 +85,7 @@ export function controlModule(ctx: AppContext, needs: ControlNeeds): Part<Contro
           );
         },
         intent: (id) => w.intent(id, clock.nowMs()),
+        zonePreset: (id) => w.get(id).preset ?? 'comfort',
         baseLoadKw: () => tracker.baseLoadKw(),
         guardBaseLoadKw: (now) => needs.loadForecast.guardBaseLoadKw(now, forecastTempC(needs.weather.outdoorForecast(), now, now)),
         estimatedTankC: (id, now) => tracker.estimatedTankC(id, now, planning.current()),

@@ -7,6 +7,7 @@ import type { HaMqttPort } from './port.js';
 import { commandFields, commandFilters, haTopics, parseCommandTopic, unknownCommandField } from './topics.js';
 import type { ParsedCommandTopic } from './topics.js';
 import type { DeviceKind } from '../view/model.js';
+import { zonePresetNames } from '../config/schema-zone.js';
 
 const modeSchema = z.enum(['auto', 'off', 'boost']);
 
@@ -26,6 +27,8 @@ const commandFieldsSchema = z.strictObject({
   targetSocPct: z.number().min(0).max(100).optional(),
   /** Tank comfort floor, °C. */
   floorC: z.number().min(5).max(85).optional(),
+  /** A heated zone's preset (`comfort` follows its schedule). */
+  preset: z.enum(zonePresetNames).optional(),
 });
 
 export const deviceCommandSchema = commandFieldsSchema
@@ -45,9 +48,9 @@ function allowedFor(kind: DeviceKind): ReadonlySet<string> {
       return new Set(['mode', 'boostMinutes', 'floorC']);
     case 'evCharger':
       return new Set(['mode', 'boostMinutes', ...evOnly]);
-    // A zone's preset command is not in this channel yet: its preset stays `comfort`.
-    case 'meter':
     case 'zone':
+      return new Set(['preset']);
+    case 'meter':
       return new Set();
   }
 }

@@ -9,6 +9,7 @@ import { startLoop, type LoopHandle } from '../timing/loop.js';
 import type { FuseCharger, FuseGuard } from './fuse-guard.js';
 import { createHeatPumpControl } from './heat-pump-control.js';
 import { createZoneControl } from './zone-control.js';
+import type { ZonePresetName } from '../config/schema-zone.js';
 import { createPhaseControl, switchingChargerNow, wantedChargerKw } from './phase-control.js';
 import { switchesPhases } from '../core/phase-switch.js';
 import { rateLimitedWarn } from '../log-limit.js';
@@ -65,6 +66,8 @@ export interface ControlInputs {
   guardBaseLoadKw?(nowMs: number): number | undefined;
   /** Tank temperature to act on when no sensor answers (a trustworthy estimate), or undefined. */
   estimatedTankC(deviceId: string, nowMs: number): number | undefined;
+  /** A heated zone's preset chosen by command (absent: `comfort` for every zone). */
+  zonePreset?(deviceId: string): ZonePresetName;
 }
 
 const hasDevice = (devices: readonly ControlledDevice[], id: string): boolean => devices.some((c) => c.config.id === id);
@@ -116,6 +119,7 @@ export function startControlLoop(deps: {
     zones: deps.devices.flatMap((c) => (c.config.kind === 'zone' ? [c.config] : [])),
     timezone: deps.timezone ?? 'UTC',
     logger: deps.logger,
+    presetOf: (id) => deps.inputs.zonePreset?.(id) ?? 'comfort',
   });
 
   function slotEnergy(id: string, r: DeviceReading, now: number): number {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Store } from '../store/types.js';
 import type { DeviceMode } from '../core/control.js';
 import type { DeviceIntent } from './control-loop.js';
+import { zonePresetNames, type ZonePresetName } from '../config/schema-zone.js';
 
 /** What a user asked for, per device, over MQTT; kept across restarts. */
 export interface DeviceWishes {
@@ -11,6 +12,8 @@ export interface DeviceWishes {
   departureMs: number | null;
   targetKwh: number | null;
   targetSocPct: number | null;
+  /** A heated zone's preset (absent: `comfort`, its schedule). */
+  preset?: ZonePresetName;
 }
 
 const wishesSchema = z.strictObject({
@@ -20,6 +23,7 @@ const wishesSchema = z.strictObject({
   departureMs: z.number().nullable(),
   targetKwh: z.number().nullable(),
   targetSocPct: z.number().nullable(),
+  preset: z.enum(zonePresetNames).optional(),
 });
 
 const noWishes: DeviceWishes = { mode: 'auto', boostUntilMs: null, floorC: null, departureMs: null, targetKwh: null, targetSocPct: null };
@@ -33,6 +37,7 @@ export interface WishCommand {
   targetKwh?: number | undefined;
   targetSocPct?: number | undefined;
   floorC?: number | undefined;
+  preset?: ZonePresetName | undefined;
 }
 
 /**
@@ -61,6 +66,7 @@ export function applyCommand(w: DeviceWishes, cmd: WishCommand, nowMs: number, d
   if (targetKwh !== undefined) next.targetKwh = targetKwh;
   const targetSocPct = num(cmd.targetSocPct);
   if (targetSocPct !== undefined) next.targetSocPct = targetSocPct;
+  if (cmd.preset !== undefined && zonePresetNames.includes(cmd.preset)) next.preset = cmd.preset;
   return next;
 }
 

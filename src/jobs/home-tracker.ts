@@ -203,7 +203,14 @@ export function createHomeTracker(deps: {
   function zonesNow(): Pick<PlanningSnapshot, 'zones'> {
     const zones = config.devices.flatMap((d) =>
       d.kind === 'zone'
-        ? [{ config: d, measuredC: zoneTempC.get(d.id) ?? null, preset: 'comfort' as const, learner: deps.zoneLearner?.(d.id) ?? null }]
+        ? [
+            {
+              config: d,
+              measuredC: zoneTempC.get(d.id) ?? null,
+              preset: deps.wishes.get(d.id).preset ?? 'comfort',
+              learner: deps.zoneLearner?.(d.id) ?? null,
+            },
+          ]
         : [],
     );
     return zones.length > 0 ? { zones } : {};
