@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig, type ConfigProblem } from '../src/config/load.js';
 import { isWattshiftError } from '../src/errors.js';
-import { capHoldOfConfig } from '../src/devices/cap-hold.js';
+import { capHoldOfConfig, deviceHoldOf } from '../src/devices/cap-hold.js';
+import { canHoldResourceCap } from '../src/core/cap-hold.js';
 import { resourceTypes } from '../src/registration.js';
 import { baseDocument, configEnv } from './helpers/config-document.js';
 
@@ -93,5 +94,10 @@ describe('zone config', () => {
     expect(capHoldOfConfig(withRelay!)?.holdsMs).toBeGreaterThan(0);
     expect(capHoldOfConfig(withThermostat!)).toMatchObject({ holdsMs: 0 });
     expect(capHoldOfConfig(withThermostat!)?.why).toMatch(/thermostat/);
+    // The daemon's answer to a cap on the thermostat zone's resource: only a cap its 2 kW fit under.
+    const hold = deviceHoldOf(withThermostat!, {}, true);
+    const cap = (maxKw: number) => [{ startMs: 0, durationMs: 3_600_000, maxKw, resourceId: 'bed' }];
+    expect(canHoldResourceCap(hold, cap(0.5))).toBe(false);
+    expect(canHoldResourceCap(hold, cap(2))).toBe(true);
   });
 });
