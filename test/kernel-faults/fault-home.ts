@@ -17,6 +17,7 @@ import type { Registration } from '../../src/identity.js';
 import { createLogger, silentLogger } from '../../src/log.js';
 import { createSparkClient, type SparkClient } from '../../src/spark/client.js';
 import type { Clock } from '../../src/ports.js';
+import { SteppedClock } from '../../src/simulation/stepped-clock.js';
 import { openStore } from '../../src/store/index.js';
 import type { Store } from '../../src/store/types.js';
 import { deepMerge, type CheckedHome, type DaemonLogLine, type TruthSample } from '../helpers/daemon-harness.js';
@@ -59,8 +60,12 @@ export interface FaultHome extends CheckedHome {
   localTime(day: number, hh: number, mm?: number): number;
   /** Registers the home with the sandbox into the store of `config` (default: this home's). */
   register(config?: DirectConfigInput): Promise<Registration>;
-  /** Builds and starts a daemon on `config` (default: this home's); resolves once it runs or has failed to start. */
-  startDaemon(config?: DirectConfigInput): Promise<KernelDaemon>;
+  /**
+   * Builds and starts a daemon on `config` (default: this home's); resolves once it runs or has
+   * failed to start. `clockOffsetMs` sets its wall clock that far from the home's (an NTP step
+   * between runs).
+   */
+  startDaemon(config?: DirectConfigInput, options?: { clockOffsetMs?: number }): Promise<KernelDaemon>;
   /** The simulators' truth every minute of the clock, from now until the home closes. */
   sampleTruth(): TruthSample[];
   /** Runs the clock to `ms`. */
@@ -87,15 +92,15 @@ export async function closeFaultHomes(): Promise<void> {
 }
 
 /**
- * The demo home on a January Wednesday in Oslo at local `startLocal` (10:00 by default), its world
+ * The demo home at `startMs`, or on a January Wednesday in Oslo at local `startLocal` (10:00 by default), its world
  * started, the home registered; `proxy` puts the fault proxy between the daemon and the sandbox.
  */
 export async function faultHome(
   name: string,
-  options: { startLocal?: [number, number]; proxy?: boolean; world?: WorldChoices } = {},
+  options: { startLocal?: [number, number]; startMs?: number; proxy?: boolean; world?: WorldChoices } = {},
 ): Promise<FaultHome> {
   const [hh, mm] = options.startLocal ?? [10, 0];
-  const startMs = localAt(januaryDay, 0, hh, mm);
+  const startMs = options.startMs ?? localAt(januaryDay, 0, hh, mm);
   const home = demoHome({ name: `kernel-fault-${name}`, startMs });
   const env = await home.startWorld(options.world ?? {});
   // A request the sandbox is still answering is work in flight; so is one the proxy holds: its
@@ -120,8 +125,10 @@ export async function faultHome(
 
   const parsed = (doc: DirectConfigInput): Config => parseConfig(doc).config;
 
-  const startDaemon = async (doc: DirectConfigInput = fh.config): Promise<KernelDaemon> => {
+  const startDaemon = async (doc: DirectConfigInput = fh.config, o: { clockOffsetMs?: number } = {}): Promise<KernelDaemon> => {
     const cfg = parsed(doc);
+    const clock = new SteppedClock(home.clock);
+    clock.step(o.clockOffsetMs ?? 0);
     const logs: KernelDaemon['logs'] = [];
     const rawOutput: string[] = [];
     let markRunning: (running: boolean) => void = () => undefined;
@@ -141,7 +148,7 @@ export async function faultHome(
         },
       },
     });
-    const app = buildApp(cfg, { logger, clock: home.clock, controlTickMs: 60_000, planInWorker: false });
+    const app = buildApp(cfg, { logger, clock, controlTickMs: 60_000, planInWorker: false });
     const signals = new EventEmitter();
     // The daemon starts with time held: its start is work the kernel cannot see.
     const exited = runDaemon(app, { logger, signals: signals as never });
