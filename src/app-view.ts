@@ -1,5 +1,6 @@
 /** Maps the daemon's live state onto the read-only views of home automation and the status page. */
 import type { Config } from './config/schema.js';
+import { zoneBandNow } from './jobs/zone-control.js';
 import type { Plan, PlanSlot } from './core/types.js';
 import type { BillSummary } from './jobs/billing.js';
 import type {
@@ -286,8 +287,8 @@ export function homeView(src: ViewSources): HomeView {
     const w = src.wishes(d.id);
     const tankLike = d.kind === 'hotWaterTank' || d.kind === 'heatPump';
     const plannedIn = (s: PlanSlot | undefined): boolean | undefined =>
-      tankLike ? s?.tanks?.[d.id]?.on : d.kind === 'evCharger' ? s?.evs?.[d.id]?.on : undefined;
-    const planned = tankLike || d.kind === 'evCharger';
+      tankLike ? s?.tanks?.[d.id]?.on : d.kind === 'evCharger' ? s?.evs?.[d.id]?.on : d.kind === 'zone' ? s?.zones?.[d.id]?.on : undefined;
+    const planned = tankLike || d.kind === 'evCharger' || d.kind === 'zone';
     const next = planned && plan ? plan.slots.find((s) => s.startMs > nowMs && plannedIn(s)) : undefined;
     const comfort = plan && tankLike ? nextComfort(plan, nowMs, d.id) : undefined;
     const ranges = commandRanges(d);
@@ -312,6 +313,16 @@ export function homeView(src: ViewSources): HomeView {
     if (setpoint?.kind === 'charger') Object.assign(view, { currentLimitA: setpoint.currentA, fuseLimited: heldByFuse(setpoint.reason) });
     const sg = control?.decision.setpoints.find((s) => s.kind === 'heatPump' && s.id === d.id);
     if (sg?.kind === 'heatPump') view.sgReady = { state: sg.state, reason: sg.reason };
+    if (d.kind === 'zone') {
+      const preset = w.preset ?? 'comfort';
+      const setpointC = src.devices.get(d.id)?.health().setpointC;
+      view.zone = {
+        preset,
+        ...zoneBandNow(d, preset, nowMs, config.site.timezone),
+        frostC: d.frostC,
+        ...(setpointC !== undefined ? { setpointC } : {}),
+      };
+    }
     if (r?.phases) view.phaseCurrentsA = r.phases.currentsA;
     const cap = activeCap(limits, d.id);
     if (cap) Object.assign(view, { capKw: cap.capKw, capUntilMs: cap.untilMs });

@@ -71,6 +71,9 @@ const daemonViewSchema = z.looseObject({
       temperatureC: z.number().optional(),
       powerW: z.number().optional(),
       energyKwh: z.number().optional(),
+      zone: z
+        .looseObject({ preset: z.string(), minC: z.number(), maxC: z.number(), frostC: z.number(), setpointC: z.number().optional() })
+        .optional(),
     }),
   ),
   health: z.looseObject({ ok: z.boolean(), jobs: z.array(jobSchema) }),

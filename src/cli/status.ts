@@ -245,6 +245,8 @@ export function renderStatus(r: StatusReport, config: Config): string[] {
         dev.temperatureC !== undefined ? `${fixed(dev.temperatureC, 1)} °C` : null,
         dev.powerW !== undefined ? `${fixed(dev.powerW, 0)} W` : null,
         dev.energyKwh !== undefined ? `${fixed(dev.energyKwh, 2)} kWh` : null,
+        dev.zone ? `preset ${dev.zone.preset}, band ${fixed(dev.zone.minC, 1)}–${fixed(dev.zone.maxC, 1)} °C` : null,
+        dev.zone?.setpointC !== undefined ? `setpoint ${fixed(dev.zone.setpointC, 1)} °C` : null,
       ].filter((x) => x !== null);
       out.push(
         `  device ${dev.name} (${dev.id}): ${dev.available ? 'available' : 'DOWN'}, mode ${dev.mode}, planned ${dev.plannedOn ? 'on' : 'off'}${values.length ? `, ${values.join(', ')}` : ''}`,

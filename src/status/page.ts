@@ -103,6 +103,12 @@ function fuseText(f: FuseView): string {
   );
 }
 
+/** A zone's preset, band now and frost floor, and a thermostat's setpoint. */
+function zoneText(z: NonNullable<DeviceView['zone']>): string {
+  const setpoint = z.setpointC === undefined ? '' : `, setpoint ${fixed(z.setpointC, 1)} °C`;
+  return `preset ${esc(z.preset)}, band ${fixed(z.minC, 1)}–${fixed(z.maxC, 1)} °C (frost ${fixed(z.frostC, 0)} °C)${setpoint}`;
+}
+
 function deviceRow(d: DeviceView, tz: string): string {
   const ev = d.ev;
   const evText = ev
@@ -112,7 +118,9 @@ function deviceRow(d: DeviceView, tz: string): string {
       ? lines(d.phaseCurrentsA, (a) => `${fixed(a, 1)} A`)
       : d.sgReady
         ? `<span data-sg="${d.sgReady.state}">${sgLabel[d.sgReady.state]}</span>: ${esc(d.sgReady.reason)}`
-        : '';
+        : d.zone
+          ? zoneText(d.zone)
+          : '';
   // data-label: on a phone each row is a card of labelled values (the header row is hidden).
   return (
     `<tr data-device="${esc(d.id)}"><td class="wide">${esc(d.name)}<div class="muted">${esc(kindLabel[d.kind])}</div></td>` +
