@@ -58,7 +58,7 @@ export function zonesScenario(
     deltas: seededDeltas(rand, startMs, hours),
     fees: { gridFeePerKwh: 0.03, taxPerKwh: 0.01, vatRate: 1.25 },
   });
-  // A cold spell: −12…−2 °C, coldest before dawn, a front moving the level over the two days.
+  // Winter days of −13…+3 °C: a level, a daily swing (coldest before dawn), a front moving the level over the two days.
   const level = -7 + rand() * 4;
   const drift = (rand() - 0.5) * 6;
   const outdoorTempC = Array.from({ length: hours }, (_, t) => {
