@@ -1,9 +1,9 @@
 /**
  * Fault (a) on the simulation kernel: the API answers 500 for an hour, then 429 with Retry-After
- * for an hour, then hangs for ten minutes. The daemon keeps controlling on its last plan, queues
+ * for an hour, then hangs for five minutes. The daemon keeps controlling on its last plan, queues
  * the report that falls due in the outage and sends it exactly once after recovery, equal to the
  * simulators' truth. A hung request holds the clock until undici's own timer (a real-time one, of
- * about a second's resolution) ends it, and each costs the run that second: the hang is ten minutes,
+ * about a second's resolution) ends it, and each costs the run that second: the hang is five minutes,
  * not an hour, and shows the same, requests that never answer.
  */
 import { afterEach, expect, it } from 'vitest';
@@ -23,7 +23,7 @@ it('keeps controlling through 500s, 429s and timeouts and sends the queued repor
   expect(daemon.running).toBe(true);
 
   const outageStart = home.localTime(0, 12);
-  const recovered = home.localTime(0, 14, 10);
+  const recovered = home.localTime(0, 14, 5);
   await home.until(outageStart);
   proxy.setMode('error500');
   await home.until(home.localTime(0, 13));
@@ -33,7 +33,7 @@ it('keeps controlling through 500s, 429s and timeouts and sends the queued repor
   await home.until(recovered);
   proxy.setMode('pass');
   // Backoff is capped at an hour: the retry comes within about an hour of recovery.
-  await home.until(home.localTime(0, 15, 40));
+  await home.until(home.localTime(0, 15, 35));
   expect(await daemon.stop()).toBe(0);
 
   // The daemon met every failure mode and said so.
