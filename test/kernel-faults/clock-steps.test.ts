@@ -89,8 +89,8 @@ it('meters on at once after NTP steps back by 40 minutes and by 2 hours, and for
   const steps = runs.map((d) => logsWith([d], (l) => l.code === 'CLOCK_JUMP').map((l) => Math.round(Number(l['backMs']) / 60_000)));
   expect(steps.map((s) => s.length)).toEqual([0, 1, 0, 1]);
   // The step seen is the offset less the age of the last reading the store holds; a daemon's stop
-  // runs the clock on while it waits on its sockets' real-time close, so that age differs by a few
-  // minutes from run to run.
+  // runs the clock on while it waits on something the kernel does not see as work (DEVELOPING.md),
+  // so that age differs by a few minutes from run to run.
   expect(steps[1]![0]).toBeGreaterThan(0);
   expect(steps[1]![0]).toBeLessThanOrEqual(40);
   expect(steps[3]![0]).toBeGreaterThanOrEqual(90);
