@@ -165,6 +165,7 @@ describe('a heated zone in the home plan', () => {
     const rule = {
       measure: 'dailyPeaks' as const,
       count: 3,
+      days: 'all' as const,
       steps: [
         { upToKw: 2, perMonth: 10 },
         { upToKw: 5, perMonth: 20 },
