@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { homeView } from './app-view.js';
 import { parseConfig } from './config/load.js';
 import { stateMessages } from './ha/state.js';
+import { discoveryMessages } from './ha/discovery.js';
 import { haTopics } from './ha/topics.js';
 import type { Plan } from './core/types.js';
 import type { SupervisedDevice } from './devices/supervisor.js';
@@ -79,7 +80,7 @@ const view = homeView({
 describe('a heated zone in the view', () => {
   it('carries its preset, the band of the preset now, its frost floor, its setpoint and its plan', () => {
     const d = view.devices[0]!;
-    expect(d.zone).toEqual({ preset: 'eco', minC: 18, maxC: 20, frostC: 7, setpointC: 20 });
+    expect(d.zone).toEqual({ preset: 'eco', minC: 18, maxC: 20, frostC: 7, targetC: 20, setpointC: 20 });
     expect(d.plannedOn).toBe(true);
     expect(d.nextStartMs).toBe(plan.slots[2]!.startMs);
   });
@@ -88,6 +89,61 @@ describe('a heated zone in the view', () => {
     const t = haTopics('wattshift');
     const m = stateMessages(t, view);
     expect(m.get(t.deviceField('bedroom', 'planned_on'))).toBe('true');
+    expect(m.get(t.deviceField('bedroom', 'preset'))).toBe('eco');
+    expect(m.get(t.deviceField('bedroom', 'target_temp'))).toBe('20');
+    expect(m.get(t.deviceField('bedroom', 'action'))).toBe('heating');
     expect(renderStatusPage(view, { timezone: 'Europe/Oslo' })).toContain('preset eco, band 18.0–20.0 °C (frost 7 °C), setpoint 20.0 °C');
+  });
+});
+
+/**
+ * The configuration variables of Home Assistant's MQTT climate
+ * (https://www.home-assistant.io/integrations/climate.mqtt/), and the discovery frame's own keys.
+ */
+const climateOptions = new Set([
+  ...['action_template', 'action_topic', 'availability', 'availability_mode', 'availability_template', 'availability_topic'],
+  ...['current_humidity_template', 'current_humidity_topic', 'current_temperature_template', 'current_temperature_topic'],
+  ...['default_entity_id', 'device', 'enabled_by_default', 'encoding', 'entity_category', 'icon', 'initial'],
+  ...['json_attributes_template', 'json_attributes_topic', 'max_humidity', 'max_temp', 'min_humidity', 'min_temp'],
+  ...['mode_command_template', 'mode_command_topic', 'mode_state_template', 'mode_state_topic', 'modes', 'name', 'object_id'],
+  ...['optimistic', 'origin', 'payload_available', 'payload_not_available', 'precision', 'qos', 'retain', 'temp_step'],
+  ...['preset_mode_command_template', 'preset_mode_command_topic', 'preset_mode_state_topic', 'preset_mode_value_template', 'preset_modes'],
+  ...['temperature_command_template', 'temperature_command_topic', 'temperature_state_template', 'temperature_state_topic'],
+  ...['temperature_unit', 'unique_id', 'value_template'],
+]);
+/** The climate's `action_topic` values Home Assistant takes, and its HVAC modes. */
+const climateActions = ['off', 'heating', 'cooling', 'drying', 'idle', 'fan', 'preheating', 'defrosting'];
+const hvacModes = ['auto', 'off', 'cool', 'heat', 'dry', 'fan_only'];
+
+describe('a heated zone in Home Assistant', () => {
+  const messages = discoveryMessages({
+    baseTopic: 'wattshift',
+    prefix: 'homeassistant',
+    location: view.location,
+    devices: view.devices,
+    currency: 'NOK',
+    swVersion: 'test',
+  });
+  const climate = messages.find((m) => m.topic.startsWith('homeassistant/climate/'));
+
+  it('is a climate entity with only the options its documentation lists', () => {
+    expect(climate?.topic).toMatch(/^homeassistant\/climate\/[^/]+\/bedroom_climate\/config$/);
+    const payload = climate!.payload as Record<string, unknown>;
+    expect(Object.keys(payload).filter((k) => !climateOptions.has(k))).toEqual([]);
+    expect((payload['modes'] as string[]).every((m) => hvacModes.includes(m))).toBe(true);
+    // `none` is Home Assistant's own "no preset": a preset list must not name it.
+    expect(payload['preset_modes']).not.toContain('none');
+  });
+
+  it('reads its topics from what the zone publishes, and sets the preset on its set topic', () => {
+    const payload = climate!.payload as Record<string, unknown>;
+    const t = haTopics('wattshift');
+    const m = stateMessages(t, view);
+    expect(climateActions).toContain(m.get(payload['action_topic'] as string));
+    expect(payload['current_temperature_topic']).toBe(t.deviceField('bedroom', 'temperature'));
+    expect(m.get(payload['temperature_state_topic'] as string)).toBe('20');
+    expect(payload['preset_modes']).toContain(m.get(payload['preset_mode_state_topic'] as string));
+    expect(payload['preset_mode_command_topic']).toBe(t.set('bedroom'));
+    expect(payload['preset_mode_command_template']).toBe('{"preset": "{{ value }}"}');
   });
 });

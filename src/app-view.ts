@@ -1,6 +1,7 @@
 /** Maps the daemon's live state onto the read-only views of home automation and the status page. */
 import type { Config } from './config/schema.js';
 import { zoneBandNow } from './jobs/zone-control.js';
+import { comfortTargetC } from './core/zone-control.js';
 import type { Plan, PlanSlot } from './core/types.js';
 import type { BillSummary } from './jobs/billing.js';
 import type {
@@ -316,10 +317,12 @@ export function homeView(src: ViewSources): HomeView {
     if (d.kind === 'zone') {
       const preset = w.preset ?? 'comfort';
       const setpointC = src.devices.get(d.id)?.health().setpointC;
+      const band = zoneBandNow(d, preset, nowMs, config.site.timezone);
       view.zone = {
         preset,
-        ...zoneBandNow(d, preset, nowMs, config.site.timezone),
+        ...band,
         frostC: d.frostC,
+        targetC: setpointC ?? comfortTargetC(band),
         ...(setpointC !== undefined ? { setpointC } : {}),
       };
     }

@@ -13,7 +13,7 @@ import type { CommandRangesView, DeviceKind } from '../view/model.js';
 
 export const defaultDiscoveryPrefix = 'homeassistant';
 
-export type HaComponent = 'sensor' | 'binary_sensor' | 'select' | 'button' | 'number' | 'datetime' | 'water_heater';
+export type HaComponent = 'sensor' | 'binary_sensor' | 'select' | 'button' | 'number' | 'datetime' | 'water_heater' | 'climate';
 
 export interface DiscoveryInput {
   baseTopic: string;
@@ -157,6 +157,33 @@ const waterHeater: EntityDef = {
   }),
 };
 
+/**
+ * A heated zone as Home Assistant's MQTT climate entity (home-assistant.io/integrations/climate.mqtt):
+ * always heating (`heat`), its presets chosen on the zone's set topic, the room's temperature, the
+ * temperature wattshift aims at now (read only: the band is the config's) and whether it heats now.
+ */
+const zoneClimate: EntityDef = {
+  key: 'climate',
+  component: 'climate',
+  build: ({ t, id }) => ({
+    name: 'Heating',
+    modes: ['heat'],
+    mode_state_topic: t.deviceField(id, 'planned_on'),
+    mode_state_template: 'heat',
+    preset_modes: ['comfort', 'eco', 'away', 'boost'],
+    preset_mode_state_topic: t.deviceField(id, 'preset'),
+    preset_mode_command_topic: t.set(id),
+    preset_mode_command_template: '{"preset": "{{ value }}"}',
+    current_temperature_topic: t.deviceField(id, 'temperature'),
+    temperature_state_topic: t.deviceField(id, 'target_temp'),
+    action_topic: t.deviceField(id, 'action'),
+    temperature_unit: 'C',
+    precision: 0.1,
+    min_temp: 5,
+    max_temp: 30,
+  }),
+};
+
 const amps = { device_class: 'current', unit_of_measurement: 'A', state_class: 'measurement' };
 /** Phase currents of a meter that gives them (unknown on one that does not). */
 const lineCurrent = (n: 1 | 2 | 3): EntityDef => sensor(`current_l${n}`, `Current L${n}`, { ...amps, suggested_display_precision: 1 });
@@ -248,8 +275,9 @@ const deviceEntities: Record<DeviceKind, readonly EntityDef[]> = {
     },
   ],
   meter: [power, energy, lineCurrent(1), lineCurrent(2), lineCurrent(3)],
-  // A heated zone's room temperature and heater.
+  // A heated zone's room temperature and heater, and the zone as a climate entity.
   zone: [
+    zoneClimate,
     sensor('temperature', 'Room temperature', { device_class: 'temperature', unit_of_measurement: '°C', state_class: 'measurement' }),
     power,
     energy,

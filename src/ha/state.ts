@@ -35,7 +35,7 @@ export function fieldsForKind(kind: DeviceKind): readonly DeviceScalarField[] {
     case 'meter':
       return ['power', 'energy', 'current_l1', 'current_l2', 'current_l3'];
     case 'zone':
-      return ['temperature', 'power', 'energy', 'planned_on', 'next_start'];
+      return ['temperature', 'power', 'energy', 'planned_on', 'next_start', 'preset', 'target_temp', 'action'];
     case 'heatPump':
       return ['temperature', 'power', 'energy', 'mode', 'planned_on', 'next_start', 'floor', 'next_comfort', 'block_without_lease', 'sg_state'];
   }
@@ -82,6 +82,9 @@ export function deviceValues(d: DeviceView): Record<DeviceScalarField, Scalar> {
     current_l2: round(d.phaseCurrentsA?.[1], 2),
     current_l3: round(d.phaseCurrentsA?.[2], 2),
     sg_state: d.sgReady?.state ?? null,
+    preset: d.zone?.preset ?? null,
+    target_temp: round(d.zone?.targetC, 1),
+    action: d.zone ? ((d.powerW ?? (d.plannedOn ? 1 : 0)) > 0 ? 'heating' : 'idle') : null,
   };
 }
 

@@ -46,6 +46,9 @@ export const deviceScalarFields = [
   'vehicle',
   'phases',
   'sg_state',
+  'preset',
+  'target_temp',
+  'action',
 ] as const;
 export type DeviceScalarField = (typeof deviceScalarFields)[number];
 

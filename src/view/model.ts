@@ -74,7 +74,15 @@ export interface DeviceView {
   /** A heat pump's SG Ready state now, with the reason the control loop gave. */
   sgReady?: { state: SgStateView; reason: string };
   /** A heated zone: its preset, the band in effect now and its frost floor, °C; a thermostat's setpoint last written, °C. */
-  zone?: { preset: 'comfort' | 'eco' | 'away' | 'boost'; minC: number; maxC: number; frostC: number; setpointC?: number };
+  zone?: {
+    preset: 'comfort' | 'eco' | 'away' | 'boost';
+    minC: number;
+    maxC: number;
+    frostC: number;
+    /** What the zone aims at now: a thermostat's setpoint, else the comfort target (the middle of the band), °C. */
+    targetC: number;
+    setpointC?: number;
+  };
   /** Set while the heater is blocked by a relay that cannot end the block itself (no device lease). */
   blockWithoutLease?: true;
   /** Power-limitation (LPC) cap on this device now, kW, and when it ends. */
