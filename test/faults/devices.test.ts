@@ -100,11 +100,18 @@ it('rides out a Mosquitto restart and garbage from an MQTT charger', async () =>
       ['{"eto":', localTime(world, 0, 10, 20), localTime(world, 0, 10, 26)],
       ['"12 kWh"', localTime(world, 0, 10, 50), localTime(world, 0, 11, 10)],
     ];
+    // Each episode lasts until the daemon has said the charger is down, and the next begins only
+    // once it has said it recovered: the daemon's state, not the clock, ends them.
+    const carLines = (msg: string) => (l: { msg?: string; device?: unknown }) => l.device === 'car' && l.msg === msg;
     for (const [payload, fromMs, toMs] of garbage) {
       await waitUntilSim(world, fromMs);
+      const seenBefore = daemon.logs.length;
       charger.corrupt('eto', payload);
+      await daemon.waitForLog((l) => daemon.logs.indexOf(l) >= seenBefore && carLines('device down; putting it in its safe state')(l));
       await waitUntilSim(world, toMs);
+      const downAt = daemon.logs.length;
       charger.corrupt('eto', null);
+      await daemon.waitForLog((l) => daemon.logs.indexOf(l) >= downAt && carLines('device recovered')(l));
     }
 
     // The broker stops from 11:20 to 11:40 and restarts empty (no persistence).
