@@ -40,6 +40,14 @@ export interface DiscreteProblem {
   /** Whether the device was on in the slot before the plan. */
   initiallyOn?: boolean;
   reach?: { level: number; bySlot: number } | null;
+  /**
+   * Keep only the states no other state of the slot dominates: per slot, the most one more kWh of
+   * state at its end can cost over the rest of the plan (0 where no later cost falls as q grows).
+   * A state with as much energy or more whose cost, plus that much per kWh it holds above another,
+   * is no more than the other's dominates it. Valid only without anti-cycling rules that bind and
+   * without `reach`; the caller says so by giving it.
+   */
+  dominance?: ReadonlyArray<number>;
 }
 
 export interface DiscreteSolution {
@@ -84,6 +92,16 @@ class Layer {
     this.run[i] = run;
     this.starts[i] = starts;
     this.leg[i] = leg;
+  }
+
+  /** Keeps the states at `keep` (indices in this layer, in any order), in that order. */
+  keepOnly(keep: ReadonlyArray<number>): void {
+    const cols = [this.key, this.e, this.cost, this.prev, this.action, this.on, this.run, this.starts, this.leg];
+    for (const c of cols) {
+      const picked = keep.map((i) => c[i] as number);
+      c.set(picked);
+    }
+    this.size = keep.length;
   }
 
   private grow(): void {
@@ -221,6 +239,7 @@ export function solveDiscrete(p: DiscreteProblem, ws = new DiscreteWorkspace()):
       }
     }
     for (let j = 0; j < next.size; j++) slotOf[next.key[j] as number] = -1;
+    if (p.dominance && next.size > 1) paretoFront(next, p.dominance[t] as number);
     if (next.size === 0) {
       // Every action was blocked (should not happen): stay off from the cheapest state.
       let best = 0;
@@ -249,6 +268,32 @@ export function solveDiscrete(p: DiscreteProblem, ws = new DiscreteWorkspace()):
     idx = ws.prev[at] as number;
   }
   return replay(p, e0, actions);
+}
+
+/**
+ * `dominance` for a problem whose cost is linear in q at `price(t)` per kWh of state: after slot
+ * t, one more kWh held saves at most that kWh of later "on" energy, so it can cost at most the
+ * largest later negative price (0 when none is negative).
+ */
+export function dominanceWeights(n: number, price: (t: number) => number): number[] {
+  const out = new Array<number>(n).fill(0);
+  for (let t = n - 2; t >= 0; t--) out[t] = Math.max(out[t + 1] as number, -price(t + 1));
+  return out;
+}
+
+/** Drops the states that one with as much energy or more reaches at no more cost, `w` per kWh above it counted. */
+function paretoFront(layer: Layer, w: number): void {
+  const order = Array.from({ length: layer.size }, (_, i) => i).sort((x, y) => (layer.e[y] as number) - (layer.e[x] as number));
+  const keep: number[] = [];
+  let least = Infinity;
+  for (const i of order) {
+    const c = (layer.cost[i] as number) + w * (layer.e[i] as number);
+    if (c < least - 1e-12 * (1 + Math.abs(c))) {
+      keep.push(i);
+      least = c;
+    }
+  }
+  if (keep.length < layer.size) layer.keepOnly(keep);
 }
 
 /** q, E and on along the chosen actions, computed exactly as the DP computed them. */

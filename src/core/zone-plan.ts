@@ -11,7 +11,7 @@
  * the heater never heats beyond. Pure.
  */
 import { solveStorage, type StorageProblem } from './convex-dp.js';
-import { solveDiscrete } from './discrete-dp.js';
+import { dominanceWeights, solveDiscrete } from './discrete-dp.js';
 import { costPieces } from './pwl.js';
 import { lowestCapKw } from './plan-setup-steps.js';
 import { localParts } from './zoned-time.js';
@@ -183,6 +183,11 @@ export function zoneSolve(
         minOffSlots: ac?.minOffSlots,
         maxStartsPerDay: ac?.maxStartsPerDay,
         dayIndex,
+        // A warmer room is never worse but for what its heat saves later where heat earns money
+        // (a negative price): the DP keeps only the states no warmer, cheaper one dominates
+        // (some ten a slot instead of a few hundred). The most a kWh of heat held can lose after
+        // slot t is the best later negative price: it saves the room at most that much heat.
+        ...(ac ? {} : { dominance: dominanceWeights(cap.length, heatPrice) }),
       },
       ws?.discrete,
     );
