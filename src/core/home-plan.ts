@@ -39,6 +39,8 @@ interface Device {
   price: number[];
   /** A heated zone (`s` is then the location's set-up, without devices). */
   zone?: ZoneSetup;
+  /** The device's solutions by their inputs (see `solve`). */
+  memo: Map<string, Sol>;
 }
 /** A device's energy per slot (the rest of the slot) and its cost, penalties for shortfalls included. */
 interface Sol {
@@ -53,6 +55,8 @@ const TOL = 1e-9;
 const MAX_ROUNDS = 6;
 const DUAL_ITERS = 8;
 const SOLVE_BUDGET = 72;
+/** Solutions a device remembers (a plan asks a few hundred questions at most). */
+const MEMO_SIZE = 512;
 
 /**
  * A tank's anti-cycling rules when they can bind, else null. Rules that cannot bind (a run and a
@@ -82,8 +86,22 @@ function capsFor(lpc: ReadonlyArray<LpcCap>, tank: Tank | null, ev: Ev | null): 
   });
 }
 
-/** One device's plan (its solver on `cap`) and its cost, a shortfall at the pair planner's penalty. */
+/**
+ * `solveOnce`, remembered: the search asks the same device the same question many times (a room's
+ * cap is mostly its own heater's, whatever the others leave), and a solve is deterministic.
+ */
 function solve(d: Device, cap: number[], lambda?: number[], leg0: number | null = null): Sol {
+  const key = `${cap.join()}|${lambda?.join() ?? ''}|${leg0}`;
+  const known = d.memo.get(key);
+  if (known) return known;
+  const sol = solveOnce(d, cap, lambda, leg0);
+  if (d.memo.size >= MEMO_SIZE) d.memo.clear();
+  d.memo.set(key, sol);
+  return sol;
+}
+
+/** One device's plan (its solver on `cap`) and its cost, a shortfall at the pair planner's penalty. */
+function solveOnce(d: Device, cap: number[], lambda?: number[], leg0: number | null = null): Sol {
   if (d.zone) {
     const z = zoneSolve(d.zone, cap, d.s.dayIndex, lambda, d.s.workspace);
     return { x: z.q, cost: zoneCost(d.zone, z), leg: -1 };
@@ -296,11 +314,11 @@ function planDevices(input: HomePlanInput, nowMs: number, previous?: Plan): Plan
   const devices: Device[] = kinds.map(([tank, ev, zone]) => {
     if (zone) {
       const z = setupZone(zone, locationSetup!, ended, input.location.lpc ?? [], bindingAntiCycling(zone.antiCycling, slotMinutes));
-      return { input: locationInput, s: locationSetup!, cap: z.cap, price: z.price, zone: z };
+      return { input: locationInput, s: locationSetup!, cap: z.cap, price: z.price, zone: z, memo: new Map() };
     }
     const one = pairInput(tank, ev, null);
     const s = setupPlan(one, nowMs, previous);
-    return { input: one, s, cap: s.tank ? s.tank.cap : s.ev!.cap, price: s.tank ? s.tank.price : s.ev!.price };
+    return { input: one, s, cap: s.tank ? s.tank.cap : s.ev!.cap, price: s.tank ? s.tank.price : s.ev!.price, memo: new Map() };
   });
   const s0 = devices[0]!.s;
   // Power of every device but `i`, kW, from each device's energy per slot.
