@@ -116,6 +116,7 @@ describe('startPlanWorker', () => {
     const rule: CapacityModel = {
       measure: 'dailyPeaks',
       count: 3,
+      days: 'all',
       steps: [
         { upToKw: 4, perMonth: 500 },
         { upToKw: null, perMonth: 900 },
