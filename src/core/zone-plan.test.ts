@@ -97,6 +97,27 @@ describe('a heated zone in the home plan', () => {
       expect(slotFlexKw(s) + 1).toBeLessThanOrEqual(Math.min(17, s.startMs >= cap.startMs && s.startMs < cap.endMs ? 2 : 17) + 1e-6);
   });
 
+  // Two rooms share too little headroom for both: a heat pump's room (3 kWh of heat a kWh) at the
+  // edge of its band and a cellar kept at its frost floor (its band's lower edge) by a panel heater.
+  // A kWh does most for the band in the living room, but the frost floor counts ten times the band:
+  // the cellar keeps its floor and the living room goes below its band. With the frost floor at the
+  // band's weight (FROST_PENALTY_FACTOR 1), the living room would take the heat and the cellar freeze.
+  it.each([
+    { hours: 6, limitKw: 2 },
+    { hours: 24, limitKw: 2 },
+    { hours: 24, limitKw: 1.9 },
+  ])("holds the frost floor before another room's band ($hours h, limit $limitKw kW)", ({ hours, limitKw }) => {
+    const living = room('living', {
+      cop: 3,
+      model: { ...defaultRoomModel({ powerKw: 1.5, cop: 3, floorAreaM2: 20, construction: 'heavy' }), errorK: 0.3 },
+      band: new Array(n).fill({ minC: 20, maxC: 20.5 }),
+    });
+    const cellar = room('cellar', { currentTempC: 8, band: new Array(n).fill({ minC: 8, maxC: 9 }) });
+    const p = planHome(home({ slots: hourlySlots(PRICES.slice(0, hours)), zones: [living, cellar], location: { limitKw, baseLoadKw: 1 } }), T0);
+    expect(Math.min(...temps(p, 'cellar'))).toBeGreaterThanOrEqual(8 - 1e-3);
+    expect(p.shortfalls.map((f) => `${f.deviceId} ${f.kind}`)).toEqual(['living belowBand']);
+  });
+
   it('reports a room below its frost floor when even that cannot be held', () => {
     const cap: LpcCap = { startMs: T0, endMs: T0 + 48 * H, maxKw: 0, scope: 'zone', deviceId: 'living' };
     const input = home({
