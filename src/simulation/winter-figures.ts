@@ -36,6 +36,8 @@ export interface WinterFigures {
   /** Bill of the month so far at the main meter, NOK with VAT; its capacity fee's share. */
   billNok: number | null;
   capacityFeeNok: number | null;
+  /** The bill's parts, NOK without VAT: energy, grid fee, tax, the household subsidy, the programme's incentive. */
+  billParts: { energy: number; gridFee: number; tax: number; subsidy: number; incentive: number } | null;
   /** The capacity measure (mean of the three highest daily hourly peaks), kW, and its step's top. */
   capacityMeasureKw: number | null;
   capacityStepUpToKw: number | null;
@@ -107,6 +109,15 @@ export function winterFigures(run: WinterRun, days: number, seed: number): Winte
     seed,
     billNok: bill ? round(bill.total, 2) : null,
     capacityFeeNok: bill?.capacity ? round(bill.capacity.fee, 2) : null,
+    billParts: bill
+      ? {
+          energy: round(bill.energy, 2),
+          gridFee: round(bill.gridFee, 2),
+          tax: round(bill.tax, 2),
+          subsidy: round(bill.subsidy, 2),
+          incentive: round(bill.incentive, 2),
+        }
+      : null,
     capacityMeasureKw: bill?.capacity ? round(bill.capacity.measureKw, 2) : null,
     capacityStepUpToKw: bill?.capacity?.stepUpToKw ?? null,
     importKwh: round(
