@@ -10,6 +10,7 @@
  */
 import { plan as planPair } from './planner.js';
 import { setupPlan, type Setup } from './plan-setup.js';
+import { frozenPrevious, frozenWindowEndMs } from './plan-setup-steps.js';
 import { evSolve, objective, tankSolve } from './solve.js';
 import { reservationOutcomes } from './reservations.js';
 import { setupZone, zoneBaseline, zoneCost, zonePlan, zoneSolve, type ZoneSetup } from './zone-plan.js';
@@ -311,9 +312,13 @@ function planDevices(input: HomePlanInput, nowMs: number, previous?: Plan): Plan
   // A zone is planned on the location's own set-up (its headroom, prices and slots).
   const locationInput: PlanInput = { ...common, tank: null, ev: null };
   const locationSetup = zones.length > 0 ? setupPlan(locationInput, nowMs, previous) : null;
+  // A zone keeps the previous plan's energy in the frozen slots, as a tank does.
+  const frozen = locationSetup
+    ? frozenPrevious(previous, frozenWindowEndMs(locationSetup.slots, input.options?.frozenSlots, locationSetup.slotMs))
+    : new Map();
   const devices: Device[] = kinds.map(([tank, ev, zone]) => {
     if (zone) {
-      const z = setupZone(zone, locationSetup!, ended, input.location.lpc ?? [], bindingAntiCycling(zone.antiCycling, slotMinutes));
+      const z = setupZone(zone, locationSetup!, ended, input.location.lpc ?? [], bindingAntiCycling(zone.antiCycling, slotMinutes), frozen);
       return { input: locationInput, s: locationSetup!, cap: z.cap, price: z.price, zone: z, memo: new Map() };
     }
     const one = pairInput(tank, ev, null);

@@ -118,6 +118,26 @@ describe('a heated zone in the home plan', () => {
     expect(p.shortfalls.map((f) => `${f.deviceId} ${f.kind}`)).toEqual(['living belowBand']);
   });
 
+  // Planned at midnight; planned again with the first two hours' price raised tenfold, the previous
+  // plan given: the running slot and the next keep their energy (the controller is acting on them).
+  it.each([{ control: 'continuous' as const }, { control: 'relay' as const }])(
+    "keeps a $control zone's frozen slots of the previous plan",
+    ({ control }) => {
+      const input = home({ zones: [room('living', { control, currentTempC: 21.5 })] });
+      const first = planHome(input, T0);
+      const dear = PRICES.map((p, t) => (t < 2 ? 10 * p + 1 : p));
+      const again = planHome({ ...input, slots: hourlySlots(dear) }, T0, first);
+      const unfrozen = planHome({ ...input, slots: hourlySlots(dear) }, T0);
+      expect(energy(first, 'living')[1]).toBeGreaterThan(0.1);
+      expect(energy(unfrozen, 'living').slice(0, 2)).not.toEqual(energy(first, 'living').slice(0, 2));
+      for (const t of [0, 1]) {
+        expect(energy(again, 'living')[t], `slot ${t}`).toBeCloseTo(energy(first, 'living')[t]!, 9);
+        expect(again.slots[t]!.binding).toContain('frozen');
+      }
+      expect(again.slots[2]!.binding).not.toContain('frozen');
+    },
+  );
+
   it('reports a room below its frost floor when even that cannot be held', () => {
     const cap: LpcCap = { startMs: T0, endMs: T0 + 48 * H, maxKw: 0, scope: 'zone', deviceId: 'living' };
     const input = home({

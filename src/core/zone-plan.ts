@@ -13,7 +13,7 @@
 import { solveStorage, type StorageProblem } from './convex-dp.js';
 import { dominanceWeights, solveDiscrete } from './discrete-dp.js';
 import { costPieces } from './pwl.js';
-import { lowestCapKw } from './plan-setup-steps.js';
+import { frozenRest, lowestCapKw } from './plan-setup-steps.js';
 import { localParts } from './zoned-time.js';
 import type { Setup, SolverWorkspace } from './plan-setup.js';
 import type { AntiCycling, BindingConstraint, LpcCap, Plan, PlanSlot, Shortfall, ZoneOutcome, ZoneParams, ZoneSlotPlan } from './types.js';
@@ -53,6 +53,8 @@ export interface ZoneSetup {
   offset: number;
   /** The anti-cycling rules that can bind (see `bindingAntiCycling`), or null. */
   antiCycling: AntiCycling | null;
+  /** The previous plan's energy in a frozen slot (the rest of the slot, kWh), undefined where free. */
+  fixed: (number | undefined)[];
 }
 
 const gainsAt = (z: ZoneParams, i: number): number => (typeof z.gainsKw === 'number' ? z.gainsKw : (z.gainsKw?.[i] ?? 0));
@@ -64,9 +66,17 @@ export const zoneCapBinds = (c: LpcCap, id: string): boolean => c.scope === 'zon
 
 /**
  * The zone's storage over the location set-up's slots (`s`, planned without devices: its
- * headroom is the location's). `offset`: how many of the input's slots ended before the plan.
+ * headroom is the location's). `offset`: how many of the input's slots ended before the plan;
+ * `frozen`: the previous plan's frozen slots by start (see `frozenPrevious`).
  */
-export function setupZone(z: ZoneParams, s: Setup, offset: number, lpc: ReadonlyArray<LpcCap>, antiCycling: AntiCycling | null): ZoneSetup {
+export function setupZone(
+  z: ZoneParams,
+  s: Setup,
+  offset: number,
+  lpc: ReadonlyArray<LpcCap>,
+  antiCycling: AntiCycling | null,
+  frozen: ReadonlyMap<number, PlanSlot> = new Map(),
+): ZoneSetup {
   const m = z.model;
   const c = m.heatCapacityKwhPerK;
   const ua = m.heatLossKwPerK;
@@ -99,6 +109,7 @@ export function setupZone(z: ZoneParams, s: Setup, offset: number, lpc: Readonly
   }
   const full = s.slots.map((_, t) => z.powerKw * hoursAt(t));
   const zoneCapKw = s.slots.map((slot) => lowestCapKw(lpc, slot, (cap) => zoneCapBinds(cap, z.id)));
+  const cap = full.map((f, t) => Math.max(0, Math.min(f, (zoneCapKw[t] as number) * hoursAt(t), s.headroomE[t] as number)));
   const known = s.slots.filter((p) => p.source !== 'fallback');
   const meanKnown = known.length > 0 ? known.reduce((x, p) => x + p.price, 0) / known.length : 0;
   return {
@@ -116,7 +127,7 @@ export function setupZone(z: ZoneParams, s: Setup, offset: number, lpc: Readonly
     eMaxAt,
     floor: bands.map((b) => c * b.minC),
     frost: s.slots.map(() => c * z.frostC),
-    cap: full.map((f, t) => Math.max(0, Math.min(f, (zoneCapKw[t] as number) * hoursAt(t), s.headroomE[t] as number))),
+    cap,
     zoneCapped: zoneCapKw.map((cap) => cap < z.powerKw - TOL),
     full,
     price: s.slots.map((p) => (p.source === 'fallback' ? meanKnown : p.price)),
@@ -124,6 +135,7 @@ export function setupZone(z: ZoneParams, s: Setup, offset: number, lpc: Readonly
     frostPenalty: FROST_PENALTY_FACTOR * s.penalty,
     offset,
     antiCycling,
+    fixed: s.slots.map((slot, t) => frozenRest(frozen.get(slot.startMs)?.zones?.[z.id], t === 0 ? z.slotDeliveredKwh : 0, cap[t] as number)),
   };
 }
 
@@ -156,7 +168,14 @@ export function zoneSolve(
   if (z.zone.control === 'continuous' && !ac) {
     const p: StorageProblem = {
       ...common,
-      costs: cap.map((hi, t) => costPieces(0, 0, [[hi * (z.beta[t] as number), heatPrice(t)]])),
+      // A frozen slot takes its energy but for what the band's top leaves room for (the heater's
+      // thermostat stops there): up to it, at a price below any penalty.
+      costs: cap.map((hi, t) => {
+        const f = z.fixed[t];
+        return f === undefined
+          ? costPieces(0, 0, [[hi * (z.beta[t] as number), heatPrice(t)]])
+          : costPieces(0, 0, [[Math.min(f, hi) * (z.beta[t] as number), -z.frostPenalty]]);
+      }),
       hardFloor,
       eMaxAt: z.eMaxAt,
     };
@@ -173,6 +192,7 @@ export function zoneSolve(
         hardFloor,
         eMaxAt: z.eMaxAt,
         onLevels: levels,
+        fixed: z.fixed.map((f, t) => (f === undefined ? undefined : Math.min(f, cap[t] as number) * (z.beta[t] as number))),
         cost: (t, q) => heatPrice(t) * q,
         // A state grid of 0.1 K, from 2 K below the lowest floor (colder states are merged there:
         // they only occur when the room cannot be held anyway); the exact range made a relay zone's
@@ -329,7 +349,7 @@ export function zonePlan(z: ZoneSetup, sol: ZoneSolution, s: Setup, input: { tim
       minC: band.minC,
       maxC: band.maxC,
     };
-    const binding: BindingConstraint[] = [];
+    const binding: BindingConstraint[] = z.fixed[t] !== undefined ? ['frozen'] : [];
     if (q >= (z.cap[t] as number) - TOL && (z.cap[t] as number) < (z.full[t] as number) - TOL)
       binding.push(z.zoneCapped[t] || s.lpcBinding[t] ? (s.reservedBinding[t] ? 'reservedLpc' : 'lpc') : 'locationLimit');
     const part = zoneReason(z, sol, s, input.timezone, t);
