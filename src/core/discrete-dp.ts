@@ -94,14 +94,25 @@ class Layer {
     this.leg[i] = leg;
   }
 
-  /** Keeps the states at `keep` (indices in this layer, in any order), in that order. */
-  keepOnly(keep: ReadonlyArray<number>): void {
-    const cols = [this.key, this.e, this.cost, this.prev, this.action, this.on, this.run, this.starts, this.leg];
-    for (const c of cols) {
-      const picked = keep.map((i) => c[i] as number);
-      c.set(picked);
+  /** Keeps the states `keep` marks (1), in their order, moving each down in place. */
+  keepMarked(keep: Uint8Array): void {
+    let j = 0;
+    for (let i = 0; i < this.size; i++) {
+      if (keep[i] !== 1) continue;
+      if (j !== i) {
+        this.key[j] = this.key[i] as number;
+        this.e[j] = this.e[i] as number;
+        this.cost[j] = this.cost[i] as number;
+        this.prev[j] = this.prev[i] as number;
+        this.action[j] = this.action[i] as number;
+        this.on[j] = this.on[i] as number;
+        this.run[j] = this.run[i] as number;
+        this.starts[j] = this.starts[i] as number;
+        this.leg[j] = this.leg[i] as number;
+      }
+      j++;
     }
-    this.size = keep.length;
+    this.size = j;
   }
 
   private grow(): void {
@@ -283,17 +294,23 @@ export function dominanceWeights(n: number, price: (t: number) => number): numbe
 
 /** Drops the states that one with as much energy or more reaches at no more cost, `w` per kWh above it counted. */
 function paretoFront(layer: Layer, w: number): void {
-  const order = Array.from({ length: layer.size }, (_, i) => i).sort((x, y) => (layer.e[y] as number) - (layer.e[x] as number));
-  const keep: number[] = [];
+  const n = layer.size;
+  const order = new Int32Array(n);
+  for (let i = 0; i < n; i++) order[i] = i;
+  order.sort((x, y) => (layer.e[y] as number) - (layer.e[x] as number));
+  const keep = new Uint8Array(n);
   let least = Infinity;
-  for (const i of order) {
+  let kept = 0;
+  for (let r = 0; r < n; r++) {
+    const i = order[r] as number;
     const c = (layer.cost[i] as number) + w * (layer.e[i] as number);
     if (c < least - 1e-12 * (1 + Math.abs(c))) {
-      keep.push(i);
+      keep[i] = 1;
       least = c;
+      kept++;
     }
   }
-  if (keep.length < layer.size) layer.keepOnly(keep);
+  if (kept < n) layer.keepMarked(keep);
 }
 
 /** q, E and on along the chosen actions, computed exactly as the DP computed them. */
