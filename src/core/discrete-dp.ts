@@ -292,13 +292,27 @@ export function dominanceWeights(n: number, price: (t: number) => number): numbe
   return out;
 }
 
+/** Scratch of `paretoFront`, grown as needed (a layer keeps a few dozen states). */
+let frontOrder = new Int32Array(64);
+let frontKeep = new Uint8Array(64);
+
 /** Drops the states that one with as much energy or more reaches at no more cost, `w` per kWh above it counted. */
 function paretoFront(layer: Layer, w: number): void {
   const n = layer.size;
-  const order = new Int32Array(n);
-  for (let i = 0; i < n; i++) order[i] = i;
-  order.sort((x, y) => (layer.e[y] as number) - (layer.e[x] as number));
-  const keep = new Uint8Array(n);
+  if (frontOrder.length < n) [frontOrder, frontKeep] = [new Int32Array(2 * n), new Uint8Array(2 * n)];
+  const order = frontOrder;
+  const keep = frontKeep;
+  // Insertion sort by energy, highest first: short layers, and cheaper than a comparator sort.
+  for (let i = 0; i < n; i++) {
+    const e = layer.e[i] as number;
+    let r = i;
+    while (r > 0 && (layer.e[order[r - 1] as number] as number) < e) {
+      order[r] = order[r - 1] as number;
+      r--;
+    }
+    order[r] = i;
+    keep[i] = 0;
+  }
   let least = Infinity;
   let kept = 0;
   for (let r = 0; r < n; r++) {
