@@ -25,7 +25,7 @@ import {
 } from './capacity-hold.js';
 import type { CapacityModel } from './tariff.js';
 import { HOUR_MS } from './zoned-time.js';
-import type { HomePlanInput, Plan, Shortfall } from './types.js';
+import type { HomePlanInput, LpcCap, Plan, Shortfall } from './types.js';
 
 export interface CapacityContext {
   rule: CapacityModel;
@@ -181,6 +181,16 @@ function worseBy(held: Plan, free: Plan, input: HomePlanInput): Map<Shortfall['d
   return by;
 }
 
+const sumOf = (by: ReadonlyMap<unknown, number>): number => [...by.values()].reduce((a, b) => a + b, 0);
+
+/** The input with every room off (a zone cap of 0 kW) in the slots where `others` charges a car. */
+function coastRooms(input: HomePlanInput, others: Plan): HomePlanInput {
+  const off: LpcCap[] = others.slots
+    .filter((s) => Object.values(s.evs ?? {}).some((d) => d.energyKwh > 1e-6))
+    .map((s) => ({ startMs: s.startMs, endMs: s.endMs, maxKw: 0, scope: 'zone' }));
+  return { ...input, location: { ...input.location, lpc: [...(input.location.lpc ?? []), ...off] } };
+}
+
 /** Marks the slots the capacity hold binds and says so in their explanation. */
 function explain(p: Plan, input: HomePlanInput, facts: Map<number, SlotFact>, caps: Caps): Plan {
   const slots = p.slots.map((s) => {
@@ -226,9 +236,19 @@ export function planWithCapacity(input: HomePlanInput, nowMs: number, context: C
     }
     const floor = floorHours(facts, ctx);
     const attempt = (caps: Caps): { plan: Plan; ev: Evaluated; worse: Map<Shortfall['device'], number> } => {
-      const held = planFn(withCaps(input, facts, caps), nowMs, previous);
+      const heldInput = withCaps(input, facts, caps);
+      let held = planFn(heldInput, nowMs, previous);
+      let worse = worseBy(held, free, input);
+      // A hold that takes a room below its band may still be kept with the rooms coasting: off in
+      // the hours the cars charge under it (planned without the rooms), pre-heated before. A car
+      // takes a held hour whole (its least power); a tank's few tenths a slot leave the rooms room.
+      // The home's search does not find that split of a held hour by itself.
+      if (worse.has('zone')) {
+        const coasting = planFn(coastRooms(heldInput, planFn({ ...heldInput, zones: [] }, nowMs, previous)), nowMs, previous);
+        const coastWorse = worseBy(coasting, free, input);
+        if (sumOf(coastWorse) < sumOf(worse)) [held, worse] = [coasting, coastWorse];
+      }
       const ev = evaluate(held, ctx, facts);
-      const worse = worseBy(held, free, input);
       if (worse.size === 0 && ev.bill < best.ev.bill - TOL) best = { plan: held, ev, caps };
       return { plan: held, ev, worse };
     };
