@@ -1,6 +1,7 @@
 /** A heated zone in the view, on MQTT and on the status page: its preset, its band now, its plan and a thermostat's setpoint. */
 import { describe, expect, it } from 'vitest';
-import { homeView } from './app-view.js';
+import { homeView, planView } from './app-view.js';
+import { renderPlan } from './cli/plan-render.js';
 import { parseConfig } from './config/load.js';
 import { stateMessages } from './ha/state.js';
 import { discoveryMessages } from './ha/discovery.js';
@@ -93,6 +94,30 @@ describe('a heated zone in the view', () => {
     expect(m.get(t.deviceField('bedroom', 'target_temp'))).toBe('20');
     expect(m.get(t.deviceField('bedroom', 'action'))).toBe('heating');
     expect(renderStatusPage(view, { timezone: 'Europe/Oslo' })).toContain('preset eco, band 18.0–20.0 °C (frost 7 °C), setpoint 20.0 °C');
+  });
+});
+
+describe('a heated zone in the plan a user reads', () => {
+  it('shows its planned temperatures, its room model, its start and the outdoor source in plan --explain', () => {
+    const withZone = {
+      ...plan,
+      zones: {
+        bedroom: {
+          startTempC: 19.4,
+          tempSource: 'measured',
+          outdoorSource: 'persistence',
+          model: { heatCapacityKwhPerK: 0.7, heatLossKwPerK: 0.02, errorK: 0.4, source: 'learned' },
+        },
+      },
+    } as Plan;
+    const pv = planView(withZone, config, now);
+    expect(pv.slots[0]!.devices.bedroom).toEqual({ powerKw: 0.8, on: true, temperatureC: 19 });
+    expect(pv.zones).toEqual([
+      'bedroom: learned room model (heat loss 0.020 kW/K, heat capacity 0.70 kWh/K, temperatures ±0.4 K), from 19.4 °C measured; outdoor: the last known outdoor temperature held (no forecast for these hours)',
+    ]);
+    const text = renderPlan(pv, { explain: true, timezone: 'Europe/Oslo' });
+    expect(text).toContain('Zone bedroom: learned room model');
+    expect(text).toMatch(/°C forecast .* 19–19 °C/);
   });
 });
 

@@ -2,7 +2,7 @@
 import type { Config } from './config/schema.js';
 import { zoneBandNow } from './jobs/zone-control.js';
 import { comfortTargetC } from './core/zone-control.js';
-import type { Plan, PlanSlot } from './core/types.js';
+import type { Plan, PlanSlot, ZoneOutcome } from './core/types.js';
 import type { BillSummary } from './jobs/billing.js';
 import type {
   BillView,
@@ -60,6 +60,23 @@ function evNeedText(from: NonNullable<Plan['evs']>[string]['needFrom']): string 
   return `no state of charge known: today's energy estimate, ${from.estimateKwh.toFixed(1)} kWh into the battery`;
 }
 
+const outdoorText: Record<NonNullable<ZoneOutcome['outdoorSource']>, string> = {
+  metno: "MET Norway's forecast",
+  persistence: 'the last known outdoor temperature held (no forecast for these hours)',
+  none: 'no outdoor temperature known (0 °C assumed)',
+};
+
+/** Each heated zone as the plan saw it: its room model, where it started and the outdoor temperatures it planned with. */
+function zoneTexts(zones: NonNullable<Plan['zones']>, names: Record<string, string>): string[] {
+  return Object.entries(zones).map(([id, z]) => {
+    const m = z.model;
+    const model = `${m.source === 'learned' ? 'learned' : 'default'} room model (heat loss ${m.heatLossKwPerK.toFixed(3)} kW/K, heat capacity ${m.heatCapacityKwhPerK.toFixed(2)} kWh/K, temperatures ±${m.errorK.toFixed(1)} K)`;
+    const start = `${z.startTempC.toFixed(1)} °C ${z.tempSource === 'measured' ? 'measured' : "assumed (the band's lower edge: no reading)"}`;
+    const outdoor = z.outdoorSource ? `; outdoor: ${outdoorText[z.outdoorSource]}` : '';
+    return `${names[id] ?? id}: ${model}, from ${start}${outdoor}`;
+  });
+}
+
 export function planView(plan: Plan, config: Config, fromMs: number): PlanView {
   const comfort = nextComfort(plan, fromMs);
   const slots = plan.slots.filter((s) => s.endMs > fromMs).slice(0, (48 * 60) / plan.slotMinutes);
@@ -83,6 +100,7 @@ export function planView(plan: Plan, config: Config, fromMs: number): PlanView {
     ...(comfort ? { nextComfort: comfort } : {}),
     ...(evNeed ? { evNeed } : {}),
     ...(plan.baseLoad ? { baseLoad: plan.baseLoad.note } : {}),
+    ...(plan.zones ? { zones: zoneTexts(plan.zones, Object.fromEntries(config.devices.map((d) => [d.id, d.name ?? d.id]))) } : {}),
     ...reservationViews(plan, fromMs),
     slots: slots.map((s, i) => ({
       startMs: s.startMs,
@@ -93,6 +111,7 @@ export function planView(plan: Plan, config: Config, fromMs: number): PlanView {
       devices: Object.fromEntries([
         ...Object.entries(s.tanks ?? {}).map(([id, t]) => [id, { powerKw: t.powerKw, on: t.on, temperatureC: t.endTempC }]),
         ...Object.entries(s.evs ?? {}).map(([id, e]) => [id, { powerKw: e.powerKw, on: e.on, energyStateKwh: e.chargedKwh }]),
+        ...Object.entries(s.zones ?? {}).map(([id, z]) => [id, { powerKw: z.powerKw, on: z.on, temperatureC: z.endTempC }]),
       ]),
     })),
   };

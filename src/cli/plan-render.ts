@@ -145,6 +145,7 @@ export function renderPlan(view: PlanView, options: RenderPlanOptions): string {
   if (options.explain) {
     if (view.evNeed) lines.push(`Car's need: ${view.evNeed}`);
     lines.push(`Base load: ${view.baseLoad ?? 'the smoothed base load, one number for every slot (too little metered history to learn from)'}`);
+    for (const z of view.zones ?? []) lines.push(`Zone ${z}`);
     for (const r of view.reservations ?? []) lines.push(reservationText(r, tz));
     lines.push('', 'Why each slot:');
     for (const s of slots) {

@@ -38,6 +38,12 @@ const energy = (p: Plan, id: string): number[] => p.slots.map((s) => s.zones![id
 const cost = (p: Plan, id: string): number => p.slots.reduce((x, s) => x + s.price * s.zones![id]!.energyKwh, 0);
 
 describe('a heated zone in the home plan', () => {
+  it('says where the outdoor temperatures it planned with came from', () => {
+    const input = home();
+    const p = planHome({ ...input, zones: input.zones!.map((z) => ({ ...z, outdoorSource: 'persistence' as const })) }, T0);
+    expect(p.zones?.living?.outdoorSource).toBe('persistence');
+  });
+
   it('pre-heats before the peaks and coasts through them, within the band, cheaper than the thermostat alone', () => {
     const p = planHome(home(), T0);
     const e = energy(p, 'living');

@@ -381,6 +381,13 @@ export function zonePlan(z: ZoneSetup, sol: ZoneSolution, s: Setup, input: { tim
     baselineRespectsLimits: base.q.every((q, t) => q <= (z.cap[t] as number) + TOL),
     incentiveEarned: -s.slots.reduce((x, ps, t) => x + ps.delta * (sol.q[t] as number), 0),
     shortfalls: zoneShortfalls(z, sol, s),
-    zones: { [z.id]: { startTempC: z.startTempC, tempSource: z.tempSource, model: z.zone.model } },
+    zones: {
+      [z.id]: {
+        startTempC: z.startTempC,
+        tempSource: z.tempSource,
+        model: z.zone.model,
+        ...(z.zone.outdoorSource ? { outdoorSource: z.zone.outdoorSource } : {}),
+      },
+    },
   };
 }

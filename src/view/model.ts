@@ -176,6 +176,8 @@ export interface PlanView {
   baseLoad?: string;
   /** LPC reservations the plan was given that have not ended (absent: none). */
   reservations?: ReservationView[];
+  /** Each heated zone in words: its room model, its start temperature and the outdoor temperatures' source (absent: no zones). */
+  zones?: string[];
 }
 
 /** A reserved (probable) location cap and what the plan did about it. */
