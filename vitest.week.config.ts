@@ -1,9 +1,9 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * The week-long home: the whole daemon against a home of real peers for a simulated week, in one
- * process on the simulation kernel's virtual clock (src/simulation/), about 2½ minutes. The
- * kernel makes it independent of the machine's load.
+ * The whole homes of the simulation kernel (src/simulation/): the week-long home, the fault
+ * explorer's seeds and the winter home, each the whole daemon against real peers in one process on
+ * the virtual clock. The kernel makes them independent of the machine's load, not of its speed.
  */
 export default defineConfig({
   test: {
