@@ -14,7 +14,8 @@ import type { ControlSnapshot } from '../jobs/control-loop.js';
 import { startPlanWorker, type PlanWorker } from '../jobs/plan-worker.js';
 import { buildPlanInput, type PlanningSnapshot } from '../jobs/plan-inputs.js';
 import { startPlanning } from '../jobs/planning.js';
-import { billPlanner, capacityContextOf } from '../jobs/bill-planner.js';
+import { capacityContextOf } from '../jobs/bill-planner.js';
+import { planRequest } from '../jobs/plan-request.js';
 import { plannedCars, withPlannedCars, type PlannedCar } from '../jobs/vehicles.js';
 import { jobHealth, type AppContext } from './context.js';
 import type { EventState } from './event-intake.js';
@@ -79,8 +80,8 @@ export function planningModule(ctx: AppContext, needs: PlanningNeeds): Part<Plan
       let planWorker: PlanWorker | undefined;
       const previous = tracker.loadPlan();
       const billDeps = { config, readLocationHours: (from: number, to: number) => s.readHourly('location', from, to), logger: deps.logger };
-      const planBill = billPlanner(billDeps);
-      // With a capacity fee the month's metered hours are read here and the whole bill is planned on the thread.
+      // With a capacity fee the month's metered hours are read here and the whole bill is planned, on the
+      // thread when there is one, else here.
       const capacityAt = capacityContextOf(billDeps);
       // The thread ends after two minutes without a plan: an idle thread's memory is not worth keeping.
       if (deps.planInWorker) planWorker = startPlanWorker({ logger: deps.logger, idle: { clock, ms: 2 * 60_000 } });
@@ -101,7 +102,10 @@ export function planningModule(ctx: AppContext, needs: PlanningNeeds): Part<Plan
           // `previous` carries the slot already under way: without it a re-plan would restart its target.
           const started = performance.now();
           const planned = cars;
-          const made = await (planWorker ? planWorker.plan(input, nowMs, previous, capacityAt?.(nowMs)) : planBill(input, nowMs, previous));
+          const capacity = capacityAt?.(nowMs);
+          const made = await (planWorker
+            ? planWorker.plan(input, nowMs, previous, capacity)
+            : planRequest({ input, nowMs, ...(previous ? { previous } : {}), ...(capacity ? { capacity } : {}) }));
           counters.planSolved((performance.now() - started) / 1000);
           return withBaseLoadSource(withPlannedCars(made, planned), needs.loadForecast.model(nowMs));
         },
