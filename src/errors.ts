@@ -99,6 +99,10 @@ export const errorCodes = {
     retryable: true,
     hint: "an OCPP charge point refused the cap as its own limit for the cap's window (a ChargePointMaxProfile with validTo): the cap holds while wattshift runs, and it is no longer promised for the case wattshift is gone; check the charger's Smart Charging support",
   },
+  LPC_DEVICE_UNHEARD: {
+    retryable: false,
+    hint: "an LPC event's target depends on a device that had not answered since wattshift started (a charge point still reconnecting, a relay offline): the answer waited up to ten minutes, never past the event's start, and then declined that target; the cap is still kept while wattshift runs. Check the named device's connection",
+  },
   OCPP_CHARGER_UNCONTROLLED: {
     retryable: true,
     hint: "an OCPP charge point refused both a lower limit and the remote stop: wattshift cannot bring its current down and retries every control tick; check the charger's Smart Charging support and its local settings, and its own current limit",

@@ -65,7 +65,7 @@ describe('event actions with the real store', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  function wire(canHold: (t: LpcTarget) => boolean = () => true) {
+  function wire(canHold: (t: LpcTarget) => boolean | 'unheard' = () => true) {
     const actions = createEventActions({
       store,
       identity: () => me,
@@ -173,5 +173,52 @@ describe('event actions with the real store', () => {
     expect(store.listReports()).toEqual([]);
     wire().actions.scan();
     expect(store.listReports().map((r) => [r.kind, r.eventId])).toEqual([['lpcAck', 'lpc-2']]);
+  });
+
+  const ackOf = (eventId: string) => {
+    const body = store.listReports().find((r) => r.kind === 'lpcAck' && r.eventId === eventId)?.body as
+      { payloads: { acknowledgedTargets: { resourceId: string }[]; declinedTargets: { resourceId: string }[] }[] } | undefined;
+    return (
+      body && {
+        acknowledged: body.payloads[0]!.acknowledgedTargets.map((t) => t.resourceId),
+        declined: body.payloads[0]!.declinedTargets.map((t) => t.resourceId),
+      }
+    );
+  };
+
+  it('waits to answer for a device not heard from since the start, and answers once it is', () => {
+    let carHeard = false;
+    const { intake, actions } = wire((t) => (t.kind === 'resource' && t.resourceId === 'res-car' && !carHeard ? 'unheard' : true));
+    intake.accept(resourceLpc('lpc-3', ['res-tank', 'res-car'], [t0 + 5 * hourMs]), 'event');
+    expect(store.listReports()).toEqual([]);
+    // The caps are kept meanwhile: the event is stored as received.
+    expect(store.getEvent('lpc-3')?.state).toBe('received');
+    clock.advance(60_000);
+    actions.answerWaiting();
+    actions.scan();
+    expect(store.listReports()).toEqual([]);
+    carHeard = true;
+    clock.advance(60_000);
+    actions.answerWaiting();
+    expect(ackOf('lpc-3')).toEqual({ acknowledged: ['res-tank', 'res-car'], declined: [] });
+    expect(store.getEvent('lpc-3')?.state).toBe('active');
+    actions.answerWaiting();
+    expect(store.listReports()).toHaveLength(1);
+  });
+
+  it('declines a target whose device stays unheard for ten minutes, or until the event starts if that is sooner', () => {
+    const { intake, actions } = wire((t) => (t.kind === 'resource' && t.resourceId === 'res-car' ? 'unheard' : true));
+    intake.accept(resourceLpc('lpc-4', ['res-tank', 'res-car'], [t0 + 5 * hourMs]), 'event');
+    intake.accept(resourceLpc('lpc-5', ['res-car'], [t0 + 4 * 60_000]), 'event');
+    clock.advance(4 * 60_000 - 1);
+    actions.answerWaiting();
+    expect(store.listReports()).toEqual([]);
+    clock.advance(1);
+    actions.answerWaiting();
+    expect(ackOf('lpc-5')).toEqual({ acknowledged: [], declined: ['res-car'] });
+    expect(ackOf('lpc-4')).toBeUndefined();
+    clock.set(t0 + 10 * 60_000);
+    actions.answerWaiting();
+    expect(ackOf('lpc-4')).toEqual({ acknowledged: ['res-tank'], declined: ['res-car'] });
   });
 });

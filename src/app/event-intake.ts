@@ -86,7 +86,9 @@ export function eventIntakeModule(ctx: AppContext, needs: EventIntakeNeeds): Par
         return deviceId ? subjectOfDevice(deviceId) : null;
       },
       // The rule of docs/caps.md: promise only what the home holds with wattshift gone.
+      // A device not heard from since the start is neither up nor down yet: the answer waits for it.
       canHold: (t, e) => {
+        const unheard = (deviceId: string): boolean => supervised.get(deviceId)?.health().unheard === true;
         const holdOf = (deviceId: string) => {
           const d = ctx.config.devices.find((x) => x.id === deviceId);
           const b = built.get(deviceId);
@@ -94,20 +96,24 @@ export function eventIntakeModule(ctx: AppContext, needs: EventIntakeNeeds): Par
         };
         if (t.kind === 'resource') {
           const deviceId = me.resources.get(t.resourceId);
-          return (
-            deviceId !== undefined &&
-            canHoldResourceCap(
-              holdOf(deviceId),
-              e.lpcCaps.filter((c) => c.resourceId === t.resourceId),
-            )
-          );
+          const hold = deviceId === undefined ? undefined : holdOf(deviceId);
+          const points = e.lpcCaps.filter((c) => c.resourceId === t.resourceId);
+          // Declined on the device's own terms needs no answer from it.
+          if (!hold || !canHoldResourceCap({ ...hold, up: true }, points)) return false;
+          return unheard(deviceId!) ? 'unheard' : canHoldResourceCap(hold, points);
         }
-        const devices = ctx.config.devices.flatMap((d) => holdOf(d.id) ?? []);
-        return canHoldLocationCap(
+        const points = e.lpcCaps.filter((c) => c.resourceId === null);
+        const holds = ctx.config.devices.flatMap((d) => {
+          const hold = holdOf(d.id);
+          return hold ? [{ hold, unheard: unheard(d.id) }] : [];
+        });
+        // With every unheard device up, the best case: if even that cannot hold, nothing is waited for.
+        const best = canHoldLocationCap(
           tracker.baseLoadKw(),
-          devices,
-          e.lpcCaps.filter((c) => c.resourceId === null),
+          holds.map((h) => (h.unheard ? { ...h.hold, up: true } : h.hold)),
+          points,
         );
+        return best && holds.some((h) => h.unheard) ? 'unheard' : best;
       },
       clock,
       logger: deps.logger,
@@ -134,6 +140,8 @@ export function eventIntakeModule(ctx: AppContext, needs: EventIntakeNeeds): Par
       },
       onRefused: () => counters.refused('event', 'EVENT_OUT_OF_RANGE'),
     });
+    // Answers waiting for a device are looked at again once the devices have been read.
+    const offTicked = bus.on('controlTicked', () => actions.answerWaiting());
     const events: EventState = {
       intake,
       activeEvents,
@@ -144,7 +152,7 @@ export function eventIntakeModule(ctx: AppContext, needs: EventIntakeNeeds): Par
       },
       checkEligibility,
     };
-    return { made: null, provides: events };
+    return { made: { stop: async () => offTicked() }, provides: events };
   });
 }
 

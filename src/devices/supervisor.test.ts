@@ -66,6 +66,27 @@ describe('superviseDevice', () => {
     expect(dev.health().state).toBe('up');
   });
 
+  it('says a device is unheard until it first answers, also once it has gone down without answering', async () => {
+    const clock = new ManualClock(t0);
+    const meter = scriptedMeter();
+    const dev = superviseDevice(
+      { id: 'tank', kind: 'hotWaterTank', capabilities: meter.caps, leaseMs: 60_000, readTimeoutMs: 1000 },
+      { clock, logger: captureLogger().logger },
+    );
+    expect(dev.health()).toMatchObject({ state: 'up', unheard: true });
+    meter.set('stale');
+    for (let i = 0; i < 3; i++) await dev.read(new AbortController().signal);
+    expect(dev.health()).toMatchObject({ state: 'down', unheard: true });
+    meter.set('ok');
+    await dev.read(new AbortController().signal);
+    expect(dev.health().state).toBe('up');
+    expect(dev.health().unheard).toBeUndefined();
+    meter.set('stale');
+    for (let i = 0; i < 3; i++) await dev.read(new AbortController().signal);
+    expect(dev.health().state).toBe('down');
+    expect(dev.health().unheard).toBeUndefined();
+  });
+
   it('stamps a polled counter when its answer arrives, not when the read was queued', async () => {
     const clock = new ManualClock(t0);
     const caps: DeviceCapabilities = {

@@ -89,6 +89,8 @@ export interface DeviceHealth {
   /** Since when in this state (clock ms). */
   sinceMs: number;
   consecutiveFailures: number;
+  /** Set while the device has not answered once since the daemon started: its state is assumed, not known. */
+  unheard?: true;
   lastError?: { code: ErrorCode; message: string };
   /** Whether the heater is currently held blocked. */
   blocked: boolean;
@@ -169,6 +171,7 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
   let state: 'up' | 'down' = 'up';
   let sinceMs = clock.nowMs();
   let failures = 0;
+  let heard = false;
   let lastError: WattshiftError | undefined;
   let blocked = false;
   /** The heater state last confirmed written; undefined when unknown (start, failed write). */
@@ -286,6 +289,7 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
 
   const succeeded = (): void => {
     failures = 0;
+    heard = true;
     if (state === 'down') {
       state = 'up';
       resync = true;
@@ -491,6 +495,7 @@ export function superviseDevice(options: SupervisorOptions, deps: { clock: Clock
 
     health() {
       const h: DeviceHealth = { state, sinceMs, consecutiveFailures: failures, blocked };
+      if (!heard) h.unheard = true;
       if (blocked && caps.heaterSwitch && !caps.heaterSwitch.deviceLease) h.blockWithoutLease = true;
       if (blocked && caps.sgReady && !caps.sgReady.deviceLease) h.blockWithoutLease = true;
       if (capHeldOnDevice()) h.capHeldUntilMs = Math.min(holdUntilMs!, leaseEndMs);

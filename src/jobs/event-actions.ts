@@ -62,21 +62,52 @@ export function createEventActions(deps: {
   store: Pick<Store, 'transaction' | 'listEvents' | 'markEvent' | 'enqueueReport' | 'readHourly'>;
   identity: () => Identity;
   subjectOf: SubjectResolver;
-  /** Whether an LPC target's caps can be held (e.g. base load below a location cap; device controllable). */
-  canHold: (target: LpcTarget, event: HomeEvent) => boolean;
+  /**
+   * Whether an LPC target's caps can be held (e.g. base load below a location cap; device
+   * controllable); 'unheard' when that depends on a device that has not answered since the start.
+   */
+  canHold: (target: LpcTarget, event: HomeEvent) => boolean | 'unheard';
   clock: Clock;
   logger: Logger;
   /** Time after the last event hour before the report is built, so metering has closed it. */
   reportGraceMs?: number;
+  /** How long an answer waits for a device not heard from since the start (a charge point reconnecting after a restart). */
+  unheardWaitMs?: number;
   onQueued: () => void;
-}): { handle(event: HomeEvent): void; scan(): void } {
+}): { handle(event: HomeEvent): void; scan(): void; answerWaiting(): void } {
   const log = deps.logger.child({ component: 'event-actions' });
   const graceMs = deps.reportGraceMs ?? 20 * 60_000;
+  const unheardWaitMs = deps.unheardWaitMs ?? 10 * 60_000;
+  /** LPC events whose answer waits for a device to be heard: since when (clock ms). */
+  const waiting = new Map<string, { sinceMs: number; event: HomeEvent }>();
 
+  /**
+   * Acknowledges or declines each target. A target that depends on a device not heard from since
+   * the start is not judged on an assumed state: the answer waits for it, up to `unheardWaitMs`
+   * and never past the event's start, and then counts it as one that cannot hold the cap.
+   */
   function acknowledge(e: HomeEvent): void {
     const targets = lpcTargets(e, deps.identity());
-    const ack = buildLpcAck(e.id, targets, (t) => deps.canHold(t, e));
     const now = deps.clock.nowMs();
+    const answers = new Map(targets.map((t) => [t, deps.canHold(t, e)] as const));
+    const unheard = targets.filter((t) => answers.get(t) === 'unheard');
+    if (unheard.length > 0) {
+      const sinceMs = waiting.get(e.id)?.sinceMs ?? now;
+      // An answer due at the event's start is not made late by the wait; one already late may wait.
+      const startMs = e.startMs ?? Number.POSITIVE_INFINITY;
+      const answerByMs = startMs > sinceMs ? Math.min(sinceMs + unheardWaitMs, startMs) : sinceMs + unheardWaitMs;
+      if (now < answerByMs) {
+        if (!waiting.has(e.id)) log.info({ eventId: e.id, targets: unheard.length }, 'LPC answer waits for devices not heard from since the start');
+        waiting.set(e.id, { sinceMs, event: e });
+        return;
+      }
+      log.warn(
+        { code: 'LPC_DEVICE_UNHEARD', eventId: e.id, targets: unheard.length, waitedMs: now - sinceMs },
+        'LPC targets declined: their devices were not heard from in time',
+      );
+    }
+    waiting.delete(e.id);
+    const ack = buildLpcAck(e.id, targets, (t) => answers.get(t) === true);
     deps.store.transaction(() => {
       deps.store.enqueueReport({ idempotencyKey: `${e.id}:lpcAck`, eventId: e.id, kind: 'lpcAck', body: ack, nowMs: now, deadlineMs: e.startMs });
       deps.store.markEvent(e.id, 'active');
@@ -161,6 +192,18 @@ export function createEventActions(deps: {
         }
       }
       if (queued) deps.onQueued();
+    },
+    /** Answers the events waiting for devices, once they are heard or the wait is over (called as devices are read). */
+    answerWaiting() {
+      if (waiting.size === 0) return;
+      for (const { event } of [...waiting.values()]) {
+        try {
+          acknowledge(event);
+          if (!waiting.has(event.id)) deps.onQueued();
+        } catch (err) {
+          log.error({ code: codeOf(err), eventId: event.id, err }, 'event action failed; retried on the next scan');
+        }
+      }
     },
   };
 }

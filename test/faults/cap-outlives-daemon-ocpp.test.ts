@@ -45,9 +45,6 @@ it('holds a 0 kW cap to its end after a SIGKILL: OCPP ChargePointMaxProfile (val
   const lpc = await carLpc(world);
   const daemon = spawnDaemon(world, { configPath: writeConfig(world, { ...faultOverrides, ocpp: { host: '127.0.0.1', port } }) });
   await daemon.waitForLog(started);
-  // The charger holds a cap by itself as a charging profile: the cap is promised.
-  expect(await targetAnswer(world, lpc.id, 'car')).toBe('acknowledged');
-
   // The car is plugged in with its card from the start: the charger starts its own session.
   const sim = createOcppChargePointSim({
     url: `ws://127.0.0.1:${port}/ocpp`,
@@ -69,6 +66,9 @@ it('holds a 0 kW cap to its end after a SIGKILL: OCPP ChargePointMaxProfile (val
   })();
 
   try {
+    // The charger holds a cap by itself as a charging profile: the cap is promised. The answer waits
+    // for the charge point to be heard from; it is not judged on the state assumed at the start.
+    expect(await targetAnswer(world, lpc.id, 'car')).toBe('acknowledged');
     await waitUntilSim(world, lpc.startMs);
     // Killed during the car's session once the cap profile is in the charger, or ten minutes into
     // the window whatever it holds: the charge point's own meter judges.
