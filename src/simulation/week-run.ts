@@ -202,8 +202,9 @@ export async function runWeekHome(options: WeekRunOptions): Promise<WeekRun> {
       await clock.sleep(2 * 60_000);
     };
     const handovers: WeekRun['handovers'] = [];
-    // A restart's start holds time as the first start does: it loads and plans, work the kernel
-    // cannot see, and time moving beneath it would make the run depend on how fast the machine is.
+    // A restart's stop and start hold time as the first start does: they load, plan, close and
+    // flush, work the kernel cannot see, and time moving beneath it would make the run depend on
+    // how fast the machine is.
     // So does the charge point's way back: it reconnects on ocpp-rpc's own real-time backoff.
     let starting = false;
     let chargePointAway = false;
@@ -242,11 +243,14 @@ export async function runWeekHome(options: WeekRunOptions): Promise<WeekRun> {
         async restartDaemon() {
           const handover = { fromMs: clock.nowMs(), toMs: Number.POSITIVE_INFINITY };
           handovers.push(handover);
-          await daemon.stop();
-          daemon = newDaemon();
-          app = daemon;
+          // The stop holds time as the start does: it closes sockets and flushes the store, work
+          // the kernel cannot see, and the clock moving beneath it would make the instant the new
+          // daemon starts at depend on the machine's speed.
           starting = true;
           try {
+            await daemon.stop();
+            daemon = newDaemon();
+            app = daemon;
             await daemon.start();
           } finally {
             starting = false;
