@@ -2,7 +2,7 @@
  * The plan report through the report outbox, with a real SQLite store on disk and the real Spark
  * client talking HTTP to a local stub API, on a manual clock: sent first, again only when the plan
  * changes by more than 1 kWh or a day has passed; retried with back-off; a newer plan replaces one
- * still waiting; what waits survives a restart; a rejection is final.
+ * still waiting; what waits is sent after a restart; a rejection is final.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -228,11 +228,54 @@ describe('the plan report record', () => {
   const payload = () => buildPlanReport({ ...target, plan: plan(), baseLoadKw: 0.5, nowMs: t0 })!;
   const storedBytes = () => JSON.stringify(store.getState(planReportStateKey, z.unknown())).length;
 
-  it('stores the hours as numbers, not the API points, and reads back the report as queued', () => {
-    planReportQueue(store).offer(payload(), t0);
+  it('stores the hours as numbers, not the API points, and reads back the report as sent', () => {
+    const queue = planReportQueue(store);
+    queue.offer(payload(), t0);
+    queue.accepted(queue.due(t0)!, t0, 'remote-1');
     // 48 hours as the API's points take about 5.4 kB; as numbers about 0.6 kB.
     expect(storedBytes()).toBeLessThan(1500);
-    expect(planReportQueue(store).read().pending?.payload).toEqual(payload());
+    expect(planReportQueue(store).read().lastSent?.payload).toEqual(payload());
+  });
+
+  it('writes a report sent at once only when the API accepts it, and one that failed as it waits', () => {
+    const writes: string[] = [];
+    const counting: Pick<Store, 'getState' | 'setState'> = {
+      getState: (key, schema) => store.getState(key, schema),
+      setState: (key, value) => {
+        writes.push(key);
+        store.setState(key, value);
+      },
+    };
+    const queue = planReportQueue(counting);
+    queue.offer(payload(), t0);
+    expect(writes).toEqual([]);
+    queue.accepted(queue.due(t0)!, t0, 'remote-1');
+    expect(writes).toHaveLength(1);
+
+    // A changed plan whose send fails is in the store with its error, for `status` and a restart.
+    tankKwh[5] = 3;
+    const changed = buildPlanReport({ ...target, plan: plan(), baseLoadKw: 0.5, nowMs: t0 + hour })!;
+    queue.offer(changed, t0 + hour);
+    queue.retry(queue.due(t0 + hour)!, 'API_UNAVAILABLE: 503', t0 + 2 * hour);
+    expect(writes).toHaveLength(2);
+    expect(planReportQueue(store).read().pending).toMatchObject({ attempts: 1, lastError: 'API_UNAVAILABLE: 503' });
+
+    // A newer one replaces the stored one there too, so a restart does not send the older first.
+    tankKwh[6] = 4;
+    const newer = buildPlanReport({ ...target, plan: plan(), baseLoadKw: 0.5, nowMs: t0 + hour + minute })!;
+    queue.offer(newer, t0 + hour + minute);
+    expect(writes).toHaveLength(3);
+    expect(planReportQueue(store).read().pending?.payload).toEqual(newer);
+  });
+
+  it('sends after a restart the plan of a report queued and never answered before the stop', async () => {
+    planReportQueue(store).offer(payload(), t0);
+    store.close();
+    store = openStore({ path: join(dir, 'db.sqlite'), clock });
+    start();
+    await until(() => state().lastSent !== null, 'sent after restart', { settleTurns: 5 });
+    expect(posts()).toHaveLength(1);
+    expect(posts()[0]!.payloads[0]).toEqual(payload());
   });
 
   it('builds the report again only when the plan, the base load or the hour changes', async () => {

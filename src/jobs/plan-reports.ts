@@ -4,7 +4,10 @@
  * report outbox. The outbox table holds event reports only (one row per event and kind), so the
  * plan report keeps its own small record in the store's key-value state: the one waiting to be
  * sent (a newer one replaces it: only the latest plan is worth sending) and the last one the API
- * accepted. Both survive a restart.
+ * accepted. The record is written when the API answers (accepted or rejected) and when a send
+ * fails; a report queued and sent at once is written once. A report queued and not yet answered is
+ * not lost at a restart: the next start builds the report again from the plan in force and queues it
+ * if it is still due against the last one accepted (only the latest plan is worth sending).
  */
 import { z } from 'zod';
 import type { Clock } from '../ports.js';
@@ -126,16 +129,29 @@ export function planReportQueue(store: Pick<Store, 'getState' | 'setState'>) {
   // This queue is the record's only writer in the process: it is read from the store once, then
   // kept here (the plan is offered every minute, and the record holds days of hourly curves).
   let cached: PlanReportState | null | undefined;
-  const stored = (): PlanReportState | null =>
-    cached === undefined ? (cached = store.getState(planReportStateKey, storedStateSchema) ?? null) : cached;
+  // Whether the record in the store holds a report waiting to be sent: a newer one must then
+  // replace it there too, or a restart would send the older one first.
+  let storedPending = false;
+  const stored = (): PlanReportState | null => {
+    if (cached !== undefined) return cached;
+    cached = store.getState(planReportStateKey, storedStateSchema) ?? null;
+    storedPending = cached?.pending != null;
+    return cached;
+  };
   const read = (): PlanReportState => stored() ?? empty;
   const write = (s: PlanReportState): void => {
     store.setState(planReportStateKey, storedForm(s));
     cached = s;
+    storedPending = s.pending !== null;
+  };
+  // Each write is a commit on the SD card; a queued report is sent at once and written when answered.
+  const keep = (s: PlanReportState): void => {
+    if (storedPending) write(s);
+    else cached = s;
   };
   return {
     read,
-    /** The record as stored; null before the first plan report was queued. */
+    /** The record as stored (read once); null before the first plan report was answered or failed. */
     stored,
     /** Queues `payload` when it is due against the last one queued or sent; returns why, or null. */
     offer(payload: PlanReportPayload, nowMs: number): PlanReportReason | null {
@@ -148,7 +164,7 @@ export function planReportQueue(store: Pick<Store, 'getState' | 'setState'>) {
       const reason = planReportReason(last, payload, nowMs);
       if (reason === null) return null;
       const key = `plan:${payload.locationId}:${nowMs}`;
-      write({ ...s, pending: { key, payload, reason, createdAtMs: nowMs, attempts: 0, nextAttemptMs: nowMs, lastError: null } });
+      keep({ ...s, pending: { key, payload, reason, createdAtMs: nowMs, attempts: 0, nextAttemptMs: nowMs, lastError: null } });
       return reason;
     },
     /** The report waiting to be sent, when it is due. */
@@ -176,7 +192,7 @@ export function planReportQueue(store: Pick<Store, 'getState' | 'setState'>) {
     /** `waiting` has no hour left to tell: it goes unsent. */
     expired(waiting: PendingPlanReport): void {
       const s = read();
-      if (s.pending?.key === waiting.key) write({ ...s, pending: null });
+      if (s.pending?.key === waiting.key) keep({ ...s, pending: null });
     },
     retry(sent: PendingPlanReport, error: string, nextAttemptMs: number): void {
       const s = read();
