@@ -131,8 +131,32 @@ describe('openStore: schema', () => {
       store.close();
     }
     const again = new Database(path, { readonly: true });
-    expect(again.pragma('user_version', { simple: true })).toBe(3);
+    expect(again.pragma('user_version', { simple: true })).toBe(latestSchemaVersion);
     again.close();
+  });
+
+  it('migrates a version 3 file: a plan stored as JSON text reads back, and the same plan is not stored again', () => {
+    const path = join(dir, 'v3.db');
+    const raw = new Database(path);
+    for (const m of migrations.slice(0, 3)) raw.exec(m.sql);
+    raw.pragma('user_version = 3');
+    raw.prepare('INSERT INTO plans VALUES (1, 5, 0, 3600000, ?)').run(JSON.stringify({ slots: [{ energyKwh: 1 }] }));
+    raw.close();
+    const store = openStore({ path });
+    try {
+      expect(store.latestPlan()).toEqual({ id: 1, createdAtMs: 5, horizonStartMs: 0, horizonEndMs: 3_600_000, json: { slots: [{ energyKwh: 1 }] } });
+      expect(store.savePlan({ createdAtMs: 6, horizonStartMs: 0, horizonEndMs: 3_600_000, json: { slots: [{ energyKwh: 1 }] } })).toEqual({
+        id: 1,
+        stored: false,
+      });
+      expect(store.savePlan({ createdAtMs: 7, horizonStartMs: 0, horizonEndMs: 3_600_000, json: { slots: [{ energyKwh: 2 }] } })).toEqual({
+        id: 2,
+        stored: true,
+      });
+      expect(store.plansById([1, 2]).map((p) => p.json)).toEqual([{ slots: [{ energyKwh: 1 }] }, { slots: [{ energyKwh: 2 }] }]);
+    } finally {
+      store.close();
+    }
   });
 
   it('keeps the data across close and reopen, without re-running migrations', () => {

@@ -196,6 +196,32 @@ describe('plans', () => {
     expect(store.latestPlan()).toEqual({ id: b.id, ...plan(T0 + 2000, { slots: [2, 1] }) });
   });
 
+  it('stores a plan deflated, a fraction of its JSON, and reads it back as saved', () => {
+    const slots = Array.from({ length: 96 }, (_, i) => ({
+      startMs: T0 + i * 900_000,
+      endMs: T0 + (i + 1) * 900_000,
+      price: 1 + (i % 7) / 10,
+      tanks: { tank: { energyKwh: i % 3 === 0 ? 0.5 : 0, on: i % 3 === 0, endTempC: 55 + (i % 5) } },
+      binding: [],
+      reason: i % 3 === 0 ? 'cheapest slots before the deadline' : 'dearer than the slots chosen',
+    }));
+    const saved = plan(T0, { slots });
+    store.savePlan(saved);
+    const raw = new Database(path, { readonly: true });
+    try {
+      const row = z
+        .object({ kind: z.string(), bytes: z.number() })
+        .parse(raw.prepare('SELECT typeof(json) AS kind, length(json) AS bytes FROM plans').get());
+      expect(row.kind).toBe('blob');
+      expect(row.bytes).toBeLessThan(JSON.stringify(saved.json).length / 5);
+    } finally {
+      raw.close();
+    }
+    expect(store.latestPlan()).toMatchObject({ ...saved, json: { slots } });
+    expect(store.plansById(store.planIdsBetween(T0, T0 + DAY_MS))).toMatchObject([{ json: { slots } }]);
+    expect(store.savePlan(plan(T0 + 1000, { slots })).stored).toBe(false);
+  });
+
   it(`keeps only the ${KEEP_PLANS} most recent plans`, () => {
     for (let i = 0; i < KEEP_PLANS + 10; i++) store.savePlan(plan(T0 + i, { i }));
     const raw = new Database(path, { readonly: true });

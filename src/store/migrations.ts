@@ -125,6 +125,24 @@ ALTER TABLE hourly_cost ADD COLUMN baseline_total REAL;
 ALTER TABLE hourly_cost ADD COLUMN capacity_share REAL NOT NULL DEFAULT 0;
 `,
   },
+  {
+    version: 4,
+    name: 'plans stored deflated',
+    // A stored plan's JSON (some 22 kB, most of it repeated keys and reasons) is written deflated as
+    // a BLOB, a few kB, to spare the SD card; rows stored before stay JSON text until they expire.
+    sql: `
+CREATE TABLE plans_v4 (
+  id               INTEGER PRIMARY KEY,
+  created_at_ms    INTEGER NOT NULL,
+  horizon_start_ms INTEGER NOT NULL,
+  horizon_end_ms   INTEGER NOT NULL,
+  json             ANY NOT NULL
+) STRICT;
+INSERT INTO plans_v4 SELECT id, created_at_ms, horizon_start_ms, horizon_end_ms, json FROM plans;
+DROP TABLE plans;
+ALTER TABLE plans_v4 RENAME TO plans;
+`,
+  },
 ];
 
 export const latestSchemaVersion: number = migrations.reduce((v, m) => Math.max(v, m.version), 0);
