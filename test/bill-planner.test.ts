@@ -1,17 +1,19 @@
 /**
- * The site's plan function with a capacity tariff: the month's peaks come from the main meter's
- * hourly energy in SQLite (a real file), and a store that cannot be read does not stop planning.
+ * Planning with a capacity tariff as the daemon does it (`capacityContextOf` given to `planRequest`):
+ * the month's peaks come from the main meter's hourly energy in SQLite (a real file), and a store
+ * that cannot be read does not stop planning.
  */
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/clock.js';
 import { parseConfig } from '../src/config/load.js';
-import { billPlanner, localMonthStartMs } from '../src/jobs/bill-planner.js';
+import { capacityContextOf, localMonthStartMs, type BillPlannerDeps } from '../src/jobs/bill-planner.js';
+import { planRequest } from '../src/jobs/plan-request.js';
 import { buildPlanInput } from '../src/jobs/plan-inputs.js';
 import { createLogger, silentLogger } from '../src/log.js';
 import { WattshiftError } from '../src/errors.js';
 import { openStore, type Store } from '../src/store/index.js';
-import type { HomePlanInput } from '../src/core/types.js';
+import type { HomePlanInput, Plan } from '../src/core/types.js';
 import { tempDir } from './helpers/temp-dir.js';
 import { tariffSiteConfig } from './fixtures/tariff.js';
 
@@ -55,13 +57,19 @@ function input(): HomePlanInput {
   };
 }
 
+/** The plan the daemon makes at `nowMs`: the whole bill with a capacity fee, else the plain planner. */
+function planFnOf(deps: BillPlannerDeps): (input: HomePlanInput, nowMs: number) => Plan {
+  const capacityAt = capacityContextOf(deps);
+  return (input, nowMs) => planRequest({ input, nowMs, ...(capacityAt ? { capacity: capacityAt(nowMs) } : {}) });
+}
+
 let store: Store | undefined;
 afterEach(() => {
   store?.close();
   store = undefined;
 });
 
-describe('billPlanner', () => {
+describe('planning the whole bill', () => {
   it("reads the month's peaks from the main meter's hours and holds the cheap hour to the step", () => {
     store = openStore({ path: join(tempDir('wattshift-bill-'), 'w.db'), clock: new ManualClock(now) });
     const day = (d: number, h: number) => Date.parse(`2026-11-0${d}T${String(h).padStart(2, '0')}:00:00Z`);
@@ -75,7 +83,7 @@ describe('billPlanner', () => {
       { subject: 'device:car', hourStartMs: day(6, 17), kwh: 11, quality: 'measured', samples: 60 },
     ]);
     const s = store;
-    const planFn = billPlanner({ config, readLocationHours: (from, to) => s.readHourly('location', from, to), logger: silentLogger() });
+    const planFn = planFnOf({ config, readLocationHours: (from, to) => s.readHourly('location', from, to), logger: silentLogger() });
     const p = planFn(input(), now);
     // (7 + 4 + 4) / 3 = 5: at most 7 kWh in the hour, 1 of it base load.
     expect(p.slots[0]!.evs!.car!.energyKwh).toBeCloseTo(6, 4);
@@ -86,7 +94,7 @@ describe('billPlanner', () => {
   it('plans on without the metered peaks when the store fails, and says so with the error code', () => {
     const lines: string[] = [];
     const logger = createLogger({ destination: { write: (l: string) => void lines.push(l) } });
-    const planFn = billPlanner({
+    const planFn = planFnOf({
       config,
       readLocationHours: () => {
         throw new WattshiftError('STORE_FAILED', 'disk I/O error');
@@ -108,7 +116,7 @@ describe('billPlanner', () => {
       spark: { clientId: 'c', clientSecret: 's' },
       storage: { path: ':memory:' },
     }).config;
-    const planFn = billPlanner({
+    const planFn = planFnOf({
       config: plain,
       readLocationHours: () => {
         throw new Error('not read');

@@ -1,13 +1,12 @@
 /**
- * The plan function of a site: with a tariff that has a capacity fee, plans the whole bill
- * (energy plus the month's capacity step) from the main meter's hourly energy this month;
- * otherwise the plain planner.
+ * What planning the whole bill needs beside the plan's input: with a tariff that has a capacity
+ * fee, the month's capacity step is planned from the main meter's hourly energy this month
+ * (`capacityContextOf`, given to `planRequest` on either thread); otherwise the plain planner.
  */
 import type { Config } from '../config/schema.js';
 import { siteTariff } from '../config/tariff-file.js';
-import { planWithCapacity, type CapacityContext } from '../core/capacity-plan.js';
+import type { CapacityContext } from '../core/capacity-plan.js';
 import type { HourEnergy } from '../core/capacity.js';
-import { planHome } from '../core/home-plan.js';
 import { localParts, localTimeToUtcMs } from '../core/zoned-time.js';
 import { codeOf } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -56,11 +55,4 @@ export function capacityContextOf(deps: BillPlannerDeps): ((nowMs: number) => Ca
     }
     return { rule, timezone, holidays: tariff.holidays, meteredHours: metered, vatRate: 1 + tariff.vatPct / 100 };
   };
-}
-
-/** The plan function of the site on the calling thread: the whole bill with a capacity fee, else the plain planner. */
-export function billPlanner(deps: BillPlannerDeps): typeof planHome {
-  const contextAt = capacityContextOf(deps);
-  if (!contextAt) return planHome;
-  return (input, nowMs, previous) => planWithCapacity(input, nowMs, contextAt(nowMs), previous);
 }
