@@ -50,11 +50,12 @@ function locationConflict(err: unknown, locationId: string, meterPointIds: reado
 }
 
 /** Each device kind as the API's ResourceType names it: a heat pump is `HVAC`, whatever it heats, and so is a heated zone. */
-export const resourceTypes: Record<'hotWaterTank' | 'evCharger' | 'heatPump' | 'zone', ResourceType> = {
+export const resourceTypes: Record<'hotWaterTank' | 'evCharger' | 'heatPump' | 'zone' | 'solar', ResourceType> = {
   hotWaterTank: 'HotWaterTank',
   evCharger: 'Charger',
   heatPump: 'HVAC',
   zone: 'HVAC',
+  solar: 'SolarInverter',
 };
 
 /** What {@link ensureLocationResource} did: nothing, a new resource, or a new type (with the old one). */

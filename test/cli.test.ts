@@ -35,7 +35,7 @@ describe('wattshift CLI', { timeout: slow }, () => {
   it('check accepts config.example.yaml (credentials deferred outside systemd)', async () => {
     const r = await inProcess(['check', '--config', 'config.example.yaml']);
     expect(r.stderr).toContain('warning: spark.clientSecret: credential "spark-client-secret" not checked');
-    expect(r.stdout).toContain('config.example.yaml: ok (6 devices');
+    expect(r.stdout).toContain('config.example.yaml: ok (8 devices');
     expect(r.code).toBe(0);
   });
 

@@ -39,6 +39,7 @@ function documentPaths(value: unknown, prefix: string, out: Set<string>, sources
   let at = prefix;
   if (prefix === 'devices[]' && typeof obj.kind === 'string') at = `${prefix}<kind=${obj.kind}>`;
   if (prefix === 'upstream' && typeof obj.mode === 'string') at = `upstream<mode=${obj.mode}>`;
+  if (prefix === 'devices[]<kind=solar>.source' && typeof obj.type === 'string') at = `${prefix}<type=${obj.type}>`;
   if (/^modbus\.[^.]+$/.test(prefix)) {
     at = obj.type === 'rtu' ? 'modbus.<name><type=rtu>' : 'modbus.<name><type=tcp|rtuOverTcp>';
   }

@@ -418,7 +418,7 @@ describe('loadConfig', () => {
     const creds = tmp();
     writeFileSync(join(creds, 'spark-client-secret'), 'example-secret');
     const { config, secrets } = loadConfig('config.example.yaml', { CREDENTIALS_DIRECTORY: creds });
-    expect(config.devices.map((d) => d.kind)).toEqual(['hotWaterTank', 'heatPump', 'evCharger', 'meter', 'zone', 'zone']);
+    expect(config.devices.map((d) => d.kind)).toEqual(['hotWaterTank', 'heatPump', 'evCharger', 'meter', 'zone', 'zone', 'solar', 'solar']);
     expect(secrets).toEqual(['example-secret']);
     expect(readFileSync('config.example.yaml', 'utf8')).toMatch(/^version: 1$/m);
   });

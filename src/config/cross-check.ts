@@ -6,6 +6,7 @@ import { checkPhaseSwitching } from './schema-phases.js';
 import type { DeviceConfig, ModbusBusConfig, OcppSource, SourceConfig, TankModel } from './schema-devices.js';
 import { checkHeatPump } from './schema-heat-pump.js';
 import { checkZone } from './schema-zone.js';
+import { checkSolar } from './schema-solar.js';
 import type { VehicleConfig } from './schema-vehicles.js';
 import { checkVehicles } from './vehicle-check.js';
 import { didYouMean } from './suggest.js';
@@ -98,6 +99,7 @@ export function crossCheckWith(cfg: CrossCheckInput, issue: ReportIssue): void {
     const first = seen.get(d.id);
     if (first !== undefined) issue([...at, 'id'], `duplicate device id "${d.id}" (also devices[${first}])`);
     else seen.set(d.id, i);
+    if (d.kind === 'solar') return checkSolar(d, at, issue, cfg);
     checkSource(cfg, issue, d.meter, [...at, 'meter']);
     if (d.kind === 'hotWaterTank') {
       checkSource(cfg, issue, d.switch, [...at, 'switch']);

@@ -8,6 +8,7 @@ import { secretField } from './secret.js';
 import { heatPumpSchemaOf } from './schema-heat-pump.js';
 import { phaseSwitchingSchema } from './schema-phases.js';
 import { zoneSchemaOf } from './schema-zone.js';
+import { solarSchemaOf } from './schema-solar.js';
 
 export { phaseSwitchingSchema, type PhaseSwitchingConfig } from './schema-phases.js';
 
@@ -383,13 +384,23 @@ export const zoneSchema = zoneSchemaOf({
   common,
 });
 
-export const deviceSchema = z.discriminatedUnion('kind', [hotWaterTankSchema, evChargerSchema, meterDeviceSchema, heatPumpSchema, zoneSchema]);
+export const solarSchema = solarSchemaOf(common);
+
+export const deviceSchema = z.discriminatedUnion('kind', [
+  hotWaterTankSchema,
+  evChargerSchema,
+  meterDeviceSchema,
+  heatPumpSchema,
+  zoneSchema,
+  solarSchema,
+]);
 export type DeviceConfig = z.infer<typeof deviceSchema>;
 export type HotWaterTankConfig = z.infer<typeof hotWaterTankSchema>;
 export type EvChargerConfig = z.infer<typeof evChargerSchema>;
 export type MeterDeviceConfig = z.infer<typeof meterDeviceSchema>;
 export type HeatPumpConfig = z.infer<typeof heatPumpSchema>;
 export type ZoneConfig = z.infer<typeof zoneSchema>;
+export type SolarConfig = z.infer<typeof solarSchema>;
 /** The devices planned as a tank: a hot water tank with an element, or a heat pump heating one. */
 export type TankDeviceConfig = HotWaterTankConfig | HeatPumpConfig;
 export const isTankDevice = (d: DeviceConfig): d is TankDeviceConfig => d.kind === 'hotWaterTank' || d.kind === 'heatPump';

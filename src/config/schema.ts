@@ -14,6 +14,7 @@ import { upstreamSchema } from './schema-upstream.js';
 import { weatherSchema } from './schema-weather.js';
 
 export * from './schema-devices.js';
+export * from './schema-solar.js';
 export * from './schema-vehicles.js';
 
 export const priceAreas = ['NO1', 'NO2', 'NO3', 'NO4', 'NO5', 'SE1', 'SE2', 'SE3', 'SE4', 'DK1', 'DK2', 'FI'] as const;

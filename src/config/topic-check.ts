@@ -57,6 +57,8 @@ function sourcesWithPaths(d: DeviceConfig, at: Path): [AnySource, Path, boolean]
   const add = (s: AnySource | undefined, role: string, drives: boolean): void => {
     if (s) out.push([s, [...at, role], drives]);
   };
+  // A solar source reads its own topics (see checkTopicsAndOutputs).
+  if (d.kind === 'solar') return out;
   add(d.meter, 'meter', false);
   if (d.kind === 'hotWaterTank') {
     add(d.switch, 'switch', true);
@@ -117,6 +119,10 @@ export function checkTopicsAndOutputs(mqtt: unknown, devices: readonly (DeviceCo
       else drivenBy.set(output, d.id);
     }
     if (d.kind === 'evCharger' && d.soc) topics.push([[...at, 'soc', 'topic'], d.soc.topic]);
+    if (d.kind === 'solar' && d.source.type === 'mqtt') {
+      topics.push([[...at, 'source', 'energyTopic'], d.source.energyTopic]);
+      if (d.source.powerTopic) topics.push([[...at, 'source', 'powerTopic'], d.source.powerTopic]);
+    }
     if (d.kind === 'zone' && d.thermostat) {
       topics.push([[...at, 'thermostat', 'commandTopic'], d.thermostat.commandTopic], [[...at, 'thermostat', 'stateTopic'], d.thermostat.stateTopic]);
     }

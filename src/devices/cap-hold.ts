@@ -47,7 +47,7 @@ export function deviceHoldOf(d: DeviceConfig, caps: DeviceCapabilities, up: bool
  * Undefined for a meter.
  */
 export function capHoldOfConfig(d: DeviceConfig, options: { baseDir?: string } = {}): { holdsMs: number; why: string } | undefined {
-  if (d.kind === 'meter') return undefined;
+  if (d.kind === 'meter' || d.kind === 'solar') return undefined;
   if (d.kind === 'heatPump') return { holdsMs: 0, why: 'an SG Ready lock is a short lease on purpose' };
   if (d.kind === 'zone' && d.thermostat)
     return { holdsMs: 0, why: "a thermostat's setpoint limits the temperature, not the power: it cannot hold a cap below the heater's power" };

@@ -18,6 +18,7 @@ import { createOcppCharger } from './ocpp/ocpp-charger.js';
 import { storedSessionTags } from './ocpp/session-tags.js';
 import type { Store } from '../store/types.js';
 import { createMqttDevice, type MqttConnection, type MqttDevice, type MqttDeviceSource } from './mqtt/index.js';
+import { buildSolarCapabilities } from './solar.js';
 
 export interface DeviceBuildContext {
   buses: ReadonlyMap<string, ModbusBus>;
@@ -47,7 +48,7 @@ type Role = ModbusRole;
 /** Each source of a device with the role it plays (the role is also its config key). */
 export function sourcesOf(
   d: DeviceConfig,
-): [Role, NonNullable<DeviceConfig['meter']> | NonNullable<Extract<DeviceConfig, { kind: 'evCharger' }>['charger']>][] {
+): [Role, NonNullable<Exclude<DeviceConfig, { kind: 'solar' }>['meter']> | NonNullable<Extract<DeviceConfig, { kind: 'evCharger' }>['charger']>][] {
   const out: [Role, never][] = [];
   const push = (role: Role, s: unknown): void => {
     if (s) out.push([role, s as never]);
@@ -68,9 +69,10 @@ export function sourcesOf(
     // The contacts are built apart (both are switches): see sgReadyOf.
     push('meter', d.meter);
     push('thermometer', d.thermometer);
-  } else {
+  } else if (d.kind === 'meter') {
     push('meter', d.meter);
   }
+  // A solar device's source is built apart (src/devices/solar.ts).
   return out;
 }
 
@@ -194,6 +196,11 @@ export function buildDevice(device: DeviceConfig, ctx: DeviceBuildContext): Buil
   };
   // Later roles win: a dedicated meter overrides a charger's own counter.
   for (const [role, source] of sourcesOf(device)) capabilities = { ...capabilities, ...offeredBy(role, source) };
+  if (device.kind === 'solar') {
+    const closers: { close(): void }[] = [];
+    capabilities = buildSolarCapabilities(device, ctx, closers);
+    closers.forEach((c, i) => mqttDevices.set(`solar:${i}`, c));
+  }
   if (device.kind === 'heatPump') capabilities.sgReady = sgReadyOf(device, (s) => offeredBy('switch', s).heaterSwitch);
   if (device.kind === 'zone' && device.thermostat) {
     if (!ctx.mqtt) throw new WattshiftError('CONFIG_INVALID', `devices.${device.id}.thermostat: a thermostat needs the mqtt section`);

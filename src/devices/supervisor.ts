@@ -67,7 +67,7 @@ export interface DeviceCapabilities {
   chargerHoldsCapMs?: () => number;
 }
 
-export type DeviceKind = 'hotWaterTank' | 'evCharger' | 'meter' | 'heatPump' | 'zone';
+export type DeviceKind = 'hotWaterTank' | 'evCharger' | 'meter' | 'heatPump' | 'zone' | 'solar';
 export type ReadCapability = 'energyMeter' | 'powerMeter' | 'thermometer' | 'evStateReader' | 'phaseMeter';
 export type CommandCapability = 'heaterSwitch' | 'chargeCurrentLimit' | 'sgReady' | 'phaseSwitch' | 'thermostatSetpoint';
 

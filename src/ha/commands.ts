@@ -51,6 +51,7 @@ function allowedFor(kind: DeviceKind): ReadonlySet<string> {
     case 'zone':
       return new Set(['preset']);
     case 'meter':
+    case 'solar':
       return new Set();
   }
 }

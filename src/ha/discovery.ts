@@ -190,6 +190,16 @@ const lineCurrent = (n: 1 | 2 | 3): EntityDef => sensor(`current_l${n}`, `Curren
 
 /** Entities of each kind of device. */
 const deviceEntities: Record<DeviceKind, readonly EntityDef[]> = {
+  // A PV inverter's production: the energy sensor (total_increasing kWh) is a solar source for the Energy dashboard.
+  solar: [
+    sensor('power', 'Production power', { device_class: 'power', unit_of_measurement: 'W', state_class: 'measurement' }),
+    sensor('energy', 'Energy produced', {
+      device_class: 'energy',
+      unit_of_measurement: 'kWh',
+      state_class: 'total_increasing',
+      suggested_display_precision: 2,
+    }),
+  ],
   hotWaterTank: [
     sensor('temperature', 'Temperature', { device_class: 'temperature', unit_of_measurement: '°C', state_class: 'measurement' }),
     power,
@@ -569,6 +579,7 @@ const kindModel: Record<DeviceKind, string> = {
   meter: 'Energy meter',
   heatPump: 'SG Ready heat pump',
   zone: 'Heated zone',
+  solar: 'PV inverter',
 };
 
 /**

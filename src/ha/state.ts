@@ -34,6 +34,8 @@ export function fieldsForKind(kind: DeviceKind): readonly DeviceScalarField[] {
       ];
     case 'meter':
       return ['power', 'energy', 'current_l1', 'current_l2', 'current_l3'];
+    case 'solar':
+      return ['power', 'energy'];
     case 'zone':
       return ['temperature', 'power', 'energy', 'planned_on', 'next_start', 'preset', 'target_temp', 'action'];
     case 'heatPump':
@@ -268,7 +270,7 @@ export function stateMessages(t: HaTopics, view: HomeView): Map<string, string> 
       if (values[f] === null && d.notReadYet) continue;
       out.set(t.deviceField(d.id, f), scalarPayload(values[f]));
     }
-    if (d.kind !== 'meter') Object.assign(json, { cap_kw: d.capKw ?? null, cap_until: iso(d.capUntilMs) });
+    if (d.kind !== 'meter' && d.kind !== 'solar') Object.assign(json, { cap_kw: d.capKw ?? null, cap_until: iso(d.capUntilMs) });
     out.set(t.device(d.id), JSON.stringify(json));
     out.set(t.deviceAvailability(d.id), d.available ? 'online' : 'offline');
   }

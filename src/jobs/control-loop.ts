@@ -239,7 +239,8 @@ export function startControlLoop(deps: {
     const roomKw = roomUnderCapKw(
       capKw,
       locationPowerW,
-      deps.devices.map((c) => readings.get(c.config.id)?.powerW),
+      // A solar device's power is production, not a load under the cap.
+      deps.devices.map((c) => (c.config.kind === 'solar' ? undefined : readings.get(c.config.id)?.powerW)),
       () => deps.inputs.baseLoadKw(now),
     );
     const nows: DeviceNow[] = [];

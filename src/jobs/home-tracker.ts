@@ -265,7 +265,8 @@ export function createHomeTracker(deps: {
       // Base load: what the main meter sees beyond the controlled devices, smoothed.
       if (snap.locationPowerW !== undefined) {
         let devicesW = 0;
-        for (const d of config.devices) if (d.kind !== 'meter') devicesW += Math.max(0, snap.readings.get(d.id)?.powerW ?? 0);
+        // A solar device's power is production, not a load.
+        for (const d of config.devices) if (d.kind !== 'meter' && d.kind !== 'solar') devicesW += Math.max(0, snap.readings.get(d.id)?.powerW ?? 0);
         const sample = Math.max(0, (snap.locationPowerW - devicesW) / 1000);
         baseLoadKw = baseLoadKw * 0.98 + sample * 0.02;
       }

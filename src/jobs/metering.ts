@@ -72,9 +72,11 @@ export function meteringOptionsFor(device: DeviceConfig, site: Pick<SiteConfig, 
           ? device.model.powerKw
           : device.kind === 'evCharger'
             ? (device.model.phases * device.model.voltageV * device.model.maxCurrentA) / 1000
-            : device.model.main
-              ? site.locationLimitKw
-              : undefined;
+            : device.kind === 'solar'
+              ? device.model.peakKwp
+              : device.model.main
+                ? site.locationLimitKw
+                : undefined;
   return ratedKw === undefined ? {} : { maxPowerKw: ratedKw * powerHeadroom };
 }
 

@@ -68,7 +68,7 @@ export function readEnergyHistory(store: HistoryStore, config: Config, nowMs: nu
   if (plans.length > 0) {
     const planFrom = Math.max(fromMs, Math.min(...plans.map((p) => p.createdMs)));
     const planned = plannedByHour(plans, planFrom, nowMs);
-    for (const d of config.devices.filter((x) => x.kind !== 'meter')) {
+    for (const d of config.devices.filter((x) => x.kind !== 'meter' && x.kind !== 'solar')) {
       const metered = store
         .readHourly(subjectOf(d.id), planFrom, nowMs)
         .map((r) => ({ hourStartMs: r.hourStartMs, kwh: r.kwh, complete: r.quality === 'measured' || r.quality === 'estimated' }));

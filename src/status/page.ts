@@ -13,6 +13,7 @@ const kindLabel: Record<DeviceView['kind'], string> = {
   meter: 'Meter',
   heatPump: 'Heat pump (SG Ready)',
   zone: 'Heated zone',
+  solar: 'Solar (production)',
 };
 const sgLabel = { block: 'locked (1:0)', normal: 'normal (0:0)', boost: 'boost (0:1)', forced: 'start command (1:1)' } as const;
 
@@ -124,11 +125,11 @@ function deviceRow(d: DeviceView, tz: string): string {
   // data-label: on a phone each row is a card of labelled values (the header row is hidden).
   return (
     `<tr data-device="${esc(d.id)}"><td class="wide">${esc(d.name)}<div class="muted">${esc(kindLabel[d.kind])}</div></td>` +
-    `<td data-label="State">${d.available ? 'online' : '<b>offline</b>'}</td><td data-label="Mode">${d.kind === 'meter' ? '–' : esc(d.mode)}</td>` +
+    `<td data-label="State">${d.available ? 'online' : '<b>offline</b>'}</td><td data-label="Mode">${d.kind === 'meter' || d.kind === 'solar' ? '–' : esc(d.mode)}</td>` +
     `<td class="num" data-label="Temp.">${num(d.temperatureC, 1, '°C')}</td><td class="num" data-label="Power">${num(d.powerW, 0, 'W')}</td>` +
     `<td class="num" data-label="Energy">${num(d.energyKwh, 1, 'kWh')}</td>` +
     // A meter is read, never planned: it has no mode and no plan to show.
-    `<td class="wide" data-label="Plan">${d.kind === 'meter' ? '–' : planCell(d, tz)}</td>` +
+    `<td class="wide" data-label="Plan">${d.kind === 'meter' || d.kind === 'solar' ? '–' : planCell(d, tz)}</td>` +
     `<td class="wide">${evText}</td></tr>`
   );
 }
