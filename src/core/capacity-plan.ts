@@ -37,21 +37,6 @@ export interface CapacityContext {
   vatRate: number;
 }
 
-/** What the capacity fee looks like with the chosen plan (the current month; fees include VAT). */
-export interface CapacityOutcome {
-  /** The month's projected measure, kW (metered hours plus the plan's). */
-  measureKw: number;
-  /** Index into the tariff's steps, null for a fee per kW. */
-  step: number | null;
-  feePerMonth: number;
-  /** Most energy a held hour may take (kWh/h), null when the plan was not held. */
-  heldAtKwhPerH: number | null;
-  /** Whole bill of the plan (its energy cost + the fee of every month it touches). */
-  bill: number;
-  /** The same for the unheld plan. */
-  unheldBill: number;
-}
-
 interface Evaluated {
   bill: number;
   measureKw: number;

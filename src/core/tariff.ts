@@ -5,7 +5,7 @@
  * helpers, so DST days (23 or 25 hours) take each hour's own wall-clock hour.
  */
 import { localParts } from './zoned-time.js';
-import type { PriceSlot } from './types.js';
+import type { PriceSlot, SlotCostComponents } from './types.js';
 
 /** Local hours [from, to); from > to wraps past midnight. */
 export interface HourWindow {
@@ -70,24 +70,6 @@ export function ruleApplies(when: TariffWhen, t: TariffLocalTime): boolean {
   if (when.days === 'weekdays' && t.weekend) return false;
   if (when.days === 'weekends' && !t.weekend) return false;
   return !when.hours || inHourWindow(when.hours, t.hour);
-}
-
-/** What one kWh in a slot costs, by component (series currency per kWh). */
-export interface SlotCostComponents {
-  /** Spot + supplier markup, or the fixed price; excluding VAT. */
-  energy: number;
-  gridFee: number;
-  /** Name of the grid period that priced the slot (`default` when none matched). */
-  gridPeriod: string;
-  tax: number;
-  /** Refund by the household subsidy (positive = money back), excluding VAT. */
-  subsidy: number;
-  /** VAT on energy + grid fee + tax − subsidy. */
-  vat: number;
-  /** The programme's incentive delta, as paid (no VAT). */
-  delta: number;
-  /** What the household pays for one kWh: energy + gridFee + tax − subsidy + vat + delta. */
-  total: number;
 }
 
 /** The cost components of one kWh consumed in the slot starting at `startMs`. */

@@ -6,9 +6,6 @@
  * (degrees Celsius). Prices are in the plan's currency per kWh unless a name says otherwise.
  */
 
-import type { SlotCostComponents } from './tariff.js';
-import type { CapacityOutcome } from './capacity-plan.js';
-
 // ---------------------------------------------------------------------------------------------
 // Prices
 
@@ -106,6 +103,24 @@ export interface PriceSlot {
   source: PriceSource;
   /** Per-kWh cost by component, when a tariff priced the slot. */
   components?: SlotCostComponents;
+}
+
+/** What one kWh in a slot costs, by component (series currency per kWh). */
+export interface SlotCostComponents {
+  /** Spot + supplier markup, or the fixed price; excluding VAT. */
+  energy: number;
+  gridFee: number;
+  /** Name of the grid period that priced the slot (`default` when none matched). */
+  gridPeriod: string;
+  tax: number;
+  /** Refund by the household subsidy (positive = money back), excluding VAT. */
+  subsidy: number;
+  /** VAT on energy + grid fee + tax − subsidy. */
+  vat: number;
+  /** The programme's incentive delta, as paid (no VAT). */
+  delta: number;
+  /** What the household pays for one kWh: energy + gridFee + tax − subsidy + vat + delta. */
+  total: number;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -487,6 +502,21 @@ export interface Plan {
   reservations?: ReservationOutcome[];
   /** How the base load was forecast when it was learned (absent: the smoothed base load, one number for every slot). */
   baseLoad?: { source: 'learned'; note: string };
+}
+
+/** What the capacity fee looks like with the chosen plan (the current month; fees include VAT). */
+export interface CapacityOutcome {
+  /** The month's projected measure, kW (metered hours plus the plan's). */
+  measureKw: number;
+  /** Index into the tariff's steps, null for a fee per kW. */
+  step: number | null;
+  feePerMonth: number;
+  /** Most energy a held hour may take (kWh/h), null when the plan was not held. */
+  heldAtKwhPerH: number | null;
+  /** Whole bill of the plan (its energy cost + the fee of every month it touches). */
+  bill: number;
+  /** The same for the unheld plan. */
+  unheldBill: number;
 }
 
 /** A reservation as planned: its window and cap, and the flexible energy planned in and before it. */
