@@ -69,9 +69,16 @@ export async function priceCurveAt(world: EventHome, hoursMs: number[], deltas: 
 }
 
 /** A 0 kW LPC on the tank for local hours `hours` of day 0. */
-export async function tankLpc(world: EventHome, hours: number[], day = 0): Promise<{ id: string; startMs: number; endMs: number }> {
+export function tankLpc(world: EventHome, hours: number[], day = 0): Promise<{ id: string; startMs: number; endMs: number }> {
+  return tankLpcAt(
+    world,
+    hours.map((h) => localTime(world, day, h)),
+  );
+}
+
+/** A 0 kW LPC on the tank for the hours starting at `hoursMs` (UTC ms). */
+export async function tankLpcAt(world: EventHome, hoursMs: number[]): Promise<{ id: string; startMs: number; endMs: number }> {
   const reg = world.registration!;
-  const hoursMs = hours.map((h) => localTime(world, day, h));
   const ev = await world.spark.simulateResourceLpc({
     resources: [
       {
@@ -83,7 +90,7 @@ export async function tankLpc(world: EventHome, hours: number[], day = 0): Promi
   return { id: ev.id, startMs: hoursMs[0]!, endMs: hoursMs.at(-1)! + hourMs };
 }
 
-/** Opens the daemon's database read-only (after the daemon stopped). */
+/** Opens the daemon's database read-only (beside a running daemon too: SQLite in WAL mode). */
 export function readStore<T>(world: World, fn: (store: Store) => T): T {
   const store = openStore({ path: String(world.config.storage!.path), readOnly: true });
   try {
@@ -111,18 +118,15 @@ export function simTimeOf(world: World, line: DaemonLogLine): number {
   return world.startMs + (Date.parse(String(line['time'])) - world.realOriginMs) * world.speed;
 }
 
-/** A device's supervisor transitions (down with its code, recovered) in simulated [fromMs, toMs). */
-export function deviceTransitions(
-  world: World,
-  daemons: readonly DaemonProcess[],
-  device: string,
-  fromMs: number,
-  toMs: number,
-): { down: string[]; recovered: number } {
-  const inWindow = (l: DaemonLogLine): boolean => l['device'] === device && simTimeOf(world, l) >= fromMs && simTimeOf(world, l) < toMs;
+/**
+ * A device's supervisor transitions (down with its code, recovered) in a stretch of a daemon's log:
+ * one the test marked by what the daemon said, not by the clock.
+ */
+export function transitionsIn(lines: readonly DaemonLogLine[], device: string): { down: string[]; recovered: number } {
+  const own = lines.filter((l) => l['device'] === device);
   return {
-    down: logsWith(daemons, (l) => inWindow(l) && l.msg === 'device down; putting it in its safe state').map((l) => String(l.code)),
-    recovered: logsWith(daemons, (l) => inWindow(l) && l.msg === 'device recovered').length,
+    down: own.filter((l) => l.msg === 'device down; putting it in its safe state').map((l) => String(l.code)),
+    recovered: own.filter((l) => l.msg === 'device recovered').length,
   };
 }
 
@@ -143,6 +147,20 @@ export function expectHourVsTruth(row: HourlyEnergyRow, truthKwh: number, tolera
   if (row.quality === 'measured') expect(Math.abs(row.kwh - truthKwh), what).toBeLessThanOrEqual(exact);
   else if (row.quality === 'estimated') expect(Math.abs(row.kwh - truthKwh), what).toBeLessThanOrEqual(Math.max(exact, tolerances.estimatedTolKwh));
   else expect(row.kwh, what).toBeLessThanOrEqual(truthKwh + exact);
+}
+
+/**
+ * Polls `check` until it gives a value: a wait on state. `guardMs` of real time only bounds a hang,
+ * so that the test fails with `what` (what it waited for and what it saw) instead of its timeout.
+ */
+export async function until<T>(check: () => Promise<T | undefined> | T | undefined, what: string | (() => string), guardMs: number): Promise<T> {
+  const deadline = Date.now() + guardMs;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`${typeof what === 'string' ? what : what()}: not within ${guardMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 /** A device's answer in the acknowledgement the sandbox accepted for `eventId`, once it is there. */

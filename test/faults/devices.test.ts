@@ -17,7 +17,6 @@ import { localAt } from '../../src/demo/environment.js';
 import type { HourlyEnergyRow } from '../../src/store/types.js';
 import {
   hourMs,
-  localTime,
   sampleTruth,
   secretLeaks,
   stampLagKwh,
@@ -29,7 +28,6 @@ import {
   type World,
 } from '../helpers/daemon-harness.js';
 import {
-  deviceTransitions,
   errorLines,
   expectHourVsTruth,
   faultOverrides,
@@ -39,7 +37,9 @@ import {
   readInFull,
   readStore,
   simTimeOf,
-  tankLpc,
+  tankLpcAt,
+  transitionsIn,
+  until,
   wallSeconds,
 } from './common.js';
 
@@ -69,7 +69,10 @@ const qualityOf = (rows: readonly HourlyEnergyRow[], hourStartMs: number): strin
 const brief = (rows: readonly HourlyEnergyRow[]): string =>
   rows.map((r) => `${new Date(r.hourStartMs).toISOString().slice(11, 13)}Z:${r.quality}`).join(' ');
 
-it('rides out a Mosquitto restart and garbage from an MQTT charger', async () => {
+// One more run on a fresh world: the hours are checked against the simulators with a tolerance
+// for a pushed counter stamped late (stampLagKwh; the car's 0.1 kWh), and a stall of the loaded
+// machine longer than it (0.12 kWh on the car at load 13) fails the run though nothing is wrong.
+it('rides out a Mosquitto restart and garbage from an MQTT charger', { retry: 1, timeout: 150_000 }, async () => {
   const t0 = Date.now();
   const startMs = localAt(januaryDay, 0, 10);
   const world = await faultWorld('devices-mqtt', {
@@ -79,10 +82,14 @@ it('rides out a Mosquitto restart and garbage from an MQTT charger', async () =>
     chargerStepMs: 10_000,
     plugs: [{ atMs: startMs - hourMs, battery: { capacityKwh: 60, socPct: 20, targetSocPct: 100, efficiency: 0.9 } }],
   });
-  const lpc = await tankLpc(world, [11, 12]);
   const sampler = sampleTruth(world);
   const daemon = spawnDaemon(world, { configPath: writeConfig(world, faultOverrides) });
   await daemon.waitForLog(started);
+  // The scenario's hours begin with the first whole hour the daemon runs through: its start takes
+  // real seconds, which on a loaded machine are tens of simulated minutes at this speed.
+  const firstHourMs = Math.ceil(world.clock.nowMs() / hourMs) * hourMs;
+  const at = (hour: number, minute = 0): number => firstHourMs + hour * hourMs + minute * 60_000;
+  const lpc = await tankLpcAt(world, [at(1), at(2)]);
   const mqttConfig = world.config.mqtt!;
   const client = await mqtt.connectAsync(world.broker!.url, {
     username: String(mqttConfig.username),
@@ -94,15 +101,16 @@ it('rides out a Mosquitto restart and garbage from an MQTT charger', async () =>
     // The car charges at full current through everything (a user's boost).
     await client.publishAsync('wattshift/car/set', JSON.stringify({ boostMinutes: 240 }), { qos: 1 });
 
-    // The charger's energy counter: malformed JSON inside 10:00, the wrong type across 11:00.
+    // The charger's energy counter: malformed JSON inside the first hour, the wrong type across the second's start.
     const charger = world.charger;
     const garbage: [string, number, number][] = [
-      ['{"eto":', localTime(world, 0, 10, 20), localTime(world, 0, 10, 26)],
-      ['"12 kWh"', localTime(world, 0, 10, 50), localTime(world, 0, 11, 10)],
+      ['{"eto":', at(0, 20), at(0, 26)],
+      ['"12 kWh"', at(0, 50), at(1, 10)],
     ];
     // Each episode lasts until the daemon has said the charger is down, and the next begins only
     // once it has said it recovered: the daemon's state, not the clock, ends them.
     const carLines = (msg: string) => (l: { msg?: string; device?: unknown }) => l.device === 'car' && l.msg === msg;
+    const garbageFrom = daemon.logs.length;
     for (const [payload, fromMs, toMs] of garbage) {
       await waitUntilSim(world, fromMs);
       const seenBefore = daemon.logs.length;
@@ -113,24 +121,38 @@ it('rides out a Mosquitto restart and garbage from an MQTT charger', async () =>
       charger.corrupt('eto', null);
       await daemon.waitForLog((l) => daemon.logs.indexOf(l) >= downAt && carLines('device recovered')(l));
     }
+    const garbageLines = daemon.logs.slice(garbageFrom);
 
-    // The broker stops from 11:20 to 11:40 and restarts empty (no persistence).
-    const downMs = localTime(world, 0, 11, 20);
-    const upMs = localTime(world, 0, 11, 40);
+    // The broker stops 20 minutes into the cap's first hour for 20 minutes and restarts empty (no persistence).
+    const downMs = at(1, 20);
+    const upMs = at(1, 40);
     await waitUntilSim(world, downMs);
+    const outageFrom = daemon.logs.length;
     await world.broker!.stop();
     await waitUntilSim(world, upMs);
     const upReal = Date.now();
     await world.broker!.start();
-    const reconnected = await daemon.waitForLog((l) => l.msg === 'MQTT broker connected' && Date.parse(String(l['time'])) >= upReal, 20_000);
+    await daemon.waitForLog((l) => l.msg === 'MQTT broker connected' && Date.parse(String(l['time'])) >= upReal, 20_000);
+    // Both devices back: the daemon says so, whenever its readings after the restart came in.
+    const back = [];
+    for (const device of ['tank', 'car'])
+      back.push(await daemon.waitForLog((l) => daemon.logs.indexOf(l) >= outageFrom && l['device'] === device && l.msg === 'device recovered'));
+    const outageLines = daemon.logs.slice(outageFrom);
 
     // Everything the daemon keeps retained is there again: availability and discovery.
     const retained = new Map<string, string>();
     client.on('message', (topic, payload) => retained.set(topic, payload.toString()));
     await client.subscribeAsync(['wattshift/availability', 'homeassistant/#'], { qos: 1 });
-    await waitUntilSim(world, localTime(world, 0, 13, 2));
-    expect(retained.get('wattshift/availability')).toBe('online');
-    expect([...retained.keys()].filter((t) => t.startsWith('homeassistant/') && t.endsWith('/config')).length).toBeGreaterThan(5);
+    const discoveryTopics = (): number => [...retained.keys()].filter((t) => t.startsWith('homeassistant/') && t.endsWith('/config')).length;
+    // The cap's last hour closed for both devices (by a reading after it): the daemon's store says when.
+    const lastCapHour = lpc.endMs - hourMs;
+    const closed = (): boolean =>
+      (['tank', 'car'] as const).every((d) => readStore(world, (s) => s.readHourly(`device:${d}`, lastCapHour, lpc.endMs)).length > 0);
+    await until(
+      () => (retained.get('wattshift/availability') === 'online' && discoveryTopics() > 5 && closed() ? true : undefined),
+      () => `availability ${retained.get('wattshift/availability')}, ${discoveryTopics()} discovery topics, the cap's last hour closed: ${closed()}`,
+      60_000,
+    );
     daemon.kill('SIGTERM');
     expect((await daemon.exited).code).toBe(0);
     sampler.stop();
@@ -138,15 +160,12 @@ it('rides out a Mosquitto restart and garbage from an MQTT charger', async () =>
     // Garbage: rejected at the boundary, so never a counter jump in the metering; the charger
     // down once per episode with its code, recovered once.
     expect(logsWith([daemon], (l) => l.code === 'METER_DISCONTINUITY')).toEqual([]);
-    expect(deviceTransitions(world, [daemon], 'car', localTime(world, 0, 10, 15), localTime(world, 0, 11, 15))).toEqual({
-      down: ['DEVICE_BAD_VALUE', 'DEVICE_BAD_VALUE'],
-      recovered: 2,
-    });
+    expect(transitionsIn(garbageLines, 'car')).toEqual({ down: ['DEVICE_BAD_VALUE', 'DEVICE_BAD_VALUE'], recovered: 2 });
     // The broker outage: both devices down once (the broker gone, or a read cut off by it) and
     // back once.
-    const backBy = Math.min(localTime(world, 0, 12), simTimeOf(world, reconnected) + 5 * 60_000);
+    const backBy = Math.max(...back.map((l) => simTimeOf(world, l)));
     for (const device of ['tank', 'car']) {
-      const t = deviceTransitions(world, [daemon], device, downMs, backBy);
+      const t = transitionsIn(outageLines, device);
       expect(t.down, device).toHaveLength(1);
       expect(['MQTT_UNAVAILABLE', 'DEVICE_TIMEOUT'], device).toContain(t.down[0]);
       expect(t.recovered, device).toBe(1);
@@ -168,10 +187,10 @@ it('rides out a Mosquitto restart and garbage from an MQTT charger', async () =>
     // which at 11 kW moves up to 0.1 kWh across an hour boundary.
     const tankRows = checkHours(world, 'tank', lpc.endMs, tankTolerances(world));
     const carRows = checkHours(world, 'car', lpc.endMs, { absTolKwh: 0.1, estimatedTolKwh: 0.1 });
-    expect(readInFull(hourOf(tankRows, localTime(world, 0, 12))), brief(tankRows)).toBe(true);
-    expect(readInFull(hourOf(carRows, localTime(world, 0, 12))), brief(carRows)).toBe(true);
-    expect(truthByHour(world).car.get(localTime(world, 0, 12))).toBeGreaterThan(5);
-    for (const h of [10, 11]) expect(qualityOf(carRows, localTime(world, 0, h)), brief(carRows)).toBe('partial');
+    expect(readInFull(hourOf(tankRows, at(2))), brief(tankRows)).toBe(true);
+    expect(readInFull(hourOf(carRows, at(2))), brief(carRows)).toBe(true);
+    expect(truthByHour(world).car.get(at(2))).toBeGreaterThan(5);
+    for (const h of [0, 1]) expect(qualityOf(carRows, at(h)), brief(carRows)).toBe('partial');
 
     expect(errorLines([daemon])).toEqual([]);
     expect(secretLeaks(world, [daemon])).toEqual([]);
@@ -179,4 +198,4 @@ it('rides out a Mosquitto restart and garbage from an MQTT charger', async () =>
   } finally {
     await client.endAsync();
   }
-}, 150_000);
+});

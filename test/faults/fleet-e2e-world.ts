@@ -26,7 +26,7 @@ import { startFleetBroker, type FleetBroker } from '../helpers/fleet-broker.js';
 import { freePort } from '../helpers/mosquitto.js';
 import { startPostgres, type PostgresCluster } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp-dir.js';
-import { faultOverrides, januaryDay } from './common.js';
+import { faultOverrides, januaryDay, until } from './common.js';
 import { spawnChildHub, type ChildHub } from './fleet-e2e-hub.js';
 
 export const hourMs = 3_600_000;
@@ -114,15 +114,6 @@ export function homeOf(report: AcceptedReport): 'a' | 'b' | '?' {
   return a === b ? '?' : a ? 'a' : 'b';
 }
 
-async function until<T>(check: () => Promise<T | undefined> | T | undefined, what: string | (() => string), timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`${typeof what === 'string' ? what : what()}: not within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 export { until };
 
 export async function startFleetE2e(
