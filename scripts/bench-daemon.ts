@@ -148,8 +148,11 @@ function tableSizes(path: string): { name: string; bytes: number; rows?: number 
 // Midnight in Oslo on a January Monday: winter prices, heating every day.
 const weekStartMs = localAt(Date.UTC(2026, 0, 12, 12), 0, 0);
 
-/** The event-loop delay of a fresh daemon over `hours` simulated hours from its ready line, at `atSpeed`. */
-async function runLoopDelay(atSpeed: number, hours: number): Promise<LoopDelay | undefined> {
+/**
+ * The event-loop delay of a fresh daemon over `hours` simulated hours from its ready line, at
+ * `atSpeed`, and its RSS median over the second half (allocation at a pace nearer the real clock's).
+ */
+async function runLoopDelay(atSpeed: number, hours: number): Promise<{ delay: LoopDelay | undefined; rssMb: number | null }> {
   const dataDir = tmp('wattshift-bench-delay-');
   const realOriginMs = Date.now();
   const clock = acceleratedClock(weekStartMs, atSpeed, realOriginMs);
@@ -164,11 +167,15 @@ async function runLoopDelay(atSpeed: number, hours: number): Promise<LoopDelay |
     await readLoopDelay(d);
     const endMs = clock.nowMs() + hours * HOUR_MS;
     process.stdout.write(`event-loop delay: ${hours} simulated hours at ${atSpeed}× from the ready line\n`);
+    const halfMs = clock.nowMs() + (hours * HOUR_MS) / 2;
+    const rss: number[] = [];
     while (clock.nowMs() < endMs) {
       await new Promise((r) => setTimeout(r, 1000));
-      if (!sampleProc(d.pid)) throw new Error(`daemon exited during the delay run:\n${d.tail().join('\n')}`);
+      const sample = sampleProc(d.pid);
+      if (!sample) throw new Error(`daemon exited during the delay run:\n${d.tail().join('\n')}`);
+      if (clock.nowMs() >= halfMs) rss.push(sample.rssBytes / MIB);
     }
-    return await readLoopDelay(d);
+    return { delay: await readLoopDelay(d), rssMb: rss.length > 0 ? round(median(rss)) : null };
   } finally {
     await d.stop();
     await world.close();
@@ -266,7 +273,8 @@ try {
     `startup to ready (real clock): ${startup.map((t) => `${Math.round(t)} ms`).join(', ')}; median ${startupMs} ms; RSS on the real clock after ${idleSeconds} s: ${idleRssMb} MiB\n`,
   );
   const week = await runWeek();
-  const delay = delayHours > 0 ? await runLoopDelay(delaySpeed, delayHours) : undefined;
+  const slow = delayHours > 0 ? await runLoopDelay(delaySpeed, delayHours) : undefined;
+  const delay = slow?.delay;
   const kib = (n: number): string => `${round(n / 1024)} KiB`;
   process.stdout.write(
     [
@@ -283,7 +291,7 @@ try {
         .slice(0, 5)
         .map((t) => `${t.name} ${kib(t.bytes)}${t.rows !== undefined ? ` ${t.rows} rows` : ''}`)
         .join(', ')})`,
-      `event-loop delay after start-up, ${delayHours} h at ${delaySpeed}×: p50 ${delay?.p50Ms} ms, p99 ${delay?.p99Ms} ms, max ${delay?.maxMs} ms`,
+      `event-loop delay after start-up, ${delayHours} h at ${delaySpeed}×: p50 ${delay?.p50Ms} ms, p99 ${delay?.p99Ms} ms, max ${delay?.maxMs} ms; RSS median of the second half ${slow?.rssMb} MiB`,
     ].join('\n') + '\n',
   );
   const { tables: _tables, samples: _samples, ...figures } = week;
@@ -291,7 +299,7 @@ try {
   void _samples;
   const diskBytesPerDay = Math.max(week.blockWriteBytesPerDay, week.fileWriteBytesPerDay);
   process.stdout.write(
-    `${JSON.stringify({ ...figures, loopDelayP50Ms: delay?.p50Ms ?? null, loopDelayP99Ms: delay?.p99Ms ?? null, loopDelayMaxMs: delay?.maxMs ?? null, delaySpeed, startupMs, startupRunsMs: startup.map(Math.round), rssRealClockMb: idleRssMb, diskBytesPerDay, speed, nodeOptions: [...nodeArgs, nodeOptions].filter(Boolean).join(' ') || null })}\n`,
+    `${JSON.stringify({ ...figures, loopDelayP50Ms: delay?.p50Ms ?? null, loopDelayP99Ms: delay?.p99Ms ?? null, loopDelayMaxMs: delay?.maxMs ?? null, delaySpeed, rssSlowMb: slow?.rssMb ?? null, startupMs, startupRunsMs: startup.map(Math.round), rssRealClockMb: idleRssMb, diskBytesPerDay, speed, nodeOptions: [...nodeArgs, nodeOptions].filter(Boolean).join(' ') || null })}\n`,
   );
 } finally {
   if (values.keep) process.stderr.write(`kept ${dirs.join(' ')}\n`);
