@@ -68,6 +68,9 @@ export function watchQuiescence(): Quiescence {
   const extraBusy = (): boolean => otherWork.some((busy) => busy());
   const tracked = new Set<Tracked>();
   const byPorts = new Map<string, Tracked>();
+  /** The ends with a known peer, as a list: the check runs every turn and walks only these. */
+  let paired: Tracked[] | null = null;
+  const pairedEnds = (): Tracked[] => (paired ??= [...tracked].filter((t) => t.peer !== undefined));
   const key = (local: number, remote: number): string => `${local}>${remote}`;
 
   const remember = (t: Tracked): void => {
@@ -80,10 +83,12 @@ export function watchQuiescence(): Quiescence {
     if (peer) {
       t.peer = peer;
       peer.peer = t;
+      paired = null;
     }
   };
   const forget = (x: Tracked): void => {
     tracked.delete(x);
+    paired = null;
     if (x.local !== undefined) byPorts.delete(key(x.local, x.remote!));
   };
   const track = (socket: Socket): void => {
@@ -111,18 +116,23 @@ export function watchQuiescence(): Quiescence {
 
   const bytesInFlight = (): number => {
     let inFlight = 0;
-    for (const t of tracked) {
-      if (t.peer === undefined || t.socket.destroyed) continue;
-      inFlight += Math.max(0, t.peer.socket.bytesWritten - t.socket.bytesRead);
+    for (const t of pairedEnds()) {
+      if (t.socket.destroyed) continue;
+      inFlight += Math.max(0, t.peer!.socket.bytesWritten - t.socket.bytesRead);
     }
     return inFlight;
+  };
+  /** Whether any byte is in flight: stops at the first end with unread bytes. */
+  const anyInFlight = (): boolean => {
+    for (const t of pairedEnds()) if (!t.socket.destroyed && t.peer!.socket.bytesWritten > t.socket.bytesRead) return true;
+    return false;
   };
   const bytesRead = (): number => {
     let n = 0;
     for (const t of tracked) n += t.socket.bytesRead;
     return n;
   };
-  const busy = (): boolean => bytesInFlight() > 0 || extraBusy() || process.getActiveResourcesInfo().some(isWork);
+  const busy = (): boolean => anyInFlight() || extraBusy() || process.getActiveResourcesInfo().some(isWork);
   const timers = (): number => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
   /** Ref'd real-time timers standing when the process was last idle: long-lived ones (keepalives, deadlines). */
   let standingTimers = timers();
@@ -171,6 +181,7 @@ export function watchQuiescence(): Quiescence {
       unsubscribe('net.server.socket', onSocket);
       tracked.clear();
       byPorts.clear();
+      paired = null;
     },
   };
 }
