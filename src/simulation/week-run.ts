@@ -24,7 +24,10 @@ import { createDecisionLog } from './decision-log.js';
 import type { FaultStep } from './explore/fault-schedule.js';
 import { injectFaults } from './explore/inject.js';
 import type { OutboxSummary } from '../store/types.js';
-import { fuseA, startWeekWorld, type Departure } from './homes/week.js';
+import { fuseA, startWeekWorld, type Departure, type Seasons } from './homes/week.js';
+import type { BillView } from '../view/model.js';
+import { postYearEvent } from './year-events.js';
+import type { YearEvent } from './year-home.js';
 import { watchQuiescence } from './quiescence.js';
 import { preloadLazyModules } from './preload.js';
 import { seedMathRandom } from './seeded-random.js';
@@ -46,6 +49,10 @@ export interface LineSample {
   /** The tank's water, °C, and whether its element is held off. */
   tankC: number;
   tankBlocked: boolean;
+  /** The heat pump's water, °C. */
+  pumpC: number;
+  /** The home's import at the main meter, W. */
+  importW: number;
 }
 
 export interface WeekRun {
@@ -77,6 +84,10 @@ export interface WeekRun {
   digest: string;
   decisions: Record<string, number>;
   decisionLines: string[];
+  /** Each local month's bill as the daemon last showed it (hourly), in month order (runs with seasons). */
+  bills: BillView[];
+  /** The events the run posted, with each one's id at the API. */
+  posted: (YearEvent & { id: string })[];
   /** Instants run, and the settles between wakes (see quiescence.ts). */
   kernel: { instants: number; settles: number; turns: number; timerWaits: number };
 }
@@ -93,6 +104,10 @@ export interface WeekRunOptions {
   logger?: Logger;
   /** Faults played against the home as it runs (the explorer's schedules). */
   faults?: readonly FaultStep[];
+  /** The home round the year (year-home.ts): seasonal loads and draws, a capacity tariff. */
+  seasons?: Seasons;
+  /** Events a flexibility partner posts as the run goes (year-home.ts). */
+  events?: readonly YearEvent[];
 }
 
 /** A pino logger that keeps every line at `error` or worse, and forwards all to `also`. */
@@ -152,10 +167,19 @@ export async function runWeekHome(options: WeekRunOptions): Promise<WeekRun> {
   let world: Awaited<ReturnType<typeof startWeekWorld>> | undefined;
   /** In front of the API sandbox (one origin for the API, its token endpoint and the forecast) when the run has faults. */
   let apiLink: CuttableLink | null = null;
+  /** The flexibility partner that posts the run's events. */
+  let partner: ReturnType<typeof createSparkClient> | undefined;
   let app: App | undefined;
   let stopped = false;
   try {
-    world = await startWeekWorld({ clock, startMs, dataDir: dir, logger, ...(options.seed !== undefined ? { seed: options.seed } : {}) });
+    world = await startWeekWorld({
+      clock,
+      startMs,
+      dataDir: dir,
+      logger,
+      ...(options.seed !== undefined ? { seed: options.seed } : {}),
+      ...(options.seasons ? { seasons: options.seasons } : {}),
+    });
     const w = world;
     quiescence.alsoBusyWhile(() => w.sandbox.requestsInFlight() > 0);
     if (options.faults?.length) apiLink = await startCuttableLink(Number(new URL(w.sandbox.baseUrl).port));
@@ -171,6 +195,7 @@ export async function runWeekHome(options: WeekRunOptions): Promise<WeekRun> {
     const resources = (await register(config, { spark: registrar, store: registrationStore, logger, nowMs: clock.nowMs() })).registration.resources;
     registrationStore.close();
     await registrar.close();
+    if (options.events?.length) partner = createSparkClient({ ...config.spark, clock, logger });
 
     // The gateway's own clock: NTP may step it while the home's time flows on.
     const gatewayClock = new SteppedClock(clock);
@@ -212,20 +237,32 @@ export async function runWeekHome(options: WeekRunOptions): Promise<WeekRun> {
       if (chargePointAway && w.ocpp.connected) chargePointAway = false;
       return starting || chargePointAway;
     });
+    const bills = new Map<string, BillView>();
+    const posted: WeekRun['posted'] = [];
     const script = (async () => {
       await w.startChargePoint();
       await inControl();
+      let billHour = -1;
       while (!sampling.signal.aborted) {
         const tank = w.tank.state();
+        const pump = w.pump.state();
+        // The month's bill as the daemon shows it, once an hour (its view is the work of a status request).
+        if (options.seasons && Math.floor(clock.nowMs() / H) !== billHour) {
+          billHour = Math.floor(clock.nowMs() / H);
+          const bill = daemon.view().bill;
+          if (bill) bills.set(bill.month, bill);
+        }
         samples.push({
           atMs: clock.nowMs(),
           linesA: w.lineCurrentsA(clock.nowMs()),
           goeW: w.goe.powerW,
           ocppW: w.ocpp.powerW,
           tankW: tank.powerW,
-          pumpW: w.pump.state().powerW,
+          pumpW: pump.powerW,
           tankC: tank.tempC,
           tankBlocked: tank.blocked,
+          pumpC: pump.tempC,
+          importW: w.importW(clock.nowMs()),
         });
         await clock.sleep(20_000, sampling.signal);
       }
@@ -271,6 +308,14 @@ export async function runWeekHome(options: WeekRunOptions): Promise<WeekRun> {
     ).catch((err: unknown) => {
       started = err;
     });
+    const posting = (async () => {
+      for (const e of options.events ?? []) {
+        if (e.postMs > clock.nowMs()) await clock.sleep(e.postMs - clock.nowMs(), sampling.signal);
+        posted.push({ ...e, id: await postYearEvent(partner!, config, resources, e) });
+      }
+    })().catch((err: unknown) => {
+      if (!sampling.signal.aborted) started = err;
+    });
     let instants = 0;
     await clock.runUntil(endMs, {
       afterInstant: () => {
@@ -282,6 +327,11 @@ export async function runWeekHome(options: WeekRunOptions): Promise<WeekRun> {
     sampling.abort();
     await script;
     await faults;
+    await posting;
+    if (options.seasons) {
+      const bill = daemon.view().bill;
+      if (bill) bills.set(bill.month, bill);
+    }
     const outbox = daemon.store.outboxSummary();
     // Stopping may wait on the clock (a device's release write under its timeout): time runs on.
     const stopping = daemon.stop().then(() => {
@@ -318,11 +368,14 @@ export async function runWeekHome(options: WeekRunOptions): Promise<WeekRun> {
       decisions: log.counts(),
       decisionLines: log.lines(),
       reportSubjects: reports.map((r) => ({ eventId: r.eventId, createdAtMs: r.createdAtMs, subjects: reportSubjects(r, resourceName) })),
+      bills: [...bills.values()],
+      posted,
       kernel: { instants, ...quiescence.stats() },
     };
   } finally {
     if (app && !stopped) await Promise.race([app.stop().catch(() => undefined), clock.runFor(60_000).catch(() => undefined)]);
     await apiLink?.close();
+    await partner?.close();
     await world?.close();
     quiescence.close();
     process.off('uncaughtException', onUncaught);

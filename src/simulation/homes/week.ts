@@ -116,6 +116,23 @@ function partTimer(): CarPlan {
   };
 }
 
+const weekDays = 7;
+
+/**
+ * A car's week repeated `weeks` times. A stay left open at the week's end (the weekend's charger)
+ * ends at 11:55 on the next Sunday, before the next week's first stay begins at noon.
+ */
+export function everyWeek(plan: CarPlan, weeks: number): CarPlan {
+  const shift = (t: LocalTime, k: number): LocalTime => [t[0] + k * weekDays, t[1], t[2]];
+  const stays = Array.from({ length: weeks }, (_, k) =>
+    plan.stays.map((st) => {
+      const until = st.until ?? (k < weeks - 1 ? ([weekDays, 11, 55] as LocalTime) : undefined);
+      return { ...st, from: shift(st.from, k), ...(until ? { until: shift(until, k) } : {}) };
+    }),
+  ).flat();
+  return { ...plan, stays };
+}
+
 export interface Departure {
   car: string;
   atMs: number;
@@ -137,6 +154,8 @@ export interface WeekWorld {
   departures: Departure[];
   /** Current on each line now, A, from every load's true draw. */
   lineCurrentsA(atMs: number): number[];
+  /** The home's import at the main meter now, W. */
+  importW(atMs: number): number;
   /** Connects the OCPP charge point (after the daemon started). */
   startChargePoint(): Promise<void>;
   /** The daemon's status server. */
@@ -155,12 +174,42 @@ export function houseW(atMs: number): number {
   return 900;
 }
 
-export async function startWeekWorld(options: { clock: Clock; startMs: number; dataDir: string; logger: Logger; seed?: number }): Promise<WeekWorld> {
-  const { clock, startMs } = options;
+/**
+ * The same home over many weeks, with the seasons: the cars' week repeated, the house's own draw
+ * and the hot water drawn from both tanks following the time of year, and a grid tariff with
+ * capacity steps instead of the flat grid fee (see year-home.ts).
+ */
+export interface Seasons {
+  /** Weeks the cars' schedule repeats (day 0 of week k is the run's start plus k weeks). */
+  weeks: number;
+  /** The house's own draw, W (in place of `houseW`). */
+  houseW(atMs: number): number;
+  /** Each tank's daily draws (UTC minutes, kWh) on the local day that starts at `dayStartMs`. */
+  drawsOn(dayStartMs: number): readonly { minuteOfDay: number; kwh: number }[];
+  /** A shipped tariff's name (its grid fee, tax and capacity steps replace the flat ones). */
+  tariff: string;
+}
+
+export async function startWeekWorld(options: {
+  clock: Clock;
+  startMs: number;
+  dataDir: string;
+  logger: Logger;
+  seed?: number;
+  seasons?: Seasons;
+}): Promise<WeekWorld> {
+  const { clock, startMs, seasons } = options;
+  const houseNowW = seasons ? (atMs: number): number => seasons.houseW(atMs) : houseW;
   const at = (d: [number, number, number]): number => localAt(startMs, d[0], d[1], d[2]);
   const sandbox = await startSandbox({ clock, seed: options.seed ?? 11, logger: options.logger.child({ component: 'sandbox' }) });
   const broker = await startEmbeddedBroker();
-  const tank = await startSimulatedTank({ clock, startMs, initialC: 55, params: { volumeL: 200, elementKw: 2, thermostatC: 75 } });
+  const tank = await startSimulatedTank({
+    clock,
+    startMs,
+    initialC: 55,
+    params: { volumeL: 200, elementKw: 2, thermostatC: 75 },
+    ...(seasons ? { draws: [] } : {}),
+  });
   // The second bathroom's water heater is a heat pump behind SG Ready contacts (a Modbus relay board).
   const pump = await startSgReadyHeatPump({
     clock,
@@ -171,13 +220,14 @@ export async function startWeekWorld(options: { clock: Clock; startMs: number; d
     boostC: 58,
     maxC: 62,
     tank: { volumeL: 200, initialC: 50 },
+    ...(seasons ? { draws: [] } : {}),
   });
   const pumpW = (): number => {
     pump.sync();
     return pump.state().powerW;
   };
 
-  const plans = [commuter(), partTimer()];
+  const plans = [commuter(), partTimer()].map((p) => (seasons ? everyWeek(p, seasons.weeks) : p));
   const cars = plans.map((plan) => ({
     plan,
     battery: new EvBattery({ capacityKwh: plan.capacityKwh, socPct: plan.startSocPct, targetSocPct: 100, efficiency: 0.9 }),
@@ -234,18 +284,19 @@ export async function startWeekWorld(options: { clock: Clock; startMs: number; d
 
   /** True current per line, A: the house balanced, the tank between L1 and L2, the heat pump between L2 and L3, both chargers on all three. */
   const lineCurrentsA = (atMs: number): number[] => {
-    const balanced = (houseW(atMs) + goe.powerW + ocpp.powerW) / itW;
+    const balanced = (houseNowW(atMs) + goe.powerW + ocpp.powerW) / itW;
     const tankA = tank.state().powerW / lineV;
     const pumpA = pumpW() / lineV;
     return [balanced + tankA, balanced + tankA + pumpA, balanced + pumpA];
   };
+  const importW = (atMs: number): number => houseNowW(atMs) + tank.state().powerW + pumpW() + goe.powerW + ocpp.powerW;
   const han = createAmsReaderSim({
     url: broker.url,
     topic: amsTopic,
     startMs,
     importKwh: 31_400,
     voltageV: lineV,
-    load: (atMs) => ({ importW: houseW(atMs) + tank.state().powerW + pumpW() + goe.powerW + ocpp.powerW, currentsA: lineCurrentsA(atMs) }),
+    load: (atMs) => ({ importW: importW(atMs), currentsA: lineCurrentsA(atMs) }),
   });
   await han.start();
 
@@ -260,11 +311,28 @@ export async function startWeekWorld(options: { clock: Clock; startMs: number; d
       car.battery.drive(stay.tripKwh);
     }
   };
+  /** Both tanks' draws, day by day, each tank brought up to the draw's instant first. */
+  async function drawHotWater(sea: Seasons): Promise<void> {
+    for (let day = 0; !stop.signal.aborted; day++) {
+      const dayStartMs = localAt(startMs, day, 0, 0);
+      const utcDayMs = Math.floor(dayStartMs / 86_400_000) * 86_400_000;
+      for (const d of sea.drawsOn(dayStartMs)) {
+        const atMs = utcDayMs + d.minuteOfDay * 60_000;
+        if (atMs < clock.nowMs()) continue;
+        await clock.sleep(atMs - clock.nowMs(), stop.signal);
+        tank.sync();
+        tank.physics.draw(d.kwh);
+        pump.sync();
+        pump.physics.draw(d.kwh);
+      }
+    }
+  }
   const runs = [
     goe.run(clock, 30_000, stop.signal),
     han.run(clock, 10_000, stop.signal),
     ...loggers.map((l) => l.run(clock, 60_000, stop.signal)),
     ...cars.map((car) => followTrips(car)),
+    ...(seasons ? [drawHotWater(seasons)] : []),
   ].map((p) => p.catch(() => undefined));
   /** The charge point connects once the daemon's central system listens, then lives on the clock. */
   const startChargePoint = async (): Promise<void> => {
@@ -294,8 +362,7 @@ export async function startWeekWorld(options: { clock: Clock; startMs: number; d
       currency: 'NOK',
       // The plan keeps the home's energy under what the fuse carries; the fuse guard holds each line in real time.
       locationLimitKw: 9,
-      gridFeePerKwh: 0.3,
-      taxPerKwh: 0.1,
+      ...(seasons ? { tariff: seasons.tariff } : { gridFeePerKwh: 0.3, taxPerKwh: 0.1 }),
       vatPct: 25,
       exchangeRates: { EUR: 11.5 },
       // The HAN reader sends its currents every 10 s; on the accelerated clock a stall of the shared
@@ -387,6 +454,7 @@ export async function startWeekWorld(options: { clock: Clock; startMs: number; d
     cars: cars.map((c, i) => ({ ...c, logger: loggers[i]! })),
     departures,
     lineCurrentsA,
+    importW,
     startChargePoint,
     statusUrl: `http://127.0.0.1:${statusPort}`,
     config,
