@@ -4,10 +4,9 @@
  * either fixed at a peak or share the room the rest leaves; with none fixed every planned unit
  * gets the same allowance (the worst case: all of them reach it). Pure.
  */
-import { capacityWeight, hourlyEnergies, meanOfTop, stepIndex, type HourEnergy } from './capacity.js';
+import { capacityWeight, hourlyEnergies, meanOfTop, stepIndex, type CapacityContext, type HourEnergy } from './capacity.js';
 import { tariffLocalTime, type CapacityModel } from './tariff.js';
 import { HOUR_MS } from './zoned-time.js';
-import type { CapacityContext } from './capacity-plan.js';
 import type { HomePlanInput, LpcCap } from './types.js';
 
 export interface SlotFact {

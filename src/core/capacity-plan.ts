@@ -9,7 +9,7 @@
  * (a shortfall, or the tank ending cooler) is never chosen. Pure; time is an argument.
  */
 import { planHome, slotFlexKw, slotFlexKwh } from './home-plan.js';
-import { capacityFee, hourlyEnergies, stepIndex, type HourEnergy } from './capacity.js';
+import { capacityFee, hourlyEnergies, stepIndex, type CapacityContext, type HourEnergy } from './capacity.js';
 import {
   groupByMonth,
   holdingCaps,
@@ -27,15 +27,8 @@ import type { CapacityModel } from './tariff.js';
 import { HOUR_MS } from './zoned-time.js';
 import type { HomePlanInput, LpcCap, Plan, Shortfall } from './types.js';
 
-export interface CapacityContext {
-  rule: CapacityModel;
-  timezone: string;
-  holidays: ReadonlyArray<string>;
-  /** The location's metered energy this month per UTC hour, the current hour so far included. */
-  meteredHours: ReadonlyArray<HourEnergy>;
-  /** VAT multiplier on the fee (1.25 = 25 %). */
-  vatRate: number;
-}
+/** What planning the month's capacity step needs beside the plan's input (declared with the capacity rules). */
+export type { CapacityContext } from './capacity.js';
 
 interface Evaluated {
   bill: number;

@@ -101,3 +101,14 @@ export function capacityFee(rule: CapacityModel, measureKw: number, month: numbe
   const step = rule.steps?.[stepIndex(rule, measureKw)];
   return step ? step.perMonth : 0;
 }
+
+/** What the capacity planner needs beside the plan's input: the rule and the month's metered hours so far. */
+export interface CapacityContext {
+  rule: CapacityModel;
+  timezone: string;
+  holidays: ReadonlyArray<string>;
+  /** The location's metered energy this month per UTC hour, the current hour so far included. */
+  meteredHours: ReadonlyArray<HourEnergy>;
+  /** VAT multiplier on the fee (1.25 = 25 %). */
+  vatRate: number;
+}
