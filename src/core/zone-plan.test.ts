@@ -85,6 +85,23 @@ describe('a heated zone in the home plan', () => {
     expect(p.shortfalls).toEqual([]);
   });
 
+  it('has the room within a warmer band when it starts, not an hour later', () => {
+    // A bathroom floor (0.6 kW, about +0.5 K an hour at −5 °C): 19–22 °C until 06:00, 22–24 °C from
+    // then; the hour from 06:00 far the cheapest, so heating late is what the price asks for.
+    const prices = PRICES.map((p, t) => (t === 6 ? 0.01 : t < 6 ? 0.3 : p));
+    const band = Array.from({ length: n }, (_, t) => (t >= 6 && t < 9 ? { minC: 22, maxC: 24 } : { minC: 19, maxC: 22 }));
+    const model = { heatCapacityKwhPerK: 0.6, heatLossKwPerK: 0.01, errorK: 0.3, source: 'default' as const };
+    for (const control of ['relay', 'continuous'] as const) {
+      const bath = room('bath', { control, band, model, powerKw: 0.6, gainsKw: 0, currentTempC: 21.5 });
+      const p = planHome(home({ slots: hourlySlots(prices), zones: [bath] }), T0);
+      // The slot ending at 06:00 ends at the new lower edge; so does every slot of the warmer band.
+      for (const t of [5, 6, 7, 8]) expect(temps(p, 'bath')[t], `${control}, slot ${t}`).toBeGreaterThanOrEqual(22 - 1e-6);
+      expect(p.shortfalls, control).toEqual([]);
+      // The slot still says its own band: the thermostat is set from it.
+      expect(p.slots[5]!.zones!.bath, control).toMatchObject({ minC: 19, maxC: 22 });
+    }
+  });
+
   it('holds the frost floor under a location cap that takes the room below its band, and says why', () => {
     // 18 hours at 1 kW over the base load: the room cannot hold 20 °C at −15 °C but holds its frost floor.
     const cap: LpcCap = { startMs: T0 + 2 * H, endMs: T0 + 20 * H, maxKw: 2, scope: 'location' };

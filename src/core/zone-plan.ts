@@ -38,7 +38,14 @@ export interface ZoneSetup {
   eMax: number;
   /** The ceiling of each slot: the band's upper edge, or what the room keeps without heat from above it. */
   eMaxAt: number[];
+  /** What the plan holds the room to at each slot's end: the slot's lower edge, or the next slot's where that is warmer (soft, at `penalty`). */
   floor: number[];
+  /**
+   * The slot's own lower edge: what a shortfall is counted against and what a thermostat alone
+   * holds. A room short of the next band's edge at a slot's end (only where a cap or a capacity
+   * hold leaves too little) reaches it a slot late, as a thermostat would; that is not reported.
+   */
+  bandFloor: number[];
   frost: number[];
   /** The heater's largest electric energy per slot: power, zone caps, headroom. */
   cap: number[];
@@ -98,7 +105,13 @@ export function setupZone(
     k.push(t === 0 ? (aFull - aT) * e0 - drift : -drift);
     beta.push(h > 0 ? ((1 - aT) * c * cop) / (ua * h) : 0);
   }
-  const bands = s.slots.map((_, t) => at(z.band, idx(t)));
+  // A slot's end is the next slot's start: where a warmer band starts with the next slot, the room
+  // has the room within it by then, not only an hour later (a bathroom floor at 22 °C from 06:00).
+  const own = s.slots.map((_, t) => at(z.band, idx(t)));
+  const bands = own.map((b, t) => {
+    const next = at(z.band, idx(t + 1));
+    return next.minC > b.minC ? { minC: next.minC, maxC: Math.max(b.maxC, next.maxC) } : b;
+  });
   const coldest = Math.min(startTempC, z.frostC, ...s.slots.map((_, t) => at(z.outdoorTempC, idx(t))));
   const eMax = c * Math.max(startTempC, ...bands.map((b) => b.maxC));
   const eMaxAt: number[] = [];
@@ -126,6 +139,7 @@ export function setupZone(
     eMax,
     eMaxAt,
     floor: bands.map((b) => c * b.minC),
+    bandFloor: own.map((b) => c * b.minC),
     frost: s.slots.map(() => c * z.frostC),
     cap,
     zoneCapped: zoneCapKw.map((cap) => cap < z.powerKw - TOL),
@@ -237,7 +251,7 @@ export function zoneBaseline(z: ZoneSetup, cap: ReadonlyArray<number> = z.full):
   z.k.forEach((k, t) => {
     const base = z.a * state - k;
     const b = z.beta[t] as number;
-    const need = b > 0 ? Math.max(0, ((z.floor[t] as number) - base) / b) : 0;
+    const need = b > 0 ? Math.max(0, ((z.bandFloor[t] as number) - base) / b) : 0;
     const qt = Math.min(cap[t] as number, need);
     q.push(qt);
     state = base + b * qt;
@@ -292,12 +306,12 @@ function zoneShortfalls(z: ZoneSetup, sol: ZoneSolution, s: Setup): Shortfall[] 
     });
     return { first, worstK };
   };
-  const band = worst(z.floor);
+  const band = worst(z.bandFloor);
   if (band.first >= 0) {
     const t = band.first;
     // Why: a cap in any slot below the band (or just before it), else the start or the heater's size.
-    const below = z.floor.map(
-      (f, u) => (u + 1 < s.n && (z.floor[u + 1] as number) - (sol.e[u + 1] as number) > 1e-3 * z.c) || f - (sol.e[u] as number) > 1e-3 * z.c,
+    const below = z.bandFloor.map(
+      (f, u) => (u + 1 < s.n && (z.bandFloor[u + 1] as number) - (sol.e[u + 1] as number) > 1e-3 * z.c) || f - (sol.e[u] as number) > 1e-3 * z.c,
     );
     const limited = (u: number): boolean => below[u] === true && (z.cap[u] as number) < (z.full[u] as number) - TOL;
     const slotsLimited = z.cap.map((_, u) => u).filter(limited);
@@ -305,7 +319,7 @@ function zoneShortfalls(z: ZoneSetup, sol: ZoneSolution, s: Setup): Shortfall[] 
       ? 'a power limitation (LPC) caps the heater'
       : slotsLimited.length > 0
         ? 'the location limit leaves the heater too little'
-        : t === 0 && z.startTempC < (z.floor[0] as number) / z.c
+        : t === 0 && z.startTempC < (z.bandFloor[0] as number) / z.c
           ? `the room starts at ${z.startTempC.toFixed(1)} °C`
           : 'the heater is too small for the cold';
     out.push({

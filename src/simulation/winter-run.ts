@@ -30,15 +30,24 @@ const sampleMs = 60_000;
 export interface RoomSample {
   tempC: number;
   relayOn: boolean;
+  /** Whether the heater draws power (relay on and its own thermostat calling). */
+  heating: boolean;
   /** The model error the plan in force states for the zone, K (absent: no plan for it). */
   errorK?: number;
+  /** What the plan in force asks of the zone in the slot now: its energy and the room's temperature at the slot's end. */
+  planned?: { energyKwh: number; endTempC: number; slotEndMs: number };
 }
 
 export interface WinterSample {
   atMs: number;
   importW: number;
   outdoorC: number;
+  /** The tank's and the charger's power now, W. */
+  tankW: number;
+  carW: number;
   rooms: Record<string, RoomSample>;
+  /** The most energy the plan in force lets the home take in this hour (it holds the hour to the month's capacity step), kWh. */
+  hourAllowanceKwh?: number;
 }
 
 export interface WinterCap {
@@ -57,6 +66,8 @@ export interface WinterRun {
   samples: WinterSample[];
   /** Each room's relay energy over the run (the heaters' metered energy), kWh. */
   zoneKwh: Record<string, number>;
+  /** What the run leaves in store: the tank's temperature and the car's state of charge at its end (a bill is only comparable with them). */
+  end: { tankC: number; carSocPct: number };
   zoneDefs: readonly WinterZone[];
   departures: Departure[];
   cap: WinterCap;
@@ -147,9 +158,26 @@ export async function runWinterHome(options: WinterRunOptions): Promise<WinterRu
         const rooms: Record<string, RoomSample> = {};
         for (const r of w.rooms) {
           const errorK = plan?.zones?.[r.zone.id]?.model.errorK;
-          rooms[r.zone.id] = { tempC: r.sim.tempC, relayOn: r.sim.relay.output, ...(errorK !== undefined ? { errorK } : {}) };
+          const slot = plan?.slots.find((p) => p.startMs <= now && now < p.endMs);
+          const z = slot?.zones?.[r.zone.id];
+          rooms[r.zone.id] = {
+            tempC: r.sim.tempC,
+            relayOn: r.sim.relay.output,
+            heating: r.sim.heating,
+            ...(errorK !== undefined ? { errorK } : {}),
+            ...(slot && z ? { planned: { energyKwh: z.energyKwh, endTempC: z.endTempC, slotEndMs: slot.endMs } } : {}),
+          };
         }
-        samples.push({ atMs: now, importW: w.importW(now), outdoorC: w.rooms[0]!.sim.outdoorC, rooms });
+        const allowance = plan?.slots.find((p) => p.startMs <= now && now < p.endMs)?.hourAllowanceKwh;
+        samples.push({
+          atMs: now,
+          importW: w.importW(now),
+          outdoorC: w.rooms[0]!.sim.outdoorC,
+          tankW: w.tank.state().powerW,
+          carW: w.ocpp.powerW,
+          rooms,
+          ...(allowance !== undefined ? { hourAllowanceKwh: allowance } : {}),
+        });
         await clock.sleep(sampleMs, sampling.signal);
       }
     })().catch((err: unknown) => {
@@ -166,6 +194,7 @@ export async function runWinterHome(options: WinterRunOptions): Promise<WinterRu
     sampling.abort();
     await script;
     const bill = daemon.view().bill ?? null;
+    const end = { tankC: w.tank.state().tempC, carSocPct: w.battery.socPct };
     const stopping = daemon.stop().then(() => {
       stopped = true;
     });
@@ -184,6 +213,7 @@ export async function runWinterHome(options: WinterRunOptions): Promise<WinterRu
       endMs,
       samples,
       zoneKwh: Object.fromEntries(w.rooms.map((r) => [r.zone.id, r.sim.relay.energyWh / 1000])),
+      end,
       zoneDefs: w.rooms.map((r) => r.zone),
       departures: w.departures,
       cap,
