@@ -53,10 +53,10 @@ export function yearSeasons(startMs: number, days: number, seed: number, timezon
       const i = Math.min(load.steps.length - 1, Math.max(0, Math.floor((atMs - startMs) / STEP_MS)));
       return load.steps[i]!.kw * 1000;
     },
-    drawsOn: (dayStartMs) => {
-      const d = Math.max(0, Math.round((dayStartMs - startMs) / DAY_MS));
+    drawsOn: (dayMs) => {
+      const d = Math.max(0, Math.floor((dayMs - startMs) / DAY_MS) + 1);
       // 1.25 in mid-January, 0.75 in mid-July.
-      const season = 1 + 0.25 * Math.cos((2 * Math.PI * (dayOfYear(dayStartMs) - 15)) / 365);
+      const season = 1 + 0.25 * Math.cos((2 * Math.PI * (dayOfYear(dayMs) - 15)) / 365);
       const scale = season * (dayFactor[d] ?? 1);
       return profileMDraws.map((x) => ({ minuteOfDay: x.minuteOfDay, kwh: x.kwh * scale }));
     },

@@ -184,8 +184,8 @@ export interface Seasons {
   weeks: number;
   /** The house's own draw, W (in place of `houseW`). */
   houseW(atMs: number): number;
-  /** Each tank's daily draws (UTC minutes, kWh) on the local day that starts at `dayStartMs`. */
-  drawsOn(dayStartMs: number): readonly { minuteOfDay: number; kwh: number }[];
+  /** Each tank's draws (minutes of the day, kWh) on the UTC day that starts at `dayMs`. */
+  drawsOn(dayMs: number): readonly { minuteOfDay: number; kwh: number }[];
   /** A shipped tariff's name (its grid fee, tax and capacity steps replace the flat ones). */
   tariff: string;
 }
@@ -311,13 +311,13 @@ export async function startWeekWorld(options: {
       car.battery.drive(stay.tripKwh);
     }
   };
-  /** Both tanks' draws, day by day, each tank brought up to the draw's instant first. */
+  /** Both tanks' draws, UTC day by UTC day (the draw profiles' minutes are UTC), each tank brought up to the draw's instant first. */
   async function drawHotWater(sea: Seasons): Promise<void> {
+    const firstDayMs = Math.floor(startMs / 86_400_000) * 86_400_000;
     for (let day = 0; !stop.signal.aborted; day++) {
-      const dayStartMs = localAt(startMs, day, 0, 0);
-      const utcDayMs = Math.floor(dayStartMs / 86_400_000) * 86_400_000;
-      for (const d of sea.drawsOn(dayStartMs)) {
-        const atMs = utcDayMs + d.minuteOfDay * 60_000;
+      const dayMs = firstDayMs + day * 86_400_000;
+      for (const d of sea.drawsOn(dayMs)) {
+        const atMs = dayMs + d.minuteOfDay * 60_000;
         if (atMs < clock.nowMs()) continue;
         await clock.sleep(atMs - clock.nowMs(), stop.signal);
         tank.sync();
