@@ -3,8 +3,6 @@
  * to be sane: one with a price of 1e308, a negative cap or a century-long cap would break the
  * plan. An event outside these bounds is stored and refused (EVENT_OUT_OF_RANGE), never planned.
  */
-import type { LpcCapPoint, PriceDeltaPoint } from './event-normalise.js';
-
 /** Earliest and latest instant an event may name (UTC). */
 const earliestMs = Date.UTC(2000, 0, 1);
 const latestMs = Date.UTC(2100, 0, 1);
@@ -19,7 +17,13 @@ export const maxAbsPricePerKwh = 100;
 /** Largest cap that is still physical for a home, kW. */
 export const maxCapKw = 1000;
 
-function checkTimes(points: readonly { startMs: number; durationMs: number }[]): string | null {
+/** What these bounds read of a point (the normalised points of event-normalise.ts carry more). */
+interface TimedPoint {
+  startMs: number;
+  durationMs: number;
+}
+
+function checkTimes(points: readonly TimedPoint[]): string | null {
   let first = Infinity;
   let last = -Infinity;
   for (const p of points) {
@@ -32,7 +36,7 @@ function checkTimes(points: readonly { startMs: number; durationMs: number }[]):
 }
 
 /** Why a price curve's points are out of bounds, or null. */
-export function priceCurveRefusal(pointCount: number, deltas: readonly Omit<PriceDeltaPoint, 'resourceId'>[]): string | null {
+export function priceCurveRefusal(pointCount: number, deltas: readonly (TimedPoint & { price: number; energyUnit: string })[]): string | null {
   if (pointCount > maxPointsPerTarget) return `${pointCount} points, more than ${maxPointsPerTarget}`;
   for (const d of deltas) {
     const perKwh = d.energyUnit === 'MWh' ? d.price / 1000 : d.price;
@@ -43,7 +47,7 @@ export function priceCurveRefusal(pointCount: number, deltas: readonly Omit<Pric
 }
 
 /** Why an LPC's caps are out of bounds, or null. */
-export function lpcRefusal(pointCounts: readonly number[], caps: readonly LpcCapPoint[]): string | null {
+export function lpcRefusal(pointCounts: readonly number[], caps: readonly (TimedPoint & { maxKw: number })[]): string | null {
   const most = Math.max(0, ...pointCounts);
   if (most > maxPointsPerTarget) return `${most} points on one target, more than ${maxPointsPerTarget}`;
   for (const c of caps) {

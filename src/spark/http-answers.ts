@@ -4,8 +4,14 @@
  */
 import type { z } from 'zod';
 import { WattshiftError, isWattshiftError, type ErrorCode } from '../errors.js';
-import type { HttpRequest, HttpResult } from './http.js';
 import { problemDetailsSchema } from './wire.js';
+
+/** A response that passed the status checks. */
+export interface HttpResult {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+}
 
 /** Parses a response body as JSON with `schema`; API_BAD_RESPONSE when it is not JSON or does not match. */
 export function parseResponse<S extends z.ZodType>(schema: S, res: Pick<HttpResult, 'status' | 'text'>, operation: string): z.infer<S> {
@@ -61,7 +67,14 @@ export function serverMessage(text: string): string | undefined {
   return body.slice(0, 500);
 }
 
-export function statusError(req: HttpRequest, res: HttpResult, attempts: number): WattshiftError {
+/** What names a request in an error (an `HttpRequest` of http.ts). */
+interface RequestNames {
+  operation: string;
+  method: string;
+  path: string;
+}
+
+export function statusError(req: RequestNames, res: HttpResult, attempts: number): WattshiftError {
   const message = serverMessage(res.text);
   const details = { operation: req.operation, method: req.method, path: req.path, status: res.status, attempts, serverMessage: message };
   let code: ErrorCode;

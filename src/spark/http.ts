@@ -13,11 +13,11 @@ import type { Logger } from '../log.js';
 import type { Clock } from '../ports.js';
 import { createSparkConnection, type HttpTimeoutsMs, type SparkConnection } from './connection.js';
 import { request } from './request.js';
-import { parseResponse, parseRetryAfter, statusError } from './http-answers.js';
+import { parseResponse, parseRetryAfter, statusError, type HttpResult } from './http-answers.js';
 import { backoffMs } from '../timing/backoff.js';
 
 export type { HttpTimeoutsMs } from './connection.js';
-export { hasStatus, parseResponse, parseRetryAfter, serverMessage } from './http-answers.js';
+export { hasStatus, parseResponse, parseRetryAfter, serverMessage, type HttpResult } from './http-answers.js';
 
 /** Retry policy. */
 export interface RetryOptions {
@@ -82,13 +82,6 @@ export interface HttpRequest {
   /** Short operation name for logs and error details, e.g. `createUser`. */
   operation: string;
   signal?: AbortSignal;
-}
-
-/** A response that passed the status checks. */
-export interface HttpResult {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  text: string;
 }
 
 export interface HttpTransport {
