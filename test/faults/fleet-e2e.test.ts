@@ -169,16 +169,20 @@ it('a broker restart: both homes get the events sent while it was down, every re
   try {
     const { a, b } = fleet.homes;
     for (const home of [a, b])
-      await until(async () => ((await eventsFailing(home)) === null ? true : undefined), `${home.key}: events healthy at start`, 30_000);
+      await until(async () => ((await eventsFailing(home)) === null ? true : undefined), `${home.key}: events healthy at start`, hangGuardMs);
 
     await fleet.broker.halt();
     const downAtMs = fleet.clock.nowMs();
     for (const home of [a, b]) {
-      const code = await until(async () => (await eventsFailing(home)) ?? undefined, `${home.key}: events failing`, 20_000);
+      const code = await until(async () => (await eventsFailing(home)) ?? undefined, `${home.key}: events failing`, hangGuardMs);
       expect(code).toBe('FLEET_BROKER_DOWN');
     }
     for (const hub of fleet.hubs.values())
-      await until(async () => ((await hubHealth(hub)).status === 503 ? true : undefined), `${hub.instanceId}: unhealthy without the broker`, 20_000);
+      await until(
+        async () => ((await hubHealth(hub)).status === 503 ? true : undefined),
+        `${hub.instanceId}: unhealthy without the broker`,
+        hangGuardMs,
+      );
     // While it is down: a cap on both tanks two hours ahead, and a price curve on both homes.
     const lpcHours = [fleet.hourFromNow(2), fleet.hourFromNow(3), fleet.hourFromNow(4)];
     const lpc = await tankLpcBoth(fleet, lpcHours.slice(0, 2));
@@ -191,11 +195,11 @@ it('a broker restart: both homes get the events sent while it was down, every re
     const upAtMs = fleet.clock.nowMs();
 
     for (const hub of fleet.hubs.values())
-      await until(async () => ((await hubHealth(hub)).status === 200 ? true : undefined), `${hub.instanceId}: healthy again`, 30_000);
+      await until(async () => ((await hubHealth(hub)).status === 200 ? true : undefined), `${hub.instanceId}: healthy again`, hangGuardMs);
     for (const home of [a, b]) {
-      await until(async () => ((await eventsFailing(home)) === null ? true : undefined), `${home.key}: events healthy again`, 30_000);
+      await until(async () => ((await eventsFailing(home)) === null ? true : undefined), `${home.key}: events healthy again`, hangGuardMs);
       const daemon = home.daemons.at(-1)!;
-      for (const e of [lpc, curve, after]) await daemon.waitForLog(received(home, e.id), 30_000);
+      for (const e of [lpc, curve, after]) await daemon.waitForLog(received(home, e.id), hangGuardMs);
       // Down once, said once; connected again on the kept session (persistent broker).
       expect(logsWith([daemon], (l) => l.code === 'FLEET_BROKER_DOWN' && l.msg?.startsWith('fleet broker connection down') === true)).toHaveLength(1);
       expect(logsWith([daemon], (l) => l.msg === 'fleet broker connected again')).toHaveLength(1);
@@ -210,7 +214,7 @@ it('a broker restart: both homes get the events sent while it was down, every re
           return inCurve.length > 0 && inCurve.every((s) => s.deltaPerKwh < 0) ? slots : undefined;
         },
         `${home.key}: a plan with the curve`,
-        30_000,
+        hangGuardMs,
       );
       for (const s of planned.filter((x) => lpcHours.includes(x.startMs)))
         expect(s.devices.tank?.powerKw ?? 0, `${home.key} tank at ${new Date(s.startMs).toISOString()}`).toBe(0);
@@ -245,7 +249,7 @@ it('a broker restart: both homes get the events sent while it was down, every re
       `fault fleet-broker: down at ${new Date(downAtMs).toISOString()}, up at ${new Date(upAtMs).toISOString()}; ${wallSeconds(t0)} s wall\n`,
     );
   } catch (err) {
-    // A failed first attempt is retried on a fresh world (retry: 1); say why it failed.
+    // Say why it failed, with its wall time, beside the other scenarios' lines.
     process.stderr.write(
       `fault fleet-broker attempt failed after ${wallSeconds(t0)} s: ${err instanceof Error ? err.message.slice(0, 2000) : String(err)}\n`,
     );
@@ -262,7 +266,7 @@ it('a gateway away for two simulated days: on its return it gets the events it m
   try {
     const { a, b } = fleet.homes;
     for (const home of [a, b])
-      await until(async () => ((await eventsFailing(home)) === null ? true : undefined), `${home.key}: events healthy at start`, 30_000);
+      await until(async () => ((await eventsFailing(home)) === null ? true : undefined), `${home.key}: events healthy at start`, hangGuardMs);
 
     expect(await b.stop()).toBe(0);
     const awayMs = fleet.clock.nowMs();
@@ -288,7 +292,7 @@ it('a gateway away for two simulated days: on its return it gets the events it m
     await until(
       () => (countsOf(fleet, lpcBoth.id)['a:ack'] && countsOf(fleet, curveA.id)['a:usage'] ? true : undefined),
       "home A's reports while B is away",
-      30_000,
+      hangGuardMs,
     );
     for (const id of [lpcBoth.id, curveA.id]) {
       for (const r of fleet.accepted().filter((x) => x.eventId === id)) expect(r.createdAtMs).toBeLessThan(backMs);
@@ -299,7 +303,7 @@ it('a gateway away for two simulated days: on its return it gets the events it m
     const daemon = await b.start();
     // The broker kept its session: the events come from it (and from the sync asked at start).
     expect(logsWith([daemon], (l) => l.msg === 'fleet broker connected')).toMatchObject([{ newSession: false }]);
-    for (const e of [lpcB, lpcBoth, curveBoth]) await daemon.waitForLog(received(b, e.id), 30_000);
+    for (const e of [lpcB, lpcBoth, curveBoth]) await daemon.waitForLog(received(b, e.id), hangGuardMs);
     expect(logsWith([daemon], (l) => l.msg === 'event received' && l['eventId'] === curveA.id)).toEqual([]);
     const planned = await until(
       async () => {
@@ -308,7 +312,7 @@ it('a gateway away for two simulated days: on its return it gets the events it m
         return inCurve.length > 0 && inCurve.every((s) => s.deltaPerKwh < 0) ? slots : undefined;
       },
       'B: a plan with the curve it missed',
-      30_000,
+      hangGuardMs,
     );
     // Its plan holds the caps. (The tank itself is not checked on this process: on a loaded machine
     // a stall of a fraction of a second outlasts the relay's block lease at this speed, and the
@@ -344,7 +348,7 @@ it('a gateway away for two simulated days: on its return it gets the events it m
       `fault fleet-away: B away ${new Date(awayMs).toISOString()} to ${new Date(backMs).toISOString()}; ${wallSeconds(t0)} s wall\n`,
     );
   } catch (err) {
-    // A failed first attempt is retried on a fresh world (retry: 1); say why it failed.
+    // Say why it failed, with its wall time, beside the other scenarios' lines.
     process.stderr.write(
       `fault fleet-away attempt failed after ${wallSeconds(t0)} s: ${err instanceof Error ? err.message.slice(0, 2000) : String(err)}\n`,
     );
@@ -361,12 +365,12 @@ it('a hub instance killed the moment the API accepted its upload: another instan
     const { a, b } = fleet.homes;
     const child = fleet.childHub!;
     for (const home of [a, b])
-      await until(async () => ((await eventsFailing(home)) === null ? true : undefined), `${home.key}: events healthy at start`, 30_000);
+      await until(async () => ((await eventsFailing(home)) === null ? true : undefined), `${home.key}: events healthy at start`, hangGuardMs);
     // A curve that pays for power on both homes, whose tanks have room: both report usage.
     for (const home of [a, b]) drawHotWater(home, 4);
     const curveHours = [fleet.hourFromNow(2), fleet.hourFromNow(3)];
     const curve = await curveFor(fleet, curveHours, [-5, -5]);
-    for (const home of [a, b]) await home.daemons.at(-1)!.waitForLog(received(home, curve.id), 30_000);
+    for (const home of [a, b]) await home.daemons.at(-1)!.waitForLog(received(home, curve.id), hangGuardMs);
     // hub-1 is taken out of service (a clean stop): the usage reports go to hub-2 alone, which
     // is killed as soon as the API has accepted the first of them, before it hears so.
     await fleet.hubs.get('hub-1')!.stop();
@@ -383,7 +387,7 @@ it('a hub instance killed the moment the API accepted its upload: another instan
         child.kill();
       }
     };
-    await until(() => killedAtMs, 'hub-2 killed at an accepted usage upload', 90_000);
+    await until(() => killedAtMs, 'hub-2 killed at an accepted usage upload', hangGuardMs);
     expect((await child.exited).signal).toBe('SIGKILL');
     const unsettled = (
       await fleet.pool.query<{ idempotency_key: string; claimed_by: string }>(
@@ -398,7 +402,7 @@ it('a hub instance killed the moment the API accepted its upload: another instan
     await until(
       () => (countsOf(fleet, curve.id)['a:usage'] && countsOf(fleet, curve.id)['b:usage'] ? true : undefined),
       'both usage reports',
-      60_000,
+      hangGuardMs,
     );
     await expectEveryReportOnce(fleet);
     expect(countsOf(fleet, curve.id)).toEqual({ 'a:usage': 1, 'b:usage': 1 });
@@ -411,7 +415,7 @@ it('a hub instance killed the moment the API accepted its upload: another instan
     expect(logsWith([...a.daemons, ...b.daemons], (l) => l.level === 'error' || l.level === 'fatal')).toEqual([]);
     process.stderr.write(`fault fleet-hub-kill: killed at ${new Date(killedAtMs!).toISOString()}; ${wallSeconds(t0)} s wall\n`);
   } catch (err) {
-    // A failed first attempt is retried on a fresh world (retry: 1); say why it failed.
+    // Say why it failed, with its wall time, beside the other scenarios' lines.
     process.stderr.write(
       `fault fleet-hub-kill attempt failed after ${wallSeconds(t0)} s: ${err instanceof Error ? err.message.slice(0, 2000) : String(err)}\n`,
     );
