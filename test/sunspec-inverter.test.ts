@@ -111,6 +111,32 @@ describe('SunSpec inverter simulator and reader', () => {
     expect(r.energyKwh).toBe(sim.state().counterWh / 1000);
   });
 
+  it('reads the float model 113 (float32 values, no scale factors), asleep at night and NaN as not implemented', async () => {
+    const clock = new ManualClock(MIDNIGHT + 12 * HOUR);
+    const { sim, reader } = await inverterWithReader(clock, { model: 113, initialWh: 987_654 });
+    const words = await rawRegisters(sim.port, 40070, 64);
+    const f32 = (i: number): number => {
+      const b = Buffer.alloc(4);
+      b.writeUInt16BE(words[i]!, 0);
+      b.writeUInt16BE(words[i + 1]!, 2);
+      return b.readFloatBE(0);
+    };
+    expect(words.slice(0, 2)).toEqual([113, 60]);
+    expect(words.slice(62, 64)).toEqual([0xffff, 0]);
+    expect(words[48]).toBe(4);
+    expect(Number.isNaN(f32(26))).toBe(true); // VA: not implemented
+    const r = await reader.read();
+    expect(reader.info()).toMatchObject({ modelId: 113, modelAddress: 40070 });
+    expect(r.powerW).toBeCloseTo(f32(22), 3);
+    expect(r.powerW).toBeCloseTo(sim.state().powerW, 0);
+    expect(r.energyKwh).toBeCloseTo(f32(32) / 1000, 9);
+    sim.setFault('w-not-implemented');
+    expect((await reader.read()).powerW).toBe(0);
+    sim.setFault(null);
+    clock.set(MIDNIGHT + 23.5 * HOUR);
+    expect(await reader.read()).toMatchObject({ powerW: 0, state: 2 });
+  });
+
   it('counts the day’s production: the counter rises by what the curve gives', async () => {
     const clock = new ManualClock(MIDNIGHT);
     const { sim, reader } = await inverterWithReader(clock, { cloudiness: 0 });

@@ -13,7 +13,7 @@ const topic = (what: string) =>
     .describe(what);
 
 export const sunspecSourceSchema = z.strictObject({
-  type: z.literal('sunspec').describe('A SunSpec inverter over Modbus (common model 1 and inverter model 101, 102 or 103).'),
+  type: z.literal('sunspec').describe('A SunSpec inverter over Modbus (common model 1 and inverter model 101..103, or the float 111..113).'),
   bus: z.string().min(1).describe("Name of a bus in the `modbus` section (a `tcp` bus with the inverter's host and port, or a shared RS-485 bus)."),
   unitId: z.number().int().min(0).max(247).default(1).describe('Modbus unit (slave) id of the inverter.'),
   baseAddress: z

@@ -1,14 +1,17 @@
 /**
  * A PV inverter read over SunSpec (the SunSpec Information Model, https://github.com/sunspec/models:
- * `json/model_1.json` Common, `json/model_101.json`..`model_103.json` Inverter): the map starts
- * with "SunS" at holding register 40000 (some devices use 0 or 50000), and each model after it is
- * its ID and length L followed by L registers, until the end model ID 0xFFFF. The reader walks
- * that chain once, finds the inverter model (101 single-phase, 102 split-phase, 103 three-phase:
- * one layout, L 50) and then reads that whole block in one request, so every value comes with the
- * scale factor written beside it at the same instant (W_SF may change with the power).
+ * `json/model_1.json` Common, `json/model_101.json`..`model_103.json` Inverter,
+ * `json/model_111.json`..`model_113.json` Inverter FLOAT): the map starts with "SunS" at holding
+ * register 40000 (some devices use 0 or 50000), and each model after it is its ID and length L
+ * followed by L registers, until the end model ID 0xFFFF. The reader walks that chain once, finds
+ * the inverter model (101 single-phase, 102 split-phase, 103 three-phase: one layout, L 50, values
+ * with scale factors; or 111..113: L 60, float32 values) and then reads that whole block in one
+ * request, so every value comes with the scale factor written beside it at the same instant (W_SF
+ * may change with the power).
  *
  * Production, never consumption: the power is the inverter's AC output (W) and the energy its
- * lifetime counter (WH, acc32). Not-implemented values (int16 and sunssf 0x8000) and an inverter
+ * lifetime counter (WH, acc32 or float32). Not-implemented values (int16 and sunssf 0x8000, float32
+ * NaN) and an inverter
  * that is off, sleeping or on standby mean no production: such an inverter stops updating its
  * registers at night, and the W it shows then is the last value of the evening. A counter whose
  * scale factor is not implemented is no reading (DEVICE_BAD_VALUE).
@@ -22,18 +25,31 @@ import type { ModbusBus } from './bus.js';
 export const sunspecBaseAddresses = [40000, 0, 50000] as const;
 const marker = [0x5375, 0x6e53];
 const endModelId = 0xffff;
-export const sunspecInverterModels = [101, 102, 103] as const;
-const inverterBlockLength = 50;
+export const sunspecInverterModels = [101, 102, 103, 111, 112, 113] as const;
 /** Enough for any real map (a walk that does not end is a wrong map, not a long one). */
 const maxModels = 64;
 
-/** Offsets within the inverter model, from its ID register (model_103.json, points in order). */
-const at = { W: 14, W_SF: 15, WH: 24, WH_SF: 26, St: 38 } as const;
+/** Each inverter layout: its length L and its points' offsets from the ID register (the model definitions, points in order). */
+const layouts = {
+  scaled: { length: 50, W: 14, W_SF: 15, WH: 24, WH_SF: 26, St: 38 },
+  float: { length: 60, W: 22, WH: 32, St: 48 },
+} as const;
+const layoutOf = (modelId: number) => (modelId >= 111 ? layouts.float : layouts.scaled);
 /** Operating states (St, enum16) in which the inverter produces nothing. */
 const idleStates = new Set([1 /* OFF */, 2 /* SLEEPING */, 8 /* STANDBY */]);
 const notImplementedInt16 = 0x8000;
 
-const registerWords = (length: number) => z.array(z.number().int().min(0).max(0xffff)).length(length);
+/** `length` register values, or DEVICE_BAD_VALUE (an answer that does not fit the map). */
+function registerWords(length: number): { parse(value: unknown): number[] } {
+  const schema = z.array(z.number().int().min(0).max(0xffff)).length(length);
+  return {
+    parse: (value) => {
+      const r = schema.safeParse(value);
+      if (!r.success) throw new WattshiftError('DEVICE_BAD_VALUE', `SunSpec: expected ${length} register values, got ${JSON.stringify(value)}`);
+      return r.data;
+    },
+  };
+}
 /** A scale factor: int16 −10..10 (the model definitions' sunssf). */
 const scaleFactor = z.number().int().min(-10).max(10);
 
@@ -103,8 +119,9 @@ export async function discoverSunSpec(
       found.serial = text(body.slice(48, 64));
     }
     if ((sunspecInverterModels as readonly number[]).includes(id!) && found.modelAddress === undefined) {
-      if (length !== inverterBlockLength) {
-        throw new WattshiftError('DEVICE_PROFILE_INVALID', `unit ${unitId}: SunSpec model ${id} has length ${length}, not ${inverterBlockLength}`);
+      const expected = layoutOf(id!).length;
+      if (length !== expected) {
+        throw new WattshiftError('DEVICE_PROFILE_INVALID', `unit ${unitId}: SunSpec model ${id} has length ${length}, not ${expected}`);
       }
       found.modelAddress = address;
       found.modelId = id as SunSpecInverterInfo['modelId'];
@@ -112,14 +129,42 @@ export async function discoverSunSpec(
     address += 2 + length!;
   }
   if (found.modelAddress === undefined) {
-    throw new WattshiftError('DEVICE_PROFILE_INVALID', `unit ${unitId}: the SunSpec map at ${base} has no inverter model (101, 102 or 103)`);
+    throw new WattshiftError('DEVICE_PROFILE_INVALID', `unit ${unitId}: the SunSpec map at ${base} has no inverter model (101..103 or 111..113)`);
   }
   return found as SunSpecInverterInfo;
 }
 
-/** Decodes one inverter block (ID, L and the 50 registers after them). */
+/** A float32 from two registers, high word first; NaN is not implemented. */
+function float32(hi: number, lo: number): number {
+  const b = Buffer.alloc(4);
+  b.writeUInt16BE(hi, 0);
+  b.writeUInt16BE(lo, 2);
+  return b.readFloatBE(0);
+}
+
+/** Decodes one inverter block (ID, L and the registers after them). */
 export function decodeInverterBlock(words: readonly number[]): SunSpecReading {
-  const block = registerWords(2 + inverterBlockLength).parse(words);
+  const modelId = words[0] ?? 0;
+  if (!(sunspecInverterModels as readonly number[]).includes(modelId))
+    throw new WattshiftError('DEVICE_BAD_VALUE', `SunSpec: model ${modelId} is not an inverter model`);
+  return modelId >= 111 ? decodeFloatBlock(words) : decodeScaledBlock(words);
+}
+
+function decodeFloatBlock(words: readonly number[]): SunSpecReading {
+  const at = layouts.float;
+  const block = registerWords(2 + at.length).parse(words);
+  const state = block[at.St]!;
+  const w = float32(block[at.W]!, block[at.W + 1]!);
+  // An inverter's own draw at dusk shows as a few negative watts: production is never below zero.
+  const powerW = idleStates.has(state) || Number.isNaN(w) ? 0 : Math.max(0, metered('powerW', w, 'SunSpec W'));
+  const wh = float32(block[at.WH]!, block[at.WH + 1]!);
+  if (Number.isNaN(wh)) throw new WattshiftError('DEVICE_BAD_VALUE', 'SunSpec WH is not implemented: the energy counter cannot be read');
+  return { powerW, energyKwh: metered('energyKwh', wh / 1000, 'SunSpec WH'), state };
+}
+
+function decodeScaledBlock(words: readonly number[]): SunSpecReading {
+  const at = layouts.scaled;
+  const block = registerWords(2 + at.length).parse(words);
   const state = block[at.St]!;
   const wRaw = block[at.W]!;
   const wSfRaw = block[at.W_SF]!;
@@ -127,7 +172,6 @@ export function decodeInverterBlock(words: readonly number[]): SunSpecReading {
   if (!idleStates.has(state) && wRaw !== notImplementedInt16 && wSfRaw !== notImplementedInt16) {
     const sf = scaleFactor.safeParse(int16(wSfRaw));
     if (!sf.success) throw new WattshiftError('DEVICE_BAD_VALUE', `SunSpec W_SF ${int16(wSfRaw)} is not a scale factor (−10..10)`);
-    // An inverter's own draw at dusk shows as a few negative watts: production is never below zero.
     powerW = Math.max(0, metered('powerW', int16(wRaw) * 10 ** sf.data, 'SunSpec W'));
   }
   const whSfRaw = block[at.WH_SF]!;
@@ -155,7 +199,7 @@ export function createSunSpecInverter(bus: ModbusBus, unitId: number, options: {
   let inFlight: Promise<SunSpecReading> | null = null;
   const readOnce = async (signal?: AbortSignal): Promise<SunSpecReading> => {
     info ??= await discoverSunSpec(bus, unitId, { ...options, ...(signal ? { signal } : {}) });
-    const words = await bus.readRegisters(unitId, 'holding', info.modelAddress, 2 + inverterBlockLength, signal);
+    const words = await bus.readRegisters(unitId, 'holding', info.modelAddress, 2 + layoutOf(info.modelId).length, signal);
     if (words[0] !== info.modelId) {
       const was = info.modelId;
       info = undefined;

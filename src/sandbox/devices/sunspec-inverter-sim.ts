@@ -2,7 +2,8 @@
  * A simulated PV inverter speaking SunSpec over real Modbus TCP (our own server,
  * `modbus-tcp-server.ts`), written from the SunSpec Information Model as the SunSpec Alliance
  * publishes it in machine-readable form (https://github.com/sunspec/models, `json/model_1.json`,
- * `json/model_101.json`, `json/model_103.json`) and from the SunSpec Modbus specification's rules:
+ * `json/model_101.json`, `json/model_103.json`, `json/model_111.json`, `json/model_113.json`) and
+ * from the SunSpec Modbus specification's rules:
  *
  *   base        "SunS" (0x5375 0x6E53) at holding register 40000 (or 0, or 50000)
  *   base + 2    model 1, Common: ID 1, L 66: Mn (16 registers), Md (16), Opt (8), Vr (8), SN (16),
@@ -17,9 +18,15 @@
  *                 8 STANDBY), +39 StVnd, +40..+51 Evt1, Evt2, EvtVnd1..4 (bitfield32)
  *   base + 122  end model: ID 0xFFFF, L 0
  *
+ * With `model: 113` (or 111 single-phase) the inverter model is the FLOAT one instead, L 60: the
+ * same points as float32 (two registers, high word first) without scale factors: +2 A, +4..+8
+ * AphA..C, +10..+14 PPVphAB..CA, +16..+20 PhVphA..C, +22 W, +24 Hz, +26 VA, +28 VAr, +30 PF,
+ * +32 WH, +34 DCA, +36 DCV, +38 DCW, +40..+46 TmpCab..TmpOt, +48 St, +49 StVnd, +50..+61 the
+ * events; the end model follows at base + 132.
+ *
  * A value is its register times 10 to the power of its scale factor (a sunssf, int16 −10..10).
  * Not-implemented values are the specification's: int16 and sunssf 0x8000, uint16 and enum16
- * 0xFFFF, acc32 0, bitfield32 0xFFFFFFFF.
+ * 0xFFFF, acc32 0, bitfield32 0xFFFFFFFF, float32 NaN.
  *
  * The awkward parts a real inverter has, on purpose:
  * - At night (the sun below about 1°) St is SLEEPING and the measurement registers stop updating:
@@ -48,8 +55,8 @@ export interface SunSpecInverterOptions extends SimServerOptions {
   clock?: Clock;
   /** Where the map starts: 40000 (the usual), 0 or 50000. */
   baseAddress?: 0 | 40000 | 50000;
-  /** 103 three-phase (default) or 101 single-phase. */
-  model?: 101 | 103;
+  /** 103 three-phase (default) or 101 single-phase; 113 and 111 are their float32 models. */
+  model?: 101 | 103 | 111 | 113;
   /** Array peak, W (default 6000). */
   peakW?: number;
   latitude?: number;
@@ -123,6 +130,14 @@ function stringWords(text: string, registers: number): number[] {
 }
 
 const int16Word = (v: number): number => (Math.round(v) + 0x10000) & 0xffff;
+const floatLength = 60;
+
+/** float32 as two registers, high word first; NaN is the not-implemented value. */
+function float32Words(v: number): [number, number] {
+  const b = Buffer.alloc(4);
+  b.writeFloatBE(v, 0);
+  return [b.readUInt16BE(0), b.readUInt16BE(2)];
+}
 
 export async function startSunSpecInverter(options: SunSpecInverterOptions = {}): Promise<SimulatedInverter> {
   const clock = options.clock;
@@ -182,6 +197,11 @@ export async function startSunSpecInverter(options: SunSpecInverterOptions = {})
     put(common + 50, stringWords(options.serial ?? 'SIM0001', 16));
     put(common + 66, [options.unitId ?? 1, 0]);
     const inv = common + 2 + commonLength;
+    if (model >= 111) {
+      put(inv, [model, floatLength, ...floatBody()]);
+      put(inv + 2 + floatLength, [0xffff, 0]);
+      return words;
+    }
     const body = new Array<number>(inverterLength).fill(uint16NotImplemented);
     const at = (offset: number, value: number): void => {
       body[offset - 2] = value;
@@ -225,6 +245,39 @@ export async function startSunSpecInverter(options: SunSpecInverterOptions = {})
     return words;
   };
 
+  /** The FLOAT inverter model's registers after ID and L (model_111.json, model_113.json). */
+  const floatBody = (): number[] => {
+    const body: number[] = [];
+    for (let i = 0; i < floatLength; i += 2) body.push(...float32Words(Number.NaN));
+    const at = (offset: number, value: number): void => {
+      body.splice(offset - 2, 2, ...float32Words(value));
+    };
+    const threePhase = model === 113;
+    const w = shown.w;
+    const lineA = w / (threePhase ? 3 : 1) / 230;
+    at(2, lineA * (threePhase ? 3 : 1));
+    at(4, lineA);
+    if (threePhase) {
+      at(6, lineA);
+      at(8, lineA);
+    }
+    at(16, 230.1);
+    if (threePhase) {
+      at(18, 229.8);
+      at(20, 230.4);
+    }
+    if (fault !== 'w-not-implemented') at(22, w);
+    at(24, 50.01);
+    at(32, shown.wh);
+    at(40, shown.st === sunspecState.sleeping ? 8 : 25 + w / 1000);
+    body[48 - 2] = shown.st;
+    body[49 - 2] = uint16NotImplemented;
+    // Evt1 and Evt2 are mandatory: no event; the vendor events are not implemented.
+    body.splice(50 - 2, 4, 0, 0, 0, 0);
+    body.splice(54 - 2, 8, ...new Array<number>(8).fill(0xffff));
+    return body;
+  };
+
   const handlers = simRegisterHandlers({
     sync,
     fault: () => (fault === 'silent' || fault === 'exception' ? fault : null),
@@ -256,7 +309,7 @@ export async function startSunSpecInverter(options: SunSpecInverterOptions = {})
         nowMs,
         powerW: powerAtW(nowMs),
         trueEnergyWh: trueWh,
-        counterWh: (Math.floor(shown.wh / 10 ** whSf) >>> 0) * 10 ** whSf,
+        counterWh: model >= 111 ? Math.fround(shown.wh) : (Math.floor(shown.wh / 10 ** whSf) >>> 0) * 10 ** whSf,
         state: shown.st,
       };
     },
