@@ -22,19 +22,9 @@
 
 import { fuseHeadroom, type FuseInput } from './fuse.js';
 import { sgStateWithin, wantedSgState, type HeatPumpNow, type SgState } from './heat-pump.js';
+import type { DeviceMode, HeaterPhaseSeen, SlotTarget } from './control-types.js';
 
-export type DeviceMode = 'auto' | 'off' | 'boost';
-
-export interface SlotTarget {
-  /** Planned energy for the whole slot, kWh. */
-  energyKwh: number;
-  /** Planned average power, kW. */
-  powerKw: number;
-  /** Consuming in this slot is paid for (its effective price is negative). */
-  paidToConsume?: boolean;
-  /** Hours left of the slot now; with it a charger behind its slot's energy catches up. */
-  leftH?: number;
-}
+export type { DeviceMode, HeaterPhaseSeen, SlotTarget } from './control-types.js';
 
 export interface HeaterNow extends HeaterPhaseSeen {
   kind: 'hotWaterTank';
@@ -56,14 +46,6 @@ export interface HeaterNow extends HeaterPhaseSeen {
   planned: SlotTarget | null;
   /** A resource LPC cap on this device now, kW. */
   capKw?: number;
-}
-
-/**
- * Drawing only since the main fuse's phase reading was taken (or a little before it): its current
- * is not surely in that reading. Unknown (undefined): only a heater not drawing counts as such.
- */
-export interface HeaterPhaseSeen {
-  sincePhaseReading?: boolean;
 }
 
 export interface ChargerNow {

@@ -8,7 +8,7 @@
  * definitive start command.
  */
 import type { Plan, TankParams } from './types.js';
-import type { DeviceMode, HeaterPhaseSeen, SlotTarget } from './control.js';
+import type { DeviceMode, HeaterPhaseSeen, SlotTarget } from './control-types.js';
 
 export type SgState = 'block' | 'normal' | 'boost' | 'forced';
 
