@@ -5,12 +5,8 @@
  * the gateway carries none of their code and a package may leave a part out.
  */
 import { WattshiftError } from '../errors.js';
+import type { PartEntry } from './part-entry.js';
 import type { CliCommand, CliIo, CommandArgs, CommandInfo } from './types.js';
-
-/** What a part's bundle exports. */
-export interface PartEntry {
-  runPartCommand(name: string, args: CommandArgs, io: CliIo): Promise<number>;
-}
 
 /** Each part: what it is, its bundle, and the Debian package that carries it (scripts/package-deb.sh). */
 const parts: Record<'hub' | 'sim', { what: string; file: string; debianPackage: string; load: () => Promise<PartEntry> }> = {
