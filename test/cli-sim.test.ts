@@ -8,6 +8,7 @@ import { startEmbeddedBroker } from '../src/demo/broker.js';
 import { createModbusBus } from '../src/devices/modbus/bus.js';
 import { readNumber } from '../src/devices/modbus/points.js';
 import { loadProfile } from '../src/devices/modbus/profiles.js';
+import { createSunSpecInverter } from '../src/devices/modbus/sunspec.js';
 import { silentLogger } from '../src/log.js';
 import { createCentralSystem } from '../src/devices/ocpp/central-system.js';
 
@@ -55,6 +56,24 @@ describe('wattshift sim', { timeout: 60_000 }, () => {
       const profile = loadProfile('wattshift-sim-heat-pump');
       expect(await readNumber(bus, 1, profile, 'temperatureC', 0)).toBeGreaterThan(30);
       expect(await readNumber(bus, 1, profile, 'relayLeaseS', 1)).toBe(0);
+    } finally {
+      await bus.close();
+    }
+    sim.stop();
+    expect(await sim.done).toBe(0);
+  });
+
+  it('solar: a SunSpec PV inverter on Modbus TCP that a solar device finds and reads', async () => {
+    const sim = startSim(['solar', '--port', '0']);
+    const port = Number((await sim.waitFor(/listening on port (\d+)/))[1]);
+    expect(sim.out.join('\n')).toContain('kind: solar, source: { type: sunspec, bus: pv, unitId: 1 }');
+    const bus = createModbusBus('pv', { type: 'tcp', host: '127.0.0.1', port, timeoutMs: 2000 }, { clock: systemClock, logger: silentLogger() });
+    try {
+      const inverter = createSunSpecInverter(bus, 1);
+      const r = await inverter.read();
+      expect(inverter.info()).toMatchObject({ baseAddress: 40000, modelId: 103 });
+      expect(r.energyKwh).toBeGreaterThanOrEqual(0);
+      expect(r.powerW).toBeLessThanOrEqual(6000);
     } finally {
       await bus.close();
     }

@@ -6,7 +6,7 @@ import { simCommand } from './sim.js';
 import type { CliIo, CommandArgs } from './types.js';
 import { untilSignal } from './until-signal.js';
 
-const kinds: readonly SimKind[] = ['tank', 'goe', 'shelly', 'tasmota', 'ams', 'ocpp', 'heatpump'];
+const kinds: readonly SimKind[] = ['tank', 'goe', 'shelly', 'tasmota', 'ams', 'ocpp', 'heatpump', 'solar'];
 
 export async function runSimCommand(args: CommandArgs, io: CliIo): Promise<number> {
   const kind = args.positionals[0];

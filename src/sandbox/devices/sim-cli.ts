@@ -1,5 +1,5 @@
 /**
- * `wattshift sim tank|goe|shelly|tasmota|ams|ocpp|heatpump`: one simulated device for installers who want to
+ * `wattshift sim tank|goe|shelly|tasmota|ams|ocpp|heatpump|solar`: one simulated device for installers who want to
  * try wattshift without hardware. The tank is a Modbus TCP server (profile `wattshift-sim-tank`); the
  * go-e charger (with a car plugged in), the Shelly and Tasmota relays and the AMS reader on a HAN port publish on
  * an MQTT broker, as the real ones do; the OCPP charge point (a car plugged in) connects to
@@ -17,8 +17,9 @@ import { createShellySim } from './shelly-sim.js';
 import { createTasmotaSim } from './tasmota-sim.js';
 import { createAmsReaderSim } from './amsreader-sim.js';
 import { createOcppChargePointSim } from './ocpp-charge-point-sim.js';
+import { startSunSpecInverter } from './sunspec-inverter-sim.js';
 
-export type SimKind = 'tank' | 'goe' | 'shelly' | 'tasmota' | 'ams' | 'ocpp' | 'heatpump';
+export type SimKind = 'tank' | 'goe' | 'shelly' | 'tasmota' | 'ams' | 'ocpp' | 'heatpump' | 'solar';
 
 export interface SimOptions {
   kind: SimKind;
@@ -90,6 +91,17 @@ export async function runSimulator(options: SimOptions, out: (line: string) => v
     out('  model: { volumeL: 200, electricKw: 0.5, cop: 2.8, normalC: 50, boostC: 60, maxC: 65 }');
     await aborted(signal);
     await pump.close();
+    return;
+  }
+  if (o.kind === 'solar') {
+    const inverter = await startSunSpecInverter({ clock: acceleratedClock(startMs, o.speed), port: o.port, host: '0.0.0.0' });
+    out(
+      `simulated 6 kWp PV inverter (SunSpec models 1 and 103 at 40000, Modbus TCP) listening on port ${inverter.port}, unit ${inverter.unitId}, ${o.speed}× real time; in the config:`,
+    );
+    out(`  modbus: { pv: { type: tcp, host: <this machine>, port: ${inverter.port} } }`);
+    out('  - { id: pv, kind: solar, source: { type: sunspec, bus: pv, unitId: 1 }, model: { peakKwp: 6 } }');
+    await aborted(signal);
+    await inverter.close();
     return;
   }
   if (o.kind === 'goe') {
