@@ -65,6 +65,11 @@ export class ManualClock implements Clock {
     this.now = target;
   }
 
+  /** When the next sleeper wakes (clock ms), if any: a test waits for a job to go to sleep before it moves time. */
+  nextWakeMs(): number | undefined {
+    return this.sleepers.nextDueMs();
+  }
+
   /** Steps the wall clock without waking anyone, like an NTP correction. */
   set(ms: number): void {
     this.now = ms;

@@ -118,7 +118,8 @@ describe('parseConfig under fuzzing', () => {
     );
     expect([...codes].sort()).toEqual(['CONFIG_INVALID', 'CONFIG_SECRET_UNREADABLE', 'ok']);
     expect(Object.getOwnPropertyNames(Object.prototype)).not.toContain('bogus');
-  });
+    // 300 whole-config parses: seconds of CPU, more where the cores are shared.
+  }, 120_000);
 });
 
 describe('loadConfig under fuzzing (files in a temp dir)', () => {

@@ -10,6 +10,7 @@ import { builtinProfileNames, loadProfile, parseProfile } from '../src/devices/m
 import { startHeartbeats } from '../src/jobs/heartbeats.js';
 import { encodeRaw } from '../src/devices/modbus/codec.js';
 import { float32Words, startModbusServer } from './fixtures/modbus/servers.js';
+import { until } from './helpers/until.js';
 
 const fixtures = `${dirname(fileURLToPath(import.meta.url))}/fixtures/modbus`;
 const signal = new AbortController().signal;
@@ -329,11 +330,13 @@ describe('EV chargers', () => {
     const caps = createModbusDevice(src('watchdog-charger'), { bus: b.bus, profile, logger: silentLogger() }).capabilities('charger');
     const clock = new ManualClock(Date.UTC(2025, 0, 6));
     const handle = startHeartbeats([{ device: 'wb', heartbeat: caps.heartbeat! }], { clock, logger: silentLogger() })!;
-    for (let i = 0; i < 3; i++) {
-      await new Promise((r) => setTimeout(r, 30));
+    // Time moves only once the job has written its beat and gone to sleep until the next.
+    const asleepAfter = (beats: number) => () => b.writes.length === beats && clock.nextWakeMs() === clock.nowMs() + 5000;
+    for (let i = 1; i <= 3; i++) {
+      await until(asleepAfter(i), `heartbeat ${i} written`);
       await clock.advance(5000);
     }
-    await new Promise((r) => setTimeout(r, 30));
+    await until(asleepAfter(4), 'heartbeat 4 written');
     await handle.stop();
     expect(b.writes).toEqual(['reg 6000=1', 'reg 6000=1', 'reg 6000=1', 'reg 6000=1']);
   });
