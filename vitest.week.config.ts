@@ -1,9 +1,11 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 /**
  * The whole homes of the simulation kernel (src/simulation/): the week-long home, the fault
  * explorer's seeds and the winter home, each the whole daemon against real peers in one process on
- * the virtual clock. The kernel makes them independent of the machine's load, not of its speed.
+ * the virtual clock. The kernel makes them independent of the machine's load, not of its speed,
+ * so they share the cores.
  */
 export default defineConfig({
   test: {
@@ -11,7 +13,6 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 900_000,
     pool: 'forks',
-    maxWorkers: 1,
-    fileParallelism: false,
+    maxWorkers: availableParallelism(),
   },
 });
