@@ -46,7 +46,7 @@ const figuresSchema = z.strictObject({
   kernel: z.strictObject({ instants: z.number(), settles: z.number(), turns: z.number(), timerWaits: z.number() }),
 });
 
-it('runs a day of the year mode twice to the same digest, with its cap kept', { timeout: 240_000 }, async () => {
+it('runs a day of the year mode twice to the same digest, with its cap kept', { timeout: 900_000 }, async () => {
   const seed = 11;
   const { tariff } = parseTariff(readFileSync(join(tariffDir(), 'elvia.yaml'), 'utf8'), 'elvia.yaml');
   const oneDay = async () => {

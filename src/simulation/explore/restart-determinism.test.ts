@@ -6,7 +6,7 @@
 import { expect, it } from 'vitest';
 import { exploreSeed } from './explore-seed.js';
 
-it('runs a seed with two daemon restarts twice to the same digest', { timeout: 240_000 }, async () => {
+it('runs a seed with two daemon restarts twice to the same digest', { timeout: 900_000 }, async () => {
   // Seed 8 over 4 hours restarts the daemon at +0.65 h and +0.79 h; the Modbus heat pump is away later.
   const first = await exploreSeed(8, 4);
   const second = await exploreSeed(8, 4);
