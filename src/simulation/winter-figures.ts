@@ -36,6 +36,8 @@ export interface WinterFigures {
   /** Bill of the month so far at the main meter, NOK with VAT; its capacity fee's share. */
   billNok: number | null;
   capacityFeeNok: number | null;
+  /** The energy the bill priced, kWh, and its hours priced and left unpriced. */
+  billEnergy: { kwh: number; hoursPriced: number; hoursUnpriced: number } | null;
   /** The bill's parts, NOK without VAT: energy, grid fee, tax, the household subsidy, the programme's incentive. */
   billParts: { energy: number; gridFee: number; tax: number; subsidy: number; incentive: number } | null;
   /** The capacity measure (mean of the three highest daily hourly peaks), kW, and its step's top. */
@@ -46,6 +48,8 @@ export interface WinterFigures {
   /** The car's state of charge at each departure against its target, %. */
   departures: { at: string; socPct: number | null; targetSocPct: number }[];
   departuresShort: number;
+  /** What the run leaves in store at its end: the tank's temperature, °C, and the car's state of charge, %. */
+  end: { tankC: number; carSocPct: number };
   cap: { from: string; to: string; maxKw: number; answer: string; peakKw: number; maxHourKwh: number; outdoorC: number };
   outdoorMinC: number;
   outdoorMeanC: number;
@@ -109,6 +113,7 @@ export function winterFigures(run: WinterRun, days: number, seed: number): Winte
     seed,
     billNok: bill ? round(bill.total, 2) : null,
     capacityFeeNok: bill?.capacity ? round(bill.capacity.fee, 2) : null,
+    billEnergy: bill ? { kwh: round(bill.kwh, 1), hoursPriced: bill.hoursPriced, hoursUnpriced: bill.hoursUnpriced } : null,
     billParts: bill
       ? {
           energy: round(bill.energy, 2),
@@ -128,6 +133,7 @@ export function winterFigures(run: WinterRun, days: number, seed: number): Winte
     departures: due.map((d) => ({ at: iso(d.atMs), socPct: d.socPct === undefined ? null : round(d.socPct, 1), targetSocPct: d.targetSocPct })),
     // The car's logger tells whole percent elsewhere; here the battery's own figure, with a point of slack as in the week.
     departuresShort: due.filter((d) => d.socPct === undefined || d.socPct < d.targetSocPct - 1).length,
+    end: { tankC: round(run.end.tankC, 1), carSocPct: round(run.end.carSocPct, 1) },
     cap: {
       from: iso(run.cap.fromMs),
       to: iso(run.cap.toMs),
@@ -162,5 +168,7 @@ export function winterComparison(planned: WinterFigures, alone: WinterFigures) {
     minutesBelowBand: { planned: minutes(planned, 'minutesBelowBand'), thermostats: minutes(alone, 'minutesBelowBand') },
     minutesBelowFrost: { planned: minutes(planned, 'minutesBelowFrost'), thermostats: minutes(alone, 'minutesBelowFrost') },
     capPeakKw: { planned: planned.cap.peakKw, thermostats: alone.cap.peakKw },
+    // A bill is compared with what each run leaves in store: a car charged further at the end paid for it.
+    end: { planned: planned.end, thermostats: alone.end },
   };
 }

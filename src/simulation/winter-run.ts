@@ -193,8 +193,16 @@ export async function runWinterHome(options: WinterRunOptions): Promise<WinterRu
     if (failed !== undefined) throw failed;
     sampling.abort();
     await script;
-    const bill = daemon.view().bill ?? null;
     const end = { tankC: w.tank.state().tempC, carSocPct: w.battery.socPct };
+    // The bill of the hours up to the end: read once billing has priced the last of them (a few
+    // minutes on, the current hour is not yet part of it); read at the end itself, an hour whose
+    // metering is still being written may be left out.
+    const settled = (): boolean => {
+      const b = daemon.view().bill;
+      return b !== null && b !== undefined && b.hoursUnpriced === 0 && b.hoursPriced >= Math.floor((endMs - startMs) / 3_600_000);
+    };
+    await clock.runFor(5 * 60_000, { until: settled });
+    const bill = daemon.view().bill ?? null;
     const stopping = daemon.stop().then(() => {
       stopped = true;
     });
