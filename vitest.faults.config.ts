@@ -11,9 +11,5 @@ export default defineConfig({
     // without readings: one at a time, so that a scenario does not starve another.
     maxWorkers: 1,
     fileParallelism: false,
-    // A scenario's bounds allow for a reading stamped late by a stall (test/faults/common.ts,
-    // stampLagKwh); a stall longer than that on a shared CI machine gets the scenario one more
-    // run on a fresh world. A fault that is real fails both runs.
-    retry: 1,
   },
 });
