@@ -67,8 +67,9 @@ describe('a winter home with three heated rooms', () => {
   });
 
   // Not yet: at seed 11 over a day and a half the planned home cost more than the thermostats alone
-  // in both runs of 2026-12-02 (532.08 NOK against 528.47, and 531.94 against 518.08 before the relay
-  // zones' solver changed; the same capacity step). When the plan saves, this fails: make it an `it`.
+  // (522.52 NOK against 518.08 on 2026-12-02, the same capacity step): its rooms take 1.9 kWh less,
+  // but it charges the car further by the run's end and loses the 5 kW step on Sunday as the
+  // thermostats home does (docs/performance.md). When the plan saves, this fails: make it an `it`.
   it.fails('costs less than the heaters on their own thermostats', () => {
     expect(planned.billNok).not.toBeNull();
     expect(planned.billNok!).toBeLessThan(alone.billNok!);
