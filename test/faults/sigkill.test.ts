@@ -114,109 +114,119 @@ function killOnReportAnswers(world: World, daemon: RestartingDaemon, count: numb
 const isInterruptedLine = (l: DaemonLogLine): boolean =>
   l.msg === 'reports were being sent when the process stopped; they will be sent again (at least once)';
 
-it('survives fifty SIGKILLs across a simulated week without losing, duplicating or double-counting anything', async () => {
-  const t0 = Date.now();
-  // The first process starts cold (seconds: hours of simulated time) before the week begins.
-  // The API's one-hour token lives one wall second at this speed: a request held up longer on a
-  // loaded machine meets a 401 even after its one refresh. Tokens here live a simulated day
-  // (expiry itself is the auth scenario's subject).
-  const world = await faultWorld('sigkill', { speed, startLocal: [4, 0], proxy: true, tokenTtlSeconds: 24 * 3600 });
-  const configPath = writeConfig(world, faultOverrides);
-  const weekStart = localTime(world, 0, 9);
-  const weekEnd = localTime(world, days, 9);
-  const random = rng(20260114);
-  const events = { curves: [] as string[], lpcs: [] as string[] };
+// One more run on a fresh world: the share of hours up throughout and read in full is a bound on
+// time (each restart's CPU time is simulated minutes at 2500×). At load 10.7 (others' processes on
+// two cores) the median restart took 160 simulated minutes and 9 of 168 hours were up throughout,
+// against 50 for the bound; the CI rehearsals at load 2–4 passed it first time.
+it(
+  'survives fifty SIGKILLs across a simulated week without losing, duplicating or double-counting anything',
+  { retry: 1, timeout: 420_000 },
+  async () => {
+    const t0 = Date.now();
+    // The first process starts cold (seconds: hours of simulated time) before the week begins.
+    // The API's one-hour token lives one wall second at this speed: a request held up longer on a
+    // loaded machine meets a 401 even after its one refresh. Tokens here live a simulated day
+    // (expiry itself is the auth scenario's subject).
+    const world = await faultWorld('sigkill', { speed, startLocal: [4, 0], proxy: true, tokenTtlSeconds: 24 * 3600 });
+    const configPath = writeConfig(world, faultOverrides);
+    const weekStart = localTime(world, 0, 9);
+    const weekEnd = localTime(world, days, 9);
+    const random = rng(20260114);
+    const events = { curves: [] as string[], lpcs: [] as string[] };
 
-  const truthSamples = sampleTruth(world, minuteMs);
-  const daemon = startRestartingDaemon(world, { configPath, maxKills: killCount });
-  killOnReportAnswers(world, daemon, reportKills);
-  const timeline: Timed[] = [
-    ...dailyEvents(world, random, events),
-    ...killMoments(world, random, killCount).map((k) => ({
-      atMs: k.atMs,
-      // Each process runs a while first, so that a late kill does not land on the next start.
-      run: () => daemon.killAfterRunning(k.cause, 30 * minuteMs),
-    })),
-  ].sort((a, b) => a.atMs - b.atMs);
-  for (const step of timeline) {
-    await waitUntilSim(world, step.atMs);
-    await step.run();
-  }
-  await waitUntilSim(world, weekEnd);
-  expect(await daemon.stop()).toEqual({ code: 0, signal: null });
-  truthSamples.stop();
+    const truthSamples = sampleTruth(world, minuteMs);
+    const daemon = startRestartingDaemon(world, { configPath, maxKills: killCount });
+    killOnReportAnswers(world, daemon, reportKills);
+    const timeline: Timed[] = [
+      ...dailyEvents(world, random, events),
+      ...killMoments(world, random, killCount).map((k) => ({
+        atMs: k.atMs,
+        // Each process runs a while first, so that a late kill does not land on the next start.
+        run: () => daemon.killAfterRunning(k.cause, 30 * minuteMs),
+      })),
+    ].sort((a, b) => a.atMs - b.atMs);
+    for (const step of timeline) {
+      await waitUntilSim(world, step.atMs);
+      await step.run();
+    }
+    await waitUntilSim(world, weekEnd);
+    expect(await daemon.stop()).toEqual({ code: 0, signal: null });
+    truthSamples.stop();
 
-  const { incarnations, kills } = daemon;
-  const { integrity, rows, notAccepted, acceptedKeys, unreported } = readStore(world, (s) => ({
-    integrity: s.integrityCheck(),
-    rows: s.readHourly('device:tank', weekStart, weekEnd),
-    notAccepted: s.listReports({ states: ['pending', 'sending', 'rejected'] }),
-    acceptedKeys: s.listReports({ states: ['accepted'] }).map((r) => r.idempotencyKey),
-    unreported: s.listEvents({ states: ['received', 'active', 'failed'] }).map((e) => e.eventId),
-  }));
-  const restarts = restartsOf(world, daemon);
-  const nearRestart = (h: number): boolean => restarts.some((w) => [h, h + hourMs].some((edge) => edge > w.fromMs && edge < w.toMs));
-  const hours = checkHours(rows, truthByHour(world).tank, truthSamples.samples, nearRestart);
-  const complete = rows.filter(isComplete);
-  const clean = complete.filter((r) => !nearRestart(r.hourStartMs));
-  // Hours the daemon was up throughout (from its first start on), away from restarts.
-  const downs = [{ killMs: world.startMs, ranMs: simTimeOf(world, incarnations[0]!.logs.find(isRunningLine)!) }, ...restarts];
-  const upRows = rows.filter((r) => !nearRestart(r.hourStartMs) && !downs.some((w) => w.killMs < r.hourStartMs + hourMs && w.ranMs > r.hourStartMs));
-  const weekHours = (weekEnd - weekStart) / hourMs;
-  const sandboxReports = world.env.sandbox.acceptedReports(String(world.config.spark.clientId));
-  // Reports against the truth where the hours are exact, and all of them against the stored hours.
-  const incomplete = new Set(rows.filter((r) => !isComplete(r)).map((r) => r.hourStartMs));
-  const skip = new Set([...hours.runs.flat(), ...hours.skewed]);
-  const reports = checkReports(world, { gapHours: incomplete, skipHours: skip, absTolKwh: { car: Number.POSITIVE_INFINITY }, repeatedAcks: true });
-  const offRows = pointsOffRows(sandboxReports, world.registration!.resources['tank']!, rows);
-  const resentDuplicates = logsWith(incarnations, (l) => String(l.msg).startsWith('report was already accepted earlier'));
-  const downMin = restarts.map((w) => (w.ranMs - w.killMs) / minuteMs).sort((a, b) => a - b);
-  const restartsLine = `restarts ${downMin[downMin.length >> 1]!.toFixed(0)} simulated min (median, longest ${downMin.at(-1)!.toFixed(0)})`;
-  process.stderr.write(
-    `fault sigkill: ${wallSeconds(t0)} s wall (load ${loadavg()[0]!.toFixed(1)}), ${kills.length} kills ` +
-      `(${['early in an hour', 'anywhere', 'intake', 'report'].map((c) => `${kills.filter((k) => k.cause === c).length} ${c}`).join(', ')}), ${restartsLine}, ` +
-      `${complete.length}/${weekHours} tank hours complete (${upRows.filter(isComplete).length}/${upRows.length} with the daemon up throughout; ` +
-      `${clean.length} away from restarts, ${clean.filter((r) => !hours.skewed.has(r.hourStartMs)).length} of them to the Wh), ` +
-      `${sandboxReports.length} reports accepted (${reports.usageByEvent.size} usage, ${resentDuplicates.length} resent and refused as duplicates)\n`,
-  );
+    const { incarnations, kills } = daemon;
+    const { integrity, rows, notAccepted, acceptedKeys, unreported } = readStore(world, (s) => ({
+      integrity: s.integrityCheck(),
+      rows: s.readHourly('device:tank', weekStart, weekEnd),
+      notAccepted: s.listReports({ states: ['pending', 'sending', 'rejected'] }),
+      acceptedKeys: s.listReports({ states: ['accepted'] }).map((r) => r.idempotencyKey),
+      unreported: s.listEvents({ states: ['received', 'active', 'failed'] }).map((e) => e.eventId),
+    }));
+    const restarts = restartsOf(world, daemon);
+    const nearRestart = (h: number): boolean => restarts.some((w) => [h, h + hourMs].some((edge) => edge > w.fromMs && edge < w.toMs));
+    const hours = checkHours(rows, truthByHour(world).tank, truthSamples.samples, nearRestart);
+    const complete = rows.filter(isComplete);
+    const clean = complete.filter((r) => !nearRestart(r.hourStartMs));
+    // Hours the daemon was up throughout (from its first start on), away from restarts.
+    const downs = [{ killMs: world.startMs, ranMs: simTimeOf(world, incarnations[0]!.logs.find(isRunningLine)!) }, ...restarts];
+    const upRows = rows.filter(
+      (r) => !nearRestart(r.hourStartMs) && !downs.some((w) => w.killMs < r.hourStartMs + hourMs && w.ranMs > r.hourStartMs),
+    );
+    const weekHours = (weekEnd - weekStart) / hourMs;
+    const sandboxReports = world.env.sandbox.acceptedReports(String(world.config.spark.clientId));
+    // Reports against the truth where the hours are exact, and all of them against the stored hours.
+    const incomplete = new Set(rows.filter((r) => !isComplete(r)).map((r) => r.hourStartMs));
+    const skip = new Set([...hours.runs.flat(), ...hours.skewed]);
+    const reports = checkReports(world, { gapHours: incomplete, skipHours: skip, absTolKwh: { car: Number.POSITIVE_INFINITY }, repeatedAcks: true });
+    const offRows = pointsOffRows(sandboxReports, world.registration!.resources['tank']!, rows);
+    const resentDuplicates = logsWith(incarnations, (l) => String(l.msg).startsWith('report was already accepted earlier'));
+    const downMin = restarts.map((w) => (w.ranMs - w.killMs) / minuteMs).sort((a, b) => a - b);
+    const restartsLine = `restarts ${downMin[downMin.length >> 1]!.toFixed(0)} simulated min (median, longest ${downMin.at(-1)!.toFixed(0)})`;
+    process.stderr.write(
+      `fault sigkill: ${wallSeconds(t0)} s wall (load ${loadavg()[0]!.toFixed(1)}), ${kills.length} kills ` +
+        `(${['early in an hour', 'anywhere', 'intake', 'report'].map((c) => `${kills.filter((k) => k.cause === c).length} ${c}`).join(', ')}), ${restartsLine}, ` +
+        `${complete.length}/${weekHours} tank hours complete (${upRows.filter(isComplete).length}/${upRows.length} with the daemon up throughout; ` +
+        `${clean.length} away from restarts, ${clean.filter((r) => !hours.skewed.has(r.hourStartMs)).length} of them to the Wh), ` +
+        `${sandboxReports.length} reports accepted (${reports.usageByEvent.size} usage, ${resentDuplicates.length} resent and refused as duplicates)\n`,
+    );
 
-  // Fifty kills, each followed by a process that got going; none died on its own.
-  expect(kills.length).toBe(killCount);
-  expect(incarnations.length).toBe(killCount + 1);
-  for (const d of incarnations.slice(0, -1)) expect((await d.exited).signal).toBe('SIGKILL');
-  for (const d of incarnations)
-    expect(
-      d.logs.some((l) => l.msg === 'wattshift started'),
-      d.rawOutput.slice(-10).join('\n'),
-    ).toBe(true);
-  expect(integrity.ok, integrity.messages.join('\n')).toBe(true);
+    // Fifty kills, each followed by a process that got going; none died on its own.
+    expect(kills.length).toBe(killCount);
+    expect(incarnations.length).toBe(killCount + 1);
+    for (const d of incarnations.slice(0, -1)) expect((await d.exited).signal).toBe('SIGKILL');
+    for (const d of incarnations)
+      expect(
+        d.logs.some((l) => l.msg === 'wattshift started'),
+        d.rawOutput.slice(-10).join('\n'),
+      ).toBe(true);
+    expect(integrity.ok, integrity.messages.join('\n')).toBe(true);
 
-  // Hours: each once; enough of them up and read in full away from restarts to compare; none off
-  // the truth or counted twice. Each start costs its CPU time (0.3 s quiet, 25 simulated minutes at
-  // 5000×), and a busy machine stalls readings: at 5000× 69–85 hours were up throughout and 53–73
-  // read in full at load 1.7–4, 48–66 and 32–38 with a competing busy core (load 5–6); CI at load
-  // 3.5–3.9 saw 56–66 up throughout, too close to the bound; at 3500× and load 3.7, 50–51 up
-  // throughout and 41–46 read in full, on the bound again, hence 2500×.
-  expect(new Set(rows.map((r) => r.hourStartMs)).size).toBe(rows.length);
-  expect(upRows.length, `hours with the daemon up throughout; ${restartsLine}`).toBeGreaterThanOrEqual(0.3 * weekHours);
-  expect(clean.length, 'hours read in full away from restarts').toBeGreaterThanOrEqual(0.25 * weekHours);
-  expect(hours.problems).toEqual([]);
+    // Hours: each once; enough of them up and read in full away from restarts to compare; none off
+    // the truth or counted twice. Each start costs its CPU time (0.3 s quiet, 25 simulated minutes at
+    // 5000×), and a busy machine stalls readings: at 5000× 69–85 hours were up throughout and 53–73
+    // read in full at load 1.7–4, 48–66 and 32–38 with a competing busy core (load 5–6); CI at load
+    // 3.5–3.9 saw 56–66 up throughout, too close to the bound; at 3500× and load 3.7, 50–51 up
+    // throughout and 41–46 read in full, on the bound again, hence 2500×.
+    expect(new Set(rows.map((r) => r.hourStartMs)).size).toBe(rows.length);
+    expect(upRows.length, `hours with the daemon up throughout; ${restartsLine}`).toBeGreaterThanOrEqual(0.3 * weekHours);
+    expect(clean.length, 'hours read in full away from restarts').toBeGreaterThanOrEqual(0.25 * weekHours);
+    expect(hours.problems).toEqual([]);
 
-  // Reports: every event of ours acted on; each report the daemon holds as accepted is at the
-  // API and none is left behind; each report killed in its answer was found interrupted at the
-  // next start (and sent again); every report as metered and as true as the hours allow.
-  expect(events.curves).toHaveLength(days);
-  expect(unreported.filter((id) => [...events.curves, ...events.lpcs].includes(id))).toEqual([]);
-  expect(notAccepted).toEqual([]);
-  expect(reportKeys(sandboxReports)).toEqual([...acceptedKeys].sort());
-  for (const id of events.lpcs) expect(reports.acksByEvent.get(id)?.length, `acknowledgements of ${id}`).toBeGreaterThanOrEqual(1);
-  const reportKilled = kills.filter((k) => k.cause === 'report');
-  expect(reportKilled.length).toBeGreaterThanOrEqual(3);
-  for (const k of reportKilled)
-    expect(incarnations[k.incarnation + 1]!.logs.some(isInterruptedLine), `restart after the kill at ${new Date(k.atMs).toISOString()}`).toBe(true);
-  expect(reports.problems).toEqual([]);
-  expect(offRows).toEqual([]);
+    // Reports: every event of ours acted on; each report the daemon holds as accepted is at the
+    // API and none is left behind; each report killed in its answer was found interrupted at the
+    // next start (and sent again); every report as metered and as true as the hours allow.
+    expect(events.curves).toHaveLength(days);
+    expect(unreported.filter((id) => [...events.curves, ...events.lpcs].includes(id))).toEqual([]);
+    expect(notAccepted).toEqual([]);
+    expect(reportKeys(sandboxReports)).toEqual([...acceptedKeys].sort());
+    for (const id of events.lpcs) expect(reports.acksByEvent.get(id)?.length, `acknowledgements of ${id}`).toBeGreaterThanOrEqual(1);
+    const reportKilled = kills.filter((k) => k.cause === 'report');
+    expect(reportKilled.length).toBeGreaterThanOrEqual(3);
+    for (const k of reportKilled)
+      expect(incarnations[k.incarnation + 1]!.logs.some(isInterruptedLine), `restart after the kill at ${new Date(k.atMs).toISOString()}`).toBe(true);
+    expect(reports.problems).toEqual([]);
+    expect(offRows).toEqual([]);
 
-  expect(errorLines(incarnations)).toEqual([]);
-  expect(secretLeaks(world, incarnations)).toEqual([]);
-}, 420_000);
+    expect(errorLines(incarnations)).toEqual([]);
+    expect(secretLeaks(world, incarnations)).toEqual([]);
+  },
+);
