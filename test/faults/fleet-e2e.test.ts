@@ -259,104 +259,111 @@ it('a broker restart: both homes get the events sent while it was down, every re
   }
 }, 240_000);
 
-it('a gateway away for two simulated days: on its return it gets the events it missed, plans on them, and its reports go through once; the other home kept working', async () => {
-  const t0 = Date.now();
-  const dayMs = 24 * 3_600_000;
-  const fleet = await startFleetE2e('fleet-away', { speed: 2000 });
-  try {
-    const { a, b } = fleet.homes;
-    for (const home of [a, b])
-      await until(async () => ((await eventsFailing(home)) === null ? true : undefined), `${home.key}: events healthy at start`, hangGuardMs);
+// One more run on a fresh world: the events B missed are for hours 8 to 13 after its return, and
+// at 2000× its start and first plans must come within them. At load 10 (others' processes on two
+// cores) the curve's hours were over before B had a plan with them.
+it(
+  'a gateway away for two simulated days: on its return it gets the events it missed, plans on them, and its reports go through once; the other home kept working',
+  { retry: 1, timeout: 300_000 },
+  async () => {
+    const t0 = Date.now();
+    const dayMs = 24 * 3_600_000;
+    const fleet = await startFleetE2e('fleet-away', { speed: 2000 });
+    try {
+      const { a, b } = fleet.homes;
+      for (const home of [a, b])
+        await until(async () => ((await eventsFailing(home)) === null ? true : undefined), `${home.key}: events healthy at start`, hangGuardMs);
 
-    expect(await b.stop()).toBe(0);
-    const awayMs = fleet.clock.nowMs();
-    const backMs = awayMs + 2 * dayMs;
-    // The daemon's start takes a few wall seconds, its first plans a few more: simulated hours at
-    // this speed. Its events are for hours well after that.
-    const after = (h: number): number => Math.ceil((backMs + h * 3_600_000) / 3_600_000) * 3_600_000;
-    const curveBothHours = [after(8), after(9)];
-    const lpcBHours = [after(11), after(12)];
-    const lpcBothHours = [after(13)];
+      expect(await b.stop()).toBe(0);
+      const awayMs = fleet.clock.nowMs();
+      const backMs = awayMs + 2 * dayMs;
+      // The daemon's start takes a few wall seconds, its first plans a few more: simulated hours at
+      // this speed. Its events are for hours well after that.
+      const after = (h: number): number => Math.ceil((backMs + h * 3_600_000) / 3_600_000) * 3_600_000;
+      const curveBothHours = [after(8), after(9)];
+      const lpcBHours = [after(11), after(12)];
+      const lpcBothHours = [after(13)];
 
-    await fleet.waitUntilSim(awayMs + 3_600_000);
-    const lpcB = await tankLpcBoth(fleet, lpcBHours, [b]);
-    // A curve that pays for power, on a tank with room for it: a usage report is sure to follow.
-    drawHotWater(a, 6);
-    const curveAHours = [fleet.hourFromNow(2), fleet.hourFromNow(3)];
-    const curveA = await curveFor(fleet, curveAHours, [-5, -5], [a]);
-    await fleet.waitUntilSim(awayMs + dayMs);
-    const lpcBoth = await tankLpcBoth(fleet, lpcBothHours);
-    await fleet.waitUntilSim(awayMs + 1.5 * dayMs);
-    const curveBoth = await curveFor(fleet, curveBothHours, [-5, -5]);
-    // Home A goes on meanwhile: its acknowledgement and its usage report are accepted while B is away.
-    await until(
-      () => (countsOf(fleet, lpcBoth.id)['a:ack'] && countsOf(fleet, curveA.id)['a:usage'] ? true : undefined),
-      "home A's reports while B is away",
-      hangGuardMs,
-    );
-    for (const id of [lpcBoth.id, curveA.id]) {
-      for (const r of fleet.accepted().filter((x) => x.eventId === id)) expect(r.createdAtMs).toBeLessThan(backMs);
+      await fleet.waitUntilSim(awayMs + 3_600_000);
+      const lpcB = await tankLpcBoth(fleet, lpcBHours, [b]);
+      // A curve that pays for power, on a tank with room for it: a usage report is sure to follow.
+      drawHotWater(a, 6);
+      const curveAHours = [fleet.hourFromNow(2), fleet.hourFromNow(3)];
+      const curveA = await curveFor(fleet, curveAHours, [-5, -5], [a]);
+      await fleet.waitUntilSim(awayMs + dayMs);
+      const lpcBoth = await tankLpcBoth(fleet, lpcBothHours);
+      await fleet.waitUntilSim(awayMs + 1.5 * dayMs);
+      const curveBoth = await curveFor(fleet, curveBothHours, [-5, -5]);
+      // Home A goes on meanwhile: its acknowledgement and its usage report are accepted while B is away.
+      await until(
+        () => (countsOf(fleet, lpcBoth.id)['a:ack'] && countsOf(fleet, curveA.id)['a:usage'] ? true : undefined),
+        "home A's reports while B is away",
+        hangGuardMs,
+      );
+      for (const id of [lpcBoth.id, curveA.id]) {
+        for (const r of fleet.accepted().filter((x) => x.eventId === id)) expect(r.createdAtMs).toBeLessThan(backMs);
+      }
+      expect(fleet.accepted().filter((r) => r.home === 'b' && r.createdAtMs >= awayMs)).toEqual([]);
+
+      await fleet.waitUntilSim(backMs);
+      const daemon = await b.start();
+      // The broker kept its session: the events come from it (and from the sync asked at start).
+      expect(logsWith([daemon], (l) => l.msg === 'fleet broker connected')).toMatchObject([{ newSession: false }]);
+      for (const e of [lpcB, lpcBoth, curveBoth]) await daemon.waitForLog(received(b, e.id), hangGuardMs);
+      expect(logsWith([daemon], (l) => l.msg === 'event received' && l['eventId'] === curveA.id)).toEqual([]);
+      const planned = await until(
+        async () => {
+          const slots = await b.planSlots();
+          const inCurve = slots.filter((s) => curveBothHours.includes(s.startMs));
+          return inCurve.length > 0 && inCurve.every((s) => s.deltaPerKwh < 0) ? slots : undefined;
+        },
+        'B: a plan with the curve it missed',
+        hangGuardMs,
+      );
+      // Its plan holds the caps. (The tank itself is not checked on this process: on a loaded machine
+      // a stall of a fraction of a second outlasts the relay's block lease at this speed, and the
+      // element may heat, fail-safe. The kernel's fault scenarios check a cap at the tank exactly.)
+      for (const s of planned.filter((x) => lpcBHours.includes(x.startMs) || lpcBothHours.includes(x.startMs)))
+        expect(s.devices.tank?.powerKw ?? 0).toBe(0);
+
+      // Hot water drawn before the curve's hours, which pay for power: B's tank fills in them (and
+      // is warm for the caps after them).
+      await fleet.waitUntilSim(curveBothHours[0]! - 90 * 60_000);
+      drawHotWater(b, 4);
+      expect(await settledIn(b, curveBoth.id)).toEqual({ usageQueued: true, detail: null });
+      for (const home of [a, b]) await settledIn(home, lpcBoth.id);
+      await settledIn(b, lpcB.id);
+      await expectEveryReportOnce(fleet);
+      expect(countsOf(fleet, lpcB.id)).toMatchObject({ 'b:ack': 1 });
+      expect(countsOf(fleet, lpcBoth.id)).toMatchObject({ 'a:ack': 1, 'b:ack': 1 });
+      expect(countsOf(fleet, curveBoth.id)).toMatchObject({ 'b:usage': 1 });
+      // B's tank drew in the curve's hours, and the report that went through the fleet says what B's
+      // daemon metered in them, to the Wh. (The metering against the simulators' truth is exact on
+      // the simulation kernel, test/kernel-faults; on this process a stall moves a reading's stamp.)
+      const usageB = fleet.accepted().find((r) => r.eventId === curveBoth.id && r.home === 'b')!;
+      const tankB = truthByHour(b.world).tank;
+      const sum = (xs: number[]): number => xs.reduce((x, y) => x + y, 0);
+      expect(sum(curveBothHours.map((h) => tankB.get(h) ?? 0))).toBeGreaterThan(0.5);
+      const reported = usageB.payloads.find((p) => p.resourceId === b.resources.tank)?.points ?? [];
+      const metered = meteredIn(b, 'device:tank', curveBothHours);
+      expect(reported.map((p) => [p.timestampMs, p.kiloWattHours])).toEqual(
+        metered.filter((r) => r.quality !== 'gap' && Math.round(r.kwh * 1000) > 0).map((r) => [r.hourStartMs, Math.round(r.kwh * 1000) / 1000]),
+      );
+      expect(logsWith([...a.daemons, ...b.daemons], (l) => l.level === 'error' || l.level === 'fatal')).toEqual([]);
+      process.stderr.write(
+        `fault fleet-away: B away ${new Date(awayMs).toISOString()} to ${new Date(backMs).toISOString()}; ${wallSeconds(t0)} s wall\n`,
+      );
+    } catch (err) {
+      // Say why it failed, with its wall time, beside the other scenarios' lines.
+      process.stderr.write(
+        `fault fleet-away attempt failed after ${wallSeconds(t0)} s: ${err instanceof Error ? err.message.slice(0, 2000) : String(err)}\n`,
+      );
+      throw err;
+    } finally {
+      await fleet.close();
     }
-    expect(fleet.accepted().filter((r) => r.home === 'b' && r.createdAtMs >= awayMs)).toEqual([]);
-
-    await fleet.waitUntilSim(backMs);
-    const daemon = await b.start();
-    // The broker kept its session: the events come from it (and from the sync asked at start).
-    expect(logsWith([daemon], (l) => l.msg === 'fleet broker connected')).toMatchObject([{ newSession: false }]);
-    for (const e of [lpcB, lpcBoth, curveBoth]) await daemon.waitForLog(received(b, e.id), hangGuardMs);
-    expect(logsWith([daemon], (l) => l.msg === 'event received' && l['eventId'] === curveA.id)).toEqual([]);
-    const planned = await until(
-      async () => {
-        const slots = await b.planSlots();
-        const inCurve = slots.filter((s) => curveBothHours.includes(s.startMs));
-        return inCurve.length > 0 && inCurve.every((s) => s.deltaPerKwh < 0) ? slots : undefined;
-      },
-      'B: a plan with the curve it missed',
-      hangGuardMs,
-    );
-    // Its plan holds the caps. (The tank itself is not checked on this process: on a loaded machine
-    // a stall of a fraction of a second outlasts the relay's block lease at this speed, and the
-    // element may heat, fail-safe. The kernel's fault scenarios check a cap at the tank exactly.)
-    for (const s of planned.filter((x) => lpcBHours.includes(x.startMs) || lpcBothHours.includes(x.startMs)))
-      expect(s.devices.tank?.powerKw ?? 0).toBe(0);
-
-    // Hot water drawn before the curve's hours, which pay for power: B's tank fills in them (and
-    // is warm for the caps after them).
-    await fleet.waitUntilSim(curveBothHours[0]! - 90 * 60_000);
-    drawHotWater(b, 4);
-    expect(await settledIn(b, curveBoth.id)).toEqual({ usageQueued: true, detail: null });
-    for (const home of [a, b]) await settledIn(home, lpcBoth.id);
-    await settledIn(b, lpcB.id);
-    await expectEveryReportOnce(fleet);
-    expect(countsOf(fleet, lpcB.id)).toMatchObject({ 'b:ack': 1 });
-    expect(countsOf(fleet, lpcBoth.id)).toMatchObject({ 'a:ack': 1, 'b:ack': 1 });
-    expect(countsOf(fleet, curveBoth.id)).toMatchObject({ 'b:usage': 1 });
-    // B's tank drew in the curve's hours, and the report that went through the fleet says what B's
-    // daemon metered in them, to the Wh. (The metering against the simulators' truth is exact on
-    // the simulation kernel, test/kernel-faults; on this process a stall moves a reading's stamp.)
-    const usageB = fleet.accepted().find((r) => r.eventId === curveBoth.id && r.home === 'b')!;
-    const tankB = truthByHour(b.world).tank;
-    const sum = (xs: number[]): number => xs.reduce((x, y) => x + y, 0);
-    expect(sum(curveBothHours.map((h) => tankB.get(h) ?? 0))).toBeGreaterThan(0.5);
-    const reported = usageB.payloads.find((p) => p.resourceId === b.resources.tank)?.points ?? [];
-    const metered = meteredIn(b, 'device:tank', curveBothHours);
-    expect(reported.map((p) => [p.timestampMs, p.kiloWattHours])).toEqual(
-      metered.filter((r) => r.quality !== 'gap' && Math.round(r.kwh * 1000) > 0).map((r) => [r.hourStartMs, Math.round(r.kwh * 1000) / 1000]),
-    );
-    expect(logsWith([...a.daemons, ...b.daemons], (l) => l.level === 'error' || l.level === 'fatal')).toEqual([]);
-    process.stderr.write(
-      `fault fleet-away: B away ${new Date(awayMs).toISOString()} to ${new Date(backMs).toISOString()}; ${wallSeconds(t0)} s wall\n`,
-    );
-  } catch (err) {
-    // Say why it failed, with its wall time, beside the other scenarios' lines.
-    process.stderr.write(
-      `fault fleet-away attempt failed after ${wallSeconds(t0)} s: ${err instanceof Error ? err.message.slice(0, 2000) : String(err)}\n`,
-    );
-    throw err;
-  } finally {
-    await fleet.close();
-  }
-}, 300_000);
+  },
+);
 
 it('a hub instance killed the moment the API accepted its upload: another instance finishes, every report is at the API once', async () => {
   const t0 = Date.now();
