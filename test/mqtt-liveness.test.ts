@@ -199,8 +199,12 @@ describe('Tasmota with an energy monitor and a DS18B20, TelePeriod 300 s as ship
     await dev.heaterSwitch!.allow(sig());
     expect(sim.relayOn).toBe(false);
     const savesBefore = sim.flashSaves;
+    const switched = () => [...sim.commands].filter(([name]) => /^POWER\d*$/.test(name)).reduce((n, [, count]) => n + count, 0);
     for (let i = 0; i < 4; i++) {
+      const before = switched();
       await dev.heaterSwitch!.block(600_000, sig()); // renewed at half the lease, as the supervisor does
+      // Time moves only once the relay has the renewal: its PulseTime restarts from the command.
+      await eventually(() => expect(switched()).toBeGreaterThan(before));
       expect(sim.relayOn).toBe(true);
       expect(sim.tank.powerW).toBe(0);
       await step(sim, 300_000);
