@@ -1,25 +1,16 @@
 /** `kind: solar`: accepted with its defaults, refused with its key path where it is wrong, registered as a SolarInverter. */
 import { describe, expect, it } from 'vitest';
-import { parseConfig, type ConfigProblem } from '../src/config/load.js';
-import { isWattshiftError } from '../src/errors.js';
+import { parseConfig } from '../src/config/load.js';
 import { meteringOptionsFor } from '../src/jobs/metering.js';
 import { resourceTypes } from '../src/registration.js';
 import { baseDocument, configEnv } from './helpers/config-document.js';
+import { problemsOf } from './helpers/config-problems.js';
 
 const withBus = { ...baseDocument, modbus: { pv: { type: 'tcp', host: '192.168.1.60' } } };
 const sunspec = (over: Record<string, unknown> = {}) => ({ id: 'pv', kind: 'solar', source: { type: 'sunspec', bus: 'pv' }, ...over });
 const mqtt = (over: Record<string, unknown> = {}) => ({ id: 'pv', kind: 'solar', source: { type: 'mqtt', energyTopic: 'inverter/energy', ...over } });
 
-function problemsOf(devices: unknown[], doc: Record<string, unknown> = withBus): ConfigProblem[] {
-  try {
-    parseConfig({ ...doc, devices }, { env: configEnv });
-  } catch (err) {
-    if (isWattshiftError(err, 'CONFIG_INVALID')) return err.details?.problems as ConfigProblem[];
-    throw err;
-  }
-  return [];
-}
-const paths = (devices: unknown[], doc?: Record<string, unknown>): string[] => problemsOf(devices, doc).map((p) => p.path);
+const paths = (devices: unknown[], doc: Record<string, unknown> = withBus): string[] => problemsOf({ ...doc, devices }, configEnv).map((p) => p.path);
 
 describe('solar config', () => {
   it('takes a SunSpec inverter with unit 1 and the base addresses tried in turn', () => {

@@ -1,11 +1,11 @@
 /** `kind: zone`: accepted with its defaults, refused with its key path where it is wrong; its cap stand from the config. */
 import { describe, expect, it } from 'vitest';
-import { parseConfig, type ConfigProblem } from '../src/config/load.js';
-import { isWattshiftError } from '../src/errors.js';
+import { parseConfig } from '../src/config/load.js';
 import { capHoldOfConfig, deviceHoldOf } from '../src/devices/cap-hold.js';
 import { canHoldResourceCap } from '../src/core/cap-hold.js';
 import { resourceTypes } from '../src/registration.js';
 import { baseDocument, configEnv } from './helpers/config-document.js';
+import { problemsOf } from './helpers/config-problems.js';
 
 const relay = { type: 'shelly', topicPrefix: 'shellyplus1pm-zone', switchId: 0 };
 const thermostat = { type: 'mqtt', commandTopic: 'zigbee2mqtt/bedroom/set', stateTopic: 'zigbee2mqtt/bedroom' };
@@ -18,16 +18,8 @@ const zone = (over: Record<string, unknown> = {}) => ({
   ...over,
 });
 
-function problemsOf(devices: unknown[], doc: Record<string, unknown> = baseDocument): ConfigProblem[] {
-  try {
-    parseConfig({ ...doc, devices }, { env: configEnv });
-  } catch (err) {
-    if (isWattshiftError(err, 'CONFIG_INVALID')) return err.details?.problems as ConfigProblem[];
-    throw err;
-  }
-  return [];
-}
-const paths = (devices: unknown[], doc?: Record<string, unknown>): string[] => problemsOf(devices, doc).map((p) => p.path);
+const paths = (devices: unknown[], doc: Record<string, unknown> = baseDocument): string[] =>
+  problemsOf({ ...doc, devices }, configEnv).map((p) => p.path);
 
 describe('zone config', () => {
   it('is accepted with the default presets, a 7 °C frost floor, COP 1 and a medium building', () => {

@@ -88,32 +88,31 @@ export function eventIntakeModule(ctx: AppContext, needs: EventIntakeNeeds): Par
       // The rule of docs/caps.md: promise only what the home holds with wattshift gone.
       // A device not heard from since the start is neither up nor down yet: the answer waits for it.
       canHold: (t, e) => {
-        const unheard = (deviceId: string): boolean => supervised.get(deviceId)?.health().unheard === true;
-        const holdOf = (deviceId: string) => {
+        // The device's stand toward a cap, and whether it has answered since the start (health read once).
+        const standOf = (deviceId: string) => {
           const d = ctx.config.devices.find((x) => x.id === deviceId);
           const b = built.get(deviceId);
-          return d && b ? deviceHoldOf(d, b.capabilities, supervised.get(deviceId)?.health().state === 'up') : undefined;
+          const health = supervised.get(deviceId)?.health();
+          const hold = d && b ? deviceHoldOf(d, b.capabilities, health?.state === 'up') : undefined;
+          return hold && { hold, unheard: health?.unheard === true };
         };
         if (t.kind === 'resource') {
           const deviceId = me.resources.get(t.resourceId);
-          const hold = deviceId === undefined ? undefined : holdOf(deviceId);
+          const stand = deviceId === undefined ? undefined : standOf(deviceId);
           const points = e.lpcCaps.filter((c) => c.resourceId === t.resourceId);
           // Declined on the device's own terms needs no answer from it.
-          if (!hold || !canHoldResourceCap({ ...hold, up: true }, points)) return false;
-          return unheard(deviceId!) ? 'unheard' : canHoldResourceCap(hold, points);
+          if (!stand || !canHoldResourceCap({ ...stand.hold, up: true }, points)) return false;
+          return stand.unheard ? 'unheard' : canHoldResourceCap(stand.hold, points);
         }
         const points = e.lpcCaps.filter((c) => c.resourceId === null);
-        const holds = ctx.config.devices.flatMap((d) => {
-          const hold = holdOf(d.id);
-          return hold ? [{ hold, unheard: unheard(d.id) }] : [];
-        });
+        const stands = ctx.config.devices.flatMap((d) => standOf(d.id) ?? []);
         // With every unheard device up, the best case: if even that cannot hold, nothing is waited for.
         const best = canHoldLocationCap(
           tracker.baseLoadKw(),
-          holds.map((h) => (h.unheard ? { ...h.hold, up: true } : h.hold)),
+          stands.map((s) => (s.unheard ? { ...s.hold, up: true } : s.hold)),
           points,
         );
-        return best && holds.some((h) => h.unheard) ? 'unheard' : best;
+        return best && stands.some((s) => s.unheard) ? 'unheard' : best;
       },
       clock,
       logger: deps.logger,

@@ -21,6 +21,7 @@ import { WattshiftError, isWattshiftError } from '../../errors.js';
 import { metered } from '../../core/metered-bounds.js';
 import type { EnergyMeter, PowerMeter } from '../../ports.js';
 import type { ModbusBus } from './bus.js';
+import { decodeRaw } from './codec.js';
 
 export const sunspecBaseAddresses = [40000, 0, 50000] as const;
 const marker = [0x5375, 0x6e53];
@@ -39,12 +40,16 @@ const layoutOf = (modelId: number) => (modelId >= 111 ? layouts.float : layouts.
 const idleStates = new Set([1 /* OFF */, 2 /* SLEEPING */, 8 /* STANDBY */]);
 const notImplementedInt16 = 0x8000;
 
+/** The schema of an answer of `length` registers, built once per length (a read parses one every tick). */
+const wordSchemas = new Map<number, z.ZodType<number[]>>();
 /** `length` register values, or DEVICE_BAD_VALUE (an answer that does not fit the map). */
 function registerWords(length: number): { parse(value: unknown): number[] } {
-  const schema = z.array(z.number().int().min(0).max(0xffff)).length(length);
+  let schema = wordSchemas.get(length);
+  if (!schema) wordSchemas.set(length, (schema = z.array(z.number().int().min(0).max(0xffff)).length(length)));
+  const known = schema;
   return {
     parse: (value) => {
-      const r = schema.safeParse(value);
+      const r = known.safeParse(value);
       if (!r.success) throw new WattshiftError('DEVICE_BAD_VALUE', `SunSpec: expected ${length} register values, got ${JSON.stringify(value)}`);
       return r.data;
     },
@@ -72,7 +77,7 @@ export interface SunSpecReading {
   state: number;
 }
 
-const int16 = (w: number): number => (w & 0x8000 ? w - 0x10000 : w);
+const int16 = (w: number): number => decodeRaw([w], { type: 'int16' });
 const text = (words: readonly number[]): string =>
   Buffer.from(words.flatMap((w) => [w >> 8, w & 0xff]))
     .toString('latin1')
@@ -179,7 +184,8 @@ function decodeScaledBlock(words: readonly number[]): SunSpecReading {
     throw new WattshiftError('DEVICE_BAD_VALUE', 'SunSpec WH_SF is not implemented: the energy counter cannot be read');
   const whSf = scaleFactor.safeParse(int16(whSfRaw));
   if (!whSf.success) throw new WattshiftError('DEVICE_BAD_VALUE', `SunSpec WH_SF ${int16(whSfRaw)} is not a scale factor (−10..10)`);
-  const wh = (block[at.WH]! * 0x10000 + block[at.WH + 1]!) * 10 ** whSf.data;
+  // acc32: an unsigned 32-bit counter, high word first.
+  const wh = decodeRaw([block[at.WH]!, block[at.WH + 1]!], { type: 'uint32' }) * 10 ** whSf.data;
   return { powerW, energyKwh: metered('energyKwh', wh / 1000, 'SunSpec WH'), state };
 }
 
